@@ -1,0 +1,13 @@
+// The one list of public entry points. package.json "exports", the tsup build and the typedoc
+// reference all follow it; test/entrypoints.test.ts fails when they drift.
+// A subpath "chat-gateway/X" is always built from "adapters/X/index.ts".
+export const entrypoints = [
+  { subpath: ".", source: "src/index.ts" },
+  { subpath: "./ws", source: "adapters/ws/index.ts" },
+  { subpath: "./storage/memory", source: "adapters/storage/memory/index.ts" },
+];
+
+/** "./storage/memory" -> "storage/memory", "." -> "index" */
+export function outName(subpath) {
+  return subpath === "." ? "index" : subpath.slice(2);
+}

@@ -1,0 +1,32 @@
+/**
+ * The transport side of a device connection. A transport adapter (such as `chat-gateway/ws`)
+ * wraps its native socket in a `Connection` and hands it to `gateway.accept()`.
+ * @module
+ */
+import type { ConnectionContext } from "./authenticator.js";
+
+/** A socket as the gateway sees it. */
+export interface Connection {
+  /** Send one text frame (one JSON frame). Must not throw on a closed socket. */
+  send(text: string): void;
+  /** Send one binary frame (a media chunk). Must not throw on a closed socket. */
+  sendBinary(data: Uint8Array): void;
+  /** Close with a WebSocket close code. Idempotent. */
+  close(code: number, reason?: string): void;
+  /** Bytes queued but not yet written to the network; drives the slow-consumer policy. */
+  readonly bufferedAmount: number;
+  /** What the transport learned before the first frame (address, verified login session). */
+  readonly context: ConnectionContext;
+}
+
+/** What `gateway.accept()` returns: the transport feeds it what the socket receives. */
+export interface ConnectionHandle {
+  /** A unique id of this connection within the process. */
+  readonly id: string;
+  /** A text frame arrived. */
+  receiveText(text: string): void;
+  /** A binary frame (media chunk) arrived. */
+  receiveBinary(data: Uint8Array): void;
+  /** The socket closed (either side). Uploads in flight are dropped; running turns go on. */
+  closed(): void;
+}

@@ -1,0 +1,68 @@
+/**
+ * The one error type of chat-gateway, and the table that maps each protocol code to what a
+ * transport does with it.
+ * @module
+ */
+
+/** The error codes of the frame protocol (seed: Errors). */
+export type ErrorCode = "auth" | "not_found" | "rate_limited" | "media_too_large" | "unsupported" | "internal";
+
+/** What each code means on each transport: the WebSocket close code that follows it (if any) and the HTTP status. */
+export const ERROR_CODES: Readonly<Record<ErrorCode, { readonly httpStatus: number; readonly closeCode?: number }>> = {
+  auth: { httpStatus: 401, closeCode: 4401 },
+  not_found: { httpStatus: 404 },
+  rate_limited: { httpStatus: 429 },
+  media_too_large: { httpStatus: 413 },
+  unsupported: { httpStatus: 400 },
+  internal: { httpStatus: 500 },
+};
+
+/** WebSocket close codes the gateway uses. */
+export const CLOSE_CODES = {
+  /** Server shutting down. */
+  goingAway: 1001,
+  /** A text frame over the size limit. */
+  tooBig: 1009,
+  /** A consumer so slow that its send buffer passed the hard cap; it catches up with `sync`. */
+  tryAgainLater: 1013,
+  /** Authentication failed or hello missing. */
+  auth: 4401,
+  /** `caps.min_protocol` is newer than this gateway. */
+  protocolTooNew: 4426,
+} as const;
+
+/**
+ * An error with one of the protocol's codes and a message a user can act on. Anything thrown
+ * that is not a `GatewayError` is reported to clients as `internal`, without its message or stack.
+ */
+export class GatewayError extends Error {
+  /** The protocol error code sent in the `error` frame. */
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "GatewayError";
+    this.code = code;
+  }
+
+  /** The HTTP status this error maps to. */
+  get httpStatus(): number {
+    return ERROR_CODES[this.code].httpStatus;
+  }
+
+  /** The WebSocket close code that follows this error, when the connection must end. */
+  get closeCode(): number | undefined {
+    return ERROR_CODES[this.code].closeCode;
+  }
+}
+
+/** True for a {@link GatewayError}, also one from another copy of the package. */
+export function isGatewayError(error: unknown): error is GatewayError {
+  return error instanceof GatewayError || (error instanceof Error && error.name === "GatewayError" && typeof (error as GatewayError).code === "string");
+}
+
+/** The `{code, message}` a client may see for any thrown value: internal details never leak. */
+export function toWireError(error: unknown): { code: ErrorCode; message: string } {
+  if (isGatewayError(error)) return { code: error.code, message: error.message };
+  return { code: "internal", message: "internal error" };
+}

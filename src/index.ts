@@ -1,0 +1,65 @@
+/**
+ * chat-gateway: reach an AI agent from phones, desktops and browsers over one typed frame
+ * protocol. Start with {@link createGateway}.
+ * @module
+ */
+export { ANONYMOUS_OWNER } from "./ids.js";
+export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq } from "./ids.js";
+export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";
+export type { ErrorCode } from "./errors.js";
+export { PROTOCOL_VERSION, LIMITS } from "./protocol.js";
+export type {
+  Channel,
+  ChannelKind,
+  MediaRef,
+  MediaKind,
+  RuntimeInfo,
+  Role,
+  MessageStatus,
+  HistoryItem,
+  StoredMessage,
+  SearchHit,
+  Notification,
+  NotificationKind,
+  CommandEntry,
+  CommandCategory,
+  DeviceCaps,
+  Device,
+  MediaRecord,
+} from "./records.js";
+export type {
+  Storage,
+  Change,
+  CommitResult,
+  OutboxFrame,
+  OutboxEntry,
+  OutboxBounds,
+  Lane,
+  HistoryQuery,
+  HistoryPage,
+  SearchQuery,
+  RetentionPolicy,
+} from "./storage.js";
+export { openAuthenticator, tokenAuthenticator } from "./authenticator.js";
+export type { Authenticator, AuthRequest, AuthResult, ConnectionContext } from "./authenticator.js";
+export type {
+  AgentRuntime,
+  TurnInput,
+  CommandInput,
+  RuntimeEvent,
+  TextEvent,
+  ReasoningEvent,
+  CommentaryEvent,
+  ToolStartEvent,
+  ToolEndEvent,
+  UsageEvent,
+  MediaEvent,
+  DoneEvent,
+} from "./runtime.js";
+export { memoryBus } from "./bus.js";
+export type { Bus, BusMessage, OutgoingFrame } from "./bus.js";
+export type { Connection, ConnectionHandle } from "./connection.js";
+export type { MediaStore, MediaWriter } from "./media-store.js";
+export { PushSendError } from "./push.js";
+export type { PushSender, PushMessage } from "./push.js";
+export type { SessionStore, Session } from "./session-store.js";

@@ -1,0 +1,27 @@
+/**
+ * Protocol constants: the version and the limits of the seed and PROTOCOL.md.
+ * @module
+ */
+
+/** The frame protocol version this gateway speaks (`hello.ok.protocol`). */
+export const PROTOCOL_VERSION = 1;
+
+/** Limits fixed by the protocol, and the defaults of the configurable ones. */
+export const LIMITS = {
+  historyDefault: 50,
+  historyMax: 200,
+  searchDefault: 20,
+  searchMax: 100,
+  /** Text frames above this close the connection with 1009 (bytes). */
+  maxFrameBytes: 1024 * 1024,
+  /** Media upload limit (bytes). */
+  maxMediaBytes: 50 * 1024 * 1024,
+  /** Largest binary media chunk (bytes). */
+  mediaChunkBytes: 256 * 1024,
+  /** Longest channel name, after trimming (characters). */
+  channelNameMax: 100,
+  /** Largest channel icon, decoded (bytes). */
+  iconMaxBytes: 256 * 1024,
+  /** Longest search snippet (characters). */
+  snippetMax: 200,
+} as const;

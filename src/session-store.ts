@@ -1,0 +1,28 @@
+/**
+ * The `SessionStore` contract: where login sessions live. In memory by default (sessions end
+ * with the process, as the seed says); a shared store lets several processes accept one login.
+ * @module
+ */
+
+/** A login session (seed: Session). */
+export interface Session {
+  /** 256 random bits, URL-safe text. */
+  token: string;
+  username: string;
+  /** Unix time in seconds. */
+  expires_at: number;
+}
+
+/**
+ * Keeps sessions. Implementations compare nothing themselves: the token is the key.
+ */
+export interface SessionStore {
+  /** Store a new session and drop every expired one (`expires_at <= now`). */
+  create(session: Session, now: number): Promise<void>;
+  /** The session for a token; an expired one is deleted and undefined is returned. `now` in Unix seconds. */
+  get(token: string, now: number): Promise<Session | undefined>;
+  /** End a session; unknown tokens are ignored. */
+  delete(token: string): Promise<void>;
+  /** End every session of a user (after the user is removed). */
+  deleteUser(username: string): Promise<void>;
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from "tsup";
+import { entrypoints, outName } from "./entrypoints.mjs";
+
+export default defineConfig({
+  entry: Object.fromEntries(entrypoints.map((e) => [outName(e.subpath), e.source])),
+  format: ["esm", "cjs"],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: "node20",
+  // Adapters import the core by its package name, as an outside adapter would; at run time the
+  // package resolves itself, so every entry shares one copy of the core (one GatewayError class).
+  external: [/^chat-gateway(\/.*)?$/],
+});

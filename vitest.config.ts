@@ -1,0 +1,19 @@
+import { defineConfig } from "vitest/config";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^chat-gateway$/, replacement: `${root}src/index.ts` },
+      { find: /^chat-gateway\/(.*)$/, replacement: `${root}adapters/$1/index.ts` },
+    ],
+  },
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+    pool: "forks",
+  },
+});
