@@ -2,7 +2,7 @@
  * The `Bus` contract: fan-out of frames to an owner's connections, across gateway processes.
  * @module
  */
-import EventEmitter from "eventemitter3";
+import { EventEmitter } from "eventemitter3";
 import type { Owner, Seq } from "./ids.js";
 
 /** A gateway → client frame as the gateway builds it (never validated again on the way out). */
