@@ -30,3 +30,21 @@ export interface ConnectionHandle {
   /** The socket closed (either side). Uploads in flight are dropped; running turns go on. */
   closed(): void;
 }
+
+/**
+ * The answer of an upgrade gate (such as the HTTP adapter's login protection) for a WebSocket
+ * upgrade request, given before the upgrade happens.
+ */
+export type UpgradeDecision =
+  | {
+      ok: true;
+      /** What the gate learned (the verified login session), passed on to the authenticator. */
+      context?: Pick<ConnectionContext, "session">;
+    }
+  | {
+      ok: false;
+      /** HTTP status to answer instead of upgrading (401 no session, 403 bad Origin, 429 …). */
+      status: number;
+      /** Short reason, sent as the JSON body `{error}`. */
+      message: string;
+    };

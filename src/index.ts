@@ -58,7 +58,7 @@ export type {
 } from "./runtime.js";
 export { memoryBus } from "./bus.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./bus.js";
-export type { Connection, ConnectionHandle } from "./connection.js";
+export type { Connection, ConnectionHandle, UpgradeDecision } from "./connection.js";
 export type { MediaStore, MediaWriter } from "./media-store.js";
 export { PushSendError } from "./push.js";
 export type { PushSender, PushMessage } from "./push.js";
