@@ -1,0 +1,241 @@
+/**
+ * In-memory {@link Storage}: everything lives in the process and is gone when it exits. The
+ * reference implementation of the storage contract, for tests, examples and single-run tools.
+ *
+ * ```ts
+ * import { memoryStorage } from "chat-gateway/storage/memory";
+ * const storage = memoryStorage();
+ * ```
+ * @module
+ */
+import type {
+  Change,
+  Channel,
+  ChatId,
+  CommitResult,
+  Device,
+  DeviceId,
+  HistoryPage,
+  HistoryQuery,
+  MediaId,
+  MediaRecord,
+  MessageId,
+  OutboxBounds,
+  OutboxEntry,
+  Owner,
+  RetentionPolicy,
+  SearchHit,
+  SearchQuery,
+  Seq,
+  Storage,
+  StoredMessage,
+} from "chat-gateway";
+import { searchMessages } from "./search.js";
+
+/** Options of {@link memoryStorage}. */
+export interface MemoryStorageOptions {
+  /** Clock for the `ts` of outbox entries, epoch milliseconds. Default `Date.now`. */
+  now?: () => number;
+}
+
+interface OwnerState {
+  channels: Map<ChatId, Channel>;
+  messages: Map<MessageId, StoredMessage>;
+  /** Ascending by `seq`. */
+  outbox: OutboxEntry[];
+  lastSeq: Seq;
+  devices: Map<DeviceId, Device>;
+  media: Map<MediaId, MediaRecord>;
+}
+
+function byTsThenId(a: StoredMessage, b: StoredMessage): number {
+  if (a.ts !== b.ts) return a.ts - b.ts;
+  return a.message_id < b.message_id ? -1 : a.message_id > b.message_id ? 1 : 0;
+}
+
+function inLane(m: StoredMessage, chatId: ChatId, threadId: ChatId | null): boolean {
+  return m.chat_id === chatId && m.thread_id === threadId;
+}
+
+/** Index of the first entry with `seq > after` (entries are ascending by `seq`). */
+function firstAfter(outbox: OutboxEntry[], after: Seq): number {
+  let lo = 0;
+  let hi = outbox.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (outbox[mid].seq <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Creates a {@link Storage} that keeps everything in memory. Every value goes in and comes out as
+ * a copy, so callers can never change stored state by mutating what they passed or received.
+ */
+export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw new TypeError("memoryStorage: options.now must be a function returning epoch milliseconds");
+  }
+  const now = options.now ?? Date.now;
+  const owners = new Map<Owner, OwnerState>();
+
+  function state(owner: Owner): OwnerState {
+    let s = owners.get(owner);
+    if (!s) {
+      s = { channels: new Map(), messages: new Map(), outbox: [], lastSeq: 0, devices: new Map(), media: new Map() };
+      owners.set(owner, s);
+    }
+    return s;
+  }
+
+  /** Reads never create owner state, so probing unknown owners costs nothing. */
+  function peek(owner: Owner): OwnerState | undefined {
+    return owners.get(owner);
+  }
+
+  function deleteMessage(s: OwnerState, id: MessageId, orphaned: Set<MediaId>): void {
+    const m = s.messages.get(id);
+    if (!m) return;
+    s.messages.delete(id);
+    for (const ref of m.media) {
+      orphaned.add(ref.media_id);
+      s.media.delete(ref.media_id);
+    }
+  }
+
+  return {
+    async commit(owner: Owner, change: Change): Promise<CommitResult> {
+      // Clone everything before touching state: a value that cannot be stored throws here, while
+      // nothing has been applied yet, which is what keeps the commit all-or-nothing.
+      const c = structuredClone(change);
+      const s = state(owner);
+      for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
+      for (const m of c.messages ?? []) s.messages.set(m.message_id, m);
+      const orphaned = new Set<MediaId>();
+      for (const id of c.deleteMessages ?? []) deleteMessage(s, id, orphaned);
+      if (c.deleteChannels?.length) {
+        const gone = new Set(c.deleteChannels);
+        for (const id of gone) s.channels.delete(id);
+        for (const m of [...s.messages.values()]) {
+          if (gone.has(m.chat_id) || (m.thread_id !== null && gone.has(m.thread_id))) {
+            deleteMessage(s, m.message_id, orphaned);
+          }
+        }
+      }
+      const seqs: Seq[] = [];
+      const ts = now();
+      for (const frame of c.outbox ?? []) {
+        const seq = ++s.lastSeq;
+        s.outbox.push({ type: frame.type, payload: frame.payload, seq, ts });
+        seqs.push(seq);
+      }
+      return { seqs, orphanedMedia: [...orphaned] };
+    },
+
+    async getChannel(owner, chatId) {
+      const ch = peek(owner)?.channels.get(chatId);
+      return ch && structuredClone(ch);
+    },
+
+    async listChannels(owner) {
+      return structuredClone([...(peek(owner)?.channels.values() ?? [])]);
+    },
+
+    async getMessage(owner, messageId) {
+      const m = peek(owner)?.messages.get(messageId);
+      return m && structuredClone(m);
+    },
+
+    async findByClientMsgId(owner, chatId, clientMsgId) {
+      for (const m of peek(owner)?.messages.values() ?? []) {
+        if (m.client_msg_id === clientMsgId && (m.chat_id === chatId || m.thread_id === chatId)) {
+          return structuredClone(m);
+        }
+      }
+      return undefined;
+    },
+
+    async history(owner: Owner, query: HistoryQuery): Promise<HistoryPage | undefined> {
+      const s = peek(owner);
+      const threadId = query.thread_id ?? null;
+      let end: number;
+      const lane = [...(s?.messages.values() ?? [])].filter((m) => inLane(m, query.chat_id, threadId)).sort(byTsThenId);
+      if (query.before !== undefined) {
+        end = lane.findIndex((m) => m.message_id === query.before);
+        if (end < 0) return undefined;
+      } else {
+        end = lane.length;
+      }
+      const start = Math.max(0, end - query.limit);
+      return { messages: structuredClone(lane.slice(start, end)), has_more: start > 0 };
+    },
+
+    async unfinishedMessages() {
+      const out: Array<{ owner: Owner; message: StoredMessage }> = [];
+      for (const [owner, s] of owners) {
+        for (const m of s.messages.values()) {
+          if (m.role === "assistant" && m.status === "streaming") out.push({ owner, message: structuredClone(m) });
+        }
+      }
+      return out;
+    },
+
+    async search(owner: Owner, query: SearchQuery): Promise<SearchHit[]> {
+      const s = peek(owner);
+      if (!s) return [];
+      return searchMessages(s.messages.values(), query);
+    },
+
+    async readOutbox(owner, after, limit) {
+      const outbox = peek(owner)?.outbox ?? [];
+      const from = firstAfter(outbox, after);
+      return structuredClone(outbox.slice(from, from + Math.max(0, limit)));
+    },
+
+    async outboxBounds(owner: Owner): Promise<OutboxBounds> {
+      const s = peek(owner);
+      if (!s) return { first: 1, last: 0 };
+      return { first: s.outbox.length ? s.outbox[0].seq : s.lastSeq + 1, last: s.lastSeq };
+    },
+
+    async pruneOutbox(owner: Owner, policy: RetentionPolicy, at: number): Promise<void> {
+      const s = peek(owner);
+      if (!s) return;
+      const cutoff = at - policy.maxAgeMs;
+      let drop = Math.max(0, s.outbox.length - Math.max(0, policy.maxFrames));
+      while (drop < s.outbox.length && s.outbox[drop].ts < cutoff) drop++;
+      if (drop > 0) s.outbox.splice(0, drop);
+    },
+
+    async getDevice(owner, deviceId) {
+      const d = peek(owner)?.devices.get(deviceId);
+      return d && structuredClone(d);
+    },
+
+    async listDevices(owner) {
+      return structuredClone([...(peek(owner)?.devices.values() ?? [])]);
+    },
+
+    async putDevice(owner, device) {
+      const d = structuredClone(device);
+      state(owner).devices.set(d.device_id, d);
+    },
+
+    async getMedia(owner, mediaId) {
+      const m = peek(owner)?.media.get(mediaId);
+      return m && structuredClone(m);
+    },
+
+    async putMedia(owner, media) {
+      const m = structuredClone(media);
+      state(owner).media.set(m.media_id, m);
+    },
+
+    async deleteMedia(owner, mediaIds) {
+      const s = peek(owner);
+      if (!s) return;
+      for (const id of mediaIds) s.media.delete(id);
+    },
+  };
+}
