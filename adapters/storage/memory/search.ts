@@ -27,8 +27,8 @@ export function snippetAround(text: string, at: number): string {
   if (flat.length <= max) return flat;
   let start = Math.max(0, pos - LEAD);
   if (start > 0) {
-    const space = flat.lastIndexOf(" ", pos);
-    if (space >= start) start = space + 1;
+    const space = flat.indexOf(" ", start - 1);
+    if (space >= 0 && space < pos) start = space + 1;
   }
   start = Math.min(start, flat.length - (max - 1));
   const head = start > 0 ? "…" : "";
