@@ -1,0 +1,313 @@
+/**
+ * A {@link PushSender} for Firebase Cloud Messaging through the HTTP v1 API, authenticated with a
+ * Google service account. A device opts in by sending `fcm_token` in `hello` or `fcm.register`.
+ * Needs the optional peer dependency `jose`.
+ *
+ * ```ts
+ * import { readFileSync } from "node:fs";
+ * import { fcmPushSender } from "chat-gateway/push/fcm";
+ * const push = fcmPushSender({
+ *   serviceAccount: JSON.parse(readFileSync("service-account.json", "utf8")),
+ * });
+ * ```
+ * @module
+ */
+import { createPrivateKey, type KeyObject } from "node:crypto";
+import { SignJWT } from "jose";
+import { PushSendError } from "chat-gateway";
+import type { Device, Owner, PushMessage, PushSender } from "chat-gateway";
+
+/** The fields of a Google service-account key file that the sender needs. */
+export interface FcmServiceAccount {
+  /** The Firebase project that owns the app. */
+  project_id: string;
+  /** The service account's e-mail; the issuer of the signed JWT. */
+  client_email: string;
+  /** The PKCS#8 PEM private key of the service account (RSA). */
+  private_key: string;
+  /** The OAuth token endpoint. Default `"https://oauth2.googleapis.com/token"`. */
+  token_uri?: string;
+}
+
+/** Options of {@link fcmPushSender}. */
+export interface FcmPushSenderOptions {
+  /** The service account, as read from its JSON key file. */
+  serviceAccount: FcmServiceAccount;
+  /** The OAuth token endpoint. Default: `serviceAccount.token_uri`, else Google's. */
+  tokenUrl?: string;
+  /** The FCM API origin. Default `"https://fcm.googleapis.com"`. */
+  apiBaseUrl?: string;
+  /** How long one request may take, milliseconds. Default 10 000. */
+  timeoutMs?: number;
+  /** The `fetch` to use. Default: the global `fetch`. */
+  fetch?: typeof globalThis.fetch;
+  /** The current time, epoch milliseconds; drives JWT times and token expiry. Default `Date.now`. */
+  clock?: () => number;
+}
+
+const SCOPE = "https://www.googleapis.com/auth/firebase.messaging";
+const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
+/** Google's assertion lifetime maximum. */
+const JWT_LIFETIME_S = 3600;
+/** A cached token is replaced this long before it expires, so that no send races its expiry. */
+const EXPIRY_MARGIN_MS = 60_000;
+/** FCM rejects a message whose payload passes 4096 bytes; the body is the part that can be long. */
+const MAX_BODY_BYTES = 2048;
+
+interface AccessToken {
+  value: string;
+  /** Epoch milliseconds after which it is not used any more. */
+  refreshAt: number;
+}
+
+/**
+ * Create a {@link PushSender} for FCM HTTP v1. It accepts every device with an `fcm_token`.
+ *
+ * It signs a service-account JWT, exchanges it for an OAuth access token, and reuses that token
+ * until shortly before it expires; concurrent sends share one token request. A 401 from FCM
+ * refreshes the token and retries once. An unregistered device token (404, `UNREGISTERED`) and
+ * other 4xx answers except 429 reject with a permanent {@link PushSendError}.
+ *
+ * @example
+ * ```ts
+ * const push = fcmPushSender({ serviceAccount });
+ * if (push.accepts(device)) {
+ *   await push.send(owner, device, { kind: "message", title: "Assistant", body: "Done.", chat_id });
+ * }
+ * ```
+ */
+export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError("fcmPushSender: options with a `serviceAccount` are required");
+  }
+  const account = options.serviceAccount;
+  if (account === null || typeof account !== "object") {
+    throw new TypeError("fcmPushSender: `serviceAccount` is required (the parsed JSON key file of a service account)");
+  }
+  for (const field of ["project_id", "client_email", "private_key"] as const) {
+    if (typeof account[field] !== "string" || account[field] === "") {
+      throw new TypeError(`fcmPushSender: \`serviceAccount.${field}\` must be a non-empty string`);
+    }
+  }
+  const key = parsePrivateKey(account.private_key);
+  const tokenUrl = parseUrl("tokenUrl", options.tokenUrl ?? account.token_uri ?? GOOGLE_TOKEN_URL);
+  const apiBaseUrl = parseUrl("apiBaseUrl", options.apiBaseUrl ?? "https://fcm.googleapis.com").replace(/\/+$/, "");
+  const sendUrl = `${apiBaseUrl}/v1/projects/${encodeURIComponent(account.project_id)}/messages:send`;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new TypeError("fcmPushSender: `timeoutMs` must be a positive number of milliseconds");
+  }
+  const fetchFn = options.fetch ?? globalThis.fetch;
+  if (typeof fetchFn !== "function") {
+    throw new TypeError("fcmPushSender: no `fetch` available; pass one in the options");
+  }
+  const clock = options.clock ?? Date.now;
+  if (typeof clock !== "function") {
+    throw new TypeError("fcmPushSender: `clock` must be a function returning epoch milliseconds");
+  }
+
+  let cached: AccessToken | undefined;
+  let pending: Promise<AccessToken> | undefined;
+
+  async function request(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetchFn(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+    } catch (cause) {
+      throw new PushSendError(`fcm: POST ${url} failed: ${errorText(cause)}`, { permanent: false, cause });
+    }
+  }
+
+  async function fetchToken(): Promise<AccessToken> {
+    const now = clock();
+    const iat = Math.floor(now / 1000);
+    const assertion = await new SignJWT({ scope: SCOPE })
+      .setProtectedHeader({ alg: "RS256", typ: "JWT" })
+      .setIssuer(account.client_email)
+      .setAudience(tokenUrl)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + JWT_LIFETIME_S)
+      .sign(key);
+    const response = await request(tokenUrl, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion }).toString(),
+    });
+    const text = await response.text().catch(() => "");
+    if (!response.ok) {
+      throw new PushSendError(`fcm: the OAuth token request answered ${response.status}${oauthDetail(text)}`, {
+        permanent: isPermanentStatus(response.status),
+      });
+    }
+    let body: { access_token?: unknown; expires_in?: unknown };
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch (cause) {
+      throw new PushSendError("fcm: the OAuth token response is not JSON", { permanent: false, cause });
+    }
+    if (typeof body.access_token !== "string" || body.access_token === "") {
+      throw new PushSendError("fcm: the OAuth token response has no access_token", { permanent: false });
+    }
+    const lifetimeMs = (typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : 3600) * 1000;
+    return { value: body.access_token, refreshAt: now + lifetimeMs - Math.min(EXPIRY_MARGIN_MS, lifetimeMs / 2) };
+  }
+
+  function accessToken(): Promise<AccessToken> {
+    if (cached && clock() < cached.refreshAt) return Promise.resolve(cached);
+    pending ??= fetchToken().then(
+      (token) => {
+        cached = token;
+        pending = undefined;
+        return token;
+      },
+      (error: unknown) => {
+        pending = undefined;
+        throw error;
+      },
+    );
+    return pending;
+  }
+
+  async function post(token: AccessToken, payload: string): Promise<Response> {
+    return request(sendUrl, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token.value}`, "Content-Type": "application/json; charset=utf-8" },
+      body: payload,
+    });
+  }
+
+  return {
+    name: "fcm",
+
+    accepts(device: Device): boolean {
+      return typeof device.fcm_token === "string" && device.fcm_token !== "";
+    },
+
+    async send(_owner: Owner, device: Device, message: PushMessage): Promise<void> {
+      if (!device.fcm_token) {
+        throw new PushSendError(`fcm: device ${device.device_id} has no fcm_token`, { permanent: true });
+      }
+      const payload = JSON.stringify({ message: fcmMessage(device.fcm_token, message) });
+      let token = await accessToken();
+      let response = await post(token, payload);
+      if (response.status === 401) {
+        await response.body?.cancel();
+        // Only drop the token this send used: a concurrent send may already have replaced it.
+        if (cached === token) cached = undefined;
+        token = await accessToken();
+        response = await post(token, payload);
+      }
+      const text = await response.text().catch(() => "");
+      if (response.ok) return;
+      const error = fcmError(text);
+      const status = response.status;
+      const unregistered = status === 404 || error.code === "UNREGISTERED";
+      throw new PushSendError(
+        `fcm: send to device ${device.device_id} answered ${status}` +
+          (error.code ? ` ${error.code}` : "") +
+          (error.message ? `: ${error.message}` : "") +
+          (unregistered ? " (the device's FCM token is no longer valid)" : ""),
+        { permanent: unregistered || isPermanentStatus(status) },
+      );
+    },
+  };
+}
+
+function fcmMessage(token: string, message: PushMessage): object {
+  const data: Record<string, string> = { kind: message.kind };
+  if (message.chat_id) data.chat_id = message.chat_id;
+  if (message.thread_id) data.thread_id = message.thread_id;
+  if (message.message_id) data.message_id = message.message_id;
+  if (message.notification_kind) data.notification_kind = message.notification_kind;
+  return {
+    token,
+    notification: { title: message.title, body: truncateUtf8(message.body, MAX_BODY_BYTES) },
+    data,
+    android: { priority: "high" },
+  };
+}
+
+function isPermanentStatus(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 429;
+}
+
+/** The FCM error code lives in `details[].errorCode`; `status` is the coarser gRPC one. */
+function fcmError(text: string): { code?: string; message?: string } {
+  try {
+    const body = JSON.parse(text) as {
+      error?: { message?: unknown; status?: unknown; details?: Array<{ errorCode?: unknown }> };
+    };
+    const error = body.error;
+    if (!error) return {};
+    const detailCode = Array.isArray(error.details)
+      ? error.details.map((d) => d?.errorCode).find((c) => typeof c === "string")
+      : undefined;
+    return {
+      code: (detailCode as string | undefined) ?? (typeof error.status === "string" ? error.status : undefined),
+      message: typeof error.message === "string" ? error.message : undefined,
+    };
+  } catch {
+    return text ? { message: text.slice(0, 200) } : {};
+  }
+}
+
+function oauthDetail(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; error_description?: unknown };
+    const parts = [body.error, body.error_description].filter((p) => typeof p === "string");
+    if (parts.length > 0) return `: ${parts.join(": ")}`;
+  } catch {
+    // Not JSON: fall through to the raw text.
+  }
+  return text ? `: ${text.slice(0, 200)}` : "";
+}
+
+function parsePrivateKey(pem: string): KeyObject {
+  let key: KeyObject;
+  try {
+    // Keys pasted into environment variables often arrive with literal "\n" sequences.
+    key = createPrivateKey(pem.includes("\\n") ? pem.replace(/\\n/g, "\n") : pem);
+  } catch (cause) {
+    throw new TypeError("fcmPushSender: `serviceAccount.private_key` is not a PEM private key", { cause });
+  }
+  if (key.asymmetricKeyType !== "rsa") {
+    throw new TypeError(
+      `fcmPushSender: \`serviceAccount.private_key\` must be an RSA key, got ${String(key.asymmetricKeyType)}`,
+    );
+  }
+  return key;
+}
+
+function parseUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`fcmPushSender: \`${name}\` is not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError(`fcmPushSender: \`${name}\` must be http or https, got ${url.protocol}`);
+  }
+  // As given, not normalised: the token URL is also the JWT audience, which must match exactly.
+  return value;
+}
+
+function truncateUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, "utf8") <= maxBytes) return text;
+  const ellipsis = "…";
+  let budget = maxBytes - Buffer.byteLength(ellipsis, "utf8");
+  let out = "";
+  for (const char of text) {
+    budget -= Buffer.byteLength(char, "utf8");
+    if (budget < 0) break;
+    out += char;
+  }
+  return out + ellipsis;
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : "";
+    return `${error.message}${cause}`;
+  }
+  return String(error);
+}
