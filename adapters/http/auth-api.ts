@@ -1,0 +1,169 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isGatewayError, type Session, type SessionStore } from "chat-gateway";
+import { clearedSessionCookie, sessionCookie } from "./cookies.js";
+import { clientIp, isTls, readCredential, type TrustProxy } from "./gate.js";
+import { LOGIN_LIMITS } from "./limits.js";
+import type { LoginLockout } from "./lockout.js";
+import type { PasswordVerifier } from "./passwords.js";
+import { createSessionToken } from "./sessions.js";
+import type { UserStore } from "./user-store.js";
+
+/** What the endpoints share; built once by `createLoginProtection`. */
+export interface AuthContext {
+  users: UserStore;
+  sessions: SessionStore;
+  verifier: PasswordVerifier;
+  lockout: LoginLockout;
+  cookieName: string;
+  trustProxy: TrustProxy | undefined;
+  maxBodyBytes: number;
+  /** Milliseconds since the epoch. */
+  clock: () => number;
+  /** Whether login protection is on now, and the users. */
+  enabled(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }>;
+  /** The valid session a request presents, if any (bearer beats cookie). */
+  sessionOf(req: IncomingMessage): Promise<Session | undefined>;
+}
+
+/** Sends a JSON body; auth answers must never be cached. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+    ...headers,
+  });
+  res.end(text);
+}
+
+class BodyError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"]);
+    if (declared > limit) {
+      req.resume();
+      reject(new BodyError(413, `request body over ${limit} bytes`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on("data", (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) {
+        done = true;
+        req.resume();
+        reject(new BodyError(413, `request body over ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (done) return;
+      done = true;
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      } catch {
+        reject(new BodyError(400, "request body must be JSON"));
+      }
+    });
+    req.on("error", (error) => {
+      if (!done) reject(error);
+      done = true;
+    });
+  });
+}
+
+const METHODS: Record<string, readonly string[]> = {
+  "/api/ping": ["GET", "HEAD"],
+  "/api/auth/status": ["GET", "HEAD"],
+  "/api/auth/login": ["POST"],
+  "/api/auth/logout": ["POST"],
+  "/api/auth/users": ["GET", "HEAD"],
+};
+
+/** Serves one of the public endpoints of PROTOCOL §9; `pathname` is one of them. */
+export async function serveAuthApi(ctx: AuthContext, pathname: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const allowed = METHODS[pathname]!;
+  if (!allowed.includes(req.method ?? "")) {
+    sendJson(res, 405, { error: `method ${req.method} not allowed; use ${allowed.join(" or ")}` }, { allow: allowed.join(", ") });
+    return;
+  }
+  switch (pathname) {
+    case "/api/ping":
+      return sendJson(res, 200, { ok: true });
+    case "/api/auth/status": {
+      const { on } = await ctx.enabled();
+      const session = on ? await ctx.sessionOf(req) : undefined;
+      return sendJson(res, 200, { enabled: on, user: session?.username ?? null, expires_at: session?.expires_at ?? null });
+    }
+    case "/api/auth/users": {
+      const { on, users } = await ctx.enabled();
+      if (!on) return sendJson(res, 200, { users: [] });
+      if ((await ctx.sessionOf(req)) === undefined) return sendJson(res, 401, { error: "login required" });
+      return sendJson(res, 200, { users: [...users.keys()].sort() });
+    }
+    case "/api/auth/logout": {
+      const credential = readCredential(req, ctx.cookieName);
+      if (credential !== undefined) await ctx.sessions.delete(credential.token);
+      return sendJson(res, 200, { ok: true }, { "set-cookie": clearedSessionCookie(ctx.cookieName, isTls(req, ctx.trustProxy)) });
+    }
+    case "/api/auth/login":
+      return login(ctx, req, res);
+  }
+}
+
+function tooMany(res: ServerResponse, error: string, retryAfter: number): void {
+  sendJson(res, 429, { error, retry_after: retryAfter }, { "retry-after": String(retryAfter) });
+}
+
+async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let body: unknown;
+  try {
+    body = await readJson(req, ctx.maxBodyBytes);
+  } catch (error) {
+    if (error instanceof BodyError) {
+      return sendJson(res, error.status, { error: error.message }, error.status === 413 ? { connection: "close" } : {});
+    }
+    throw error;
+  }
+  const { username, password } = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+  if (typeof username !== "string" || typeof password !== "string") {
+    return sendJson(res, 400, { error: "send {username, password} as strings" });
+  }
+  const ip = clientIp(req, ctx.trustProxy);
+  const lock = ctx.lockout.check(ip, ctx.clock());
+  if (lock.locked) return tooMany(res, "too many failed logins; try again later", lock.retryAfter);
+  if (ctx.verifier.full) return tooMany(res, "too many logins at once; try again shortly", 1);
+  if (!ctx.lockout.begin(ip, ctx.clock())) return tooMany(res, "too many logins in progress from this address; try again shortly", 1);
+  let matched: boolean;
+  try {
+    const { users } = await ctx.enabled();
+    matched = await ctx.verifier.verify(password, users.get(username));
+  } catch (error) {
+    if (isGatewayError(error) && error.code === "rate_limited") return tooMany(res, error.message, 1);
+    throw error;
+  } finally {
+    ctx.lockout.end(ip);
+  }
+  const now = ctx.clock();
+  if (!matched) {
+    ctx.lockout.fail(ip, now);
+    return sendJson(res, 401, { error: "invalid username or password" });
+  }
+  ctx.lockout.succeed(ip);
+  const seconds = Math.floor(now / 1000);
+  const session: Session = { token: createSessionToken(), username, expires_at: seconds + LOGIN_LIMITS.sessionSeconds };
+  await ctx.sessions.create(session, seconds);
+  sendJson(res, 200, { token: session.token, username, expires_at: session.expires_at }, { "set-cookie": sessionCookie(ctx.cookieName, session.token, isTls(req, ctx.trustProxy)) });
+}

@@ -1,0 +1,24 @@
+import { LOGIN_LIMITS } from "./limits.js";
+
+/** The value of the first cookie called `name` in a `Cookie` header, or undefined. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    let value = part.slice(eq + 1).trim();
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+    return value;
+  }
+  return undefined;
+}
+
+/** The `Set-Cookie` value that hands a browser its session (PROTOCOL §9). */
+export function sessionCookie(name: string, token: string, secure: boolean): string {
+  return `${name}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${LOGIN_LIMITS.sessionSeconds}${secure ? "; Secure" : ""}`;
+}
+
+/** The `Set-Cookie` value that makes a browser forget its session. */
+export function clearedSessionCookie(name: string, secure: boolean): string {
+  return `${name}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0${secure ? "; Secure" : ""}`;
+}

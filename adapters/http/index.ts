@@ -1,0 +1,25 @@
+/**
+ * Login protection for the HTTP side of a gateway (PROTOCOL §9, the login seed): a user store of
+ * bcrypt hashes managed by a command line, sessions by bearer token or cookie, the login API under
+ * `/api/auth/`, a failed-login lockout, and a gate in front of every `/api/` and `/ws/` path and
+ * WebSocket upgrade. Works with a plain `node:http` server; start with {@link createLoginProtection}.
+ *
+ * Needs the optional peer dependencies `bcryptjs` and `piscina`.
+ * @module
+ */
+export { createLoginProtection } from "./login-protection.js";
+export type { LoginProtection, LoginProtectionOptions } from "./login-protection.js";
+export { UserStore, UserStoreError, createUserStore, isValidUsername, checkUsername, checkNewPassword, INVALID_USERNAME_MESSAGE } from "./user-store.js";
+export type { UserStoreState, UserStoreSnapshot } from "./user-store.js";
+export { PasswordVerifier, hashPassword, truncatePassword, isBcryptHash } from "./passwords.js";
+export type { PasswordVerifierOptions } from "./passwords.js";
+export { memorySessionStore, createSessionToken } from "./sessions.js";
+export { LoginLockout } from "./lockout.js";
+export type { LockoutCheck } from "./lockout.js";
+export { sessionAuthenticator } from "./session-authenticator.js";
+export type { SessionLookup } from "./session-authenticator.js";
+export { canonicalPath, isGatedPath, readCredential, clientIp } from "./gate.js";
+export type { Credential, TrustProxy } from "./gate.js";
+export { runUserCli, USER_CLI_USAGE } from "./user-cli.js";
+export type { UserCliIO } from "./user-cli.js";
+export { LOGIN_LIMITS } from "./limits.js";

@@ -1,0 +1,17 @@
+/** The numbers of the login seed, in one place. */
+export const LOGIN_LIMITS = {
+  /** Session lifetime in seconds (24 hours). */
+  sessionSeconds: 86_400,
+  /** bcrypt cost factor of new hashes. */
+  bcryptCost: 12,
+  /** Longest password accepted by `user add` / `user set-password`, in UTF-8 bytes; bcrypt reads no further. */
+  maxPasswordBytes: 72,
+  /** Longest username, in characters. */
+  maxUsernameLength: 32,
+  /** Failed logins of one client IP within the window that lock it out. */
+  maxFailures: 10,
+  /** The failure counting window in seconds. */
+  failureWindowSeconds: 300,
+  /** How long a lockout lasts, in seconds. */
+  lockoutSeconds: 900,
+} as const;

@@ -1,0 +1,222 @@
+import { hashPassword } from "./passwords.js";
+import { checkNewPassword, checkUsername, UserStore, UserStoreError } from "./user-store.js";
+
+/** The terminal and environment the user CLI talks to; `process` provides all of it. */
+export interface UserCliIO {
+  /** Where the password comes from. On a terminal it must offer `setRawMode` (as `process.stdin` does). */
+  stdin: NodeJS.ReadableStream & { setRawMode?(raw: boolean): unknown };
+  /** Results (`list` output, confirmations). */
+  stdout: NodeJS.WritableStream;
+  /** Prompts, value errors and usage. */
+  stderr: NodeJS.WritableStream;
+  /** True when `stdin` is a terminal: the password is then prompted twice without echo. */
+  isTTY: boolean;
+  /** Effective user id for the root check; default `process.geteuid()` (no check where that does not exist). */
+  uid?: number;
+  /** Environment; `GATEWAY_USERS_FILE` names the store when no `--users-file` is given. */
+  env: Record<string, string | undefined>;
+  /** Store path when neither the flag nor the variable gives one (the example server passes its data folder's). */
+  defaultUsersFile?: string;
+}
+
+/** The usage text of the user CLI. */
+export const USER_CLI_USAGE = `usage: user <command> [name] [--users-file <path>]
+
+commands:
+  add <name>           create a user (needs root)
+  list                 list usernames, sorted
+  remove <name>        delete a user (needs root)
+  set-password <name>  replace a user's password (needs root)
+
+The password is prompted for (twice, without echo) or, when standard input is not a
+terminal, read from its first line. The store is --users-file or GATEWAY_USERS_FILE.
+`;
+
+class UsageError extends Error {}
+class Interrupted extends Error {}
+
+interface Parsed {
+  command: "add" | "list" | "remove" | "set-password" | "help";
+  name?: string;
+  file?: string;
+}
+
+function parse(argv: readonly string[]): Parsed {
+  const positional: string[] = [];
+  let file: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--help" || arg === "-h") return { command: "help" };
+    if (arg === "--users-file") {
+      file = argv[++i];
+      if (file === undefined || file === "") throw new UsageError("--users-file needs a path");
+    } else if (arg.startsWith("--users-file=")) {
+      file = arg.slice("--users-file=".length);
+      if (file === "") throw new UsageError("--users-file needs a path");
+    } else if (arg === "--") {
+      positional.push(...argv.slice(i + 1));
+      break;
+    } else if (arg.startsWith("-") && arg !== "-") {
+      throw new UsageError(`unknown option ${arg}`);
+    } else {
+      positional.push(arg);
+    }
+  }
+  const [group, command, ...rest] = positional;
+  if (group !== "user") throw new UsageError(group === undefined ? "missing command" : `unknown command ${group}`);
+  if (command === "list") {
+    if (rest.length > 0) throw new UsageError("list takes no name");
+    return { command, ...(file !== undefined ? { file } : {}) };
+  }
+  if (command === "add" || command === "remove" || command === "set-password") {
+    if (rest.length !== 1) throw new UsageError(`${command} takes exactly one name`);
+    return { command, name: rest[0]!, ...(file !== undefined ? { file } : {}) };
+  }
+  throw new UsageError(command === undefined ? "missing user command" : `unknown user command ${command}`);
+}
+
+/** The first line of a non-terminal stdin, without its line ending. */
+function readLine(stdin: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const finish = (line: string) => {
+      stdin.off("data", onData);
+      stdin.off("end", onEnd);
+      stdin.off("error", onError);
+      stdin.pause();
+      resolve(line.endsWith("\r") ? line.slice(0, -1) : line);
+    };
+    const onData = (chunk: Buffer | string) => {
+      text += chunk.toString();
+      const nl = text.indexOf("\n");
+      if (nl >= 0) finish(text.slice(0, nl));
+    };
+    const onEnd = () => finish(text);
+    const onError = (error: Error) => reject(error);
+    stdin.on("data", onData);
+    stdin.on("end", onEnd);
+    stdin.on("error", onError);
+    stdin.resume();
+  });
+}
+
+/** Reads one line from a terminal in raw mode, echoing nothing. */
+function promptHidden(io: UserCliIO, prompt: string): Promise<string> {
+  const { stdin, stderr } = io;
+  if (typeof stdin.setRawMode !== "function") return Promise.reject(new UserStoreError("cannot turn off echo on this terminal"));
+  stderr.write(prompt);
+  stdin.setRawMode(true);
+  return new Promise((resolve, reject) => {
+    let line = "";
+    const done = () => {
+      stdin.off("data", onData);
+      stdin.setRawMode!(false);
+      stdin.pause();
+      stderr.write("\n");
+    };
+    const onData = (chunk: Buffer | string) => {
+      for (const char of chunk.toString()) {
+        if (char === "\r" || char === "\n" || char === "\u0004") {
+          done();
+          resolve(line);
+          return;
+        }
+        if (char === "\u0003") {
+          done();
+          reject(new Interrupted());
+          return;
+        }
+        if (char === "\u007f" || char === "\b") line = Array.from(line).slice(0, -1).join("");
+        else line += char;
+      }
+    };
+    stdin.on("data", onData);
+    stdin.resume();
+  });
+}
+
+async function readPassword(io: UserCliIO): Promise<string> {
+  if (!io.isTTY) return readLine(io.stdin);
+  const first = await promptHidden(io, "Password: ");
+  checkNewPassword(first);
+  const second = await promptHidden(io, "Repeat password: ");
+  if (first !== second) throw new UserStoreError("passwords do not match");
+  return first;
+}
+
+/**
+ * The user-management command line of PROTOCOL §10: `user add|list|remove|set-password [name]`
+ * with `--users-file <path>` (or `GATEWAY_USERS_FILE`). `add`, `remove` and `set-password` need
+ * an effective uid of 0. Resolves the exit code: 0 success, 1 a value error (its message on
+ * stderr), 2 a usage error. Never rejects.
+ *
+ * @example A script that is the whole CLI
+ * ```ts
+ * import { runUserCli } from "chat-gateway/http";
+ * process.exitCode = await runUserCli(process.argv.slice(2), {
+ *   stdin: process.stdin, stdout: process.stdout, stderr: process.stderr,
+ *   isTTY: Boolean(process.stdin.isTTY), env: process.env,
+ * });
+ * ```
+ */
+export async function runUserCli(argv: readonly string[], io: UserCliIO): Promise<number> {
+  let parsed: Parsed;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    io.stderr.write(`${(error as Error).message}\n\n${USER_CLI_USAGE}`);
+    return 2;
+  }
+  if (parsed.command === "help") {
+    io.stdout.write(USER_CLI_USAGE);
+    return 0;
+  }
+  const file = parsed.file ?? (io.env.GATEWAY_USERS_FILE || undefined) ?? io.defaultUsersFile;
+  if (file === undefined) {
+    io.stderr.write(`no user store: pass --users-file <path> or set GATEWAY_USERS_FILE\n\n${USER_CLI_USAGE}`);
+    return 2;
+  }
+  const store = new UserStore(file);
+  try {
+    if (parsed.command === "list") {
+      const names = [...(await store.read()).keys()].sort();
+      for (const name of names) io.stdout.write(`${name}\n`);
+      if (names.length === 0) io.stderr.write("no users: login protection is off\n");
+      return 0;
+    }
+    const uid = io.uid ?? process.geteuid?.();
+    if (uid !== undefined && uid !== 0) throw new UserStoreError(`user ${parsed.command} needs root (effective uid 0); run it with sudo`);
+    const name = parsed.name!;
+    if (parsed.command === "remove") {
+      const left = await store.remove(name);
+      io.stdout.write(left === 0 ? `removed ${name}; no users left, login protection is off\n` : `removed ${name}\n`);
+      return 0;
+    }
+    // Refuse before asking for a password that would be thrown away.
+    const users = await store.read();
+    if (parsed.command === "add") {
+      checkUsername(name);
+      if (users.has(name)) throw new UserStoreError(`user ${name} already exists`);
+    } else if (!users.has(name)) {
+      throw new UserStoreError(`user ${name} does not exist`);
+    }
+    const password = await readPassword(io);
+    checkNewPassword(password);
+    const hash = await hashPassword(password);
+    if (parsed.command === "add") {
+      await store.add(name, hash);
+      io.stdout.write(users.size === 0 ? `added ${name}; login protection is on\n` : `added ${name}\n`);
+    } else {
+      await store.setHash(name, hash);
+      io.stdout.write(`password of ${name} changed; its sessions end\n`);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof Interrupted) {
+      io.stderr.write("interrupted\n");
+      return 1;
+    }
+    io.stderr.write(`${error instanceof UserStoreError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,117 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createLoginProtection, type LoginProtection, type LoginProtectionOptions } from "chat-gateway/http";
+
+/** Real cost-12 bcrypt hashes made once with bcryptjs, so tests do not pay 350 ms per user. */
+export const HASHES = {
+  "alice-password": "$2b$12$a3u2fHLOI8zjKd9k.LU6JOxAV4EsUuhOwBxnos29aOIcHMN6TRpF.",
+  "bob-password": "$2b$12$uyL2CllZ3IRDyGEOK7b/vubHDg7T97653FhSz8SRDCV0UOtRyXMVK",
+  /** "x" repeated 72 times. */
+  x72: "$2b$12$zwnoXwx9wBk4pPWEqxpysuvJ0cgcClgbYxDPCsJAMjcaDwy4JAQHy",
+} as const;
+
+/** Hashes made by other bcrypt implementations (published test vectors). */
+export const FOREIGN_HASHES = [
+  { impl: "OpenBSD/Openwall $2a$", password: "U*U", hash: "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW" },
+  { impl: "pyca/bcrypt $2b$", password: "Kk4DQuMMfZL9o", hash: "$2b$04$cVWp4XaNU8a4v1uMRum2SO026BWLIoQMD/TXg5uZV.0P.uO8m3YEm" },
+  { impl: "PHP password_hash $2y$", password: "rasmuslerdorf", hash: "$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a" },
+];
+
+export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), "cg-http-"));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export async function writeUsers(file: string, users: Record<string, unknown>): Promise<void> {
+  await writeFile(file, JSON.stringify({ users }), { mode: 0o600 });
+}
+
+/** A clock the test moves by hand (milliseconds). */
+export function manualClock(start = Date.UTC(2026, 0, 1)): { now: () => number; advance: (ms: number) => void } {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
+
+export interface TestServer {
+  url: string;
+  port: number;
+  server: http.Server;
+  protection: LoginProtection;
+  /** What the application route saw as `userOf(req)`. */
+  seen: Array<string | null>;
+  close(): Promise<void>;
+}
+
+/** A real node:http server on 127.0.0.1 with the protection mounted as documented; app routes answer 200 `{app, user}`. */
+export async function startServer(options: LoginProtectionOptions, extra?: (server: http.Server, protection: LoginProtection) => void): Promise<TestServer> {
+  const logs: string[] = [];
+  const protection = createLoginProtection({ log: (m) => logs.push(m), ...options });
+  const seen: Array<string | null> = [];
+  const server = http.createServer(async (req, res) => {
+    if (await protection.handle(req, res)) return;
+    const user = protection.userOf(req);
+    seen.push(user);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ app: req.url, user }));
+  });
+  extra?.(server, protection);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    server,
+    protection,
+    seen,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await protection.close();
+    },
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+  text: string;
+}
+
+/** One HTTP request with node:http (fetch would hide Set-Cookie handling and raw paths). */
+export function request(url: string, init: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Reply> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: target.hostname, port: target.port, method: init.method ?? "GET", path: init.path ?? "/", headers: init.headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let body: any;
+          try {
+            body = text === "" ? undefined : JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, body, text });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(init.body);
+  });
+}
+
+export function login(url: string, username: string, password: string, headers: Record<string, string> = {}): Promise<Reply> {
+  return request(url, { method: "POST", path: "/api/auth/login", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ username, password }) });
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}
