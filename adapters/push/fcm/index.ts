@@ -16,6 +16,7 @@ import { createPrivateKey, type KeyObject } from "node:crypto";
 import { SignJWT } from "jose";
 import { PushSendError } from "chat-gateway";
 import type { Device, Owner, PushMessage, PushSender } from "chat-gateway";
+import { errorText, isPermanentStatus, truncateUtf8 } from "../http-push.js";
 
 /** The fields of a Google service-account key file that the sender needs. */
 export interface FcmServiceAccount {
@@ -226,10 +227,6 @@ function fcmMessage(token: string, message: PushMessage): object {
   };
 }
 
-function isPermanentStatus(status: number): boolean {
-  return status >= 400 && status < 500 && status !== 429;
-}
-
 /** The FCM error code lives in `details[].errorCode`; `status` is the coarser gRPC one. */
 function fcmError(text: string): { code?: string; message?: string } {
   try {
@@ -291,23 +288,3 @@ function parseUrl(name: string, value: string): string {
   return value;
 }
 
-function truncateUtf8(text: string, maxBytes: number): string {
-  if (Buffer.byteLength(text, "utf8") <= maxBytes) return text;
-  const ellipsis = "…";
-  let budget = maxBytes - Buffer.byteLength(ellipsis, "utf8");
-  let out = "";
-  for (const char of text) {
-    budget -= Buffer.byteLength(char, "utf8");
-    if (budget < 0) break;
-    out += char;
-  }
-  return out + ellipsis;
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
-}

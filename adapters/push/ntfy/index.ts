@@ -15,6 +15,7 @@
  */
 import { PushSendError } from "chat-gateway";
 import type { Device, Owner, PushMessage, PushSender } from "chat-gateway";
+import { errorText, isPermanentStatus, truncateUtf8 } from "../http-push.js";
 
 /** A priority as ntfy understands it: 1 min, 2 low, 3 default, 4 high, 5 max (urgent). */
 export type NtfyPriority = 1 | 2 | 3 | 4 | 5;
@@ -115,7 +116,7 @@ export function ntfyPushSender(options: NtfyPushSenderOptions = {}): PushSender 
       if (response.ok) return;
       const status = response.status;
       throw new PushSendError(`ntfy: POST to ${where} answered ${status}${detail(text)}`, {
-        permanent: status >= 400 && status < 500 && status !== 429,
+        permanent: isPermanentStatus(status),
       });
     },
   };
@@ -190,27 +191,6 @@ function encodeHeaderText(text: string): string {
 
 function encodedWord(bytes: Buffer): string {
   return `=?UTF-8?B?${bytes.toString("base64")}?=`;
-}
-
-function truncateUtf8(text: string, maxBytes: number): string {
-  if (Buffer.byteLength(text, "utf8") <= maxBytes) return text;
-  const ellipsis = "…";
-  let budget = maxBytes - Buffer.byteLength(ellipsis, "utf8");
-  let out = "";
-  for (const char of text) {
-    budget -= Buffer.byteLength(char, "utf8");
-    if (budget < 0) break;
-    out += char;
-  }
-  return out + ellipsis;
-}
-
-function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : "";
-    return `${error.message}${cause}`;
-  }
-  return String(error);
 }
 
 function detail(body: string): string {
