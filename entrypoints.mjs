@@ -5,11 +5,14 @@ export const entrypoints = [
   { subpath: ".", source: "src/index.ts" },
   { subpath: "./ws", source: "adapters/ws/index.ts" },
   { subpath: "./storage/memory", source: "adapters/storage/memory/index.ts" },
+  { subpath: "./runtime/demo", source: "adapters/runtime/demo/index.ts" },
   { subpath: "./http", source: "adapters/http/index.ts" },
   { subpath: "./push/ntfy", source: "adapters/push/ntfy/index.ts" },
   { subpath: "./push/fcm", source: "adapters/push/fcm/index.ts" },
   { subpath: "./media/fs", source: "adapters/media/fs/index.ts" },
   { subpath: "./media/memory", source: "adapters/media/memory/index.ts" },
+  { subpath: "./runtime/openai-compatible", source: "adapters/runtime/openai-compatible/index.ts" },
+  { subpath: "./runtime/ai-sdk", source: "adapters/runtime/ai-sdk/index.ts" },
 ];
 
 /** "./storage/memory" -> "storage/memory", "." -> "index" */
