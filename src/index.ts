@@ -3,6 +3,19 @@
  * protocol. Start with {@link createGateway}.
  * @module
  */
+export { createGateway } from "./gateway.js";
+export type { Gateway, ChannelApi, PostInput, NotifyInput } from "./gateway.js";
+export type { GatewayOptions, Logger } from "./options.js";
+export type { GatewayEvents } from "./hub.js";
+export type { ChannelInput } from "./channel-requests.js";
+export { BUILTIN_COMMANDS } from "./commands.js";
+export type { CommandRegistry, CommandHandler } from "./commands.js";
+export { bareModelId, homeRelative, buildRuntimeInfo } from "./runtime-info.js";
+export type { RuntimeInfoOptions, ModelPrice } from "./runtime-info.js";
+export type { RateLimit } from "./token-bucket.js";
+export { parseClientFrame, clientFrameStructs, FrameError } from "./frames.js";
+export type { ClientFrame, ClientFrameType, ClientPayloads } from "./frames.js";
+export { encodeChunk, decodeChunk } from "./media-transfer.js";
 export { ANONYMOUS_OWNER } from "./ids.js";
 export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq } from "./ids.js";
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";

@@ -1,0 +1,345 @@
+/**
+ * One device connection: hello, the frame queue, rate limiting, delivery per device caps, the
+ * slow-consumer policy and sync. Requests are handled one at a time per connection, in order.
+ * @module
+ */
+import type { OutgoingFrame } from "./bus.js";
+import type { Connection, ConnectionHandle } from "./connection.js";
+import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "./errors.js";
+import { FrameError, parseClientFrame, type ClientFrame } from "./frames.js";
+import type { Hub, HubSession } from "./hub.js";
+import type { Owner } from "./ids.js";
+import { LIMITS, PROTOCOL_VERSION } from "./protocol.js";
+import type { Device, DeviceCaps } from "./records.js";
+import { handleRequest } from "./requests.js";
+import { TokenBucket } from "./token-bucket.js";
+import type { Uploads } from "./media-transfer.js";
+import { createUploads } from "./media-transfer.js";
+import { encodeFrame, stopAsMessage } from "./wire.js";
+
+let nextConnection = 0;
+
+/** The state a request handler sees. */
+export interface SessionState {
+  readonly id: string;
+  readonly owner: Owner;
+  readonly user: string | null;
+  readonly device: Device;
+  readonly caps: DeviceCaps;
+  readonly uploads: Uploads;
+  /** Send a frame to this connection only (a response or a replayed frame). */
+  send(frame: OutgoingFrame, requestId?: string): void;
+  /** Send raw bytes (a media chunk) to this connection. */
+  sendBinary(data: Uint8Array): void;
+  /** Wait until the socket's buffer is below the soft limit (long replies, media pulls). */
+  drained(): Promise<void>;
+  /** Replay stored frames while holding back live stored frames (sync). */
+  replay(run: () => Promise<number>): Promise<void>;
+}
+
+/** A connection from `hello` to close. */
+export class DeviceSession implements HubSession, ConnectionHandle, SessionState {
+  readonly id = `c${++nextConnection}`;
+  readonly #hub: Hub;
+  readonly #conn: Connection;
+  readonly #bucket: TokenBucket;
+  #queue: Promise<void> = Promise.resolve();
+  #state: "hello" | "ready" | "closed" = "hello";
+  #owner: Owner | undefined;
+  #user: string | null = null;
+  #device: Device | undefined;
+  #held: OutgoingFrame[] | undefined;
+  readonly #pendingUpdates = new Map<string, OutgoingFrame>();
+  #drainTimer: NodeJS.Timeout | undefined;
+  readonly uploads: Uploads;
+
+  constructor(hub: Hub, conn: Connection) {
+    this.#hub = hub;
+    this.#conn = conn;
+    this.#bucket = new TokenBucket(hub.options.rateLimit, hub.options.now);
+    this.uploads = createUploads(hub, this);
+  }
+
+  get owner(): Owner {
+    if (this.#owner === undefined) throw new GatewayError("auth", "hello first");
+    return this.#owner;
+  }
+  get user(): string | null {
+    return this.#user;
+  }
+  get device(): Device {
+    if (!this.#device) throw new GatewayError("auth", "hello first");
+    return this.#device;
+  }
+  get caps(): DeviceCaps {
+    return this.device.caps;
+  }
+
+  receiveText(text: string): void {
+    if (this.#state === "closed") return;
+    if (this.#tooBig(text)) {
+      this.close(CLOSE_CODES.tooBig, "frame too large");
+      return;
+    }
+    // The budget is checked on arrival, so a flood is refused without queueing work for it.
+    if (this.#state === "ready" && !this.#bucket.take()) {
+      this.send({ type: "error", payload: { code: "rate_limited", message: "too many frames; slow down" } }, peekId(text));
+      return;
+    }
+    this.#enqueue(() => this.#handleText(text));
+  }
+
+  receiveBinary(data: Uint8Array): void {
+    if (this.#state === "closed") return;
+    if (this.#state !== "ready") {
+      this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
+      return;
+    }
+    this.#enqueue(() => this.uploads.chunk(data).catch((error) => this.#sendError(error, undefined)));
+  }
+
+  closed(): void {
+    if (this.#state === "closed") return;
+    const wasReady = this.#state === "ready";
+    this.#state = "closed";
+    if (this.#drainTimer) clearTimeout(this.#drainTimer);
+    this.uploads.dropAll();
+    if (wasReady && this.#owner !== undefined) this.#hub.detach(this.#owner, this);
+    this.#hub.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
+  }
+
+  close(code: number, reason: string): void {
+    this.#conn.close(code, reason);
+    this.closed();
+  }
+
+  #tooBig(text: string): boolean {
+    const max = this.#hub.options.maxFrameBytes;
+    // UTF-16 length never exceeds UTF-8 length, and UTF-8 is at most 3 bytes per UTF-16 unit.
+    if (text.length > max) return true;
+    if (text.length * 3 <= max) return false;
+    return Buffer.byteLength(text, "utf8") > max;
+  }
+
+  #enqueue(work: () => Promise<void>): void {
+    this.#queue = this.#queue.then(work).catch((error) => {
+      this.#hub.log.error("unhandled error in a connection", error);
+    });
+  }
+
+  async #handleText(text: string): Promise<void> {
+    if (this.#state === "closed") return;
+    let frame: ClientFrame;
+    try {
+      frame = parseClientFrame(text);
+    } catch (error) {
+      if (this.#state === "hello") return this.#refuseAuth(new GatewayError("auth", `the first frame must be a valid hello (${(error as Error).message})`));
+      return this.#sendError(error, error instanceof FrameError ? error.requestId : undefined);
+    }
+    if (this.#state === "hello") {
+      if (frame.type !== "hello") return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"));
+      return this.#hello(frame);
+    }
+    if (frame.type === "hello") return this.#sendError(new GatewayError("unsupported", "hello was already sent on this connection"), frame.id);
+    try {
+      await handleRequest(this.#hub, this, frame);
+    } catch (error) {
+      this.#sendError(error, frame.id);
+    }
+  }
+
+  async #hello(frame: Extract<ClientFrame, { type: "hello" }>): Promise<void> {
+    const p = frame.payload;
+    const caps: DeviceCaps = {
+      min_protocol: p.caps?.min_protocol ?? 1,
+      media: p.caps?.media ?? true,
+      push: p.caps?.push ?? "none",
+      streaming: p.caps?.streaming ?? true,
+    };
+    if (!p.device_id) return this.#refuseAuth(new GatewayError("auth", `hello: field "device_id" must be a non-empty string`), frame.id);
+    if (caps.min_protocol > PROTOCOL_VERSION) {
+      this.send({ type: "error", payload: { code: "unsupported", message: `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}` } }, frame.id);
+      this.close(CLOSE_CODES.protocolTooNew, "protocol too new");
+      return;
+    }
+    let auth;
+    try {
+      auth = await this.#hub.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: this.#conn.context });
+    } catch (error) {
+      if (!isGatewayError(error) || error.code !== "auth") this.#hub.log.error("authenticator failed", error);
+      return this.#refuseAuth(isGatewayError(error) && error.code === "auth" ? error : new GatewayError("auth", "authentication failed"), frame.id);
+    }
+    if (!auth) return this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
+    if (this.#isClosed()) return;
+    try {
+      const storage = this.#hub.storage;
+      await this.#hub.ensureDefaultChannel(auth.owner);
+      const previous = await storage.getDevice(auth.owner, p.device_id);
+      const device: Device = {
+        device_id: p.device_id,
+        device_name: p.device_name ?? "",
+        caps,
+        last_seen: this.#hub.now(),
+      };
+      const fcm = p.fcm_token ?? previous?.fcm_token;
+      const ntfy = p.ntfy_topic ?? previous?.ntfy_topic;
+      if (fcm) device.fcm_token = fcm;
+      if (ntfy) device.ntfy_topic = ntfy;
+      await storage.putDevice(auth.owner, device);
+      const bounds = await storage.outboxBounds(auth.owner);
+      if (this.#isClosed()) return;
+      this.#owner = auth.owner;
+      this.#user = auth.user;
+      this.#device = device;
+      this.#state = "ready";
+      const o = this.#hub.options;
+      this.send(
+        {
+          type: "hello.ok",
+          payload: {
+            protocol: PROTOCOL_VERSION,
+            cursor: bounds.last,
+            user: auth.user,
+            streaming: o.streaming,
+            limits: { max_frame_bytes: o.maxFrameBytes, max_media_bytes: o.maxMediaBytes, history_max: LIMITS.historyMax, search_max: o.searchMax },
+          },
+        },
+        frame.id,
+      );
+      // Attached right after hello.ok in the same tick: no frame can fall between the two.
+      this.#hub.attach(auth.owner, this);
+      this.#hub.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
+    } catch (error) {
+      this.#hub.log.error("hello failed", error);
+      this.#sendError(error, frame.id);
+      this.close(1011, "internal error");
+    }
+  }
+
+  /** Re-reads the state after an await (TypeScript keeps the narrowing from before it). */
+  #isClosed(): boolean {
+    return this.#state === "closed";
+  }
+
+  #refuseAuth(error: GatewayError, requestId?: string): void {
+    this.send({ type: "error", payload: toWireError(error) }, requestId);
+    this.close(CLOSE_CODES.auth, "auth");
+  }
+
+  #sendError(error: unknown, requestId: string | undefined): void {
+    if (!isGatewayError(error)) {
+      this.#hub.log.error("request failed", error);
+      this.#hub.emit("error", error);
+    }
+    this.send({ type: "error", payload: toWireError(error) }, requestId);
+  }
+
+  /** From the bus: apply this device's caps and the slow-consumer policy. */
+  deliver(frame: OutgoingFrame): void {
+    if (this.#state !== "ready") return;
+    if (this.#held && frame.seq !== undefined) {
+      this.#held.push(frame);
+      return;
+    }
+    this.#sendShaped(frame, undefined);
+  }
+
+  respond(frame: OutgoingFrame, requestId: string | undefined): void {
+    if (this.#held && frame.seq !== undefined && requestId === undefined) {
+      this.#held.push(frame);
+      return;
+    }
+    this.#sendShaped(frame, requestId);
+  }
+
+  /** A frame replayed by sync: shaped for this device, never held back. */
+  deliverReplay(frame: OutgoingFrame): void {
+    this.#sendShaped(frame, undefined);
+  }
+
+  /** The device record changed (fcm.register). */
+  updateDevice(device: Device): void {
+    this.#device = device;
+  }
+
+  /** Send with the device's caps applied: streaming off, media off. */
+  #sendShaped(frame: OutgoingFrame, requestId: string | undefined): void {
+    const caps = this.#device?.caps;
+    if (caps && !caps.streaming) {
+      if (frame.type === "message.start" || frame.type === "message.update") return;
+      if (frame.type === "message.stop") frame = stopAsMessage(frame);
+    }
+    if (caps && !caps.media && frame.type === "media.offer") return;
+    this.send(frame, requestId);
+  }
+
+  send(frame: OutgoingFrame, requestId?: string): void {
+    if (this.#state === "closed") return;
+    const buffered = this.#conn.bufferedAmount;
+    const { softBytes, hardBytes } = this.#hub.options.backpressure;
+    if (buffered > hardBytes) {
+      this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
+      return;
+    }
+    if (frame.type === "message.update") {
+      const messageId = frame.payload.message_id as string;
+      if (buffered > softBytes || this.#pendingUpdates.size > 0) {
+        // Latest wins: an update carries the whole text, so older pending ones are worthless.
+        this.#pendingUpdates.set(messageId, frame);
+        this.#scheduleDrain();
+        return;
+      }
+    } else if (frame.type === "message.stop" || frame.type === "message") {
+      this.#pendingUpdates.delete(frame.payload.message_id as string);
+    }
+    this.#conn.send(encodeFrame(frame, requestId));
+  }
+
+  #scheduleDrain(): void {
+    if (this.#drainTimer) return;
+    this.#drainTimer = setTimeout(() => {
+      this.#drainTimer = undefined;
+      if (this.#state === "closed") return;
+      if (this.#conn.bufferedAmount > this.#hub.options.backpressure.softBytes) {
+        this.#scheduleDrain();
+        return;
+      }
+      const pending = [...this.#pendingUpdates.values()];
+      this.#pendingUpdates.clear();
+      for (const frame of pending) this.#conn.send(encodeFrame(frame));
+    }, 25);
+  }
+
+  sendBinary(data: Uint8Array): void {
+    if (this.#state !== "closed") this.#conn.sendBinary(data);
+  }
+
+  async drained(): Promise<void> {
+    const soft = this.#hub.options.backpressure.softBytes;
+    while (this.#state !== "closed" && this.#conn.bufferedAmount > soft) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  async replay(run: () => Promise<number>): Promise<void> {
+    const held: OutgoingFrame[] = [];
+    this.#held = held;
+    let last = -1;
+    try {
+      last = await run();
+    } finally {
+      this.#held = undefined;
+      // On failure every held frame still goes out: a duplicate is harmless, a loss is not.
+      for (const frame of held) if ((frame.seq ?? 0) > last) this.#sendShaped(frame, undefined);
+    }
+  }
+}
+
+function peekId(text: string): string | undefined {
+  try {
+    const id = (JSON.parse(text) as { id?: unknown }).id;
+    return typeof id === "string" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * `createGateway()`: wire a storage, an authenticator and an agent runtime into a gateway that
+ * any transport can feed connections to.
+ * @module
+ */
+import type { EventEmitter } from "eventemitter3";
+import { openAuthenticator } from "./authenticator.js";
+import { memoryBus } from "./bus.js";
+import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type ChannelInput } from "./channel-requests.js";
+import { createCommandRegistry, type CommandRegistry } from "./commands.js";
+import type { Connection, ConnectionHandle } from "./connection.js";
+import { DeviceSession } from "./device-session.js";
+import { CLOSE_CODES, GatewayError } from "./errors.js";
+import { Hub, type GatewayEvents } from "./hub.js";
+import type { ChatId, Owner, Seq } from "./ids.js";
+import type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
+import { LIMITS } from "./protocol.js";
+import type { Channel, Notification, NotificationKind, StoredMessage } from "./records.js";
+import type { RuntimeEvent } from "./runtime.js";
+import { runAnswer } from "./turn.js";
+
+/** What server-side code posts into a channel (`gateway.post`). */
+export type PostInput =
+  | { text: string; reasoning?: string }
+  | {
+      /** Streamed like an agent turn (start, updates, stop) when the gateway streams. */
+      events: AsyncIterable<RuntimeEvent>;
+    };
+
+/** What server-side code raises (`gateway.notify`); `ts` defaults to now. */
+export interface NotifyInput {
+  kind: NotificationKind;
+  title: string;
+  body: string;
+  ts?: number;
+  chat_id?: ChatId;
+  thread_id?: ChatId | null;
+}
+
+/** Server-side channel management (`gateway.channels`). */
+export interface ChannelApi {
+  /** Create a channel or thread (`automation: true` for a read-only channel that only the gateway posts into). */
+  create(owner: Owner, input: ChannelInput): Promise<Channel>;
+  /** Every channel and thread of the owner, in protocol order. */
+  list(owner: Owner): Promise<Channel[]>;
+  /** Rename, archive or restyle a channel. */
+  update(owner: Owner, chatId: ChatId, changes: { name?: string; archived?: boolean; favorite?: boolean; icon?: string | null; color?: string | null }): Promise<Channel>;
+  /** Make a channel the owner's default. */
+  setDefault(owner: Owner, chatId: ChatId): Promise<Channel>;
+  /** Delete a channel with its threads, messages and media. */
+  delete(owner: Owner, chatId: ChatId): Promise<void>;
+}
+
+/** A running gateway. Feed it connections with {@link Gateway.accept} (the ws adapter does this). */
+export interface Gateway extends EventEmitter<GatewayEvents> {
+  /** Open storage and close turns that a crash left running. Call once before accepting connections. */
+  start(): Promise<void>;
+  /**
+   * Stop: refuse new connections, end running turns (marked interrupted), flush storage, close
+   * every socket with 1001.
+   */
+  close(): Promise<void>;
+  /** Take a new connection; the transport feeds the returned handle. */
+  accept(connection: Connection): ConnectionHandle;
+  /** Post an assistant message into a channel (scheduled jobs, webhooks; works in automation channels). */
+  post(owner: Owner, chatId: ChatId, input: PostInput, options?: { threadId?: ChatId | null }): Promise<StoredMessage>;
+  /** Send a notification to every device of the owner, store it in the outbox, push it when no device is connected. */
+  notify(owner: Owner, input: NotifyInput): Promise<Seq>;
+  /** Server-side channel management. */
+  readonly channels: ChannelApi;
+  /** The slash-command registry (register plugin commands here). */
+  readonly commands: CommandRegistry;
+  /** The resolved options (limits as `hello.ok` announces them). */
+  readonly options: Readonly<ResolvedOptions>;
+}
+
+const consoleLogger: Logger = {
+  info: () => undefined,
+  warn: (message, detail) => console.warn(`[chat-gateway] ${message}`, detail ?? ""),
+  error: (message, detail) => console.error(`[chat-gateway] ${message}`, detail ?? ""),
+};
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) throw new TypeError(`createGateway: ${name} must be a positive number, got ${String(value)}`);
+  return value;
+}
+
+function resolveOptions(options: GatewayOptions): ResolvedOptions {
+  if (!options || typeof options !== "object") throw new TypeError("createGateway: options are required ({ storage, runtime })");
+  const { storage, runtime } = options;
+  if (!storage || typeof storage.commit !== "function" || typeof storage.history !== "function") {
+    throw new TypeError("createGateway: options.storage must implement Storage (for example memoryStorage() from chat-gateway/storage/memory)");
+  }
+  if (!runtime || typeof runtime.turn !== "function") throw new TypeError("createGateway: options.runtime must implement AgentRuntime (a turn(input) method)");
+  if (options.push && !options.push.every((s) => typeof s.send === "function" && typeof s.accepts === "function")) {
+    throw new TypeError("createGateway: every options.push entry must implement PushSender (accepts, send)");
+  }
+  const limit = options.rateLimit ?? { perSecond: 20, burst: 60 };
+  return {
+    storage,
+    runtime,
+    mediaStore: options.mediaStore,
+    push: options.push ?? [],
+    streaming: options.streaming ?? true,
+    maxFrameBytes: positive("maxFrameBytes", options.maxFrameBytes, LIMITS.maxFrameBytes),
+    maxMediaBytes: positive("maxMediaBytes", options.maxMediaBytes, LIMITS.maxMediaBytes),
+    searchMax: positive("searchMax", options.searchMax, LIMITS.searchMax),
+    rateLimit: { perSecond: positive("rateLimit.perSecond", limit.perSecond, 20), burst: positive("rateLimit.burst", limit.burst, 60) },
+    maxUploadsPerConnection: positive("maxUploadsPerConnection", options.maxUploadsPerConnection, 4),
+    maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
+    turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),
+    historyTurns: options.historyTurns ?? 20,
+    updateIntervalMs: options.updateIntervalMs ?? 50,
+    checkpointIntervalMs: positive("checkpointIntervalMs", options.checkpointIntervalMs, 2_000),
+    retention: { maxFrames: options.retention?.maxFrames ?? 10_000, maxAgeMs: options.retention?.maxAgeMs ?? 30 * 24 * 3600 * 1000 },
+    backpressure: { softBytes: options.backpressure?.softBytes ?? 1024 * 1024, hardBytes: options.backpressure?.hardBytes ?? 16 * 1024 * 1024 },
+    runtimeInfo: options.runtimeInfo ?? {},
+    pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
+    logger: options.logger ?? consoleLogger,
+    now: options.now ?? Date.now,
+  };
+}
+
+/**
+ * Create a gateway.
+ *
+ * @example
+ * ```ts
+ * import http from "node:http";
+ * import { createGateway } from "chat-gateway";
+ * import { memoryStorage } from "chat-gateway/storage/memory";
+ * import { demoRuntime } from "chat-gateway/runtime/demo";
+ * import { attachWebSocket } from "chat-gateway/ws";
+ *
+ * const gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime() });
+ * await gateway.start();
+ * const server = http.createServer();
+ * attachWebSocket(gateway, { server, path: "/ws/gateway" });
+ * server.listen(8787, "127.0.0.1");
+ * ```
+ */
+export function createGateway(options: GatewayOptions): Gateway {
+  const resolved = resolveOptions(options);
+  const hub = new Hub({
+    options: resolved,
+    storage: resolved.storage,
+    runtime: resolved.runtime,
+    bus: options.bus ?? memoryBus(),
+    authenticator: options.authenticator ?? openAuthenticator(),
+    commands: createCommandRegistry(resolved.runtime),
+  });
+  let state: "new" | "starting" | "running" | "closing" | "closed" = "new";
+  const sessions = new Map<string, DeviceSession>();
+  hub.on("disconnect", (info) => sessions.delete(info.connectionId));
+  const background = new Set<Promise<unknown>>();
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    background.add(work);
+    void work.finally(() => background.delete(work)).catch(() => undefined);
+    return work;
+  };
+
+  async function recoverInterruptedTurns(): Promise<void> {
+    for (const { owner, message } of await hub.storage.unfinishedMessages()) {
+      const ended: StoredMessage = { ...message, status: "interrupted" };
+      if (!ended.text) ended.text = "(interrupted: the gateway restarted)";
+      const where = { chat_id: ended.chat_id, thread_id: ended.thread_id };
+      await hub.store(owner, { messages: [ended] }, [
+        {
+          type: "message.stop",
+          payload: {
+            message_id: ended.message_id,
+            final_text: ended.text,
+            reasoning: ended.reasoning,
+            ...(ended.model ? { model: ended.model } : {}),
+            ...(ended.tokens !== undefined ? { tokens: ended.tokens } : {}),
+            runtime: ended.runtime ?? {},
+            ts: ended.ts,
+            media: ended.media,
+            status: "interrupted",
+            ...(ended.reply_to ? { reply_to: ended.reply_to } : {}),
+            ...where,
+          },
+        },
+      ]);
+    }
+  }
+
+  const gateway = hub as unknown as Gateway;
+  const api = {
+    options: resolved,
+    commands: hub.commands,
+    async start() {
+      if (state !== "new") throw new GatewayError("unsupported", "start() was already called");
+      state = "starting";
+      await hub.storage.open?.();
+      await recoverInterruptedTurns();
+      state = "running";
+    },
+    async close() {
+      if (state === "closed" || state === "closing") return;
+      state = "closing";
+      hub.lanes.abortAll("shutdown");
+      // Every aborted turn stores its final frame before the sockets go.
+      await Promise.race([hub.lanes.idle(), new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      await Promise.allSettled([...background]);
+      for (const session of [...sessions.values()]) session.close(CLOSE_CODES.goingAway, "server shutting down");
+      await hub.storage.close?.();
+      await hub.bus.close?.();
+      state = "closed";
+    },
+    accept(connection: Connection): ConnectionHandle {
+      const session = new DeviceSession(hub, connection);
+      if (state !== "running") {
+        connection.close(CLOSE_CODES.goingAway, state === "new" || state === "starting" ? "gateway not started" : "server shutting down");
+        session.closed();
+        return session;
+      }
+      sessions.set(session.id, session);
+      return session;
+    },
+    post(owner: Owner, chatId: ChatId, input: PostInput, postOptions: { threadId?: ChatId | null } = {}) {
+      return track(
+        (async () => {
+          await hub.ensureDefaultChannel(owner);
+          const lane = await hub.resolveLane(owner, chatId, postOptions.threadId);
+          const events = "events" in input ? () => input.events : () => textOnly(input.text, input.reasoning);
+          return new Promise<StoredMessage>((resolve, reject) => {
+            try {
+              hub.lanes.enqueue(owner, { chat_id: lane.chat_id, thread_id: lane.thread_id }, async (turn) => {
+                resolve(await runAnswer(hub, { owner, lane: { chat_id: lane.chat_id, thread_id: lane.thread_id }, turn, events }));
+              });
+            } catch (error) {
+              reject(error);
+            }
+          });
+        })(),
+      );
+    },
+    async notify(owner: Owner, input: NotifyInput): Promise<Seq> {
+      const notification: Notification = { kind: input.kind, title: input.title, body: input.body, ts: input.ts ?? hub.now() };
+      if (input.chat_id !== undefined) notification.chat_id = input.chat_id;
+      if (input.thread_id !== undefined) notification.thread_id = input.thread_id;
+      const [frame] = await track(hub.store(owner, {}, [{ type: "notification", payload: { ...notification } }]));
+      hub.pushIfAway(owner, { kind: "notification", title: input.title, body: input.body, notification_kind: input.kind, chat_id: input.chat_id, thread_id: input.thread_id });
+      return frame.seq!;
+    },
+    channels: {
+      create: (owner: Owner, input: ChannelInput) => createChannel(hub, owner, input),
+      list: (owner: Owner) => listChannels(hub, owner),
+      update: (owner: Owner, chatId: ChatId, changes: Parameters<ChannelApi["update"]>[2]) => updateChannel(hub, owner, { chat_id: chatId, ...changes }),
+      setDefault: (owner: Owner, chatId: ChatId) => setDefault(hub, owner, chatId),
+      delete: (owner: Owner, chatId: ChatId) => deleteChannel(hub, owner, chatId),
+    } satisfies ChannelApi,
+  };
+  Object.assign(gateway, api);
+  return gateway;
+}
+
+async function* textOnly(text: string, reasoning?: string): AsyncIterable<RuntimeEvent> {
+  if (reasoning) yield { type: "reasoning", delta: reasoning };
+  yield { type: "text", delta: text };
+}

@@ -1,0 +1,85 @@
+/**
+ * The options of {@link createGateway} and their defaults.
+ * @module
+ */
+import type { Authenticator } from "./authenticator.js";
+import type { Bus } from "./bus.js";
+import type { MediaStore } from "./media-store.js";
+import type { PushSender } from "./push.js";
+import type { RuntimeInfoOptions } from "./runtime-info.js";
+import type { AgentRuntime } from "./runtime.js";
+import type { RetentionPolicy, Storage } from "./storage.js";
+import type { RateLimit } from "./token-bucket.js";
+
+/** Where the gateway writes what it notices; defaults to `console` for warnings and errors. */
+export interface Logger {
+  info(message: string, detail?: unknown): void;
+  warn(message: string, detail?: unknown): void;
+  error(message: string, detail?: unknown): void;
+}
+
+/** Options of {@link createGateway}. Only `storage` and `runtime` are required. */
+export interface GatewayOptions {
+  /** Channels, messages, outbox, devices, media metadata. */
+  storage: Storage;
+  /** The agent. */
+  runtime: AgentRuntime;
+  /** Turns `hello.token` into an owner. Default: {@link openAuthenticator} (no login, one anonymous owner). */
+  authenticator?: Authenticator;
+  /** Fan-out between processes. Default: the in-process {@link memoryBus}. */
+  bus?: Bus;
+  /** Media bytes. Without it, media frames answer `unsupported`. */
+  mediaStore?: MediaStore;
+  /** Push senders, tried in order for each device with a push target. */
+  push?: PushSender[];
+  /** Gateway-side streaming setting for this platform (default true). False: one `message` per answer. */
+  streaming?: boolean;
+  /** Largest text frame in bytes (default 1 MiB); larger closes the connection with 1009. */
+  maxFrameBytes?: number;
+  /** Largest media item in bytes (default 50 MiB). */
+  maxMediaBytes?: number;
+  /** Largest search page (default 100). */
+  searchMax?: number;
+  /** Per-connection frame budget (default 20/s sustained, burst 60). Binary chunks do not count. */
+  rateLimit?: RateLimit;
+  /** Uploads in flight per connection (default 4). */
+  maxUploadsPerConnection?: number;
+  /** Turns waiting or running per owner (default 16); one more `message.send` is `rate_limited`. */
+  maxTurnsPerOwner?: number;
+  /** A turn whose runtime yields nothing for this long is ended as failed (milliseconds, default 120,000). */
+  turnTimeoutMs?: number;
+  /** How many earlier messages of the lane a turn receives (default 20). */
+  historyTurns?: number;
+  /** At most one `message.update` per message per this many milliseconds (default 50). */
+  updateIntervalMs?: number;
+  /** A streaming message's text is saved this often, so a crash keeps most of it (milliseconds, default 2,000). */
+  checkpointIntervalMs?: number;
+  /** Outbox kept per owner (default 10,000 frames, 30 days). */
+  retention?: Partial<RetentionPolicy>;
+  /**
+   * Slow consumers: past `softBytes` buffered, a device gets only the latest `message.update` of each
+   * message; past `hardBytes` it is closed with 1013 and catches up with `sync`.
+   * Defaults 1 MiB and 16 MiB.
+   */
+  backpressure?: { softBytes?: number; hardBytes?: number };
+  /** Settings that complete the runtime footer (context window, prices, cwd). */
+  runtimeInfo?: RuntimeInfoOptions;
+  /** Retries of a failed push (default 3) and the first backoff (milliseconds, default 1,000; doubles). */
+  pushRetry?: { attempts?: number; backoffMs?: number };
+  /** Where warnings and errors go. */
+  logger?: Logger;
+  /** The clock, epoch milliseconds (for tests). */
+  now?: () => number;
+}
+
+/** Options with every default applied. */
+export type ResolvedOptions = Required<
+  Omit<GatewayOptions, "authenticator" | "bus" | "mediaStore" | "push" | "retention" | "backpressure" | "runtimeInfo" | "pushRetry">
+> & {
+  push: PushSender[];
+  mediaStore: MediaStore | undefined;
+  retention: RetentionPolicy;
+  backpressure: { softBytes: number; hardBytes: number };
+  runtimeInfo: RuntimeInfoOptions;
+  pushRetry: { attempts: number; backoffMs: number };
+};

@@ -1,0 +1,36 @@
+/**
+ * A token bucket: the per-connection frame-rate budget (PROTOCOL.md §8).
+ * @module
+ */
+
+/** Rate limit settings. */
+export interface RateLimit {
+  /** Sustained frames per second. */
+  perSecond: number;
+  /** Frames allowed in a burst. */
+  burst: number;
+}
+
+/** Refills continuously; `take()` is false when the frame must be refused. */
+export class TokenBucket {
+  #tokens: number;
+  #last: number;
+  readonly #limit: RateLimit;
+  readonly #now: () => number;
+
+  constructor(limit: RateLimit, now: () => number = Date.now) {
+    this.#limit = limit;
+    this.#now = now;
+    this.#tokens = limit.burst;
+    this.#last = now();
+  }
+
+  take(): boolean {
+    const now = this.#now();
+    this.#tokens = Math.min(this.#limit.burst, this.#tokens + ((now - this.#last) / 1000) * this.#limit.perSecond);
+    this.#last = now;
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+}

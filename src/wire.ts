@@ -1,0 +1,36 @@
+/**
+ * Encoding gateway → client frames. A frame fanned out to many devices is serialised once; the
+ * variant for devices without streaming (a stored `message.stop` seen as `message`) too.
+ * @module
+ */
+import type { OutgoingFrame } from "./bus.js";
+
+const encoded = new WeakMap<OutgoingFrame, string>();
+const asMessage = new WeakMap<OutgoingFrame, OutgoingFrame>();
+
+/** The JSON text of a frame, with an optional request id; cached when there is no id. */
+export function encodeFrame(frame: OutgoingFrame, id?: string): string {
+  if (id !== undefined) {
+    return JSON.stringify(frame.seq === undefined ? { type: frame.type, id, payload: frame.payload } : { type: frame.type, id, seq: frame.seq, payload: frame.payload });
+  }
+  let text = encoded.get(frame);
+  if (text === undefined) {
+    text = JSON.stringify(frame.seq === undefined ? { type: frame.type, payload: frame.payload } : { type: frame.type, seq: frame.seq, payload: frame.payload });
+    encoded.set(frame, text);
+  }
+  return text;
+}
+
+/**
+ * The `message` frame equivalent of a `message.stop` (same `message_id`, `text` = `final_text`,
+ * same `seq`), for devices whose `caps.streaming` is false (PROTOCOL.md §5).
+ */
+export function stopAsMessage(stop: OutgoingFrame): OutgoingFrame {
+  let frame = asMessage.get(stop);
+  if (frame === undefined) {
+    const { final_text, ...rest } = stop.payload;
+    frame = { type: "message", seq: stop.seq, payload: { ...rest, role: "assistant", text: final_text } };
+    asMessage.set(stop, frame);
+  }
+  return frame;
+}
