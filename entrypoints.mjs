@@ -5,6 +5,7 @@ export const entrypoints = [
   { subpath: ".", source: "src/index.ts" },
   { subpath: "./ws", source: "adapters/ws/index.ts" },
   { subpath: "./storage/memory", source: "adapters/storage/memory/index.ts" },
+  { subpath: "./storage/sqljs", source: "adapters/storage/sqljs/index.ts" },
   { subpath: "./runtime/demo", source: "adapters/runtime/demo/index.ts" },
   { subpath: "./http", source: "adapters/http/index.ts" },
   { subpath: "./push/ntfy", source: "adapters/push/ntfy/index.ts" },

@@ -1,0 +1,120 @@
+import type { Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import type { Sql } from "./sql.js";
+
+/**
+ * One journaled write. Live writes and journal replay both go through {@link applyOp}, so replaying
+ * the journal on top of a snapshot rebuilds exactly the state that was acknowledged. Everything an
+ * op depends on that is not in the database (the clock) is recorded in it.
+ */
+export type JournalOp =
+  | { k: "commit"; o: Owner; c: Change; t: number }
+  | { k: "device"; o: Owner; d: Device }
+  | { k: "media"; o: Owner; m: MediaRecord }
+  | { k: "unmedia"; o: Owner; ids: MediaId[] }
+  | { k: "prune"; o: Owner; p: RetentionPolicy; t: number };
+
+/** The message without its text, which has a column of its own (the FTS content). */
+function messageData(m: StoredMessage): string {
+  return JSON.stringify({ ...m, text: undefined });
+}
+
+function upsertMessage(sql: Sql, owner: Owner, m: StoredMessage): void {
+  const threadKey = m.thread_id ?? "";
+  const cols = [m.chat_id, threadKey, m.ts, m.role, m.status ?? null, m.client_msg_id ?? null, m.text, messageData(m)];
+  const old = sql.get("SELECT id FROM messages WHERE owner = ? AND message_id = ?", [owner, m.message_id]);
+  let id: number;
+  if (old) {
+    id = old[0] as number;
+    // FTS4 external content: removing the index entry reads the old text from the row, so it comes first.
+    sql.run("DELETE FROM messages_fts WHERE docid = ?", [id]);
+    sql.run(
+      "UPDATE messages SET chat_id = ?, thread_key = ?, ts = ?, role = ?, status = ?, client_msg_id = ?, text = ?, data = ? WHERE id = ?",
+      [...cols, id],
+    );
+  } else {
+    sql.run(
+      "INSERT INTO messages (owner, message_id, chat_id, thread_key, ts, role, status, client_msg_id, text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      [owner, m.message_id, ...cols],
+    );
+    id = sql.get("SELECT last_insert_rowid()")![0] as number;
+  }
+  sql.run("INSERT INTO messages_fts (docid, text) VALUES (?, ?)", [id, m.text]);
+}
+
+/** Deletes message rows (id, data) with their index entries and media metadata. */
+function deleteRows(sql: Sql, owner: Owner, rows: unknown[][], orphaned: Set<MediaId>): void {
+  for (const [id, data] of rows) {
+    sql.run("DELETE FROM messages_fts WHERE docid = ?", [id as number]);
+    sql.run("DELETE FROM messages WHERE id = ?", [id as number]);
+    for (const ref of (JSON.parse(data as string) as StoredMessage).media ?? []) {
+      orphaned.add(ref.media_id);
+      sql.run("DELETE FROM media WHERE owner = ? AND media_id = ?", [owner, ref.media_id]);
+    }
+  }
+}
+
+function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
+  for (const ch of c.channels ?? []) {
+    sql.run("INSERT OR REPLACE INTO channels (owner, chat_id, data) VALUES (?, ?, ?)", [owner, ch.chat_id, JSON.stringify(ch)]);
+  }
+  for (const m of c.messages ?? []) upsertMessage(sql, owner, m);
+  const orphaned = new Set<MediaId>();
+  for (const id of c.deleteMessages ?? []) {
+    deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND message_id = ?", [owner, id as MessageId]), orphaned);
+  }
+  for (const chatId of c.deleteChannels ?? []) {
+    sql.run("DELETE FROM channels WHERE owner = ? AND chat_id = ?", [owner, chatId]);
+    deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND chat_id = ?", [owner, chatId]), orphaned);
+    deleteRows(
+      sql,
+      owner,
+      sql.all("SELECT id, data FROM messages WHERE owner = ? AND thread_key = ? AND thread_key <> ''", [owner, chatId]),
+      orphaned,
+    );
+  }
+  const seqs: Seq[] = [];
+  if (c.outbox?.length) {
+    let last = lastSeq(sql, owner);
+    for (const frame of c.outbox) {
+      sql.run("INSERT INTO outbox (owner, seq, ts, type, payload) VALUES (?, ?, ?, ?, ?)", [owner, ++last, ts, frame.type, JSON.stringify(frame.payload)]);
+      seqs.push(last);
+    }
+    sql.run("INSERT OR REPLACE INTO outbox_last (owner, last) VALUES (?, ?)", [owner, last]);
+  }
+  return { seqs, orphanedMedia: [...orphaned] };
+}
+
+/** The highest `seq` ever given to the owner (0 before the first). */
+export function lastSeq(sql: Sql, owner: Owner): Seq {
+  return (sql.get("SELECT last FROM outbox_last WHERE owner = ?", [owner])?.[0] as number | undefined) ?? 0;
+}
+
+/** Both cuts are indexed range deletes from the front, since kept seqs are always contiguous. */
+function prune(sql: Sql, owner: Owner, policy: RetentionPolicy, now: number): void {
+  const keepFrom = lastSeq(sql, owner) - Math.max(0, policy.maxFrames);
+  sql.run("DELETE FROM outbox WHERE owner = ? AND seq <= ?", [owner, keepFrom]);
+  const old = sql.get("SELECT seq FROM outbox WHERE owner = ? AND ts < ? ORDER BY ts DESC, seq DESC LIMIT 1", [owner, now - policy.maxAgeMs]);
+  if (old) sql.run("DELETE FROM outbox WHERE owner = ? AND seq <= ?", [owner, old[0]]);
+}
+
+/** Applies one op; the caller holds the transaction. */
+export function applyOp(sql: Sql, op: JournalOp): CommitResult | undefined {
+  switch (op.k) {
+    case "commit":
+      return commit(sql, op.o, op.c, op.t);
+    case "device":
+      sql.run("INSERT OR REPLACE INTO devices (owner, device_id, data) VALUES (?, ?, ?)", [op.o, op.d.device_id, JSON.stringify(op.d)]);
+      return undefined;
+    case "media":
+      sql.run("INSERT OR REPLACE INTO media (owner, media_id, data) VALUES (?, ?, ?)", [op.o, op.m.media_id, JSON.stringify(op.m)]);
+      return undefined;
+    case "unmedia":
+      for (const id of op.ids) sql.run("DELETE FROM media WHERE owner = ? AND media_id = ?", [op.o, id]);
+      return undefined;
+    case "prune":
+      prune(sql, op.o, op.p, op.t);
+      return undefined;
+    default:
+      throw new Error(`unknown journal op ${(op as { k: unknown }).k}`);
+  }
+}

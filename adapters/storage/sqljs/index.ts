@@ -1,0 +1,384 @@
+/**
+ * Embedded {@link Storage} on sql.js (SQLite compiled to WebAssembly), the default of `npm start`.
+ * Needs the optional peer dependency `sql.js`.
+ *
+ * The database lives in memory. Every write is applied to it and appended to a journal (length,
+ * CRC-32, JSON of the change), fsynced in group-committed batches before the write resolves, so the
+ * cost of a write does not grow with the database. Now and then the whole database is exported to
+ * a snapshot (temporary file, fsync, rename) and the journal rotates to a new generation; a start
+ * loads the newest intact snapshot and replays the journals written since. A torn or corrupt
+ * journal tail is dropped with a warning and everything before it is kept.
+ *
+ * The export blocks the event loop (about 1.5 s at a million messages), so writes issued during it
+ * wait and are acknowledged right after; none is lost, since the journal keeps every record after
+ * the snapshot point in the next generation. Snapshots are taken when the journal outgrows a
+ * fraction of the database, which keeps their cost per write constant.
+ *
+ * ```ts
+ * import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+ * const storage = sqlJsStorage({ dir: "./data" });
+ * ```
+ * @module
+ */
+import { mkdir, readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import initSqlJs from "sql.js";
+import type { Database, SqlJsStatic } from "sql.js";
+import type {
+  Change,
+  ChatId,
+  CommitResult,
+  Device,
+  DeviceId,
+  HistoryPage,
+  HistoryQuery,
+  MediaId,
+  MediaRecord,
+  MessageId,
+  OutboxBounds,
+  OutboxEntry,
+  Owner,
+  RetentionPolicy,
+  SearchHit,
+  SearchQuery,
+  Seq,
+  Storage,
+  StoredMessage,
+  Channel,
+} from "chat-gateway";
+import { applyOp, type JournalOp } from "./apply.js";
+import { JournalWriter, encodeRecord, journalGen, journalName, readJournal, truncateJournal } from "./journal.js";
+import { acquireLock } from "./lock.js";
+import { queries } from "./queries.js";
+import { migrate } from "./schema.js";
+import { search } from "./search.js";
+import { readSnapshot, snapshotGen, snapshotName, writeSnapshot } from "./snapshot.js";
+import { Sql } from "./sql.js";
+
+export { DataDirLockedError } from "./lock.js";
+export { SchemaTooNewError, SCHEMA_VERSION } from "./schema.js";
+
+/** Options of {@link sqlJsStorage}. */
+export interface SqlJsStorageOptions {
+  /** Data folder; created if missing. One process owns it at a time. */
+  dir: string;
+  /** A ready sql.js module (from `initSqlJs()`); default: initialised on `open()`. */
+  sqlJs?: SqlJsStatic;
+  /** Journal bytes that always allow a snapshot. Default 8 MiB. */
+  snapshotMinBytes?: number;
+  /**
+   * A snapshot is taken once the journal since the last one exceeds this fraction of the last
+   * snapshot's size (or {@link snapshotMinBytes}, whichever is larger). Default 0.25.
+   */
+  snapshotRatio?: number;
+  /** Also snapshot a non-empty journal this often, milliseconds; 0 turns it off. Default 10 minutes. */
+  snapshotIntervalMs?: number;
+  /** Receives recoverable problems (a dropped journal tail, a skipped damaged snapshot). Default `console.warn`. */
+  onWarning?: (message: string) => void;
+}
+
+function positive(name: string, value: number | undefined, allowZero = false): void {
+  if (value === undefined) return;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new TypeError(`sqlJsStorage: ${name} must be a ${allowZero ? "non-negative" : "positive"} number, got ${String(value)}`);
+  }
+}
+
+/**
+ * Creates the sql.js {@link Storage} over the data folder `dir`. Nothing touches the disk before
+ * `open()`, which takes the folder's lock, loads and replays it.
+ */
+export function sqlJsStorage(options: SqlJsStorageOptions): Storage {
+  if (!options || typeof options.dir !== "string" || options.dir === "") {
+    throw new TypeError("sqlJsStorage: options.dir must be the path of the data folder");
+  }
+  positive("snapshotMinBytes", options.snapshotMinBytes);
+  positive("snapshotRatio", options.snapshotRatio);
+  positive("snapshotIntervalMs", options.snapshotIntervalMs, true);
+  if (options.onWarning !== undefined && typeof options.onWarning !== "function") {
+    throw new TypeError("sqlJsStorage: options.onWarning must be a function");
+  }
+  return new SqlJsStorage(options);
+}
+
+class SqlJsStorage implements Storage {
+  readonly #dir: string;
+  readonly #options: SqlJsStorageOptions;
+  readonly #warn: (message: string) => void;
+  #state: "new" | "opening" | "open" | "closed" = "new";
+  #db!: Database;
+  #sql!: Sql;
+  #journal!: JournalWriter;
+  #release: (() => Promise<void>) | undefined;
+  /** Journal generation new records go to. */
+  #gen = 1;
+  /** Generations of the snapshots on disk, oldest first. */
+  #snapshots: number[] = [];
+  #snapshotBytes = 0;
+  #journalBytes = 0;
+  #snapshotting: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: SqlJsStorageOptions) {
+    this.#dir = options.dir;
+    this.#options = options;
+    this.#warn = options.onWarning ?? ((m) => console.warn(m));
+  }
+
+  async open(): Promise<void> {
+    if (this.#state !== "new") throw new Error(`sql.js storage: open() called on a storage that is ${this.#state}`);
+    this.#state = "opening";
+    await mkdir(this.#dir, { recursive: true });
+    this.#release = await acquireLock(this.#dir);
+    try {
+      await this.#load();
+    } catch (error) {
+      this.#db?.close();
+      await this.#release();
+      this.#state = "closed";
+      throw error;
+    }
+    this.#state = "open";
+    const every = this.#options.snapshotIntervalMs ?? 10 * 60_000;
+    if (every > 0) {
+      this.#timer = setInterval(() => {
+        if (this.#journalBytes > 0) this.#snapshotSoon(true);
+      }, every);
+      this.#timer.unref();
+    }
+    this.#snapshotSoon(false);
+  }
+
+  async #load(): Promise<void> {
+    const SQL = this.#options.sqlJs ?? (await initSqlJs());
+    const names = await readdir(this.#dir);
+    for (const n of names) if (n.endsWith(".tmp")) await rm(join(this.#dir, n), { force: true });
+    const snapshots = names.map(snapshotGen).filter((g): g is number => g !== undefined).sort((a, b) => a - b);
+    const journals = names.map(journalGen).filter((g): g is number => g !== undefined).sort((a, b) => a - b);
+
+    let base = 1;
+    let loaded: Database | undefined;
+    for (let i = snapshots.length - 1; i >= 0 && !loaded; i--) {
+      const path = join(this.#dir, snapshotName(snapshots[i]));
+      try {
+        const bytes = await readSnapshot(path);
+        loaded = new SQL.Database(bytes);
+        loaded.exec("SELECT count(*) FROM sqlite_master");
+        base = snapshots[i];
+        this.#snapshotBytes = bytes.length;
+        this.#snapshots = snapshots.slice(0, i + 1);
+      } catch (error) {
+        loaded?.close();
+        loaded = undefined;
+        this.#warn(`sql.js storage: skipping snapshot ${path}: ${(error as Error).message}`);
+      }
+    }
+    if (!loaded && snapshots.length) {
+      throw new Error(`sql.js storage: no intact snapshot in ${this.#dir}; refusing to start from an incomplete history. Restore the folder from a backup.`);
+    }
+    if (!loaded && journals.length && journals[0] > 1) {
+      throw new Error(`sql.js storage: ${this.#dir} has journals from generation ${journals[0]} but no snapshot; refusing to start from an incomplete history.`);
+    }
+    this.#db = loaded ?? new SQL.Database();
+    this.#sql = new Sql(this.#db);
+    migrate(this.#db);
+
+    for (const gen of journals) {
+      if (gen < base) continue;
+      const path = join(this.#dir, journalName(gen));
+      const contents = await readJournal(path);
+      this.#replay(path, contents.payloads);
+      this.#journalBytes += contents.validBytes;
+      if (contents.damage) {
+        this.#warn(
+          `sql.js storage: ${path}: ${contents.damage}; dropped the last ${contents.totalBytes - contents.validBytes} bytes (writes that were never acknowledged), kept ${contents.payloads.length} records before it`,
+        );
+        await truncateJournal(path, contents.validBytes);
+      }
+    }
+    // A fresh generation per start: appends never follow a tail that a crash may have torn.
+    this.#gen = Math.max(base, journals.at(-1) ?? 0) + 1;
+    this.#journal = new JournalWriter(this.#dir);
+  }
+
+  #replay(path: string, payloads: string[]): void {
+    this.#sql.transaction(() => {
+      for (let i = 0; i < payloads.length; i++) {
+        this.#db.exec("SAVEPOINT op");
+        try {
+          applyOp(this.#sql, JSON.parse(payloads[i]) as JournalOp);
+          this.#db.exec("RELEASE op");
+        } catch (error) {
+          this.#db.exec("ROLLBACK TO op");
+          this.#db.exec("RELEASE op");
+          this.#warn(`sql.js storage: ${path}: record ${i} could not be applied and was skipped: ${(error as Error).message}`);
+        }
+      }
+    });
+  }
+
+  #ready(): void {
+    if (this.#state !== "open") throw new Error(`sql.js storage: the storage is ${this.#state === "new" || this.#state === "opening" ? "not open yet" : "closed"}`);
+    const failure = this.#journal.failure;
+    if (failure !== undefined) throw new Error("sql.js storage: the journal could not be written; restart to recover", { cause: failure });
+  }
+
+  /**
+   * Applies a write to the database, then journals it; resolves once it is on disk. Applying
+   * first means a write that fails (bad value, constraint) rejects with nothing journaled.
+   */
+  async #write(op: JournalOp): Promise<CommitResult | undefined> {
+    this.#ready();
+    const record = encodeRecord(JSON.stringify(op));
+    const result = this.#sql.transaction(() => applyOp(this.#sql, op));
+    const durable = this.#journal.append(this.#gen, record);
+    this.#journalBytes += record.length;
+    this.#snapshotSoon(false);
+    await durable;
+    return result;
+  }
+
+  /**
+   * Runs a read, then waits until every write it could have seen is on disk, so nobody is ever
+   * shown (and acts on) a change that a crash could still take back.
+   */
+  async #read<T>(fn: () => T): Promise<T> {
+    this.#ready();
+    const lsn = this.#journal.appendedLsn;
+    const out = fn();
+    await this.#journal.waitDurable(lsn);
+    return out;
+  }
+
+  #snapshotThreshold(): number {
+    return Math.max(this.#options.snapshotMinBytes ?? 8 * 1024 * 1024, (this.#options.snapshotRatio ?? 0.25) * this.#snapshotBytes);
+  }
+
+  #snapshotSoon(force: boolean): void {
+    if (this.#snapshotting || this.#state !== "open") return;
+    if (!force && this.#journalBytes < this.#snapshotThreshold()) return;
+    this.#snapshotting = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => (this.#state === "open" ? this.#snapshot() : undefined))
+      .finally(() => {
+        this.#snapshotting = undefined;
+      });
+  }
+
+  /**
+   * Exports the database and rotates the journal in one synchronous step, so every record up to
+   * this point is in the snapshot and every later one is in the new generation.
+   */
+  async #snapshot(): Promise<void> {
+    const gen = this.#gen + 1;
+    const bytes = this.#db.export();
+    this.#gen = gen;
+    const journalBytes = this.#journalBytes;
+    this.#journalBytes = 0;
+    try {
+      await writeSnapshot(this.#dir, gen, bytes);
+    } catch (error) {
+      this.#journalBytes += journalBytes;
+      this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`);
+      return;
+    }
+    this.#snapshotBytes = bytes.length;
+    this.#snapshots.push(gen);
+    // Keep the previous snapshot and the journals since it, as a fallback should the newest be damaged.
+    const keepFrom = this.#snapshots.at(-2) ?? gen;
+    const names = await readdir(this.#dir);
+    for (const n of names) {
+      const g = snapshotGen(n) ?? journalGen(n);
+      if (g !== undefined && g < keepFrom) await rm(join(this.#dir, n), { force: true });
+    }
+    this.#snapshots = this.#snapshots.filter((g) => g >= keepFrom);
+  }
+
+  async close(): Promise<void> {
+    if (this.#state === "closed" || this.#state === "new") {
+      this.#state = "closed";
+      return;
+    }
+    clearInterval(this.#timer);
+    await this.#snapshotting;
+    this.#state = "closed";
+    await this.#journal.close();
+    if (this.#journalBytes > 0 && this.#journal.failure === undefined) {
+      try {
+        await this.#snapshot();
+      } catch (error) {
+        this.#warn(`sql.js storage: closing snapshot failed, the journal keeps everything: ${(error as Error).message}`);
+      }
+    }
+    this.#sql.free();
+    this.#db.close();
+    await this.#release?.();
+  }
+
+  async commit(owner: Owner, change: Change): Promise<CommitResult> {
+    return (await this.#write({ k: "commit", o: owner, c: change, t: Date.now() }))!;
+  }
+
+  getChannel(owner: Owner, chatId: ChatId): Promise<Channel | undefined> {
+    return this.#read(() => queries.getChannel(this.#sql, owner, chatId));
+  }
+
+  listChannels(owner: Owner): Promise<Channel[]> {
+    return this.#read(() => queries.listChannels(this.#sql, owner));
+  }
+
+  getMessage(owner: Owner, messageId: MessageId): Promise<StoredMessage | undefined> {
+    return this.#read(() => queries.getMessage(this.#sql, owner, messageId));
+  }
+
+  findByClientMsgId(owner: Owner, chatId: ChatId, clientMsgId: string): Promise<StoredMessage | undefined> {
+    return this.#read(() => queries.findByClientMsgId(this.#sql, owner, chatId, clientMsgId));
+  }
+
+  history(owner: Owner, query: HistoryQuery): Promise<HistoryPage | undefined> {
+    return this.#read(() => queries.history(this.#sql, owner, query));
+  }
+
+  unfinishedMessages(): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
+    return this.#read(() => queries.unfinishedMessages(this.#sql));
+  }
+
+  search(owner: Owner, query: SearchQuery): Promise<SearchHit[]> {
+    return this.#read(() => search(this.#sql, owner, query));
+  }
+
+  readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]> {
+    return this.#read(() => queries.readOutbox(this.#sql, owner, after, limit));
+  }
+
+  outboxBounds(owner: Owner): Promise<OutboxBounds> {
+    return this.#read(() => queries.outboxBounds(this.#sql, owner));
+  }
+
+  async pruneOutbox(owner: Owner, policy: RetentionPolicy, now: number): Promise<void> {
+    await this.#write({ k: "prune", o: owner, p: policy, t: now });
+  }
+
+  getDevice(owner: Owner, deviceId: DeviceId): Promise<Device | undefined> {
+    return this.#read(() => queries.getDevice(this.#sql, owner, deviceId));
+  }
+
+  listDevices(owner: Owner): Promise<Device[]> {
+    return this.#read(() => queries.listDevices(this.#sql, owner));
+  }
+
+  async putDevice(owner: Owner, device: Device): Promise<void> {
+    await this.#write({ k: "device", o: owner, d: device });
+  }
+
+  getMedia(owner: Owner, mediaId: MediaId): Promise<MediaRecord | undefined> {
+    return this.#read(() => queries.getMedia(this.#sql, owner, mediaId));
+  }
+
+  async putMedia(owner: Owner, media: MediaRecord): Promise<void> {
+    await this.#write({ k: "media", o: owner, m: media });
+  }
+
+  async deleteMedia(owner: Owner, mediaIds: MediaId[]): Promise<void> {
+    await this.#write({ k: "unmedia", o: owner, ids: mediaIds });
+  }
+}

@@ -1,0 +1,108 @@
+import type {
+  Channel,
+  ChatId,
+  Device,
+  HistoryPage,
+  HistoryQuery,
+  MediaRecord,
+  OutboxBounds,
+  OutboxEntry,
+  Owner,
+  Seq,
+  StoredMessage,
+} from "chat-gateway";
+import { lastSeq } from "./apply.js";
+import type { Sql } from "./sql.js";
+
+function message(text: unknown, data: unknown): StoredMessage {
+  return { ...(JSON.parse(data as string) as Omit<StoredMessage, "text">), text: text as string };
+}
+
+/** The read side of the schema; every result is freshly parsed, so callers own it. */
+export const queries = {
+  getChannel(sql: Sql, owner: Owner, chatId: ChatId): Channel | undefined {
+    const row = sql.get("SELECT data FROM channels WHERE owner = ? AND chat_id = ?", [owner, chatId]);
+    return row && (JSON.parse(row[0] as string) as Channel);
+  },
+
+  listChannels(sql: Sql, owner: Owner): Channel[] {
+    return sql.all("SELECT data FROM channels WHERE owner = ?", [owner]).map((r) => JSON.parse(r[0] as string) as Channel);
+  },
+
+  getMessage(sql: Sql, owner: Owner, messageId: string): StoredMessage | undefined {
+    const row = sql.get("SELECT text, data FROM messages WHERE owner = ? AND message_id = ?", [owner, messageId]);
+    return row && message(row[0], row[1]);
+  },
+
+  findByClientMsgId(sql: Sql, owner: Owner, chatId: ChatId, clientMsgId: string): StoredMessage | undefined {
+    const row = sql.get("SELECT text, data FROM messages WHERE owner = ? AND client_msg_id = ? AND (chat_id = ? OR thread_key = ?) LIMIT 1", [
+      owner,
+      clientMsgId,
+      chatId,
+      chatId,
+    ]);
+    return row && message(row[0], row[1]);
+  },
+
+  /** One row more than asked tells whether older messages exist. */
+  history(sql: Sql, owner: Owner, q: HistoryQuery): HistoryPage | undefined {
+    const threadKey = q.thread_id ?? "";
+    let rows: unknown[][];
+    if (q.before !== undefined) {
+      const at = sql.get("SELECT ts FROM messages WHERE owner = ? AND message_id = ? AND chat_id = ? AND thread_key = ?", [
+        owner,
+        q.before,
+        q.chat_id,
+        threadKey,
+      ]);
+      if (!at) return undefined;
+      rows = sql.all(
+        `SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = ? AND (ts, message_id) < (?, ?)
+         ORDER BY ts DESC, message_id DESC LIMIT ?`,
+        [owner, q.chat_id, threadKey, at[0], q.before, q.limit + 1],
+      );
+    } else {
+      rows = sql.all("SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = ? ORDER BY ts DESC, message_id DESC LIMIT ?", [
+        owner,
+        q.chat_id,
+        threadKey,
+        q.limit + 1,
+      ]);
+    }
+    const has_more = rows.length > q.limit;
+    const messages = rows.slice(0, q.limit).reverse().map((r) => message(r[0], r[1]));
+    return { messages, has_more };
+  },
+
+  unfinishedMessages(sql: Sql): Array<{ owner: Owner; message: StoredMessage }> {
+    return sql
+      .all("SELECT owner, text, data FROM messages WHERE status = 'streaming' AND role = 'assistant'")
+      .map((r) => ({ owner: r[0] as string, message: message(r[1], r[2]) }));
+  },
+
+  readOutbox(sql: Sql, owner: Owner, after: Seq, limit: number): OutboxEntry[] {
+    return sql
+      .all("SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? ORDER BY seq LIMIT ?", [owner, after, Math.max(0, limit)])
+      .map((r) => ({ type: r[2] as string, payload: JSON.parse(r[3] as string) as Record<string, unknown>, seq: r[0] as number, ts: r[1] as number }));
+  },
+
+  outboxBounds(sql: Sql, owner: Owner): OutboxBounds {
+    const last = lastSeq(sql, owner);
+    const first = sql.get("SELECT min(seq) FROM outbox WHERE owner = ?", [owner])?.[0] as number | null | undefined;
+    return { first: first ?? last + 1, last };
+  },
+
+  getDevice(sql: Sql, owner: Owner, deviceId: string): Device | undefined {
+    const row = sql.get("SELECT data FROM devices WHERE owner = ? AND device_id = ?", [owner, deviceId]);
+    return row && (JSON.parse(row[0] as string) as Device);
+  },
+
+  listDevices(sql: Sql, owner: Owner): Device[] {
+    return sql.all("SELECT data FROM devices WHERE owner = ?", [owner]).map((r) => JSON.parse(r[0] as string) as Device);
+  },
+
+  getMedia(sql: Sql, owner: Owner, mediaId: string): MediaRecord | undefined {
+    const row = sql.get("SELECT data FROM media WHERE owner = ? AND media_id = ?", [owner, mediaId]);
+    return row && (JSON.parse(row[0] as string) as MediaRecord);
+  },
+};

@@ -1,0 +1,98 @@
+import type { Database } from "sql.js";
+
+/** The schema version this code writes; stored in `PRAGMA user_version`. */
+export const SCHEMA_VERSION = 1;
+
+/**
+ * Forward migrations: entry `i` takes a database from version `i` to `i + 1`. Append only; never
+ * change a released entry, since databases in the field have already run it.
+ */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE channels (
+    owner TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (owner, chat_id)
+  ) WITHOUT ROWID;
+
+  -- thread_key is '' in a flat lane: an empty string compares with = and indexes plainly, NULL does not.
+  -- data holds the message as JSON without text, which lives once in its own column for FTS.
+  CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    owner TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    thread_key TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    status TEXT,
+    client_msg_id TEXT,
+    text TEXT NOT NULL,
+    data TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX messages_by_id ON messages (owner, message_id);
+  CREATE INDEX messages_by_lane ON messages (owner, chat_id, thread_key, ts, message_id);
+  CREATE INDEX messages_by_thread ON messages (owner, thread_key) WHERE thread_key <> '';
+  CREATE INDEX messages_by_client_id ON messages (owner, client_msg_id) WHERE client_msg_id IS NOT NULL;
+  CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
+
+  CREATE VIRTUAL TABLE messages_fts USING fts4 (content="messages", text, tokenize=unicode61 "remove_diacritics=1");
+
+  CREATE TABLE outbox (
+    owner TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    ts INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    PRIMARY KEY (owner, seq)
+  ) WITHOUT ROWID;
+  CREATE INDEX outbox_by_ts ON outbox (owner, ts);
+  CREATE TABLE outbox_last (owner TEXT PRIMARY KEY, last INTEGER NOT NULL) WITHOUT ROWID;
+
+  CREATE TABLE devices (
+    owner TEXT NOT NULL,
+    device_id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (owner, device_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE media (
+    owner TEXT NOT NULL,
+    media_id TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (owner, media_id)
+  ) WITHOUT ROWID;
+  `,
+];
+
+/** Thrown when a data folder was written by a newer chat-gateway than the running one. */
+export class SchemaTooNewError extends Error {
+  constructor(
+    readonly found: number,
+    readonly supported: number,
+  ) {
+    super(
+      `sql.js storage: the database has schema version ${found}, but this chat-gateway supports up to ${supported}. ` +
+        `Upgrade chat-gateway, or point it at another data folder.`,
+    );
+    this.name = "SchemaTooNewError";
+  }
+}
+
+/** Brings a database to {@link SCHEMA_VERSION}, refusing one from a newer version. */
+export function migrate(db: Database, target = SCHEMA_VERSION, migrations = MIGRATIONS): void {
+  const found = Number(db.exec("PRAGMA user_version")[0].values[0][0]);
+  if (found > target) throw new SchemaTooNewError(found, target);
+  for (let v = found; v < target; v++) {
+    db.exec("BEGIN");
+    try {
+      db.exec(migrations[v]);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+      db.exec("COMMIT");
+    } catch (error) {
+      db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}
