@@ -1,0 +1,129 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ANONYMOUS_OWNER, tokenAuthenticator } from "chat-gateway";
+import { memoryStorage } from "chat-gateway/storage/memory";
+import { Client, startGateway, type Harness } from "./harness.js";
+
+let h: Harness;
+afterEach(async () => h?.close());
+
+async function rawClient(url: string): Promise<Client> {
+  const c = new Client(url);
+  await c.opened;
+  return c;
+}
+
+describe("hello", () => {
+  it("hello - a first frame that is not hello gets auth and close 4401", async () => {
+    h = await startGateway();
+    const c = await rawClient(h.url);
+    c.send("channel.list", {}, "x1");
+    expect(await c.closedPromise).toBe(4401);
+    expect(c.frames).toEqual([{ type: "error", payload: { code: "auth", message: expect.stringContaining("hello") } }]);
+  });
+
+  it("hello - malformed JSON first gets auth and close 4401", async () => {
+    h = await startGateway();
+    const c = await rawClient(h.url);
+    c.raw("{oops");
+    expect(await c.closedPromise).toBe(4401);
+    expect(c.frames[0].payload.code).toBe("auth");
+  });
+
+  it("hello - a binary frame first gets auth and close 4401", async () => {
+    h = await startGateway();
+    const c = await rawClient(h.url);
+    c.raw(Buffer.from([0, 0, 0, 1, 1]));
+    expect(await c.closedPromise).toBe(4401);
+  });
+
+  it("hello - a bad credential gets auth with the request id, then 4401", async () => {
+    h = await startGateway({ authenticator: tokenAuthenticator({ good: "ann" }) });
+    const c = await rawClient(h.url);
+    c.send("hello", { token: "bad", device_id: "d" }, "h1");
+    expect(await c.closedPromise).toBe(4401);
+    expect(c.frames[0]).toMatchObject({ type: "error", id: "h1", payload: { code: "auth" } });
+  });
+
+  it("hello - an empty device_id is refused", async () => {
+    h = await startGateway();
+    const c = await rawClient(h.url);
+    c.send("hello", { token: "", device_id: "" }, "h1");
+    expect(await c.closedPromise).toBe(4401);
+  });
+
+  it("hello - min_protocol above 1 gets unsupported and close 4426", async () => {
+    h = await startGateway();
+    const c = await rawClient(h.url);
+    c.send("hello", { token: "", device_id: "d", caps: { min_protocol: 2 } }, "h1");
+    expect(await c.closedPromise).toBe(4426);
+    expect(c.frames[0]).toMatchObject({ type: "error", id: "h1", payload: { code: "unsupported" } });
+  });
+
+  it("hello - hello.ok carries protocol, cursor, user, streaming and limits", async () => {
+    h = await startGateway({ authenticator: tokenAuthenticator({ tok: "ann" }), streaming: false, maxMediaBytes: 1234 });
+    const c = await Client.connect(h.url, { token: "tok" });
+    expect(c.frames[0]).toMatchObject({
+      type: "hello.ok",
+      payload: { protocol: 1, cursor: 0, user: "ann", streaming: false, limits: { max_frame_bytes: 1048576, max_media_bytes: 1234, history_max: 200, search_max: 100 } },
+    });
+  });
+
+  it("hello - a second hello is unsupported and the connection stays", async () => {
+    h = await startGateway();
+    const c = await Client.connect(h.url);
+    const again = await c.request("hello", { token: "", device_id: "x" });
+    expect(again.payload.code).toBe("unsupported");
+    expect((await c.request("ping", { ts: 1 })).type).toBe("pong");
+  });
+
+  it("hello - the device is stored and updated on every hello, push targets kept", async () => {
+    const storage = memoryStorage();
+    h = await startGateway({ storage });
+    const a = await Client.connect(h.url, { device_id: "phone", device_name: "Old", fcm_token: "f1", caps: { push: "fcm", media: false } });
+    await a.close();
+    const b = await Client.connect(h.url, { device_id: "phone", device_name: "New" });
+    const owner = ANONYMOUS_OWNER;
+    const device = await storage.getDevice(owner, "phone");
+    expect(device).toMatchObject({ device_id: "phone", device_name: "New", fcm_token: "f1", caps: { min_protocol: 1, media: true, push: "none", streaming: true } });
+    b.send("fcm.register", { ntfy_topic: "topic-1" });
+    // fcm.register has no response; frames are handled in order, so the pong comes after it.
+    await b.request("ping", {});
+    expect(b.frames.filter((f) => f.type === "error")).toEqual([]);
+    expect((await storage.getDevice(owner, "phone"))?.ntfy_topic).toBe("topic-1");
+  });
+
+  it("hello - frames sent before hello.ok are handled after it, in order", async () => {
+    h = await startGateway();
+    const c = await rawClient(h.url);
+    c.send("hello", { token: "", device_id: "d" }, "h");
+    c.send("ping", { ts: 7 }, "p");
+    const pong = await c.waitFor((f) => f.id === "p");
+    expect(c.frames.map((f) => f.type)).toEqual(["hello.ok", "pong"]);
+    expect(pong.payload.ts).toBe(7);
+  });
+
+  it("ping - pong echoes ts", async () => {
+    h = await startGateway();
+    const c = await Client.connect(h.url);
+    expect(await c.request("ping", { ts: 42 })).toMatchObject({ type: "pong", payload: { ts: 42 } });
+  });
+});
+
+describe("owners", () => {
+  it("owners - two owners never see each other's frames, channels or messages", async () => {
+    h = await startGateway({ authenticator: tokenAuthenticator({ a: "ann", b: "bob" }) });
+    const ann = await Client.connect(h.url, { token: "a" });
+    const ann2 = await Client.connect(h.url, { token: "a" });
+    const bob = await Client.connect(h.url, { token: "b" });
+    const created = await ann.request("channel.create", { name: "Secret", kind: "channel" });
+    await ann.say({ chat_id: created.payload.chat_id, text: "private words" });
+    await ann2.waitFor((f) => f.type === "message.stop");
+    expect(bob.frames.map((f) => f.type)).toEqual(["hello.ok"]);
+    expect((await bob.request("history", { chat_id: created.payload.chat_id })).payload.code).toBe("not_found");
+    expect((await bob.request("message.send", { chat_id: created.payload.chat_id, text: "x" })).payload.code).toBe("not_found");
+    expect((await bob.request("search", { query: "private", scope: "all" })).payload.hits).toEqual([]);
+    const list = await bob.request("channel.list", {});
+    expect(list.payload.channels.map((c: any) => c.chat_id)).toEqual(["default"]);
+    expect((await bob.request("sync", { cursor: 0 })).payload).toEqual({ cursor: 0 });
+  });
+});
