@@ -104,8 +104,9 @@ function readLine(stdin: NodeJS.ReadableStream): Promise<string> {
 function promptHidden(io: UserCliIO, prompt: string): Promise<string> {
   const { stdin, stderr } = io;
   if (typeof stdin.setRawMode !== "function") return Promise.reject(new UserStoreError("cannot turn off echo on this terminal"));
-  stderr.write(prompt);
+  // Echo goes off before the prompt shows, so nothing typed after seeing it is ever echoed.
   stdin.setRawMode(true);
+  stderr.write(prompt);
   return new Promise((resolve, reject) => {
     let line = "";
     const done = () => {

@@ -79,9 +79,16 @@ function parse(text: string): Parsed {
   return { users, dropped };
 }
 
+/** No file there: also when a folder on the way is missing or is a file (the write then says which). */
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
 function reason(error: unknown): string {
   const e = error as NodeJS.ErrnoException;
-  return e?.code ? `${e.code}: ${e.message}` : String((e as Error)?.message ?? e);
+  const message = String(e?.message ?? e);
+  return e?.code && !message.startsWith(e.code) ? `${e.code}: ${message}` : message;
 }
 
 /**
@@ -135,7 +142,7 @@ export class UserStore {
     try {
       text = await fs.readFile(this.path, "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return { state: "absent", users: new Map() };
+      if (isMissing(error)) return { state: "absent", users: new Map() };
       return { state: "unreadable", users: new Map(), problem: `cannot read user store ${this.path}: ${reason(error)}` };
     }
     const parsed = parse(text);
@@ -156,7 +163,7 @@ export class UserStore {
     try {
       text = await fs.readFile(this.path, "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Map();
+      if (isMissing(error)) return new Map();
       throw new UserStoreError(`cannot read user store ${this.path}: ${reason(error)}`, { cause: error });
     }
     const parsed = parse(text);
