@@ -49,6 +49,12 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #user: string | null = null;
   #device: Device | undefined;
   #held: OutgoingFrame[] | undefined;
+  /**
+   * The stored frames this connection already got live form one contiguous range of seqs (a gap
+   * starts a new range), so a replay can skip exactly those and send nothing twice.
+   */
+  #liveFirst = 0;
+  #liveLast = -1;
   readonly #pendingUpdates = new Map<string, OutgoingFrame>();
   #drainTimer: NodeJS.Timeout | undefined;
   readonly uploads: Uploads;
@@ -241,7 +247,14 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       this.#held.push(frame);
       return;
     }
+    this.#noteLive(frame);
     this.#sendShaped(frame, undefined);
+  }
+
+  #noteLive(frame: OutgoingFrame): void {
+    if (frame.seq === undefined) return;
+    if (frame.seq !== this.#liveLast + 1) this.#liveFirst = frame.seq;
+    this.#liveLast = frame.seq;
   }
 
   respond(frame: OutgoingFrame, requestId: string | undefined): void {
@@ -249,11 +262,14 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       this.#held.push(frame);
       return;
     }
+    this.#noteLive(frame);
     this.#sendShaped(frame, requestId);
   }
 
-  /** A frame replayed by sync: shaped for this device, never held back. */
+  /** A frame replayed by sync: shaped for this device, never held back, skipped if it already went out live. */
   deliverReplay(frame: OutgoingFrame): void {
+    const seq = frame.seq ?? 0;
+    if (seq >= this.#liveFirst && seq <= this.#liveLast) return;
     this.#sendShaped(frame, undefined);
   }
 
@@ -330,7 +346,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     } finally {
       this.#held = undefined;
       // On failure every held frame still goes out: a duplicate is harmless, a loss is not.
-      for (const frame of held) if ((frame.seq ?? 0) > last) this.#sendShaped(frame, undefined);
+      for (const frame of held) if ((frame.seq ?? 0) > last) this.deliverReplay(frame);
     }
   }
 }
