@@ -143,8 +143,9 @@ describe("ai-sdk - streaming", () => {
   it("honours maxSteps", async () => {
     const again = () => step([{ type: "tool-call", toolCallId: `c${Math.random()}`, toolName: "add", input: '{"a":1,"b":1}' }], "tool-calls");
     const model = new MockLanguageModelV3({ doStream: [again(), again(), again()] });
-    await collect(aiSdkRuntime({ model, tools: { add: addTool }, maxSteps: 2 }).turn(input("loop")));
+    const { events } = await collect(aiSdkRuntime({ model, tools: { add: addTool }, maxSteps: 2 }).turn(input("loop")));
     expect(model.doStreamCalls).toHaveLength(2);
+    expect(events.at(-1)).toEqual({ type: "commentary", text: "Stopped at the step limit: the model still wanted to call tools." });
   });
 
   it("ends the turn with a clear error on an error part, after the text so far", async () => {

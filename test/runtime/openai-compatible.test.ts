@@ -329,6 +329,17 @@ describe("openai-compatible - tools", () => {
     expect(server.requests[1].body.messages.at(-1).content).toMatch(/^Error: Invalid arguments for add/);
   });
 
+  it("gives the model the text form of a tool result that is not JSON", async () => {
+    server.respond(
+      stream(sse([chunk({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "big", arguments: "{}" } }] }, {}, "tool_calls")])),
+      stream(sse([chunk({ content: "ok" }, {}, "stop")])),
+    );
+    const { events, error } = await collect(runtime({ tools: { big: { parameters: {}, execute: () => 10n ** 20n } } }).turn(input("x")));
+    expect(error).toBeUndefined();
+    expect(events.find((e) => e.type === "tool-end")).toMatchObject({ ok: true, output: "100000000000000000000" });
+    expect(server.requests[1].body.messages.at(-1).content).toBe("100000000000000000000");
+  });
+
   it("stops at maxSteps without running the last calls, and says so", async () => {
     const again = () => stream(sse([chunk({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "add", arguments: '{"a":1,"b":1}' } }] }, {}, "tool_calls")]));
     server.respond(again(), again(), again());
@@ -429,6 +440,33 @@ describe("openai-compatible - failures", () => {
     expect(text).toBe("so far");
     expect(message).toBe("The model server stopped sending for 0.2 s; the answer is incomplete");
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe("openai-compatible - timeouts and request options", () => {
+  it("does not count a slow consumer against the server's timeout", async () => {
+    server.respond(stream(sse([chunk({ content: "a" }), chunk({ content: "b" }, {}, "stop")]), { pieceBytes: 40, delayMs: 5 }));
+    let text = "";
+    let error: unknown;
+    try {
+      for await (const event of runtime({ timeoutMs: 100 }).turn(input("x"))) {
+        if (event.type !== "text") continue;
+        text += event.delta;
+        // The consumer is slow (a storage write, a slow socket); the server is not.
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeUndefined();
+    expect(text).toBe("ab");
+  });
+
+  it("lets body drop stream_options for servers that reject it, but never turns streaming off", async () => {
+    server.respond(stream(sse([chunk({ content: "a" }, {}, "stop")])));
+    await collect(runtime({ body: { stream_options: undefined, stream: false, max_tokens: 50 } }).turn(input("x")));
+    expect(server.requests[0].body).not.toHaveProperty("stream_options");
+    expect(server.requests[0].body).toMatchObject({ stream: true, max_tokens: 50 });
   });
 });
 

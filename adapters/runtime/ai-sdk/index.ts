@@ -250,6 +250,10 @@ async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: T
           if (usage?.outputTokens !== undefined) totals.completion = usage.outputTokens;
           if (usage?.totalTokens !== undefined) totals.total = usage.totalTokens;
           yield usageEvent(options, totals);
+          if (part.finishReason === "tool-calls") {
+            // The stop condition ended the loop while the model still wanted tools: say so, or the turn just ends.
+            yield { type: "commentary", text: "Stopped at the step limit: the model still wanted to call tools." };
+          }
           break;
         }
         case "error":

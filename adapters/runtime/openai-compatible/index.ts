@@ -105,7 +105,10 @@ export interface OpenAICompatibleRuntimeOptions {
   timeoutMs?: number;
   /** Extra request headers (OpenRouter's `HTTP-Referer`, a proxy's key…). */
   headers?: Record<string, string>;
-  /** Extra fields merged into every request body: `temperature`, `max_tokens`, `provider`… */
+  /**
+   * Extra fields merged into every request body: `temperature`, `max_tokens`, `provider`…
+   * `{ stream_options: undefined }` drops the usage request for a server that rejects it.
+   */
   body?: Record<string, unknown>;
   /** The `fetch` to use. Default: the global one. */
   fetch?: typeof fetch;
@@ -269,9 +272,9 @@ async function* runTurn(cfg: Config, input: TurnInput): AsyncGenerator<RuntimeEv
       model: cfg.model,
       messages,
       ...(toolSpecs.length > 0 ? { tools: toolSpecs } : {}),
+      stream_options: { include_usage: true },
       ...cfg.body,
       stream: true,
-      stream_options: { include_usage: true },
     };
     const result: StepResult = yield* streamStep(cfg, body, input.signal);
     if (result.aborted) return;
@@ -340,8 +343,21 @@ async function* runTool(cfg: Config, call: ToolCallWire, signal: AbortSignal): A
     yield end(settled.value, false);
     return `Error: ${settled.value}`;
   }
+  if (typeof settled.value === "string") {
+    yield end(settled.value, true);
+    return settled.value;
+  }
+  let json: string;
+  try {
+    json = JSON.stringify(settled.value ?? null);
+  } catch {
+    // Not JSON (a cycle, a BigInt): the frame and the model both get its text form.
+    json = String(settled.value);
+    yield end(json, true);
+    return json;
+  }
   yield end(settled.value, true);
-  return typeof settled.value === "string" ? settled.value : JSON.stringify(settled.value ?? null);
+  return json;
 }
 
 function previewOf(tool: OpenAICompatibleTool | undefined, name: string, args: Record<string, unknown>): string {
@@ -415,7 +431,7 @@ function withAttachmentNotes(text: string, media: TurnInput["message"]["media"])
 
 /**
  * A `fetch` bounded by `timeoutMs` of silence and by the caller's signal. `touch()` restarts the
- * silence clock; `timedOut` tells a timeout from a caller's abort.
+ * silence clock and `pause()` stops it; `timedOut` tells a timeout from a caller's abort.
  */
 function guardedRequest(cfg: Config, signal: AbortSignal) {
   const controller = new AbortController();
@@ -428,6 +444,8 @@ function guardedRequest(cfg: Config, signal: AbortSignal) {
       controller.abort(new Error("timeout"));
     }, cfg.timeoutMs);
   };
+  // While the consumer holds a yielded event, the server is not the one being slow.
+  const pause = () => clearTimeout(timer);
   const onAbort = () => controller.abort(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
   if (signal.aborted) controller.abort(signal.reason);
@@ -435,6 +453,7 @@ function guardedRequest(cfg: Config, signal: AbortSignal) {
     signal: controller.signal,
     state,
     touch,
+    pause,
     dispose() {
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
@@ -473,6 +492,7 @@ async function* streamStep(cfg: Config, body: Record<string, unknown>, signal: A
     let response: Response;
     try {
       response = await cfg.fetch(cfg.url, { method: "POST", headers: cfg.headers, body: JSON.stringify(body), signal: guard.signal });
+      guard.pause();
     } catch (error) {
       const e = failure(error);
       if (e) throw e;
@@ -542,6 +562,7 @@ async function* streamStep(cfg: Config, body: Record<string, unknown>, signal: A
         let read: ReadableStreamReadResult<Uint8Array>;
         try {
           read = await reader.read();
+          guard.pause();
         } catch (error) {
           const e = failure(error);
           if (e) throw e;
