@@ -176,6 +176,24 @@ describe("ai-sdk - streaming", () => {
     expect((result.error as { code: string }).code).toBe("rate_limited");
   });
 
+  it("reports the last attempt when the AI SDK gave up retrying", async () => {
+    const model = new MockLanguageModelV3({
+      doStream: async () => {
+        throw new APICallError({
+          message: "Service Unavailable",
+          url: "http://127.0.0.1/v1",
+          requestBodyValues: {},
+          statusCode: 503,
+          responseHeaders: { "retry-after-ms": "1" },
+          isRetryable: true,
+        });
+      },
+    });
+    const result = await collect(aiSdkRuntime({ model, streamTextOptions: { maxRetries: 1 } }).turn(input("x")));
+    expect((result.error as Error).message).toBe("The model provider failed (HTTP 503): Service Unavailable");
+    expect(model.doStreamCalls).toHaveLength(2);
+  });
+
   it("stops promptly and quietly when the signal aborts", async () => {
     const controller = new AbortController();
     let modelSignal: AbortSignal | undefined;

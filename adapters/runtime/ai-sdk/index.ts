@@ -38,7 +38,14 @@ import type { AgentRuntime, CommandEntry, CommandInput, RuntimeEvent, TurnInput,
 
 type StreamTextParams = Parameters<typeof streamText>[0];
 
-/** Prices of a model, USD per million tokens, used to report a turn's cost when the provider does not. */
+/**
+ * Prices of a model, USD per million tokens, used to report a turn's cost when the provider does not.
+ *
+ * @example
+ * ```ts
+ * const prices: ModelPrices = { input: 3, output: 15 }; // claude-sonnet-4-5
+ * ```
+ */
 export interface ModelPrices {
   input: number;
   output: number;

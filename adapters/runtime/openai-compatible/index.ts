@@ -62,7 +62,14 @@ export interface OpenAICompatibleTool {
   preview?(args: Record<string, unknown>): string;
 }
 
-/** Prices of a model, USD per million tokens, used to report a turn's cost when the server does not. */
+/**
+ * Prices of a model, USD per million tokens, used to report a turn's cost when the server does not.
+ *
+ * @example
+ * ```ts
+ * const prices: ModelPrices = { input: 0.15, output: 0.6 }; // gpt-4o-mini
+ * ```
+ */
 export interface ModelPrices {
   input: number;
   output: number;
