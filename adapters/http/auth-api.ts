@@ -17,6 +17,8 @@ export interface AuthContext {
   cookieName: string;
   trustProxy: TrustProxy | undefined;
   maxBodyBytes: number;
+  /** Logins waiting for an earlier login of the same IP; they count against the login queue. */
+  waiting: { count: number };
   /** Milliseconds since the epoch. */
   clock: () => number;
   /** Whether login protection is on now, and the users. */
@@ -142,26 +144,32 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
     return sendJson(res, 400, { error: "send {username, password} as strings" });
   }
   const ip = clientIp(req, ctx.trustProxy);
-  const lock = ctx.lockout.check(ip, ctx.clock());
-  if (lock.locked) return tooMany(res, "too many failed logins; try again later", lock.retryAfter);
-  if (ctx.verifier.full) return tooMany(res, "too many logins at once; try again shortly", 1);
-  if (!ctx.lockout.begin(ip, ctx.clock())) return tooMany(res, "too many logins in progress from this address; try again shortly", 1);
+  for (;;) {
+    const lock = ctx.lockout.check(ip, ctx.clock());
+    if (lock.locked) return tooMany(res, "too many failed logins; try again later", lock.retryAfter);
+    if (ctx.verifier.pending + ctx.waiting.count >= ctx.verifier.capacity) return tooMany(res, "too many logins at once; try again shortly", 1);
+    if (ctx.lockout.begin(ip, ctx.clock())) break;
+    // This IP already has enough attempts in flight to be locked out by them: wait for one.
+    ctx.waiting.count++;
+    await ctx.lockout.settled(ip).finally(() => ctx.waiting.count--);
+  }
   let matched: boolean;
   try {
     const { users } = await ctx.enabled();
     matched = await ctx.verifier.verify(password, users.get(username));
   } catch (error) {
+    ctx.lockout.end(ip);
     if (isGatewayError(error) && error.code === "rate_limited") return tooMany(res, error.message, 1);
     throw error;
-  } finally {
-    ctx.lockout.end(ip);
   }
   const now = ctx.clock();
   if (!matched) {
     ctx.lockout.fail(ip, now);
+    ctx.lockout.end(ip);
     return sendJson(res, 401, { error: "invalid username or password" });
   }
   ctx.lockout.succeed(ip);
+  ctx.lockout.end(ip);
   const seconds = Math.floor(now / 1000);
   const session: Session = { token: createSessionToken(), username, expires_at: seconds + LOGIN_LIMITS.sessionSeconds };
   await ctx.sessions.create(session, seconds);

@@ -10,6 +10,8 @@ interface Entry {
   lockedUntil: number;
   /** Logins of this IP still being checked. */
   inFlight: number;
+  /** Logins waiting for one of those to finish. */
+  waiters: Array<() => void>;
 }
 
 /**
@@ -26,7 +28,7 @@ export class LoginLockout {
 
   #entry(ip: string): Entry {
     let entry = this.#entries.get(ip);
-    if (entry === undefined) this.#entries.set(ip, (entry = { failures: [], lockedUntil: 0, inFlight: 0 }));
+    if (entry === undefined) this.#entries.set(ip, (entry = { failures: [], lockedUntil: 0, inFlight: 0, waiters: [] }));
     return entry;
   }
 
@@ -46,7 +48,9 @@ export class LoginLockout {
 
   /**
    * Registers a login of `ip` about to be checked; false when its failures so far plus the logins
-   * already in flight reach the limit, so that parallel guesses cannot outrun the lockout.
+   * already in flight reach the limit. The caller then waits with {@link LoginLockout.settled} and
+   * asks again, so parallel attempts are judged as if they came one after another and cannot
+   * outrun the lockout.
    */
   begin(ip: string, now: number): boolean {
     const entry = this.#entry(ip);
@@ -56,10 +60,22 @@ export class LoginLockout {
     return true;
   }
 
-  /** Ends what {@link LoginLockout.begin} started, before recording its outcome. */
+  /**
+   * Ends what {@link LoginLockout.begin} started, after recording its outcome with
+   * {@link LoginLockout.fail} or {@link LoginLockout.succeed}; wakes the waiting logins of `ip`
+   * (all of them: the outcome may have locked the IP, and each must learn it).
+   */
   end(ip: string): void {
     const entry = this.#entries.get(ip);
-    if (entry !== undefined && entry.inFlight > 0) entry.inFlight--;
+    if (entry === undefined) return;
+    if (entry.inFlight > 0) entry.inFlight--;
+    const waiters = entry.waiters.splice(0);
+    for (const wake of waiters) wake();
+  }
+
+  /** Resolves when a login of `ip` in flight ends. */
+  settled(ip: string): Promise<void> {
+    return new Promise((resolve) => this.#entry(ip).waiters.push(resolve));
   }
 
   /** Records a failure; true when it started a lockout. */
@@ -84,7 +100,7 @@ export class LoginLockout {
   sweep(now: number): void {
     for (const [ip, entry] of this.#entries) {
       this.#prune(entry, now);
-      if (entry.failures.length === 0 && entry.lockedUntil === 0 && entry.inFlight === 0) this.#entries.delete(ip);
+      if (entry.failures.length === 0 && entry.lockedUntil === 0 && entry.inFlight === 0 && entry.waiters.length === 0) this.#entries.delete(ip);
     }
   }
 

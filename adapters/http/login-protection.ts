@@ -175,6 +175,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     cookieName,
     trustProxy: options.trustProxy,
     maxBodyBytes,
+    waiting: { count: 0 },
     clock,
     enabled: enabledNow,
     sessionOf,

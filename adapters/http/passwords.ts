@@ -86,6 +86,11 @@ export class PasswordVerifier {
     return this.#pending;
   }
 
+  /** Checks that may run or wait at once: `workers + maxQueue`. */
+  get capacity(): number {
+    return this.#capacity;
+  }
+
   /** True when a new check would be refused. */
   get full(): boolean {
     return this.#pending >= this.#capacity;

@@ -58,13 +58,20 @@ describe("lockout", () => {
     expect(lockout.check("ip", 900 * S)).toEqual({ locked: false });
   });
 
-  it("logins in flight count toward the limit, so parallel guesses cannot outrun it", () => {
+  it("logins in flight count toward the limit, so parallel guesses cannot outrun it; settled() wakes the waiters", async () => {
     const lockout = new LoginLockout();
     failTimes(lockout, "ip", Array.from({ length: 8 }, () => 0));
     expect(lockout.begin("ip", 0)).toBe(true);
     expect(lockout.begin("ip", 0)).toBe(true);
     expect(lockout.begin("ip", 0)).toBe(false);
+    let woken = false;
+    void lockout.settled("ip").then(() => (woken = true));
+    lockout.fail("ip", 0);
     lockout.end("ip");
+    await Promise.resolve();
+    expect(woken).toBe(true);
+    expect(lockout.begin("ip", 0)).toBe(false); // 9 failures + 1 in flight
+    lockout.succeed("ip");
     lockout.end("ip");
     expect(lockout.begin("ip", 0)).toBe(true);
   });
