@@ -119,6 +119,17 @@ describe("ai-sdk - streaming", () => {
     expect(JSON.stringify(model.doStreamCalls[1].prompt)).toContain('"sum":5');
   });
 
+  it("separates text written before a tool call from the text after it", async () => {
+    const model = new MockLanguageModelV3({
+      doStream: [
+        step([...text("a", "Let me check."), { type: "tool-call", toolCallId: "c1", toolName: "add", input: '{"a":1,"b":2}' }], "tool-calls"),
+        step(text("b", "It is ", "3.")),
+      ],
+    });
+    const result = await collect(aiSdkRuntime({ model, tools: { add: addTool } }).turn(input("1+2")));
+    expect(result.text).toBe("Let me check.\n\nIt is 3.");
+  });
+
   it("reports a throwing tool as failed and the turn goes on", async () => {
     const model = new MockLanguageModelV3({
       doStream: [

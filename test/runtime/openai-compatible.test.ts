@@ -283,6 +283,21 @@ describe("openai-compatible - tools", () => {
     ]);
   });
 
+  it("separates text written before a tool call from the text after it", async () => {
+    server.respond(
+      stream(
+        sse([
+          chunk({ content: "Let me check." }),
+          chunk({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "add", arguments: '{"a":1,"b":2}' } }] }, {}, "tool_calls"),
+        ]),
+      ),
+      stream(sse([chunk({ content: "It is 3." }, {}, "stop")])),
+    );
+    const { text } = await collect(runtime({ tools: { add: addTool } }).turn(input("1+2")));
+    expect(text).toBe("Let me check.\n\nIt is 3.");
+    expect(server.requests[1].body.messages.at(-2)).toMatchObject({ role: "assistant", content: "Let me check." });
+  });
+
   it("reports a throwing tool as failed, gives the model the error, and goes on", async () => {
     server.respond(
       stream(sse([chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "fail", arguments: "{}" } }] }, {}, "tool_calls")])),

@@ -176,6 +176,9 @@ async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: T
   } as StreamTextParams);
 
   const started = new Map<string, number>();
+  // The gateway joins all text into one answer; text before and after a tool call would run together.
+  let answered = false;
+  let stepText = false;
   const totals = { prompt: undefined as number | undefined, completion: 0, total: 0, cost: 0, costKnown: false, model: modelName(options.model) };
   const toolEnd = (part: Part, output: unknown, ok: boolean): RuntimeEvent => {
     const id = String(part.toolCallId);
@@ -197,7 +200,9 @@ async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: T
       switch (part.type) {
         case "text-delta": {
           const delta = (part.text ?? part.delta ?? part.textDelta) as string | undefined;
-          if (delta) yield { type: "text", delta };
+          if (!delta) break;
+          yield { type: "text", delta: answered && !stepText ? `\n\n${delta}` : delta };
+          stepText = true;
           break;
         }
         case "reasoning-delta":
@@ -232,6 +237,8 @@ async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: T
           break;
         }
         case "finish-step": {
+          answered ||= stepText;
+          stepText = false;
           const usage = part.usage as StepUsage | undefined;
           const response = part.response as { modelId?: string } | undefined;
           if (response?.modelId) totals.model = response.modelId;

@@ -155,6 +155,8 @@ interface StepUsage {
 }
 
 interface StepResult {
+  /** Put before this step's first text: the answer so far already has text from an earlier step. */
+  separator: string;
   text: string;
   toolCalls: ToolCallWire[];
   usage?: StepUsage;
@@ -272,6 +274,7 @@ async function* runTurn(cfg: Config, input: TurnInput): AsyncGenerator<RuntimeEv
     function: { name, description: tool.description ?? "", parameters: tool.parameters },
   }));
   const totals = { prompt: undefined as number | undefined, completion: 0, total: 0, cost: 0, costKnown: false };
+  let answered = false;
 
   for (let step = 1; ; step++) {
     if (input.signal.aborted) return;
@@ -283,7 +286,9 @@ async function* runTurn(cfg: Config, input: TurnInput): AsyncGenerator<RuntimeEv
       ...cfg.body,
       stream: true,
     };
-    const result: StepResult = yield* streamStep(cfg, body, input.signal);
+    // The gateway joins all text into one answer; text before and after a tool call would run together.
+    const result: StepResult = yield* streamStep(cfg, body, input.signal, answered ? "\n\n" : "");
+    answered ||= result.text !== "";
     if (result.aborted) return;
     yield usageEvent(cfg, totals, result);
     if (result.finishReason === "length") {
@@ -468,8 +473,8 @@ function guardedRequest(cfg: Config, signal: AbortSignal) {
   };
 }
 
-async function* streamStep(cfg: Config, body: Record<string, unknown>, signal: AbortSignal): AsyncGenerator<RuntimeEvent, StepResult> {
-  const result: StepResult = { text: "", toolCalls: [], aborted: false };
+async function* streamStep(cfg: Config, body: Record<string, unknown>, signal: AbortSignal, separator: string): AsyncGenerator<RuntimeEvent, StepResult> {
+  const result: StepResult = { separator, text: "", toolCalls: [], aborted: false };
   const calls: Array<{ id?: string; name: string; arguments: string }> = [];
   const guard = guardedRequest(cfg, signal);
   let phase: "connect" | "stream" = "connect";
@@ -643,8 +648,9 @@ function* applyChunk(chunk: Record<string, unknown>, result: StepResult, calls: 
   const reasoning = [delta.reasoning_content, delta.reasoning].find((r) => typeof r === "string" && r !== "") as string | undefined;
   if (reasoning) yield { type: "reasoning", delta: reasoning };
   if (typeof delta.content === "string" && delta.content !== "") {
+    const first = result.text === "";
     result.text += delta.content;
-    yield { type: "text", delta: delta.content };
+    yield { type: "text", delta: first ? result.separator + delta.content : delta.content };
   }
   if (Array.isArray(delta.tool_calls)) {
     for (const [position, fragment] of (delta.tool_calls as Array<Record<string, unknown>>).entries()) {
