@@ -30,6 +30,7 @@
  * ```
  * @module
  */
+import { randomUUID } from "node:crypto";
 import { createParser } from "eventsource-parser";
 import { GatewayError } from "chat-gateway";
 import type { AgentRuntime, CommandEntry, CommandInput, RuntimeEvent, TurnInput, UsageEvent } from "chat-gateway";
@@ -605,7 +606,8 @@ async function* streamStep(cfg: Config, body: Record<string, unknown>, signal: A
 
   result.toolCalls = calls
     .filter((c) => c.name !== "")
-    .map((c, i) => ({ id: c.id ?? `call_${i}`, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
+    // Ids pair each result with its call across the whole turn, so a missing one must stay unique.
+    .map((c) => ({ id: c.id ?? `call_${randomUUID().slice(0, 8)}`, type: "function" as const, function: { name: c.name, arguments: c.arguments } }));
   return result;
 }
 
