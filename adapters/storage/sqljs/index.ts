@@ -84,11 +84,19 @@ function positive(name: string, value: number | undefined, allowZero = false): v
   }
 }
 
+/** The sql.js storage: a {@link Storage} whose `open` and `close` always exist. */
+export interface SqlJsStorage extends Storage {
+  /** Takes the folder's lock, loads the newest intact snapshot and replays the journal. */
+  open(): Promise<void>;
+  /** Waits for pending writes, snapshots a non-empty journal, and releases the lock. */
+  close(): Promise<void>;
+}
+
 /**
  * Creates the sql.js {@link Storage} over the data folder `dir`. Nothing touches the disk before
  * `open()`, which takes the folder's lock, loads and replays it.
  */
-export function sqlJsStorage(options: SqlJsStorageOptions): Storage {
+export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
   if (!options || typeof options.dir !== "string" || options.dir === "") {
     throw new TypeError("sqlJsStorage: options.dir must be the path of the data folder");
   }
@@ -98,10 +106,10 @@ export function sqlJsStorage(options: SqlJsStorageOptions): Storage {
   if (options.onWarning !== undefined && typeof options.onWarning !== "function") {
     throw new TypeError("sqlJsStorage: options.onWarning must be a function");
   }
-  return new SqlJsStorage(options);
+  return new SqlJsStore(options);
 }
 
-class SqlJsStorage implements Storage {
+class SqlJsStore implements SqlJsStorage {
   readonly #dir: string;
   readonly #options: SqlJsStorageOptions;
   readonly #warn: (message: string) => void;
@@ -197,7 +205,7 @@ class SqlJsStorage implements Storage {
       }
     }
     // A fresh generation per start: appends never follow a tail that a crash may have torn.
-    this.#gen = Math.max(base, journals.at(-1) ?? 0) + 1;
+    this.#gen = Math.max(base - 1, journals.at(-1) ?? 0) + 1;
     this.#journal = new JournalWriter(this.#dir);
   }
 

@@ -1,0 +1,49 @@
+import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import type { Change, StoredMessage } from "chat-gateway";
+import { sqlJsStorage, type SqlJsStorageOptions } from "chat-gateway/storage/sqljs";
+
+const dirs: string[] = [];
+
+/** A fresh temporary folder, removed by {@link removeTempDirs}. */
+export async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "cg-sqljs-"));
+  dirs.push(dir);
+  return dir;
+}
+
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+}
+
+/**
+ * What a crash right now would leave on disk: a copy of the folder while the storage is still
+ * open, without its lock (the copying process is alive, so its lock would not be stale).
+ */
+export async function crashImage(dir: string): Promise<string> {
+  const copy = await tempDir();
+  await cp(dir, copy, { recursive: true, filter: (src) => basename(src) !== "LOCK" });
+  return copy;
+}
+
+export async function files(dir: string): Promise<string[]> {
+  return (await readdir(dir)).sort();
+}
+
+/** Opens a storage and collects its warnings. */
+export async function openStorage(dir: string, options: Partial<SqlJsStorageOptions> = {}) {
+  const warnings: string[] = [];
+  const storage = sqlJsStorage({ dir, onWarning: (m) => warnings.push(m), ...options });
+  await storage.open();
+  return { storage, warnings };
+}
+
+export function message(id: string, extra: Partial<StoredMessage> = {}): StoredMessage {
+  return { message_id: id, role: "user", text: `words of ${id}`, reasoning: "", ts: 1_700_000_000_000, media: [], chat_id: "c1", thread_id: null, ...extra };
+}
+
+/** One commit that writes a message and an outbox frame with the same id. */
+export function write(id: string): Change {
+  return { messages: [message(id)], outbox: [{ type: "message", payload: { id } }] };
+}

@@ -1,0 +1,87 @@
+import { spawn } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, test } from "vitest";
+import { DataDirLockedError, sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { files, openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const fixture = join(root, "test/fixtures/sqljs-lock-holder.ts");
+
+afterEach(removeTempDirs);
+
+/** Starts the fixture; resolves with the child once it printed its first line. */
+function start(dir: string, mode: "hold" | "try") {
+  const child = spawn(process.execPath, ["--import", "tsx", fixture, dir, mode], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  const firstLine = new Promise<string>((resolve) => {
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      out += c;
+      if (out.includes("\n")) resolve(out.split("\n")[0]);
+    });
+    void exited.then(() => resolve(out.split("\n")[0]));
+  });
+  return { child, firstLine, exited };
+}
+
+describe("sql.js lock", () => {
+  test("lock - a second process gets a clear error while the first owns the folder", { timeout: 30_000 }, async () => {
+    const dir = await tempDir();
+    const { storage } = await openStorage(dir);
+    await storage.commit("alice", write("m0"));
+    const since = new Date(JSON.parse(await readFile(join(dir, "LOCK"), "utf8")).since as number).toISOString();
+    const second = start(dir, "try");
+    expect(await second.firstLine).toBe(
+      `DataDirLockedError: sql.js storage: data folder ${dir} is in use by process ${process.pid} on ${hostname()} (since ${since}). ` +
+        `Stop that process or use another folder; if you are sure it is gone, delete ${join(dir, "LOCK")}.`,
+    );
+    expect(await second.exited).toBe(1);
+    // The refused process touched nothing: the owner keeps working.
+    expect((await storage.commit("alice", write("m1"))).seqs).toEqual([2]);
+    await storage.close();
+    expect(await files(dir)).not.toContain("LOCK");
+  });
+
+  test("lock - the folder is refused to another process, then taken over once that process is killed", { timeout: 30_000 }, async () => {
+    const dir = await tempDir();
+    const holder = start(dir, "hold");
+    expect(await holder.firstLine).toBe("ready");
+    const refused = sqlJsStorage({ dir });
+    const error = await refused.open().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(DataDirLockedError);
+    expect((error as DataDirLockedError).holder.pid).toBe(holder.child.pid);
+    expect((error as Error).message).toMatch(new RegExp(`in use by process ${holder.child.pid} `));
+
+    holder.child.kill("SIGKILL");
+    await holder.exited;
+    expect(JSON.parse(await readFile(join(dir, "LOCK"), "utf8")).pid).toBe(holder.child.pid);
+    const { storage } = await openStorage(dir);
+    expect(JSON.parse(await readFile(join(dir, "LOCK"), "utf8")).pid).toBe(process.pid);
+    await storage.close();
+  });
+
+  test("lock - a second storage on the same folder in the same process is refused", async () => {
+    const dir = await tempDir();
+    const { storage } = await openStorage(dir);
+    await expect(sqlJsStorage({ dir }).open()).rejects.toThrow(DataDirLockedError);
+    await storage.close();
+    const { storage: next } = await openStorage(dir);
+    await next.close();
+  });
+
+  test("lock - a stale lock left by a dead process is taken over", async () => {
+    const dir = await tempDir();
+    const dead = spawn(process.execPath, ["-e", ""]);
+    await new Promise((r) => dead.on("exit", r));
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: dead.pid, host: hostname(), since: 1 }));
+    const { storage } = await openStorage(dir);
+    expect((await storage.commit("alice", write("m0"))).seqs).toEqual([1]);
+    await storage.close();
+  });
+});

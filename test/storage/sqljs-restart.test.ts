@@ -1,0 +1,140 @@
+import initSqlJs from "sql.js";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, test } from "vitest";
+import { SCHEMA_VERSION, SchemaTooNewError, sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { readSnapshot, writeSnapshot } from "../../adapters/storage/sqljs/snapshot.js";
+import { crashImage, files, message, openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
+
+afterEach(removeTempDirs);
+
+async function fill(dir: string, options = {}) {
+  const { storage } = await openStorage(dir, options);
+  await storage.commit("alice", {
+    channels: [{ chat_id: "c1", name: "General", kind: "default", parent_chat_id: null, is_default: true, archived: false }],
+    messages: [message("m1", { text: "Crème brûlée recipe", media: [{ media_id: "x1", kind: "image", mime: "image/png", size: 3, filename: "a.png" }] })],
+    outbox: [{ type: "channel.created", payload: { chat_id: "c1" } }, { type: "message", payload: { message_id: "m1" } }],
+  });
+  await storage.putDevice("alice", { device_id: "d1", device_name: "phone", caps: { min_protocol: 1, media: true, push: "ntfy", streaming: true }, ntfy_topic: "t", last_seen: 5 });
+  await storage.putMedia("alice", { media_id: "x1", kind: "image", mime: "image/png", size: 3, filename: "a.png", owner: "alice", sha256: "00", created_ts: 1 });
+  await storage.putMedia("alice", { media_id: "x2", kind: "image", mime: "image/png", size: 3, filename: "b.png", owner: "alice", sha256: "00", created_ts: 1 });
+  await storage.deleteMedia("alice", ["x2"]);
+  await storage.commit("alice", { outbox: [{ type: "notification", payload: {} }] });
+  await storage.pruneOutbox("alice", { maxFrames: 2, maxAgeMs: 86_400_000 }, Date.now());
+  return storage;
+}
+
+async function expectFilled(dir: string) {
+  const { storage, warnings } = await openStorage(dir);
+  try {
+    expect(warnings).toEqual([]);
+    expect((await storage.getChannel("alice", "c1"))?.name).toBe("General");
+    expect((await storage.getMessage("alice", "m1"))?.media[0].media_id).toBe("x1");
+    expect((await storage.getDevice("alice", "d1"))?.ntfy_topic).toBe("t");
+    expect(await storage.getMedia("alice", "x1")).toBeDefined();
+    expect(await storage.getMedia("alice", "x2")).toBeUndefined();
+    expect(await storage.outboxBounds("alice")).toEqual({ first: 2, last: 3 });
+    expect((await storage.search("alice", { query: "creme brul", scope: "all", limit: 5 }))[0]?.snippet).toBe("Crème brûlée recipe");
+    expect((await storage.commit("alice", write("m2"))).seqs).toEqual([4]);
+  } finally {
+    await storage.close();
+  }
+}
+
+describe("sql.js restart", () => {
+  test("restart - a clean close and open keeps everything", async () => {
+    const dir = await tempDir();
+    await (await fill(dir)).close();
+    expect(await files(dir)).toEqual(["snapshot-00000002.db"]);
+    await expectFilled(dir);
+  });
+
+  test("restart - a crash keeps everything acknowledged, replayed from the journal", async () => {
+    const dir = await tempDir();
+    const storage = await fill(dir);
+    const image = await crashImage(dir);
+    await storage.close();
+    expect(await files(image)).toEqual(["journal-00000001.log"]);
+    await expectFilled(image);
+  });
+
+  test("restart - a crash after snapshots replays the newest snapshot plus the journal since", async () => {
+    const dir = await tempDir();
+    const { storage } = await openStorage(dir, { snapshotMinBytes: 2048 });
+    for (let i = 0; i < 200; i++) await storage.commit("alice", write(`m${i}`));
+    // Let any snapshot that was scheduled finish before the image is taken.
+    await new Promise((r) => setTimeout(r, 200));
+    const image = await crashImage(dir);
+    await storage.close();
+    const names = await files(image);
+    expect(names.filter((n) => n.startsWith("snapshot-")).length).toBeGreaterThanOrEqual(1);
+    expect(names.filter((n) => n.startsWith("snapshot-")).length).toBeLessThanOrEqual(2);
+    const { storage: again, warnings } = await openStorage(image);
+    expect(warnings).toEqual([]);
+    expect(await again.outboxBounds("alice")).toEqual({ first: 1, last: 200 });
+    const page = (await again.history("alice", { chat_id: "c1", thread_id: null, limit: 200 }))!;
+    expect(page.messages).toHaveLength(200);
+    expect((await again.readOutbox("alice", 0, 500)).map((e) => e.payload.id)).toEqual(Array.from({ length: 200 }, (_, i) => `m${i}`));
+    await again.close();
+  });
+
+  test("restart - writes issued while a snapshot is written are all kept", async () => {
+    const dir = await tempDir();
+    const { storage } = await openStorage(dir, { snapshotMinBytes: 1024 });
+    await Promise.all(Array.from({ length: 300 }, (_, i) => storage.commit("alice", write(`m${i}`))));
+    // Copying files one by one is not an atomic image, so let the background snapshot settle first.
+    await new Promise((r) => setTimeout(r, 200));
+    const image = await crashImage(dir);
+    await storage.close();
+    const { storage: again } = await openStorage(image);
+    expect(await again.outboxBounds("alice")).toEqual({ first: 1, last: 300 });
+    expect(new Set((await again.readOutbox("alice", 0, 500)).map((e) => e.payload.id)).size).toBe(300);
+    await again.close();
+  });
+
+  test("schema - a fresh folder gets the current user_version", async () => {
+    const dir = await tempDir();
+    await (await fill(dir)).close();
+    const SQL = await initSqlJs();
+    const db = new SQL.Database(await readSnapshot(join(dir, "snapshot-00000002.db")));
+    expect(db.exec("PRAGMA user_version")[0].values[0][0]).toBe(SCHEMA_VERSION);
+    db.close();
+  });
+
+  test("schema - a database from a newer version is refused with a clear error and left alone", async () => {
+    const dir = await tempDir();
+    await (await fill(dir)).close();
+    const SQL = await initSqlJs();
+    const path = join(dir, "snapshot-00000002.db");
+    const db = new SQL.Database(await readSnapshot(path));
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+    await writeSnapshot(dir, 2, db.export());
+    db.close();
+    const before = await readFile(path);
+    const storage = sqlJsStorage({ dir, onWarning: () => {} });
+    const error = await storage.open().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect((error as Error).message).toMatch(/schema version 2, but this chat-gateway supports up to 1/);
+    expect(await readFile(path)).toEqual(before);
+    expect(await files(dir)).toEqual(["snapshot-00000002.db"]);
+  });
+
+  test("options - misconfiguration throws TypeError at construction", () => {
+    expect(() => sqlJsStorage({ dir: "" })).toThrow(TypeError);
+    expect(() => sqlJsStorage({ dir: "x", snapshotRatio: -1 })).toThrow(TypeError);
+    expect(() => sqlJsStorage({ dir: "x", snapshotIntervalMs: Number.NaN })).toThrow(TypeError);
+    expect(() => sqlJsStorage(undefined as never)).toThrow(TypeError);
+  });
+
+  test("lifecycle - methods reject before open and after close", async () => {
+    const dir = await tempDir();
+    const storage = sqlJsStorage({ dir });
+    await expect(storage.getChannel("a", "c")).rejects.toThrow(/not open/);
+    await storage.open();
+    await storage.close();
+    await expect(storage.commit("a", {})).rejects.toThrow(/closed/);
+  });
+});
