@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import bcrypt from "bcryptjs";
 import { Piscina } from "piscina";
 import { GatewayError } from "chat-gateway";
@@ -56,8 +56,11 @@ export interface PasswordVerifierOptions {
   maxQueue?: number;
 }
 
-/** Where the worker lives next to this module, in the sources and in the build alike. */
-const WORKER_FILE = fileURLToPath(new URL("./bcrypt-worker.mjs", import.meta.url));
+/**
+ * Where the worker lives: next to this module, in the sources and in the build alike. The CommonJS
+ * build has an empty `import.meta`; its `__filename` (the bundle) is in the same folder.
+ */
+const WORKER_FILE = fileURLToPath(new URL("./bcrypt-worker.mjs", typeof import.meta.url === "string" ? import.meta.url : pathToFileURL(__filename)));
 
 /**
  * Checks passwords against bcrypt hashes on a small pool of worker threads, so that the event
