@@ -15,6 +15,11 @@ export interface Session {
 
 /**
  * Keeps sessions. Implementations compare nothing themselves: the token is the key.
+ *
+ * A token is a bearer secret, so an implementation should not let the time a lookup takes depend
+ * on how much of a guessed token is right: key sessions by a digest of the token (SHA-256), as the
+ * memory store of `chat-gateway/http` does, rather than by the token itself. Every method may be
+ * called concurrently; `now` is always Unix time in seconds.
  */
 export interface SessionStore {
   /** Store a new session and drop every expired one (`expires_at <= now`). */

@@ -52,8 +52,8 @@ export interface LoginProtection {
    */
   handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /**
-   * The same gate for a WebSocket upgrade, before upgrading: under `/api/` or `/ws/` with
-   * protection on, a valid session (bearer beats cookie; an empty bearer falls back to the cookie)
+   * The same gate for a WebSocket upgrade, before upgrading: under `/api/` or `/ws/` (the public
+   * endpoints included) with protection on, a valid session (bearer beats cookie; an empty bearer falls back to the cookie)
    * is required, else `{ok: false, status: 401}`; a cookie-authenticated upgrade with a foreign
    * `Origin` gets 403. `ok: true` carries `context.session` when a session was used; with
    * protection off, or on another path, it carries none.
@@ -208,7 +208,8 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     },
     async authorizeUpgrade(req) {
       const pathname = canonicalPath(req.url);
-      if (!isGatedPath(pathname) || PUBLIC_PATHS.has(pathname)) return { ok: true };
+      // The public endpoints are not WebSocket endpoints: an upgrade there is gated like any other.
+      if (!isGatedPath(pathname)) return { ok: true };
       try {
         if (!(await enabledNow()).on) return { ok: true };
         const credential = readCredential(req, cookieName);

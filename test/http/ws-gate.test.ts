@@ -87,6 +87,7 @@ describe("ws gate - protection on", () => {
     expect(await open("/ws/gateway", { headers: { authorization: "Bearer nope" } })).toBe(401);
     expect(await open("/ws/gateway", { headers: { cookie: "gateway_session=nope" } })).toBe(401);
     expect(await open("/%77s/gateway")).toBe(401);
+    expect(await open("/api/ping")).toBe(401); // a public endpoint, but not a WebSocket one
     expect(accepted).toEqual([]);
   });
 
