@@ -134,19 +134,27 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   let closed = false;
 
   let seen: UserStoreSnapshot | undefined;
+  /** Sessions of users removed or given a new password being ended; every lookup waits for it. */
+  let revoking: Promise<void> = Promise.resolve();
   async function snapshot(): Promise<UserStoreSnapshot> {
     const now = await users.current();
     if (now !== seen) {
       const before = seen;
       seen = now;
       if (now.problem) log(now.problem);
-      // A user removed or given a new password by the CLI loses the sessions it had.
       if (before) {
-        for (const [name, hash] of before.users) {
-          if (now.users.get(name) !== hash) await sessions.deleteUser(name);
+        const changed = [...before.users].filter(([name, hash]) => now.users.get(name) !== hash).map(([name]) => name);
+        if (changed.length > 0) {
+          revoking = revoking
+            .then(() => Promise.all(changed.map((name) => sessions.deleteUser(name))))
+            .then(
+              () => undefined,
+              (error: unknown) => log(`could not end the sessions of ${changed.join(", ")}: ${String(error)}`),
+            );
         }
       }
     }
+    await revoking;
     return now;
   }
 
@@ -156,10 +164,10 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   }
 
   async function validSession(token: string): Promise<Session | undefined> {
+    const { users: known } = await snapshot();
     const session = await sessions.get(token, Math.floor(clock() / 1000));
-    if (session === undefined) return undefined;
-    // Also covers a shared store fed by another process that still knows a removed user.
-    return (await snapshot()).users.has(session.username) ? session : undefined;
+    // The user check also covers a shared store fed by a process that still knows a removed user.
+    return session !== undefined && known.has(session.username) ? session : undefined;
   }
 
   async function sessionOf(req: IncomingMessage): Promise<Session | undefined> {
