@@ -6,12 +6,21 @@ import { readCookie } from "./cookies.js";
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/api/ping", "/api/auth/status", "/api/auth/login", "/api/auth/logout", "/api/auth/users"]);
 
 /**
- * The path a router is likely to act on: percent-decoded, repeated slashes collapsed, `.` and `..`
- * resolved. The gate decides on this form so that `//api/x`, `/%61pi/x` or `/x/../api/x` cannot
- * slip past it into a lenient router.
+ * The path as the most lenient router would read it: the path of an absolute-form URL,
+ * percent-decoded, repeated slashes collapsed, `.` and `..` resolved, lower case. The gate decides
+ * on this form so that `//api/x`, `/%61pi/x`, `/x/../api/x`, `/API/x` (case-insensitive routers)
+ * or `http://host/api/x` cannot slip past it.
  */
 export function canonicalPath(url: string | undefined): string {
-  let pathname = (url ?? "/").split("?", 1)[0]!.split("#", 1)[0]!;
+  let pathname = url ?? "/";
+  if (!pathname.startsWith("/")) {
+    try {
+      pathname = new URL(pathname).pathname;
+    } catch {
+      /* not a URL either: judged as a path */
+    }
+  }
+  pathname = pathname.split("?", 1)[0]!.split("#", 1)[0]!;
   for (let i = 0; i < 3 && pathname.includes("%"); i++) {
     try {
       pathname = decodeURIComponent(pathname);
@@ -26,7 +35,7 @@ export function canonicalPath(url: string | undefined): string {
     else out.push(segment);
   }
   const trailing = pathname.endsWith("/") && out.length > 0 ? "/" : "";
-  return `/${out.join("/")}${trailing}`;
+  return `/${out.join("/")}${trailing}`.toLowerCase();
 }
 
 /** True for `/api`, `/ws` and every path under them (compared on the canonical path). */

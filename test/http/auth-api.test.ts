@@ -94,6 +94,8 @@ describe("http - protection on", () => {
       ["GET", "/%61pi/chats"],
       ["GET", "/static/../api/chats"],
       ["GET", "/static/%2e%2e/ws/gateway"],
+      ["GET", "/API/chats"],
+      ["GET", "http://127.0.0.1/api/chats"],
     ] as const) {
       const reply = await request(srv!.url, { method, path: p });
       expect(reply.status, `${method} ${p}`).toBe(401);
