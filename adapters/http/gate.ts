@@ -45,7 +45,9 @@ export function isGatedPath(pathname: string): boolean {
 
 /** How the client presented its session token. */
 export interface Credential {
+  /** The session token as presented (a bearer token trimmed of whitespace). */
   token: string;
+  /** Where it came from; only a cookie is subject to the Origin rule. */
   via: "bearer" | "cookie";
 }
 

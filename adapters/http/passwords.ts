@@ -74,6 +74,10 @@ export class PasswordVerifier {
   #pending = 0;
   #closed = false;
 
+  /**
+   * Threads start with the first check, not here.
+   * @throws {TypeError} on a bad option, or when the worker file is missing from the installation
+   */
   constructor(options: PasswordVerifierOptions = {}) {
     const workers = options.workers ?? 2;
     const maxQueue = options.maxQueue ?? 32;
