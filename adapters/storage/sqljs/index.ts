@@ -12,7 +12,9 @@
  * The export blocks the event loop (about 1.5 s at a million messages), so writes issued during it
  * wait and are acknowledged right after; none is lost, since the journal keeps every record after
  * the snapshot point in the next generation. Snapshots are taken when the journal outgrows a
- * fraction of the database, which keeps their cost per write constant.
+ * fraction of the database (bounded below and above, see {@link SqlJsStorageOptions}), which keeps
+ * their cost per write about constant and the replay at start short. The previous snapshot and the
+ * journals since it are kept as a fallback, should the newest snapshot turn out damaged.
  *
  * ```ts
  * import { sqlJsStorage } from "chat-gateway/storage/sqljs";
@@ -64,13 +66,18 @@ export interface SqlJsStorageOptions {
   dir: string;
   /** A ready sql.js module (from `initSqlJs()`); default: initialised on `open()`. */
   sqlJs?: SqlJsStatic;
-  /** Journal bytes that always allow a snapshot. Default 8 MiB. */
-  snapshotMinBytes?: number;
   /**
    * A snapshot is taken once the journal since the last one exceeds this fraction of the last
-   * snapshot's size (or {@link snapshotMinBytes}, whichever is larger). Default 0.25.
+   * snapshot's size, within {@link snapshotMinBytes} and {@link snapshotMaxBytes}. The fraction
+   * keeps the export's cost per write constant; the bounds keep small databases from snapshotting
+   * constantly and large ones from replaying for long at start (about 100 µs per journaled write).
+   * Default 0.25.
    */
   snapshotRatio?: number;
+  /** Journal bytes below which no snapshot is taken (except on close and by time). Default 8 MiB. */
+  snapshotMinBytes?: number;
+  /** Journal bytes at which a snapshot is always taken, bounding start-up replay. Default 32 MiB. */
+  snapshotMaxBytes?: number;
   /** Also snapshot a non-empty journal this often, milliseconds; 0 turns it off. Default 10 minutes. */
   snapshotIntervalMs?: number;
   /** Receives recoverable problems (a dropped journal tail, a skipped damaged snapshot). Default `console.warn`. */
@@ -102,6 +109,7 @@ export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
   }
   positive("snapshotMinBytes", options.snapshotMinBytes);
   positive("snapshotRatio", options.snapshotRatio);
+  positive("snapshotMaxBytes", options.snapshotMaxBytes);
   positive("snapshotIntervalMs", options.snapshotIntervalMs, true);
   if (options.onWarning !== undefined && typeof options.onWarning !== "function") {
     throw new TypeError("sqlJsStorage: options.onWarning must be a function");
@@ -212,13 +220,9 @@ class SqlJsStore implements SqlJsStorage {
   #replay(path: string, payloads: string[]): void {
     this.#sql.transaction(() => {
       for (let i = 0; i < payloads.length; i++) {
-        this.#db.exec("SAVEPOINT op");
         try {
-          applyOp(this.#sql, JSON.parse(payloads[i]) as JournalOp);
-          this.#db.exec("RELEASE op");
+          this.#sql.savepoint(() => applyOp(this.#sql, JSON.parse(payloads[i]) as JournalOp));
         } catch (error) {
-          this.#db.exec("ROLLBACK TO op");
-          this.#db.exec("RELEASE op");
           this.#warn(`sql.js storage: ${path}: record ${i} could not be applied and was skipped: ${(error as Error).message}`);
         }
       }
@@ -259,7 +263,9 @@ class SqlJsStore implements SqlJsStorage {
   }
 
   #snapshotThreshold(): number {
-    return Math.max(this.#options.snapshotMinBytes ?? 8 * 1024 * 1024, (this.#options.snapshotRatio ?? 0.25) * this.#snapshotBytes);
+    const min = this.#options.snapshotMinBytes ?? 8 * 1024 * 1024;
+    const max = Math.max(min, this.#options.snapshotMaxBytes ?? 32 * 1024 * 1024);
+    return Math.min(max, Math.max(min, (this.#options.snapshotRatio ?? 0.25) * this.#snapshotBytes));
   }
 
   #snapshotSoon(force: boolean): void {

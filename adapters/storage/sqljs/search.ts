@@ -79,8 +79,10 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
       params.push(q.chat_id ?? "");
     }
   }
+  // CROSS JOIN pins the full-text index as the outer loop; left to itself the planner may scan the
+  // owner's messages and evaluate MATCH once per row.
   const rows = sql.all(
-    `SELECT m.id, m.ts, m.message_id, matchinfo(messages_fts, 'pcx') FROM messages_fts JOIN messages m ON m.id = messages_fts.docid
+    `SELECT m.id, m.ts, m.message_id, matchinfo(messages_fts, 'pcx') FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
      WHERE messages_fts MATCH ? AND m.owner = ?${scope}`,
     params,
   );
@@ -92,7 +94,7 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
     sql
       .all(
         `SELECT m.id, m.message_id, m.chat_id, m.thread_key, m.role, m.ts, m.text, snippet(messages_fts, '', '', '…', -1, ${SNIPPET_TOKENS})
-         FROM messages_fts JOIN messages m ON m.id = messages_fts.docid
+         FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
          WHERE messages_fts MATCH ? AND messages_fts.docid IN (${top.map(() => "?").join(",")})`,
         [match, ...top.map((t) => t.id)],
       )

@@ -48,13 +48,27 @@ export class Sql {
 
   /** Runs `fn` in one transaction: all of it is applied, or none of it. */
   transaction<T>(fn: () => T): T {
-    this.db.exec("BEGIN");
+    this.run("BEGIN");
     try {
       const out = fn();
-      this.db.exec("COMMIT");
+      this.run("COMMIT");
       return out;
     } catch (error) {
-      this.db.exec("ROLLBACK");
+      this.run("ROLLBACK");
+      throw error;
+    }
+  }
+
+  /** Runs `fn` inside a savepoint of the current transaction; on failure only its work is undone. */
+  savepoint<T>(fn: () => T): T {
+    this.run("SAVEPOINT op");
+    try {
+      const out = fn();
+      this.run("RELEASE op");
+      return out;
+    } catch (error) {
+      this.run("ROLLBACK TO op");
+      this.run("RELEASE op");
       throw error;
     }
   }

@@ -1,0 +1,262 @@
+/**
+ * Benchmark of the sql.js storage (issue #4): acknowledged write latency and throughput, history
+ * pages, search, start-up (snapshot plus journal), peak RSS and files on disk, at several sizes.
+ *
+ *   node --import tsx bench/storage-sqljs.ts              # 10,000 and 100,000 messages
+ *   node --import tsx bench/storage-sqljs.ts --quick      # 2,000 messages
+ *   node --import tsx bench/storage-sqljs.ts --sizes=10000,1000000
+ *
+ * Each size runs in its own child process, so peak RSS belongs to that size alone. Prints a
+ * Markdown table and the raw JSON.
+ * @module
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { StoredMessage } from "chat-gateway";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+
+const CHATS = 50;
+const TEXT_CHARS = 300;
+const OWNER = "bench";
+const RARE = "quetzal";
+const COMMON = "alpha";
+const self = fileURLToPath(import.meta.url);
+
+/** Deterministic pseudo-random numbers, so every run stores the same text. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const random = rng(42);
+const syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "do", "gu", "ben", "tor", "lin", "mar"];
+const vocabulary = Array.from({ length: 4000 }, () => {
+  let w = "";
+  for (let n = 2 + Math.floor(random() * 3); n > 0; n--) w += syllables[Math.floor(random() * syllables.length)];
+  return w;
+});
+
+/** 300 characters of words; every fifth message has the common word, ten messages in all have the rare one. */
+function text(i: number, total: number): string {
+  const words: string[] = [];
+  if (i % 5 === 0) words.push(COMMON);
+  if (i % Math.max(1, Math.floor(total / 10)) === 7) words.push(RARE);
+  let length = words.join(" ").length;
+  while (length < TEXT_CHARS) {
+    const w = vocabulary[Math.floor(random() * vocabulary.length)];
+    words.push(w);
+    length += w.length + 1;
+  }
+  return words.join(" ").slice(0, TEXT_CHARS);
+}
+
+const id = (i: number) => `m${String(i).padStart(9, "0")}`;
+const T0 = 1_700_000_000_000;
+
+function message(i: number, total: number): StoredMessage {
+  return { message_id: id(i), role: i % 2 ? "assistant" : "user", text: text(i, total), reasoning: "", ts: T0 + i, media: [], chat_id: `chat${i % CHATS}`, thread_id: null };
+}
+
+function percentiles(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  return { p50: +at(50).toFixed(3), p99: +at(99).toFixed(3), max: +s[s.length - 1].toFixed(3), n: s.length };
+}
+
+async function timed(n: number, fn: (k: number) => Promise<unknown>) {
+  const samples: number[] = [];
+  for (let k = 0; k < n; k++) {
+    const t = performance.now();
+    await fn(k);
+    samples.push(performance.now() - t);
+  }
+  return percentiles(samples);
+}
+
+async function filesOnDisk(dir: string) {
+  const out: Record<string, number> = {};
+  for (const f of (await readdir(dir)).sort()) out[f] = (await stat(join(dir, f))).size;
+  return out;
+}
+
+const mb = (bytes: number) => +(bytes / 1024 / 1024).toFixed(1);
+
+/** One size, in this process: fill, measure, report JSON on stdout. */
+async function runSize(total: number): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), "cg-bench-sqljs-"));
+  const result: Record<string, unknown> = { messages: total };
+  try {
+    let storage = sqlJsStorage({ dir, onWarning: (m) => console.error(m) });
+    await storage.open();
+    const fillStart = performance.now();
+    const batch = 1000;
+    for (let i = 0; i < total; i += batch) {
+      const messages = Array.from({ length: Math.min(batch, total - i) }, (_, k) => message(i + k, total));
+      await storage.commit(OWNER, { messages, outbox: [{ type: "message", payload: { upto: i } }] });
+    }
+    result.fillMessagesPerSec = Math.round(total / ((performance.now() - fillStart) / 1000));
+    // Start measuring from a settled state: close snapshots the filled database.
+    await storage.close();
+    storage = sqlJsStorage({ dir, onWarning: (m) => console.error(m) });
+    let t = performance.now();
+    await storage.open();
+    result.startupSnapshotOnlyMs = Math.round(performance.now() - t);
+    result.snapshotMB = mb(Object.entries(await filesOnDisk(dir)).find(([f]) => f.startsWith("snapshot-"))?.[1] ?? 0);
+
+    let next = total;
+    const one = () => {
+      const i = next++;
+      return storage.commit(OWNER, { messages: [message(i, total)], outbox: [{ type: "message", payload: { message_id: id(i) } }] });
+    };
+    const writes = 2000;
+    t = performance.now();
+    result.writeSequential = await timed(writes, one);
+    result.writesPerSecSequential = Math.round(writes / ((performance.now() - t) / 1000));
+    // Concurrent writers share fsyncs through group commit.
+    const concurrent = 32;
+    const perWriter = 100;
+    const latencies: number[] = [];
+    t = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrent }, async () => {
+        for (let k = 0; k < perWriter; k++) {
+          const s = performance.now();
+          await one();
+          latencies.push(performance.now() - s);
+        }
+      }),
+    );
+    result.writesPerSecConcurrent32 = Math.round((concurrent * perWriter) / ((performance.now() - t) / 1000));
+    result.writeConcurrent32 = percentiles(latencies);
+
+    result.historyNewest = await timed(500, (k) => storage.history(OWNER, { chat_id: `chat${k % CHATS}`, thread_id: null, limit: 50 }));
+    // A page near the very start of a chat: the before message is the chat's 60th oldest (or its middle).
+    const depth = Math.min(60, Math.floor(total / CHATS / 2));
+    result.historyDeep = await timed(500, async (k) => {
+      const c = k % CHATS;
+      const page = await storage.history(OWNER, { chat_id: `chat${c}`, thread_id: null, limit: 50, before: id(c + CHATS * depth) });
+      if (!page) throw new Error("deep page not found");
+    });
+    const rareHits = (await storage.search(OWNER, { query: RARE, scope: "all", limit: 20 })).length;
+    const commonHits = (await storage.search(OWNER, { query: COMMON, scope: "all", limit: 20 })).length;
+    result.searchRare = { ...(await timed(200, () => storage.search(OWNER, { query: RARE, scope: "all", limit: 20 }))), hits: rareHits };
+    result.searchCommon = {
+      ...(await timed(50, () => storage.search(OWNER, { query: COMMON, scope: "all", limit: 20 }))),
+      hits: commonHits,
+      matching: Math.ceil(total / 5),
+    };
+    result.searchCommonInChat = await timed(50, (k) => storage.search(OWNER, { query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }));
+
+    // Start-up with a journal to replay: a child writes 5,000 acknowledged messages and is killed.
+    await storage.close();
+    const journalWrites = 5000;
+    const child = spawn(process.execPath, ["--import", "tsx", self, "--child-write", dir, String(next), String(journalWrites), String(total)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.setEncoding("utf8").on("data", (c: string) => {
+        out += c;
+        if (out.includes("done")) {
+          child.kill("SIGKILL");
+          resolve();
+        }
+      });
+      child.on("exit", () => (out.includes("done") ? resolve() : reject(new Error("writer died early"))));
+    });
+    await new Promise((r) => child.on("exit", r));
+    result.filesAfterCrash = await filesOnDisk(dir);
+    storage = sqlJsStorage({ dir, onWarning: (m) => console.error(m) });
+    t = performance.now();
+    await storage.open();
+    result.startupSnapshotPlusJournalMs = Math.round(performance.now() - t);
+    result.journalRecordsReplayed = journalWrites;
+    const bounds = await storage.outboxBounds(OWNER);
+    if (bounds.last !== Math.ceil(total / batch) + writes + concurrent * perWriter + journalWrites) throw new Error(`lost writes: ${JSON.stringify(bounds)}`);
+    t = performance.now();
+    await storage.close();
+    result.closeWithSnapshotMs = Math.round(performance.now() - t);
+    result.filesAfterClose = await filesOnDisk(dir);
+    result.peakRssMB = mb(process.resourceUsage().maxRSS * 1024);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/** The crash-start helper: append acknowledged writes, print "done", wait to be killed. */
+async function childWrite(dir: string, from: number, count: number, total: number): Promise<void> {
+  // A snapshot threshold above the journal written here, so the start-up has it all to replay.
+  const storage = sqlJsStorage({ dir, snapshotMinBytes: 1024 * 1024 * 1024 });
+  await storage.open();
+  await Promise.all(
+    Array.from({ length: 16 }, async (_, w) => {
+      for (let i = from + w; i < from + count; i += 16) {
+        await storage.commit(OWNER, { messages: [message(i, total)], outbox: [{ type: "message", payload: { message_id: id(i) } }] });
+      }
+    }),
+  );
+  process.stdout.write("done\n");
+  setInterval(() => {}, 1000);
+}
+
+function table(rows: Array<Record<string, any>>): string {
+  const line = (label: string, f: (r: Record<string, any>) => string) => `| ${label} | ${rows.map(f).join(" | ")} |`;
+  const p = (k: string) => (r: Record<string, any>) => `${r[k].p50} / ${r[k].p99}`;
+  return [
+    `| | ${rows.map((r) => `${r.messages.toLocaleString("en")} messages`).join(" | ")} |`,
+    `|---|${rows.map(() => "---").join("|")}|`,
+    line("fill (batched commits of 1,000), messages/s", (r) => String(r.fillMessagesPerSec)),
+    line("write, one at a time: p50 / p99 ms", p("writeSequential")),
+    line("writes/s, one at a time", (r) => String(r.writesPerSecSequential)),
+    line("write, 32 concurrent: p50 / p99 ms", p("writeConcurrent32")),
+    line("writes/s, 32 concurrent (group commit)", (r) => String(r.writesPerSecConcurrent32)),
+    line("history newest page (50): p50 / p99 ms", p("historyNewest")),
+    line("history deep `before` page (50): p50 / p99 ms", p("historyDeep")),
+    line("search rare word (10 matches): p50 / p99 ms", p("searchRare")),
+    line("search common word (1 in 5 messages), all: p50 / p99 ms", p("searchCommon")),
+    line("search common word, one chat: p50 / p99 ms", p("searchCommonInChat")),
+    line("start-up, snapshot only, ms", (r) => String(r.startupSnapshotOnlyMs)),
+    line("start-up, snapshot + 5,000-record journal, ms", (r) => String(r.startupSnapshotPlusJournalMs)),
+    line("close (final snapshot), ms", (r) => String(r.closeWithSnapshotMs)),
+    line("snapshot size, MB", (r) => String(r.snapshotMB)),
+    line("peak RSS, MB", (r) => String(r.peakRssMB)),
+    line("files after a crash", (r) => Object.entries(r.filesAfterCrash as Record<string, number>).map(([f, s]) => `${f} ${mb(s)} MB`).join(", ")),
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  if (args[0] === "--child-write") return childWrite(args[1], Number(args[2]), Number(args[3]), Number(args[4]));
+  if (args[0] === "--size") return runSize(Number(args[1]));
+  const sizesArg = args.find((a) => a.startsWith("--sizes="));
+  const sizes = sizesArg
+    ? sizesArg.slice(8).split(",").map(Number)
+    : args.includes("--quick") || process.env.BENCH_QUICK
+      ? [2000]
+      : [10_000, 100_000];
+  const rows: Array<Record<string, any>> = [];
+  for (const size of sizes) {
+    console.error(`sql.js storage bench: ${size} messages…`);
+    const child = spawn(process.execPath, ["--max-old-space-size=4096", "--import", "tsx", self, "--size", String(size)], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+    const code = await new Promise<number | null>((r) => child.on("exit", r));
+    if (code !== 0) throw new Error(`size ${size} failed with exit code ${code}`);
+    rows.push(JSON.parse(out.trim().split("\n").at(-1)!));
+  }
+  console.log(`Node ${process.version}, ${(await import("node:os")).cpus().length} cores, sql.js 1.16.0\n`);
+  console.log(table(rows));
+  console.log(`\n${JSON.stringify(rows, null, 1)}`);
+}
+
+await main();
