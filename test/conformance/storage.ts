@@ -343,6 +343,13 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
         expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 3 });
       });
 
+      test("outbox - an unlimited policy keeps everything", async () => {
+        await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+        await storage.pruneOutbox(A, { maxFrames: Infinity, maxAgeMs: Infinity }, Date.now() + 1e9);
+        expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 2 });
+        expect(await storage.readOutbox(A, 0, Infinity)).toHaveLength(2);
+      });
+
       test("outbox - pruning one owner leaves the others alone", async () => {
         await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
         await storage.commit(B, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });

@@ -20,6 +20,8 @@ async function fill(dir: string, options = {}) {
   await storage.putMedia("alice", { media_id: "x2", kind: "image", mime: "image/png", size: 3, filename: "b.png", owner: "alice", sha256: "00", created_ts: 1 });
   await storage.deleteMedia("alice", ["x2"]);
   await storage.commit("alice", { outbox: [{ type: "notification", payload: {} }] });
+  // "No limit" must survive the journal too (JSON has no Infinity).
+  await storage.pruneOutbox("alice", { maxFrames: Infinity, maxAgeMs: Infinity }, Date.now());
   await storage.pruneOutbox("alice", { maxFrames: 2, maxAgeMs: 86_400_000 }, Date.now());
   return storage;
 }

@@ -369,7 +369,9 @@ class SqlJsStore implements SqlJsStorage {
   }
 
   async pruneOutbox(owner: Owner, policy: RetentionPolicy, now: number): Promise<void> {
-    await this.#write({ k: "prune", o: owner, p: policy, t: now });
+    // JSON has no Infinity (it would replay as null, i.e. 0): "no limit" is journaled as a huge number.
+    const bound = (n: number) => (Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER);
+    await this.#write({ k: "prune", o: owner, p: { maxFrames: bound(policy.maxFrames), maxAgeMs: bound(policy.maxAgeMs) }, t: now });
   }
 
   getDevice(owner: Owner, deviceId: DeviceId): Promise<Device | undefined> {

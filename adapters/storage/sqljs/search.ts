@@ -5,6 +5,8 @@ import type { Sql } from "./sql.js";
 const WORD = /[\p{L}\p{N}]+/gu;
 /** More query words than this add cost and no meaning. */
 const MAX_TERMS = 16;
+/** Matches ranked per query step; see {@link search}. */
+const CANDIDATES = 1000;
 /** Tokens `snippet()` returns; about 200 characters of ordinary prose. */
 const SNIPPET_TOKENS = 28;
 
@@ -12,13 +14,20 @@ function fold(text: string): string {
   return text.normalize("NFD").replace(/\p{M}+/gu, "").toLowerCase();
 }
 
+/** The distinct folded words of user input, at most {@link MAX_TERMS}. */
+function queryTerms(query: string): string[] {
+  return [...new Set(fold(query).match(WORD) ?? [])].slice(0, MAX_TERMS);
+}
+
 /**
- * The FTS4 query for user text: each word quoted as a prefix phrase and joined with OR, so no
- * input is ever parsed as FTS syntax, and ranking (not the query) decides how many words must match.
+ * FTS4 queries for user text: each word quoted as a prefix phrase, so no input is ever parsed as
+ * FTS syntax. `all` needs every word (implicit AND), `any` one of them (OR).
  */
-export function matchExpression(query: string): string | undefined {
-  const terms = [...new Set(fold(query).match(WORD) ?? [])].slice(0, MAX_TERMS);
-  return terms.length ? terms.map((t) => `"${t}*"`).join(" OR ") : undefined;
+export function matchExpressions(query: string): { all: string; any: string } | undefined {
+  const terms = queryTerms(query);
+  if (!terms.length) return undefined;
+  const phrases = terms.map((t) => `"${t}*"`);
+  return { all: phrases.join(" "), any: phrases.join(" OR ") };
 }
 
 /** Words matched and total occurrences, from `matchinfo(…, 'pcx')` of a one-column table. */
@@ -43,7 +52,7 @@ function clampSnippet(snippet: string, text: string, query: string): string {
   const max = LIMITS.snippetMax;
   const flat = snippet.replace(/\s+/g, " ").trim();
   if (flat.length <= max) return flat;
-  const terms = [...new Set(fold(query).match(WORD) ?? [])];
+  const terms = queryTerms(query);
   const whole = text.replace(/\s+/g, " ");
   let at = 0;
   for (const m of whole.matchAll(WORD)) {
@@ -61,34 +70,59 @@ function clampSnippet(snippet: string, text: string, query: string): string {
   return head + whole.slice(start, start + room - tail.length) + tail;
 }
 
+interface Ranked {
+  id: number;
+  ts: number;
+  messageId: string;
+  terms: number;
+  hits: number;
+}
+
+const byRank = (a: Ranked, b: Ranked) =>
+  b.terms - a.terms || b.hits - a.hits || b.ts - a.ts || (a.messageId < b.messageId ? 1 : a.messageId > b.messageId ? -1 : 0);
+
 /**
- * Full-text search with FTS4: rank every match of the owner in scope by matched words, then
- * occurrences, then newest; then build snippets only for the hits returned.
+ * Full-text search with FTS4, best match first: most query words matched, then most occurrences,
+ * then newest. Messages matching every word are looked for first, then those matching any. Each
+ * step ranks at most the newest {@link CANDIDATES} matches in scope, so a common word costs the
+ * same at any history size; below that many matches the ranking is exact. Snippets are built only
+ * for the hits returned.
  */
 export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
-  const match = matchExpression(q.query);
+  const match = matchExpressions(q.query);
   if (!match || q.limit < 1) return [];
   let scope = "";
-  const params: Array<string | number> = [match, owner];
+  const scopeParams: string[] = [owner];
   if (q.scope === "chat") {
     if (q.thread_id !== undefined) {
       scope = " AND m.thread_key = ?";
-      params.push(q.thread_id);
+      scopeParams.push(q.thread_id);
     } else {
       scope = " AND m.chat_id = ?";
-      params.push(q.chat_id ?? "");
+      scopeParams.push(q.chat_id ?? "");
     }
   }
-  // CROSS JOIN pins the full-text index as the outer loop; left to itself the planner may scan the
-  // owner's messages and evaluate MATCH once per row.
-  const rows = sql.all(
-    `SELECT m.id, m.ts, m.message_id, matchinfo(messages_fts, 'pcx') FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
-     WHERE messages_fts MATCH ? AND m.owner = ?${scope}`,
-    params,
-  );
-  const ranked = rows.map(([id, ts, messageId, info]) => ({ id: id as number, ts: ts as number, messageId: messageId as string, ...rank(info as Uint8Array) }));
-  ranked.sort((a, b) => b.terms - a.terms || b.hits - a.hits || b.ts - a.ts || (a.messageId < b.messageId ? 1 : a.messageId > b.messageId ? -1 : 0));
-  const top = ranked.slice(0, q.limit);
+  // CROSS JOIN pins the full-text index as the outer loop, walked newest docid first; left to
+  // itself the planner may scan the owner's messages and evaluate MATCH once per row.
+  const candidates = (expr: string): Ranked[] =>
+    sql
+      .all(
+        `SELECT m.id, m.ts, m.message_id, matchinfo(messages_fts, 'pcx') FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
+         WHERE messages_fts MATCH ? AND m.owner = ?${scope} ORDER BY messages_fts.docid DESC LIMIT ${CANDIDATES}`,
+        [expr, ...scopeParams],
+      )
+      .map(([id, ts, messageId, info]) => ({ id: id as number, ts: ts as number, messageId: messageId as string, ...rank(info as Uint8Array) }));
+
+  let top = candidates(match.all).sort(byRank).slice(0, q.limit);
+  if (top.length < q.limit && match.all !== match.any) {
+    const seen = new Set(top.map((r) => r.id));
+    top = top.concat(
+      candidates(match.any)
+        .filter((r) => !seen.has(r.id))
+        .sort(byRank)
+        .slice(0, q.limit - top.length),
+    );
+  }
   if (!top.length) return [];
   const detail = new Map(
     sql
@@ -96,7 +130,7 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
         `SELECT m.id, m.message_id, m.chat_id, m.thread_key, m.role, m.ts, m.text, snippet(messages_fts, '', '', '…', -1, ${SNIPPET_TOKENS})
          FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
          WHERE messages_fts MATCH ? AND messages_fts.docid IN (${top.map(() => "?").join(",")})`,
-        [match, ...top.map((t) => t.id)],
+        [match.any, ...top.map((t) => t.id)],
       )
       .map((r) => [r[0] as number, r]),
   );
