@@ -11,4 +11,9 @@ export default defineConfig({
   // Adapters import the core by its package name, as an outside adapter would; at run time the
   // package resolves itself, so every entry shares one copy of the core (one GatewayError class).
   external: [/^chat-gateway(\/.*)?$/],
+  // The bcrypt worker runs in its own thread and is loaded by path, so it ships as a file of its own.
+  async onSuccess() {
+    const { copyFile } = await import("node:fs/promises");
+    await copyFile("adapters/http/bcrypt-worker.mjs", "dist/bcrypt-worker.mjs");
+  },
 });

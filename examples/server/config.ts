@@ -1,0 +1,89 @@
+// The example server's settings: command-line flags beat environment variables beat defaults
+// (PROTOCOL.md §10).
+import { join, resolve } from "node:path";
+
+export interface ServerConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  usersFile: string;
+  service: string;
+  openaiBaseUrl?: string;
+  openaiApiKey?: string;
+  openaiModel?: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  /** Memory storage instead of sql.js (tests, throwaway demos). */
+  memory: boolean;
+}
+
+/** flag name → environment variable. */
+const OPTIONS = {
+  port: "PORT",
+  host: "HOST",
+  "data-dir": "GATEWAY_DATA_DIR",
+  "users-file": "GATEWAY_USERS_FILE",
+  service: "GATEWAY_SERVICE",
+  "openai-base-url": "OPENAI_BASE_URL",
+  "openai-api-key": "OPENAI_API_KEY",
+  "openai-model": "OPENAI_MODEL",
+  "database-url": "DATABASE_URL",
+  "redis-url": "REDIS_URL",
+} as const;
+
+export const HELP = `Usage: chat-gateway [options]
+       chat-gateway user add|list|remove|set-password [name] [--users-file PATH]
+
+Runs the example chat-gateway server: the gateway over WebSocket at /ws/gateway, the HTTP API
+with login protection under /api/, and the web UI at /, all on one port.
+
+Options (each also read from the environment variable in brackets):
+  --port N                 port to listen on [PORT] (default 8787)
+  --host ADDR              address to listen on [HOST] (default 127.0.0.1)
+  --data-dir DIR           sql.js database and media files [GATEWAY_DATA_DIR] (default ./data)
+  --users-file PATH        login user store [GATEWAY_USERS_FILE] (default <data-dir>/users.json)
+  --service NAME           service name; the cookie is <name>_session [GATEWAY_SERVICE] (default gateway)
+  --openai-base-url URL    use an OpenAI-compatible server instead of the demo runtime [OPENAI_BASE_URL]
+  --openai-api-key KEY     its API key [OPENAI_API_KEY]
+  --openai-model NAME      its model [OPENAI_MODEL]
+  --database-url URL       PostgreSQL storage [DATABASE_URL]
+  --redis-url URL          Redis bus and shared sessions [REDIS_URL]
+  --memory                 keep everything in memory (nothing on disk)
+  --help                   show this help
+`;
+
+export class UsageError extends Error {}
+
+export function parseConfig(argv: readonly string[], env: Record<string, string | undefined>): ServerConfig {
+  const flags: Record<string, string> = {};
+  let memory = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--memory") {
+      memory = true;
+      continue;
+    }
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!match || !(match[1] in OPTIONS)) throw new UsageError(`unknown argument: ${arg}`);
+    const value = match[2] ?? argv[++i];
+    if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
+    flags[match[1]] = value;
+  }
+  const get = (name: keyof typeof OPTIONS) => flags[name] ?? (env[OPTIONS[name]] || undefined);
+  const port = Number(get("port") ?? 8787);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`port must be 0 to 65535, got ${get("port")}`);
+  const dataDir = resolve(get("data-dir") ?? "data");
+  return {
+    port,
+    host: get("host") ?? "127.0.0.1",
+    dataDir,
+    usersFile: resolve(get("users-file") ?? join(dataDir, "users.json")),
+    service: get("service") ?? "gateway",
+    openaiBaseUrl: get("openai-base-url"),
+    openaiApiKey: get("openai-api-key"),
+    openaiModel: get("openai-model"),
+    databaseUrl: get("database-url"),
+    redisUrl: get("redis-url"),
+    memory,
+  };
+}

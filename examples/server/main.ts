@@ -1,0 +1,50 @@
+// `npm start`: the example server. `user ...` runs the user CLI instead.
+import { runUserCli } from "chat-gateway/http";
+import { HELP, parseConfig, UsageError } from "./config.js";
+import { startServer } from "./server.js";
+
+async function main(argv: string[]): Promise<number> {
+  if (argv[0] === "user") {
+    return runUserCli(argv, {
+      stdin: process.stdin,
+      stdout: process.stdout,
+      stderr: process.stderr,
+      isTTY: Boolean(process.stdin.isTTY),
+      env: process.env,
+    });
+  }
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  let config;
+  try {
+    config = parseConfig(argv, process.env);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n\n${HELP}`);
+      return 2;
+    }
+    throw error;
+  }
+  const server = await startServer(config);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await server.close();
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,125 @@
+// The example server, wired from the public API only: gateway + sql.js storage + media files +
+// login protection + ws transport + the web UI, on one port.
+import http from "node:http";
+import { mkdirSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { createGateway, type AgentRuntime, type Storage } from "chat-gateway";
+import { createLoginProtection } from "chat-gateway/http";
+import { fsMediaStore } from "chat-gateway/media/fs";
+import { demoRuntime } from "chat-gateway/runtime/demo";
+import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
+import { memoryStorage } from "chat-gateway/storage/memory";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { attachWebSocket } from "chat-gateway/ws";
+import type { ServerConfig } from "./config.js";
+import { serveWeb } from "./static.js";
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  /** Stop accepting, end running turns, flush storage, close sockets with 1001. */
+  close(): Promise<void>;
+}
+
+function pickRuntime(config: ServerConfig): AgentRuntime {
+  if (!config.openaiBaseUrl) return demoRuntime();
+  if (!config.openaiModel) throw new TypeError("OPENAI_MODEL (--openai-model) is required with OPENAI_BASE_URL");
+  return openAICompatibleRuntime({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, model: config.openaiModel });
+}
+
+export async function startServer(config: ServerConfig, log: (line: string) => void = console.log): Promise<RunningServer> {
+  if (config.databaseUrl || config.redisUrl) {
+    throw new TypeError("DATABASE_URL and REDIS_URL need the PostgreSQL storage and Redis bus, which this version does not ship yet");
+  }
+  let storage: Storage;
+  let storagePath: string;
+  if (config.memory) {
+    storage = memoryStorage();
+    storagePath = "memory";
+  } else {
+    mkdirSync(config.dataDir, { recursive: true });
+    storage = sqlJsStorage({ dir: join(config.dataDir, "db") });
+    storagePath = join(config.dataDir, "db");
+  }
+  const mediaDir = join(config.dataDir, "media");
+  if (!config.memory) mkdirSync(mediaDir, { recursive: true });
+  const protection = createLoginProtection({ usersFile: config.usersFile, service: config.service });
+  const gateway = createGateway({
+    storage,
+    runtime: pickRuntime(config),
+    authenticator: protection.authenticator(),
+    mediaStore: config.memory ? (await import("chat-gateway/media/memory")).memoryMediaStore() : fsMediaStore({ dir: mediaDir }),
+  });
+  await gateway.start();
+
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      if (await protection.handle(req, res)) return;
+      if (await serveMedia(req, res)) return;
+      if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
+        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
+        return;
+      }
+      await serveWeb(req, res);
+    })().catch((error) => {
+      console.error(error);
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: "internal error" }));
+    });
+  });
+
+  /** GET /api/media/<id> for browsers (PROTOCOL.md §7 extension): the owner's media only. */
+  async function serveMedia(req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean> {
+    const match = /^\/api\/media\/([^/?]+)/.exec(req.url ?? "");
+    if (!match) return false;
+    if (req.method !== "GET") {
+      res.writeHead(405, { allow: "GET", "content-type": "application/json" }).end(JSON.stringify({ error: "method not allowed" }));
+      return true;
+    }
+    const owner = (await protection.enabled()) ? protection.userOf(req) : "~anonymous";
+    const id = decodeURIComponent(match[1]);
+    const record = owner ? await storage.getMedia(owner, id) : undefined;
+    if (!owner || !record) {
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
+      return true;
+    }
+    const media = gateway.options.mediaStore!;
+    res.writeHead(200, {
+      "content-type": record.mime || "application/octet-stream",
+      "content-length": String(record.size),
+      "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(record.filename)}`,
+      "x-content-type-options": "nosniff",
+      "cache-control": "private, max-age=3600",
+    });
+    for await (const chunk of media.read(owner, id)) res.write(chunk);
+    res.end();
+    return true;
+  }
+
+  const transport = attachWebSocket(gateway, { server, path: "/ws/gateway", authorizeUpgrade: (req) => protection.authorizeUpgrade(req) });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  const loginOn = await protection.enabled();
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), storage ${storagePath}, login ${loginOn ? "on" : "off"} (users file ${config.usersFile})`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close() {
+      closing ??= (async () => {
+        server.close();
+        await gateway.close();
+        await transport.close();
+        await protection.close();
+        server.closeAllConnections();
+      })();
+      return closing;
+    },
+  };
+}

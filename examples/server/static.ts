@@ -1,0 +1,51 @@
+// Serves the built web UI (examples/server/web/dist) with a fallback page when it is not built.
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { extname, join, normalize } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("./web/dist/", import.meta.url));
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".json": "application/json",
+  ".map": "application/json",
+};
+
+const SECURITY_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "content-security-policy": "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+};
+
+export async function serveWeb(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    res.writeHead(405, { allow: "GET, HEAD" }).end();
+    return;
+  }
+  const pathname = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
+  const relative = normalize(pathname === "/" ? "index.html" : pathname.slice(1));
+  if (relative.startsWith("..")) {
+    res.writeHead(404).end();
+    return;
+  }
+  let file = join(root, relative);
+  let info = await stat(file).catch(() => undefined);
+  if (!info?.isFile()) {
+    // Single-page app: unknown paths get the page itself.
+    file = join(root, "index.html");
+    info = await stat(file).catch(() => undefined);
+  }
+  if (!info?.isFile()) {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...SECURITY_HEADERS });
+    res.end(`<!doctype html><title>chat-gateway</title><p>chat-gateway is running. The web UI is not built; connect a client to <code>/ws/gateway</code>.</p>`);
+    return;
+  }
+  res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": String(info.size), ...SECURITY_HEADERS });
+  if (req.method === "HEAD") return void res.end();
+  createReadStream(file).pipe(res);
+}

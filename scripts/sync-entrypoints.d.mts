@@ -1,0 +1,2 @@
+import type { Entrypoint } from "../entrypoints.mjs";
+export declare function exportsFor(list: Entrypoint[]): Record<string, unknown>;
