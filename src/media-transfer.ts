@@ -75,10 +75,10 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
     if (!session.caps.media) throw new GatewayError("unsupported", "this device declared caps.media false");
     return media;
   };
-  const drop = (ref: string) => {
+  const drop = async (ref: string): Promise<void> => {
     const upload = uploads.get(ref);
     uploads.delete(ref);
-    if (upload) upload.writer.abort().catch((error) => hub.log.warn("aborting an upload failed", error));
+    if (upload) await upload.writer.abort().catch((error) => hub.log.warn("aborting an upload failed", error));
   };
 
   return {
@@ -104,11 +104,11 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
       const upload = uploads.get(chunk.media);
       if (!upload) throw new GatewayError("not_found", `no upload in flight for media_ref "${chunk.media}"`);
       if (chunk.offset !== upload.received) {
-        drop(chunk.media);
+        await drop(chunk.media);
         throw new GatewayError("unsupported", `media "${chunk.media}": chunk at offset ${chunk.offset}, expected ${upload.received}; upload dropped`);
       }
       if (upload.received + chunk.bytes.byteLength > upload.meta.size) {
-        drop(chunk.media);
+        await drop(chunk.media);
         throw new GatewayError("media_too_large", `media "${chunk.media}": more bytes than the declared size ${upload.meta.size}; upload dropped`);
       }
       upload.received += chunk.bytes.byteLength;
@@ -116,7 +116,7 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
       try {
         await upload.writer.write(chunk.bytes);
       } catch (error) {
-        drop(chunk.media);
+        await drop(chunk.media);
         throw error;
       }
     },
@@ -178,7 +178,7 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
     },
 
     dropAll() {
-      for (const ref of [...uploads.keys()]) drop(ref);
+      for (const ref of [...uploads.keys()]) void drop(ref);
     },
   };
 }
