@@ -76,7 +76,7 @@ export interface SqlJsStorageOptions {
   snapshotRatio?: number;
   /** Journal bytes below which no snapshot is taken (except on close and by time). Default 8 MiB. */
   snapshotMinBytes?: number;
-  /** Journal bytes at which a snapshot is always taken, bounding start-up replay. Default 32 MiB. */
+  /** Journal bytes at which a snapshot is always taken, bounding start-up replay. Default 16 MiB. */
   snapshotMaxBytes?: number;
   /** Also snapshot a non-empty journal this often, milliseconds; 0 turns it off. Default 10 minutes. */
   snapshotIntervalMs?: number;
@@ -264,7 +264,7 @@ class SqlJsStore implements SqlJsStorage {
 
   #snapshotThreshold(): number {
     const min = this.#options.snapshotMinBytes ?? 8 * 1024 * 1024;
-    const max = Math.max(min, this.#options.snapshotMaxBytes ?? 32 * 1024 * 1024);
+    const max = Math.max(min, this.#options.snapshotMaxBytes ?? 16 * 1024 * 1024);
     return Math.min(max, Math.max(min, (this.#options.snapshotRatio ?? 0.25) * this.#snapshotBytes));
   }
 

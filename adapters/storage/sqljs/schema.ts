@@ -7,7 +7,7 @@ export const SCHEMA_VERSION = 1;
  * Forward migrations: entry `i` takes a database from version `i` to `i + 1`. Append only; never
  * change a released entry, since databases in the field have already run it.
  */
-const MIGRATIONS: string[] = [
+export const MIGRATIONS: string[] = [
   `
   CREATE TABLE channels (
     owner TEXT NOT NULL,
