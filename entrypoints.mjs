@@ -14,6 +14,7 @@ export const entrypoints = [
   { subpath: "./media/memory", source: "adapters/media/memory/index.ts" },
   { subpath: "./runtime/openai-compatible", source: "adapters/runtime/openai-compatible/index.ts" },
   { subpath: "./runtime/ai-sdk", source: "adapters/runtime/ai-sdk/index.ts" },
+  { subpath: "./client", source: "adapters/client/index.ts" },
 ];
 
 /** "./storage/memory" -> "storage/memory", "." -> "index" */

@@ -1,0 +1,64 @@
+/**
+ * `chat-gateway/client`: a typed client for browsers and Node. It says hello, keeps the
+ * connection up with reconnects (exponential backoff with jitter), syncs from a persisted cursor
+ * after every (re)connect, turns every gateway frame into a typed event, and offers requests as
+ * promises with timeouts, a history pager, media uploads and downloads checked with sha256
+ * (WebCrypto), and a per-device streaming toggle.
+ *
+ * It uses `globalThis.WebSocket` when there is one (browsers) and the optional `ws` package
+ * otherwise, and imports no Node module, so it bundles for the browser as it is.
+ *
+ * Start with {@link createGatewayClient}.
+ * @module
+ */
+export { createGatewayClient, GatewayClient, HistoryPager } from "./client.js";
+export type {
+  GatewayClientOptions,
+  GatewayClientEvents,
+  ConnectionState,
+  StateInfo,
+  ReconnectOptions,
+  RequestOptions,
+  UploadOptions,
+  Download,
+  SendInput,
+  LaneQuery,
+  WebSocketLike,
+  WebSocketConstructor,
+} from "./client.js";
+export { ClientError, isClientError } from "./errors.js";
+export type { ClientErrorCode } from "./errors.js";
+export { memoryCursorStore, localStorageCursorStore } from "./cursor.js";
+export type { CursorStore } from "./cursor.js";
+export { encodeMediaChunk, decodeMediaChunk, sha256Hex, CHUNK_BYTES } from "./media.js";
+export type {
+  LaneRef,
+  HelloOkPayload,
+  MessagePayload,
+  MessageStartPayload,
+  MessageUpdatePayload,
+  MessageStopPayload,
+  MessageDeletedPayload,
+  CommentaryPayload,
+  ToolStartPayload,
+  ToolEndPayload,
+  TypingPayload,
+  ChannelListPayload,
+  ChannelDeletedPayload,
+  SearchResultsPayload,
+  HistoryPayload,
+  CommandsCatalogPayload,
+  MediaOfferPayload,
+  MediaUploadAckPayload,
+  MediaPullEndPayload,
+  ErrorPayload,
+  PongPayload,
+  SyncDonePayload,
+  ServerPayloads,
+  ServerFrame,
+  ServerFrameType,
+  ResponseTypes,
+  RequestType,
+  RequestPayload,
+  ResponsePayload,
+} from "./frames.js";

@@ -1,0 +1,39 @@
+// The example server in-process on a temp data dir, and a client that records every event.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createGatewayClient, type GatewayClient, type GatewayClientOptions, type ServerFrame } from "chat-gateway/client";
+import { startServer, type RunningServer } from "../../examples/server/server.js";
+
+export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpdir(), "cg-client-"));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** The example server (sql.js storage, media files, login off unless `usersFile` has users). */
+export function startExample(dataDir: string, port = 0, usersFile = path.join(dataDir, "users.json")): Promise<RunningServer> {
+  return startServer({ port, host: "127.0.0.1", dataDir, usersFile, service: "gateway", memory: false }, () => undefined);
+}
+
+export function wsUrl(server: { url: string }): string {
+  return `${server.url.replace(/^http/, "ws")}/ws/gateway`;
+}
+
+/** A client with fast reconnects that keeps every frame it emits. */
+export function recordingClient(options: GatewayClientOptions): { client: GatewayClient; frames: ServerFrame[] } {
+  const client = createGatewayClient({ reconnect: { initialDelayMs: 50, maxDelayMs: 300 }, pingIntervalMs: 0, ...options });
+  const frames: ServerFrame[] = [];
+  client.on("frame", (frame) => frames.push(frame));
+  return { client, frames };
+}
+
+/** Resolve when `check` passes, polling; fail with `what` after `ms`. */
+export async function until<T>(check: () => T | undefined | false, what: string, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
