@@ -41,7 +41,7 @@ it("client - survives a server restart mid-turn: reconnects, syncs, gets the int
     servers.push(second);
     await until(() => states.includes("reconnecting"), "reconnecting");
     const stop = await until(
-      () => frames.find((f): f is ServerFrame<"message.stop"> => f.type === "message.stop" && f.payload.message_id === (answerId as string)),
+      () => frames.find((f): f is ServerFrame<"message.stop"> => f.type === "message.stop" && (f.payload as { message_id: string }).message_id === answerId),
       "the interrupted message.stop",
       10_000,
     );
