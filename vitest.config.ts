@@ -15,5 +15,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // Type-level tests (expectTypeOf) are checked by the compiler, not only run.
+    typecheck: { enabled: true, include: ["test/**/*.test-d.ts", "test/types.test.ts"], tsconfig: "./tsconfig.json" },
   },
 });

@@ -5,11 +5,12 @@
  */
 export { createGateway } from "./gateway.js";
 export type { Gateway, ChannelApi, PostInput, NotifyInput } from "./gateway.js";
-export type { GatewayOptions, Logger } from "./options.js";
+export type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
 export type { GatewayEvents } from "./hub.js";
 export type { ChannelInput } from "./channel-requests.js";
 export { BUILTIN_COMMANDS } from "./commands.js";
-export type { CommandRegistry, CommandHandler } from "./commands.js";
+export type { CommandRegistry, CommandHandler, CommandSource, ParsedCommand } from "./commands.js";
+export { parseCommand } from "./commands.js";
 export { bareModelId, homeRelative, buildRuntimeInfo } from "./runtime-info.js";
 export type { RuntimeInfoOptions, ModelPrice } from "./runtime-info.js";
 export type { RateLimit } from "./token-bucket.js";

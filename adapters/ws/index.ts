@@ -3,7 +3,8 @@
  * It attaches to your existing `http.Server` at a path, or takes upgrades you route to it.
  * @module
  */
-import type { IncomingMessage, Server } from "node:http";
+import http, { type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Connection, ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
@@ -146,6 +147,54 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
       options.server?.off("upgrade", onUpgrade);
       for (const ws of wss.clients) ws.close(1001, "server shutting down");
       await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+/** Options of {@link listenWebSocket}: {@link WebSocketOptions} without `server`, plus where to listen. */
+export interface ListenOptions extends Omit<WebSocketOptions, "server"> {
+  /** Port (default 8787; 0 picks a free one). */
+  port?: number;
+  /** Address (default 127.0.0.1). */
+  host?: string;
+}
+
+/** A transport that owns its HTTP server. */
+export interface ListeningTransport extends WebSocketTransport {
+  /** The port actually bound. */
+  readonly port: number;
+  /** The `ws://` URL devices connect to. */
+  readonly url: string;
+}
+
+/**
+ * Serve the gateway on a port of its own, when there is no existing server to attach to. Other
+ * HTTP requests are answered 404.
+ * @example
+ * ```ts
+ * const ws = await listenWebSocket(gateway, { port: 8787 });
+ * console.log(ws.url); // ws://127.0.0.1:8787/ws/gateway
+ * ```
+ */
+export async function listenWebSocket(gateway: Gateway, options: ListenOptions = {}): Promise<ListeningTransport> {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
+  });
+  const transport = attachWebSocket(gateway, { ...options, server });
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 8787, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    ...transport,
+    port,
+    url: `ws://${host.includes(":") ? `[${host}]` : host}:${port}${options.path ?? "/ws/gateway"}`,
+    async close() {
+      await transport.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

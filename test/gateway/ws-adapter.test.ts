@@ -1,0 +1,90 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { createGateway, type Gateway } from "chat-gateway";
+import { memoryStorage } from "chat-gateway/storage/memory";
+import { demoRuntime } from "chat-gateway/runtime/demo";
+import { attachWebSocket, listenWebSocket, type ListeningTransport } from "chat-gateway/ws";
+import { Client, startGateway, type Harness } from "./harness.js";
+import { sleep } from "./runtimes.js";
+
+let h: Harness | undefined;
+let gateway: Gateway | undefined;
+let own: ListeningTransport | undefined;
+afterEach(async () => {
+  await h?.close();
+  await own?.close();
+  await gateway?.close();
+  h = undefined;
+  own = undefined;
+  gateway = undefined;
+});
+
+describe("ws adapter", () => {
+  it("ws - listens on a port of its own and answers other HTTP requests 404", async () => {
+    gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime({ delayMs: 0 }) });
+    await gateway.start();
+    own = await listenWebSocket(gateway, { port: 0 });
+    expect(own.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/ws\/gateway$/);
+    const c = await Client.connect(own.url);
+    expect((await c.say({ chat_id: "default", text: "own port" })).final.payload.final_text).toBe("You said: own port");
+    const res = await fetch(own.url.replace("ws://", "http://").replace("/ws/gateway", "/elsewhere"));
+    expect(res.status).toBe(404);
+  });
+
+  it("ws - leaves other upgrade paths to other listeners on the same server", async () => {
+    h = await startGateway();
+    const other = new WebSocket(h.url.replace("/ws/gateway", "/ws/other"));
+    let otherUpgrade = false;
+    h.server.on("upgrade", (req, socket) => {
+      if (req.url === "/ws/other") {
+        otherUpgrade = true;
+        socket.destroy();
+      }
+    });
+    await new Promise((r) => other.once("error", r));
+    expect(otherUpgrade).toBe(true);
+  });
+
+  it("ws - an upgrade gate refusal answers its HTTP status and never upgrades", async () => {
+    h = await startGateway({}, { authorizeUpgrade: () => ({ ok: false, status: 401, message: "sign in first" }) });
+    const ws = new WebSocket(h.url);
+    const status = await new Promise<number>((resolve) => ws.once("unexpected-response", (_req, res) => resolve(res.statusCode!)));
+    expect(status).toBe(401);
+  });
+
+  it("ws - the heartbeat terminates a socket that stops answering pings", async () => {
+    h = await startGateway({}, { heartbeatMs: 100 });
+    const c = await Client.connect(h.url);
+    // A peer that no longer answers pings: stop the client's automatic pong.
+    (c.ws as any)._receiver.removeAllListeners("ping");
+    (c.ws as any).pong = () => undefined;
+    const code = await Promise.race([c.closedPromise, sleep(2000).then(() => -1)]);
+    expect(code).not.toBe(-1);
+    const alive = await Client.connect(h.url);
+    await sleep(350);
+    expect(alive.closeCode).toBeUndefined();
+  });
+
+  it("ws - a gateway that was not started refuses connections with 1001", async () => {
+    gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime() });
+    const server = http.createServer();
+    const t = attachWebSocket(gateway, { server });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const ws = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws/gateway`);
+    const code = await new Promise<number>((resolve) => ws.once("close", (c) => resolve(c)));
+    expect(code).toBe(1001);
+    await t.close();
+    server.close();
+    gateway = undefined;
+  });
+
+  it("createGateway - refuses a misconfiguration at construction with a TypeError", () => {
+    expect(() => createGateway({} as any)).toThrow(TypeError);
+    expect(() => createGateway({ storage: memoryStorage() } as any)).toThrow(/runtime/);
+    expect(() => createGateway({ storage: {} as any, runtime: demoRuntime() })).toThrow(/storage/);
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), maxFrameBytes: -1 })).toThrow(/maxFrameBytes/);
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), push: [{} as any] })).toThrow(/PushSender/);
+  });
+});

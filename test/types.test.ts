@@ -1,0 +1,43 @@
+// The public types a user writes against, checked by the compiler through vitest.
+import { describe, expectTypeOf, it } from "vitest";
+import type {
+  AgentRuntime,
+  Authenticator,
+  Channel,
+  ClientPayloads,
+  Gateway,
+  GatewayError,
+  HistoryItem,
+  RuntimeEvent,
+  Storage,
+  TurnInput,
+} from "chat-gateway";
+import { createGateway, GatewayError as GatewayErrorClass } from "chat-gateway";
+
+describe("public types", () => {
+  it("types - createGateway takes storage and runtime and returns a Gateway", () => {
+    expectTypeOf(createGateway).parameter(0).toHaveProperty("storage").toEqualTypeOf<Storage>();
+    expectTypeOf(createGateway).parameter(0).toHaveProperty("runtime").toEqualTypeOf<AgentRuntime>();
+    expectTypeOf(createGateway).returns.toEqualTypeOf<Gateway>();
+    expectTypeOf<Gateway["post"]>().returns.resolves.toMatchTypeOf<HistoryItem>();
+  });
+
+  it("types - a runtime is an async iterable of events and receives the abort signal", () => {
+    expectTypeOf<ReturnType<AgentRuntime["turn"]>>().toEqualTypeOf<AsyncIterable<RuntimeEvent>>();
+    expectTypeOf<TurnInput["signal"]>().toEqualTypeOf<AbortSignal>();
+    expectTypeOf<Extract<RuntimeEvent, { type: "tool-start" }>>().toHaveProperty("args").toEqualTypeOf<Record<string, unknown>>();
+  });
+
+  it("types - client payloads are derived from the frame structs", () => {
+    expectTypeOf<ClientPayloads["message.send"]["text"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<ClientPayloads["history"]["limit"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<ClientPayloads["search"]["scope"]>().toEqualTypeOf<"all" | "chat">();
+  });
+
+  it("types - records and errors", () => {
+    expectTypeOf<Channel["kind"]>().toEqualTypeOf<"default" | "channel" | "thread">();
+    expectTypeOf<GatewayError["code"]>().toEqualTypeOf<"auth" | "not_found" | "rate_limited" | "media_too_large" | "unsupported" | "internal">();
+    expectTypeOf(GatewayErrorClass).constructorParameters.toEqualTypeOf<[code: GatewayError["code"], message: string, options?: { cause?: unknown }]>();
+    expectTypeOf<Authenticator["authenticate"]>().returns.resolves.toEqualTypeOf<{ owner: string; user: string | null } | null>();
+  });
+});
