@@ -5,7 +5,10 @@ import { startServer } from "./server.js";
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === "user") {
+    // The same store the server reads: <data-dir>/users.json unless GATEWAY_USERS_FILE says otherwise.
+    const { usersFile } = parseConfig([], process.env);
     return runUserCli(argv, {
+      defaultUsersFile: usersFile,
       stdin: process.stdin,
       stdout: process.stdout,
       stderr: process.stderr,

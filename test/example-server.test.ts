@@ -1,0 +1,78 @@
+// The example server as a person runs it: a child process, its log line, curl-like requests, a ws
+// client, the user subcommand sharing the server's default users file, and a clean SIGTERM.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Client } from "./gateway/harness.js";
+
+const root = join(import.meta.dirname, "..");
+let child: ChildProcess | undefined;
+afterEach(() => {
+  child?.kill("SIGKILL");
+  child = undefined;
+});
+
+function start(env: Record<string, string>): Promise<{ base: string; ws: string; output: () => string }> {
+  child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], { cwd: root, env: { ...process.env, PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start line: ${out}`)), 20_000);
+    child!.stdout!.on("data", () => {
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ base: m[1], ws: `${m[1].replace("http", "ws")}/ws/gateway`, output: () => out });
+      }
+    });
+    child!.once("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+function cli(args: string[], env: Record<string, string>, input?: string) {
+  return spawnSync(process.execPath, ["--import", "tsx", "examples/server/main.ts", ...args], { cwd: root, env: { ...process.env, ...env }, input, encoding: "utf8" });
+}
+
+describe("example server", () => {
+  it("example server - starts with no configuration beyond a data dir, chats, and exits 0 on SIGTERM closing sockets with 1001", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
+    const { base, ws, output } = await start({ GATEWAY_DATA_DIR: dataDir });
+    expect(output()).toMatch(/storage .*db, login off/);
+    expect(await (await fetch(`${base}/api/ping`)).json()).toEqual({ ok: true });
+    const c = await Client.connect(ws);
+    expect((await c.say({ chat_id: "default", text: "tool: hello" })).final.payload.final_text).toBe("You said: hello");
+    const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
+    child!.kill("SIGTERM");
+    expect(await c.closedPromise).toBe(1001);
+    expect(await exited).toBe(0);
+  });
+
+  it("example server - user add through the same entry turns login on for the running server; removing the last user opens it", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
+    const env = { GATEWAY_DATA_DIR: dataDir };
+    const { base, ws } = await start(env);
+    const add = cli(["user", "add", "alice"], env, "correct horse\n");
+    expect(add.status).toBe(0);
+    expect((await (await fetch(`${base}/api/auth/status`)).json()).enabled).toBe(true);
+    expect((await fetch(`${base}/api/auth/users`)).status).toBe(401);
+    const login = await fetch(`${base}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "correct horse" }) });
+    const { token } = await login.json();
+    const c = await Client.connect(ws, {}, { authorization: `Bearer ${token}` });
+    expect(c.frames[0].payload.user).toBe("alice");
+    expect(cli(["user", "list"], env).stdout.trim()).toBe("alice");
+    expect(cli(["user", "remove", "alice"], env).status).toBe(0);
+    expect((await (await fetch(`${base}/api/auth/status`)).json()).enabled).toBe(false);
+  });
+
+  it("example server - --help lists the flags and exits 0; an unknown flag exits 2", () => {
+    const help = cli(["--help"], {});
+    expect(help.status).toBe(0);
+    for (const flag of ["--port", "--host", "--data-dir", "--users-file", "--service", "--openai-base-url"]) expect(help.stdout).toContain(flag);
+    const bad = cli(["--bogus"], {});
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("unknown argument: --bogus");
+  });
+});
