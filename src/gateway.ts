@@ -101,6 +101,7 @@ function resolveOptions(options: GatewayOptions): ResolvedOptions {
     storage,
     runtime,
     mediaStore: options.mediaStore,
+    laneLock: options.laneLock,
     push: options.push ?? [],
     streaming: options.streaming ?? true,
     maxFrameBytes: positive("maxFrameBytes", options.maxFrameBytes, LIMITS.maxFrameBytes),

@@ -90,7 +90,7 @@ export class Hub extends EventEmitter<GatewayEvents> {
     this.authenticator = parts.authenticator;
     this.commands = parts.commands;
     this.log = parts.options.logger;
-    this.lanes = new LaneScheduler(parts.options.maxTurnsPerOwner);
+    this.lanes = new LaneScheduler(parts.options.maxTurnsPerOwner, parts.options.laneLock, (error) => this.log.warn("lane lock failed; the turn runs without it", error));
   }
 
   now(): number {

@@ -73,6 +73,7 @@ export type {
 export { memoryBus } from "./bus.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./bus.js";
 export type { Connection, ConnectionHandle, UpgradeDecision } from "./connection.js";
+export type { LaneLock, LaneLease } from "./lane-lock.js";
 export type { MediaStore, MediaWriter } from "./media-store.js";
 export { PushSendError } from "./push.js";
 export type { PushSender, PushMessage } from "./push.js";

@@ -4,6 +4,7 @@
  */
 import { GatewayError } from "./errors.js";
 import type { Owner } from "./ids.js";
+import type { LaneLock } from "./lane-lock.js";
 import type { Lane } from "./storage.js";
 
 /** Why a running turn was aborted. */
@@ -36,8 +37,13 @@ export class LaneScheduler {
   #active = 0;
   #idleWaiters: Array<() => void> = [];
 
-  constructor(maxPerOwner: number) {
+  readonly #lock: LaneLock | undefined;
+  readonly #onLockError: (error: unknown) => void;
+
+  constructor(maxPerOwner: number, lock?: LaneLock, onLockError: (error: unknown) => void = () => undefined) {
     this.#maxPerOwner = maxPerOwner;
+    this.#lock = lock;
+    this.#onLockError = onLockError;
   }
 
   /** Refuse with `rate_limited` when the owner already has too many turns waiting or running. */
@@ -70,11 +76,21 @@ export class LaneScheduler {
     }
     const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
     state.running = turn;
+    let lease: { release(): Promise<void> } | undefined;
     try {
+      // Another process may hold the lane; a stop or shutdown while waiting still ends the job.
+      if (this.#lock) {
+        try {
+          lease = await this.#lock.acquire(key, turn.controller.signal);
+        } catch (error) {
+          if (!turn.controller.signal.aborted) this.#onLockError(error);
+        }
+      }
       await job(turn);
     } catch {
       // Jobs report their own failures; the lane must go on regardless.
     } finally {
+      await lease?.release().catch(this.#onLockError);
       const left = (this.#perOwner.get(owner) ?? 1) - 1;
       if (left > 0) this.#perOwner.set(owner, left);
       else this.#perOwner.delete(owner);

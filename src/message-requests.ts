@@ -50,7 +50,14 @@ export async function sendMessage(hub: Hub, owner: Owner, payload: ClientPayload
       requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
       return earlier;
     }
-    const work = storeAndStart(hub, owner, payload, resolved, text, refs, requester);
+    const work = storeAndStart(hub, owner, payload, resolved, text, refs, requester).catch(async (error) => {
+      // Another process may have stored the same key first (a storage with a unique index rejects
+      // the second write): answer with that message, as for any retry.
+      const stored = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key).catch(() => undefined);
+      if (!stored) throw error;
+      requester?.session.respond({ type: "message", payload: messagePayload(stored, key) }, requester.requestId);
+      return stored;
+    });
     pendingOf(hub).set(pendingKey, work);
     try {
       return await work;

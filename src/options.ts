@@ -4,6 +4,7 @@
  */
 import type { Authenticator } from "./authenticator.js";
 import type { Bus } from "./bus.js";
+import type { LaneLock } from "./lane-lock.js";
 import type { MediaStore } from "./media-store.js";
 import type { PushSender } from "./push.js";
 import type { RuntimeInfoOptions } from "./runtime-info.js";
@@ -30,6 +31,8 @@ export interface GatewayOptions {
   bus?: Bus;
   /** Media bytes. Without it, media frames answer `unsupported`. */
   mediaStore?: MediaStore;
+  /** One turn at a time per lane across processes (several gateways on one storage). Not needed for one process. */
+  laneLock?: LaneLock;
   /** Push senders, tried in order for each device with a push target. */
   push?: PushSender[];
   /** Gateway-side streaming setting for this platform (default true). False: one `message` per answer. */
@@ -74,8 +77,9 @@ export interface GatewayOptions {
 
 /** Options with every default applied. */
 export type ResolvedOptions = Required<
-  Omit<GatewayOptions, "authenticator" | "bus" | "mediaStore" | "push" | "retention" | "backpressure" | "runtimeInfo" | "pushRetry">
+  Omit<GatewayOptions, "authenticator" | "bus" | "mediaStore" | "push" | "retention" | "backpressure" | "runtimeInfo" | "pushRetry" | "laneLock">
 > & {
+  laneLock: LaneLock | undefined;
   push: PushSender[];
   mediaStore: MediaStore | undefined;
   retention: RetentionPolicy;

@@ -1,0 +1,117 @@
+// Two gateways on one storage and one bus stand in for two processes: what must hold across them.
+import { afterEach, describe, expect, it } from "vitest";
+import { memoryBus, type LaneLock, type RuntimeEvent, type Storage } from "chat-gateway";
+import { memoryStorage } from "chat-gateway/storage/memory";
+import { Client, startGateway, type Harness } from "./harness.js";
+import { scriptedRuntime, sleep } from "./runtimes.js";
+
+const open: Harness[] = [];
+afterEach(async () => {
+  for (const h of open.splice(0)) await h.close();
+});
+
+/** A lock shared by the gateways of this test, as Redis would be shared by processes. */
+function sharedLock(): LaneLock {
+  const tails = new Map<string, Promise<void>>();
+  return {
+    async acquire(key) {
+      const previous = tails.get(key) ?? Promise.resolve();
+      let release!: () => void;
+      const mine = new Promise<void>((r) => (release = r));
+      tails.set(key, previous.then(() => mine));
+      await previous;
+      return { release: async () => release() };
+    },
+  };
+}
+
+function overlapRecorder() {
+  let running = 0;
+  let maxRunning = 0;
+  const runtime = scriptedRuntime(async function* () {
+    running++;
+    maxRunning = Math.max(maxRunning, running);
+    await sleep(60);
+    running--;
+    yield { type: "text", delta: "done" } as RuntimeEvent;
+  });
+  return { runtime, max: () => maxRunning };
+}
+
+describe("several gateways on one storage", () => {
+  it("lane lock - turns of one lane never overlap across gateways", async () => {
+    const storage = memoryStorage();
+    const bus = memoryBus();
+    const lock = sharedLock();
+    const rec = overlapRecorder();
+    const a = await startGateway({ storage, bus, laneLock: lock, runtime: rec.runtime });
+    const b = await startGateway({ storage, bus, laneLock: lock, runtime: rec.runtime });
+    open.push(a, b);
+    const ca = await Client.connect(a.url);
+    const cb = await Client.connect(b.url);
+    await Promise.all([ca.request("message.send", { chat_id: "default", text: "1" }), cb.request("message.send", { chat_id: "default", text: "2" })]);
+    await ca.waitFor(() => ca.of("message.stop").length === 2, 5000);
+    expect(rec.max()).toBe(1);
+    // both devices saw both answers through the shared bus
+    await cb.waitFor(() => cb.of("message.stop").length === 2, 5000);
+  });
+
+  it("lane lock - without it the same sends would overlap (the test can tell)", async () => {
+    const storage = memoryStorage();
+    const bus = memoryBus();
+    const rec = overlapRecorder();
+    const a = await startGateway({ storage, bus, runtime: rec.runtime });
+    const b = await startGateway({ storage, bus, runtime: rec.runtime });
+    open.push(a, b);
+    const ca = await Client.connect(a.url);
+    const cb = await Client.connect(b.url);
+    await Promise.all([ca.request("message.send", { chat_id: "default", text: "1" }), cb.request("message.send", { chat_id: "default", text: "2" })]);
+    await ca.waitFor(() => ca.of("message.stop").length === 2, 5000);
+    expect(rec.max()).toBe(2);
+  });
+
+  it("client_msg_id - a race between gateways stores one message when the storage enforces the key", async () => {
+    const inner = memoryStorage();
+    // A storage with a unique key on (owner, chat, client_msg_id), as the PostgreSQL storage has.
+    let tail: Promise<unknown> = Promise.resolve();
+    let rejected = 0;
+    const storage: Storage = {
+      ...inner,
+      // Atomic check-and-write, and slow, so both gateways pass their own check before either writes.
+      commit(owner, change) {
+        const run = tail.then(() => sleep(30)).then(() => uniqueCommit(owner, change));
+        tail = run.catch(() => undefined);
+        return run;
+      },
+    };
+    async function uniqueCommit(owner: string, change: Parameters<Storage["commit"]>[1]) {
+        for (const m of change.messages ?? []) {
+          if (m.client_msg_id !== undefined) {
+            const existing = await inner.findByClientMsgId(owner, m.chat_id, m.client_msg_id);
+            if (existing && existing.message_id !== m.message_id) {
+              rejected++;
+              throw new Error("duplicate key value violates unique constraint");
+            }
+          }
+        }
+        return inner.commit(owner, change);
+    }
+    const bus = memoryBus();
+    const a = await startGateway({ storage, bus });
+    const b = await startGateway({ storage, bus });
+    open.push(a, b);
+    const ca = await Client.connect(a.url);
+    const cb = await Client.connect(b.url);
+    const [x, y] = await Promise.all([
+      ca.request("message.send", { chat_id: "default", text: "once", client_msg_id: "same" }),
+      cb.request("message.send", { chat_id: "default", text: "once", client_msg_id: "same" }),
+    ]);
+    expect(x.type).toBe("message");
+    expect(y.type).toBe("message");
+    expect(x.payload.message_id).toBe(y.payload.message_id);
+    await sleep(100);
+    const users = (await ca.request("history", { chat_id: "default" })).payload.messages.filter((m: any) => m.role === "user");
+    expect(users).toHaveLength(1);
+    expect(rejected).toBe(1);
+  });
+});
