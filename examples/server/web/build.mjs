@@ -1,0 +1,35 @@
+// Builds the web UI into ./dist with esbuild: one ES module bundle (no inline script, no eval, so
+// it runs under the server's `default-src 'self'` CSP), the stylesheet and the page.
+// node examples/server/web/build.mjs [--watch]
+import { copyFile, mkdir } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
+const out = here("./dist/");
+
+await mkdir(out, { recursive: true });
+const options = {
+  entryPoints: [here("./src/main.ts")],
+  bundle: true,
+  format: "esm",
+  target: ["es2022"],
+  platform: "browser",
+  minify: true,
+  sourcemap: true,
+  outfile: `${out}app.js`,
+  // The client is the package's own subpath; in this repository it is built from source.
+  alias: { "chat-gateway/client": here("../../../adapters/client/index.ts") },
+  // The client imports `ws` only where there is no global WebSocket, which never happens here.
+  external: ["ws"],
+  logLevel: "warning",
+};
+await Promise.all([copyFile(here("./index.html"), `${out}index.html`), copyFile(here("./styles.css"), `${out}styles.css`), copyFile(here("./icon.svg"), `${out}icon.svg`)]);
+if (process.argv.includes("--watch")) {
+  const context = await esbuild.context(options);
+  await context.watch();
+  console.log("watching examples/server/web/src …");
+} else {
+  await esbuild.build(options);
+  console.log("web UI built into examples/server/web/dist");
+}
