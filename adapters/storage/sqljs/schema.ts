@@ -37,7 +37,9 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX messages_by_client_id ON messages (owner, client_msg_id) WHERE client_msg_id IS NOT NULL;
   CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
 
-  CREATE VIRTUAL TABLE messages_fts USING fts4 (content="messages", text, tokenize=unicode61 "remove_diacritics=1");
+  -- order=DESC: search walks matches newest first and stops early; with ascending doclists FTS4
+  -- would load every match of a common word first.
+  CREATE VIRTUAL TABLE messages_fts USING fts4 (content="messages", text, tokenize=unicode61 "remove_diacritics=1", order=DESC);
 
   CREATE TABLE outbox (
     owner TEXT NOT NULL,

@@ -7,8 +7,6 @@ const WORD = /[\p{L}\p{N}]+/gu;
 const MAX_TERMS = 16;
 /** Matches ranked per query step; see {@link search}. */
 const CANDIDATES = 1000;
-/** Tokens `snippet()` returns; about 200 characters of ordinary prose. */
-const SNIPPET_TOKENS = 28;
 
 function fold(text: string): string {
   return text.normalize("NFD").replace(/\p{M}+/gu, "").toLowerCase();
@@ -30,7 +28,7 @@ export function matchExpressions(query: string): { all: string; any: string } | 
   return { all: phrases.join(" "), any: phrases.join(" OR ") };
 }
 
-/** Words matched and total occurrences, from `matchinfo(…, 'pcx')` of a one-column table. */
+/** Words matched and total occurrences, from `matchinfo(…, 'pcy')` of a one-column table. */
 function rank(info: Uint8Array): { terms: number; hits: number } {
   // matchinfo is an array of native-endian uint32; wasm is little-endian.
   const view = new DataView(info.buffer, info.byteOffset, info.byteLength);
@@ -40,22 +38,25 @@ function rank(info: Uint8Array): { terms: number; hits: number } {
   let terms = 0;
   let hits = 0;
   for (let p = 0; p < phrases; p++) {
-    const inRow = u32(2 + 3 * p * columns);
+    const inRow = u32(2 + p * columns);
     if (inRow > 0) terms++;
     hits += inRow;
   }
   return { terms, hits };
 }
 
-/** A snippet as one line, cut to the protocol's limit around the hit when `snippet()` ran long. */
-function clampSnippet(snippet: string, text: string, query: string): string {
+/**
+ * At most {@link LIMITS.snippetMax} characters of `text` as one line, starting a little before the
+ * first word that matches the query, with an ellipsis where text was cut. Built here rather than
+ * with FTS4's `snippet()`, which re-evaluates the whole match for every row it is asked about
+ * (about 2 ms per hit for a common word at 100,000 messages).
+ */
+function snippetOf(text: string, terms: string[]): string {
   const max = LIMITS.snippetMax;
-  const flat = snippet.replace(/\s+/g, " ").trim();
+  const flat = text.replace(/\s+/g, " ").trim();
   if (flat.length <= max) return flat;
-  const terms = queryTerms(query);
-  const whole = text.replace(/\s+/g, " ");
   let at = 0;
-  for (const m of whole.matchAll(WORD)) {
+  for (const m of flat.matchAll(WORD)) {
     const w = fold(m[0]);
     if (terms.some((t) => w.startsWith(t))) {
       at = m.index;
@@ -63,11 +64,15 @@ function clampSnippet(snippet: string, text: string, query: string): string {
     }
   }
   let start = Math.max(0, at - 60);
-  start = Math.min(start, Math.max(0, whole.length - (max - 1)));
+  if (start > 0) {
+    const space = flat.indexOf(" ", start - 1);
+    if (space >= 0 && space < at) start = space + 1;
+  }
+  start = Math.min(start, Math.max(0, flat.length - (max - 1)));
   const head = start > 0 ? "…" : "";
   const room = max - head.length;
-  const tail = start + room < whole.length ? "…" : "";
-  return head + whole.slice(start, start + room - tail.length) + tail;
+  const tail = start + room < flat.length ? "…" : "";
+  return head + flat.slice(start, start + room - tail.length) + tail;
 }
 
 interface Ranked {
@@ -107,7 +112,7 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
   const candidates = (expr: string): Ranked[] =>
     sql
       .all(
-        `SELECT m.id, m.ts, m.message_id, matchinfo(messages_fts, 'pcx') FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
+        `SELECT m.id, m.ts, m.message_id, matchinfo(messages_fts, 'pcy') FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
          WHERE messages_fts MATCH ? AND m.owner = ?${scope} ORDER BY messages_fts.docid DESC LIMIT ${CANDIDATES}`,
         [expr, ...scopeParams],
       )
@@ -123,25 +128,15 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
         .slice(0, q.limit - top.length),
     );
   }
-  if (!top.length) return [];
-  const detail = new Map(
-    sql
-      .all(
-        `SELECT m.id, m.message_id, m.chat_id, m.thread_key, m.role, m.ts, m.text, snippet(messages_fts, '', '', '…', -1, ${SNIPPET_TOKENS})
-         FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
-         WHERE messages_fts MATCH ? AND messages_fts.docid IN (${top.map(() => "?").join(",")})`,
-        [match.any, ...top.map((t) => t.id)],
-      )
-      .map((r) => [r[0] as number, r]),
-  );
+  const terms = queryTerms(q.query);
   return top.map(({ id }) => {
-    const [, messageId, chatId, threadKey, role, ts, text, snippet] = detail.get(id)!;
+    const [messageId, chatId, threadKey, role, ts, text] = sql.get("SELECT message_id, chat_id, thread_key, role, ts, text FROM messages WHERE id = ?", [id])!;
     return {
       message_id: messageId as string,
       chat_id: chatId as string,
       thread_id: (threadKey as string) || null,
       role: role as SearchHit["role"],
-      snippet: clampSnippet(snippet as string, text as string, q.query),
+      snippet: snippetOf(text as string, terms),
       ts: ts as number,
     };
   });
