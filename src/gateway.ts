@@ -12,12 +12,13 @@ import type { Connection, ConnectionHandle } from "./connection.js";
 import { DeviceSession } from "./device-session.js";
 import { CLOSE_CODES, GatewayError } from "./errors.js";
 import { Hub, type GatewayEvents } from "./hub.js";
+import { laneKey } from "./lanes.js";
 import type { ChatId, Owner, Seq } from "./ids.js";
 import type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
 import { LIMITS } from "./protocol.js";
 import type { Channel, Notification, NotificationKind, StoredMessage } from "./records.js";
 import type { RuntimeEvent } from "./runtime.js";
-import { runAnswer } from "./turn.js";
+import { runAnswer, stopPayload } from "./turn.js";
 
 /** What server-side code posts into a channel (`gateway.post`). */
 export type PostInput =
@@ -161,30 +162,35 @@ export function createGateway(options: GatewayOptions): Gateway {
     return work;
   };
 
+  /**
+   * With several processes, a streaming message may belong to a live turn elsewhere: only a lane
+   * whose lease can be taken at once is really abandoned. One process alone recovers them all.
+   */
+  async function abandoned(owner: Owner, message: StoredMessage): Promise<{ release(): Promise<void> } | undefined | false> {
+    const lock = resolved.laneLock;
+    if (!lock) return undefined;
+    try {
+      return await lock.acquire(laneKey(owner, { chat_id: message.chat_id, thread_id: message.thread_id }), AbortSignal.timeout(200));
+    } catch {
+      return false;
+    }
+  }
+
   async function recoverInterruptedTurns(): Promise<void> {
     for (const { owner, message } of await hub.storage.unfinishedMessages()) {
-      const ended: StoredMessage = { ...message, status: "interrupted" };
-      if (!ended.text) ended.text = "(interrupted: the gateway restarted)";
-      const where = { chat_id: ended.chat_id, thread_id: ended.thread_id };
-      await hub.store(owner, { messages: [ended] }, [
-        {
-          type: "message.stop",
-          payload: {
-            message_id: ended.message_id,
-            final_text: ended.text,
-            reasoning: ended.reasoning,
-            ...(ended.model ? { model: ended.model } : {}),
-            ...(ended.tokens !== undefined ? { tokens: ended.tokens } : {}),
-            runtime: ended.runtime ?? {},
-            ts: ended.ts,
-            media: ended.media,
-            status: "interrupted",
-            ...(ended.reply_to ? { reply_to: ended.reply_to } : {}),
-            ...where,
-          },
-        },
-      ]);
+      const lease = await abandoned(owner, message);
+      if (lease === false) continue;
+      try {
+        await closeInterrupted(owner, message);
+      } finally {
+        await lease?.release();
+      }
     }
+  }
+
+  async function closeInterrupted(owner: Owner, message: StoredMessage): Promise<void> {
+    const ended: StoredMessage = { ...message, status: "interrupted", text: message.text || "(interrupted: the gateway restarted)" };
+    await hub.store(owner, { messages: [ended] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
   }
 
   const gateway = hub as unknown as Gateway;

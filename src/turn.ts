@@ -258,24 +258,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     message.tokens = (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0);
   }
 
-  const final: OutboxFrame = streaming
-    ? {
-        type: "message.stop",
-        payload: {
-          message_id: id,
-          final_text: message.text,
-          reasoning: message.reasoning,
-          ...(message.model ? { model: message.model } : {}),
-          ...(message.tokens !== undefined ? { tokens: message.tokens } : {}),
-          runtime: message.runtime,
-          ts: message.ts,
-          media: message.media,
-          status,
-          ...(message.reply_to ? { reply_to: message.reply_to } : {}),
-          ...where,
-        },
-      }
-    : { type: "message", payload: messagePayload(message) };
+  const final: OutboxFrame = streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
   const frames: OutboxFrame[] = [final, ...offers.map((ref) => ({ type: "media.offer", payload: { ...ref, ...where } }))];
 
   await saving;
@@ -300,6 +283,25 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     });
   }
   return message;
+}
+
+/** The payload of the `message.stop` that ends a streamed assistant message. */
+export function stopPayload(message: StoredMessage): Record<string, unknown> {
+  const payload: Record<string, unknown> = {
+    message_id: message.message_id,
+    final_text: message.text,
+    reasoning: message.reasoning,
+    runtime: message.runtime ?? {},
+    ts: message.ts,
+    media: message.media,
+    status: message.status,
+    chat_id: message.chat_id,
+    thread_id: message.thread_id,
+  };
+  if (message.model !== undefined) payload.model = message.model;
+  if (message.tokens !== undefined) payload.tokens = message.tokens;
+  if (message.reply_to !== undefined) payload.reply_to = message.reply_to;
+  return payload;
 }
 
 /** The payload of a `message` frame for a stored message (PROTOCOL.md §1). */

@@ -56,6 +56,29 @@ describe("several gateways on one storage", () => {
     await cb.waitFor(() => cb.of("message.stop").length === 2, 5000);
   });
 
+  it("restart - a gateway starting does not mark another live gateway's running turn as interrupted", async () => {
+    const storage = memoryStorage();
+    const bus = memoryBus();
+    const lock = sharedLock();
+    let finish!: () => void;
+    const held = new Promise<void>((r) => (finish = r));
+    const a = await startGateway({ storage, bus, laneLock: lock, runtime: scriptedRuntime(async function* () {
+      yield { type: "text", delta: "still going" } as RuntimeEvent;
+      await held;
+    }) });
+    open.push(a);
+    const ca = await Client.connect(a.url);
+    await ca.request("message.send", { chat_id: "default", text: "long" });
+    await ca.waitFor((f) => f.type === "message.start");
+    await sleep(50);
+    const b = await startGateway({ storage, bus, laneLock: lock });
+    open.push(b);
+    expect(ca.of("message.stop")).toEqual([]);
+    finish();
+    const stop = await ca.waitFor((f) => f.type === "message.stop");
+    expect(stop.payload).toMatchObject({ status: "complete", final_text: "still going" });
+  });
+
   it("lane lock - without it the same sends would overlap (the test can tell)", async () => {
     const storage = memoryStorage();
     const bus = memoryBus();
