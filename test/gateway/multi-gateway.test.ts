@@ -14,13 +14,25 @@ afterEach(async () => {
 function sharedLock(): LaneLock {
   const tails = new Map<string, Promise<void>>();
   return {
-    async acquire(key) {
+    acquire(key, signal) {
       const previous = tails.get(key) ?? Promise.resolve();
       let release!: () => void;
       const mine = new Promise<void>((r) => (release = r));
       tails.set(key, previous.then(() => mine));
-      await previous;
-      return { release: async () => release() };
+      return new Promise((resolve, reject) => {
+        const onAbort = () => {
+          // Gave up waiting: pass the turn on as soon as it comes.
+          void previous.then(release);
+          reject(signal.reason);
+        };
+        if (signal.aborted) return onAbort();
+        signal.addEventListener("abort", onAbort, { once: true });
+        void previous.then(() => {
+          if (signal.aborted) return;
+          signal.removeEventListener("abort", onAbort);
+          resolve({ release: async () => release() });
+        });
+      });
     },
   };
 }
