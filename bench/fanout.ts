@@ -70,6 +70,8 @@ function instrument(sockets: Set<Socket>): void {
       cpu = process.cpuUsage();
       histogram.reset();
       histogram.enable();
+      // The histogram records a delay only from its second tick on: prime it before the work starts.
+      await new Promise((resolve) => setTimeout(resolve, 20));
       process.send!({ kind: "started" } satisfies FromServer);
     } else if (m.kind === "measure-stop") {
       // One more timer tick, so a stall that ended just before this message is recorded too.

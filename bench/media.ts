@@ -2,17 +2,19 @@
  * Media benchmark (issue #3): upload and pull of a 50 MiB file over the gateway's WebSocket,
  * against copying the same file with node:fs streams in the same run, and the gateway's RSS.
  *
- *   node --import tsx bench/media.ts            # 3 uploads and pulls, 3 copies
+ *   node --import tsx bench/media.ts            # 5 rounds of a copy, an upload and a pull
  *   node --import tsx bench/media.ts --quick    # 1 of each
  *   node --import tsx bench/media.ts --mib=200  # another file size
  *   BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --import tsx bench/media.ts   # profile the gateway
  *
- * The gateway (memory storage, `fsMediaStore` in a temporary folder, `maxMediaBytes` 64 MiB) runs
- * in a child process that samples its own RSS every 10 ms (`process.memoryUsage.rss()`) from just
- * before `media.upload.start` (after a forced GC) until `media.upload.ack`, and again during the
- * pull. This process is the device: `media.upload.start`, 256 KiB binary chunks (it waits for
- * `ws.bufferedAmount` to drain below 1 MiB whenever it rises above it), `media.upload.end` with the
- * sha256, then `media.pull`, checking every chunk's offset and the sha256 of what comes back.
+ * Each round starts a fresh gateway (memory storage, `fsMediaStore` in a temporary folder,
+ * `maxMediaBytes` 64 MiB) in a child process, warms it up with a 2 MiB upload and pull, then
+ * samples its memory every 10 ms (`process.memoryUsage()`: RSS, Buffer memory) from just before
+ * `media.upload.start` (after a forced GC) until `media.upload.ack`, and again during the pull; it
+ * also tracks the bytes its ws server received that the media store has not written yet. This
+ * process is the device: `media.upload.start`, 256 KiB binary chunks (whenever `ws.bufferedAmount`
+ * rises above 1 MiB it waits until everything queued so far is written), `media.upload.end` with
+ * the sha256, then `media.pull`, checking every chunk's offset and the sha256 of what comes back.
  * Prints a Markdown table and the raw JSON. Figures go to bench/RESULTS.md, "Media".
  * @module
  */
@@ -42,6 +44,8 @@ const FILE_BYTES = (mibArg ? Math.max(1, Math.min(1024, Math.floor(Number(mibArg
 const CHUNK_BYTES = 256 * 1024;
 const HIGH_WATER = 1024 * 1024;
 const SAMPLE_MS = 10;
+/** The warm-up file uploaded and pulled before each measured round. */
+const WARM_BYTES = 2 * MiB;
 const STEP_TIMEOUT_MS = 120_000;
 const self = fileURLToPath(import.meta.url);
 
@@ -147,6 +151,8 @@ async function server(dir: string): Promise<void> {
       cpu = process.cpuUsage();
       histogram.reset();
       histogram.enable();
+      // The histogram records a delay only from its second tick on: prime it before the work starts.
+      await new Promise((resolve) => setTimeout(resolve, 20));
       process.send!({ kind: "started", baselineRss } satisfies FromServer);
     } else if (m.kind === "measure-stop") {
       sample();
@@ -286,12 +292,12 @@ class Device {
   }
 }
 
-async function makeFile(file: string): Promise<string> {
+async function makeFile(file: string, size: number): Promise<string> {
   const hash = createHash("sha256");
   const handle = await open(file, "w");
   try {
-    for (let written = 0; written < FILE_BYTES; written += MiB) {
-      const piece = randomBytes(Math.min(MiB, FILE_BYTES - written));
+    for (let written = 0; written < size; written += MiB) {
+      const piece = randomBytes(Math.min(MiB, size - written));
       hash.update(piece);
       await handle.write(piece);
     }
@@ -317,9 +323,9 @@ async function copyFile(from: string, to: string, sync: boolean): Promise<number
   return ms;
 }
 
-async function upload(device: Device, file: string, ref: string, sha256: string): Promise<number> {
+async function upload(device: Device, file: string, size: number, ref: string, sha256: string): Promise<number> {
   const t0 = performance.now();
-  device.send("media.upload.start", { media_ref: ref, kind: "document", mime: "application/octet-stream", size: FILE_BYTES, filename: "bench.bin" });
+  device.send("media.upload.start", { media_ref: ref, kind: "document", mime: "application/octet-stream", size, filename: "bench.bin" });
   let offset = 0;
   let lastWrite: Promise<void> = Promise.resolve();
   for await (const piece of createReadStream(file, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
@@ -335,7 +341,7 @@ async function upload(device: Device, file: string, ref: string, sha256: string)
   return performance.now() - t0;
 }
 
-async function pull(device: Device, ref: string, sha256: string): Promise<number> {
+async function pull(device: Device, size: number, ref: string, sha256: string): Promise<number> {
   const hash = createHash("sha256");
   let received = 0;
   let failure: string | undefined;
@@ -351,7 +357,7 @@ async function pull(device: Device, ref: string, sha256: string): Promise<number
   device.onBinary = () => undefined;
   if (end.type !== "media.pull.end" || end.payload?.ok !== true) throw new Error(`pull failed: ${JSON.stringify(end)}`);
   if (failure) throw new Error(`pull out of order: ${failure}`);
-  if (received !== FILE_BYTES || hash.digest("hex") !== sha256) throw new Error(`pull returned ${received} bytes with another sha256`);
+  if (received !== size || hash.digest("hex") !== sha256) throw new Error(`pull returned ${received} bytes with another sha256`);
   return ms;
 }
 
@@ -371,37 +377,44 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args[0] === "--server") return server(args[1]!);
   const quick = args.includes("--quick") || Boolean(process.env.BENCH_QUICK);
-  const rounds = quick ? 1 : 3;
+  const rounds = quick ? 1 : 5;
 
   const dir = await mkdtemp(path.join(tmpdir(), "cg-bench-media-"));
   const file = path.join(dir, "source.bin");
+  const warmFile = path.join(dir, "warm.bin");
   const copies: number[] = [];
   const syncedCopies: number[] = [];
   const runs: Run[] = [];
   let child: ServerChild | undefined;
   let device: Device | undefined;
   try {
-    const sha256 = await makeFile(file);
+    const sha256 = await makeFile(file, FILE_BYTES);
+    const warmSha256 = await makeFile(warmFile, WARM_BYTES);
     // Read once so every reader below starts from the page cache.
     await pipeline(createReadStream(file), async function* (source) {
       for await (const _ of source) void _;
     });
-    child = new ServerChild(path.join(dir, "media"));
-    const ready = await child.next();
-    if (ready.kind !== "ready") throw new Error("media server did not start");
-    device = await Device.connect(ready.port);
 
     for (let round = 1; round <= rounds; round++) {
       copies.push(await copyFile(file, path.join(dir, "copy.bin"), false));
       syncedCopies.push(await copyFile(file, path.join(dir, "copy.bin"), true));
 
+      // A fresh gateway per round: RSS that an earlier round left mapped would hide this round's growth.
+      child = new ServerChild(path.join(dir, `media-${round}`));
+      const ready = await child.next();
+      if (ready.kind !== "ready") throw new Error("media server did not start");
+      device = await Device.connect(ready.port);
+      // Warm-up: the code paths are compiled before the measured upload.
+      await upload(device, warmFile, WARM_BYTES, "warm-up", warmSha256);
+      await pull(device, WARM_BYTES, "warm-up", warmSha256);
+
       const ref = `bench-${round}`;
       await child.request({ kind: "measure-start" });
-      const uploadMs = await upload(device, file, ref, sha256);
+      const uploadMs = await upload(device, file, FILE_BYTES, ref, sha256);
       const up = await child.request({ kind: "measure-stop" });
 
       await child.request({ kind: "measure-start" });
-      const pullMs = await pull(device, ref, sha256);
+      const pullMs = await pull(device, FILE_BYTES, ref, sha256);
       const down = await child.request({ kind: "measure-stop" });
       if (up.kind !== "stats" || down.kind !== "stats") throw new Error("media server sent no stats");
       runs.push({ uploadMs, pullMs, upload: up, pull: down });
@@ -409,6 +422,10 @@ async function main(): Promise<void> {
         `media: round ${round}/${rounds}: copy ${copies.at(-1)!.toFixed(0)} ms (with fsync ${syncedCopies.at(-1)!.toFixed(0)} ms), ` +
           `upload ${uploadMs.toFixed(0)} ms (RSS +${((up.peakRss - up.baselineRss) / MiB).toFixed(1)} MiB), pull ${pullMs.toFixed(0)} ms`,
       );
+      device.ws.terminate();
+      device = undefined;
+      await child.stop();
+      child = undefined;
     }
   } finally {
     device?.ws.terminate();
