@@ -15,6 +15,9 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // The JSON report lets .ci/run print a plain "N passed, N failed" line.
+    reporters: ["default", "json"],
+    outputFile: { json: "test-results/vitest.json" },
     // Type-level tests (expectTypeOf) are checked by the compiler, not only run.
     typecheck: { enabled: true, include: ["test/**/*.test-d.ts", "test/types.test.ts"], tsconfig: "./tsconfig.json" },
   },
