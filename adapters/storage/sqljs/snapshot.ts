@@ -5,6 +5,8 @@ import { crc32, syncDir } from "./journal.js";
 const MAGIC = Buffer.from("CGSNAP01", "latin1");
 /** Magic, uint64 length of the database bytes, uint32 CRC-32 of them. */
 const HEADER = 20;
+const CHUNK = 4 * 1024 * 1024;
+const SYNC_EVERY = 32 * 1024 * 1024;
 
 /**
  * `snapshot-00000042.db`: the database as of the moment journal generation 42 began, so a start
@@ -35,7 +37,18 @@ export async function writeSnapshot(dir: string, gen: number, db: Uint8Array): P
   try {
     await fh.write(header, 0, HEADER);
     let off = 0;
-    while (off < db.length) off += (await fh.write(db, off, db.length - off)).bytesWritten;
+    let unsynced = 0;
+    while (off < db.length) {
+      const n = (await fh.write(db, off, Math.min(CHUNK, db.length - off))).bytesWritten;
+      off += n;
+      unsynced += n;
+      // Flushing as it goes keeps a large snapshot from piling up dirty pages that the journal's
+      // next fsync would then have to wait behind.
+      if (unsynced >= SYNC_EVERY) {
+        await fh.datasync();
+        unsynced = 0;
+      }
+    }
     await fh.sync();
   } finally {
     await fh.close();
