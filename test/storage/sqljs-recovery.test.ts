@@ -96,7 +96,13 @@ describe("sql.js recovery", () => {
     const { storage, warnings, present } = await ids(dir);
     expect(present).toEqual(["m0", "m1"]);
     expect(warnings).toEqual([expect.stringMatching(/skipping snapshot .*snapshot-00000003\.db: .*truncated/)]);
+    await storage.commit("alice", write("m2"));
     await storage.close();
+    expect(await files(dir)).toContain("snapshot-00000003.db.damaged");
+    const again = await ids(dir);
+    expect(again.warnings).toEqual([]);
+    expect(again.present).toEqual(["m0", "m1", "m2"]);
+    await again.storage.close();
   });
 
   test("snapshot - a truncated only snapshot is refused with a clear error, never overwritten", async () => {

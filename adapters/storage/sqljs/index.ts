@@ -22,7 +22,7 @@
  * ```
  * @module
  */
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import initSqlJs from "sql.js";
 import type { Database, SqlJsStatic } from "sql.js";
@@ -174,6 +174,7 @@ class SqlJsStore implements SqlJsStorage {
 
     let base = 1;
     let loaded: Database | undefined;
+    const damaged: string[] = [];
     for (let i = snapshots.length - 1; i >= 0 && !loaded; i--) {
       const path = join(this.#dir, snapshotName(snapshots[i]));
       try {
@@ -186,9 +187,12 @@ class SqlJsStore implements SqlJsStorage {
       } catch (error) {
         loaded?.close();
         loaded = undefined;
+        damaged.push(path);
         this.#warn(`sql.js storage: skipping snapshot ${path}: ${(error as Error).message}`);
       }
     }
+    // Kept for inspection, but out of the way of the generations that follow.
+    if (loaded) for (const path of damaged) await rename(path, `${path}.damaged`);
     if (!loaded && snapshots.length) {
       throw new Error(`sql.js storage: no intact snapshot in ${this.#dir}; refusing to start from an incomplete history. Restore the folder from a backup.`);
     }
