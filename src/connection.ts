@@ -17,6 +17,14 @@ export interface Connection {
   readonly bufferedAmount: number;
   /** What the transport learned before the first frame (address, verified login session). */
   readonly context: ConnectionContext;
+  /**
+   * Stop reading from the socket until {@link Connection.resume} (optional). The gateway pauses a
+   * connection whose upload chunks arrive faster than the media store writes them, so the bytes
+   * wait in kernel buffers instead of memory. Without it, uploads still work but may buffer.
+   */
+  pause?(): void;
+  /** Read from the socket again. */
+  resume?(): void;
 }
 
 /** What `gateway.accept()` returns: the transport feeds it what the socket receives. */

@@ -19,6 +19,9 @@ import { encodeFrame, stopAsMessage } from "./wire.js";
 
 let nextConnection = 0;
 
+/** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
+const BINARY_QUEUE_BYTES = 1024 * 1024;
+
 /** The state a request handler sees. */
 export interface SessionState {
   readonly id: string;
@@ -57,6 +60,8 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #liveLast = -1;
   readonly #pendingUpdates = new Map<string, OutgoingFrame>();
   #drainTimer: NodeJS.Timeout | undefined;
+  #binaryQueued = 0;
+  #paused = false;
   readonly uploads: Uploads;
 
   constructor(hub: Hub, conn: Connection) {
@@ -101,7 +106,23 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
-    this.#enqueue(() => this.uploads.chunk(data).catch((error) => this.#sendError(error, undefined)));
+    this.#binaryQueued += data.byteLength;
+    if (!this.#paused && this.#binaryQueued > BINARY_QUEUE_BYTES && this.#conn.pause) {
+      this.#paused = true;
+      this.#conn.pause();
+    }
+    this.#enqueue(() =>
+      this.uploads
+        .chunk(data)
+        .catch((error) => this.#sendError(error, undefined))
+        .finally(() => {
+          this.#binaryQueued -= data.byteLength;
+          if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2) {
+            this.#paused = false;
+            this.#conn.resume?.();
+          }
+        }),
+    );
   }
 
   closed(): void {

@@ -97,6 +97,8 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
       get bufferedAmount() {
         return ws.bufferedAmount;
       },
+      pause: () => ws.pause(),
+      resume: () => ws.resume(),
       context,
     };
     const handle = gateway.accept(connection);

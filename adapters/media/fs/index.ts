@@ -86,7 +86,7 @@ export function fsMediaStore(options: FsMediaStoreOptions): MediaStore {
             throw error;
           }
           // The open handle keeps the bytes readable even if the item is deleted mid-read.
-          yield* handle.createReadStream({ highWaterMark: 64 * 1024 }) as AsyncIterable<Buffer>;
+          yield* handle.createReadStream({ highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>;
         },
       };
     },
