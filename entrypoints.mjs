@@ -15,6 +15,9 @@ export const entrypoints = [
   { subpath: "./runtime/openai-compatible", source: "adapters/runtime/openai-compatible/index.ts" },
   { subpath: "./runtime/ai-sdk", source: "adapters/runtime/ai-sdk/index.ts" },
   { subpath: "./client", source: "adapters/client/index.ts" },
+  { subpath: "./storage/postgres", source: "adapters/storage/postgres/index.ts" },
+  { subpath: "./bus/redis", source: "adapters/bus/redis/index.ts" },
+  { subpath: "./redis", source: "adapters/redis/index.ts" },
 ];
 
 /** "./storage/memory" -> "storage/memory", "." -> "index" */

@@ -3,7 +3,7 @@ import { isGatewayError, type Session, type SessionStore } from "chat-gateway";
 import { clearedSessionCookie, sessionCookie } from "./cookies.js";
 import { clientIp, isTls, readCredential, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
-import type { LoginLockout } from "./lockout.js";
+import type { LockoutStore, LoginLockout } from "./lockout.js";
 import type { PasswordVerifier } from "./passwords.js";
 import { createSessionToken } from "./sessions.js";
 import type { UserStore } from "./user-store.js";
@@ -14,6 +14,8 @@ export interface AuthContext {
   sessions: SessionStore;
   verifier: PasswordVerifier;
   lockout: LoginLockout;
+  /** Failure counts and lockouts shared by processes; absent: {@link AuthContext.lockout} keeps them. */
+  lockoutStore: LockoutStore | undefined;
   cookieName: string;
   trustProxy: TrustProxy | undefined;
   maxBodyBytes: number;
@@ -145,10 +147,11 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
   }
   const ip = clientIp(req, ctx.trustProxy);
   for (;;) {
-    const lock = ctx.lockout.check(ip, ctx.clock());
+    const shared = ctx.lockoutStore ? await ctx.lockoutStore.check(ip, ctx.clock()) : undefined;
+    const lock = shared ?? ctx.lockout.check(ip, ctx.clock());
     if (lock.locked) return tooMany(res, "too many failed logins; try again later", lock.retryAfter);
     if (ctx.verifier.pending + ctx.waiting.count >= ctx.verifier.capacity) return tooMany(res, "too many logins at once; try again shortly", 1);
-    if (ctx.lockout.begin(ip, ctx.clock())) break;
+    if (ctx.lockout.begin(ip, ctx.clock(), shared?.failures)) break;
     // This IP already has enough attempts in flight to be locked out by them: wait for one.
     ctx.waiting.count++;
     await ctx.lockout.settled(ip).finally(() => ctx.waiting.count--);
@@ -164,12 +167,20 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
   }
   const now = ctx.clock();
   if (!matched) {
-    ctx.lockout.fail(ip, now);
-    ctx.lockout.end(ip);
+    try {
+      if (ctx.lockoutStore) await ctx.lockoutStore.fail(ip, now);
+      else ctx.lockout.fail(ip, now);
+    } finally {
+      ctx.lockout.end(ip);
+    }
     return sendJson(res, 401, { error: "invalid username or password" });
   }
-  ctx.lockout.succeed(ip);
-  ctx.lockout.end(ip);
+  try {
+    if (ctx.lockoutStore) await ctx.lockoutStore.succeed(ip);
+    else ctx.lockout.succeed(ip);
+  } finally {
+    ctx.lockout.end(ip);
+  }
   const seconds = Math.floor(now / 1000);
   const session: Session = { token: createSessionToken(), username, expires_at: seconds + LOGIN_LIMITS.sessionSeconds };
   await ctx.sessions.create(session, seconds);

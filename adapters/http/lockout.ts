@@ -50,12 +50,14 @@ export class LoginLockout {
    * Registers a login of `ip` about to be checked; false when its failures so far plus the logins
    * already in flight reach the limit. The caller then waits with {@link LoginLockout.settled} and
    * asks again, so parallel attempts are judged as if they came one after another and cannot
-   * outrun the lockout.
+   * outrun the lockout. `sharedFailures`: the count a {@link LockoutStore} holds, used instead of
+   * this process's own.
    */
-  begin(ip: string, now: number): boolean {
+  begin(ip: string, now: number, sharedFailures?: number): boolean {
     const entry = this.#entry(ip);
     this.#prune(entry, now);
-    if (entry.failures.length + entry.inFlight >= this.#max) return false;
+    // With a LockoutStore the failures are counted there, by every process.
+    if ((sharedFailures ?? entry.failures.length) + entry.inFlight >= this.#max) return false;
     entry.inFlight++;
     return true;
   }
@@ -90,6 +92,14 @@ export class LoginLockout {
     return true;
   }
 
+  /** Failures of `ip` within the window at `now`. */
+  failures(ip: string, now: number): number {
+    const entry = this.#entries.get(ip);
+    if (entry === undefined) return 0;
+    this.#prune(entry, now);
+    return entry.failures.length;
+  }
+
   /** A success clears the failures of `ip` (a running lockout stays). */
   succeed(ip: string): void {
     const entry = this.#entries.get(ip);
@@ -108,4 +118,42 @@ export class LoginLockout {
   get size(): number {
     return this.#entries.size;
   }
+}
+
+/** The verdict of {@link LockoutStore.check}: the lockout, and the failures counted so far. */
+export type SharedLockoutCheck = LockoutCheck & { failures: number };
+
+/**
+ * Where failure counts and lockouts live when several processes must share them (an attacker must
+ * not escape the 10-per-IP rule by spreading attempts over processes). The rule is the one of
+ * {@link LoginLockout}: 10 failures within 300 s lock the IP for 900 s and clear its failures; a
+ * success clears the failures; attempts during a lockout neither count nor extend it. Times are
+ * the caller's, in milliseconds. Each method must be atomic against the others for one IP.
+ *
+ * Logins still in flight are counted per process by {@link LoginLockout}, which asks the store for
+ * the failures so far. `chat-gateway/redis` has a Redis implementation.
+ */
+export interface LockoutStore {
+  /** Whether `ip` is locked out at `now`, and its failures within the window. */
+  check(ip: string, now: number): Promise<SharedLockoutCheck>;
+  /** Records a failure; true when it started a lockout. */
+  fail(ip: string, now: number): Promise<boolean>;
+  /** A success clears the failures of `ip` (a running lockout stays). */
+  succeed(ip: string): Promise<void>;
+}
+
+/** A {@link LockoutStore} in this process's memory: the reference implementation, for tests. */
+export function memoryLockoutStore(): LockoutStore {
+  const lockout = new LoginLockout();
+  return {
+    async check(ip, now) {
+      return { ...lockout.check(ip, now), failures: lockout.failures(ip, now) };
+    },
+    async fail(ip, now) {
+      return lockout.fail(ip, now);
+    },
+    async succeed(ip) {
+      lockout.succeed(ip);
+    },
+  };
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Authenticator, Session, SessionStore, UpgradeDecision } from "chat-gateway";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
 import { canonicalPath, isGatedPath, normalizeOrigin, originAllowed, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
-import { LoginLockout } from "./lockout.js";
+import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PasswordVerifier } from "./passwords.js";
 import { sessionAuthenticator } from "./session-authenticator.js";
 import { memorySessionStore } from "./sessions.js";
@@ -16,6 +16,11 @@ export interface LoginProtectionOptions {
   service?: string;
   /** Where sessions live. Default: {@link memorySessionStore} (sessions end with the process). */
   sessions?: SessionStore;
+  /**
+   * Where failed-login counts and lockouts live. Default: this process's memory. Give a shared
+   * store (`redisLockoutStore` of `chat-gateway/redis`) when several processes serve one site.
+   */
+  lockoutStore?: LockoutStore;
   /**
    * Believe `X-Forwarded-For` / `-Proto` / `-Host` from this many proxies in front of the server
    * (`true` = 1). Default `false`: the client IP is the socket's address.
@@ -121,6 +126,10 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   }
   const maxBodyBytes = options.maxBodyBytes ?? 16_384;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256) throw new TypeError("createLoginProtection: maxBodyBytes must be an integer >= 256");
+  const store = options.lockoutStore;
+  if (store !== undefined && (typeof store?.check !== "function" || typeof store.fail !== "function" || typeof store.succeed !== "function")) {
+    throw new TypeError("createLoginProtection: lockoutStore must have check, fail and succeed methods");
+  }
   const clock = options.clock ?? Date.now;
   const log = options.log ?? ((message: string) => console.warn(`chat-gateway/http: ${message}`));
   const users = new UserStore(options.usersFile);
@@ -180,6 +189,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     sessions,
     verifier,
     lockout,
+    lockoutStore: options.lockoutStore,
     cookieName,
     trustProxy: options.trustProxy,
     maxBodyBytes,

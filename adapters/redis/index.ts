@@ -1,0 +1,25 @@
+/**
+ * Shared state on Redis for a gateway that runs as several processes: login sessions
+ * ({@link redisSessionStore}), failed-login counts and lockouts ({@link redisLockoutStore}) and the
+ * one-turn-at-a-time rule per lane ({@link redisLaneLock}). Frames between processes go through
+ * `chat-gateway/bus/redis`; durable data through `chat-gateway/storage/postgres`.
+ *
+ * Each factory takes an ioredis client of yours and never closes it.
+ *
+ * ```ts
+ * import { Redis } from "ioredis";
+ * import { redisLaneLock, redisLockoutStore, redisSessionStore } from "chat-gateway/redis";
+ * const redis = new Redis(process.env.REDIS_URL);
+ * const protection = createLoginProtection({ usersFile, sessions: redisSessionStore(redis), lockoutStore: redisLockoutStore(redis) });
+ * const gateway = createGateway({ storage, runtime, bus, laneLock: redisLaneLock(redis), authenticator: protection.authenticator() });
+ * ```
+ *
+ * Needs the optional peer dependency `ioredis`.
+ * @module
+ */
+export { redisSessionStore } from "./sessions.js";
+export type { RedisSessionStoreOptions } from "./sessions.js";
+export { redisLockoutStore } from "./lockout.js";
+export type { RedisLockoutStoreOptions } from "./lockout.js";
+export { redisLaneLock } from "./lane-lock.js";
+export type { RedisLaneLockOptions } from "./lane-lock.js";

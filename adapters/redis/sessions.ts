@@ -1,0 +1,82 @@
+import { createHash } from "node:crypto";
+import type { Redis } from "ioredis";
+import type { Session, SessionStore } from "chat-gateway";
+import { checkRedis } from "./options.js";
+
+/** Options of {@link redisSessionStore}. */
+export interface RedisSessionStoreOptions {
+  /** Prefix of every key (default `chat-gateway:`). */
+  prefix?: string;
+}
+
+function digest(token: string): string {
+  return createHash("sha256").update(token, "utf8").digest("hex");
+}
+
+// KEYS: session, user set. ARGV: digest, username, expires_at, ttl ms, session key prefix.
+// Also forgets the user's sessions that Redis already expired, so the set stays as small as the live ones.
+const CREATE = `
+redis.call('HSET', KEYS[1], 'username', ARGV[2], 'expires_at', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+for _, d in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  if redis.call('EXISTS', ARGV[5] .. d) == 0 then redis.call('SREM', KEYS[2], d) end
+end
+redis.call('SADD', KEYS[2], ARGV[1])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+return 1`;
+
+// KEYS: session. ARGV: digest, user set prefix.
+const DELETE = `
+local user = redis.call('HGET', KEYS[1], 'username')
+redis.call('DEL', KEYS[1])
+if user then redis.call('SREM', ARGV[2] .. user, ARGV[1]) end
+return 1`;
+
+// KEYS: user set. ARGV: session key prefix.
+const DELETE_USER = `
+for _, d in ipairs(redis.call('SMEMBERS', KEYS[1])) do redis.call('DEL', ARGV[1] .. d) end
+redis.call('DEL', KEYS[1])
+return 1`;
+
+/**
+ * A {@link SessionStore} on Redis, so a login made on one gateway process works on every other.
+ * A session is a hash under the SHA-256 of its token (the token itself is never stored) with a
+ * `PX` expiry at its `expires_at` (24 hours after login), and each user has a set of their session
+ * digests so removing the user ends them all. Give it to `createLoginProtection({ sessions })`.
+ *
+ * @throws {TypeError} when `redis` is not an ioredis client
+ */
+export function redisSessionStore(redis: Redis, options: RedisSessionStoreOptions = {}): SessionStore {
+  const prefix = checkRedis("redisSessionStore", redis, options.prefix);
+  const sessionKey = `${prefix}session:`;
+  const userKey = `${prefix}user-sessions:`;
+  return {
+    async create(session, now) {
+      const ttlMs = (session.expires_at - now) * 1000;
+      // Already expired: storing it would only make get() delete it.
+      if (!(ttlMs > 0)) return;
+      const d = digest(session.token);
+      await redis.eval(CREATE, 2, sessionKey + d, userKey + session.username, d, session.username, String(session.expires_at), String(Math.ceil(ttlMs)), sessionKey);
+    },
+    async get(token, now) {
+      const d = digest(token);
+      const found = await redis.hmget(sessionKey + d, "username", "expires_at");
+      const [username, expires] = found;
+      if (username === null || expires === null) return undefined;
+      const expiresAt = Number(expires);
+      if (expiresAt <= now) {
+        await redis.eval(DELETE, 1, sessionKey + d, d, userKey);
+        return undefined;
+      }
+      const session: Session = { token, username, expires_at: expiresAt };
+      return session;
+    },
+    async delete(token) {
+      const d = digest(token);
+      await redis.eval(DELETE, 1, sessionKey + d, d, userKey);
+    },
+    async deleteUser(username) {
+      await redis.eval(DELETE_USER, 1, userKey + username, sessionKey);
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import type { PoolClient } from "pg";
+
+/**
+ * The schema, one entry per version. A database at version N gets every later entry applied in
+ * order, each in the transaction that records it, so a crash mid-migration leaves the older
+ * version intact. Never edit a released entry: add a new one.
+ */
+export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
+  (s) => `
+    CREATE TABLE ${s}.owners (
+      owner text PRIMARY KEY,
+      -- The highest seq ever given; the row lock taken by UPDATE serialises writers of one owner.
+      last_seq bigint NOT NULL DEFAULT 0
+    );
+    CREATE TABLE ${s}.channels (
+      owner text NOT NULL,
+      chat_id text NOT NULL,
+      data text NOT NULL,
+      PRIMARY KEY (owner, chat_id)
+    );
+    CREATE TABLE ${s}.messages (
+      owner text NOT NULL,
+      message_id text COLLATE "C" NOT NULL,
+      chat_id text NOT NULL,
+      -- '' for the flat lane, so the lane index has no NULLs.
+      thread_key text NOT NULL,
+      role text NOT NULL,
+      status text,
+      ts bigint NOT NULL,
+      client_msg_id text,
+      text text NOT NULL,
+      words tsvector NOT NULL,
+      data text NOT NULL,
+      PRIMARY KEY (owner, message_id)
+    );
+    CREATE INDEX messages_lane ON ${s}.messages (owner, chat_id, thread_key, ts, message_id);
+    CREATE INDEX messages_thread ON ${s}.messages (owner, thread_key) WHERE thread_key <> '';
+    -- Two processes storing one retry: the second insert fails and the gateway answers with the first.
+    CREATE UNIQUE INDEX messages_client_msg ON ${s}.messages (owner, chat_id, client_msg_id) WHERE client_msg_id IS NOT NULL;
+    CREATE INDEX messages_streaming ON ${s}.messages (owner) WHERE status = 'streaming' AND role = 'assistant';
+    CREATE INDEX messages_words ON ${s}.messages USING GIN (words);
+    CREATE TABLE ${s}.outbox (
+      owner text NOT NULL,
+      seq bigint NOT NULL,
+      type text NOT NULL,
+      payload text NOT NULL,
+      ts bigint NOT NULL,
+      PRIMARY KEY (owner, seq)
+    );
+    CREATE TABLE ${s}.devices (
+      owner text NOT NULL,
+      device_id text NOT NULL,
+      data text NOT NULL,
+      PRIMARY KEY (owner, device_id)
+    );
+    CREATE TABLE ${s}.media (
+      owner text NOT NULL,
+      media_id text NOT NULL,
+      data text NOT NULL,
+      PRIMARY KEY (owner, media_id)
+    );`,
+];
+
+/** The version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Creates the schema or brings it up to {@link SCHEMA_VERSION}. An advisory lock keyed by the
+ * schema name makes processes that start together take turns; the later ones find nothing to do.
+ * A database newer than this code is refused rather than written with an older layout.
+ */
+export async function migrate(client: PoolClient, schema: string): Promise<void> {
+  const s = `"${schema}"`;
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`chat-gateway:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.schema_version`);
+    const current = rows[0]?.v ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new Error(`postgresStorage: schema "${schema}" is at version ${current}, newer than this chat-gateway (${SCHEMA_VERSION}); upgrade the package`);
+    }
+    for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
+      await client.query(MIGRATIONS[v - 1](s));
+      await client.query(`INSERT INTO ${s}.schema_version (version) VALUES ($1)`, [v]);
+    }
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}
