@@ -139,7 +139,7 @@ export class App {
   readonly #autoThread = h("input", { type: "checkbox", id: "auto-thread" });
   readonly #autoThreadLabel = h("label", { class: "toggle", for: "auto-thread", title: "Start a new thread for this message" }, this.#autoThread, " Auto-thread");
   readonly #fileInput = h("input", { type: "file", id: "file-input", class: "visually-hidden", multiple: true });
-  readonly #chips = h("div", { class: "chips", "aria-label": "Attachments" });
+  readonly #chips = h("div", { class: "chips", role: "group", "aria-label": "Attachments" });
   readonly #sendButton = h("button", { type: "submit", class: "send" }, "Send");
   readonly #searchResults = h("aside", { class: "search-results", "aria-label": "Search results", hidden: true });
   readonly #toasts = h("div", { class: "toasts", role: "status", "aria-live": "polite" });
@@ -203,7 +203,7 @@ export class App {
     const userBox = this.#opts.user
       ? h(
           "div",
-          { class: "user" },
+          { class: "account" },
           h("span", { class: "user-name", title: "Signed in" }, h("span", { class: "visually-hidden" }, "Signed in as "), this.#opts.user),
           h("button", { type: "button", class: "secondary small", onclick: () => void this.#signOut() }, "Sign out"),
         )
@@ -457,7 +457,7 @@ export class App {
         c.favorite ? h("span", { class: "fav", title: "Favorite" }, h("span", { "aria-hidden": "true" }, "★"), h("span", { class: "visually-hidden" }, "(favorite)")) : null,
         c.automation ? h("span", { class: "tag", title: "Automation channel" }, "auto") : null,
         c.is_default ? h("span", { class: "tag", title: "Default channel" }, "default") : null,
-        unread > 0 ? h("span", { class: "badge", "aria-label": `${unread} unread` }, String(unread)) : null,
+        unread > 0 ? h("span", { class: "badge" }, String(unread), h("span", { class: "visually-hidden" }, " unread")) : null,
       );
     };
     const tree = (list: Channel[], archived: boolean) =>
@@ -798,7 +798,7 @@ export class App {
       tools.length ? h("div", { class: "tools" }, tools) : null,
       msg.text || !msg.streaming || !tools.length ? body : null,
       media.length ? h("div", { class: "media" }, media) : null,
-      parts.length ? h("div", { class: "runtime-footer", "aria-label": "Runtime details" }, parts.map((p) => h("span", { title: p.title, dataset: { field: p.field } }, p.text))) : null,
+      parts.length ? h("div", { class: "runtime-footer" }, parts.map((p) => h("span", { title: p.title, dataset: { field: p.field } }, p.text))) : null,
     );
   }
 
@@ -863,7 +863,6 @@ export class App {
     clear(this.#slashList);
     const open = this.#slashMatches.length > 0;
     this.#slashList.hidden = !open;
-    this.#textarea.setAttribute("aria-expanded", String(open));
     if (!open) return this.#textarea.removeAttribute("aria-activedescendant");
     this.#slashMatches.forEach((c, i) => {
       const id = `slash-${i}`;
