@@ -105,6 +105,15 @@ beforeAll(async () => {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  // Record every text the connection indicator shows (it can change faster than a poll).
+  await context.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { __conn: string[] }).__conn = seen;
+    new MutationObserver(() => {
+      const text = document.querySelector(".conn")?.textContent ?? "";
+      if (text && seen.at(-1) !== text) seen.push(text);
+    }).observe(document, { subtree: true, childList: true, characterData: true });
+  });
   page = await context.newPage();
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
   page.on("console", (message) => {
@@ -134,6 +143,7 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/Wrong username or password/);
 
     await signIn();
+    expect(await page.evaluate(() => (window as unknown as { __conn: string[] }).__conn)).toEqual(expect.arrayContaining(["Connecting…", "Catching up…", "Connected"]));
     await expect.poll(() => page.locator(".statusbar .user-name").textContent()).toContain("alice");
     expect(await page.getByRole("button", { name: "Sign out" }).isVisible()).toBe(true);
     expect(await page.locator(".conv-header h1").textContent()).toBe("General");
@@ -208,6 +218,101 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await page.locator(".msg.assistant:not(.streaming)").last().waitFor();
   });
 
+  it("attaches other media by drag and drop and offers it as a download", async () => {
+    const transfer = await page.evaluateHandle(() => {
+      const data = new DataTransfer();
+      data.items.add(new File(["plain notes, dropped"], "notes.txt", { type: "text/plain" }));
+      return data;
+    });
+    await page.locator(".conversation").dispatchEvent("dragover", { dataTransfer: transfer });
+    expect(await page.locator(".conversation.dragging").count()).toBe(1);
+    await page.locator(".conversation").dispatchEvent("drop", { dataTransfer: transfer });
+    await page.locator('.chip.ready[data-file="notes.txt"]').waitFor();
+    await send("");
+    const link = page.locator('.msg.user a.media-file[download="notes.txt"]').last();
+    await link.waitFor();
+    const href = await link.getAttribute("href");
+    expect(await page.evaluate((url) => fetch(url!).then((r) => r.text()), href)).toBe("plain notes, dropped");
+  });
+
+  it("creates, renames, favorites, threads, archives and deletes channels", async () => {
+    const sidebar = page.getByRole("navigation", { name: "Channels" });
+    const dialogInput = page.getByRole("dialog").getByRole("textbox");
+    const menu = async (item: string) => {
+      await page.getByLabel("Channel actions").click();
+      await page.getByRole("menuitem", { name: item }).click();
+    };
+    await sidebar.getByRole("button", { name: "+ New" }).click();
+    await dialogInput.fill("Projects");
+    await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
+    await expect.poll(() => page.locator(".conv-header h1").textContent()).toBe("Projects");
+
+    await menu("Rename…");
+    await dialogInput.fill("Yard work");
+    await page.getByRole("dialog").getByRole("button", { name: "Rename" }).click();
+    await expect.poll(() => page.locator(".conv-header h1").textContent()).toBe("Yard work");
+    const names = () => page.locator(".sidebar > .channel-list > li > button.channel .channel-name").allTextContents();
+    expect(await names()).toEqual(["General", "Yard work"]);
+    await menu("Add to favorites");
+    await expect.poll(names).toEqual(["Yard work", "General"]);
+    expect(await sidebar.locator('button.channel:has-text("Yard work") .avatar').textContent()).toBe("Y");
+
+    await menu("New thread");
+    await dialogInput.fill("Fence");
+    await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
+    await expect.poll(() => page.locator(".conv-header h1").textContent()).toBe("Yard work › Fence");
+    expect(await sidebar.locator(".threads button.channel").allTextContents()).toEqual(["↳Fence"]);
+
+    await sidebar.locator('button.channel:has-text("Yard work")').first().click();
+    await menu("Archive");
+    await expect.poll(() => sidebar.locator("details.archived summary").textContent()).toBe("Archived (1)");
+    expect(await names()).toEqual(["General"]);
+    await menu("Delete…");
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await expect.poll(() => page.locator(".conv-header h1").textContent()).toBe("General");
+    expect(await sidebar.locator("details.archived").count()).toBe(0);
+  });
+
+  it("starts a thread with the auto-thread toggle", async () => {
+    await page.getByRole("checkbox", { name: "Auto-thread" }).check();
+    await send("Plan the garden party");
+    await expect.poll(() => page.locator(".conv-header h1").textContent(), { timeout: 10_000 }).toMatch(/^General › /);
+    await page.locator(".msg.assistant:not(.streaming) .runtime-footer").last().waitFor();
+    expect(await page.locator(".msg.assistant .body").last().textContent()).toContain("You said: Plan the garden party");
+    expect(await page.locator(".sidebar .threads button.channel").count()).toBe(1);
+    expect(await page.getByRole("checkbox", { name: "Auto-thread" }).isVisible()).toBe(false);
+    await page.locator('.sidebar button.channel:has-text("General")').click();
+  });
+
+  it("pages back through history when scrolled to the top, in a channel another device created", async () => {
+    const { token } = await page.evaluate(async () => {
+      const res = await fetch("/api/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "alice-password" }) });
+      return res.json();
+    });
+    const { createGatewayClient } = await import("chat-gateway/client");
+    const other = createGatewayClient({ url: `${server.url.replace("http", "ws")}/ws/gateway`, token, headers: { authorization: `Bearer ${token}` }, pingIntervalMs: 0 });
+    try {
+      await other.connect();
+      const ch = await other.request("channel.create", { name: "Long history", kind: "channel" });
+      await page.locator('.sidebar button.channel:has-text("Long history")').waitFor();
+      for (let i = 0; i < 32; i++) {
+        const stop = new Promise<void>((resolve) => other.once("message.stop", () => resolve()));
+        await other.sendMessage({ chat_id: ch.chat_id, text: `line ${i}` });
+        await stop;
+      }
+    } finally {
+      other.close();
+    }
+    await page.locator('.sidebar button.channel:has-text("Long history")').click();
+    await page.locator(".msg").first().waitFor();
+    await expect.poll(() => page.locator(".msg").count()).toBe(50);
+    expect(await page.locator(".msg .body").first().textContent()).not.toContain("line 0");
+    await page.locator(".messages").evaluate((el) => el.scrollTo(0, 0));
+    await expect.poll(() => page.locator(".msg").count()).toBe(64);
+    expect((await page.locator(".msg .body").first().textContent())?.trim()).toBe("line 0");
+    expect(await page.locator(".history-start").count()).toBe(1);
+  });
+
   it("searches and jumps to the message", async () => {
     const search = page.getByRole("searchbox", { name: "Search messages" });
     await search.fill("quokka");
@@ -247,9 +352,11 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
   it("shows the sign-in screen again after the server forgets the session (restart)", async () => {
     await signIn();
     const port = server.port;
+    await page.evaluate(() => ((window as unknown as { __conn: string[] }).__conn.length = 0));
     await server.close();
     server = await startExample(dataDir, port);
     await page.locator("#signin-user").waitFor({ timeout: 20_000 });
+    expect((await page.evaluate(() => (window as unknown as { __conn: string[] }).__conn)).some((t) => t.startsWith("Reconnecting"))).toBe(true);
     expect(await page.locator(".signin-notice").textContent()).toMatch(/session has ended/);
     await signIn();
     expect(await page.locator(".msg").count()).toBeGreaterThan(0);
