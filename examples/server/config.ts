@@ -12,7 +12,13 @@ export interface ServerConfig {
   openaiApiKey?: string;
   openaiModel?: string;
   databaseUrl?: string;
+  /** PostgreSQL schema of the tables (default public). */
+  databaseSchema?: string;
   redisUrl?: string;
+  /** Prefix of the Redis keys and channel (default chat-gateway:); processes that share it form one gateway. */
+  redisPrefix?: string;
+  /** Lifetime of a lane lease in Redis, milliseconds (default 15,000): how long a crashed process can block a lane. */
+  laneTtlMs?: number;
   /** Memory storage instead of sql.js (tests, throwaway demos). */
   memory: boolean;
 }
@@ -29,6 +35,9 @@ const OPTIONS = {
   "openai-model": "OPENAI_MODEL",
   "database-url": "DATABASE_URL",
   "redis-url": "REDIS_URL",
+  "database-schema": "DATABASE_SCHEMA",
+  "redis-prefix": "REDIS_PREFIX",
+  "lane-ttl-ms": "GATEWAY_LANE_TTL_MS",
 } as const;
 
 export const HELP = `Usage: chat-gateway [options]
@@ -46,8 +55,12 @@ Options (each also read from the environment variable in brackets):
   --openai-base-url URL    use an OpenAI-compatible server instead of the demo runtime [OPENAI_BASE_URL]
   --openai-api-key KEY     its API key [OPENAI_API_KEY]
   --openai-model NAME      its model [OPENAI_MODEL]
-  --database-url URL       PostgreSQL storage [DATABASE_URL]
-  --redis-url URL          Redis bus and shared sessions [REDIS_URL]
+  --database-url URL       PostgreSQL storage instead of sql.js [DATABASE_URL]
+  --database-schema NAME   its schema [DATABASE_SCHEMA] (default public)
+  --redis-url URL          Redis bus, sessions, login lockouts and lane locks, for several
+                           processes on one database (needs --database-url) [REDIS_URL]
+  --redis-prefix TEXT      prefix of its keys [REDIS_PREFIX] (default chat-gateway:)
+  --lane-ttl-ms N          lane lease lifetime in Redis [GATEWAY_LANE_TTL_MS] (default 15000)
   --memory                 keep everything in memory (nothing on disk)
   --help                   show this help
 `;
@@ -73,6 +86,9 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   const port = Number(get("port") ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`port must be 0 to 65535, got ${get("port")}`);
   const dataDir = resolve(get("data-dir") ?? "data");
+  const laneTtl = get("lane-ttl-ms");
+  const laneTtlMs = laneTtl === undefined ? undefined : Number(laneTtl);
+  if (laneTtlMs !== undefined && (!Number.isInteger(laneTtlMs) || laneTtlMs < 100)) throw new UsageError(`lane-ttl-ms must be an integer >= 100, got ${laneTtl}`);
   return {
     port,
     host: get("host") ?? "127.0.0.1",
@@ -83,7 +99,10 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     openaiApiKey: get("openai-api-key"),
     openaiModel: get("openai-model"),
     databaseUrl: get("database-url"),
+    databaseSchema: get("database-schema"),
     redisUrl: get("redis-url"),
+    redisPrefix: get("redis-prefix"),
+    laneTtlMs,
     memory,
   };
 }

@@ -1,11 +1,12 @@
 // The example server, wired from the public API only: gateway + sql.js storage + media files +
-// login protection + ws transport + the web UI, on one port.
+// login protection + ws transport + the web UI, on one port. With DATABASE_URL and REDIS_URL it
+// runs as one of several processes: PostgreSQL storage, Redis bus, sessions, lockouts and lane locks.
 import http from "node:http";
 import { mkdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createGateway, type AgentRuntime, type Storage } from "chat-gateway";
-import { createLoginProtection } from "chat-gateway/http";
+import { createGateway, type AgentRuntime, type Bus, type LaneLock, type SessionStore, type Storage } from "chat-gateway";
+import { createLoginProtection, type LockoutStore } from "chat-gateway/http";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
@@ -29,12 +30,18 @@ function pickRuntime(config: ServerConfig): AgentRuntime {
 }
 
 export async function startServer(config: ServerConfig, log: (line: string) => void = console.log): Promise<RunningServer> {
-  if (config.databaseUrl || config.redisUrl) {
-    throw new TypeError("DATABASE_URL and REDIS_URL need the PostgreSQL storage and Redis bus, which this version does not ship yet");
+  if (config.redisUrl && !config.databaseUrl) {
+    throw new TypeError("REDIS_URL (--redis-url) needs DATABASE_URL (--database-url): processes that share Redis must share one database");
   }
   let storage: Storage;
   let storagePath: string;
-  if (config.memory) {
+  const shared = await sharedState(config, log);
+  if (config.databaseUrl) {
+    // Imported only in this mode, so the optional pg peer is not needed otherwise.
+    const { postgresStorage } = await import("chat-gateway/storage/postgres");
+    storage = postgresStorage({ connectionString: config.databaseUrl, schema: config.databaseSchema });
+    storagePath = `postgres (schema ${config.databaseSchema ?? "public"})${shared ? ", redis" : ""}`;
+  } else if (config.memory) {
     storage = memoryStorage();
     storagePath = "memory";
   } else {
@@ -44,13 +51,22 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   }
   const mediaDir = join(config.dataDir, "media");
   if (!config.memory) mkdirSync(mediaDir, { recursive: true });
-  const protection = createLoginProtection({ usersFile: config.usersFile, service: config.service });
+  const protection = createLoginProtection({
+    usersFile: config.usersFile,
+    service: config.service,
+    ...(shared ? { sessions: shared.sessions, lockoutStore: shared.lockoutStore } : {}),
+  });
+  const bus = shared?.bus(storage);
   const gateway = createGateway({
     storage,
     runtime: pickRuntime(config),
     authenticator: protection.authenticator(),
+    // With several processes, <data-dir>/media must be one directory they all see.
     mediaStore: config.memory ? (await import("chat-gateway/media/memory")).memoryMediaStore() : fsMediaStore({ dir: mediaDir }),
+    ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
   });
+  // Frames of the other processes must arrive before the first device does.
+  await bus?.ready();
   await gateway.start();
 
   const server = http.createServer((req, res) => {
@@ -117,9 +133,56 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
         await gateway.close();
         await transport.close();
         await protection.close();
+        await shared?.close();
         server.closeAllConnections();
       })();
       return closing;
+    },
+  };
+}
+
+interface SharedState {
+  sessions: SessionStore;
+  lockoutStore: LockoutStore;
+  laneLock: LaneLock;
+  bus(storage: Storage): Bus & { ready(): Promise<void> };
+  close(): Promise<void>;
+}
+
+/** The Redis side of the multi-process mode, or undefined without REDIS_URL. */
+async function sharedState(config: ServerConfig, log: (line: string) => void): Promise<SharedState | undefined> {
+  if (!config.redisUrl) return undefined;
+  const [{ Redis }, { redisBus }, { redisLaneLock, redisLockoutStore, redisSessionStore }] = await Promise.all([
+    import("ioredis"),
+    import("chat-gateway/bus/redis"),
+    import("chat-gateway/redis"),
+  ]);
+  // No offline queue: while Redis is down a command fails at once instead of piling up, so logins
+  // answer with an error, turns run without the lane lock and frames stay local (and are re-sent).
+  const redis = new Redis(config.redisUrl, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  let down = false;
+  redis.on("error", (error: Error) => {
+    if (!down) log(`redis: ${error.message}; retrying`);
+    down = true;
+  });
+  redis.on("ready", () => {
+    if (down) log("redis: connected again");
+    down = false;
+  });
+  await redis.connect();
+  const prefix = config.redisPrefix;
+  let bus: (Bus & { ready(): Promise<void> }) | undefined;
+  return {
+    sessions: redisSessionStore(redis, { prefix }),
+    lockoutStore: redisLockoutStore(redis, { prefix }),
+    laneLock: redisLaneLock(redis, { prefix, ttlMs: config.laneTtlMs }),
+    bus(storage) {
+      bus ??= redisBus(redis, { prefix, storage });
+      return bus;
+    },
+    async close() {
+      await bus?.close?.();
+      await redis.quit().catch(() => redis.disconnect());
     },
   };
 }

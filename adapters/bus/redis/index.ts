@@ -95,7 +95,8 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
   const replaying = new Set<Map<Owner, { after: Seq; delivered: Set<Seq> }>>();
   let closed = false;
 
-  const subscriber = redis.duplicate();
+  // Queued while connecting, whatever the caller's client does: SUBSCRIBE must survive start-up and reconnects.
+  const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, autoResubscribe: true });
   subscriber.on("error", () => undefined);
   let subscribed: Promise<void> = subscriber.subscribe(channel).then(() => undefined);
   subscribed.catch((error: Error) => warn(`subscribe failed: ${error.message}`));

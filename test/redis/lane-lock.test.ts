@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { Redis } from "ioredis";
+import { redisLaneLock } from "chat-gateway/redis";
+import { REDIS_URL, dropKeys, redisAvailable, runId } from "../fixtures/services.js";
+
+const available = await redisAvailable("redis lane lock");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const never = () => new AbortController().signal;
+
+describe.skipIf(!available)("redisLaneLock", () => {
+  const prefix = `t:${runId()}:`;
+  let a: Redis;
+  let b: Redis;
+  beforeAll(() => {
+    a = new Redis(REDIS_URL);
+    b = new Redis(REDIS_URL);
+  });
+  afterAll(async () => {
+    await dropKeys(a, prefix);
+    a.disconnect();
+    b.disconnect();
+  });
+
+  test("lane lock - one holder per lane across processes; the next waits for the release", async () => {
+    const lockA = redisLaneLock(a, { prefix, ttlMs: 2000 });
+    const lockB = redisLaneLock(b, { prefix, ttlMs: 2000 });
+    const held = await lockA.acquire("alice/c1", never());
+    let got = false;
+    const waiting = lockB.acquire("alice/c1", never()).then((lease) => {
+      got = true;
+      return lease;
+    });
+    const other = await lockB.acquire("alice/c2", never());
+    await sleep(150);
+    expect(got).toBe(false);
+    await held.release();
+    const lease = await waiting;
+    expect(got).toBe(true);
+    await lease.release();
+    await other.release();
+    await held.release();
+  });
+
+  test("lane lock - a live holder keeps its lease past ttlMs by renewing it", async () => {
+    const lockA = redisLaneLock(a, { prefix, ttlMs: 300 });
+    const lockB = redisLaneLock(b, { prefix, ttlMs: 300 });
+    const held = await lockA.acquire("renew", never());
+    const controller = new AbortController();
+    const waiting = lockB.acquire("renew", controller.signal);
+    waiting.catch(() => undefined);
+    await sleep(1000);
+    controller.abort(new Error("gave up"));
+    await expect(waiting).rejects.toThrow("gave up");
+    await held.release();
+  });
+
+  test("lane lock - a crashed holder's lease expires and the lane is taken within ttlMs", async () => {
+    // A process that died holding the lane: its key stays, nobody renews it.
+    await a.set(`${prefix}lane:crashed`, "dead-process", "PX", 400);
+    const started = Date.now();
+    const lease = await redisLaneLock(b, { prefix, ttlMs: 400, pollMs: 20 }).acquire("crashed", never());
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(Date.now() - started).toBeLessThan(1500);
+    await lease.release();
+  });
+
+  test("lane lock - releasing an expired lease never frees the new holder's", async () => {
+    const lockA = redisLaneLock(a, { prefix, ttlMs: 5000, warn: () => undefined });
+    const stale = await lockA.acquire("stale", never());
+    await a.del(`${prefix}lane:stale`);
+    const fresh = await redisLaneLock(b, { prefix, ttlMs: 5000 }).acquire("stale", never());
+    await stale.release();
+    expect(await a.exists(`${prefix}lane:stale`)).toBe(1);
+    await fresh.release();
+    expect(await a.exists(`${prefix}lane:stale`)).toBe(0);
+  });
+
+  test("lane lock - an abort while waiting rejects, and maxWaitMs bounds the wait", async () => {
+    const held = await redisLaneLock(a, { prefix }).acquire("busy", never());
+    const aborted = AbortSignal.abort(new Error("stopped"));
+    await expect(redisLaneLock(b, { prefix }).acquire("busy", aborted)).rejects.toThrow("stopped");
+    await expect(redisLaneLock(b, { prefix, maxWaitMs: 200 }).acquire("busy", never())).rejects.toThrow(/still held/);
+    await held.release();
+  });
+
+  test("lane lock - bad options are refused at construction", () => {
+    expect(() => redisLaneLock(a, { ttlMs: 0 })).toThrow(TypeError);
+    expect(() => redisLaneLock(a, { pollMs: -1 })).toThrow(TypeError);
+    expect(() => redisLaneLock(null as unknown as Redis)).toThrow(TypeError);
+  });
+});
