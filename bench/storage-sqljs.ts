@@ -218,10 +218,12 @@ async function runNative(total: number): Promise<void> {
     const shim = (d: any): Sql => {
       const cache = new Map<string, any>();
       const stmt = (q: string) => cache.get(q) ?? cache.set(q, d.prepare(q)).get(q);
+      // better-sqlite3 binds every number as REAL; FTS4 refuses a REAL docid.
+      const ints = (p: unknown[]) => p.map((v) => (typeof v === "number" && Number.isSafeInteger(v) ? BigInt(v) : v));
       return {
-        run: (q: string, p: unknown[] = []) => void stmt(q).run(...p),
-        get: (q: string, p: unknown[] = []) => stmt(q).raw().get(...p),
-        all: (q: string, p: unknown[] = []) => stmt(q).raw().all(...p),
+        run: (q: string, p: unknown[] = []) => void stmt(q).run(...ints(p)),
+        get: (q: string, p: unknown[] = []) => stmt(q).raw().get(...ints(p)),
+        all: (q: string, p: unknown[] = []) => stmt(q).raw().all(...ints(p)),
         transaction: <T>(fn: () => T): T => d.transaction(fn)(),
       } as unknown as Sql;
     };

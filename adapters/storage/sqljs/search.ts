@@ -5,8 +5,11 @@ import type { Sql } from "./sql.js";
 const WORD = /[\p{L}\p{N}]+/gu;
 /** More query words than this add cost and no meaning. */
 const MAX_TERMS = 16;
-/** Matches ranked per query step; see {@link search}. */
-const CANDIDATES = 1000;
+/**
+ * Matches ranked per query step; see {@link search}. A chat scope walks the owner's matches until
+ * it has this many in the chat, so it gets a smaller window.
+ */
+const CANDIDATES = { all: 1000, chat: 250 };
 
 function fold(text: string): string {
   return text.normalize("NFD").replace(/\p{M}+/gu, "").toLowerCase();
@@ -89,9 +92,9 @@ const byRank = (a: Ranked, b: Ranked) =>
 /**
  * Full-text search with FTS4, best match first: most query words matched, then most occurrences,
  * then newest. Messages matching every word are looked for first, then those matching any. Each
- * step ranks at most the newest {@link CANDIDATES} matches in scope, so a common word costs the
- * same at any history size; below that many matches the ranking is exact. Snippets are built only
- * for the hits returned.
+ * step ranks at most the newest {@link CANDIDATES} matches in scope (1,000; 250 in a chat), so a
+ * common word costs about the same at any history size; below that many matches the ranking is
+ * exact. Snippets are built only for the hits returned.
  */
 export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
   const match = matchExpressions(q.query);
@@ -113,7 +116,7 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
     sql
       .all(
         `SELECT m.id, m.ts, m.message_id, matchinfo(messages_fts, 'pcy') FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
-         WHERE messages_fts MATCH ? AND m.owner = ?${scope} ORDER BY messages_fts.docid DESC LIMIT ${CANDIDATES}`,
+         WHERE messages_fts MATCH ? AND m.owner = ?${scope} ORDER BY messages_fts.docid DESC LIMIT ${CANDIDATES[q.scope === "chat" ? "chat" : "all"]}`,
         [expr, ...scopeParams],
       )
       .map(([id, ts, messageId, info]) => ({ id: id as number, ts: ts as number, messageId: messageId as string, ...rank(info as Uint8Array) }));
