@@ -239,6 +239,7 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
   #started = false;
   #stopped = false;
   #attempt = 0;
+  #retryAtOnce = false;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   #hello: HelloOkPayload | undefined;
@@ -326,6 +327,7 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     if (!this.#started || this.#stopped) return this.connect();
     const next = new Promise<HelloOkPayload>((resolve, reject) => this.#helloWaiters.push({ resolve, reject }));
     if (this.#ws) {
+      this.#retryAtOnce = true;
       this.#ws.close(1000, "caps changed");
     } else {
       this.reconnectNow();
@@ -597,7 +599,8 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
       const factor = reconnect?.factor ?? 2;
       const jitter = Math.min(1, Math.max(0, reconnect?.jitter ?? 0.5));
       const full = Math.min(max, initial * factor ** this.#attempt);
-      const delay = Math.round(full * (1 - jitter * Math.random()));
+      const delay = this.#retryAtOnce ? 0 : Math.round(full * (1 - jitter * Math.random()));
+      this.#retryAtOnce = false;
       this.#attempt++;
       this.#setState("reconnecting", { retryInMs: delay, attempt: this.#attempt, reason });
       this.#retryTimer = setTimeout(() => {

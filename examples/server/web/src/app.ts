@@ -130,7 +130,8 @@ export class App {
   readonly #textarea = h("textarea", {
     class: "composer-input",
     rows: 2,
-    placeholder: "Message… (Enter to send, Shift+Enter for a new line, / for commands)",
+    placeholder: "Message… (/ for commands)",
+    title: "Enter sends, Shift+Enter starts a new line, / lists commands",
     "aria-label": "Message",
     "aria-autocomplete": "list",
     "aria-controls": "slash-list",
@@ -194,7 +195,7 @@ export class App {
     const root = this.#opts.root;
     clear(root);
     document.title = "chat-gateway";
-    const search = h("input", { type: "search", name: "q", placeholder: "Search messages", "aria-label": "Search messages", autocomplete: "off" });
+    const search = h("input", { type: "search", name: "q", placeholder: "Search", "aria-label": "Search messages", autocomplete: "off" });
     const searchForm = h("form", { class: "search", role: "search" }, search);
     searchForm.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -332,6 +333,7 @@ export class App {
     });
 
     this.#retry.addEventListener("click", () => this.client.reconnectNow());
+    this.#main.addEventListener("click", () => document.body.classList.remove("show-sidebar"));
     window.addEventListener("online", () => this.client.reconnectNow());
 
     this.#messages.addEventListener("scroll", () => {
