@@ -396,6 +396,10 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     const sha256 = await sha256Hex(bytes);
     const timeoutMs = options.timeoutMs ?? Math.max(this.#timeout(), 60_000);
     await this.#waitReady(timeoutMs);
+    const limit = this.#hello?.limits.max_media_bytes;
+    if (limit !== undefined && bytes.byteLength > limit) {
+      throw new ClientError("media_too_large", `${filename} is ${bytes.byteLength} bytes; the gateway takes at most ${limit}`, "media.upload.start");
+    }
     const mediaRef = randomId("u");
     const ws = this.#ws!;
     // media.upload.start has no success response; only an error carries its id.
@@ -417,7 +421,13 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
         options.onProgress?.(offset, bytes.byteLength);
       }
       if (failure) throw failure;
-      const ack = await this.request("media.upload.end", { media_ref: mediaRef, sha256 }, { timeoutMs });
+      let ack;
+      try {
+        ack = await this.request("media.upload.end", { media_ref: mediaRef, sha256 }, { timeoutMs });
+      } catch (error) {
+        // A refused start makes the end fail too ("no upload in flight"): report the cause.
+        throw failure ?? error;
+      }
       if (failure) throw failure;
       if (!ack.ok) throw new ClientError("upload_failed", `the gateway refused upload ${mediaRef}: size or sha256 did not match`, "media.upload.end");
       return { media_id: ack.media_ref, kind, mime, size: bytes.byteLength, filename };

@@ -226,6 +226,14 @@ describe("client - sync and history", () => {
     const echo = await c.sendMessage({ chat_id: "default", text: "", media_refs: [ref.media_id] });
     expect(echo.media).toEqual([expect.objectContaining({ media_id: ref.media_id, kind: "image" })]);
 
+    const limited = await startGateway({ maxMediaBytes: 1000 });
+    cleanups.push(() => limited.close());
+    const { client: small } = client(limited.url);
+    await small.connect();
+    const tooLarge = await small.upload(new Uint8Array(1001), { mime: "image/png" }).catch((e: unknown) => e);
+    expect(isClientError(tooLarge, "media_too_large")).toBe(true);
+    expect((await small.upload(new Uint8Array(1000), { mime: "image/png" })).size).toBe(1000);
+
     const missing = await c.download("md-nope").catch((e: unknown) => e);
     expect(isClientError(missing, "not_found")).toBe(true);
     const tooBig = await c.upload(new Uint8Array(10), { mime: "text/plain" });

@@ -1,7 +1,7 @@
 // The signed-in app: status bar, channel list, conversation, composer, search and settings, all
 // fed by one GatewayClient.
 import type { Channel, CommandEntry, HistoryItem, MediaRef, MessageStatus, RuntimeInfo, SearchHit } from "chat-gateway";
-import { createGatewayClient, isClientError, type ConnectionState, type GatewayClient, type HistoryPager, type StateInfo } from "chat-gateway/client";
+import { createGatewayClient, isClientError, localStorageCursorStore, type ConnectionState, type GatewayClient, type HistoryPager, type StateInfo } from "chat-gateway/client";
 import { authStatus, logout } from "./api.js";
 import { avatar } from "./avatar.js";
 import { confirmDialog, infoDialog, promptDialog } from "./dialog.js";
@@ -153,6 +153,8 @@ export class App {
       url: `${scheme}//${location.host}/ws/gateway`,
       deviceName: `Web (${navigator.platform || "browser"})`,
       streaming: streamingSetting(),
+      // One cursor per signed-in user: another account in the same browser has its own outbox.
+      cursorStore: localStorageCursorStore(`chat-gateway:cursor:${location.host}:${options.user ?? "~anonymous"}`),
       checkAuth: async () => {
         const status = await authStatus();
         return !status.enabled || status.user !== null;
