@@ -98,6 +98,8 @@ beforeAll(async () => {
   dataDir = temp.dir;
   cleanup = temp.cleanup;
   await createUserStore(path.join(dataDir, "users.json")).add("alice", HASHES["alice-password"]);
+  // A demo agent slow enough that a test can watch an answer stream in.
+  process.env.GATEWAY_DEMO_DELAY_MS = "30";
   server = await startExample(dataDir);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -172,12 +174,15 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
   });
 
   it("shows tool progress as an expandable row with args, output, duration and ok state", async () => {
-    await send("tool: fetch the weather");
+    await send(`tool: fetch the weather ${"for every town in the valley ".repeat(4)}`);
     const row = page.locator('.tool.ok[data-tool="echo"]').last();
     await row.waitFor();
+    // The answer streams in under the finished tool row.
+    await expect.poll(() => page.locator(".msg.assistant.streaming .body").textContent(), { timeout: 5000 }).toMatch(/^You said: fetch/);
+    await page.locator(".msg.assistant:not(.streaming) .runtime-footer").last().waitFor();
     await row.locator("summary").click();
-    expect(await row.locator(".tool-args").textContent()).toContain('"text": "fetch the weather"');
-    expect(await row.locator(".tool-output").textContent()).toBe("fetch the weather");
+    expect(await row.locator(".tool-args").textContent()).toContain('"text": "fetch the weather for every town');
+    expect(await row.locator(".tool-output").textContent()).toMatch(/^fetch the weather for every town in the valley/);
     expect(await row.locator(".tool-duration").textContent()).toMatch(/\d+ (ms|s)/);
     expect(await row.locator("summary").textContent()).toContain("Tool succeeded");
   });

@@ -749,7 +749,8 @@ export class App {
       if (!el) return this.#rerender(lane, msg);
       const stick = this.#nearBottom();
       const body = el.querySelector<HTMLElement>(".body");
-      if (body) renderMarkdown(body, msg.text);
+      if (!body) return this.#rerender(lane, msg);
+      renderMarkdown(body, msg.text);
       if (msg.reasoning) {
         const reasoning = el.querySelector<HTMLElement>(".reasoning-text");
         if (reasoning) reasoning.textContent = msg.reasoning;
