@@ -289,7 +289,7 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await page.locator('.sidebar button.channel:has-text("General")').click();
   });
 
-  it("pages back through history when scrolled to the top, in a channel another device created", async () => {
+  it("shows channels another device creates (automation without a composer, colour, icon) and pages back through history when scrolled up", async () => {
     const { token } = await page.evaluate(async () => {
       const res = await fetch("/api/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "alice-password" }) });
       return res.json();
@@ -300,6 +300,16 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
       await other.connect();
       const ch = await other.request("channel.create", { name: "Long history", kind: "channel" });
       await page.locator('.sidebar button.channel:has-text("Long history")').waitFor();
+      await other.request("channel.create", { name: "Nightly jobs", kind: "channel", automation: true, color: "#ffcc00" });
+      const icon = png(8, 8).toString("base64");
+      await other.request("channel.create", { name: "Pictured", kind: "channel", icon });
+      const nightly = page.locator('.sidebar button.channel:has-text("Nightly jobs")');
+      await nightly.waitFor();
+      expect(await nightly.locator(".avatar").evaluate((el) => [el.textContent, getComputedStyle(el).backgroundColor, getComputedStyle(el).color])).toEqual(["N", "rgb(255, 204, 0)", "rgb(17, 17, 17)"]);
+      expect(await page.locator('.sidebar button.channel:has-text("Pictured") img.avatar').getAttribute("src")).toBe(`data:image/png;base64,${icon}`);
+      await nightly.click();
+      await page.locator(".readonly-note").waitFor();
+      expect(await page.locator("form.composer").isVisible()).toBe(false);
       for (let i = 0; i < 32; i++) {
         const stop = new Promise<void>((resolve) => other.once("message.stop", () => resolve()));
         await other.sendMessage({ chat_id: ch.chat_id, text: `line ${i}` });
