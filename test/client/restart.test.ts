@@ -22,6 +22,8 @@ it("client - survives a server restart mid-turn: reconnects, syncs, gets the int
   const { client, frames } = recordingClient({ url: wsUrl(first), deviceId: "restart-dev" });
   const states: string[] = [];
   client.on("state", (s) => states.push(s));
+  let syncs = 0;
+  client.on("synced", () => syncs++);
   try {
     await client.connect();
     await client.ready();
@@ -62,6 +64,7 @@ it("client - survives a server restart mid-turn: reconnects, syncs, gets the int
     expect(frames.filter((f) => f.type === "message" && (f.payload as { message_id: string }).message_id === echo.message_id)).toHaveLength(1);
     expect(client.cursor).toBe(seqs.at(-1));
     expect(states).toEqual(expect.arrayContaining(["connecting", "syncing", "open", "reconnecting"]));
+    expect(syncs).toBe(2);
 
     const history = await client.request("history", { chat_id: "default" });
     expect(history.messages.map((m) => m.text)).toEqual(["warm up", "You said: warm up", long, stop.payload.final_text, "after restart", "You said: after restart"]);
