@@ -113,7 +113,7 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
 
   function encode(message: BusMessage): string {
     // Header on a line of its own, so a process with no device of the owner skips parsing the frame.
-    return `${JSON.stringify([origin, message.owner, message.except ?? null])}\n${JSON.stringify(message.frame)}`;
+    return `${JSON.stringify([origin, message.owner])}\n${JSON.stringify(message.frame)}`;
   }
 
   function send(text: string, stored: boolean): void {
@@ -148,13 +148,13 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     if (from !== channel) return;
     const cut = text.indexOf("\n");
     if (cut < 0) return;
-    let header: [string, Owner, string | null];
+    let header: [string, Owner];
     try {
-      header = JSON.parse(text.slice(0, cut)) as [string, Owner, string | null];
+      header = JSON.parse(text.slice(0, cut)) as [string, Owner];
     } catch {
       return;
     }
-    const [sender, owner, except] = header;
+    const [sender, owner] = header;
     if (sender === origin || local.listenerCount(owner) === 0) return;
     let frame: OutgoingFrame;
     try {
@@ -163,7 +163,9 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
       return;
     }
     stats.received++;
-    deliver(except === null ? { owner, frame } : { owner, frame, except });
+    // `except` names a connection of the publishing process; connection ids are only unique per
+    // process, so here it could name an unrelated device. Every device here gets the frame.
+    deliver({ owner, frame });
   });
 
   // The subscription is down: remember where each connected owner was, to read back the gap.
