@@ -1,12 +1,12 @@
 import { defineConfig } from "tsup";
 import { entrypoints, outName } from "./entrypoints.mjs";
 
-export default defineConfig({
+const library = {
   entry: Object.fromEntries(entrypoints.map((e) => [outName(e.subpath), e.source])),
-  format: ["esm", "cjs"],
+  format: ["esm", "cjs"] as ("esm" | "cjs")[],
   dts: true,
   sourcemap: true,
-  clean: true,
+  clean: false,
   target: "node20",
   // Adapters import the core by its package name, as an outside adapter would; at run time the
   // package resolves itself, so every entry shares one copy of the core (one GatewayError class).
@@ -16,4 +16,21 @@ export default defineConfig({
     const { copyFile } = await import("node:fs/promises");
     await copyFile("adapters/http/bcrypt-worker.mjs", "dist/bcrypt-worker.mjs");
   },
-});
+};
+
+export default defineConfig([
+  library,
+  {
+    // The example server as the package's bin (`npx chat-gateway`, `chat-gateway user add …`).
+    entry: { "bin/chat-gateway": "examples/server/main.ts" },
+    format: ["esm"],
+    target: "node20",
+    sourcemap: true,
+    clean: false,
+    external: [/^chat-gateway(\/.*)?$/],
+    async onSuccess() {
+      const { cp } = await import("node:fs/promises");
+      await cp("examples/server/web/dist", "dist/web", { recursive: true });
+    },
+  },
+]);

@@ -1,11 +1,14 @@
 // Serves the built web UI (examples/server/web/dist) with a fallback page when it is not built.
-import { createReadStream } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const root = fileURLToPath(new URL("./web/dist/", import.meta.url));
+// From source the build sits in ./web/dist; in the package's bin build it is copied to dist/web.
+const root = [new URL("./web/dist/", import.meta.url), new URL("../web/", import.meta.url)]
+  .map((url) => fileURLToPath(url))
+  .find((dir) => existsSync(`${dir}index.html`)) ?? fileURLToPath(new URL("./web/dist/", import.meta.url));
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
