@@ -1,4 +1,5 @@
 import type { Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import { laneTokens } from "./search.js";
 import type { Sql } from "./sql.js";
 
 /**
@@ -20,7 +21,8 @@ function messageData(m: StoredMessage): string {
 
 function upsertMessage(sql: Sql, owner: Owner, m: StoredMessage): void {
   const threadKey = m.thread_id ?? "";
-  const cols = [m.chat_id, threadKey, m.ts, m.role, m.status ?? null, m.client_msg_id ?? null, m.text, messageData(m)];
+  const lane = laneTokens(owner, m.chat_id, m.thread_id).join(" ");
+  const cols = [m.chat_id, threadKey, m.ts, m.role, m.status ?? null, m.client_msg_id ?? null, m.text, lane, messageData(m)];
   const old = sql.get("SELECT id FROM messages WHERE owner = ? AND message_id = ?", [owner, m.message_id]);
   let id: number;
   if (old) {
@@ -28,17 +30,17 @@ function upsertMessage(sql: Sql, owner: Owner, m: StoredMessage): void {
     // FTS4 external content: removing the index entry reads the old text from the row, so it comes first.
     sql.run("DELETE FROM messages_fts WHERE docid = ?", [id]);
     sql.run(
-      "UPDATE messages SET chat_id = ?, thread_key = ?, ts = ?, role = ?, status = ?, client_msg_id = ?, text = ?, data = ? WHERE id = ?",
+      "UPDATE messages SET chat_id = ?, thread_key = ?, ts = ?, role = ?, status = ?, client_msg_id = ?, text = ?, lane = ?, data = ? WHERE id = ?",
       [...cols, id],
     );
   } else {
     sql.run(
-      "INSERT INTO messages (owner, message_id, chat_id, thread_key, ts, role, status, client_msg_id, text, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO messages (owner, message_id, chat_id, thread_key, ts, role, status, client_msg_id, text, lane, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       [owner, m.message_id, ...cols],
     );
     id = sql.get("SELECT last_insert_rowid()")![0] as number;
   }
-  sql.run("INSERT INTO messages_fts (docid, text) VALUES (?, ?)", [id, m.text]);
+  sql.run("INSERT INTO messages_fts (docid, text, lane) VALUES (?, ?, ?)", [id, m.text, lane]);
 }
 
 /** Deletes message rows (id, data) with their index entries and media metadata. */

@@ -29,6 +29,7 @@ export const MIGRATIONS: string[] = [
     status TEXT,
     client_msg_id TEXT,
     text TEXT NOT NULL,
+    lane TEXT NOT NULL,
     data TEXT NOT NULL
   );
   CREATE UNIQUE INDEX messages_by_id ON messages (owner, message_id);
@@ -38,8 +39,9 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
 
   -- order=DESC: search walks matches newest first and stops early; with ascending doclists FTS4
-  -- would load every match of a common word first.
-  CREATE VIRTUAL TABLE messages_fts USING fts4 (content="messages", text, tokenize=unicode61 "remove_diacritics=1", order=DESC);
+  -- would load every match of a common word first. lane holds one token each for the owner, the
+  -- chat and the thread (see laneTokens), so a scope is a doclist intersection inside FTS4.
+  CREATE VIRTUAL TABLE messages_fts USING fts4 (content="messages", text, lane, tokenize=unicode61 "remove_diacritics=1", order=DESC);
 
   CREATE TABLE outbox (
     owner TEXT NOT NULL,

@@ -5,14 +5,29 @@ import type { Sql } from "./sql.js";
 const WORD = /[\p{L}\p{N}]+/gu;
 /** More query words than this add cost and no meaning. */
 const MAX_TERMS = 16;
-/**
- * Matches ranked per query step; see {@link search}. A chat scope walks the owner's matches until
- * it has this many in the chat, so it gets a smaller window.
- */
-const CANDIDATES = { all: 1000, chat: 250 };
+/** Matches ranked per query step; see {@link search}. */
+const CANDIDATES = 1000;
 
 function fold(text: string): string {
   return text.normalize("NFD").replace(/\p{M}+/gu, "").toLowerCase();
+}
+
+/** 64-bit FNV-1a of the UTF-16 units as 16 hex digits: stable across versions, since it is stored. */
+function hash(text: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (let i = 0; i < text.length; i++) h = ((h ^ BigInt(text.charCodeAt(i))) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return h.toString(16).padStart(16, "0");
+}
+
+/**
+ * The tokens of a message's `lane` column: owner, owner+chat, owner+thread. Letters and digits
+ * only, so the tokenizer keeps each whole; a collision only widens the FTS step, since the SQL
+ * scope condition still applies.
+ */
+export function laneTokens(owner: string, chatId: string, threadId: string | null): string[] {
+  const tokens = [`o${hash(owner)}`, `c${hash(`${owner}\u0000${chatId}`)}`];
+  if (threadId !== null) tokens.push(`t${hash(`${owner}\u0000${threadId}`)}`);
+  return tokens;
 }
 
 /** The distinct folded words of user input, at most {@link MAX_TERMS}. */
@@ -21,17 +36,19 @@ function queryTerms(query: string): string[] {
 }
 
 /**
- * FTS4 queries for user text: each word quoted as a prefix phrase, so no input is ever parsed as
- * FTS syntax. `all` needs every word (implicit AND), `any` one of them (OR).
+ * FTS4 queries for user text within a lane token: each word a prefix term of the text column, so
+ * no input is ever parsed as FTS syntax. `all` needs every word, `any` one of them.
  */
-export function matchExpressions(query: string): { all: string; any: string } | undefined {
+export function matchExpressions(query: string, lane: string): { all: string; any: string; terms: number } | undefined {
   const terms = queryTerms(query);
   if (!terms.length) return undefined;
-  const phrases = terms.map((t) => `"${t}*"`);
-  return { all: phrases.join(" "), any: phrases.join(" OR ") };
+  // Terms are letters and digits only, and lower case, so none can be an operator (those are upper
+  // case); FTS4 refuses a column filter on a quoted phrase inside parentheses, so they stay bare.
+  const phrases = terms.map((t) => `text:${t}*`);
+  return { all: `${phrases.join(" ")} lane:${lane}`, any: `(${phrases.join(" OR ")}) lane:${lane}`, terms: terms.length };
 }
 
-/** Words matched and total occurrences, from `matchinfo(…, 'pcy')` of a one-column table. */
+/** Query words matched and their occurrences in the text column (column 0), from `matchinfo(…, 'pcy')`. */
 function rank(info: Uint8Array): { terms: number; hits: number } {
   // matchinfo is an array of native-endian uint32; wasm is little-endian.
   const view = new DataView(info.buffer, info.byteOffset, info.byteLength);
@@ -92,37 +109,49 @@ const byRank = (a: Ranked, b: Ranked) =>
 /**
  * Full-text search with FTS4, best match first: most query words matched, then most occurrences,
  * then newest. Messages matching every word are looked for first, then those matching any. Each
- * step ranks at most the newest {@link CANDIDATES} matches in scope (1,000; 250 in a chat), so a
- * common word costs about the same at any history size; below that many matches the ranking is
- * exact. Snippets are built only for the hits returned.
+ * step ranks at most the newest {@link CANDIDATES} matches in scope, so a common word costs about
+ * the same at any history size; below that many matches the ranking is exact. The scope is a lane
+ * token matched inside FTS4, so a small chat does not walk the owner's other matches. Snippets are
+ * built only for the hits returned.
  */
 export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
-  const match = matchExpressions(q.query);
-  if (!match || q.limit < 1) return [];
+  if (q.limit < 1) return [];
   let scope = "";
   const scopeParams: string[] = [owner];
-  if (q.scope === "chat") {
-    if (q.thread_id !== undefined) {
-      scope = " AND m.thread_key = ?";
-      scopeParams.push(q.thread_id);
-    } else {
-      scope = " AND m.chat_id = ?";
-      scopeParams.push(q.chat_id ?? "");
-    }
+  let lane: string;
+  if (q.scope === "chat" && q.thread_id !== undefined) {
+    scope = " AND m.thread_key = ?";
+    scopeParams.push(q.thread_id);
+    lane = laneTokens(owner, "", q.thread_id)[2];
+  } else if (q.scope === "chat") {
+    scope = " AND m.chat_id = ?";
+    scopeParams.push(q.chat_id ?? "");
+    lane = laneTokens(owner, q.chat_id ?? "", null)[1];
+  } else {
+    lane = laneTokens(owner, "", null)[0];
   }
+  const match = matchExpressions(q.query, lane);
+  if (!match) return [];
   // CROSS JOIN pins the full-text index as the outer loop, walked newest docid first; left to
   // itself the planner may scan the owner's messages and evaluate MATCH once per row.
   const candidates = (expr: string): Ranked[] =>
     sql
       .all(
         `SELECT m.id, m.ts, m.message_id, matchinfo(messages_fts, 'pcy') FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
-         WHERE messages_fts MATCH ? AND m.owner = ?${scope} ORDER BY messages_fts.docid DESC LIMIT ${CANDIDATES[q.scope === "chat" ? "chat" : "all"]}`,
+         WHERE messages_fts MATCH ? AND m.owner = ?${scope} ORDER BY messages_fts.docid DESC LIMIT ${CANDIDATES}`,
         [expr, ...scopeParams],
       )
       .map(([id, ts, messageId, info]) => ({ id: id as number, ts: ts as number, messageId: messageId as string, ...rank(info as Uint8Array) }));
 
-  let top = candidates(match.all).sort(byRank).slice(0, q.limit);
-  if (top.length < q.limit && match.all !== match.any) {
+  let top: Ranked[];
+  try {
+    top = candidates(match.all).sort(byRank).slice(0, q.limit);
+  } catch (error) {
+    // Terms are sanitised, so this is a tokenizer edge case: no hits rather than a failed search.
+    if (/malformed MATCH/.test((error as Error).message)) return [];
+    throw error;
+  }
+  if (top.length < q.limit && match.terms > 1) {
     const seen = new Set(top.map((r) => r.id));
     top = top.concat(
       candidates(match.any)
