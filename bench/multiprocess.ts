@@ -1,0 +1,358 @@
+/**
+ * Multi-process benchmark (issue #8), on PostgreSQL (127.0.0.1:5432) and Redis (127.0.0.1:6379).
+ *
+ *   node --import tsx bench/multiprocess.ts            # 1 warm-up + 5 measured turns per layout
+ *   node --import tsx bench/multiprocess.ts --quick    # 1 warm-up + 2 measured turns, smaller storage run
+ *
+ * Fan-out: 200 devices of one owner hold WebSocket connections to example-server processes that
+ * share one PostgreSQL schema and one Redis prefix; one device asks for a 4,000-character answer,
+ * streamed by the demo runtime in 10-character deltas with no delay. Measured per turn: time from
+ * the request leaving the device until all 200 hold the final text (`message.stop`), and the
+ * messages that went through the Redis channel (counted by a subscriber in this process) per
+ * second of that time. Layouts, in the same run: `2 processes` (100 devices on each) and
+ * `1 process` (all 200 on one; its frames still go through Redis, which nobody else reads).
+ *
+ * Storage: the same operations on `postgresStorage` and `sqlJsStorage`, one after another in this
+ * process: commits of a message with one outbox frame, getMessage, history pages, searches,
+ * readOutbox pages. Operations per second per kind.
+ *
+ * Prints Markdown tables and the raw JSON. Figures go to bench/RESULTS.md, "Multi-process (issue #8)".
+ * @module
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { WebSocket } from "ws";
+import type { Storage, StoredMessage } from "chat-gateway";
+import { postgresStorage } from "chat-gateway/storage/postgres";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+const DEVICES = 200;
+const ANSWER_CHARS = 4000;
+const PREFIX_TEXT = "You said: ";
+const quick = process.argv.includes("--quick");
+const RUNS = quick ? 2 : 5;
+const root = join(fileURLToPath(new URL(".", import.meta.url)), "..");
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function userText(): string {
+  const words = "the quick brown fox jumps over a lazy dog while streaming deltas to many devices ";
+  return words.repeat(Math.ceil(ANSWER_CHARS / words.length)).slice(0, ANSWER_CHARS - PREFIX_TEXT.length);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gateway processes
+
+interface Proc {
+  ws: string;
+  child: ChildProcess;
+}
+
+function startGateway(env: Record<string, string>): Promise<Proc> {
+  const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
+    cwd: root,
+    env: { ...process.env, PORT: "0", GATEWAY_DEMO_DELAY_MS: "0", GATEWAY_DEMO_CHUNK_CHARS: "10", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start line: ${out}`)), 60_000);
+    child.stdout!.on("data", () => {
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ ws: `${m[1].replace("http", "ws")}/ws/gateway`, child });
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`gateway exited ${code}: ${out}`)));
+  });
+}
+
+async function stopGateway(p: Proc): Promise<void> {
+  if (p.child.exitCode !== null) return;
+  const exited = new Promise((r) => p.child.once("exit", r));
+  p.child.kill("SIGTERM");
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+  if (p.child.exitCode === null) p.child.kill("SIGKILL");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Devices
+
+interface Device {
+  ws: WebSocket;
+  /** Resolves with the time the next message.stop arrived. */
+  nextStop(): Promise<number>;
+  send(frame: unknown): void;
+}
+
+let deviceN = 0;
+async function connect(url: string): Promise<Device> {
+  const ws = new WebSocket(url, { perMessageDeflate: false });
+  let waiting: ((t: number) => void) | undefined;
+  let helloOk: (() => void) | undefined;
+  const hello = new Promise<void>((r) => (helloOk = r));
+  ws.on("message", (data) => {
+    const text = String(data);
+    if (text.startsWith('{"type":"hello.ok"')) helloOk?.();
+    else if (text.startsWith('{"type":"message.stop"') && waiting) {
+      const w = waiting;
+      waiting = undefined;
+      w(performance.now());
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: "", device_id: `bench-${++deviceN}`, device_name: "bench" } }));
+  await hello;
+  return {
+    ws,
+    nextStop: () => new Promise((r) => (waiting = r)),
+    send: (frame) => ws.send(JSON.stringify(frame)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fan-out
+
+interface FanoutResult {
+  layout: string;
+  finalMs: number[];
+  redisMessages: number[];
+  redisPerSecond: number[];
+}
+
+async function fanout(
+  layout: string,
+  processes: number,
+  delayMs: number,
+  runs: number,
+  cluster: { schema: string; prefix: string; dataDir: string },
+  counter: { count: number },
+): Promise<FanoutResult> {
+  const env = { GATEWAY_DATA_DIR: cluster.dataDir, DATABASE_URL, DATABASE_SCHEMA: cluster.schema, REDIS_URL, REDIS_PREFIX: cluster.prefix, GATEWAY_DEMO_DELAY_MS: String(delayMs) };
+  const procs = await Promise.all(Array.from({ length: processes }, () => startGateway(env)));
+  const devices: Device[] = [];
+  try {
+    // Connect in batches: 200 handshakes at once on 2 shared cores only measure the scheduler.
+    for (let i = 0; i < DEVICES; i += 20) {
+      devices.push(...(await Promise.all(Array.from({ length: 20 }, (_, k) => connect(procs[(i + k) % processes].ws)))));
+    }
+    const result: FanoutResult = { layout, finalMs: [], redisMessages: [], redisPerSecond: [] };
+    const text = userText();
+    for (let run = 0; run <= runs; run++) {
+      const stops = devices.map((d) => d.nextStop());
+      const before = counter.count;
+      const t0 = performance.now();
+      devices[0].send({ type: "message.send", id: `s${run}`, payload: { chat_id: "default", text } });
+      const done = Math.max(...(await Promise.all(stops)));
+      const ms = done - t0;
+      // Frames published after the final one (typing off) still count, once they arrive.
+      await new Promise((r) => setTimeout(r, 100));
+      const messages = counter.count - before;
+      if (run === 0) continue; // warm-up
+      result.finalMs.push(ms);
+      result.redisMessages.push(messages);
+      result.redisPerSecond.push(messages / (ms / 1000));
+    }
+    return result;
+  } finally {
+    for (const d of devices) d.ws.terminate();
+    await Promise.all(procs.map(stopGateway));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bus throughput
+
+interface Throughput {
+  frame: string;
+  frames: number;
+  perSecond: number;
+  mbPerSecond: number;
+}
+
+/** Frames published on one redisBus until another (own connections, as another process) received them all. */
+async function busThroughput(prefix: string): Promise<Throughput[]> {
+  const { redisBus } = await import("chat-gateway/bus/redis");
+  const a = new Redis(REDIS_URL);
+  const b = new Redis(REDIS_URL);
+  const busA = redisBus(a, { prefix });
+  const busB = redisBus(b, { prefix });
+  await Promise.all([busA.ready(), busB.ready()]);
+  const out: Throughput[] = [];
+  try {
+    for (const [frame, chars, count] of [
+      ["typing (~100 B)", 0, quick ? 5_000 : 20_000],
+      ["message.update with 4,000 characters (~4.1 KB)", 4000, quick ? 1_000 : 5_000],
+    ] as const) {
+      let got = 0;
+      let done: (() => void) | undefined;
+      const all = new Promise<void>((r) => (done = r));
+      const off = busB.subscribe("bench", () => {
+        if (++got === count) done?.();
+      });
+      const payload = chars ? { message_id: "m_bench", text: "x".repeat(chars), chat_id: "default", thread_id: null } : { on: true, chat_id: "default", thread_id: null };
+      const bytes = JSON.stringify(payload).length + 60;
+      const t0 = performance.now();
+      for (let i = 0; i < count; i++) {
+        busA.publish({ owner: "bench", frame: { type: chars ? "message.update" : "typing", payload } });
+        // Yield now and then so the publisher's socket drains as a gateway's would between events.
+        if (i % 500 === 499) await new Promise((r) => setImmediate(r));
+      }
+      await all;
+      const seconds = (performance.now() - t0) / 1000;
+      off();
+      out.push({ frame, frames: count, perSecond: count / seconds, mbPerSecond: (count * bytes) / seconds / 1e6 });
+    }
+  } finally {
+    await busA.close?.();
+    await busB.close?.();
+    a.disconnect();
+    b.disconnect();
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Storage
+
+interface StorageResult {
+  storage: string;
+  opsPerSecond: Record<string, number>;
+}
+
+async function storageOps(name: string, storage: Storage): Promise<StorageResult> {
+  await storage.open?.();
+  const n = quick ? 400 : 2000;
+  const owner = "bench";
+  const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
+  const msg = (i: number): StoredMessage => ({
+    message_id: `m${String(i).padStart(7, "0")}`,
+    role: i % 2 ? "assistant" : "user",
+    text: `message ${i} about ${words[i % 10]} and ${words[(i * 7) % 10]} with some more ordinary words in it`,
+    reasoning: "",
+    ts: 1_700_000_000_000 + i,
+    media: [],
+    chat_id: "c1",
+    thread_id: null,
+  });
+  const ops: Record<string, number> = {};
+  const time = async (op: string, count: number, fn: (i: number) => Promise<unknown>) => {
+    const t0 = performance.now();
+    for (let i = 0; i < count; i++) await fn(i);
+    ops[op] = count / ((performance.now() - t0) / 1000);
+  };
+  await time("commit (message + outbox frame)", n, (i) => storage.commit(owner, { messages: [msg(i)], outbox: [{ type: "message", payload: { i } }] }));
+  await time("commit, 8 concurrent", n, async (i) => {
+    if (i % 8) return;
+    await Promise.all(Array.from({ length: 8 }, (_, k) => storage.commit(owner, { messages: [msg(n + i + k)], outbox: [{ type: "message", payload: { i } }] })));
+  });
+  await time("getMessage", n, (i) => storage.getMessage(owner, msg(i).message_id));
+  await time("history page of 50", n / 4, (i) => storage.history(owner, { chat_id: "c1", thread_id: null, limit: 50, before: msg(n - 1 - i).message_id }));
+  await time("search (2 words)", n / 8, (i) => storage.search(owner, { query: `${words[i % 10]} ${words[(i + 3) % 10]}`, scope: "all", limit: 20 }));
+  await time("readOutbox page of 100", n / 4, (i) => storage.readOutbox(owner, i * 4, 100));
+  await storage.close?.();
+  return { storage: name, opsPerSecond: ops };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const id = randomBytes(5).toString("hex");
+  const admin = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2000 });
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await admin.connect();
+    await redis.connect();
+  } catch (error) {
+    console.log(`multiprocess bench: skipped, PostgreSQL or Redis is not reachable (${(error as Error).message}); run .ci/services.sh`);
+    await admin.end().catch(() => undefined);
+    redis.disconnect();
+    return;
+  }
+  const schemas: string[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-multi-"));
+  const subscriber = redis.duplicate();
+  try {
+    const fan: FanoutResult[] = [];
+    let n = 0;
+    for (const [layout, processes, delayMs, runs] of [
+      ["2 processes, burst (delay 0)", 2, 0, RUNS],
+      ["1 process, burst (delay 0)", 1, 0, RUNS],
+      ["2 processes, paced (15 ms per delta)", 2, 15, quick ? 1 : 2],
+      ["1 process, paced (15 ms per delta)", 1, 15, quick ? 1 : 2],
+    ] as const) {
+      const schema = `bench_${id}_${++n}`;
+      schemas.push(schema);
+      const prefix = `bench:${id}:${n}:`;
+      const counter = { count: 0 };
+      await subscriber.subscribe(`${prefix}bus`);
+      subscriber.on("message", (channel: string) => {
+        if (channel === `${prefix}bus`) counter.count++;
+      });
+      fan.push(await fanout(layout, processes, delayMs, runs, { schema, prefix, dataDir }, counter));
+      await subscriber.unsubscribe(`${prefix}bus`);
+    }
+    const throughput = await busThroughput(`bench:${id}:bus:`);
+
+    const pgSchema = `bench_${id}_storage`;
+    schemas.push(pgSchema);
+    const sqlDir = mkdtempSync(join(tmpdir(), "cg-bench-sqljs-"));
+    const stores: StorageResult[] = [];
+    try {
+      stores.push(await storageOps("postgres", postgresStorage({ connectionString: DATABASE_URL, schema: pgSchema })));
+      stores.push(await storageOps("sql.js", sqlJsStorage({ dir: sqlDir })));
+    } finally {
+      rmSync(sqlDir, { recursive: true, force: true });
+    }
+
+    console.log(`\n### Fan-out: ${DEVICES} devices, ${ANSWER_CHARS}-character answer, median of ${RUNS} turns\n`);
+    console.log("| layout | time to final text on every device | messages through Redis per turn | messages/s through Redis |");
+    console.log("|---|---|---|---|");
+    for (const f of fan) {
+      console.log(`| ${f.layout} | ${median(f.finalMs).toFixed(0)} ms (min ${Math.min(...f.finalMs).toFixed(0)}, max ${Math.max(...f.finalMs).toFixed(0)}) | ${median(f.redisMessages)} | ${median(f.redisPerSecond).toFixed(0)} |`);
+    }
+    console.log("\n### Redis bus throughput: one process publishes, another receives (redisBus to redisBus)\n");
+    console.log("| frame | frames | messages/s | MB/s |");
+    console.log("|---|---|---|---|");
+    for (const t of throughput) console.log(`| ${t.frame} | ${t.frames} | ${t.perSecond.toFixed(0)} | ${t.mbPerSecond.toFixed(1)} |`);
+    console.log(`\n### Storage operations per second (${quick ? 400 : 2000} messages)\n`);
+    const kinds = Object.keys(stores[0].opsPerSecond);
+    console.log(`| operation | ${stores.map((s) => s.storage).join(" | ")} | postgres / sql.js |`);
+    console.log(`|---|${stores.map(() => "---").join("|")}|---|`);
+    for (const k of kinds) {
+      const [p, s] = stores.map((st) => st.opsPerSecond[k]);
+      console.log(`| ${k} | ${p.toFixed(0)} | ${s.toFixed(0)} | ${(p / s).toFixed(2)}x |`);
+    }
+    console.log("\n```json");
+    console.log(JSON.stringify({ fanout: fan, bus: throughput, storage: stores }));
+    console.log("```");
+  } finally {
+    subscriber.disconnect();
+    for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `bench:${id}:*`, "COUNT", 500);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+    await admin.end();
+    redis.disconnect();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
