@@ -376,6 +376,12 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     }
   }
 
+  /** Update this device's push target (`fcm.register`); the gateway sends no response. */
+  async registerPush(target: ClientPayloads["fcm.register"], options: RequestOptions = {}): Promise<void> {
+    await this.#waitReady(options.timeoutMs ?? this.#timeout());
+    this.#ws?.send(JSON.stringify({ type: "fcm.register", payload: target }));
+  }
+
   /** A pager that walks a lane's history backwards, newest page first. */
   historyPager(lane: LaneQuery, options: { limit?: number } = {}): HistoryPager {
     return new HistoryPager(this, lane, options.limit);

@@ -77,6 +77,11 @@ async function axeViolations(): Promise<string[]> {
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(", ")}`);
 }
 
+/** expect.poll with room for a loaded machine (bcrypt logins, streaming). */
+function poll<T>(read: () => Promise<T> | T) {
+  return expect.poll(read, { timeout: 10_000 });
+}
+
 async function signIn(): Promise<void> {
   await page.locator("#signin-user").fill("alice");
   await page.locator("#signin-password").fill("alice-password");
@@ -136,17 +141,17 @@ afterAll(async () => {
 describe.sequential("web UI", { timeout: 40_000 }, () => {
   it("shows the sign-in screen when login is on, with no serious accessibility violations, and signs in", async () => {
     await page.goto(server.url);
-    await expect.poll(() => page.locator("#signin-user").isVisible()).toBe(true);
+    await poll(() => page.locator("#signin-user").isVisible()).toBe(true);
     expect(await axeViolations()).toEqual([]);
 
     await page.locator("#signin-user").fill("alice");
     await page.locator("#signin-password").fill("wrong password");
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/Wrong username or password/);
+    await poll(() => page.getByRole("alert").textContent()).toMatch(/Wrong username or password/);
 
     await signIn();
     expect(await page.evaluate(() => (window as unknown as { __conn: string[] }).__conn)).toEqual(expect.arrayContaining(["Connecting…", "Catching up…", "Connected"]));
-    await expect.poll(() => page.locator(".statusbar .user-name").textContent()).toContain("alice");
+    await poll(() => page.locator(".statusbar .user-name").textContent()).toContain("alice");
     expect(await page.getByRole("button", { name: "Sign out" }).isVisible()).toBe(true);
     expect(await page.locator(".conv-header h1").textContent()).toBe("General");
   });
@@ -170,7 +175,7 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await final.locator(".runtime-footer [data-field=model]").textContent()).toBe("demo");
     expect(await final.locator(".runtime-footer [data-field=latency]").isVisible()).toBe(true);
-    await expect.poll(() => page.locator(".typing").textContent()).toBe("");
+    await poll(() => page.locator(".typing").textContent()).toBe("");
   });
 
   it("shows tool progress as an expandable row with args, output, duration and ok state", async () => {
@@ -179,6 +184,7 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await row.waitFor();
     // The answer streams in under the finished tool row.
     await expect.poll(() => page.locator(".msg.assistant.streaming .body").textContent(), { timeout: 5000 }).toMatch(/^You said: fetch/);
+    expect(await page.locator(".typing").textContent()).toContain("Agent is typing");
     await page.locator(".msg.assistant:not(.streaming) .runtime-footer").last().waitFor();
     await row.locator("summary").click();
     expect(await row.locator(".tool-args").textContent()).toContain('"text": "fetch the weather for every town');
@@ -219,7 +225,7 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await send("Here is a picture");
     const img = page.locator('.msg.user .media-image img[alt="gradient.png"]').last();
     await img.waitFor();
-    await expect.poll(() => img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth)).toBe(160);
+    await poll(() => img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth)).toBe(160);
     await page.locator(".msg.assistant:not(.streaming)").last().waitFor();
   });
 
@@ -250,31 +256,31 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await sidebar.getByRole("button", { name: "+ New" }).click();
     await dialogInput.fill("Projects");
     await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
-    await expect.poll(() => page.locator(".conv-header h1").textContent()).toBe("Projects");
+    await poll(() => page.locator(".conv-header h1").textContent()).toBe("Projects");
 
     await menu("Rename…");
     await dialogInput.fill("Yard work");
     await page.getByRole("dialog").getByRole("button", { name: "Rename" }).click();
-    await expect.poll(() => page.locator(".conv-header h1").textContent()).toBe("Yard work");
+    await poll(() => page.locator(".conv-header h1").textContent()).toBe("Yard work");
     const names = () => page.locator(".sidebar > .channel-list > li > button.channel .channel-name").allTextContents();
     expect(await names()).toEqual(["General", "Yard work"]);
     await menu("Add to favorites");
-    await expect.poll(names).toEqual(["Yard work", "General"]);
+    await poll(names).toEqual(["Yard work", "General"]);
     expect(await sidebar.locator('button.channel:has-text("Yard work") .avatar').textContent()).toBe("Y");
 
     await menu("New thread");
     await dialogInput.fill("Fence");
     await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
-    await expect.poll(() => page.locator(".conv-header h1").textContent()).toBe("Yard work › Fence");
+    await poll(() => page.locator(".conv-header h1").textContent()).toBe("Yard work › Fence");
     expect(await sidebar.locator(".threads button.channel").allTextContents()).toEqual(["↳Fence"]);
 
     await sidebar.locator('button.channel:has-text("Yard work")').first().click();
     await menu("Archive");
-    await expect.poll(() => sidebar.locator("details.archived summary").textContent()).toBe("Archived (1)");
+    await poll(() => sidebar.locator("details.archived summary").textContent()).toBe("Archived (1)");
     expect(await names()).toEqual(["General"]);
     await menu("Delete…");
     await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
-    await expect.poll(() => page.locator(".conv-header h1").textContent()).toBe("General");
+    await poll(() => page.locator(".conv-header h1").textContent()).toBe("General");
     expect(await sidebar.locator("details.archived").count()).toBe(0);
   });
 
@@ -320,10 +326,10 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     }
     await page.locator('.sidebar button.channel:has-text("Long history")').click();
     await page.locator(".msg").first().waitFor();
-    await expect.poll(() => page.locator(".msg").count()).toBe(50);
+    await poll(() => page.locator(".msg").count()).toBe(50);
     expect(await page.locator(".msg .body").first().textContent()).not.toContain("line 0");
     await page.locator(".messages").evaluate((el) => el.scrollTo(0, 0));
-    await expect.poll(() => page.locator(".msg").count()).toBe(64);
+    await poll(() => page.locator(".msg").count()).toBe(64);
     expect((await page.locator(".msg .body").first().textContent())?.trim()).toBe("line 0");
     expect(await page.locator(".history-start").count()).toBe(1);
   });
