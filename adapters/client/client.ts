@@ -105,7 +105,11 @@ export interface GatewayClientOptions {
   WebSocket?: WebSocketConstructor;
 }
 
-/** Every event of the client: one per gateway frame type (payload, whole frame), plus the client's own. */
+/**
+ * Every event of the client: one per gateway frame type (payload, whole frame), plus the client's
+ * own. Responses are emitted too (a `history` response is also a `history` event), and a stored
+ * frame (one with `seq`) is emitted once even when a sync replays it again.
+ */
 export type GatewayClientEvents = {
   [K in ServerFrameType]: (payload: ServerPayloads[K], frame: ServerFrame<K>) => void;
 } & {

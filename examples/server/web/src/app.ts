@@ -673,13 +673,12 @@ export class App {
   }
 
   /** Load the next older page of a lane (the first page when it was never loaded). */
-  #loadOlder(lane: Lane, limit?: number): Promise<void> {
+  #loadOlder(lane: Lane): Promise<void> {
     if (lane.loading) return lane.loading;
     if (lane.loaded && !lane.pager.hasMore) return Promise.resolve();
     lane.loading = (async () => {
       try {
-        const pager = limit ? lane.pager : lane.pager;
-        const page = await pager.next();
+        const page = await lane.pager.next();
         const older = page.filter((m) => !lane.byId.has(m.message_id)).map(fromHistory);
         for (const m of older) lane.byId.set(m.message_id, m);
         lane.messages = [...older, ...lane.messages];
