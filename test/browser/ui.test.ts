@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { deflateSync } from "node:zlib";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createUserStore } from "chat-gateway/http";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
@@ -94,10 +94,17 @@ async function send(text: string): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).press("Enter");
 }
 
+const missingChromium = existsSync(CHROMIUM)
+  ? undefined
+  : `Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium).`;
+
+// Every test fails (none is skipped) when the browser is missing.
+beforeEach(() => {
+  if (missingChromium) throw new Error(missingChromium);
+});
+
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium).`);
-  }
+  if (missingChromium) return;
   execFileSync(process.execPath, [path.join(root, "examples/server/web/build.mjs")], { stdio: "ignore" });
   const temp = await tempDir();
   dataDir = temp.dir;
