@@ -60,6 +60,18 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
     expect((await s.commit("rollback", { outbox: [{ type: "x", payload: {} }] })).seqs).toEqual([2]);
   });
 
+  test("postgres - commits queued together share a transaction, and a bad one among them fails alone", async () => {
+    const s = await open();
+    const bad = { chat_id: "\u0000bad", name: "n", kind: "channel" as const, parent_chat_id: null, is_default: false, archived: false };
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => s.commit("group", { messages: [msg(`g${i}`)], outbox: [{ type: "message", payload: { i } }], ...(i === 2 ? { channels: [bad] } : {}) })),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+    expect(results.flatMap((r) => (r.status === "fulfilled" ? r.value.seqs : []))).toEqual([1, 2, 3, 4, 5]);
+    expect(await s.getMessage("group", "g2")).toBeUndefined();
+    expect((await s.readOutbox("group", 0, 10)).map((e) => e.payload.i)).toEqual([0, 1, 3, 4, 5]);
+  });
+
   test("postgres - a second message with the same client_msg_id in a chat is refused, and findByClientMsgId finds the first (the race between processes)", async () => {
     const [p1, p2] = await Promise.all([open(), open()]);
     const [first, second] = await Promise.allSettled([

@@ -80,8 +80,9 @@ function lastByKey<T>(items: T[], key: (item: T) => string): T[] {
  * Every `commit` is one transaction. The owner's counter row (`owners.last_seq`) is advanced with
  * `INSERT … ON CONFLICT DO UPDATE … RETURNING` inside it: the row lock it takes makes concurrent
  * writers of one owner, in any process, queue behind each other, and a rolled-back transaction
- * gives its numbers back, so `seq` has no gaps and no repeats. Within a process, commits of one
- * owner are chained so they apply in call order, as the contract requires.
+ * gives its numbers back, so `seq` has no gaps and no repeats. Within a process, one writer per
+ * owner applies its commits in call order, as the contract requires; commits that arrive while a
+ * transaction runs share the next one (each under a savepoint, so a bad one fails alone).
  *
  * @throws {TypeError} on a bad option
  */
@@ -101,8 +102,6 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
   const ownPool = !options.pool;
   let pool: Pool | undefined = options.pool;
   let opened: Promise<void> | undefined;
-  /** Per owner: the tail of the commit chain. */
-  const tails = new Map<Owner, Promise<unknown>>();
 
   function db(): Pool {
     if (!pool) {
@@ -150,7 +149,8 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     }
   }
 
-  async function apply(owner: Owner, change: Change): Promise<CommitResult> {
+  /** Applies one change inside the caller's transaction. */
+  async function apply(client: PoolClient, owner: Owner, change: Change): Promise<CommitResult> {
     const channels = lastByKey(change.channels ?? [], (c) => c.chat_id).map((c) => [c.chat_id, JSON.stringify(c)] as const);
     const messages = lastByKey(change.messages ?? [], (m) => m.message_id).map(prepareMessage);
     const frames = (change.outbox ?? []).map((f) => [f.type, JSON.stringify(f.payload)] as const);
@@ -159,52 +159,100 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length) {
       return { seqs: [], orphanedMedia: [] };
     }
-    return transaction(async (client) => {
-      for (const [chatId, data] of channels) {
-        await client.query(`INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`, [owner, chatId, data]);
+    for (const [chatId, data] of channels) {
+      await client.query(`INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`, [owner, chatId, data]);
+    }
+    for (const values of messages) {
+      await client.query(
+        `INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, words, data)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::tsvector, $11)
+         ON CONFLICT (owner, message_id) DO UPDATE SET chat_id = EXCLUDED.chat_id, thread_key = EXCLUDED.thread_key, role = EXCLUDED.role,
+           status = EXCLUDED.status, ts = EXCLUDED.ts, client_msg_id = EXCLUDED.client_msg_id, text = EXCLUDED.text, words = EXCLUDED.words, data = EXCLUDED.data`,
+        [owner, ...values],
+      );
+    }
+    const deleted: Array<{ data: string }> = [];
+    if (deleteMessages.length) {
+      deleted.push(...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) RETURNING data`, [owner, deleteMessages])).rows);
+    }
+    if (deleteChannels.length) {
+      await client.query(`DELETE FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [owner, deleteChannels]);
+      deleted.push(
+        ...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND (chat_id = ANY($2::text[]) OR thread_key = ANY($2::text[])) RETURNING data`, [owner, deleteChannels]))
+          .rows,
+      );
+    }
+    const orphaned = new Set<MediaId>();
+    for (const row of deleted) for (const ref of (JSON.parse(row.data) as StoredMessage).media) orphaned.add(ref.media_id);
+    if (orphaned.size) await client.query(`DELETE FROM ${s}.media WHERE owner = $1 AND media_id = ANY($2::text[])`, [owner, [...orphaned]]);
+    const seqs: Seq[] = [];
+    if (frames.length) {
+      const { rows: counter } = await client.query<{ last_seq: string }>(
+        `INSERT INTO ${s}.owners (owner, last_seq) VALUES ($1, $2) ON CONFLICT (owner) DO UPDATE SET last_seq = ${s}.owners.last_seq + $2 RETURNING last_seq`,
+        [owner, frames.length],
+      );
+      const last = Number(counter[0].last_seq);
+      const ts = now();
+      for (let i = 0; i < frames.length; i++) seqs.push(last - frames.length + 1 + i);
+      await client.query(`INSERT INTO ${s}.outbox (owner, seq, type, payload, ts) SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[])`, [
+        owner,
+        seqs,
+        frames.map((f) => f[0]),
+        frames.map((f) => f[1]),
+        frames.map(() => ts),
+      ]);
+    }
+    return { seqs, orphanedMedia: [...orphaned] };
+  }
+
+  interface Queued {
+    change: Change;
+    resolve(result: CommitResult): void;
+    reject(error: unknown): void;
+  }
+  /** Per owner: commits waiting for the owner's writer; present while the writer runs. */
+  const queues = new Map<Owner, Queued[]>();
+  /** The running writers, so close() can wait for them. */
+  const writers = new Set<Promise<void>>();
+  /** At most this many queued commits share one transaction. */
+  const GROUP = 64;
+
+  /**
+   * One writer per owner and process applies the owner's commits in call order. Commits that queued
+   * up while a transaction ran go into the next one together, each under a savepoint: one that fails
+   * is rolled back alone and rejects, the others share a single COMMIT (one WAL flush).
+   */
+  async function write(owner: Owner, queue: Queued[]): Promise<void> {
+    for (;;) {
+      const group = queue.splice(0, GROUP);
+      if (!group.length) break;
+      const outcomes: Array<{ ok: true; result: CommitResult } | { ok: false; error: unknown }> = [];
+      try {
+        await transaction(async (client) => {
+          for (const item of group) {
+            if (group.length > 1) await client.query("SAVEPOINT one_change");
+            try {
+              outcomes.push({ ok: true, result: await apply(client, owner, item.change) });
+              if (group.length > 1) await client.query("RELEASE SAVEPOINT one_change");
+            } catch (error) {
+              if (group.length === 1) throw error;
+              await client.query("ROLLBACK TO SAVEPOINT one_change");
+              outcomes.push({ ok: false, error });
+            }
+          }
+        });
+      } catch (error) {
+        // The transaction itself failed (connection lost, COMMIT refused): nothing of it is durable.
+        for (const item of group) item.reject(error);
+        continue;
       }
-      for (const values of messages) {
-        await client.query(
-          `INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, words, data)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::tsvector, $11)
-           ON CONFLICT (owner, message_id) DO UPDATE SET chat_id = EXCLUDED.chat_id, thread_key = EXCLUDED.thread_key, role = EXCLUDED.role,
-             status = EXCLUDED.status, ts = EXCLUDED.ts, client_msg_id = EXCLUDED.client_msg_id, text = EXCLUDED.text, words = EXCLUDED.words, data = EXCLUDED.data`,
-          [owner, ...values],
-        );
-      }
-      const deleted: Array<{ data: string }> = [];
-      if (deleteMessages.length) {
-        deleted.push(...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) RETURNING data`, [owner, deleteMessages])).rows);
-      }
-      if (deleteChannels.length) {
-        await client.query(`DELETE FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [owner, deleteChannels]);
-        deleted.push(
-          ...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND (chat_id = ANY($2::text[]) OR thread_key = ANY($2::text[])) RETURNING data`, [owner, deleteChannels]))
-            .rows,
-        );
-      }
-      const orphaned = new Set<MediaId>();
-      for (const row of deleted) for (const ref of (JSON.parse(row.data) as StoredMessage).media) orphaned.add(ref.media_id);
-      if (orphaned.size) await client.query(`DELETE FROM ${s}.media WHERE owner = $1 AND media_id = ANY($2::text[])`, [owner, [...orphaned]]);
-      const seqs: Seq[] = [];
-      if (frames.length) {
-        const { rows: counter } = await client.query<{ last_seq: string }>(
-          `INSERT INTO ${s}.owners (owner, last_seq) VALUES ($1, $2) ON CONFLICT (owner) DO UPDATE SET last_seq = ${s}.owners.last_seq + $2 RETURNING last_seq`,
-          [owner, frames.length],
-        );
-        const last = Number(counter[0].last_seq);
-        const ts = now();
-        for (let i = 0; i < frames.length; i++) seqs.push(last - frames.length + 1 + i);
-        await client.query(`INSERT INTO ${s}.outbox (owner, seq, type, payload, ts) SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[])`, [
-          owner,
-          seqs,
-          frames.map((f) => f[0]),
-          frames.map((f) => f[1]),
-          frames.map(() => ts),
-        ]);
-      }
-      return { seqs, orphanedMedia: [...orphaned] };
-    });
+      group.forEach((item, i) => {
+        const outcome = outcomes[i];
+        if (outcome.ok) item.resolve(outcome.result);
+        else item.reject(outcome.error);
+      });
+    }
+    queues.delete(owner);
   }
 
   async function candidates(owner: Owner, tsquery: string, q: SearchQuery): Promise<Array<Ranked["message"]>> {
@@ -233,7 +281,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     },
 
     async close() {
-      await Promise.allSettled([...tails.values()]);
+      await Promise.allSettled([...writers]);
       const p = pool;
       opened = undefined;
       if (ownPool && p) {
@@ -243,14 +291,18 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     },
 
     commit(owner, change) {
-      const previous = tails.get(owner) ?? Promise.resolve();
-      const result = previous.then(() => apply(owner, change));
-      const tail = result.catch(() => undefined);
-      tails.set(owner, tail);
-      void tail.then(() => {
-        if (tails.get(owner) === tail) tails.delete(owner);
+      return new Promise<CommitResult>((resolve, reject) => {
+        const queued = queues.get(owner);
+        if (queued) {
+          queued.push({ change, resolve, reject });
+          return;
+        }
+        const queue: Queued[] = [{ change, resolve, reject }];
+        queues.set(owner, queue);
+        const writer = write(owner, queue);
+        writers.add(writer);
+        void writer.finally(() => writers.delete(writer));
       });
-      return result;
     },
 
     async getChannel(owner, chatId) {
