@@ -101,6 +101,8 @@ export interface GatewayClientOptions {
    * `unauthorized` instead of retrying. The web UI checks `/api/auth/status` here.
    */
   checkAuth?: () => Promise<boolean>;
+  /** Uploads sent at once; more wait their turn (default 4, the gateway's default per connection). */
+  maxConcurrentUploads?: number;
   /** The WebSocket implementation. Default: `globalThis.WebSocket`, else the `ws` package. */
   WebSocket?: WebSocketConstructor;
 }
@@ -255,6 +257,8 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
   readonly #pending = new Map<string, Pending>();
   readonly #downloads = new Map<string, ActiveDownload>();
   #readyWaiters: Array<{ resolve(): void; reject(error: ClientError): void }> = [];
+  #uploading = 0;
+  #uploadQueue: Array<() => void> = [];
   #helloWaiters: Array<{ resolve(hello: HelloOkPayload): void; reject(error: ClientError): void }> = [];
 
   /** Use {@link createGatewayClient}. */
@@ -398,6 +402,19 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
    * `upload_failed` when the gateway's check of size and sha256 failed.
    */
   async upload(data: Blob | ArrayBuffer | ArrayBufferView, options: UploadOptions = {}): Promise<MediaRef> {
+    // The gateway refuses more uploads in flight per connection than its limit (rate_limited).
+    const max = Math.max(1, this.#options.maxConcurrentUploads ?? 4);
+    if (this.#uploading >= max) await new Promise<void>((resolve) => this.#uploadQueue.push(resolve));
+    this.#uploading++;
+    try {
+      return await this.#upload(data, options);
+    } finally {
+      this.#uploading--;
+      this.#uploadQueue.shift()?.();
+    }
+  }
+
+  async #upload(data: Blob | ArrayBuffer | ArrayBufferView, options: UploadOptions): Promise<MediaRef> {
     const bytes = await toBytes(data);
     const blob = typeof Blob !== "undefined" && data instanceof Blob ? data : undefined;
     const mime = options.mime || blob?.type || "application/octet-stream";

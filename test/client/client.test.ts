@@ -234,6 +234,10 @@ describe("client - sync and history", () => {
     expect(isClientError(tooLarge, "media_too_large")).toBe(true);
     expect((await small.upload(new Uint8Array(1000), { mime: "image/png" })).size).toBe(1000);
 
+    // More uploads at once than the gateway keeps in flight per connection (4): they queue.
+    const many = await Promise.all(Array.from({ length: 7 }, (_, i) => c.upload(randomBytes(2 * 1024 * 1024), { mime: "application/pdf", filename: `f${i}.pdf` })));
+    expect(new Set(many.map((m) => m.media_id)).size).toBe(7);
+
     const missing = await c.download("md-nope").catch((e: unknown) => e);
     expect(isClientError(missing, "not_found")).toBe(true);
     const tooBig = await c.upload(new Uint8Array(10), { mime: "text/plain" });

@@ -789,7 +789,12 @@ export class App {
     });
     const media = msg.media.map((m) =>
       m.kind === "image"
-        ? h("a", { class: "media-image", href: `/api/media/${encodeURIComponent(m.media_id)}`, target: "_blank", rel: "noopener noreferrer" }, h("img", { src: `/api/media/${encodeURIComponent(m.media_id)}`, alt: m.filename, loading: "lazy" }))
+        ? h(
+            "a",
+            { class: "media-image", href: `/api/media/${encodeURIComponent(m.media_id)}`, target: "_blank", rel: "noopener noreferrer" },
+            // A broken image may be a 401: the session ended.
+            h("img", { src: `/api/media/${encodeURIComponent(m.media_id)}`, alt: m.filename, loading: "lazy", onerror: () => void this.#checkSession() }),
+          )
         : h("a", { class: "media-file", href: `/api/media/${encodeURIComponent(m.media_id)}`, download: m.filename }, icon("file"), `${m.filename} (${formatBytes(m.size)})`),
     );
     const parts = assistant && !msg.streaming ? footerParts(msg.runtime, this.#footer) : [];
@@ -1044,6 +1049,11 @@ export class App {
       h("fieldset", null, h("legend", null, "Answers"), h("label", { class: "check" }, streaming, " Stream answers as they are written")),
       h("p", { class: "hint" }, "These settings belong to this browser."),
     ]);
+  }
+
+  async #checkSession(): Promise<void> {
+    const status = await authStatus().catch(() => undefined);
+    if (status?.enabled && status.user === null && !this.#destroyed) this.#opts.onUnauthorized();
   }
 
   async #signOut(): Promise<void> {
