@@ -1,5 +1,5 @@
 import type { Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
-import { laneTokens } from "./search.js";
+import { laneColumn } from "./search.js";
 import type { Sql } from "./sql.js";
 
 /**
@@ -21,7 +21,7 @@ function messageData(m: StoredMessage): string {
 
 function upsertMessage(sql: Sql, owner: Owner, m: StoredMessage): void {
   const threadKey = m.thread_id ?? "";
-  const lane = laneTokens(owner, m.chat_id, m.thread_id).join(" ");
+  const lane = laneColumn(owner, m.chat_id, m.thread_id);
   const cols = [m.chat_id, threadKey, m.ts, m.role, m.status ?? null, m.client_msg_id ?? null, m.text, lane, messageData(m)];
   const old = sql.get("SELECT id FROM messages WHERE owner = ? AND message_id = ?", [owner, m.message_id]);
   let id: number;

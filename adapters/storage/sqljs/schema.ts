@@ -39,8 +39,8 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
 
   -- order=DESC: search walks matches newest first and stops early; with ascending doclists FTS4
-  -- would load every match of a common word first. lane holds one token each for the owner, the
-  -- chat and the thread (see laneTokens), so a scope is a doclist intersection inside FTS4.
+  -- would load every match of a common word first. lane holds a token for the chat and one for the
+  -- thread (see laneColumn), so a chat or thread scope is a doclist intersection inside FTS4.
   CREATE VIRTUAL TABLE messages_fts USING fts4 (content="messages", text, lane, tokenize=unicode61 "remove_diacritics=1", order=DESC);
 
   CREATE TABLE outbox (

@@ -19,15 +19,24 @@ function hash(text: string): string {
   return h.toString(16).padStart(16, "0");
 }
 
+/** The token of a chat in the `lane` column; letters and digits only, so the tokenizer keeps it whole. */
+export function chatToken(owner: string, chatId: string): string {
+  return `c${hash(`${owner}\u0000${chatId}`)}`;
+}
+
+/** The token of a thread in the `lane` column. */
+export function threadToken(owner: string, threadId: string): string {
+  return `t${hash(`${owner}\u0000${threadId}`)}`;
+}
+
 /**
- * The tokens of a message's `lane` column: owner, owner+chat, owner+thread. Letters and digits
- * only, so the tokenizer keeps each whole; a collision only widens the FTS step, since the SQL
- * scope condition still applies.
+ * A message's `lane` column: its chat's token and, in a thread, the thread's. A hash collision only
+ * widens the FTS step, since the SQL scope condition still applies. There is no owner token: every
+ * message of an owner would share it, and intersecting with that doclist costs more (50 ms for a
+ * rare word at a million messages) than filtering the few matches by owner.
  */
-export function laneTokens(owner: string, chatId: string, threadId: string | null): string[] {
-  const tokens = [`o${hash(owner)}`, `c${hash(`${owner}\u0000${chatId}`)}`];
-  if (threadId !== null) tokens.push(`t${hash(`${owner}\u0000${threadId}`)}`);
-  return tokens;
+export function laneColumn(owner: string, chatId: string, threadId: string | null): string {
+  return threadId === null ? chatToken(owner, chatId) : `${chatToken(owner, chatId)} ${threadToken(owner, threadId)}`;
 }
 
 /** The distinct folded words of user input, at most {@link MAX_TERMS}. */
@@ -39,13 +48,14 @@ function queryTerms(query: string): string[] {
  * FTS4 queries for user text within a lane token: each word a prefix term of the text column, so
  * no input is ever parsed as FTS syntax. `all` needs every word, `any` one of them.
  */
-export function matchExpressions(query: string, lane: string): { all: string; any: string; terms: number } | undefined {
+export function matchExpressions(query: string, lane?: string): { all: string; any: string; terms: number } | undefined {
   const terms = queryTerms(query);
   if (!terms.length) return undefined;
   // Terms are letters and digits only, and lower case, so none can be an operator (those are upper
   // case); FTS4 refuses a column filter on a quoted phrase inside parentheses, so they stay bare.
   const phrases = terms.map((t) => `text:${t}*`);
-  return { all: `${phrases.join(" ")} lane:${lane}`, any: `(${phrases.join(" OR ")}) lane:${lane}`, terms: terms.length };
+  const within = lane ? ` lane:${lane}` : "";
+  return { all: `${phrases.join(" ")}${within}`, any: `(${phrases.join(" OR ")})${within}`, terms: terms.length };
 }
 
 /** Query words matched and their occurrences in the text column (column 0), from `matchinfo(…, 'pcy')`. */
@@ -110,25 +120,23 @@ const byRank = (a: Ranked, b: Ranked) =>
  * Full-text search with FTS4, best match first: most query words matched, then most occurrences,
  * then newest. Messages matching every word are looked for first, then those matching any. Each
  * step ranks at most the newest {@link CANDIDATES} matches in scope, so a common word costs about
- * the same at any history size; below that many matches the ranking is exact. The scope is a lane
- * token matched inside FTS4, so a small chat does not walk the owner's other matches. Snippets are
- * built only for the hits returned.
+ * the same at any history size; below that many matches the ranking is exact. A chat or thread
+ * scope is a lane token matched inside FTS4, so it does not walk the owner's other matches.
+ * Snippets are built only for the hits returned.
  */
 export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
   if (q.limit < 1) return [];
   let scope = "";
   const scopeParams: string[] = [owner];
-  let lane: string;
+  let lane: string | undefined;
   if (q.scope === "chat" && q.thread_id !== undefined) {
     scope = " AND m.thread_key = ?";
     scopeParams.push(q.thread_id);
-    lane = laneTokens(owner, "", q.thread_id)[2];
+    lane = threadToken(owner, q.thread_id);
   } else if (q.scope === "chat") {
     scope = " AND m.chat_id = ?";
     scopeParams.push(q.chat_id ?? "");
-    lane = laneTokens(owner, q.chat_id ?? "", null)[1];
-  } else {
-    lane = laneTokens(owner, "", null)[0];
+    lane = chatToken(owner, q.chat_id ?? "");
   }
   const match = matchExpressions(q.query, lane);
   if (!match) return [];
