@@ -193,8 +193,12 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     try {
       auth = await this.#hub.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: this.#conn.context });
     } catch (error) {
-      if (!isGatewayError(error) || error.code !== "auth") this.#hub.log.error("authenticator failed", error);
-      return this.#refuseAuth(isGatewayError(error) && error.code === "auth" ? error : new GatewayError("auth", "authentication failed"), frame.id);
+      if (isGatewayError(error) && error.code === "auth") return this.#refuseAuth(error, frame.id);
+      // The authenticator itself broke (a store down): not the device's fault, so not `auth`.
+      this.#hub.log.error("authenticator failed", error);
+      this.#sendError(error, frame.id);
+      this.close(1011, "internal error");
+      return;
     }
     if (!auth) return this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
     if (this.#isClosed()) return;

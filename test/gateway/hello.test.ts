@@ -44,6 +44,14 @@ describe("hello", () => {
     expect(c.frames[0]).toMatchObject({ type: "error", id: "h1", payload: { code: "auth" } });
   });
 
+  it("hello - an authenticator that crashes is internal, without details, and closes with 1011", async () => {
+    h = await startGateway({ authenticator: { authenticate: async () => { throw new Error("redis at 10.0.0.5 unreachable"); } } });
+    const c = await rawClient(h.url);
+    c.send("hello", { token: "t", device_id: "d" }, "h1");
+    expect(await c.closedPromise).toBe(1011);
+    expect(c.frames[0]).toEqual({ type: "error", id: "h1", payload: { code: "internal", message: "internal error" } });
+  });
+
   it("hello - an empty device_id is refused", async () => {
     h = await startGateway();
     const c = await rawClient(h.url);
