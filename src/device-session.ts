@@ -132,7 +132,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     if (this.#drainTimer) clearTimeout(this.#drainTimer);
     this.uploads.dropAll();
     if (wasReady && this.#owner !== undefined) this.#hub.detach(this.#owner, this);
-    this.#hub.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
+    this.#hub.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
   }
 
   close(code: number, reason: string): void {
@@ -239,7 +239,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       );
       // Attached right after hello.ok in the same tick: no frame can fall between the two.
       this.#hub.attach(auth.owner, this);
-      this.#hub.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
+      this.#hub.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
     } catch (error) {
       this.#hub.log.error("hello failed", error);
       this.#sendError(error, frame.id);
@@ -260,7 +260,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #sendError(error: unknown, requestId: string | undefined): void {
     if (!isGatewayError(error)) {
       this.#hub.log.error("request failed", error);
-      this.#hub.emit("error", error);
+      this.#hub.events.emit("error", error);
     }
     this.send({ type: "error", payload: toWireError(error) }, requestId);
   }

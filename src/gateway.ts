@@ -3,7 +3,7 @@
  * any transport can feed connections to.
  * @module
  */
-import type { EventEmitter } from "eventemitter3";
+import { EventEmitter } from "eventemitter3";
 import { openAuthenticator } from "./authenticator.js";
 import { memoryBus } from "./bus.js";
 import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type ChannelInput } from "./channel-requests.js";
@@ -12,6 +12,7 @@ import type { Connection, ConnectionHandle } from "./connection.js";
 import { DeviceSession } from "./device-session.js";
 import { CLOSE_CODES, GatewayError } from "./errors.js";
 import { Hub, type GatewayEvents } from "./hub.js";
+import type { LaneLease } from "./lane-lock.js";
 import { laneKey } from "./lanes.js";
 import type { ChatId, Owner, Seq } from "./ids.js";
 import type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
@@ -143,31 +144,135 @@ function resolveOptions(options: GatewayOptions): ResolvedOptions {
  * ```
  */
 export function createGateway(options: GatewayOptions): Gateway {
-  const resolved = resolveOptions(options);
-  const hub = new Hub({
-    options: resolved,
-    storage: resolved.storage,
-    runtime: resolved.runtime,
-    bus: options.bus ?? memoryBus(),
-    authenticator: options.authenticator ?? openAuthenticator(),
-    commands: createCommandRegistry(resolved.runtime),
-  });
-  let state: "new" | "starting" | "running" | "closing" | "closed" = "new";
-  const sessions = new Map<string, DeviceSession>();
-  hub.on("disconnect", (info) => sessions.delete(info.connectionId));
-  const background = new Set<Promise<unknown>>();
-  const track = <T>(work: Promise<T>): Promise<T> => {
-    background.add(work);
-    void work.finally(() => background.delete(work)).catch(() => undefined);
+  return new ChatGateway(options);
+}
+
+type Lifecycle = "new" | "starting" | "running" | "closing" | "closed";
+
+/** The gateway behind {@link createGateway}; internal state stays in private fields. */
+class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
+  readonly options: Readonly<ResolvedOptions>;
+  readonly commands: CommandRegistry;
+  readonly channels: ChannelApi;
+  readonly #hub: Hub;
+  #state: Lifecycle = "new";
+  readonly #sessions = new Map<string, DeviceSession>();
+  /** Server-side posts and notifications in flight, awaited by close(). */
+  readonly #background = new Set<Promise<unknown>>();
+
+  constructor(options: GatewayOptions) {
+    super();
+    const resolved = resolveOptions(options);
+    this.options = resolved;
+    this.commands = createCommandRegistry(resolved.runtime);
+    const hub = new Hub({
+      options: resolved,
+      storage: resolved.storage,
+      runtime: resolved.runtime,
+      bus: options.bus ?? memoryBus(),
+      authenticator: options.authenticator ?? openAuthenticator(),
+      commands: this.commands,
+      events: this,
+    });
+    this.#hub = hub;
+    this.on("disconnect", (info) => this.#sessions.delete(info.connectionId));
+    this.channels = {
+      create: (owner, input) => createChannel(hub, owner, input),
+      list: (owner) => listChannels(hub, owner),
+      update: (owner, chatId, changes) => updateChannel(hub, owner, { chat_id: chatId, ...changes }),
+      setDefault: (owner, chatId) => setDefault(hub, owner, chatId),
+      delete: (owner, chatId) => deleteChannel(hub, owner, chatId),
+    };
+  }
+
+  async start(): Promise<void> {
+    if (this.#state !== "new") throw new GatewayError("unsupported", "start() was already called");
+    this.#state = "starting";
+    await this.#hub.storage.open?.();
+    await this.#recoverInterruptedTurns();
+    this.#state = "running";
+  }
+
+  async close(): Promise<void> {
+    if (this.#state === "closed" || this.#state === "closing") return;
+    this.#state = "closing";
+    const hub = this.#hub;
+    hub.lanes.abortAll("shutdown");
+    // Every aborted turn stores its final frame before the sockets go.
+    await Promise.race([hub.lanes.idle(), new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    await Promise.allSettled([...this.#background]);
+    for (const session of [...this.#sessions.values()]) session.close(CLOSE_CODES.goingAway, "server shutting down");
+    await hub.storage.close?.();
+    await hub.bus.close?.();
+    this.#state = "closed";
+  }
+
+  accept(connection: Connection): ConnectionHandle {
+    const session = new DeviceSession(this.#hub, connection);
+    if (this.#state !== "running") {
+      connection.close(CLOSE_CODES.goingAway, this.#state === "new" || this.#state === "starting" ? "gateway not started" : "server shutting down");
+      session.closed();
+      return session;
+    }
+    this.#sessions.set(session.id, session);
+    return session;
+  }
+
+  post(owner: Owner, chatId: ChatId, input: PostInput, postOptions: { threadId?: ChatId | null } = {}): Promise<StoredMessage> {
+    const hub = this.#hub;
+    return this.#track(
+      (async () => {
+        await hub.ensureDefaultChannel(owner);
+        const resolved = await hub.resolveLane(owner, chatId, postOptions.threadId);
+        const lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
+        const events = "events" in input ? () => input.events : () => textOnly(input.text, input.reasoning);
+        return new Promise<StoredMessage>((resolve, reject) => {
+          try {
+            hub.lanes.enqueue(owner, lane, async (turn) => {
+              resolve(await runAnswer(hub, { owner, lane, turn, events }));
+            });
+          } catch (error) {
+            reject(error);
+          }
+        });
+      })(),
+    );
+  }
+
+  async notify(owner: Owner, input: NotifyInput): Promise<Seq> {
+    const notification: Notification = { kind: input.kind, title: input.title, body: input.body, ts: input.ts ?? this.#hub.now() };
+    if (input.chat_id !== undefined) notification.chat_id = input.chat_id;
+    if (input.thread_id !== undefined) notification.thread_id = input.thread_id;
+    const [frame] = await this.#track(this.#hub.store(owner, {}, [{ type: "notification", payload: { ...notification } }]));
+    this.#hub.pushIfAway(owner, { kind: "notification", title: input.title, body: input.body, notification_kind: input.kind, chat_id: input.chat_id, thread_id: input.thread_id });
+    return frame.seq!;
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#background.add(work);
+    void work.finally(() => this.#background.delete(work)).catch(() => undefined);
     return work;
-  };
+  }
+
+  async #recoverInterruptedTurns(): Promise<void> {
+    for (const { owner, message } of await this.#hub.storage.unfinishedMessages()) {
+      const lease = await this.#abandoned(owner, message);
+      if (lease === false) continue;
+      try {
+        const ended: StoredMessage = { ...message, status: "interrupted", text: message.text || "(interrupted: the gateway restarted)" };
+        await this.#hub.store(owner, { messages: [ended] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
+      } finally {
+        await lease?.release();
+      }
+    }
+  }
 
   /**
    * With several processes, a streaming message may belong to a live turn elsewhere: only a lane
    * whose lease can be taken at once is really abandoned. One process alone recovers them all.
    */
-  async function abandoned(owner: Owner, message: StoredMessage): Promise<{ release(): Promise<void> } | undefined | false> {
-    const lock = resolved.laneLock;
+  async #abandoned(owner: Owner, message: StoredMessage): Promise<LaneLease | undefined | false> {
+    const lock = this.options.laneLock;
     if (!lock) return undefined;
     try {
       return await lock.acquire(laneKey(owner, { chat_id: message.chat_id, thread_id: message.thread_id }), AbortSignal.timeout(200));
@@ -175,93 +280,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       return false;
     }
   }
-
-  async function recoverInterruptedTurns(): Promise<void> {
-    for (const { owner, message } of await hub.storage.unfinishedMessages()) {
-      const lease = await abandoned(owner, message);
-      if (lease === false) continue;
-      try {
-        await closeInterrupted(owner, message);
-      } finally {
-        await lease?.release();
-      }
-    }
-  }
-
-  async function closeInterrupted(owner: Owner, message: StoredMessage): Promise<void> {
-    const ended: StoredMessage = { ...message, status: "interrupted", text: message.text || "(interrupted: the gateway restarted)" };
-    await hub.store(owner, { messages: [ended] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
-  }
-
-  const gateway = hub as unknown as Gateway;
-  const api = {
-    options: resolved,
-    commands: hub.commands,
-    async start() {
-      if (state !== "new") throw new GatewayError("unsupported", "start() was already called");
-      state = "starting";
-      await hub.storage.open?.();
-      await recoverInterruptedTurns();
-      state = "running";
-    },
-    async close() {
-      if (state === "closed" || state === "closing") return;
-      state = "closing";
-      hub.lanes.abortAll("shutdown");
-      // Every aborted turn stores its final frame before the sockets go.
-      await Promise.race([hub.lanes.idle(), new Promise((resolve) => setTimeout(resolve, 5_000))]);
-      await Promise.allSettled([...background]);
-      for (const session of [...sessions.values()]) session.close(CLOSE_CODES.goingAway, "server shutting down");
-      await hub.storage.close?.();
-      await hub.bus.close?.();
-      state = "closed";
-    },
-    accept(connection: Connection): ConnectionHandle {
-      const session = new DeviceSession(hub, connection);
-      if (state !== "running") {
-        connection.close(CLOSE_CODES.goingAway, state === "new" || state === "starting" ? "gateway not started" : "server shutting down");
-        session.closed();
-        return session;
-      }
-      sessions.set(session.id, session);
-      return session;
-    },
-    post(owner: Owner, chatId: ChatId, input: PostInput, postOptions: { threadId?: ChatId | null } = {}) {
-      return track(
-        (async () => {
-          await hub.ensureDefaultChannel(owner);
-          const lane = await hub.resolveLane(owner, chatId, postOptions.threadId);
-          const events = "events" in input ? () => input.events : () => textOnly(input.text, input.reasoning);
-          return new Promise<StoredMessage>((resolve, reject) => {
-            try {
-              hub.lanes.enqueue(owner, { chat_id: lane.chat_id, thread_id: lane.thread_id }, async (turn) => {
-                resolve(await runAnswer(hub, { owner, lane: { chat_id: lane.chat_id, thread_id: lane.thread_id }, turn, events }));
-              });
-            } catch (error) {
-              reject(error);
-            }
-          });
-        })(),
-      );
-    },
-    async notify(owner: Owner, input: NotifyInput): Promise<Seq> {
-      const notification: Notification = { kind: input.kind, title: input.title, body: input.body, ts: input.ts ?? hub.now() };
-      if (input.chat_id !== undefined) notification.chat_id = input.chat_id;
-      if (input.thread_id !== undefined) notification.thread_id = input.thread_id;
-      const [frame] = await track(hub.store(owner, {}, [{ type: "notification", payload: { ...notification } }]));
-      hub.pushIfAway(owner, { kind: "notification", title: input.title, body: input.body, notification_kind: input.kind, chat_id: input.chat_id, thread_id: input.thread_id });
-      return frame.seq!;
-    },
-    channels: {
-      create: (owner: Owner, input: ChannelInput) => createChannel(hub, owner, input),
-      list: (owner: Owner) => listChannels(hub, owner),
-      update: (owner: Owner, chatId: ChatId, changes: Parameters<ChannelApi["update"]>[2]) => updateChannel(hub, owner, { chat_id: chatId, ...changes }),
-      setDefault: (owner: Owner, chatId: ChatId) => setDefault(hub, owner, chatId),
-      delete: (owner: Owner, chatId: ChatId) => deleteChannel(hub, owner, chatId),
-    } satisfies ChannelApi,
-  };
-  Object.assign(gateway, api);
-  return gateway;
 }
 
 async function* textOnly(text: string, reasoning?: string): AsyncIterable<RuntimeEvent> {

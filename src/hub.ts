@@ -4,7 +4,7 @@
  * Internal: the public face is `createGateway()`.
  * @module
  */
-import { EventEmitter } from "eventemitter3";
+import type { EventEmitter } from "eventemitter3";
 import type { Authenticator } from "./authenticator.js";
 import type { Bus, BusMessage, OutgoingFrame } from "./bus.js";
 import type { CommandRegistry } from "./commands.js";
@@ -57,7 +57,9 @@ interface OwnerLocal {
 }
 
 /** The shared state of one gateway. */
-export class Hub extends EventEmitter<GatewayEvents> {
+export class Hub {
+  /** The gateway's own emitter: events go to `gateway.on(...)` listeners. */
+  readonly events: EventEmitter<GatewayEvents>;
   readonly options: ResolvedOptions;
   readonly storage: Storage;
   readonly runtime: AgentRuntime;
@@ -81,8 +83,9 @@ export class Hub extends EventEmitter<GatewayEvents> {
     bus: Bus;
     authenticator: Authenticator;
     commands: CommandRegistry;
+    events: EventEmitter<GatewayEvents>;
   }) {
-    super();
+    this.events = parts.events;
     this.options = parts.options;
     this.storage = parts.storage;
     this.runtime = parts.runtime;

@@ -73,7 +73,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   let toolIndex = 0;
   const openTools: Array<{ id?: string; name: string; index: number; started: number }> = [];
 
-  hub.emit("turn:start", { owner, ...where, message_id: id });
+  hub.events.emit("turn:start", { owner, ...where, message_id: id });
   hub.live(owner, { type: "typing", payload: { on: true, ...where } });
 
   // The crash marker: a restart finds this message still streaming and closes it (interrupted).
@@ -244,7 +244,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     await saving;
     await hub.storage.commit(owner, { deleteMessages: [id] }).catch((error) => hub.log.warn("dropping a deleted lane's answer failed", error));
     hub.live(owner, { type: "typing", payload: { on: false, ...where } });
-    hub.emit("turn:end", { owner, ...where, message_id: id, status: "stopped" });
+    hub.events.emit("turn:end", { owner, ...where, message_id: id, status: "stopped" });
     return { ...message, status: "stopped" };
   }
 
@@ -267,12 +267,12 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   } catch (error) {
     // The final frame could not be stored: tell the devices live so no one waits forever.
     hub.log.error("storing the final answer failed", error);
-    hub.emit("error", error);
+    hub.events.emit("error", error);
     const live: OutgoingFrame = { type: final.type, payload: { ...final.payload, status: "error" } };
     hub.live(owner, live);
   }
   hub.live(owner, { type: "typing", payload: { on: false, ...where } });
-  hub.emit("turn:end", { owner, ...where, message_id: id, status });
+  hub.events.emit("turn:end", { owner, ...where, message_id: id, status });
   if (params.push !== false) {
     hub.pushIfAway(owner, {
       kind: "message",
