@@ -3,7 +3,7 @@ import { Redis, type RedisOptions } from "ioredis";
 import type { BusMessage, OutgoingFrame } from "chat-gateway";
 import { redisBus, type RedisBus } from "chat-gateway/bus/redis";
 import { memoryStorage } from "chat-gateway/storage/memory";
-import { REDIS_URL, redisAvailable, runId } from "../fixtures/services.js";
+import { REDIS_URL, dropKeys, redisAvailable, runId } from "../fixtures/services.js";
 
 const available = await redisAvailable("redis bus");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -25,7 +25,9 @@ describe.skipIf(!available)("redisBus", () => {
     clients.push(redis);
     return redis;
   }
+  const prefixes = new Set<string>();
   async function bus(redis: Redis, options: Parameters<typeof redisBus>[1] = {}): Promise<RedisBus> {
+    if (options.prefix) prefixes.add(options.prefix);
     const b = redisBus(redis, { warn: () => undefined, ...options });
     buses.push(b);
     await b.ready();
@@ -34,7 +36,9 @@ describe.skipIf(!available)("redisBus", () => {
   afterEach(async () => {
     await Promise.all(buses.splice(0).map((b) => b.close?.()));
   });
-  afterAll(() => {
+  afterAll(async () => {
+    const admin = client();
+    for (const prefix of prefixes) await dropKeys(admin, prefix);
     for (const c of clients) c.disconnect();
   });
   const frame = (i: number, seq?: number): OutgoingFrame => ({ type: "message.update", payload: { i }, ...(seq ? { seq } : {}) });
@@ -135,6 +139,27 @@ describe.skipIf(!available)("redisBus", () => {
     await sleep(300);
     expect(onB.map((m) => m.frame.seq)).toEqual([1, 2, 3]);
     expect(b.stats.recovered).toBe(2);
+  });
+
+  test("bus - connected() sees an owner's devices in any process, and forgets them when they leave", async () => {
+    const prefix = `t:${runId()}:`;
+    const a = await bus(client(), { prefix });
+    const b = await bus(client(), { prefix });
+    expect(await a.connected("alice")).toBe(false);
+    const off = b.subscribe("alice", () => undefined);
+    await sleep(50);
+    expect(await a.connected("alice")).toBe(true);
+    expect(await b.connected("alice")).toBe(true);
+    expect(await a.connected("bob")).toBe(false);
+    off();
+    await sleep(50);
+    expect(await a.connected("alice")).toBe(false);
+    b.subscribe("carol", () => undefined);
+    await sleep(50);
+    expect(await a.connected("carol")).toBe(true);
+    // A process that closes (or whose entry lapses) no longer counts.
+    await b.close?.();
+    expect(await a.connected("carol")).toBe(false);
   });
 
   test("bus - a client that is not ioredis is refused at construction", () => {

@@ -33,6 +33,9 @@ export interface RedisBusOptions {
   warn?: (message: string) => void;
 }
 
+/** A process announces its owners this long (milliseconds); it renews them at a third of it. */
+const PRESENCE_MS = 60_000;
+
 /** What a {@link redisBus} did, for tests and metrics. */
 export interface RedisBusStats {
   /** Messages published to Redis. */
@@ -50,6 +53,12 @@ export interface RedisBus extends Bus {
   readonly stats: RedisBusStats;
   /** Resolves once this process receives frames from the others (the subscription is active). */
   ready(): Promise<void>;
+  /**
+   * True when the owner has a subscriber (a connected device) in any process sharing this bus.
+   * For deciding whether an owner is away (push): a process alone only knows its own devices.
+   * Rejects when Redis is unreachable.
+   */
+  connected(owner: Owner): Promise<boolean>;
 }
 
 const MAX_REPLAY = 10_000;
@@ -198,26 +207,58 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     void Promise.all(reads).finally(() => replaying.delete(missed));
   });
 
+  // Presence: per owner a sorted set of the processes with a subscriber, scored by when the entry
+  // lapses, so a crashed process drops out by itself after PRESENCE_MS.
+  const presenceKey = (owner: Owner) => `${prefix}presence:${owner}`;
+  const announce = (owners: Owner[]) => {
+    if (!owners.length || redis.status !== "ready") return;
+    const until = Date.now() + PRESENCE_MS;
+    const batch = redis.pipeline();
+    for (const owner of owners) batch.zadd(presenceKey(owner), until, origin).pexpire(presenceKey(owner), PRESENCE_MS);
+    batch.exec().catch(() => undefined);
+  };
+  const renewPresence = setInterval(() => announce(local.eventNames() as Owner[]), PRESENCE_MS / 3);
+  renewPresence.unref();
+  const announceAll = () => announce(local.eventNames() as Owner[]);
+  redis.on("ready", announceAll);
+
   return {
     stats,
     ready() {
       return subscribed;
+    },
+    async connected(owner) {
+      if (local.listenerCount(owner) > 0) return true;
+      return (await redis.zcount(presenceKey(owner), `(${Date.now()}`, "+inf")) > 0;
     },
     publish(message) {
       deliver(message);
       if (!closed) send(encode(message), message.frame.seq !== undefined);
     },
     subscribe(owner, listener) {
+      if (local.listenerCount(owner) === 0) announce([owner]);
       local.on(owner, listener);
       return () => {
         local.off(owner, listener);
-        if (local.listenerCount(owner) === 0) seen.delete(owner);
+        if (local.listenerCount(owner) > 0) return;
+        seen.delete(owner);
+        if (redis.status === "ready") redis.zrem(presenceKey(owner), origin).catch(() => undefined);
       };
     },
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(renewPresence);
       redis.off("ready", flush);
+      redis.off("ready", announceAll);
+      if (redis.status === "ready") {
+        const owners = local.eventNames() as Owner[];
+        if (owners.length) {
+          const batch = redis.pipeline();
+          for (const owner of owners) batch.zrem(presenceKey(owner), origin);
+          await batch.exec().catch(() => undefined);
+        }
+      }
       subscribed = Promise.resolve();
       await subscriber.quit().catch(() => subscriber.disconnect());
     },
