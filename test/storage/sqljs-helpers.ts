@@ -22,9 +22,18 @@ export async function removeTempDirs(): Promise<void> {
  * open, without its lock (the copying process is alive, so its lock would not be stale).
  */
 export async function crashImage(dir: string): Promise<string> {
-  const copy = await tempDir();
-  await cp(dir, copy, { recursive: true, filter: (src) => basename(src) !== "LOCK" });
-  return copy;
+  // A background snapshot may delete a file between listing and copying; copy again until the
+  // folder holds still for one whole copy.
+  for (let attempt = 0; ; attempt++) {
+    const copy = await tempDir();
+    try {
+      await cp(dir, copy, { recursive: true, filter: (src) => basename(src) !== "LOCK" });
+      return copy;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || attempt === 20) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 export async function files(dir: string): Promise<string[]> {
