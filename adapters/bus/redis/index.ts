@@ -71,6 +71,8 @@ const MAX_REPLAY = 10_000;
  * Redis keeps serving its own connections; it is also published on one channel that every process
  * subscribes to, tagged with this process's id so it is not delivered twice here. Frames of one
  * owner keep their order, since each process publishes on one connection and Redis relays in order.
+ * A message's `except` (the connection that got the frame as its response) applies in the
+ * publishing process only: connection ids are unique per process, not across them.
  *
  * While Redis is unreachable, live frames are dropped (they are stale by the time it is back) and
  * stored frames (those with a `seq`) are kept, up to `maxPending`, and published when it is back.
