@@ -277,6 +277,8 @@ class SqlJsStore implements SqlJsStorage {
     if (!force && this.#journalBytes < this.#snapshotThreshold()) return;
     this.#snapshotting = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => (this.#state === "open" ? this.#snapshot() : undefined))
+      // A background snapshot has no caller to reject to; the journal still holds everything.
+      .catch((error: unknown) => this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`))
       .finally(() => {
         this.#snapshotting = undefined;
       });
@@ -290,12 +292,12 @@ class SqlJsStore implements SqlJsStorage {
     const gen = this.#gen + 1;
     const bytes = this.#db.export();
     this.#gen = gen;
-    const journalBytes = this.#journalBytes;
+    // Reset before the write: after a failure the next attempt waits for another threshold of
+    // journal, rather than exporting again on every write while the disk is full.
     this.#journalBytes = 0;
     try {
       await writeSnapshot(this.#dir, gen, bytes);
     } catch (error) {
-      this.#journalBytes += journalBytes;
       this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`);
       return;
     }
