@@ -58,6 +58,7 @@ import { readSnapshot, snapshotGen, snapshotName, writeSnapshot } from "./snapsh
 import { Sql } from "./sql.js";
 
 export { DataDirLockedError } from "./lock.js";
+export type { Holder } from "./lock.js";
 export { SchemaTooNewError, SCHEMA_VERSION } from "./schema.js";
 
 /** Options of {@link sqlJsStorage}. */

@@ -5,7 +5,8 @@ import { join } from "node:path";
 /** The lock file's name inside a data folder. */
 export const LOCK_FILE = "LOCK";
 
-interface Holder {
+/** Who holds a data folder: the process id and host written into its LOCK file. */
+export interface Holder {
   pid: number;
   host: string;
   since: number;
