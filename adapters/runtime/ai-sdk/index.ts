@@ -9,7 +9,7 @@
  * | `reasoning-delta` | `reasoning` |
  * | `tool-call` | `tool-start` (full `input` as `args`) |
  * | `tool-result` (final, not preliminary) | `tool-end`, `ok: true` |
- * | `tool-error`, `tool-output-denied`, `tool-approval-request` | `tool-end`, `ok: false` |
+ * | `tool-error`, `tool-output-denied` and `tool-approval-request` (these two ai 6 only) | `tool-end`, `ok: false` |
  * | `finish-step`, `finish` | `usage` (totals of the turn; prompt tokens of the last call) |
  * | `error` | the turn throws a {@link GatewayError} with a message a user can act on |
  * | `abort` | the turn ends quietly |
