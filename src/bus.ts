@@ -17,7 +17,10 @@ export interface OutgoingFrame {
 export interface BusMessage {
   owner: Owner;
   frame: OutgoingFrame;
-  /** A connection id that must not get this frame (the sender, which got the response with its id). */
+  /**
+   * A connection id that must not get this frame (the sender, which got the response with its id).
+   * Connection ids are unique across processes, so a remote subscriber may compare them too.
+   */
   except?: string;
 }
 
@@ -34,6 +37,11 @@ export interface Bus {
   publish(message: BusMessage): void;
   /** Receive the frames of one owner. Returns the function that unsubscribes. */
   subscribe(owner: Owner, listener: (message: BusMessage) => void): () => void;
+  /**
+   * Whether the owner has a connected device in any process (optional). Used to push only to
+   * owners who are away everywhere; without it, the gateway knows only its own connections.
+   */
+  connected?(owner: Owner): Promise<boolean>;
   /** Release connections to other processes. */
   close?(): Promise<void>;
 }

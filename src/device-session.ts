@@ -3,6 +3,7 @@
  * slow-consumer policy and sync. Requests are handled one at a time per connection, in order.
  * @module
  */
+import { randomBytes } from "node:crypto";
 import type { OutgoingFrame } from "./bus.js";
 import type { Connection, ConnectionHandle } from "./connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "./errors.js";
@@ -18,6 +19,8 @@ import { createUploads } from "./media-transfer.js";
 import { encodeFrame, stopAsMessage } from "./wire.js";
 
 let nextConnection = 0;
+/** Makes connection ids unique across processes that share a bus. */
+const PROCESS_TAG = randomBytes(4).toString("hex");
 
 /** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
 const BINARY_QUEUE_BYTES = 1024 * 1024;
@@ -42,7 +45,7 @@ export interface SessionState {
 
 /** A connection from `hello` to close. */
 export class DeviceSession implements HubSession, ConnectionHandle, SessionState {
-  readonly id = `c${++nextConnection}`;
+  readonly id = `c${PROCESS_TAG}-${++nextConnection}`;
   readonly #hub: Hub;
   readonly #conn: Connection;
   readonly #bucket: TokenBucket;

@@ -120,6 +120,7 @@ function resolveOptions(options: GatewayOptions): ResolvedOptions {
     backpressure: { softBytes: options.backpressure?.softBytes ?? 1024 * 1024, hardBytes: options.backpressure?.hardBytes ?? 16 * 1024 * 1024 },
     runtimeInfo: options.runtimeInfo ?? {},
     pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
+    recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 30_000),
     logger: options.logger ?? consoleLogger,
     now: options.now ?? Date.now,
   };
@@ -156,6 +157,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   readonly channels: ChannelApi;
   readonly #hub: Hub;
   #state: Lifecycle = "new";
+  #recovery: NodeJS.Timeout | undefined;
+  #recovering = false;
   readonly #sessions = new Map<string, DeviceSession>();
   /** Server-side posts and notifications in flight, awaited by close(). */
   readonly #background = new Set<Promise<unknown>>();
@@ -191,11 +194,19 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     await this.#hub.storage.open?.();
     await this.#recoverInterruptedTurns();
     this.#state = "running";
+    // With several processes, one that crashed leaves turns open until someone looks again.
+    if (this.options.laneLock) {
+      this.#recovery = setInterval(() => {
+        this.#recoverInterruptedTurns().catch((error) => this.#hub.log.warn("recovering interrupted turns failed", error));
+      }, this.options.recoveryIntervalMs);
+      this.#recovery.unref();
+    }
   }
 
   async close(): Promise<void> {
     if (this.#state === "closed" || this.#state === "closing") return;
     this.#state = "closing";
+    clearInterval(this.#recovery);
     const hub = this.#hub;
     hub.lanes.abortAll("shutdown");
     // Every aborted turn stores its final frame before the sockets go.
@@ -255,11 +266,25 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   async #recoverInterruptedTurns(): Promise<void> {
+    if (this.#recovering) return;
+    this.#recovering = true;
+    try {
+      await this.#recoverEach();
+    } finally {
+      this.#recovering = false;
+    }
+  }
+
+  async #recoverEach(): Promise<void> {
     for (const { owner, message } of await this.#hub.storage.unfinishedMessages()) {
       const lease = await this.#abandoned(owner, message);
       if (lease === false) continue;
       try {
-        const ended: StoredMessage = { ...message, status: "interrupted", text: message.text || "(interrupted: the gateway restarted)" };
+        // The turn may have finished between the listing and the lease: only a message still
+        // streaming under a free lane is abandoned.
+        const current = lease ? await this.#hub.storage.getMessage(owner, message.message_id) : message;
+        if (current?.status !== "streaming") continue;
+        const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
         await this.#hub.store(owner, { messages: [ended] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
       } finally {
         await lease?.release();

@@ -250,6 +250,7 @@ export class Hub {
   pushIfAway(owner: Owner, message: PushMessage): void {
     if (this.options.push.length === 0 || this.isConnected(owner)) return;
     void (async () => {
+      if (this.bus.connected && (await this.bus.connected(owner).catch(() => false))) return;
       const devices = await this.storage.listDevices(owner);
       for (const device of devices) {
         const sender = this.options.push.find((s) => s.accepts(device));

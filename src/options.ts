@@ -69,6 +69,11 @@ export interface GatewayOptions {
   runtimeInfo?: RuntimeInfoOptions;
   /** Retries of a failed push (default 3) and the first backoff (milliseconds, default 1,000; doubles). */
   pushRetry?: { attempts?: number; backoffMs?: number };
+  /**
+   * With a `laneLock`, how often to look for turns that a crashed process left open and close them
+   * as interrupted (milliseconds, default 30,000). One process alone does it once, at start.
+   */
+  recoveryIntervalMs?: number;
   /** Where warnings and errors go. */
   logger?: Logger;
   /** The clock, epoch milliseconds (for tests). */

@@ -84,6 +84,8 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   };
   let lastCheckpoint = started;
 
+  // On disk before anyone sees the start: a crash from here on ends in an interrupted stop.
+  await saving;
   if (streaming) hub.live(owner, { type: "message.start", payload: { message_id: id, role: "assistant", ...where } });
 
   // message.update carries the whole text, so sending at most one per interval loses nothing.

@@ -1,6 +1,6 @@
 // Two gateways on one storage and one bus stand in for two processes: what must hold across them.
 import { afterEach, describe, expect, it } from "vitest";
-import { memoryBus, type LaneLock, type RuntimeEvent, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, memoryBus, type LaneLock, type RuntimeEvent, type Storage } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Harness } from "./harness.js";
 import { scriptedRuntime, sleep } from "./runtimes.js";
@@ -89,6 +89,20 @@ describe("several gateways on one storage", () => {
     finish();
     const stop = await ca.waitFor((f) => f.type === "message.stop");
     expect(stop.payload).toMatchObject({ status: "complete", final_text: "still going" });
+  });
+
+  it("restart - with a lane lock, a turn left open by a crashed process is closed as interrupted without a restart", async () => {
+    const storage = memoryStorage();
+    const lock = sharedLock();
+    const b = await startGateway({ storage, laneLock: lock, recoveryIntervalMs: 100 });
+    open.push(b);
+    const cb = await Client.connect(b.url);
+    // What a process killed mid-turn leaves behind: a streaming message whose lease has lapsed.
+    await storage.commit(ANONYMOUS_OWNER, {
+      messages: [{ message_id: "m-crashed", role: "assistant", text: "half", reasoning: "", ts: 1, media: [], status: "streaming", chat_id: "default", thread_id: null }],
+    });
+    const stop = await cb.waitFor((f) => f.type === "message.stop", 3000);
+    expect(stop.payload).toMatchObject({ message_id: "m-crashed", status: "interrupted", final_text: "half" });
   });
 
   it("lane lock - without it the same sends would overlap (the test can tell)", async () => {
