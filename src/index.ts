@@ -17,6 +17,8 @@ export type { RateLimit } from "./token-bucket.js";
 export { parseClientFrame, clientFrameStructs, FrameError } from "./frames.js";
 export type { ClientFrame, ClientFrameType, ClientPayloads } from "./frames.js";
 export { encodeChunk, decodeChunk } from "./media-transfer.js";
+export { WORD_PATTERN, foldText, searchTerms, matchText, compareMatches, snippetAround } from "./search-text.js";
+export type { TextMatch } from "./search-text.js";
 export { ANONYMOUS_OWNER } from "./ids.js";
 export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq } from "./ids.js";
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";

@@ -1,16 +1,11 @@
 import type { Owner, SearchHit, SearchQuery } from "chat-gateway";
-import { LIMITS } from "chat-gateway";
+import { compareMatches, foldText, matchText, searchTerms, snippetAround } from "chat-gateway";
 import type { Sql } from "./sql.js";
 
-const WORD = /[\p{L}\p{N}]+/gu;
 /** More query words than this add cost and no meaning. */
 const MAX_TERMS = 16;
 /** Matches ranked per query step; see {@link search}. */
 const CANDIDATES = 1000;
-
-function fold(text: string): string {
-  return text.normalize("NFD").replace(/\p{M}+/gu, "").toLowerCase();
-}
 
 /** 64-bit FNV-1a of the UTF-16 units as 16 hex digits: stable across versions, since it is stored. */
 function hash(text: string): string {
@@ -39,17 +34,12 @@ export function laneColumn(owner: string, chatId: string, threadId: string | nul
   return threadId === null ? chatToken(owner, chatId) : `${chatToken(owner, chatId)} ${threadToken(owner, threadId)}`;
 }
 
-/** The distinct folded words of user input, at most {@link MAX_TERMS}. */
-function queryTerms(query: string): string[] {
-  return [...new Set(fold(query).match(WORD) ?? [])].slice(0, MAX_TERMS);
-}
-
 /**
  * FTS4 queries for user text within a lane token: each word a prefix term of the text column, so
  * no input is ever parsed as FTS syntax. `all` needs every word, `any` one of them.
  */
 export function matchExpressions(query: string, lane?: string): { all: string; any: string; terms: number } | undefined {
-  const terms = queryTerms(query);
+  const terms = searchTerms(query, MAX_TERMS);
   if (!terms.length) return undefined;
   // Terms are letters and digits only, and lower case, so none can be an operator (those are upper
   // case); FTS4 refuses a column filter on a quoted phrase inside parentheses, so they stay bare.
@@ -76,45 +66,25 @@ function rank(info: Uint8Array): { terms: number; hits: number } {
 }
 
 /**
- * At most {@link LIMITS.snippetMax} characters of `text` as one line, starting a little before the
+ * At most 200 characters of `text` as one line, starting a little before the
  * first word that matches the query, with an ellipsis where text was cut. Built here rather than
  * with FTS4's `snippet()`, which re-evaluates the whole match for every row it is asked about
  * (about 2 ms per hit for a common word at 100,000 messages).
  */
 function snippetOf(text: string, terms: string[]): string {
-  const max = LIMITS.snippetMax;
-  const flat = text.replace(/\s+/g, " ").trim();
-  if (flat.length <= max) return flat;
-  let at = 0;
-  for (const m of flat.matchAll(WORD)) {
-    const w = fold(m[0]);
-    if (terms.some((t) => w.startsWith(t))) {
-      at = m.index;
-      break;
-    }
-  }
-  let start = Math.max(0, at - 60);
-  if (start > 0) {
-    const space = flat.indexOf(" ", start - 1);
-    if (space >= 0 && space < at) start = space + 1;
-  }
-  start = Math.min(start, Math.max(0, flat.length - (max - 1)));
-  const head = start > 0 ? "…" : "";
-  const room = max - head.length;
-  const tail = start + room < flat.length ? "…" : "";
-  return head + flat.slice(start, start + room - tail.length) + tail;
+  const trimmed = text.trim();
+  return snippetAround(trimmed, matchText(trimmed, terms)?.first ?? 0);
 }
 
 interface Ranked {
   id: number;
   ts: number;
-  messageId: string;
+  message_id: string;
   terms: number;
   hits: number;
 }
 
-const byRank = (a: Ranked, b: Ranked) =>
-  b.terms - a.terms || b.hits - a.hits || b.ts - a.ts || (a.messageId < b.messageId ? 1 : a.messageId > b.messageId ? -1 : 0);
+const byRank = compareMatches;
 
 /**
  * Full-text search with FTS4, best match first: most query words matched, then most occurrences,
@@ -149,7 +119,7 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
          WHERE messages_fts MATCH ? AND m.owner = ?${scope} ORDER BY messages_fts.docid DESC LIMIT ${CANDIDATES}`,
         [expr, ...scopeParams],
       )
-      .map(([id, ts, messageId, info]) => ({ id: id as number, ts: ts as number, messageId: messageId as string, ...rank(info as Uint8Array) }));
+      .map(([id, ts, messageId, info]) => ({ id: id as number, ts: ts as number, message_id: messageId as string, ...rank(info as Uint8Array) }));
 
   let top: Ranked[];
   try {
@@ -168,7 +138,7 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
         .slice(0, q.limit - top.length),
     );
   }
-  const terms = queryTerms(q.query);
+  const terms = searchTerms(q.query, MAX_TERMS);
   return top.map(({ id }) => {
     const [messageId, chatId, threadKey, role, ts, text] = sql.get("SELECT message_id, chat_id, thread_key, role, ts, text FROM messages WHERE id = ?", [id])!;
     return {

@@ -1,0 +1,77 @@
+/**
+ * Text helpers every storage's search shares, so that memory, sql.js and PostgreSQL agree on what
+ * a word is, how hits rank and how snippets read.
+ * @module
+ */
+import { LIMITS } from "./protocol.js";
+
+/** A word: a run of letters and digits. Everything else (punctuation, operators) separates words. */
+export const WORD_PATTERN = /[\p{L}\p{N}]+/gu;
+
+/** Characters of context kept before the first hit in a snippet. */
+const SNIPPET_LEAD = 60;
+
+/** Lower case without diacritics, so `Café` and `cafe` compare equal. */
+export function foldText(text: string): string {
+  return text.normalize("NFD").replace(/\p{M}+/gu, "").toLowerCase();
+}
+
+/** The distinct folded words of user input, at most `max`: user text is words, never syntax. */
+export function searchTerms(query: string, max = 16): string[] {
+  return [...new Set(foldText(query).match(WORD_PATTERN) ?? [])].slice(0, max);
+}
+
+/** How well a text matches: query words matched, word occurrences matched, offset of the first. */
+export interface TextMatch {
+  terms: number;
+  hits: number;
+  first: number;
+}
+
+/** Match `text` against folded terms, each a word prefix; undefined when nothing matches. */
+export function matchText(text: string, terms: readonly string[]): TextMatch | undefined {
+  const seen = new Set<string>();
+  let hits = 0;
+  let first = -1;
+  for (const match of text.matchAll(WORD_PATTERN)) {
+    const word = foldText(match[0]);
+    for (const term of terms) {
+      if (word.startsWith(term)) {
+        seen.add(term);
+        hits++;
+        if (first < 0) first = match.index;
+      }
+    }
+  }
+  return seen.size ? { terms: seen.size, hits, first } : undefined;
+}
+
+/** Best match first: most query words, then most occurrences, then newest, then by id. */
+export function compareMatches(
+  a: { terms: number; hits: number; ts: number; message_id: string },
+  b: { terms: number; hits: number; ts: number; message_id: string },
+): number {
+  return b.terms - a.terms || b.hits - a.hits || b.ts - a.ts || (a.message_id < b.message_id ? 1 : a.message_id > b.message_id ? -1 : 0);
+}
+
+/**
+ * At most 200 characters of `text` around offset `at` on one line (whitespace runs collapsed),
+ * starting at a word boundary, with an ellipsis where text was cut.
+ */
+export function snippetAround(text: string, at: number): string {
+  const max = LIMITS.snippetMax;
+  const flat = text.replace(/\s+/g, " ");
+  // Collapsing whitespace shifts offsets; recompute the hit's position on the collapsed text.
+  const pos = text.slice(0, Math.max(0, at)).replace(/\s+/g, " ").length;
+  if (flat.length <= max) return flat;
+  let start = Math.max(0, pos - SNIPPET_LEAD);
+  if (start > 0) {
+    const space = flat.indexOf(" ", start - 1);
+    if (space >= 0 && space < pos) start = space + 1;
+  }
+  start = Math.min(start, flat.length - (max - 1));
+  const head = start > 0 ? "…" : "";
+  const room = max - head.length;
+  const tail = start + room < flat.length ? "…" : "";
+  return head + flat.slice(start, start + room - tail.length) + tail;
+}
