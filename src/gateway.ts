@@ -19,7 +19,8 @@ import type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
 import { LIMITS } from "./protocol.js";
 import type { Channel, Notification, NotificationKind, StoredMessage } from "./records.js";
 import type { RuntimeEvent } from "./runtime.js";
-import { runAnswer, stopPayload } from "./turn.js";
+import { stopPayload } from "./message-payloads.js";
+import { runAnswer } from "./turn.js";
 
 /** What server-side code posts into a channel (`gateway.post`). */
 export type PostInput =

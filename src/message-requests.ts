@@ -15,7 +15,8 @@ import type { LaneTurn } from "./lanes.js";
 import type { Channel, HistoryItem, MediaRef, StoredMessage } from "./records.js";
 import type { CommandInput, RuntimeEvent, TurnInput } from "./runtime.js";
 import type { Lane, OutboxFrame } from "./storage.js";
-import { messagePayload, runAnswer } from "./turn.js";
+import { historyItem, messagePayload } from "./message-payloads.js";
+import { runAnswer } from "./turn.js";
 
 /** Sends in flight by idempotency key, so a retry racing its original waits for it. */
 const pendingSends = new WeakMap<Hub, Map<string, Promise<StoredMessage>>>();
@@ -181,7 +182,7 @@ async function laneHistory(hub: Hub, owner: Owner, lane: Lane, current: string):
     .slice(start)
     .filter((m) => m.message_id !== current && m.status !== "streaming" && !commandIds.has(m.message_id) && !(m.reply_to && commandIds.has(m.reply_to)))
     .slice(-wanted)
-    .map(({ chat_id: _c, thread_id: _t, client_msg_id: _k, reply_to: _r, ...item }) => item);
+    .map(historyItem);
 }
 
 async function runTurn(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<void> {

@@ -10,7 +10,7 @@ import type { ClientFrame } from "./frames.js";
 import type { Hub } from "./hub.js";
 import { deleteMessages, sendMessage } from "./message-requests.js";
 import { LIMITS } from "./protocol.js";
-import type { StoredMessage } from "./records.js";
+import { historyItem } from "./message-payloads.js";
 
 const SYNC_PAGE = 500;
 
@@ -19,17 +19,6 @@ export function pageLimit(limit: number | undefined, fallback: number, max: numb
   if (limit === undefined) return fallback;
   if (!Number.isInteger(limit) || limit < 1) throw new GatewayError("unsupported", `field "${field}": use an integer of at least 1`);
   return Math.min(limit, max);
-}
-
-/** A stored message as a history item (seed: history message item). */
-export function historyItem(m: StoredMessage): Record<string, unknown> {
-  const item: Record<string, unknown> = { message_id: m.message_id, role: m.role, text: m.text, reasoning: m.reasoning, ts: m.ts, media: m.media };
-  if (m.model !== undefined) item.model = m.model;
-  if (m.tokens !== undefined) item.tokens = m.tokens;
-  if (m.runtime !== undefined) item.runtime = m.runtime;
-  if (m.reply_to !== undefined) item.reply_to = m.reply_to;
-  if (m.status !== undefined && m.role === "assistant") item.status = m.status;
-  return item;
 }
 
 /** Handle one validated frame of a connection that completed hello. */

@@ -11,6 +11,7 @@ import { newId } from "./id-generator.js";
 import type { Owner } from "./ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { MediaRecord, MediaRef, MessageStatus, StoredMessage } from "./records.js";
+import { messagePayload, stopPayload } from "./message-payloads.js";
 import { buildRuntimeInfo, mergeUsage } from "./runtime-info.js";
 import type { MediaEvent, RuntimeEvent, UsageEvent } from "./runtime.js";
 import type { Lane, OutboxFrame } from "./storage.js";
@@ -285,45 +286,4 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     });
   }
   return message;
-}
-
-/** The payload of the `message.stop` that ends a streamed assistant message. */
-export function stopPayload(message: StoredMessage): Record<string, unknown> {
-  const payload: Record<string, unknown> = {
-    message_id: message.message_id,
-    final_text: message.text,
-    reasoning: message.reasoning,
-    runtime: message.runtime ?? {},
-    ts: message.ts,
-    media: message.media,
-    status: message.status,
-    chat_id: message.chat_id,
-    thread_id: message.thread_id,
-  };
-  if (message.model !== undefined) payload.model = message.model;
-  if (message.tokens !== undefined) payload.tokens = message.tokens;
-  if (message.reply_to !== undefined) payload.reply_to = message.reply_to;
-  return payload;
-}
-
-/** The payload of a `message` frame for a stored message (PROTOCOL.md §1). */
-export function messagePayload(message: StoredMessage, clientMsgId?: string): Record<string, unknown> {
-  const payload: Record<string, unknown> = {
-    message_id: message.message_id,
-    role: message.role,
-    text: message.text,
-    reasoning: message.reasoning,
-    ts: message.ts,
-    media: message.media,
-    chat_id: message.chat_id,
-    thread_id: message.thread_id,
-  };
-  if (message.model !== undefined) payload.model = message.model;
-  if (message.tokens !== undefined) payload.tokens = message.tokens;
-  if (message.runtime !== undefined) payload.runtime = message.runtime;
-  if (message.reply_to !== undefined) payload.reply_to = message.reply_to;
-  if (message.status !== undefined && message.role === "assistant") payload.status = message.status;
-  const key = clientMsgId ?? message.client_msg_id;
-  if (key !== undefined) payload.client_msg_id = key;
-  return payload;
 }
