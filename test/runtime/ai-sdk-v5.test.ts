@@ -5,6 +5,7 @@ import { z } from "zod";
 import { isGatewayError } from "chat-gateway";
 import type { AiSdkRuntimeOptions } from "chat-gateway/runtime/ai-sdk";
 import type { RuntimeEvent, TurnInput } from "chat-gateway";
+import { collect, input } from "./turn-helpers.js";
 import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk";
 
 // The binding imports "ai"; in this file that is ai 5 (installed as the alias ai5), so the same
@@ -21,34 +22,7 @@ type StreamPart = Awaited<ReturnType<MockLanguageModelV2["doStream"]>>["stream"]
 // ai 5's tool() types differ from ai 6's, which the binding's options are typed with.
 const tools = (set: Record<string, unknown>) => set as AiSdkRuntimeOptions["tools"];
 
-function input(text: string, extra: Partial<TurnInput> = {}): TurnInput {
-  return {
-    owner: "alice",
-    chat_id: "c1",
-    thread_id: null,
-    message: { message_id: "m9", text, media: [] },
-    history: [],
-    signal: new AbortController().signal,
-    readMedia: async () => new Uint8Array(),
-    ...extra,
-  };
-}
 
-async function collect(iterable: AsyncIterable<RuntimeEvent>, onEvent?: (e: RuntimeEvent) => void) {
-  const events: RuntimeEvent[] = [];
-  let error: unknown;
-  try {
-    for await (const event of iterable) {
-      events.push(event);
-      onEvent?.(event);
-    }
-  } catch (e) {
-    error = e;
-  }
-  const text = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
-  const reasoning = events.flatMap((e) => (e.type === "reasoning" ? [e.delta] : [])).join("");
-  return { events, error, text, reasoning, usage: events.filter((e) => e.type === "usage").at(-1) };
-}
 
 // Version 2 of the provider spec: a flat usage and a plain finish reason.
 const usage = (input: number, output: number) => ({ inputTokens: input, outputTokens: output, totalTokens: input + output });

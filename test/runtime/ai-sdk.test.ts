@@ -4,39 +4,13 @@ import { MockLanguageModelV3, simulateReadableStream } from "ai/test";
 import { z } from "zod";
 import { isGatewayError } from "chat-gateway";
 import type { RuntimeEvent, TurnInput } from "chat-gateway";
+import { collect, input } from "./turn-helpers.js";
 import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk";
 
 // The provider-level stream part, taken from the mock so the test needs no import from @ai-sdk/provider.
 type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
 
-function input(text: string, extra: Partial<TurnInput> = {}): TurnInput {
-  return {
-    owner: "alice",
-    chat_id: "c1",
-    thread_id: null,
-    message: { message_id: "m9", text, media: [] },
-    history: [],
-    signal: new AbortController().signal,
-    readMedia: async () => new Uint8Array(),
-    ...extra,
-  };
-}
 
-async function collect(iterable: AsyncIterable<RuntimeEvent>, onEvent?: (e: RuntimeEvent) => void) {
-  const events: RuntimeEvent[] = [];
-  let error: unknown;
-  try {
-    for await (const event of iterable) {
-      events.push(event);
-      onEvent?.(event);
-    }
-  } catch (e) {
-    error = e;
-  }
-  const text = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
-  const reasoning = events.flatMap((e) => (e.type === "reasoning" ? [e.delta] : [])).join("");
-  return { events, error, text, reasoning, usage: events.filter((e) => e.type === "usage").at(-1) };
-}
 
 const usage = (input: number, output: number) => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isGatewayError } from "chat-gateway";
 import type { RuntimeEvent, TurnInput } from "chat-gateway";
+import { collect, input } from "./turn-helpers.js";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import type { OpenAICompatibleRuntimeOptions } from "chat-gateway/runtime/openai-compatible";
 import { chunk, json, sse, startFakeLlmServer, stream } from "./fake-llm-server.js";
@@ -14,34 +15,7 @@ afterEach(async () => {
   await server.close();
 });
 
-function input(text: string, extra: Partial<TurnInput> = {}): TurnInput {
-  return {
-    owner: "alice",
-    chat_id: "c1",
-    thread_id: null,
-    message: { message_id: "m9", text, media: [] },
-    history: [],
-    signal: new AbortController().signal,
-    readMedia: async () => new Uint8Array(),
-    ...extra,
-  };
-}
 
-async function collect(iterable: AsyncIterable<RuntimeEvent>, onEvent?: (e: RuntimeEvent) => void) {
-  const events: RuntimeEvent[] = [];
-  let error: unknown;
-  try {
-    for await (const event of iterable) {
-      events.push(event);
-      onEvent?.(event);
-    }
-  } catch (e) {
-    error = e;
-  }
-  const text = events.flatMap((e) => (e.type === "text" ? [e.delta] : [])).join("");
-  const reasoning = events.flatMap((e) => (e.type === "reasoning" ? [e.delta] : [])).join("");
-  return { events, error, text, reasoning, usage: events.filter((e) => e.type === "usage").at(-1) };
-}
 
 function runtime(extra: Partial<OpenAICompatibleRuntimeOptions> = {}) {
   return openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "gpt-4o-mini", ...extra });
