@@ -11,10 +11,12 @@ const library = {
   // Adapters import the core by its package name, as an outside adapter would; at run time the
   // package resolves itself, so every entry shares one copy of the core (one GatewayError class).
   external: [/^chat-gateway(\/.*)?$/],
-  // The bcrypt worker runs in its own thread and is loaded by path, so it ships as a file of its own.
+  // Worker threads are loaded by path, next to the bundle that starts them, so each ships as a
+  // file of its own: the bcrypt worker beside http.js, the snapshot writer beside storage/sqljs.js.
   async onSuccess() {
     const { copyFile } = await import("node:fs/promises");
     await copyFile("adapters/http/bcrypt-worker.mjs", "dist/bcrypt-worker.mjs");
+    await copyFile("adapters/storage/sqljs/sqljs-snapshot-worker.mjs", "dist/storage/sqljs-snapshot-worker.mjs");
   },
 };
 

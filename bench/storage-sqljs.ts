@@ -214,7 +214,6 @@ async function runNative(total: number): Promise<void> {
     let db = new Database(file);
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
-    db.exec(MIGRATIONS[0]);
     const shim = (d: any): Sql => {
       const cache = new Map<string, any>();
       const stmt = (q: string) => cache.get(q) ?? cache.set(q, d.prepare(q)).get(q);
@@ -228,6 +227,10 @@ async function runNative(total: number): Promise<void> {
       } as unknown as Sql;
     };
     let sql = shim(db);
+    for (const step of MIGRATIONS) {
+      if (typeof step === "string") db.exec(step);
+      else step(sql);
+    }
     const fillStart = performance.now();
     for (let i = 0; i < total; i += 1000) {
       const messages = Array.from({ length: Math.min(1000, total - i) }, (_, k) => message(i + k, total));

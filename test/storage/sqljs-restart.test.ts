@@ -119,7 +119,7 @@ describe("sql.js restart", () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect((error as Error).message).toMatch(/schema version 2, but this chat-gateway supports up to 1/);
+    expect((error as Error).message).toMatch(`schema version ${SCHEMA_VERSION + 1}, but this chat-gateway supports up to ${SCHEMA_VERSION}`);
     expect(await readFile(path)).toEqual(before);
     expect(await files(dir)).toEqual(["snapshot-00000002.db"]);
   });

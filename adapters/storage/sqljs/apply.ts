@@ -1,4 +1,5 @@
 import type { Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { laneColumn } from "./search.js";
 import type { Sql } from "./sql.js";
 
@@ -27,8 +28,7 @@ function upsertMessage(sql: Sql, owner: Owner, m: StoredMessage): void {
   let id: number;
   if (old) {
     id = old[0] as number;
-    // FTS4 external content: removing the index entry reads the old text from the row, so it comes first.
-    sql.run("DELETE FROM messages_fts WHERE docid = ?", [id]);
+    unindexMessage(sql, id);
     sql.run(
       "UPDATE messages SET chat_id = ?, thread_key = ?, ts = ?, role = ?, status = ?, client_msg_id = ?, text = ?, lane = ?, data = ? WHERE id = ?",
       [...cols, id],
@@ -40,13 +40,13 @@ function upsertMessage(sql: Sql, owner: Owner, m: StoredMessage): void {
     );
     id = sql.get("SELECT last_insert_rowid()")![0] as number;
   }
-  sql.run("INSERT INTO messages_fts (docid, text, lane) VALUES (?, ?, ?)", [id, m.text, lane]);
+  indexMessage(sql, id, m.text, lane);
 }
 
 /** Deletes message rows (id, data) with their index entries and media metadata. */
 function deleteRows(sql: Sql, owner: Owner, rows: unknown[][], orphaned: Set<MediaId>): void {
   for (const [id, data] of rows) {
-    sql.run("DELETE FROM messages_fts WHERE docid = ?", [id as number]);
+    unindexMessage(sql, id as number);
     sql.run("DELETE FROM messages WHERE id = ?", [id as number]);
     for (const ref of (JSON.parse(data as string) as StoredMessage).media ?? []) {
       orphaned.add(ref.media_id);

@@ -202,7 +202,7 @@ class SqlJsStore implements SqlJsStorage {
     }
     this.#db = loaded ?? new SQL.Database();
     this.#sql = new Sql(this.#db);
-    migrate(this.#db);
+    migrate(this.#sql);
 
     for (const gen of journals) {
       if (gen < base) continue;
@@ -292,6 +292,8 @@ class SqlJsStore implements SqlJsStorage {
   async #snapshot(): Promise<void> {
     const gen = this.#gen + 1;
     const bytes = this.#db.export();
+    // writeSnapshot takes the bytes over; the array is empty once it returns.
+    const size = bytes.length;
     this.#gen = gen;
     // Reset before the write: after a failure the next attempt waits for another threshold of
     // journal, rather than exporting again on every write while the disk is full.
@@ -302,7 +304,7 @@ class SqlJsStore implements SqlJsStorage {
       this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`);
       return;
     }
-    this.#snapshotBytes = bytes.length;
+    this.#snapshotBytes = size;
     this.#snapshots.push(gen);
     // Keep the previous snapshot and the journals since it, as a fallback should the newest be damaged.
     const keepFrom = this.#snapshots.at(-2) ?? gen;

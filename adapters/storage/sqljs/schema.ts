@@ -1,13 +1,14 @@
-import type { Database } from "sql.js";
+import { indexAll } from "./fts-shards.js";
+import type { Sql } from "./sql.js";
 
-/** The schema version this code writes; stored in `PRAGMA user_version`. */
-export const SCHEMA_VERSION = 1;
+/** SQL to run, or a step that needs code (a loop over rows, say). */
+export type Migration = string | ((sql: Sql) => void);
 
 /**
  * Forward migrations: entry `i` takes a database from version `i` to `i + 1`. Append only; never
  * change a released entry, since databases in the field have already run it.
  */
-export const MIGRATIONS: string[] = [
+export const MIGRATIONS: Migration[] = [
   `
   CREATE TABLE channels (
     owner TEXT NOT NULL,
@@ -68,7 +69,16 @@ export const MIGRATIONS: string[] = [
     PRIMARY KEY (owner, media_id)
   ) WITHOUT ROWID;
   `,
+  // 2: the full-text index split in shards of message rows (see fts-shards.ts), so no single write
+  // has to merge the index of the whole history.
+  (sql) => {
+    sql.run("DROP TABLE messages_fts");
+    indexAll(sql);
+  },
 ];
+
+/** The schema version this code writes; stored in `PRAGMA user_version`. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** Thrown when a data folder was written by a newer chat-gateway than the running one. */
 export class SchemaTooNewError extends Error {
@@ -85,18 +95,16 @@ export class SchemaTooNewError extends Error {
 }
 
 /** Brings a database to {@link SCHEMA_VERSION}, refusing one from a newer version. */
-export function migrate(db: Database, target = SCHEMA_VERSION, migrations = MIGRATIONS): void {
-  const found = Number(db.exec("PRAGMA user_version")[0].values[0][0]);
+export function migrate(sql: Sql, target = SCHEMA_VERSION, migrations = MIGRATIONS): void {
+  const found = Number(sql.get("PRAGMA user_version")![0]);
   if (found > target) throw new SchemaTooNewError(found, target);
   for (let v = found; v < target; v++) {
-    db.exec("BEGIN");
-    try {
-      db.exec(migrations[v]);
-      db.exec(`PRAGMA user_version = ${v + 1}`);
-      db.exec("COMMIT");
-    } catch (error) {
-      db.exec("ROLLBACK");
-      throw error;
-    }
+    const step = migrations[v];
+    // Each step commits with its version number, so a failure leaves the last whole version.
+    sql.transaction(() => {
+      if (typeof step === "string") sql.db.exec(step);
+      else step(sql);
+      sql.db.exec(`PRAGMA user_version = ${v + 1}`);
+    });
   }
 }

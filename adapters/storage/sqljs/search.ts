@@ -1,5 +1,6 @@
 import type { Owner, SearchHit, SearchQuery } from "chat-gateway";
 import { compareMatches, foldText, matchText, searchTerms, snippetAround } from "chat-gateway";
+import { shardsNewestFirst } from "./fts-shards.js";
 import type { Sql } from "./sql.js";
 
 /** More query words than this add cost and no meaning. */
@@ -90,7 +91,8 @@ const byRank = compareMatches;
  * Full-text search with FTS4, best match first: most query words matched, then most occurrences,
  * then newest. Messages matching every word are looked for first, then those matching any. Each
  * step ranks at most the newest {@link CANDIDATES} matches in scope, so a common word costs about
- * the same at any history size; below that many matches the ranking is exact. A chat or thread
+ * the same at any history size; below that many matches the ranking is exact. The index is split
+ * in shards by message row (see `SHARD_DOCS`), walked newest first. A chat or thread
  * scope is a lane token matched inside FTS4, so it does not walk the owner's other matches.
  * Snippets are built only for the hits returned.
  */
@@ -110,16 +112,25 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
   }
   const match = matchExpressions(q.query, lane);
   if (!match) return [];
-  // CROSS JOIN pins the full-text index as the outer loop, walked newest docid first; left to
-  // itself the planner may scan the owner's messages and evaluate MATCH once per row.
-  const candidates = (expr: string): Ranked[] =>
-    sql
-      .all(
-        `SELECT m.id, m.ts, m.message_id, matchinfo(messages_fts, 'pcy') FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.docid
-         WHERE messages_fts MATCH ? AND m.owner = ?${scope} ORDER BY messages_fts.docid DESC LIMIT ${CANDIDATES}`,
-        [expr, ...scopeParams],
-      )
-      .map(([id, ts, messageId, info]) => ({ id: id as number, ts: ts as number, message_id: messageId as string, ...rank(info as Uint8Array) }));
+  // Shards newest first, each walked newest docid first, until CANDIDATES matches: the same newest
+  // matches one big index would give. CROSS JOIN pins the full-text index as the outer loop; left
+  // to itself the planner may scan the owner's messages and evaluate MATCH once per row.
+  const shards = shardsNewestFirst(sql);
+  const candidates = (expr: string): Ranked[] => {
+    const found: Ranked[] = [];
+    for (const table of shards) {
+      const rows = sql.all(
+        `SELECT m.id, m.ts, m.message_id, matchinfo(${table}, 'pcy') FROM ${table} CROSS JOIN messages m ON m.id = ${table}.docid
+         WHERE ${table} MATCH ? AND m.owner = ?${scope} ORDER BY ${table}.docid DESC LIMIT ?`,
+        [expr, ...scopeParams, CANDIDATES - found.length],
+      );
+      for (const [id, ts, messageId, info] of rows) {
+        found.push({ id: id as number, ts: ts as number, message_id: messageId as string, ...rank(info as Uint8Array) });
+      }
+      if (found.length >= CANDIDATES) break;
+    }
+    return found;
+  };
 
   let top: Ranked[];
   try {

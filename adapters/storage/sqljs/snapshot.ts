@@ -1,12 +1,20 @@
-import { open, readFile, rename } from "node:fs/promises";
+import { readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 import { crc32, syncDir } from "./journal.js";
 
 const MAGIC = Buffer.from("CGSNAP01", "latin1");
 /** Magic, uint64 length of the database bytes, uint32 CRC-32 of them. */
 const HEADER = 20;
-const CHUNK = 4 * 1024 * 1024;
-const SYNC_EVERY = 32 * 1024 * 1024;
+
+/**
+ * The thread that writes a snapshot: next to this module, in the sources and in the build alike.
+ * The CommonJS build has an empty `import.meta`; its `__filename` (the bundle) is in the same folder.
+ */
+const WORKER_FILE = fileURLToPath(
+  new URL("./sqljs-snapshot-worker.mjs", typeof import.meta.url === "string" ? import.meta.url : pathToFileURL(__filename)),
+);
 
 /**
  * `snapshot-00000042.db`: the database as of the moment journal generation 42 began, so a start
@@ -24,7 +32,9 @@ export function snapshotGen(name: string): number | undefined {
 
 /**
  * Writes a snapshot so that it either exists whole or not at all: to a temporary file, fsynced,
- * then renamed into place and the folder fsynced.
+ * then renamed into place and the folder fsynced. The file is written by a short-lived worker
+ * thread that `db` is transferred to: the caller's array is empty afterwards, and the memory is
+ * freed as soon as the file is written rather than whenever the garbage collector gets to it.
  */
 export async function writeSnapshot(dir: string, gen: number, db: Uint8Array): Promise<string> {
   const header = Buffer.alloc(HEADER);
@@ -33,29 +43,41 @@ export async function writeSnapshot(dir: string, gen: number, db: Uint8Array): P
   header.writeUInt32LE(crc32(db), 16);
   const final = join(dir, snapshotName(gen));
   const tmp = `${final}.tmp`;
-  const fh = await open(tmp, "w");
-  try {
-    await fh.write(header, 0, HEADER);
-    let off = 0;
-    let unsynced = 0;
-    while (off < db.length) {
-      const n = (await fh.write(db, off, Math.min(CHUNK, db.length - off))).bytesWritten;
-      off += n;
-      unsynced += n;
-      // Flushing as it goes keeps a large snapshot from piling up dirty pages that the journal's
-      // next fsync would then have to wait behind.
-      if (unsynced >= SYNC_EVERY) {
-        await fh.datasync();
-        unsynced = 0;
-      }
-    }
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
+  await writeInWorker(tmp, header, db);
   await rename(tmp, final);
   await syncDir(dir);
   return final;
+}
+
+interface WriterOutcome {
+  ok: boolean;
+  message?: string;
+  code?: string;
+}
+
+function writeInWorker(path: string, header: Uint8Array, db: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_FILE, { workerData: { path, header } });
+    let outcome: WriterOutcome | undefined;
+    let failure: Error | undefined;
+    worker.once("message", (m: WriterOutcome) => (outcome = m));
+    worker.once("error", (error) => (failure = error));
+    // Settled on exit, so the bytes are freed by the time the caller goes on.
+    worker.once("exit", () => {
+      if (outcome?.ok) return resolve();
+      const error = failure ?? Object.assign(new Error(outcome?.message ?? "the snapshot writer stopped before it finished"), { code: outcome?.code });
+      reject(error);
+    });
+    // Only an array that is its whole buffer can be handed over; a view into a shared buffer
+    // (a small Node Buffer from the pool, say) is copied instead.
+    const whole = db.byteOffset === 0 && db.byteLength === db.buffer.byteLength && db.buffer instanceof ArrayBuffer;
+    try {
+      worker.postMessage(db, whole ? [db.buffer as ArrayBuffer] : []);
+    } catch (error) {
+      void worker.terminate();
+      reject(error);
+    }
+  });
 }
 
 /** Reads a snapshot and checks it whole; throws with the reason when it is truncated or damaged. */
