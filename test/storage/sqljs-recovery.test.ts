@@ -1,4 +1,4 @@
-import { appendFile, readFile, stat, truncate, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readFile, rmdir, stat, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
@@ -25,6 +25,25 @@ async function ids(dir: string) {
 }
 
 describe("sql.js recovery", () => {
+  test("snapshot - one that cannot be written is a warning, and the journal keeps every write", async () => {
+    const dir = await tempDir();
+    const { storage, warnings } = await openStorage(dir);
+    // A folder where the closing snapshot's temporary file goes makes its writer fail.
+    const blocker = join(dir, "snapshot-00000002.db.tmp");
+    await mkdir(blocker);
+    for (let i = 0; i < 3; i++) await storage.commit("alice", write(`m${i}`));
+    await storage.close();
+    expect(warnings.join("\n")).toMatch(/snapshot failed, the journal keeps everything: .*EISDIR/);
+    expect(await files(dir)).toEqual(["journal-00000001.log", "snapshot-00000002.db.tmp"]);
+
+    await rmdir(blocker);
+    const again = await ids(dir);
+    expect(again.present).toEqual(["m0", "m1", "m2"]);
+    expect(again.messages.sort()).toEqual(["m0", "m1", "m2"]);
+    expect(again.warnings).toEqual([]);
+    await again.storage.close();
+  });
+
   test("journal - a torn last record is dropped with a warning and everything before it is kept", async () => {
     const dir = await journalOnly(5);
     const journal = join(dir, "journal-00000001.log");

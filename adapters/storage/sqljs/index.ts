@@ -9,12 +9,19 @@
  * loads the newest intact snapshot and replays the journals written since. A torn or corrupt
  * journal tail is dropped with a warning and everything before it is kept.
  *
- * The export blocks the event loop (about 1.5 s at a million messages), so writes issued during it
- * wait and are acknowledged right after; none is lost, since the journal keeps every record after
- * the snapshot point in the next generation. Snapshots are taken when the journal outgrows a
- * fraction of the database (bounded below and above, see {@link SqlJsStorageOptions}), which keeps
- * their cost per write about constant and the replay at start short. The previous snapshot and the
- * journals since it are kept as a fallback, should the newest snapshot turn out damaged.
+ * The export blocks the event loop (about 1 to 2 s at a million messages), so writes issued during
+ * it wait and are acknowledged right after; none is lost, since the journal keeps every record
+ * after the snapshot point in the next generation. The exported bytes are handed to a worker
+ * thread that writes the file and exits, which frees them at once: the process holds the database
+ * about twice (live and exported) while a snapshot is taken, and once otherwise.
+ *
+ * Snapshots are taken when the journal outgrows a fraction of the database (bounded below and
+ * above, see {@link SqlJsStorageOptions}), which keeps their cost per write about constant and the
+ * replay at start short. The previous snapshot and the journals since it are kept as a fallback,
+ * should the newest snapshot turn out damaged.
+ *
+ * Search uses FTS4, split in shards of 32,768 messages so that no write ever merges the index of
+ * the whole history (see `fts-shards.ts`).
  *
  * ```ts
  * import { sqlJsStorage } from "chat-gateway/storage/sqljs";
