@@ -142,6 +142,7 @@ class SqlJsStore implements SqlJsStorage {
   #journalBytes = 0;
   #snapshotting: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #migrated = false;
 
   constructor(options: SqlJsStorageOptions) {
     this.#dir = options.dir;
@@ -170,7 +171,7 @@ class SqlJsStore implements SqlJsStorage {
       }, every);
       this.#timer.unref();
     }
-    this.#snapshotSoon(false);
+    this.#snapshotSoon(this.#migrated);
   }
 
   async #load(): Promise<void> {
@@ -209,7 +210,8 @@ class SqlJsStore implements SqlJsStorage {
     }
     this.#db = loaded ?? new SQL.Database();
     this.#sql = new Sql(this.#db);
-    migrate(this.#sql);
+    // A migrated database is snapshotted right after the start, so the next start need not migrate again.
+    this.#migrated = migrate(this.#sql) > 0 && loaded !== undefined;
 
     for (const gen of journals) {
       if (gen < base) continue;

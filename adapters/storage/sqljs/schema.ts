@@ -94,8 +94,11 @@ export class SchemaTooNewError extends Error {
   }
 }
 
-/** Brings a database to {@link SCHEMA_VERSION}, refusing one from a newer version. */
-export function migrate(sql: Sql, target = SCHEMA_VERSION, migrations = MIGRATIONS): void {
+/**
+ * Brings a database to {@link SCHEMA_VERSION}, refusing one from a newer version; returns how
+ * many versions it moved forward.
+ */
+export function migrate(sql: Sql, target = SCHEMA_VERSION, migrations = MIGRATIONS): number {
   const found = Number(sql.get("PRAGMA user_version")![0]);
   if (found > target) throw new SchemaTooNewError(found, target);
   for (let v = found; v < target; v++) {
@@ -107,4 +110,5 @@ export function migrate(sql: Sql, target = SCHEMA_VERSION, migrations = MIGRATIO
       sql.db.exec(`PRAGMA user_version = ${v + 1}`);
     });
   }
+  return Math.max(0, target - found);
 }
