@@ -9,11 +9,11 @@
  * loads the newest intact snapshot and replays the journals written since. A torn or corrupt
  * journal tail is dropped with a warning and everything before it is kept.
  *
- * The export blocks the event loop (about 1 to 2 s at a million messages), so writes issued during
- * it wait and are acknowledged right after; none is lost, since the journal keeps every record
- * after the snapshot point in the next generation. The exported bytes are handed to a worker
- * thread that writes the file and exits, which frees them at once: the process holds the database
- * about twice (live and exported) while a snapshot is taken, and once otherwise.
+ * The export blocks the event loop (about 1 to 2 s at a million messages). The exported bytes are
+ * then handed to a worker thread that copies them into the file and exits, which frees them at
+ * once (0.2 s for 750 MB); writes issued meanwhile wait and are acknowledged right after, and none
+ * is lost, since the journal keeps every record after the snapshot point in the next generation.
+ * The process so holds the database about twice while a snapshot is taken, and once otherwise.
  *
  * Snapshots are taken when the journal outgrows a fraction of the database (bounded below and
  * above, see {@link SqlJsStorageOptions}), which keeps their cost per write about constant and the
@@ -143,6 +143,12 @@ class SqlJsStore implements SqlJsStorage {
   #snapshotting: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
   #migrated = false;
+  /**
+   * Set while the exported bytes are being copied to disk. Writes wait for it: a write that grew
+   * the database could make sql.js move its in-memory file to a larger buffer, and for a moment
+   * the process would hold the old file, the new one and the export (three times the database).
+   */
+  #held: Promise<void> | undefined;
 
   constructor(options: SqlJsStorageOptions) {
     this.#dir = options.dir;
@@ -255,6 +261,10 @@ class SqlJsStore implements SqlJsStorage {
    */
   async #write(op: JournalOp): Promise<CommitResult | undefined> {
     this.#ready();
+    while (this.#held) {
+      await this.#held;
+      this.#ready();
+    }
     const record = encodeRecord(JSON.stringify(op));
     const result = this.#sql.transaction(() => applyOp(this.#sql, op));
     const durable = this.#journal.append(this.#gen, record);
@@ -307,11 +317,20 @@ class SqlJsStore implements SqlJsStorage {
     // Reset before the write: after a failure the next attempt waits for another threshold of
     // journal, rather than exporting again on every write while the disk is full.
     this.#journalBytes = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.#held = held;
+    const unhold = () => {
+      if (this.#held === held) this.#held = undefined;
+      release();
+    };
     try {
-      await writeSnapshot(this.#dir, gen, bytes);
+      await writeSnapshot(this.#dir, gen, bytes, unhold);
     } catch (error) {
       this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`);
       return;
+    } finally {
+      unhold();
     }
     this.#snapshotBytes = size;
     this.#snapshots.push(gen);

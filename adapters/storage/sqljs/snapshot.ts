@@ -1,4 +1,4 @@
-import { readFile, rename } from "node:fs/promises";
+import { open, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -32,18 +32,30 @@ export function snapshotGen(name: string): number | undefined {
 
 /**
  * Writes a snapshot so that it either exists whole or not at all: to a temporary file, fsynced,
- * then renamed into place and the folder fsynced. The file is written by a short-lived worker
- * thread that `db` is transferred to: the caller's array is empty afterwards, and the memory is
- * freed as soon as the file is written rather than whenever the garbage collector gets to it.
+ * then renamed into place and the folder fsynced. A short-lived worker thread that `db` is
+ * transferred to copies it into the file: the caller's array is empty afterwards, and its memory
+ * is freed as soon as the copy is done rather than whenever the garbage collector gets to it.
+ * `written` is called at that moment, before the fsync.
  */
-export async function writeSnapshot(dir: string, gen: number, db: Uint8Array): Promise<string> {
+export async function writeSnapshot(dir: string, gen: number, db: Uint8Array, written?: () => void): Promise<string> {
   const header = Buffer.alloc(HEADER);
   MAGIC.copy(header, 0);
   header.writeBigUInt64LE(BigInt(db.length), 8);
   header.writeUInt32LE(crc32(db), 16);
   const final = join(dir, snapshotName(gen));
   const tmp = `${final}.tmp`;
-  await writeInWorker(tmp, header, db);
+  try {
+    await writeInWorker(tmp, header, db);
+  } finally {
+    written?.();
+  }
+  // fsync covers every write to the file, whichever descriptor made it.
+  const fh = await open(tmp, "r+");
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
   await rename(tmp, final);
   await syncDir(dir);
   return final;
