@@ -10,7 +10,7 @@ import { DEFAULT_CHAT_ID, type Hub, type HubSession } from "./hub.js";
 import { newId } from "./id-generator.js";
 import type { ChatId, Owner } from "./ids.js";
 import type { Channel } from "./records.js";
-import type { OutboxFrame } from "./storage.js";
+import type { StoredFrame } from "./protocol.js";
 
 /** Who asked, so the response carries the request id (absent for server-side calls). */
 export type Requester = { session: HubSession; requestId: string | undefined } | undefined;
@@ -105,7 +105,7 @@ export async function setDefault(hub: Hub, owner: Owner, chatId: ChatId, request
   const next: Channel = { ...target, is_default: true };
   delete next.auto;
   const demoted = previous.map((c) => ({ ...c, is_default: false }));
-  const frames: OutboxFrame[] = [next, ...demoted].map((c) => ({ type: "channel.renamed", payload: channelPayload(c) }));
+  const frames: StoredFrame[] = [next, ...demoted].map((c) => ({ type: "channel.renamed", payload: channelPayload(c) }));
   await hub.store(owner, { channels: [next, ...demoted] }, frames, requester);
   return next;
 }
@@ -126,6 +126,6 @@ export async function deleteChannel(hub: Hub, owner: Owner, chatId: ChatId, requ
     hub.lanes.clear(owner, lane);
   }
   // The requested channel's frame is the response; its threads' frames are broadcast only.
-  const frames: OutboxFrame[] = gone.map((c) => ({ type: "channel.deleted", payload: { chat_id: c.chat_id } }));
+  const frames: StoredFrame[] = gone.map((c) => ({ type: "channel.deleted", payload: { chat_id: c.chat_id } }));
   await hub.store(owner, { deleteChannels: gone.map((c) => c.chat_id) }, frames, requester && { ...requester, frameIndex: 0 });
 }

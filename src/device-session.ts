@@ -10,7 +10,7 @@ import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "./errors
 import { FrameError, parseClientFrame, type ClientFrame } from "./frames.js";
 import type { Hub, HubSession } from "./hub.js";
 import type { Owner } from "./ids.js";
-import { LIMITS, PROTOCOL_VERSION } from "./protocol.js";
+import { LIMITS, PROTOCOL_VERSION, type ServerFrame } from "./protocol.js";
 import type { Device, DeviceCaps } from "./records.js";
 import { handleRequest } from "./requests.js";
 import { TokenBucket } from "./token-bucket.js";
@@ -33,8 +33,8 @@ export interface SessionState {
   readonly device: Device;
   readonly caps: DeviceCaps;
   readonly uploads: Uploads;
-  /** Send a frame to this connection only (a response or a replayed frame). */
-  send(frame: OutgoingFrame, requestId?: string): void;
+  /** Send a frame to this connection only (a response). */
+  send(frame: ServerFrame, requestId?: string): void;
   /** Send raw bytes (a media chunk) to this connection. */
   sendBinary(data: Uint8Array): void;
   /** Wait until the socket's buffer is below the soft limit (long replies, media pulls). */
@@ -314,10 +314,16 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       if (frame.type === "message.stop") frame = stopAsMessage(frame);
     }
     if (caps && !caps.media && frame.type === "media.offer") return;
-    this.send(frame, requestId);
+    this.#write(frame, requestId);
   }
 
-  send(frame: OutgoingFrame, requestId?: string): void {
+  /** Send a frame this connection built (a response, an error): only the protocol's frame types. */
+  send(frame: ServerFrame, requestId?: string): void {
+    this.#write(frame, requestId);
+  }
+
+  /** Send any frame, built here or passed on from the bus or the outbox, under the slow-consumer policy. */
+  #write(frame: OutgoingFrame, requestId?: string): void {
     if (this.#state === "closed") return;
     const buffered = this.#conn.bufferedAmount;
     const { softBytes, hardBytes } = this.#hub.options.backpressure;

@@ -1,7 +1,7 @@
 /**
  * Client → gateway frames: one superstruct struct per frame, types derived from them, and the
  * parser that turns a text frame into a validated request. Gateway → client frames are built by
- * the gateway itself and never validated again (see `server-frames.ts`).
+ * the gateway itself from the names in `SERVER_FRAME_TYPES` (protocol.ts) and never validated again.
  * @module
  */
 import {

@@ -15,7 +15,8 @@ import type { Logger, ResolvedOptions } from "./options.js";
 import type { PushMessage } from "./push.js";
 import type { Channel } from "./records.js";
 import type { AgentRuntime } from "./runtime.js";
-import type { Change, Lane, OutboxFrame, Storage } from "./storage.js";
+import type { ServerFrame, StoredFrame } from "./protocol.js";
+import type { Change, Lane, Storage } from "./storage.js";
 
 /** The default channel's id; every owner has exactly one channel of kind `default`. */
 export const DEFAULT_CHAT_ID = "default";
@@ -108,7 +109,7 @@ export class Hub {
   async store(
     owner: Owner,
     change: Change,
-    frames: OutboxFrame[] = [],
+    frames: StoredFrame[] = [],
     respondTo?: { session: HubSession; requestId: string | undefined; frameIndex?: number },
   ): Promise<OutgoingFrame[]> {
     const committing = this.storage.commit(owner, { ...change, outbox: frames });
@@ -149,7 +150,7 @@ export class Hub {
   }
 
   /** Send a live (not stored) frame to every device of the owner. */
-  live(owner: Owner, frame: OutgoingFrame, except?: string): void {
+  live(owner: Owner, frame: ServerFrame, except?: string): void {
     this.bus.publish({ owner, frame, except });
   }
 

@@ -23,7 +23,8 @@ export { ANONYMOUS_OWNER } from "./ids.js";
 export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq } from "./ids.js";
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
-export { PROTOCOL_VERSION, LIMITS } from "./protocol.js";
+export { PROTOCOL_VERSION, LIMITS, SERVER_FRAME_TYPES, STORED_FRAME_TYPES } from "./protocol.js";
+export type { ServerFrameType, StoredFrameType } from "./protocol.js";
 export type {
   Channel,
   ChannelKind,

@@ -8,14 +8,14 @@ import { GatewayError } from "./errors.js";
 import type { ClientPayloads } from "./frames.js";
 import type { Hub } from "./hub.js";
 import type { MediaWriter } from "./media-store.js";
-import { LIMITS } from "./protocol.js";
+import { LIMITS, type ServerFrame } from "./protocol.js";
 import type { MediaRecord } from "./records.js";
 
 /** What the media code needs of its connection. */
 export interface MediaSession {
   readonly owner: string;
   readonly caps: { media: boolean };
-  send(frame: { type: string; payload: Record<string, unknown> }, requestId?: string): void;
+  send(frame: ServerFrame, requestId?: string): void;
   sendBinary(data: Uint8Array): void;
   drained(): Promise<void>;
 }

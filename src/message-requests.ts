@@ -14,7 +14,8 @@ import type { Owner } from "./ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { Channel, HistoryItem, MediaRef, StoredMessage } from "./records.js";
 import type { CommandInput, RuntimeEvent, TurnInput } from "./runtime.js";
-import type { Lane, OutboxFrame } from "./storage.js";
+import type { StoredFrame } from "./protocol.js";
+import type { Lane } from "./storage.js";
 import { historyItem, messagePayload } from "./message-payloads.js";
 import { runAnswer } from "./turn.js";
 
@@ -89,7 +90,7 @@ async function storeAndStart(
   if (!isStop) hub.lanes.checkCapacity(owner);
 
   let lane: Lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
-  const frames: OutboxFrame[] = [];
+  const frames: StoredFrame[] = [];
   const channels: Channel[] = [];
   let minted: Channel | undefined;
   // Auto-threading: only in a flat lane, with non-blank text that is not a slash command.

@@ -1,5 +1,6 @@
 /**
- * Protocol constants: the version and the limits of the seed and PROTOCOL.md.
+ * Protocol constants: the version, the limits (docs/PROTOCOL.md §8) and the frame types the
+ * gateway sends (docs/PROTOCOL.md §1).
  * @module
  */
 
@@ -25,3 +26,59 @@ export const LIMITS = {
   /** Longest search snippet (characters). */
   snippetMax: 200,
 } as const;
+
+/**
+ * The frames the gateway stores in the owner's outbox: they carry a `seq` and `sync` replays them
+ * (docs/PROTOCOL.md §5). Every other gateway frame is live only.
+ */
+export const STORED_FRAME_TYPES = [
+  "message",
+  "message.stop",
+  "message.deleted",
+  "channel.created",
+  "channel.renamed",
+  "channel.deleted",
+  "notification",
+  "media.offer",
+] as const;
+
+/** The type name of a frame the gateway stores in the outbox. */
+export type StoredFrameType = (typeof STORED_FRAME_TYPES)[number];
+
+/**
+ * Every frame type the gateway sends to a device (docs/PROTOCOL.md §1), the stored ones included.
+ * The gateway's sending code accepts only these names, so a new frame type starts here.
+ */
+export const SERVER_FRAME_TYPES = [
+  "hello.ok",
+  ...STORED_FRAME_TYPES,
+  "message.start",
+  "message.update",
+  "commentary",
+  "tool.start",
+  "tool.end",
+  "typing",
+  "channel.list",
+  "history",
+  "search.results",
+  "commands.catalog",
+  "media.upload.ack",
+  "media.pull.end",
+  "sync.done",
+  "pong",
+  "error",
+] as const;
+
+/** The type name of a gateway → client frame. */
+export type ServerFrameType = (typeof SERVER_FRAME_TYPES)[number];
+
+/** A gateway → client frame as the gateway builds it: a known type and its payload. */
+export interface ServerFrame {
+  type: ServerFrameType;
+  payload: Record<string, unknown>;
+}
+
+/** A frame bound for the outbox (it gets a `seq` when stored). */
+export interface StoredFrame extends ServerFrame {
+  type: StoredFrameType;
+}

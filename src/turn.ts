@@ -5,7 +5,6 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { OutgoingFrame } from "./bus.js";
 import type { Hub } from "./hub.js";
 import { newId } from "./id-generator.js";
 import type { Owner } from "./ids.js";
@@ -14,7 +13,8 @@ import type { MediaRecord, MediaRef, MessageStatus, StoredMessage } from "./reco
 import { messagePayload, stopPayload } from "./message-payloads.js";
 import { buildRuntimeInfo, mergeUsage } from "./runtime-info.js";
 import type { MediaEvent, RuntimeEvent, UsageEvent } from "./runtime.js";
-import type { Lane, OutboxFrame } from "./storage.js";
+import type { ServerFrame, StoredFrame } from "./protocol.js";
+import type { Lane } from "./storage.js";
 
 /** What an answer needs. */
 export interface AnswerParams {
@@ -261,8 +261,8 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     message.tokens = (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0);
   }
 
-  const final: OutboxFrame = streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
-  const frames: OutboxFrame[] = [final, ...offers.map((ref) => ({ type: "media.offer", payload: { ...ref, ...where } }))];
+  const final: StoredFrame = streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
+  const frames: StoredFrame[] = [final, ...offers.map((ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, ...where } }))];
 
   await saving;
   try {
@@ -271,7 +271,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     // The final frame could not be stored: tell the devices live so no one waits forever.
     hub.log.error("storing the final answer failed", error);
     hub.events.emit("error", error);
-    const live: OutgoingFrame = { type: final.type, payload: { ...final.payload, status: "error" } };
+    const live: ServerFrame = { type: final.type, payload: { ...final.payload, status: "error" } };
     hub.live(owner, live);
   }
   hub.live(owner, { type: "typing", payload: { on: false, ...where } });
