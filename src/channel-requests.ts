@@ -1,5 +1,5 @@
 /**
- * Channel frames: list, set_default, and the create / update / delete extensions (PROTOCOL.md §3),
+ * Channel frames: list, set_default, and the create / update / delete extensions (docs/PROTOCOL.md §3),
  * plus the server-side channel API.
  * @module
  */

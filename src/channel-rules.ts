@@ -1,5 +1,5 @@
 /**
- * The field rules of channels (PROTOCOL.md §3) and their sort order.
+ * The field rules of channels (docs/PROTOCOL.md §3) and their sort order.
  * @module
  */
 import { GatewayError } from "./errors.js";

@@ -4,7 +4,7 @@
  * @module
  */
 
-/** The error codes of the frame protocol (seed: Errors). */
+/** The error codes of the frame protocol (docs/PROTOCOL.md §8.1). */
 export type ErrorCode = "auth" | "not_found" | "rate_limited" | "media_too_large" | "unsupported" | "internal";
 
 /** What each code means on each transport: the WebSocket close code that follows it (if any) and the HTTP status. */

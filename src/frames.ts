@@ -107,7 +107,7 @@ export const clientFrameStructs = {
   ping: type({ ts: optional(integer()) }),
 } satisfies Record<string, Struct<any, any>>;
 
-/** Frames the seed lists as planned: recognised, answered `unsupported`. */
+/** The planned frames (docs/PROTOCOL.md §11): recognised, answered `unsupported`. */
 export const PLANNED_FRAMES: ReadonlySet<string> = new Set(["picker.select", "commands.complete"]);
 
 /** The type name of a client frame. */
@@ -121,7 +121,7 @@ export type ClientFrame = {
   [K in ClientFrameType]: { type: K; id?: string; payload: ClientPayloads[K] };
 }[ClientFrameType];
 
-/** The envelope of every frame (PROTOCOL.md §1). */
+/** The envelope of every frame (docs/PROTOCOL.md §1). */
 const envelope = type({
   type: string(),
   id: optional(union([string(), literal(null)])),

@@ -188,7 +188,7 @@ export class Hub {
   }
 
   /**
-   * Resolve `chat_id` + `thread_id` to a lane (PROTOCOL.md §1): a thread's id as `chat_id` with no
+   * Resolve `chat_id` + `thread_id` to a lane (docs/PROTOCOL.md §1): a thread's id as `chat_id` with no
    * `thread_id` means that thread. Unknown ids, or a thread that is not the channel's, are `not_found`.
    */
   async resolveLane(owner: Owner, chatId: string, threadId?: string | null): Promise<ResolvedLane> {

@@ -1,5 +1,5 @@
 /**
- * Media over the socket (PROTOCOL.md §7): uploads hashed as chunks arrive and written through the
+ * Media over the socket (docs/PROTOCOL.md §7): uploads hashed as chunks arrive and written through the
  * {@link MediaStore} without buffering whole files, and pulls streamed back in chunks.
  * @module
  */

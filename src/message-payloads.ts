@@ -1,11 +1,11 @@
 /**
- * The wire shapes of a stored message: the seed's history item, and the `message` and
+ * The wire shapes of a stored message: the history item, and the `message` and
  * `message.stop` payloads built from it.
  * @module
  */
 import type { HistoryItem, StoredMessage } from "./records.js";
 
-/** The seed's history item (plus the `status` and `reply_to` extensions); storage-only fields dropped. */
+/** A history item (docs/PROTOCOL.md §5), with the `status` and `reply_to` extensions; storage-only fields dropped. */
 export function historyItem(m: StoredMessage): HistoryItem & { reply_to?: string } {
   const item: HistoryItem & { reply_to?: string } = { message_id: m.message_id, role: m.role, text: m.text, reasoning: m.reasoning, ts: m.ts, media: m.media };
   if (m.model !== undefined) item.model = m.model;
@@ -16,7 +16,7 @@ export function historyItem(m: StoredMessage): HistoryItem & { reply_to?: string
   return item;
 }
 
-/** The payload of a `message` frame (PROTOCOL.md §1): the history item with its lane and idempotency key. */
+/** The payload of a `message` frame (docs/PROTOCOL.md §4.1): the history item with its lane and idempotency key. */
 export function messagePayload(m: StoredMessage, clientMsgId?: string): Record<string, unknown> {
   const payload: Record<string, unknown> = { ...historyItem(m), chat_id: m.chat_id, thread_id: m.thread_id };
   const key = clientMsgId ?? m.client_msg_id;

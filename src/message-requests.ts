@@ -1,6 +1,6 @@
 /**
  * `message.send` (echo, idempotency, auto-threading, slash commands, the turn) and
- * `message.delete` (PROTOCOL.md §4).
+ * `message.delete` (docs/PROTOCOL.md §4).
  * @module
  */
 import { deriveTitle, channelPayload } from "./channel-rules.js";

@@ -1,14 +1,14 @@
 /**
- * The records of the protocol, in their wire shape (snake_case, as the seed names them). Storage
+ * The records of the protocol, in their wire shape (snake_case, as docs/PROTOCOL.md names them). Storage
  * keeps the same shapes, so nothing is translated between the database and the wire.
  * @module
  */
 import type { ChatId, DeviceId, MediaId, MessageId, Owner } from "./ids.js";
 
-/** Kind of a channel entry (seed: channel.kind). */
+/** Kind of a channel entry (docs/PROTOCOL.md §3). */
 export type ChannelKind = "default" | "channel" | "thread";
 
-/** A channel or a thread (seed: channel). */
+/** A channel or a thread (docs/PROTOCOL.md §3). */
 export interface Channel {
   chat_id: ChatId;
   name: string;
@@ -32,10 +32,10 @@ export interface Channel {
   created_ts?: number;
 }
 
-/** Kind of a media item (seed: media_ref.kind). */
+/** Kind of a media item (docs/PROTOCOL.md §7). */
 export type MediaKind = "image" | "audio" | "video" | "document" | "voice";
 
-/** A reference to stored media (seed: media_ref). */
+/** A reference to stored media (docs/PROTOCOL.md §7). */
 export interface MediaRef {
   media_id: MediaId;
   kind: MediaKind;
@@ -47,7 +47,7 @@ export interface MediaRef {
   message_id?: MessageId;
 }
 
-/** Runtime metadata shown in a client's footer (seed: runtime). Every key is absent when unknown. */
+/** Runtime metadata shown in a client's footer (docs/PROTOCOL.md §4.2). Every key is absent when unknown. */
 export interface RuntimeInfo {
   /** Bare model id, vendor prefix dropped. */
   model?: string;
@@ -71,7 +71,7 @@ export type Role = "user" | "assistant";
  */
 export type MessageStatus = "complete" | "streaming" | "stopped" | "interrupted" | "error";
 
-/** A history item (seed: history message item). */
+/** A history item (docs/PROTOCOL.md §5). */
 export interface HistoryItem {
   message_id: MessageId;
   role: Role;
@@ -98,7 +98,7 @@ export interface StoredMessage extends HistoryItem {
   client_msg_id?: string;
 }
 
-/** A search hit (seed: search hit). */
+/** A search hit (docs/PROTOCOL.md §5). */
 export interface SearchHit {
   message_id: MessageId;
   chat_id: ChatId;
@@ -109,7 +109,7 @@ export interface SearchHit {
   ts: number;
 }
 
-/** Kind of a notification (seed: notification payload). */
+/** Kind of a notification (docs/PROTOCOL.md §6). */
 export type NotificationKind =
   | "channel_renamed"
   | "channel_created"
@@ -119,7 +119,7 @@ export type NotificationKind =
   | "clarify"
   | "generic";
 
-/** A gateway-originated notice (seed: notification payload). */
+/** A gateway-originated notice (docs/PROTOCOL.md §6). */
 export interface Notification {
   kind: NotificationKind;
   title: string;
@@ -130,10 +130,10 @@ export interface Notification {
   thread_id?: ChatId | null;
 }
 
-/** Category of a slash command (seed: command catalog entry). */
+/** Category of a slash command (docs/PROTOCOL.md §6). */
 export type CommandCategory = "Session" | "Configuration" | "Tools & Skills" | "Info" | "Exit" | "Plugin";
 
-/** A slash command in the catalog (seed: command catalog entry). */
+/** A slash command in the catalog (docs/PROTOCOL.md §6). */
 export interface CommandEntry {
   /** Canonical name with a leading slash. */
   name: string;

@@ -1,10 +1,10 @@
 /**
  * The `SessionStore` contract: where login sessions live. In memory by default (sessions end
- * with the process, as the seed says); a shared store lets several processes accept one login.
+ * with the process, docs/PROTOCOL.md §9.3); a shared store lets several processes accept one login.
  * @module
  */
 
-/** A login session (seed: Session). */
+/** A login session (docs/PROTOCOL.md §9.3). */
 export interface Session {
   /** 256 random bits, URL-safe text. */
   token: string;

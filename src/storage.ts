@@ -93,7 +93,7 @@ export interface OutboxBounds {
   last: Seq;
 }
 
-/** How much outbox to keep per owner (PROTOCOL.md §5). */
+/** How much outbox to keep per owner (docs/PROTOCOL.md §5). */
 export interface RetentionPolicy {
   /** Keep at most this many newest frames. */
   maxFrames: number;

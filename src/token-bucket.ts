@@ -1,5 +1,5 @@
 /**
- * A token bucket: the per-connection frame-rate budget (PROTOCOL.md §8).
+ * A token bucket: the per-connection frame-rate budget (docs/PROTOCOL.md §2.4).
  * @module
  */
 

@@ -23,7 +23,7 @@ export function encodeFrame(frame: OutgoingFrame, id?: string): string {
 
 /**
  * The `message` frame equivalent of a `message.stop` (same `message_id`, `text` = `final_text`,
- * same `seq`), for devices whose `caps.streaming` is false (PROTOCOL.md §5).
+ * same `seq`), for devices whose `caps.streaming` is false (docs/PROTOCOL.md §2.3).
  */
 export function stopAsMessage(stop: OutgoingFrame): OutgoingFrame {
   let frame = asMessage.get(stop);

@@ -178,7 +178,7 @@ interface ActiveDownload {
 const OPEN = 1;
 const SEEN_WINDOW = 4096;
 
-/** Pages backwards through a lane's history with `before_message_id` (PROTOCOL.md §5). */
+/** Pages backwards through a lane's history with `before_message_id` (docs/PROTOCOL.md §5). */
 export class HistoryPager {
   readonly #client: GatewayClient;
   readonly #lane: LaneQuery;

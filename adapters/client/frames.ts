@@ -27,7 +27,7 @@ export interface LaneRef {
   thread_id: ChatId | null;
 }
 
-/** `hello.ok`: the gateway accepted the device (PROTOCOL.md §2). */
+/** `hello.ok`: the gateway accepted the device (docs/PROTOCOL.md §2.1). */
 export interface HelloOkPayload {
   protocol: number;
   /** The owner's newest `seq` at the time of hello. */
@@ -215,7 +215,7 @@ export interface ServerFrame<K extends ServerFrameType = ServerFrameType> {
   payload: ServerPayloads[K];
 }
 
-/** The response frame type of each request the client can send (PROTOCOL.md §1). */
+/** The response frame type of each request the client can send (docs/PROTOCOL.md §1.1). */
 export interface ResponseTypes {
   ping: "pong";
   "channel.list": "channel.list";

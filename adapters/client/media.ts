@@ -1,5 +1,5 @@
 /**
- * Browser-safe media helpers: the binary chunk format of PROTOCOL.md §7 and sha256 via WebCrypto.
+ * Browser-safe media helpers: the binary chunk format of docs/PROTOCOL.md §7 and sha256 via WebCrypto.
  * @module
  */
 

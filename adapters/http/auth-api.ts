@@ -96,7 +96,7 @@ const METHODS: Record<string, readonly string[]> = {
   "/api/auth/users": ["GET", "HEAD"],
 };
 
-/** Serves one of the public endpoints of PROTOCOL §9; `pathname` is one of them. */
+/** Serves one of the public endpoints of docs/PROTOCOL.md §9.1; `pathname` is one of them. */
 export async function serveAuthApi(ctx: AuthContext, pathname: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const allowed = METHODS[pathname]!;
   if (!allowed.includes(req.method ?? "")) {

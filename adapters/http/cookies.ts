@@ -13,7 +13,7 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
-/** The `Set-Cookie` value that hands a browser its session (PROTOCOL §9). */
+/** The `Set-Cookie` value that hands a browser its session (docs/PROTOCOL.md §9.3). */
 export function sessionCookie(name: string, token: string, secure: boolean): string {
   return `${name}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${LOGIN_LIMITS.sessionSeconds}${secure ? "; Secure" : ""}`;
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
 import { readCookie } from "./cookies.js";
 
-/** The endpoints of the login API, open to everyone (PROTOCOL §9). */
+/** The endpoints of the login API, open to everyone (docs/PROTOCOL.md §9.1). */
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/api/ping", "/api/auth/status", "/api/auth/login", "/api/auth/logout", "/api/auth/users"]);
 
 /**
@@ -121,7 +121,7 @@ export function ownOrigin(req: IncomingMessage, trust: TrustProxy | undefined): 
 }
 
 /**
- * The Origin rule of PROTOCOL §9 for a cookie-authenticated WebSocket upgrade: no `Origin`
+ * The Origin rule of docs/PROTOCOL.md §9.4 for a cookie-authenticated WebSocket upgrade: no `Origin`
  * (not a browser) passes; otherwise it must be the server's own origin or an allowed one.
  */
 export function originAllowed(req: IncomingMessage, allowed: ReadonlySet<string>, trust: TrustProxy | undefined): boolean {

@@ -1,5 +1,5 @@
 /**
- * Login protection for the HTTP side of a gateway (PROTOCOL §9, the login seed): a user store of
+ * Login protection for the HTTP side of a gateway (docs/PROTOCOL.md §9): a user store of
  * bcrypt hashes managed by a command line, sessions by bearer token or cookie, the login API under
  * `/api/auth/`, a failed-login lockout, and a gate in front of every `/api/` and `/ws/` path and
  * WebSocket upgrade. Works with a plain `node:http` server; start with {@link createLoginProtection}.

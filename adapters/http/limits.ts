@@ -1,4 +1,4 @@
-/** The numbers of the login seed, in one place. */
+/** The numbers of login protection (docs/PROTOCOL.md §9), in one place. */
 export const LOGIN_LIMITS = {
   /** Session lifetime in seconds (24 hours). */
   sessionSeconds: 86_400,

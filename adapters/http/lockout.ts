@@ -15,7 +15,7 @@ interface Entry {
 }
 
 /**
- * The failed-login lockout of the seed, per client IP: 10 failures within 300 s lock the IP for
+ * The failed-login lockout (docs/PROTOCOL.md §9.6), per client IP: 10 failures within 300 s lock the IP for
  * 900 s and clear its list; a success clears its failures; the lockout lifts when its time has
  * passed. Attempts during a lockout neither count nor extend it. All times come from the caller
  * (milliseconds), so tests drive it with their own clock.

@@ -83,7 +83,7 @@ const SERVICE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
  * Login protection for a `node:http` (or `https`) server: the user store, sessions, the login API,
- * the failed-login lockout and the gate of every `/api/` and `/ws/` path (PROTOCOL §9). With no
+ * the failed-login lockout and the gate of every `/api/` and `/ws/` path (docs/PROTOCOL.md §9). With no
  * users in the store it is off and lets everything through; `user add` turns it on without a
  * restart.
  *

@@ -9,7 +9,7 @@ export interface SessionLookup {
 }
 
 /**
- * The `hello` rules of PROTOCOL §2 over login sessions. Protection off: every token is accepted,
+ * The `hello` rules of docs/PROTOCOL.md §2.2 over login sessions. Protection off: every token is accepted,
  * owner {@link ANONYMOUS_OWNER}, user null. Protection on: an empty `hello.token` uses the session
  * the upgrade was gated with (a browser cannot read its HttpOnly cookie); a non-empty one must be a
  * valid session, of the same user as the upgrade's session when there was one. Owner and user are

@@ -11,8 +11,8 @@ function digest(token: string): Buffer {
 }
 
 /**
- * The default {@link SessionStore}: sessions in this process's memory, gone on restart (as the
- * seed says). Sessions are keyed by the SHA-256 of their token, so neither the lookup nor the
+ * The default {@link SessionStore}: sessions in this process's memory, gone on restart
+ * (docs/PROTOCOL.md §9.3). Sessions are keyed by the SHA-256 of their token, so neither the lookup nor the
  * final constant-time comparison can leak a token's characters through timing.
  */
 export function memorySessionStore(): SessionStore {

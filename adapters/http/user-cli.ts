@@ -146,7 +146,7 @@ async function readPassword(io: UserCliIO): Promise<string> {
 }
 
 /**
- * The user-management command line of PROTOCOL §10: `user add|list|remove|set-password [name]`
+ * The user-management command line of docs/PROTOCOL.md §10.4: `user add|list|remove|set-password [name]`
  * with `--users-file <path>` (or `GATEWAY_USERS_FILE`). `add`, `remove` and `set-password` need
  * an effective uid of 0. Resolves the exit code: 0 success, 1 a value error (its message on
  * stderr), 2 a usage error. Never rejects.

@@ -4,7 +4,7 @@ import path from "node:path";
 import { LOGIN_LIMITS } from "./limits.js";
 
 /**
- * A "value error" of the login seed: a bad username or password, a duplicate or unknown user, or a
+ * A "value error" of the user store: a bad username or password, a duplicate or unknown user, or a
  * user store that cannot be read, created or written. Not a protocol error; the user CLI prints
  * its message and exits with 1.
  */
@@ -15,7 +15,7 @@ export class UserStoreError extends Error {
   }
 }
 
-/** The state of a user store file (seed: States and transitions). */
+/** The state of a user store file (docs/PROTOCOL.md §9.7). */
 export type UserStoreState = "absent" | "empty" | "unreadable" | "enabled";
 
 /** What the server sees in the user store at one moment. */
@@ -33,7 +33,7 @@ export interface UserStoreSnapshot {
 
 const USERNAME = /^[A-Za-z0-9_.-]{1,32}$/;
 
-/** The seed's message for an invalid username. */
+/** The message for an invalid username. */
 export const INVALID_USERNAME_MESSAGE = "invalid username: use 1 to 32 characters (letters, digits, underscore, hyphen, full stop)";
 
 /** True for 1 to 32 ASCII letters, digits, underscores, hyphens and full stops. */
@@ -41,7 +41,7 @@ export function isValidUsername(name: string): boolean {
   return USERNAME.test(name);
 }
 
-/** @throws {UserStoreError} with the seed's message when `name` is not a valid username. */
+/** @throws {UserStoreError} with {@link INVALID_USERNAME_MESSAGE} when `name` is not a valid username. */
 export function checkUsername(name: string): void {
   if (!isValidUsername(name)) throw new UserStoreError(INVALID_USERNAME_MESSAGE);
 }
@@ -94,7 +94,7 @@ function reason(error: unknown): string {
 /**
  * The user store: a JSON file `{"users": {name: bcrypt hash}}`, shared by the server and the user
  * CLI. The server reads it leniently through {@link UserStore.current} (anything wrong reads as no
- * users, as the seed says) and notices every change the CLI makes; the CLI reads it strictly and
+ * users, docs/PROTOCOL.md §9.7) and notices every change the CLI makes; the CLI reads it strictly and
  * writes it atomically.
  */
 export class UserStore {

@@ -3,7 +3,7 @@ import type { Redis } from "ioredis";
 import type { LockoutStore, SharedLockoutCheck } from "chat-gateway/http";
 import { checkRedis } from "./options.js";
 
-/** Options of {@link redisLockoutStore}. The defaults are the login seed's rule. */
+/** Options of {@link redisLockoutStore}. The defaults are the lockout rule of docs/PROTOCOL.md §9.6. */
 export interface RedisLockoutStoreOptions {
   /** Prefix of every key (default `chat-gateway:`). */
   prefix?: string;

@@ -1,5 +1,5 @@
 // The example server's settings: command-line flags beat environment variables beat defaults
-// (PROTOCOL.md §10).
+// (docs/PROTOCOL.md §10.2).
 import { join, resolve } from "node:path";
 
 export interface ServerConfig {

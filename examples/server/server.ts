@@ -85,7 +85,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     });
   });
 
-  /** GET /api/media/<id> for browsers (PROTOCOL.md §7 extension): the owner's media only. */
+  /** GET /api/media/<id> for browsers (docs/PROTOCOL.md §10.1, an extension): the owner's media only. */
   async function serveMedia(req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean> {
     const match = /^\/api\/media\/([^/?]+)/.exec(req.url ?? "");
     if (!match) return false;

@@ -1,5 +1,5 @@
 /**
- * The demo runtime: a zero-configuration agent that needs no network (PROTOCOL.md §10). It
+ * The demo runtime: a zero-configuration agent that needs no network (docs/PROTOCOL.md §10.3). It
  * streams `You said: <text>` in small pieces and ends with a runtime footer; a message that
  * starts with `tool:` first calls a demo tool `echo`.
  * @module

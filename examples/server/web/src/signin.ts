@@ -1,4 +1,4 @@
-// The sign-in screen (login seed): shown when login protection is on and there is no session,
+// The sign-in screen (docs/PROTOCOL.md §9): shown when login protection is on and there is no session,
 // and again whenever a request or the socket answers 401.
 import { login } from "./api.js";
 import { clear, h } from "./dom.js";
