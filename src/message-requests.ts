@@ -40,7 +40,8 @@ export async function sendMessage(hub: Hub, owner: Owner, payload: ClientPayload
   }
   const text = payload.text ?? "";
   const refs = payload.media_refs ?? [];
-  if (text.trim() === "" && refs.length === 0) throw new GatewayError("unsupported", `field "text": empty text needs media_refs`);
+  // Empty means "": whitespace is text a person chose to send (docs/PROTOCOL.md, Messages and turns).
+  if (text === "" && refs.length === 0) throw new GatewayError("unsupported", `field "text": empty text needs media_refs`);
 
   const key = payload.client_msg_id;
   if (key !== undefined) {

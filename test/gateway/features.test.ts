@@ -84,6 +84,10 @@ describe("auto-threading", () => {
     await a.say({ chat_id: "default", text: "/help", auto_thread: true });
     await a.say({ chat_id: "default", text: "plain", auto_thread: false });
     await a.say({ chat_id: "default", text: "plain default" });
+    // Whitespace-only text is sent, in the flat lane: it has nothing to title a thread with.
+    const blank = await a.say({ chat_id: "default", text: " \n ", auto_thread: true });
+    expect(blank.echo.payload).toMatchObject({ text: " \n ", thread_id: null });
+    expect(blank.final.payload.thread_id).toBeNull();
     const created = a.of("channel.created");
     expect(created).toHaveLength(1);
     expect(created[0].payload.chat_id).toBe(th);

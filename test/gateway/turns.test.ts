@@ -257,12 +257,26 @@ describe("turns", () => {
   it("turns - empty text without media is refused and nothing is stored", async () => {
     h = await startGateway();
     const c = await Client.connect(h.url);
-    expect((await c.request("message.send", { chat_id: "default", text: "  " })).payload.code).toBe("unsupported");
+    expect((await c.request("message.send", { chat_id: "default", text: "" })).payload.code).toBe("unsupported");
+    expect((await c.request("message.send", { chat_id: "default" })).payload.code).toBe("unsupported");
     expect((await c.request("message.send", { chat_id: "nope", text: "x" })).payload.code).toBe("not_found");
     expect((await c.request("message.send", { chat_id: "default", thread_id: "nope", text: "x" })).payload.code).toBe("not_found");
     expect((await c.request("message.send", { chat_id: "default", text: "x", media_refs: ["ghost"] })).payload.code).toBe("not_found");
     expect((await c.request("history", { chat_id: "default" })).payload.messages).toEqual([]);
     expect((await c.request("sync", { cursor: 0 })).payload.cursor).toBe(0);
+  });
+
+  it("turns - whitespace-only text is a message like any other: echoed, stored and answered", async () => {
+    const runtime = scriptedRuntime(async function* (input) {
+      yield { type: "text", delta: `got [${input.message.text}]` } as RuntimeEvent;
+    });
+    h = await startGateway({ runtime });
+    const c = await Client.connect(h.url);
+    const { echo, final } = await c.say({ chat_id: "default", text: "   " });
+    expect(echo.payload).toMatchObject({ role: "user", text: "   ", thread_id: null });
+    expect(final.payload.final_text).toBe("got [   ]");
+    const history = (await c.request("history", { chat_id: "default" })).payload.messages;
+    expect(history.map((m: any) => m.text)).toEqual(["   ", "got [   ]"]);
   });
 
   it("turns - too many turns in flight for one owner is rate_limited and not stored", async () => {
