@@ -3,7 +3,7 @@
  * `message.delete` (PROTOCOL.md §4).
  * @module
  */
-import { deriveTitle, channelPayload } from "./channel-rules.js";
+import { deriveTitle, channelPayload, createdPayload } from "./channel-rules.js";
 import { buildChannel, type Requester } from "./channel-requests.js";
 import { parseCommand, type CommandHandler, type CommandSource } from "./commands.js";
 import { GatewayError } from "./errors.js";
@@ -95,9 +95,9 @@ async function storeAndStart(
   let minted: Channel | undefined;
   // Auto-threading: only in a flat lane, with non-blank text that is not a slash command.
   if (payload.auto_thread === true && lane.thread_id === null && text.trim() !== "" && !command) {
-    minted = await buildChannel(hub, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id, auto: true });
+    minted = await buildChannel(hub, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id });
     channels.push(minted);
-    frames.push({ type: "channel.created", payload: channelPayload(minted) });
+    frames.push({ type: "channel.created", payload: createdPayload(minted, true) });
     lane = { chat_id: lane.chat_id, thread_id: minted.chat_id };
   }
   const message: StoredMessage = {
@@ -140,7 +140,6 @@ async function retitle(hub: Hub, owner: Owner, thread: Channel, text: string): P
     const current = await hub.storage.getChannel(owner, thread.chat_id);
     if (!current) return;
     const next: Channel = { ...current, name: title };
-    delete next.auto;
     await hub.store(owner, { channels: [next] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
   } catch (error) {
     hub.log.warn("generating a thread title failed; the derived title stays", error);

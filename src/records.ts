@@ -18,7 +18,10 @@ export interface Channel {
   /** Marks the owner's current default channel. */
   is_default: boolean;
   archived: boolean;
-  /** True on `channel.created` for a thread the gateway minted itself (auto-threading). */
+  /**
+   * True on the `channel.created` of a thread the gateway minted itself (auto-threading), and only
+   * there: it is not stored, so `channel.list`, `channel.renamed` and the server-side API never carry it.
+   */
   auto?: boolean;
   /** Favorites sort to the top of the list. */
   favorite?: boolean;

@@ -93,6 +93,25 @@ describe("auto-threading", () => {
     expect(created[0].payload.chat_id).toBe(th);
   });
 
+  it("auto-threading - auto: true is on channel.created only; channel.list, a replay's later frames and the server API carry the thread as it is", async () => {
+    h = await startGateway({ runtime: scriptedRuntime(async function* () {
+      yield { type: "text", delta: "ok" } as RuntimeEvent;
+    }) });
+    const a = await Client.connect(h.url);
+    await a.say({ chat_id: "default", text: "a thread of its own", auto_thread: true });
+    const created = a.of("channel.created")[0];
+    expect(created.payload.auto).toBe(true);
+    const listed = (await a.request("channel.list", {})).payload.channels.find((c: any) => c.chat_id === created.payload.chat_id);
+    expect(listed).toMatchObject({ kind: "thread", name: "a thread of its own" });
+    expect(listed).not.toHaveProperty("auto");
+    expect((await h.gateway.channels.list(ANONYMOUS_OWNER)).some((c) => "auto" in c)).toBe(false);
+    await a.request("channel.update", { chat_id: created.payload.chat_id, favorite: true });
+    const late = await Client.connect(h.url);
+    await late.request("sync", { cursor: 0 });
+    const replayed = late.frames.filter((f) => f.payload?.chat_id === created.payload.chat_id && f.type.startsWith("channel."));
+    expect(replayed.map((f) => [f.type, f.payload.auto])).toEqual([["channel.created", true], ["channel.renamed", undefined]]);
+  });
+
   it("auto-threading - without generateTitle the derived title stays", async () => {
     h = await startGateway({ runtime: scriptedRuntime(async function* () {
       yield { type: "text", delta: "ok" } as RuntimeEvent;
