@@ -153,7 +153,10 @@ export interface DeviceCaps {
   min_protocol: number;
   /** False: no `media.offer` and no media bytes for this device. */
   media: boolean;
-  /** Push channel this device can take: "fcm", "ntfy" or "none". */
+  /**
+   * Push channel this device takes: "fcm", "ntfy" or "none" (the default). It is honoured: a
+   * device is pushed only by the sender of that name, and never with "none", whatever tokens it has.
+   */
   push: string;
   /** Extension, default true: false means one `message` frame instead of start/update/stop. */
   streaming: boolean;

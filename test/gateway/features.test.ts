@@ -6,6 +6,7 @@ import { ntfyPushSender } from "chat-gateway/push/ntfy";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { Client, startGateway, type Harness } from "./harness.js";
 import { gate, scriptedRuntime, sleep } from "./runtimes.js";
+import { recordingServer } from "../push/recording-server.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -283,7 +284,7 @@ describe("push", () => {
           yield { type: "text", delta: `You said: ${input.message.text}` } as RuntimeEvent;
         }),
       });
-      const phone = await Client.connect(h.url, { device_id: "phone", ntfy_topic: "ann-phone" });
+      const phone = await Client.connect(h.url, { device_id: "phone", ntfy_topic: "ann-phone", caps: { push: "ntfy" } });
       await Client.connect(h.url, { device_id: "laptop" }).then((c) => c.close());
       // connected: no push
       await phone.say({ chat_id: "default", text: "while here" });
@@ -301,6 +302,26 @@ describe("push", () => {
       expect(received[1]).toMatchObject({ title: "Daily digest", body: "3 new items" });
     } finally {
       await new Promise((r) => ntfy.close(r));
+    }
+  });
+
+  it("push - caps.push is honoured: a device that declares none, or a channel it has no target for, gets no push", async () => {
+    const ntfy = await recordingServer();
+    try {
+      h = await startGateway({ push: [ntfyPushSender({ baseUrl: ntfy.url })], pushRetry: { attempts: 0, backoffMs: 1 } });
+      await Client.connect(h.url, { device_id: "quiet", ntfy_topic: "quiet-topic", fcm_token: "quiet-token", caps: { push: "none" } }).then((c) => c.close());
+      await Client.connect(h.url, { device_id: "undeclared", ntfy_topic: "undeclared-topic" }).then((c) => c.close());
+      await Client.connect(h.url, { device_id: "fcm-only", ntfy_topic: "fcm-only-topic", caps: { push: "fcm" } }).then((c) => c.close());
+      await Client.connect(h.url, { device_id: "loud", ntfy_topic: "loud-topic", caps: { push: "ntfy" } }).then((c) => c.close());
+      await sleep(50);
+      await h.gateway.notify(ANONYMOUS_OWNER, { kind: "cron", title: "Digest", body: "2 items" });
+      await h.gateway.post(ANONYMOUS_OWNER, "default", { text: "posted while away" });
+      const deadline = Date.now() + 2000;
+      while (ntfy.requests.length < 2 && Date.now() < deadline) await sleep(20);
+      await sleep(100);
+      expect(ntfy.requests.map((r) => r.url)).toEqual(["/loud-topic", "/loud-topic"]);
+    } finally {
+      await ntfy.close();
     }
   });
 });
