@@ -188,7 +188,7 @@ async function laneHistory(hub: Hub, owner: Owner, lane: Lane, current: string):
 async function runTurn(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<void> {
   const history = await laneHistory(hub, owner, lane, message.message_id);
   const input = turnInput(hub, owner, lane, message, turn, history);
-  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, events: () => hub.runtime.turn(input) });
+  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, model: hub.runtime.model, events: () => hub.runtime.turn(input) });
 }
 
 async function* textEvents(text: string): AsyncIterable<RuntimeEvent> {
