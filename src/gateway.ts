@@ -178,7 +178,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     super();
     const resolved = resolveOptions(options);
     this.options = resolved;
-    this.commands = createCommandRegistry(resolved.runtime);
+    this.commands = createCommandRegistry(resolved.runtime, (message) => resolved.logger.warn(message));
     const hub = new Hub({
       options: resolved,
       storage: resolved.storage,
