@@ -3,7 +3,7 @@
  * plus the server-side channel API.
  * @module
  */
-import { channelPayload, checkColor, checkIcon, checkName, compareChannels } from "./channel-rules.js";
+import { channelPayload, checkColor, checkIcon, checkName, compareChannels, createdPayload } from "./channel-rules.js";
 import { GatewayError } from "./errors.js";
 import type { ClientPayloads } from "./frames.js";
 import { DEFAULT_CHAT_ID, type Hub, type HubSession } from "./hub.js";
@@ -24,14 +24,15 @@ export interface ChannelInput {
   icon?: string | null;
   color?: string | null;
   automation?: boolean;
-  /** Set by the gateway for threads it mints (auto-threading). */
+  /** Set by the gateway for threads it mints (auto-threading): their `channel.created` says `auto: true`. */
   auto?: boolean;
 }
 
 /** Every channel of an owner in protocol order. */
 export async function listChannels(hub: Hub, owner: Owner): Promise<Channel[]> {
   await hub.ensureDefaultChannel(owner);
-  return (await hub.storage.listChannels(owner)).sort(compareChannels);
+  // `auto` belongs to `channel.created` only; a record stored by an older version may still hold it.
+  return (await hub.storage.listChannels(owner)).map(({ auto: _auto, ...channel }) => channel).sort(compareChannels);
 }
 
 /** Validate and build a new channel record (not stored). */
@@ -62,7 +63,6 @@ export async function buildChannel(hub: Hub, owner: Owner, input: ChannelInput):
   const color = checkColor(input.color);
   if (color !== undefined) channel.color = color;
   if (input.automation) channel.automation = true;
-  if (input.auto) channel.auto = true;
   return channel;
 }
 
@@ -70,7 +70,7 @@ export async function buildChannel(hub: Hub, owner: Owner, input: ChannelInput):
 export async function createChannel(hub: Hub, owner: Owner, input: ChannelInput, requester?: Requester): Promise<Channel> {
   await hub.ensureDefaultChannel(owner);
   const channel = await buildChannel(hub, owner, input);
-  await hub.store(owner, { channels: [channel] }, [{ type: "channel.created", payload: channelPayload(channel) }], requester);
+  await hub.store(owner, { channels: [channel] }, [{ type: "channel.created", payload: createdPayload(channel, input.auto) }], requester);
   return channel;
 }
 
@@ -84,7 +84,6 @@ export async function updateChannel(
   const current = await hub.storage.getChannel(owner, input.chat_id);
   if (!current) throw new GatewayError("not_found", `unknown chat_id "${input.chat_id}"`);
   const next: Channel = { ...current };
-  delete next.auto;
   if (input.name !== undefined) next.name = checkName(input.name);
   if (input.archived !== undefined) next.archived = input.archived;
   if (input.favorite !== undefined) next.favorite = input.favorite;
@@ -103,7 +102,6 @@ export async function setDefault(hub: Hub, owner: Owner, chatId: ChatId, request
   if (target.automation) throw new GatewayError("unsupported", "an automation channel cannot be the default channel");
   const previous = (await hub.storage.listChannels(owner)).filter((c) => c.is_default && c.chat_id !== chatId);
   const next: Channel = { ...target, is_default: true };
-  delete next.auto;
   const demoted = previous.map((c) => ({ ...c, is_default: false }));
   const frames: StoredFrame[] = [next, ...demoted].map((c) => ({ type: "channel.renamed", payload: channelPayload(c) }));
   await hub.store(owner, { channels: [next, ...demoted] }, frames, requester);

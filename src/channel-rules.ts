@@ -64,8 +64,17 @@ export function deriveTitle(text: string, max = 60): string {
   return `${(space > max / 3 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
-/** The text of a channel's wire frame: the record without storage-only fields. */
+/**
+ * A channel as the wire carries it: the record without storage-only fields. `auto` is never part
+ * of it (a record stored by an older version may hold it): only the `channel.created` of a minted
+ * thread says `auto: true` ({@link createdPayload}).
+ */
 export function channelPayload(channel: Channel): Record<string, unknown> {
-  const { created_ts: _created, ...wire } = channel;
+  const { created_ts: _created, auto: _auto, ...wire } = channel;
   return wire;
+}
+
+/** The payload of `channel.created`: the channel, plus `auto: true` when the gateway minted it. */
+export function createdPayload(channel: Channel, auto = false): Record<string, unknown> {
+  return auto ? { ...channelPayload(channel), auto: true } : channelPayload(channel);
 }

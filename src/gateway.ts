@@ -13,7 +13,7 @@ import { DeviceSession } from "./device-session.js";
 import { CLOSE_CODES, GatewayError } from "./errors.js";
 import { Hub, type GatewayEvents } from "./hub.js";
 import type { LaneLease } from "./lane-lock.js";
-import { laneKey } from "./lanes.js";
+import { laneKey, type AbortReason, type LaneTurn } from "./lanes.js";
 import type { ChatId, Owner, Seq } from "./ids.js";
 import type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
 import { LIMITS } from "./protocol.js";
@@ -56,7 +56,10 @@ export interface ChannelApi {
 
 /** A running gateway. Feed it connections with {@link Gateway.accept} (the ws adapter does this). */
 export interface Gateway extends EventEmitter<GatewayEvents> {
-  /** Open storage and close turns that a crash left running. Call once before accepting connections. */
+  /**
+   * Open storage and close turns that a crash left running. Call once before accepting
+   * connections; when it rejects (storage could not open), nothing started and it may be called again.
+   */
   start(): Promise<void>;
   /**
    * Stop: refuse new connections, end running turns (marked interrupted), flush storage, close
@@ -65,7 +68,14 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
   close(): Promise<void>;
   /** Take a new connection; the transport feeds the returned handle. */
   accept(connection: Connection): ConnectionHandle;
-  /** Post an assistant message into a channel (scheduled jobs, webhooks; works in automation channels). */
+  /**
+   * Post an assistant message into a channel (scheduled jobs, webhooks; works in automation
+   * channels). It waits its turn in the lane and resolves with the stored message. It always
+   * settles: it rejects with a `GatewayError` when the gateway is not running (`unsupported`),
+   * when the chat is unknown or deleted before the answer is stored (`not_found`), or when the
+   * gateway shuts down before the post ran (`unsupported`); and with the error itself when
+   * the answer throws.
+   */
   post(owner: Owner, chatId: ChatId, input: PostInput, options?: { threadId?: ChatId | null }): Promise<StoredMessage>;
   /** Send a notification to every device of the owner, store it in the outbox, push it when no device is connected. */
   notify(owner: Owner, input: NotifyInput): Promise<Seq>;
@@ -168,7 +178,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     super();
     const resolved = resolveOptions(options);
     this.options = resolved;
-    this.commands = createCommandRegistry(resolved.runtime);
+    this.commands = createCommandRegistry(resolved.runtime, (message) => resolved.logger.warn(message));
     const hub = new Hub({
       options: resolved,
       storage: resolved.storage,
@@ -192,8 +202,14 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   async start(): Promise<void> {
     if (this.#state !== "new") throw new GatewayError("unsupported", "start() was already called");
     this.#state = "starting";
-    await this.#hub.storage.open?.();
-    await this.#recoverInterruptedTurns();
+    try {
+      await this.#hub.storage.open?.();
+      await this.#recoverInterruptedTurns();
+    } catch (error) {
+      // Nothing was accepted yet: a later start() may try again (the database may come up).
+      this.#state = "new";
+      throw error;
+    }
     this.#state = "running";
     // With several processes, one that crashed leaves turns open until someone looks again.
     if (this.options.laneLock) {
@@ -211,7 +227,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const hub = this.#hub;
     hub.lanes.abortAll("shutdown");
     // Every aborted turn stores its final frame before the sockets go.
-    await Promise.race([hub.lanes.idle(), new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    await settleWithin(hub.lanes.idle(), SHUTDOWN_WAIT_MS);
     await Promise.allSettled([...this.#background]);
     for (const session of [...this.#sessions.values()]) session.close(CLOSE_CODES.goingAway, "server shutting down");
     await hub.storage.close?.();
@@ -234,21 +250,34 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const hub = this.#hub;
     return this.#track(
       (async () => {
+        this.#checkRunning("post");
         await hub.ensureDefaultChannel(owner);
         const resolved = await hub.resolveLane(owner, chatId, postOptions.threadId);
+        this.#checkRunning("post");
         const lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
         const events = "events" in input ? () => input.events : () => textOnly(input.text, input.reasoning);
         return new Promise<StoredMessage>((resolve, reject) => {
-          try {
-            hub.lanes.enqueue(owner, lane, async (turn) => {
-              resolve(await runAnswer(hub, { owner, lane, turn, events }));
-            });
-          } catch (error) {
-            reject(error);
-          }
+          const run = async (turn: LaneTurn) => {
+            try {
+              const message = await runAnswer(hub, { owner, lane, turn, events });
+              // The lane went away under the answer: nothing was kept, so there is no message to give.
+              if (turn.reason === "deleted") reject(droppedError("deleted", chatId));
+              else resolve(message);
+            } catch (error) {
+              reject(error);
+            }
+          };
+          hub.lanes.enqueue(owner, lane, run, (reason) => reject(droppedError(reason, chatId)));
         });
       })(),
     );
+  }
+
+  /** Server-side calls need a started gateway that is not shutting down. */
+  #checkRunning(what: string): void {
+    if (this.#state === "running") return;
+    const why = this.#state === "new" || this.#state === "starting" ? "the gateway is not started" : "the gateway is shutting down";
+    throw new GatewayError("unsupported", `${what}: ${why}`);
   }
 
   async notify(owner: Owner, input: NotifyInput): Promise<Seq> {
@@ -306,6 +335,26 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       return false;
     }
   }
+}
+
+/** How long close() waits for running turns to store their final frame (ms). */
+const SHUTDOWN_WAIT_MS = 5_000;
+
+/** Wait for `work`, at most `ms`; the timer never outlives the wait, so it holds no process open. */
+async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  try {
+    await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Why a post's job never ran (or its answer was dropped with its lane). */
+function droppedError(reason: AbortReason, chatId: ChatId): GatewayError {
+  if (reason === "deleted") return new GatewayError("not_found", `post: chat "${chatId}" was deleted before the answer was stored`);
+  return new GatewayError("unsupported", "post: the gateway shut down before the answer ran");
 }
 
 async function* textOnly(text: string, reasoning?: string): AsyncIterable<RuntimeEvent> {

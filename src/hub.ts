@@ -245,7 +245,8 @@ export class Hub {
   }
 
   /**
-   * Push to each of the owner's devices with a target, when none of them is connected. Never
+   * Push to each of the owner's devices with a target, when none of them is connected. A device
+   * is reached only through the sender it declared in `caps.push` (`"none"`: never). Never
    * rejects: failures are retried with backoff, then logged.
    */
   pushIfAway(owner: Owner, message: PushMessage): void {
@@ -254,7 +255,9 @@ export class Hub {
       if (this.bus.connected && (await this.bus.connected(owner).catch(() => false))) return;
       const devices = await this.storage.listDevices(owner);
       for (const device of devices) {
-        const sender = this.options.push.find((s) => s.accepts(device));
+        const wanted = device.caps?.push;
+        if (!wanted || wanted === "none") continue;
+        const sender = this.options.push.find((s) => s.name === wanted && s.accepts(device));
         if (sender) void this.#pushWithRetry(owner, device.device_id, () => sender.send(owner, device, message), sender.name);
       }
     })().catch((error) => this.log.warn("push: listing devices failed", error));

@@ -19,9 +19,17 @@ export interface LaneTurn {
 
 type Job = (turn: LaneTurn) => Promise<void>;
 
+/** Told why a waiting job will never run (its lane was deleted, or the gateway shut down). */
+export type DropHandler = (reason: AbortReason) => void;
+
+interface QueuedJob {
+  run: Job;
+  dropped: DropHandler | undefined;
+}
+
 interface LaneState {
   running: LaneTurn | undefined;
-  queue: Job[];
+  queue: QueuedJob[];
 }
 
 /** Key of a lane within an owner. */
@@ -53,8 +61,11 @@ export class LaneScheduler {
     }
   }
 
-  /** Queue a job on its lane; it runs when every earlier job of the lane has finished. */
-  enqueue(owner: Owner, lane: Lane, job: Job): void {
+  /**
+   * Queue a job on its lane; it runs when every earlier job of the lane has finished. A job
+   * dropped before it runs (lane deleted, shutdown) is never run; `dropped` is told instead.
+   */
+  enqueue(owner: Owner, lane: Lane, job: Job, dropped?: DropHandler): void {
     const key = laneKey(owner, lane);
     let state = this.#lanes.get(key);
     if (!state) {
@@ -63,12 +74,12 @@ export class LaneScheduler {
     }
     this.#perOwner.set(owner, (this.#perOwner.get(owner) ?? 0) + 1);
     this.#active++;
-    state.queue.push(job);
+    state.queue.push({ run: job, dropped });
     if (!state.running) void this.#next(key, owner, state);
   }
 
   async #next(key: string, owner: Owner, state: LaneState): Promise<void> {
-    const job = state.queue.shift();
+    const job = state.queue.shift()?.run;
     if (!job) {
       state.running = undefined;
       this.#lanes.delete(key);
@@ -118,19 +129,21 @@ export class LaneScheduler {
   clear(owner: Owner, lane: Lane): void {
     const state = this.#lanes.get(laneKey(owner, lane));
     if (!state) return;
-    const dropped = state.queue.splice(0).length;
-    if (dropped > 0) {
-      this.#perOwner.set(owner, Math.max(0, (this.#perOwner.get(owner) ?? 0) - dropped));
-      this.#active -= dropped;
+    const dropped = state.queue.splice(0);
+    if (dropped.length > 0) {
+      this.#perOwner.set(owner, Math.max(0, (this.#perOwner.get(owner) ?? 0) - dropped.length));
+      this.#active -= dropped.length;
     }
     this.abort(owner, lane, "deleted");
+    tellDropped(dropped, "deleted");
   }
 
   /** Abort every running turn and drop every waiting one (shutdown). */
   abortAll(reason: AbortReason): void {
+    const dropped: QueuedJob[] = [];
     for (const state of this.#lanes.values()) {
       this.#active -= state.queue.length;
-      state.queue.length = 0;
+      dropped.push(...state.queue.splice(0));
       if (state.running && !state.running.controller.signal.aborted) {
         state.running.reason = reason;
         state.running.controller.abort(reason);
@@ -141,11 +154,22 @@ export class LaneScheduler {
       this.#active = 0;
       for (const resolve of this.#idleWaiters.splice(0)) resolve();
     }
+    tellDropped(dropped, reason);
   }
 
   /** Resolves when no job is waiting or running. */
   idle(): Promise<void> {
     if (this.#active === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+}
+
+function tellDropped(jobs: QueuedJob[], reason: AbortReason): void {
+  for (const job of jobs) {
+    try {
+      job.dropped?.(reason);
+    } catch {
+      // A drop handler only settles its caller's promise; it must not stop the others.
+    }
   }
 }

@@ -103,6 +103,10 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
       const chunk = decodeChunk(data);
       const upload = uploads.get(chunk.media);
       if (!upload) throw new GatewayError("not_found", `no upload in flight for media_ref "${chunk.media}"`);
+      if (chunk.bytes.byteLength > LIMITS.mediaChunkBytes) {
+        await drop(chunk.media);
+        throw new GatewayError("media_too_large", `media "${chunk.media}": a chunk of ${chunk.bytes.byteLength} bytes is over the ${LIMITS.mediaChunkBytes} a chunk may carry; upload dropped`);
+      }
       if (chunk.offset !== upload.received) {
         await drop(chunk.media);
         throw new GatewayError("unsupported", `media "${chunk.media}": chunk at offset ${chunk.offset}, expected ${upload.received}; upload dropped`);

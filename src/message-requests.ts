@@ -3,9 +3,9 @@
  * `message.delete` (docs/PROTOCOL.md §4).
  * @module
  */
-import { deriveTitle, channelPayload } from "./channel-rules.js";
+import { deriveTitle, channelPayload, createdPayload } from "./channel-rules.js";
 import { buildChannel, type Requester } from "./channel-requests.js";
-import { parseCommand, type CommandHandler, type CommandSource } from "./commands.js";
+import { parseCommand, type BuiltinCommand, type CommandHandler, type CommandSource } from "./commands.js";
 import { GatewayError } from "./errors.js";
 import type { ClientPayloads } from "./frames.js";
 import type { Hub } from "./hub.js";
@@ -31,8 +31,6 @@ function pendingOf(hub: Hub): Map<string, Promise<StoredMessage>> {
   return map;
 }
 
-const RESET_COMMANDS = new Set(["/new", "/reset"]);
-
 /** Handle `message.send`: store and echo the user message, then queue its turn. */
 export async function sendMessage(hub: Hub, owner: Owner, payload: ClientPayloads["message.send"], requester: Requester): Promise<StoredMessage> {
   const resolved = await hub.resolveLane(owner, payload.chat_id, payload.thread_id);
@@ -41,7 +39,8 @@ export async function sendMessage(hub: Hub, owner: Owner, payload: ClientPayload
   }
   const text = payload.text ?? "";
   const refs = payload.media_refs ?? [];
-  if (text.trim() === "" && refs.length === 0) throw new GatewayError("unsupported", `field "text": empty text needs media_refs`);
+  // Empty means "": whitespace is text a person chose to send (docs/PROTOCOL.md, Messages and turns).
+  if (text === "" && refs.length === 0) throw new GatewayError("unsupported", `field "text": empty text needs media_refs`);
 
   const key = payload.client_msg_id;
   if (key !== undefined) {
@@ -86,7 +85,7 @@ async function storeAndStart(
     media.push({ media_id: record.media_id, kind: record.kind, mime: record.mime, size: record.size, filename: record.filename });
   }
   const command = parseCommand(text);
-  const isStop = command !== undefined && (await isStopCommand(hub, command.name));
+  const isStop = command !== undefined && (await isBuiltin(hub, command.name, "/stop"));
   if (!isStop) hub.lanes.checkCapacity(owner);
 
   let lane: Lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
@@ -95,9 +94,9 @@ async function storeAndStart(
   let minted: Channel | undefined;
   // Auto-threading: only in a flat lane, with non-blank text that is not a slash command.
   if (payload.auto_thread === true && lane.thread_id === null && text.trim() !== "" && !command) {
-    minted = await buildChannel(hub, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id, auto: true });
+    minted = await buildChannel(hub, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id });
     channels.push(minted);
-    frames.push({ type: "channel.created", payload: channelPayload(minted) });
+    frames.push({ type: "channel.created", payload: createdPayload(minted, true) });
     lane = { chat_id: lane.chat_id, thread_id: minted.chat_id };
   }
   const message: StoredMessage = {
@@ -126,9 +125,10 @@ async function storeAndStart(
   return message;
 }
 
-async function isStopCommand(hub: Hub, name: string): Promise<boolean> {
+/** True when the name runs the gateway's own `builtin` (no runtime or plugin command took it). */
+async function isBuiltin(hub: Hub, name: string, builtin: BuiltinCommand): Promise<boolean> {
   const source = await hub.commands.resolve(name);
-  return source?.kind === "builtin" && source.entry.name === "/stop";
+  return source?.kind === "builtin" && source.builtin === builtin;
 }
 
 /** Ask the runtime for a better auto-thread title; keep the derived one when it has none. */
@@ -140,7 +140,6 @@ async function retitle(hub: Hub, owner: Owner, thread: Channel, text: string): P
     const current = await hub.storage.getChannel(owner, thread.chat_id);
     if (!current) return;
     const next: Channel = { ...current, name: title };
-    delete next.auto;
     await hub.store(owner, { channels: [next] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
   } catch (error) {
     hub.log.warn("generating a thread title failed; the derived title stays", error);
@@ -173,12 +172,15 @@ async function laneHistory(hub: Hub, owner: Owner, lane: Lane, current: string):
   const messages = page?.messages ?? [];
   let start = 0;
   const commandIds = new Set<string>();
-  messages.forEach((m, i) => {
+  // Whether a name resets is the registry's call (a runtime's own /new replaces the built-in).
+  const resets = new Map<string, Promise<boolean>>();
+  for (const [i, m] of messages.entries()) {
     const command = m.role === "user" ? parseCommand(m.text) : undefined;
-    if (!command) return;
+    if (!command) continue;
     commandIds.add(m.message_id);
-    if (RESET_COMMANDS.has(command.name)) start = i + 1;
-  });
+    if (!resets.has(command.name)) resets.set(command.name, isBuiltin(hub, command.name, "/new"));
+    if (await resets.get(command.name)) start = i + 1;
+  }
   return messages
     .slice(start)
     .filter((m) => m.message_id !== current && m.status !== "streaming" && !commandIds.has(m.message_id) && !(m.reply_to && commandIds.has(m.reply_to)))
@@ -189,7 +191,7 @@ async function laneHistory(hub: Hub, owner: Owner, lane: Lane, current: string):
 async function runTurn(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<void> {
   const history = await laneHistory(hub, owner, lane, message.message_id);
   const input = turnInput(hub, owner, lane, message, turn, history);
-  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, events: () => hub.runtime.turn(input) });
+  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, model: hub.runtime.model, events: () => hub.runtime.turn(input) });
 }
 
 async function* textEvents(text: string): AsyncIterable<RuntimeEvent> {
@@ -208,10 +210,10 @@ async function runCommand(hub: Hub, owner: Owner, lane: Lane, message: StoredMes
   }
   const canonical = source.entry.name;
   if (source.kind === "builtin") {
-    if (canonical === "/help") {
+    if (source.builtin === "/help") {
       const lines = (await hub.commands.catalog()).map((c) => `${c.name}${c.args_hint ? ` ${c.args_hint}` : ""} — ${c.description}`);
       await reply(hub, owner, lane, message, turn, `Commands:\n${lines.join("\n")}`);
-    } else if (canonical === "/new") {
+    } else if (source.builtin === "/new") {
       await reply(hub, owner, lane, message, turn, "Started a fresh context: earlier messages here are no longer sent to the agent.");
     } else {
       await reply(hub, owner, lane, message, turn, `${canonical} cannot be used here.`);

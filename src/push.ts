@@ -19,12 +19,15 @@ export interface PushMessage {
 }
 
 /**
- * Delivers a push to one device. The gateway picks, for each device with a push target, the first
- * sender whose `accepts` is true, and retries a rejected `send` with backoff a few times; a
- * failure is logged and never breaks a turn.
+ * Delivers a push to one device. The gateway picks, for each device whose `caps.push` is not
+ * `"none"`, the first sender whose `name` equals that `caps.push` and whose `accepts` is true, and
+ * retries a rejected `send` with backoff a few times; a failure is logged and never breaks a turn.
  */
 export interface PushSender {
-  /** A short name for logs ("ntfy", "fcm"). */
+  /**
+   * The push channel this sender serves, as devices declare it in `hello.caps.push` ("ntfy",
+   * "fcm"); also used in logs.
+   */
   readonly name: string;
   /** True when this sender can reach the device (it has this sender's token or topic). */
   accepts(device: Device): boolean;

@@ -18,7 +18,10 @@ export interface Channel {
   /** Marks the owner's current default channel. */
   is_default: boolean;
   archived: boolean;
-  /** True on `channel.created` for a thread the gateway minted itself (auto-threading). */
+  /**
+   * True on the `channel.created` of a thread the gateway minted itself (auto-threading), and only
+   * there: it is not stored, so `channel.list`, `channel.renamed` and the server-side API never carry it.
+   */
   auto?: boolean;
   /** Favorites sort to the top of the list. */
   favorite?: boolean;
@@ -150,7 +153,10 @@ export interface DeviceCaps {
   min_protocol: number;
   /** False: no `media.offer` and no media bytes for this device. */
   media: boolean;
-  /** Push channel this device can take: "fcm", "ntfy" or "none". */
+  /**
+   * Push channel this device takes: "fcm", "ntfy" or "none" (the default). It is honoured: a
+   * device is pushed only by the sender of that name, and never with "none", whatever tokens it has.
+   */
   push: string;
   /** Extension, default true: false means one `message` frame instead of start/update/stop. */
   streaming: boolean;

@@ -138,6 +138,12 @@ export interface CommandInput extends TurnInput {
  * yielding soon: the gateway ends the turn with what it has.
  */
 export interface AgentRuntime {
+  /**
+   * The model this runtime answers with, when it is known before a turn starts (a vendor prefix is
+   * dropped). A turn's `message.start`, updates and final frame carry it; a `usage` event's
+   * `model` replaces it for that turn. Absent: the model is known once the runtime reports usage.
+   */
+  readonly model?: string;
   /** Run one turn. */
   turn(input: TurnInput): AsyncIterable<RuntimeEvent>;
   /** The runtime's gateway-available slash commands, for `commands.catalog`. */

@@ -11,7 +11,7 @@ import type { Owner } from "./ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { MediaRecord, MediaRef, MessageStatus, StoredMessage } from "./records.js";
 import { messagePayload, stopPayload } from "./message-payloads.js";
-import { buildRuntimeInfo, mergeUsage } from "./runtime-info.js";
+import { bareModelId, buildRuntimeInfo, mergeUsage } from "./runtime-info.js";
 import type { MediaEvent, RuntimeEvent, UsageEvent } from "./runtime.js";
 import type { ServerFrame, StoredFrame } from "./protocol.js";
 import type { Lane } from "./storage.js";
@@ -28,6 +28,8 @@ export interface AnswerParams {
   turn: LaneTurn;
   /** Server-side posts and command replies push like answers; false to skip push. */
   push?: boolean;
+  /** The model known before the answer starts (the runtime's `model`); a usage event's model replaces it. */
+  model?: string;
 }
 
 const STATUS_NOTE: Partial<Record<MessageStatus, string>> = {
@@ -51,6 +53,29 @@ function describeFailure(error: unknown): string {
   return clean ? `The agent failed: ${clean}` : "The agent failed unexpectedly.";
 }
 
+/**
+ * Copy what the runtime reported of its model and token count onto the message (the seed's footer
+ * rule: streaming frames and history carry them). True when something changed.
+ */
+function noteUsage(message: StoredMessage, usage: Omit<UsageEvent, "type">): boolean {
+  const before = `${message.model}\u0000${message.tokens}`;
+  const model = usage.model ? bareModelId(usage.model) : "";
+  if (model) message.model = model;
+  if (usage.totalTokens !== undefined) message.tokens = usage.totalTokens;
+  else if (usage.promptTokens !== undefined || usage.completionTokens !== undefined) {
+    message.tokens = (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0);
+  }
+  return `${message.model}\u0000${message.tokens}` !== before;
+}
+
+/** `model` and `tokens` of a live frame, each only when known. */
+function usageFields(message: StoredMessage): { model?: string; tokens?: number } {
+  const fields: { model?: string; tokens?: number } = {};
+  if (message.model !== undefined) fields.model = message.model;
+  if (message.tokens !== undefined) fields.tokens = message.tokens;
+  return fields;
+}
+
 /** Run one answer to its stored end. Never rejects; resolves with the stored message. */
 export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredMessage> {
   const { owner, lane, turn } = params;
@@ -69,7 +94,8 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     ...(params.replyTo ? { reply_to: params.replyTo } : {}),
   };
   const id = message.message_id;
-  const usage: Omit<UsageEvent, "type"> = {};
+  const usage: Omit<UsageEvent, "type"> = params.model ? { model: params.model } : {};
+  noteUsage(message, usage);
   const offers: MediaRef[] = [];
   let toolIndex = 0;
   const openTools: Array<{ id?: string; name: string; index: number; started: number }> = [];
@@ -87,7 +113,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
 
   // On disk before anyone sees the start: a crash from here on ends in an interrupted stop.
   await saving;
-  if (streaming) hub.live(owner, { type: "message.start", payload: { message_id: id, role: "assistant", ...where } });
+  if (streaming) hub.live(owner, { type: "message.start", payload: { message_id: id, role: "assistant", ...usageFields(message), ...where } });
 
   // message.update carries the whole text, so sending at most one per interval loses nothing.
   let dirty = false;
@@ -98,7 +124,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     if (!dirty) return;
     dirty = false;
     lastUpdate = hub.now();
-    const payload: Record<string, unknown> = { message_id: id, text: message.text, ...where };
+    const payload: Record<string, unknown> = { message_id: id, text: message.text, ...usageFields(message), ...where };
     if (message.reasoning) payload.reasoning = message.reasoning;
     hub.live(owner, { type: "message.update", payload });
   };
@@ -185,6 +211,8 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
       }
       case "usage":
         mergeUsage(usage, event);
+        // Known from now on: on the next update, on checkpoints (history while streaming) and the stop.
+        if (noteUsage(message, usage)) scheduleUpdate();
         break;
       case "media":
         await storeMedia(event);
@@ -255,11 +283,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   else if (STATUS_NOTE[status] && !message.text) message.text = STATUS_NOTE[status]!;
   message.status = status;
   message.runtime = buildRuntimeInfo(usage, hub.now() - started, hub.options.runtimeInfo);
-  if (message.runtime.model) message.model = message.runtime.model;
-  if (usage.totalTokens !== undefined) message.tokens = usage.totalTokens;
-  else if (usage.promptTokens !== undefined || usage.completionTokens !== undefined) {
-    message.tokens = (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0);
-  }
+  noteUsage(message, usage);
 
   const final: StoredFrame = streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
   const frames: StoredFrame[] = [final, ...offers.map((ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, ...where } }))];

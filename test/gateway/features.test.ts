@@ -6,6 +6,7 @@ import { ntfyPushSender } from "chat-gateway/push/ntfy";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { Client, startGateway, type Harness } from "./harness.js";
 import { gate, scriptedRuntime, sleep } from "./runtimes.js";
+import { recordingServer } from "../push/recording-server.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -84,9 +85,32 @@ describe("auto-threading", () => {
     await a.say({ chat_id: "default", text: "/help", auto_thread: true });
     await a.say({ chat_id: "default", text: "plain", auto_thread: false });
     await a.say({ chat_id: "default", text: "plain default" });
+    // Whitespace-only text is sent, in the flat lane: it has nothing to title a thread with.
+    const blank = await a.say({ chat_id: "default", text: " \n ", auto_thread: true });
+    expect(blank.echo.payload).toMatchObject({ text: " \n ", thread_id: null });
+    expect(blank.final.payload.thread_id).toBeNull();
     const created = a.of("channel.created");
     expect(created).toHaveLength(1);
     expect(created[0].payload.chat_id).toBe(th);
+  });
+
+  it("auto-threading - auto: true is on channel.created only; channel.list, a replay's later frames and the server API carry the thread as it is", async () => {
+    h = await startGateway({ runtime: scriptedRuntime(async function* () {
+      yield { type: "text", delta: "ok" } as RuntimeEvent;
+    }) });
+    const a = await Client.connect(h.url);
+    await a.say({ chat_id: "default", text: "a thread of its own", auto_thread: true });
+    const created = a.of("channel.created")[0];
+    expect(created.payload.auto).toBe(true);
+    const listed = (await a.request("channel.list", {})).payload.channels.find((c: any) => c.chat_id === created.payload.chat_id);
+    expect(listed).toMatchObject({ kind: "thread", name: "a thread of its own" });
+    expect(listed).not.toHaveProperty("auto");
+    expect((await h.gateway.channels.list(ANONYMOUS_OWNER)).some((c) => "auto" in c)).toBe(false);
+    await a.request("channel.update", { chat_id: created.payload.chat_id, favorite: true });
+    const late = await Client.connect(h.url);
+    await late.request("sync", { cursor: 0 });
+    const replayed = late.frames.filter((f) => f.payload?.chat_id === created.payload.chat_id && f.type.startsWith("channel."));
+    expect(replayed.map((f) => [f.type, f.payload.auto])).toEqual([["channel.created", true], ["channel.renamed", undefined]]);
   });
 
   it("auto-threading - without generateTitle the derived title stays", async () => {
@@ -147,7 +171,7 @@ describe("automation channels and notifications", () => {
 describe("commands", () => {
   it("commands - the catalog lists built-ins, the runtime's commands and plugin commands with the five fields", async () => {
     h = await startGateway({ runtime: { ...demoRuntime({ delayMs: 0 }), commands: () => [{ name: "/model", description: "Switch model", args_hint: "<name>", category: "Configuration", aliases: ["/m"] }] } });
-    h.gateway.commands.register({ name: "weather", description: "Weather now", aliases: ["w"] }, ({ args }) => `Sunny in ${args || "Lisbon"}`);
+    h.gateway.commands.register({ name: "/Weather", description: "Weather now", aliases: ["/w"] }, ({ args }) => `Sunny in ${args || "Lisbon"}`);
     const c = await Client.connect(h.url);
     const catalog = (await c.request("commands.catalog", {})).payload.commands;
     const names = catalog.map((x: any) => x.name);
@@ -162,6 +186,56 @@ describe("commands", () => {
     expect(unknown.final.payload.final_text).toMatch(/Unknown command \/frobnicate/);
     const model = await c.say({ chat_id: "default", text: "/m big" });
     expect(model.final.payload.final_text).toMatch(/no command handler/);
+  });
+
+  it("commands - a runtime or plugin command is never hidden by a built-in: it runs, and the built-in keeps its free names", async () => {
+    const warnings: string[] = [];
+    const runtime = {
+      ...demoRuntime({ delayMs: 0 }),
+      commands: () => [
+        { name: "/help", description: "The agent's own help", args_hint: "", category: "Info" as const, aliases: [] },
+        { name: "/reset", description: "Reset the agent's memory", args_hint: "", category: "Session" as const, aliases: [] },
+        { name: "/broken", description: "Bad category", args_hint: "", category: "Misc" as any, aliases: [] },
+      ],
+      async *command(input: { command: string }) {
+        yield { type: "text", delta: `runtime ran ${input.command}` } as RuntimeEvent;
+      },
+    };
+    h = await startGateway({ runtime, logger: { info() {}, error() {}, warn: (message: string) => warnings.push(message) } });
+    h.gateway.commands.register({ name: "/new", description: "A plugin's fresh start" }, () => "plugin ran /new");
+    const c = await Client.connect(h.url);
+    const catalog = (await c.request("commands.catalog", {})).payload.commands;
+    expect(catalog.map((x: any) => [x.name, x.aliases])).toEqual([
+      ["/commands", []],
+      ["/stop", ["/cancel"]],
+      ["/help", []],
+      ["/reset", []],
+      ["/new", []],
+    ]);
+    expect(catalog.find((x: any) => x.name === "/help").description).toBe("The agent's own help");
+    expect(warnings.join("\n")).toMatch(/\/broken: category must be one of/);
+    expect((await c.say({ chat_id: "default", text: "/help" })).final.payload.final_text).toBe("runtime ran /help");
+    expect((await c.say({ chat_id: "default", text: "/reset" })).final.payload.final_text).toBe("runtime ran /reset");
+    expect((await c.say({ chat_id: "default", text: "/new" })).final.payload.final_text).toBe("plugin ran /new");
+    expect((await c.say({ chat_id: "default", text: "/commands" })).final.payload.final_text).toMatch(/^Commands:\n\/commands — List the available commands\n/);
+    expect((await c.say({ chat_id: "default", text: "/broken" })).final.payload.final_text).toMatch(/Unknown command \/broken/);
+  });
+
+  it("commands - a plugin entry that is not a valid catalog entry throws TypeError at registration", async () => {
+    h = await startGateway();
+    const commands = h.gateway.commands;
+    const run = () => "x";
+    expect(() => commands.register({ name: "weather", description: "no slash" }, run)).toThrow(TypeError);
+    expect(() => commands.register({ name: "weather", description: "no slash" }, run)).toThrow(/leading slash/);
+    expect(() => commands.register({ name: "/two words", description: "space" }, run)).toThrow(TypeError);
+    expect(() => commands.register({ name: "/", description: "bare slash" }, run)).toThrow(TypeError);
+    expect(() => commands.register({ name: "/ok", description: "bad alias", aliases: ["w"] }, run)).toThrow(/alias/);
+    expect(() => commands.register({ name: "/ok", description: "bad category", category: "Fun" as any }, run)).toThrow(/category must be one of Session, Configuration, Tools & Skills, Info, Exit, Plugin/);
+    expect(() => commands.register({ name: "/ok", description: 5 as any }, run)).toThrow(/description/);
+    expect(() => commands.register({ name: "/ok", description: "no handler" }, undefined as any)).toThrow(TypeError);
+    expect((await commands.catalog()).map((x) => x.name)).toEqual(["/help", "/stop", "/new"]);
+    commands.register({ name: "/ok", description: "fine", category: "Tools & Skills" }, run);
+    expect((await commands.catalog()).at(-1)).toEqual({ name: "/ok", description: "fine", args_hint: "", category: "Tools & Skills", aliases: [] });
   });
 
   it("commands - slash commands and their replies stay out of the agent's history; /new starts a fresh context", async () => {
@@ -260,7 +334,7 @@ describe("push", () => {
           yield { type: "text", delta: `You said: ${input.message.text}` } as RuntimeEvent;
         }),
       });
-      const phone = await Client.connect(h.url, { device_id: "phone", ntfy_topic: "ann-phone" });
+      const phone = await Client.connect(h.url, { device_id: "phone", ntfy_topic: "ann-phone", caps: { push: "ntfy" } });
       await Client.connect(h.url, { device_id: "laptop" }).then((c) => c.close());
       // connected: no push
       await phone.say({ chat_id: "default", text: "while here" });
@@ -278,6 +352,26 @@ describe("push", () => {
       expect(received[1]).toMatchObject({ title: "Daily digest", body: "3 new items" });
     } finally {
       await new Promise((r) => ntfy.close(r));
+    }
+  });
+
+  it("push - caps.push is honoured: a device that declares none, or a channel it has no target for, gets no push", async () => {
+    const ntfy = await recordingServer();
+    try {
+      h = await startGateway({ push: [ntfyPushSender({ baseUrl: ntfy.url })], pushRetry: { attempts: 0, backoffMs: 1 } });
+      await Client.connect(h.url, { device_id: "quiet", ntfy_topic: "quiet-topic", fcm_token: "quiet-token", caps: { push: "none" } }).then((c) => c.close());
+      await Client.connect(h.url, { device_id: "undeclared", ntfy_topic: "undeclared-topic" }).then((c) => c.close());
+      await Client.connect(h.url, { device_id: "fcm-only", ntfy_topic: "fcm-only-topic", caps: { push: "fcm" } }).then((c) => c.close());
+      await Client.connect(h.url, { device_id: "loud", ntfy_topic: "loud-topic", caps: { push: "ntfy" } }).then((c) => c.close());
+      await sleep(50);
+      await h.gateway.notify(ANONYMOUS_OWNER, { kind: "cron", title: "Digest", body: "2 items" });
+      await h.gateway.post(ANONYMOUS_OWNER, "default", { text: "posted while away" });
+      const deadline = Date.now() + 2000;
+      while (ntfy.requests.length < 2 && Date.now() < deadline) await sleep(20);
+      await sleep(100);
+      expect(ntfy.requests.map((r) => r.url)).toEqual(["/loud-topic", "/loud-topic"]);
+    } finally {
+      await ntfy.close();
     }
   });
 });

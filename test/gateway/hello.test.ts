@@ -18,7 +18,15 @@ describe("hello", () => {
     const c = await rawClient(h.url);
     c.send("channel.list", {}, "x1");
     expect(await c.closedPromise).toBe(4401);
-    expect(c.frames).toEqual([{ type: "error", payload: { code: "auth", message: expect.stringContaining("hello") } }]);
+    expect(c.frames).toEqual([{ type: "error", id: "x1", payload: { code: "auth", message: expect.stringContaining("hello") } }]);
+  });
+
+  it("hello - a first hello of the wrong shape gets auth with its request id, then 4401", async () => {
+    h = await startGateway();
+    const c = await rawClient(h.url);
+    c.send("hello", { token: "", device_id: 42 }, "h7");
+    expect(await c.closedPromise).toBe(4401);
+    expect(c.frames).toEqual([{ type: "error", id: "h7", payload: { code: "auth", message: expect.stringContaining("device_id") } }]);
   });
 
   it("hello - malformed JSON first gets auth and close 4401", async () => {

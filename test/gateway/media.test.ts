@@ -98,6 +98,21 @@ describe("media", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it("media - a chunk over 256 KiB is media_too_large naming the ref, the upload is dropped, and a retry in chunks works", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "media-"));
+    h = await startGateway({ mediaStore: fsMediaStore({ dir }) });
+    const a = await Client.connect(h.url);
+    const bytes = randomBytes(256 * 1024 + 1);
+    await sendAndSettle(a, "media.upload.start", { media_ref: "fat", kind: "image", mime: "image/png", size: bytes.length, filename: "fat.png" });
+    a.raw(Buffer.from(encodeChunk("fat", 0, bytes)));
+    const err = await a.waitFor((f) => f.type === "error" && f.payload.code === "media_too_large");
+    expect(err.payload.message).toContain('"fat"');
+    expect((await a.request("media.upload.end", { media_ref: "fat", sha256: sha(bytes) })).payload.code).toBe("not_found");
+    expect(readdirSync(dir)).toEqual([]);
+    // The ref is free again, and the same bytes in protocol-sized chunks go through.
+    expect(await upload(a, "fat", bytes)).toMatchObject({ type: "media.upload.ack", payload: { ok: true, media_ref: "fat" } });
+  });
+
   it("media - a ref in flight or already uploaded is unsupported; more uploads than allowed in flight is rate_limited", async () => {
     h = await startGateway({ maxUploadsPerConnection: 2 });
     const a = await Client.connect(h.url);

@@ -19,6 +19,9 @@ describe("gateway smoke", () => {
     expect(final.type).toBe("message.stop");
     expect(final.payload.final_text).toBe("You said: hello there");
     expect(final.payload.runtime.model).toBe("demo");
+    // The demo runtime declares its model, so the start of the stream already names it.
+    expect(c.of("message.start")[0].payload).toMatchObject({ role: "assistant", model: "demo" });
+    expect(final.payload).toMatchObject({ model: "demo", tokens: expect.any(Number) });
     expect(typeof final.payload.runtime.latency).toBe("number");
     const hist = await c.request("history", { chat_id: "default" });
     expect(hist.payload.messages.map((m: any) => m.role)).toEqual(["user", "assistant"]);

@@ -64,6 +64,49 @@ describe("turns", () => {
     expect(c.of("typing").map((f) => f.payload.on)).toEqual([true, false]);
   });
 
+  it("turns - streaming frames and history carry model and tokens as soon as the runtime reports them; message.start the runtime's declared model", async () => {
+    const reported = gate();
+    const finish = gate();
+    const runtime = scriptedRuntime(async function* (): AsyncIterable<RuntimeEvent> {
+      yield { type: "text", delta: "first " };
+      yield { type: "usage", model: "vendor/other-2", promptTokens: 30, completionTokens: 12 };
+      // Past the checkpoint interval, so the next event checkpoints the streaming message.
+      await sleep(5);
+      yield { type: "text", delta: "second" };
+      reported.release();
+      await finish.wait;
+    }, { model: "acme/big-1" });
+    h = await startGateway({ runtime, checkpointIntervalMs: 1 });
+    const c = await Client.connect(h.url);
+    await c.request("message.send", { chat_id: "default", text: "go" });
+    const start = await c.waitFor((f) => f.type === "message.start");
+    expect(start.payload).toMatchObject({ role: "assistant", model: "big-1" });
+    expect(start.payload).not.toHaveProperty("tokens");
+    await reported.wait;
+    const update = await c.waitFor((f) => f.type === "message.update" && f.payload.text === "first second");
+    expect(update.payload).toMatchObject({ model: "other-2", tokens: 42 });
+    // Mid-stream, history already holds them (the checkpoint of the streaming message).
+    await sleep(50);
+    const streaming = (await c.request("history", { chat_id: "default" })).payload.messages.find((m: any) => m.role === "assistant");
+    expect(streaming).toMatchObject({ status: "streaming", model: "other-2", tokens: 42 });
+    finish.release();
+    const stop = await c.waitFor((f) => f.type === "message.stop");
+    expect(stop.payload).toMatchObject({ final_text: "first second", model: "other-2", tokens: 42, runtime: { model: "other-2" } });
+    const stored = (await c.request("history", { chat_id: "default" })).payload.messages.find((m: any) => m.role === "assistant");
+    expect(stored).toMatchObject({ status: "complete", model: "other-2", tokens: 42 });
+  });
+
+  it("turns - without a declared or reported model, message.start and the final frame carry none", async () => {
+    h = await startGateway({ runtime: scriptedRuntime(async function* () {
+      yield { type: "text", delta: "plain" } as RuntimeEvent;
+    }) });
+    const c = await Client.connect(h.url);
+    const { final } = await c.say({ chat_id: "default", text: "go" });
+    expect(c.of("message.start")[0].payload).not.toHaveProperty("model");
+    expect(final.payload).not.toHaveProperty("model");
+    expect(final.payload).not.toHaveProperty("tokens");
+  });
+
   it("turns - tool progress carries full args, then output, duration and ok", async () => {
     h = await startGateway();
     const c = await Client.connect(h.url);
@@ -257,12 +300,26 @@ describe("turns", () => {
   it("turns - empty text without media is refused and nothing is stored", async () => {
     h = await startGateway();
     const c = await Client.connect(h.url);
-    expect((await c.request("message.send", { chat_id: "default", text: "  " })).payload.code).toBe("unsupported");
+    expect((await c.request("message.send", { chat_id: "default", text: "" })).payload.code).toBe("unsupported");
+    expect((await c.request("message.send", { chat_id: "default" })).payload.code).toBe("unsupported");
     expect((await c.request("message.send", { chat_id: "nope", text: "x" })).payload.code).toBe("not_found");
     expect((await c.request("message.send", { chat_id: "default", thread_id: "nope", text: "x" })).payload.code).toBe("not_found");
     expect((await c.request("message.send", { chat_id: "default", text: "x", media_refs: ["ghost"] })).payload.code).toBe("not_found");
     expect((await c.request("history", { chat_id: "default" })).payload.messages).toEqual([]);
     expect((await c.request("sync", { cursor: 0 })).payload.cursor).toBe(0);
+  });
+
+  it("turns - whitespace-only text is a message like any other: echoed, stored and answered", async () => {
+    const runtime = scriptedRuntime(async function* (input) {
+      yield { type: "text", delta: `got [${input.message.text}]` } as RuntimeEvent;
+    });
+    h = await startGateway({ runtime });
+    const c = await Client.connect(h.url);
+    const { echo, final } = await c.say({ chat_id: "default", text: "   " });
+    expect(echo.payload).toMatchObject({ role: "user", text: "   ", thread_id: null });
+    expect(final.payload.final_text).toBe("got [   ]");
+    const history = (await c.request("history", { chat_id: "default" })).payload.messages;
+    expect(history.map((m: any) => m.text)).toEqual(["   ", "got [   ]"]);
   });
 
   it("turns - too many turns in flight for one owner is rate_limited and not stored", async () => {

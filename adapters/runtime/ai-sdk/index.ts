@@ -119,7 +119,9 @@ export function aiSdkRuntime(options: AiSdkRuntimeOptions): AgentRuntime {
   const maxSteps = options.maxSteps ?? 10;
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new TypeError("aiSdkRuntime: maxSteps must be an integer >= 1");
 
+  const declared = modelName(options.model);
   const runtime: AgentRuntime = {
+    ...(declared === "unknown" ? {} : { model: declared }),
     turn: (input) => runTurn(options, maxSteps, input),
     commands: () => COMMANDS.map((c) => ({ ...c, aliases: [...c.aliases] })),
     command: (input) => runCommand(options, input),

@@ -50,6 +50,7 @@ export function demoRuntime(options: DemoRuntimeOptions = {}): AgentRuntime {
   const contextWindow = options.contextWindow ?? 8192;
 
   return {
+    model: "demo",
     async *turn(input: TurnInput): AsyncIterable<RuntimeEvent> {
       let text = input.message.text;
       if (text.startsWith("tool:")) {

@@ -246,6 +246,7 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
   };
 
   const runtime: AgentRuntime = {
+    model: options.model,
     turn: (input) => runTurn(cfg, input),
     commands: () => COMMANDS.map((c) => ({ ...c, aliases: [...c.aliases] })),
     command: (input) => runCommand(cfg, input),
