@@ -23,7 +23,7 @@ export const BUILTIN_COMMANDS: readonly CommandEntry[] = [
   { name: "/new", description: "Start a fresh context in this conversation", args_hint: "", category: "Session", aliases: ["/reset"] },
 ];
 
-/** The seed's registry categories; a catalog entry has one of them. */
+/** The six command categories of docs/PROTOCOL.md §6; a catalog entry has one of them. */
 export const COMMAND_CATEGORIES: readonly CommandCategory[] = ["Session", "Configuration", "Tools & Skills", "Info", "Exit", "Plugin"];
 
 /** A parsed slash command. */
@@ -56,7 +56,7 @@ export interface CommandRegistry {
   /**
    * Add a plugin command (category defaults to `Plugin`; `args_hint` to `""`). A later
    * registration of the same name replaces it. Names and aliases need a leading slash and no
-   * whitespace, and are lower-cased; `category` must be one of the seed's six (`Session`,
+   * whitespace, and are lower-cased; `category` must be one of the six (`Session`,
    * `Configuration`, `Tools & Skills`, `Info`, `Exit`, `Plugin`). Anything else throws `TypeError`.
    */
   register(entry: Omit<CommandEntry, "category" | "aliases" | "args_hint"> & Partial<CommandEntry>, handler: CommandHandler): void;
