@@ -54,7 +54,7 @@ function describeFailure(error: unknown): string {
 }
 
 /**
- * Copy what the runtime reported of its model and token count onto the message (the seed's footer
+ * Copy what the runtime reported of its model and token count onto the message (the footer
  * rule: streaming frames and history carry them). True when something changed.
  */
 function noteUsage(message: StoredMessage, usage: Omit<UsageEvent, "type">): boolean {
