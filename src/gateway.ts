@@ -112,6 +112,11 @@ function resolveOptions(options: GatewayOptions): ResolvedOptions {
     searchMax: positive("searchMax", options.searchMax, LIMITS.searchMax),
     rateLimit: { perSecond: positive("rateLimit.perSecond", limit.perSecond, 20), burst: positive("rateLimit.burst", limit.burst, 60) },
     maxUploadsPerConnection: positive("maxUploadsPerConnection", options.maxUploadsPerConnection, 4),
+    maxPullsPerConnection: positive("maxPullsPerConnection", options.maxPullsPerConnection, LIMITS.pullsInFlight),
+    helloTimeoutMs: positive("helloTimeoutMs", options.helloTimeoutMs, LIMITS.helloTimeoutMs),
+    maxConnectionsPerOwner: positive("maxConnectionsPerOwner", options.maxConnectionsPerOwner, LIMITS.connectionsPerOwner),
+    maxConnectionsPerIp: positive("maxConnectionsPerIp", options.maxConnectionsPerIp, LIMITS.connectionsPerIp),
+    historyMaxBytes: positive("historyMaxBytes", options.historyMaxBytes, LIMITS.historyMaxBytes),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),
     historyTurns: options.historyTurns ?? 20,
@@ -227,6 +232,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       return session;
     }
     this.#sessions.set(session.id, session);
+    session.open();
     return session;
   }
 
