@@ -1,6 +1,7 @@
 /**
- * One device connection: hello, the frame queue, rate limiting, delivery per device caps, the
- * slow-consumer policy and sync. Requests are handled one at a time per connection, in order.
+ * One device connection: the hello deadline and connection caps, hello, the frame queue, rate
+ * limiting, delivery per device caps and sync (the slow-consumer policy is in `outflow.ts`).
+ * Requests are handled one at a time per connection, in order.
  * @module
  */
 import { randomBytes } from "node:crypto";

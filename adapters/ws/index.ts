@@ -83,6 +83,12 @@ function peerAddress(request: IncomingMessage): string | undefined {
   return ip?.startsWith("::ffff:") ? ip.slice(7) : ip;
 }
 
+function milliseconds(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) throw new TypeError(`attachWebSocket: ${name} must be a positive number of milliseconds, got ${String(value)}`);
+  return value;
+}
+
 /** A decision, or `undefined` when it did not come within `ms`. */
 async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
@@ -108,11 +114,12 @@ async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | un
 export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}): WebSocketTransport {
   const path = options.path ?? "/ws/gateway";
   const maxPayload = options.maxPayload ?? Math.max(gateway.options.maxFrameBytes, LIMITS.mediaChunkBytes + 4096);
-  const heartbeatMs = options.heartbeatMs ?? 30_000;
-  const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
+  const heartbeatMs = milliseconds("heartbeatMs", options.heartbeatMs, 30_000);
+  const pongTimeoutMs = milliseconds("pongTimeoutMs", options.pongTimeoutMs, Math.min(10_000, heartbeatMs));
+  const handshakeTimeoutMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
   const clientAddress = options.clientAddress ?? peerAddress;
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
-  const heartbeat = startHeartbeat(wss, heartbeatMs, options.pongTimeoutMs ?? Math.min(10_000, heartbeatMs));
+  const heartbeat = startHeartbeat(wss, heartbeatMs, pongTimeoutMs);
   let closing = false;
 
   function serve(ws: WebSocket, context: ConnectionContext): void {
@@ -220,7 +227,7 @@ export interface ListeningTransport extends WebSocketTransport {
  * ```
  */
 export async function listenWebSocket(gateway: Gateway, options: ListenOptions = {}): Promise<ListeningTransport> {
-  const handshakeMs = options.handshakeTimeoutMs ?? 10_000;
+  const handshakeMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
   const bounds = { headersTimeout: handshakeMs, requestTimeout: handshakeMs, connectionsCheckingInterval: Math.max(50, Math.min(1_000, handshakeMs / 2)) };
   const server = http.createServer(bounds, (_req, res) => {
     res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));

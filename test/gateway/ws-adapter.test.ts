@@ -131,6 +131,10 @@ describe("ws adapter", () => {
     expect(() => createGateway({ storage: {} as any, runtime: demoRuntime() })).toThrow(/storage/);
     expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), maxFrameBytes: -1 })).toThrow(/maxFrameBytes/);
     expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), push: [{} as any] })).toThrow(/PushSender/);
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), helloTimeoutMs: 0 })).toThrow(/helloTimeoutMs/);
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), maxConnectionsPerIp: Number.NaN })).toThrow(/maxConnectionsPerIp/);
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), backpressure: { softBytes: 10, hardBytes: 5 } })).toThrow(/hardBytes/);
+    expect(() => attachWebSocket(createGateway({ storage: memoryStorage(), runtime: demoRuntime() }), { pongTimeoutMs: -1 })).toThrow(TypeError);
   });
 });
 
