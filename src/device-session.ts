@@ -394,4 +394,3 @@ function peekId(text: string): string | undefined {
     return undefined;
   }
 }
-

@@ -114,7 +114,7 @@ export async function handleRequest(hub: Hub, session: DeviceSession, frame: Cli
               session.deliverReplay({ type: entry.type, payload: entry.payload, seq: entry.seq });
               after = entry.seq;
             }
-            await session.drained();
+            if (!(await session.drained())) break;
           }
         }
         session.send({ type: "sync.done", payload: reset ? { cursor: bounds.last, reset: true } : { cursor: bounds.last } }, frame.id);
