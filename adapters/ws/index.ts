@@ -154,22 +154,27 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     ws.on("error", () => handle.closed());
   }
 
+  /** Run the upgrade gate in time; answers the refusal itself and then yields undefined. */
+  async function gate(request: IncomingMessage, socket: Duplex): Promise<Extract<UpgradeDecision, { ok: true }> | undefined> {
+    if (closing) return void refuse(socket, 503, "server shutting down");
+    if (!options.authorizeUpgrade) return { ok: true };
+    let decision: UpgradeDecision | undefined;
+    try {
+      decision = await withDeadline(options.authorizeUpgrade(request), handshakeTimeoutMs);
+    } catch {
+      return void refuse(socket, 500, "internal error");
+    }
+    if (!decision) return void refuse(socket, 503, "upgrade not decided in time");
+    if (!decision.ok) return void refuse(socket, decision.status, decision.message);
+    return decision;
+  }
+
   async function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    if (closing) return refuse(socket, 503, "server shutting down");
     // Node leaves an upgraded socket without an error listener; a reset during the gate must not crash the process.
     const onError = () => socket.destroy();
     socket.on("error", onError);
-    let decision: UpgradeDecision | undefined = { ok: true };
-    if (options.authorizeUpgrade) {
-      try {
-        decision = await withDeadline(options.authorizeUpgrade(request), handshakeTimeoutMs);
-      } catch {
-        return refuse(socket, 500, "internal error");
-      }
-    }
-    if (!decision) return refuse(socket, 503, "upgrade not decided in time");
-    if (!decision.ok) return refuse(socket, decision.status, decision.message);
-    if (socket.destroyed) return;
+    const decision = await gate(request, socket);
+    if (!decision || socket.destroyed) return;
     const context: ConnectionContext = {
       remoteAddress: clientAddress(request),
       headers: request.headers,
@@ -181,10 +186,16 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     });
   }
 
+  /** An upgrade nobody else takes: the gate still comes first (401 before 404), then 404. */
+  async function refuseUnknownPath(request: IncomingMessage, socket: Duplex): Promise<void> {
+    socket.on("error", () => socket.destroy());
+    if (await gate(request, socket)) refuse(socket, 404, "not found");
+  }
+
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (pathOf(request) === path) return void handleUpgrade(request, socket, head);
     // Nobody else takes upgrades on this server: an unanswered socket would stay open for good.
-    if (options.server && options.server.listenerCount("upgrade") <= 1) refuse(socket, 404, "not found");
+    if (options.server && options.server.listenerCount("upgrade") <= 1) void refuseUnknownPath(request, socket);
   };
   options.server?.on("upgrade", onUpgrade);
 

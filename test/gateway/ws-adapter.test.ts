@@ -77,6 +77,14 @@ describe("ws adapter", () => {
     expect((await (await Client.connect(h.url)).request("ping", {})).type).toBe("pong");
   });
 
+  it("ws - the upgrade gate comes before the 404 of an unknown path", async () => {
+    h = await startGateway({}, { authorizeUpgrade: () => ({ ok: false, status: 401, message: "sign in first" }) });
+    const port = (h.server.address() as AddressInfo).port;
+    const { text, endedByServer } = await rawHttp(port, upgradeRequest("/ws/other"));
+    expect(text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(endedByServer).toBe(true);
+  });
+
   it("ws - an upgrade whose gate does not decide in time is answered 503 and closed", async () => {
     h = await startGateway({}, { handshakeTimeoutMs: 200, authorizeUpgrade: () => new Promise(() => undefined) });
     const port = (h.server.address() as AddressInfo).port;
