@@ -63,6 +63,14 @@ describe("connection limits", () => {
     expect((await Client.connect(h.url, { token: "a" })).frames[0].type).toBe("hello.ok");
   });
 
+  it("limits - hellos racing in parallel cannot pass the owner's cap together", async () => {
+    h = await startGateway({ maxConnectionsPerOwner: 2 });
+    const sockets = await Promise.all(Array.from({ length: 6 }, () => raw(h!.url)));
+    const answers = await Promise.all(sockets.map((c, i) => c.request("hello", { token: "", device_id: `race-${i}` })));
+    expect(answers.filter((f) => f.type === "hello.ok")).toHaveLength(2);
+    expect(answers.filter((f) => f.payload.code === "rate_limited")).toHaveLength(4);
+  });
+
   it("limits - one connection more than the address cap is refused before hello; the address comes from the transport", async () => {
     // Behind a proxy the address is what clientAddress says (here: a header), not the proxy's socket.
     h = await startGateway({ maxConnectionsPerIp: 2 }, { clientAddress: (req) => String(req.headers["x-client"]) });
