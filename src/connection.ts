@@ -13,9 +13,16 @@ export interface Connection {
   sendBinary(data: Uint8Array): void;
   /** Close with a WebSocket close code. Idempotent. */
   close(code: number, reason?: string): void;
-  /** Bytes queued but not yet written to the network; drives the slow-consumer policy. */
+  /**
+   * Bytes queued but not yet written to the network, text and binary alike; drives the
+   * slow-consumer policy (past `backpressure.hardBytes` the connection is closed 1013).
+   */
   readonly bufferedAmount: number;
-  /** What the transport learned before the first frame (address, verified login session). */
+  /**
+   * What the transport learned before the first frame (address, verified login session). Its
+   * `remoteAddress` is the client address counted against `maxConnectionsPerIp`; a transport
+   * behind a reverse proxy should set it from trusted proxy headers only.
+   */
   readonly context: ConnectionContext;
   /**
    * Stop reading from the socket until {@link Connection.resume} (optional). The gateway pauses a

@@ -1,6 +1,7 @@
 /**
- * One device connection: hello, the frame queue, rate limiting, delivery per device caps, the
- * slow-consumer policy and sync. Requests are handled one at a time per connection, in order.
+ * One device connection: the hello deadline and connection caps, hello, the frame queue, rate
+ * limiting, delivery per device caps and sync (the slow-consumer policy is in `outflow.ts`).
+ * Requests are handled one at a time per connection, in order.
  * @module
  */
 import { randomBytes } from "node:crypto";
@@ -10,13 +11,15 @@ import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "./errors
 import { FrameError, parseClientFrame, type ClientFrame } from "./frames.js";
 import type { Hub, HubSession } from "./hub.js";
 import type { Owner } from "./ids.js";
-import { LIMITS, PROTOCOL_VERSION, type ServerFrame } from "./protocol.js";
+import { helloLimits } from "./hello-limits.js";
+import { PROTOCOL_VERSION, type ServerFrame } from "./protocol.js";
 import type { Device, DeviceCaps } from "./records.js";
+import { Outflow } from "./outflow.js";
 import { handleRequest } from "./requests.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { Uploads } from "./media-transfer.js";
 import { createUploads } from "./media-transfer.js";
-import { encodeFrame, stopAsMessage } from "./wire.js";
+import { stopAsMessage } from "./wire.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
@@ -37,8 +40,8 @@ export interface SessionState {
   send(frame: ServerFrame, requestId?: string): void;
   /** Send raw bytes (a media chunk) to this connection. */
   sendBinary(data: Uint8Array): void;
-  /** Wait until the socket's buffer is below the soft limit (long replies, media pulls). */
-  drained(): Promise<void>;
+  /** Wait until the socket's buffer is below the soft limit (long replies, media pulls); false once the connection ended. */
+  drained(): Promise<boolean>;
   /** Replay stored frames while holding back live stored frames (sync). */
   replay(run: () => Promise<number>): Promise<void>;
 }
@@ -61,8 +64,10 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
    */
   #liveFirst = 0;
   #liveLast = -1;
-  readonly #pendingUpdates = new Map<string, OutgoingFrame>();
-  #drainTimer: NodeJS.Timeout | undefined;
+  readonly #outflow: Outflow;
+  #helloTimer: NodeJS.Timeout | undefined;
+  /** The client address counted against `maxConnectionsPerIp`, released on close. */
+  #address: string | undefined;
   #binaryQueued = 0;
   #paused = false;
   readonly uploads: Uploads;
@@ -71,7 +76,30 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     this.#hub = hub;
     this.#conn = conn;
     this.#bucket = new TokenBucket(hub.options.rateLimit, hub.options.now);
+    this.#outflow = new Outflow(conn, hub.options.backpressure, () => this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync"));
     this.uploads = createUploads(hub, this);
+  }
+
+  /**
+   * The gateway took the connection: count it against its client address and start the hello
+   * deadline, so a socket that never says hello does not stay open.
+   */
+  open(): void {
+    const address = this.#conn.context.remoteAddress;
+    if (address !== undefined) {
+      if (!this.#hub.addresses.tryAdd(address, this.#hub.options.maxConnectionsPerIp)) {
+        this.#refuseBusy(`too many connections from this address (at most ${this.#hub.options.maxConnectionsPerIp})`);
+        return;
+      }
+      this.#address = address;
+    }
+    const ms = this.#hub.options.helloTimeoutMs;
+    this.#helloTimer = setTimeout(() => {
+      if (this.#state !== "hello") return;
+      this.send({ type: "error", payload: { code: "auth", message: `hello not completed within ${ms} ms` } });
+      this.close(CLOSE_CODES.helloTimeout, "hello timeout");
+    }, ms);
+    this.#helloTimer.unref();
   }
 
   get owner(): Owner {
@@ -95,8 +123,8 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       this.close(CLOSE_CODES.tooBig, "frame too large");
       return;
     }
-    // The budget is checked on arrival, so a flood is refused without queueing work for it.
-    if (this.#state === "ready" && !this.#bucket.take()) {
+    // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
+    if (!this.#bucket.take()) {
       this.send({ type: "error", payload: { code: "rate_limited", message: "too many frames; slow down" } }, peekId(text));
       return;
     }
@@ -117,7 +145,11 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     this.#enqueue(() =>
       this.uploads
         .chunk(data)
-        .catch((error) => this.#sendError(error, undefined))
+        .catch((error) => {
+          // Only chunks of an upload in flight are free: any other binary message spends the frame
+          // budget, and past it is dropped without a reply, so garbage cannot buy one reply each.
+          if (this.#bucket.take()) this.#sendError(error, undefined);
+        })
         .finally(() => {
           this.#binaryQueued -= data.byteLength;
           if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2) {
@@ -132,7 +164,9 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     if (this.#state === "closed") return;
     const wasReady = this.#state === "ready";
     this.#state = "closed";
-    if (this.#drainTimer) clearTimeout(this.#drainTimer);
+    clearTimeout(this.#helloTimer);
+    this.#outflow.stop();
+    if (this.#address !== undefined) this.#hub.addresses.release(this.#address);
     this.uploads.dropAll();
     if (wasReady && this.#owner !== undefined) this.#hub.detach(this.#owner, this);
     this.#hub.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
@@ -223,6 +257,10 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       await storage.putDevice(auth.owner, device);
       const bounds = await storage.outboxBounds(auth.owner);
       if (this.#isClosed()) return;
+      // Checked after the last await, so hellos racing in parallel cannot all pass it.
+      const most = this.#hub.options.maxConnectionsPerOwner;
+      if (this.#hub.connectionCount(auth.owner) >= most) return this.#refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
+      clearTimeout(this.#helloTimer);
       this.#owner = auth.owner;
       this.#user = auth.user;
       this.#device = device;
@@ -236,7 +274,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
             cursor: bounds.last,
             user: auth.user,
             streaming: o.streaming,
-            limits: { max_frame_bytes: o.maxFrameBytes, max_media_bytes: o.maxMediaBytes, history_max: LIMITS.historyMax, search_max: o.searchMax },
+            limits: helloLimits(o),
           },
         },
         frame.id,
@@ -254,6 +292,11 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   /** Re-reads the state after an await (TypeScript keeps the narrowing from before it). */
   #isClosed(): boolean {
     return this.#state === "closed";
+  }
+
+  #refuseBusy(message: string, requestId?: string): void {
+    this.send({ type: "error", payload: { code: "rate_limited", message } }, requestId);
+    this.close(CLOSE_CODES.tooManyConnections, "too many connections");
   }
 
   #refuseAuth(error: GatewayError, requestId?: string): void {
@@ -325,51 +368,15 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
 
   /** Send any frame, built here or passed on from the bus or the outbox, under the slow-consumer policy. */
   #write(frame: OutgoingFrame, requestId?: string): void {
-    if (this.#state === "closed") return;
-    const buffered = this.#conn.bufferedAmount;
-    const { softBytes, hardBytes } = this.#hub.options.backpressure;
-    if (buffered > hardBytes) {
-      this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
-      return;
-    }
-    if (frame.type === "message.update") {
-      const messageId = frame.payload.message_id as string;
-      if (buffered > softBytes || this.#pendingUpdates.size > 0) {
-        // Latest wins: an update carries the whole text, so older pending ones are worthless.
-        this.#pendingUpdates.set(messageId, frame);
-        this.#scheduleDrain();
-        return;
-      }
-    } else if (frame.type === "message.stop" || frame.type === "message") {
-      this.#pendingUpdates.delete(frame.payload.message_id as string);
-    }
-    this.#conn.send(encodeFrame(frame, requestId));
-  }
-
-  #scheduleDrain(): void {
-    if (this.#drainTimer) return;
-    this.#drainTimer = setTimeout(() => {
-      this.#drainTimer = undefined;
-      if (this.#state === "closed") return;
-      if (this.#conn.bufferedAmount > this.#hub.options.backpressure.softBytes) {
-        this.#scheduleDrain();
-        return;
-      }
-      const pending = [...this.#pendingUpdates.values()];
-      this.#pendingUpdates.clear();
-      for (const frame of pending) this.#conn.send(encodeFrame(frame));
-    }, 25);
+    if (this.#state !== "closed") this.#outflow.send(frame, requestId);
   }
 
   sendBinary(data: Uint8Array): void {
-    if (this.#state !== "closed") this.#conn.sendBinary(data);
+    if (this.#state !== "closed") this.#outflow.sendBinary(data);
   }
 
-  async drained(): Promise<void> {
-    const soft = this.#hub.options.backpressure.softBytes;
-    while (this.#state !== "closed" && this.#conn.bufferedAmount > soft) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  drained(): Promise<boolean> {
+    return this.#outflow.drained();
   }
 
   async replay(run: () => Promise<number>): Promise<void> {

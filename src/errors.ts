@@ -25,8 +25,12 @@ export const CLOSE_CODES = {
   tooBig: 1009,
   /** A consumer so slow that its send buffer passed the hard cap; it catches up with `sync`. */
   tryAgainLater: 1013,
-  /** Authentication failed or hello missing. */
+  /** Authentication failed, hello missing, or hello not completed in time. */
   auth: 4401,
+  /** `hello` not completed within `helloTimeoutMs` (after an `error` `auth`); unlike 4401 a client may reconnect. */
+  helloTimeout: 4408,
+  /** Too many connections for this owner or client address (after an `error` `rate_limited`). */
+  tooManyConnections: 4429,
   /** `caps.min_protocol` is newer than this gateway. */
   protocolTooNew: 4426,
 } as const;

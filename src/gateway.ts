@@ -99,6 +99,13 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return value;
 }
 
+function resolveBackpressure(given: GatewayOptions["backpressure"]): ResolvedOptions["backpressure"] {
+  const softBytes = positive("backpressure.softBytes", given?.softBytes, 1024 * 1024);
+  const hardBytes = positive("backpressure.hardBytes", given?.hardBytes, 16 * 1024 * 1024);
+  if (hardBytes < softBytes) throw new TypeError(`createGateway: backpressure.hardBytes (${hardBytes}) must not be below softBytes (${softBytes})`);
+  return { softBytes, hardBytes };
+}
+
 function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!options || typeof options !== "object") throw new TypeError("createGateway: options are required ({ storage, runtime })");
   const { storage, runtime } = options;
@@ -122,13 +129,18 @@ function resolveOptions(options: GatewayOptions): ResolvedOptions {
     searchMax: positive("searchMax", options.searchMax, LIMITS.searchMax),
     rateLimit: { perSecond: positive("rateLimit.perSecond", limit.perSecond, 20), burst: positive("rateLimit.burst", limit.burst, 60) },
     maxUploadsPerConnection: positive("maxUploadsPerConnection", options.maxUploadsPerConnection, 4),
+    maxPullsPerConnection: positive("maxPullsPerConnection", options.maxPullsPerConnection, LIMITS.pullsInFlight),
+    helloTimeoutMs: positive("helloTimeoutMs", options.helloTimeoutMs, LIMITS.helloTimeoutMs),
+    maxConnectionsPerOwner: positive("maxConnectionsPerOwner", options.maxConnectionsPerOwner, LIMITS.connectionsPerOwner),
+    maxConnectionsPerIp: positive("maxConnectionsPerIp", options.maxConnectionsPerIp, LIMITS.connectionsPerIp),
+    historyMaxBytes: positive("historyMaxBytes", options.historyMaxBytes, LIMITS.historyMaxBytes),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),
     historyTurns: options.historyTurns ?? 20,
     updateIntervalMs: options.updateIntervalMs ?? 50,
     checkpointIntervalMs: positive("checkpointIntervalMs", options.checkpointIntervalMs, 2_000),
     retention: { maxFrames: options.retention?.maxFrames ?? 10_000, maxAgeMs: options.retention?.maxAgeMs ?? 30 * 24 * 3600 * 1000 },
-    backpressure: { softBytes: options.backpressure?.softBytes ?? 1024 * 1024, hardBytes: options.backpressure?.hardBytes ?? 16 * 1024 * 1024 },
+    backpressure: resolveBackpressure(options.backpressure),
     runtimeInfo: options.runtimeInfo ?? {},
     pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 30_000),
@@ -243,6 +255,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       return session;
     }
     this.#sessions.set(session.id, session);
+    session.open();
     return session;
   }
 

@@ -8,6 +8,7 @@ import type { EventEmitter } from "eventemitter3";
 import type { Authenticator } from "./authenticator.js";
 import type { Bus, BusMessage, OutgoingFrame } from "./bus.js";
 import type { CommandRegistry } from "./commands.js";
+import { ConnectionCount } from "./connection-count.js";
 import { GatewayError } from "./errors.js";
 import type { Owner } from "./ids.js";
 import { LaneScheduler } from "./lanes.js";
@@ -70,6 +71,8 @@ export class Hub {
   readonly log: Logger;
   /** One turn at a time per lane. */
   readonly lanes: LaneScheduler;
+  /** Open connections per client address in this process (`maxConnectionsPerIp`). */
+  readonly addresses = new ConnectionCount();
   readonly #owners = new Map<Owner, OwnerLocal>();
   /** Per owner: the tail of the publish chain, so stored frames go out in `seq` order. */
   readonly #publishTail = new Map<Owner, Promise<void>>();
@@ -236,7 +239,12 @@ export class Hub {
 
   /** True when the owner has a connected device in this process. */
   isConnected(owner: Owner): boolean {
-    return (this.#owners.get(owner)?.sessions.size ?? 0) > 0;
+    return this.connectionCount(owner) > 0;
+  }
+
+  /** How many of the owner's connections completed hello in this process. */
+  connectionCount(owner: Owner): number {
+    return this.#owners.get(owner)?.sessions.size ?? 0;
   }
 
   /** Every connected session, for shutdown. */

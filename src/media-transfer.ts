@@ -17,7 +17,8 @@ export interface MediaSession {
   readonly caps: { media: boolean };
   send(frame: ServerFrame, requestId?: string): void;
   sendBinary(data: Uint8Array): void;
-  drained(): Promise<void>;
+  /** Resolves when the socket's buffer is below the soft limit; false once the connection ended. */
+  drained(): Promise<boolean>;
 }
 
 /** A connection's uploads in flight and its pulls. */
@@ -68,6 +69,7 @@ export function encodeChunk(media: string, offset: number, bytes: Uint8Array): U
 /** Create the media state of one connection. */
 export function createUploads(hub: Hub, session: MediaSession): Uploads {
   const uploads = new Map<string, Upload>();
+  let pulling = 0;
 
   const store = () => {
     const media = hub.options.mediaStore;
@@ -158,24 +160,30 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
 
     async pull(mediaId, requestId) {
       const media = store();
+      const most = hub.options.maxPullsPerConnection;
+      if (pulling >= most) throw new GatewayError("rate_limited", `too many media pulls in flight (at most ${most}); wait for a media.pull.end`);
       const record = await hub.storage.getMedia(session.owner, mediaId);
       if (!record) throw new GatewayError("not_found", `unknown media_id "${mediaId}"`);
+      pulling += 1;
       // Streamed in the background so a long download does not hold up this device's other requests.
       void (async () => {
         let offset = 0;
         let ok = true;
         try {
-          for await (const piece of media.read(session.owner, mediaId)) {
+          // Each chunk waits for the socket to drain, so a device that stops reading holds at most one chunk per pull.
+          pieces: for await (const piece of media.read(session.owner, mediaId)) {
             for (let at = 0; at < piece.byteLength; at += LIMITS.mediaChunkBytes) {
+              if (!(await session.drained())) break pieces;
               const bytes = piece.subarray(at, Math.min(piece.byteLength, at + LIMITS.mediaChunkBytes));
               session.sendBinary(encodeChunk(mediaId, offset, bytes));
               offset += bytes.byteLength;
-              await session.drained();
             }
           }
         } catch (error) {
           ok = false;
           hub.log.warn(`media pull of ${mediaId} failed`, error);
+        } finally {
+          pulling -= 1;
         }
         session.send({ type: "media.pull.end", payload: { ok, media_id: mediaId } }, requestId);
       })();

@@ -43,10 +43,31 @@ export interface GatewayOptions {
   maxMediaBytes?: number;
   /** Largest search page (default 100). */
   searchMax?: number;
-  /** Per-connection frame budget (default 20/s sustained, burst 60). Binary chunks do not count. */
+  /**
+   * Per-connection frame budget (default 20/s sustained, burst 60), from the first frame on (`hello`
+   * included). Chunks of an upload in flight do not count; any other binary message does, and
+   * past the budget it is dropped without a reply.
+   */
   rateLimit?: RateLimit;
   /** Uploads in flight per connection (default 4). */
   maxUploadsPerConnection?: number;
+  /** `media.pull`s in flight per connection (default 2); one more is `rate_limited`. */
+  maxPullsPerConnection?: number;
+  /** A connection that has not completed `hello` this long after it opened is closed 4401 (milliseconds, default 10,000). */
+  helloTimeoutMs?: number;
+  /** Connections per owner in this process (default 32); one more gets `rate_limited` and close 4429. */
+  maxConnectionsPerOwner?: number;
+  /**
+   * Connections per client address (`Connection.context.remoteAddress`) in this process (default 64),
+   * counted from the moment the socket opens; one more gets `rate_limited` and close 4429.
+   */
+  maxConnectionsPerIp?: number;
+  /**
+   * Largest `history` page in bytes of message JSON (default 524,288, half of `maxFrameBytes`'s default): fewer
+   * messages come back and `has_more` is true. A single message larger than this is sent alone,
+   * its `text` and `reasoning` cut to fit and `truncated: true` set.
+   */
+  historyMaxBytes?: number;
   /** Turns waiting or running per owner (default 16); one more `message.send` is `rate_limited`. */
   maxTurnsPerOwner?: number;
   /** A turn whose runtime yields nothing for this long is ended as failed (milliseconds, default 120,000). */
@@ -61,7 +82,8 @@ export interface GatewayOptions {
   retention?: Partial<RetentionPolicy>;
   /**
    * Slow consumers: past `softBytes` buffered, a device gets only the latest `message.update` of each
-   * message; past `hardBytes` it is closed with 1013 and catches up with `sync`.
+   * message and media pulls wait; past `hardBytes` (every byte queued, text and binary, media
+   * chunks included) it is closed with 1013 and catches up with `sync`.
    * Defaults 1 MiB and 16 MiB.
    */
   backpressure?: { softBytes?: number; hardBytes?: number };

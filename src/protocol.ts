@@ -25,6 +25,16 @@ export const LIMITS = {
   iconMaxBytes: 256 * 1024,
   /** Longest search snippet (characters). */
   snippetMax: 200,
+  /** Largest `history` page, in bytes of message JSON (default of `historyMaxBytes`). */
+  historyMaxBytes: 512 * 1024,
+  /** `media.pull`s in flight per connection (default of `maxPullsPerConnection`). */
+  pullsInFlight: 2,
+  /** Time a connection has to complete `hello` (milliseconds, default of `helloTimeoutMs`). */
+  helloTimeoutMs: 10_000,
+  /** Connections per owner in one process (default of `maxConnectionsPerOwner`). */
+  connectionsPerOwner: 32,
+  /** Connections per client address in one process (default of `maxConnectionsPerIp`). */
+  connectionsPerIp: 64,
 } as const;
 
 /**

@@ -88,6 +88,11 @@ export interface HistoryItem {
   media: MediaRef[];
   /** Extension: how an assistant message ended; absent on user messages. */
   status?: MessageStatus;
+  /**
+   * Extension, `history` only: this message alone was larger than the page's byte cap
+   * (`hello.ok.limits.history_max_bytes`), so its `text` and `reasoning` were cut to fit. Never stored.
+   */
+  truncated?: boolean;
 }
 
 /** A message as storage keeps it: the history item plus where it lives. */

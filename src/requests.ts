@@ -10,6 +10,7 @@ import type { ClientFrame } from "./frames.js";
 import type { Hub } from "./hub.js";
 import { deleteMessages, sendMessage } from "./message-requests.js";
 import { LIMITS } from "./protocol.js";
+import { fitHistory } from "./history-page.js";
 import { historyItem } from "./message-payloads.js";
 
 const SYNC_PAGE = 500;
@@ -62,15 +63,16 @@ export async function handleRequest(hub: Hub, session: DeviceSession, frame: Cli
       const before = p.before_message_id ?? undefined;
       const page = await hub.storage.history(owner, { chat_id: lane.chat_id, thread_id: lane.thread_id, before, limit });
       if (!page) throw new GatewayError("not_found", `unknown before_message_id "${before}" in this lane`);
+      const fitted = fitHistory(page.messages.map(historyItem), hub.options.historyMaxBytes);
       session.send(
         {
           type: "history",
           payload: {
             chat_id: lane.chat_id,
             thread_id: lane.thread_id,
-            messages: page.messages.map(historyItem),
-            has_more: page.has_more,
-            oldest_message_id: page.messages[0]?.message_id ?? null,
+            messages: fitted.items,
+            has_more: page.has_more || fitted.cut,
+            oldest_message_id: fitted.items[0]?.message_id ?? null,
           },
         },
         frame.id,
@@ -112,7 +114,7 @@ export async function handleRequest(hub: Hub, session: DeviceSession, frame: Cli
               session.deliverReplay({ type: entry.type, payload: entry.payload, seq: entry.seq });
               after = entry.seq;
             }
-            await session.drained();
+            if (!(await session.drained())) break;
           }
         }
         session.send({ type: "sync.done", payload: reset ? { cursor: bounds.last, reset: true } : { cursor: bounds.last } }, frame.id);

@@ -36,7 +36,25 @@ export interface HelloOkPayload {
   user: string | null;
   /** The gateway's own streaming setting. */
   streaming: boolean;
-  limits: { max_frame_bytes: number; max_media_bytes: number; history_max: number; search_max: number };
+  /** The gateway's bounds; the optional ones are absent on gateways that predate them. */
+  limits: {
+    max_frame_bytes: number;
+    max_media_bytes: number;
+    history_max: number;
+    search_max: number;
+    /** Largest `history` page in bytes of message JSON; a longer page comes back shorter with `has_more`. */
+    history_max_bytes?: number;
+    /** Frames per second sustained, from the first frame (`hello` included). */
+    rate_per_second?: number;
+    /** Frames in a burst. */
+    rate_burst?: number;
+    uploads_in_flight?: number;
+    pulls_in_flight?: number;
+    /** Milliseconds a connection has to complete `hello` (then close 4408). */
+    hello_timeout_ms?: number;
+    /** Connections per owner on one gateway process (then `rate_limited`, close 4429). */
+    connections_per_owner?: number;
+  };
 }
 
 /** `message`: a whole message (a user echo, or a non-streamed assistant answer). */

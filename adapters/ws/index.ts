@@ -9,17 +9,40 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Connection, ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
+import { startHeartbeat } from "./heartbeat.js";
 
 /** Options of {@link attachWebSocket}. */
 export interface WebSocketOptions {
   /** The server whose `upgrade` events to take. Omit and call `handleUpgrade` yourself to route upgrades. */
   server?: Server;
-  /** Path to accept upgrades on (default `/ws/gateway`); other paths are left to other listeners. */
+  /**
+   * Path to accept upgrades on (default `/ws/gateway`). An upgrade to another path is answered
+   * 404 and its socket destroyed, unless the server has another `upgrade` listener to take it.
+   */
   path?: string;
   /** Largest text or binary message in bytes (default: the gateway's `maxFrameBytes`, 1 MiB, plus chunk room for binary); larger closes with 1009. */
   maxPayload?: number;
-  /** Ping interval in milliseconds (default 30,000); a socket that misses a whole interval is terminated. */
+  /** Ping interval in milliseconds (default 30,000). */
   heartbeatMs?: number;
+  /**
+   * A ping not answered by its own pong within this many milliseconds terminates the socket
+   * (default 10,000, or `heartbeatMs` if that is smaller). Pongs nobody asked for do not count.
+   */
+  pongTimeoutMs?: number;
+  /**
+   * Milliseconds an upgrade may take before the socket is destroyed (default 10,000): the
+   * `authorizeUpgrade` decision here, and with {@link listenWebSocket} also the request headers
+   * (a socket that connects and sends nothing). When you attach to your own server, bound the
+   * headers there: `http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 })`.
+   */
+  handshakeTimeoutMs?: number;
+  /**
+   * The client's address, counted against the gateway's `maxConnectionsPerIp` and passed to the
+   * authenticator as `context.remoteAddress`. Default: the socket's peer address. Behind a reverse
+   * proxy pass one that reads `X-Forwarded-For` from trusted proxies only, for example
+   * `(req) => clientIp(req, trustProxy)` from `chat-gateway/http`.
+   */
+  clientAddress?: (request: IncomingMessage) => string | undefined;
   /**
    * Decide on each upgrade before it happens (login protection: `protection.authorizeUpgrade`).
    * A refusal answers the HTTP status with a JSON body and never upgrades.
@@ -39,8 +62,11 @@ export interface WebSocketTransport {
 
 const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable" };
 
+/** Answer an upgrade with an HTTP error and destroy the socket once the answer is written. */
 function refuse(socket: Duplex, status: number, message: string): void {
+  if (socket.destroyed) return;
   const body = JSON.stringify({ error: message });
+  socket.once("finish", () => socket.destroy());
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
@@ -50,6 +76,30 @@ function pathOf(request: IncomingMessage): string {
   const url = request.url ?? "/";
   const q = url.indexOf("?");
   return q === -1 ? url : url.slice(0, q);
+}
+
+function peerAddress(request: IncomingMessage): string | undefined {
+  const ip = request.socket.remoteAddress;
+  return ip?.startsWith("::ffff:") ? ip.slice(7) : ip;
+}
+
+function milliseconds(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) throw new TypeError(`attachWebSocket: ${name} must be a positive number of milliseconds, got ${String(value)}`);
+  return value;
+}
+
+/** A decision, or `undefined` when it did not come within `ms`. */
+async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([Promise.resolve(work), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -64,26 +114,16 @@ function pathOf(request: IncomingMessage): string {
 export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}): WebSocketTransport {
   const path = options.path ?? "/ws/gateway";
   const maxPayload = options.maxPayload ?? Math.max(gateway.options.maxFrameBytes, LIMITS.mediaChunkBytes + 4096);
-  const heartbeatMs = options.heartbeatMs ?? 30_000;
+  const heartbeatMs = milliseconds("heartbeatMs", options.heartbeatMs, 30_000);
+  const pongTimeoutMs = milliseconds("pongTimeoutMs", options.pongTimeoutMs, Math.min(10_000, heartbeatMs));
+  const handshakeTimeoutMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
+  const clientAddress = options.clientAddress ?? peerAddress;
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
-  const alive = new WeakMap<WebSocket, boolean>();
+  const heartbeat = startHeartbeat(wss, heartbeatMs, pongTimeoutMs);
   let closing = false;
 
-  const heartbeat = setInterval(() => {
-    for (const ws of wss.clients) {
-      if (alive.get(ws) === false) {
-        ws.terminate();
-        continue;
-      }
-      alive.set(ws, false);
-      ws.ping();
-    }
-  }, heartbeatMs);
-  heartbeat.unref();
-
-  function serve(ws: WebSocket, request: IncomingMessage, context: ConnectionContext): void {
-    alive.set(ws, true);
-    ws.on("pong", () => alive.set(ws, true));
+  function serve(ws: WebSocket, context: ConnectionContext): void {
+    heartbeat.watch(ws);
     const connection: Connection = {
       send: (text) => {
         if (ws.readyState === ws.OPEN) ws.send(text);
@@ -103,7 +143,6 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     };
     const handle = gateway.accept(connection);
     ws.on("message", (data, isBinary) => {
-      alive.set(ws, true);
       if (isBinary) {
         const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
         handle.receiveBinary(bytes);
@@ -115,28 +154,48 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     ws.on("error", () => handle.closed());
   }
 
-  async function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    if (closing) return refuse(socket, 503, "server shutting down");
-    let decision: UpgradeDecision = { ok: true };
-    if (options.authorizeUpgrade) {
-      try {
-        decision = await options.authorizeUpgrade(request);
-      } catch {
-        return refuse(socket, 500, "internal error");
-      }
+  /** Run the upgrade gate in time; answers the refusal itself and then yields undefined. */
+  async function gate(request: IncomingMessage, socket: Duplex): Promise<Extract<UpgradeDecision, { ok: true }> | undefined> {
+    if (closing) return void refuse(socket, 503, "server shutting down");
+    if (!options.authorizeUpgrade) return { ok: true };
+    let decision: UpgradeDecision | undefined;
+    try {
+      decision = await withDeadline(options.authorizeUpgrade(request), handshakeTimeoutMs);
+    } catch {
+      return void refuse(socket, 500, "internal error");
     }
-    if (!decision.ok) return refuse(socket, decision.status, decision.message);
+    if (!decision) return void refuse(socket, 503, "upgrade not decided in time");
+    if (!decision.ok) return void refuse(socket, decision.status, decision.message);
+    return decision;
+  }
+
+  async function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // Node leaves an upgraded socket without an error listener; a reset during the gate must not crash the process.
+    const onError = () => socket.destroy();
+    socket.on("error", onError);
+    const decision = await gate(request, socket);
+    if (!decision || socket.destroyed) return;
     const context: ConnectionContext = {
-      remoteAddress: request.socket.remoteAddress,
+      remoteAddress: clientAddress(request),
       headers: request.headers,
       ...(decision.context ?? {}),
     };
-    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, request, context));
+    wss.handleUpgrade(request, socket, head, (ws) => {
+      socket.off("error", onError);
+      serve(ws, context);
+    });
+  }
+
+  /** An upgrade nobody else takes: the gate still comes first (401 before 404), then 404. */
+  async function refuseUnknownPath(request: IncomingMessage, socket: Duplex): Promise<void> {
+    socket.on("error", () => socket.destroy());
+    if (await gate(request, socket)) refuse(socket, 404, "not found");
   }
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (pathOf(request) !== path) return;
-    void handleUpgrade(request, socket, head);
+    if (pathOf(request) === path) return void handleUpgrade(request, socket, head);
+    // Nobody else takes upgrades on this server: an unanswered socket would stay open for good.
+    if (options.server && options.server.listenerCount("upgrade") <= 1) void refuseUnknownPath(request, socket);
   };
   options.server?.on("upgrade", onUpgrade);
 
@@ -145,7 +204,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     handleUpgrade: (request, socket, head) => void handleUpgrade(request, socket, head),
     async close() {
       closing = true;
-      clearInterval(heartbeat);
+      heartbeat.stop();
       options.server?.off("upgrade", onUpgrade);
       for (const ws of wss.clients) ws.close(1001, "server shutting down");
       await new Promise<void>((resolve) => wss.close(() => resolve()));
@@ -179,7 +238,9 @@ export interface ListeningTransport extends WebSocketTransport {
  * ```
  */
 export async function listenWebSocket(gateway: Gateway, options: ListenOptions = {}): Promise<ListeningTransport> {
-  const server = http.createServer((_req, res) => {
+  const handshakeMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
+  const bounds = { headersTimeout: handshakeMs, requestTimeout: handshakeMs, connectionsCheckingInterval: Math.max(50, Math.min(1_000, handshakeMs / 2)) };
+  const server = http.createServer(bounds, (_req, res) => {
     res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
   });
   const transport = attachWebSocket(gateway, { ...options, server });

@@ -69,7 +69,8 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   await bus?.ready();
   await gateway.start();
 
-  const server = http.createServer((req, res) => {
+  // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
     void (async () => {
       if (await protection.handle(req, res)) return;
       if (await serveMedia(req, res)) return;

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { decodeChunk, encodeChunk, type RuntimeEvent } from "chat-gateway";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { Client, startGateway, type Harness } from "./harness.js";
+import { sendAndSettle, sha, upload } from "./media-helpers.js";
 import { scriptedRuntime, sleep } from "./runtimes.js";
 
 let h: Harness | undefined;
@@ -13,24 +14,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
-
-async function upload(c: Client, ref: string, bytes: Buffer, opts: { size?: number; hash?: string; chunk?: number } = {}) {
-  const start = await sendAndSettle(c, "media.upload.start", { media_ref: ref, kind: "image", mime: "image/png", size: opts.size ?? bytes.length, filename: `${ref}.png` });
-  if (start) return start;
-  const step = opts.chunk ?? 256 * 1024;
-  for (let at = 0; at < bytes.length; at += step) c.raw(Buffer.from(encodeChunk(ref, at, bytes.subarray(at, at + step))));
-  return c.request("media.upload.end", { media_ref: ref, sha256: opts.hash ?? sha(bytes) });
-}
-
-/** media.upload.start has no success response: an error would come back with the id, so ping after it. */
-async function sendAndSettle(c: Client, type: string, payload: unknown) {
-  const from = c.frames.length;
-  c.send(type, payload, `up-${payload && (payload as any).media_ref}`);
-  await c.request("ping", {});
-  return c.frames.slice(from).find((f) => f.type === "error");
-}
 
 async function pull(c: Client, id: string): Promise<{ end: any; bytes: Buffer }> {
   const from = c.binary.length;

@@ -1,5 +1,5 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createGateway, type Gateway } from "chat-gateway";
@@ -67,6 +67,59 @@ describe("ws adapter", () => {
     expect(alive.closeCode).toBeUndefined();
   });
 
+  it("ws - an upgrade to a path nobody serves is answered 404 and its socket closed by the server", async () => {
+    h = await startGateway();
+    const port = (h.server.address() as AddressInfo).port;
+    const { text, endedByServer } = await rawHttp(port, upgradeRequest("/ws/other"));
+    expect(text).toMatch(/^HTTP\/1\.1 404 /);
+    expect(endedByServer).toBe(true);
+    // The gateway's own path still upgrades.
+    expect((await (await Client.connect(h.url)).request("ping", {})).type).toBe("pong");
+  });
+
+  it("ws - the upgrade gate comes before the 404 of an unknown path", async () => {
+    h = await startGateway({}, { authorizeUpgrade: () => ({ ok: false, status: 401, message: "sign in first" }) });
+    const port = (h.server.address() as AddressInfo).port;
+    const { text, endedByServer } = await rawHttp(port, upgradeRequest("/ws/other"));
+    expect(text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(endedByServer).toBe(true);
+  });
+
+  it("ws - an upgrade whose gate does not decide in time is answered 503 and closed", async () => {
+    h = await startGateway({}, { handshakeTimeoutMs: 200, authorizeUpgrade: () => new Promise(() => undefined) });
+    const port = (h.server.address() as AddressInfo).port;
+    const { text, endedByServer } = await rawHttp(port, upgradeRequest("/ws/gateway"));
+    expect(text).toMatch(/^HTTP\/1\.1 503 /);
+    expect(endedByServer).toBe(true);
+  });
+
+  it("ws - with a port of its own, a socket that sends nothing or only part of an upgrade is closed after the handshake timeout", async () => {
+    gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime({ delayMs: 0 }) });
+    await gateway.start();
+    own = await listenWebSocket(gateway, { port: 0, handshakeTimeoutMs: 300 });
+    const silent = await rawHttp(own.port, "", 5_000);
+    const partial = await rawHttp(own.port, "GET /ws/gateway HTTP/1.1\r\nHost: x\r\n", 5_000);
+    for (const r of [silent, partial]) {
+      expect(r.endedByServer).toBe(true);
+      expect(r.ms).toBeLessThan(3_000);
+    }
+    expect((await (await Client.connect(own.url)).request("ping", {})).type).toBe("pong");
+  });
+
+  it("ws - pongs the server did not ask for do not keep a socket alive", async () => {
+    h = await startGateway({}, { heartbeatMs: 100, pongTimeoutMs: 100 });
+    const c = await Client.connect(h.url);
+    (c.ws as any)._receiver.removeAllListeners("ping");
+    (c.ws as any).pong = () => undefined;
+    const unsolicited = setInterval(() => WebSocket.prototype.pong.call(c.ws, Buffer.from("alive")), 10);
+    const code = await Promise.race([c.closedPromise, sleep(2_000).then(() => -1)]);
+    clearInterval(unsolicited);
+    expect(code).toBe(1006);
+    const answering = await Client.connect(h.url);
+    await sleep(500);
+    expect(answering.closeCode).toBeUndefined();
+  });
+
   it("ws - a gateway that was not started refuses connections with 1001", async () => {
     gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime() });
     const server = http.createServer();
@@ -86,5 +139,26 @@ describe("ws adapter", () => {
     expect(() => createGateway({ storage: {} as any, runtime: demoRuntime() })).toThrow(/storage/);
     expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), maxFrameBytes: -1 })).toThrow(/maxFrameBytes/);
     expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), push: [{} as any] })).toThrow(/PushSender/);
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), helloTimeoutMs: 0 })).toThrow(/helloTimeoutMs/);
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), maxConnectionsPerIp: Number.NaN })).toThrow(/maxConnectionsPerIp/);
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), backpressure: { softBytes: 10, hardBytes: 5 } })).toThrow(/hardBytes/);
+    expect(() => attachWebSocket(createGateway({ storage: memoryStorage(), runtime: demoRuntime() }), { pongTimeoutMs: -1 })).toThrow(TypeError);
   });
 });
+
+function upgradeRequest(path: string): string {
+  return `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`;
+}
+
+/** Write raw bytes to the server and read until it closes the connection (or `waitMs` passes). */
+async function rawHttp(port: number, request: string, waitMs = 2_000): Promise<{ text: string; endedByServer: boolean; ms: number }> {
+  const started = Date.now();
+  const socket = net.connect(port, "127.0.0.1");
+  let text = "";
+  socket.on("data", (d) => (text += d.toString()));
+  socket.on("error", () => undefined);
+  if (request) socket.write(request);
+  const endedByServer = await Promise.race([new Promise<boolean>((resolve) => socket.once("close", () => resolve(true))), sleep(waitMs).then(() => false)]);
+  socket.destroy();
+  return { text, endedByServer, ms: Date.now() - started };
+}
