@@ -1,6 +1,6 @@
 /**
  * The server's ping: each socket must answer with the pong of that very ping (same random
- * payload, RFC 6455 §5.5.3) within a deadline, or it is terminated. A pong nobody asked for, or
+ * payload, RFC 6455, section 5.5.3) within a deadline, or it is terminated. A pong nobody asked for, or
  * one with another payload, proves nothing about the peer reading, so it does not count.
  * @module
  */
