@@ -24,6 +24,8 @@ export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq } from "./ids.js"
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export { PROTOCOL_VERSION, LIMITS } from "./protocol.js";
+export { outboxRedactionKey, messageRedactionKey, channelRedactionKey } from "./outbox-redaction.js";
+export { heldByAnother, mediaTakenError } from "./media-attachment.js";
 export type {
   Channel,
   ChannelKind,
