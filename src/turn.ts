@@ -100,7 +100,11 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   hub.live(owner, { type: "typing", payload: { on: true, ...where } });
 
   // The crash marker: a restart finds this message still streaming and closes it (interrupted).
-  let saving: Promise<unknown> = hub.storage.commit(owner, { messages: [{ ...message }] }).catch((error) => hub.log.warn("turn checkpoint failed", error));
+  let marked = false;
+  let saving: Promise<unknown> = hub.storage
+    .commit(owner, { messages: [{ ...message }] })
+    .then(() => (marked = true))
+    .catch((error) => hub.log.warn("turn checkpoint failed", error));
   const checkpoint = () => {
     if (turn.reason === "deleted") return;
     const snapshot = { ...message, media: [...message.media] };
@@ -266,7 +270,9 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   if (timer) clearTimeout(timer);
 
   await saving;
-  // Checked after the last await before the final save: a delete sets the reason before it stores.
+  // A delete through another process cannot reach this turn: its crash marker being gone tells.
+  if (marked && turn.reason !== "deleted" && !(await hub.storage.getMessage(owner, id).catch(() => message))) turn.reason = "deleted";
+  // Checked after the last await before the final save: a delete here sets the reason before it stores.
   if (turn.reason === "deleted") return dropDeleted(hub, owner, lane, message);
 
   if (failure) message.text = message.text ? `${message.text}\n\n${failure}` : failure;
