@@ -58,6 +58,12 @@ export interface Change {
   deleteMessages?: MessageId[];
   /** Frames to append to the owner's outbox, in order; each gets the next `seq`. */
   outbox?: OutboxFrame[];
+  /**
+   * Apply the change only if every one of these messages exists, checked atomically with the
+   * change; otherwise apply nothing and resolve with `skipped: true`. The gateway saves a running
+   * answer this way, so a save racing a delete (from any process) never brings the message back.
+   */
+  requireMessages?: MessageId[];
 }
 
 /** The result of {@link Storage.commit}. */
@@ -69,6 +75,8 @@ export interface CommitResult {
    * change; the gateway removes their bytes from the media store.
    */
   orphanedMedia: MediaId[];
+  /** True when nothing was applied because a message of {@link Change.requireMessages} is gone. */
+  skipped?: boolean;
 }
 
 /** A lane: a channel's flat lane (`thread_id` null) or one of its threads. */

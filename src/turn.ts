@@ -105,10 +105,18 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     .commit(owner, { messages: [{ ...message }] })
     .then(() => (marked = true))
     .catch((error) => hub.log.warn("turn checkpoint failed", error));
+  // Deleted meanwhile (also through another process): stop, and store nothing of it again.
+  const dropped = () => {
+    turn.reason = "deleted";
+    turn.controller.abort("deleted");
+  };
   const checkpoint = () => {
     if (turn.reason === "deleted") return;
     const snapshot = { ...message, media: [...message.media] };
-    saving = saving.then(() => hub.storage.commit(owner, { messages: [snapshot] })).catch((error) => hub.log.warn("turn checkpoint failed", error));
+    saving = saving
+      .then(() => hub.storage.commit(owner, { messages: [snapshot], ...(marked ? { requireMessages: [id] } : {}) }))
+      .then((result) => result.skipped && dropped())
+      .catch((error) => hub.log.warn("turn checkpoint failed", error));
   };
   let lastCheckpoint = started;
 
@@ -270,8 +278,6 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   if (timer) clearTimeout(timer);
 
   await saving;
-  // A delete through another process cannot reach this turn: its crash marker being gone tells.
-  if (marked && turn.reason !== "deleted" && !(await hub.storage.getMessage(owner, id).catch(() => message))) turn.reason = "deleted";
   // Checked after the last await before the final save: a delete here sets the reason before it stores.
   if (turn.reason === "deleted") return dropDeleted(hub, owner, lane, message);
 
@@ -289,7 +295,9 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   const frames: OutboxFrame[] = [final, ...offers.map((ref) => ({ type: "media.offer", payload: { ...ref, ...where } }))];
 
   try {
-    await hub.store(owner, { messages: [message] }, frames);
+    // Once the crash marker is stored, a save that finds the message gone was raced by a delete.
+    const published = await hub.store(owner, { messages: [message], ...(marked ? { requireMessages: [id] } : {}) }, frames);
+    if (published.length === 0) return dropDeleted(hub, owner, lane, message);
   } catch (error) {
     // The final frame could not be stored: tell the devices live so no one waits forever.
     hub.log.error("storing the final answer failed", error);

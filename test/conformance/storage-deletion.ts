@@ -60,6 +60,34 @@ export function describeDeletionConformance(current: () => Storage): void {
     });
   });
 
+  describe("requireMessages", () => {
+    test("requireMessages - a change applies only while every required message exists; otherwise nothing of it", async () => {
+      await storage.commit(A, { messages: [msg("m1", { role: "assistant", status: "streaming", text: "" })] });
+      const saved = await storage.commit(A, {
+        messages: [msg("m1", { role: "assistant", status: "complete", text: "final" })],
+        outbox: [{ type: "message.stop", payload: { message_id: "m1", text: "final" } }],
+        requireMessages: ["m1"],
+      });
+      expect(saved.seqs).toEqual([1]);
+      expect(saved.skipped).toBeFalsy();
+      await storage.commit(A, { deleteMessages: ["m1"] });
+      const late = await storage.commit(A, {
+        channels: [channel("c-late")],
+        messages: [msg("m1", { role: "assistant", status: "complete", text: "back again" })],
+        outbox: [{ type: "message.stop", payload: { message_id: "m1", text: "back again" } }],
+        requireMessages: ["m1"],
+      });
+      expect(late).toEqual({ seqs: [], orphanedMedia: [], skipped: true });
+      expect(await storage.getMessage(A, "m1")).toBeUndefined();
+      expect(await storage.getChannel(A, "c-late")).toBeUndefined();
+      expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 1 });
+      expect(JSON.stringify(await storage.readOutbox(A, 0, Infinity))).not.toContain("back again");
+      // Another owner's message of the same id does not count.
+      await storage.commit(B, { messages: [msg("m1")] });
+      expect((await storage.commit(A, { messages: [msg("m1")], requireMessages: ["m1"] })).skipped).toBe(true);
+    });
+  });
+
   describe("redaction", () => {
     const texts = async (owner: string) => JSON.stringify(await storage.readOutbox(owner, 0, Infinity));
 

@@ -156,6 +156,20 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
     expect(await p1.getMessage("race", holder === "r1" ? "r2" : "r1")).toBeUndefined();
   });
 
+  test("postgres - a save requiring its message, racing a delete from another process, never brings the message or its text back", async () => {
+    const [p1, p2] = await Promise.all([open(), open()]);
+    for (let i = 0; i < 20; i++) {
+      const id = `race-${i}`;
+      await p1.commit("raced", { messages: [msg(id, { role: "assistant", status: "streaming", text: "" })] });
+      await Promise.all([
+        p1.commit("raced", { deleteMessages: [id] }),
+        p2.commit("raced", { messages: [msg(id, { role: "assistant", text: `secret ${i}` })], outbox: [{ type: "message.stop", payload: { message_id: id, text: `secret ${i}` } }], requireMessages: [id] }),
+      ]);
+      expect(await p1.getMessage("raced", id)).toBeUndefined();
+    }
+    expect(JSON.stringify(await p1.readOutbox("raced", 0, Infinity))).not.toContain("secret");
+  });
+
   test("postgres - search runs on the GIN index of the tsvector", async () => {
     const s = await open();
     await s.commit("gin", { messages: Array.from({ length: 50 }, (_, i) => msg(`g${i}`, { text: `plain words number ${i}` })).concat(msg("needle", { text: "a rare zeppelin" })) });

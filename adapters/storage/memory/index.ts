@@ -141,6 +141,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       // nothing has been applied yet, which is what keeps the commit all-or-nothing.
       const c = structuredClone(change);
       const s = state(owner);
+      if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
       checkAttachments(s, c.messages ?? []);
       for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
       for (const m of c.messages ?? []) {

@@ -35,7 +35,7 @@ import type {
   StoredMessage,
 } from "chat-gateway";
 import { outboxRedactionKey } from "chat-gateway";
-import { attachMedia, dropMediaOf, redactOutbox } from "./integrity.js";
+import { attachMedia, dropMediaOf, messagesPresent, redactOutbox } from "./integrity.js";
 import { migrate } from "./schema.js";
 import { byRank, queryTerms, rank, toHit, tsqueries, tsvectorText, type Ranked } from "./search.js";
 
@@ -161,6 +161,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length) {
       return { seqs: [], orphanedMedia: [] };
     }
+    if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
     for (const [chatId, data] of channels) {
       await client.query(`INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`, [owner, chatId, data]);
     }

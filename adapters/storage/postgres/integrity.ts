@@ -1,10 +1,22 @@
 /**
- * What a commit keeps consistent beyond its own rows: which message holds each media, the media
- * that deleted messages take with them, and the redaction of outbox frames showing deleted content.
+ * What a commit keeps consistent beyond its own rows: the messages it requires, which message holds
+ * each media, the media that deleted messages take with them, and the redaction of outbox frames
+ * showing deleted content.
  * @module
  */
 import type { PoolClient } from "pg";
 import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, type MediaId, type MediaRecord, type StoredMessage } from "chat-gateway";
+
+/**
+ * True when every message exists. The row locks hold off a delete from another process until this
+ * transaction ends; one that committed first is seen, since each statement reads the latest commit.
+ */
+export async function messagesPresent(client: PoolClient, s: string, owner: string, ids: string[]): Promise<boolean> {
+  const wanted = [...new Set(ids)];
+  if (!wanted.length) return true;
+  const { rows } = await client.query(`SELECT message_id FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) FOR UPDATE`, [owner, wanted]);
+  return rows.length === wanted.length;
+}
 
 async function mediaRecords(client: PoolClient, s: string, owner: string, ids: MediaId[], lock: boolean): Promise<Map<MediaId, MediaRecord>> {
   const { rows } = await client.query<{ media_id: string; data: string }>(
