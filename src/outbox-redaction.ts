@@ -6,8 +6,8 @@
 import type { ChatId, MessageId } from "./ids.js";
 import type { OutboxFrame } from "./storage.js";
 
-/** Channel frames that carry a channel's name and look. */
-const CHANNEL_FRAMES = new Set(["channel.created", "channel.renamed"]);
+/** Frames about a channel or a lane: a channel's name and look, or a notice concerning the lane. */
+const LANE_FRAMES = new Set(["channel.created", "channel.renamed", "notification"]);
 
 /** The redaction key of a deleted message. */
 export function messageRedactionKey(messageId: MessageId): string {
@@ -20,14 +20,18 @@ export function channelRedactionKey(chatId: ChatId): string {
 }
 
 /**
- * The key under which a stored frame is redacted, or undefined for a frame that shows no content
- * (`message.deleted`, `channel.deleted`, notifications). A frame about one message (`message`,
- * `message.stop`, `media.offer`) goes with that message; `channel.created` and `channel.renamed`
- * go with their channel. Storages index frames by this key when they append them.
+ * The key under which a stored frame is redacted, or undefined for a frame that is kept whatever
+ * is deleted (`message.deleted`, `channel.deleted`: ids only; a notification about no lane). A
+ * frame about one message (`message`, `message.stop`, `media.offer`) goes with that message;
+ * `channel.created`, `channel.renamed` and a notification about a lane go with that channel or
+ * thread. Storages index frames by this key when they append them.
  */
 export function outboxRedactionKey(frame: OutboxFrame): string | undefined {
-  const { message_id: messageId, chat_id: chatId } = frame.payload;
+  const { message_id: messageId, chat_id: chatId, thread_id: threadId } = frame.payload;
   if (typeof messageId === "string") return messageRedactionKey(messageId);
-  if (CHANNEL_FRAMES.has(frame.type) && typeof chatId === "string") return channelRedactionKey(chatId);
+  if (!LANE_FRAMES.has(frame.type)) return undefined;
+  // A thread's frames go with the thread, which its parent's deletion deletes too.
+  if (typeof threadId === "string") return channelRedactionKey(threadId);
+  if (typeof chatId === "string") return channelRedactionKey(chatId);
   return undefined;
 }

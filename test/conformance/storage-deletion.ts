@@ -121,7 +121,7 @@ export function describeDeletionConformance(current: () => Storage): void {
       expect(await texts(B)).toContain("bob's own");
     });
 
-    test("redaction - deleting a channel redacts the frames of its messages, its threads' messages and the channels themselves", async () => {
+    test("redaction - deleting a channel redacts the frames of its messages, its threads' messages, the channels themselves and notices about them", async () => {
       await storage.commit(A, {
         channels: [channel("c1"), thread("t1", "c1"), channel("c2")],
         messages: [msg("flat", { text: "secret flat" }), msg("in-t1", { thread_id: "t1", text: "secret thread" }), msg("other", { chat_id: "c2", text: "kept other" })],
@@ -130,6 +130,8 @@ export function describeDeletionConformance(current: () => Storage): void {
           { type: "channel.renamed", payload: { chat_id: "t1", name: "secret thread name" } },
           { type: "message", payload: { message_id: "flat", chat_id: "c1", thread_id: null, text: "secret flat" } },
           { type: "message.stop", payload: { message_id: "in-t1", chat_id: "c1", thread_id: "t1", text: "secret thread" } },
+          { type: "notification", payload: { kind: "generic", title: "secret notice", body: "b", ts: 1, chat_id: "c1", thread_id: "t1" } },
+          { type: "notification", payload: { kind: "generic", title: "general notice", body: "b", ts: 1 } },
           { type: "channel.created", payload: { chat_id: "c2", name: "kept name" } },
           { type: "message", payload: { message_id: "other", chat_id: "c2", thread_id: null, text: "kept other" } },
         ],
@@ -138,11 +140,12 @@ export function describeDeletionConformance(current: () => Storage): void {
       const all = await texts(A);
       expect(all).not.toContain("secret");
       expect((await storage.readOutbox(A, 0, Infinity)).map((e) => [e.seq, e.type])).toEqual([
-        [5, "channel.created"],
-        [6, "message"],
-        [7, "channel.deleted"],
+        [6, "notification"],
+        [7, "channel.created"],
+        [8, "message"],
+        [9, "channel.deleted"],
       ]);
-      expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 7 });
+      expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 9 });
     });
 
     test("redaction - pruning still drops redacted frames from the front", async () => {

@@ -65,7 +65,9 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     ALTER TABLE ${s}.outbox ADD COLUMN redact_key text;
     UPDATE ${s}.outbox SET redact_key = CASE
       WHEN json_typeof(payload::json -> 'message_id') = 'string' THEN 'm:' || (payload::json ->> 'message_id')
-      WHEN type IN ('channel.created', 'channel.renamed') AND json_typeof(payload::json -> 'chat_id') = 'string' THEN 'c:' || (payload::json ->> 'chat_id')
+      WHEN type NOT IN ('channel.created', 'channel.renamed', 'notification') THEN NULL
+      WHEN json_typeof(payload::json -> 'thread_id') = 'string' THEN 'c:' || (payload::json ->> 'thread_id')
+      WHEN json_typeof(payload::json -> 'chat_id') = 'string' THEN 'c:' || (payload::json ->> 'chat_id')
     END;
     CREATE INDEX outbox_redact ON ${s}.outbox (owner, redact_key) WHERE redact_key IS NOT NULL;`,
 ];
