@@ -25,8 +25,9 @@ export interface OutboxEntry extends OutboxFrame {
 
 /**
  * One atomic change of an owner's data. Everything in it is applied, or nothing is: a crash or an
- * error never leaves half of a change behind. Order of application: channel upserts, message
- * upserts, message deletions, channel deletions, outbox appends.
+ * error never leaves half of a change behind. Order of application: the check of
+ * `requireMessages`, channel upserts, message upserts, message deletions, channel deletions (with
+ * the redaction of what both deleted), outbox appends.
  *
  * Media attachment: a message upsert attaches each media it lists to that message (the media's
  * metadata gets `message_id`, see {@link heldByAnother}). A commit that would attach media that
@@ -37,7 +38,8 @@ export interface OutboxEntry extends OutboxFrame {
  * that shows them (frames whose {@link outboxRedactionKey} is the key of a deleted message, of a
  * message deleted with its channel, or of a deleted channel). A redacted frame keeps its `seq` (so
  * seqs are never reused and {@link Storage.outboxBounds} does not move) but is never returned by
- * {@link Storage.readOutbox} again: no replay hands out deleted content.
+ * {@link Storage.readOutbox} again: no replay hands out deleted content, and a replay from an older
+ * cursor gives only the `message.deleted` or `channel.deleted` frame (which keeps ids only).
  */
 export interface Change {
   /** Channels to insert or replace (by `chat_id`). */
@@ -71,8 +73,9 @@ export interface CommitResult {
   /** The `seq` given to each appended outbox frame, in the order they were given. */
   seqs: Seq[];
   /**
-   * Media ids that were attached to messages this change deleted. Their metadata is gone with the
-   * change; the gateway removes their bytes from the media store.
+   * Media ids that messages this change deleted held (media that another message holds is not
+   * listed). Their metadata is gone with the change; the gateway removes their bytes from the
+   * media store.
    */
   orphanedMedia: MediaId[];
   /** True when nothing was applied because a message of {@link Change.requireMessages} is gone. */
