@@ -328,7 +328,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
         const current = lease ? await this.#hub.storage.getMessage(owner, message.message_id) : message;
         if (current?.status !== "streaming") continue;
         const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
-        await this.#hub.store(owner, { messages: [ended] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
+        // Deleted since the listing: closing it must not bring it back.
+        await this.#hub.store(owner, { messages: [ended], requireMessages: [ended.message_id] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
       } finally {
         await lease?.release();
       }

@@ -107,7 +107,8 @@ export class Hub {
   /**
    * Commit a change with outbox frames atomically, then publish the frames in `seq` order to every
    * device of the owner. The requester, if given, gets its response (with the request id) in that
-   * same order instead of the broadcast copy. Resolves with the frames as published.
+   * same order instead of the broadcast copy. Resolves with the frames as published: none when
+   * storage skipped the change (a message in `change.requireMessages` is gone).
    */
   async store(
     owner: Owner,
@@ -123,6 +124,7 @@ export class Hub {
     // Commits start at once (storage batches them); only publishing waits for earlier commits.
     const step = previous.then(async () => {
       const result = await committing;
+      if (result.skipped) return;
       published = frames.map((frame, i) => ({ type: frame.type, payload: frame.payload, seq: result.seqs[i] }));
       const answered = respondTo ? (respondTo.frameIndex ?? 0) : -1;
       published.forEach((frame, i) => {

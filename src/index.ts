@@ -25,6 +25,8 @@ export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } f
 export type { ErrorCode } from "./errors.js";
 export { PROTOCOL_VERSION, LIMITS, SERVER_FRAME_TYPES, STORED_FRAME_TYPES } from "./protocol.js";
 export type { ServerFrameType, StoredFrameType } from "./protocol.js";
+export { outboxRedactionKey, messageRedactionKey, channelRedactionKey } from "./outbox-redaction.js";
+export { heldByAnother, mediaTakenError } from "./media-attachment.js";
 export type {
   Channel,
   ChannelKind,

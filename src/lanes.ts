@@ -15,6 +15,8 @@ export interface LaneTurn {
   readonly controller: AbortController;
   /** Set when aborted. */
   reason: AbortReason | undefined;
+  /** The assistant message the turn is writing, once it has one: deleting it ends the turn. */
+  answer?: string;
 }
 
 type Job = (turn: LaneTurn) => Promise<void>;
@@ -122,6 +124,19 @@ export class LaneScheduler {
     if (!turn || turn.controller.signal.aborted) return false;
     turn.reason = reason;
     turn.controller.abort(reason);
+    return true;
+  }
+
+  /**
+   * End the lane's running turn, storing nothing more of it, when it is writing one of these
+   * messages (they are being deleted). Also when the turn was already stopped but has not saved
+   * its end yet: the reason changes so that save is skipped. True when there was such a turn.
+   */
+  dropAnswer(owner: Owner, lane: Lane, messageIds: readonly string[]): boolean {
+    const turn = this.running(owner, lane);
+    if (turn?.answer === undefined || !messageIds.includes(turn.answer)) return false;
+    turn.reason = "deleted";
+    turn.controller.abort("deleted");
     return true;
   }
 

@@ -9,6 +9,7 @@ import { parseCommand, type BuiltinCommand, type CommandHandler, type CommandSou
 import { GatewayError } from "./errors.js";
 import type { ClientPayloads } from "./frames.js";
 import type { Hub } from "./hub.js";
+import { mediaTakenError } from "./media-attachment.js";
 import { newId } from "./id-generator.js";
 import type { Owner } from "./ids.js";
 import type { LaneTurn } from "./lanes.js";
@@ -79,9 +80,12 @@ async function storeAndStart(
   requester: Requester,
 ): Promise<StoredMessage> {
   const media: MediaRef[] = [];
+  if (new Set(refs).size !== refs.length) throw new GatewayError("unsupported", `field "media_refs": list each media_ref once`);
   for (const ref of refs) {
     const record = await hub.storage.getMedia(owner, ref);
     if (!record) throw new GatewayError("not_found", `unknown media_ref "${ref}": upload it and wait for media.upload.ack`);
+    // Storage enforces this too (atomically); checking here answers before anything else happens.
+    if (record.message_id !== undefined) throw mediaTakenError(ref);
     media.push({ media_id: record.media_id, kind: record.kind, mime: record.mime, size: record.size, filename: record.filename });
   }
   const command = parseCommand(text);
@@ -259,6 +263,8 @@ export async function deleteMessages(hub: Hub, owner: Owner, payload: ClientPayl
       throw new GatewayError("not_found", `unknown message_id "${id}" in this lane`);
     }
   }
+  // Before the delete is stored: from here on the turn sends and stores nothing of its answer.
+  hub.lanes.dropAnswer(owner, lane, ids);
   await hub.store(
     owner,
     { deleteMessages: ids },

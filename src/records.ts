@@ -178,7 +178,11 @@ export interface Device {
   last_seen: number;
 }
 
-/** Media metadata as storage keeps it; the bytes live in a {@link MediaStore}. */
+/**
+ * Media metadata as storage keeps it; the bytes live in a {@link MediaStore}. `message_id` is the
+ * message holding the media: set when a message is stored with it (or, for an assistant's media,
+ * when the runtime produced it); absent for an upload no message uses yet.
+ */
 export interface MediaRecord extends MediaRef {
   owner: Owner;
   /** Hex sha256 of the bytes. */

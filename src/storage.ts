@@ -6,6 +6,9 @@
  */
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "./ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
+// For TSDoc links only.
+import type { heldByAnother } from "./media-attachment.js";
+import type { outboxRedactionKey } from "./outbox-redaction.js";
 
 /** A frame as kept in the outbox: the gateway → client frame without its `seq`. */
 export interface OutboxFrame {
@@ -22,24 +25,47 @@ export interface OutboxEntry extends OutboxFrame {
 
 /**
  * One atomic change of an owner's data. Everything in it is applied, or nothing is: a crash or an
- * error never leaves half of a change behind. Order of application: channel upserts, message
- * upserts, message deletions, channel deletions, outbox appends.
+ * error never leaves half of a change behind. Order of application: the check of
+ * `requireMessages`, channel upserts, message upserts, message deletions, channel deletions (with
+ * the redaction of what both deleted), outbox appends.
+ *
+ * Media attachment: a message upsert attaches each media it lists to that message (the media's
+ * metadata gets `message_id`, see {@link heldByAnother}). A commit that would attach media that
+ * another message already holds rejects with `mediaTakenError()` (`unsupported`) and applies
+ * nothing, so media is never shared and deleting a message never takes media from another one.
+ *
+ * Redaction: deleting messages or channels redacts, in the same commit, every stored outbox frame
+ * that shows them (frames whose {@link outboxRedactionKey} is the key of a deleted message, of a
+ * message deleted with its channel, or of a deleted channel). A redacted frame keeps its `seq` (so
+ * seqs are never reused and {@link Storage.outboxBounds} does not move) but is never returned by
+ * {@link Storage.readOutbox} again: no replay hands out deleted content, and a replay from an older
+ * cursor gives only the `message.deleted` or `channel.deleted` frame (which keeps ids only).
  */
 export interface Change {
   /** Channels to insert or replace (by `chat_id`). */
   channels?: Channel[];
   /**
-   * Channels to delete, with every message whose `chat_id` or `thread_id` is one of them, and
-   * those messages' media metadata.
+   * Channels to delete, with every message whose `chat_id` or `thread_id` is one of them, those
+   * messages' media metadata (unless another message holds it), and the outbox frames showing
+   * any of them (redacted, see {@link Change}).
    * The gateway lists a channel's threads explicitly; storage does not cascade by parent.
    */
   deleteChannels?: ChatId[];
   /** Messages to insert or replace (by `message_id`). */
   messages?: StoredMessage[];
-  /** Messages to delete, with the metadata of their media. Unknown ids are ignored. */
+  /**
+   * Messages to delete, with the metadata of their media (unless another message holds it) and
+   * the outbox frames showing them (redacted, see {@link Change}). Unknown ids are ignored.
+   */
   deleteMessages?: MessageId[];
   /** Frames to append to the owner's outbox, in order; each gets the next `seq`. */
   outbox?: OutboxFrame[];
+  /**
+   * Apply the change only if every one of these messages exists, checked atomically with the
+   * change; otherwise apply nothing and resolve with `skipped: true`. The gateway saves a running
+   * answer this way, so a save racing a delete (from any process) never brings the message back.
+   */
+  requireMessages?: MessageId[];
 }
 
 /** The result of {@link Storage.commit}. */
@@ -47,10 +73,13 @@ export interface CommitResult {
   /** The `seq` given to each appended outbox frame, in the order they were given. */
   seqs: Seq[];
   /**
-   * Media ids that were attached to messages this change deleted. Their metadata is gone with the
-   * change; the gateway removes their bytes from the media store.
+   * Media ids that messages this change deleted held (media that another message holds is not
+   * listed). Their metadata is gone with the change; the gateway removes their bytes from the
+   * media store.
    */
   orphanedMedia: MediaId[];
+  /** True when nothing was applied because a message of {@link Change.requireMessages} is gone. */
+  skipped?: boolean;
 }
 
 /** A lane: a channel's flat lane (`thread_id` null) or one of its threads. */
@@ -141,7 +170,7 @@ export interface Storage {
   /** Full-text search; best match first, at most `limit` hits. */
   search(owner: Owner, query: SearchQuery): Promise<SearchHit[]>;
 
-  /** Stored outbox frames with `seq > after`, in `seq` order, at most `limit`. */
+  /** Stored outbox frames with `seq > after`, in `seq` order, at most `limit`; redacted frames are skipped. */
   readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]>;
   /** The owner's outbox bounds (see {@link OutboxBounds}). */
   outboxBounds(owner: Owner): Promise<OutboxBounds>;

@@ -76,6 +76,27 @@ function usageFields(message: StoredMessage): { model?: string; tokens?: number 
   return fields;
 }
 
+/**
+ * The answer's message or lane was deleted: keep nothing, not even the crash marker, nor media the
+ * runtime produced after the last checkpoint.
+ */
+async function dropDeleted(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage): Promise<StoredMessage> {
+  const where = { chat_id: lane.chat_id, thread_id: lane.thread_id };
+  const mediaIds = message.media.map((ref) => ref.media_id);
+  try {
+    await hub.store(owner, { deleteMessages: [message.message_id] });
+    if (mediaIds.length) {
+      await hub.storage.deleteMedia(owner, mediaIds);
+      await hub.options.mediaStore?.delete(owner, mediaIds);
+    }
+  } catch (error) {
+    hub.log.warn("dropping a deleted answer failed", error);
+  }
+  hub.live(owner, { type: "typing", payload: { on: false, ...where } });
+  hub.events.emit("turn:end", { owner, ...where, message_id: message.message_id, status: "stopped" });
+  return { ...message, status: "stopped" };
+}
+
 /** Run one answer to its stored end. Never rejects; resolves with the stored message. */
 export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredMessage> {
   const { owner, lane, turn } = params;
@@ -94,6 +115,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     ...(params.replyTo ? { reply_to: params.replyTo } : {}),
   };
   const id = message.message_id;
+  turn.answer = id;
   const usage: Omit<UsageEvent, "type"> = params.model ? { model: params.model } : {};
   noteUsage(message, usage);
   const offers: MediaRef[] = [];
@@ -104,10 +126,23 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   hub.live(owner, { type: "typing", payload: { on: true, ...where } });
 
   // The crash marker: a restart finds this message still streaming and closes it (interrupted).
-  let saving: Promise<unknown> = hub.storage.commit(owner, { messages: [{ ...message }] }).catch((error) => hub.log.warn("turn checkpoint failed", error));
+  let marked = false;
+  let saving: Promise<unknown> = hub.storage
+    .commit(owner, { messages: [{ ...message }] })
+    .then(() => (marked = true))
+    .catch((error) => hub.log.warn("turn checkpoint failed", error));
+  // Deleted meanwhile (also through another process): stop, and store nothing of it again.
+  const dropped = () => {
+    turn.reason = "deleted";
+    turn.controller.abort("deleted");
+  };
   const checkpoint = () => {
+    if (turn.reason === "deleted") return;
     const snapshot = { ...message, media: [...message.media] };
-    saving = saving.then(() => hub.storage.commit(owner, { messages: [snapshot] })).catch((error) => hub.log.warn("turn checkpoint failed", error));
+    saving = saving
+      .then(() => hub.storage.commit(owner, { messages: [snapshot], ...(marked ? { requireMessages: [id] } : {}) }))
+      .then((result) => result.skipped && dropped())
+      .catch((error) => hub.log.warn("turn checkpoint failed", error));
   };
   let lastCheckpoint = started;
 
@@ -121,7 +156,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   let timer: NodeJS.Timeout | undefined;
   const sendUpdate = () => {
     timer = undefined;
-    if (!dirty) return;
+    if (!dirty || turn.controller.signal.aborted) return;
     dirty = false;
     lastUpdate = hub.now();
     const payload: Record<string, unknown> = { message_id: id, text: message.text, ...usageFields(message), ...where };
@@ -270,14 +305,9 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   }
   if (timer) clearTimeout(timer);
 
-  if (turn.reason === "deleted") {
-    // Its lane is gone: keep nothing, not even the crash marker.
-    await saving;
-    await hub.storage.commit(owner, { deleteMessages: [id] }).catch((error) => hub.log.warn("dropping a deleted lane's answer failed", error));
-    hub.live(owner, { type: "typing", payload: { on: false, ...where } });
-    hub.events.emit("turn:end", { owner, ...where, message_id: id, status: "stopped" });
-    return { ...message, status: "stopped" };
-  }
+  await saving;
+  // Checked after the last await before the final save: a delete here sets the reason before it stores.
+  if (turn.reason === "deleted") return dropDeleted(hub, owner, lane, message);
 
   if (failure) message.text = message.text ? `${message.text}\n\n${failure}` : failure;
   else if (STATUS_NOTE[status] && !message.text) message.text = STATUS_NOTE[status]!;
@@ -288,9 +318,10 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   const final: StoredFrame = streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
   const frames: StoredFrame[] = [final, ...offers.map((ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, ...where } }))];
 
-  await saving;
   try {
-    await hub.store(owner, { messages: [message] }, frames);
+    // Once the crash marker is stored, a save that finds the message gone was raced by a delete.
+    const published = await hub.store(owner, { messages: [message], ...(marked ? { requireMessages: [id] } : {}) }, frames);
+    if (published.length === 0) return dropDeleted(hub, owner, lane, message);
   } catch (error) {
     // The final frame could not be stored: tell the devices live so no one waits forever.
     hub.log.error("storing the final answer failed", error);

@@ -398,7 +398,8 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
   /**
    * Upload media: `media.upload.start`, 256 KiB chunks, `media.upload.end` with the sha256
    * computed here. Resolves with the media reference to put in `message.send`'s `media_refs`
-   * (its `media_id`). Rejects with the gateway's code (`media_too_large`, `rate_limited`, …) or
+   * (its `media_id`), for one message: the gateway refuses a second message with the same ref
+   * (`unsupported`), so upload again to send the file again. Rejects with the gateway's code (`media_too_large`, `rate_limited`, …) or
    * `upload_failed` when the gateway's check of size and sha256 failed.
    */
   async upload(data: Blob | ArrayBuffer | ArrayBufferView, options: UploadOptions = {}): Promise<MediaRef> {

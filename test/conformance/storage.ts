@@ -11,58 +11,13 @@
  * @module
  */
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import type { Channel, Device, MediaRecord, MediaRef, Storage, StoredMessage } from "chat-gateway";
+import type { Storage, StoredMessage } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
+import { describeDeletionConformance } from "./storage-deletion.js";
+import { A, B, channel, device, ids, media, mediaRef, msg, sleep, thread } from "./storage-records.js";
 
 /** What a conformance run needs from an implementation: a fresh, empty storage per test. */
 export type StorageFactory = () => Promise<{ storage: Storage; cleanup?: () => Promise<void> }>;
-
-const A = "alice";
-const B = "bob";
-
-function channel(chat_id: string, extra: Partial<Channel> = {}): Channel {
-  return { chat_id, name: `name ${chat_id}`, kind: "channel", parent_chat_id: null, is_default: false, archived: false, ...extra };
-}
-
-function thread(chat_id: string, parent: string): Channel {
-  return channel(chat_id, { kind: "thread", parent_chat_id: parent });
-}
-
-function mediaRef(media_id: string): MediaRef {
-  return { media_id, kind: "image", mime: "image/png", size: 3, filename: `${media_id}.png` };
-}
-
-function media(owner: string, media_id: string): MediaRecord {
-  return { ...mediaRef(media_id), owner, sha256: "ab".repeat(32), created_ts: 1_700_000_000_000 };
-}
-
-let clock = 1_700_000_000_000;
-function msg(message_id: string, extra: Partial<StoredMessage> = {}): StoredMessage {
-  return {
-    message_id,
-    role: "user",
-    text: `text of ${message_id}`,
-    reasoning: "",
-    ts: ++clock,
-    media: [],
-    chat_id: "c1",
-    thread_id: null,
-    ...extra,
-  };
-}
-
-function device(device_id: string, extra: Partial<Device> = {}): Device {
-  return {
-    device_id,
-    device_name: `phone ${device_id}`,
-    caps: { min_protocol: 1, media: true, push: "none", streaming: true },
-    last_seen: 1_700_000_000_000,
-    ...extra,
-  };
-}
-
-const ids = (ms: Array<{ message_id: string }>) => ms.map((m) => m.message_id);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Declares the storage conformance tests for one implementation. `make` returns a fresh, empty
@@ -464,7 +419,7 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
         expect(await storage.getMessage(A, "m1")).toBeUndefined();
         expect(await storage.getMedia(A, "x1")).toBeUndefined();
         expect(await storage.getMedia(A, "x2")).toBeUndefined();
-        expect(await storage.getMedia(A, "keep")).toEqual(media(A, "keep"));
+        expect(await storage.getMedia(A, "keep")).toEqual({ ...media(A, "keep"), message_id: "m2" });
         expect(ids((await storage.history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m2"]);
         expect(await storage.commit(A, { deleteMessages: ["m1"] })).toEqual({ seqs: [], orphanedMedia: [] });
       });
@@ -503,6 +458,8 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
         expect(await storage.getMessage(A, "in-t1")).toBeUndefined();
       });
     });
+
+    describeDeletionConformance(() => storage);
 
     describe("devices", () => {
       test("devices - stored, replaced and listed per owner", async () => {

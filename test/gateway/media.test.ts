@@ -170,6 +170,45 @@ describe("media", () => {
     expect(replay.of("media.offer")).toHaveLength(1);
   });
 
+  it("media - an upload goes with one message: a second attachment is unsupported, and deleting the message takes the media", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "media-"));
+    h = await startGateway({ mediaStore: fsMediaStore({ dir }) });
+    const a = await Client.connect(h.url);
+    const bytes = randomBytes(2000);
+    await upload(a, "photo", bytes);
+    const { echo: first } = await a.say({ chat_id: "default", text: "first", media_refs: ["photo"] });
+    const again = await a.request("message.send", { chat_id: "default", text: "second", media_refs: ["photo"] });
+    expect(again.type).toBe("error");
+    expect(again.payload.code).toBe("unsupported");
+    expect(again.payload.message).toContain("upload the file again");
+    expect((await a.request("history", { chat_id: "default" })).payload.messages.map((m: any) => m.text)).not.toContain("second");
+    // The holder keeps its media until it is deleted; then the bytes go with it.
+    expect(sha((await pull(a, "photo")).bytes)).toBe(sha(bytes));
+    await a.request("message.delete", { chat_id: "default", message_ids: [first.payload.message_id] });
+    expect((await a.request("media.pull", { media_id: "photo" })).payload.code).toBe("not_found");
+    await sleep(50);
+    expect(readdirSync(dir)).toEqual([]);
+    // A file re-sent is a new upload, with a media_ref of its own.
+    await upload(a, "photo-again", bytes);
+    const { echo } = await a.say({ chat_id: "default", text: "re-sent", media_refs: ["photo-again"] });
+    expect(echo.payload.media[0].media_id).toBe("photo-again");
+  });
+
+  it("media - an assistant's media id, or one ref twice, is refused as media_refs and the assistant keeps its media", async () => {
+    const png = Buffer.from("89504e470d0a1a0a", "hex");
+    h = await startGateway({ runtime: scriptedRuntime(async function* () {
+      yield { type: "media", kind: "image", mime: "image/png", filename: "chart.png", data: png } as RuntimeEvent;
+    }) });
+    const a = await Client.connect(h.url);
+    await a.say({ chat_id: "default", text: "draw" });
+    const offer = await a.waitFor((f) => f.type === "media.offer");
+    const reuse = await a.request("message.send", { chat_id: "default", text: "look at this", media_refs: [offer.payload.media_id] });
+    expect(reuse.payload.code).toBe("unsupported");
+    await upload(a, "twice", Buffer.from("x"));
+    expect((await a.request("message.send", { chat_id: "default", text: "x", media_refs: ["twice", "twice"] })).payload.code).toBe("unsupported");
+    expect((await pull(a, offer.payload.media_id)).bytes.equals(png)).toBe(true);
+  });
+
   it("media - a broken binary frame is unsupported and the connection goes on", async () => {
     h = await startGateway();
     const a = await Client.connect(h.url);

@@ -119,6 +119,35 @@ describe("several gateways on one storage", () => {
     expect(rec.max()).toBe(2);
   });
 
+  it("delete - an answer deleted through another gateway while it streams stops, and is neither stored again nor ended after message.deleted", async () => {
+    const storage = memoryStorage();
+    const bus = memoryBus();
+    let aborted = false;
+    const runtime = scriptedRuntime(async function* (input) {
+      for (let i = 0; i < 400 && !input.signal.aborted; i++) {
+        yield { type: "text", delta: i === 0 ? "secret partial" : "." } as RuntimeEvent;
+        await sleep(5);
+      }
+      aborted = input.signal.aborted;
+    });
+    const a = await startGateway({ storage, bus, runtime, checkpointIntervalMs: 20 });
+    const b = await startGateway({ storage, bus, runtime });
+    open.push(a, b);
+    const ca = await Client.connect(a.url);
+    const cb = await Client.connect(b.url);
+    await ca.request("message.send", { chat_id: "default", text: "go" });
+    const id = (await cb.waitFor((f) => f.type === "message.start")).payload.message_id;
+    await cb.waitFor((f) => f.type === "message.update");
+    expect((await cb.request("message.delete", { chat_id: "default", message_ids: [id] })).type).toBe("message.deleted");
+    // The turn runs on the other gateway: its next checkpoint finds the message gone and stops it.
+    await ca.waitFor((f) => f.type === "typing" && f.payload.on === false, 1500);
+    await sleep(50);
+    expect(aborted).toBe(true);
+    for (const c of [ca, cb]) expect(c.of("message.stop")).toEqual([]);
+    expect(await storage.getMessage(ANONYMOUS_OWNER, id)).toBeUndefined();
+    expect(JSON.stringify(await storage.readOutbox(ANONYMOUS_OWNER, 0, 100))).not.toContain("secret partial");
+  });
+
   it("client_msg_id - a race between gateways stores one message when the storage enforces the key", async () => {
     const inner = memoryStorage();
     // A storage with a unique key on (owner, chat, client_msg_id), as the PostgreSQL storage has.

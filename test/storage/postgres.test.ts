@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
 import type { Storage, StoredMessage } from "chat-gateway";
 import { postgresStorage, type PostgresStorageOptions } from "chat-gateway/storage/postgres";
+import { MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
 import { describeStorageConformance } from "../conformance/storage.js";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
 
@@ -96,7 +97,7 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
       const client = new pg.Client({ connectionString: DATABASE_URL });
       await client.connect();
       try {
-        expect((await client.query(`SELECT version FROM "${fresh}".schema_version`)).rows).toEqual([{ version: 1 }]);
+        expect((await client.query(`SELECT version FROM "${fresh}".schema_version ORDER BY version`)).rows).toEqual([{ version: 1 }, { version: 2 }]);
         await client.query(`INSERT INTO "${fresh}".schema_version (version) VALUES (99)`);
       } finally {
         await client.end();
@@ -107,6 +108,67 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
     } finally {
       await dropSchema(fresh);
     }
+  });
+
+  test("postgres - a version 1 schema is migrated, and deleting a message or channel then redacts frames stored before the upgrade", async () => {
+    const old = `t_${runId()}`;
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA "${old}"`);
+      await client.query(MIGRATIONS[0](`"${old}"`));
+      await client.query(`CREATE TABLE "${old}".schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await client.query(`INSERT INTO "${old}".schema_version (version) VALUES (1)`);
+      const frames: Array<[string, Record<string, unknown>]> = [
+        ["channel.created", { chat_id: "c2", name: "secret channel" }],
+        ["message", { message_id: "m1", chat_id: "c1", thread_id: null, text: "secret one" }],
+        ["message.stop", { message_id: "m2", chat_id: "c2", thread_id: null, text: "secret two" }],
+        ["message", { message_id: "m3", chat_id: "c1", thread_id: null, text: "kept three" }],
+        ["notification", { kind: "generic", title: "secret notice", body: "b", ts: 1, chat_id: "c2", thread_id: null }],
+      ];
+      for (const [i, [type, payload]] of frames.entries()) {
+        await client.query(`INSERT INTO "${old}".outbox (owner, seq, type, payload, ts) VALUES ('alice', $1, $2, $3, 1)`, [i + 1, type, JSON.stringify(payload)]);
+      }
+      await client.query(`INSERT INTO "${old}".owners (owner, last_seq) VALUES ('alice', $1)`, [frames.length]);
+      const s = postgresStorage({ connectionString: DATABASE_URL, schema: old, poolSize: 2 });
+      made.push(s);
+      await s.open?.();
+      await s.commit("alice", { channels: [{ chat_id: "c2", name: "n", kind: "channel", parent_chat_id: null, is_default: false, archived: false }], messages: [msg("m1"), msg("m2", { chat_id: "c2" }), msg("m3")] });
+      await s.commit("alice", { deleteMessages: ["m1"] });
+      await s.commit("alice", { deleteChannels: ["c2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c2" } }] });
+      const left = await s.readOutbox("alice", 0, Infinity);
+      expect(JSON.stringify(left)).not.toContain("secret");
+      expect(left.map((e) => e.seq)).toEqual([4, 6]);
+      expect(await s.outboxBounds("alice")).toEqual({ first: 1, last: 6 });
+    } finally {
+      await client.end();
+      await dropSchema(old);
+    }
+  });
+
+  test("postgres - two processes attaching one media to two messages at once: exactly one wins", async () => {
+    const [p1, p2] = await Promise.all([open(), open()]);
+    const record = { media_id: "shared", kind: "image" as const, mime: "image/png", size: 1, filename: "a.png", owner: "race", sha256: "00", created_ts: 1 };
+    await p1.putMedia("race", record);
+    const results = await Promise.allSettled([p1.commit("race", { messages: [msg("r1", { media: [record] })] }), p2.commit("race", { messages: [msg("r2", { media: [record] })] })]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    expect(results.find((r) => r.status === "rejected")).toMatchObject({ reason: { code: "unsupported" } });
+    const holder = (await p1.getMedia("race", "shared"))?.message_id;
+    expect(await p1.getMessage("race", holder === "r1" ? "r2" : "r1")).toBeUndefined();
+  });
+
+  test("postgres - a save requiring its message, racing a delete from another process, never brings the message or its text back", async () => {
+    const [p1, p2] = await Promise.all([open(), open()]);
+    for (let i = 0; i < 20; i++) {
+      const id = `race-${i}`;
+      await p1.commit("raced", { messages: [msg(id, { role: "assistant", status: "streaming", text: "" })] });
+      await Promise.all([
+        p1.commit("raced", { deleteMessages: [id] }),
+        p2.commit("raced", { messages: [msg(id, { role: "assistant", text: `secret ${i}` })], outbox: [{ type: "message.stop", payload: { message_id: id, text: `secret ${i}` } }], requireMessages: [id] }),
+      ]);
+      expect(await p1.getMessage("raced", id)).toBeUndefined();
+    }
+    expect(JSON.stringify(await p1.readOutbox("raced", 0, Infinity))).not.toContain("secret");
   });
 
   test("postgres - search runs on the GIN index of the tsvector", async () => {

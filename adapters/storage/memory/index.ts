@@ -30,6 +30,7 @@ import type {
   Storage,
   StoredMessage,
 } from "chat-gateway";
+import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey } from "chat-gateway";
 import { searchMessages } from "./search.js";
 
 /** Options of {@link memoryStorage}. */
@@ -41,8 +42,8 @@ export interface MemoryStorageOptions {
 interface OwnerState {
   channels: Map<ChatId, Channel>;
   messages: Map<MessageId, StoredMessage>;
-  /** Ascending by `seq`. */
-  outbox: OutboxEntry[];
+  /** Ascending by `seq`; a redacted entry stays (with `redacted` set) so bounds never move. */
+  outbox: Array<OutboxEntry & { redacted?: true }>;
   lastSeq: Seq;
   devices: Map<DeviceId, Device>;
   media: Map<MediaId, MediaRecord>;
@@ -94,14 +95,44 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
     return owners.get(owner);
   }
 
-  function deleteMessage(s: OwnerState, id: MessageId, orphaned: Set<MediaId>): void {
+  function deleteMessage(s: OwnerState, id: MessageId, orphaned: Set<MediaId>, redact: Set<string>): void {
     const m = s.messages.get(id);
     if (!m) return;
     s.messages.delete(id);
+    redact.add(messageRedactionKey(id));
     for (const ref of m.media) {
+      if (heldByAnother(s.media.get(ref.media_id), id)) continue;
       orphaned.add(ref.media_id);
       s.media.delete(ref.media_id);
     }
+  }
+
+  /** Checked before anything is applied, which keeps a refused commit all-or-nothing. */
+  function checkAttachments(s: OwnerState, messages: StoredMessage[]): void {
+    const claimed = new Map<MediaId, MessageId>();
+    for (const m of messages) {
+      for (const ref of m.media) {
+        const other = claimed.get(ref.media_id);
+        if ((other !== undefined && other !== m.message_id) || heldByAnother(s.media.get(ref.media_id), m.message_id)) throw mediaTakenError(ref.media_id);
+        claimed.set(ref.media_id, m.message_id);
+      }
+    }
+  }
+
+  function attach(s: OwnerState, m: StoredMessage): void {
+    for (const ref of m.media) {
+      const record = s.media.get(ref.media_id);
+      if (record) record.message_id = m.message_id;
+    }
+  }
+
+  /** A linear pass over the owner's outbox, which retention bounds. */
+  function redactOutbox(s: OwnerState, keys: Set<string>): void {
+    if (keys.size === 0) return;
+    s.outbox.forEach((entry, i) => {
+      const key = entry.redacted ? undefined : outboxRedactionKey(entry);
+      if (key !== undefined && keys.has(key)) s.outbox[i] = { seq: entry.seq, ts: entry.ts, type: "", payload: {}, redacted: true };
+    });
   }
 
   return {
@@ -110,19 +141,29 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       // nothing has been applied yet, which is what keeps the commit all-or-nothing.
       const c = structuredClone(change);
       const s = state(owner);
+      if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
+      checkAttachments(s, c.messages ?? []);
       for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
-      for (const m of c.messages ?? []) s.messages.set(m.message_id, m);
+      for (const m of c.messages ?? []) {
+        s.messages.set(m.message_id, m);
+        attach(s, m);
+      }
       const orphaned = new Set<MediaId>();
-      for (const id of c.deleteMessages ?? []) deleteMessage(s, id, orphaned);
+      const redact = new Set<string>();
+      for (const id of c.deleteMessages ?? []) deleteMessage(s, id, orphaned, redact);
       if (c.deleteChannels?.length) {
         const gone = new Set(c.deleteChannels);
-        for (const id of gone) s.channels.delete(id);
+        for (const id of gone) {
+          s.channels.delete(id);
+          redact.add(channelRedactionKey(id));
+        }
         for (const m of [...s.messages.values()]) {
           if (gone.has(m.chat_id) || (m.thread_id !== null && gone.has(m.thread_id))) {
-            deleteMessage(s, m.message_id, orphaned);
+            deleteMessage(s, m.message_id, orphaned, redact);
           }
         }
       }
+      redactOutbox(s, redact);
       const seqs: Seq[] = [];
       const ts = now();
       for (const frame of c.outbox ?? []) {
@@ -189,8 +230,12 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
 
     async readOutbox(owner, after, limit) {
       const outbox = peek(owner)?.outbox ?? [];
-      const from = firstAfter(outbox, after);
-      return structuredClone(outbox.slice(from, from + Math.max(0, limit)));
+      const out: OutboxEntry[] = [];
+      for (let i = firstAfter(outbox, after); i < outbox.length && out.length < limit; i++) {
+        const { redacted, ...entry } = outbox[i];
+        if (!redacted) out.push(structuredClone(entry));
+      }
+      return out;
     },
 
     async outboxBounds(owner: Owner): Promise<OutboxBounds> {

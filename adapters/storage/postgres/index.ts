@@ -34,6 +34,8 @@ import type {
   Storage,
   StoredMessage,
 } from "chat-gateway";
+import { outboxRedactionKey } from "chat-gateway";
+import { attachMedia, dropMediaOf, messagesPresent, redactOutbox } from "./integrity.js";
 import { migrate } from "./schema.js";
 import { byRank, queryTerms, rank, toHit, tsqueries, tsvectorText, type Ranked } from "./search.js";
 
@@ -153,15 +155,17 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
   async function apply(client: PoolClient, owner: Owner, change: Change): Promise<CommitResult> {
     const channels = lastByKey(change.channels ?? [], (c) => c.chat_id).map((c) => [c.chat_id, JSON.stringify(c)] as const);
     const messages = lastByKey(change.messages ?? [], (m) => m.message_id).map(prepareMessage);
-    const frames = (change.outbox ?? []).map((f) => [f.type, JSON.stringify(f.payload)] as const);
+    const frames = (change.outbox ?? []).map((f) => [f.type, JSON.stringify(f.payload), outboxRedactionKey(f) ?? null] as const);
     const deleteMessages = change.deleteMessages ?? [];
     const deleteChannels = change.deleteChannels ?? [];
     if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length) {
       return { seqs: [], orphanedMedia: [] };
     }
+    if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
     for (const [chatId, data] of channels) {
       await client.query(`INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`, [owner, chatId, data]);
     }
+    await attachMedia(client, s, owner, change.messages ?? []);
     for (const values of messages) {
       await client.query(
         `INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, words, data)
@@ -182,9 +186,9 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
           .rows,
       );
     }
-    const orphaned = new Set<MediaId>();
-    for (const row of deleted) for (const ref of (JSON.parse(row.data) as StoredMessage).media) orphaned.add(ref.media_id);
-    if (orphaned.size) await client.query(`DELETE FROM ${s}.media WHERE owner = $1 AND media_id = ANY($2::text[])`, [owner, [...orphaned]]);
+    const gone = deleted.map((row) => JSON.parse(row.data) as StoredMessage);
+    const orphaned = await dropMediaOf(client, s, owner, gone);
+    await redactOutbox(client, s, owner, gone, deleteChannels);
     const seqs: Seq[] = [];
     if (frames.length) {
       const { rows: counter } = await client.query<{ last_seq: string }>(
@@ -194,15 +198,12 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       const last = Number(counter[0].last_seq);
       const ts = now();
       for (let i = 0; i < frames.length; i++) seqs.push(last - frames.length + 1 + i);
-      await client.query(`INSERT INTO ${s}.outbox (owner, seq, type, payload, ts) SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[])`, [
-        owner,
-        seqs,
-        frames.map((f) => f[0]),
-        frames.map((f) => f[1]),
-        frames.map(() => ts),
-      ]);
+      await client.query(
+        `INSERT INTO ${s}.outbox (owner, seq, type, payload, ts, redact_key) SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[])`,
+        [owner, seqs, frames.map((f) => f[0]), frames.map((f) => f[1]), frames.map(() => ts), frames.map((f) => f[2])],
+      );
     }
-    return { seqs, orphanedMedia: [...orphaned] };
+    return { seqs, orphanedMedia: orphaned };
   }
 
   interface Queued {
@@ -371,7 +372,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       if (!(limit > 0)) return [];
       const cap = Number.isFinite(limit) ? ` LIMIT ${Math.floor(limit)}` : "";
       return (
-        await rows<{ seq: string; type: string; payload: string; ts: string }>(`SELECT seq, type, payload, ts FROM ${s}.outbox WHERE owner = $1 AND seq > $2 ORDER BY seq${cap}`, [owner, after])
+        await rows<{ seq: string; type: string; payload: string; ts: string }>(`SELECT seq, type, payload, ts FROM ${s}.outbox WHERE owner = $1 AND seq > $2 AND type <> '' ORDER BY seq${cap}`, [owner, after])
       ).map((r) => ({ type: r.type, payload: JSON.parse(r.payload) as Record<string, unknown>, seq: Number(r.seq), ts: Number(r.ts) }));
     },
 

@@ -59,6 +59,17 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
       data text NOT NULL,
       PRIMARY KEY (owner, media_id)
     );`,
+  // 2: each outbox frame carries the key of what it shows (outboxRedactionKey in chat-gateway), so
+  // deleting a message or channel redacts its frames with an indexed update; older rows backfilled.
+  (s) => `
+    ALTER TABLE ${s}.outbox ADD COLUMN redact_key text;
+    UPDATE ${s}.outbox SET redact_key = CASE
+      WHEN json_typeof(payload::json -> 'message_id') = 'string' THEN 'm:' || (payload::json ->> 'message_id')
+      WHEN type NOT IN ('channel.created', 'channel.renamed', 'notification') THEN NULL
+      WHEN json_typeof(payload::json -> 'thread_id') = 'string' THEN 'c:' || (payload::json ->> 'thread_id')
+      WHEN json_typeof(payload::json -> 'chat_id') = 'string' THEN 'c:' || (payload::json ->> 'chat_id')
+    END;
+    CREATE INDEX outbox_redact ON ${s}.outbox (owner, redact_key) WHERE redact_key IS NOT NULL;`,
 ];
 
 /** The version this code writes. */

@@ -1,4 +1,5 @@
 import type { Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey } from "chat-gateway";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { laneColumn } from "./search.js";
 import type { Sql } from "./sql.js";
@@ -41,44 +42,83 @@ function upsertMessage(sql: Sql, owner: Owner, m: StoredMessage): void {
     id = sql.get("SELECT last_insert_rowid()")![0] as number;
   }
   indexMessage(sql, id, m.text, lane);
+  attachMedia(sql, owner, m);
 }
 
-/** Deletes message rows (id, data) with their index entries and media metadata. */
-function deleteRows(sql: Sql, owner: Owner, rows: unknown[][], orphaned: Set<MediaId>): void {
+function mediaRecord(sql: Sql, owner: Owner, mediaId: MediaId): MediaRecord | undefined {
+  const row = sql.get("SELECT data FROM media WHERE owner = ? AND media_id = ?", [owner, mediaId]);
+  return row && (JSON.parse(row[0] as string) as MediaRecord);
+}
+
+/** Marks the message's media as held by it; throws (rolling the commit back) on media another message holds. */
+function attachMedia(sql: Sql, owner: Owner, m: StoredMessage): void {
+  for (const ref of m.media) {
+    const record = mediaRecord(sql, owner, ref.media_id);
+    if (heldByAnother(record, m.message_id)) throw mediaTakenError(ref.media_id);
+    if (record && record.message_id !== m.message_id) {
+      sql.run("UPDATE media SET data = ? WHERE owner = ? AND media_id = ?", [JSON.stringify({ ...record, message_id: m.message_id }), owner, ref.media_id]);
+    }
+  }
+}
+
+/** Deletes message rows (id, data) with their index entries and the media metadata only they hold. */
+function deleteRows(sql: Sql, owner: Owner, rows: unknown[][], orphaned: Set<MediaId>, redact: Set<string>): void {
   for (const [id, data] of rows) {
     unindexMessage(sql, id as number);
     sql.run("DELETE FROM messages WHERE id = ?", [id as number]);
-    for (const ref of (JSON.parse(data as string) as StoredMessage).media ?? []) {
+    const m = JSON.parse(data as string) as StoredMessage;
+    redact.add(messageRedactionKey(m.message_id));
+    for (const ref of m.media ?? []) {
+      if (heldByAnother(mediaRecord(sql, owner, ref.media_id), m.message_id)) continue;
       orphaned.add(ref.media_id);
       sql.run("DELETE FROM media WHERE owner = ? AND media_id = ?", [owner, ref.media_id]);
     }
   }
 }
 
+/** A redacted frame keeps its row (and so its seq) but no content; readOutbox skips it. */
+function redactOutbox(sql: Sql, owner: Owner, keys: Set<string>): void {
+  for (const key of keys) sql.run("UPDATE outbox SET type = '', payload = '{}', redact_key = NULL WHERE owner = ? AND redact_key = ?", [owner, key]);
+}
+
 function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
+  for (const id of c.requireMessages ?? []) {
+    if (!sql.get("SELECT 1 FROM messages WHERE owner = ? AND message_id = ?", [owner, id])) return { seqs: [], orphanedMedia: [], skipped: true };
+  }
   for (const ch of c.channels ?? []) {
     sql.run("INSERT OR REPLACE INTO channels (owner, chat_id, data) VALUES (?, ?, ?)", [owner, ch.chat_id, JSON.stringify(ch)]);
   }
   for (const m of c.messages ?? []) upsertMessage(sql, owner, m);
   const orphaned = new Set<MediaId>();
+  const redact = new Set<string>();
   for (const id of c.deleteMessages ?? []) {
-    deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND message_id = ?", [owner, id as MessageId]), orphaned);
+    deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND message_id = ?", [owner, id as MessageId]), orphaned, redact);
   }
   for (const chatId of c.deleteChannels ?? []) {
     sql.run("DELETE FROM channels WHERE owner = ? AND chat_id = ?", [owner, chatId]);
-    deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND chat_id = ?", [owner, chatId]), orphaned);
+    redact.add(channelRedactionKey(chatId));
+    deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND chat_id = ?", [owner, chatId]), orphaned, redact);
     deleteRows(
       sql,
       owner,
       sql.all("SELECT id, data FROM messages WHERE owner = ? AND thread_key = ? AND thread_key <> ''", [owner, chatId]),
       orphaned,
+      redact,
     );
   }
+  redactOutbox(sql, owner, redact);
   const seqs: Seq[] = [];
   if (c.outbox?.length) {
     let last = lastSeq(sql, owner);
     for (const frame of c.outbox) {
-      sql.run("INSERT INTO outbox (owner, seq, ts, type, payload) VALUES (?, ?, ?, ?, ?)", [owner, ++last, ts, frame.type, JSON.stringify(frame.payload)]);
+      sql.run("INSERT INTO outbox (owner, seq, ts, type, payload, redact_key) VALUES (?, ?, ?, ?, ?, ?)", [
+        owner,
+        ++last,
+        ts,
+        frame.type,
+        JSON.stringify(frame.payload),
+        outboxRedactionKey(frame) ?? null,
+      ]);
       seqs.push(last);
     }
     sql.run("INSERT OR REPLACE INTO outbox_last (owner, last) VALUES (?, ?)", [owner, last]);

@@ -82,7 +82,7 @@ export const queries = {
 
   readOutbox(sql: Sql, owner: Owner, after: Seq, limit: number): OutboxEntry[] {
     return sql
-      .all("SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? ORDER BY seq LIMIT ?", [owner, after, Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : -1])
+      .all("SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND type <> '' ORDER BY seq LIMIT ?", [owner, after, Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : -1])
       .map((r) => ({ type: r[2] as string, payload: JSON.parse(r[3] as string) as Record<string, unknown>, seq: r[0] as number, ts: r[1] as number }));
   },
 
