@@ -114,6 +114,8 @@ function resolveOptions(options: GatewayOptions): ResolvedOptions {
     maxUploadsPerConnection: positive("maxUploadsPerConnection", options.maxUploadsPerConnection, 4),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),
+    maxAnswerChars: positive("maxAnswerChars", options.maxAnswerChars, 262_144),
+    maxTurnMs: positive("maxTurnMs", options.maxTurnMs, 600_000),
     historyTurns: options.historyTurns ?? 20,
     updateIntervalMs: options.updateIntervalMs ?? 50,
     checkpointIntervalMs: positive("checkpointIntervalMs", options.checkpointIntervalMs, 2_000),
