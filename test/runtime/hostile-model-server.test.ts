@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openAICompatibleRuntime, type OpenAICompatibleRuntimeOptions } from "chat-gateway/runtime/openai-compatible";
 import type { GatewayOptions } from "chat-gateway";
 import { Client, startGateway, type Frame, type Harness } from "../gateway/harness.js";
-import { chunk, endless, sse, startFakeLlmServer, type FakeLlmServer } from "./fake-llm-server.js";
+import { chunk, endless, sse, startFakeLlmServer, stream, type FakeLlmServer } from "./fake-llm-server.js";
 
 let h: Harness | undefined;
 let llm: FakeLlmServer | undefined;
@@ -117,7 +117,6 @@ describe("a hostile model server", () => {
     }
     const { final } = await sending;
 
-    console.log("LAT", latencies.length, Math.max(...latencies).toFixed(1), (latencies.reduce((a, b) => a + b, 0) / latencies.length).toFixed(1));
     expect(latencies.length).toBeGreaterThan(3);
     expect(Math.max(...latencies)).toBeLessThan(200);
     expect(final.payload.status).toBe("error");
@@ -140,6 +139,17 @@ describe("a hostile model server", () => {
     const received = c.of("message.update").reduce((sum, f) => sum + f.payload.text.length, 0);
     expect(received).toBeLessThan(16 * MiB);
     expect(heapGrowth).toBeLessThan(64 * MiB);
+  });
+
+  it("hostile model - events are counted one by one, whatever the line ends and however the bytes are split", async () => {
+    // Each event is under 400 bytes, the whole stream far over it: only an unended event counts.
+    const pieces = Array.from({ length: 10 }, (_, i) => chunk({ content: `${i},` }));
+    const { llm, c } = await setup({ maxEventBytes: 400 });
+    for (const ending of ["\n", "\r\n", "\r"]) {
+      llm.respond(stream(sse(pieces).replaceAll("\n", ending), { pieceBytes: 7 }));
+      const { final } = await turn(c, `ends with ${JSON.stringify(ending)}`);
+      expect(final.payload).toMatchObject({ status: "complete", final_text: pieces.map((_, i) => `${i},`).join("") });
+    }
   });
 
   it("hostile model - byte limits must be whole positive numbers", () => {

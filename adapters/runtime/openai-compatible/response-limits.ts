@@ -37,6 +37,26 @@ export class SseMeter {
   add(bytes: Uint8Array): void {
     this.#body += bytes.byteLength;
     if (this.#body > this.#maxBody) throw responseTooLarge(this.#maxBody);
+    if (this.#afterCR || bytes.indexOf(CR) !== -1) this.#addBytewise(bytes);
+    else this.#addLines(bytes);
+  }
+
+  /** The common case, LF line ends only: jumps from one to the next. */
+  #addLines(bytes: Uint8Array): void {
+    let start = 0;
+    for (let end = bytes.indexOf(LF); end !== -1; end = bytes.indexOf(LF, start)) {
+      const line = this.#line + end - start;
+      this.#event = line === 0 ? 0 : this.#event + end - start;
+      if (this.#event > this.#maxEvent) throw eventTooLarge(this.#maxEvent);
+      this.#line = 0;
+      start = end + 1;
+    }
+    this.#line += bytes.length - start;
+    this.#event += bytes.length - start;
+    if (this.#event > this.#maxEvent) throw eventTooLarge(this.#maxEvent);
+  }
+
+  #addBytewise(bytes: Uint8Array): void {
     for (let i = 0; i < bytes.length; i++) {
       const byte = bytes[i];
       if (byte === LF || byte === CR) {
