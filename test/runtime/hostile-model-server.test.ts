@@ -98,6 +98,14 @@ describe("a hostile model server", () => {
     await llm.requests[1].closedEarly;
   });
 
+  it("hostile model - a title answer that never ends is cut at maxResponseBytes too", async () => {
+    llm = await startFakeLlmServer();
+    const runtime = openAICompatibleRuntime({ baseUrl: llm.baseUrl, model: "m", maxResponseBytes: 64 * KiB });
+    llm.respond(endless(() => "t".repeat(8 * KiB), { contentType: "application/json", head: '{"choices":[{"message":{"content":"' }));
+    await expect(runtime.generateTitle!("name this chat", new AbortController().signal)).rejects.toThrow("The model server's response passed the 64 KiB limit");
+    await llm.requests[0].closedEarly;
+  });
+
   it("hostile model - endless valid deltas are ended by the gateway's maxAnswerChars; a second device's pings are answered promptly meanwhile", async () => {
     const { llm, c } = await setup({}, { maxAnswerChars: 150_000 });
     const other = await Client.connect(h!.url);
