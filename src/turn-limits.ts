@@ -8,7 +8,7 @@ import { setImmediate as nextMacrotask } from "node:timers/promises";
 import type { LaneTurn } from "./lanes.js";
 
 /** A runtime that never awaits real I/O runs on microtasks alone; past this, timers and sockets get a turn. */
-const BREATH_EVERY_MS = 10;
+const BREATH_EVERY_MS = 5;
 /** `setTimeout` fires at once for a delay past 2^31 - 1 ms; longer limits wait that long (24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 
