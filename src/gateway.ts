@@ -89,6 +89,12 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return value;
 }
 
+function wholePositive(name: string, value: number | undefined, fallback: number): number {
+  const resolved = positive(name, value, fallback);
+  if (!Number.isInteger(resolved)) throw new TypeError(`createGateway: ${name} must be a whole number, got ${String(value)}`);
+  return resolved;
+}
+
 function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!options || typeof options !== "object") throw new TypeError("createGateway: options are required ({ storage, runtime })");
   const { storage, runtime } = options;
@@ -114,7 +120,7 @@ function resolveOptions(options: GatewayOptions): ResolvedOptions {
     maxUploadsPerConnection: positive("maxUploadsPerConnection", options.maxUploadsPerConnection, 4),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),
-    maxAnswerChars: positive("maxAnswerChars", options.maxAnswerChars, 262_144),
+    maxAnswerChars: wholePositive("maxAnswerChars", options.maxAnswerChars, 262_144),
     maxTurnMs: positive("maxTurnMs", options.maxTurnMs, 600_000),
     historyTurns: options.historyTurns ?? 20,
     updateIntervalMs: options.updateIntervalMs ?? 50,

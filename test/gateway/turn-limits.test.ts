@@ -138,6 +138,7 @@ describe("turn limits", () => {
 
   it("turn limits - limits must be positive numbers", async () => {
     await expect(startGateway({ maxAnswerChars: 0 })).rejects.toThrow(TypeError);
+    await expect(startGateway({ maxAnswerChars: 10.5 })).rejects.toThrow(/maxAnswerChars must be a whole number/);
     await expect(startGateway({ maxTurnMs: -1 })).rejects.toThrow(/maxTurnMs must be a positive number/);
   });
 });

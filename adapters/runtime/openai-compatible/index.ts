@@ -7,10 +7,11 @@
  * a tool. No SDK: one `fetch` per model call and an SSE parser.
  *
  * How a turn fails: a refused key, a rate limit, a server error, a connection dropped mid-answer,
- * a malformed chunk, a timeout, or a response past `maxEventBytes` / `maxResponseBytes` ends the turn by throwing a {@link GatewayError} whose message
- * says what happened in words a user can act on (for example "Rate limited by the model server;
- * retry after 20 s"). Text that had already arrived has been yielded by then, so the gateway keeps
- * it. An abort through `input.signal` (`/stop`) is not a failure: the turn just ends.
+ * a malformed chunk, a timeout, or a response past `maxEventBytes` or `maxResponseBytes` ends the
+ * turn by throwing a {@link GatewayError} whose message says what happened in words a user can act
+ * on (for example "Rate limited by the model server; retry after 20 s"). Text that had already
+ * arrived has been yielded by then, so the gateway keeps it. An abort through `input.signal`
+ * (`/stop`, or a gateway limit) is not a failure: the turn just ends.
  *
  * @example
  * ```ts
