@@ -211,7 +211,8 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   let iterator: AsyncIterator<RuntimeEvent> | undefined;
   try {
     iterator = params.events(signal)[Symbol.asyncIterator]();
-    for (;;) {
+    // Checked before each pull too: a runtime past a limit is not asked for one more event.
+    while (!signal.aborted) {
       let idle: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timeout">((resolve) => {
         idle = setTimeout(() => resolve("timeout"), hub.options.turnTimeoutMs);

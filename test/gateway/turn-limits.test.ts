@@ -13,7 +13,7 @@ afterEach(async () => {
 
 /** What the runtime saw of its own end: the abort and whether its iterator was returned. */
 function ending() {
-  const seen = { aborted: false, returned: false, reason: undefined as unknown };
+  const seen = { aborted: false, returned: false, reason: undefined as unknown, pulledAfterAbort: 0 };
   const watch = (input: TurnInput) => input.signal.addEventListener("abort", () => Object.assign(seen, { aborted: true, reason: input.signal.reason }));
   return { seen, watch };
 }
@@ -36,7 +36,10 @@ describe("turn limits", () => {
       try {
         yield { type: "reasoning", delta: "r".repeat(300) };
         // Never ends on its own, and never awaits anything real.
-        for (let i = 0; ; i++) yield { type: "text", delta: String(i % 10).repeat(1000) };
+        for (let i = 0; ; i++) {
+          if (input.signal.aborted) seen.pulledAfterAbort++;
+          yield { type: "text", delta: String(i % 10).repeat(1000) };
+        }
       } finally {
         seen.returned = true;
       }
@@ -54,7 +57,7 @@ describe("turn limits", () => {
     for (const u of updates(c, final.payload.message_id)) expect(u.payload.text.length + (u.payload.reasoning ?? "").length).toBeLessThanOrEqual(5_000);
     expect(c.of("typing").at(-1)!.payload.on).toBe(false);
     await expect.poll(() => seen.returned).toBe(true);
-    expect(seen).toMatchObject({ aborted: true, reason: "limit" });
+    expect(seen).toMatchObject({ aborted: true, reason: "limit", pulledAfterAbort: 0 });
 
     const copy = await stored(c, final.payload.message_id);
     expect({ text: copy.text, reasoning: copy.reasoning, status: copy.status }).toEqual({ text: final.payload.final_text, reasoning: final.payload.reasoning, status: "error" });
