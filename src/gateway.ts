@@ -106,6 +106,12 @@ function resolveBackpressure(given: GatewayOptions["backpressure"]): ResolvedOpt
   return { softBytes, hardBytes };
 }
 
+function wholePositive(name: string, value: number | undefined, fallback: number): number {
+  const resolved = positive(name, value, fallback);
+  if (!Number.isInteger(resolved)) throw new TypeError(`createGateway: ${name} must be a whole number, got ${String(value)}`);
+  return resolved;
+}
+
 function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!options || typeof options !== "object") throw new TypeError("createGateway: options are required ({ storage, runtime })");
   const { storage, runtime } = options;
@@ -136,6 +142,8 @@ function resolveOptions(options: GatewayOptions): ResolvedOptions {
     historyMaxBytes: positive("historyMaxBytes", options.historyMaxBytes, LIMITS.historyMaxBytes),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),
+    maxAnswerChars: wholePositive("maxAnswerChars", options.maxAnswerChars, 262_144),
+    maxTurnMs: positive("maxTurnMs", options.maxTurnMs, 600_000),
     historyTurns: options.historyTurns ?? 20,
     updateIntervalMs: options.updateIntervalMs ?? 50,
     checkpointIntervalMs: positive("checkpointIntervalMs", options.checkpointIntervalMs, 2_000),

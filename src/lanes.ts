@@ -8,7 +8,7 @@ import type { LaneLock } from "./lane-lock.js";
 import type { Lane } from "./storage.js";
 
 /** Why a running turn was aborted. */
-export type AbortReason = "stop" | "timeout" | "shutdown" | "deleted";
+export type AbortReason = "stop" | "timeout" | "shutdown" | "deleted" | "limit";
 
 /** A turn that holds its lane. */
 export interface LaneTurn {

@@ -72,6 +72,20 @@ export interface GatewayOptions {
   maxTurnsPerOwner?: number;
   /** A turn whose runtime yields nothing for this long is ended as failed (milliseconds, default 120,000). */
   turnTimeoutMs?: number;
+  /**
+   * Largest answer, in characters (UTF-16 code units) of text plus reasoning (default 262,144).
+   * A runtime that says more is stopped there: its iterator is returned, its `signal` aborted (so
+   * its model request is), and the answer ends with status `error`, the text up to the limit and a
+   * line saying why. The default is far above a long answer (about 64,000 tokens) and keeps each
+   * `message.update` under the 1 MiB frame limit that devices commonly apply, even for 3-byte UTF-8 text.
+   */
+  maxAnswerChars?: number;
+  /**
+   * Longest turn by the wall clock (milliseconds, default 600,000 = 10 minutes), however busy the
+   * runtime keeps it: `turnTimeoutMs` only measures silence. Past it the turn ends like at
+   * `maxAnswerChars`, with a line saying why. Raise it for agents whose tool runs take longer.
+   */
+  maxTurnMs?: number;
   /** How many earlier messages of the lane a turn receives (default 20). */
   historyTurns?: number;
   /** At most one `message.update` per message per this many milliseconds (default 50). */

@@ -1,7 +1,7 @@
 /**
  * One assistant answer, from the first event to the stored final frame: typing on and off,
  * streamed or whole, tool progress, commentary, media, the runtime footer, checkpoints, stop,
- * timeout and failure. Used for agent turns, slash commands and server-side posts alike.
+ * timeout, limits and failure. Used for agent turns, slash commands and server-side posts alike.
  * @module
  */
 import { createHash } from "node:crypto";
@@ -12,6 +12,7 @@ import type { LaneTurn } from "./lanes.js";
 import type { MediaRecord, MediaRef, MessageStatus, StoredMessage } from "./records.js";
 import { messagePayload, stopPayload } from "./message-payloads.js";
 import { bareModelId, buildRuntimeInfo, mergeUsage } from "./runtime-info.js";
+import { AnswerLimits } from "./turn-limits.js";
 import type { MediaEvent, RuntimeEvent, UsageEvent } from "./runtime.js";
 import type { ServerFrame, StoredFrame } from "./protocol.js";
 import type { Lane } from "./storage.js";
@@ -122,6 +123,8 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   let toolIndex = 0;
   const openTools: Array<{ id?: string; name: string; index: number; started: number }> = [];
 
+  // From here the wall clock runs: a slow crash-marker commit counts against the turn too.
+  const limits = new AnswerLimits(hub.options, turn);
   hub.events.emit("turn:start", { owner, ...where, message_id: id });
   hub.live(owner, { type: "typing", payload: { on: true, ...where } });
 
@@ -205,11 +208,11 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   const handle = async (event: RuntimeEvent) => {
     switch (event.type) {
       case "text":
-        message.text += event.delta;
+        message.text += limits.fit(message.text.length + message.reasoning.length, event.delta);
         scheduleUpdate();
         break;
       case "reasoning":
-        message.reasoning += event.delta;
+        message.reasoning += limits.fit(message.text.length + message.reasoning.length, event.delta);
         scheduleUpdate();
         break;
       case "commentary":
@@ -271,7 +274,8 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   let iterator: AsyncIterator<RuntimeEvent> | undefined;
   try {
     iterator = params.events(signal)[Symbol.asyncIterator]();
-    for (;;) {
+    // Checked before each pull too: a runtime past a limit is not asked for one more event.
+    while (!signal.aborted) {
       let idle: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timeout">((resolve) => {
         idle = setTimeout(() => resolve("timeout"), hub.options.turnTimeoutMs);
@@ -285,6 +289,7 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
       if (next === "aborted" || signal.aborted) break;
       if (next.done || next.value.type === "done") break;
       await handle(next.value);
+      await limits.breathe();
     }
   } catch (error) {
     if (!signal.aborted) {
@@ -299,10 +304,14 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
     if (turn.reason === "timeout") {
       status = "error";
       failure = "The agent did not answer in time.";
+    } else if (turn.reason === "limit") {
+      status = "error";
+      failure = limits.note;
     } else {
       status = turn.reason === "shutdown" ? "interrupted" : "stopped";
     }
   }
+  limits.dispose();
   if (timer) clearTimeout(timer);
 
   await saving;

@@ -124,11 +124,15 @@ describe("several gateways on one storage", () => {
     const bus = memoryBus();
     let aborted = false;
     const runtime = scriptedRuntime(async function* (input) {
-      for (let i = 0; i < 400 && !input.signal.aborted; i++) {
-        yield { type: "text", delta: i === 0 ? "secret partial" : "." } as RuntimeEvent;
-        await sleep(5);
+      try {
+        for (let i = 0; i < 400 && !input.signal.aborted; i++) {
+          yield { type: "text", delta: i === 0 ? "secret partial" : "." } as RuntimeEvent;
+          await sleep(5);
+        }
+      } finally {
+        // A stopped turn closes the iterator without pulling again, so only finally sees the end.
+        aborted = input.signal.aborted;
       }
-      aborted = input.signal.aborted;
     });
     const a = await startGateway({ storage, bus, runtime, checkpointIntervalMs: 20 });
     const b = await startGateway({ storage, bus, runtime });

@@ -103,3 +103,24 @@ export function chunk(delta: Record<string, unknown>, extra: Record<string, unkn
     ...extra,
   };
 }
+
+/**
+ * A server that never ends its response: `head`, then `piece(i)` for i = 0, 1, 2… as fast as the
+ * client reads, until the client goes away. `written` counts the bytes it managed to send.
+ */
+export function endless(piece: (i: number) => string, { head = "", status = 200, contentType = "text/event-stream" } = {}): Handler & { written: { bytes: number } } {
+  const written = { bytes: 0 };
+  const handler = async (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    const closed = new Promise<void>((resolve) => res.once("close", resolve));
+    res.writeHead(status, { "content-type": contentType });
+    if (head) res.write(head);
+    for (let i = 0; !res.destroyed; i++) {
+      const bytes = Buffer.from(piece(i), "utf8");
+      written.bytes += bytes.length;
+      // Either way this server waits for the loop: it shares the process with the gateway under test.
+      if (res.write(bytes)) await new Promise((resolve) => setImmediate(resolve));
+      else await Promise.race([new Promise((resolve) => res.once("drain", resolve)), closed]);
+    }
+  };
+  return Object.assign(handler, { written });
+}

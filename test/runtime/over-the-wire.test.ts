@@ -2,6 +2,8 @@
 // that throws, fails mid-stream, or is stopped.
 import { afterEach, describe, expect, it } from "vitest";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
+import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk";
+import { MockLanguageModelV3 } from "ai/test";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { chunk, json, sse, startFakeLlmServer, stream, type FakeLlmServer } from "./fake-llm-server.js";
 
@@ -90,5 +92,60 @@ describe("openai-compatible over the wire", () => {
     const stop = await c.waitFor((f) => f.type === "message.stop");
     expect(stop.payload).toMatchObject({ status: "stopped", final_text: "Thinking for a long time" });
     await llm.requests[0].closedEarly;
+  });
+});
+
+// The provider-level stream part, taken from the mock so the test needs no import from @ai-sdk/provider.
+type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
+
+/** A provider stream that never finishes: a text delta per pull, every `everyMs` (or task), until its signal aborts. */
+function endlessModel(delta: string, everyMs = 0) {
+  const seen = { signal: undefined as AbortSignal | undefined };
+  const model = new MockLanguageModelV3({
+    doStream: async ({ abortSignal }) => {
+      seen.signal = abortSignal;
+      let first = true;
+      const stream = new ReadableStream<StreamPart>({
+        async pull(controller) {
+          if (first) {
+            first = false;
+            controller.enqueue({ type: "stream-start", warnings: [] } as StreamPart);
+            controller.enqueue({ type: "text-start", id: "t" } as StreamPart);
+          }
+          // As a network would, each delta arrives in a later task: the AI SDK reads its provider eagerly.
+          await new Promise((resolve) => (everyMs > 0 ? setTimeout(resolve, everyMs) : setImmediate(resolve)));
+          // What a provider's fetch does when its signal aborts: the stream fails.
+          if (abortSignal?.aborted) {
+            controller.error(abortSignal.reason);
+            return;
+          }
+          controller.enqueue({ type: "text-delta", id: "t", delta } as StreamPart);
+        },
+      });
+      return { stream };
+    },
+  });
+  return { model, seen };
+}
+
+describe("ai-sdk over the wire - the gateway's limits apply to it as they are", () => {
+  it("over the wire - an AI SDK model that never stops talking is cut at maxAnswerChars and its request aborted", async () => {
+    const { model, seen } = endlessModel("y".repeat(1000));
+    h = await startGateway({ runtime: aiSdkRuntime({ model }), maxAnswerChars: 20_000 });
+    const c = await Client.connect(h.url);
+    const { final } = await c.say({ chat_id: "default", text: "go on" });
+    expect(final.payload.status).toBe("error");
+    expect(final.payload.final_text).toBe(`${"y".repeat(20_000)}\n\nThe answer was cut off at the gateway's limit of 20,000 characters.`);
+    expect(seen.signal?.aborted).toBe(true);
+  });
+
+  it("over the wire - an AI SDK model that streams forever is stopped at maxTurnMs", async () => {
+    const { model, seen } = endlessModel("z", 10);
+    h = await startGateway({ runtime: aiSdkRuntime({ model }), maxTurnMs: 400 });
+    const c = await Client.connect(h.url);
+    const { final } = await c.say({ chat_id: "default", text: "go on" });
+    expect(final.payload.status).toBe("error");
+    expect(final.payload.final_text).toMatch(/^z+\n\nThe agent was stopped: the turn ran past the gateway's limit of 400 ms\.$/);
+    expect(seen.signal?.aborted).toBe(true);
   });
 });

@@ -7,10 +7,11 @@
  * a tool. No SDK: one `fetch` per model call and an SSE parser.
  *
  * How a turn fails: a refused key, a rate limit, a server error, a connection dropped mid-answer,
- * a malformed chunk or a timeout ends the turn by throwing a {@link GatewayError} whose message
- * says what happened in words a user can act on (for example "Rate limited by the model server;
- * retry after 20 s"). Text that had already arrived has been yielded by then, so the gateway keeps
- * it. An abort through `input.signal` (`/stop`) is not a failure: the turn just ends.
+ * a malformed chunk, a timeout, or a response past `maxEventBytes` or `maxResponseBytes` ends the
+ * turn by throwing a {@link GatewayError} whose message says what happened in words a user can act
+ * on (for example "Rate limited by the model server; retry after 20 s"). Text that had already
+ * arrived has been yielded by then, so the gateway keeps it. An abort through `input.signal`
+ * (`/stop`, or a gateway limit) is not a failure: the turn just ends.
  *
  * @example
  * ```ts
@@ -34,6 +35,7 @@ import { randomUUID } from "node:crypto";
 import { createParser } from "eventsource-parser";
 import { GatewayError } from "chat-gateway";
 import type { AgentRuntime, CommandEntry, CommandInput, RuntimeEvent, TurnInput, UsageEvent } from "chat-gateway";
+import { byteLimit, DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, ERROR_BODY_BYTES, readBoundedText, responseTooLarge, SseMeter } from "./response-limits.js";
 
 /**
  * A tool the model may call. `parameters` is the JSON schema of its arguments, sent to the model
@@ -111,6 +113,20 @@ export interface OpenAICompatibleRuntimeOptions {
    * that keeps streaming is never cut.
    */
   timeoutMs?: number;
+  /**
+   * Largest server-sent event, bytes: a `data:` line, or the lines up to the blank line that ends
+   * an event (default 1 MiB; a chunk is usually under 1 KiB). A server that sends more, or a line
+   * that never ends, has its request aborted and the turn fails saying so: nothing buffers more.
+   */
+  maxEventBytes?: number;
+  /**
+   * Largest response body of one model call, bytes (default 32 MiB), streamed or JSON. Past it the
+   * request is aborted and the turn fails saying so. Streamed chunks cost about 200 bytes of JSON per
+   * token, so the default passes about 150,000 tokens: more than the gateway's `maxAnswerChars`
+   * (256 Ki characters, about 64,000 tokens), which ends an ordinary long answer first. Of an error
+   * response only the first 64 KiB are read.
+   */
+  maxResponseBytes?: number;
   /** Extra request headers (OpenRouter's `HTTP-Referer`, a proxy's key…). */
   headers?: Record<string, string>;
   /**
@@ -175,6 +191,8 @@ interface Config {
   tools: Record<string, OpenAICompatibleTool>;
   maxSteps: number;
   timeoutMs: number;
+  maxEventBytes: number;
+  maxResponseBytes: number;
   body: Record<string, unknown>;
   fetch: typeof fetch;
   contextWindow?: number;
@@ -237,6 +255,8 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     tools: options.tools ?? {},
     maxSteps,
     timeoutMs,
+    maxEventBytes: byteLimit("maxEventBytes", options.maxEventBytes, DEFAULT_MAX_EVENT_BYTES),
+    maxResponseBytes: byteLimit("maxResponseBytes", options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES),
     body: options.body ?? {},
     fetch: fetchImpl,
     contextWindow: options.contextWindow,
@@ -517,7 +537,7 @@ async function* streamStep(cfg: Config, body: Record<string, unknown>, signal: A
       let text = "";
       try {
         guard.touch();
-        text = await response.text();
+        text = (await readBoundedText(response, ERROR_BODY_BYTES)).text;
       } catch {
         // The status alone is enough to report.
       }
@@ -536,16 +556,17 @@ async function* streamStep(cfg: Config, body: Record<string, unknown>, signal: A
     if (contentType.includes("application/json")) {
       // Some servers ignore `stream: true` (or answer errors as JSON with status 200).
       guard.touch();
-      let text: string;
+      let read: { text: string; complete: boolean };
       try {
-        text = await response.text();
+        read = await readBoundedText(response, cfg.maxResponseBytes);
       } catch (error) {
         const e = failure(error);
         if (e) throw e;
         result.aborted = true;
         return result;
       }
-      const json = parseChunk(text);
+      if (!read.complete) throw responseTooLarge(cfg.maxResponseBytes);
+      const json = parseChunk(read.text);
       const choice = (json.choices as Array<Record<string, unknown>> | undefined)?.[0];
       pending.push(JSON.stringify({ ...json, choices: choice ? [{ ...choice, delta: choice.message ?? choice.delta }] : [] }));
       sawDone = true;
@@ -560,6 +581,7 @@ async function* streamStep(cfg: Config, body: Record<string, unknown>, signal: A
       },
     });
     const decoder = new TextDecoder();
+    const meter = new SseMeter(cfg.maxEventBytes, cfg.maxResponseBytes);
     // Parsed one at a time so that text before a malformed chunk is still yielded.
     const drain = function* (): Generator<RuntimeEvent> {
       for (const data of pending.splice(0)) {
@@ -595,6 +617,8 @@ async function* streamStep(cfg: Config, body: Record<string, unknown>, signal: A
           }
           break;
         }
+        // Counted before the parser sees them: it would buffer a line that never ends, whole.
+        meter.add(read.value);
         parser.feed(decoder.decode(read.value, { stream: true }));
       }
     } finally {
@@ -754,7 +778,9 @@ async function generateTitle(cfg: Config, text: string, signal: AbortSignal): Pr
         }),
         signal: guard.signal,
       });
-      raw = await response.text();
+      const read = await readBoundedText(response, response.ok ? cfg.maxResponseBytes : ERROR_BODY_BYTES);
+      if (response.ok && !read.complete) throw responseTooLarge(cfg.maxResponseBytes);
+      raw = read.text;
     } catch (error) {
       if (guard.state.timedOut) throw new GatewayError("internal", "The model server did not answer the title request in time", { cause: error });
       throw error;
