@@ -126,7 +126,9 @@ describe("a hostile model server", () => {
     const { final } = await sending;
 
     expect(latencies.length).toBeGreaterThan(3);
-    expect(Math.max(...latencies)).toBeLessThan(200);
+    // Unbounded, the flood froze the process (a ping took about a second); the bound leaves room
+    // for a loaded CI machine running other test files on the same two cores.
+    expect(Math.max(...latencies)).toBeLessThan(500);
     expect(final.payload.status).toBe("error");
     const [answer, note] = final.payload.final_text.split("\n\n");
     expect(answer).toHaveLength(150_000);
