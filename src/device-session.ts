@@ -13,10 +13,11 @@ import type { Owner } from "./ids.js";
 import { LIMITS, PROTOCOL_VERSION } from "./protocol.js";
 import type { Device, DeviceCaps } from "./records.js";
 import { handleRequest } from "./requests.js";
+import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { Uploads } from "./media-transfer.js";
 import { createUploads } from "./media-transfer.js";
-import { encodeFrame, stopAsMessage } from "./wire.js";
+import { encodeFrame, peekId, stopAsMessage } from "./wire.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
@@ -65,6 +66,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #drainTimer: NodeJS.Timeout | undefined;
   #binaryQueued = 0;
   #paused = false;
+  readonly #admission = new AdmissionWatch();
   readonly uploads: Uploads;
 
   constructor(hub: Hub, conn: Connection) {
@@ -133,6 +135,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     const wasReady = this.#state === "ready";
     this.#state = "closed";
     if (this.#drainTimer) clearTimeout(this.#drainTimer);
+    this.#admission.stop();
     this.uploads.dropAll();
     if (wasReady && this.#owner !== undefined) this.#hub.detach(this.#owner, this);
     this.#hub.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
@@ -141,6 +144,13 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   close(code: number, reason: string): void {
     this.#conn.close(code, reason);
     this.closed();
+  }
+
+  /** Ends the connection (`error` auth, 4401) when `revocation` covers what it was admitted with; true if it did. */
+  revoke(revocation: Revocation): boolean {
+    if (this.#state === "closed" || !this.#admission.hear(revocation)) return false;
+    this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"));
+    return true;
   }
 
   #tooBig(text: string): boolean {
@@ -193,9 +203,11 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       return;
     }
     let auth;
+    this.#admission.begin();
     try {
       auth = await this.#hub.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: this.#conn.context });
     } catch (error) {
+      this.#admission.abandon();
       if (isGatewayError(error) && error.code === "auth") return this.#refuseAuth(error, frame.id);
       // The authenticator itself broke (a store down): not the device's fault, so not `auth`.
       this.#hub.log.error("authenticator failed", error);
@@ -203,7 +215,12 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       this.close(1011, "internal error");
       return;
     }
-    if (!auth) return this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
+    if (!auth || this.#isClosed()) {
+      this.#admission.abandon();
+      return auth ? undefined : this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
+    }
+    const expired = () => this.#isClosed() || this.#refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
+    if (!this.#admission.admit(auth, this.#hub.now, expired)) return this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
     if (this.#isClosed()) return;
     try {
       const storage = this.#hub.storage;
@@ -376,14 +393,5 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       // On failure every held frame still goes out: a duplicate is harmless, a loss is not.
       for (const frame of held) if ((frame.seq ?? 0) > last) this.deliverReplay(frame);
     }
-  }
-}
-
-function peekId(text: string): string | undefined {
-  try {
-    const id = (JSON.parse(text) as { id?: unknown }).id;
-    return typeof id === "string" ? id : undefined;
-  } catch {
-    return undefined;
   }
 }
