@@ -9,9 +9,15 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Connection, ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
+import { upgradeGuard, type UpgradeGuardOptions } from "./upgrade-guard.js";
 
-/** Options of {@link attachWebSocket}. */
-export interface WebSocketOptions {
+/**
+ * Options of {@link attachWebSocket}. `allowedOrigins` / `allowedHosts` (default none besides the
+ * server's own origin and loopback names; `"*"` for any): upgrades naming another `Host` are
+ * answered 421 and those from a page of another `Origin` 403, without an `authorizeUpgrade` gate
+ * or when either option is given (the login protection's gate applies the same rules itself).
+ */
+export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrigins" | "allowedHosts"> {
   /** The server whose `upgrade` events to take. Omit and call `handleUpgrade` yourself to route upgrades. */
   server?: Server;
   /** Path to accept upgrades on (default `/ws/gateway`); other paths are left to other listeners. */
@@ -42,7 +48,7 @@ const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 401: "Unauthor
 function refuse(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ error: message });
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? http.STATUS_CODES[status] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -65,6 +71,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   const path = options.path ?? "/ws/gateway";
   const maxPayload = options.maxPayload ?? Math.max(gateway.options.maxFrameBytes, LIMITS.mediaChunkBytes + 4096);
   const heartbeatMs = options.heartbeatMs ?? 30_000;
+  const guard = upgradeGuard(options);
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
   const alive = new WeakMap<WebSocket, boolean>();
   let closing = false;
@@ -117,6 +124,8 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
 
   async function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     if (closing) return refuse(socket, 503, "server shutting down");
+    const refusal = guard?.(request);
+    if (refusal) return refuse(socket, refusal.status, refusal.message);
     let decision: UpgradeDecision = { ok: true };
     if (options.authorizeUpgrade) {
       try {
