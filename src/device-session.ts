@@ -220,7 +220,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       return auth ? undefined : this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
     }
     const expired = () => this.#isClosed() || this.#refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
-    if (!this.#admission.admit(auth, this.#hub.now, expired)) return this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
+    if (!this.#admission.admit(auth, () => this.#hub.now(), expired)) return this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
     if (this.#isClosed()) return;
     try {
       const storage = this.#hub.storage;

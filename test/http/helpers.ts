@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -114,4 +115,19 @@ export function login(url: string, username: string, password: string, headers: 
 
 export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
+}
+
+/** Runs the user CLI (examples/server/user-cli.ts) as a child process on the users file `file`. */
+export function runUserCliProcess(file: string, args: string[], input: string | undefined, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const root = path.resolve(import.meta.dirname, "../..");
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/server/user-cli.ts", ...args], { cwd: root, env: { ...process.env, GATEWAY_USERS_FILE: file, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c) => (out += c));
+    child.stderr.on("data", (c) => (err += c));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, out, err }));
+    child.stdin.end(input);
+  });
 }
