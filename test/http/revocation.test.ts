@@ -2,43 +2,9 @@
 // clients, the user CLI as a child process. Each ended credential closes its sockets with 4401.
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createGateway, type Authenticator, type Gateway } from "chat-gateway";
-import type { LoginProtectionOptions } from "chat-gateway/http";
-import { memoryStorage } from "chat-gateway/storage/memory";
-import { demoRuntime } from "chat-gateway/runtime/demo";
-import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
+import type { Authenticator } from "chat-gateway";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
-import { HASHES, login, request, runUserCliProcess, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
-
-const quiet = { info() {}, warn() {}, error: (m: string, d?: unknown) => console.error(m, d) };
-
-interface Stack {
-  srv: TestServer;
-  gateway: Gateway;
-  ws: string;
-  close(): Promise<void>;
-}
-
-/** The login protection, a gateway using its authenticator and the ws adapter gated by it, on one port. */
-async function startStack(options: LoginProtectionOptions): Promise<Stack> {
-  let gateway!: Gateway;
-  let transport!: WebSocketTransport;
-  const srv = await startServer(options, (server, protection) => {
-    gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime({ delayMs: 0 }), authenticator: protection.authenticator(), logger: quiet });
-    transport = attachWebSocket(gateway, { server, path: "/ws/gateway", authorizeUpgrade: (req) => protection.authorizeUpgrade(req) });
-  });
-  await gateway.start();
-  return {
-    srv,
-    gateway,
-    ws: `ws://127.0.0.1:${srv.port}/ws/gateway`,
-    async close() {
-      await gateway.close();
-      await transport.close();
-      await srv.close();
-    },
-  };
-}
+import { HASHES, login, request, runUserCliProcess, startStack, tempDir, writeUsers, type Stack } from "./helpers.js";
 
 /** Resolves the close code, or "open" when the socket is still open after `ms`. */
 function closedWithin(client: Client, ms: number): Promise<number | "open"> {
@@ -128,12 +94,13 @@ describe("revocation - login on", () => {
 describe("revocation - expiry", () => {
   it("a session expiring while its socket is open closes it with 4401", async () => {
     await writeUsers(file, { alice: HASHES["alice-password"] });
-    // Sessions last 24 hours: a clock 24 h minus 1.5 s behind makes this one end 1.5 s from now.
-    stack = await startStack({ usersFile: file, clock: () => Date.now() - 86_400_000 + 1_500 });
+    // Sessions last 24 hours: a clock 24 h minus 3 s behind makes this one end 2 to 3 s from now
+    // (expires_at is in whole seconds).
+    stack = await startStack({ usersFile: file, clock: () => Date.now() - 86_400_000 + 3_000 });
     const alice = await connectAs(await tokenOf("alice", "alice-password"));
     expect(await works(alice)).toBe(true);
     expect(await closedWithin(alice, 500)).toBe("open");
-    expect(await closedWithin(alice, 3_000)).toBe(4401);
+    expect(await closedWithin(alice, 4_000)).toBe(4401);
     expect(alice.of("error").at(-1)?.payload).toMatchObject({ code: "auth" });
   });
 });
