@@ -128,14 +128,8 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), storage ${storagePath}, ${login}`);
-  if (openReason !== undefined) {
-    log(
-      isLoopbackName(bracketed(config.host))
-        ? "WARNING: login is OFF: every program and web page on this machine may chat without a password (pages of other sites and other host names are refused); run `chat-gateway user add <name>` to turn login on"
-        : `WARNING: login is OFF and ${config.host} is not a loopback address (--allow-open): anyone who can reach ${url} chats without a password; run \`chat-gateway user add <name>\` to turn login on`,
-    );
-  }
+  const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), storage ${storagePath}, ${login}${warning}`);
 
   let closing: Promise<void> | undefined;
   return {
@@ -153,6 +147,13 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
       return closing;
     },
   };
+}
+
+function openWarning(config: ServerConfig, url: string): string {
+  const add = "run `chat-gateway user add <name>` to turn login on";
+  return isLoopbackName(bracketed(config.host))
+    ? `WARNING: login is OFF: every program and web page of this machine's own origin may chat without a password (pages of other sites and other host names are refused); ${add}`
+    : `WARNING: login is OFF and ${config.host} is not a loopback address (--allow-open): anyone who can reach ${url} chats without a password; ${add}`;
 }
 
 function bracketed(host: string): string {
