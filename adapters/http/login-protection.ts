@@ -7,7 +7,8 @@ import { PasswordVerifier } from "./passwords.js";
 import { createRequestGuard, type GuardRefusal, type RequestGuardOptions } from "./request-guard.js";
 import { sessionAuthenticator } from "./session-authenticator.js";
 import { memorySessionStore } from "./sessions.js";
-import { UserStore, type UserStoreSnapshot } from "./user-store.js";
+import { UserStore } from "./user-store.js";
+import { watchUserStore } from "./user-store-watch.js";
 
 /** Options of {@link createLoginProtection}. */
 export interface LoginProtectionOptions {
@@ -97,8 +98,6 @@ export interface LoginProtection {
 }
 
 const SERVICE = /^[A-Za-z0-9_.-]{1,64}$/;
-/** How often the user store is looked at (one `stat`), in milliseconds. */
-const USER_STORE_POLL_MS = 250;
 
 /**
  * Login protection for a `node:http` (or `https`) server: the user store, sessions, the login API,
@@ -169,38 +168,8 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   // Other processes sharing the store end sessions too; their connections here must close as well.
   const unsubscribeStore = sessions.onRevocation?.(revoke);
 
-  let seen: UserStoreSnapshot | undefined;
-  /** Sessions of users removed or given a new password being ended; every lookup waits for it. */
-  let revoking: Promise<void> = Promise.resolve();
-  async function snapshot(): Promise<UserStoreSnapshot> {
-    const now = await users.current();
-    if (now !== seen) {
-      const before = seen;
-      seen = now;
-      if (now.problem) log(now.problem);
-      if (before) {
-        const changed = [...before.users].filter(([name, hash]) => now.users.get(name) !== hash).map(([name]) => name);
-        for (const name of changed) revoke({ user: name });
-        if (before.users.size === 0 && now.users.size > 0) revoke({ anonymous: true });
-        if (changed.length > 0) {
-          revoking = revoking
-            .then(() => Promise.all(changed.map((name) => sessions.deleteUser(name))))
-            .then(
-              () => undefined,
-              (error: unknown) => log(`could not end the sessions of ${changed.join(", ")}: ${String(error)}`),
-            );
-        }
-      }
-    }
-    await revoking;
-    return now;
-  }
-
-  // The CLI changes the store from another process: looking often enough ends a removed user's
-  // connections, or the anonymous ones when login turns on, within a second.
-  const watcher = setInterval(() => void snapshot().catch((error: unknown) => log(`reading the user store failed: ${String(error)}`)), USER_STORE_POLL_MS);
-  watcher.unref();
-  void snapshot();
+  const watch = watchUserStore(users, { sessions, revoke, log });
+  const snapshot = watch.snapshot;
 
   /** While login is off, a request must name a host of this machine (DNS rebinding). */
   async function openModeRefusal(req: IncomingMessage): Promise<GuardRefusal | undefined> {
@@ -311,7 +280,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
       if (closed) return;
       closed = true;
       clearInterval(sweeper);
-      clearInterval(watcher);
+      watch.close();
       unsubscribeStore?.();
       listeners.clear();
       await verifier.close();

@@ -16,6 +16,7 @@ import { upgradeGuard, type UpgradeGuardOptions } from "./upgrade-guard.js";
  * server's own origin and loopback names; `"*"` for any): upgrades naming another `Host` are
  * answered 421 and those from a page of another `Origin` 403, without an `authorizeUpgrade` gate
  * or when either option is given (the login protection's gate applies the same rules itself).
+ * A malformed entry makes `attachWebSocket` throw a TypeError.
  */
 export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrigins" | "allowedHosts"> {
   /** The server whose `upgrade` events to take. Omit and call `handleUpgrade` yourself to route upgrades. */
