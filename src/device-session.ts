@@ -215,10 +215,11 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       this.close(1011, "internal error");
       return;
     }
-    if (!auth || this.#isClosed()) {
+    if (!auth) {
       this.#admission.abandon();
-      return auth ? undefined : this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
+      return this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
     }
+    if (this.#isClosed()) return this.#admission.abandon();
     const expired = () => this.#isClosed() || this.#refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
     if (!this.#admission.admit(auth, () => this.#hub.now(), expired)) return this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
     if (this.#isClosed()) return;

@@ -62,9 +62,9 @@ export interface LoginProtection {
    * any request whose `Host` is not a loopback name, the address it arrived on or an allowed host
    * (DNS rebinding). Serves `/api/ping` and `/api/auth/*` (the login and logout posts need a JSON
    * body, 415, and no foreign `Origin`, 403), and answers 401 to any other `/api/` or `/ws/` path
-   * without a valid session while protection is on. Resolves true when it answered, false when the request may go on (then
-   * {@link LoginProtection.userOf} tells who is signed in). Never rejects: an unexpected failure
-   * is answered 500.
+   * without a valid session while protection is on. Resolves true when it answered, false when the
+   * request may go on (then {@link LoginProtection.userOf} tells who is signed in). Never rejects:
+   * an unexpected failure is answered 500.
    */
   handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /**
