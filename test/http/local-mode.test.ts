@@ -59,11 +59,14 @@ describe("ws adapter without the http adapter (library users)", () => {
     await client.close();
   });
 
-  it("allowedOrigins and allowedHosts let configured sites in; bad entries are a TypeError", async () => {
+  it("allowedOrigins and allowedHosts let configured sites in, \"*\" lets every one in; bad entries are a TypeError", async () => {
     const { url } = await start({ allowedOrigins: ["https://app.example.com"], allowedHosts: ["chat.example.com"] });
     expect(await upgrade(url, { origin: "https://app.example.com" })).toBe(101);
     expect(await upgrade(url, { host: "chat.example.com", origin: "https://app.example.com" })).toBe(101);
     expect(await upgrade(url, { origin: "https://other.example.com" })).toBe(403);
+    await harness!.close();
+    const { url: open } = await start({ allowedOrigins: "*", allowedHosts: "*" });
+    expect(await upgrade(open, { origin: "https://evil.example", host: "rebind.attacker.example" })).toBe(101);
     const gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime() });
     expect(() => attachWebSocket(gateway, { allowedOrigins: ["not an origin"] })).toThrow(TypeError);
     expect(() => attachWebSocket(gateway, { allowedHosts: ["host:8080"] })).toThrow(TypeError);
