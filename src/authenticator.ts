@@ -4,6 +4,7 @@
  */
 import { GatewayError } from "./errors.js";
 import { ANONYMOUS_OWNER, type DeviceId, type Owner } from "./ids.js";
+import type { Revocation } from "./revocation.js";
 
 /** What the transport knows about a connection before `hello`. */
 export interface ConnectionContext {
@@ -24,6 +25,16 @@ export interface AuthResult {
   owner: Owner;
   /** The signed-in username for `hello.ok.user`, or null when login is off. */
   user: string | null;
+  /**
+   * Ids of the login sessions the connection was admitted with (default none). A
+   * {@link Revocation} `{session}` naming any of them closes the connection with 4401.
+   */
+  sessions?: readonly string[];
+  /**
+   * When the credential ends, in milliseconds since the epoch (default never). The gateway closes
+   * the connection with 4401 at that moment (on its `now` clock).
+   */
+  expiresAt?: number;
 }
 
 /** What an authenticator is asked. */
@@ -41,6 +52,12 @@ export interface AuthRequest {
  */
 export interface Authenticator {
   authenticate(request: AuthRequest): Promise<AuthResult | null>;
+  /**
+   * Optional: tell the gateway when credentials end. `createGateway` subscribes once and closes
+   * every connection a {@link Revocation} matches with `error {code: "auth"}` and 4401 (as
+   * `gateway.revoke()` does); `gateway.close()` calls the returned unsubscribe function.
+   */
+  onRevocation?(listener: (revocation: Revocation) => void): () => void;
 }
 
 /** Accepts every token: one anonymous owner. The default when login protection is off. */

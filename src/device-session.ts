@@ -16,10 +16,11 @@ import { PROTOCOL_VERSION, type ServerFrame } from "./protocol.js";
 import type { Device, DeviceCaps } from "./records.js";
 import { Outflow } from "./outflow.js";
 import { handleRequest } from "./requests.js";
+import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { Uploads } from "./media-transfer.js";
 import { createUploads } from "./media-transfer.js";
-import { stopAsMessage } from "./wire.js";
+import { peekId, stopAsMessage } from "./wire.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
@@ -70,6 +71,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #address: string | undefined;
   #binaryQueued = 0;
   #paused = false;
+  readonly #admission = new AdmissionWatch();
   readonly uploads: Uploads;
 
   constructor(hub: Hub, conn: Connection) {
@@ -167,6 +169,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     clearTimeout(this.#helloTimer);
     this.#outflow.stop();
     if (this.#address !== undefined) this.#hub.addresses.release(this.#address);
+    this.#admission.stop();
     this.uploads.dropAll();
     if (wasReady && this.#owner !== undefined) this.#hub.detach(this.#owner, this);
     this.#hub.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
@@ -175,6 +178,13 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   close(code: number, reason: string): void {
     this.#conn.close(code, reason);
     this.closed();
+  }
+
+  /** Ends the connection (`error` auth, 4401) when `revocation` covers what it was admitted with; true if it did. */
+  revoke(revocation: Revocation): boolean {
+    if (this.#state === "closed" || !this.#admission.hear(revocation)) return false;
+    this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"));
+    return true;
   }
 
   #tooBig(text: string): boolean {
@@ -228,9 +238,11 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       return;
     }
     let auth;
+    this.#admission.begin();
     try {
       auth = await this.#hub.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: this.#conn.context });
     } catch (error) {
+      this.#admission.abandon();
       if (isGatewayError(error) && error.code === "auth") return this.#refuseAuth(error, frame.id);
       // The authenticator itself broke (a store down): not the device's fault, so not `auth`.
       this.#hub.log.error("authenticator failed", error);
@@ -238,7 +250,13 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       this.close(1011, "internal error");
       return;
     }
-    if (!auth) return this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
+    if (!auth) {
+      this.#admission.abandon();
+      return this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
+    }
+    if (this.#isClosed()) return this.#admission.abandon();
+    const expired = () => this.#isClosed() || this.#refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
+    if (!this.#admission.admit(auth, () => this.#hub.now(), expired)) return this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
     if (this.#isClosed()) return;
     try {
       const storage = this.#hub.storage;
@@ -390,14 +408,5 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       // On failure every held frame still goes out: a duplicate is harmless, a loss is not.
       for (const frame of held) if ((frame.seq ?? 0) > last) this.deliverReplay(frame);
     }
-  }
-}
-
-function peekId(text: string): string | undefined {
-  try {
-    const id = (JSON.parse(text) as { id?: unknown }).id;
-    return typeof id === "string" ? id : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -19,6 +19,7 @@ import type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
 import { LIMITS } from "./protocol.js";
 import type { Channel, Notification, NotificationKind, StoredMessage } from "./records.js";
 import type { RuntimeEvent } from "./runtime.js";
+import { checkRevocation, type Revocation } from "./revocation.js";
 import { stopPayload } from "./message-payloads.js";
 import { runAnswer } from "./turn.js";
 
@@ -68,6 +69,15 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
   close(): Promise<void>;
   /** Take a new connection; the transport feeds the returned handle. */
   accept(connection: Connection): ConnectionHandle;
+  /**
+   * Close, with `error {code: "auth"}` and 4401, every connection of this process that the
+   * revocation covers: admitted with that session id (`AuthResult.sessions`), for that user, or
+   * (`{anonymous: true}`) without a user. A connection whose `hello` is being authenticated is
+   * judged once the authenticator answers. An authenticator with `onRevocation` (the login
+   * protection's) makes the gateway call this by itself. Returns how many connections it closed.
+   * @throws {TypeError} when `revocation` is not one of the three shapes
+   */
+  revoke(revocation: Revocation): number;
   /**
    * Post an assistant message into a channel (scheduled jobs, webhooks; works in automation
    * channels). It waits its turn in the lane and resolves with the stored message. It always
@@ -193,6 +203,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   readonly #sessions = new Map<string, DeviceSession>();
   /** Server-side posts and notifications in flight, awaited by close(). */
   readonly #background = new Set<Promise<unknown>>();
+  readonly #unsubscribe: (() => void) | undefined;
 
   constructor(options: GatewayOptions) {
     super();
@@ -209,6 +220,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       events: this,
     });
     this.#hub = hub;
+    this.#unsubscribe = options.authenticator?.onRevocation?.((revocation) => this.revoke(revocation));
     this.on("disconnect", (info) => this.#sessions.delete(info.connectionId));
     this.channels = {
       create: (owner, input) => createChannel(hub, owner, input),
@@ -244,6 +256,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     if (this.#state === "closed" || this.#state === "closing") return;
     this.#state = "closing";
     clearInterval(this.#recovery);
+    this.#unsubscribe?.();
     const hub = this.#hub;
     hub.lanes.abortAll("shutdown");
     // Every aborted turn stores its final frame before the sockets go.
@@ -265,6 +278,13 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.#sessions.set(session.id, session);
     session.open();
     return session;
+  }
+
+  revoke(revocation: Revocation): number {
+    const checked = checkRevocation(revocation);
+    let closed = 0;
+    for (const session of [...this.#sessions.values()]) if (session.revoke(checked)) closed++;
+    return closed;
   }
 
   post(owner: Owner, chatId: ChatId, input: PostInput, postOptions: { threadId?: ChatId | null } = {}): Promise<StoredMessage> {

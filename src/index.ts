@@ -83,3 +83,4 @@ export type { MediaStore, MediaWriter } from "./media-store.js";
 export { PushSendError } from "./push.js";
 export type { PushSender, PushMessage } from "./push.js";
 export type { SessionStore, Session } from "./session-store.js";
+export type { Revocation } from "./revocation.js";

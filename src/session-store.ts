@@ -30,4 +30,10 @@ export interface SessionStore {
   delete(token: string): Promise<void>;
   /** End every session of a user (after the user is removed). */
   deleteUser(username: string): Promise<void>;
+  /**
+   * Optional, for stores shared by processes: call `listener` whenever any process ends a session
+   * (`{session}`: the SHA-256 hex of its token) or all of a user's sessions (`{user}`), so every
+   * process closes the connections they admitted. Returns the unsubscribe function.
+   */
+  onRevocation?(listener: (revocation: { session: string } | { user: string }) => void): () => void;
 }

@@ -34,3 +34,13 @@ export function stopAsMessage(stop: OutgoingFrame): OutgoingFrame {
   }
   return frame;
 }
+
+/** The request id of a frame's text, if it has one (for an answer to a frame that was not parsed). */
+export function peekId(text: string): string | undefined {
+  try {
+    const id = (JSON.parse(text) as { id?: unknown }).id;
+    return typeof id === "string" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "./gateway/harness.js";
+import { request } from "./http/helpers.js";
 
 const root = join(import.meta.dirname, "..");
 let child: ChildProcess | undefined;
@@ -14,15 +15,15 @@ afterEach(() => {
   child = undefined;
 });
 
-function start(env: Record<string, string>): Promise<{ base: string; ws: string; output: () => string }> {
-  child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], { cwd: root, env: { ...process.env, PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+function start(env: Record<string, string>, args: string[] = []): Promise<{ base: string; ws: string; output: () => string }> {
+  child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts", ...args], { cwd: root, env: { ...process.env, PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no start line: ${out}`)), 20_000);
     child!.stdout!.on("data", () => {
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve({ base: m[1], ws: `${m[1].replace("http", "ws")}/ws/gateway`, output: () => out });
@@ -40,7 +41,8 @@ describe("example server", () => {
   it("example server - starts with no configuration beyond a data dir, chats, and exits 0 on SIGTERM closing sockets with 1001", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
     const { base, ws, output } = await start({ GATEWAY_DATA_DIR: dataDir });
-    expect(output()).toMatch(/storage .*db, login off/);
+    expect(output()).toMatch(/storage .*db, login off: the users file .* does not exist/);
+    expect(output()).toMatch(/WARNING: login is OFF/);
     expect(await (await fetch(`${base}/api/ping`)).json()).toEqual({ ok: true });
     const c = await Client.connect(ws);
     expect((await c.say({ chat_id: "default", text: "tool: hello" })).final.payload.final_text).toBe("You said: hello");
@@ -65,6 +67,27 @@ describe("example server", () => {
     expect(cli(["user", "list"], env).stdout.trim()).toBe("alice");
     expect(cli(["user", "remove", "alice"], env).status).toBe(0);
     expect((await (await fetch(`${base}/api/auth/status`)).json()).enabled).toBe(false);
+  });
+
+  it("example server - refuses a non-loopback address while login is off, saying why, unless --allow-open or GATEWAY_ALLOW_OPEN=1", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
+    const refused = cli(["--host", "0.0.0.0"], { GATEWAY_DATA_DIR: dataDir, PORT: "0" });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 with login off: the users file .* does not exist/);
+    expect(refused.stderr).toContain("--allow-open");
+    // An unreadable users file is no users: refused the same way.
+    const unreadable = cli(["--host", "0.0.0.0", "--users-file", dataDir], { GATEWAY_DATA_DIR: dataDir, PORT: "0" });
+    expect(unreadable.status).toBe(1);
+    expect(unreadable.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 with login off: the users file cannot be used/);
+    const open = await start({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ALLOW_OPEN: "1" }, ["--host", "0.0.0.0"]);
+    expect(open.output()).toMatch(/WARNING: login is OFF and 0\.0\.0\.0 is not a loopback address \(--allow-open\)/);
+    // Open, yet still local mode: the address it arrived on is served, a foreign host name is not.
+    const port = new URL(open.base).port;
+    expect(await (await fetch(`http://127.0.0.1:${port}/api/ping`)).json()).toEqual({ ok: true });
+    expect((await request(`http://127.0.0.1:${port}`, { path: "/api/ping", headers: { host: "rebind.attacker.example" } })).status).toBe(421);
+    child!.kill("SIGKILL");
+    const flagged = await start({ GATEWAY_DATA_DIR: dataDir }, ["--host", "0.0.0.0", "--allow-open"]);
+    expect(flagged.output()).toMatch(/login off/);
   });
 
   it("example server - --help lists the flags and exits 0; an unknown flag exits 2", () => {

@@ -38,6 +38,6 @@ describe("public types", () => {
     expectTypeOf<Channel["kind"]>().toEqualTypeOf<"default" | "channel" | "thread">();
     expectTypeOf<GatewayError["code"]>().toEqualTypeOf<"auth" | "not_found" | "rate_limited" | "media_too_large" | "unsupported" | "internal">();
     expectTypeOf(GatewayErrorClass).constructorParameters.toEqualTypeOf<[code: GatewayError["code"], message: string, options?: { cause?: unknown }]>();
-    expectTypeOf<Authenticator["authenticate"]>().returns.resolves.toEqualTypeOf<{ owner: string; user: string | null } | null>();
+    expectTypeOf<Authenticator["authenticate"]>().returns.resolves.toEqualTypeOf<{ owner: string; user: string | null; sessions?: readonly string[]; expiresAt?: number } | null>();
   });
 });

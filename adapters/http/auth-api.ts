@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isGatewayError, type Session, type SessionStore } from "chat-gateway";
+import { isGatewayError, type Revocation, type Session, type SessionStore } from "chat-gateway";
 import { clearedSessionCookie, sessionCookie } from "./cookies.js";
 import { clientIp, isTls, readCredential, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
 import type { LockoutStore, LoginLockout } from "./lockout.js";
 import type { PasswordVerifier } from "./passwords.js";
-import { createSessionToken } from "./sessions.js";
+import type { RequestGuard } from "./request-guard.js";
+import { createSessionToken, sessionId } from "./sessions.js";
 import type { UserStore } from "./user-store.js";
 
 /** What the endpoints share; built once by `createLoginProtection`. */
@@ -27,6 +28,10 @@ export interface AuthContext {
   enabled(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }>;
   /** The valid session a request presents, if any (bearer beats cookie). */
   sessionOf(req: IncomingMessage): Promise<Session | undefined>;
+  /** The Origin rule of the login and logout posts. */
+  guard: RequestGuard;
+  /** Closes the connections a revocation covers, in every gateway subscribed. */
+  revoke(revocation: Revocation): void;
 }
 
 /** Sends a JSON body; auth answers must never be cached. */
@@ -103,6 +108,7 @@ export async function serveAuthApi(ctx: AuthContext, pathname: string, req: Inco
     sendJson(res, 405, { error: `method ${req.method} not allowed; use ${allowed.join(" or ")}` }, { allow: allowed.join(", ") });
     return;
   }
+  if (req.method === "POST" && refuseCrossSite(ctx, req, res)) return;
   switch (pathname) {
     case "/api/ping":
       return sendJson(res, 200, { ok: true });
@@ -119,12 +125,29 @@ export async function serveAuthApi(ctx: AuthContext, pathname: string, req: Inco
     }
     case "/api/auth/logout": {
       const credential = readCredential(req, ctx.cookieName);
-      if (credential !== undefined) await ctx.sessions.delete(credential.token);
+      // Its connections close even when the store fails to forget it (the answer is then 500).
+      if (credential !== undefined) await ctx.sessions.delete(credential.token).finally(() => ctx.revoke({ session: sessionId(credential.token) }));
       return sendJson(res, 200, { ok: true }, { "set-cookie": clearedSessionCookie(ctx.cookieName, isTls(req, ctx.trustProxy)) });
     }
     case "/api/auth/login":
       return login(ctx, req, res);
   }
+}
+
+const JSON_TYPE = /^application\/json\s*(?:;|$)/i;
+
+/**
+ * Login CSRF: a page of another site can post a form or a `text/plain` body without asking first,
+ * so the posts must be JSON (415 otherwise, which needs a CORS preflight cross-site) and must not
+ * come from a foreign `Origin` (403). True when it answered.
+ */
+function refuseCrossSite(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): boolean {
+  const foreign = ctx.guard.origin(req);
+  const refusal = foreign ?? (JSON_TYPE.test(req.headers["content-type"] ?? "") ? undefined : { status: 415, message: "send the body as application/json" });
+  if (refusal === undefined) return false;
+  req.resume();
+  sendJson(res, refusal.status, { error: refusal.message });
+  return true;
 }
 
 function tooMany(res: ServerResponse, error: string, retryAfter: number): void {

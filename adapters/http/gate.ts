@@ -113,9 +113,14 @@ export function normalizeOrigin(origin: string): string | undefined {
   }
 }
 
+/** The `Host` the client asked for: the trusted proxy's `X-Forwarded-Host`, else `Host`. */
+export function forwardedHost(req: IncomingMessage, trust: TrustProxy | undefined): string | undefined {
+  return (hops(trust) > 0 ? first(req.headers["x-forwarded-host"]) : undefined) ?? req.headers.host;
+}
+
 /** The origin a browser shows for pages of this server, from the `Host` header. */
 export function ownOrigin(req: IncomingMessage, trust: TrustProxy | undefined): string | undefined {
-  const host = (hops(trust) > 0 ? first(req.headers["x-forwarded-host"]) : undefined) ?? req.headers.host;
+  const host = forwardedHost(req, trust);
   if (!host) return undefined;
   return normalizeOrigin(`${isTls(req, trust) ? "https" : "http"}://${host}`);
 }

@@ -13,7 +13,9 @@ export { UserStore, UserStoreError, createUserStore, isValidUsername, checkUsern
 export type { UserStoreState, UserStoreSnapshot } from "./user-store.js";
 export { PasswordVerifier, hashPassword, truncatePassword, isBcryptHash } from "./passwords.js";
 export type { PasswordVerifierOptions } from "./passwords.js";
-export { memorySessionStore, createSessionToken } from "./sessions.js";
+export { memorySessionStore, createSessionToken, sessionId } from "./sessions.js";
+export { createRequestGuard, isLoopbackName } from "./request-guard.js";
+export type { RequestGuard, RequestGuardOptions, GuardRefusal } from "./request-guard.js";
 export { LoginLockout, memoryLockoutStore } from "./lockout.js";
 export type { LockoutCheck, LockoutStore, SharedLockoutCheck } from "./lockout.js";
 export { sessionAuthenticator } from "./session-authenticator.js";

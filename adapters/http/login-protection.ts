@@ -1,12 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Authenticator, Session, SessionStore, UpgradeDecision } from "chat-gateway";
+import type { Authenticator, Revocation, Session, SessionStore, UpgradeDecision } from "chat-gateway";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
-import { canonicalPath, isGatedPath, normalizeOrigin, originAllowed, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
+import { canonicalPath, isGatedPath, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PasswordVerifier } from "./passwords.js";
+import { createRequestGuard, type GuardRefusal, type RequestGuardOptions } from "./request-guard.js";
 import { sessionAuthenticator } from "./session-authenticator.js";
 import { memorySessionStore } from "./sessions.js";
-import { UserStore, type UserStoreSnapshot } from "./user-store.js";
+import { UserStore } from "./user-store.js";
+import { watchUserStore } from "./user-store-watch.js";
 
 /** Options of {@link createLoginProtection}. */
 export interface LoginProtectionOptions {
@@ -27,10 +29,17 @@ export interface LoginProtectionOptions {
    */
   trustProxy?: TrustProxy;
   /**
-   * Origins (`https://app.example.com`) besides the server's own that may open a WebSocket under
-   * `/ws/` with the session cookie. Default none.
+   * Origins (`https://app.example.com`) besides the server's own whose pages may open a WebSocket
+   * (with the session cookie while login is on, at all while it is off) and post to
+   * `/api/auth/login` and `/logout`. `"*"` allows every origin. Default none.
    */
-  allowedOrigins?: readonly string[];
+  allowedOrigins?: RequestGuardOptions["allowedOrigins"];
+  /**
+   * Host names (no port) that requests may name in `Host` while login is off, besides the loopback
+   * names and the address the request arrived on; other requests are answered 421 (DNS rebinding).
+   * `"*"` allows every host. Default none.
+   */
+  allowedHosts?: RequestGuardOptions["allowedHosts"];
   /** Current time in milliseconds since the epoch. Default `Date.now`; tests inject their own. */
   clock?: () => number;
   /** Logins allowed to wait for a bcrypt worker; one more is answered 429. Default 32. */
@@ -49,22 +58,31 @@ export interface LoginProtectionOptions {
 /** The login protection of one server; see {@link createLoginProtection}. */
 export interface LoginProtection {
   /**
-   * Handles a request before the application's own routes. Serves `/api/ping` and `/api/auth/*`,
-   * and answers 401 to any other `/api/` or `/ws/` path without a valid session while protection
-   * is on. Resolves true when it answered, false when the request may go on (then
-   * {@link LoginProtection.userOf} tells who is signed in). Never rejects: an unexpected failure
-   * is answered 500.
+   * Handles a request before the application's own routes. While protection is off, answers 421 to
+   * any request whose `Host` is not a loopback name, the address it arrived on or an allowed host
+   * (DNS rebinding). Serves `/api/ping` and `/api/auth/*` (the login and logout posts need a JSON
+   * body, 415, and no foreign `Origin`, 403), and answers 401 to any other `/api/` or `/ws/` path
+   * without a valid session while protection is on. Resolves true when it answered, false when the
+   * request may go on (then {@link LoginProtection.userOf} tells who is signed in). Never rejects:
+   * an unexpected failure is answered 500.
    */
   handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /**
-   * The same gate for a WebSocket upgrade, before upgrading: under `/api/` or `/ws/` (the public
-   * endpoints included) with protection on, a valid session (bearer beats cookie; an empty bearer falls back to the cookie)
-   * is required, else `{ok: false, status: 401}`; a cookie-authenticated upgrade with a foreign
-   * `Origin` gets 403. `ok: true` carries `context.session` when a session was used; with
-   * protection off, or on another path, it carries none.
+   * The same gate for a WebSocket upgrade, before upgrading. Protection off: any path, a foreign
+   * `Host` gets 421 and a foreign `Origin` 403 (no `Origin`, not a browser, passes). Protection on:
+   * under `/api/` or `/ws/` (the public endpoints included) a valid session (bearer beats cookie;
+   * an empty bearer falls back to the cookie) is required, else `{ok: false, status: 401}`; a
+   * cookie-authenticated upgrade with a foreign `Origin` gets 403. `ok: true` carries
+   * `context.session` when a session was used; with protection off, or on another path, it
+   * carries none.
    */
   authorizeUpgrade(req: IncomingMessage): Promise<UpgradeDecision>;
-  /** An {@link Authenticator} for `createGateway({ authenticator })` that accepts these sessions. */
+  /**
+   * An {@link Authenticator} for `createGateway({ authenticator })` that accepts these sessions.
+   * Through its `onRevocation` the gateway closes with 4401 the connections of a session that is
+   * logged out or expires, of a user removed or given a new password, and the anonymous ones when
+   * login turns on (the user store is looked at every 250 ms).
+   */
   authenticator(): Authenticator;
   /**
    * The signed-in username of a request that {@link LoginProtection.handle} let through on a gated
@@ -118,12 +136,7 @@ const SERVICE = /^[A-Za-z0-9_.-]{1,64}$/;
 export function createLoginProtection(options: LoginProtectionOptions): LoginProtection {
   const service = options.service ?? "gateway";
   if (!SERVICE.test(service)) throw new TypeError(`createLoginProtection: service ${JSON.stringify(service)} must be 1 to 64 letters, digits, "_", "-" or "."`);
-  const allowed = new Set<string>();
-  for (const origin of options.allowedOrigins ?? []) {
-    const normal = normalizeOrigin(origin);
-    if (normal === undefined) throw new TypeError(`createLoginProtection: allowedOrigins entry ${JSON.stringify(origin)} is not an origin like https://example.com`);
-    allowed.add(normal);
-  }
+  const guard = createRequestGuard({ allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, trustProxy: options.trustProxy }, "createLoginProtection");
   const maxBodyBytes = options.maxBodyBytes ?? 16_384;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256) throw new TypeError("createLoginProtection: maxBodyBytes must be an integer >= 256");
   const store = options.lockoutStore;
@@ -142,29 +155,25 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   sweeper.unref();
   let closed = false;
 
-  let seen: UserStoreSnapshot | undefined;
-  /** Sessions of users removed or given a new password being ended; every lookup waits for it. */
-  let revoking: Promise<void> = Promise.resolve();
-  async function snapshot(): Promise<UserStoreSnapshot> {
-    const now = await users.current();
-    if (now !== seen) {
-      const before = seen;
-      seen = now;
-      if (now.problem) log(now.problem);
-      if (before) {
-        const changed = [...before.users].filter(([name, hash]) => now.users.get(name) !== hash).map(([name]) => name);
-        if (changed.length > 0) {
-          revoking = revoking
-            .then(() => Promise.all(changed.map((name) => sessions.deleteUser(name))))
-            .then(
-              () => undefined,
-              (error: unknown) => log(`could not end the sessions of ${changed.join(", ")}: ${String(error)}`),
-            );
-        }
+  const listeners = new Set<(revocation: Revocation) => void>();
+  function revoke(revocation: Revocation): void {
+    for (const listener of [...listeners]) {
+      try {
+        listener(revocation);
+      } catch (error) {
+        log(`a revocation listener failed: ${String(error)}`);
       }
     }
-    await revoking;
-    return now;
+  }
+  // Other processes sharing the store end sessions too; their connections here must close as well.
+  const unsubscribeStore = sessions.onRevocation?.(revoke);
+
+  const watch = watchUserStore(users, { sessions, revoke, log });
+  const snapshot = watch.snapshot;
+
+  /** While login is off, a request must name a host of this machine (DNS rebinding). */
+  async function openModeRefusal(req: IncomingMessage): Promise<GuardRefusal | undefined> {
+    return (await enabledNow()).on ? undefined : guard.host(req);
   }
 
   async function enabledNow(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }> {
@@ -197,14 +206,21 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     clock,
     enabled: enabledNow,
     sessionOf,
+    guard,
+    revoke,
   };
 
   return {
     users,
     async handle(req, res) {
       const pathname = canonicalPath(req.url);
-      if (!isGatedPath(pathname)) return false;
       try {
+        const refusal = await openModeRefusal(req);
+        if (refusal !== undefined) {
+          sendJson(res, refusal.status, { error: refusal.message });
+          return true;
+        }
+        if (!isGatedPath(pathname)) return false;
         if (PUBLIC_PATHS.has(pathname)) {
           await serveAuthApi(ctx, pathname, req, res);
           return true;
@@ -226,16 +242,18 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     },
     async authorizeUpgrade(req) {
       const pathname = canonicalPath(req.url);
-      // The public endpoints are not WebSocket endpoints: an upgrade there is gated like any other.
-      if (!isGatedPath(pathname)) return { ok: true };
       try {
-        if (!(await enabledNow()).on) return { ok: true };
+        if (!(await enabledNow()).on) {
+          const refusal = guard.host(req) ?? guard.origin(req);
+          return refusal === undefined ? { ok: true } : { ok: false, ...refusal };
+        }
+        // The public endpoints are not WebSocket endpoints: an upgrade there is gated like any other.
+        if (!isGatedPath(pathname)) return { ok: true };
         const credential = readCredential(req, cookieName);
         const session = credential === undefined ? undefined : await validSession(credential.token);
         if (credential === undefined || session === undefined) return { ok: false, status: 401, message: "login required" };
-        if (credential.via === "cookie" && !originAllowed(req, allowed, options.trustProxy)) {
-          return { ok: false, status: 403, message: "origin not allowed" };
-        }
+        const foreign = credential.via === "cookie" ? guard.origin(req) : undefined;
+        if (foreign !== undefined) return { ok: false, ...foreign };
         return { ok: true, context: { session: { username: session.username, token: session.token } } };
       } catch (error) {
         log(`login protection failed on upgrade ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
@@ -243,7 +261,14 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
       }
     },
     authenticator() {
-      return sessionAuthenticator({ enabled: async () => (await enabledNow()).on, session: validSession });
+      return sessionAuthenticator({
+        enabled: async () => (await enabledNow()).on,
+        session: validSession,
+        onRevocation(listener) {
+          listeners.add(listener);
+          return () => void listeners.delete(listener);
+        },
+      });
     },
     userOf(req) {
       return signedIn.get(req) ?? null;
@@ -255,6 +280,9 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
       if (closed) return;
       closed = true;
       clearInterval(sweeper);
+      watch.close();
+      unsubscribeStore?.();
+      listeners.clear();
       await verifier.close();
     },
   };

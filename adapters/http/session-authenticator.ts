@@ -1,4 +1,5 @@
-import { ANONYMOUS_OWNER, GatewayError, type Authenticator, type Session } from "chat-gateway";
+import { ANONYMOUS_OWNER, GatewayError, type Authenticator, type Revocation, type Session } from "chat-gateway";
+import { sessionId } from "./sessions.js";
 
 /** What {@link sessionAuthenticator} needs from the login protection. */
 export interface SessionLookup {
@@ -6,6 +7,14 @@ export interface SessionLookup {
   enabled(): Promise<boolean>;
   /** The valid session of a token whose user still exists, or undefined. */
   session(token: string): Promise<Session | undefined>;
+  /** Optional: where revocations come from; becomes the authenticator's `onRevocation`. */
+  onRevocation?(listener: (revocation: Revocation) => void): () => void;
+}
+
+function admitted(sessions: readonly Session[]): { owner: string; user: string; sessions: string[]; expiresAt: number } {
+  const user = sessions[0]!.username;
+  const expiresAt = Math.min(...sessions.map((s) => s.expires_at)) * 1000;
+  return { owner: user, user, sessions: sessions.map((s) => sessionId(s.token)), expiresAt };
 }
 
 /**
@@ -13,27 +22,30 @@ export interface SessionLookup {
  * owner {@link ANONYMOUS_OWNER}, user null. Protection on: an empty `hello.token` uses the session
  * the upgrade was gated with (a browser cannot read its HttpOnly cookie); a non-empty one must be a
  * valid session, of the same user as the upgrade's session when there was one. Owner and user are
- * the username. A refusal is a {@link GatewayError} `auth`.
+ * the username; the result names the sessions used (by {@link sessionId}) and expires with the
+ * first of them, so the gateway closes the connection when one ends. A refusal is a
+ * {@link GatewayError} `auth`.
  */
 export function sessionAuthenticator(lookup: SessionLookup): Authenticator {
   return {
     async authenticate({ token, context }) {
       if (!(await lookup.enabled())) return { owner: ANONYMOUS_OWNER, user: null };
-      let upgradeUser: string | undefined;
+      const used: Session[] = [];
       if (context.session !== undefined) {
         // Looked up again: the session may have ended (logout, user removed) since the upgrade.
         const session = await lookup.session(context.session.token);
         if (session === undefined || session.username !== context.session.username) throw new GatewayError("auth", "session expired; sign in again");
-        upgradeUser = session.username;
+        used.push(session);
       }
       if (token !== "") {
         const session = await lookup.session(token);
         if (session === undefined) throw new GatewayError("auth", "invalid or expired session token");
-        if (upgradeUser !== undefined && session.username !== upgradeUser) throw new GatewayError("auth", "hello.token belongs to another user than the connection's session");
-        return { owner: session.username, user: session.username };
+        if (used[0] !== undefined && session.username !== used[0].username) throw new GatewayError("auth", "hello.token belongs to another user than the connection's session");
+        used.push(session);
       }
-      if (upgradeUser !== undefined) return { owner: upgradeUser, user: upgradeUser };
+      if (used.length > 0) return admitted(used);
       throw new GatewayError("auth", "login required");
     },
+    ...(lookup.onRevocation ? { onRevocation: (listener: (revocation: Revocation) => void) => lookup.onRevocation!(listener) } : {}),
   };
 }

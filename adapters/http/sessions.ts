@@ -11,6 +11,15 @@ function digest(token: string): Buffer {
 }
 
 /**
+ * The id of a session in revocations (`AuthResult.sessions`, `gateway.revoke({session})`, a
+ * store's `onRevocation`): the SHA-256 of its token as lower-case hex, so the token itself never
+ * travels or lingers.
+ */
+export function sessionId(token: string): string {
+  return digest(token).toString("hex");
+}
+
+/**
  * The default {@link SessionStore}: sessions in this process's memory, gone on restart
  * (docs/PROTOCOL.md §9.3). Sessions are keyed by the SHA-256 of their token, so neither the lookup nor the
  * final constant-time comparison can leak a token's characters through timing.

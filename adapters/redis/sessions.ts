@@ -25,18 +25,32 @@ redis.call('SADD', KEYS[2], ARGV[1])
 if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
 return 1`;
 
-// KEYS: session. ARGV: digest, user set prefix.
+// KEYS: session. ARGV: digest, user set prefix, revocation channel.
+// Only a session that existed is announced: unknown tokens cost the other processes nothing.
 const DELETE = `
 local user = redis.call('HGET', KEYS[1], 'username')
 redis.call('DEL', KEYS[1])
-if user then redis.call('SREM', ARGV[2] .. user, ARGV[1]) end
+if user then
+  redis.call('SREM', ARGV[2] .. user, ARGV[1])
+  redis.call('PUBLISH', ARGV[3], 's:' .. ARGV[1])
+end
 return 1`;
 
-// KEYS: user set. ARGV: session key prefix.
+// KEYS: user set. ARGV: session key prefix, revocation channel, username.
 const DELETE_USER = `
 for _, d in ipairs(redis.call('SMEMBERS', KEYS[1])) do redis.call('DEL', ARGV[1] .. d) end
 redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], 'u:' .. ARGV[3])
 return 1`;
+
+type Listener = (revocation: { session: string } | { user: string }) => void;
+
+/** What a message on the revocation channel says, or undefined for anything else. */
+function parseRevocation(text: string): { session: string } | { user: string } | undefined {
+  if (text.startsWith("s:") && text.length > 2) return { session: text.slice(2) };
+  if (text.startsWith("u:") && text.length > 2) return { user: text.slice(2) };
+  return undefined;
+}
 
 /**
  * A {@link SessionStore} on Redis, so a login made on one gateway process works on every other.
@@ -44,12 +58,33 @@ return 1`;
  * `PX` expiry at its `expires_at` (24 hours after login), and each user has a set of their session
  * digests so removing the user ends them all. Give it to `createLoginProtection({ sessions })`.
  *
+ * Ending a session or a user's sessions is published on the channel `<prefix>session-revocations`;
+ * `onRevocation` subscribes to it on a connection of its own (a duplicate of `redis`, opened at the
+ * first listener and closed after the last), so every process closes the WebSocket connections
+ * of a logout made on another. A revocation published while a process is cut off from Redis is
+ * not replayed to it; its connections then end when their session expires.
+ *
  * @throws {TypeError} when `redis` is not an ioredis client
  */
 export function redisSessionStore(redis: Redis, options: RedisSessionStoreOptions = {}): SessionStore {
   const prefix = checkRedis("redisSessionStore", redis, options.prefix);
   const sessionKey = `${prefix}session:`;
   const userKey = `${prefix}user-sessions:`;
+  const channel = `${prefix}session-revocations`;
+  const listeners = new Set<Listener>();
+  let subscriber: Redis | undefined;
+
+  function subscribe(): void {
+    // Queued while connecting, whatever the caller's client does: SUBSCRIBE must survive reconnects.
+    const sub = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, autoResubscribe: true });
+    sub.on("error", () => undefined);
+    sub.on("message", (_channel: string, text: string) => {
+      const revocation = parseRevocation(text);
+      if (revocation) for (const listener of [...listeners]) listener(revocation);
+    });
+    sub.subscribe(channel).catch(() => undefined);
+    subscriber = sub;
+  }
   return {
     async create(session, now) {
       const ttlMs = (session.expires_at - now) * 1000;
@@ -65,7 +100,7 @@ export function redisSessionStore(redis: Redis, options: RedisSessionStoreOption
       if (username === null || expires === null) return undefined;
       const expiresAt = Number(expires);
       if (expiresAt <= now) {
-        await redis.eval(DELETE, 1, sessionKey + d, d, userKey);
+        await redis.eval(DELETE, 1, sessionKey + d, d, userKey, channel);
         return undefined;
       }
       const session: Session = { token, username, expires_at: expiresAt };
@@ -73,10 +108,20 @@ export function redisSessionStore(redis: Redis, options: RedisSessionStoreOption
     },
     async delete(token) {
       const d = digest(token);
-      await redis.eval(DELETE, 1, sessionKey + d, d, userKey);
+      await redis.eval(DELETE, 1, sessionKey + d, d, userKey, channel);
     },
     async deleteUser(username) {
-      await redis.eval(DELETE_USER, 1, userKey + username, sessionKey);
+      await redis.eval(DELETE_USER, 1, userKey + username, sessionKey, channel, username);
+    },
+    onRevocation(listener) {
+      listeners.add(listener);
+      if (subscriber === undefined) subscribe();
+      return () => {
+        if (!listeners.delete(listener) || listeners.size > 0 || subscriber === undefined) return;
+        const sub = subscriber;
+        subscriber = undefined;
+        sub.quit().catch(() => sub.disconnect());
+      };
     },
   };
 }

@@ -10,9 +10,16 @@ import { WebSocketServer, type WebSocket } from "ws";
 import type { Connection, ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
 import { startHeartbeat } from "./heartbeat.js";
+import { upgradeGuard, type UpgradeGuardOptions } from "./upgrade-guard.js";
 
-/** Options of {@link attachWebSocket}. */
-export interface WebSocketOptions {
+/**
+ * Options of {@link attachWebSocket}. `allowedOrigins` / `allowedHosts` (default none besides the
+ * server's own origin and loopback names; `"*"` for any): upgrades naming another `Host` are
+ * answered 421 and those from a page of another `Origin` 403, without an `authorizeUpgrade` gate
+ * or when either option is given (the login protection's gate applies the same rules itself).
+ * A malformed entry makes `attachWebSocket` throw a TypeError.
+ */
+export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrigins" | "allowedHosts"> {
   /** The server whose `upgrade` events to take. Omit and call `handleUpgrade` yourself to route upgrades. */
   server?: Server;
   /**
@@ -68,7 +75,7 @@ function refuse(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ error: message });
   socket.once("finish", () => socket.destroy());
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? http.STATUS_CODES[status] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -118,6 +125,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   const pongTimeoutMs = milliseconds("pongTimeoutMs", options.pongTimeoutMs, Math.min(10_000, heartbeatMs));
   const handshakeTimeoutMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
   const clientAddress = options.clientAddress ?? peerAddress;
+  const guard = upgradeGuard(options);
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
   const heartbeat = startHeartbeat(wss, heartbeatMs, pongTimeoutMs);
   let closing = false;
@@ -154,9 +162,11 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     ws.on("error", () => handle.closed());
   }
 
-  /** Run the upgrade gate in time; answers the refusal itself and then yields undefined. */
+  /** Run the origin/host guard and the upgrade gate in time; answers the refusal itself and then yields undefined. */
   async function gate(request: IncomingMessage, socket: Duplex): Promise<Extract<UpgradeDecision, { ok: true }> | undefined> {
     if (closing) return void refuse(socket, 503, "server shutting down");
+    const refusal = guard?.(request);
+    if (refusal) return void refuse(socket, refusal.status, refusal.message);
     if (!options.authorizeUpgrade) return { ok: true };
     let decision: UpgradeDecision | undefined;
     try {

@@ -21,6 +21,12 @@ export interface ServerConfig {
   laneTtlMs?: number;
   /** Memory storage instead of sql.js (tests, throwaway demos). */
   memory: boolean;
+  /** Listen on a non-loopback address even while login is off (nobody needs a password then). */
+  allowOpen?: boolean;
+  /** Host names besides loopback ones that requests may name while login is off. */
+  allowedHosts?: string[];
+  /** Origins besides the server's own whose pages may open the WebSocket and post the login. */
+  allowedOrigins?: string[];
 }
 
 /** flag name → environment variable. */
@@ -38,6 +44,8 @@ const OPTIONS = {
   "database-schema": "DATABASE_SCHEMA",
   "redis-prefix": "REDIS_PREFIX",
   "lane-ttl-ms": "GATEWAY_LANE_TTL_MS",
+  "allowed-hosts": "GATEWAY_ALLOWED_HOSTS",
+  "allowed-origins": "GATEWAY_ALLOWED_ORIGINS",
 } as const;
 
 export const HELP = `Usage: chat-gateway [options]
@@ -61,6 +69,12 @@ Options (each also read from the environment variable in brackets):
                            processes on one database (needs --database-url) [REDIS_URL]
   --redis-prefix TEXT      prefix of its keys [REDIS_PREFIX] (default chat-gateway:)
   --lane-ttl-ms N          lane lease lifetime in Redis [GATEWAY_LANE_TTL_MS] (default 15000)
+  --allowed-hosts LIST     host names (comma-separated) requests may name while login is off,
+                           besides localhost and the listening address [GATEWAY_ALLOWED_HOSTS]
+  --allowed-origins LIST   origins (comma-separated) besides the server's own whose pages may
+                           connect and sign in [GATEWAY_ALLOWED_ORIGINS]
+  --allow-open             listen on a non-loopback --host while login is off, so anyone who
+                           can reach it chats without a password [GATEWAY_ALLOW_OPEN=1]
   --memory                 keep everything in memory (nothing on disk)
   --help                   show this help
 `;
@@ -70,10 +84,12 @@ export class UsageError extends Error {}
 export function parseConfig(argv: readonly string[], env: Record<string, string | undefined>): ServerConfig {
   const flags: Record<string, string> = {};
   let memory = false;
+  let allowOpen = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === "--memory") {
-      memory = true;
+    if (arg === "--memory" || arg === "--allow-open") {
+      if (arg === "--memory") memory = true;
+      else allowOpen = true;
       continue;
     }
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
@@ -104,5 +120,21 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     redisPrefix: get("redis-prefix"),
     laneTtlMs,
     memory,
+    allowOpen: allowOpen || flagEnv(env.GATEWAY_ALLOW_OPEN, "GATEWAY_ALLOW_OPEN"),
+    allowedHosts: list(get("allowed-hosts")),
+    allowedOrigins: list(get("allowed-origins")),
   };
+}
+
+function list(value: string | undefined): string[] | undefined {
+  const items = value?.split(",").map((item) => item.trim()).filter(Boolean);
+  return items && items.length > 0 ? items : undefined;
+}
+
+/** An on/off environment variable: 1/true/yes or 0/false/no/empty; anything else is a usage error. */
+function flagEnv(value: string | undefined, name: string): boolean {
+  const v = (value ?? "").trim().toLowerCase();
+  if (v === "1" || v === "true" || v === "yes") return true;
+  if (v === "" || v === "0" || v === "false" || v === "no") return false;
+  throw new UsageError(`${name} must be 1 or 0, got ${value}`);
 }

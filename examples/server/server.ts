@@ -6,7 +6,7 @@ import { mkdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createGateway, type AgentRuntime, type Bus, type LaneLock, type SessionStore, type Storage } from "chat-gateway";
-import { createLoginProtection, type LockoutStore } from "chat-gateway/http";
+import { createLoginProtection, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
@@ -54,7 +54,14 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const protection = createLoginProtection({
     usersFile: config.usersFile,
     service: config.service,
+    allowedHosts: config.allowedHosts,
+    allowedOrigins: config.allowedOrigins,
     ...(shared ? { sessions: shared.sessions, lockoutStore: shared.lockoutStore } : {}),
+  });
+  const openReason = await refuseOpenExposure(config, protection).catch(async (error: unknown) => {
+    await protection.close();
+    await shared?.close();
+    throw error;
   });
   const bus = shared?.bus(storage);
   const gateway = createGateway({
@@ -121,8 +128,9 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-  const loginOn = await protection.enabled();
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), storage ${storagePath}, login ${loginOn ? "on" : "off"} (users file ${config.usersFile})`);
+  const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
+  const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), storage ${storagePath}, ${login}${warning}`);
 
   let closing: Promise<void> | undefined;
   return {
@@ -140,6 +148,37 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
       return closing;
     },
   };
+}
+
+function openWarning(config: ServerConfig, url: string): string {
+  const add = "run `chat-gateway user add <name>` to turn login on";
+  return isLoopbackName(bracketed(config.host))
+    ? `WARNING: login is OFF: every program and web page of this machine's own origin may chat without a password (pages of other sites and other host names are refused); ${add}`
+    : `WARNING: login is OFF and ${config.host} is not a loopback address (--allow-open): anyone who can reach ${url} chats without a password; ${add}`;
+}
+
+function bracketed(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host.toLowerCase()}]` : host.toLowerCase();
+}
+
+/**
+ * Why login is off (undefined when it is on). Refuses to go on when it is off and the address is
+ * not a loopback one, unless --allow-open says so: an open gateway on a network is anyone's.
+ */
+async function refuseOpenExposure(config: ServerConfig, protection: LoginProtection): Promise<string | undefined> {
+  if (await protection.enabled()) return undefined;
+  const store = await protection.users.load();
+  const why =
+    store.state === "unreadable" || store.problem
+      ? `the users file cannot be used (${store.problem}), which counts as no users`
+      : `the users file ${config.usersFile} ${store.state === "absent" ? "does not exist" : "holds no users"}`;
+  if (!isLoopbackName(bracketed(config.host)) && !config.allowOpen) {
+    throw new TypeError(
+      `refusing to listen on ${config.host} with login off: ${why}, so anyone who can reach that address could chat without a password. ` +
+        "Add a user first (`chat-gateway user add <name>`), listen on 127.0.0.1, or start with --allow-open (GATEWAY_ALLOW_OPEN=1) to run it open on purpose.",
+    );
+  }
+  return why;
 }
 
 interface SharedState {

@@ -140,7 +140,7 @@ describe("client - requests", () => {
     expect(isClientError(await refused, "auth")).toBe(true);
     expect(anonymous.state).toBe("unauthorized");
 
-    const login = await fetch(`${server.url}/api/auth/login`, { method: "POST", body: JSON.stringify({ username: "alice", password: "alice-password" }) });
+    const login = await fetch(`${server.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "alice-password" }) });
     const { token } = (await login.json()) as { token: string };
     const { client: signedIn } = client(wsUrl(server), { token, headers: { authorization: `Bearer ${token}` } });
     expect((await signedIn.connect()).user).toBe("alice");

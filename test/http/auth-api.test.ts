@@ -136,12 +136,12 @@ describe("http - protection on", () => {
 
   it("logout ends the presented session and clears the cookie", async () => {
     const { body } = await login(srv!.url, "alice", "alice-password");
-    const out = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { cookie: `gateway_session=${body.token}` } });
+    const out = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { cookie: `gateway_session=${body.token}`, "content-type": "application/json" } });
     expect(out.status).toBe(200);
     expect(out.body).toEqual({ ok: true });
     expect(out.headers["set-cookie"]).toEqual(["gateway_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0"]);
     expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).status).toBe(401);
-    expect((await request(srv!.url, { method: "POST", path: "/api/auth/logout" })).body).toEqual({ ok: true });
+    expect((await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { "content-type": "application/json" } })).body).toEqual({ ok: true });
   });
 
   it("sessions last 24 hours", async () => {

@@ -1,9 +1,14 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createGateway, type Gateway } from "chat-gateway";
 import { createLoginProtection, type LoginProtection, type LoginProtectionOptions } from "chat-gateway/http";
+import { memoryStorage } from "chat-gateway/storage/memory";
+import { demoRuntime } from "chat-gateway/runtime/demo";
+import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
 
 /** Real cost-12 bcrypt hashes made once with bcryptjs, so tests do not pay 350 ms per user. */
 export const HASHES = {
@@ -114,4 +119,49 @@ export function login(url: string, username: string, password: string, headers: 
 
 export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
+}
+
+/** Runs the user CLI (examples/server/user-cli.ts) as a child process on the users file `file`. */
+export function runUserCliProcess(file: string, args: string[], input: string | undefined, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const root = path.resolve(import.meta.dirname, "../..");
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/server/user-cli.ts", ...args], { cwd: root, env: { ...process.env, GATEWAY_USERS_FILE: file, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c) => (out += c));
+    child.stderr.on("data", (c) => (err += c));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, out, err }));
+    child.stdin.end(input);
+  });
+}
+
+const quiet = { info() {}, warn() {}, error: (m: string, d?: unknown) => console.error(m, d) };
+
+export interface Stack {
+  srv: TestServer;
+  gateway: Gateway;
+  ws: string;
+  close(): Promise<void>;
+}
+
+/** The login protection, a gateway using its authenticator and the ws adapter gated by it, on one port. */
+export async function startStack(options: LoginProtectionOptions): Promise<Stack> {
+  let gateway!: Gateway;
+  let transport!: WebSocketTransport;
+  const srv = await startServer(options, (server, protection) => {
+    gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime({ delayMs: 0 }), authenticator: protection.authenticator(), logger: quiet });
+    transport = attachWebSocket(gateway, { server, path: "/ws/gateway", authorizeUpgrade: (req) => protection.authorizeUpgrade(req) });
+  });
+  await gateway.start();
+  return {
+    srv,
+    gateway,
+    ws: `ws://127.0.0.1:${srv.port}/ws/gateway`,
+    async close() {
+      await gateway.close();
+      await transport.close();
+      await srv.close();
+    },
+  };
 }

@@ -4,7 +4,7 @@ import path from "node:path";
 import { PassThrough, Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { INVALID_USERNAME_MESSAGE, runUserCli, USER_CLI_USAGE } from "chat-gateway/http";
-import { HASHES, bearer, login, request, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
+import { HASHES, bearer, login, request, runUserCliProcess, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SCRIPT = "examples/server/user-cli.ts";
@@ -146,16 +146,7 @@ describe("user CLI - success (exit 0)", () => {
 
 /** Runs the real script as a child process. */
 function run(args: string[], input: string | undefined, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", SCRIPT, ...args], { cwd: ROOT, env: { ...process.env, GATEWAY_USERS_FILE: file, ...env }, stdio: ["pipe", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (c) => (out += c));
-    child.stderr.on("data", (c) => (err += c));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, out, err }));
-    child.stdin.end(input);
-  });
+  return runUserCliProcess(file, args, input, env);
 }
 
 describe("user CLI - as a child process against a running server", () => {

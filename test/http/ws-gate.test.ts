@@ -4,7 +4,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { ANONYMOUS_OWNER, GatewayError, type ConnectionContext, type UpgradeDecision } from "chat-gateway";
-import { UserStore } from "chat-gateway/http";
+import { sessionId, UserStore } from "chat-gateway/http";
 import { HASHES, login, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
 
 let dir: string;
@@ -141,15 +141,17 @@ describe("authenticator - the hello rules of PROTOCOL §2", () => {
     const [alice, alice2, bob] = await Promise.all([login(srv.url, "alice", "alice-password"), login(srv.url, "alice", "alice-password"), login(srv.url, "bob", "bob-password")]).then((r) => r.map((x) => x.body.token as string));
     const auth = srv.protection.authenticator();
     const refused = (p: Promise<unknown>) => p.then(() => "accepted", (e: unknown) => (e instanceof GatewayError ? e.code : e));
-    expect(await auth.authenticate(hello("", session("alice", alice)))).toEqual({ owner: "alice", user: "alice" });
-    expect(await auth.authenticate(hello(alice2, session("alice", alice)))).toEqual({ owner: "alice", user: "alice" });
-    expect(await auth.authenticate(hello(bob))).toEqual({ owner: "bob", user: "bob" });
+    // The sessions used are named (for revocation) and the result expires with the first of them.
+    const expiresAt = expect.any(Number);
+    expect(await auth.authenticate(hello("", session("alice", alice)))).toEqual({ owner: "alice", user: "alice", sessions: [sessionId(alice)], expiresAt });
+    expect(await auth.authenticate(hello(alice2, session("alice", alice)))).toEqual({ owner: "alice", user: "alice", sessions: [sessionId(alice), sessionId(alice2)], expiresAt });
+    expect(await auth.authenticate(hello(bob))).toEqual({ owner: "bob", user: "bob", sessions: [sessionId(bob)], expiresAt });
     expect(await refused(auth.authenticate(hello(bob, session("alice", alice))))).toBe("auth");
     expect(await refused(auth.authenticate(hello("forged", session("alice", alice))))).toBe("auth");
     expect(await refused(auth.authenticate(hello("")))).toBe("auth");
     expect(await refused(auth.authenticate(hello("", session("bob", alice))))).toBe("auth");
     // Logged out between the upgrade and hello.
-    await fetch(`${srv.url}/api/auth/logout`, { method: "POST", headers: { authorization: `Bearer ${alice}` } });
+    await fetch(`${srv.url}/api/auth/logout`, { method: "POST", headers: { authorization: `Bearer ${alice}`, "content-type": "application/json" } });
     expect(await refused(auth.authenticate(hello("", session("alice", alice))))).toBe("auth");
     // A user removed by the CLI.
     await new UserStore(file).remove("bob");

@@ -70,7 +70,7 @@ describe.skipIf(!available)("multi-process gateways on PostgreSQL and Redis", { 
     expect(onB.frames[0].payload.user).toBe("alice");
     expect((await fetch(`${b.base}/api/auth/users`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     const second = ((await (await login(b.base)).json()) as { token: string }).token;
-    expect((await fetch(`${b.base}/api/auth/logout`, { method: "POST", headers: { authorization: `Bearer ${second}` } })).status).toBeLessThan(300);
+    expect((await fetch(`${b.base}/api/auth/logout`, { method: "POST", headers: { authorization: `Bearer ${second}`, "content-type": "application/json" } })).status).toBeLessThan(300);
     expect((await fetch(`${a.base}/api/auth/users`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(401);
     expect((await fetch(`${a.base}/api/auth/users`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     await onB.close();
