@@ -84,4 +84,62 @@ describe("sql.js lock", () => {
     expect((await storage.commit("alice", write("m0"))).seqs).toEqual([1]);
     await storage.close();
   });
+
+  test("lock - a lock left by an earlier process with this process's pid (a restarted container) is taken over", async () => {
+    const dir = await tempDir();
+    const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+    // Same pid, same boot, another instance: the process that wrote it is gone, since the pid is ours.
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: process.pid, host: hostname(), since: 1, boot, start: "1", instance: "earlier" }));
+    const { storage } = await openStorage(dir);
+    expect(JSON.parse(await readFile(join(dir, "LOCK"), "utf8"))).toMatchObject({ pid: process.pid, boot });
+    expect((await storage.commit("alice", write("m0"))).seqs).toEqual([1]);
+    await storage.close();
+
+    // Same pid written by a version that recorded no instance (the lock of PID 1 before this fix).
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: process.pid, host: hostname(), since: 1 }));
+    const { storage: again } = await openStorage(dir);
+    await again.close();
+  });
+
+  test("lock - a lock from before a reboot is taken over even when its pid is alive", async () => {
+    const dir = await tempDir();
+    const other = start(await tempDir(), "hold");
+    expect(await other.firstLine).toBe("ready");
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: other.child.pid, host: hostname(), since: 1, boot: "another-boot", start: "1", instance: "x" }));
+    const { storage } = await openStorage(dir);
+    await storage.close();
+    other.child.kill("SIGKILL");
+    await other.exited;
+  });
+
+  test("lock - a live pid reused by a process that started later does not hold the lock", async () => {
+    const dir = await tempDir();
+    const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+    const holder = start(dir, "hold");
+    expect(await holder.firstLine).toBe("ready");
+    const real = JSON.parse(await readFile(join(dir, "LOCK"), "utf8"));
+    expect(real).toMatchObject({ pid: holder.child.pid, boot });
+    expect(typeof real.start).toBe("string");
+    // The live holder, as recorded, is refused...
+    await expect(sqlJsStorage({ dir }).open()).rejects.toThrow(DataDirLockedError);
+    // ...but the same pid recorded with another start time is a process that is gone.
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ ...real, start: String(Number(real.start) - 1) }));
+    const { storage } = await openStorage(dir);
+    await storage.close();
+    holder.child.kill("SIGKILL");
+    await holder.exited;
+  });
+
+  test("lock - two processes taking over the same stale lock: exactly one gets the folder", { timeout: 30_000 }, async () => {
+    const dir = await tempDir();
+    const dead = spawn(process.execPath, ["-e", ""]);
+    await new Promise((r) => dead.on("exit", r));
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: dead.pid, host: hostname(), since: 1 }));
+    const racers = [start(dir, "hold"), start(dir, "hold"), start(dir, "hold")];
+    const lines = await Promise.all(racers.map((r) => r.firstLine));
+    expect(lines.filter((l) => l === "ready")).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith("DataDirLockedError:"))).toHaveLength(2);
+    for (const r of racers) r.child.kill("SIGKILL");
+    await Promise.all(racers.map((r) => r.exited));
+  });
 });

@@ -29,7 +29,7 @@
  * ```
  * @module
  */
-import { mkdir, readdir, rename, rm } from "node:fs/promises";
+import { readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import initSqlJs from "sql.js";
 import type { Database, SqlJsStatic } from "sql.js";
@@ -56,6 +56,7 @@ import type {
   Channel,
 } from "chat-gateway";
 import { applyOp, type JournalOp } from "./apply.js";
+import { makePrivateDir, makePrivateFiles } from "./file-modes.js";
 import { JournalWriter, encodeRecord, journalGen, journalName, readJournal, truncateJournal } from "./journal.js";
 import { acquireLock } from "./lock.js";
 import { queries } from "./queries.js";
@@ -70,7 +71,11 @@ export { SchemaTooNewError, SCHEMA_VERSION } from "./schema.js";
 
 /** Options of {@link sqlJsStorage}. */
 export interface SqlJsStorageOptions {
-  /** Data folder; created if missing. One process owns it at a time. */
+  /**
+   * Data folder; created if missing. One process owns it at a time. It and every file in it are
+   * made private to the owner (0700 and 0600), whatever the umask; an existing folder open to
+   * other users is tightened with a warning.
+   */
   dir: string;
   /** A ready sql.js module (from `initSqlJs()`); default: initialised on `open()`. */
   sqlJs?: SqlJsStatic;
@@ -159,7 +164,8 @@ class SqlJsStore implements SqlJsStorage {
   async open(): Promise<void> {
     if (this.#state !== "new") throw new Error(`sql.js storage: open() called on a storage that is ${this.#state}`);
     this.#state = "opening";
-    await mkdir(this.#dir, { recursive: true });
+    const loosened = await makePrivateDir(this.#dir);
+    if (loosened) this.#warn(loosened);
     this.#release = await acquireLock(this.#dir);
     try {
       await this.#load();
@@ -184,6 +190,7 @@ class SqlJsStore implements SqlJsStorage {
     const SQL = this.#options.sqlJs ?? (await initSqlJs());
     const names = await readdir(this.#dir);
     for (const n of names) if (n.endsWith(".tmp")) await rm(join(this.#dir, n), { force: true });
+    await makePrivateFiles(this.#dir, names.filter((n) => snapshotGen(n) !== undefined || journalGen(n) !== undefined));
     const snapshots = names.map(snapshotGen).filter((g): g is number => g !== undefined).sort((a, b) => a - b);
     const journals = names.map(journalGen).filter((g): g is number => g !== undefined).sort((a, b) => a - b);
 

@@ -1,15 +1,31 @@
-import { link, readFile, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { link, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { PRIVATE_FILE } from "./file-modes.js";
 
 /** The lock file's name inside a data folder. */
 export const LOCK_FILE = "LOCK";
+/** Held for the few milliseconds of a takeover, so two processes never both replace a stale lock. */
+const TAKEOVER_FILE = "LOCK.takeover";
+/** A takeover marker older than this was left by a process that died in the middle of one. */
+const TAKEOVER_STALE_MS = 10_000;
 
-/** Who holds a data folder: the process id and host written into its LOCK file. */
+/**
+ * Who holds a data folder: the process id and host written into its LOCK file, and what tells
+ * this process apart from an earlier one that had the same id (a container restarted in its own
+ * PID namespace runs as PID 1 again, and PIDs are reused).
+ */
 export interface Holder {
   pid: number;
   host: string;
   since: number;
+  /** The kernel's boot id (Linux `/proc/sys/kernel/random/boot_id`); absent elsewhere. */
+  boot?: string;
+  /** The process start time in clock ticks since boot (Linux `/proc/<pid>/stat`); absent elsewhere. */
+  start?: string;
+  /** Random, drawn once per process: the same pid with another instance is another process. */
+  instance?: string;
 }
 
 /** Thrown by `open()` when another live process owns the data folder. */
@@ -25,6 +41,24 @@ export class DataDirLockedError extends Error {
     );
     this.name = "DataDirLockedError";
   }
+}
+
+/** Shared by every copy of this module in the process (ESM and CommonJS builds alike). */
+const INSTANCE: string = ((globalThis as Record<symbol, string | undefined>)[Symbol.for("chat-gateway.sqljs.instance")] ??= randomBytes(12).toString("hex"));
+
+async function readText(path: string): Promise<string | undefined> {
+  try {
+    return (await readFile(path, "utf8")).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Field 22 of /proc/<pid>/stat; the command name before it may hold spaces and parentheses. */
+async function startTimeOf(pid: number): Promise<string | undefined> {
+  const stat = await readText(`/proc/${pid}/stat`);
+  const fields = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return fields?.[19];
 }
 
 function isAlive(pid: number): boolean {
@@ -46,34 +80,82 @@ async function readHolder(path: string): Promise<Holder | undefined> {
   }
 }
 
+/** Whether the process that wrote `holder` is certainly gone, seen from the process `me`. */
+async function isStale(holder: Holder, me: Holder): Promise<boolean> {
+  // A lock from another host cannot be checked, so it is honoured.
+  if (holder.host !== me.host) return false;
+  // The machine rebooted since the lock was written.
+  if (holder.boot && me.boot && holder.boot !== me.boot) return true;
+  // Our own pid: either this very process (a second storage on the folder), or an earlier
+  // process that had our pid, which must be gone since the pid is ours now (a lock without an
+  // instance was written by an earlier version, so never by this process).
+  if (holder.pid === me.pid) return holder.instance !== me.instance;
+  if (!isAlive(holder.pid)) return true;
+  // Alive, but a process started at another time has taken over the recycled pid.
+  const start = holder.start ? await startTimeOf(holder.pid) : undefined;
+  return start !== undefined && start !== holder.start;
+}
+
+/** Runs `fn` while holding the takeover marker; resolves false when another process holds it. */
+async function withTakeover(dir: string, tmp: string, fn: () => Promise<void>): Promise<boolean> {
+  const marker = join(dir, TAKEOVER_FILE);
+  try {
+    await link(tmp, marker);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    const age = await stat(marker).then((s) => Date.now() - s.mtimeMs, () => 0);
+    if (age > TAKEOVER_STALE_MS) await rm(marker, { force: true });
+    return false;
+  }
+  try {
+    await fn();
+  } finally {
+    await rm(marker, { force: true });
+  }
+  return true;
+}
+
 /**
- * Makes this process the one owner of `dir`, taking over a lock whose process is dead. The lock is
- * created by hard-linking a complete temporary file, so nobody ever reads a half-written lock.
+ * Makes this process the one owner of `dir`, taking over a lock whose process is dead: gone, on a
+ * machine that has rebooted since, or an earlier process with this process's pid (a container
+ * restarted after a crash). The lock is created by hard-linking a complete temporary file, so
+ * nobody ever reads a half-written lock, and a stale lock is replaced under a takeover marker, so
+ * two processes that both find it stale cannot both end up owning the folder.
  * Resolves with the function that releases it.
  */
 export async function acquireLock(dir: string): Promise<() => Promise<void>> {
   const path = join(dir, LOCK_FILE);
-  const me: Holder = { pid: process.pid, host: hostname(), since: Date.now() };
-  const tmp = join(dir, `${LOCK_FILE}.${process.pid}.${Math.random().toString(36).slice(2)}`);
-  await writeFile(tmp, JSON.stringify(me), { flush: true });
+  const me: Holder = {
+    pid: process.pid,
+    host: hostname(),
+    since: Date.now(),
+    boot: await readText("/proc/sys/kernel/random/boot_id"),
+    start: await startTimeOf(process.pid),
+    instance: INSTANCE,
+  };
+  const tmp = join(dir, `${LOCK_FILE}.${process.pid}.${randomBytes(6).toString("hex")}`);
+  await writeFile(tmp, JSON.stringify(me), { flush: true, mode: PRIVATE_FILE });
+  const release = async () => {
+    const h = await readHolder(path);
+    if (h?.pid === me.pid && h.since === me.since && h.instance === me.instance) await rm(path, { force: true });
+  };
   try {
-    for (let attempt = 0; attempt < 5; attempt++) {
+    for (let attempt = 0; attempt < 50; attempt++) {
       try {
         await link(tmp, path);
-        return async () => {
-          const h = await readHolder(path);
-          if (h?.pid === me.pid && h.since === me.since) await rm(path, { force: true });
-        };
+        return release;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       }
       const holder = await readHolder(path);
-      // A lock from another host cannot be checked, so it is honoured; an unreadable one can only
-      // come from damage, since locks are created whole.
-      if (holder && (holder.host !== me.host || (holder.pid === me.pid ? true : isAlive(holder.pid)))) {
-        throw new DataDirLockedError(dir, holder);
-      }
-      await rm(path, { force: true });
+      // An unreadable lock can only come from damage, since locks are created whole.
+      if (holder && !(await isStale(holder, me))) throw new DataDirLockedError(dir, holder);
+      const replaced = await withTakeover(dir, tmp, async () => {
+        // Checked again under the marker: another process may have replaced it meanwhile.
+        const now = await readHolder(path);
+        if (JSON.stringify(now) === JSON.stringify(holder)) await rm(path, { force: true });
+      });
+      if (!replaced) await new Promise((r) => setTimeout(r, 20));
     }
     throw new Error(`sql.js storage: could not take the lock of ${dir}: it keeps changing hands`);
   } finally {
