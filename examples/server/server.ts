@@ -45,12 +45,12 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     storage = memoryStorage();
     storagePath = "memory";
   } else {
-    mkdirSync(config.dataDir, { recursive: true });
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     storage = sqlJsStorage({ dir: join(config.dataDir, "db") });
     storagePath = join(config.dataDir, "db");
   }
   const mediaDir = join(config.dataDir, "media");
-  if (!config.memory) mkdirSync(mediaDir, { recursive: true });
+  if (!config.memory) mkdirSync(mediaDir, { recursive: true, mode: 0o700 });
   const protection = createLoginProtection({
     usersFile: config.usersFile,
     service: config.service,

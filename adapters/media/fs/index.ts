@@ -10,14 +10,18 @@
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { chmod, mkdir, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { GatewayError } from "chat-gateway";
 import type { MediaId, MediaStore, MediaWriter, Owner } from "chat-gateway";
 
 /** Options of {@link fsMediaStore}. */
 export interface FsMediaStoreOptions {
-  /** The folder for the files; created on first use. Used only by this store. */
+  /**
+   * The folder for the files; created on first use. Used only by this store. It is made private
+   * to the owner (0700, also when it exists with looser access) and every file in it is 0600,
+   * whatever the umask: the files are the users' media.
+   */
   dir: string;
 }
 
@@ -50,7 +54,9 @@ export function fsMediaStore(options: FsMediaStoreOptions): MediaStore {
 
   function prepare(): Promise<void> {
     ready ??= (async () => {
-      await mkdir(dir, { recursive: true });
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const mode = (await stat(dir)).mode & 0o777;
+      if (mode & 0o077) await chmod(dir, mode & 0o700);
       await removeStaleTemporaries(dir);
     })().catch((error: unknown) => {
       ready = undefined;
@@ -68,7 +74,7 @@ export function fsMediaStore(options: FsMediaStoreOptions): MediaStore {
       await prepare();
       const target = pathOf(owner, mediaId);
       const temp = `${target}.${randomUUID()}${TMP_SUFFIX}`;
-      const handle = await open(temp, "wx");
+      const handle = await open(temp, "wx", 0o600);
       return new FileWriter(handle, temp, target, dir);
     },
 
