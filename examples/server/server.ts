@@ -5,8 +5,8 @@ import http from "node:http";
 import { mkdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createGateway, type AgentRuntime, type Bus, type LaneLock, type SessionStore, type Storage } from "chat-gateway";
-import { createLoginProtection, type LockoutStore } from "chat-gateway/http";
+import { ANONYMOUS_OWNER, createGateway, type AgentRuntime, type Bus, type LaneLock, type SessionStore, type Storage } from "chat-gateway";
+import { createLoginProtection, createMediaHandler, type LockoutStore } from "chat-gateway/http";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
@@ -69,10 +69,16 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   await bus?.ready();
   await gateway.start();
 
+  // GET /api/media/<id> for browsers (PROTOCOL.md, Media): the owner's media only, never as a page.
+  const media = createMediaHandler({
+    storage,
+    mediaStore: gateway.options.mediaStore!,
+    ownerOf: async (req) => ((await protection.enabled()) ? protection.userOf(req) : ANONYMOUS_OWNER),
+  });
   const server = http.createServer((req, res) => {
     void (async () => {
       if (await protection.handle(req, res)) return;
-      if (await serveMedia(req, res)) return;
+      if (await media(req, res)) return;
       if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
         return;
@@ -84,34 +90,6 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
       res.end(JSON.stringify({ error: "internal error" }));
     });
   });
-
-  /** GET /api/media/<id> for browsers (PROTOCOL.md §7 extension): the owner's media only. */
-  async function serveMedia(req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean> {
-    const match = /^\/api\/media\/([^/?]+)/.exec(req.url ?? "");
-    if (!match) return false;
-    if (req.method !== "GET") {
-      res.writeHead(405, { allow: "GET", "content-type": "application/json" }).end(JSON.stringify({ error: "method not allowed" }));
-      return true;
-    }
-    const owner = (await protection.enabled()) ? protection.userOf(req) : "~anonymous";
-    const id = decodeURIComponent(match[1]);
-    const record = owner ? await storage.getMedia(owner, id) : undefined;
-    if (!owner || !record) {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
-      return true;
-    }
-    const media = gateway.options.mediaStore!;
-    res.writeHead(200, {
-      "content-type": record.mime || "application/octet-stream",
-      "content-length": String(record.size),
-      "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(record.filename)}`,
-      "x-content-type-options": "nosniff",
-      "cache-control": "private, max-age=3600",
-    });
-    for await (const chunk of media.read(owner, id)) res.write(chunk);
-    res.end();
-    return true;
-  }
 
   const transport = attachWebSocket(gateway, { server, path: "/ws/gateway", authorizeUpgrade: (req) => protection.authorizeUpgrade(req) });
   await new Promise<void>((resolve, reject) => {
