@@ -3,11 +3,14 @@
 // once space is freed, hellos and sends work again without a restart, and nothing acknowledged
 // is lost.
 import { execFileSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { closeSync, mkdtempSync, openSync, rmSync, rmdirSync, writeSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { encodeChunk } from "chat-gateway";
+import { fsMediaStore } from "chat-gateway/media/fs";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { message as storedMessage } from "./sqljs-helpers.js";
@@ -67,7 +70,7 @@ describe.skipIf(!canMount)(`sql.js disk full (needs permission to mount a tmpfs$
     mounted = mountTmpfs("4m")!;
     const dir = join(mounted, "db");
     const warnings: string[] = [];
-    h = await startGateway({ storage: sqlJsStorage({ dir, onWarning: (m) => warnings.push(m) }), logger: quietLogger });
+    h = await startGateway({ storage: sqlJsStorage({ dir, onWarning: (m) => warnings.push(m) }), mediaStore: fsMediaStore({ dir: join(mounted, "media") }), logger: quietLogger });
     const a = await Client.connect(h.url);
     await a.say({ chat_id: "default", text: "before 1", client_msg_id: "b1" });
     await a.say({ chat_id: "default", text: "before 2", client_msg_id: "b2" });
@@ -77,6 +80,12 @@ describe.skipIf(!canMount)(`sql.js disk full (needs permission to mount a tmpfs$
     const big = `lost ${"x".repeat(20_000)}`;
     const refused = await a.request("message.send", { chat_id: "default", text: big, client_msg_id: "full-1" });
     expect(refused).toMatchObject({ type: "error", payload: { code: "internal", message: "the server's disk is full: the change was not saved; try again later" } });
+    // An upload's bytes have nowhere to go either: the error names the cause and the upload is dropped.
+    const photo = randomBytes(100_000);
+    a.send("media.upload.start", { media_ref: "p-full", kind: "image", mime: "image/png", size: photo.length, filename: "p.png" });
+    a.raw(Buffer.from(encodeChunk("p-full", 0, photo)));
+    const mediaError = await a.waitFor((f) => f.type === "error" && f.payload.message.includes("media"));
+    expect(mediaError.payload).toEqual({ code: "internal", message: "the server's disk is full: the media was not saved; try again later" });
     // A new device's hello writes the device: refused with an error and a close, not a hang.
     const b = new Client(h.url);
     await b.opened;
@@ -96,6 +105,9 @@ describe.skipIf(!canMount)(`sql.js disk full (needs permission to mount a tmpfs$
     }
     expect((await c.say({ chat_id: "default", text: "after 1", client_msg_id: "a1" })).echo.type).toBe("message");
     expect((await a.say({ chat_id: "default", text: "after 2", client_msg_id: "a2" })).echo.type).toBe("message");
+    a.send("media.upload.start", { media_ref: "p-after", kind: "image", mime: "image/png", size: photo.length, filename: "p.png" });
+    a.raw(Buffer.from(encodeChunk("p-after", 0, photo)));
+    expect((await a.request("media.upload.end", { media_ref: "p-after", sha256: createHash("sha256").update(photo).digest("hex") })).payload.ok).toBe(true);
     expect(warnings.some((w) => w.includes("a journal write failed") && w.includes("no space left"))).toBe(true);
     await h.close();
 

@@ -138,8 +138,8 @@ class FileWriter implements MediaWriter {
     const position = this.#position;
     this.#position += chunk.byteLength;
     const done = writeFully(this.#handle, chunk, position).catch((error: unknown) => {
-      this.#failure ??= error;
-      throw error;
+      this.#failure ??= diskFull(error);
+      throw this.#failure;
     });
     this.#writes = this.#writes.then(
       () => done.catch(() => undefined),
@@ -162,7 +162,7 @@ class FileWriter implements MediaWriter {
     } catch (error) {
       this.#state = "open";
       await this.abort();
-      throw error;
+      throw diskFull(error);
     }
   }
 
@@ -217,6 +217,12 @@ async function removeStaleTemporaries(dir: string): Promise<void> {
 function fileName(owner: Owner, mediaId: MediaId): string {
   // JSON keeps the pair unambiguous: ("a", "b:c") and ("a:b", "c") hash differently.
   return createHash("sha256").update(JSON.stringify([owner, mediaId])).digest("hex");
+}
+
+/** A full disk is named as such, to the client as well; any other error is left as it is. */
+function diskFull(error: unknown): unknown {
+  if (!isErrno(error, "ENOSPC") && !isErrno(error, "EDQUOT")) return error;
+  return new GatewayError("internal", "the server's disk is full: the media was not saved; try again later", { cause: error });
 }
 
 function isErrno(error: unknown, code: string): boolean {
