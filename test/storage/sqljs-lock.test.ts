@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,8 +13,9 @@ const fixture = join(root, "test/fixtures/sqljs-lock-holder.ts");
 afterEach(removeTempDirs);
 
 /** Starts the fixture; resolves with the child once it printed its first line. */
-function start(dir: string, mode: "hold" | "try") {
-  const child = spawn(process.execPath, ["--import", "tsx", fixture, dir, mode], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+function start(dir: string, mode: "hold" | "try", prefix: string[] = []) {
+  const command = [...prefix, process.execPath, "--import", "tsx", fixture, dir, mode];
+  const child = spawn(command[0], command.slice(1), { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   const firstLine = new Promise<string>((resolve) => {
@@ -141,5 +142,41 @@ describe("sql.js lock", () => {
     expect(lines.filter((l) => l.startsWith("DataDirLockedError:"))).toHaveLength(2);
     for (const r of racers) r.child.kill("SIGKILL");
     await Promise.all(racers.map((r) => r.exited));
+  });
+
+  // What a container sees: PID 1 in a PID namespace of its own, a fresh one after each restart.
+  const container = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"];
+
+  test("lock - a container restarted after a crash (PID 1 in a fresh PID namespace) gets its folder back; a live one keeps it", { timeout: 60_000 }, async () => {
+    const dir = await tempDir();
+    const first = start(dir, "hold", container);
+    expect(await first.firstLine).toBe("ready");
+    const held = JSON.parse(await readFile(join(dir, "LOCK"), "utf8"));
+    expect(held.pid).toBe(1);
+    // Another container, also PID 1: the holder's pid means nothing there, its heartbeat does.
+    const sibling = start(dir, "try", container);
+    expect(await sibling.firstLine).toMatch(/^DataDirLockedError: sql.js storage: data folder .* is in use by process 1 /);
+    expect(await sibling.exited).toBe(1);
+
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const killedAt = Date.now();
+    const restarted = start(dir, "try", container);
+    expect(await restarted.firstLine).toBe("opened");
+    expect(await restarted.exited).toBe(0);
+    // It waited for the heartbeat to go quiet, not longer.
+    expect(Date.now() - killedAt).toBeLessThan(20_000);
+  });
+
+  test("lock - a lock from another PID namespace that nobody touched for a while is taken over at once", async () => {
+    const dir = await tempDir();
+    const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: 1, host: hostname(), since: 1, boot, start: "5", instance: "x", ns: "pid:[1]" }));
+    const old = new Date(Date.now() - 60_000);
+    await utimes(join(dir, "LOCK"), old, old);
+    const started = Date.now();
+    const { storage } = await openStorage(dir);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    await storage.close();
   });
 });

@@ -135,7 +135,7 @@ class SqlJsStore implements SqlJsStorage {
     this.#state = "opening";
     const loosened = await makePrivateDir(this.#dir);
     if (loosened) this.#warn(loosened);
-    this.#release = await acquireLock(this.#dir);
+    this.#release = await acquireLock(this.#dir, this.#warn);
     try {
       await this.#load();
     } catch (error) {

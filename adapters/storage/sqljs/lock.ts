@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { link, readFile, readlink, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { PRIVATE_FILE } from "./file-modes.js";
@@ -10,6 +10,14 @@ export const LOCK_FILE = "LOCK";
 const TAKEOVER_FILE = "LOCK.takeover";
 /** A takeover marker older than this was left by a process that died in the middle of one. */
 const TAKEOVER_STALE_MS = 10_000;
+/** How often the holder touches its LOCK file, ms, to show that it is alive. */
+const HEARTBEAT_MS = 2_000;
+/**
+ * A lock from another PID namespace (another container on this machine, or this container before
+ * it was restarted) whose file has not been touched for this long, ms, is stale: its pid cannot be
+ * checked from here, so the heartbeat is the only sign of life.
+ */
+const HEARTBEAT_STALE_MS = 10_000;
 
 /**
  * Who holds a data folder: the process id and host written into its LOCK file, and what tells
@@ -26,6 +34,8 @@ export interface Holder {
   start?: string;
   /** Random, drawn once per process: the same pid with another instance is another process. */
   instance?: string;
+  /** The PID namespace (Linux `/proc/self/ns/pid`): a pid means something only within its own. */
+  ns?: string;
 }
 
 /** Thrown by `open()` when another live process owns the data folder. */
@@ -81,11 +91,15 @@ async function readHolder(path: string): Promise<Holder | undefined> {
 }
 
 /** Whether the process that wrote `holder` is certainly gone, seen from the process `me`. */
-async function isStale(holder: Holder, me: Holder): Promise<boolean> {
+async function isStale(path: string, holder: Holder, me: Holder, warn: (message: string) => void): Promise<boolean> {
   // A lock from another host cannot be checked, so it is honoured.
   if (holder.host !== me.host) return false;
   // The machine rebooted since the lock was written.
   if (holder.boot && me.boot && holder.boot !== me.boot) return true;
+  if (holder.ns && me.ns && holder.ns !== me.ns) {
+    warn(`sql.js storage: ${path} was written by process ${holder.pid} of another PID namespace (a container before its restart?); waiting up to ${HEARTBEAT_STALE_MS / 1000} s for a sign of life`);
+    return heartbeatStopped(path);
+  }
   // Our own pid: either this very process (a second storage on the folder), or an earlier
   // process that had our pid, which must be gone since the pid is ours now (a lock without an
   // instance was written by an earlier version, so never by this process).
@@ -94,6 +108,32 @@ async function isStale(holder: Holder, me: Holder): Promise<boolean> {
   // Alive, but a process started at another time has taken over the recycled pid.
   const start = holder.start ? await startTimeOf(holder.pid) : undefined;
   return start !== undefined && start !== holder.start;
+}
+
+/**
+ * Watches the LOCK file's modification time: true once it is older than {@link HEARTBEAT_STALE_MS}
+ * (waiting for that if need be), false as soon as it changes, since its holder is then alive.
+ */
+async function heartbeatStopped(path: string): Promise<boolean> {
+  const mtimeOf = () => stat(path).then((s) => s.mtimeMs, () => undefined);
+  const seen = await mtimeOf();
+  for (;;) {
+    if (seen === undefined) return true;
+    const age = Date.now() - seen;
+    if (age > HEARTBEAT_STALE_MS) return true;
+    await new Promise((r) => setTimeout(r, Math.min(250, HEARTBEAT_STALE_MS - age + 1)));
+    if ((await mtimeOf()) !== seen) return false;
+  }
+}
+
+/** Touches the LOCK file now and then, so a process in another PID namespace can tell we are alive. */
+function heartbeat(path: string): () => void {
+  const timer = setInterval(() => {
+    const now = new Date();
+    utimes(path, now, now).catch(() => undefined);
+  }, HEARTBEAT_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Runs `fn` while holding the takeover marker; resolves false when another process holds it. */
@@ -117,13 +157,14 @@ async function withTakeover(dir: string, tmp: string, fn: () => Promise<void>): 
 
 /**
  * Makes this process the one owner of `dir`, taking over a lock whose process is dead: gone, on a
- * machine that has rebooted since, or an earlier process with this process's pid (a container
- * restarted after a crash). The lock is created by hard-linking a complete temporary file, so
+ * machine that has rebooted since, an earlier process with this process's pid, or (when written
+ * from another PID namespace, such as a container before its restart) a holder that stopped
+ * touching the file for {@link HEARTBEAT_STALE_MS}; open() then waits up to that long. The lock is created by hard-linking a complete temporary file, so
  * nobody ever reads a half-written lock, and a stale lock is replaced under a takeover marker, so
  * two processes that both find it stale cannot both end up owning the folder.
  * Resolves with the function that releases it.
  */
-export async function acquireLock(dir: string): Promise<() => Promise<void>> {
+export async function acquireLock(dir: string, warn: (message: string) => void = () => {}): Promise<() => Promise<void>> {
   const path = join(dir, LOCK_FILE);
   const me: Holder = {
     pid: process.pid,
@@ -132,24 +173,28 @@ export async function acquireLock(dir: string): Promise<() => Promise<void>> {
     boot: await readText("/proc/sys/kernel/random/boot_id"),
     start: await startTimeOf(process.pid),
     instance: INSTANCE,
+    ns: await readlink("/proc/self/ns/pid").catch(() => undefined),
   };
   const tmp = join(dir, `${LOCK_FILE}.${process.pid}.${randomBytes(6).toString("hex")}`);
   await writeFile(tmp, JSON.stringify(me), { flush: true, mode: PRIVATE_FILE });
+  let stopHeartbeat = () => {};
   const release = async () => {
+    stopHeartbeat();
     const h = await readHolder(path);
     if (h?.pid === me.pid && h.since === me.since && h.instance === me.instance) await rm(path, { force: true });
   };
   try {
-    for (let attempt = 0; attempt < 50; attempt++) {
+    for (const deadline = Date.now() + TAKEOVER_STALE_MS + 5_000; Date.now() < deadline; ) {
       try {
         await link(tmp, path);
+        stopHeartbeat = heartbeat(path);
         return release;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       }
       const holder = await readHolder(path);
       // An unreadable lock can only come from damage, since locks are created whole.
-      if (holder && !(await isStale(holder, me))) throw new DataDirLockedError(dir, holder);
+      if (holder && !(await isStale(path, holder, me, warn))) throw new DataDirLockedError(dir, holder);
       const replaced = await withTakeover(dir, tmp, async () => {
         // Checked again under the marker: another process may have replaced it meanwhile.
         const now = await readHolder(path);
