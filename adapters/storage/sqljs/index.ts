@@ -168,8 +168,8 @@ class SqlJsStore implements SqlJsStorage {
   }
 
   /**
-   * Resolves once the storage can be used, all in the same tick as the caller goes on: open, the
-   * database in step with the disk, and (for a write) no snapshot copy in progress. After a failed
+   * Resolves once the storage can be used: open, the database in step with the disk, and (for a
+   * write) no snapshot copy in progress. After a failed
    * journal write the database holds changes that never reached the disk, so it is first reloaded
    * from the disk (everything acknowledged is there); a full disk so never needs a restart.
    */
@@ -190,9 +190,17 @@ class SqlJsStore implements SqlJsStorage {
     this.#warn(`sql.js storage: a journal write failed (${(failure as Error)?.message ?? String(failure)}); reloading what is on disk`);
     await this.#journal.close().catch(() => undefined);
     await this.#snapshotting;
-    this.#sql.free();
-    this.#db.close();
+    this.#closeDb();
     await this.#load();
+  }
+
+  #closeDb(): void {
+    try {
+      this.#sql.free();
+      this.#db.close();
+    } catch {
+      // A reload after a journal failure that failed itself has closed them already.
+    }
   }
 
   /**
@@ -308,12 +316,7 @@ class SqlJsStore implements SqlJsStorage {
         this.#warn(`sql.js storage: closing snapshot failed, the journal keeps everything: ${(error as Error).message}`);
       }
     }
-    try {
-      this.#sql.free();
-      this.#db.close();
-    } catch {
-      // A reload after a journal failure that failed itself has closed them already.
-    }
+    this.#closeDb();
     await this.#release?.();
   }
 
