@@ -179,4 +179,25 @@ describe("sql.js lock", () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     await storage.close();
   });
+
+  test("lock - another host name on this machine (a recreated container) is judged by its heartbeat; another machine's lock is honoured", { timeout: 30_000 }, async () => {
+    const dir = await tempDir();
+    const path = join(dir, "LOCK");
+    const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+    const old = new Date(Date.now() - 60_000);
+    await writeFile(path, JSON.stringify({ pid: 1, host: "elsewhere", since: 1, boot: "another-machine", start: "5", instance: "x", ns: "pid:[1]" }));
+    await utimes(path, old, old);
+    await expect(sqlJsStorage({ dir }).open()).rejects.toThrow(/in use by process 1 on elsewhere/);
+
+    // Same kernel, another name: alive while the file is touched...
+    await writeFile(path, JSON.stringify({ pid: 1, host: "c0ffee", since: 1, boot, start: "5", instance: "x", ns: "pid:[1]" }));
+    const beat = setInterval(() => void utimes(path, new Date(), new Date()).catch(() => undefined), 300);
+    await expect(sqlJsStorage({ dir, onWarning: () => {} }).open()).rejects.toThrow(/in use by process 1 on c0ffee/);
+    clearInterval(beat);
+    // ...gone once it has not been for a while.
+    await utimes(path, old, old);
+    const { storage } = await openStorage(dir);
+    expect(JSON.parse(await readFile(path, "utf8")).host).toBe(hostname());
+    await storage.close();
+  });
 });

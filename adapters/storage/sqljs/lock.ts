@@ -92,12 +92,14 @@ async function readHolder(path: string): Promise<Holder | undefined> {
 
 /** Whether the process that wrote `holder` is certainly gone, seen from the process `me`. */
 async function isStale(path: string, holder: Holder, me: Holder, warn: (message: string) => void): Promise<boolean> {
-  // A lock from another host cannot be checked, so it is honoured.
-  if (holder.host !== me.host) return false;
+  // Another host name on the kernel we run on is a container of this machine (recreated with a
+  // new name, say); on another machine nothing can be checked, so the lock is honoured.
+  const sameKernel = holder.boot !== undefined && holder.boot === me.boot;
+  if (holder.host !== me.host && !sameKernel) return false;
   // The machine rebooted since the lock was written.
   if (holder.boot && me.boot && holder.boot !== me.boot) return true;
-  if (holder.ns && me.ns && holder.ns !== me.ns) {
-    warn(`sql.js storage: ${path} was written by process ${holder.pid} of another PID namespace (a container before its restart?); waiting up to ${HEARTBEAT_STALE_MS / 1000} s for a sign of life`);
+  if (holder.host !== me.host || (holder.ns && me.ns && holder.ns !== me.ns)) {
+    warn(`sql.js storage: ${path} was written by process ${holder.pid} on ${holder.host} in another PID namespace (a container before its restart?); waiting up to ${HEARTBEAT_STALE_MS / 1000} s for a sign of life`);
     return heartbeatStopped(path);
   }
   // Our own pid: either this very process (a second storage on the folder), or an earlier
@@ -158,8 +160,10 @@ async function withTakeover(dir: string, tmp: string, fn: () => Promise<void>): 
 /**
  * Makes this process the one owner of `dir`, taking over a lock whose process is dead: gone, on a
  * machine that has rebooted since, an earlier process with this process's pid, or (when written
- * from another PID namespace, such as a container before its restart) a holder that stopped
- * touching the file for {@link HEARTBEAT_STALE_MS}; open() then waits up to that long. The lock is created by hard-linking a complete temporary file, so
+ * from another PID namespace or under another host name on this machine, such as a container
+ * before its restart or recreation) a holder that stopped touching the file for
+ * {@link HEARTBEAT_STALE_MS}; open() then waits up to that long. A lock from another machine is
+ * always honoured. The lock is created by hard-linking a complete temporary file, so
  * nobody ever reads a half-written lock, and a stale lock is replaced under a takeover marker, so
  * two processes that both find it stale cannot both end up owning the folder.
  * Resolves with the function that releases it.
