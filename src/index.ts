@@ -17,6 +17,7 @@ export type { RateLimit } from "./token-bucket.js";
 export { parseClientFrame, clientFrameStructs, FrameError } from "./frames.js";
 export type { ClientFrame, ClientFrameType, ClientPayloads } from "./frames.js";
 export { encodeChunk, decodeChunk } from "./media-transfer.js";
+export { mediaTypeEssence, isInlineMediaType, MEDIA_TYPE_MAX_LENGTH } from "./media-types.js";
 export { WORD_PATTERN, foldText, searchTerms, matchText, compareMatches, snippetAround } from "./search-text.js";
 export type { TextMatch } from "./search-text.js";
 export { ANONYMOUS_OWNER } from "./ids.js";

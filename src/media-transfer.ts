@@ -8,6 +8,7 @@ import { GatewayError } from "./errors.js";
 import type { ClientPayloads } from "./frames.js";
 import type { Hub } from "./hub.js";
 import type { MediaWriter } from "./media-store.js";
+import { MEDIA_TYPE_MAX_LENGTH, mediaTypeEssence } from "./media-types.js";
 import { LIMITS, type ServerFrame } from "./protocol.js";
 import type { MediaRecord } from "./records.js";
 
@@ -91,6 +92,12 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
         throw new GatewayError("media_too_large", `media "${meta.media_ref}" is ${meta.size} bytes; the limit is ${hub.options.maxMediaBytes}`);
       }
       if (!meta.media_ref) throw new GatewayError("unsupported", `field "media_ref": must not be empty`);
+      if (!mediaTypeEssence(meta.mime)) {
+        throw new GatewayError(
+          "unsupported",
+          `field "mime": must be a media type "type/subtype" (optional "; name=value" parameters), at most ${MEDIA_TYPE_MAX_LENGTH} characters, no control characters`,
+        );
+      }
       if (uploads.has(meta.media_ref) || (await hub.storage.getMedia(session.owner, meta.media_ref))) {
         throw new GatewayError("unsupported", `media_ref "${meta.media_ref}" is already in flight or uploaded`);
       }

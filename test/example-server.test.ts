@@ -1,10 +1,12 @@
 // The example server as a person runs it: a child process, its log line, curl-like requests, a ws
 // client, the user subcommand sharing the server's default users file, and a clean SIGTERM.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { encodeChunk } from "chat-gateway";
 import { Client } from "./gateway/harness.js";
 import { request } from "./http/helpers.js";
 
@@ -88,6 +90,29 @@ describe("example server", () => {
     child!.kill("SIGKILL");
     const flagged = await start({ GATEWAY_DATA_DIR: dataDir }, ["--host", "0.0.0.0", "--allow-open"]);
     expect(flagged.output()).toMatch(/login off/);
+  });
+
+  it("example server - an uploaded SVG is served as a sandboxed download, a malformed media id is 404, and the data folder is private", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
+    const { base, ws } = await start({ GATEWAY_DATA_DIR: join(dataDir, "data") });
+    const c = await Client.connect(ws);
+    const svg = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`);
+    c.send("media.upload.start", { media_ref: "s1", kind: "image", mime: "image/svg+xml", size: svg.length, filename: "x.svg" });
+    c.raw(Buffer.from(encodeChunk("s1", 0, svg)));
+    expect((await c.request("media.upload.end", { media_ref: "s1", sha256: createHash("sha256").update(svg).digest("hex") })).payload.ok).toBe(true);
+    const bad = await c.request("media.upload.start", { media_ref: "s2", kind: "image", mime: "text/html\r\nx: y", size: 1, filename: "x" });
+    expect(bad.payload.code).toBe("unsupported");
+    const got = await fetch(`${base}/api/media/s1`);
+    expect(got.status).toBe(200);
+    expect(Object.fromEntries([...got.headers].filter(([k]) => /^content-(type|disposition|security)|^x-content/.test(k)))).toEqual({
+      "content-type": "image/svg+xml",
+      "content-disposition": `attachment; filename="x.svg"; filename*=UTF-8''x.svg`,
+      "content-security-policy": "default-src 'none'; sandbox",
+      "x-content-type-options": "nosniff",
+    });
+    expect(Buffer.from(await got.arrayBuffer())).toEqual(svg);
+    expect((await fetch(`${base}/api/media/%ZZ`)).status).toBe(404);
+    for (const path of ["data", "data/db", "data/media"]) expect((statSync(join(dataDir, path)).mode & 0o777).toString(8)).toBe("700");
   });
 
   it("example server - --help lists the flags and exits 0; an unknown flag exits 2", () => {

@@ -3,6 +3,7 @@
  * bcrypt hashes managed by a command line, sessions by bearer token or cookie, the login API under
  * `/api/auth/`, a failed-login lockout, and a gate in front of every `/api/` and `/ws/` path and
  * WebSocket upgrade. Works with a plain `node:http` server; start with {@link createLoginProtection}.
+ * {@link createMediaHandler} serves the owners' media to browsers without letting it run as a page.
  *
  * Needs the optional peer dependencies `bcryptjs` and `piscina`.
  * @module
@@ -25,3 +26,5 @@ export type { Credential, TrustProxy } from "./gate.js";
 export { runUserCli, USER_CLI_USAGE } from "./user-cli.js";
 export type { UserCliIO } from "./user-cli.js";
 export { LOGIN_LIMITS } from "./limits.js";
+export { createMediaHandler, contentDisposition } from "./media-route.js";
+export type { MediaHandler, MediaHandlerOptions } from "./media-route.js";

@@ -5,8 +5,8 @@ import http from "node:http";
 import { mkdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createGateway, type AgentRuntime, type Bus, type LaneLock, type SessionStore, type Storage } from "chat-gateway";
-import { createLoginProtection, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
+import { ANONYMOUS_OWNER, createGateway, type AgentRuntime, type Bus, type LaneLock, type SessionStore, type Storage } from "chat-gateway";
+import { createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
@@ -45,12 +45,12 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     storage = memoryStorage();
     storagePath = "memory";
   } else {
-    mkdirSync(config.dataDir, { recursive: true });
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     storage = sqlJsStorage({ dir: join(config.dataDir, "db") });
     storagePath = join(config.dataDir, "db");
   }
   const mediaDir = join(config.dataDir, "media");
-  if (!config.memory) mkdirSync(mediaDir, { recursive: true });
+  if (!config.memory) mkdirSync(mediaDir, { recursive: true, mode: 0o700 });
   const protection = createLoginProtection({
     usersFile: config.usersFile,
     service: config.service,
@@ -76,11 +76,17 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   await bus?.ready();
   await gateway.start();
 
+  // GET /api/media/<id> for browsers (docs/PROTOCOL.md §9.8): the owner's media only, never as a page.
+  const media = createMediaHandler({
+    storage,
+    mediaStore: gateway.options.mediaStore!,
+    ownerOf: async (req) => ((await protection.enabled()) ? protection.userOf(req) : ANONYMOUS_OWNER),
+  });
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
   const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
     void (async () => {
       if (await protection.handle(req, res)) return;
-      if (await serveMedia(req, res)) return;
+      if (await media(req, res)) return;
       if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
         return;
@@ -92,34 +98,6 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
       res.end(JSON.stringify({ error: "internal error" }));
     });
   });
-
-  /** GET /api/media/<id> for browsers (docs/PROTOCOL.md §10.1, an extension): the owner's media only. */
-  async function serveMedia(req: http.IncomingMessage, res: http.ServerResponse): Promise<boolean> {
-    const match = /^\/api\/media\/([^/?]+)/.exec(req.url ?? "");
-    if (!match) return false;
-    if (req.method !== "GET") {
-      res.writeHead(405, { allow: "GET", "content-type": "application/json" }).end(JSON.stringify({ error: "method not allowed" }));
-      return true;
-    }
-    const owner = (await protection.enabled()) ? protection.userOf(req) : "~anonymous";
-    const id = decodeURIComponent(match[1]);
-    const record = owner ? await storage.getMedia(owner, id) : undefined;
-    if (!owner || !record) {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
-      return true;
-    }
-    const media = gateway.options.mediaStore!;
-    res.writeHead(200, {
-      "content-type": record.mime || "application/octet-stream",
-      "content-length": String(record.size),
-      "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(record.filename)}`,
-      "x-content-type-options": "nosniff",
-      "cache-control": "private, max-age=3600",
-    });
-    for await (const chunk of media.read(owner, id)) res.write(chunk);
-    res.end();
-    return true;
-  }
 
   const transport = attachWebSocket(gateway, { server, path: "/ws/gateway", authorizeUpgrade: (req) => protection.authorizeUpgrade(req) });
   await new Promise<void>((resolve, reject) => {

@@ -108,6 +108,50 @@ describe("media", () => {
     expect((await start("p3"))?.payload.code).toBe("rate_limited");
   });
 
+  // Each mime as sent in media.upload.start, and whether the upload may start.
+  const mimes: Array<[string, boolean]> = [
+    ["image/png", true],
+    ["audio/webm;codecs=opus", true],
+    ['text/plain; charset="utf-8"', true],
+    ["application/vnd.openxmlformats-officedocument.wordprocessingml.document", true],
+    ["image/svg+xml", true],
+    ["", false],
+    ["image", false],
+    ["image/", false],
+    ["/png", false],
+    ["image/png\r\nSet-Cookie: a=b", false],
+    ["image/png\nx", false],
+    ["text/html\u0000", false],
+    ["image/png; ", false],
+    ["image/png;charset", false],
+    ["image/png; a=b; c=\"d\r\n\"", false],
+    ["image /png", false],
+    ["image/png, text/html", false],
+    [`image/${"x".repeat(128)}`, false],
+    [`image/${"x".repeat(127)}`, true],
+    [`application/x${"; a=b".repeat(50)}`, false],
+  ];
+  for (const [mime, ok] of mimes) {
+    it(`media - mime ${JSON.stringify(mime)} is ${ok ? "accepted" : "unsupported, with the request id, and nothing is stored"}`, async () => {
+      h = await startGateway();
+      const a = await Client.connect(h.url);
+      const ref = `m-${Math.random().toString(36).slice(2)}`;
+      const from = a.frames.length;
+      a.send("media.upload.start", { media_ref: ref, kind: "image", mime, size: 1, filename: "f" }, `start-${ref}`);
+      await a.request("ping", {});
+      const error = a.frames.slice(from).find((f) => f.type === "error");
+      if (ok) {
+        expect(error).toBeUndefined();
+        a.raw(Buffer.from(encodeChunk(ref, 0, Buffer.from("x"))));
+        expect((await a.request("media.upload.end", { media_ref: ref, sha256: sha(Buffer.from("x")) })).payload.ok).toBe(true);
+      } else {
+        expect(error).toMatchObject({ id: `start-${ref}`, payload: { code: "unsupported" } });
+        expect(error!.payload.message).toMatch(/^field "mime": must be a media type "type\/subtype"/);
+        expect((await a.request("media.upload.end", { media_ref: ref, sha256: "x" })).payload.code).toBe("not_found");
+      }
+    });
+  }
+
   it("media - several uploads in flight on one connection interleave", async () => {
     h = await startGateway();
     const a = await Client.connect(h.url);

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,8 +13,9 @@ const fixture = join(root, "test/fixtures/sqljs-lock-holder.ts");
 afterEach(removeTempDirs);
 
 /** Starts the fixture; resolves with the child once it printed its first line. */
-function start(dir: string, mode: "hold" | "try") {
-  const child = spawn(process.execPath, ["--import", "tsx", fixture, dir, mode], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+function start(dir: string, mode: "hold" | "try", prefix: string[] = []) {
+  const command = [...prefix, process.execPath, "--import", "tsx", fixture, dir, mode];
+  const child = spawn(command[0], command.slice(1), { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   const firstLine = new Promise<string>((resolve) => {
@@ -82,6 +83,121 @@ describe("sql.js lock", () => {
     await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: dead.pid, host: hostname(), since: 1 }));
     const { storage } = await openStorage(dir);
     expect((await storage.commit("alice", write("m0"))).seqs).toEqual([1]);
+    await storage.close();
+  });
+
+  test("lock - a lock left by an earlier process with this process's pid (a restarted container) is taken over", async () => {
+    const dir = await tempDir();
+    const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+    // Same pid, same boot, another instance: the process that wrote it is gone, since the pid is ours.
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: process.pid, host: hostname(), since: 1, boot, start: "1", instance: "earlier" }));
+    const { storage } = await openStorage(dir);
+    expect(JSON.parse(await readFile(join(dir, "LOCK"), "utf8"))).toMatchObject({ pid: process.pid, boot });
+    expect((await storage.commit("alice", write("m0"))).seqs).toEqual([1]);
+    await storage.close();
+
+    // Same pid written by a version that recorded no instance (the lock of PID 1 before this fix).
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: process.pid, host: hostname(), since: 1 }));
+    const { storage: again } = await openStorage(dir);
+    await again.close();
+  });
+
+  test("lock - a lock from before a reboot is taken over even when its pid is alive", async () => {
+    const dir = await tempDir();
+    const other = start(await tempDir(), "hold");
+    expect(await other.firstLine).toBe("ready");
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: other.child.pid, host: hostname(), since: 1, boot: "another-boot", start: "1", instance: "x" }));
+    const { storage } = await openStorage(dir);
+    await storage.close();
+    other.child.kill("SIGKILL");
+    await other.exited;
+  });
+
+  test("lock - a live pid reused by a process that started later does not hold the lock", async () => {
+    const dir = await tempDir();
+    const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+    const holder = start(dir, "hold");
+    expect(await holder.firstLine).toBe("ready");
+    const real = JSON.parse(await readFile(join(dir, "LOCK"), "utf8"));
+    expect(real).toMatchObject({ pid: holder.child.pid, boot });
+    expect(typeof real.start).toBe("string");
+    // The live holder, as recorded, is refused...
+    await expect(sqlJsStorage({ dir }).open()).rejects.toThrow(DataDirLockedError);
+    // ...but the same pid recorded with another start time is a process that is gone.
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ ...real, start: String(Number(real.start) - 1) }));
+    const { storage } = await openStorage(dir);
+    await storage.close();
+    holder.child.kill("SIGKILL");
+    await holder.exited;
+  });
+
+  test("lock - two processes taking over the same stale lock: exactly one gets the folder", { timeout: 30_000 }, async () => {
+    const dir = await tempDir();
+    const dead = spawn(process.execPath, ["-e", ""]);
+    await new Promise((r) => dead.on("exit", r));
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: dead.pid, host: hostname(), since: 1 }));
+    const racers = [start(dir, "hold"), start(dir, "hold"), start(dir, "hold")];
+    const lines = await Promise.all(racers.map((r) => r.firstLine));
+    expect(lines.filter((l) => l === "ready")).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith("DataDirLockedError:"))).toHaveLength(2);
+    for (const r of racers) r.child.kill("SIGKILL");
+    await Promise.all(racers.map((r) => r.exited));
+  });
+
+  // What a container sees: PID 1 in a PID namespace of its own, a fresh one after each restart.
+  const container = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"];
+
+  test("lock - a container restarted after a crash (PID 1 in a fresh PID namespace) gets its folder back; a live one keeps it", { timeout: 60_000 }, async () => {
+    const dir = await tempDir();
+    const first = start(dir, "hold", container);
+    expect(await first.firstLine).toBe("ready");
+    const held = JSON.parse(await readFile(join(dir, "LOCK"), "utf8"));
+    expect(held.pid).toBe(1);
+    // Another container, also PID 1: the holder's pid means nothing there, its heartbeat does.
+    const sibling = start(dir, "try", container);
+    expect(await sibling.firstLine).toMatch(/^DataDirLockedError: sql.js storage: data folder .* is in use by process 1 /);
+    expect(await sibling.exited).toBe(1);
+
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const killedAt = Date.now();
+    const restarted = start(dir, "try", container);
+    expect(await restarted.firstLine).toBe("opened");
+    expect(await restarted.exited).toBe(0);
+    // It waited for the heartbeat to go quiet, not longer.
+    expect(Date.now() - killedAt).toBeLessThan(20_000);
+  });
+
+  test("lock - a lock from another PID namespace that nobody touched for a while is taken over at once", async () => {
+    const dir = await tempDir();
+    const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: 1, host: hostname(), since: 1, boot, start: "5", instance: "x", ns: "pid:[1]" }));
+    const old = new Date(Date.now() - 60_000);
+    await utimes(join(dir, "LOCK"), old, old);
+    const started = Date.now();
+    const { storage } = await openStorage(dir);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    await storage.close();
+  });
+
+  test("lock - another host name on this machine (a recreated container) is judged by its heartbeat; another machine's lock is honoured", { timeout: 30_000 }, async () => {
+    const dir = await tempDir();
+    const path = join(dir, "LOCK");
+    const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
+    const old = new Date(Date.now() - 60_000);
+    await writeFile(path, JSON.stringify({ pid: 1, host: "elsewhere", since: 1, boot: "another-machine", start: "5", instance: "x", ns: "pid:[1]" }));
+    await utimes(path, old, old);
+    await expect(sqlJsStorage({ dir }).open()).rejects.toThrow(/in use by process 1 on elsewhere/);
+
+    // Same kernel, another name: alive while the file is touched...
+    await writeFile(path, JSON.stringify({ pid: 1, host: "c0ffee", since: 1, boot, start: "5", instance: "x", ns: "pid:[1]" }));
+    const beat = setInterval(() => void utimes(path, new Date(), new Date()).catch(() => undefined), 300);
+    await expect(sqlJsStorage({ dir, onWarning: () => {} }).open()).rejects.toThrow(/in use by process 1 on c0ffee/);
+    clearInterval(beat);
+    // ...gone once it has not been for a while.
+    await utimes(path, old, old);
+    const { storage } = await openStorage(dir);
+    expect(JSON.parse(await readFile(path, "utf8")).host).toBe(hostname());
     await storage.close();
   });
 });

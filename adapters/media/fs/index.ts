@@ -10,14 +10,18 @@
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
-import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { chmod, mkdir, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { GatewayError } from "chat-gateway";
 import type { MediaId, MediaStore, MediaWriter, Owner } from "chat-gateway";
 
 /** Options of {@link fsMediaStore}. */
 export interface FsMediaStoreOptions {
-  /** The folder for the files; created on first use. Used only by this store. */
+  /**
+   * The folder for the files; created on first use. Used only by this store. It is made private
+   * to the owner (0700, also when it exists with looser access) and every file in it is 0600,
+   * whatever the umask: the files are the users' media.
+   */
   dir: string;
 }
 
@@ -50,7 +54,9 @@ export function fsMediaStore(options: FsMediaStoreOptions): MediaStore {
 
   function prepare(): Promise<void> {
     ready ??= (async () => {
-      await mkdir(dir, { recursive: true });
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const mode = (await stat(dir)).mode & 0o777;
+      if (mode & 0o077) await chmod(dir, mode & 0o700);
       await removeStaleTemporaries(dir);
     })().catch((error: unknown) => {
       ready = undefined;
@@ -68,7 +74,7 @@ export function fsMediaStore(options: FsMediaStoreOptions): MediaStore {
       await prepare();
       const target = pathOf(owner, mediaId);
       const temp = `${target}.${randomUUID()}${TMP_SUFFIX}`;
-      const handle = await open(temp, "wx");
+      const handle = await open(temp, "wx", 0o600);
       return new FileWriter(handle, temp, target, dir);
     },
 
@@ -132,8 +138,8 @@ class FileWriter implements MediaWriter {
     const position = this.#position;
     this.#position += chunk.byteLength;
     const done = writeFully(this.#handle, chunk, position).catch((error: unknown) => {
-      this.#failure ??= error;
-      throw error;
+      this.#failure ??= diskFull(error);
+      throw this.#failure;
     });
     this.#writes = this.#writes.then(
       () => done.catch(() => undefined),
@@ -156,7 +162,7 @@ class FileWriter implements MediaWriter {
     } catch (error) {
       this.#state = "open";
       await this.abort();
-      throw error;
+      throw diskFull(error);
     }
   }
 
@@ -211,6 +217,12 @@ async function removeStaleTemporaries(dir: string): Promise<void> {
 function fileName(owner: Owner, mediaId: MediaId): string {
   // JSON keeps the pair unambiguous: ("a", "b:c") and ("a:b", "c") hash differently.
   return createHash("sha256").update(JSON.stringify([owner, mediaId])).digest("hex");
+}
+
+/** A full disk is named as such, to the client as well; any other error is left as it is. */
+function diskFull(error: unknown): unknown {
+  if (!isErrno(error, "ENOSPC") && !isErrno(error, "EDQUOT")) return error;
+  return new GatewayError("internal", "the server's disk is full: the media was not saved; try again later", { cause: error });
 }
 
 function isErrno(error: unknown, code: string): boolean {

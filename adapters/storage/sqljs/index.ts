@@ -20,6 +20,12 @@
  * replay at start short. The previous snapshot and the journals since it are kept as a fallback,
  * should the newest snapshot turn out damaged.
  *
+ * A journal write that fails (a full disk) rejects every write in flight; the database, which is
+ * then ahead of the disk, is reloaded from the disk before the next read or write, so the storage
+ * works again as soon as there is space, without a restart. A write that was refused may still be
+ * kept, as after a crash; an acknowledged one is never lost. The folder and its files are private
+ * to the owner (0700, 0600).
+ *
  * Search uses FTS4, split in shards of 32,768 messages so that no write ever merges the index of
  * the whole history (see `fts-shards.ts`).
  *
@@ -29,10 +35,10 @@
  * ```
  * @module
  */
-import { mkdir, readdir, rename, rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import initSqlJs from "sql.js";
-import type { Database, SqlJsStatic } from "sql.js";
+import type { Database } from "sql.js";
 import type {
   Change,
   ChatId,
@@ -56,48 +62,21 @@ import type {
   Channel,
 } from "chat-gateway";
 import { applyOp, type JournalOp } from "./apply.js";
-import { JournalWriter, encodeRecord, journalGen, journalName, readJournal, truncateJournal } from "./journal.js";
+import { RETRY_AFTER_FAILURE_MS, writeFailed } from "./disk-errors.js";
+import { makePrivateDir } from "./file-modes.js";
+import { JournalWriter, encodeRecord, journalGen } from "./journal.js";
+import { loadFolder } from "./load.js";
 import { acquireLock } from "./lock.js";
+import { checkOptions, type SqlJsStorageOptions } from "./options.js";
 import { queries } from "./queries.js";
-import { migrate } from "./schema.js";
 import { search } from "./search.js";
-import { readSnapshot, snapshotGen, snapshotName, writeSnapshot } from "./snapshot.js";
-import { Sql } from "./sql.js";
+import { snapshotGen, writeSnapshot } from "./snapshot.js";
+import type { Sql } from "./sql.js";
 
 export { DataDirLockedError } from "./lock.js";
 export type { Holder } from "./lock.js";
 export { SchemaTooNewError, SCHEMA_VERSION } from "./schema.js";
-
-/** Options of {@link sqlJsStorage}. */
-export interface SqlJsStorageOptions {
-  /** Data folder; created if missing. One process owns it at a time. */
-  dir: string;
-  /** A ready sql.js module (from `initSqlJs()`); default: initialised on `open()`. */
-  sqlJs?: SqlJsStatic;
-  /**
-   * A snapshot is taken once the journal since the last one exceeds this fraction of the last
-   * snapshot's size, within {@link snapshotMinBytes} and {@link snapshotMaxBytes}. The fraction
-   * keeps the export's cost per write constant; the bounds keep small databases from snapshotting
-   * constantly and large ones from replaying for long at start (about 100 µs per journaled write).
-   * Default 0.25.
-   */
-  snapshotRatio?: number;
-  /** Journal bytes below which no snapshot is taken (except on close and by time). Default 8 MiB. */
-  snapshotMinBytes?: number;
-  /** Journal bytes at which a snapshot is always taken, bounding start-up replay. Default 16 MiB. */
-  snapshotMaxBytes?: number;
-  /** Also snapshot a non-empty journal this often, milliseconds; 0 turns it off. Default 10 minutes. */
-  snapshotIntervalMs?: number;
-  /** Receives recoverable problems (a dropped journal tail, a skipped damaged snapshot). Default `console.warn`. */
-  onWarning?: (message: string) => void;
-}
-
-function positive(name: string, value: number | undefined, allowZero = false): void {
-  if (value === undefined) return;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new TypeError(`sqlJsStorage: ${name} must be a ${allowZero ? "non-negative" : "positive"} number, got ${String(value)}`);
-  }
-}
+export type { SqlJsStorageOptions } from "./options.js";
 
 /** The sql.js storage: a {@link Storage} whose `open` and `close` always exist. */
 export interface SqlJsStorage extends Storage {
@@ -112,16 +91,7 @@ export interface SqlJsStorage extends Storage {
  * `open()`, which takes the folder's lock, loads and replays it.
  */
 export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
-  if (!options || typeof options.dir !== "string" || options.dir === "") {
-    throw new TypeError("sqlJsStorage: options.dir must be the path of the data folder");
-  }
-  positive("snapshotMinBytes", options.snapshotMinBytes);
-  positive("snapshotRatio", options.snapshotRatio);
-  positive("snapshotMaxBytes", options.snapshotMaxBytes);
-  positive("snapshotIntervalMs", options.snapshotIntervalMs, true);
-  if (options.onWarning !== undefined && typeof options.onWarning !== "function") {
-    throw new TypeError("sqlJsStorage: options.onWarning must be a function");
-  }
+  checkOptions(options);
   return new SqlJsStore(options);
 }
 
@@ -149,6 +119,10 @@ class SqlJsStore implements SqlJsStorage {
    * the process would hold the old file, the new one and the export (three times the database).
    */
   #held: Promise<void> | undefined;
+  /** Set while the database is reloaded from disk after a journal write failed. */
+  #recovering: Promise<void> | undefined;
+  /** The last journal failure and when it happened: writes fail at once for a while after it. */
+  #failure: { error: unknown; at: number } | undefined;
 
   constructor(options: SqlJsStorageOptions) {
     this.#dir = options.dir;
@@ -159,8 +133,9 @@ class SqlJsStore implements SqlJsStorage {
   async open(): Promise<void> {
     if (this.#state !== "new") throw new Error(`sql.js storage: open() called on a storage that is ${this.#state}`);
     this.#state = "opening";
-    await mkdir(this.#dir, { recursive: true });
-    this.#release = await acquireLock(this.#dir);
+    const loosened = await makePrivateDir(this.#dir);
+    if (loosened) this.#warn(loosened);
+    this.#release = await acquireLock(this.#dir, this.#warn);
     try {
       await this.#load();
     } catch (error) {
@@ -181,78 +156,51 @@ class SqlJsStore implements SqlJsStorage {
   }
 
   async #load(): Promise<void> {
-    const SQL = this.#options.sqlJs ?? (await initSqlJs());
-    const names = await readdir(this.#dir);
-    for (const n of names) if (n.endsWith(".tmp")) await rm(join(this.#dir, n), { force: true });
-    const snapshots = names.map(snapshotGen).filter((g): g is number => g !== undefined).sort((a, b) => a - b);
-    const journals = names.map(journalGen).filter((g): g is number => g !== undefined).sort((a, b) => a - b);
-
-    let base = 1;
-    let loaded: Database | undefined;
-    const damaged: string[] = [];
-    for (let i = snapshots.length - 1; i >= 0 && !loaded; i--) {
-      const path = join(this.#dir, snapshotName(snapshots[i]));
-      try {
-        const bytes = await readSnapshot(path);
-        loaded = new SQL.Database(bytes);
-        loaded.exec("SELECT count(*) FROM sqlite_master");
-        base = snapshots[i];
-        this.#snapshotBytes = bytes.length;
-        this.#snapshots = snapshots.slice(0, i + 1);
-      } catch (error) {
-        loaded?.close();
-        loaded = undefined;
-        damaged.push(path);
-        this.#warn(`sql.js storage: skipping snapshot ${path}: ${(error as Error).message}`);
-      }
-    }
-    // Kept for inspection, but out of the way of the generations that follow.
-    if (loaded) for (const path of damaged) await rename(path, `${path}.damaged`);
-    if (!loaded && snapshots.length) {
-      throw new Error(`sql.js storage: no intact snapshot in ${this.#dir}; refusing to start from an incomplete history. Restore the folder from a backup.`);
-    }
-    if (!loaded && journals.length && journals[0] > 1) {
-      throw new Error(`sql.js storage: ${this.#dir} has journals from generation ${journals[0]} but no snapshot; refusing to start from an incomplete history.`);
-    }
-    this.#db = loaded ?? new SQL.Database();
-    this.#sql = new Sql(this.#db);
-    // A migrated database is snapshotted right after the start, so the next start need not migrate again.
-    this.#migrated = migrate(this.#sql) > 0 && loaded !== undefined;
-
-    for (const gen of journals) {
-      if (gen < base) continue;
-      const path = join(this.#dir, journalName(gen));
-      const contents = await readJournal(path);
-      this.#replay(path, contents.payloads);
-      this.#journalBytes += contents.validBytes;
-      if (contents.damage) {
-        this.#warn(
-          `sql.js storage: ${path}: ${contents.damage}; dropped the last ${contents.totalBytes - contents.validBytes} bytes (writes that were never acknowledged), kept ${contents.payloads.length} records before it`,
-        );
-        await truncateJournal(path, contents.validBytes);
-      }
-    }
-    // A fresh generation per start: appends never follow a tail that a crash may have torn.
-    this.#gen = Math.max(base - 1, journals.at(-1) ?? 0) + 1;
+    const loaded = await loadFolder(this.#dir, this.#options.sqlJs ?? (await initSqlJs()), this.#warn);
+    this.#db = loaded.db;
+    this.#sql = loaded.sql;
+    this.#migrated = loaded.migrated;
+    this.#gen = loaded.gen;
+    this.#snapshots = loaded.snapshots;
+    this.#snapshotBytes = loaded.snapshotBytes;
+    this.#journalBytes = loaded.journalBytes;
     this.#journal = new JournalWriter(this.#dir);
   }
 
-  #replay(path: string, payloads: string[]): void {
-    this.#sql.transaction(() => {
-      for (let i = 0; i < payloads.length; i++) {
-        try {
-          this.#sql.savepoint(() => applyOp(this.#sql, JSON.parse(payloads[i]) as JournalOp));
-        } catch (error) {
-          this.#warn(`sql.js storage: ${path}: record ${i} could not be applied and was skipped: ${(error as Error).message}`);
-        }
-      }
-    });
+  /**
+   * Resolves once the storage can be used: open, the database in step with the disk, and (for a
+   * write) no snapshot copy in progress. After a failed
+   * journal write the database holds changes that never reached the disk, so it is first reloaded
+   * from the disk (everything acknowledged is there); a full disk so never needs a restart.
+   */
+  async #settled(forWrite: boolean): Promise<void> {
+    for (;;) {
+      if (this.#state !== "open") throw new Error(`sql.js storage: the storage is ${this.#state === "new" || this.#state === "opening" ? "not open yet" : "closed"}`);
+      if (this.#recovering) await this.#recovering;
+      else if (this.#journal.failure !== undefined) this.#recovering = this.#recover().finally(() => (this.#recovering = undefined));
+      else if (forWrite && this.#held) await this.#held;
+      else return;
+    }
   }
 
-  #ready(): void {
-    if (this.#state !== "open") throw new Error(`sql.js storage: the storage is ${this.#state === "new" || this.#state === "opening" ? "not open yet" : "closed"}`);
+  /** Reloads the newest snapshot and the journals: the state as of the last acknowledged write. */
+  async #recover(): Promise<void> {
     const failure = this.#journal.failure;
-    if (failure !== undefined) throw new Error("sql.js storage: the journal could not be written; restart to recover", { cause: failure });
+    this.#failure = { error: failure, at: Date.now() };
+    this.#warn(`sql.js storage: a journal write failed (${(failure as Error)?.message ?? String(failure)}); reloading what is on disk`);
+    await this.#journal.close().catch(() => undefined);
+    await this.#snapshotting;
+    this.#closeDb();
+    await this.#load();
+  }
+
+  #closeDb(): void {
+    try {
+      this.#sql.free();
+      this.#db.close();
+    } catch {
+      // A reload after a journal failure that failed itself has closed them already.
+    }
   }
 
   /**
@@ -260,17 +208,20 @@ class SqlJsStore implements SqlJsStorage {
    * first means a write that fails (bad value, constraint) rejects with nothing journaled.
    */
   async #write(op: JournalOp): Promise<CommitResult | undefined> {
-    this.#ready();
-    while (this.#held) {
-      await this.#held;
-      this.#ready();
-    }
+    await this.#settled(true);
+    // Soon after a failure the disk is most likely still full: refuse at once rather than apply,
+    // fail and reload the whole database again for every write.
+    if (this.#failure && Date.now() - this.#failure.at < RETRY_AFTER_FAILURE_MS) throw writeFailed(this.#failure.error);
     const record = encodeRecord(JSON.stringify(op));
     const result = this.#sql.transaction(() => applyOp(this.#sql, op));
     const durable = this.#journal.append(this.#gen, record);
     this.#journalBytes += record.length;
     this.#snapshotSoon(false);
-    await durable;
+    try {
+      await durable;
+    } catch (error) {
+      throw writeFailed(error);
+    }
     return result;
   }
 
@@ -279,10 +230,13 @@ class SqlJsStore implements SqlJsStorage {
    * shown (and acts on) a change that a crash could still take back.
    */
   async #read<T>(fn: () => T): Promise<T> {
-    this.#ready();
-    const lsn = this.#journal.appendedLsn;
+    await this.#settled(false);
+    const journal = this.#journal;
+    const lsn = journal.appendedLsn;
     const out = fn();
-    await this.#journal.waitDurable(lsn);
+    await journal.waitDurable(lsn).catch((error: unknown) => {
+      throw writeFailed(error);
+    });
     return out;
   }
 
@@ -293,10 +247,11 @@ class SqlJsStore implements SqlJsStorage {
   }
 
   #snapshotSoon(force: boolean): void {
-    if (this.#snapshotting || this.#state !== "open") return;
+    if (this.#snapshotting || this.#recovering || this.#state !== "open" || this.#journal.failure !== undefined) return;
     if (!force && this.#journalBytes < this.#snapshotThreshold()) return;
     this.#snapshotting = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => (this.#state === "open" ? this.#snapshot() : undefined))
+      // Not while the database holds writes the journal failed to keep: they are about to be dropped.
+      .then(() => (this.#state === "open" && this.#journal.failure === undefined ? this.#snapshot() : undefined))
       // A background snapshot has no caller to reject to; the journal still holds everything.
       .catch((error: unknown) => this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`))
       .finally(() => {
@@ -350,6 +305,7 @@ class SqlJsStore implements SqlJsStorage {
       return;
     }
     clearInterval(this.#timer);
+    await this.#recovering?.catch(() => undefined);
     await this.#snapshotting;
     this.#state = "closed";
     await this.#journal.close();
@@ -360,8 +316,7 @@ class SqlJsStore implements SqlJsStorage {
         this.#warn(`sql.js storage: closing snapshot failed, the journal keeps everything: ${(error as Error).message}`);
       }
     }
-    this.#sql.free();
-    this.#db.close();
+    this.#closeDb();
     await this.#release?.();
   }
 

@@ -1,6 +1,7 @@
 import { open, readFile, truncate, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import * as zlib from "node:zlib";
+import { PRIVATE_FILE } from "./file-modes.js";
 
 /** Bytes before each record's payload: its length and its CRC-32, both uint32 little-endian. */
 const RECORD_HEADER = 8;
@@ -196,7 +197,7 @@ export class JournalWriter {
     if (this.#fhGen !== gen) {
       await this.#fh?.close();
       this.#fh = undefined;
-      this.#fh = await open(join(this.#dir, journalName(gen)), "a");
+      this.#fh = await open(join(this.#dir, journalName(gen)), "a", PRIVATE_FILE);
       this.#fhGen = gen;
       await syncDir(this.#dir);
     }

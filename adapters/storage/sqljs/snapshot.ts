@@ -1,4 +1,4 @@
-import { open, readFile, rename } from "node:fs/promises";
+import { open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -45,18 +45,24 @@ export async function writeSnapshot(dir: string, gen: number, db: Uint8Array, wr
   const final = join(dir, snapshotName(gen));
   const tmp = `${final}.tmp`;
   try {
-    await writeInWorker(tmp, header, db);
-  } finally {
-    written?.();
+    try {
+      await writeInWorker(tmp, header, db);
+    } finally {
+      written?.();
+    }
+    // fsync covers every write to the file, whichever descriptor made it.
+    const fh = await open(tmp, "r+");
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, final);
+  } catch (error) {
+    // A half-written snapshot on a full disk would keep the space the journal needs.
+    await rm(tmp, { force: true });
+    throw error;
   }
-  // fsync covers every write to the file, whichever descriptor made it.
-  const fh = await open(tmp, "r+");
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, final);
   await syncDir(dir);
   return final;
 }

@@ -20,7 +20,8 @@ parentPort.once("message", (/** @type {Uint8Array} */ db) => {
   /** @type {{ path: string, header: Uint8Array }} */
   const { path, header } = workerData;
   try {
-    const fd = openSync(path, "w");
+    // Owner only, like every file of the data folder: it holds every message.
+    const fd = openSync(path, "w", 0o600);
     try {
       writeAll(fd, header);
       writeAll(fd, db);

@@ -1,0 +1,50 @@
+import type { SqlJsStatic } from "sql.js";
+
+/** Options of {@link sqlJsStorage}. */
+export interface SqlJsStorageOptions {
+  /**
+   * Data folder; created if missing. One process owns it at a time. It and every file in it are
+   * made private to the owner (0700 and 0600), whatever the umask; an existing folder open to
+   * other users is tightened with a warning.
+   */
+  dir: string;
+  /** A ready sql.js module (from `initSqlJs()`); default: initialised on `open()`. */
+  sqlJs?: SqlJsStatic;
+  /**
+   * A snapshot is taken once the journal since the last one exceeds this fraction of the last
+   * snapshot's size, within {@link snapshotMinBytes} and {@link snapshotMaxBytes}. The fraction
+   * keeps the export's cost per write constant; the bounds keep small databases from snapshotting
+   * constantly and large ones from replaying for long at start (about 100 µs per journaled write).
+   * Default 0.25.
+   */
+  snapshotRatio?: number;
+  /** Journal bytes below which no snapshot is taken (except on close and by time). Default 8 MiB. */
+  snapshotMinBytes?: number;
+  /** Journal bytes at which a snapshot is always taken, bounding start-up replay. Default 16 MiB. */
+  snapshotMaxBytes?: number;
+  /** Also snapshot a non-empty journal this often, milliseconds; 0 turns it off. Default 10 minutes. */
+  snapshotIntervalMs?: number;
+  /** Receives recoverable problems (a dropped journal tail, a skipped damaged snapshot). Default `console.warn`. */
+  onWarning?: (message: string) => void;
+}
+
+function positive(name: string, value: number | undefined, allowZero = false): void {
+  if (value === undefined) return;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new TypeError(`sqlJsStorage: ${name} must be a ${allowZero ? "non-negative" : "positive"} number, got ${String(value)}`);
+  }
+}
+
+/** Throws a TypeError naming the first option that is not usable. */
+export function checkOptions(options: SqlJsStorageOptions): void {
+  if (!options || typeof options.dir !== "string" || options.dir === "") {
+    throw new TypeError("sqlJsStorage: options.dir must be the path of the data folder");
+  }
+  positive("snapshotMinBytes", options.snapshotMinBytes);
+  positive("snapshotRatio", options.snapshotRatio);
+  positive("snapshotMaxBytes", options.snapshotMaxBytes);
+  positive("snapshotIntervalMs", options.snapshotIntervalMs, true);
+  if (options.onWarning !== undefined && typeof options.onWarning !== "function") {
+    throw new TypeError("sqlJsStorage: options.onWarning must be a function");
+  }
+}

@@ -1,0 +1,85 @@
+// Every file that holds messages, media or users is the owner's only, whatever the umask: run
+// with umask 000, where anything not explicitly private would come out world-readable.
+import { chmod, mkdir, readdir, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { UserStore } from "chat-gateway/http";
+import { fsMediaStore } from "chat-gateway/media/fs";
+import { openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
+
+let umask: number;
+beforeAll(() => {
+  umask = process.umask(0);
+});
+afterAll(() => {
+  process.umask(umask);
+});
+afterEach(removeTempDirs);
+
+/** `path mode` for the folder and everything under it. */
+async function modes(root: string): Promise<string[]> {
+  const out = [`. ${((await stat(root)).mode & 0o777).toString(8)}`];
+  for (const name of (await readdir(root, { recursive: true })).sort()) {
+    out.push(`${name} ${((await stat(join(root, name))).mode & 0o777).toString(8)}`);
+  }
+  return out;
+}
+
+/** Only the root folder is a folder in these trees; everything else is a file. */
+function expectPrivate(lines: string[]): void {
+  expect(lines).toEqual(lines.map((line) => line.replace(/ \d+$/, line.startsWith(". ") ? " 700" : " 600")));
+}
+
+describe("private files", () => {
+  test("modes - the sql.js folder, its lock, journals and snapshots are 0700/0600 under umask 000", async () => {
+    const dir = join(await tempDir(), "data", "db");
+    // Tiny snapshot bounds: every write is followed by a snapshot from the worker thread.
+    const { storage } = await openStorage(dir, { snapshotMinBytes: 1, snapshotMaxBytes: 1 });
+    await storage.commit("alice", write("m0"));
+    await new Promise((r) => setTimeout(r, 300));
+    await storage.commit("alice", write("m1"));
+    const open = await modes(dir);
+    expect(open.some((l) => l.startsWith("LOCK "))).toBe(true);
+    expect(open.some((l) => /^journal-\d+\.log /.test(l))).toBe(true);
+    expect(open.some((l) => /^snapshot-\d+\.db /.test(l))).toBe(true);
+    expectPrivate(open);
+    await storage.close();
+    expectPrivate(await modes(dir));
+    // The parent created along with it is private too.
+    expect((await stat(join(dir, "..")).then((s) => s.mode & 0o777)).toString(8)).toBe("700");
+  });
+
+  test("modes - an existing folder and files open to others are tightened at open, with a warning", async () => {
+    const dir = await tempDir();
+    await chmod(dir, 0o755);
+    await writeFile(join(dir, "journal-00000001.log"), "", { mode: 0o644 });
+    const { storage, warnings } = await openStorage(dir);
+    expect(warnings).toEqual([`sql.js storage: ${dir} was readable by other users (mode 755); changed it to 700`]);
+    await storage.commit("alice", write("m0"));
+    expectPrivate(await modes(dir));
+    await storage.close();
+  });
+
+  test("modes - media files and their folder are 0700/0600 under umask 000, also an existing loose folder", async () => {
+    const root = await tempDir();
+    const media = fsMediaStore({ dir: join(root, "media") });
+    const writer = await media.createWriter("alice", "m1");
+    await writer.write(Uint8Array.of(1, 2, 3));
+    expectPrivate(await modes(join(root, "media")));
+    await writer.commit();
+    const after = await modes(join(root, "media"));
+    expect(after).toHaveLength(2);
+    expectPrivate(after);
+
+    await mkdir(join(root, "loose"), { mode: 0o777 });
+    const loose = await fsMediaStore({ dir: join(root, "loose") }).createWriter("alice", "m2");
+    await loose.commit();
+    expectPrivate(await modes(join(root, "loose")));
+  });
+
+  test("modes - the users file and its new folder are 0600/0700 under umask 000", async () => {
+    const root = await tempDir();
+    await new UserStore(join(root, "conf", "users.json")).write(new Map([["alice", "$2b$10$" + "a".repeat(53)]]));
+    expectPrivate(await modes(join(root, "conf")));
+  });
+});
