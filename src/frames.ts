@@ -151,7 +151,10 @@ const MAX_MESSAGE_CHARS = 300;
 
 function describeFailure(frameType: string, failure: { path: Array<string | number>; message: string }): string {
   const field = failure.path.join(".");
-  const text = field ? `invalid ${frameType}: field "${field}": ${failure.message}` : `invalid ${frameType}: ${failure.message}`;
+  // The field is named once, in our words, instead of superstruct's "At path: x -- " prefix.
+  const prefix = `At path: ${field} -- `;
+  const detail = field && failure.message.startsWith(prefix) ? failure.message.slice(prefix.length) : failure.message;
+  const text = field ? `invalid ${frameType}: field "${field}": ${detail}` : `invalid ${frameType}: ${detail}`;
   return text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text;
 }
 
