@@ -149,6 +149,11 @@ export class FrameError extends GatewayError {
 /** Longest validation message sent back: superstruct quotes the value it got, which may be most of the frame. */
 const MAX_MESSAGE_CHARS = 300;
 
+/** A frame type quoted in a message, cut short: an error never echoes most of a frame. */
+function quoteType(type: string): string {
+  return JSON.stringify(type.length > 64 ? `${type.slice(0, 64)}…` : type);
+}
+
 function describeFailure(frameType: string, failure: { path: Array<string | number>; message: string }): string {
   const field = failure.path.join(".");
   // The field is named once, in our words, instead of superstruct's "At path: x -- " prefix.
@@ -194,10 +199,10 @@ export function parseClientFrame(text: string): ClientFrame {
   }
   const frame = check(raw, envelope, "frame", rawType, requestId);
   if (PLANNED_FRAMES.has(frame.type) || frame.type.startsWith("picker.")) {
-    throw new FrameError(`${frame.type} is a planned frame and is not available in this protocol version`, frame.type, requestId);
+    throw new FrameError(`${quoteType(frame.type)} is a planned frame and is not available in this protocol version`, frame.type, requestId);
   }
   const struct = structsByType.get(frame.type);
-  if (!struct) throw new FrameError(`unknown frame type "${frame.type}"`, frame.type, requestId);
+  if (!struct) throw new FrameError(`unknown frame type ${quoteType(frame.type)}`, frame.type, requestId);
   const payload = check(frame.payload ?? {}, struct, frame.type, frame.type, requestId);
   return { type: frame.type, id: requestId, payload } as ClientFrame;
 }
