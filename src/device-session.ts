@@ -164,11 +164,12 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     try {
       frame = parseClientFrame(text);
     } catch (error) {
-      if (this.#state === "hello") return this.#refuseAuth(new GatewayError("auth", `the first frame must be a valid hello (${(error as Error).message})`));
-      return this.#sendError(error, error instanceof FrameError ? error.requestId : undefined);
+      const requestId = error instanceof FrameError ? error.requestId : undefined;
+      if (this.#state === "hello") return this.#refuseAuth(new GatewayError("auth", `the first frame must be a valid hello (${(error as Error).message})`), requestId);
+      return this.#sendError(error, requestId);
     }
     if (this.#state === "hello") {
-      if (frame.type !== "hello") return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"));
+      if (frame.type !== "hello") return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"), frame.id);
       return this.#hello(frame);
     }
     if (frame.type === "hello") return this.#sendError(new GatewayError("unsupported", "hello was already sent on this connection"), frame.id);

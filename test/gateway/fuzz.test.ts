@@ -3,7 +3,7 @@
 // is open meanwhile keeps working (docs/PROTOCOL.md "Errors").
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clientFrameStructs, tokenAuthenticator } from "chat-gateway";
+import { CLOSE_CODES, clientFrameStructs, tokenAuthenticator } from "chat-gateway";
 import { Client, startGateway, type Harness } from "./harness.js";
 import { badJsonTexts, hostileStrings, nestedArrays } from "../fixtures/bad-values.js";
 
@@ -180,5 +180,34 @@ describe("fuzz", () => {
     expect(sent).toBeGreaterThanOrEqual(250);
     expect(logged).toEqual([]);
     expect(emitted).toEqual([]);
+  }, 60_000);
+
+  it("fuzz - a random first frame on a fresh connection gets hello.ok or a clear refusal with its id, never internal", async () => {
+    const open = await startGateway({ logger: { info() {}, warn() {}, error: (...args: unknown[]) => void logged.push(args) } });
+    const first = fc.oneof({ weight: 3, arbitrary: textFrame.filter((f) => f.type === "hello") }, { weight: 2, arbitrary: textFrame }, { weight: 1, arbitrary: binaryFrame });
+    try {
+      await fc.assert(
+        fc.asyncProperty(first, async (frame) => {
+          const c = new Client(open.url);
+          await c.opened;
+          const id = `h${++nextId}`;
+          const text = frame.kind === "text" ? frame.template.replace('"@ID@"', JSON.stringify(id)) : undefined;
+          c.raw(text ?? Buffer.from((frame as BinaryFrame).bytes));
+          const answer = await c.waitFor(() => true).catch(() => undefined);
+          if (answer?.type === "hello.ok") {
+            await c.close();
+            return;
+          }
+          expect(answer?.type, JSON.stringify(frame).slice(0, 500)).toBe("error");
+          expect(["auth", "unsupported"]).toContain(answer!.payload.code);
+          if (text?.includes(JSON.stringify(id))) expect(answer!.id).toBe(id);
+          expect([CLOSE_CODES.auth, CLOSE_CODES.invalidHello, CLOSE_CODES.protocolTooNew]).toContain(await c.closedPromise);
+        }),
+        { numRuns: 80 },
+      );
+    } finally {
+      await open.close();
+    }
+    expect(logged).toEqual([]);
   }, 60_000);
 });

@@ -13,12 +13,12 @@ async function rawClient(url: string): Promise<Client> {
 }
 
 describe("hello", () => {
-  it("hello - a first frame that is not hello gets auth and close 4401", async () => {
+  it("hello - a first frame that is not hello gets auth with its id and close 4401", async () => {
     h = await startGateway();
     const c = await rawClient(h.url);
     c.send("channel.list", {}, "x1");
     expect(await c.closedPromise).toBe(4401);
-    expect(c.frames).toEqual([{ type: "error", payload: { code: "auth", message: expect.stringContaining("hello") } }]);
+    expect(c.frames).toEqual([{ type: "error", id: "x1", payload: { code: "auth", message: expect.stringContaining("hello") } }]);
   });
 
   it("hello - malformed JSON first gets auth and close 4401", async () => {
