@@ -37,6 +37,9 @@ interface Upload {
   writer: MediaWriter;
 }
 
+/** What a mime type may hold: printable ASCII, bounded (an empty one means unknown). */
+const MIME = /^[\x20-\x7e]{0,255}$/;
+
 /** Split a binary media message into its header and bytes. */
 export function decodeChunk(data: Uint8Array): { media: string; offset: number; bytes: Uint8Array } {
   if (data.byteLength < 4) throw new GatewayError("unsupported", "binary frame too short for a media chunk header");
@@ -89,6 +92,8 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
         throw new GatewayError("media_too_large", `media "${meta.media_ref}" is ${meta.size} bytes; the limit is ${hub.options.maxMediaBytes}`);
       }
       if (!meta.media_ref) throw new GatewayError("unsupported", `field "media_ref": must not be empty`);
+      // The mime type travels on to other devices and into Content-Type headers.
+      if (!MIME.test(meta.mime)) throw new GatewayError("unsupported", `field "mime": use at most 255 printable ASCII characters, like "image/png"`);
       if (uploads.has(meta.media_ref) || (await hub.storage.getMedia(session.owner, meta.media_ref))) {
         throw new GatewayError("unsupported", `media_ref "${meta.media_ref}" is already in flight or uploaded`);
       }

@@ -14,7 +14,7 @@ import { memoryStorage } from "chat-gateway/storage/memory";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { attachWebSocket } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
-import { serveWeb } from "./static.js";
+import { decodeOrUndefined, serveWeb } from "./static.js";
 
 export interface RunningServer {
   url: string;
@@ -22,6 +22,9 @@ export interface RunningServer {
   /** Stop accepting, end running turns, flush storage, close sockets with 1001. */
   close(): Promise<void>;
 }
+
+/** A `type/subtype` with optional parameters: what may go into Content-Type as the client gave it. */
+const MIME_TYPE = /^[A-Za-z0-9][\w.+-]*\/[\w.+-]+(\s*;[\x20-\x7e]*)?$/;
 
 function pickRuntime(config: ServerConfig): AgentRuntime {
   if (!config.openaiBaseUrl) return demoRuntime();
@@ -94,21 +97,21 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
       return true;
     }
     const owner = (await protection.enabled()) ? protection.userOf(req) : "~anonymous";
-    const id = decodeURIComponent(match[1]);
-    const record = owner ? await storage.getMedia(owner, id) : undefined;
+    const id = decodeOrUndefined(match[1]);
+    const record = owner && id !== undefined ? await storage.getMedia(owner, id) : undefined;
     if (!owner || !record) {
       res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
       return true;
     }
     const media = gateway.options.mediaStore!;
     res.writeHead(200, {
-      "content-type": record.mime || "application/octet-stream",
+      "content-type": MIME_TYPE.test(record.mime) ? record.mime : "application/octet-stream",
       "content-length": String(record.size),
       "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(record.filename)}`,
       "x-content-type-options": "nosniff",
       "cache-control": "private, max-age=3600",
     });
-    for await (const chunk of media.read(owner, id)) res.write(chunk);
+    for await (const chunk of media.read(owner, record.media_id)) res.write(chunk);
     res.end();
     return true;
   }
