@@ -1,5 +1,6 @@
 // The example server's HTTP routes with malformed input, in-process: a bad percent-escape is a 404
-// (not a 500), and a media's client-given mime type reaches Content-Type only when it is one.
+// (not a 500), a media's client-given mime type reaches Content-Type only when it is one, and an
+// odd filename cannot break the response.
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { encodeChunk } from "chat-gateway";
@@ -11,14 +12,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function upload(c: Client, ref: string, mime: string, bytes: Buffer) {
-  c.send("media.upload.start", { media_ref: ref, kind: "document", mime, size: bytes.length, filename: "f.bin" }, `${ref}-s`);
+async function upload(c: Client, ref: string, mime: string, bytes: Buffer, filename = "f.bin") {
+  c.send("media.upload.start", { media_ref: ref, kind: "document", mime, size: bytes.length, filename }, `${ref}-s`);
   c.raw(Buffer.from(encodeChunk(ref, 0, bytes)));
   return c.request("media.upload.end", { media_ref: ref, sha256: createHash("sha256").update(bytes).digest("hex") });
 }
 
 describe("example server input", () => {
-  it("example server input - malformed escapes are 404, a mime with control characters is refused at upload, and one that is no mime type is served as octet-stream", async () => {
+  it("example server input - malformed escapes are 404, a mime with control characters is refused at upload, one that is no mime type is served as octet-stream, a lone surrogate in a filename is replaced", async () => {
     const { dir, cleanup } = await tempDir();
     cleanups.push(cleanup);
     const server = await startExample(dir);
@@ -43,5 +44,10 @@ describe("example server input", () => {
 
     expect(await upload(c, "r3", "text/plain; charset=utf-8", Buffer.from("xyz"))).toMatchObject({ type: "media.upload.ack", payload: { ok: true } });
     expect((await fetch(`${server.url}/api/media/r3`)).headers.get("content-type")).toBe("text/plain; charset=utf-8");
+
+    expect(await upload(c, "r4", "text/plain", Buffer.from("lone"), "a\ud800b.txt")).toMatchObject({ type: "media.upload.ack", payload: { ok: true } });
+    const lone = await fetch(`${server.url}/api/media/r4`);
+    expect(lone.status).toBe(200);
+    expect(lone.headers.get("content-disposition")).toBe("inline; filename*=UTF-8''a%EF%BF%BDb.txt");
   });
 });

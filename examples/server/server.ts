@@ -107,7 +107,8 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     res.writeHead(200, {
       "content-type": MIME_TYPE.test(record.mime) ? record.mime : "application/octet-stream",
       "content-length": String(record.size),
-      "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(record.filename)}`,
+      // encodeURIComponent throws on a lone surrogate, which a client-given filename may hold.
+      "content-disposition": `inline; filename*=UTF-8''${encodeURIComponent(record.filename.replace(/[\ud800-\udfff]/gu, "\ufffd"))}`,
       "x-content-type-options": "nosniff",
       "cache-control": "private, max-age=3600",
     });
