@@ -11,7 +11,7 @@ import { FrameError, parseClientFrame, type ClientFrame } from "./frames.js";
 import type { Hub, HubSession } from "./hub.js";
 import type { Owner } from "./ids.js";
 import { LIMITS, PROTOCOL_VERSION } from "./protocol.js";
-import { checkPushTargets } from "./push-targets.js";
+import { pushTargetError } from "./push-targets.js";
 import type { Device, DeviceCaps } from "./records.js";
 import { handleRequest } from "./requests.js";
 import { TokenBucket } from "./token-bucket.js";
@@ -189,14 +189,8 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       streaming: p.caps?.streaming ?? true,
     };
     if (!p.device_id) return this.#refuseAuth(new GatewayError("auth", `hello: field "device_id" must be a non-empty string`), frame.id);
-    try {
-      checkPushTargets("hello", p);
-    } catch (error) {
-      // Checked before the credential, so a push target never reaches storage or a push sender unchecked.
-      this.send({ type: "error", payload: toWireError(error) }, frame.id);
-      this.close(CLOSE_CODES.invalidHello, "invalid hello");
-      return;
-    }
+    const invalid = pushTargetError("hello", p);
+    if (invalid) return this.#refuseHello(invalid, frame.id);
     if (caps.min_protocol > PROTOCOL_VERSION) {
       this.send({ type: "error", payload: { code: "unsupported", message: `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}` } }, frame.id);
       this.close(CLOSE_CODES.protocolTooNew, "protocol too new");
@@ -268,6 +262,12 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #refuseAuth(error: GatewayError, requestId?: string): void {
     this.send({ type: "error", payload: toWireError(error) }, requestId);
     this.close(CLOSE_CODES.auth, "auth");
+  }
+
+  /** A hello field outside its grammar: the same hello would fail again, so 1008 rather than a retry. */
+  #refuseHello(error: GatewayError, requestId: string | undefined): void {
+    this.send({ type: "error", payload: toWireError(error) }, requestId);
+    this.close(CLOSE_CODES.invalidHello, "invalid hello");
   }
 
   #sendError(error: unknown, requestId: string | undefined): void {

@@ -31,15 +31,16 @@ export function isFcmToken(value: unknown): value is string {
 }
 
 /**
- * Check the push targets of a `hello` or `fcm.register` payload; `unsupported` names the field.
- * An empty string is allowed: it clears the target.
+ * The error for the push targets of a `hello` or `fcm.register` payload (`unsupported` naming the
+ * field), or undefined when they are valid. An empty string is valid: it clears the target.
  */
-export function checkPushTargets(frameType: string, payload: { fcm_token?: string; ntfy_topic?: string }): void {
+export function pushTargetError(frameType: string, payload: { fcm_token?: string; ntfy_topic?: string }): GatewayError | undefined {
   const { ntfy_topic, fcm_token } = payload;
   if (ntfy_topic !== undefined && ntfy_topic !== "" && !isNtfyTopic(ntfy_topic)) {
-    throw new GatewayError("unsupported", `${frameType}: field "ntfy_topic": use 1 to 64 letters, digits, "_" or "-"`);
+    return new GatewayError("unsupported", `${frameType}: field "ntfy_topic": use 1 to 64 letters, digits, "_" or "-"`);
   }
   if (fcm_token !== undefined && fcm_token !== "" && !isFcmToken(fcm_token)) {
-    throw new GatewayError("unsupported", `${frameType}: field "fcm_token": use 1 to 4096 printable ASCII characters without spaces`);
+    return new GatewayError("unsupported", `${frameType}: field "fcm_token": use 1 to 4096 printable ASCII characters without spaces`);
   }
+  return undefined;
 }

@@ -10,7 +10,7 @@ import type { ClientFrame } from "./frames.js";
 import type { Hub } from "./hub.js";
 import { deleteMessages, sendMessage } from "./message-requests.js";
 import { LIMITS } from "./protocol.js";
-import { checkPushTargets } from "./push-targets.js";
+import { pushTargetError } from "./push-targets.js";
 import { historyItem } from "./message-payloads.js";
 
 const SYNC_PAGE = 500;
@@ -127,7 +127,8 @@ export async function handleRequest(hub: Hub, session: DeviceSession, frame: Cli
       return;
 
     case "fcm.register": {
-      checkPushTargets("fcm.register", frame.payload);
+      const invalid = pushTargetError("fcm.register", frame.payload);
+      if (invalid) throw invalid;
       const device = { ...session.device };
       if (frame.payload.fcm_token !== undefined) device.fcm_token = frame.payload.fcm_token;
       if (frame.payload.ntfy_topic !== undefined) device.ntfy_topic = frame.payload.ntfy_topic;
