@@ -22,7 +22,7 @@ import {
   type Struct,
 } from "superstruct";
 import { GatewayError } from "./errors.js";
-import { MAX_FRAME_DEPTH, nestsDeeperThan } from "./json-nesting.js";
+import { frameShapeProblem } from "./frame-shape.js";
 
 const id = string();
 const mediaKind = enums(["image", "audio", "video", "document", "voice"]);
@@ -194,9 +194,8 @@ export function parseClientFrame(text: string): ClientFrame {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new FrameError("a frame is a JSON object");
   const requestId = typeof (raw as { id?: unknown }).id === "string" ? ((raw as { id: string }).id) : undefined;
   const rawType = typeof (raw as { type?: unknown }).type === "string" ? ((raw as { type: string }).type) : undefined;
-  if (nestsDeeperThan(raw, MAX_FRAME_DEPTH)) {
-    throw new FrameError(`a frame may nest arrays and objects at most ${MAX_FRAME_DEPTH} levels deep`, rawType, requestId);
-  }
+  const shapeProblem = frameShapeProblem(raw);
+  if (shapeProblem) throw new FrameError(shapeProblem, rawType, requestId);
   const frame = check(raw, envelope, "frame", rawType, requestId);
   if (PLANNED_FRAMES.has(frame.type) || frame.type.startsWith("picker.")) {
     throw new FrameError(`${quoteType(frame.type)} is a planned frame and is not available in this protocol version`, frame.type, requestId);

@@ -3,7 +3,14 @@
 // is open meanwhile keeps working (docs/PROTOCOL.md "Errors").
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLOSE_CODES, clientFrameStructs, tokenAuthenticator } from "chat-gateway";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CLOSE_CODES, clientFrameStructs, tokenAuthenticator, type Storage } from "chat-gateway";
+import { memoryStorage } from "chat-gateway/storage/memory";
+import { postgresStorage } from "chat-gateway/storage/postgres";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
 import { Client, startGateway, type Harness } from "./harness.js";
 import { badJsonTexts, hostileStrings, nestedArrays } from "../fixtures/bad-values.js";
 
@@ -114,36 +121,70 @@ const binaryFrame: fc.Arbitrary<BinaryFrame> = fc.oneof(
 
 const frames = fc.array(fc.oneof({ weight: 6, arbitrary: textFrame }, { weight: 1, arbitrary: binaryFrame }), { minLength: 5, maxLength: 30 });
 
-let h: Harness;
-let fuzzer: Client;
-let watcher: Client;
-let watcherMessageId: string;
 const logged: unknown[] = [];
-const emitted: unknown[] = [];
-
-beforeAll(async () => {
-  const record = (...args: unknown[]) => void logged.push(args);
-  h = await startGateway({
-    authenticator: tokenAuthenticator({ fuzz: "fuzzer", watch: "watcher" }),
-    // The fuzzer sends hundreds of frames a second; the budget is not what is under test here.
-    rateLimit: { perSecond: 100_000, burst: 100_000 },
-    logger: { info() {}, warn() {}, error: record },
-  });
-  h.gateway.on("error", (error) => void emitted.push(error));
-  fuzzer = await Client.connect(h.url, { token: "fuzz" });
-  watcher = await Client.connect(h.url, { token: "watch" });
-  watcherMessageId = (await watcher.say({ chat_id: "default", text: "kept safe" })).echo.payload.message_id;
-});
-
-afterAll(async () => {
-  await fuzzer?.close();
-  await watcher?.close();
-  await h?.close();
-});
-
+const recordErrors = { info() {}, warn() {}, error: (...args: unknown[]) => void logged.push(args) };
 let nextId = 0;
 
-describe("fuzz", () => {
+interface StorageCase {
+  name: string;
+  make(): Promise<{ storage: Storage; drop(): Promise<void> }>;
+}
+
+const pgUp = await postgresAvailable("fuzz over postgres storage");
+const storages: StorageCase[] = [
+  { name: "memory", make: async () => ({ storage: memoryStorage(), drop: async () => undefined }) },
+  {
+    name: "sql.js",
+    make: async () => {
+      const dir = await mkdtemp(join(tmpdir(), "cg-fuzz-"));
+      return { storage: sqlJsStorage({ dir }), drop: () => rm(dir, { recursive: true, force: true }) };
+    },
+  },
+  // Strings PostgreSQL cannot take (U+0000) once answered `internal` there only.
+  ...(pgUp
+    ? [
+        {
+          name: "postgres",
+          make: async () => {
+            const schema = `t_${runId()}`;
+            return { storage: postgresStorage({ connectionString: DATABASE_URL, schema }), drop: () => dropSchema(schema) };
+          },
+        },
+      ]
+    : []),
+];
+
+describe.each(storages)("fuzz over $name storage", (storageCase) => {
+  let h: Harness;
+  let fuzzer: Client;
+  let watcher: Client;
+  let watcherMessageId: string;
+  let drop: () => Promise<void> = async () => undefined;
+  const emitted: unknown[] = [];
+
+  beforeAll(async () => {
+    const made = await storageCase.make();
+    drop = made.drop;
+    h = await startGateway({
+      storage: made.storage,
+      authenticator: tokenAuthenticator({ fuzz: "fuzzer", watch: "watcher" }),
+      // The fuzzer sends hundreds of frames a second; the budget is not what is under test here.
+      rateLimit: { perSecond: 100_000, burst: 100_000 },
+      logger: recordErrors,
+    });
+    h.gateway.on("error", (error) => void emitted.push(error));
+    fuzzer = await Client.connect(h.url, { token: "fuzz" });
+    watcher = await Client.connect(h.url, { token: "watch" });
+    watcherMessageId = (await watcher.say({ chat_id: "default", text: "kept safe" })).echo.payload.message_id;
+  });
+
+  afterAll(async () => {
+    await fuzzer?.close();
+    await watcher?.close();
+    await h?.close();
+    await drop();
+  });
+
   it("fuzz - random bad frames never answer internal, errors carry the request id, and another owner's connection keeps answering", async () => {
     let sent = 0;
     await fc.assert(
@@ -181,9 +222,11 @@ describe("fuzz", () => {
     expect(logged).toEqual([]);
     expect(emitted).toEqual([]);
   }, 60_000);
+});
 
+describe("fuzz - first frames", () => {
   it("fuzz - a random first frame on a fresh connection gets hello.ok or a clear refusal with its id, never internal", async () => {
-    const open = await startGateway({ logger: { info() {}, warn() {}, error: (...args: unknown[]) => void logged.push(args) } });
+    const open = await startGateway({ logger: recordErrors });
     const first = fc.oneof({ weight: 3, arbitrary: textFrame.filter((f) => f.type === "hello") }, { weight: 2, arbitrary: textFrame }, { weight: 1, arbitrary: binaryFrame });
     try {
       await fc.assert(
