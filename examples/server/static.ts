@@ -40,8 +40,8 @@ export async function serveWeb(req: IncomingMessage, res: ServerResponse): Promi
     return;
   }
   const pathname = decodeOrUndefined(new URL(req.url ?? "/", "http://x").pathname);
-  const relative = pathname === undefined ? ".." : normalize(pathname === "/" ? "index.html" : pathname.slice(1));
-  if (relative.startsWith("..")) {
+  const relative = pathname === undefined ? undefined : normalize(pathname === "/" ? "index.html" : pathname.slice(1));
+  if (relative === undefined || relative.startsWith("..")) {
     res.writeHead(404).end();
     return;
   }
