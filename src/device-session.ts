@@ -13,6 +13,7 @@ import type { Hub, HubSession } from "./hub.js";
 import type { Owner } from "./ids.js";
 import { helloLimits } from "./hello-limits.js";
 import { PROTOCOL_VERSION, type ServerFrame } from "./protocol.js";
+import { pushTargetError } from "./push-targets.js";
 import type { Device, DeviceCaps } from "./records.js";
 import { Outflow } from "./outflow.js";
 import { handleRequest } from "./requests.js";
@@ -232,6 +233,8 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       streaming: p.caps?.streaming ?? true,
     };
     if (!p.device_id) return this.#refuseAuth(new GatewayError("auth", `hello: field "device_id" must be a non-empty string`), frame.id);
+    const invalid = pushTargetError("hello", p);
+    if (invalid) return this.#refuseHello(invalid, frame.id);
     if (caps.min_protocol > PROTOCOL_VERSION) {
       this.send({ type: "error", payload: { code: "unsupported", message: `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}` } }, frame.id);
       this.close(CLOSE_CODES.protocolTooNew, "protocol too new");
@@ -320,6 +323,12 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #refuseAuth(error: GatewayError, requestId?: string): void {
     this.send({ type: "error", payload: toWireError(error) }, requestId);
     this.close(CLOSE_CODES.auth, "auth");
+  }
+
+  /** A hello field outside its grammar: the same hello would fail again, so 1008 rather than a retry. */
+  #refuseHello(error: GatewayError, requestId: string | undefined): void {
+    this.send({ type: "error", payload: toWireError(error) }, requestId);
+    this.close(CLOSE_CODES.invalidHello, "invalid hello");
   }
 
   #sendError(error: unknown, requestId: string | undefined): void {

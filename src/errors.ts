@@ -21,6 +21,11 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, { readonly httpStatus: numb
 export const CLOSE_CODES = {
   /** Server shutting down. */
   goingAway: 1001,
+  /**
+   * A `hello` with a field outside the protocol's grammar (an invalid `ntfy_topic` or
+   * `fcm_token`), after an `error unsupported` naming it; the same hello would fail again.
+   */
+  invalidHello: 1008,
   /** A text frame over the size limit. */
   tooBig: 1009,
   /** A consumer so slow that its send buffer passed the hard cap; it catches up with `sync`. */

@@ -22,6 +22,7 @@ import {
   type Struct,
 } from "superstruct";
 import { GatewayError } from "./errors.js";
+import { frameShapeProblem } from "./frame-shape.js";
 
 const id = string();
 const mediaKind = enums(["image", "audio", "video", "document", "voice"]);
@@ -107,6 +108,9 @@ export const clientFrameStructs = {
   ping: type({ ts: optional(integer()) }),
 } satisfies Record<string, Struct<any, any>>;
 
+/** The same structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */
+const structsByType: ReadonlyMap<string, Struct<any, any>> = new Map(Object.entries(clientFrameStructs));
+
 /** The planned frames (docs/PROTOCOL.md §11): recognised, answered `unsupported`. */
 export const PLANNED_FRAMES: ReadonlySet<string> = new Set(["picker.select", "commands.complete"]);
 
@@ -142,9 +146,38 @@ export class FrameError extends GatewayError {
   }
 }
 
+/** Longest validation message sent back: superstruct quotes the value it got, which may be most of the frame. */
+const MAX_MESSAGE_CHARS = 300;
+
+/** A frame type quoted in a message, cut short: an error never echoes most of a frame. */
+function quoteType(type: string): string {
+  return JSON.stringify(type.length > 64 ? `${type.slice(0, 64)}…` : type);
+}
+
 function describeFailure(frameType: string, failure: { path: Array<string | number>; message: string }): string {
   const field = failure.path.join(".");
-  return field ? `invalid ${frameType}: field "${field}": ${failure.message}` : `invalid ${frameType}: ${failure.message}`;
+  // The field is named once, in our words, instead of superstruct's "At path: x -- " prefix.
+  const prefix = `At path: ${field} -- `;
+  const detail = field && failure.message.startsWith(prefix) ? failure.message.slice(prefix.length) : failure.message;
+  const text = field ? `invalid ${frameType}: field "${field}": ${detail}` : `invalid ${frameType}: ${detail}`;
+  return text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text;
+}
+
+/**
+ * Validate against a struct; a failure becomes a {@link FrameError}. superstruct quotes the wrong
+ * value with `${value}`, which throws for an object that has its own `toString` field: that frame
+ * is refused the same way, without naming the field.
+ */
+function check<T>(value: unknown, struct: Struct<T, any>, label: string, frameType: string | undefined, requestId: string | undefined): T {
+  let result: ReturnType<typeof validate<T, any>>;
+  try {
+    result = validate(value, struct);
+  } catch {
+    throw new FrameError(`invalid ${label}: a field has a value of the wrong type`, frameType, requestId);
+  }
+  const [failure, valid] = result;
+  if (failure) throw new FrameError(describeFailure(label, failure), frameType, requestId);
+  return valid as T;
 }
 
 /**
@@ -159,16 +192,16 @@ export function parseClientFrame(text: string): ClientFrame {
     throw new FrameError("malformed JSON");
   }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new FrameError("a frame is a JSON object");
-  const [envelopeError, frame] = validate(raw, envelope);
   const requestId = typeof (raw as { id?: unknown }).id === "string" ? ((raw as { id: string }).id) : undefined;
-  const frameType = typeof (raw as { type?: unknown }).type === "string" ? ((raw as { type: string }).type) : undefined;
-  if (envelopeError) throw new FrameError(describeFailure("frame", envelopeError), frameType, requestId);
+  const rawType = typeof (raw as { type?: unknown }).type === "string" ? ((raw as { type: string }).type) : undefined;
+  const shapeProblem = frameShapeProblem(raw);
+  if (shapeProblem) throw new FrameError(shapeProblem, rawType, requestId);
+  const frame = check(raw, envelope, "frame", rawType, requestId);
   if (PLANNED_FRAMES.has(frame.type) || frame.type.startsWith("picker.")) {
-    throw new FrameError(`${frame.type} is a planned frame and is not available in this protocol version`, frame.type, requestId);
+    throw new FrameError(`${quoteType(frame.type)} is a planned frame and is not available in this protocol version`, frame.type, requestId);
   }
-  const struct = (clientFrameStructs as Record<string, Struct<any, any>>)[frame.type];
-  if (!struct) throw new FrameError(`unknown frame type "${frame.type}"`, frame.type, requestId);
-  const [payloadError, payload] = validate(frame.payload ?? {}, struct);
-  if (payloadError) throw new FrameError(describeFailure(frame.type, payloadError), frame.type, requestId);
+  const struct = structsByType.get(frame.type);
+  if (!struct) throw new FrameError(`unknown frame type ${quoteType(frame.type)}`, frame.type, requestId);
+  const payload = check(frame.payload ?? {}, struct, frame.type, frame.type, requestId);
   return { type: frame.type, id: requestId, payload } as ClientFrame;
 }

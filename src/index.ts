@@ -82,6 +82,7 @@ export type { Connection, ConnectionHandle, UpgradeDecision } from "./connection
 export type { LaneLock, LaneLease } from "./lane-lock.js";
 export type { MediaStore, MediaWriter } from "./media-store.js";
 export { PushSendError } from "./push.js";
+export { NTFY_TOPIC_PATTERN, FCM_TOKEN_PATTERN, isNtfyTopic, isFcmToken } from "./push-targets.js";
 export type { PushSender, PushMessage } from "./push.js";
 export type { SessionStore, Session } from "./session-store.js";
 export type { Revocation } from "./revocation.js";

@@ -39,6 +39,7 @@ interface Upload {
   writer: MediaWriter;
 }
 
+
 /** Split a binary media message into its header and bytes. */
 export function decodeChunk(data: Uint8Array): { media: string; offset: number; bytes: Uint8Array } {
   if (data.byteLength < 4) throw new GatewayError("unsupported", "binary frame too short for a media chunk header");

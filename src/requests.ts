@@ -11,6 +11,7 @@ import type { Hub } from "./hub.js";
 import { deleteMessages, sendMessage } from "./message-requests.js";
 import { LIMITS } from "./protocol.js";
 import { fitHistory } from "./history-page.js";
+import { pushTargetError } from "./push-targets.js";
 import { historyItem } from "./message-payloads.js";
 
 const SYNC_PAGE = 500;
@@ -128,6 +129,8 @@ export async function handleRequest(hub: Hub, session: DeviceSession, frame: Cli
       return;
 
     case "fcm.register": {
+      const invalid = pushTargetError("fcm.register", frame.payload);
+      if (invalid) throw invalid;
       const device = { ...session.device };
       if (frame.payload.fcm_token !== undefined) device.fcm_token = frame.payload.fcm_token;
       if (frame.payload.ntfy_topic !== undefined) device.ntfy_topic = frame.payload.ntfy_topic;

@@ -521,6 +521,7 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     ws.binaryType = "arraybuffer";
     let gotHello = false;
     let httpStatus: number | undefined;
+    let helloRefusal: string | undefined;
     ws.onopen = () => {
       ws.send(
         JSON.stringify({
@@ -553,6 +554,7 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
         } catch {
           return;
         }
+        if (frame.type === "error" && frame.id === "hello" && !gotHello) helloRefusal = (frame.payload as { message?: string }).message;
         if (frame.type === "hello.ok" && !gotHello) {
           gotHello = true;
           void this.#onHello(frame as ServerFrame<"hello.ok">);
@@ -577,6 +579,11 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
       }
       if (event.code === 4426) {
         this.#stop("closed", "the gateway speaks an older protocol than this client needs");
+        return;
+      }
+      // 1008 after an error to hello: a field of the hello (a push target) is invalid, so the same hello would fail again.
+      if (event.code === 1008 && !gotHello) {
+        this.#stop("closed", `the gateway refused the hello: ${helloRefusal ?? (event.reason || "invalid hello")}`);
         return;
       }
       this.#scheduleRetry(`closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`, !gotHello);

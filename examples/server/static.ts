@@ -25,14 +25,23 @@ const SECURITY_HEADERS = {
   "content-security-policy": "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
 };
 
+/** A URL path decoded, or undefined when its percent-escapes are malformed (`%zz`): a 404, not a 500. */
+export function decodeOrUndefined(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 export async function serveWeb(req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== "GET" && req.method !== "HEAD") {
     res.writeHead(405, { allow: "GET, HEAD" }).end();
     return;
   }
-  const pathname = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
-  const relative = normalize(pathname === "/" ? "index.html" : pathname.slice(1));
-  if (relative.startsWith("..")) {
+  const pathname = decodeOrUndefined(new URL(req.url ?? "/", "http://x").pathname);
+  const relative = pathname === undefined ? undefined : normalize(pathname === "/" ? "index.html" : pathname.slice(1));
+  if (relative === undefined || relative.startsWith("..")) {
     res.writeHead(404).end();
     return;
   }

@@ -147,6 +147,22 @@ describe("client - requests", () => {
   });
 });
 
+describe("client - refused hello", () => {
+  it("stops without retrying when the gateway refuses the hello's ntfy topic (close 1008), naming the field", async () => {
+    const harness = await startGateway();
+    cleanups.push(() => harness.close());
+    let connects = 0;
+    harness.gateway.on("disconnect", () => void connects++);
+    const { client: c } = client(harness.url, { ntfyTopic: "../admin" });
+    const error = await c.connect().catch((e: unknown) => e);
+    expect(isClientError(error, "closed")).toBe(true);
+    expect((error as Error).message).toContain('"ntfy_topic"');
+    expect(c.state).toBe("closed");
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(connects).toBe(1);
+  });
+});
+
 describe("client - sync and history", () => {
   let harness: Harness | undefined;
   afterEach(async () => {

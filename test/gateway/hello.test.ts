@@ -13,7 +13,7 @@ async function rawClient(url: string): Promise<Client> {
 }
 
 describe("hello", () => {
-  it("hello - a first frame that is not hello gets auth and close 4401", async () => {
+  it("hello - a first frame that is not hello gets auth with its id and close 4401", async () => {
     h = await startGateway();
     const c = await rawClient(h.url);
     c.send("channel.list", {}, "x1");

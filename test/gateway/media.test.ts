@@ -146,7 +146,8 @@ describe("media", () => {
         expect((await a.request("media.upload.end", { media_ref: ref, sha256: sha(Buffer.from("x")) })).payload.ok).toBe(true);
       } else {
         expect(error).toMatchObject({ id: `start-${ref}`, payload: { code: "unsupported" } });
-        expect(error!.payload.message).toMatch(/^field "mime": must be a media type "type\/subtype"/);
+        // U+0000 is refused for every string of a frame before the mime rule is reached.
+        expect(error!.payload.message).toMatch(/^field "mime": must be a media type "type\/subtype"|must not contain U\+0000/);
         expect((await a.request("media.upload.end", { media_ref: ref, sha256: "x" })).payload.code).toBe("not_found");
       }
     });

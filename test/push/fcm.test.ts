@@ -320,6 +320,22 @@ describe("fcmPushSender", () => {
     expect(() => fcmPushSender({ serviceAccount: { ...account, private_key: ec } })).toThrow(/RSA/);
     expect(() => fcmPushSender({ serviceAccount: account, apiBaseUrl: "nope" })).toThrow(/apiBaseUrl/);
     expect(() => fcmPushSender({ serviceAccount: account, tokenUrl: "file:///etc/token" })).toThrow(/tokenUrl/);
+    for (const project_id of ["..", ".", "a/b", "../x", "p?x=1", "p q", "x".repeat(101)]) {
+      expect(() => fcmPushSender({ serviceAccount: { ...account, project_id } }), project_id).toThrow(/project_id/);
+    }
+    expect(() => fcmPushSender({ serviceAccount: { ...account, project_id: "example.com:my-project_1" } })).not.toThrow();
+  });
+
+  it("send - a stored token outside the grammar is a permanent PushSendError and nothing is sent", async () => {
+    const google = await fakeGoogle();
+    const push = google.sender();
+    for (const fcm_token of ["a b", "x".repeat(4097), "tok\nen"]) {
+      const error = await push.send("alice", device({ fcm_token }), reply).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PushSendError);
+      expect((error as PushSendError).permanent).toBe(true);
+      expect((error as Error).message).toContain("invalid fcm_token");
+    }
+    expect(google.server.requests).toEqual([]);
   });
 
   it("options - a private key with escaped newlines, as pasted into an environment variable, works", async () => {

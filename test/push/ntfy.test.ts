@@ -61,11 +61,24 @@ describe("ntfyPushSender", () => {
     expect(request.headers).not.toHaveProperty("tags");
   });
 
-  it("send - keeps a base URL's path prefix and escapes the topic", async () => {
+  it("send - keeps a base URL's path prefix", async () => {
     const { url, requests } = await ntfy();
-    await ntfyPushSender({ baseUrl: `${url}/ntfy/` }).send("alice", device({ ntfy_topic: "a b/c" }), reply);
-    expect(requests[0].url).toBe("/ntfy/a%20b%2Fc");
+    await ntfyPushSender({ baseUrl: `${url}/ntfy/` }).send("alice", device({ ntfy_topic: "Alice_phone-7" }), reply);
+    expect(requests[0].url).toBe("/ntfy/Alice_phone-7");
   });
+
+  it.each(["..", "../x", "a/b", "%2e%2e", "a b", "x".repeat(65), "topic?x=1", "t\u00e9"])(
+    "send - a stored topic outside the grammar (%s) is a permanent PushSendError and reaches no URL",
+    async (topic) => {
+      const { url, requests } = await ntfy();
+      const push = ntfyPushSender({ baseUrl: `${url}/ntfy`, token: "tk_secret" });
+      const error = await push.send("alice", device({ ntfy_topic: topic }), reply).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PushSendError);
+      expect((error as PushSendError).permanent).toBe(true);
+      expect((error as Error).message).toContain("invalid ntfy_topic");
+      expect(requests).toHaveLength(0);
+    },
+  );
 
   it("send - authorizes with the access token and sets click, priority and tags from the message", async () => {
     const { url, requests } = await ntfy();

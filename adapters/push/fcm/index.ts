@@ -14,7 +14,7 @@
  */
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { SignJWT } from "jose";
-import { PushSendError } from "chat-gateway";
+import { isFcmToken, PushSendError } from "chat-gateway";
 import type { Device, Owner, PushMessage, PushSender } from "chat-gateway";
 import { errorText, isPermanentStatus, truncateUtf8 } from "../http-push.js";
 
@@ -46,6 +46,8 @@ export interface FcmPushSenderOptions {
   clock?: () => number;
 }
 
+/** Google project ids, including the legacy domain-scoped `example.com:project` form. */
+const PROJECT_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 const SCOPE = "https://www.googleapis.com/auth/firebase.messaging";
 const GOOGLE_TOKEN_URL = "https://oauth2.googleapis.com/token";
 /** Google's assertion lifetime maximum. */
@@ -89,6 +91,10 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
     if (typeof account[field] !== "string" || account[field] === "") {
       throw new TypeError(`fcmPushSender: \`serviceAccount.${field}\` must be a non-empty string`);
     }
+  }
+  // The project id becomes a path segment of every send: nothing that could leave it.
+  if (!PROJECT_ID.test(account.project_id) || /^\.+$/.test(account.project_id)) {
+    throw new TypeError("fcmPushSender: `serviceAccount.project_id` must be letters, digits, \"-\", \"_\", \".\" or \":\" (at most 100), as in the key file");
   }
   const key = parsePrivateKey(account.private_key);
   const tokenUrl = parseUrl("tokenUrl", options.tokenUrl ?? account.token_uri ?? GOOGLE_TOKEN_URL);
@@ -186,6 +192,9 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
     async send(_owner: Owner, device: Device, message: PushMessage): Promise<void> {
       if (!device.fcm_token) {
         throw new PushSendError(`fcm: device ${device.device_id} has no fcm_token`, { permanent: true });
+      }
+      if (!isFcmToken(device.fcm_token)) {
+        throw new PushSendError(`fcm: device ${device.device_id} has an invalid fcm_token (1 to 4096 printable ASCII characters without spaces)`, { permanent: true });
       }
       const payload = JSON.stringify({ message: fcmMessage(device.fcm_token, message) });
       let token = await accessToken();

@@ -13,7 +13,7 @@
  * ```
  * @module
  */
-import { PushSendError } from "chat-gateway";
+import { isNtfyTopic, PushSendError } from "chat-gateway";
 import type { Device, Owner, PushMessage, PushSender } from "chat-gateway";
 import { errorText, isPermanentStatus, truncateUtf8 } from "../http-push.js";
 
@@ -88,6 +88,11 @@ export function ntfyPushSender(options: NtfyPushSenderOptions = {}): PushSender 
       const topic = device.ntfy_topic;
       if (!topic) {
         throw new PushSendError(`ntfy: device ${device.device_id} has no ntfy_topic`, { permanent: true });
+      }
+      // The gateway refuses such topics where they enter; a device stored before that, or by
+      // other code, must still never steer a request carrying the token to another path.
+      if (!isNtfyTopic(topic)) {
+        throw new PushSendError(`ntfy: device ${device.device_id} has an invalid ntfy_topic (use 1 to 64 letters, digits, "_" or "-")`, { permanent: true });
       }
       const headers: Record<string, string> = { Priority: String(checkPriority(priority(message))) };
       const title = encodeHeaderText(message.title);
