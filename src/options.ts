@@ -53,7 +53,7 @@ export interface GatewayOptions {
   maxUploadsPerConnection?: number;
   /** `media.pull`s in flight per connection (default 2); one more is `rate_limited`. */
   maxPullsPerConnection?: number;
-  /** A connection that has not completed `hello` this long after it opened is closed 4401 (milliseconds, default 10,000). */
+  /** A connection that has not completed `hello` this long after it opened gets `error auth` and is closed 4408 (milliseconds, default 10,000). */
   helloTimeoutMs?: number;
   /** Connections per owner in this process (default 32); one more gets `rate_limited` and close 4429. */
   maxConnectionsPerOwner?: number;
