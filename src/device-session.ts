@@ -12,6 +12,7 @@ import type { Hub, HubSession } from "./hub.js";
 import type { Owner } from "./ids.js";
 import { LIMITS, PROTOCOL_VERSION, type ServerFrame } from "./protocol.js";
 import type { Device, DeviceCaps } from "./records.js";
+import type { OutboxBounds } from "./storage.js";
 import { handleRequest } from "./requests.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { Uploads } from "./media-transfer.js";
@@ -55,6 +56,8 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #user: string | null = null;
   #device: Device | undefined;
   #held: OutgoingFrame[] | undefined;
+  /** The owner whose frames this session receives, from the start of hello.ok's preparation. */
+  #attached: Owner | undefined;
   /**
    * The stored frames this connection already got live form one contiguous range of seqs (a gap
    * starts a new range), so a replay can skip exactly those and send nothing twice.
@@ -130,11 +133,10 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
 
   closed(): void {
     if (this.#state === "closed") return;
-    const wasReady = this.#state === "ready";
     this.#state = "closed";
     if (this.#drainTimer) clearTimeout(this.#drainTimer);
     this.uploads.dropAll();
-    if (wasReady && this.#owner !== undefined) this.#hub.detach(this.#owner, this);
+    if (this.#attached !== undefined) this.#hub.detach(this.#attached, this);
     this.#hub.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
   }
 
@@ -221,7 +223,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       if (fcm) device.fcm_token = fcm;
       if (ntfy) device.ntfy_topic = ntfy;
       await storage.putDevice(auth.owner, device);
-      const bounds = await storage.outboxBounds(auth.owner);
+      const { bounds, held } = await this.#attach(auth.owner);
       if (this.#isClosed()) return;
       this.#owner = auth.owner;
       this.#user = auth.user;
@@ -241,13 +243,31 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
         },
         frame.id,
       );
-      // Attached right after hello.ok in the same tick: no frame can fall between the two.
-      this.#hub.attach(auth.owner, this);
+      for (const f of held) if ((f.seq ?? 0) > bounds.last) this.deliver(f);
       this.#hub.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
     } catch (error) {
       this.#hub.log.error("hello failed", error);
       this.#sendError(error, frame.id);
       this.close(1011, "internal error");
+    }
+  }
+
+  /**
+   * Subscribes this session to the owner's frames, then reads the cursor for `hello.ok`. The bus
+   * subscription is active before the read starts, so a stored frame published before it was
+   * committed before the read and is at or below the cursor (`sync` replays it); every later one
+   * reaches this session, and is held here until `hello.ok` is out.
+   */
+  async #attach(owner: Owner): Promise<{ bounds: OutboxBounds; held: OutgoingFrame[] }> {
+    const held: OutgoingFrame[] = [];
+    this.#held = held;
+    try {
+      this.#attached = owner;
+      this.#hub.attach(owner, this);
+      await this.#hub.bus.ready?.(owner);
+      return { bounds: await this.#hub.storage.outboxBounds(owner), held };
+    } finally {
+      this.#held = undefined;
     }
   }
 
@@ -271,11 +291,13 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
 
   /** From the bus: apply this device's caps and the slow-consumer policy. */
   deliver(frame: OutgoingFrame): void {
-    if (this.#state !== "ready") return;
+    if (this.#state === "closed") return;
     if (this.#held && frame.seq !== undefined) {
       this.#held.push(frame);
       return;
     }
+    // Live frames before hello.ok are stale by the time it is out.
+    if (this.#state !== "ready") return;
     this.#noteLive(frame);
     this.#sendShaped(frame, undefined);
   }

@@ -53,6 +53,8 @@ describe.skipIf(!available)("redisBus", () => {
     a.subscribe("alice", (m) => onA.push(m));
     b.subscribe("alice", (m) => onB.push(m));
     b.subscribe("bob", (m) => bobOnB.push(m));
+    // Subscribing to an owner's channel takes a round trip to Redis.
+    await Promise.all([a.ready(), b.ready()]);
     for (let i = 0; i < 200; i++) a.publish({ owner: "alice", frame: frame(i), ...(i === 0 ? { except: "conn-1" } : {}) });
     // Delivery in the publishing process is synchronous.
     expect(onA).toHaveLength(200);
@@ -78,6 +80,7 @@ describe.skipIf(!available)("redisBus", () => {
     const onC: BusMessage[] = [];
     b.subscribe("alice", (m) => onB.push(m));
     const off = c.subscribe("alice", (m) => onC.push(m));
+    await Promise.all([b.ready(), c.ready()]);
     a.publish({ owner: "alice", frame: frame(1) });
     await until(() => onC.length === 1);
     off();
@@ -96,6 +99,7 @@ describe.skipIf(!available)("redisBus", () => {
     const onB: BusMessage[] = [];
     a.subscribe("alice", (m) => onA.push(m));
     b.subscribe("alice", (m) => onB.push(m));
+    await b.ready("alice");
     pub.disconnect(true);
     await until(() => pub.status !== "ready");
     a.publish({ owner: "alice", frame: frame(1, 1) });
@@ -116,6 +120,7 @@ describe.skipIf(!available)("redisBus", () => {
     const b = await bus(client({ connectionName: name, retryStrategy: () => 400 }), { prefix, storage });
     const onB: BusMessage[] = [];
     b.subscribe("alice", (m) => onB.push(m));
+    await b.ready("alice");
     const store = async (i: number) => {
       const { seqs } = await storage.commit("alice", { outbox: [{ type: "message", payload: { i } }] });
       a.publish({ owner: "alice", frame: { type: "message", payload: { i }, seq: seqs[0] } });

@@ -1,6 +1,7 @@
 /**
  * A {@link Bus} over Redis pub/sub: a frame produced on one gateway process reaches the owner's
- * devices on every other process, live frames (`message.update`, `typing`, …) included.
+ * devices on every other process, live frames (`message.update`, `typing`, …) included. Each
+ * process receives only the frames of owners with a device connected to it.
  *
  * ```ts
  * import { Redis } from "ioredis";
@@ -16,11 +17,29 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import type { Redis } from "ioredis";
 import type { Bus, BusMessage, OutgoingFrame, Owner, Seq, Storage } from "chat-gateway";
+import { presence } from "./presence.js";
+import { subscriptions, type ChannelMode } from "./subscriptions.js";
+
+export type { ChannelMode } from "./subscriptions.js";
 
 /** Options of {@link redisBus}. */
 export interface RedisBusOptions {
-  /** Prefix of the pub/sub channel (default `chat-gateway:`); processes that share it share frames. */
+  /** Prefix of the pub/sub channels and keys (default `chat-gateway:`); processes that share it share frames. */
   prefix?: string;
+  /**
+   * How frames travel between processes (default `"owner"`). Every process sharing a prefix must
+   * use the same mode.
+   * - `"owner"`: a channel per owner (SUBSCRIBE / PUBLISH, any Redis version). A process subscribes
+   *   to an owner's channel while a device of that owner is connected to it, so it receives only
+   *   the frames of owners it serves.
+   * - `"sharded"`: the same on sharded pub/sub (SSUBSCRIBE / SPUBLISH, Redis 7 or later). On a
+   *   Redis Cluster an owner's frames then stay on the node holding the owner's slot instead of
+   *   being copied to every node.
+   * - `"shared"`: one channel for every owner, as before per-owner channels: every process receives
+   *   every frame and drops those of owners it does not serve. For a rolling upgrade from a version
+   *   without per-owner channels.
+   */
+  channels?: ChannelMode;
   /**
    * The gateway's storage. With it, stored frames this process missed while its link to Redis was
    * down are read back from the outbox and delivered once the link is back, so its devices catch
@@ -33,9 +52,6 @@ export interface RedisBusOptions {
   warn?: (message: string) => void;
 }
 
-/** A process announces its owners this long (milliseconds); it renews them at a third of it. */
-const PRESENCE_MS = 60_000;
-
 /** What a {@link redisBus} did, for tests and metrics. */
 export interface RedisBusStats {
   /** Messages published to Redis. */
@@ -46,13 +62,26 @@ export interface RedisBusStats {
   dropped: number;
   /** Stored frames re-sent or re-read after an outage. */
   recovered: number;
+  /** Messages that arrived on this process's subscription, its own and undelivered ones included. */
+  arrived: number;
+  /** Their size in bytes, as Redis sent them. */
+  arrivedBytes: number;
+  /** Channels this process is subscribed to now. */
+  channels: number;
+  /** Commands sent to Redis to subscribe, unsubscribe and announce presence. */
+  commands: number;
 }
 
 /** A {@link Bus} that also reports what it did. */
 export interface RedisBus extends Bus {
   readonly stats: RedisBusStats;
-  /** Resolves once this process receives frames from the others (the subscription is active). */
-  ready(): Promise<void>;
+  /**
+   * Without `owner`: resolves once the link to Redis is up and every subscription asked for so far
+   * is active. With `owner`: resolves once frames published for that owner from now on reach this
+   * process (at most {@link SUBSCRIBE_WAIT_MS} later; at once while Redis is unreachable, after
+   * noting where the owner's catch-up starts).
+   */
+  ready(owner?: Owner): Promise<void>;
   /**
    * True when the owner has a subscriber (a connected device) in any process sharing this bus.
    * For deciding whether an owner is away (push): a process alone only knows its own devices.
@@ -62,23 +91,28 @@ export interface RedisBus extends Bus {
 }
 
 const MAX_REPLAY = 10_000;
+/** How long `ready(owner)` waits for Redis to acknowledge a subscription (milliseconds). */
+export const SUBSCRIBE_WAIT_MS = 2_000;
+
+type Gaps = Map<Owner, { after: Seq; delivered: Set<Seq> }>;
 
 /**
  * Creates a {@link Bus} on Redis pub/sub. `redis` (yours, never closed by the bus) publishes; a
  * duplicate of it, owned by the bus, subscribes.
  *
  * Delivery: every message goes at once to this process's subscribers, so a process that loses
- * Redis keeps serving its own connections; it is also published on one channel that every process
- * subscribes to, tagged with this process's id so it is not delivered twice here. Frames of one
- * owner keep their order, since each process publishes on one connection and Redis relays in order.
- * A message's `except` (the connection that got the frame as its response) applies in the
- * publishing process only: connection ids are unique per process, not across them.
+ * Redis keeps serving its own connections; it is also published on the owner's channel (see
+ * {@link RedisBusOptions.channels}), tagged with this process's id so it is not delivered twice
+ * here. A process subscribes to an owner's channel when the owner's first device connects to it
+ * and unsubscribes when the last one leaves, batching the devices of one event-loop turn into one
+ * command. Frames of one owner keep their order, since each process publishes on one connection
+ * and Redis relays a channel in order. A message's `except` (the connection that got the frame as
+ * its response) applies in the publishing process only.
  *
  * While Redis is unreachable, live frames are dropped (they are stale by the time it is back) and
  * stored frames (those with a `seq`) are kept, up to `maxPending`, and published when it is back.
  * With `storage`, what the others published meanwhile is read back from the outbox (see
- * {@link RedisBusOptions.storage}). Each process receives every owner's frames and drops those of
- * owners with no device connected to it; that costs one header parse per message.
+ * {@link RedisBusOptions.storage}).
  *
  * @throws {TypeError} when `redis` is not an ioredis client or an option is bad
  */
@@ -88,29 +122,41 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
   }
   const prefix = options.prefix ?? "chat-gateway:";
   if (typeof prefix !== "string" || !prefix) throw new TypeError("redisBus: prefix must be a non-empty string");
+  const mode = options.channels ?? "owner";
+  if (mode !== "owner" && mode !== "sharded" && mode !== "shared") throw new TypeError('redisBus: channels must be "owner", "sharded" or "shared"');
   const maxPending = options.maxPending ?? 10_000;
   if (!Number.isInteger(maxPending) || maxPending < 0) throw new TypeError("redisBus: maxPending must be a non-negative integer");
   if (options.storage !== undefined && typeof options.storage?.readOutbox !== "function") throw new TypeError("redisBus: storage must be a Storage");
   const warn = options.warn ?? ((message: string) => console.warn(`chat-gateway/bus/redis: ${message}`));
-  const channel = `${prefix}bus`;
   const origin = randomBytes(8).toString("hex");
   const local = new EventEmitter<Record<Owner, [BusMessage]>>();
-  const stats: RedisBusStats = { published: 0, received: 0, dropped: 0, recovered: 0 };
-  /** Stored frames that could not be published, oldest first. */
-  const pending: string[] = [];
+  const stats: RedisBusStats = { published: 0, received: 0, dropped: 0, recovered: 0, arrived: 0, arrivedBytes: 0, channels: 0, commands: 0 };
+  /** Stored frames that could not be published, oldest first: channel and text. */
+  const pending: [string, string][] = [];
   /** Highest `seq` delivered here per owner with a subscriber; where a replay starts. */
   const seen = new Map<Owner, Seq>();
   /** Per owner, while the subscription is down: the seq the gap starts after and what was delivered since. */
-  let gaps: Map<Owner, { after: Seq; delivered: Set<Seq> }> | undefined;
+  let gaps: Gaps | undefined;
   /** Gaps being read back; frames delivered meanwhile are recorded so none is delivered twice. */
-  const replaying = new Set<Map<Owner, { after: Seq; delivered: Set<Seq> }>>();
+  const replaying = new Set<Gaps>();
   let closed = false;
 
   // Queued while connecting, whatever the caller's client does: SUBSCRIBE must survive start-up and reconnects.
   const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, autoResubscribe: true });
   subscriber.on("error", () => undefined);
-  let subscribed: Promise<void> = subscriber.subscribe(channel).then(() => undefined);
-  subscribed.catch((error: Error) => warn(`subscribe failed: ${error.message}`));
+  const owners = () => local.eventNames() as Owner[];
+  const count = (commands: number) => (stats.commands += commands);
+  const here = presence(redis, prefix, origin, owners, count);
+  const subs = subscriptions(subscriber, prefix, mode, {
+    onFlush(added, removed) {
+      stats.channels = subs.count();
+      here.update(added, removed);
+    },
+    onCommand: count,
+    warn,
+  });
+  const linked = subscriber.ping().then(() => undefined);
+  linked.catch((error: Error) => warn(`connecting failed: ${error.message}`));
 
   function deliver(message: BusMessage): void {
     const seq = message.frame.seq;
@@ -127,13 +173,13 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     return `${JSON.stringify([origin, message.owner])}\n${JSON.stringify(message.frame)}`;
   }
 
-  function send(text: string, stored: boolean): void {
+  function send(channel: string, text: string, stored: boolean): void {
     if (redis.status !== "ready") {
       if (!stored) {
         stats.dropped++;
         return;
       }
-      pending.push(text);
+      pending.push([channel, text]);
       if (pending.length > maxPending) {
         pending.shift();
         stats.dropped++;
@@ -141,7 +187,7 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
       return;
     }
     stats.published++;
-    redis.publish(channel, text).catch((error: Error) => {
+    (mode === "sharded" ? redis.spublish(channel, text) : redis.publish(channel, text)).catch((error: Error) => {
       stats.dropped++;
       warn(`publish failed: ${error.message}`);
     });
@@ -151,17 +197,19 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
   const flush = () => {
     const kept = pending.splice(0);
     if (kept.length) stats.recovered += kept.length;
-    for (const text of kept) send(text, true);
+    for (const [channel, text] of kept) send(channel, text, true);
   };
   redis.on("ready", flush);
 
-  subscriber.on("message", (from: string, text: string) => {
-    if (from !== channel) return;
-    const cut = text.indexOf("\n");
+  function receive(channel: Buffer, data: Buffer): void {
+    if (!subs.isBusChannel(channel.toString())) return;
+    stats.arrived++;
+    stats.arrivedBytes += data.length;
+    const cut = data.indexOf(10);
     if (cut < 0) return;
     let header: [string, Owner];
     try {
-      header = JSON.parse(text.slice(0, cut)) as [string, Owner];
+      header = JSON.parse(data.subarray(0, cut).toString()) as [string, Owner];
     } catch {
       return;
     }
@@ -169,7 +217,7 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     if (sender === origin || local.listenerCount(owner) === 0) return;
     let frame: OutgoingFrame;
     try {
-      frame = JSON.parse(text.slice(cut + 1)) as OutgoingFrame;
+      frame = JSON.parse(data.subarray(cut + 1).toString()) as OutgoingFrame;
     } catch {
       return;
     }
@@ -177,7 +225,8 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     // `except` names a connection of the publishing process; connection ids are only unique per
     // process, so here it could name an unrelated device. Every device here gets the frame.
     deliver({ owner, frame });
-  });
+  }
+  subscriber.on(mode === "sharded" ? "smessageBuffer" : "messageBuffer", receive);
 
   // The subscription is down: remember where each connected owner was, to read back the gap.
   subscriber.on("close", () => {
@@ -185,15 +234,8 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     warn("lost the Redis subscription; this process keeps serving its own devices");
     gaps = new Map([...seen].filter(([owner]) => local.listenerCount(owner) > 0).map(([owner, after]) => [owner, { after, delivered: new Set<Seq>() }]));
   });
-  // ioredis subscribes again on reconnect, then reports ready.
-  subscriber.on("ready", () => {
-    const missed = gaps;
-    gaps = undefined;
-    if (!missed || closed) return;
-    warn("Redis subscription is back");
-    const storage = options.storage;
-    if (!storage) return;
-    replaying.add(missed);
+
+  function readBack(missed: Gaps, storage: Storage): Promise<unknown> {
     const reads = [...missed].map(([owner, gap]) =>
       storage
         .readOutbox(owner, gap.after, MAX_REPLAY)
@@ -206,62 +248,81 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
         })
         .catch((error: Error) => warn(`reading back the frames missed by ${owner} failed: ${error.message}`)),
     );
-    void Promise.all(reads).finally(() => replaying.delete(missed));
+    return Promise.all(reads);
+  }
+
+  subscriber.on("ready", () => {
+    const missed = gaps;
+    gaps = undefined;
+    if (!missed || closed) return;
+    warn("Redis subscription is back");
+    const storage = options.storage;
+    if (!storage) return;
+    replaying.add(missed);
+    // ioredis re-sends the subscriptions right after this event; a PING queued behind them is
+    // answered once they are active, so whatever the outbox read misses arrives live.
+    setImmediate(() => {
+      void subscriber
+        .ping()
+        .catch(() => undefined)
+        .then(() => readBack(missed, storage))
+        .finally(() => replaying.delete(missed));
+    });
   });
 
-  // Presence: per owner a sorted set of the processes with a subscriber, scored by when the entry
-  // lapses, so a crashed process drops out by itself after PRESENCE_MS.
-  const presenceKey = (owner: Owner) => `${prefix}presence:${owner}`;
-  const announce = (owners: Owner[]) => {
-    if (!owners.length || redis.status !== "ready") return;
-    const until = Date.now() + PRESENCE_MS;
-    const batch = redis.pipeline();
-    for (const owner of owners) batch.zadd(presenceKey(owner), until, origin).pexpire(presenceKey(owner), PRESENCE_MS);
-    batch.exec().catch(() => undefined);
-  };
-  const renewPresence = setInterval(() => announce(local.eventNames() as Owner[]), PRESENCE_MS / 3);
-  renewPresence.unref();
-  const announceAll = () => announce(local.eventNames() as Owner[]);
-  redis.on("ready", announceAll);
+  /** While the link is down, an owner's first device here: its catch-up starts at the outbox's end now. */
+  async function noteGap(owner: Owner): Promise<void> {
+    const storage = options.storage;
+    if (!storage || !gaps || gaps.has(owner)) return;
+    const { last } = await storage.outboxBounds(owner).catch(() => ({ last: undefined }));
+    if (last !== undefined && gaps && !gaps.has(owner)) gaps.set(owner, { after: last, delivered: new Set<Seq>() });
+  }
+
+  async function active(owner: Owner): Promise<void> {
+    if (subscriber.status !== "ready") return noteGap(owner);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        warn(`the subscription for ${owner} was not acknowledged within ${SUBSCRIBE_WAIT_MS} ms`);
+        resolve();
+      }, SUBSCRIBE_WAIT_MS);
+    });
+    await Promise.race([subs.active(owner), late]);
+    clearTimeout(timer);
+  }
 
   return {
     stats,
-    ready() {
-      return subscribed;
+    async ready(owner) {
+      if (closed) return;
+      if (owner !== undefined) return active(owner);
+      await linked;
+      await subs.settled();
     },
     async connected(owner) {
       if (local.listenerCount(owner) > 0) return true;
-      return (await redis.zcount(presenceKey(owner), `(${Date.now()}`, "+inf")) > 0;
+      return here.anywhere(owner);
     },
     publish(message) {
       deliver(message);
-      if (!closed) send(encode(message), message.frame.seq !== undefined);
+      if (!closed) send(subs.channelOf(message.owner), encode(message), message.frame.seq !== undefined);
     },
     subscribe(owner, listener) {
-      if (local.listenerCount(owner) === 0) announce([owner]);
+      if (local.listenerCount(owner) === 0) subs.add(owner);
       local.on(owner, listener);
       return () => {
         local.off(owner, listener);
         if (local.listenerCount(owner) > 0) return;
         seen.delete(owner);
-        if (redis.status === "ready") redis.zrem(presenceKey(owner), origin).catch(() => undefined);
+        subs.remove(owner);
       };
     },
     async close() {
       if (closed) return;
       closed = true;
-      clearInterval(renewPresence);
+      subs.close();
       redis.off("ready", flush);
-      redis.off("ready", announceAll);
-      if (redis.status === "ready") {
-        const owners = local.eventNames() as Owner[];
-        if (owners.length) {
-          const batch = redis.pipeline();
-          for (const owner of owners) batch.zrem(presenceKey(owner), origin);
-          await batch.exec().catch(() => undefined);
-        }
-      }
-      subscribed = Promise.resolve();
+      await here.close(owners());
       await subscriber.quit().catch(() => subscriber.disconnect());
     },
   };
