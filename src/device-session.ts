@@ -59,6 +59,12 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   /** The owner whose frames this session receives, from the start of hello.ok's preparation. */
   #attached: Owner | undefined;
   /**
+   * The cursor hello.ok gave, raised by each sync to what it replayed: a stored frame at or below
+   * it that arrives live (committed before the cursor was read, published after) is one the device
+   * has, or gets from sync, already.
+   */
+  #floor = 0;
+  /**
    * The stored frames this connection already got live form one contiguous range of seqs (a gap
    * starts a new range), so a replay can skip exactly those and send nothing twice.
    */
@@ -243,7 +249,8 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
         },
         frame.id,
       );
-      for (const f of held) if ((f.seq ?? 0) > bounds.last) this.deliver(f);
+      this.#floor = bounds.last;
+      for (const f of held) this.deliver(f);
       this.#hub.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
     } catch (error) {
       this.#hub.log.error("hello failed", error);
@@ -291,7 +298,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
 
   /** From the bus: apply this device's caps and the slow-consumer policy. */
   deliver(frame: OutgoingFrame): void {
-    if (this.#state === "closed") return;
+    if (this.#state === "closed" || (frame.seq !== undefined && frame.seq <= this.#floor)) return;
     if (this.#held && frame.seq !== undefined) {
       this.#held.push(frame);
       return;
@@ -400,6 +407,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     let last = -1;
     try {
       last = await run();
+      this.#floor = Math.max(this.#floor, last);
     } finally {
       this.#held = undefined;
       // On failure every held frame still goes out: a duplicate is harmless, a loss is not.
