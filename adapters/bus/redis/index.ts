@@ -76,8 +76,8 @@ export interface RedisBusStats {
 export interface RedisBus extends Bus {
   readonly stats: RedisBusStats;
   /**
-   * Without `owner`: resolves once the link to Redis is up and every subscription asked for so far
-   * is active. With `owner`: resolves once frames published for that owner from now on reach this
+   * Without `owner`: resolves once both links to Redis (publishing and subscribing) are up and
+   * every subscription asked for so far is active. With `owner`: resolves once frames published for that owner from now on reach this
    * process (at most {@link SUBSCRIBE_WAIT_MS} later; at once while Redis is unreachable, after
    * noting where the owner's catch-up starts).
    */
@@ -296,7 +296,9 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     async ready(owner) {
       if (closed) return;
       if (owner !== undefined) return active(owner);
-      await linked;
+      // Both links: live frames published before the publishing one is up are dropped.
+      const publishing = redis.status === "ready" ? undefined : new Promise((resolve) => redis.once("ready", resolve));
+      await Promise.all([linked, publishing]);
       await subs.settled();
     },
     async connected(owner) {
