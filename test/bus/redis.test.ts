@@ -180,6 +180,33 @@ describe.skipIf(!available)("redisBus", () => {
     expect(onB.map((m) => m.frame.seq)).toEqual([2, 3]);
   });
 
+  test("bus - an owner with no frame yet when the subscription drops still gets what was stored meanwhile", async () => {
+    const prefix = `t:${runId()}:`;
+    const name = `bus-fresh-${runId()}`;
+    const storage = memoryStorage();
+    await storage.commit("dave", { outbox: [{ type: "message", payload: { i: 0 } }] });
+    const a = await bus(client(), { prefix });
+    const b = await bus(client({ connectionName: name, retryStrategy: () => 600 }), { prefix, storage });
+    const onB: BusMessage[] = [];
+    b.subscribe("dave", (m) => onB.push(m));
+    await b.ready("dave");
+    const admin = client();
+    const ids = ((await admin.client("LIST")) as string)
+      .split("\n")
+      .filter((line) => line.includes(` name=${name} `) && / cmd=subscribe/.test(line))
+      .map((line) => /\bid=(\d+)/.exec(line)![1]);
+    expect(ids).toHaveLength(1);
+    await admin.client("KILL", "ID", ids[0]);
+    await sleep(100);
+    for (const i of [1, 2]) {
+      const { seqs } = await storage.commit("dave", { outbox: [{ type: "message", payload: { i } }] });
+      a.publish({ owner: "dave", frame: { type: "message", payload: { i }, seq: seqs[0] } });
+    }
+    await until(() => onB.length >= 2);
+    await sleep(200);
+    expect(onB.map((m) => m.frame.payload.i)).toEqual([1, 2]);
+  });
+
   test("bus - connected() sees an owner's devices in any process, and forgets them when they leave", async () => {
     const prefix = `t:${runId()}:`;
     const a = await bus(client(), { prefix });

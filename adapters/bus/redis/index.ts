@@ -233,6 +233,8 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     if (closed || gaps) return;
     warn("lost the Redis subscription; this process keeps serving its own devices");
     gaps = new Map([...seen].filter(([owner]) => local.listenerCount(owner) > 0).map(([owner, after]) => [owner, { after, delivered: new Set<Seq>() }]));
+    // Owners with no stored frame delivered yet: their catch-up starts where their outbox ends now.
+    for (const owner of owners()) if (!gaps.has(owner)) void noteGap(owner);
   });
 
   function readBack(missed: Gaps, storage: Storage): Promise<unknown> {
@@ -279,7 +281,9 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
   }
 
   async function active(owner: Owner): Promise<void> {
-    if (subscriber.status !== "ready") return noteGap(owner);
+    // During an outage the SUBSCRIBE waits for the link; the catch-up covers the owner instead. At
+    // start-up (no outage yet) it goes out once connected, so waiting for it is worth it.
+    if (subscriber.status !== "ready" && gaps) return noteGap(owner);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
