@@ -77,7 +77,7 @@ export interface RedisBus extends Bus {
   readonly stats: RedisBusStats;
   /**
    * Without `owner`: resolves once both links to Redis (publishing and subscribing) are up and
-   * every subscription asked for so far is active. With `owner`: resolves once frames published for that owner from now on reach this
+   * every subscription and unsubscription asked for so far has taken effect. With `owner`: resolves once frames published for that owner from now on reach this
    * process (at most {@link SUBSCRIBE_WAIT_MS} later; at once while Redis is unreachable, after
    * noting where the owner's catch-up starts).
    */
@@ -155,8 +155,6 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     onCommand: count,
     warn,
   });
-  const linked = subscriber.ping().then(() => undefined);
-  linked.catch((error: Error) => warn(`connecting failed: ${error.message}`));
 
   function deliver(message: BusMessage): void {
     const seq = message.frame.seq;
@@ -302,8 +300,9 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
       if (owner !== undefined) return active(owner);
       // Both links: live frames published before the publishing one is up are dropped.
       const publishing = redis.status === "ready" ? undefined : new Promise((resolve) => redis.once("ready", resolve));
-      await Promise.all([linked, publishing]);
-      await subs.settled();
+      await Promise.all([publishing, subs.settled()]);
+      // Answered after every command sent before it: the unsubscriptions too have taken effect.
+      await subscriber.ping();
     },
     async connected(owner) {
       if (local.listenerCount(owner) > 0) return true;

@@ -27,7 +27,7 @@ export interface Subscriptions {
   remove(owner: Owner): void;
   /** Resolves once Redis has acknowledged the owner's subscription (at once when not subscribed). */
   active(owner: Owner): Promise<void>;
-  /** Resolves once every subscription asked for so far is acknowledged. */
+  /** Sends what is batched now; resolves once every subscription asked for so far is acknowledged. */
   settled(): Promise<void>;
   /** Channels subscribed now (the shared one counts once). */
   count(): number;
@@ -144,6 +144,8 @@ export function subscriptions(
       return adds.get(owner)?.done ?? (removes.has(owner) ? undefined : sent.get(owner)) ?? Promise.resolve();
     },
     async settled() {
+      // What waits for the next turn goes out now, so it is part of what this waits for.
+      if (scheduled) flush();
       await sharedReady;
       await Promise.all([...[...adds.values()].map((p) => p.done), ...sent.values()]);
     },
