@@ -54,7 +54,24 @@ export interface RoutingResult {
   /** Bus commands (subscriptions, presence) over all gateways while the devices connected and left. */
   connectCommands: number;
   disconnectCommands: number;
+  /** Storage calls by method, over all gateways, while the devices connected and during the turns. */
+  storageOnConnect: Record<string, number>;
+  storageOnTurns: Record<string, number>;
   perProcess: ProcessTraffic[];
+}
+
+/** Counts calls per method name into `calls`. */
+function counted<T extends object>(target: T, calls: Map<string, number>): T {
+  return new Proxy(target, {
+    get(t, key, receiver) {
+      const value: unknown = Reflect.get(t, key, receiver);
+      if (typeof value !== "function" || typeof key !== "string") return value;
+      return (...args: unknown[]) => {
+        calls.set(key, (calls.get(key) ?? 0) + 1);
+        return (value as (...a: unknown[]) => unknown).apply(t, args);
+      };
+    },
+  });
 }
 
 interface Proc {
@@ -66,8 +83,8 @@ interface Proc {
   url: string;
 }
 
-async function startProc(setup: RoutingSetup, mode: ChannelMode, schema: string, prefix: string, tokens: Record<string, string>): Promise<Proc> {
-  const storage = postgresStorage({ connectionString: setup.databaseUrl, schema, poolSize: 5 });
+async function startProc(setup: RoutingSetup, mode: ChannelMode, schema: string, prefix: string, tokens: Record<string, string>, calls: Map<string, number>): Promise<Proc> {
+  const storage = counted(postgresStorage({ connectionString: setup.databaseUrl, schema, poolSize: 5 }), calls);
   const redis = new Redis(setup.redisUrl);
   const bus = redisBus(redis, { prefix, storage, channels: mode, warn: () => undefined });
   await bus.ready();
@@ -166,13 +183,15 @@ export async function routingTraffic(setup: RoutingSetup, mode: ChannelMode, dro
   await counter.watch(owners);
   // Started one after another: the schema migration runs once.
   const procs: Proc[] = [];
-  for (let i = 0; i < setup.processes; i++) procs.push(await startProc(setup, mode, schema, prefix, tokens));
+  const calls = new Map<string, number>();
+  for (let i = 0; i < setup.processes; i++) procs.push(await startProc(setup, mode, schema, prefix, tokens, calls));
   const placement = owners.map((_, i) => [i % setup.processes, (i + 1) % setup.processes]);
   const devices: Device[][] = [];
   const commands = () => sum(procs.map((p) => p.bus.stats.commands));
   try {
     let t0 = performance.now();
     let c0 = commands();
+    calls.clear();
     for (let i = 0; i < owners.length; i += 50) {
       const batch = owners.slice(i, i + 50);
       devices.push(...(await Promise.all(batch.map((o, k) => Promise.all(placement[i + k].map((p, d) => connect(procs[p].url, `k-${o}`, `${o}-d${d}`)))))));
@@ -180,6 +199,8 @@ export async function routingTraffic(setup: RoutingSetup, mode: ChannelMode, dro
     await Promise.all(procs.map((p) => p.bus.ready()));
     const connectMs = performance.now() - t0;
     const connectCommands = commands() - c0;
+    const storageOnConnect = Object.fromEntries(calls);
+    calls.clear();
 
     counter.perOwner.clear();
     const before = procs.map((p) => ({ ...p.bus.stats }));
@@ -209,6 +230,7 @@ export async function routingTraffic(setup: RoutingSetup, mode: ChannelMode, dro
       };
     });
     const all = [...counter.perOwner.values()];
+    const storageOnTurns = Object.fromEntries(calls);
 
     let left = 0;
     for (const p of procs) p.gateway.on("disconnect", () => left++);
@@ -228,6 +250,8 @@ export async function routingTraffic(setup: RoutingSetup, mode: ChannelMode, dro
       disconnectMs,
       connectCommands,
       disconnectCommands: commands() - c0,
+      storageOnConnect,
+      storageOnTurns,
       perProcess,
     };
   } finally {
@@ -300,6 +324,14 @@ export function printRouting(setup: RoutingSetup, runs: RoutingResult[], churn: 
   for (const run of runs) {
     console.log(`| ${run.mode} | ${run.totalMessages} / ${kb(run.totalBytes)} | ${run.connectMs.toFixed(0)} ms | ${run.turnsMs.toFixed(0)} ms | ${run.disconnectMs.toFixed(0)} ms | ${run.connectCommands} / ${run.disconnectCommands} |`);
   }
+  const per = (calls: Record<string, number>, n: number) =>
+    Object.entries(calls)
+      .sort(([, a], [, b]) => b - a)
+      .map(([method, count]) => `${method} ${(count / n).toFixed(2)}`)
+      .join(", ");
+  console.log("\n| channels | storage calls per device connect | storage calls per turn |");
+  console.log("|---|---|---|");
+  for (const run of runs) console.log(`| ${run.mode} | ${per(run.storageOnConnect, setup.owners * 2)} | ${per(run.storageOnTurns, setup.owners)} |`);
   console.log("\n### Subscription churn on one process (owner channels)\n");
   console.log("| pattern | connect: until active | commands | disconnect: until done | commands |");
   console.log("|---|---|---|---|---|");

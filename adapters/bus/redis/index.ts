@@ -32,9 +32,11 @@ export interface RedisBusOptions {
    * - `"owner"`: a channel per owner (SUBSCRIBE / PUBLISH, any Redis version). A process subscribes
    *   to an owner's channel while a device of that owner is connected to it, so it receives only
    *   the frames of owners it serves.
-   * - `"sharded"`: the same on sharded pub/sub (SSUBSCRIBE / SPUBLISH, Redis 7 or later). On a
-   *   Redis Cluster an owner's frames then stay on the node holding the owner's slot instead of
-   *   being copied to every node.
+   * - `"sharded"`: the same on sharded pub/sub (SSUBSCRIBE / SPUBLISH, Redis 7 or later). An
+   *   owner's channel carries the owner as its hash tag (`<prefix>bus:{<owner>}`), so on a Redis
+   *   Cluster it maps to the owner's slot and its frames stay on that shard instead of being
+   *   copied to every node. The bus takes a single-node client (`new Redis(url)`); an ioredis
+   *   `Cluster` client is not supported yet.
    * - `"shared"`: one channel for every owner, as before per-owner channels: every process receives
    *   every frame and drops those of owners it does not serve. For a rolling upgrade from a version
    *   without per-owner channels.

@@ -26,8 +26,8 @@ export interface Presence {
  * commands sent.
  */
 export function presence(redis: Redis, prefix: string, origin: string, owners: () => Owner[], onCommand: (count: number) => void): Presence {
-  // The hash tag keeps an owner's presence in the owner's cluster slot, next to its channel.
-  const keyOf = (owner: Owner) => `${prefix}presence:{${owner}}`;
+  // The key of versions before per-owner channels, so processes of both agree during an upgrade.
+  const keyOf = (owner: Owner) => `${prefix}presence:${owner}`;
   const update = (added: Owner[], removed: Owner[]) => {
     if ((!added.length && !removed.length) || redis.status !== "ready") return;
     const until = Date.now() + PRESENCE_MS;
