@@ -16,8 +16,10 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import type { Redis } from "ioredis";
-import type { Bus, BusMessage, OutgoingFrame, Owner, Seq, Storage } from "chat-gateway";
+import type { Bus, BusMessage, Owner, Storage } from "chat-gateway";
+import { catchUp } from "./catch-up.js";
 import { presence } from "./presence.js";
+import { decodeFrame, decodeHeader, encode, publisher } from "./publisher.js";
 import { subscriptions, type ChannelMode } from "./subscriptions.js";
 
 export type { ChannelMode } from "./subscriptions.js";
@@ -92,11 +94,24 @@ export interface RedisBus extends Bus {
   connected(owner: Owner): Promise<boolean>;
 }
 
-const MAX_REPLAY = 10_000;
 /** How long `ready(owner)` waits for Redis to acknowledge a subscription (milliseconds). */
 export const SUBSCRIBE_WAIT_MS = 2_000;
 
-type Gaps = Map<Owner, { after: Seq; delivered: Set<Seq> }>;
+/** The options with their defaults; throws TypeError on bad ones. */
+function resolve(redis: Redis, options: RedisBusOptions) {
+  if (typeof redis !== "object" || redis === null || typeof (redis as { duplicate?: unknown }).duplicate !== "function") {
+    throw new TypeError("redisBus: the first argument must be an ioredis client (new Redis(url))");
+  }
+  const prefix = options.prefix ?? "chat-gateway:";
+  if (typeof prefix !== "string" || !prefix) throw new TypeError("redisBus: prefix must be a non-empty string");
+  const mode = options.channels ?? "owner";
+  if (mode !== "owner" && mode !== "sharded" && mode !== "shared") throw new TypeError('redisBus: channels must be "owner", "sharded" or "shared"');
+  const maxPending = options.maxPending ?? 10_000;
+  if (!Number.isInteger(maxPending) || maxPending < 0) throw new TypeError("redisBus: maxPending must be a non-negative integer");
+  if (options.storage !== undefined && typeof options.storage?.readOutbox !== "function") throw new TypeError("redisBus: storage must be a Storage");
+  const warn = options.warn ?? ((message: string) => console.warn(`chat-gateway/bus/redis: ${message}`));
+  return { prefix, mode, maxPending, warn };
+}
 
 /**
  * Creates a {@link Bus} on Redis pub/sub. `redis` (yours, never closed by the bus) publishes; a
@@ -119,28 +134,10 @@ type Gaps = Map<Owner, { after: Seq; delivered: Set<Seq> }>;
  * @throws {TypeError} when `redis` is not an ioredis client or an option is bad
  */
 export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus {
-  if (typeof redis !== "object" || redis === null || typeof (redis as { duplicate?: unknown }).duplicate !== "function") {
-    throw new TypeError("redisBus: the first argument must be an ioredis client (new Redis(url))");
-  }
-  const prefix = options.prefix ?? "chat-gateway:";
-  if (typeof prefix !== "string" || !prefix) throw new TypeError("redisBus: prefix must be a non-empty string");
-  const mode = options.channels ?? "owner";
-  if (mode !== "owner" && mode !== "sharded" && mode !== "shared") throw new TypeError('redisBus: channels must be "owner", "sharded" or "shared"');
-  const maxPending = options.maxPending ?? 10_000;
-  if (!Number.isInteger(maxPending) || maxPending < 0) throw new TypeError("redisBus: maxPending must be a non-negative integer");
-  if (options.storage !== undefined && typeof options.storage?.readOutbox !== "function") throw new TypeError("redisBus: storage must be a Storage");
-  const warn = options.warn ?? ((message: string) => console.warn(`chat-gateway/bus/redis: ${message}`));
+  const { prefix, mode, maxPending, warn } = resolve(redis, options);
   const origin = randomBytes(8).toString("hex");
   const local = new EventEmitter<Record<Owner, [BusMessage]>>();
   const stats: RedisBusStats = { published: 0, received: 0, dropped: 0, recovered: 0, arrived: 0, arrivedBytes: 0, channels: 0, commands: 0 };
-  /** Stored frames that could not be published, oldest first: channel and text. */
-  const pending: [string, string][] = [];
-  /** Highest `seq` delivered here per owner with a subscriber; where a replay starts. */
-  const seen = new Map<Owner, Seq>();
-  /** Per owner, while the subscription is down: the seq the gap starts after and what was delivered since. */
-  let gaps: Gaps | undefined;
-  /** Gaps being read back; frames delivered meanwhile are recorded so none is delivered twice. */
-  const replaying = new Set<Gaps>();
   let closed = false;
 
   // Queued while connecting, whatever the caller's client does: SUBSCRIBE must survive start-up and reconnects.
@@ -157,133 +154,43 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     onCommand: count,
     warn,
   });
+  const recovery = catchUp(subscriber, {
+    storage: options.storage,
+    owners,
+    hasSubscriber: (owner) => local.listenerCount(owner) > 0,
+    deliver,
+    recovered: () => stats.recovered++,
+    closed: () => closed,
+    warn,
+  });
 
   function deliver(message: BusMessage): void {
     const seq = message.frame.seq;
-    if (seq !== undefined && local.listenerCount(message.owner) > 0) {
-      if (seq > (seen.get(message.owner) ?? 0)) seen.set(message.owner, seq);
-      gaps?.get(message.owner)?.delivered.add(seq);
-      for (const gap of replaying) gap.get(message.owner)?.delivered.add(seq);
-    }
+    if (seq !== undefined && local.listenerCount(message.owner) > 0) recovery.delivered(message.owner, seq);
     local.emit(message.owner, message);
   }
 
-  function encode(message: BusMessage): string {
-    // Header on a line of its own, so a process with no device of the owner skips parsing the frame.
-    return `${JSON.stringify([origin, message.owner])}\n${JSON.stringify(message.frame)}`;
-  }
-
-  function send(channel: string, text: string, stored: boolean): void {
-    if (redis.status !== "ready") {
-      if (!stored) {
-        stats.dropped++;
-        return;
-      }
-      pending.push([channel, text]);
-      if (pending.length > maxPending) {
-        pending.shift();
-        stats.dropped++;
-      }
-      return;
-    }
-    stats.published++;
-    (mode === "sharded" ? redis.spublish(channel, text) : redis.publish(channel, text)).catch((error: Error) => {
-      stats.dropped++;
-      warn(`publish failed: ${error.message}`);
-    });
-  }
-
-  // The publishing link is back: what was kept goes out first, in order.
-  const flush = () => {
-    const kept = pending.splice(0);
-    if (kept.length) stats.recovered += kept.length;
-    for (const [channel, text] of kept) send(channel, text, true);
-  };
-  redis.on("ready", flush);
+  const out = publisher(redis, mode === "sharded", maxPending, stats, warn);
 
   function receive(channel: Buffer, data: Buffer): void {
     if (!subs.isBusChannel(channel.toString())) return;
     stats.arrived++;
     stats.arrivedBytes += data.length;
-    const cut = data.indexOf(10);
-    if (cut < 0) return;
-    let header: [string, Owner];
-    try {
-      header = JSON.parse(data.subarray(0, cut).toString()) as [string, Owner];
-    } catch {
-      return;
-    }
-    const [sender, owner] = header;
-    if (sender === origin || local.listenerCount(owner) === 0) return;
-    let frame: OutgoingFrame;
-    try {
-      frame = JSON.parse(data.subarray(cut + 1).toString()) as OutgoingFrame;
-    } catch {
-      return;
-    }
+    const header = decodeHeader(data);
+    if (!header || header.origin === origin || local.listenerCount(header.owner) === 0) return;
+    const frame = decodeFrame(header.rest);
+    if (!frame) return;
     stats.received++;
     // `except` names a connection of the publishing process; connection ids are only unique per
     // process, so here it could name an unrelated device. Every device here gets the frame.
-    deliver({ owner, frame });
+    deliver({ owner: header.owner, frame });
   }
   subscriber.on(mode === "sharded" ? "smessageBuffer" : "messageBuffer", receive);
-
-  // The subscription is down: remember where each connected owner was, to read back the gap.
-  subscriber.on("close", () => {
-    if (closed || gaps) return;
-    warn("lost the Redis subscription; this process keeps serving its own devices");
-    gaps = new Map([...seen].filter(([owner]) => local.listenerCount(owner) > 0).map(([owner, after]) => [owner, { after, delivered: new Set<Seq>() }]));
-    // Owners with no stored frame delivered yet: their catch-up starts where their outbox ends now.
-    for (const owner of owners()) if (!gaps.has(owner)) void noteGap(owner);
-  });
-
-  function readBack(missed: Gaps, storage: Storage): Promise<unknown> {
-    const reads = [...missed].map(([owner, gap]) =>
-      storage
-        .readOutbox(owner, gap.after, MAX_REPLAY)
-        .then((entries) => {
-          for (const entry of entries) {
-            if (gap.delivered.has(entry.seq) || local.listenerCount(owner) === 0) continue;
-            stats.recovered++;
-            deliver({ owner, frame: { type: entry.type, payload: entry.payload, seq: entry.seq } });
-          }
-        })
-        .catch((error: Error) => warn(`reading back the frames missed by ${owner} failed: ${error.message}`)),
-    );
-    return Promise.all(reads);
-  }
-
-  subscriber.on("ready", () => {
-    const missed = gaps;
-    gaps = undefined;
-    if (!missed || closed) return;
-    warn("Redis subscription is back");
-    const storage = options.storage;
-    if (!storage) return;
-    replaying.add(missed);
-    // ioredis re-sends the subscriptions right after this event; a PING queued behind them is
-    // answered once they are active, so whatever the outbox read misses arrives live.
-    setImmediate(() => {
-      void subscriber
-        .ping()
-        .catch(() => undefined)
-        .then(() => readBack(missed, storage))
-        .finally(() => replaying.delete(missed));
-    });
-  });
-
-  /** While the link is down, an owner's first device here: its catch-up starts at the outbox's end now. */
-  async function noteGap(owner: Owner): Promise<void> {
-    const storage = options.storage;
-    if (!storage || !gaps || gaps.has(owner)) return;
-    const { last } = await storage.outboxBounds(owner).catch(() => ({ last: undefined }));
-    if (last !== undefined && gaps && !gaps.has(owner)) gaps.set(owner, { after: last, delivered: new Set<Seq>() });
-  }
 
   async function active(owner: Owner): Promise<void> {
     // During an outage the SUBSCRIBE waits for the link; the catch-up covers the owner instead. At
     // start-up (no outage yet) it goes out once connected, so waiting for it is worth it.
-    if (subscriber.status !== "ready" && gaps) return noteGap(owner);
+    if (subscriber.status !== "ready" && recovery.down()) return recovery.noteGap(owner);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => {
       timer = setTimeout(() => {
@@ -312,7 +219,7 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     },
     publish(message) {
       deliver(message);
-      if (!closed) send(subs.channelOf(message.owner), encode(message), message.frame.seq !== undefined);
+      if (!closed) out.send(subs.channelOf(message.owner), encode(origin, message), message.frame.seq !== undefined);
     },
     subscribe(owner, listener) {
       if (local.listenerCount(owner) === 0) subs.add(owner);
@@ -320,7 +227,7 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
       return () => {
         local.off(owner, listener);
         if (local.listenerCount(owner) > 0) return;
-        seen.delete(owner);
+        recovery.forget(owner);
         subs.remove(owner);
       };
     },
@@ -328,7 +235,7 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
       if (closed) return;
       closed = true;
       subs.close();
-      redis.off("ready", flush);
+      out.close();
       await here.close(owners());
       await subscriber.quit().catch(() => subscriber.disconnect());
     },

@@ -1,0 +1,77 @@
+/**
+ * Publishing to Redis, with stored frames kept while the link is down and sent, in order, when it
+ * is back; and the message format (a header line the receiver reads before the frame).
+ * @module
+ */
+import type { Redis } from "ioredis";
+import type { BusMessage, OutgoingFrame, Owner } from "chat-gateway";
+import type { RedisBusStats } from "./index.js";
+
+/** The wire text of a message: `[origin, owner]` on a line of its own, then the frame. */
+export function encode(origin: string, message: BusMessage): string {
+  // Header on a line of its own, so a process with no device of the owner skips parsing the frame.
+  return `${JSON.stringify([origin, message.owner])}\n${JSON.stringify(message.frame)}`;
+}
+
+/** The header of a message, or undefined when it is not one of the bus's. */
+export function decodeHeader(data: Buffer): { origin: string; owner: Owner; rest: Buffer } | undefined {
+  const cut = data.indexOf(10);
+  if (cut < 0) return undefined;
+  try {
+    const [origin, owner] = JSON.parse(data.subarray(0, cut).toString()) as [string, Owner];
+    return { origin, owner, rest: data.subarray(cut + 1) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The frame after the header, or undefined when it does not parse. */
+export function decodeFrame(rest: Buffer): OutgoingFrame | undefined {
+  try {
+    return JSON.parse(rest.toString()) as OutgoingFrame;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends messages; `close()` stops re-sending kept ones. */
+export interface Publisher {
+  send(channel: string, text: string, stored: boolean): void;
+  close(): void;
+}
+
+/**
+ * Publishes on `redis` (SPUBLISH when `sharded`). While it is not ready, live frames are dropped
+ * and stored ones kept, up to `maxPending` (the oldest go first), until it is ready again.
+ */
+export function publisher(redis: Redis, sharded: boolean, maxPending: number, stats: RedisBusStats, warn: (message: string) => void): Publisher {
+  /** Stored frames that could not be published, oldest first: channel and text. */
+  const pending: [string, string][] = [];
+  function send(channel: string, text: string, stored: boolean): void {
+    if (redis.status !== "ready") {
+      if (!stored) {
+        stats.dropped++;
+        return;
+      }
+      pending.push([channel, text]);
+      if (pending.length > maxPending) {
+        pending.shift();
+        stats.dropped++;
+      }
+      return;
+    }
+    stats.published++;
+    (sharded ? redis.spublish(channel, text) : redis.publish(channel, text)).catch((error: Error) => {
+      stats.dropped++;
+      warn(`publish failed: ${error.message}`);
+    });
+  }
+  // The publishing link is back: what was kept goes out first, in order.
+  const flush = () => {
+    const kept = pending.splice(0);
+    if (kept.length) stats.recovered += kept.length;
+    for (const [channel, text] of kept) send(channel, text, true);
+  };
+  redis.on("ready", flush);
+  return { send, close: () => redis.off("ready", flush) };
+}
