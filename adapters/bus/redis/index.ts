@@ -17,10 +17,10 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import type { Redis } from "ioredis";
 import type { Bus, BusMessage, Owner, Storage } from "chat-gateway";
-import { catchUp } from "./catch-up.js";
+import { catchUp, type CatchUp } from "./catch-up.js";
 import { presence } from "./presence.js";
-import { decodeFrame, decodeHeader, encode, publisher } from "./publisher.js";
-import { subscriptions, type ChannelMode } from "./subscriptions.js";
+import { encode, publisher, receiver } from "./publisher.js";
+import { subscriptions, type ChannelMode, type Subscriptions } from "./subscriptions.js";
 
 export type { ChannelMode } from "./subscriptions.js";
 
@@ -97,6 +97,36 @@ export interface RedisBus extends Bus {
 /** How long `ready(owner)` waits for Redis to acknowledge a subscription (milliseconds). */
 export const SUBSCRIBE_WAIT_MS = 2_000;
 
+/** Waits for `work`, or `ms` milliseconds if that is sooner (then calls `late`). */
+async function atMost(work: Promise<void>, ms: number, late: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      late();
+      resolve();
+    }, ms);
+  });
+  await Promise.race([work, timeout]);
+  clearTimeout(timer);
+}
+
+/** `RedisBus.ready(owner)`: the owner's subscription is active, or the catch-up covers it. */
+async function subscribed(owner: Owner, subscriber: Redis, subs: Subscriptions, recovery: CatchUp, warn: (message: string) => void): Promise<void> {
+  // During an outage the SUBSCRIBE waits for the link; the catch-up covers the owner instead. At
+  // start-up (no outage yet) it goes out once connected, so waiting for it is worth it.
+  if (subscriber.status !== "ready" && recovery.down()) return recovery.noteGap(owner);
+  await atMost(subs.active(owner), SUBSCRIBE_WAIT_MS, () => warn(`the subscription for ${owner} was not acknowledged within ${SUBSCRIBE_WAIT_MS} ms`));
+}
+
+/** `RedisBus.ready()`: both links up, every subscription and unsubscription asked for in effect. */
+async function settled(redis: Redis, subscriber: Redis, subs: Subscriptions): Promise<void> {
+  // Live frames published before the publishing link is up are dropped.
+  const publishing = redis.status === "ready" ? undefined : new Promise((resolve) => redis.once("ready", resolve));
+  await Promise.all([publishing, subs.settled()]);
+  // Answered after every command sent before it: the unsubscriptions too have taken effect.
+  await subscriber.ping();
+}
+
 /** The options with their defaults; throws TypeError on bad ones. */
 function resolve(redis: Redis, options: RedisBusOptions) {
   if (typeof redis !== "object" || redis === null || typeof (redis as { duplicate?: unknown }).duplicate !== "function") {
@@ -172,46 +202,15 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
 
   const out = publisher(redis, mode === "sharded", maxPending, stats, warn);
 
-  function receive(channel: Buffer, data: Buffer): void {
-    if (!subs.isBusChannel(channel.toString())) return;
-    stats.arrived++;
-    stats.arrivedBytes += data.length;
-    const header = decodeHeader(data);
-    if (!header || header.origin === origin || local.listenerCount(header.owner) === 0) return;
-    const frame = decodeFrame(header.rest);
-    if (!frame) return;
-    stats.received++;
-    // `except` names a connection of the publishing process; connection ids are only unique per
-    // process, so here it could name an unrelated device. Every device here gets the frame.
-    deliver({ owner: header.owner, frame });
-  }
+  const receive = receiver(origin, stats, { channel: subs.isBusChannel, owner: (owner) => local.listenerCount(owner) > 0 }, deliver);
   subscriber.on(mode === "sharded" ? "smessageBuffer" : "messageBuffer", receive);
-
-  async function active(owner: Owner): Promise<void> {
-    // During an outage the SUBSCRIBE waits for the link; the catch-up covers the owner instead. At
-    // start-up (no outage yet) it goes out once connected, so waiting for it is worth it.
-    if (subscriber.status !== "ready" && recovery.down()) return recovery.noteGap(owner);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        warn(`the subscription for ${owner} was not acknowledged within ${SUBSCRIBE_WAIT_MS} ms`);
-        resolve();
-      }, SUBSCRIBE_WAIT_MS);
-    });
-    await Promise.race([subs.active(owner), late]);
-    clearTimeout(timer);
-  }
 
   return {
     stats,
     async ready(owner) {
       if (closed) return;
-      if (owner !== undefined) return active(owner);
-      // Both links: live frames published before the publishing one is up are dropped.
-      const publishing = redis.status === "ready" ? undefined : new Promise((resolve) => redis.once("ready", resolve));
-      await Promise.all([publishing, subs.settled()]);
-      // Answered after every command sent before it: the unsubscriptions too have taken effect.
-      await subscriber.ping();
+      if (owner !== undefined) return subscribed(owner, subscriber, subs, recovery, warn);
+      await settled(redis, subscriber, subs);
     },
     async connected(owner) {
       if (local.listenerCount(owner) > 0) return true;

@@ -1,6 +1,7 @@
 /**
- * Publishing to Redis, with stored frames kept while the link is down and sent, in order, when it
- * is back; and the message format (a header line the receiver reads before the frame).
+ * The bus's messages on Redis: their format (a header line the receiver reads before the frame),
+ * publishing them, with stored frames kept while the link is down and sent, in order, when it is
+ * back, and receiving them.
  * @module
  */
 import type { Redis } from "ioredis";
@@ -14,7 +15,7 @@ export function encode(origin: string, message: BusMessage): string {
 }
 
 /** The header of a message, or undefined when it is not one of the bus's. */
-export function decodeHeader(data: Buffer): { origin: string; owner: Owner; rest: Buffer } | undefined {
+function decodeHeader(data: Buffer): { origin: string; owner: Owner; rest: Buffer } | undefined {
   const cut = data.indexOf(10);
   if (cut < 0) return undefined;
   try {
@@ -26,12 +27,37 @@ export function decodeHeader(data: Buffer): { origin: string; owner: Owner; rest
 }
 
 /** The frame after the header, or undefined when it does not parse. */
-export function decodeFrame(rest: Buffer): OutgoingFrame | undefined {
+function decodeFrame(rest: Buffer): OutgoingFrame | undefined {
   try {
     return JSON.parse(rest.toString()) as OutgoingFrame;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The handler of messages arriving on the subscription: counts them, skips this process's own
+ * (`origin`) and those of owners with no subscriber here before parsing the frame, delivers the rest.
+ */
+export function receiver(
+  origin: string,
+  stats: RedisBusStats,
+  accepts: { channel(name: string): boolean; owner(owner: Owner): boolean },
+  deliver: (message: BusMessage) => void,
+): (channel: Buffer, data: Buffer) => void {
+  return (channel, data) => {
+    if (!accepts.channel(channel.toString())) return;
+    stats.arrived++;
+    stats.arrivedBytes += data.length;
+    const header = decodeHeader(data);
+    if (!header || header.origin === origin || !accepts.owner(header.owner)) return;
+    const frame = decodeFrame(header.rest);
+    if (!frame) return;
+    stats.received++;
+    // `except` names a connection of the publishing process; connection ids are only unique per
+    // process, so here it could name an unrelated device. Every device here gets the frame.
+    deliver({ owner: header.owner, frame });
+  };
 }
 
 /** Sends messages; `close()` stops re-sending kept ones. */

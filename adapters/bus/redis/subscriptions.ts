@@ -46,115 +46,134 @@ function pending(): Pending {
   return { done, resolve };
 }
 
-/**
- * Tracks the subscriber connection's channels. `onFlush` hears which owners were added and removed
- * in each batch (for presence) and `onCommand` counts the commands sent; failures go to `warn`.
- */
-export function subscriptions(
-  subscriber: Redis,
-  prefix: string,
-  mode: ChannelMode,
-  hooks: { onFlush(added: Owner[], removed: Owner[]): void; onCommand(count: number): void; warn(message: string): void },
-): Subscriptions {
-  const shared = `${prefix}bus`;
-  // The hash tag puts an owner's channel in the owner's cluster slot, with the owner's other keys.
-  const ownerPrefix = `${prefix}bus:{`;
-  const channelOf = (owner: Owner) => (mode === "shared" ? shared : `${ownerPrefix}${owner}}`);
-  /** Owners whose SUBSCRIBE went out and was not undone, with its acknowledgement. */
-  const sent = new Map<Owner, Promise<void>>();
-  const adds = new Map<Owner, Pending>();
-  const removes = new Set<Owner>();
-  let scheduled = false;
-  let stopped = false;
-  const sharedReady = mode === "shared" ? command("subscribe", [shared]) : Promise.resolve();
+/** What the subscriptions report to the bus. */
+export interface SubscriptionHooks {
+  /** Which owners were added and removed in a batch (for presence). */
+  onFlush(added: Owner[], removed: Owner[]): void;
+  /** Commands sent to Redis. */
+  onCommand(count: number): void;
+  warn(message: string): void;
+}
 
-  function command(name: "subscribe" | "unsubscribe", channels: string[]): Promise<void> {
-    const sharded = mode === "sharded";
-    const calls =
-      sharded
-        ? // Sharded channels of different slots cannot share one command on a cluster.
-          channels.map((c) => (name === "subscribe" ? subscriber.ssubscribe(c) : subscriber.sunsubscribe(c)))
-        : [name === "subscribe" ? subscriber.subscribe(...channels) : subscriber.unsubscribe(...channels)];
-    hooks.onCommand(calls.length);
-    return Promise.all(calls).then(
-      () => undefined,
-      (error: Error) => hooks.warn(`${name} failed: ${error.message}`),
-    );
+/**
+ * Tracks the subscriber connection's channels. `hooks.onFlush` hears which owners were added and
+ * removed in each batch and `hooks.onCommand` counts the commands sent; failures go to `warn`.
+ */
+export function subscriptions(subscriber: Redis, prefix: string, mode: ChannelMode, hooks: SubscriptionHooks): Subscriptions {
+  return new ChannelSet(subscriber, prefix, mode, hooks);
+}
+
+class ChannelSet implements Subscriptions {
+  readonly #subscriber: Redis;
+  readonly #hooks: SubscriptionHooks;
+  readonly #shared: string;
+  /** Every owner channel starts with it; the hash tag puts the channel in the owner's cluster slot. */
+  readonly #ownerPrefix: string;
+  /** Owners whose SUBSCRIBE went out and was not undone, with its acknowledgement. */
+  readonly #sent = new Map<Owner, Promise<void>>();
+  readonly #adds = new Map<Owner, Pending>();
+  readonly #removes = new Set<Owner>();
+  readonly #sharedReady: Promise<void>;
+  #scheduled = false;
+  #stopped = false;
+
+  constructor(
+    subscriber: Redis,
+    prefix: string,
+    readonly mode: ChannelMode,
+    hooks: SubscriptionHooks,
+  ) {
+    this.#subscriber = subscriber;
+    this.#hooks = hooks;
+    this.#shared = `${prefix}bus`;
+    this.#ownerPrefix = `${prefix}bus:{`;
+    this.#sharedReady = mode === "shared" ? this.#command("subscribe", [this.#shared]) : Promise.resolve();
   }
 
-  function flush(): void {
-    scheduled = false;
-    if (stopped) return;
-    const removed = [...removes];
-    removes.clear();
-    for (const owner of removed) sent.delete(owner);
-    const added = [...adds];
-    adds.clear();
-    if (mode !== "shared") {
-      // UNSUBSCRIBE with no channel would drop them all: send only with some.
-      if (removed.length) void command("unsubscribe", removed.map(channelOf));
-      if (added.length) {
-        const done = command("subscribe", added.map(([owner]) => channelOf(owner)));
-        for (const [owner, p] of added) {
-          sent.set(owner, done);
-          void done.then(p.resolve);
-        }
-      }
-    } else {
-      for (const [owner, p] of added) {
-        sent.set(owner, sharedReady);
-        void sharedReady.then(p.resolve);
-      }
+  channelOf(owner: Owner): string {
+    return this.mode === "shared" ? this.#shared : `${this.#ownerPrefix}${owner}}`;
+  }
+
+  isBusChannel = (channel: string): boolean => (this.mode === "shared" ? channel === this.#shared : channel.startsWith(this.#ownerPrefix));
+
+  add(owner: Owner): void {
+    // Removed and added back before the batch went out: the subscription never lapsed.
+    if (this.#removes.delete(owner) || this.#sent.has(owner) || this.#adds.has(owner)) return;
+    this.#adds.set(owner, pending());
+    this.#schedule();
+  }
+
+  remove(owner: Owner): void {
+    const queued = this.#adds.get(owner);
+    if (queued) {
+      this.#adds.delete(owner);
+      queued.resolve();
+      return;
     }
-    hooks.onFlush(
+    if (!this.#sent.has(owner)) return;
+    this.#removes.add(owner);
+    this.#schedule();
+  }
+
+  active(owner: Owner): Promise<void> {
+    return this.#adds.get(owner)?.done ?? (this.#removes.has(owner) ? undefined : this.#sent.get(owner)) ?? Promise.resolve();
+  }
+
+  async settled(): Promise<void> {
+    // What waits for the next turn goes out now, so it is part of what this waits for.
+    if (this.#scheduled) this.#flush();
+    await this.#sharedReady;
+    await Promise.all([...[...this.#adds.values()].map((p) => p.done), ...this.#sent.values()]);
+  }
+
+  count(): number {
+    return this.mode === "shared" ? 1 : this.#sent.size - this.#removes.size + this.#adds.size;
+  }
+
+  close(): void {
+    this.#stopped = true;
+    for (const p of this.#adds.values()) p.resolve();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    // One command for the devices that arrive in the same turn (a reconnect storm, a restart).
+    setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    if (this.#stopped) return;
+    const removed = [...this.#removes];
+    this.#removes.clear();
+    for (const owner of removed) this.#sent.delete(owner);
+    const added = [...this.#adds];
+    this.#adds.clear();
+    // UNSUBSCRIBE with no channel would drop them all: send only with some.
+    if (this.mode !== "shared" && removed.length) void this.#command("unsubscribe", removed.map((o) => this.channelOf(o)));
+    const done = this.mode === "shared" ? this.#sharedReady : added.length ? this.#command("subscribe", added.map(([o]) => this.channelOf(o))) : undefined;
+    for (const [owner, p] of added) {
+      this.#sent.set(owner, done!);
+      void done!.then(p.resolve);
+    }
+    this.#hooks.onFlush(
       added.map(([owner]) => owner),
       removed,
     );
   }
 
-  function schedule(): void {
-    if (scheduled) return;
-    scheduled = true;
-    // One command for the devices that arrive in the same turn (a reconnect storm, a restart).
-    setImmediate(flush);
+  #command(name: "subscribe" | "unsubscribe", channels: string[]): Promise<void> {
+    const s = this.#subscriber;
+    const calls =
+      this.mode === "sharded"
+        ? // Sharded channels of different slots cannot share one command on a cluster.
+          channels.map((c) => (name === "subscribe" ? s.ssubscribe(c) : s.sunsubscribe(c)))
+        : [name === "subscribe" ? s.subscribe(...channels) : s.unsubscribe(...channels)];
+    this.#hooks.onCommand(calls.length);
+    return Promise.all(calls).then(
+      () => undefined,
+      (error: Error) => this.#hooks.warn(`${name} failed: ${error.message}`),
+    );
   }
-
-  return {
-    mode,
-    channelOf,
-    isBusChannel: (channel) => (mode === "shared" ? channel === shared : channel.startsWith(ownerPrefix)),
-    add(owner) {
-      // Removed and added back before the batch went out: the subscription never lapsed.
-      if (removes.delete(owner) || sent.has(owner) || adds.has(owner)) return;
-      adds.set(owner, pending());
-      schedule();
-    },
-    remove(owner) {
-      const queued = adds.get(owner);
-      if (queued) {
-        adds.delete(owner);
-        queued.resolve();
-        return;
-      }
-      if (!sent.has(owner)) return;
-      removes.add(owner);
-      schedule();
-    },
-    active(owner) {
-      return adds.get(owner)?.done ?? (removes.has(owner) ? undefined : sent.get(owner)) ?? Promise.resolve();
-    },
-    async settled() {
-      // What waits for the next turn goes out now, so it is part of what this waits for.
-      if (scheduled) flush();
-      await sharedReady;
-      await Promise.all([...[...adds.values()].map((p) => p.done), ...sent.values()]);
-    },
-    count() {
-      return mode === "shared" ? 1 : sent.size - removes.size + adds.size;
-    },
-    close() {
-      stopped = true;
-      for (const p of adds.values()) p.resolve();
-    },
-  };
 }
