@@ -19,7 +19,7 @@ import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { WebSocket } from "ws";
 import { createGateway, tokenAuthenticator, type Gateway } from "chat-gateway";
-import { redisBus, type ChannelMode, type RedisBus } from "chat-gateway/bus/redis";
+import { redisBus, type ChannelMode, type RedisBus, type RedisBusStats } from "chat-gateway/bus/redis";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
@@ -149,10 +149,12 @@ async function connect(url: string, token: string, deviceId: string): Promise<De
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
+type Count = { messages: number; bytes: number };
+
 /** Counts every bus message of a prefix, per owner, from its own pattern subscription. */
 async function trafficCounter(redisUrl: string, prefix: string, mode: ChannelMode) {
   const sub = new Redis(redisUrl);
-  const perOwner = new Map<string, { messages: number; bytes: number }>();
+  const perOwner = new Map<string, Count>();
   const count = (data: Buffer) => {
     const owner = (JSON.parse(data.subarray(0, data.indexOf(10)).toString()) as [string, string])[1];
     const entry = perOwner.get(owner) ?? { messages: 0, bytes: 0 };
@@ -170,6 +172,31 @@ async function trafficCounter(redisUrl: string, prefix: string, mode: ChannelMod
       if (mode === "sharded") for (const owner of owners) await sub.ssubscribe(`${prefix}bus:{${owner}}`);
     },
     close: () => sub.disconnect(),
+  };
+}
+
+/** Each pair's first device asks once; resolves when both devices of every pair hold the answer. */
+async function turns(devices: Device[][], question: string): Promise<void> {
+  for (let i = 0; i < devices.length; i += 100) {
+    await Promise.all(
+      devices.slice(i, i + 100).map(async ([first, second]) => {
+        first.ws.send(JSON.stringify({ type: "message.send", id: "s", payload: { chat_id: "default", text: question } }));
+        await Promise.all([first.stopsReach(1), second.stopsReach(1)]);
+      }),
+    );
+  }
+}
+
+/** A process's share (the messages of the owners it serves) against what arrived on its subscription. */
+function traffic(n: number, served: string[], perOwner: Map<string, Count>, now: RedisBusStats, before: RedisBusStats): ProcessTraffic {
+  const share = served.map((o) => perOwner.get(o) ?? { messages: 0, bytes: 0 });
+  return {
+    process: n + 1,
+    ownersServed: served.length,
+    shareMessages: sum(share.map((s) => s.messages)),
+    shareBytes: sum(share.map((s) => s.bytes)),
+    arrivedMessages: now.arrived - before.arrived,
+    arrivedBytes: now.arrivedBytes - before.arrivedBytes,
   };
 }
 
@@ -205,30 +232,11 @@ export async function routingTraffic(setup: RoutingSetup, mode: ChannelMode, dro
     counter.perOwner.clear();
     const before = procs.map((p) => ({ ...p.bus.stats }));
     t0 = performance.now();
-    const question = "q".repeat(setup.questionChars);
-    for (let i = 0; i < owners.length; i += 100) {
-      await Promise.all(
-        devices.slice(i, i + 100).map(async ([first, second]) => {
-          first.ws.send(JSON.stringify({ type: "message.send", id: "s", payload: { chat_id: "default", text: question } }));
-          await Promise.all([first.stopsReach(1), second.stopsReach(1)]);
-        }),
-      );
-    }
+    await turns(devices, "q".repeat(setup.questionChars));
     const turnsMs = performance.now() - t0;
     // Frames published after message.stop (typing off) still count once they arrive.
     await new Promise((r) => setTimeout(r, 300));
-    const perProcess = procs.map((p, n) => {
-      const served = owners.filter((_, i) => placement[i].includes(n));
-      const share = served.map((o) => counter.perOwner.get(o) ?? { messages: 0, bytes: 0 });
-      return {
-        process: n + 1,
-        ownersServed: served.length,
-        shareMessages: sum(share.map((s) => s.messages)),
-        shareBytes: sum(share.map((s) => s.bytes)),
-        arrivedMessages: p.bus.stats.arrived - before[n].arrived,
-        arrivedBytes: p.bus.stats.arrivedBytes - before[n].arrivedBytes,
-      };
-    });
+    const perProcess = procs.map((p, n) => traffic(n, owners.filter((_, i) => placement[i].includes(n)), counter.perOwner, p.bus.stats, before[n]));
     const all = [...counter.perOwner.values()];
     const storageOnTurns = Object.fromEntries(calls);
 
