@@ -1,9 +1,10 @@
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { Redis, type RedisOptions } from "ioredis";
 import type { BusMessage, OutgoingFrame } from "chat-gateway";
-import { redisBus, type RedisBus } from "chat-gateway/bus/redis";
+import { SUBSCRIBE_WAIT_MS, redisBus, type RedisBus } from "chat-gateway/bus/redis";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { REDIS_URL, dropKeys, redisAvailable, runId } from "../fixtures/services.js";
+import { slowLink } from "../fixtures/slow-link.js";
 
 const available = await redisAvailable("redis bus");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -206,6 +207,31 @@ describe.skipIf(!available)("redisBus", () => {
     await sleep(200);
     expect(onB.map((m) => m.frame.payload.i)).toEqual([1, 2]);
   });
+
+  test("bus - ready(owner) waits at most SUBSCRIBE_WAIT_MS for a subscription Redis is slow to acknowledge, and says so", async () => {
+    const { hostname, port } = new URL(REDIS_URL);
+    const link = await slowLink({ host: hostname, port: Number(port || 6379) }, 0);
+    try {
+      const warnings: string[] = [];
+      const viaLink = new Redis(link.url);
+      viaLink.on("error", () => undefined);
+      clients.push(viaLink);
+      const slow = await bus(viaLink, { prefix: `t:${runId()}:`, warn: (m) => warnings.push(m) });
+      link.setDelay(SUBSCRIBE_WAIT_MS + 1500);
+      slow.subscribe("alice", () => undefined);
+      const t0 = Date.now();
+      await slow.ready("alice");
+      const waited = Date.now() - t0;
+      expect(waited).toBeGreaterThanOrEqual(SUBSCRIBE_WAIT_MS - 50);
+      expect(waited).toBeLessThan(SUBSCRIBE_WAIT_MS + 1000);
+      expect(warnings.some((w) => w.includes("alice") && w.includes("not acknowledged"))).toBe(true);
+      link.setDelay(0);
+    } finally {
+      await Promise.all(buses.splice(0).map((b) => b.close?.()));
+      for (const c of clients) if (c.options.port === Number(new URL(link.url).port)) c.disconnect();
+      await link.close();
+    }
+  }, 15_000);
 
   test("bus - connected() sees an owner's devices in any process, and forgets them when they leave", async () => {
     const prefix = `t:${runId()}:`;

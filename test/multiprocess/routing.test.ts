@@ -7,7 +7,7 @@ import { tokenAuthenticator } from "chat-gateway";
 import { Client, type Frame } from "../gateway/harness.js";
 import { REDIS_URL, dropKeys, dropSchema, postgresAvailable, redisAvailable, runId } from "../fixtures/services.js";
 import { startNode, stopNode, type Node } from "./in-process.js";
-import { slowLink, type SlowLink } from "./slow-link.js";
+import { slowLink, type SlowLink } from "../fixtures/slow-link.js";
 
 const available = (await postgresAvailable("redis routing")) && (await redisAvailable("redis routing"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
