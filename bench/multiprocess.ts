@@ -3,18 +3,24 @@
  *
  *   node --import tsx bench/multiprocess.ts            # 1 warm-up + 5 measured turns per layout
  *   node --import tsx bench/multiprocess.ts --quick    # 1 warm-up + 2 measured turns, smaller storage run
+ *   node --import tsx bench/multiprocess.ts --routing  # only the routing measurement (see bench/routing.ts)
  *
  * Fan-out: 200 devices of one owner hold WebSocket connections to example-server processes that
  * share one PostgreSQL schema and one Redis prefix; one device asks for a 4,000-character answer,
  * streamed by the demo runtime in 10-character deltas with no delay. Measured per turn: time from
  * the request leaving the device until all 200 hold the final text (`message.stop`), and the
- * messages that went through the Redis channel (counted by a subscriber in this process) per
+ * messages that went through the Redis channels (counted by a subscriber in this process) per
  * second of that time. Layouts, in the same run: `2 processes` (100 devices on each) and
  * `1 process` (all 200 on one; its frames still go through Redis, which nobody else reads).
  *
  * Storage: the same operations on `postgresStorage` and `sqlJsStorage`, one after another in this
  * process: commits of a message with one outbox frame, getMessage, history pages, searches,
  * readOutbox pages. Operations per second per kind.
+ *
+ * Routing (bench/routing.ts): 1,000 owners (300 with --quick) with 2 devices each over 3 gateways,
+ * one streamed answer per owner; messages and bytes each gateway received from Redis against its
+ * share, with per-owner channels and with the shared channel of before, in the same run; and the
+ * subscription churn of 1,000 devices connecting and leaving.
  *
  * Prints Markdown tables and the raw JSON. Figures go to bench/RESULTS.md, "Multi-process (issue #8)".
  * @module
@@ -31,6 +37,7 @@ import { WebSocket } from "ws";
 import type { Storage, StoredMessage } from "chat-gateway";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { printRouting, routingTraffic, subscriptionChurn, type RoutingSetup } from "./routing.js";
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -38,6 +45,7 @@ const DEVICES = 200;
 const ANSWER_CHARS = 4000;
 const PREFIX_TEXT = "You said: ";
 const quick = process.argv.includes("--quick");
+const routingOnly = process.argv.includes("--routing");
 const RUNS = quick ? 2 : 5;
 const root = join(fileURLToPath(new URL(".", import.meta.url)), "..");
 
@@ -287,6 +295,17 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-multi-"));
   const subscriber = redis.duplicate();
   try {
+    const setup: RoutingSetup = { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, owners: quick ? 300 : 1000, processes: 3, id, questionChars: 390 };
+    const dropSchema = (schema: string) => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).then(() => undefined);
+    const routing = [await routingTraffic(setup, "owner", dropSchema), await routingTraffic(setup, "shared", dropSchema)];
+    const churn = await subscriptionChurn(REDIS_URL, `bench:${id}:churn:`, 1000);
+    printRouting(setup, routing, churn);
+    if (routingOnly) {
+      console.log("\n```json");
+      console.log(JSON.stringify({ routing, churn }));
+      console.log("```");
+      return;
+    }
     const fan: FanoutResult[] = [];
     let n = 0;
     for (const [layout, processes, delayMs, runs] of [
@@ -299,12 +318,13 @@ async function main(): Promise<void> {
       schemas.push(schema);
       const prefix = `bench:${id}:${n}:`;
       const counter = { count: 0 };
-      await subscriber.subscribe(`${prefix}bus`);
-      subscriber.on("message", (channel: string) => {
-        if (channel === `${prefix}bus`) counter.count++;
+      // Every bus channel of the prefix: the owner's own (`bus:{owner}`) or the shared one.
+      await subscriber.psubscribe(`${prefix}bus*`);
+      subscriber.on("pmessage", (pattern: string) => {
+        if (pattern === `${prefix}bus*`) counter.count++;
       });
       fan.push(await fanout(layout, processes, delayMs, runs, { schema, prefix, dataDir }, counter));
-      await subscriber.unsubscribe(`${prefix}bus`);
+      await subscriber.punsubscribe(`${prefix}bus*`);
     }
     const throughput = await busThroughput(`bench:${id}:bus:`);
 
@@ -338,7 +358,7 @@ async function main(): Promise<void> {
       console.log(`| ${k} | ${p.toFixed(0)} | ${s.toFixed(0)} | ${(p / s).toFixed(2)}x |`);
     }
     console.log("\n```json");
-    console.log(JSON.stringify({ fanout: fan, bus: throughput, storage: stores }));
+    console.log(JSON.stringify({ fanout: fan, bus: throughput, storage: stores, routing, churn }));
     console.log("```");
   } finally {
     subscriber.disconnect();

@@ -38,6 +38,14 @@ export interface Bus {
   /** Receive the frames of one owner. Returns the function that unsubscribes. */
   subscribe(owner: Owner, listener: (message: BusMessage) => void): () => void;
   /**
+   * Resolves once frames published for `owner` from now on, in any process, reach this process's
+   * subscribers (optional; without it, subscribing takes effect at once). A bus that subscribes
+   * per owner over a network implements it; the gateway awaits it after subscribing a device and
+   * before reading the cursor it sends in `hello.ok`, so no stored frame falls between the two.
+   * It should not wait long: while the link is down, resolve and let the catch-up cover the gap.
+   */
+  ready?(owner: Owner): Promise<void>;
+  /**
    * Whether the owner has a connected device in any process (optional). Used to push only to
    * owners who are away everywhere; without it, the gateway knows only its own connections.
    */

@@ -16,6 +16,7 @@ import { PROTOCOL_VERSION, type ServerFrame } from "./protocol.js";
 import { pushTargetError } from "./push-targets.js";
 import type { Device, DeviceCaps } from "./records.js";
 import { Outflow } from "./outflow.js";
+import type { OutboxBounds } from "./storage.js";
 import { handleRequest } from "./requests.js";
 import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
@@ -60,6 +61,14 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #user: string | null = null;
   #device: Device | undefined;
   #held: OutgoingFrame[] | undefined;
+  /** The owner whose frames this session receives, from the start of hello.ok's preparation. */
+  #attached: Owner | undefined;
+  /**
+   * The cursor hello.ok gave, raised by each sync to what it replayed: a stored frame at or below
+   * it that arrives live (committed before the cursor was read, published after) is one the device
+   * has, or gets from sync, already.
+   */
+  #floor = 0;
   /**
    * The stored frames this connection already got live form one contiguous range of seqs (a gap
    * starts a new range), so a replay can skip exactly those and send nothing twice.
@@ -165,14 +174,13 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
 
   closed(): void {
     if (this.#state === "closed") return;
-    const wasReady = this.#state === "ready";
     this.#state = "closed";
     clearTimeout(this.#helloTimer);
     this.#outflow.stop();
     if (this.#address !== undefined) this.#hub.addresses.release(this.#address);
     this.#admission.stop();
     this.uploads.dropAll();
-    if (wasReady && this.#owner !== undefined) this.#hub.detach(this.#owner, this);
+    if (this.#attached !== undefined) this.#hub.detach(this.#attached, this);
     this.#hub.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
   }
 
@@ -276,11 +284,12 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
       if (fcm) device.fcm_token = fcm;
       if (ntfy) device.ntfy_topic = ntfy;
       await storage.putDevice(auth.owner, device);
-      const bounds = await storage.outboxBounds(auth.owner);
       if (this.#isClosed()) return;
-      // Checked after the last await, so hellos racing in parallel cannot all pass it.
+      // Checked in the same synchronous step as the attach below, so parallel hellos cannot all pass it.
       const most = this.#hub.options.maxConnectionsPerOwner;
       if (this.#hub.connectionCount(auth.owner) >= most) return this.#refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
+      const { bounds, held } = await this.#attach(auth.owner);
+      if (this.#isClosed()) return;
       clearTimeout(this.#helloTimer);
       this.#owner = auth.owner;
       this.#user = auth.user;
@@ -300,13 +309,32 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
         },
         frame.id,
       );
-      // Attached right after hello.ok in the same tick: no frame can fall between the two.
-      this.#hub.attach(auth.owner, this);
+      this.#floor = bounds.last;
+      for (const f of held) this.deliver(f);
       this.#hub.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
     } catch (error) {
       this.#hub.log.error("hello failed", error);
       this.#sendError(error, frame.id);
       this.close(1011, "internal error");
+    }
+  }
+
+  /**
+   * Subscribes this session to the owner's frames, then reads the cursor for `hello.ok`. The bus
+   * subscription is active before the read starts, so a stored frame published before it was
+   * committed before the read and is at or below the cursor (`sync` replays it); every later one
+   * reaches this session, and is held here until `hello.ok` is out.
+   */
+  async #attach(owner: Owner): Promise<{ bounds: OutboxBounds; held: OutgoingFrame[] }> {
+    const held: OutgoingFrame[] = [];
+    this.#held = held;
+    try {
+      this.#attached = owner;
+      this.#hub.attach(owner, this);
+      await this.#hub.bus.ready?.(owner);
+      return { bounds: await this.#hub.storage.outboxBounds(owner), held };
+    } finally {
+      this.#held = undefined;
     }
   }
 
@@ -341,11 +369,13 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
 
   /** From the bus: apply this device's caps and the slow-consumer policy. */
   deliver(frame: OutgoingFrame): void {
-    if (this.#state !== "ready") return;
+    if (this.#state === "closed" || (frame.seq !== undefined && frame.seq <= this.#floor)) return;
     if (this.#held && frame.seq !== undefined) {
       this.#held.push(frame);
       return;
     }
+    // Live frames before hello.ok are stale by the time it is out.
+    if (this.#state !== "ready") return;
     this.#noteLive(frame);
     this.#sendShaped(frame, undefined);
   }
@@ -412,6 +442,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     let last = -1;
     try {
       last = await run();
+      this.#floor = Math.max(this.#floor, last);
     } finally {
       this.#held = undefined;
       // On failure every held frame still goes out: a duplicate is harmless, a loss is not.

@@ -1,16 +1,17 @@
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { Redis, type RedisOptions } from "ioredis";
 import type { BusMessage, OutgoingFrame } from "chat-gateway";
-import { redisBus, type RedisBus } from "chat-gateway/bus/redis";
+import { SUBSCRIBE_WAIT_MS, redisBus, type RedisBus } from "chat-gateway/bus/redis";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { REDIS_URL, dropKeys, redisAvailable, runId } from "../fixtures/services.js";
+import { slowLink } from "../fixtures/slow-link.js";
 
 const available = await redisAvailable("redis bus");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(check: () => boolean, ms = 5000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error("timed out waiting");
     await sleep(10);
   }
@@ -53,6 +54,8 @@ describe.skipIf(!available)("redisBus", () => {
     a.subscribe("alice", (m) => onA.push(m));
     b.subscribe("alice", (m) => onB.push(m));
     b.subscribe("bob", (m) => bobOnB.push(m));
+    // Subscribing to an owner's channel takes a round trip to Redis.
+    await Promise.all([a.ready(), b.ready()]);
     for (let i = 0; i < 200; i++) a.publish({ owner: "alice", frame: frame(i), ...(i === 0 ? { except: "conn-1" } : {}) });
     // Delivery in the publishing process is synchronous.
     expect(onA).toHaveLength(200);
@@ -78,6 +81,7 @@ describe.skipIf(!available)("redisBus", () => {
     const onC: BusMessage[] = [];
     b.subscribe("alice", (m) => onB.push(m));
     const off = c.subscribe("alice", (m) => onC.push(m));
+    await Promise.all([b.ready(), c.ready()]);
     a.publish({ owner: "alice", frame: frame(1) });
     await until(() => onC.length === 1);
     off();
@@ -96,6 +100,7 @@ describe.skipIf(!available)("redisBus", () => {
     const onB: BusMessage[] = [];
     a.subscribe("alice", (m) => onA.push(m));
     b.subscribe("alice", (m) => onB.push(m));
+    await b.ready("alice");
     pub.disconnect(true);
     await until(() => pub.status !== "ready");
     a.publish({ owner: "alice", frame: frame(1, 1) });
@@ -108,38 +113,125 @@ describe.skipIf(!available)("redisBus", () => {
     expect(a.stats.recovered).toBe(2);
   });
 
-  test("bus - with storage, stored frames missed while the subscription was down are read back once it is back", async () => {
+  for (const channels of ["owner", "sharded", "shared"] as const) {
+    test(`bus - ${channels} channels: with storage, stored frames missed while the subscription was down are read back once it is back`, async () => {
+      const prefix = `t:${runId()}:`;
+      const name = `bus-b-${runId()}`;
+      const storage = memoryStorage();
+      const a = await bus(client(), { prefix, channels });
+      const b = await bus(client({ connectionName: name, retryStrategy: () => 400 }), { prefix, storage, channels });
+      const onB: BusMessage[] = [];
+      b.subscribe("alice", (m) => onB.push(m));
+      await b.ready("alice");
+      const store = async (i: number) => {
+        const { seqs } = await storage.commit("alice", { outbox: [{ type: "message", payload: { i } }] });
+        a.publish({ owner: "alice", frame: { type: "message", payload: { i }, seq: seqs[0] } });
+      };
+      await store(1);
+      await until(() => onB.length === 1);
+      // Cut only B's subscription (by its connection name), as a network failure would.
+      const admin = client();
+      const list = (await admin.client("LIST")) as string;
+      const ids = list
+        .split("\n")
+        .filter((line) => line.includes(` name=${name} `) && / cmd=([ps]?subscribe|ping)/.test(line))
+        .map((line) => /\bid=(\d+)/.exec(line)![1]);
+      expect(ids.length).toBeGreaterThan(0);
+      for (const id of ids) await admin.client("KILL", "ID", id);
+      await sleep(50);
+      await store(2);
+      await store(3);
+      a.publish({ owner: "alice", frame: frame(99) });
+      await until(() => onB.length >= 3);
+      await sleep(300);
+      expect(onB.map((m) => m.frame.seq)).toEqual([1, 2, 3]);
+      expect(b.stats.recovered).toBe(2);
+    });
+  }
+
+  test("bus - an owner's first subscriber while the subscription is down is not held up, and gets what was stored meanwhile once it is back", async () => {
     const prefix = `t:${runId()}:`;
-    const name = `bus-b-${runId()}`;
+    const name = `bus-late-${runId()}`;
     const storage = memoryStorage();
     const a = await bus(client(), { prefix });
-    const b = await bus(client({ connectionName: name, retryStrategy: () => 400 }), { prefix, storage });
-    const onB: BusMessage[] = [];
-    b.subscribe("alice", (m) => onB.push(m));
+    const b = await bus(client({ connectionName: name, retryStrategy: () => 600 }), { prefix, storage });
     const store = async (i: number) => {
-      const { seqs } = await storage.commit("alice", { outbox: [{ type: "message", payload: { i } }] });
-      a.publish({ owner: "alice", frame: { type: "message", payload: { i }, seq: seqs[0] } });
+      const { seqs } = await storage.commit("carol", { outbox: [{ type: "message", payload: { i } }] });
+      a.publish({ owner: "carol", frame: { type: "message", payload: { i }, seq: seqs[0] } });
     };
     await store(1);
-    await until(() => onB.length === 1);
-    // Cut only B's subscription (by its connection name), as a network failure would.
     const admin = client();
-    const list = (await admin.client("LIST")) as string;
-    const ids = list
+    const ids = ((await admin.client("LIST")) as string)
       .split("\n")
-      .filter((line) => line.includes(` name=${name} `) && / cmd=(p?subscribe|ping)/.test(line))
+      .filter((line) => line.includes(` name=${name} `) && / cmd=ping/.test(line))
       .map((line) => /\bid=(\d+)/.exec(line)![1]);
-    expect(ids.length).toBeGreaterThan(0);
-    for (const id of ids) await admin.client("KILL", "ID", id);
+    expect(ids).toHaveLength(1);
+    await admin.client("KILL", "ID", ids[0]);
     await sleep(50);
+    const onB: BusMessage[] = [];
+    b.subscribe("carol", (m) => onB.push(m));
+    const t0 = Date.now();
+    await b.ready("carol");
+    expect(Date.now() - t0).toBeLessThan(300);
     await store(2);
     await store(3);
-    a.publish({ owner: "alice", frame: frame(99) });
-    await until(() => onB.length >= 3);
-    await sleep(300);
-    expect(onB.map((m) => m.frame.seq)).toEqual([1, 2, 3]);
-    expect(b.stats.recovered).toBe(2);
+    await until(() => onB.length >= 2);
+    await sleep(200);
+    // Frame 1 was stored before carol's device came: not this subscriber's to catch up on.
+    expect(onB.map((m) => m.frame.seq)).toEqual([2, 3]);
   });
+
+  test("bus - an owner with no frame yet when the subscription drops still gets what was stored meanwhile", async () => {
+    const prefix = `t:${runId()}:`;
+    const name = `bus-fresh-${runId()}`;
+    const storage = memoryStorage();
+    await storage.commit("dave", { outbox: [{ type: "message", payload: { i: 0 } }] });
+    const a = await bus(client(), { prefix });
+    const b = await bus(client({ connectionName: name, retryStrategy: () => 600 }), { prefix, storage });
+    const onB: BusMessage[] = [];
+    b.subscribe("dave", (m) => onB.push(m));
+    await b.ready("dave");
+    const admin = client();
+    const ids = ((await admin.client("LIST")) as string)
+      .split("\n")
+      .filter((line) => line.includes(` name=${name} `) && / cmd=subscribe/.test(line))
+      .map((line) => /\bid=(\d+)/.exec(line)![1]);
+    expect(ids).toHaveLength(1);
+    await admin.client("KILL", "ID", ids[0]);
+    await sleep(100);
+    for (const i of [1, 2]) {
+      const { seqs } = await storage.commit("dave", { outbox: [{ type: "message", payload: { i } }] });
+      a.publish({ owner: "dave", frame: { type: "message", payload: { i }, seq: seqs[0] } });
+    }
+    await until(() => onB.length >= 2);
+    await sleep(200);
+    expect(onB.map((m) => m.frame.payload.i)).toEqual([1, 2]);
+  });
+
+  test("bus - ready(owner) waits at most SUBSCRIBE_WAIT_MS for a subscription Redis is slow to acknowledge, and says so", async () => {
+    const { hostname, port } = new URL(REDIS_URL);
+    const link = await slowLink({ host: hostname, port: Number(port || 6379) }, 0);
+    try {
+      const warnings: string[] = [];
+      const viaLink = new Redis(link.url);
+      viaLink.on("error", () => undefined);
+      clients.push(viaLink);
+      const slow = await bus(viaLink, { prefix: `t:${runId()}:`, warn: (m) => warnings.push(m) });
+      link.setDelay(SUBSCRIBE_WAIT_MS + 1500);
+      slow.subscribe("alice", () => undefined);
+      const t0 = Date.now();
+      await slow.ready("alice");
+      const waited = Date.now() - t0;
+      expect(waited).toBeGreaterThanOrEqual(SUBSCRIBE_WAIT_MS - 50);
+      expect(waited).toBeLessThan(SUBSCRIBE_WAIT_MS + 1000);
+      expect(warnings.some((w) => w.includes("alice") && w.includes("not acknowledged"))).toBe(true);
+      link.setDelay(0);
+    } finally {
+      await Promise.all(buses.splice(0).map((b) => b.close?.()));
+      for (const c of clients) if (c.options.port === Number(new URL(link.url).port)) c.disconnect();
+      await link.close();
+    }
+  }, 15_000);
 
   test("bus - connected() sees an owner's devices in any process, and forgets them when they leave", async () => {
     const prefix = `t:${runId()}:`;
@@ -160,6 +252,83 @@ describe.skipIf(!available)("redisBus", () => {
     // A process that closes (or whose entry lapses) no longer counts.
     await b.close?.();
     expect(await a.connected("carol")).toBe(false);
+  });
+
+  /** The subscriber connection of a bus whose client was named `name`, as Redis lists it. */
+  async function subscriberOf(name: string): Promise<{ sub: number; ssub: number }> {
+    const line = ((await client().client("LIST")) as string).split("\n").find((l) => l.includes(` name=${name} `) && !/ sub=0 psub=0 ssub=0 /.test(l));
+    if (!line) return { sub: 0, ssub: 0 };
+    return { sub: Number(/ sub=(\d+)/.exec(line)![1]), ssub: Number(/ ssub=(\d+)/.exec(line)![1]) };
+  }
+
+  for (const channels of ["owner", "sharded"] as const) {
+    test(`bus - ${channels} channels: a process receives from Redis only the frames of owners it has a subscriber for`, async () => {
+      const prefix = `t:${runId()}:`;
+      const names = ["a", "b", "c", "d"].map((n) => `bus-${n}-${runId()}`);
+      const [a, b, c, d] = await Promise.all(names.map((connectionName) => bus(client({ connectionName }), { prefix, channels })));
+      const onB: BusMessage[] = [];
+      const onC: BusMessage[] = [];
+      b.subscribe("alice", (m) => onB.push(m));
+      c.subscribe("bob", (m) => onC.push(m));
+      await Promise.all([b.ready(), c.ready()]);
+      for (let i = 0; i < 100; i++) {
+        a.publish({ owner: "alice", frame: frame(i) });
+        a.publish({ owner: "bob", frame: frame(i) });
+      }
+      await until(() => onB.length === 100 && onC.length === 100);
+      await sleep(100);
+      expect(onB.map((m) => m.frame.payload.i)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+      // What each connection carried: its owner's frames and nothing else.
+      expect([a, b, c, d].map((x) => x.stats.arrived)).toEqual([0, 100, 100, 0]);
+      // A 16-character process id and the owner on the first line, the frame on the second.
+      const header = JSON.stringify(["0".repeat(16), "alice"]).length + 1;
+      expect(b.stats.arrivedBytes).toBe(onB.reduce((sum, m) => sum + header + JSON.stringify(m.frame).length, 0));
+      // Redis's own view: one channel on B's and C's subscriber connections, none on D's.
+      const key = channels === "sharded" ? "ssub" : "sub";
+      expect((await subscriberOf(names[1]))[key]).toBe(1);
+      expect((await subscriberOf(names[3]))[key]).toBe(0);
+    });
+  }
+
+  test("bus - shared channel (as before per-owner channels): every process receives every owner's frames", async () => {
+    const prefix = `t:${runId()}:`;
+    const [a, b, d] = await Promise.all([0, 1, 2].map(() => bus(client(), { prefix, channels: "shared" })));
+    const onB: BusMessage[] = [];
+    b.subscribe("alice", (m) => onB.push(m));
+    for (let i = 0; i < 50; i++) {
+      a.publish({ owner: "alice", frame: frame(i) });
+      a.publish({ owner: "bob", frame: frame(i) });
+    }
+    await until(() => onB.length === 50 && d.stats.arrived === 100);
+    expect(b.stats.arrived).toBe(100);
+    expect(d.stats.received).toBe(0);
+  });
+
+  test("bus - devices arriving in one turn subscribe in one command; leaving unsubscribes; coming and going in one turn sends nothing", async () => {
+    const prefix = `t:${runId()}:`;
+    const name = `bus-churn-${runId()}`;
+    const a = await bus(client({ connectionName: name }), { prefix });
+    const before = a.stats.commands;
+    const offs = Array.from({ length: 300 }, (_, i) => a.subscribe(`owner-${i}`, () => undefined));
+    await a.ready();
+    // One SUBSCRIBE for the 300 channels, and a ZADD + PEXPIRE per owner for presence.
+    expect(a.stats.commands - before).toBe(1 + 600);
+    expect(a.stats.channels).toBe(300);
+    expect((await subscriberOf(name)).sub).toBe(300);
+    const admin = client();
+    const [, subscribers] = (await admin.pubsub("NUMSUB", `${prefix}bus:{owner-7}`)) as [string, number];
+    expect(subscribers).toBe(1);
+
+    for (const off of offs.slice(0, 200)) off();
+    // ready() covers unsubscriptions too: once it resolves, Redis has dropped the channels.
+    await a.ready();
+    expect(a.stats.channels).toBe(100);
+    expect((await subscriberOf(name)).sub).toBe(100);
+    const quiet = a.stats.commands;
+    a.subscribe("brief", () => undefined)();
+    await sleep(20);
+    expect(a.stats.commands).toBe(quiet);
+    expect(a.stats.channels).toBe(100);
   });
 
   test("bus - a client that is not ioredis is refused at construction", () => {

@@ -1,30 +1,14 @@
 // Two gateways, as two processes would be wired (each its own PostgreSQL pool and Redis clients, one
 // schema, one prefix), and one of them loses Redis for a moment: it keeps serving its own devices,
 // and once Redis is back every device holds every stored frame.
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Redis } from "ioredis";
-import { createGateway, type Gateway } from "chat-gateway";
-import { redisBus, type RedisBus } from "chat-gateway/bus/redis";
-import { demoRuntime } from "chat-gateway/runtime/demo";
-import { postgresStorage } from "chat-gateway/storage/postgres";
-import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
 import { Client, type Frame } from "../gateway/harness.js";
-import { DATABASE_URL, REDIS_URL, dropKeys, dropSchema, postgresAvailable, redisAvailable, runId } from "../fixtures/services.js";
+import { REDIS_URL, dropKeys, dropSchema, postgresAvailable, redisAvailable, runId } from "../fixtures/services.js";
+import { startNode, stopNode, type Node } from "./in-process.js";
 
 const available = (await postgresAvailable("redis outage")) && (await redisAvailable("redis outage"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Node {
-  name: string;
-  redis: Redis;
-  bus: RedisBus;
-  gateway: Gateway;
-  server: http.Server;
-  transport: WebSocketTransport;
-  url: string;
-}
 
 describe.skipIf(!available)("a gateway that loses Redis", () => {
   const id = runId();
@@ -34,20 +18,9 @@ describe.skipIf(!available)("a gateway that loses Redis", () => {
   const devices: Client[] = [];
 
   async function node(name: string): Promise<Node> {
-    const storage = postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 3 });
-    // A named connection, so the test can cut exactly this process's links; slow to come back, so
+    // Named connections, so the test can cut exactly this process's links; slow to come back, so
     // the outage lasts long enough to act in.
-    const redis = new Redis(REDIS_URL, { connectionName: `outage-${name}-${id}`, retryStrategy: () => 800, enableOfflineQueue: false, lazyConnect: true });
-    redis.on("error", () => undefined);
-    await redis.connect();
-    const bus = redisBus(redis, { prefix, storage, warn: () => undefined });
-    await bus.ready();
-    const gateway = createGateway({ storage, runtime: demoRuntime({ delayMs: 0 }), bus, logger: { info() {}, warn() {}, error() {} } });
-    await gateway.start();
-    const server = http.createServer();
-    const transport = attachWebSocket(gateway, { server, path: "/ws/gateway" });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const n = { name, redis, bus, gateway, server, transport, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws/gateway` };
+    const n = await startNode({ name, schema, prefix, connectionName: `outage-${name}-${id}`, redis: { retryStrategy: () => 800, enableOfflineQueue: false } });
     nodes.push(n);
     return n;
   }
@@ -78,12 +51,7 @@ describe.skipIf(!available)("a gateway that loses Redis", () => {
 
   afterAll(async () => {
     for (const c of devices) await c.close().catch(() => undefined);
-    for (const n of nodes) {
-      await n.gateway.close();
-      await n.transport.close();
-      n.server.close();
-      n.redis.disconnect();
-    }
+    for (const n of nodes) await stopNode(n);
     const admin = new Redis(REDIS_URL);
     await dropKeys(admin, prefix);
     admin.disconnect();

@@ -1,6 +1,7 @@
 /**
  * A {@link Bus} over Redis pub/sub: a frame produced on one gateway process reaches the owner's
- * devices on every other process, live frames (`message.update`, `typing`, …) included.
+ * devices on every other process, live frames (`message.update`, `typing`, …) included. Each
+ * process receives only the frames of owners with a device connected to it.
  *
  * ```ts
  * import { Redis } from "ioredis";
@@ -15,12 +16,34 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import type { Redis } from "ioredis";
-import type { Bus, BusMessage, OutgoingFrame, Owner, Seq, Storage } from "chat-gateway";
+import type { Bus, BusMessage, Owner, Storage } from "chat-gateway";
+import { catchUp, type CatchUp } from "./catch-up.js";
+import { presence } from "./presence.js";
+import { encode, publisher, receiver } from "./publisher.js";
+import { subscriptions, type ChannelMode, type Subscriptions } from "./subscriptions.js";
+
+export type { ChannelMode } from "./subscriptions.js";
 
 /** Options of {@link redisBus}. */
 export interface RedisBusOptions {
-  /** Prefix of the pub/sub channel (default `chat-gateway:`); processes that share it share frames. */
+  /** Prefix of the pub/sub channels and keys (default `chat-gateway:`); processes that share it share frames. */
   prefix?: string;
+  /**
+   * How frames travel between processes (default `"owner"`). Every process sharing a prefix must
+   * use the same mode.
+   * - `"owner"`: a channel per owner (SUBSCRIBE / PUBLISH, any Redis version). A process subscribes
+   *   to an owner's channel while a device of that owner is connected to it, so it receives only
+   *   the frames of owners it serves.
+   * - `"sharded"`: the same on sharded pub/sub (SSUBSCRIBE / SPUBLISH, Redis 7 or later). An
+   *   owner's channel carries the owner as its hash tag (`<prefix>bus:{<owner>}`), so on a Redis
+   *   Cluster it maps to the owner's slot and its frames stay on that shard instead of being
+   *   copied to every node. The bus takes a single-node client (`new Redis(url)`); an ioredis
+   *   `Cluster` client is not supported yet.
+   * - `"shared"`: one channel for every owner, as before per-owner channels: every process receives
+   *   every frame and drops those of owners it does not serve. For a rolling upgrade from a version
+   *   without per-owner channels.
+   */
+  channels?: ChannelMode;
   /**
    * The gateway's storage. With it, stored frames this process missed while its link to Redis was
    * down are read back from the outbox and delivered once the link is back, so its devices catch
@@ -33,9 +56,6 @@ export interface RedisBusOptions {
   warn?: (message: string) => void;
 }
 
-/** A process announces its owners this long (milliseconds); it renews them at a third of it. */
-const PRESENCE_MS = 60_000;
-
 /** What a {@link redisBus} did, for tests and metrics. */
 export interface RedisBusStats {
   /** Messages published to Redis. */
@@ -46,13 +66,26 @@ export interface RedisBusStats {
   dropped: number;
   /** Stored frames re-sent or re-read after an outage. */
   recovered: number;
+  /** Messages that arrived on this process's subscription, its own and undelivered ones included. */
+  arrived: number;
+  /** Their size in bytes, as Redis sent them. */
+  arrivedBytes: number;
+  /** Channels this process is subscribed to now. */
+  channels: number;
+  /** Commands sent to Redis to subscribe, unsubscribe and announce presence. */
+  commands: number;
 }
 
 /** A {@link Bus} that also reports what it did. */
 export interface RedisBus extends Bus {
   readonly stats: RedisBusStats;
-  /** Resolves once this process receives frames from the others (the subscription is active). */
-  ready(): Promise<void>;
+  /**
+   * Without `owner`: resolves once both links to Redis (publishing and subscribing) are up and
+   * every subscription and unsubscription asked for so far has taken effect. With `owner`: resolves once frames published for that owner from now on reach this
+   * process (at most {@link SUBSCRIBE_WAIT_MS} later; at once while Redis is unreachable, after
+   * noting where the owner's catch-up starts).
+   */
+  ready(owner?: Owner): Promise<void>;
   /**
    * True when the owner has a subscriber (a connected device) in any process sharing this bus.
    * For deciding whether an owner is away (push): a process alone only knows its own devices.
@@ -61,207 +94,148 @@ export interface RedisBus extends Bus {
   connected(owner: Owner): Promise<boolean>;
 }
 
-const MAX_REPLAY = 10_000;
+/** How long `ready(owner)` waits for Redis to acknowledge a subscription (milliseconds). */
+export const SUBSCRIBE_WAIT_MS = 2_000;
+
+/** Waits for `work`, or `ms` milliseconds if that is sooner (then calls `late`). */
+async function atMost(work: Promise<void>, ms: number, late: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      late();
+      resolve();
+    }, ms);
+  });
+  await Promise.race([work, timeout]);
+  clearTimeout(timer);
+}
+
+/** `RedisBus.ready(owner)`: the owner's subscription is active, or the catch-up covers it. */
+async function subscribed(owner: Owner, subscriber: Redis, subs: Subscriptions, recovery: CatchUp, warn: (message: string) => void): Promise<void> {
+  // During an outage the SUBSCRIBE waits for the link; the catch-up covers the owner instead. At
+  // start-up (no outage yet) it goes out once connected, so waiting for it is worth it.
+  if (subscriber.status !== "ready" && recovery.down()) return recovery.noteGap(owner);
+  await atMost(subs.active(owner), SUBSCRIBE_WAIT_MS, () => warn(`the subscription for ${owner} was not acknowledged within ${SUBSCRIBE_WAIT_MS} ms`));
+}
+
+/** `RedisBus.ready()`: both links up, every subscription and unsubscription asked for in effect. */
+async function settled(redis: Redis, subscriber: Redis, subs: Subscriptions): Promise<void> {
+  // Live frames published before the publishing link is up are dropped.
+  const publishing = redis.status === "ready" ? undefined : new Promise((resolve) => redis.once("ready", resolve));
+  await Promise.all([publishing, subs.settled()]);
+  // Answered after every command sent before it: the unsubscriptions too have taken effect.
+  await subscriber.ping();
+}
+
+/** The options with their defaults; throws TypeError on bad ones. */
+function resolve(redis: Redis, options: RedisBusOptions) {
+  if (typeof redis !== "object" || redis === null || typeof (redis as { duplicate?: unknown }).duplicate !== "function") {
+    throw new TypeError("redisBus: the first argument must be an ioredis client (new Redis(url))");
+  }
+  const prefix = options.prefix ?? "chat-gateway:";
+  if (typeof prefix !== "string" || !prefix) throw new TypeError("redisBus: prefix must be a non-empty string");
+  const mode = options.channels ?? "owner";
+  if (mode !== "owner" && mode !== "sharded" && mode !== "shared") throw new TypeError('redisBus: channels must be "owner", "sharded" or "shared"');
+  const maxPending = options.maxPending ?? 10_000;
+  if (!Number.isInteger(maxPending) || maxPending < 0) throw new TypeError("redisBus: maxPending must be a non-negative integer");
+  if (options.storage !== undefined && typeof options.storage?.readOutbox !== "function") throw new TypeError("redisBus: storage must be a Storage");
+  const warn = options.warn ?? ((message: string) => console.warn(`chat-gateway/bus/redis: ${message}`));
+  return { prefix, mode, maxPending, warn };
+}
 
 /**
  * Creates a {@link Bus} on Redis pub/sub. `redis` (yours, never closed by the bus) publishes; a
  * duplicate of it, owned by the bus, subscribes.
  *
  * Delivery: every message goes at once to this process's subscribers, so a process that loses
- * Redis keeps serving its own connections; it is also published on one channel that every process
- * subscribes to, tagged with this process's id so it is not delivered twice here. Frames of one
- * owner keep their order, since each process publishes on one connection and Redis relays in order.
- * A message's `except` (the connection that got the frame as its response) applies in the
- * publishing process only: connection ids are unique per process, not across them.
+ * Redis keeps serving its own connections; it is also published on the owner's channel (see
+ * {@link RedisBusOptions.channels}), tagged with this process's id so it is not delivered twice
+ * here. A process subscribes to an owner's channel when the owner's first device connects to it
+ * and unsubscribes when the last one leaves, batching the devices of one event-loop turn into one
+ * command. Frames of one owner keep their order, since each process publishes on one connection
+ * and Redis relays a channel in order. A message's `except` (the connection that got the frame as
+ * its response) applies in the publishing process only.
  *
  * While Redis is unreachable, live frames are dropped (they are stale by the time it is back) and
  * stored frames (those with a `seq`) are kept, up to `maxPending`, and published when it is back.
  * With `storage`, what the others published meanwhile is read back from the outbox (see
- * {@link RedisBusOptions.storage}). Each process receives every owner's frames and drops those of
- * owners with no device connected to it; that costs one header parse per message.
+ * {@link RedisBusOptions.storage}).
  *
  * @throws {TypeError} when `redis` is not an ioredis client or an option is bad
  */
 export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus {
-  if (typeof redis !== "object" || redis === null || typeof (redis as { duplicate?: unknown }).duplicate !== "function") {
-    throw new TypeError("redisBus: the first argument must be an ioredis client (new Redis(url))");
-  }
-  const prefix = options.prefix ?? "chat-gateway:";
-  if (typeof prefix !== "string" || !prefix) throw new TypeError("redisBus: prefix must be a non-empty string");
-  const maxPending = options.maxPending ?? 10_000;
-  if (!Number.isInteger(maxPending) || maxPending < 0) throw new TypeError("redisBus: maxPending must be a non-negative integer");
-  if (options.storage !== undefined && typeof options.storage?.readOutbox !== "function") throw new TypeError("redisBus: storage must be a Storage");
-  const warn = options.warn ?? ((message: string) => console.warn(`chat-gateway/bus/redis: ${message}`));
-  const channel = `${prefix}bus`;
+  const { prefix, mode, maxPending, warn } = resolve(redis, options);
   const origin = randomBytes(8).toString("hex");
   const local = new EventEmitter<Record<Owner, [BusMessage]>>();
-  const stats: RedisBusStats = { published: 0, received: 0, dropped: 0, recovered: 0 };
-  /** Stored frames that could not be published, oldest first. */
-  const pending: string[] = [];
-  /** Highest `seq` delivered here per owner with a subscriber; where a replay starts. */
-  const seen = new Map<Owner, Seq>();
-  /** Per owner, while the subscription is down: the seq the gap starts after and what was delivered since. */
-  let gaps: Map<Owner, { after: Seq; delivered: Set<Seq> }> | undefined;
-  /** Gaps being read back; frames delivered meanwhile are recorded so none is delivered twice. */
-  const replaying = new Set<Map<Owner, { after: Seq; delivered: Set<Seq> }>>();
+  const stats: RedisBusStats = { published: 0, received: 0, dropped: 0, recovered: 0, arrived: 0, arrivedBytes: 0, channels: 0, commands: 0 };
   let closed = false;
 
   // Queued while connecting, whatever the caller's client does: SUBSCRIBE must survive start-up and reconnects.
   const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, autoResubscribe: true });
   subscriber.on("error", () => undefined);
-  let subscribed: Promise<void> = subscriber.subscribe(channel).then(() => undefined);
-  subscribed.catch((error: Error) => warn(`subscribe failed: ${error.message}`));
+  const owners = () => local.eventNames() as Owner[];
+  const count = (commands: number) => (stats.commands += commands);
+  const here = presence(redis, prefix, origin, owners, count);
+  const subs = subscriptions(subscriber, prefix, mode, {
+    onFlush(added, removed) {
+      stats.channels = subs.count();
+      here.update(added, removed);
+    },
+    onCommand: count,
+    warn,
+  });
+  const recovery = catchUp(subscriber, {
+    storage: options.storage,
+    owners,
+    hasSubscriber: (owner) => local.listenerCount(owner) > 0,
+    deliver,
+    recovered: () => stats.recovered++,
+    closed: () => closed,
+    warn,
+  });
 
   function deliver(message: BusMessage): void {
     const seq = message.frame.seq;
-    if (seq !== undefined && local.listenerCount(message.owner) > 0) {
-      if (seq > (seen.get(message.owner) ?? 0)) seen.set(message.owner, seq);
-      gaps?.get(message.owner)?.delivered.add(seq);
-      for (const gap of replaying) gap.get(message.owner)?.delivered.add(seq);
-    }
+    if (seq !== undefined && local.listenerCount(message.owner) > 0) recovery.delivered(message.owner, seq);
     local.emit(message.owner, message);
   }
 
-  function encode(message: BusMessage): string {
-    // Header on a line of its own, so a process with no device of the owner skips parsing the frame.
-    return `${JSON.stringify([origin, message.owner])}\n${JSON.stringify(message.frame)}`;
-  }
+  const out = publisher(redis, mode === "sharded", maxPending, stats, warn);
 
-  function send(text: string, stored: boolean): void {
-    if (redis.status !== "ready") {
-      if (!stored) {
-        stats.dropped++;
-        return;
-      }
-      pending.push(text);
-      if (pending.length > maxPending) {
-        pending.shift();
-        stats.dropped++;
-      }
-      return;
-    }
-    stats.published++;
-    redis.publish(channel, text).catch((error: Error) => {
-      stats.dropped++;
-      warn(`publish failed: ${error.message}`);
-    });
-  }
-
-  // The publishing link is back: what was kept goes out first, in order.
-  const flush = () => {
-    const kept = pending.splice(0);
-    if (kept.length) stats.recovered += kept.length;
-    for (const text of kept) send(text, true);
-  };
-  redis.on("ready", flush);
-
-  subscriber.on("message", (from: string, text: string) => {
-    if (from !== channel) return;
-    const cut = text.indexOf("\n");
-    if (cut < 0) return;
-    let header: [string, Owner];
-    try {
-      header = JSON.parse(text.slice(0, cut)) as [string, Owner];
-    } catch {
-      return;
-    }
-    const [sender, owner] = header;
-    if (sender === origin || local.listenerCount(owner) === 0) return;
-    let frame: OutgoingFrame;
-    try {
-      frame = JSON.parse(text.slice(cut + 1)) as OutgoingFrame;
-    } catch {
-      return;
-    }
-    stats.received++;
-    // `except` names a connection of the publishing process; connection ids are only unique per
-    // process, so here it could name an unrelated device. Every device here gets the frame.
-    deliver({ owner, frame });
-  });
-
-  // The subscription is down: remember where each connected owner was, to read back the gap.
-  subscriber.on("close", () => {
-    if (closed || gaps) return;
-    warn("lost the Redis subscription; this process keeps serving its own devices");
-    gaps = new Map([...seen].filter(([owner]) => local.listenerCount(owner) > 0).map(([owner, after]) => [owner, { after, delivered: new Set<Seq>() }]));
-  });
-  // ioredis subscribes again on reconnect, then reports ready.
-  subscriber.on("ready", () => {
-    const missed = gaps;
-    gaps = undefined;
-    if (!missed || closed) return;
-    warn("Redis subscription is back");
-    const storage = options.storage;
-    if (!storage) return;
-    replaying.add(missed);
-    const reads = [...missed].map(([owner, gap]) =>
-      storage
-        .readOutbox(owner, gap.after, MAX_REPLAY)
-        .then((entries) => {
-          for (const entry of entries) {
-            if (gap.delivered.has(entry.seq) || local.listenerCount(owner) === 0) continue;
-            stats.recovered++;
-            deliver({ owner, frame: { type: entry.type, payload: entry.payload, seq: entry.seq } });
-          }
-        })
-        .catch((error: Error) => warn(`reading back the frames missed by ${owner} failed: ${error.message}`)),
-    );
-    void Promise.all(reads).finally(() => replaying.delete(missed));
-  });
-
-  // Presence: per owner a sorted set of the processes with a subscriber, scored by when the entry
-  // lapses, so a crashed process drops out by itself after PRESENCE_MS.
-  const presenceKey = (owner: Owner) => `${prefix}presence:${owner}`;
-  const announce = (owners: Owner[]) => {
-    if (!owners.length || redis.status !== "ready") return;
-    const until = Date.now() + PRESENCE_MS;
-    const batch = redis.pipeline();
-    for (const owner of owners) batch.zadd(presenceKey(owner), until, origin).pexpire(presenceKey(owner), PRESENCE_MS);
-    batch.exec().catch(() => undefined);
-  };
-  const renewPresence = setInterval(() => announce(local.eventNames() as Owner[]), PRESENCE_MS / 3);
-  renewPresence.unref();
-  const announceAll = () => announce(local.eventNames() as Owner[]);
-  redis.on("ready", announceAll);
+  const receive = receiver(origin, stats, { channel: subs.isBusChannel, owner: (owner) => local.listenerCount(owner) > 0 }, deliver);
+  subscriber.on(mode === "sharded" ? "smessageBuffer" : "messageBuffer", receive);
 
   return {
     stats,
-    ready() {
-      return subscribed;
+    async ready(owner) {
+      if (closed) return;
+      if (owner !== undefined) return subscribed(owner, subscriber, subs, recovery, warn);
+      await settled(redis, subscriber, subs);
     },
     async connected(owner) {
       if (local.listenerCount(owner) > 0) return true;
-      return (await redis.zcount(presenceKey(owner), `(${Date.now()}`, "+inf")) > 0;
+      return here.anywhere(owner);
     },
     publish(message) {
       deliver(message);
-      if (!closed) send(encode(message), message.frame.seq !== undefined);
+      if (!closed) out.send(subs.channelOf(message.owner), encode(origin, message), message.frame.seq !== undefined);
     },
     subscribe(owner, listener) {
-      if (local.listenerCount(owner) === 0) announce([owner]);
+      if (local.listenerCount(owner) === 0) subs.add(owner);
       local.on(owner, listener);
       return () => {
         local.off(owner, listener);
         if (local.listenerCount(owner) > 0) return;
-        seen.delete(owner);
-        if (redis.status === "ready") redis.zrem(presenceKey(owner), origin).catch(() => undefined);
+        recovery.forget(owner);
+        subs.remove(owner);
       };
     },
     async close() {
       if (closed) return;
       closed = true;
-      clearInterval(renewPresence);
-      redis.off("ready", flush);
-      redis.off("ready", announceAll);
-      if (redis.status === "ready") {
-        const owners = local.eventNames() as Owner[];
-        if (owners.length) {
-          const batch = redis.pipeline();
-          for (const owner of owners) batch.zrem(presenceKey(owner), origin);
-          await batch.exec().catch(() => undefined);
-        }
-      }
-      subscribed = Promise.resolve();
+      subs.close();
+      out.close();
+      await here.close(owners());
       await subscriber.quit().catch(() => subscriber.disconnect());
     },
   };
