@@ -113,6 +113,9 @@ async function gatewayServer(delayMs: number): Promise<void> {
     storage: memoryStorage(),
     runtime: demoRuntime({ chunkChars: CHUNK_CHARS, delayMs }),
     logger: quiet,
+    // Every bench device is the same owner on 127.0.0.1: lift the per-owner and per-address caps.
+    maxConnectionsPerOwner: 10_000,
+    maxConnectionsPerIp: 10_000,
   });
   await gateway.start();
   const server = http.createServer((_req, res) => res.writeHead(404).end());

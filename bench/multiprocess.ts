@@ -67,7 +67,7 @@ interface Proc {
 function startGateway(env: Record<string, string>): Promise<Proc> {
   const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
     cwd: root,
-    env: { ...process.env, PORT: "0", GATEWAY_DEMO_DELAY_MS: "0", GATEWAY_DEMO_CHUNK_CHARS: "10", ...env },
+    env: { ...process.env, PORT: "0", GATEWAY_DEMO_DELAY_MS: "0", GATEWAY_DEMO_CHUNK_CHARS: "10", GATEWAY_CONNECTIONS_PER_OWNER: "10000", GATEWAY_CONNECTIONS_PER_IP: "10000", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

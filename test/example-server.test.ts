@@ -115,6 +115,17 @@ describe("example server", () => {
     for (const path of ["data", "data/db", "data/media"]) expect((statSync(join(dataDir, path)).mode & 0o777).toString(8)).toBe("700");
   });
 
+  it("example server - behind --trust-proxy 1 each forwarded client has its own --connections-per-ip budget", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
+    const { ws } = await start({ GATEWAY_DATA_DIR: dataDir, GATEWAY_CONNECTIONS_PER_IP: "2" }, ["--trust-proxy", "1"]);
+    const via = (client: string) => Client.connect(ws, {}, { "x-forwarded-for": client });
+    await via("203.0.113.7");
+    await via("203.0.113.7");
+    await expect(via("203.0.113.7")).rejects.toThrow(/too many connections from this address/);
+    // Another client behind the same proxy is not held back by the first one's connections.
+    await via("198.51.100.9");
+  });
+
   it("example server - --help lists the flags and exits 0; an unknown flag exits 2", () => {
     const help = cli(["--help"], {});
     expect(help.status).toBe(0);

@@ -25,6 +25,11 @@ export interface ServerConfig {
   allowOpen?: boolean;
   /** Host names besides loopback ones that requests may name while login is off. */
   allowedHosts?: string[];
+  /** Reverse proxies in front of the server (hops whose X-Forwarded-For is believed; default 0). */
+  trustProxy?: number;
+  /** Connections per owner and per client address in this process (defaults: the gateway's, 32 and 64). */
+  connectionsPerOwner?: number;
+  connectionsPerIp?: number;
   /** Origins besides the server's own whose pages may open the WebSocket and post the login. */
   allowedOrigins?: string[];
 }
@@ -46,6 +51,9 @@ const OPTIONS = {
   "lane-ttl-ms": "GATEWAY_LANE_TTL_MS",
   "allowed-hosts": "GATEWAY_ALLOWED_HOSTS",
   "allowed-origins": "GATEWAY_ALLOWED_ORIGINS",
+  "trust-proxy": "GATEWAY_TRUST_PROXY",
+  "connections-per-owner": "GATEWAY_CONNECTIONS_PER_OWNER",
+  "connections-per-ip": "GATEWAY_CONNECTIONS_PER_IP",
 } as const;
 
 export const HELP = `Usage: chat-gateway [options]
@@ -75,6 +83,10 @@ Options (each also read from the environment variable in brackets):
                            connect and sign in [GATEWAY_ALLOWED_ORIGINS]
   --allow-open             listen on a non-loopback --host while login is off, so anyone who
                            can reach it chats without a password [GATEWAY_ALLOW_OPEN=1]
+  --trust-proxy N          reverse proxies in front of this server, whose X-Forwarded-For
+                           names the client [GATEWAY_TRUST_PROXY] (default 0)
+  --connections-per-owner N  WebSocket connections per owner [GATEWAY_CONNECTIONS_PER_OWNER] (default 32)
+  --connections-per-ip N   WebSocket connections per client address [GATEWAY_CONNECTIONS_PER_IP] (default 64)
   --memory                 keep everything in memory (nothing on disk)
   --help                   show this help
 `;
@@ -107,6 +119,9 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   if (laneTtlMs !== undefined && (!Number.isInteger(laneTtlMs) || laneTtlMs < 100)) throw new UsageError(`lane-ttl-ms must be an integer >= 100, got ${laneTtl}`);
   return {
     port,
+    trustProxy: count(get("trust-proxy"), "trust-proxy", 0) ?? 0,
+    connectionsPerOwner: count(get("connections-per-owner"), "connections-per-owner", 1),
+    connectionsPerIp: count(get("connections-per-ip"), "connections-per-ip", 1),
     host: get("host") ?? "127.0.0.1",
     dataDir,
     usersFile: resolve(get("users-file") ?? join(dataDir, "users.json")),
@@ -124,6 +139,14 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     allowedHosts: list(get("allowed-hosts")),
     allowedOrigins: list(get("allowed-origins")),
   };
+}
+
+/** A whole-number setting of at least `min`, or undefined when not given. */
+function count(value: string | undefined, name: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${name} must be an integer >= ${min}, got ${value}`);
+  return n;
 }
 
 function list(value: string | undefined): string[] | undefined {

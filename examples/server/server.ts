@@ -6,7 +6,7 @@ import { mkdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { ANONYMOUS_OWNER, createGateway, type AgentRuntime, type Bus, type LaneLock, type SessionStore, type Storage } from "chat-gateway";
-import { createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
+import { clientIp, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
@@ -56,6 +56,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     service: config.service,
     allowedHosts: config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
+    trustProxy: config.trustProxy,
     ...(shared ? { sessions: shared.sessions, lockoutStore: shared.lockoutStore } : {}),
   });
   const openReason = await refuseOpenExposure(config, protection).catch(async (error: unknown) => {
@@ -71,6 +72,8 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     // With several processes, <data-dir>/media must be one directory they all see.
     mediaStore: config.memory ? (await import("chat-gateway/media/memory")).memoryMediaStore() : fsMediaStore({ dir: mediaDir }),
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
+    ...(config.connectionsPerOwner ? { maxConnectionsPerOwner: config.connectionsPerOwner } : {}),
+    ...(config.connectionsPerIp ? { maxConnectionsPerIp: config.connectionsPerIp } : {}),
   });
   // Frames of the other processes must arrive before the first device does.
   await bus?.ready();
@@ -99,7 +102,13 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     });
   });
 
-  const transport = attachWebSocket(gateway, { server, path: "/ws/gateway", authorizeUpgrade: (req) => protection.authorizeUpgrade(req) });
+  const transport = attachWebSocket(gateway, {
+    server,
+    path: "/ws/gateway",
+    authorizeUpgrade: (req) => protection.authorizeUpgrade(req),
+    // Behind a reverse proxy every socket comes from the proxy: count the client it names instead.
+    clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => resolve());
