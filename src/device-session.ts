@@ -1,7 +1,7 @@
 /**
  * One device connection: the hello deadline and per-address cap, the frame queue, rate limiting,
- * delivery per device caps and sync (hello itself is in `handshake.ts`, the slow-consumer policy
- * in `outflow.ts`).
+ * delivery per device caps and sync (hello itself is in `handshake.ts`, the live/replayed order
+ * of stored frames in `frame-order.ts`, the slow-consumer policy in `outflow.ts`).
  * Requests are handled one at a time per connection, in order.
  * @module
  */
@@ -10,6 +10,7 @@ import type { AuthResult } from "./authenticator.js";
 import type { OutgoingFrame } from "./bus.js";
 import type { Connection, ConnectionHandle } from "./connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "./errors.js";
+import { FrameOrder } from "./frame-order.js";
 import { FrameError, parseClientFrame, type ClientFrame } from "./frames.js";
 import { shakeHands, type Attached, type HelloFrame } from "./handshake.js";
 import type { Hub, HubSession } from "./hub.js";
@@ -60,21 +61,9 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #owner: Owner | undefined;
   #user: string | null = null;
   #device: Device | undefined;
-  #held: OutgoingFrame[] | undefined;
   /** The owner whose frames this session receives, from the start of hello.ok's preparation. */
   #attached: Owner | undefined;
-  /**
-   * The cursor hello.ok gave, raised by each sync to what it replayed: a stored frame at or below
-   * it that arrives live (committed before the cursor was read, published after) is one the device
-   * has, or gets from sync, already.
-   */
-  #floor = 0;
-  /**
-   * The stored frames this connection already got live form one contiguous range of seqs (a gap
-   * starts a new range), so a replay can skip exactly those and send nothing twice.
-   */
-  #liveFirst = 0;
-  #liveLast = -1;
+  readonly #order = new FrameOrder();
   readonly #outflow: Outflow;
   #helloTimer: NodeJS.Timeout | undefined;
   /** The client address counted against `maxConnectionsPerIp`, released on close. */
@@ -258,7 +247,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     this.#device = device;
     this.#state = "ready";
     this.send(helloOk, requestId);
-    this.#floor = bounds.last;
+    this.#order.start(bounds.last);
     for (const f of held) this.deliver(f);
     this.#hub.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
   }
@@ -267,18 +256,19 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
    * Subscribes this session to the owner's frames, then reads the cursor for `hello.ok`. The bus
    * subscription is active before the read starts, so a stored frame published before it was
    * committed before the read and is at or below the cursor (`sync` replays it); every later one
-   * reaches this session, and is held here until `hello.ok` is out.
+   * reaches this session, and is held here until `hello.ok` is out. Everything up to the first
+   * await runs in the caller's synchronous step: `shakeHands` checks the per-owner connection cap
+   * immediately before calling this, so parallel hellos cannot all pass the cap.
    */
   async #attach(owner: Owner): Promise<Attached> {
-    const held: OutgoingFrame[] = [];
-    this.#held = held;
+    const held = this.#order.hold();
     try {
       this.#attached = owner;
       this.#hub.attach(owner, this);
       await this.#hub.bus.ready?.(owner);
       return { bounds: await this.#hub.storage.outboxBounds(owner), held };
     } finally {
-      this.#held = undefined;
+      this.#order.release();
     }
   }
 
@@ -307,36 +297,22 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
 
   /** From the bus: apply this device's caps and the slow-consumer policy. */
   deliver(frame: OutgoingFrame): void {
-    if (this.#state === "closed" || (frame.seq !== undefined && frame.seq <= this.#floor)) return;
-    if (this.#held && frame.seq !== undefined) {
-      this.#held.push(frame);
-      return;
-    }
+    if (this.#state === "closed" || this.#order.absorbs(frame)) return;
     // Live frames before hello.ok are stale by the time it is out.
     if (this.#state !== "ready") return;
-    this.#noteLive(frame);
+    this.#order.sentLive(frame);
     this.#sendShaped(frame, undefined);
   }
 
-  #noteLive(frame: OutgoingFrame): void {
-    if (frame.seq === undefined) return;
-    if (frame.seq !== this.#liveLast + 1) this.#liveFirst = frame.seq;
-    this.#liveLast = frame.seq;
-  }
-
   respond(frame: OutgoingFrame, requestId: string | undefined): void {
-    if (this.#held && frame.seq !== undefined && requestId === undefined) {
-      this.#held.push(frame);
-      return;
-    }
-    this.#noteLive(frame);
+    if (this.#order.holds(frame, requestId)) return;
+    this.#order.sentLive(frame);
     this.#sendShaped(frame, requestId);
   }
 
   /** A frame replayed by sync: shaped for this device, never held back, skipped if it already went out live. */
   deliverReplay(frame: OutgoingFrame): void {
-    const seq = frame.seq ?? 0;
-    if (seq >= this.#liveFirst && seq <= this.#liveLast) return;
+    if (this.#order.sentAlready(frame)) return;
     this.#sendShaped(frame, undefined);
   }
 
@@ -374,17 +350,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     return this.#outflow.drained();
   }
 
-  async replay(run: () => Promise<number>): Promise<void> {
-    const held: OutgoingFrame[] = [];
-    this.#held = held;
-    let last = -1;
-    try {
-      last = await run();
-      this.#floor = Math.max(this.#floor, last);
-    } finally {
-      this.#held = undefined;
-      // On failure every held frame still goes out: a duplicate is harmless, a loss is not.
-      for (const frame of held) if ((frame.seq ?? 0) > last) this.deliverReplay(frame);
-    }
+  replay(run: () => Promise<number>): Promise<void> {
+    return this.#order.replay(run, (frame) => this.deliverReplay(frame));
   }
 }
