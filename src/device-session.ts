@@ -1,22 +1,23 @@
 /**
- * One device connection: the hello deadline and connection caps, hello, the frame queue, rate
- * limiting, delivery per device caps and sync (the slow-consumer policy is in `outflow.ts`).
+ * One device connection: the hello deadline and per-address cap, the frame queue, rate limiting,
+ * delivery per device caps and sync (hello itself is in `handshake.ts`, the live/replayed order
+ * of stored frames in `frame-order.ts`, the slow-consumer policy in `outflow.ts`).
  * Requests are handled one at a time per connection, in order.
  * @module
  */
 import { randomBytes } from "node:crypto";
+import type { AuthResult } from "./authenticator.js";
 import type { OutgoingFrame } from "./bus.js";
 import type { Connection, ConnectionHandle } from "./connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "./errors.js";
+import { FrameOrder } from "./frame-order.js";
 import { FrameError, parseClientFrame, type ClientFrame } from "./frames.js";
+import { shakeHands, type Attached, type HelloFrame } from "./handshake.js";
 import type { Hub, HubSession } from "./hub.js";
 import type { Owner } from "./ids.js";
-import { helloLimits } from "./hello-limits.js";
-import { PROTOCOL_VERSION, type ServerFrame } from "./protocol.js";
-import { pushTargetError } from "./push-targets.js";
+import type { ServerFrame } from "./protocol.js";
 import type { Device, DeviceCaps } from "./records.js";
 import { Outflow } from "./outflow.js";
-import type { OutboxBounds } from "./storage.js";
 import { handleRequest } from "./requests.js";
 import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
@@ -60,21 +61,9 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
   #owner: Owner | undefined;
   #user: string | null = null;
   #device: Device | undefined;
-  #held: OutgoingFrame[] | undefined;
   /** The owner whose frames this session receives, from the start of hello.ok's preparation. */
   #attached: Owner | undefined;
-  /**
-   * The cursor hello.ok gave, raised by each sync to what it replayed: a stored frame at or below
-   * it that arrives live (committed before the cursor was read, published after) is one the device
-   * has, or gets from sync, already.
-   */
-  #floor = 0;
-  /**
-   * The stored frames this connection already got live form one contiguous range of seqs (a gap
-   * starts a new range), so a replay can skip exactly those and send nothing twice.
-   */
-  #liveFirst = 0;
-  #liveLast = -1;
+  readonly #order = new FrameOrder();
   readonly #outflow: Outflow;
   #helloTimer: NodeJS.Timeout | undefined;
   /** The client address counted against `maxConnectionsPerIp`, released on close. */
@@ -232,109 +221,54 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     }
   }
 
-  async #hello(frame: Extract<ClientFrame, { type: "hello" }>): Promise<void> {
-    const p = frame.payload;
-    const caps: DeviceCaps = {
-      min_protocol: p.caps?.min_protocol ?? 1,
-      media: p.caps?.media ?? true,
-      push: p.caps?.push ?? "none",
-      streaming: p.caps?.streaming ?? true,
-    };
-    if (!p.device_id) return this.#refuseAuth(new GatewayError("auth", `hello: field "device_id" must be a non-empty string`), frame.id);
-    const invalid = pushTargetError("hello", p);
-    if (invalid) return this.#refuseHello(invalid, frame.id);
-    if (caps.min_protocol > PROTOCOL_VERSION) {
-      this.send({ type: "error", payload: { code: "unsupported", message: `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}` } }, frame.id);
-      this.close(CLOSE_CODES.protocolTooNew, "protocol too new");
-      return;
-    }
-    let auth;
-    this.#admission.begin();
-    try {
-      auth = await this.#hub.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: this.#conn.context });
-    } catch (error) {
-      this.#admission.abandon();
-      if (isGatewayError(error) && error.code === "auth") return this.#refuseAuth(error, frame.id);
-      // The authenticator itself broke (a store down): not the device's fault, so not `auth`.
-      this.#hub.log.error("authenticator failed", error);
-      this.#sendError(error, frame.id);
-      this.close(1011, "internal error");
-      return;
-    }
-    if (!auth) {
-      this.#admission.abandon();
-      return this.#refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
-    }
-    if (this.#isClosed()) return this.#admission.abandon();
-    const expired = () => this.#isClosed() || this.#refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
-    if (!this.#admission.admit(auth, () => this.#hub.now(), expired)) return this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
-    if (this.#isClosed()) return;
-    try {
-      const storage = this.#hub.storage;
-      await this.#hub.ensureDefaultChannel(auth.owner);
-      const previous = await storage.getDevice(auth.owner, p.device_id);
-      const device: Device = {
-        device_id: p.device_id,
-        device_name: p.device_name ?? "",
-        caps,
-        last_seen: this.#hub.now(),
-      };
-      const fcm = p.fcm_token ?? previous?.fcm_token;
-      const ntfy = p.ntfy_topic ?? previous?.ntfy_topic;
-      if (fcm) device.fcm_token = fcm;
-      if (ntfy) device.ntfy_topic = ntfy;
-      await storage.putDevice(auth.owner, device);
-      if (this.#isClosed()) return;
-      // Checked in the same synchronous step as the attach below, so parallel hellos cannot all pass it.
-      const most = this.#hub.options.maxConnectionsPerOwner;
-      if (this.#hub.connectionCount(auth.owner) >= most) return this.#refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
-      const { bounds, held } = await this.#attach(auth.owner);
-      if (this.#isClosed()) return;
-      clearTimeout(this.#helloTimer);
-      this.#owner = auth.owner;
-      this.#user = auth.user;
-      this.#device = device;
-      this.#state = "ready";
-      const o = this.#hub.options;
-      this.send(
-        {
-          type: "hello.ok",
-          payload: {
-            protocol: PROTOCOL_VERSION,
-            cursor: bounds.last,
-            user: auth.user,
-            streaming: o.streaming,
-            limits: helloLimits(o),
-          },
-        },
-        frame.id,
-      );
-      this.#floor = bounds.last;
-      for (const f of held) this.deliver(f);
-      this.#hub.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
-    } catch (error) {
-      this.#hub.log.error("hello failed", error);
-      this.#sendError(error, frame.id);
-      this.close(1011, "internal error");
-    }
+  #hello(frame: HelloFrame): Promise<void> {
+    return shakeHands(
+      {
+        hub: this.#hub,
+        context: this.#conn.context,
+        admission: this.#admission,
+        isClosed: () => this.#isClosed(),
+        send: (reply, requestId) => this.send(reply, requestId),
+        close: (code, reason) => this.close(code, reason),
+        refuseAuth: (error, requestId) => this.#refuseAuth(error, requestId),
+        refuseBusy: (message, requestId) => this.#refuseBusy(message, requestId),
+        sendError: (error, requestId) => this.#sendError(error, requestId),
+        attach: (owner) => this.#attach(owner),
+        ready: (auth, device, attached, helloOk, requestId) => this.#ready(auth, device, attached, helloOk, requestId),
+      },
+      frame,
+    );
+  }
+
+  #ready(auth: AuthResult, device: Device, { bounds, held }: Attached, helloOk: ServerFrame, requestId: string | undefined): void {
+    clearTimeout(this.#helloTimer);
+    this.#owner = auth.owner;
+    this.#user = auth.user;
+    this.#device = device;
+    this.#state = "ready";
+    this.send(helloOk, requestId);
+    this.#order.start(bounds.last);
+    for (const f of held) this.deliver(f);
+    this.#hub.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
   }
 
   /**
    * Subscribes this session to the owner's frames, then reads the cursor for `hello.ok`. The bus
    * subscription is active before the read starts, so a stored frame published before it was
    * committed before the read and is at or below the cursor (`sync` replays it); every later one
-   * reaches this session, and is held here until `hello.ok` is out.
+   * reaches this session, and is held here until `hello.ok` is out. Everything up to the first
+   * await runs in the caller's synchronous step: `shakeHands` checks the per-owner connection cap
+   * immediately before calling this, so parallel hellos cannot all pass the cap.
    */
-  async #attach(owner: Owner): Promise<{ bounds: OutboxBounds; held: OutgoingFrame[] }> {
-    const held: OutgoingFrame[] = [];
-    this.#held = held;
+  async #attach(owner: Owner): Promise<Attached> {
+    const held = this.#order.hold();
     try {
       this.#attached = owner;
       this.#hub.attach(owner, this);
       await this.#hub.bus.ready?.(owner);
       return { bounds: await this.#hub.storage.outboxBounds(owner), held };
     } finally {
-      this.#held = undefined;
+      this.#order.release();
     }
   }
 
@@ -353,12 +287,6 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     this.close(CLOSE_CODES.auth, "auth");
   }
 
-  /** A hello field outside its grammar: the same hello would fail again, so 1008 rather than a retry. */
-  #refuseHello(error: GatewayError, requestId: string | undefined): void {
-    this.send({ type: "error", payload: toWireError(error) }, requestId);
-    this.close(CLOSE_CODES.invalidHello, "invalid hello");
-  }
-
   #sendError(error: unknown, requestId: string | undefined): void {
     if (!isGatewayError(error)) {
       this.#hub.log.error("request failed", error);
@@ -369,36 +297,22 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
 
   /** From the bus: apply this device's caps and the slow-consumer policy. */
   deliver(frame: OutgoingFrame): void {
-    if (this.#state === "closed" || (frame.seq !== undefined && frame.seq <= this.#floor)) return;
-    if (this.#held && frame.seq !== undefined) {
-      this.#held.push(frame);
-      return;
-    }
+    if (this.#state === "closed" || this.#order.absorbs(frame)) return;
     // Live frames before hello.ok are stale by the time it is out.
     if (this.#state !== "ready") return;
-    this.#noteLive(frame);
+    this.#order.sentLive(frame);
     this.#sendShaped(frame, undefined);
   }
 
-  #noteLive(frame: OutgoingFrame): void {
-    if (frame.seq === undefined) return;
-    if (frame.seq !== this.#liveLast + 1) this.#liveFirst = frame.seq;
-    this.#liveLast = frame.seq;
-  }
-
   respond(frame: OutgoingFrame, requestId: string | undefined): void {
-    if (this.#held && frame.seq !== undefined && requestId === undefined) {
-      this.#held.push(frame);
-      return;
-    }
-    this.#noteLive(frame);
+    if (this.#order.holds(frame, requestId)) return;
+    this.#order.sentLive(frame);
     this.#sendShaped(frame, requestId);
   }
 
   /** A frame replayed by sync: shaped for this device, never held back, skipped if it already went out live. */
   deliverReplay(frame: OutgoingFrame): void {
-    const seq = frame.seq ?? 0;
-    if (seq >= this.#liveFirst && seq <= this.#liveLast) return;
+    if (this.#order.sentAlready(frame)) return;
     this.#sendShaped(frame, undefined);
   }
 
@@ -436,17 +350,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, SessionState
     return this.#outflow.drained();
   }
 
-  async replay(run: () => Promise<number>): Promise<void> {
-    const held: OutgoingFrame[] = [];
-    this.#held = held;
-    let last = -1;
-    try {
-      last = await run();
-      this.#floor = Math.max(this.#floor, last);
-    } finally {
-      this.#held = undefined;
-      // On failure every held frame still goes out: a duplicate is harmless, a loss is not.
-      for (const frame of held) if ((frame.seq ?? 0) > last) this.deliverReplay(frame);
-    }
+  replay(run: () => Promise<number>): Promise<void> {
+    return this.#order.replay(run, (frame) => this.deliverReplay(frame));
   }
 }

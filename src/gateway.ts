@@ -15,11 +15,11 @@ import { Hub, type GatewayEvents } from "./hub.js";
 import type { LaneLease } from "./lane-lock.js";
 import { laneKey, type AbortReason, type LaneTurn } from "./lanes.js";
 import type { ChatId, Owner, Seq } from "./ids.js";
-import type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
-import { LIMITS } from "./protocol.js";
+import type { GatewayOptions, ResolvedOptions } from "./options.js";
 import type { Channel, Notification, NotificationKind, StoredMessage } from "./records.js";
 import type { RuntimeEvent } from "./runtime.js";
 import { checkRevocation, type Revocation } from "./revocation.js";
+import { resolveOptions } from "./resolve-options.js";
 import { stopPayload } from "./message-payloads.js";
 import { runAnswer } from "./turn.js";
 
@@ -95,76 +95,6 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
   readonly commands: CommandRegistry;
   /** The resolved options (limits as `hello.ok` announces them). */
   readonly options: Readonly<ResolvedOptions>;
-}
-
-const consoleLogger: Logger = {
-  info: () => undefined,
-  warn: (message, detail) => console.warn(`[chat-gateway] ${message}`, detail ?? ""),
-  error: (message, detail) => console.error(`[chat-gateway] ${message}`, detail ?? ""),
-};
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) throw new TypeError(`createGateway: ${name} must be a positive number, got ${String(value)}`);
-  return value;
-}
-
-function resolveBackpressure(given: GatewayOptions["backpressure"]): ResolvedOptions["backpressure"] {
-  const softBytes = positive("backpressure.softBytes", given?.softBytes, 1024 * 1024);
-  const hardBytes = positive("backpressure.hardBytes", given?.hardBytes, 16 * 1024 * 1024);
-  if (hardBytes < softBytes) throw new TypeError(`createGateway: backpressure.hardBytes (${hardBytes}) must not be below softBytes (${softBytes})`);
-  return { softBytes, hardBytes };
-}
-
-function wholePositive(name: string, value: number | undefined, fallback: number): number {
-  const resolved = positive(name, value, fallback);
-  if (!Number.isInteger(resolved)) throw new TypeError(`createGateway: ${name} must be a whole number, got ${String(value)}`);
-  return resolved;
-}
-
-function resolveOptions(options: GatewayOptions): ResolvedOptions {
-  if (!options || typeof options !== "object") throw new TypeError("createGateway: options are required ({ storage, runtime })");
-  const { storage, runtime } = options;
-  if (!storage || typeof storage.commit !== "function" || typeof storage.history !== "function") {
-    throw new TypeError("createGateway: options.storage must implement Storage (for example memoryStorage() from chat-gateway/storage/memory)");
-  }
-  if (!runtime || typeof runtime.turn !== "function") throw new TypeError("createGateway: options.runtime must implement AgentRuntime (a turn(input) method)");
-  if (options.push && !options.push.every((s) => typeof s.send === "function" && typeof s.accepts === "function")) {
-    throw new TypeError("createGateway: every options.push entry must implement PushSender (accepts, send)");
-  }
-  const limit = options.rateLimit ?? { perSecond: 20, burst: 60 };
-  return {
-    storage,
-    runtime,
-    mediaStore: options.mediaStore,
-    laneLock: options.laneLock,
-    push: options.push ?? [],
-    streaming: options.streaming ?? true,
-    maxFrameBytes: positive("maxFrameBytes", options.maxFrameBytes, LIMITS.maxFrameBytes),
-    maxMediaBytes: positive("maxMediaBytes", options.maxMediaBytes, LIMITS.maxMediaBytes),
-    searchMax: positive("searchMax", options.searchMax, LIMITS.searchMax),
-    rateLimit: { perSecond: positive("rateLimit.perSecond", limit.perSecond, 20), burst: positive("rateLimit.burst", limit.burst, 60) },
-    maxUploadsPerConnection: positive("maxUploadsPerConnection", options.maxUploadsPerConnection, 4),
-    maxPullsPerConnection: positive("maxPullsPerConnection", options.maxPullsPerConnection, LIMITS.pullsInFlight),
-    helloTimeoutMs: positive("helloTimeoutMs", options.helloTimeoutMs, LIMITS.helloTimeoutMs),
-    maxConnectionsPerOwner: positive("maxConnectionsPerOwner", options.maxConnectionsPerOwner, LIMITS.connectionsPerOwner),
-    maxConnectionsPerIp: positive("maxConnectionsPerIp", options.maxConnectionsPerIp, LIMITS.connectionsPerIp),
-    historyMaxBytes: positive("historyMaxBytes", options.historyMaxBytes, LIMITS.historyMaxBytes),
-    maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
-    turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),
-    maxAnswerChars: wholePositive("maxAnswerChars", options.maxAnswerChars, 262_144),
-    maxTurnMs: positive("maxTurnMs", options.maxTurnMs, 600_000),
-    historyTurns: options.historyTurns ?? 20,
-    updateIntervalMs: options.updateIntervalMs ?? 50,
-    checkpointIntervalMs: positive("checkpointIntervalMs", options.checkpointIntervalMs, 2_000),
-    retention: { maxFrames: options.retention?.maxFrames ?? 10_000, maxAgeMs: options.retention?.maxAgeMs ?? 30 * 24 * 3600 * 1000 },
-    backpressure: resolveBackpressure(options.backpressure),
-    runtimeInfo: options.runtimeInfo ?? {},
-    pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
-    recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 30_000),
-    logger: options.logger ?? consoleLogger,
-    now: options.now ?? Date.now,
-  };
 }
 
 /**
