@@ -93,7 +93,7 @@ async function server(): Promise<void> {
   }, FRAME_MS);
   await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
-  const token = await fetch(`${url}/api/auth/login`, { method: "POST", body: JSON.stringify({ username: "alice", password: PASSWORD }) }).then((r) => r.json() as Promise<{ token: string }>);
+  const token = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: PASSWORD }) }).then((r) => r.json() as Promise<{ token: string }>);
 
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   const rows: string[] = [];
