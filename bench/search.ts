@@ -58,9 +58,9 @@ async function insertAll(admin: pg.Client, schema: string, total: number): Promi
   for (let i = 0; i < total; i += 5000) {
     const batch = Array.from({ length: Math.min(5000, total - i) }, (_, k) => message(i + k, total));
     await admin.query(
-      `INSERT INTO "${schema}".messages (owner, message_id, chat_id, thread_key, role, ts, text, words, data)
-       SELECT $1, m, c, '', r, t, x, w::tsvector, d FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) AS u(m, c, r, t, x, w, d)`,
-      [OWNER, ...(["message_id", "chat_id", "role", "ts", "text"] as const).map((f) => batch.map((m) => m[f])), batch.map((m) => tsvectorText(m.text, m.chat_id, m.thread_id)), batch.map((m) => JSON.stringify(m))],
+      `INSERT INTO "${schema}".messages (owner, message_id, chat_id, thread_key, role, ts, text, words, data, lanes)
+       SELECT $1, m, c, '', r, t, x, w::tsvector, d, l::tsvector FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[]) AS u(m, c, r, t, x, w, d, l)`,
+      [OWNER, ...(["message_id", "chat_id", "role", "ts", "text"] as const).map((f) => batch.map((m) => m[f])), batch.map((m) => tsvectorText(m.text, m.chat_id, m.thread_id).words), batch.map((m) => JSON.stringify(m)), batch.map((m) => tsvectorText(m.text, m.chat_id, m.thread_id).lanes)],
     );
   }
 }

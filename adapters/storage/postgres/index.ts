@@ -61,7 +61,8 @@ function laneKey(threadId: ChatId | null): string {
 
 /** Serialise before the transaction: a value JSON cannot hold throws while nothing is written. */
 function prepareMessage(m: StoredMessage): unknown[] {
-  return [m.message_id, m.chat_id, laneKey(m.thread_id), m.role, m.status ?? null, m.ts, m.client_msg_id ?? null, m.text, tsvectorText(m.text, m.chat_id, m.thread_id), JSON.stringify(m)];
+  const vectors = tsvectorText(m.text, m.chat_id, m.thread_id);
+  return [m.message_id, m.chat_id, laneKey(m.thread_id), m.role, m.status ?? null, m.ts, m.client_msg_id ?? null, m.text, vectors.words, JSON.stringify(m), vectors.lanes];
 }
 
 /** The last occurrence of each key wins, as if applied one by one (one INSERT cannot touch a row twice). */
@@ -164,10 +165,11 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     }
     for (const values of messages) {
       await client.query(
-        `INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, words, data)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::tsvector, $11)
+        `INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, words, data, lanes)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::tsvector, $11, $12::tsvector)
          ON CONFLICT (owner, message_id) DO UPDATE SET chat_id = EXCLUDED.chat_id, thread_key = EXCLUDED.thread_key, role = EXCLUDED.role,
-           status = EXCLUDED.status, ts = EXCLUDED.ts, client_msg_id = EXCLUDED.client_msg_id, text = EXCLUDED.text, words = EXCLUDED.words, data = EXCLUDED.data`,
+           status = EXCLUDED.status, ts = EXCLUDED.ts, client_msg_id = EXCLUDED.client_msg_id, text = EXCLUDED.text, words = EXCLUDED.words, data = EXCLUDED.data,
+           lanes = EXCLUDED.lanes`,
         [owner, ...values],
       );
     }

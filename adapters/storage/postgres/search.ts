@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
-import { compareMatches, foldText, matchText, snippetAround, WORD_PATTERN } from "chat-gateway";
+import { compareMatches, foldText, matchText, snippetAround, WORD_PATTERN, type TextMatch } from "chat-gateway";
 
 /** More query words than this add cost and no meaning. */
 const MAX_TERMS = 16;
@@ -8,8 +8,6 @@ const MAX_TERMS = 16;
 const MAX_LEXEME = 256;
 /** A tsvector must stay under 1 MiB; past this many bytes of lexemes the rest of a huge text is not indexed. */
 const MAX_VECTOR_BYTES = 512 * 1024;
-/** Bytes of lane-qualified lexemes (see {@link laneToken}) a message may add on top of its words. */
-const MAX_LANE_BYTES = 480 * 1024;
 /** Hex digits of the MD5 of a chat or thread id in its lane token. */
 const LANE_HASH_HEX = 12;
 
@@ -24,14 +22,8 @@ export function laneToken(kind: "c" | "t", id: string): string {
   return `#${kind}${createHash("md5").update(id, "utf8").digest("hex").slice(0, LANE_HASH_HEX)}:`;
 }
 
-/**
- * The lexemes of a message as tsvector input: its words, and each word again qualified by its
- * chat's lane token and, in a thread, its thread's. Words are cut by the same Unicode rule as the
- * memory and sql.js storages and folded in JS, so the three agree on what a word is; PostgreSQL's
- * `to_tsvector` parser would instead keep `user@example.com` or `foo-bar` as tokens of their own.
- * Words are letters and digits only and tokens hex, `#` and `:`, so quoting them needs no escaping.
- */
-export function tsvectorText(text: string, chatId: string, threadId: string | null): string {
+/** The distinct folded words of a text that a tsvector has room for, in text order. */
+function indexedWords(text: string): string[] {
   const seen = new Set<string>();
   let bytes = 0;
   for (const match of foldText(text).matchAll(WORD_PATTERN)) {
@@ -41,15 +33,29 @@ export function tsvectorText(text: string, chatId: string, threadId: string | nu
     if (bytes > MAX_VECTOR_BYTES) break;
     seen.add(word);
   }
-  const lexemes = [...seen].map((w) => `'${w}'`);
+  return [...seen];
+}
+
+/**
+ * The `words` and `lanes` columns of a message as tsvector input: its words, and each word again
+ * qualified by its chat's lane token and, in a thread, its thread's. Words are cut by the same
+ * Unicode rule as the memory and sql.js storages and folded in JS, so the three agree on what a
+ * word is; PostgreSQL's `to_tsvector` parser would instead keep `user@example.com` or `foo-bar` as
+ * tokens of their own. Words are letters and digits only and tokens hex, `#` and `:`, so quoting
+ * them needs no escaping. The lane lexemes live in a column of their own so that `words` stays
+ * small enough to be stored uncompressed: the newest-first walk tests it on every row it passes.
+ */
+export function tsvectorText(text: string, chatId: string, threadId: string | null): { words: string; lanes: string } {
+  const words = indexedWords(text);
   const lanes = [laneToken("c", chatId), ...(threadId === null ? [] : [laneToken("t", threadId)])];
-  let laneBytes = 0;
-  for (const word of seen) {
-    laneBytes += lanes.length * (lanes[0].length + Buffer.byteLength(word) + 8);
-    if (laneBytes > MAX_LANE_BYTES) break;
-    for (const lane of lanes) lexemes.push(`'${lane}${word}'`);
+  const qualified: string[] = [];
+  let bytes = 0;
+  for (const word of words) {
+    bytes += lanes.length * (lanes[0].length + Buffer.byteLength(word) + 8);
+    if (bytes > MAX_VECTOR_BYTES) break;
+    for (const lane of lanes) qualified.push(`'${lane}${word}'`);
   }
-  return lexemes.join(" ");
+  return { words: words.map((w) => `'${w}'`).join(" "), lanes: qualified.join(" ") };
 }
 
 /** The distinct folded words of user input, at most {@link MAX_TERMS}; operators are separators, never syntax. */
@@ -60,7 +66,7 @@ export function queryTerms(query: string): string[] {
 /**
  * The statement that fetches the newest `limit` messages in scope matching every term (`all`) or
  * any (`any`), each term a word prefix. In a chat or thread scope the terms are the lane-qualified
- * lexemes of that scope. Every term of `all` is a condition of its own, so the planner can take the
+ * lexemes of that scope, in the `lanes` column. Every term of `all` is a condition of its own, so the planner can take the
  * GIN index for the rarest and check the others on those rows only: one tsquery `a:* & b:*` makes
  * GIN collect every match of a common `a` first. For a common word the planner instead walks
  * `messages_recent` newest first and stops at `limit` matches.
@@ -79,9 +85,10 @@ export function candidatesQuery(s: string, owner: string, q: SearchQuery, terms:
     lane = laneToken("c", q.chat_id ?? "");
   }
   const prefixes = terms.map((t) => `'${lane}${t}':*`);
+  const column = lane ? "lanes" : "words";
   const conditions = (mode === "all" ? prefixes : [prefixes.join(" | ")]).map((tsquery) => {
     values.push(tsquery);
-    return ` AND words @@ $${values.length}::tsquery`;
+    return ` AND ${column} @@ $${values.length}::tsquery`;
   });
   return {
     text: `SELECT message_id, chat_id, thread_key, role, ts, text FROM ${s}.messages WHERE owner = $1${scope}${conditions.join("")} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`,
@@ -94,11 +101,11 @@ export interface Candidate {
   message: Pick<StoredMessage, "message_id" | "chat_id" | "thread_id" | "role" | "ts" | "text">;
 }
 
-export interface Ranked {
+export interface Ranked extends TextMatch {
   message: Candidate["message"];
-  terms: number;
-  hits: number;
-  first: number;
+  /** The message's, copied up so that sorting compares without building objects. */
+  ts: number;
+  message_id: string;
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -109,7 +116,7 @@ const ASCII_WORD_CHAR = /[a-z0-9]/;
  * `toLowerCase` of the whole text and a search for each term at word starts, instead of a Unicode
  * normalisation per word (about 10 ms for the 1,000 candidates of a common word).
  */
-function matchAscii(text: string, terms: string[]): Omit<Ranked, "message"> | undefined {
+function matchAscii(text: string, terms: string[]): TextMatch | undefined {
   const lower = text.toLowerCase();
   let matched = 0;
   let hits = 0;
@@ -130,10 +137,10 @@ function matchAscii(text: string, terms: string[]): Omit<Ranked, "message"> | un
 /** Query words matched and occurrences, counted on the text itself (tsvectors here carry no positions). */
 export function rank(message: Candidate["message"], terms: string[]): Ranked | undefined {
   const match = ASCII.test(message.text) ? matchAscii(message.text, terms) : matchText(message.text, terms);
-  return match && { message, ...match };
+  return match && { message, ...match, ts: message.ts, message_id: message.message_id };
 }
 
-export const byRank = (a: Ranked, b: Ranked): number => compareMatches({ ...a, ...a.message }, { ...b, ...b.message });
+export const byRank: (a: Ranked, b: Ranked) => number = compareMatches;
 
 
 /** A ranked candidate as a search hit. */
