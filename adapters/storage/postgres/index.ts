@@ -35,7 +35,7 @@ import type {
   StoredMessage,
 } from "chat-gateway";
 import { migrate } from "./schema.js";
-import { byRank, candidatesQuery, queryTerms, rankRow, textsQuery, toHit, tsvectorText, withText, type CandidateRow, type Ranked } from "./search.js";
+import { byRank, candidatesQuery, queryTerms, rank, toHit, tsvectorText, type Ranked } from "./search.js";
 
 /** Options of {@link postgresStorage}. Give `pool` or `connectionString`. */
 export interface PostgresStorageOptions {
@@ -257,19 +257,10 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     queues.delete(owner);
   }
 
-  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any"): Promise<Ranked[]> {
+  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any"): Promise<Array<Ranked["message"]>> {
     const query = candidatesQuery(s, owner, q, terms, mode, CANDIDATES);
-    return (await rows<CandidateRow>(query.text, query.values)).map((r) => rankRow(r, terms)).filter((r): r is Ranked => r !== undefined);
-  }
-
-  /** The hits, with the texts their candidate rows came without (one round trip for at most `limit`). */
-  async function hits(owner: Owner, top: Ranked[], terms: string[]): Promise<SearchHit[]> {
-    const missing = top.filter((r) => r.first < 0).map((r) => r.message_id);
-    if (!missing.length) return top.map(toHit);
-    const query = textsQuery(s, owner, missing);
-    const texts = new Map((await rows<{ message_id: string; text: string }>(query.text, query.values)).map((r) => [r.message_id, r.text]));
-    // A message deleted in between is left out, as if the search had run a moment later.
-    return top.filter((r) => r.first >= 0 || texts.has(r.message_id)).map((r) => toHit(r.first < 0 ? withText(r, texts.get(r.message_id)!, terms) : r));
+    const found = await rows<{ message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string }>(query.text, query.values);
+    return found.map((r) => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text }));
   }
 
   return {
@@ -354,12 +345,13 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       const terms = queryTerms(q.query);
       if (!terms.length || q.limit < 1) return [];
       // Messages with every word first, then with any: each step ranks at most the newest CANDIDATES.
-      let top = (await candidates(owner, q, terms, "all")).sort(byRank).slice(0, q.limit);
+      const rankAll = (found: Array<Ranked["message"]>) => found.map((m) => rank(m, terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
+      let top = rankAll(await candidates(owner, q, terms, "all")).slice(0, q.limit);
       if (top.length < q.limit && terms.length > 1) {
-        const seen = new Set(top.map((r) => r.message_id));
-        top = top.concat((await candidates(owner, q, terms, "any")).filter((r) => !seen.has(r.message_id)).sort(byRank).slice(0, q.limit - top.length));
+        const seen = new Set(top.map((r) => r.message.message_id));
+        top = top.concat(rankAll((await candidates(owner, q, terms, "any")).filter((m) => !seen.has(m.message_id))).slice(0, q.limit - top.length));
       }
-      return hits(owner, top, terms);
+      return top.map(toHit);
     },
 
     async readOutbox(owner, after, limit): Promise<OutboxEntry[]> {

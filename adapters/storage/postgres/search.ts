@@ -63,63 +63,37 @@ export function queryTerms(query: string): string[] {
   return [...new Set((foldText(query).match(WORD_PATTERN) ?? []).map((w) => w.slice(0, MAX_LEXEME)))].slice(0, MAX_TERMS);
 }
 
-/** ASCII text in any server encoding: its UTF-8 form has one byte per character. */
-const SQL_ASCII = "octet_length(convert_to(text, 'UTF8')) = char_length(text)";
-
 /**
  * The statement that fetches the newest `limit` messages in scope matching every term (`all`) or
  * any (`any`), each term a word prefix. In a chat or thread scope the terms are the lane-qualified
- * lexemes of that scope, in the `lanes` column. Every term of `all` is a condition of its own, so
- * the planner can take the GIN index for the rarest and check the others on those rows only: one
- * tsquery `a:* & b:*` makes GIN collect every match of a common `a` first. For a common word the
- * planner instead walks `messages_recent` newest first and stops at `limit` matches.
- *
- * A row's text comes back only when ranking needs it: an ASCII text in which each term occurs at
- * most once, even inside a word, has one occurrence of each matched term (`matched`), and
- * sending 1,000 texts costs more than finding a common word. Lower-casing under the "C" collation
- * changes A–Z only, as `toLowerCase` does on ASCII.
+ * lexemes of that scope, in the `lanes` column. Every term of `all` is a condition of its own, so the planner can take the
+ * GIN index for the rarest and check the others on those rows only: one tsquery `a:* & b:*` makes
+ * GIN collect every match of a common `a` first. For a common word the planner instead walks
+ * `messages_recent` newest first and stops at `limit` matches.
  */
 export function candidatesQuery(s: string, owner: string, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number): { text: string; values: unknown[] } {
   const values: unknown[] = [owner];
-  const param = (value: unknown) => `$${values.push(value)}`;
   let scope = "";
   let lane = "";
   if (q.scope === "chat" && q.thread_id !== undefined) {
-    scope = ` AND thread_key = ${param(q.thread_id)}`;
+    values.push(q.thread_id);
+    scope = " AND thread_key = $2";
     lane = laneToken("t", q.thread_id);
   } else if (q.scope === "chat") {
-    scope = ` AND chat_id = ${param(q.chat_id ?? "")}`;
+    values.push(q.chat_id ?? "");
+    scope = " AND chat_id = $2";
     lane = laneToken("c", q.chat_id ?? "");
   }
-  const column = lane ? "lanes" : "words";
   const prefixes = terms.map((t) => `'${lane}${t}':*`);
-  const match = (mode === "all" ? prefixes : [prefixes.join(" | ")]).map((tsquery) => ` AND ${column} @@ ${param(tsquery)}::tsquery`).join("");
-  const once = terms.map((t) => {
-    const p = param(t);
-    return `strpos(substr(lower(text COLLATE "C"), strpos(lower(text COLLATE "C"), ${p}) + 1), ${p}) = 0`;
+  const column = lane ? "lanes" : "words";
+  const conditions = (mode === "all" ? prefixes : [prefixes.join(" | ")]).map((tsquery) => {
+    values.push(tsquery);
+    return ` AND ${column} @@ $${values.length}::tsquery`;
   });
-  const matched = mode === "all" ? String(terms.length) : terms.map((t) => `(words @@ ${param(`'${t}':*`)}::tsquery)::int`).join(" + ");
   return {
-    text: `SELECT message_id, chat_id, thread_key, role, ts, CASE WHEN ${SQL_ASCII} AND ${once.join(" AND ")} THEN NULL ELSE text END AS text, ${matched} AS matched
-      FROM ${s}.messages WHERE owner = $1${scope}${match} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`,
+    text: `SELECT message_id, chat_id, thread_key, role, ts, text FROM ${s}.messages WHERE owner = $1${scope}${conditions.join("")} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`,
     values,
   };
-}
-
-/** A row of {@link candidatesQuery}. */
-export interface CandidateRow {
-  message_id: string;
-  chat_id: string;
-  thread_key: string;
-  role: StoredMessage["role"];
-  ts: string;
-  text: string | null;
-  matched: number;
-}
-
-/** The statement that fetches the texts of the hits whose candidate rows came without. */
-export function textsQuery(s: string, owner: string, messageIds: string[]): { text: string; values: unknown[] } {
-  return { text: `SELECT message_id, text FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[])`, values: [owner, messageIds] };
 }
 
 /** A candidate row: what ranking and the hit need. */
@@ -164,19 +138,6 @@ function matchAscii(text: string, terms: string[]): TextMatch | undefined {
 export function rank(message: Candidate["message"], terms: string[]): Ranked | undefined {
   const match = ASCII.test(message.text) ? matchAscii(message.text, terms) : matchText(message.text, terms);
   return match && { message, ...match, ts: message.ts, message_id: message.message_id };
-}
-
-/** A candidate row ranked; one without its text has `first` -1 until {@link withText}. */
-export function rankRow(row: CandidateRow, terms: string[]): Ranked | undefined {
-  const message = { message_id: row.message_id, chat_id: row.chat_id, thread_id: row.thread_key || null, role: row.role, ts: Number(row.ts), text: row.text ?? "" };
-  if (row.text !== null) return rank(message, terms);
-  return row.matched > 0 ? { message, terms: row.matched, hits: row.matched, first: -1, ts: message.ts, message_id: message.message_id } : undefined;
-}
-
-/** A hit ranked without its text, given the text: where its first match is, for the snippet. */
-export function withText(r: Ranked, text: string, terms: string[]): Ranked {
-  const message = { ...r.message, text };
-  return { ...r, message, first: rank(message, terms)?.first ?? 0 };
 }
 
 export const byRank: (a: Ranked, b: Ranked) => number = compareMatches;
