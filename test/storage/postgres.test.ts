@@ -140,12 +140,17 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
         `INSERT INTO "${old}".messages (owner, message_id, chat_id, thread_key, role, ts, text, words, data) VALUES ('o', 'kept', 'c1', '', 'user', 5, $1, $2::tsvector, $3)`,
         [before.text, "'written' 'before' 'the' 'upgrade'", JSON.stringify(before)],
       );
+      const inThread = msg("kept-thread", { text: "Thread reply before the upgrade", ts: 4, thread_id: "t1" });
+      await client.query(
+        `INSERT INTO "${old}".messages (owner, message_id, chat_id, thread_key, role, ts, text, words, data) VALUES ('o', 'kept-thread', 'c1', 't1', 'user', 4, $1, $2::tsvector, $3)`,
+        [inThread.text, "'thread' 'reply' 'before' 'the' 'upgrade'", JSON.stringify(inThread)],
+      );
       const s = postgresStorage({ connectionString: DATABASE_URL, schema: old, poolSize: 2 });
       try {
         await s.commit("o", { messages: [msg("after", { text: "written after the upgrade", ts: 6, thread_id: "t1" })] });
-        expect((await s.search("o", { query: "upgr", scope: "all", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "kept"]);
-        expect((await s.search("o", { query: "upgr", scope: "chat", chat_id: "c1", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "kept"]);
-        expect((await s.search("o", { query: "writ", scope: "chat", chat_id: "c1", thread_id: "t1", limit: 5 })).map((h) => h.message_id)).toEqual(["after"]);
+        expect((await s.search("o", { query: "upgr", scope: "all", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "kept", "kept-thread"]);
+        expect((await s.search("o", { query: "upgr", scope: "chat", chat_id: "c1", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "kept", "kept-thread"]);
+        expect((await s.search("o", { query: "upgr", scope: "chat", chat_id: "c1", thread_id: "t1", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "kept-thread"]);
         expect(await s.search("o", { query: "upgr", scope: "chat", chat_id: "c2", limit: 5 })).toEqual([]);
       } finally {
         await s.close?.();
@@ -203,6 +208,15 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
           expect(await pgStore.search("rank", q), JSON.stringify(q)).toEqual(await mem.search("rank", q));
         }
       }
+    }
+  });
+
+  test("postgres - a message with more distinct words than a tsvector holds is stored, and its first words are found in every scope", async () => {
+    const s = await open();
+    const words = Array.from({ length: 60_000 }, (_, i) => `w${i.toString(36)}x`);
+    await s.commit("huge", { messages: [msg("big", { text: `opening ${words.join(" ")}`, chat_id: "c9", thread_id: "t9" })] });
+    for (const scope of [{ scope: "all" as const }, { scope: "chat" as const, chat_id: "c9" }, { scope: "chat" as const, chat_id: "c9", thread_id: "t9" }]) {
+      expect((await s.search("huge", { query: "opening w1x", limit: 5, ...scope })).map((h) => h.message_id), JSON.stringify(scope)).toEqual(["big"]);
     }
   });
 
