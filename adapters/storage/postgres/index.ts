@@ -35,7 +35,7 @@ import type {
   StoredMessage,
 } from "chat-gateway";
 import { migrate } from "./schema.js";
-import { byRank, candidatesQuery, queryTerms, rank, toHit, tsvectorText, type Ranked } from "./search.js";
+import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, toHit, tsvectorText, type Ranked } from "./search.js";
 
 /** Options of {@link postgresStorage}. Give `pool` or `connectionString`. */
 export interface PostgresStorageOptions {
@@ -263,6 +263,14 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     return found.map((r) => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text }));
   }
 
+  /** The terms, rarest first by the planner's estimates (one round trip); as given when there is one. */
+  async function rarestFirst(q: SearchQuery, terms: string[]): Promise<string[]> {
+    if (terms.length < 2) return terms;
+    const results = (await (await ready()).query(estimatesQuery(s, q, terms))) as unknown as pg.QueryResult | pg.QueryResult[];
+    const estimates = (Array.isArray(results) ? results : [results]).map((r) => plannedRows(r.rows[0] as Record<string, unknown>));
+    return terms.map((t, i) => ({ t, rows: estimates[i] ?? Infinity })).sort((a, b) => a.rows - b.rows).map((e) => e.t);
+  }
+
   return {
     async open() {
       await ready();
@@ -346,7 +354,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       if (!terms.length || q.limit < 1) return [];
       // Messages with every word first, then with any: each step ranks at most the newest CANDIDATES.
       const rankAll = (found: Array<Ranked["message"]>) => found.map((m) => rank(m, terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
-      let top = rankAll(await candidates(owner, q, terms, "all")).slice(0, q.limit);
+      let top = rankAll(await candidates(owner, q, await rarestFirst(q, terms), "all")).slice(0, q.limit);
       if (top.length < q.limit && terms.length > 1) {
         const seen = new Set(top.map((r) => r.message.message_id));
         top = top.concat(rankAll((await candidates(owner, q, terms, "any")).filter((m) => !seen.has(m.message_id))).slice(0, q.limit - top.length));
