@@ -24,6 +24,7 @@ const BENCHES: Array<{ name: string; aliases: string[]; file: string }> = [
   { name: "fanout", aliases: ["fan-out"], file: "fanout.ts" },
   { name: "media", aliases: [], file: "media.ts" },
   { name: "storage", aliases: ["storage-sqljs", "sqljs"], file: "storage-sqljs.ts" },
+  { name: "search", aliases: ["fts"], file: "search.ts" },
   { name: "multiprocess", aliases: ["multi-process", "postgres", "redis"], file: "multiprocess.ts" },
 ];
 

@@ -1,9 +1,11 @@
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
-import type { Storage, StoredMessage } from "chat-gateway";
+import type { SearchQuery, Storage, StoredMessage } from "chat-gateway";
 import { postgresStorage, type PostgresStorageOptions } from "chat-gateway/storage/postgres";
-import { MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
 import { describeStorageConformance } from "../conformance/storage.js";
+import { MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
+import { candidatesQuery } from "../../adapters/storage/postgres/search.js";
+import { memoryStorage } from "chat-gateway/storage/memory";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
 
 const available = await postgresAvailable("storage conformance: postgres");
@@ -97,7 +99,7 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
       const client = new pg.Client({ connectionString: DATABASE_URL });
       await client.connect();
       try {
-        expect((await client.query(`SELECT version FROM "${fresh}".schema_version ORDER BY version`)).rows).toEqual([{ version: 1 }, { version: 2 }]);
+        expect((await client.query(`SELECT version FROM "${fresh}".schema_version ORDER BY version`)).rows).toEqual(MIGRATIONS.map((_, i) => ({ version: i + 1 })));
         await client.query(`INSERT INTO "${fresh}".schema_version (version) VALUES (99)`);
       } finally {
         await client.end();
@@ -183,6 +185,99 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
       expect(plan).toContain("messages_words");
     } finally {
       await client.end();
+    }
+  });
+
+  test("postgres - a version 1 schema is migrated in place: its messages stay searchable and its rows get their lane lexemes and search the newest-first index", async () => {
+    const old = `t_${runId()}`;
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA "${old}"; CREATE TABLE "${old}".schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await client.query(MIGRATIONS[0](`"${old}"`));
+      await client.query(`INSERT INTO "${old}".schema_version (version) VALUES (1)`);
+      const before = msg("kept", { text: "Written before the upgrade", ts: 5 });
+      await client.query(
+        `INSERT INTO "${old}".messages (owner, message_id, chat_id, thread_key, role, ts, text, words, data) VALUES ('o', 'kept', 'c1', '', 'user', 5, $1, $2::tsvector, $3)`,
+        [before.text, "'written' 'before' 'the' 'upgrade'", JSON.stringify(before)],
+      );
+      const inThread = msg("kept-thread", { text: "Thread reply before the upgrade", ts: 4, thread_id: "t1" });
+      await client.query(
+        `INSERT INTO "${old}".messages (owner, message_id, chat_id, thread_key, role, ts, text, words, data) VALUES ('o', 'kept-thread', 'c1', 't1', 'user', 4, $1, $2::tsvector, $3)`,
+        [inThread.text, "'thread' 'reply' 'before' 'the' 'upgrade'", JSON.stringify(inThread)],
+      );
+      const s = postgresStorage({ connectionString: DATABASE_URL, schema: old, poolSize: 2 });
+      try {
+        await s.commit("o", { messages: [msg("after", { text: "written after the upgrade", ts: 6, thread_id: "t1" })] });
+        expect((await s.search("o", { query: "upgr", scope: "all", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "kept", "kept-thread"]);
+        expect((await s.search("o", { query: "upgr", scope: "chat", chat_id: "c1", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "kept", "kept-thread"]);
+        expect((await s.search("o", { query: "upgr", scope: "chat", chat_id: "c1", thread_id: "t1", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "kept-thread"]);
+        expect(await s.search("o", { query: "upgr", scope: "chat", chat_id: "c2", limit: 5 })).toEqual([]);
+      } finally {
+        await s.close?.();
+      }
+      expect((await client.query(`SELECT max(version) AS v FROM "${old}".schema_version`)).rows[0].v).toBe(MIGRATIONS.length);
+      const indexes = (await client.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`, [old])).rows.map((r) => r.indexname);
+      expect(indexes).toEqual(expect.arrayContaining(["messages_recent", "messages_words", "messages_lanes", "messages_thread"]));
+    } finally {
+      await client.end();
+      await dropSchema(old);
+    }
+  });
+
+  test("postgres - a common word is searched newest first through messages_recent, a rare one through GIN, a scoped one by its lane lexemes", async () => {
+    const s = await open();
+    // A varied vocabulary, so that the planner's statistics on the words are as on real text.
+    const colours = ["red", "green", "blue", "cyan", "gray"];
+    const text = (i: number) => `common ${colours[i % 5]}${i % 150} word ${i}${i === 7 ? " rarity" : ""}`;
+    await s.commit("walk", { messages: Array.from({ length: 3000 }, (_, i) => msg(`w${i}`, { text: text(i), ts: i, chat_id: `c${i % 3}`, thread_id: i % 10 === 0 ? "t1" : null })) });
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`ANALYZE "${schema}".messages`);
+      const plan = async (query: string, scope: Partial<SearchQuery> = {}) => {
+        const statement = candidatesQuery(`"${schema}"`, "walk", { query, scope: "all", limit: 20, ...scope }, [query], "all", 1000);
+        return (await client.query(`EXPLAIN ${statement.text}`, statement.values)).rows.map((r) => Object.values(r)[0]).join("\n");
+      };
+      expect(await plan("common")).toContain("Index Scan Backward using messages_recent");
+      expect(await plan("rarity")).toContain("messages_words");
+      // A chat's lane-qualified lexeme: GIN, or on a table this small a scan; never the unscoped word.
+      expect(await plan("common", { scope: "chat", chat_id: "c1" })).toContain(`'#c`);
+    } finally {
+      await client.end();
+    }
+    expect((await s.search("walk", { query: "rarity", scope: "all", limit: 5 })).map((h) => h.message_id)).toEqual(["w7"]);
+    expect((await s.search("walk", { query: "common", scope: "all", limit: 2 })).map((h) => h.message_id)).toEqual(["w2999", "w2998"]);
+    expect((await s.search("walk", { query: "common", scope: "chat", chat_id: "c1", limit: 3 })).map((h) => h.message_id)).toEqual(["w2998", "w2995", "w2992"]);
+    expect((await s.search("walk", { query: "com red", scope: "chat", chat_id: "c0", thread_id: "t1", limit: 2 })).map((h) => h.message_id)).toEqual(["w2990", "w2980"]);
+  });
+
+  test("postgres - search ranks and snips as the memory storage does, on ASCII and non-ASCII text alike", async () => {
+    const pgStore = await open();
+    const mem = memoryStorage();
+    const words = ["alpha", "Alphabet", "ALPHA", "beta", "xalpha", "al-pha", "alpha.beta", "café", "Cafe\u0301", "Ärger", "arg", "2024", "v2", "naïve", "naive", "ﬁne", "İstanbul", "istanbul"];
+    const messages = Array.from({ length: 400 }, (_, i) => {
+      const text = Array.from({ length: 3 + (i % 7) }, (_, k) => words[(i * 7 + k * 5) % words.length]).join(i % 3 ? " " : "  \n ");
+      return msg(`r${String(i).padStart(3, "0")}`, { text, ts: 1000 + (i % 50), chat_id: `c${i % 4}`, thread_id: i % 5 === 0 ? `t${i % 2}` : null });
+    });
+    await pgStore.commit("rank", { messages });
+    await mem.commit("rank", { messages });
+    for (const query of ["alpha", "al", "alpha beta", "CAFÉ", "arg", "2024 v", "naive", "fine", "istanbul", "x", "beta zzz"]) {
+      for (const scope of [{ scope: "all" as const }, { scope: "chat" as const, chat_id: "c1" }, { scope: "chat" as const, chat_id: "c0", thread_id: "t0" }]) {
+        for (const limit of [3, 50]) {
+          const q = { query, limit, ...scope };
+          expect(await pgStore.search("rank", q), JSON.stringify(q)).toEqual(await mem.search("rank", q));
+        }
+      }
+    }
+  });
+
+  test("postgres - a message with more distinct words than a tsvector holds is stored, and its first words are found in every scope", async () => {
+    const s = await open();
+    const words = Array.from({ length: 60_000 }, (_, i) => `w${i.toString(36)}x`);
+    await s.commit("huge", { messages: [msg("big", { text: `opening ${words.join(" ")}`, chat_id: "c9", thread_id: "t9" })] });
+    for (const scope of [{ scope: "all" as const }, { scope: "chat" as const, chat_id: "c9" }, { scope: "chat" as const, chat_id: "c9", thread_id: "t9" }]) {
+      expect((await s.search("huge", { query: "opening w1x", limit: 5, ...scope })).map((h) => h.message_id), JSON.stringify(scope)).toEqual(["big"]);
     }
   });
 

@@ -37,7 +37,7 @@ import type {
 import { outboxRedactionKey } from "chat-gateway";
 import { attachMedia, dropMediaOf, messagesPresent, redactOutbox } from "./integrity.js";
 import { migrate } from "./schema.js";
-import { byRank, queryTerms, rank, toHit, tsqueries, tsvectorText, type Ranked } from "./search.js";
+import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, toHit, tsvectorText, type Ranked } from "./search.js";
 
 /** Options of {@link postgresStorage}. Give `pool` or `connectionString`. */
 export interface PostgresStorageOptions {
@@ -63,7 +63,8 @@ function laneKey(threadId: ChatId | null): string {
 
 /** Serialise before the transaction: a value JSON cannot hold throws while nothing is written. */
 function prepareMessage(m: StoredMessage): unknown[] {
-  return [m.message_id, m.chat_id, laneKey(m.thread_id), m.role, m.status ?? null, m.ts, m.client_msg_id ?? null, m.text, tsvectorText(m.text), JSON.stringify(m)];
+  const vectors = tsvectorText(m.text, m.chat_id, m.thread_id);
+  return [m.message_id, m.chat_id, laneKey(m.thread_id), m.role, m.status ?? null, m.ts, m.client_msg_id ?? null, m.text, vectors.words, JSON.stringify(m), vectors.lanes];
 }
 
 /** The last occurrence of each key wins, as if applied one by one (one INSERT cannot touch a row twice). */
@@ -168,10 +169,11 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     await attachMedia(client, s, owner, change.messages ?? []);
     for (const values of messages) {
       await client.query(
-        `INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, words, data)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::tsvector, $11)
+        `INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, words, data, lanes)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::tsvector, $11, $12::tsvector)
          ON CONFLICT (owner, message_id) DO UPDATE SET chat_id = EXCLUDED.chat_id, thread_key = EXCLUDED.thread_key, role = EXCLUDED.role,
-           status = EXCLUDED.status, ts = EXCLUDED.ts, client_msg_id = EXCLUDED.client_msg_id, text = EXCLUDED.text, words = EXCLUDED.words, data = EXCLUDED.data`,
+           status = EXCLUDED.status, ts = EXCLUDED.ts, client_msg_id = EXCLUDED.client_msg_id, text = EXCLUDED.text, words = EXCLUDED.words, data = EXCLUDED.data,
+           lanes = EXCLUDED.lanes`,
         [owner, ...values],
       );
     }
@@ -256,24 +258,18 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     queues.delete(owner);
   }
 
-  async function candidates(owner: Owner, tsquery: string, q: SearchQuery): Promise<Array<Ranked["message"]>> {
-    const values: unknown[] = [owner, tsquery];
-    let scope = "";
-    if (q.scope === "chat") {
-      if (q.thread_id !== undefined) {
-        scope = " AND thread_key = $3";
-        values.push(q.thread_id);
-      } else {
-        scope = " AND chat_id = $3";
-        values.push(q.chat_id ?? "");
-      }
-    }
-    const found = await rows<{ message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string }>(
-      `SELECT message_id, chat_id, thread_key, role, ts, text FROM ${s}.messages
-       WHERE owner = $1 AND words @@ $2::tsquery${scope} ORDER BY ts DESC, message_id DESC LIMIT ${CANDIDATES}`,
-      values,
-    );
+  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any"): Promise<Array<Ranked["message"]>> {
+    const query = candidatesQuery(s, owner, q, terms, mode, CANDIDATES);
+    const found = await rows<{ message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string }>(query.text, query.values);
     return found.map((r) => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text }));
+  }
+
+  /** The terms, rarest first by the planner's estimates (one round trip); as given when there is one. */
+  async function rarestFirst(q: SearchQuery, terms: string[]): Promise<string[]> {
+    if (terms.length < 2) return terms;
+    const results = (await (await ready()).query(estimatesQuery(s, q, terms))) as unknown as pg.QueryResult | pg.QueryResult[];
+    const estimates = (Array.isArray(results) ? results : [results]).map((r) => plannedRows(r.rows[0] as Record<string, unknown>));
+    return terms.map((t, i) => ({ t, rows: estimates[i] ?? Infinity })).sort((a, b) => a.rows - b.rows).map((e) => e.t);
   }
 
   return {
@@ -357,13 +353,12 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     async search(owner: Owner, q: SearchQuery): Promise<SearchHit[]> {
       const terms = queryTerms(q.query);
       if (!terms.length || q.limit < 1) return [];
-      const queries = tsqueries(terms);
       // Messages with every word first, then with any: each step ranks at most the newest CANDIDATES.
       const rankAll = (found: Array<Ranked["message"]>) => found.map((m) => rank(m, terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
-      let top = rankAll(await candidates(owner, queries.all, q)).slice(0, q.limit);
+      let top = rankAll(await candidates(owner, q, await rarestFirst(q, terms), "all")).slice(0, q.limit);
       if (top.length < q.limit && terms.length > 1) {
         const seen = new Set(top.map((r) => r.message.message_id));
-        top = top.concat(rankAll((await candidates(owner, queries.any, q)).filter((m) => !seen.has(m.message_id))).slice(0, q.limit - top.length));
+        top = top.concat(rankAll((await candidates(owner, q, terms, "any")).filter((m) => !seen.has(m.message_id))).slice(0, q.limit - top.length));
       }
       return top.map(toHit);
     },

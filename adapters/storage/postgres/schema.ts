@@ -70,6 +70,31 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
       WHEN json_typeof(payload::json -> 'chat_id') = 'string' THEN 'c:' || (payload::json ->> 'chat_id')
     END;
     CREATE INDEX outbox_redact ON ${s}.outbox (owner, redact_key) WHERE redact_key IS NOT NULL;`,
+  // 3: search at any history size. A common word is found by walking `messages_recent`
+  // newest first until enough matches, not by collecting all its matches from GIN and sorting them.
+  // A chat or thread scope asks GIN for lexemes qualified by the scope's lane token (`lanes`, see
+  // `laneToken` in search.ts), computed here for the existing rows from their words: in lexeme
+  // order while they fit in 240 KB per lane (new rows: text order, 512 KB in all), so that no
+  // tsvector passes its 1 MB limit. A small pending list bounds the not yet merged GIN entries
+  // every search scans (the default is 4 MB). The GIN index on words is built anew after the
+  // rewrite of every row, much faster than updating it row by row.
+  (s) => `
+    SET LOCAL maintenance_work_mem = '256MB';
+    DROP INDEX ${s}.messages_words;
+    ALTER TABLE ${s}.messages ADD COLUMN lanes tsvector NOT NULL DEFAULT '';
+    UPDATE ${s}.messages m SET lanes = coalesce((
+      SELECT array_to_tsvector(array_agg(lane.token || w.lexeme))
+      FROM (
+        SELECT lexeme, sum(octet_length(lexeme) + 23) OVER (ORDER BY n) AS upto
+        FROM unnest(tsvector_to_array(m.words)) WITH ORDINALITY AS u(lexeme, n)
+      ) w,
+      unnest(ARRAY['#c' || left(md5(convert_to(m.chat_id, 'UTF8')), 12) || ':']
+        || CASE WHEN m.thread_key <> '' THEN ARRAY['#t' || left(md5(convert_to(m.thread_key, 'UTF8')), 12) || ':'] ELSE '{}'::text[] END) AS lane(token)
+      WHERE w.upto <= 240 * 1024
+    ), '');
+    CREATE INDEX messages_words ON ${s}.messages USING GIN (words) WITH (gin_pending_list_limit = 64);
+    CREATE INDEX messages_lanes ON ${s}.messages USING GIN (lanes) WITH (gin_pending_list_limit = 64);
+    CREATE INDEX messages_recent ON ${s}.messages (owner, ts, message_id);`,
 ];
 
 /** The version this code writes. */

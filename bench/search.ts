@@ -1,0 +1,138 @@
+/**
+ * Search on PostgreSQL against sql.js on the same generated history (bench/corpus.ts): a rare word
+ * (10 matches), a common word (1 message in 5) across all chats, the common word in one chat.
+ *
+ *   node --import tsx bench/search.ts                  # 10,000 and 1,000,000 messages
+ *   node --import tsx bench/search.ts --quick          # 10,000 messages
+ *   node --import tsx bench/search.ts --sizes=100000
+ *
+ * sql.js is filled with batched commits of 1,000 messages, PostgreSQL with the same rows inserted
+ * 5,000 at a time (see {@link insertAll}), then PostgreSQL's statistics are
+ * refreshed with ANALYZE (what autovacuum does after a bulk load), then each query runs one after
+ * another, measured after a warm-up. Prints a Markdown table and the raw JSON.
+ * @module
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import type { SearchQuery, Storage } from "chat-gateway";
+import { postgresStorage } from "chat-gateway/storage/postgres";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { tsvectorText } from "../adapters/storage/postgres/search.js";
+import { CHATS, COMMON, message, OWNER, RARE, timed } from "./corpus.js";
+
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const args = process.argv.slice(2);
+const sizesArg = args.find((a) => a.startsWith("--sizes="));
+const sizes = sizesArg ? sizesArg.slice(8).split(",").map(Number) : args.includes("--quick") ? [10_000] : [10_000, 1_000_000];
+
+const QUERIES: Array<{ name: string; runs: number; query: (k: number) => SearchQuery }> = [
+  { name: "rare word (10 matches), all chats", runs: 300, query: () => ({ query: RARE, scope: "all", limit: 20 }) },
+  { name: "common word (1 in 5 messages), all chats", runs: 200, query: () => ({ query: COMMON, scope: "all", limit: 20 }) },
+  { name: "common word, one chat", runs: 200, query: (k) => ({ query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }) },
+  { name: "two words (common + rare prefix), all chats", runs: 200, query: () => ({ query: `${COMMON} quet`, scope: "all", limit: 20 }) },
+];
+
+interface Row {
+  storage: string;
+  messages: number;
+  fillPerSecond: number;
+  queries: Record<string, { p50: number; p99: number; perSecond: number; hits: number }>;
+}
+
+/** Batches of 1,000 messages through `commit`. */
+async function commitAll(storage: Storage, total: number): Promise<void> {
+  for (let i = 0; i < total; i += 1000) {
+    const messages = Array.from({ length: Math.min(1000, total - i) }, (_, k) => message(i + k, total));
+    await storage.commit(OWNER, { messages });
+  }
+}
+
+/**
+ * The rows `commit` writes, 5,000 per INSERT: `commit` sends one statement per message, which
+ * would make a million-message fill take most of the run. Same columns, same `tsvectorText`.
+ */
+async function insertAll(admin: pg.Client, schema: string, total: number): Promise<void> {
+  for (let i = 0; i < total; i += 5000) {
+    const batch = Array.from({ length: Math.min(5000, total - i) }, (_, k) => message(i + k, total));
+    await admin.query(
+      `INSERT INTO "${schema}".messages (owner, message_id, chat_id, thread_key, role, ts, text, words, data, lanes)
+       SELECT $1, m, c, '', r, t, x, w::tsvector, d, l::tsvector FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[]) AS u(m, c, r, t, x, w, d, l)`,
+      [OWNER, ...(["message_id", "chat_id", "role", "ts", "text"] as const).map((f) => batch.map((m) => m[f])), batch.map((m) => tsvectorText(m.text, m.chat_id, m.thread_id).words), batch.map((m) => JSON.stringify(m)), batch.map((m) => tsvectorText(m.text, m.chat_id, m.thread_id).lanes)],
+    );
+  }
+}
+
+async function measure(name: string, storage: Storage, total: number, fill: () => Promise<void>): Promise<Row> {
+  await storage.open?.();
+  const t0 = performance.now();
+  await fill();
+  const fillPerSecond = Math.round(total / ((performance.now() - t0) / 1000));
+  const queries: Row["queries"] = {};
+  for (const q of QUERIES) {
+    const hits = (await storage.search(OWNER, q.query(0))).length;
+    for (let k = 0; k < 10; k++) await storage.search(OWNER, q.query(k));
+    const start = performance.now();
+    const p = await timed(q.runs, (k) => storage.search(OWNER, q.query(k)));
+    queries[q.name] = { p50: p.p50, p99: p.p99, perSecond: Math.round(q.runs / ((performance.now() - start) / 1000)), hits };
+  }
+  await storage.close?.();
+  return { storage: name, messages: total, fillPerSecond, queries };
+}
+
+async function main(): Promise<void> {
+  const admin = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await admin.connect();
+  } catch (error) {
+    console.log(`search bench: skipped, PostgreSQL is not reachable (${(error as Error).message}); run .ci/services.sh`);
+    return;
+  }
+  const rows: Row[] = [];
+  const load: number[] = [];
+  try {
+    for (const total of sizes) {
+      const schema = `bench_search_${randomBytes(5).toString("hex")}`;
+      try {
+        console.error(`search bench: postgres, ${total} messages…`);
+        rows.push(
+          await measure("postgres", postgresStorage({ connectionString: DATABASE_URL, schema }), total, async () => {
+            await insertAll(admin, schema, total);
+            await admin.query(`ANALYZE "${schema}".messages`);
+          }),
+        );
+      } finally {
+        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      }
+      load.push(loadavg()[0]);
+      const dir = mkdtempSync(join(tmpdir(), "cg-bench-search-"));
+      try {
+        console.error(`search bench: sql.js, ${total} messages…`);
+        const storage = sqlJsStorage({ dir });
+        rows.push(await measure("sql.js", storage, total, () => commitAll(storage, total)));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      load.push(loadavg()[0]);
+    }
+  } finally {
+    await admin.end();
+  }
+  console.log(`\nNode ${process.version}; load average (1 min) after each storage: ${load.map((l) => l.toFixed(1)).join(", ")}\n`);
+  console.log("| messages | query | postgres p50 / p99 ms | sql.js p50 / p99 ms | postgres q/s | sql.js q/s | hits |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const total of sizes) {
+    const [p, s] = ["postgres", "sql.js"].map((name) => rows.find((r) => r.storage === name && r.messages === total)!);
+    for (const q of QUERIES) {
+      const a = p.queries[q.name];
+      const b = s.queries[q.name];
+      console.log(`| ${total.toLocaleString("en")} | ${q.name} | ${a.p50} / ${a.p99} | ${b.p50} / ${b.p99} | ${a.perSecond} | ${b.perSecond} | ${a.hits === b.hits ? a.hits : `${a.hits} vs ${b.hits}`} |`);
+    }
+    console.log(`| ${total.toLocaleString("en")} | fill, messages/s (postgres: direct INSERT of 5,000 rows; sql.js: commit of 1,000) | ${p.fillPerSecond} | ${s.fillPerSecond} | | | |`);
+  }
+  console.log(`\n\`\`\`json\n${JSON.stringify(rows)}\n\`\`\``);
+}
+
+await main();
