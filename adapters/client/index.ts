@@ -11,21 +11,14 @@
  * Start with {@link createGatewayClient}.
  * @module
  */
-export { createGatewayClient, GatewayClient, HistoryPager } from "./client.js";
-export type {
-  GatewayClientOptions,
-  GatewayClientEvents,
-  ConnectionState,
-  StateInfo,
-  ReconnectOptions,
-  RequestOptions,
-  UploadOptions,
-  Download,
-  SendInput,
-  LaneQuery,
-  WebSocketLike,
-  WebSocketConstructor,
-} from "./client.js";
+export { createGatewayClient, GatewayClient } from "./client.js";
+export type { SendInput } from "./client.js";
+export { HistoryPager } from "./history-pager.js";
+export type { LaneQuery } from "./history-pager.js";
+export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
+export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
+export type { UploadOptions, Download } from "./transfers.js";
+export type { WebSocketLike, WebSocketConstructor } from "./connection.js";
 export { ClientError, isClientError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";
 export { memoryCursorStore, localStorageCursorStore } from "./cursor.js";

@@ -118,3 +118,10 @@ export function kindOf(mime: string): "image" | "audio" | "video" | "document" {
   if (mime.startsWith("video/")) return "video";
   return "document";
 }
+
+/** The bytes of a Blob, an ArrayBuffer or a view of one (a view is not copied). */
+export async function toBytes(data: Blob | ArrayBuffer | ArrayBufferView): Promise<Uint8Array> {
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return new Uint8Array(await data.arrayBuffer());
+}

@@ -1,0 +1,350 @@
+/**
+ * The socket lifecycle of a client: open, say hello, keep alive with pings, and after a drop
+ * reconnect with backoff and jitter until the credential is refused or the client is closed.
+ * @module
+ */
+import type { EventEmitter } from "eventemitter3";
+import { ClientError } from "./errors.js";
+import type { ConnectionState, GatewayClientEvents, StateInfo } from "./events.js";
+import type { HelloOkPayload, ServerFrame } from "./frames.js";
+import type { GatewayClientOptions, ReconnectOptions } from "./options.js";
+
+/** The part of the WebSocket API the client uses (the browser's, or the `ws` package's). */
+export interface WebSocketLike {
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  binaryType: string;
+  onopen: ((event: unknown) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  onclose: ((event: { code: number; reason: string }) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+  send(data: string | Uint8Array): void;
+  close(code?: number, reason?: string): void;
+}
+
+/** A WebSocket constructor: `new WebSocket(url)`, plus an options argument for `ws` (headers). */
+export type WebSocketConstructor = new (url: string, protocols?: string | string[], options?: { headers?: Record<string, string> }) => WebSocketLike;
+
+/** `WebSocket.OPEN`: the constant is not on every implementation's constructor. */
+export const OPEN = 1;
+
+/** What the connection hands back to the client that owns it. */
+export interface ConnectionHooks {
+  /** Where state changes, `hello.ok`, `synced` and `unauthorized` are emitted. */
+  readonly events: EventEmitter<GatewayClientEvents>;
+  /** A text frame other than the first `hello.ok` of a socket. */
+  onFrame(frame: ServerFrame): void;
+  /** A binary message (a media chunk). */
+  onBinary(bytes: Uint8Array): void;
+  /** `hello.ok` arrived on `ws`: catch up, then call {@link Connection.markSynced}. */
+  onHello(ws: WebSocketLike, hello: HelloOkPayload): void;
+  /** The socket is gone (`forGood` once the client stopped): fail what waits for a response. */
+  onClosed(error: ClientError, forGood: boolean): void;
+  /** Send a keep-alive ping; it rejects with `timeout` when no pong came. */
+  ping(timeoutMs: number): Promise<unknown>;
+}
+
+interface Waiter<T> {
+  resolve(value: T): void;
+  reject(error: ClientError): void;
+}
+
+/** What one socket learnt before it closed, to decide whether to retry. */
+interface Attempt {
+  gotHello: boolean;
+  httpStatus: number | undefined;
+  helloRefusal: string | undefined;
+}
+
+/** The wait before the next attempt: `min(max, initial * factor^attempt)`, less up to `jitter` of it. */
+export function backoffDelay(reconnect: ReconnectOptions | undefined, attempt: number): number {
+  const initial = reconnect?.initialDelayMs ?? 500;
+  const max = reconnect?.maxDelayMs ?? 15_000;
+  const factor = reconnect?.factor ?? 2;
+  const jitter = Math.min(1, Math.max(0, reconnect?.jitter ?? 0.5));
+  const full = Math.min(max, initial * factor ** attempt);
+  return Math.round(full * (1 - jitter * Math.random()));
+}
+
+/** One client's socket, replaced on every reconnect; the client sees only its frames and states. */
+export class Connection {
+  readonly #options: GatewayClientOptions;
+  readonly #hooks: ConnectionHooks;
+  readonly #deviceId: string;
+  #streaming: boolean;
+  #ws: WebSocketLike | undefined;
+  #state: ConnectionState = "closed";
+  #started = false;
+  #stopped = false;
+  #attempt = 0;
+  #retryAtOnce = false;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #pingTimer: ReturnType<typeof setInterval> | undefined;
+  #hello: HelloOkPayload | undefined;
+  #helloWaiters: Array<Waiter<HelloOkPayload>> = [];
+  #readyWaiters: Array<Waiter<void>> = [];
+
+  constructor(options: GatewayClientOptions, deviceId: string, hooks: ConnectionHooks) {
+    this.#options = options;
+    this.#deviceId = deviceId;
+    this.#hooks = hooks;
+    this.#streaming = options.streaming ?? true;
+  }
+
+  get state(): ConnectionState {
+    return this.#state;
+  }
+  get helloOk(): HelloOkPayload | undefined {
+    return this.#hello;
+  }
+  get deviceId(): string {
+    return this.#deviceId;
+  }
+  get streaming(): boolean {
+    return this.#streaming;
+  }
+  /** The current socket; undefined between attempts and after the stop. */
+  get socket(): WebSocketLike | undefined {
+    return this.#ws;
+  }
+
+  connect(): Promise<HelloOkPayload> {
+    if (this.#stopped) return Promise.reject(this.#closedError());
+    if (this.#hello && (this.#state === "open" || this.#state === "syncing")) return Promise.resolve(this.#hello);
+    const promise = new Promise<HelloOkPayload>((resolve, reject) => this.#helloWaiters.push({ resolve, reject }));
+    if (!this.#started) {
+      this.#started = true;
+      this.#setState("connecting", {});
+      void this.#open();
+    }
+    return promise;
+  }
+
+  ready(): Promise<void> {
+    if (this.#state === "open") return Promise.resolve();
+    if (this.#stopped) return Promise.reject(this.#closedError());
+    return new Promise((resolve, reject) => this.#readyWaiters.push({ resolve, reject }));
+  }
+
+  async setStreaming(on: boolean): Promise<HelloOkPayload> {
+    this.#streaming = on;
+    if (!this.#started || this.#stopped) return this.connect();
+    const next = new Promise<HelloOkPayload>((resolve, reject) => this.#helloWaiters.push({ resolve, reject }));
+    if (this.#ws) {
+      this.#retryAtOnce = true;
+      this.#ws.close(1000, "caps changed");
+    } else {
+      this.reconnectNow();
+    }
+    return next;
+  }
+
+  reconnectNow(): void {
+    if (this.#stopped || this.#state !== "reconnecting") return;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    void this.#open();
+  }
+
+  /** Resolves once a socket said hello; starts connecting when nobody did yet. */
+  async waitReady(timeoutMs: number): Promise<void> {
+    if (this.#stopped) throw this.#closedError();
+    if (this.#ws && this.#ws.readyState === OPEN && (this.#state === "open" || this.#state === "syncing")) return;
+    if (!this.#started) void this.connect().catch(() => undefined);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waiter = new Promise<void>((resolve, reject) => {
+      // Requests may go out during the sync: the gateway handles them after it, in order.
+      this.#helloWaiters.push({ resolve: () => resolve(), reject });
+      timer = setTimeout(() => {
+        this.#helloWaiters = this.#helloWaiters.filter((w) => w.reject !== reject);
+        reject(new ClientError("timeout", `not connected within ${timeoutMs} ms`));
+      }, timeoutMs);
+    });
+    try {
+      await waiter;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The sync after `hello.ok` ended: the connection is open. */
+  markSynced(cursor: number): void {
+    this.#setState("open", {});
+    this.#hooks.events.emit("synced", cursor);
+    for (const waiter of this.#readyWaiters.splice(0)) waiter.resolve();
+  }
+
+  /** Stop for good: close the socket, cancel the retry, reject everyone waiting. */
+  stop(state: "closed" | "unauthorized", reason: string): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearTimeout(this.#retryTimer);
+    this.#stopPing();
+    const ws = this.#ws;
+    this.#ws = undefined;
+    if (ws && ws.readyState <= OPEN) ws.close(1000, "client closed");
+    const error = new ClientError(state === "unauthorized" ? "auth" : "closed", reason);
+    this.#hooks.onClosed(error, true);
+    for (const waiter of this.#helloWaiters.splice(0)) waiter.reject(error);
+    for (const waiter of this.#readyWaiters.splice(0)) waiter.reject(error);
+    this.#setState(state, { reason });
+    if (state === "unauthorized") this.#hooks.events.emit("unauthorized", reason);
+  }
+
+  #closedError(): ClientError {
+    return new ClientError("closed", `the client is ${this.#state}`);
+  }
+
+  #setState(state: ConnectionState, info: StateInfo): void {
+    this.#state = state;
+    this.#hooks.events.emit("state", state, info);
+  }
+
+  async #socketClass(): Promise<WebSocketConstructor> {
+    if (this.#options.WebSocket) return this.#options.WebSocket;
+    const native = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    if (native && !this.#options.headers) return native;
+    const mod = (await import("ws")) as unknown as { default?: WebSocketConstructor; WebSocket?: WebSocketConstructor };
+    return (mod.WebSocket ?? mod.default) as WebSocketConstructor;
+  }
+
+  async #open(): Promise<void> {
+    if (this.#stopped) return;
+    let ws: WebSocketLike;
+    let token: string;
+    try {
+      const Socket = await this.#socketClass();
+      const t = this.#options.token;
+      token = typeof t === "function" ? await t() : (t ?? "");
+      if (this.#stopped) return;
+      ws = this.#options.headers ? new Socket(this.#options.url, undefined, { headers: this.#options.headers }) : new Socket(this.#options.url);
+    } catch (error) {
+      this.#scheduleRetry(error instanceof Error ? error.message : String(error), false);
+      return;
+    }
+    this.#ws = ws;
+    ws.binaryType = "arraybuffer";
+    const attempt: Attempt = { gotHello: false, httpStatus: undefined, helloRefusal: undefined };
+    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", id: "hello", payload: this.#helloPayload(token) }));
+    ws.onerror = (event) => {
+      // The ws package reports a refused upgrade as "Unexpected server response: 401".
+      const message = (event as { message?: unknown })?.message;
+      const match = typeof message === "string" ? /server response: (\d{3})/.exec(message) : null;
+      if (match) attempt.httpStatus = Number(match[1]);
+    };
+    ws.onmessage = (event) => this.#onMessage(ws, attempt, event.data);
+    ws.onclose = (event) => this.#onClose(ws, attempt, event);
+  }
+
+  #helloPayload(token: string): Record<string, unknown> {
+    return {
+      token,
+      device_id: this.#deviceId,
+      device_name: this.#options.deviceName ?? "",
+      caps: { min_protocol: 1, media: this.#options.media ?? true, push: this.#options.push ?? "none", streaming: this.#streaming },
+      ...(this.#options.fcmToken ? { fcm_token: this.#options.fcmToken } : {}),
+      ...(this.#options.ntfyTopic ? { ntfy_topic: this.#options.ntfyTopic } : {}),
+    };
+  }
+
+  #onMessage(ws: WebSocketLike, attempt: Attempt, data: unknown): void {
+    if (this.#ws !== ws) return;
+    if (typeof data === "string") {
+      let frame: ServerFrame;
+      try {
+        frame = JSON.parse(data) as ServerFrame;
+      } catch {
+        return;
+      }
+      if (frame.type === "error" && frame.id === "hello" && !attempt.gotHello) attempt.helloRefusal = (frame.payload as { message?: string }).message;
+      if (frame.type === "hello.ok" && !attempt.gotHello) {
+        attempt.gotHello = true;
+        this.#onHelloOk(frame as ServerFrame<"hello.ok">);
+        return;
+      }
+      this.#hooks.onFrame(frame);
+    } else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) {
+      const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      this.#hooks.onBinary(bytes);
+    }
+  }
+
+  #onHelloOk(frame: ServerFrame<"hello.ok">): void {
+    const ws = this.#ws!;
+    this.#hello = frame.payload;
+    this.#attempt = 0;
+    this.#setState("syncing", {});
+    this.#hooks.events.emit("frame", frame);
+    this.#hooks.events.emit("hello.ok", frame.payload, frame);
+    for (const waiter of this.#helloWaiters.splice(0)) waiter.resolve(frame.payload);
+    this.#startPing();
+    this.#hooks.onHello(ws, frame.payload);
+  }
+
+  #onClose(ws: WebSocketLike, attempt: Attempt, event: { code: number; reason: string }): void {
+    if (this.#ws !== ws) return;
+    this.#ws = undefined;
+    this.#stopPing();
+    this.#hooks.onClosed(new ClientError("disconnected", `the connection closed (${event.code}) before the response`), false);
+    if (this.#stopped) return;
+    if (event.code === 4401 || attempt.httpStatus === 401) {
+      this.stop("unauthorized", event.code === 4401 ? "the gateway refused the credential" : "the server answered 401 to the upgrade");
+      return;
+    }
+    if (event.code === 4426) {
+      this.stop("closed", "the gateway speaks an older protocol than this client needs");
+      return;
+    }
+    // 1008 after an error to hello: a field of the hello (a push target) is invalid, so the same hello would fail again.
+    if (event.code === 1008 && !attempt.gotHello) {
+      this.stop("closed", `the gateway refused the hello: ${attempt.helloRefusal ?? (event.reason || "invalid hello")}`);
+      return;
+    }
+    this.#scheduleRetry(`closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`, !attempt.gotHello);
+  }
+
+  #scheduleRetry(reason: string, beforeHello: boolean): void {
+    const reconnect = this.#options.reconnect;
+    if (reconnect === false) {
+      this.stop("closed", reason);
+      return;
+    }
+    const retry = () => {
+      const delay = this.#retryAtOnce ? 0 : backoffDelay(reconnect, this.#attempt);
+      this.#retryAtOnce = false;
+      this.#attempt++;
+      this.#setState("reconnecting", { retryInMs: delay, attempt: this.#attempt, reason });
+      this.#retryTimer = setTimeout(() => {
+        this.#retryTimer = undefined;
+        void this.#open();
+      }, delay);
+    };
+    const check = this.#options.checkAuth;
+    if (beforeHello && check) {
+      check().then(
+        (ok) => (this.#stopped ? undefined : ok ? retry() : this.stop("unauthorized", "the login session is no longer valid")),
+        () => (this.#stopped ? undefined : retry()),
+      );
+      return;
+    }
+    retry();
+  }
+
+  #startPing(): void {
+    this.#stopPing();
+    const every = this.#options.pingIntervalMs ?? 25_000;
+    if (every <= 0) return;
+    this.#pingTimer = setInterval(() => {
+      const ws = this.#ws;
+      if (!ws) return;
+      this.#hooks.ping(Math.max(every, 10_000)).catch((error: ClientError) => {
+        if (error.code === "timeout" && this.#ws === ws) ws.close(4000, "no pong");
+      });
+    }, every);
+  }
+
+  #stopPing(): void {
+    if (this.#pingTimer) clearInterval(this.#pingTimer);
+    this.#pingTimer = undefined;
+  }
+}

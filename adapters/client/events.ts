@@ -1,0 +1,43 @@
+/**
+ * The client's typed event map and the connection states it reports.
+ * @module
+ */
+import type { ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
+
+/**
+ * Where the connection is:
+ * `connecting` (first attempt), `syncing` (hello done, catching up with `sync`), `open`,
+ * `reconnecting` (waiting for the next attempt), `unauthorized` (the gateway or the HTTP gate
+ * refused the credential; no more attempts), `closed` (by {@link GatewayClient.close}).
+ */
+export type ConnectionState = "connecting" | "syncing" | "open" | "reconnecting" | "unauthorized" | "closed";
+
+/** Details that come with a `state` event. */
+export interface StateInfo {
+  /** For `reconnecting`: milliseconds until the next attempt. */
+  retryInMs?: number;
+  /** Failed attempts in a row. */
+  attempt?: number;
+  /** For `unauthorized` and `closed`: why. */
+  reason?: string;
+}
+
+/**
+ * Every event of the client: one per gateway frame type (payload, whole frame), plus the client's
+ * own. Responses are emitted too (a `history` response is also a `history` event), and a stored
+ * frame (one with `seq`) is emitted once even when a sync replays it again.
+ */
+export type GatewayClientEvents = {
+  [K in ServerFrameType]: (payload: ServerPayloads[K], frame: ServerFrame<K>) => void;
+} & {
+  /** The connection state changed. */
+  state: (state: ConnectionState, info: StateInfo) => void;
+  /** Every frame, before its own event (duplicates of already seen stored frames are dropped before this). */
+  frame: (frame: ServerFrame) => void;
+  /** A sync ended (after every connect); the cursor is up to date. */
+  synced: (cursor: number) => void;
+  /** The gateway no longer has the frames after this device's cursor: refetch history and channels. */
+  reset: (cursor: number) => void;
+  /** The credential was refused (close 4401, HTTP 401, or `checkAuth` said so); the client stopped. */
+  unauthorized: (reason: string) => void;
+};

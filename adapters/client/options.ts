@@ -1,0 +1,72 @@
+/**
+ * What a client is configured with: its options, and the per-call options of requests.
+ * @module
+ */
+import type { CursorStore } from "./cursor.js";
+import type { WebSocketConstructor } from "./connection.js";
+
+/** Reconnect timing: `min(maxDelayMs, initialDelayMs * factor^attempt)`, less up to `jitter` of it at random. */
+export interface ReconnectOptions {
+  /** Milliseconds before the first retry (default 500). */
+  initialDelayMs?: number;
+  /** Longest wait between attempts, milliseconds (default 15,000). */
+  maxDelayMs?: number;
+  /** Growth per failed attempt (default 2). */
+  factor?: number;
+  /** Fraction of the delay taken away at random, 0 to 1 (default 0.5), so devices do not retry in step. */
+  jitter?: number;
+}
+
+/** Options of {@link createGatewayClient}. */
+export interface GatewayClientOptions {
+  /** The gateway's WebSocket URL, e.g. `ws://127.0.0.1:8787/ws/gateway`. */
+  url: string;
+  /** `hello.token`: a session or device token; a function is asked on every connect. Default `""` (a browser's cookie session). */
+  token?: string | (() => string | Promise<string>);
+  /** This device's id. Default: kept in `localStorage` in a browser, random per client elsewhere. */
+  deviceId?: string;
+  /** `hello.device_name` (default `""`). */
+  deviceName?: string;
+  /** `caps.media` (default true). */
+  media?: boolean;
+  /** `caps.push`: "fcm", "ntfy" or "none" (default "none"). */
+  push?: string;
+  /** `hello.fcm_token`. */
+  fcmToken?: string;
+  /** `hello.ntfy_topic`. */
+  ntfyTopic?: string;
+  /** `caps.streaming` (default true); change it later with {@link GatewayClient.setStreaming}. */
+  streaming?: boolean;
+  /** Where the sync cursor lives. Default: `localStorage` in a browser (one key per URL and device), memory elsewhere. */
+  cursorStore?: CursorStore;
+  /** Milliseconds a request waits for its response (default 15,000). */
+  requestTimeoutMs?: number;
+  /** Reconnect timing, or false to never reconnect. */
+  reconnect?: ReconnectOptions | false;
+  /** Milliseconds between keep-alive pings; a ping without pong drops the socket and reconnects (default 25,000; 0 disables). */
+  pingIntervalMs?: number;
+  /** HTTP headers of the upgrade request (Node only, e.g. `Authorization: Bearer …`); ignored by browsers. */
+  headers?: Record<string, string>;
+  /**
+   * Asked after a connection failed before `hello.ok` (a browser cannot see an HTTP 401 on the
+   * upgrade): resolve false when the credential is no longer valid, and the client stops with
+   * `unauthorized` instead of retrying. The web UI checks `/api/auth/status` here.
+   */
+  checkAuth?: () => Promise<boolean>;
+  /** Uploads sent at once; more wait their turn (default 4, the gateway's default per connection). */
+  maxConcurrentUploads?: number;
+  /** The WebSocket implementation. Default: `globalThis.WebSocket`, else the `ws` package. */
+  WebSocket?: WebSocketConstructor;
+}
+
+/** Per-call options of a request. */
+export interface RequestOptions {
+  /** Milliseconds to wait for the response (default: the client's `requestTimeoutMs`). */
+  timeoutMs?: number;
+}
+
+/** The default of {@link GatewayClientOptions.requestTimeoutMs}, milliseconds. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 15_000;
+
+/** Transfers and the sync move more than one frame: they wait at least this long, milliseconds. */
+export const MIN_BULK_TIMEOUT_MS = 60_000;

@@ -1,0 +1,166 @@
+/**
+ * Media transfers of a client: uploads in 256 KiB chunks checked by sha256, at most a few at
+ * once, and downloads with `media.pull` assembled from the binary chunks that answer it.
+ * @module
+ */
+import type { MediaKind, MediaRef } from "chat-gateway";
+import { OPEN, type Connection, type WebSocketLike } from "./connection.js";
+import { ClientError } from "./errors.js";
+import { CHUNK_BYTES, decodeMediaChunk, encodeMediaChunk, kindOf, randomId, sha256Hex, toBytes } from "./media.js";
+import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions } from "./options.js";
+import type { Requests } from "./requests.js";
+
+/** What {@link GatewayClient.upload} needs besides the bytes. */
+export interface UploadOptions extends RequestOptions {
+  /** MIME type (default from a Blob's type, else `application/octet-stream`). */
+  mime?: string;
+  /** Protocol media kind (default from the MIME type). */
+  kind?: MediaKind;
+  /** File name (default from a File's name, else "file"). */
+  filename?: string;
+  /** Called as chunks leave: bytes sent so far and the total. */
+  onProgress?: (sent: number, total: number) => void;
+}
+
+/** A finished download. */
+export interface Download {
+  media_id: string;
+  bytes: Uint8Array;
+  /** Hex sha256 of `bytes`, computed with WebCrypto. */
+  sha256: string;
+}
+
+interface ActiveDownload {
+  chunks: Uint8Array[];
+  received: number;
+  onProgress?: (received: number) => void;
+}
+
+/** The upload's `media.upload.start` error, once the gateway refused it. */
+interface StartState {
+  failure: ClientError | undefined;
+}
+
+/** Uploads and downloads of one client. */
+export class Transfers {
+  readonly #connection: Connection;
+  readonly #requests: Requests;
+  readonly #options: GatewayClientOptions;
+  readonly #downloads = new Map<string, ActiveDownload>();
+  #uploading = 0;
+  #uploadQueue: Array<() => void> = [];
+
+  constructor(connection: Connection, requests: Requests, options: GatewayClientOptions) {
+    this.#connection = connection;
+    this.#requests = requests;
+    this.#options = options;
+  }
+
+  async upload(data: Blob | ArrayBuffer | ArrayBufferView, options: UploadOptions = {}): Promise<MediaRef> {
+    // The gateway refuses more uploads in flight per connection than its limit (rate_limited).
+    const max = Math.max(1, this.#options.maxConcurrentUploads ?? 4);
+    if (this.#uploading >= max) await new Promise<void>((resolve) => this.#uploadQueue.push(resolve));
+    this.#uploading++;
+    try {
+      return await this.#upload(data, options);
+    } finally {
+      this.#uploading--;
+      this.#uploadQueue.shift()?.();
+    }
+  }
+
+  async download(mediaId: string, options: RequestOptions & { onProgress?: (received: number) => void } = {}): Promise<Download> {
+    const active: ActiveDownload = { chunks: [], received: 0, onProgress: options.onProgress };
+    if (this.#downloads.has(mediaId)) throw new ClientError("unsupported", `media ${mediaId} is already being downloaded`, "media.pull");
+    this.#downloads.set(mediaId, active);
+    try {
+      const end = await this.#requests.request("media.pull", { media_id: mediaId }, options.timeoutMs ?? this.#bulkTimeout());
+      if (!end.ok) throw new ClientError("download_failed", `the gateway could not read media ${mediaId}`, "media.pull");
+      const bytes = new Uint8Array(active.received);
+      let at = 0;
+      for (const chunk of active.chunks) {
+        bytes.set(chunk, at);
+        at += chunk.byteLength;
+      }
+      return { media_id: mediaId, bytes, sha256: await sha256Hex(bytes) };
+    } finally {
+      this.#downloads.delete(mediaId);
+    }
+  }
+
+  /** A binary message: a chunk of a download in progress, else ignored. */
+  onBinary(bytes: Uint8Array): void {
+    const chunk = decodeMediaChunk(bytes);
+    if (!chunk) return;
+    const active = this.#downloads.get(chunk.media);
+    if (!active) return;
+    // Copy: the chunk may share a buffer that the socket reuses.
+    active.chunks.push(chunk.bytes.slice());
+    active.received += chunk.bytes.byteLength;
+    active.onProgress?.(active.received);
+  }
+
+  #bulkTimeout(): number {
+    return Math.max(this.#requests.defaultTimeoutMs, MIN_BULK_TIMEOUT_MS);
+  }
+
+  async #upload(data: Blob | ArrayBuffer | ArrayBufferView, options: UploadOptions): Promise<MediaRef> {
+    const bytes = await toBytes(data);
+    const blob = typeof Blob !== "undefined" && data instanceof Blob ? data : undefined;
+    const mime = options.mime || blob?.type || "application/octet-stream";
+    const filename = options.filename ?? ((blob as { name?: string } | undefined)?.name || "file");
+    const kind = options.kind ?? kindOf(mime);
+    const sha256 = await sha256Hex(bytes);
+    const timeoutMs = options.timeoutMs ?? this.#bulkTimeout();
+    await this.#connection.waitReady(timeoutMs);
+    const limit = this.#connection.helloOk?.limits.max_media_bytes;
+    if (limit !== undefined && bytes.byteLength > limit) {
+      throw new ClientError("media_too_large", `${filename} is ${bytes.byteLength} bytes; the gateway takes at most ${limit}`, "media.upload.start");
+    }
+    const mediaRef = randomId("u");
+    const ws = this.#connection.socket!;
+    // media.upload.start has no success response; only an error carries its id.
+    const startId = this.#requests.newId();
+    const start: StartState = { failure: undefined };
+    const started = this.#requests.track(startId, "media.upload.start", undefined);
+    started.catch((error: ClientError) => void (start.failure = error));
+    ws.send(JSON.stringify({ type: "media.upload.start", id: startId, payload: { media_ref: mediaRef, kind, mime, size: bytes.byteLength, filename } }));
+    try {
+      await this.#sendChunks(ws, mediaRef, bytes, start, options.onProgress);
+      let ack;
+      try {
+        ack = await this.#requests.request("media.upload.end", { media_ref: mediaRef, sha256 }, timeoutMs);
+      } catch (error) {
+        // A refused start makes the end fail too ("no upload in flight"): report the cause.
+        throw start.failure ?? error;
+      }
+      if (start.failure) throw start.failure;
+      if (!ack.ok) throw new ClientError("upload_failed", `the gateway refused upload ${mediaRef}: size or sha256 did not match`, "media.upload.end");
+      return { media_id: ack.media_ref, kind, mime, size: bytes.byteLength, filename };
+    } finally {
+      this.#requests.settle(startId);
+    }
+  }
+
+  async #sendChunks(ws: WebSocketLike, mediaRef: string, bytes: Uint8Array, start: StartState, onProgress: UploadOptions["onProgress"]): Promise<void> {
+    let offset = 0;
+    onProgress?.(0, bytes.byteLength);
+    while (offset < bytes.byteLength) {
+      if (start.failure) throw start.failure;
+      if (this.#connection.socket !== ws) throw new ClientError("disconnected", "the connection dropped during the upload", "media.upload.start");
+      const piece = bytes.subarray(offset, Math.min(bytes.byteLength, offset + CHUNK_BYTES));
+      ws.send(encodeMediaChunk(mediaRef, offset, piece));
+      offset += piece.byteLength;
+      await this.#drain(ws);
+      onProgress?.(offset, bytes.byteLength);
+    }
+    if (start.failure) throw start.failure;
+  }
+
+  /** Wait while the socket holds more than a few chunks, so a large upload does not fill memory. */
+  async #drain(ws: WebSocketLike): Promise<void> {
+    while (ws.bufferedAmount > 4 * CHUNK_BYTES && ws.readyState === OPEN && this.#connection.socket === ws) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+}
