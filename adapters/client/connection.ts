@@ -84,6 +84,7 @@ export class Connection {
   #helloWaiters: Array<Waiter<HelloOkPayload>> = [];
   #readyWaiters: Array<Waiter<void>> = [];
 
+  /** Idle until {@link connect}. */
   constructor(options: GatewayClientOptions, deviceId: string, hooks: ConnectionHooks) {
     this.#options = options;
     this.#deviceId = deviceId;
@@ -91,15 +92,19 @@ export class Connection {
     this.#streaming = options.streaming ?? true;
   }
 
+  /** Where the connection is. */
   get state(): ConnectionState {
     return this.#state;
   }
+  /** The latest `hello.ok`. */
   get helloOk(): HelloOkPayload | undefined {
     return this.#hello;
   }
+  /** `hello.device_id`. */
   get deviceId(): string {
     return this.#deviceId;
   }
+  /** `caps.streaming` of the next hello. */
   get streaming(): boolean {
     return this.#streaming;
   }
@@ -108,6 +113,7 @@ export class Connection {
     return this.#ws;
   }
 
+  /** Start the first attempt (once); resolves with the next `hello.ok`. */
   connect(): Promise<HelloOkPayload> {
     if (this.#stopped) return Promise.reject(this.#closedError());
     if (this.#hello && (this.#state === "open" || this.#state === "syncing")) return Promise.resolve(this.#hello);
@@ -120,12 +126,14 @@ export class Connection {
     return promise;
   }
 
+  /** Resolves once open (said hello and synced). */
   ready(): Promise<void> {
     if (this.#state === "open") return Promise.resolve();
     if (this.#stopped) return Promise.reject(this.#closedError());
     return new Promise((resolve, reject) => this.#readyWaiters.push({ resolve, reject }));
   }
 
+  /** Change `caps.streaming`: the caps travel in hello, so the socket is replaced at once. */
   async setStreaming(on: boolean): Promise<HelloOkPayload> {
     this.#streaming = on;
     if (!this.#started || this.#stopped) return this.connect();
@@ -139,6 +147,7 @@ export class Connection {
     return next;
   }
 
+  /** Skip the backoff wait when one runs. */
   reconnectNow(): void {
     if (this.#stopped || this.#state !== "reconnecting") return;
     clearTimeout(this.#retryTimer);

@@ -22,6 +22,7 @@ export class Requests {
   #nextId = 0;
   readonly #pending = new Map<string, Pending>();
 
+  /** Requests go out on the connection's current socket. */
   constructor(connection: Connection, options: GatewayClientOptions) {
     this.#connection = connection;
     this.#options = options;

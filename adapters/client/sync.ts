@@ -18,6 +18,7 @@ export class Replay {
   #seen = new Set<number>();
   #seenOrder: number[] = [];
 
+  /** The cursor is read from `store` at every sync and written on every new `seq`. */
   constructor(store: CursorStore) {
     this.#store = store;
   }

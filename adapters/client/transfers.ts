@@ -50,12 +50,14 @@ export class Transfers {
   #uploading = 0;
   #uploadQueue: Array<() => void> = [];
 
+  /** Transfers use the connection's current socket and the client's request ids. */
   constructor(connection: Connection, requests: Requests, options: GatewayClientOptions) {
     this.#connection = connection;
     this.#requests = requests;
     this.#options = options;
   }
 
+  /** Upload, waiting while `maxConcurrentUploads` are in flight; see {@link GatewayClient.upload}. */
   async upload(data: Blob | ArrayBuffer | ArrayBufferView, options: UploadOptions = {}): Promise<MediaRef> {
     // The gateway refuses more uploads in flight per connection than its limit (rate_limited).
     const max = Math.max(1, this.#options.maxConcurrentUploads ?? 4);
@@ -69,6 +71,7 @@ export class Transfers {
     }
   }
 
+  /** Download one media id; see {@link GatewayClient.download}. */
   async download(mediaId: string, options: RequestOptions & { onProgress?: (received: number) => void } = {}): Promise<Download> {
     const active: ActiveDownload = { chunks: [], received: 0, onProgress: options.onProgress };
     if (this.#downloads.has(mediaId)) throw new ClientError("unsupported", `media ${mediaId} is already being downloaded`, "media.pull");
