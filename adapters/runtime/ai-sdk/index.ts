@@ -34,7 +34,12 @@
 import { generateText, stepCountIs, streamText } from "ai";
 import type { LanguageModel, ModelMessage, ToolSet } from "ai";
 import { GatewayError } from "chat-gateway";
-import type { AgentRuntime, CommandEntry, CommandInput, RuntimeEvent, TurnInput, UsageEvent } from "chat-gateway";
+import type { AgentRuntime, RuntimeEvent, TurnInput } from "chat-gateway";
+import { bindingCommands, runBindingCommand } from "../commands.js";
+import { abridge, argsPreview, cleanTitle, withAttachmentNotes } from "../text.js";
+import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
+import type { UsageTotals } from "../usage.js";
+import { messageOf, toGatewayError } from "./errors.js";
 
 type StreamTextParams = Parameters<typeof streamText>[0];
 
@@ -97,11 +102,6 @@ export interface AiSdkRuntimeOptions {
   titleModel?: LanguageModel;
 }
 
-const COMMANDS: CommandEntry[] = [
-  { name: "/model", description: "Show the model answering in this chat", args_hint: "", category: "Info", aliases: [] },
-  { name: "/tools", description: "List the tools the model can call", args_hint: "", category: "Tools & Skills", aliases: [] },
-];
-
 /**
  * Creates a runtime that runs each turn through the AI SDK's `streamText`, with
  * `abortSignal: input.signal`. Misconfiguration throws a `TypeError` here.
@@ -123,8 +123,9 @@ export function aiSdkRuntime(options: AiSdkRuntimeOptions): AgentRuntime {
   const runtime: AgentRuntime = {
     ...(declared === "unknown" ? {} : { model: declared }),
     turn: (input) => runTurn(options, maxSteps, input),
-    commands: () => COMMANDS.map((c) => ({ ...c, aliases: [...c.aliases] })),
-    command: (input) => runCommand(options, input),
+    commands: bindingCommands,
+    command: (input) =>
+      runBindingCommand(input, modelName(options.model), Object.entries(options.tools ?? {}).map(([name, tool]) => [name, tool.description])),
   };
   if (options.generateTitle !== false) runtime.generateTitle = (text, signal) => generateTitle(options, text, signal);
   return runtime;
@@ -132,20 +133,6 @@ export function aiSdkRuntime(options: AiSdkRuntimeOptions): AgentRuntime {
 
 function modelName(model: LanguageModel): string {
   return typeof model === "string" ? model : (model as { modelId?: string }).modelId ?? "unknown";
-}
-
-async function* runCommand(options: AiSdkRuntimeOptions, input: CommandInput): AsyncGenerator<RuntimeEvent> {
-  if (input.command === "/model") {
-    yield { type: "text", delta: `Model: ${modelName(options.model)}` };
-  } else if (input.command === "/tools") {
-    const tools = Object.entries(options.tools ?? {});
-    yield {
-      type: "text",
-      delta: tools.length === 0 ? "No tools." : tools.map(([n, t]) => `- ${n}${t.description ? `: ${t.description}` : ""}`).join("\n"),
-    };
-  } else {
-    yield { type: "text", delta: `Unknown command ${input.command}` };
-  }
 }
 
 // The parts read below exist with these fields in both ai 5 and ai 6; typed loosely so one
@@ -159,6 +146,19 @@ interface StepUsage {
   inputTokens?: number;
   outputTokens?: number;
   totalTokens?: number;
+}
+
+/** What a turn's stream carries from one part to the next. */
+interface TurnState {
+  options: AiSdkRuntimeOptions;
+  /** Start times of the tool calls still running, by call id. */
+  started: Map<string, number>;
+  /** Text came in an earlier step: the next step's text starts on a new paragraph. */
+  answered: boolean;
+  /** Text came in this step. */
+  stepText: boolean;
+  totals: UsageTotals;
+  model: string;
 }
 
 async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: TurnInput): AsyncGenerator<RuntimeEvent> {
@@ -177,111 +177,112 @@ async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: T
     onError: () => {},
   } as StreamTextParams);
 
-  const started = new Map<string, number>();
   // The gateway joins all text into one answer; text before and after a tool call would run together.
-  let answered = false;
-  let stepText = false;
-  const totals = { prompt: undefined as number | undefined, completion: 0, total: 0, cost: 0, costKnown: false, model: modelName(options.model) };
-  const toolEnd = (part: Part, output: unknown, ok: boolean): RuntimeEvent => {
-    const id = String(part.toolCallId);
-    const start = started.get(id);
-    started.delete(id);
-    return {
-      type: "tool-end",
-      id,
-      name: String(part.toolName),
-      output,
-      ok,
-      ...(start !== undefined ? { duration: (performance.now() - start) / 1000 } : {}),
-    };
-  };
-
+  const state: TurnState = { options, started: new Map(), answered: false, stepText: false, totals: emptyTotals(), model: modelName(options.model) };
   try {
     for await (const raw of untilAborted(result.fullStream as AsyncIterable<unknown>, input.signal)) {
       const part = raw as Part;
-      switch (part.type) {
-        case "text-delta": {
-          const delta = (part.text ?? part.delta ?? part.textDelta) as string | undefined;
-          if (!delta) break;
-          yield { type: "text", delta: answered && !stepText ? `\n\n${delta}` : delta };
-          stepText = true;
-          break;
-        }
-        case "reasoning-delta":
-        case "reasoning": {
-          const delta = (part.text ?? part.delta ?? part.textDelta) as string | undefined;
-          if (typeof delta === "string" && delta !== "") yield { type: "reasoning", delta };
-          break;
-        }
-        case "tool-call": {
-          const id = String(part.toolCallId);
-          const name = String(part.toolName);
-          const value = part.input ?? part.args;
-          const args = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { input: value };
-          started.set(id, performance.now());
-          yield { type: "tool-start", id, name, args, preview: previewOf(options, name, args) };
-          break;
-        }
-        case "tool-result":
-          // Preliminary results are progress of a streaming tool; the final one ends the call.
-          if (part.preliminary === true) break;
-          yield toolEnd(part, part.output ?? part.result, true);
-          break;
-        case "tool-error":
-          yield toolEnd(part, messageOf(part.error), false);
-          break;
-        case "tool-output-denied":
-          yield toolEnd(part, "The tool call was denied.", false);
-          break;
-        case "tool-approval-request": {
-          const call = (part.toolCall ?? {}) as Part;
-          yield toolEnd(call, "This tool needs an approval, which this runtime cannot ask for.", false);
-          break;
-        }
-        case "finish-step": {
-          answered ||= stepText;
-          stepText = false;
-          const usage = part.usage as StepUsage | undefined;
-          const response = part.response as { modelId?: string } | undefined;
-          if (response?.modelId) totals.model = response.modelId;
-          if (usage) {
-            if (usage.inputTokens !== undefined) totals.prompt = usage.inputTokens;
-            totals.completion += usage.outputTokens ?? 0;
-            totals.total += usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
-            const reported = providerCost(part.providerMetadata);
-            if (reported !== undefined) {
-              totals.cost += reported;
-              totals.costKnown = true;
-            } else if (options.prices) {
-              totals.cost += ((usage.inputTokens ?? 0) * options.prices.input + (usage.outputTokens ?? 0) * options.prices.output) / 1e6;
-              totals.costKnown = true;
-            }
-          }
-          yield usageEvent(options, totals);
-          break;
-        }
-        case "finish": {
-          const usage = (part.totalUsage ?? part.usage) as StepUsage | undefined;
-          // The SDK's own totals are authoritative over the sum of the steps.
-          if (usage?.outputTokens !== undefined) totals.completion = usage.outputTokens;
-          if (usage?.totalTokens !== undefined) totals.total = usage.totalTokens;
-          yield usageEvent(options, totals);
-          if (part.finishReason === "tool-calls") {
-            // The stop condition ended the loop while the model still wanted tools: say so, or the turn just ends.
-            yield { type: "commentary", text: "Stopped at the step limit: the model still wanted to call tools." };
-          }
-          break;
-        }
-        case "error":
-          if (input.signal.aborted) return;
-          throw toGatewayError(part.error);
-        case "abort":
-          return;
+      if (part.type === "error") {
+        if (input.signal.aborted) return;
+        throw toGatewayError(part.error);
       }
+      if (part.type === "abort") return;
+      yield* translatePart(state, part);
     }
   } catch (error) {
     if (input.signal.aborted) return;
     throw toGatewayError(error);
+  }
+}
+
+/** The runtime events of one `fullStream` part (see the table in the module comment). */
+function* translatePart(state: TurnState, part: Part): Generator<RuntimeEvent> {
+  switch (part.type) {
+    case "text-delta": {
+      const delta = (part.text ?? part.delta ?? part.textDelta) as string | undefined;
+      if (!delta) break;
+      yield { type: "text", delta: state.answered && !state.stepText ? `\n\n${delta}` : delta };
+      state.stepText = true;
+      break;
+    }
+    case "reasoning-delta":
+    case "reasoning": {
+      const delta = (part.text ?? part.delta ?? part.textDelta) as string | undefined;
+      if (typeof delta === "string" && delta !== "") yield { type: "reasoning", delta };
+      break;
+    }
+    case "tool-call": {
+      const id = String(part.toolCallId);
+      const name = String(part.toolName);
+      const value = part.input ?? part.args;
+      const args = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { input: value };
+      state.started.set(id, performance.now());
+      yield { type: "tool-start", id, name, args, preview: previewOf(state.options, name, args) };
+      break;
+    }
+    case "tool-result":
+      // Preliminary results are progress of a streaming tool; the final one ends the call.
+      if (part.preliminary === true) break;
+      yield toolEnd(state, part, part.output ?? part.result, true);
+      break;
+    case "tool-error":
+      yield toolEnd(state, part, messageOf(part.error), false);
+      break;
+    case "tool-output-denied":
+      yield toolEnd(state, part, "The tool call was denied.", false);
+      break;
+    case "tool-approval-request":
+      yield toolEnd(state, (part.toolCall ?? {}) as Part, "This tool needs an approval, which this runtime cannot ask for.", false);
+      break;
+    case "finish-step":
+      yield stepFinished(state, part);
+      break;
+    case "finish":
+      yield* turnFinished(state, part);
+      break;
+  }
+}
+
+function toolEnd(state: TurnState, part: Part, output: unknown, ok: boolean): RuntimeEvent {
+  const id = String(part.toolCallId);
+  const start = state.started.get(id);
+  state.started.delete(id);
+  return {
+    type: "tool-end",
+    id,
+    name: String(part.toolName),
+    output,
+    ok,
+    ...(start !== undefined ? { duration: (performance.now() - start) / 1000 } : {}),
+  };
+}
+
+/** Adds a model call's usage to the turn's and reports the totals so far. */
+function stepFinished(state: TurnState, part: Part): RuntimeEvent {
+  state.answered ||= state.stepText;
+  state.stepText = false;
+  const usage = part.usage as StepUsage | undefined;
+  const response = part.response as { modelId?: string } | undefined;
+  if (response?.modelId) state.model = response.modelId;
+  if (usage) {
+    addCallUsage(
+      state.totals,
+      { prompt: usage.inputTokens, completion: usage.outputTokens, total: usage.totalTokens, cost: providerCost(part.providerMetadata) },
+      state.options.prices,
+    );
+  }
+  return usageEvent(state.totals, state.model, state.options.contextWindow);
+}
+
+function* turnFinished(state: TurnState, part: Part): Generator<RuntimeEvent> {
+  const usage = (part.totalUsage ?? part.usage) as StepUsage | undefined;
+  // The SDK's own totals are authoritative over the sum of the steps.
+  if (usage?.outputTokens !== undefined) state.totals.completion = usage.outputTokens;
+  if (usage?.totalTokens !== undefined) state.totals.total = usage.totalTokens;
+  yield usageEvent(state.totals, state.model, state.options.contextWindow);
+  if (part.finishReason === "tool-calls") {
+    // The stop condition ended the loop while the model still wanted tools: say so, or the turn just ends.
+    yield { type: "commentary", text: "Stopped at the step limit: the model still wanted to call tools." };
   }
 }
 
@@ -309,18 +310,6 @@ async function* untilAborted<T>(iterable: AsyncIterable<T>, signal: AbortSignal)
   }
 }
 
-function usageEvent(options: AiSdkRuntimeOptions, totals: { prompt?: number; completion: number; total: number; cost: number; costKnown: boolean; model: string }): UsageEvent {
-  const event: UsageEvent = { type: "usage", model: totals.model };
-  if (totals.prompt !== undefined) event.promptTokens = totals.prompt;
-  if (totals.total > 0) {
-    event.completionTokens = totals.completion;
-    event.totalTokens = totals.total;
-  }
-  if (options.contextWindow !== undefined) event.contextWindow = options.contextWindow;
-  if (totals.costKnown) event.cost = totals.cost;
-  return event;
-}
-
 function providerCost(metadata: unknown): number | undefined {
   // OpenRouter's provider reports the billed cost of each call.
   const cost = (metadata as { openrouter?: { usage?: { cost?: unknown } } } | undefined)?.openrouter?.usage?.cost;
@@ -334,48 +323,7 @@ function previewOf(options: AiSdkRuntimeOptions, name: string, args: Record<stri
   } catch {
     // A broken preview must not fail the turn; fall back to the generic one.
   }
-  const parts = Object.entries(args).map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`);
-  return abridge(`${name}(${parts.join(", ")})`, 120);
-}
-
-function abridge(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
-  try {
-    return JSON.stringify(error);
-  } catch {
-    return String(error);
-  }
-}
-
-/** Turns whatever the AI SDK reports into an error whose message a user can act on. */
-function toGatewayError(error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
-  // A RetryError wraps the attempts; the last one says what went wrong.
-  const last = (error as { lastError?: unknown })?.lastError ?? error;
-  const status = (last as { statusCode?: unknown })?.statusCode;
-  const detail = abridge(messageOf(last), 300);
-  if (typeof status === "number") {
-    if (status === 401 || status === 403) return new GatewayError("internal", `The model provider refused the API key (HTTP ${status}): ${detail}`, { cause: error });
-    if (status === 429) {
-      const headers = (last as { responseHeaders?: Record<string, string> }).responseHeaders ?? {};
-      const retry = headers["retry-after"] ?? headers["Retry-After"];
-      const seconds = retry !== undefined && /^\d+(\.\d+)?$/.test(retry.trim()) ? Math.ceil(Number(retry)) : undefined;
-      return new GatewayError(
-        "rate_limited",
-        seconds === undefined ? `Rate limited by the model provider (HTTP 429); try again later: ${detail}` : `Rate limited by the model provider; retry after ${seconds} s: ${detail}`,
-        { cause: error },
-      );
-    }
-    if (status >= 500) return new GatewayError("internal", `The model provider failed (HTTP ${status}): ${detail}`, { cause: error });
-    return new GatewayError("internal", `The model provider rejected the request (HTTP ${status}): ${detail}`, { cause: error });
-  }
-  return new GatewayError("internal", `The model failed: ${detail}`, { cause: error });
+  return argsPreview(name, args);
 }
 
 async function buildMessages(options: AiSdkRuntimeOptions, input: TurnInput): Promise<ModelMessage[]> {
@@ -396,12 +344,6 @@ async function buildMessages(options: AiSdkRuntimeOptions, input: TurnInput): Pr
     messages.push({ role: "user", content });
   }
   return messages;
-}
-
-function withAttachmentNotes(text: string, media: TurnInput["message"]["media"]): string {
-  // The model cannot open the files; telling it they exist keeps its answer sensible.
-  const notes = media.map((m) => `[Attached ${m.kind}: ${m.filename} (${m.mime}, ${m.size} bytes)]`);
-  return [text, ...notes].filter((s) => s !== "").join("\n");
 }
 
 const TITLE_PROMPT =
@@ -425,14 +367,4 @@ async function generateTitle(options: AiSdkRuntimeOptions, text: string, signal:
   const title = cleanTitle(content);
   if (title === "") throw new GatewayError("internal", "The model returned an empty title");
   return title;
-}
-
-function cleanTitle(content: string): string {
-  const withoutThinking = content.replace(/<think>[\s\S]*?<\/think>/g, "");
-  const line = withoutThinking.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "";
-  const bare = line
-    .replace(/^(title\s*:\s*)/i, "")
-    .replace(/^["'“”‘’*#\s]+|["'“”‘’*\s]+$/g, "")
-    .replace(/[.!?:;,]+$/, "");
-  return bare.split(/\s+/).filter(Boolean).slice(0, 6).join(" ").slice(0, 80);
 }
