@@ -1,0 +1,292 @@
+// The UI state: channels, the messages of each lane, streaming and typing state, and which lane is
+// on screen. Fed by the typed client's events; views render from it and are told what changed.
+import type { Channel, HistoryItem, MediaRef, MessageStatus, RuntimeInfo } from "chat-gateway";
+import type { GatewayClient, HistoryPager } from "chat-gateway/client";
+
+export interface ToolRow {
+  index: number;
+  name: string;
+  preview: string;
+  args: Record<string, unknown>;
+  output?: unknown;
+  duration?: number;
+  ok?: boolean;
+}
+
+export interface Msg {
+  message_id: string;
+  role: "user" | "assistant";
+  text: string;
+  reasoning: string;
+  ts: number;
+  media: MediaRef[];
+  runtime?: RuntimeInfo;
+  status?: MessageStatus;
+  streaming: boolean;
+  tools: ToolRow[];
+  commentary: string[];
+}
+
+export interface Lane {
+  key: string;
+  chat_id: string;
+  thread_id: string | null;
+  messages: Msg[];
+  byId: Map<string, Msg>;
+  pager: HistoryPager;
+  loading: Promise<void> | undefined;
+  loaded: boolean;
+  typing: boolean;
+  unread: number;
+}
+
+export interface LaneRef {
+  chat_id: string;
+  thread_id: string | null;
+}
+
+/** What the views hear from the store; each call names the part that changed. */
+export interface StoreListener {
+  /** The channel list or an unread count changed. */
+  channelsChanged(): void;
+  /** One channel's fields changed (the conversation header may show it). */
+  channelChanged(chatId: string): void;
+  /** A channel is gone; the lane on screen may have been in it. */
+  channelDeleted(chatId: string): void;
+  /** One message was added or changed as a whole. */
+  messageChanged(lane: Lane, msg: Msg): void;
+  /** A streamed update changed a message's text or reasoning only. */
+  messageStreamed(lane: Lane, msg: Msg): void;
+  messagesRemoved(lane: Lane, ids: string[]): void;
+  typingChanged(): void;
+}
+
+export const laneKey = (chatId: string, threadId: string | null) => `${chatId}|${threadId ?? ""}`;
+
+export function fromHistory(item: HistoryItem): Msg {
+  return {
+    message_id: item.message_id,
+    role: item.role,
+    text: item.text,
+    reasoning: item.reasoning ?? "",
+    ts: item.ts,
+    media: item.media ?? [],
+    runtime: item.runtime,
+    status: item.status,
+    streaming: item.status === "streaming",
+    tools: [],
+    commentary: [],
+  };
+}
+
+function blank(id: string): Msg {
+  return { message_id: id, role: "assistant", text: "", reasoning: "", ts: Date.now(), media: [], streaming: true, tools: [], commentary: [] };
+}
+
+export function compareChannels(a: Channel, b: Channel): number {
+  const fav = Number(Boolean(b.favorite)) - Number(Boolean(a.favorite));
+  if (fav !== 0) return fav;
+  const an = a.name.toLocaleLowerCase();
+  const bn = b.name.toLocaleLowerCase();
+  if (an !== bn) return an < bn ? -1 : 1;
+  return a.chat_id < b.chat_id ? -1 : a.chat_id > b.chat_id ? 1 : 0;
+}
+
+export class Store {
+  readonly channels = new Map<string, Channel>();
+  readonly #lanes = new Map<string, Lane>();
+  #current: Lane | undefined;
+  readonly #client: GatewayClient;
+  readonly #listener: StoreListener;
+
+  constructor(client: GatewayClient, listener: StoreListener) {
+    this.#client = client;
+    this.#listener = listener;
+    this.#wireChannels();
+    this.#wireMessages();
+    this.#wireStreaming();
+  }
+
+  /** The lane on screen. */
+  get current(): Lane | undefined {
+    return this.#current;
+  }
+
+  channelOf(lane: LaneRef): Channel | undefined {
+    return this.channels.get(lane.thread_id ?? lane.chat_id);
+  }
+
+  defaultChannel(): Channel | undefined {
+    return [...this.channels.values()].find((c) => c.is_default);
+  }
+
+  unread(lane: LaneRef): number {
+    return this.#lanes.get(laneKey(lane.chat_id, lane.thread_id))?.unread ?? 0;
+  }
+
+  /** Put a lane on screen; its unread count starts over. */
+  select(chatId: string, threadId: string | null): Lane {
+    const lane = this.lane(chatId, threadId);
+    this.#current = lane;
+    lane.unread = 0;
+    return lane;
+  }
+
+  /** Forget every lane (after a reset); returns the lane that was on screen. */
+  forgetLanes(): Lane | undefined {
+    const current = this.#current;
+    this.#lanes.clear();
+    this.#current = undefined;
+    return current;
+  }
+
+  setChannels(list: Channel[]): void {
+    this.channels.clear();
+    for (const ch of list) this.channels.set(ch.chat_id, ch);
+    this.#listener.channelsChanged();
+  }
+
+  upsertChannel(ch: Channel): void {
+    this.channels.set(ch.chat_id, { ...this.channels.get(ch.chat_id), ...ch });
+    if (ch.is_default) {
+      for (const other of this.channels.values()) if (other.chat_id !== ch.chat_id && other.is_default) other.is_default = false;
+    }
+    this.#listener.channelsChanged();
+    this.#listener.channelChanged(ch.chat_id);
+  }
+
+  deleteChannel(chatId: string): void {
+    this.channels.delete(chatId);
+    for (const [key, lane] of this.#lanes) if (lane.chat_id === chatId || lane.thread_id === chatId) this.#lanes.delete(key);
+    this.#listener.channelsChanged();
+    this.#listener.channelDeleted(chatId);
+  }
+
+  /** Live typing state is dropped on a reconnect: it comes back with the next frames or the sync. */
+  clearTyping(): void {
+    for (const lane of this.#lanes.values()) lane.typing = false;
+    this.#listener.typingChanged();
+  }
+
+  lane(chatId: string, threadId: string | null): Lane {
+    const key = laneKey(chatId, threadId);
+    let lane = this.#lanes.get(key);
+    if (!lane) {
+      const pager = this.#client.historyPager({ chat_id: chatId, thread_id: threadId }, { limit: 50 });
+      lane = { key, chat_id: chatId, thread_id: threadId, messages: [], byId: new Map(), pager, loading: undefined, loaded: false, typing: false, unread: 0 };
+      this.#lanes.set(key, lane);
+    }
+    return lane;
+  }
+
+  /** Add an older history page in front of a lane's messages; the lane counts as loaded. */
+  prependPage(lane: Lane, page: HistoryItem[]): void {
+    const older = page.filter((m) => !lane.byId.has(m.message_id)).map(fromHistory);
+    for (const m of older) lane.byId.set(m.message_id, m);
+    lane.messages = [...older, ...lane.messages];
+    lane.loaded = true;
+  }
+
+  #laneIfLoaded(chatId: string, threadId: string | null): Lane | undefined {
+    const lane = this.#lanes.get(laneKey(chatId, threadId));
+    return lane?.loaded ? lane : undefined;
+  }
+
+  #markUnread(chatId: string, threadId: string | null, role: string): void {
+    if (role !== "assistant") return;
+    const lane = this.lane(chatId, threadId);
+    if (lane === this.#current) return;
+    lane.unread++;
+    this.#listener.channelsChanged();
+  }
+
+  #add(lane: Lane, msg: Msg): Msg {
+    lane.messages.push(msg);
+    lane.byId.set(msg.message_id, msg);
+    return msg;
+  }
+
+  #ensureStreaming(lane: Lane, id: string): Msg {
+    return lane.byId.get(id) ?? this.#add(lane, blank(id));
+  }
+
+  #wireChannels(): void {
+    const c = this.#client;
+    c.on("channel.created", (ch) => this.upsertChannel(ch));
+    c.on("channel.renamed", (ch) => this.upsertChannel(ch));
+    c.on("channel.deleted", (p) => this.deleteChannel(p.chat_id));
+    c.on("typing", (p) => {
+      const lane = this.lane(p.chat_id, p.thread_id);
+      lane.typing = p.on;
+      if (lane === this.#current) this.#listener.typingChanged();
+    });
+  }
+
+  #wireMessages(): void {
+    const c = this.#client;
+    c.on("message", (p) => {
+      const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
+      if (!lane) return this.#markUnread(p.chat_id, p.thread_id, p.role);
+      const msg = lane.byId.get(p.message_id) ?? this.#add(lane, fromHistory(p));
+      Object.assign(msg, fromHistory(p), { tools: msg.tools, commentary: msg.commentary });
+      this.#listener.messageChanged(lane, msg);
+      if (p.role === "assistant" && lane !== this.#current) this.#markUnread(p.chat_id, p.thread_id, p.role);
+    });
+    c.on("message.stop", (p) => {
+      const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
+      if (!lane) return this.#markUnread(p.chat_id, p.thread_id, "assistant");
+      const msg = lane.byId.get(p.message_id) ?? this.#add(lane, { ...blank(p.message_id), ts: p.ts });
+      Object.assign(msg, { text: p.final_text, reasoning: p.reasoning ?? "", runtime: p.runtime, status: p.status, media: p.media ?? msg.media, ts: p.ts, streaming: false });
+      this.#listener.messageChanged(lane, msg);
+      if (lane !== this.#current) this.#markUnread(p.chat_id, p.thread_id, "assistant");
+    });
+    c.on("message.deleted", (p) => {
+      const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
+      if (!lane) return;
+      for (const id of p.message_ids) lane.byId.delete(id);
+      lane.messages = lane.messages.filter((m) => lane.byId.has(m.message_id));
+      this.#listener.messagesRemoved(lane, p.message_ids);
+    });
+    c.on("media.offer", (p) => {
+      if (!p.message_id || !p.chat_id) return;
+      const lane = this.#laneIfLoaded(p.chat_id, p.thread_id ?? null);
+      const msg = lane?.byId.get(p.message_id);
+      if (!lane || !msg || msg.media.some((m) => m.media_id === p.media_id)) return;
+      msg.media.push({ media_id: p.media_id, kind: p.kind, mime: p.mime, size: p.size, filename: p.filename });
+      this.#listener.messageChanged(lane, msg);
+    });
+  }
+
+  /** Frames of an answer being written: they change the streaming message of a loaded lane. */
+  #wireStreaming(): void {
+    const c = this.#client;
+    const streaming = (p: { chat_id: string; thread_id: string | null; message_id: string }, change: (msg: Msg) => void, streamed = false) => {
+      const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
+      if (!lane) return;
+      const msg = this.#ensureStreaming(lane, p.message_id);
+      change(msg);
+      if (streamed) this.#listener.messageStreamed(lane, msg);
+      else this.#listener.messageChanged(lane, msg);
+    };
+    c.on("message.start", (p) => streaming(p, () => undefined));
+    c.on("message.update", (p) =>
+      streaming(
+        p,
+        (msg) => {
+          msg.text = p.text;
+          if (p.reasoning !== undefined) msg.reasoning = p.reasoning;
+        },
+        true,
+      ),
+    );
+    c.on("commentary", (p) => streaming(p, (msg) => msg.commentary.push(p.text)));
+    c.on("tool.start", (p) => streaming(p, (msg) => msg.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args })));
+    c.on("tool.end", (p) =>
+      streaming(p, (msg) => {
+        let row = msg.tools.find((t) => t.index === p.index);
+        if (!row) msg.tools.push((row = { index: p.index, name: p.name, preview: "", args: {} }));
+        Object.assign(row, { output: p.output, duration: p.duration, ok: p.ok });
+      }),
+    );
+  }
+}

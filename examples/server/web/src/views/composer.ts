@@ -1,0 +1,164 @@
+// The composer: the message box with its "/" command list, attachments with upload progress,
+// auto-thread, and sending. Read-only (a note instead) in automation channels.
+import type { MediaRef } from "chat-gateway";
+import type { GatewayClient } from "chat-gateway/client";
+import { clear, h, icon } from "../dom.js";
+import type { Store } from "../store.js";
+import type { Toasts } from "../toasts.js";
+import { SlashMenu } from "./slash.js";
+
+interface Attachment {
+  id: number;
+  name: string;
+  ref?: MediaRef;
+  failed?: string;
+  el: HTMLElement;
+}
+
+export interface ComposerDeps {
+  client: GatewayClient;
+  store: Store;
+  toasts: Toasts;
+  openLane(chatId: string, threadId: string | null): Promise<void>;
+  /** A message went out: show the bottom of the log. */
+  onSent(): void;
+}
+
+export class Composer {
+  readonly el = h("div", { class: "composer-area" });
+  readonly #deps: ComposerDeps;
+  readonly #textarea = h("textarea", {
+    class: "composer-input",
+    rows: 2,
+    placeholder: "Message… (/ for commands)",
+    title: "Enter sends, Shift+Enter starts a new line, / lists commands",
+    "aria-label": "Message",
+    "aria-autocomplete": "list",
+    "aria-controls": "slash-list",
+  });
+  readonly slash = new SlashMenu(this.#textarea);
+  readonly #autoThread = h("input", { type: "checkbox", id: "auto-thread" });
+  readonly #autoThreadLabel = h("label", { class: "toggle", for: "auto-thread", title: "Start a new thread for this message" }, this.#autoThread, " Auto-thread");
+  readonly #fileInput = h("input", { type: "file", id: "file-input", class: "visually-hidden", multiple: true });
+  readonly #chips = h("div", { class: "chips", role: "group", "aria-label": "Attachments" });
+  readonly #sendButton = h("button", { type: "submit", class: "send" }, "Send");
+  readonly #form: HTMLFormElement;
+  #attachments: Attachment[] = [];
+  #nextAttachment = 0;
+
+  constructor(deps: ComposerDeps) {
+    this.#deps = deps;
+    const attach = h("label", { class: "icon attach", for: "file-input", title: "Attach files", role: "button", tabindex: 0, "aria-label": "Attach files" }, icon("clip"));
+    this.#form = h(
+      "form",
+      { class: "composer", "aria-label": "Send a message" },
+      this.#chips,
+      h("div", { class: "composer-row" }, attach, this.#fileInput, h("div", { class: "composer-input-wrap" }, this.slash.el, this.#textarea), this.#sendButton),
+      h("div", { class: "composer-options" }, this.#autoThreadLabel),
+    );
+    this.el.append(this.#form);
+    this.#form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void this.send();
+    });
+    this.#textarea.addEventListener("keydown", (event) => this.#key(event));
+    this.#fileInput.addEventListener("change", () => {
+      for (const file of this.#fileInput.files ?? []) void this.upload(file);
+      this.#fileInput.value = "";
+    });
+    attach.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        this.#fileInput.click();
+      }
+    });
+  }
+
+  /** Show the composer for the lane on screen (or the read-only note of an automation channel). */
+  render(): void {
+    const lane = this.#deps.store.current;
+    const ch = lane && this.#deps.store.channelOf(lane);
+    const readOnly = Boolean(ch?.automation || (lane && this.#deps.store.channels.get(lane.chat_id)?.automation));
+    this.el.hidden = false;
+    this.el.querySelector(".readonly-note")?.remove();
+    this.#form.hidden = readOnly;
+    if (readOnly) this.el.append(h("p", { class: "readonly-note" }, "This is an automation channel: only the gateway posts here."));
+    this.#autoThreadLabel.hidden = Boolean(lane?.thread_id);
+  }
+
+  #key(event: KeyboardEvent): void {
+    if (this.slash.key(event)) return;
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      void this.send();
+    }
+  }
+
+  async upload(file: File): Promise<void> {
+    const id = ++this.#nextAttachment;
+    const progress = h("progress", { max: 100, value: 0, "aria-label": `Uploading ${file.name}` });
+    const remove = h("button", { type: "button", class: "icon small", "aria-label": `Remove ${file.name}` }, "×");
+    const el = h("span", { class: "chip uploading", dataset: { file: file.name } }, h("span", { class: "chip-name" }, file.name), progress, remove);
+    const attachment: Attachment = { id, name: file.name, el };
+    remove.addEventListener("click", () => {
+      this.#attachments = this.#attachments.filter((a) => a.id !== id);
+      el.remove();
+    });
+    this.#attachments.push(attachment);
+    this.#chips.append(el);
+    try {
+      attachment.ref = await this.#deps.client.upload(file, { onProgress: (sent, total) => (progress.value = total ? Math.round((sent / total) * 100) : 100) });
+      el.classList.remove("uploading");
+      el.classList.add("ready");
+      progress.remove();
+    } catch (error) {
+      attachment.failed = (error as Error).message;
+      el.classList.remove("uploading");
+      el.classList.add("failed");
+      progress.remove();
+      el.title = `Upload failed: ${attachment.failed}`;
+      this.#deps.toasts.show(`Upload of ${file.name} failed: ${attachment.failed}`);
+    }
+  }
+
+  async send(): Promise<void> {
+    const lane = this.#deps.store.current;
+    if (!lane) return;
+    if (this.#attachments.some((a) => !a.ref && !a.failed)) {
+      this.#deps.toasts.show("Wait for the uploads to finish.");
+      return;
+    }
+    const text = this.#textarea.value;
+    const ready = this.#attachments.filter((a) => a.ref);
+    if (!text.trim() && ready.length === 0) return;
+    const autoThread = this.#autoThread.checked && lane.thread_id === null;
+    this.#textarea.value = "";
+    this.slash.close();
+    const sentAttachments = this.#attachments;
+    this.#attachments = [];
+    clear(this.#chips);
+    this.#sendButton.disabled = true;
+    try {
+      const echo = await this.#deps.client.sendMessage({
+        chat_id: lane.chat_id,
+        thread_id: lane.thread_id,
+        text,
+        ...(ready.length ? { media_refs: ready.map((a) => a.ref!.media_id) } : {}),
+        ...(autoThread ? { auto_thread: true } : {}),
+      });
+      this.#deps.onSent();
+      if (echo.thread_id !== lane.thread_id) {
+        this.#autoThread.checked = false;
+        await this.#deps.openLane(echo.chat_id, echo.thread_id);
+      }
+    } catch (error) {
+      if (!this.#textarea.value) this.#textarea.value = text;
+      this.#attachments = sentAttachments;
+      for (const a of sentAttachments) this.#chips.append(a.el);
+      this.#deps.toasts.show(`Not sent: ${(error as Error).message}`);
+    } finally {
+      this.#sendButton.disabled = false;
+      this.#textarea.focus();
+    }
+  }
+}

@@ -1,0 +1,29 @@
+// The settings dialog: which runtime footer fields to show, and whether answers stream.
+import type { GatewayClient } from "chat-gateway/client";
+import { infoDialog } from "../dialog.js";
+import { h } from "../dom.js";
+import { FOOTER_FIELDS, setFooterFields, setStreamingSetting, type FooterField } from "../settings.js";
+
+/** Open the dialog; `footer` is changed in place and `onFooterChange` re-renders the messages. */
+export function settingsDialog(client: GatewayClient, footer: Set<FooterField>, onFooterChange: () => void): void {
+  const boxes = FOOTER_FIELDS.map(({ field, label }) => {
+    const input = h("input", { type: "checkbox", checked: footer.has(field), dataset: { field } });
+    input.addEventListener("change", () => {
+      if (input.checked) footer.add(field);
+      else footer.delete(field);
+      setFooterFields(footer);
+      onFooterChange();
+    });
+    return h("label", { class: "check" }, input, ` ${label}`);
+  });
+  const streaming = h("input", { type: "checkbox", checked: client.streaming, id: "setting-streaming" });
+  streaming.addEventListener("change", () => {
+    setStreamingSetting(streaming.checked);
+    void client.setStreaming(streaming.checked).catch(() => undefined);
+  });
+  infoDialog("Settings", [
+    h("fieldset", null, h("legend", null, "Runtime footer: show"), ...boxes),
+    h("fieldset", null, h("legend", null, "Answers"), h("label", { class: "check" }, streaming, " Stream answers as they are written")),
+    h("p", { class: "hint" }, "These settings belong to this browser."),
+  ]);
+}
