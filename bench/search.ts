@@ -5,6 +5,7 @@
  *   node --import tsx bench/search.ts                  # 10,000 and 1,000,000 messages
  *   node --import tsx bench/search.ts --quick          # 10,000 messages
  *   node --import tsx bench/search.ts --sizes=100000
+ *   node --import tsx bench/search.ts --keep           # keep the filled PostgreSQL schema and reuse it next run
  *
  * sql.js is filled with batched commits of 1,000 messages, PostgreSQL with the same rows inserted
  * 5,000 at a time (see {@link insertAll}), then PostgreSQL's statistics are
@@ -26,6 +27,8 @@ import { CHATS, COMMON, message, OWNER, RARE, timed } from "./corpus.js";
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const args = process.argv.slice(2);
 const sizesArg = args.find((a) => a.startsWith("--sizes="));
+/** Keep each size's PostgreSQL schema (`bench_search_keep_<size>`) and reuse it when it holds that many messages. */
+const keep = args.includes("--keep");
 const sizes = sizesArg ? sizesArg.slice(8).split(",").map(Number) : args.includes("--quick") ? [10_000] : [10_000, 1_000_000];
 
 const QUERIES: Array<{ name: string; runs: number; query: (k: number) => SearchQuery }> = [
@@ -65,6 +68,12 @@ async function insertAll(admin: pg.Client, schema: string, total: number): Promi
   }
 }
 
+/** Messages in a kept schema, 0 when it does not exist yet. */
+async function storedMessages(admin: pg.Client, schema: string): Promise<number> {
+  if ((await admin.query(`SELECT to_regclass($1) AS r`, [`"${schema}".messages`])).rows[0].r === null) return 0;
+  return Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".messages`)).rows[0].n);
+}
+
 async function measure(name: string, storage: Storage, total: number, fill: () => Promise<void>): Promise<Row> {
   await storage.open?.();
   const t0 = performance.now();
@@ -94,17 +103,20 @@ async function main(): Promise<void> {
   const load: number[] = [];
   try {
     for (const total of sizes) {
-      const schema = `bench_search_${randomBytes(5).toString("hex")}`;
+      const schema = keep ? `bench_search_keep_${total}` : `bench_search_${randomBytes(5).toString("hex")}`;
       try {
-        console.error(`search bench: postgres, ${total} messages…`);
+        const filled = keep && (await storedMessages(admin, schema)) === total;
+        console.error(`search bench: postgres, ${total} messages${filled ? ", reusing the kept schema" : ""}…`);
         rows.push(
           await measure("postgres", postgresStorage({ connectionString: DATABASE_URL, schema }), total, async () => {
+            if (filled) return;
+            await admin.query(`DELETE FROM "${schema}".messages`);
             await insertAll(admin, schema, total);
             await admin.query(`ANALYZE "${schema}".messages`);
           }),
         );
       } finally {
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        if (!keep) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       }
       load.push(loadavg()[0]);
       const dir = mkdtempSync(join(tmpdir(), "cg-bench-search-"));

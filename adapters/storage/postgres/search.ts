@@ -116,6 +116,26 @@ export function candidatesQuery(s: string, owner: string, q: SearchQuery, terms:
   };
 }
 
+/**
+ * The statement that walks the newest `window` messages of a chat or thread scope newest first
+ * (through `messages_chat_recent` or `messages_thread_recent`) and returns those matching the
+ * terms as {@link candidatesQuery} would (`hit`), stopping at `limit` of them. It also returns
+ * the window's last row (`n` = `window`) when the walk gets that far, matching or not: without
+ * it, fewer than `limit` matches could not tell a scope that ended from a window that did.
+ */
+export function walkQuery(s: string, owner: string, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number, window: number): { text: string; values: unknown[] } {
+  const lane = scopeLane(q);
+  const scope = q.thread_id !== undefined ? "thread_key = $2 AND thread_key <> ''" : "chat_id = $2";
+  const tsquery = terms.map((t) => `'${lane}${t}':*`).join(mode === "all" ? " & " : " | ");
+  return {
+    text: `SELECT * FROM (
+      SELECT message_id, chat_id, thread_key, role, ts, text, lanes @@ $3::tsquery AS hit, row_number() OVER (ORDER BY ts DESC, message_id DESC) AS n
+      FROM ${s}.messages WHERE owner = $1 AND ${scope} ORDER BY ts DESC, message_id DESC LIMIT ${window}
+    ) w WHERE hit OR n = ${window} ORDER BY ts DESC, message_id DESC LIMIT ${limit + 1}`,
+    values: [owner, q.thread_id ?? q.chat_id ?? "", tsquery],
+  };
+}
+
 /** A candidate row: what ranking and the hit need. */
 export interface Candidate {
   message: Pick<StoredMessage, "message_id" | "chat_id" | "thread_id" | "role" | "ts" | "text">;
