@@ -6,6 +6,7 @@
  *   node --import tsx bench/search.ts --quick          # 10,000 messages
  *   node --import tsx bench/search.ts --sizes=100000
  *   node --import tsx bench/search.ts --keep           # keep the filled PostgreSQL schema and reuse it next run
+ *   node --import tsx bench/search.ts --postgres-only  # no sql.js runs (compare with an earlier run's)
  *
  * sql.js is filled with batched commits of 1,000 messages, PostgreSQL with the same rows inserted
  * 5,000 at a time (see {@link insertAll}), then PostgreSQL's statistics are
@@ -29,6 +30,7 @@ const args = process.argv.slice(2);
 const sizesArg = args.find((a) => a.startsWith("--sizes="));
 /** Keep each size's PostgreSQL schema (`bench_search_keep_<size>`) and reuse it when it holds that many messages. */
 const keep = args.includes("--keep");
+const postgresOnly = args.includes("--postgres-only");
 const sizes = sizesArg ? sizesArg.slice(8).split(",").map(Number) : args.includes("--quick") ? [10_000] : [10_000, 1_000_000];
 
 const QUERIES: Array<{ name: string; runs: number; query: (k: number) => SearchQuery }> = [
@@ -119,6 +121,7 @@ async function main(): Promise<void> {
         if (!keep) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       }
       load.push(loadavg()[0]);
+      if (postgresOnly) continue;
       const dir = mkdtempSync(join(tmpdir(), "cg-bench-search-"));
       try {
         console.error(`search bench: sql.js, ${total} messages…`);
@@ -136,13 +139,13 @@ async function main(): Promise<void> {
   console.log("| messages | query | postgres p50 / p99 ms | sql.js p50 / p99 ms | postgres q/s | sql.js q/s | hits |");
   console.log("|---|---|---|---|---|---|---|");
   for (const total of sizes) {
-    const [p, s] = ["postgres", "sql.js"].map((name) => rows.find((r) => r.storage === name && r.messages === total)!);
+    const [p, s] = ["postgres", "sql.js"].map((name) => rows.find((r) => r.storage === name && r.messages === total));
     for (const q of QUERIES) {
-      const a = p.queries[q.name];
-      const b = s.queries[q.name];
+      const a = p!.queries[q.name];
+      const b = s?.queries[q.name] ?? { p50: "–", p99: "–", perSecond: "–", hits: a.hits };
       console.log(`| ${total.toLocaleString("en")} | ${q.name} | ${a.p50} / ${a.p99} | ${b.p50} / ${b.p99} | ${a.perSecond} | ${b.perSecond} | ${a.hits === b.hits ? a.hits : `${a.hits} vs ${b.hits}`} |`);
     }
-    console.log(`| ${total.toLocaleString("en")} | fill, messages/s (postgres: direct INSERT of 5,000 rows; sql.js: commit of 1,000) | ${p.fillPerSecond} | ${s.fillPerSecond} | | | |`);
+    console.log(`| ${total.toLocaleString("en")} | fill, messages/s (postgres: direct INSERT of 5,000 rows; sql.js: commit of 1,000) | ${p!.fillPerSecond} | ${s?.fillPerSecond ?? "–"} | | | |`);
   }
   console.log(`\n\`\`\`json\n${JSON.stringify(rows)}\n\`\`\``);
 }

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Owner, SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
-import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, toHit, walkQuery, type Ranked } from "./search.js";
+import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, scopeLane, toHit, walkQuery, type Ranked } from "./search.js";
 
 /** Matches ranked per search step: a common word costs the same at any history size. */
 export const CANDIDATES = 1000;
@@ -9,6 +9,10 @@ export const CANDIDATES = 1000;
  * asks GIN: enough to find {@link CANDIDATES} matches where one message in four has the word.
  */
 export const WALK_WINDOW = 4 * CANDIDATES;
+/** Planner estimates kept per process: they only change when the table is analysed. */
+const ESTIMATES_KEPT = 1024;
+/** How long a kept estimate is used, ms: autovacuum's ANALYZE of a busy table is minutes apart. */
+const ESTIMATE_TTL_MS = 60_000;
 
 type Row = { message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string };
 
@@ -29,10 +33,27 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
   const read = async (text: string, values: unknown[]) => (await (await pool()).query(text, values)).rows as Array<Row & { hit?: boolean; n?: string }>;
   const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
 
-  /** The planner's expected matches of each term in scope (one round trip). */
+  // Keyed by the lexeme prefix asked of GIN (lane token and term), the newest last; see estimates().
+  const kept = new Map<string, { rows: number; at: number }>();
+
+  /**
+   * The planner's expected matches of each term in scope: one round trip for those not kept from
+   * an earlier search, so that repeated searches of a chat do not pay for planning twice.
+   */
   async function estimates(q: SearchQuery, terms: string[]): Promise<number[]> {
-    const results = (await (await pool()).query(estimatesQuery(s, q, terms))) as unknown as pg.QueryResult | pg.QueryResult[];
-    return (Array.isArray(results) ? results : [results]).map((r) => plannedRows(r.rows[0] as Record<string, unknown>));
+    const now = Date.now();
+    const keys = terms.map((t) => `${scopeLane(q)}${t}`);
+    const missing = terms.filter((_, i) => !((kept.get(keys[i])?.at ?? -Infinity) > now - ESTIMATE_TTL_MS));
+    if (missing.length) {
+      const results = (await (await pool()).query(estimatesQuery(s, q, missing))) as unknown as pg.QueryResult | pg.QueryResult[];
+      (Array.isArray(results) ? results : [results]).forEach((r, i) => {
+        const key = `${scopeLane(q)}${missing[i]}`;
+        kept.delete(key);
+        kept.set(key, { rows: plannedRows(r.rows[0] as Record<string, unknown>), at: now });
+        if (kept.size > ESTIMATES_KEPT) kept.delete(kept.keys().next().value!);
+      });
+    }
+    return keys.map((k) => kept.get(k)?.rows ?? Infinity);
   }
 
   async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number): Promise<Array<Ranked["message"]>> {

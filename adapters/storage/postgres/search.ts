@@ -64,7 +64,7 @@ export function queryTerms(query: string): string[] {
 }
 
 /** The lane token of a scope, or "" for all chats; see {@link laneToken}. */
-function scopeLane(q: SearchQuery): string {
+export function scopeLane(q: SearchQuery): string {
   if (q.scope !== "chat") return "";
   return q.thread_id !== undefined ? laneToken("t", q.thread_id) : laneToken("c", q.chat_id ?? "");
 }
