@@ -5,7 +5,7 @@ import { postgresStorage } from "chat-gateway/storage/postgres";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
 import { estimatesQuery, plannedRows, tsvectorText, walkQuery } from "../../adapters/storage/postgres/search.js";
-import { CANDIDATES, WALK_WINDOW } from "../../adapters/storage/postgres/search-plan.js";
+import { CANDIDATES, WALK_FROM, WALK_WINDOW } from "../../adapters/storage/postgres/search-plan.js";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
 
 const available = await postgresAvailable("storage: postgres search walk");
@@ -42,14 +42,14 @@ describe.skipIf(!available)("postgres storage - chat and thread search walks the
     const pgStore = await open(schema);
     const mem = memoryStorage();
     // "dense": every message has the word (half of them in thread td), more than one step's candidates.
-    // "sparse": longer than the walk's window, with too few matches in it (843 of 1,343), so GIN must
+    // "sparse": longer than the walk's window, with too few matches in it (174 of 2,387), so GIN must
     // answer; its best matches for "comm filler1" are older than the window. (The memory storage ranks
     // every match, not the newest 1,000: the best ones are kept among the newest 1,000 so both agree.)
-    const dense = Array.from({ length: CANDIDATES + 1500 }, (_, i) =>
+    const dense = Array.from({ length: WALK_WINDOW + 500 }, (_, i) =>
       msg(`d${String(i).padStart(5, "0")}`, { text: `common ${i % 7 ? "" : "common common"} filler${i % 300} tail`, ts: 10 * i, chat_id: "dense", thread_id: i % 2 ? "td" : null }),
     );
-    const sparse = Array.from({ length: WALK_WINDOW + 500 }, (_, i) => {
-      const text = i < CANDIDATES + 200 ? `common ${i % 23 === 0 && i >= 350 ? "common" : ""} filler${i % 300}` : `other ${i % 23 ? "" : "common"} filler${i % 300}`;
+    const sparse = Array.from({ length: WALK_WINDOW + 2500 }, (_, i) => {
+      const text = i < WALK_FROM + 200 ? `common ${i % 23 === 0 && i >= 1400 ? "common" : ""} filler${i % 300}` : `other ${i % 23 ? "" : "common"} filler${i % 300}`;
       return msg(`s${String(i).padStart(5, "0")}`, { text, ts: 10 * i + 3, chat_id: "sparse" });
     });
     for (const messages of [dense, sparse]) {
@@ -60,10 +60,10 @@ describe.skipIf(!available)("postgres storage - chat and thread search walks the
     await client.connect();
     try {
       await client.query(`ANALYZE "${schema}".messages`);
-      // The planner expects more than a step's candidates in every scope below, so each search walks first.
+      // The planner expects more than WALK_FROM matches in every scope below, so each search walks first.
       for (const scope of [{ chat_id: "dense" }, { chat_id: "dense", thread_id: "td" }, { chat_id: "sparse" }]) {
         const estimate = plannedRows((await client.query(estimatesQuery(`"${schema}"`, { query: "common", scope: "chat", limit: 20, ...scope }, ["common"]))).rows[0]);
-        expect(estimate, JSON.stringify(scope)).toBeGreaterThan(CANDIDATES);
+        expect(estimate, JSON.stringify(scope)).toBeGreaterThan(WALK_FROM);
       }
       const statement = walkQuery(`"${schema}"`, "deep", { query: "common", scope: "chat", chat_id: "dense", limit: 20 }, ["common"], "all", CANDIDATES, WALK_WINDOW);
       // On a table this small a scan and sort is as good; past one the index gives the order without sorting.

@@ -9,6 +9,12 @@ export const CANDIDATES = 1000;
  * asks GIN: enough to find {@link CANDIDATES} matches where one message in four has the word.
  */
 export const WALK_WINDOW = 4 * CANDIDATES;
+/**
+ * Expected matches in scope past which the walk is tried. Twice {@link CANDIDATES}: for a lexeme
+ * not in its statistics the planner guesses half the rarest listed one's share (about 1,200 rows
+ * at a million messages), which must not send every chat without the word on the walk.
+ */
+export const WALK_FROM = 2 * CANDIDATES;
 /** Planner estimates kept per process: they only change when the table is analysed. */
 const ESTIMATES_KEPT = 1024;
 /** How long a kept estimate is used, ms: autovacuum's ANALYZE of a busy table is minutes apart. */
@@ -20,7 +26,7 @@ type Row = { message_id: string; chat_id: string; thread_key: string; role: Stor
  * The search of the PostgreSQL storage. Messages with every word first, then with any; each step
  * ranks at most the newest {@link CANDIDATES} matches in scope, as the other storages do.
  *
- * In a chat or thread scope where the planner expects more than {@link CANDIDATES} matches, the
+ * In a chat or thread scope where the planner expects more than {@link WALK_FROM} matches, the
  * newest messages of the scope are walked first through `messages_chat_recent` or
  * `messages_thread_recent`: when most of a chat has the word, that reads about a thousand rows
  * instead of every match GIN would hand over (20,000 heap pages for a 20,000-message chat). The
@@ -57,7 +63,7 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
   }
 
   async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number): Promise<Array<Ranked["message"]>> {
-    if (q.scope === "chat" && expected > CANDIDATES) {
+    if (q.scope === "chat" && expected > WALK_FROM) {
       const walk = walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW);
       const found = await read(walk.text, walk.values);
       const hits = found.filter((r) => r.hit);
