@@ -5,6 +5,8 @@
  *   node --import tsx bench/search.ts                  # 10,000 and 1,000,000 messages
  *   node --import tsx bench/search.ts --quick          # 10,000 messages
  *   node --import tsx bench/search.ts --sizes=100000
+ *   node --import tsx bench/search.ts --keep           # keep the filled PostgreSQL schema and reuse it next run
+ *   node --import tsx bench/search.ts --postgres-only  # no sql.js runs (compare with an earlier run's)
  *
  * sql.js is filled with batched commits of 1,000 messages, PostgreSQL with the same rows inserted
  * 5,000 at a time (see {@link insertAll}), then PostgreSQL's statistics are
@@ -26,6 +28,9 @@ import { CHATS, COMMON, message, OWNER, RARE, timed } from "./corpus.js";
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const args = process.argv.slice(2);
 const sizesArg = args.find((a) => a.startsWith("--sizes="));
+/** Keep each size's PostgreSQL schema (`bench_search_keep_<size>`) and reuse it when it holds that many messages. */
+const keep = args.includes("--keep");
+const postgresOnly = args.includes("--postgres-only");
 const sizes = sizesArg ? sizesArg.slice(8).split(",").map(Number) : args.includes("--quick") ? [10_000] : [10_000, 1_000_000];
 
 const QUERIES: Array<{ name: string; runs: number; query: (k: number) => SearchQuery }> = [
@@ -65,8 +70,17 @@ async function insertAll(admin: pg.Client, schema: string, total: number): Promi
   }
 }
 
+/** Messages in a kept schema, 0 when it does not exist yet. */
+async function storedMessages(admin: pg.Client, schema: string): Promise<number> {
+  if ((await admin.query(`SELECT to_regclass($1) AS r`, [`"${schema}".messages`])).rows[0].r === null) return 0;
+  return Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".messages`)).rows[0].n);
+}
+
 async function measure(name: string, storage: Storage, total: number, fill: () => Promise<void>): Promise<Row> {
+  const opened = performance.now();
   await storage.open?.();
+  // On a kept schema of an older version, this is the migration's time.
+  console.error(`search bench: ${name} open ${((performance.now() - opened) / 1000).toFixed(1)} s`);
   const t0 = performance.now();
   await fill();
   const fillPerSecond = Math.round(total / ((performance.now() - t0) / 1000));
@@ -94,19 +108,23 @@ async function main(): Promise<void> {
   const load: number[] = [];
   try {
     for (const total of sizes) {
-      const schema = `bench_search_${randomBytes(5).toString("hex")}`;
+      const schema = keep ? `bench_search_keep_${total}` : `bench_search_${randomBytes(5).toString("hex")}`;
       try {
-        console.error(`search bench: postgres, ${total} messages…`);
+        const filled = keep && (await storedMessages(admin, schema)) === total;
+        console.error(`search bench: postgres, ${total} messages${filled ? ", reusing the kept schema" : ""}…`);
         rows.push(
           await measure("postgres", postgresStorage({ connectionString: DATABASE_URL, schema }), total, async () => {
+            if (filled) return;
+            await admin.query(`DELETE FROM "${schema}".messages`);
             await insertAll(admin, schema, total);
             await admin.query(`ANALYZE "${schema}".messages`);
           }),
         );
       } finally {
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        if (!keep) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       }
       load.push(loadavg()[0]);
+      if (postgresOnly) continue;
       const dir = mkdtempSync(join(tmpdir(), "cg-bench-search-"));
       try {
         console.error(`search bench: sql.js, ${total} messages…`);
@@ -124,13 +142,13 @@ async function main(): Promise<void> {
   console.log("| messages | query | postgres p50 / p99 ms | sql.js p50 / p99 ms | postgres q/s | sql.js q/s | hits |");
   console.log("|---|---|---|---|---|---|---|");
   for (const total of sizes) {
-    const [p, s] = ["postgres", "sql.js"].map((name) => rows.find((r) => r.storage === name && r.messages === total)!);
+    const [p, s] = ["postgres", "sql.js"].map((name) => rows.find((r) => r.storage === name && r.messages === total));
     for (const q of QUERIES) {
-      const a = p.queries[q.name];
-      const b = s.queries[q.name];
+      const a = p!.queries[q.name];
+      const b = s?.queries[q.name] ?? { p50: "–", p99: "–", perSecond: "–", hits: a.hits };
       console.log(`| ${total.toLocaleString("en")} | ${q.name} | ${a.p50} / ${a.p99} | ${b.p50} / ${b.p99} | ${a.perSecond} | ${b.perSecond} | ${a.hits === b.hits ? a.hits : `${a.hits} vs ${b.hits}`} |`);
     }
-    console.log(`| ${total.toLocaleString("en")} | fill, messages/s (postgres: direct INSERT of 5,000 rows; sql.js: commit of 1,000) | ${p.fillPerSecond} | ${s.fillPerSecond} | | | |`);
+    console.log(`| ${total.toLocaleString("en")} | fill, messages/s (postgres: direct INSERT of 5,000 rows; sql.js: commit of 1,000) | ${p!.fillPerSecond} | ${s?.fillPerSecond ?? "–"} | | | |`);
   }
   console.log(`\n\`\`\`json\n${JSON.stringify(rows)}\n\`\`\``);
 }

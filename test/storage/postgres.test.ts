@@ -218,7 +218,7 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
       }
       expect((await client.query(`SELECT max(version) AS v FROM "${old}".schema_version`)).rows[0].v).toBe(MIGRATIONS.length);
       const indexes = (await client.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 ORDER BY indexname`, [old])).rows.map((r) => r.indexname);
-      expect(indexes).toEqual(expect.arrayContaining(["messages_recent", "messages_words", "messages_lanes", "messages_thread"]));
+      expect(indexes).toEqual(expect.arrayContaining(["messages_recent", "messages_words", "messages_lanes", "messages_chat_recent", "messages_thread_recent"]));
     } finally {
       await client.end();
       await dropSchema(old);

@@ -37,7 +37,8 @@ import type {
 import { outboxRedactionKey } from "chat-gateway";
 import { attachMedia, dropMediaOf, messagesPresent, redactOutbox } from "./integrity.js";
 import { migrate } from "./schema.js";
-import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, toHit, tsvectorText, type Ranked } from "./search.js";
+import { tsvectorText } from "./search.js";
+import { postgresSearch } from "./search-plan.js";
 
 /** Options of {@link postgresStorage}. Give `pool` or `connectionString`. */
 export interface PostgresStorageOptions {
@@ -53,8 +54,6 @@ export interface PostgresStorageOptions {
   now?: () => number;
 }
 
-/** Matches ranked per search step: a common word costs the same at any history size. */
-const CANDIDATES = 1000;
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 function laneKey(threadId: ChatId | null): string {
@@ -258,19 +257,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     queues.delete(owner);
   }
 
-  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any"): Promise<Array<Ranked["message"]>> {
-    const query = candidatesQuery(s, owner, q, terms, mode, CANDIDATES);
-    const found = await rows<{ message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string }>(query.text, query.values);
-    return found.map((r) => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text }));
-  }
-
-  /** The terms, rarest first by the planner's estimates (one round trip); as given when there is one. */
-  async function rarestFirst(q: SearchQuery, terms: string[]): Promise<string[]> {
-    if (terms.length < 2) return terms;
-    const results = (await (await ready()).query(estimatesQuery(s, q, terms))) as unknown as pg.QueryResult | pg.QueryResult[];
-    const estimates = (Array.isArray(results) ? results : [results]).map((r) => plannedRows(r.rows[0] as Record<string, unknown>));
-    return terms.map((t, i) => ({ t, rows: estimates[i] ?? Infinity })).sort((a, b) => a.rows - b.rows).map((e) => e.t);
-  }
+  const search = postgresSearch(s, ready);
 
   return {
     async open() {
@@ -350,17 +337,8 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       }));
     },
 
-    async search(owner: Owner, q: SearchQuery): Promise<SearchHit[]> {
-      const terms = queryTerms(q.query);
-      if (!terms.length || q.limit < 1) return [];
-      // Messages with every word first, then with any: each step ranks at most the newest CANDIDATES.
-      const rankAll = (found: Array<Ranked["message"]>) => found.map((m) => rank(m, terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
-      let top = rankAll(await candidates(owner, q, await rarestFirst(q, terms), "all")).slice(0, q.limit);
-      if (top.length < q.limit && terms.length > 1) {
-        const seen = new Set(top.map((r) => r.message.message_id));
-        top = top.concat(rankAll((await candidates(owner, q, terms, "any")).filter((m) => !seen.has(m.message_id))).slice(0, q.limit - top.length));
-      }
-      return top.map(toHit);
+    search(owner: Owner, q: SearchQuery): Promise<SearchHit[]> {
+      return search(owner, q);
     },
 
     async readOutbox(owner, after, limit): Promise<OutboxEntry[]> {

@@ -95,6 +95,13 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     CREATE INDEX messages_words ON ${s}.messages USING GIN (words) WITH (gin_pending_list_limit = 64);
     CREATE INDEX messages_lanes ON ${s}.messages USING GIN (lanes) WITH (gin_pending_list_limit = 64);
     CREATE INDEX messages_recent ON ${s}.messages (owner, ts, message_id);`,
+  // 4: a chat or thread where most messages have a common word is searched by walking its newest
+  // messages (`walkQuery` in search.ts), not by reading all its matches from GIN. The thread index
+  // replaces `messages_thread`, of which it is an extension.
+  (s) => `
+    CREATE INDEX messages_chat_recent ON ${s}.messages (owner, chat_id, ts, message_id);
+    CREATE INDEX messages_thread_recent ON ${s}.messages (owner, thread_key, ts, message_id) WHERE thread_key <> '';
+    DROP INDEX ${s}.messages_thread;`,
 ];
 
 /** The version this code writes. */

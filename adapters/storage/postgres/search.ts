@@ -64,7 +64,7 @@ export function queryTerms(query: string): string[] {
 }
 
 /** The lane token of a scope, or "" for all chats; see {@link laneToken}. */
-function scopeLane(q: SearchQuery): string {
+export function scopeLane(q: SearchQuery): string {
   if (q.scope !== "chat") return "";
   return q.thread_id !== undefined ? laneToken("t", q.thread_id) : laneToken("c", q.chat_id ?? "");
 }
@@ -77,7 +77,11 @@ function scopeLane(q: SearchQuery): string {
 export function estimatesQuery(s: string, q: SearchQuery, terms: string[]): string {
   const lane = scopeLane(q);
   const column = lane ? "lanes" : "words";
-  return terms.map((t) => `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${s}.messages WHERE ${column} @@ '''${lane}${t}'':*'::tsquery`).join(";\n");
+  // In a scope, the whole lexeme: for a prefix of a lane lexeme absent from the statistics the
+  // planner falls back to a fixed share of the table (20,000 of a million), which would send every
+  // search of a chat without the word on the newest-first walk.
+  const prefix = lane ? "" : ":*";
+  return terms.map((t) => `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${s}.messages WHERE ${column} @@ '''${lane}${t}''${prefix}'::tsquery`).join(";\n");
 }
 
 /** The planner's row estimate from one result of {@link estimatesQuery}; Infinity when unreadable. */
@@ -113,6 +117,26 @@ export function candidatesQuery(s: string, owner: string, q: SearchQuery, terms:
   return {
     text: `SELECT message_id, chat_id, thread_key, role, ts, text FROM ${s}.messages WHERE owner = $1${scope}${conditions.join("")} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`,
     values,
+  };
+}
+
+/**
+ * The statement that walks the newest `window` messages of a chat or thread scope newest first
+ * (through `messages_chat_recent` or `messages_thread_recent`) and returns those matching the
+ * terms as {@link candidatesQuery} would (`hit`), stopping at `limit` of them. It also returns
+ * the window's last row (`n` = `window`) when the walk gets that far, matching or not: without
+ * it, fewer than `limit` matches could not tell a scope that ended from a window that did.
+ */
+export function walkQuery(s: string, owner: string, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number, window: number): { text: string; values: unknown[] } {
+  const lane = scopeLane(q);
+  const scope = q.thread_id !== undefined ? "thread_key = $2 AND thread_key <> ''" : "chat_id = $2";
+  const tsquery = terms.map((t) => `'${lane}${t}':*`).join(mode === "all" ? " & " : " | ");
+  return {
+    text: `SELECT * FROM (
+      SELECT message_id, chat_id, thread_key, role, ts, text, lanes @@ $3::tsquery AS hit, row_number() OVER (ORDER BY ts DESC, message_id DESC) AS n
+      FROM ${s}.messages WHERE owner = $1 AND ${scope} ORDER BY ts DESC, message_id DESC LIMIT ${window}
+    ) w WHERE hit OR n = ${window} ORDER BY ts DESC, message_id DESC LIMIT ${limit + 1}`,
+    values: [owner, q.thread_id ?? q.chat_id ?? "", tsquery],
   };
 }
 

@@ -1,0 +1,91 @@
+import type pg from "pg";
+import type { Owner, SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
+import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, scopeLane, toHit, walkQuery, type Ranked } from "./search.js";
+
+/** Matches ranked per search step: a common word costs the same at any history size. */
+export const CANDIDATES = 1000;
+/**
+ * Newest messages of a chat or thread the walk of {@link walkQuery} reads before it gives up and
+ * asks GIN: enough to find {@link CANDIDATES} matches where one message in four has the word.
+ */
+export const WALK_WINDOW = 4 * CANDIDATES;
+/**
+ * Expected matches in scope past which the walk is tried. Twice {@link CANDIDATES}: for a lexeme
+ * not in its statistics the planner guesses half the rarest listed one's share (about 1,200 rows
+ * at a million messages), which must not send every chat without the word on the walk.
+ */
+export const WALK_FROM = 2 * CANDIDATES;
+/** Planner estimates kept per process: they only change when the table is analysed. */
+const ESTIMATES_KEPT = 1024;
+/** How long a kept estimate is used, ms: autovacuum's ANALYZE of a busy table is minutes apart. */
+const ESTIMATE_TTL_MS = 60_000;
+
+type Row = { message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string };
+
+/**
+ * The search of the PostgreSQL storage. Messages with every word first, then with any; each step
+ * ranks at most the newest {@link CANDIDATES} matches in scope, as the other storages do.
+ *
+ * In a chat or thread scope where the planner expects more than {@link WALK_FROM} matches, the
+ * newest messages of the scope are walked first through `messages_chat_recent` or
+ * `messages_thread_recent`: when most of a chat has the word, that reads about a thousand rows
+ * instead of every match GIN would hand over (20,000 heap pages for a 20,000-message chat). The
+ * planner does not choose this walk itself: it multiplies the chat's and the word's selectivities,
+ * which are correlated. When the walk's window holds fewer matches than needed and the scope goes
+ * on past it, GIN answers as it would have. Both paths test the same column with the same query,
+ * so the path never changes the results.
+ */
+export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner: Owner, q: SearchQuery) => Promise<SearchHit[]> {
+  const read = async (text: string, values: unknown[]) => (await (await pool()).query(text, values)).rows as Array<Row & { hit?: boolean; n?: string }>;
+  const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
+
+  // Keyed by the lexeme prefix asked of GIN (lane token and term), the newest last; see estimates().
+  const kept = new Map<string, { rows: number; at: number }>();
+
+  /**
+   * The planner's expected matches of each term in scope: one round trip for those not kept from
+   * an earlier search, so that repeated searches of a chat do not pay for planning twice.
+   */
+  async function estimates(q: SearchQuery, terms: string[]): Promise<number[]> {
+    const now = Date.now();
+    const keys = terms.map((t) => `${scopeLane(q)}${t}`);
+    const missing = terms.filter((_, i) => !((kept.get(keys[i])?.at ?? -Infinity) > now - ESTIMATE_TTL_MS));
+    if (missing.length) {
+      const results = (await (await pool()).query(estimatesQuery(s, q, missing))) as unknown as pg.QueryResult | pg.QueryResult[];
+      (Array.isArray(results) ? results : [results]).forEach((r, i) => {
+        const key = `${scopeLane(q)}${missing[i]}`;
+        kept.delete(key);
+        kept.set(key, { rows: plannedRows(r.rows[0] as Record<string, unknown>), at: now });
+        if (kept.size > ESTIMATES_KEPT) kept.delete(kept.keys().next().value!);
+      });
+    }
+    return keys.map((k) => kept.get(k)?.rows ?? Infinity);
+  }
+
+  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number): Promise<Array<Ranked["message"]>> {
+    if (q.scope === "chat" && expected > WALK_FROM) {
+      const walk = walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW);
+      const found = await read(walk.text, walk.values);
+      const hits = found.filter((r) => r.hit);
+      // Complete when it found enough, or when the window was the whole scope (its last row not reached).
+      if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW)) return hits.slice(0, CANDIDATES).map(toMessage);
+    }
+    const query = candidatesQuery(s, owner, q, terms, mode, CANDIDATES);
+    return (await read(query.text, query.values)).map(toMessage);
+  }
+
+  return async (owner, q) => {
+    const terms = queryTerms(q.query);
+    if (!terms.length || q.limit < 1) return [];
+    const expected = q.scope === "chat" || terms.length > 1 ? await estimates(q, terms) : [];
+    const byEstimate = terms.map((t, i) => ({ t, rows: expected[i] ?? Infinity })).sort((a, b) => a.rows - b.rows);
+    const rankAll = (found: Array<Ranked["message"]>) => found.map((m) => rank(m, terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
+    let top = rankAll(await candidates(owner, q, byEstimate.map((e) => e.t), "all", byEstimate[0].rows)).slice(0, q.limit);
+    if (top.length < q.limit && terms.length > 1) {
+      const seen = new Set(top.map((r) => r.message.message_id));
+      const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
+      top = top.concat(rankAll((await candidates(owner, q, terms, "any", any)).filter((m) => !seen.has(m.message_id))).slice(0, q.limit - top.length));
+    }
+    return top.map(toHit);
+  };
+}

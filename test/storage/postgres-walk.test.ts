@@ -1,0 +1,124 @@
+import pg from "pg";
+import { afterAll, describe, expect, test } from "vitest";
+import type { SearchQuery, Storage, StoredMessage } from "chat-gateway";
+import { postgresStorage } from "chat-gateway/storage/postgres";
+import { memoryStorage } from "chat-gateway/storage/memory";
+import { MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
+import { estimatesQuery, plannedRows, tsvectorText, walkQuery } from "../../adapters/storage/postgres/search.js";
+import { CANDIDATES, WALK_FROM, WALK_WINDOW } from "../../adapters/storage/postgres/search-plan.js";
+import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
+
+const available = await postgresAvailable("storage: postgres search walk");
+
+const msg = (message_id: string, extra: Partial<StoredMessage> = {}): StoredMessage => ({
+  message_id,
+  role: "user",
+  text: `text ${message_id}`,
+  reasoning: "",
+  ts: 1,
+  media: [],
+  chat_id: "c1",
+  thread_id: null,
+  ...extra,
+});
+
+describe.skipIf(!available)("postgres storage - chat and thread search walks the newest messages", () => {
+  const schemas: string[] = [];
+  const made: Storage[] = [];
+  const open = async (schema: string) => {
+    const s = postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 2 });
+    made.push(s);
+    await s.open?.();
+    return s;
+  };
+  afterAll(async () => {
+    for (const s of made) await s.close?.();
+    for (const schema of schemas) await dropSchema(schema);
+  });
+
+  test("postgres - a word in most of a chat or thread, or in its older part only, finds what the memory storage finds, the walk through messages_chat_recent", async () => {
+    const schema = `t_${runId()}`;
+    schemas.push(schema);
+    const pgStore = await open(schema);
+    const mem = memoryStorage();
+    // "dense": every message has the word (half of them in thread td), more than one step's candidates.
+    // "sparse": longer than the walk's window, with too few matches in it (174 of 2,387), so GIN must
+    // answer; its best matches for "comm filler1" are older than the window. (The memory storage ranks
+    // every match, not the newest 1,000: the best ones are kept among the newest 1,000 so both agree.)
+    const dense = Array.from({ length: WALK_WINDOW + 500 }, (_, i) =>
+      msg(`d${String(i).padStart(5, "0")}`, { text: `common ${i % 7 ? "" : "common common"} filler${i % 300} tail`, ts: 10 * i, chat_id: "dense", thread_id: i % 2 ? "td" : null }),
+    );
+    const sparse = Array.from({ length: WALK_WINDOW + 2500 }, (_, i) => {
+      const text = i < WALK_FROM + 200 ? `common ${i % 23 === 0 && i >= 1400 ? "common" : ""} filler${i % 300}` : `other ${i % 23 ? "" : "common"} filler${i % 300}`;
+      return msg(`s${String(i).padStart(5, "0")}`, { text, ts: 10 * i + 3, chat_id: "sparse" });
+    });
+    for (const messages of [dense, sparse]) {
+      await pgStore.commit("deep", { messages });
+      await mem.commit("deep", { messages });
+    }
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`ANALYZE "${schema}".messages`);
+      // The planner expects more than WALK_FROM matches in every scope below, so each search walks first.
+      for (const scope of [{ chat_id: "dense" }, { chat_id: "dense", thread_id: "td" }, { chat_id: "sparse" }]) {
+        const estimate = plannedRows((await client.query(estimatesQuery(`"${schema}"`, { query: "common", scope: "chat", limit: 20, ...scope }, ["common"]))).rows[0]);
+        expect(estimate, JSON.stringify(scope)).toBeGreaterThan(WALK_FROM);
+      }
+      const statement = walkQuery(`"${schema}"`, "deep", { query: "common", scope: "chat", chat_id: "dense", limit: 20 }, ["common"], "all", CANDIDATES, WALK_WINDOW);
+      // On a table this small a scan and sort is as good; past one the index gives the order without sorting.
+      await client.query("SET enable_seqscan = off");
+      const plan = (await client.query(`EXPLAIN ${statement.text}`, statement.values)).rows.map((r) => Object.values(r)[0]).join("\n");
+      expect(plan).toContain("Index Scan Backward using messages_chat_recent");
+      expect(plan).not.toContain("Sort");
+    } finally {
+      await client.end();
+    }
+    for (const query of ["common", "comm filler1", "common zzz"]) {
+      for (const scope of [{ chat_id: "dense" }, { chat_id: "dense", thread_id: "td" }, { chat_id: "sparse" }]) {
+        for (const limit of [3, 40]) {
+          const q: SearchQuery = { query, limit, scope: "chat", ...scope };
+          const found = await pgStore.search("deep", q);
+          expect(found.length, JSON.stringify(q)).toBeGreaterThan(0);
+          expect(found, JSON.stringify(q)).toEqual(await mem.search("deep", q));
+        }
+      }
+    }
+  });
+
+  test("postgres - a version 3 schema is migrated to version 4: chat and thread search keep their messages and get the newest-first indexes", async () => {
+    const old = `t_${runId()}`;
+    schemas.push(old);
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA "${old}"; CREATE TABLE "${old}".schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (let v = 1; v <= 3; v++) {
+        await client.query(MIGRATIONS[v - 1](`"${old}"`));
+        await client.query(`INSERT INTO "${old}".schema_version (version) VALUES ($1)`, [v]);
+      }
+      for (const m of [msg("flat", { text: "Written before the upgrade", ts: 5 }), msg("threaded", { text: "Thread reply before the upgrade", ts: 4, thread_id: "t1" })]) {
+        const v = tsvectorText(m.text, m.chat_id, m.thread_id);
+        await client.query(
+          `INSERT INTO "${old}".messages (owner, message_id, chat_id, thread_key, role, ts, text, words, lanes, data) VALUES ('o', $1, $2, $3, 'user', $4, $5, $6::tsvector, $7::tsvector, $8)`,
+          [m.message_id, m.chat_id, m.thread_id ?? "", m.ts, m.text, v.words, v.lanes, JSON.stringify(m)],
+        );
+      }
+      const s = await open(old);
+      await s.commit("o", { messages: [msg("after", { text: "written after the upgrade", ts: 6, thread_id: "t1" })] });
+      expect((await s.search("o", { query: "upgr", scope: "chat", chat_id: "c1", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "flat", "threaded"]);
+      expect((await s.search("o", { query: "upgr", scope: "chat", chat_id: "c1", thread_id: "t1", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "threaded"]);
+      expect((await client.query(`SELECT max(version) AS v FROM "${old}".schema_version`)).rows[0].v).toBe(4);
+      const indexes = (await client.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1`, [old])).rows.map((r) => r.indexname);
+      expect(indexes).toEqual(expect.arrayContaining(["messages_chat_recent", "messages_thread_recent"]));
+      expect(indexes).not.toContain("messages_thread");
+      // The thread walk uses the partial index: the statement implies its predicate.
+      const statement = walkQuery(`"${old}"`, "o", { query: "upgr", scope: "chat", chat_id: "c1", thread_id: "t1", limit: 5 }, ["upgr"], "all", CANDIDATES, WALK_WINDOW);
+      await client.query("SET enable_seqscan = off");
+      const plan = (await client.query(`EXPLAIN ${statement.text}`, statement.values)).rows.map((r) => Object.values(r)[0]).join("\n");
+      expect(plan).toContain("messages_thread_recent");
+    } finally {
+      await client.end();
+    }
+  });
+});
