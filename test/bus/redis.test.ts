@@ -120,7 +120,8 @@ describe.skipIf(!available)("redisBus", () => {
       const name = `bus-b-${runId()}`;
       const storage = memoryStorage();
       const a = await bus(client(), { prefix, channels });
-      const b = await bus(client({ connectionName: name, retryStrategy: () => 400 }), { prefix, storage, channels });
+      const logger = recordingLogger();
+      const b = await bus(client({ connectionName: name, retryStrategy: () => 400 }), { prefix, storage, channels, logger });
       const onB: BusMessage[] = [];
       b.subscribe("alice", (m) => onB.push(m));
       await b.ready("alice");
@@ -147,6 +148,9 @@ describe.skipIf(!available)("redisBus", () => {
       await sleep(300);
       expect(onB.map((m) => m.frame.seq)).toEqual([1, 2, 3]);
       expect(b.stats.recovered).toBe(2);
+      // The operator learns of the outage and its end through the logger the bus was given.
+      expect(logger.lines.warn).toEqual(expect.arrayContaining([expect.stringMatching(/lost the Redis subscription/), "Redis subscription is back"]));
+      expect(logger.lines.error).toEqual([]);
     });
   }
 
