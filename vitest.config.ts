@@ -18,7 +18,8 @@ export default defineConfig({
     // The JSON report lets .ci/run print a plain "N passed, N failed" line.
     reporters: ["default", "json"],
     outputFile: { json: "test-results/vitest.json" },
-    // Type-level tests (expectTypeOf) are checked by the compiler, not only run.
-    typecheck: { enabled: true, include: ["test/**/*.test-d.ts", "test/types.test.ts"], tsconfig: "./tsconfig.json" },
+    // Type-level tests (expectTypeOf) are checked by the compiler, not only run: every types.test.ts
+    // (the core's and each adapter's) and any *.test-d.ts.
+    typecheck: { enabled: true, include: ["test/**/*.test-d.ts", "test/**/types.test.ts"], tsconfig: "./tsconfig.json" },
   },
 });

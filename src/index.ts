@@ -5,7 +5,9 @@
  */
 export { createGateway } from "./gateway.js";
 export type { Gateway, ChannelApi, PostInput, NotifyInput } from "./gateway.js";
-export type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
+export type { GatewayOptions, ResolvedOptions } from "./options.js";
+export { consoleLogger, resolveLogger } from "./logger.js";
+export type { Logger } from "./logger.js";
 export type { GatewayEvents } from "./hub.js";
 export type { ChannelInput } from "./channel-requests.js";
 export { BUILTIN_COMMANDS, COMMAND_CATEGORIES } from "./commands.js";

@@ -11,13 +11,9 @@ import type { RuntimeInfoOptions } from "./runtime-info.js";
 import type { AgentRuntime } from "./runtime.js";
 import type { RetentionPolicy, Storage } from "./storage.js";
 import type { RateLimit } from "./token-bucket.js";
+import type { Logger } from "./logger.js";
 
-/** Where the gateway writes what it notices; defaults to `console` for warnings and errors. */
-export interface Logger {
-  info(message: string, detail?: unknown): void;
-  warn(message: string, detail?: unknown): void;
-  error(message: string, detail?: unknown): void;
-}
+export type { Logger } from "./logger.js";
 
 /** Options of {@link createGateway}. Only `storage` and `runtime` are required. */
 export interface GatewayOptions {
@@ -110,7 +106,7 @@ export interface GatewayOptions {
    * as interrupted (milliseconds, default 30,000). One process alone does it once, at start.
    */
   recoveryIntervalMs?: number;
-  /** Where warnings and errors go. */
+  /** Where warnings and errors go. Default: the console, prefixed `[chat-gateway]` (info is dropped). */
   logger?: Logger;
   /** The clock, epoch milliseconds (for tests). */
   now?: () => number;

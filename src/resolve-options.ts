@@ -3,14 +3,9 @@
  * gateway throws `TypeError` at construction rather than failing on its first connection.
  * @module
  */
-import type { GatewayOptions, Logger, ResolvedOptions } from "./options.js";
+import type { GatewayOptions, ResolvedOptions } from "./options.js";
+import { resolveLogger } from "./logger.js";
 import { LIMITS } from "./protocol.js";
-
-const consoleLogger: Logger = {
-  info: () => undefined,
-  warn: (message, detail) => console.warn(`[chat-gateway] ${message}`, detail ?? ""),
-  error: (message, detail) => console.error(`[chat-gateway] ${message}`, detail ?? ""),
-};
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -72,7 +67,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     runtimeInfo: options.runtimeInfo ?? {},
     pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 30_000),
-    logger: options.logger ?? consoleLogger,
+    logger: resolveLogger("createGateway", "[chat-gateway]", options.logger),
     now: options.now ?? Date.now,
   };
 }

@@ -8,11 +8,16 @@ import type {
   Gateway,
   GatewayError,
   HistoryItem,
+  Logger,
   RuntimeEvent,
   Storage,
   TurnInput,
 } from "chat-gateway";
-import { createGateway, GatewayError as GatewayErrorClass } from "chat-gateway";
+import { consoleLogger, createGateway, GatewayError as GatewayErrorClass } from "chat-gateway";
+import type { LoginProtectionOptions } from "chat-gateway/http";
+import type { RedisBusOptions } from "chat-gateway/bus/redis";
+import type { RedisLaneLockOptions } from "chat-gateway/redis";
+import type { SqlJsStorageOptions } from "chat-gateway/storage/sqljs";
 
 describe("public types", () => {
   it("types - createGateway takes storage and runtime and returns a Gateway", () => {
@@ -39,5 +44,14 @@ describe("public types", () => {
     expectTypeOf<GatewayError["code"]>().toEqualTypeOf<"auth" | "not_found" | "rate_limited" | "media_too_large" | "unsupported" | "internal">();
     expectTypeOf(GatewayErrorClass).constructorParameters.toEqualTypeOf<[code: GatewayError["code"], message: string, options?: { cause?: unknown }]>();
     expectTypeOf<Authenticator["authenticate"]>().returns.resolves.toEqualTypeOf<{ owner: string; user: string | null; sessions?: readonly string[]; expiresAt?: number } | null>();
+  });
+
+  it("types - the gateway and its adapters take one Logger as logger", () => {
+    expectTypeOf(createGateway).parameter(0).toHaveProperty("logger").toEqualTypeOf<Logger | undefined>();
+    expectTypeOf<LoginProtectionOptions["logger"]>().toEqualTypeOf<Logger | undefined>();
+    expectTypeOf<SqlJsStorageOptions["logger"]>().toEqualTypeOf<Logger | undefined>();
+    expectTypeOf<RedisBusOptions["logger"]>().toEqualTypeOf<Logger | undefined>();
+    expectTypeOf<RedisLaneLockOptions["logger"]>().toEqualTypeOf<Logger | undefined>();
+    expectTypeOf(consoleLogger).returns.toEqualTypeOf<Logger>();
   });
 });

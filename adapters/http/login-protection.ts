@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Authenticator, Revocation, Session, SessionStore, UpgradeDecision } from "chat-gateway";
+import { resolveLogger } from "chat-gateway";
+import type { Authenticator, Logger, Revocation, Session, SessionStore, UpgradeDecision } from "chat-gateway";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
 import { canonicalPath, isGatedPath, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
@@ -49,8 +50,13 @@ export interface LoginProtectionOptions {
   /** Largest accepted request body of `POST /api/auth/login`, in bytes. Default 16384. */
   maxBodyBytes?: number;
   /**
-   * Where to report a user store the server has to ignore (unreadable, malformed, bad entries) and
-   * unexpected errors. Default `console.warn`.
+   * Receives a user store the server has to ignore (unreadable, malformed, bad entries) as warnings
+   * and unexpected failures as errors. Default: the console, prefixed `chat-gateway/http:`.
+   */
+  logger?: Logger;
+  /**
+   * Receives what {@link LoginProtectionOptions.logger} would, warnings and errors alike.
+   * @deprecated use logger
    */
   log?: (message: string) => void;
 }
@@ -144,7 +150,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     throw new TypeError("createLoginProtection: lockoutStore must have check, fail and succeed methods");
   }
   const clock = options.clock ?? Date.now;
-  const log = options.log ?? ((message: string) => console.warn(`chat-gateway/http: ${message}`));
+  const logger = resolveLogger("createLoginProtection", "chat-gateway/http:", options.logger, { name: "log", value: options.log });
   const users = new UserStore(options.usersFile);
   const sessions = options.sessions ?? memorySessionStore();
   const verifier = new PasswordVerifier({ workers: options.workers, maxQueue: options.maxLoginQueue });
@@ -161,14 +167,14 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
       try {
         listener(revocation);
       } catch (error) {
-        log(`a revocation listener failed: ${String(error)}`);
+        logger.error(`a revocation listener failed: ${String(error)}`);
       }
     }
   }
   // Other processes sharing the store end sessions too; their connections here must close as well.
   const unsubscribeStore = sessions.onRevocation?.(revoke);
 
-  const watch = watchUserStore(users, { sessions, revoke, log });
+  const watch = watchUserStore(users, { sessions, revoke, log: (message) => logger.warn(message) });
   const snapshot = watch.snapshot;
 
   /** While login is off, a request must name a host of this machine (DNS rebinding). */
@@ -234,7 +240,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
         signedIn.set(req, session.username);
         return false;
       } catch (error) {
-        log(`login protection failed on ${req.method} ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
+        logger.error(`login protection failed on ${req.method} ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
         if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
         else res.destroy();
         return true;
@@ -256,7 +262,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
         if (foreign !== undefined) return { ok: false, ...foreign };
         return { ok: true, context: { session: { username: session.username, token: session.token } } };
       } catch (error) {
-        log(`login protection failed on upgrade ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
+        logger.error(`login protection failed on upgrade ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
         return { ok: false, status: 500, message: "internal error" };
       }
     },

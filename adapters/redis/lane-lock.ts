@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import type { LaneLease, LaneLock } from "chat-gateway";
+import { resolveLogger, type LaneLease, type LaneLock, type Logger } from "chat-gateway";
 import { checkRedis, withTimeout } from "./options.js";
 
 /** Options of {@link redisLaneLock}. */
@@ -18,7 +18,12 @@ export interface RedisLaneLockOptions {
   maxWaitMs?: number;
   /** A Redis command that takes longer than this fails (milliseconds, default 2,000), so an outage cannot hang a turn. */
   commandTimeoutMs?: number;
-  /** Where a lost lease is reported (default `console.warn`). */
+  /** Receives a lost lease as a warning. Default: the console, prefixed `chat-gateway/redis:`. */
+  logger?: Logger;
+  /**
+   * Receives the warnings {@link RedisLaneLockOptions.logger} would.
+   * @deprecated use logger
+   */
   warn?: (message: string) => void;
 }
 
@@ -64,7 +69,7 @@ export function redisLaneLock(redis: Redis, options: RedisLaneLockOptions = {}):
   const pollMs = positive("pollMs", options.pollMs, 25);
   const maxWaitMs = positive("maxWaitMs", options.maxWaitMs, 600_000);
   const timeoutMs = positive("commandTimeoutMs", options.commandTimeoutMs, 2_000);
-  const warn = options.warn ?? ((message: string) => console.warn(`chat-gateway/redis: ${message}`));
+  const logger = resolveLogger("redisLaneLock", "chat-gateway/redis:", options.logger, { name: "warn", value: options.warn });
 
   return {
     async acquire(key, signal) {
@@ -86,7 +91,7 @@ export function redisLaneLock(redis: Redis, options: RedisLaneLockOptions = {}):
           .then((kept) => {
             if (kept === 0 && !released) {
               clearInterval(renew);
-              warn(`lease of lane ${key} was lost (Redis unreachable for longer than ttlMs?); another process may start a turn on it`);
+              logger.warn(`lease of lane ${key} was lost (Redis unreachable for longer than ttlMs?); another process may start a turn on it`);
             }
           })
           // A failed renewal is retried at the next tick; the lease lives ttlMs from the last success.

@@ -5,7 +5,7 @@ import http from "node:http";
 import { mkdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { ANONYMOUS_OWNER, createGateway, type AgentRuntime, type Bus, type LaneLock, type SessionStore, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, consoleLogger, createGateway, type AgentRuntime, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
 import { clientIp, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { demoRuntime } from "chat-gateway/runtime/demo";
@@ -33,9 +33,11 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   if (config.redisUrl && !config.databaseUrl) {
     throw new TypeError("REDIS_URL (--redis-url) needs DATABASE_URL (--database-url): processes that share Redis must share one database");
   }
+  // One logger for the gateway and every adapter, so their warnings land in one place.
+  const logger = consoleLogger("[chat-gateway]");
   let storage: Storage;
   let storagePath: string;
-  const shared = await sharedState(config, log);
+  const shared = await sharedState(config, log, logger);
   if (config.databaseUrl) {
     // Imported only in this mode, so the optional pg peer is not needed otherwise.
     const { postgresStorage } = await import("chat-gateway/storage/postgres");
@@ -46,7 +48,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     storagePath = "memory";
   } else {
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-    storage = sqlJsStorage({ dir: join(config.dataDir, "db") });
+    storage = sqlJsStorage({ dir: join(config.dataDir, "db"), logger });
     storagePath = join(config.dataDir, "db");
   }
   const mediaDir = join(config.dataDir, "media");
@@ -57,6 +59,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     allowedHosts: config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
     trustProxy: config.trustProxy,
+    logger,
     ...(shared ? { sessions: shared.sessions, lockoutStore: shared.lockoutStore } : {}),
   });
   const openReason = await refuseOpenExposure(config, protection).catch(async (error: unknown) => {
@@ -68,6 +71,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const gateway = createGateway({
     storage,
     runtime: pickRuntime(config),
+    logger,
     authenticator: protection.authenticator(),
     // With several processes, <data-dir>/media must be one directory they all see.
     mediaStore: config.memory ? (await import("chat-gateway/media/memory")).memoryMediaStore() : fsMediaStore({ dir: mediaDir }),
@@ -177,7 +181,7 @@ interface SharedState {
 }
 
 /** The Redis side of the multi-process mode, or undefined without REDIS_URL. */
-async function sharedState(config: ServerConfig, log: (line: string) => void): Promise<SharedState | undefined> {
+async function sharedState(config: ServerConfig, log: (line: string) => void, logger: Logger): Promise<SharedState | undefined> {
   if (!config.redisUrl) return undefined;
   const [{ Redis }, { redisBus }, { redisLaneLock, redisLockoutStore, redisSessionStore }] = await Promise.all([
     import("ioredis"),
@@ -202,9 +206,9 @@ async function sharedState(config: ServerConfig, log: (line: string) => void): P
   return {
     sessions: redisSessionStore(redis, { prefix }),
     lockoutStore: redisLockoutStore(redis, { prefix }),
-    laneLock: redisLaneLock(redis, { prefix, ttlMs: config.laneTtlMs }),
+    laneLock: redisLaneLock(redis, { prefix, ttlMs: config.laneTtlMs, logger }),
     bus(storage) {
-      bus ??= redisBus(redis, { prefix, storage });
+      bus ??= redisBus(redis, { prefix, storage, logger });
       return bus;
     },
     async close() {

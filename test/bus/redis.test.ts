@@ -3,6 +3,7 @@ import { Redis, type RedisOptions } from "ioredis";
 import type { BusMessage, OutgoingFrame } from "chat-gateway";
 import { SUBSCRIBE_WAIT_MS, redisBus, type RedisBus } from "chat-gateway/bus/redis";
 import { memoryStorage } from "chat-gateway/storage/memory";
+import { recordingLogger } from "../fixtures/recording-logger.js";
 import { REDIS_URL, dropKeys, redisAvailable, runId } from "../fixtures/services.js";
 import { slowLink } from "../fixtures/slow-link.js";
 
@@ -119,7 +120,8 @@ describe.skipIf(!available)("redisBus", () => {
       const name = `bus-b-${runId()}`;
       const storage = memoryStorage();
       const a = await bus(client(), { prefix, channels });
-      const b = await bus(client({ connectionName: name, retryStrategy: () => 400 }), { prefix, storage, channels });
+      const logger = recordingLogger();
+      const b = await bus(client({ connectionName: name, retryStrategy: () => 400 }), { prefix, storage, channels, logger });
       const onB: BusMessage[] = [];
       b.subscribe("alice", (m) => onB.push(m));
       await b.ready("alice");
@@ -146,6 +148,9 @@ describe.skipIf(!available)("redisBus", () => {
       await sleep(300);
       expect(onB.map((m) => m.frame.seq)).toEqual([1, 2, 3]);
       expect(b.stats.recovered).toBe(2);
+      // The operator learns of the outage and its end through the logger the bus was given.
+      expect(logger.lines.warn).toEqual(expect.arrayContaining([expect.stringMatching(/lost the Redis subscription/), "Redis subscription is back"]));
+      expect(logger.lines.error).toEqual([]);
     });
   }
 
@@ -212,11 +217,11 @@ describe.skipIf(!available)("redisBus", () => {
     const { hostname, port } = new URL(REDIS_URL);
     const link = await slowLink({ host: hostname, port: Number(port || 6379) }, 0);
     try {
-      const warnings: string[] = [];
+      const logger = recordingLogger();
       const viaLink = new Redis(link.url);
       viaLink.on("error", () => undefined);
       clients.push(viaLink);
-      const slow = await bus(viaLink, { prefix: `t:${runId()}:`, warn: (m) => warnings.push(m) });
+      const slow = await bus(viaLink, { prefix: `t:${runId()}:`, logger });
       link.setDelay(SUBSCRIBE_WAIT_MS + 1500);
       slow.subscribe("alice", () => undefined);
       const t0 = Date.now();
@@ -224,7 +229,7 @@ describe.skipIf(!available)("redisBus", () => {
       const waited = Date.now() - t0;
       expect(waited).toBeGreaterThanOrEqual(SUBSCRIBE_WAIT_MS - 50);
       expect(waited).toBeLessThan(SUBSCRIBE_WAIT_MS + 1000);
-      expect(warnings.some((w) => w.includes("alice") && w.includes("not acknowledged"))).toBe(true);
+      expect(logger.lines.warn.some((w) => w.includes("alice") && w.includes("not acknowledged"))).toBe(true);
       link.setDelay(0);
     } finally {
       await Promise.all(buses.splice(0).map((b) => b.close?.()));
@@ -334,5 +339,7 @@ describe.skipIf(!available)("redisBus", () => {
   test("bus - a client that is not ioredis is refused at construction", () => {
     expect(() => redisBus({} as Redis)).toThrow(TypeError);
     expect(() => redisBus(client(), { maxPending: -1 })).toThrow(TypeError);
+    expect(() => redisBus(client(), { logger: { warn() {} } as never })).toThrow(/redisBus: logger must be an object with info, warn and error methods \(missing info, error\)/);
+    expect(() => redisBus(client(), { warn: 1 as never })).toThrow(/redisBus: warn must be a function/);
   });
 });

@@ -25,6 +25,8 @@ export const FOREIGN_HASHES = [
   { impl: "PHP password_hash $2y$", password: "rasmuslerdorf", hash: "$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a" },
 ];
 
+const quietLogger = { info() {}, warn() {}, error() {} };
+
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), "cg-http-"));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
@@ -52,8 +54,8 @@ export interface TestServer {
 
 /** A real node:http server on 127.0.0.1 with the protection mounted as documented; app routes answer 200 `{app, user}`. */
 export async function startServer(options: LoginProtectionOptions, extra?: (server: http.Server, protection: LoginProtection) => void): Promise<TestServer> {
-  const logs: string[] = [];
-  const protection = createLoginProtection({ log: (m) => logs.push(m), ...options });
+  // Quiet unless the test listens (through logger or the deprecated log).
+  const protection = createLoginProtection({ logger: options.log ? undefined : quietLogger, ...options });
   const seen: Array<string | null> = [];
   const server = http.createServer(async (req, res) => {
     if (await protection.handle(req, res)) return;

@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Redis } from "ioredis";
 import { redisLaneLock } from "chat-gateway/redis";
+import { recordingLogger } from "../fixtures/recording-logger.js";
 import { REDIS_URL, dropKeys, redisAvailable, runId } from "../fixtures/services.js";
 
 const available = await redisAvailable("redis lane lock");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const never = () => new AbortController().signal;
+async function until(done: () => boolean, ms = 3000): Promise<void> {
+  for (const end = Date.now() + ms; !done(); await sleep(20)) if (Date.now() > end) throw new Error("timed out");
+}
 
 describe.skipIf(!available)("redisLaneLock", () => {
   const prefix = `t:${runId()}:`;
@@ -83,9 +87,28 @@ describe.skipIf(!available)("redisLaneLock", () => {
     await held.release();
   });
 
+  test("lane lock - a lease lost to another process is a warning on the given logger; the deprecated warn still gets it", async () => {
+    const logger = recordingLogger();
+    const legacy: string[] = [];
+    const viaLogger = await redisLaneLock(a, { prefix, ttlMs: 300, logger }).acquire("lost-1", never());
+    const viaAlias = await redisLaneLock(a, { prefix, ttlMs: 300, warn: (m) => legacy.push(m) }).acquire("lost-2", never());
+    // Another process took the lanes over (as after an outage longer than ttlMs).
+    await b.set(`${prefix}lane:lost-1`, "someone-else", "PX", 5000);
+    await b.set(`${prefix}lane:lost-2`, "someone-else", "PX", 5000);
+    await until(() => logger.lines.warn.length > 0 && legacy.length > 0);
+    expect(logger.lines.warn).toEqual([expect.stringMatching(/^lease of lane lost-1 was lost/)]);
+    expect(legacy).toEqual([expect.stringMatching(/^lease of lane lost-2 was lost/)]);
+    await viaLogger.release();
+    await viaAlias.release();
+    // Releasing a lost lease leaves the new holder's key alone.
+    expect(await b.get(`${prefix}lane:lost-1`)).toBe("someone-else");
+  });
+
   test("lane lock - bad options are refused at construction", () => {
     expect(() => redisLaneLock(a, { ttlMs: 0 })).toThrow(TypeError);
     expect(() => redisLaneLock(a, { pollMs: -1 })).toThrow(TypeError);
     expect(() => redisLaneLock(null as unknown as Redis)).toThrow(TypeError);
+    expect(() => redisLaneLock(a, { logger: console.warn as never })).toThrow(/redisLaneLock: logger must be an object with info, warn and error methods/);
+    expect(() => redisLaneLock(a, { warn: "console" as never })).toThrow(/redisLaneLock: warn must be a function/);
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type { Change, StoredMessage } from "chat-gateway";
 import { sqlJsStorage, type SqlJsStorageOptions } from "chat-gateway/storage/sqljs";
+import { recordingLogger } from "../fixtures/recording-logger.js";
 
 const dirs: string[] = [];
 
@@ -42,10 +43,10 @@ export async function files(dir: string): Promise<string[]> {
 
 /** Opens a storage and collects its warnings. */
 export async function openStorage(dir: string, options: Partial<SqlJsStorageOptions> = {}) {
-  const warnings: string[] = [];
-  const storage = sqlJsStorage({ dir, onWarning: (m) => warnings.push(m), ...options });
+  const logger = recordingLogger();
+  const storage = sqlJsStorage({ dir, logger, ...options });
   await storage.open();
-  return { storage, warnings };
+  return { storage, warnings: logger.lines.warn };
 }
 
 export function message(id: string, extra: Partial<StoredMessage> = {}): StoredMessage {

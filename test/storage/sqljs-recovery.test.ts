@@ -2,6 +2,7 @@ import { appendFile, mkdir, readFile, rmdir, stat, truncate, writeFile } from "n
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { recordingLogger } from "../fixtures/recording-logger.js";
 import { crashImage, files, openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
 
 afterEach(removeTempDirs);
@@ -122,6 +123,25 @@ describe("sql.js recovery", () => {
     expect(again.warnings).toEqual([]);
     expect(again.present).toEqual(["m0", "m1", "m2"]);
     await again.storage.close();
+  });
+
+  test("journal - a dropped tail is a warning on the given logger, and still reaches the deprecated onWarning", async () => {
+    const dir = await journalOnly(3);
+    const journal = join(dir, "journal-00000001.log");
+    await truncate(journal, (await stat(journal)).size - 7);
+    const image = await crashImage(dir);
+    const logger = recordingLogger();
+    const viaLogger = sqlJsStorage({ dir, logger });
+    await viaLogger.open();
+    expect(logger.lines.warn).toEqual([expect.stringMatching(/journal-00000001\.log: torn record .*kept 2 records/)]);
+    expect(logger.lines.error).toEqual([]);
+    await viaLogger.close();
+
+    const legacy: string[] = [];
+    const viaAlias = sqlJsStorage({ dir: image, onWarning: (m) => legacy.push(m) });
+    await viaAlias.open();
+    expect(legacy).toEqual([expect.stringMatching(/journal-00000001\.log: torn record .*kept 2 records/)]);
+    await viaAlias.close();
   });
 
   test("snapshot - a truncated only snapshot is refused with a clear error, never overwritten", async () => {

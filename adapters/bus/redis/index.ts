@@ -16,7 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import type { Redis } from "ioredis";
-import type { Bus, BusMessage, Owner, Storage } from "chat-gateway";
+import { resolveLogger, type Bus, type BusMessage, type Logger, type Owner, type Storage } from "chat-gateway";
 import { catchUp, type CatchUp } from "./catch-up.js";
 import { presence } from "./presence.js";
 import { encode, publisher, receiver } from "./publisher.js";
@@ -52,7 +52,12 @@ export interface RedisBusOptions {
   storage?: Storage;
   /** Stored frames kept for re-sending while Redis is unreachable (default 10,000); older ones are dropped. */
   maxPending?: number;
-  /** Where link changes and failures are reported (default `console.warn`). */
+  /** Receives link changes and failures as warnings. Default: the console, prefixed `chat-gateway/bus/redis:`. */
+  logger?: Logger;
+  /**
+   * Receives the warnings {@link RedisBusOptions.logger} would.
+   * @deprecated use logger
+   */
   warn?: (message: string) => void;
 }
 
@@ -139,7 +144,8 @@ function resolve(redis: Redis, options: RedisBusOptions) {
   const maxPending = options.maxPending ?? 10_000;
   if (!Number.isInteger(maxPending) || maxPending < 0) throw new TypeError("redisBus: maxPending must be a non-negative integer");
   if (options.storage !== undefined && typeof options.storage?.readOutbox !== "function") throw new TypeError("redisBus: storage must be a Storage");
-  const warn = options.warn ?? ((message: string) => console.warn(`chat-gateway/bus/redis: ${message}`));
+  const logger = resolveLogger("redisBus", "chat-gateway/bus/redis:", options.logger, { name: "warn", value: options.warn });
+  const warn = (message: string) => logger.warn(message);
   return { prefix, mode, maxPending, warn };
 }
 

@@ -60,6 +60,7 @@ import type {
   Storage,
   StoredMessage,
   Channel,
+  Logger,
 } from "chat-gateway";
 import { applyOp, type JournalOp } from "./apply.js";
 import { RETRY_AFTER_FAILURE_MS, writeFailed } from "./disk-errors.js";
@@ -91,8 +92,7 @@ export interface SqlJsStorage extends Storage {
  * `open()`, which takes the folder's lock, loads and replays it.
  */
 export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
-  checkOptions(options);
-  return new SqlJsStore(options);
+  return new SqlJsStore(options, checkOptions(options));
 }
 
 class SqlJsStore implements SqlJsStorage {
@@ -124,10 +124,10 @@ class SqlJsStore implements SqlJsStorage {
   /** The last journal failure and when it happened: writes fail at once for a while after it. */
   #failure: { error: unknown; at: number } | undefined;
 
-  constructor(options: SqlJsStorageOptions) {
+  constructor(options: SqlJsStorageOptions, logger: Logger) {
     this.#dir = options.dir;
     this.#options = options;
-    this.#warn = options.onWarning ?? ((m) => console.warn(m));
+    this.#warn = (message) => logger.warn(message);
   }
 
   async open(): Promise<void> {

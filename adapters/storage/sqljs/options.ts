@@ -1,4 +1,5 @@
 import type { SqlJsStatic } from "sql.js";
+import { resolveLogger, type Logger } from "chat-gateway";
 
 /** Options of {@link sqlJsStorage}. */
 export interface SqlJsStorageOptions {
@@ -24,7 +25,15 @@ export interface SqlJsStorageOptions {
   snapshotMaxBytes?: number;
   /** Also snapshot a non-empty journal this often, milliseconds; 0 turns it off. Default 10 minutes. */
   snapshotIntervalMs?: number;
-  /** Receives recoverable problems (a dropped journal tail, a skipped damaged snapshot). Default `console.warn`. */
+  /**
+   * Receives recoverable problems (a dropped journal tail, a skipped damaged snapshot) as warnings.
+   * Default: the console, prefixed `chat-gateway/storage/sqljs:`.
+   */
+  logger?: Logger;
+  /**
+   * Receives the warnings {@link SqlJsStorageOptions.logger} would.
+   * @deprecated use logger
+   */
   onWarning?: (message: string) => void;
 }
 
@@ -35,8 +44,8 @@ function positive(name: string, value: number | undefined, allowZero = false): v
   }
 }
 
-/** Throws a TypeError naming the first option that is not usable. */
-export function checkOptions(options: SqlJsStorageOptions): void {
+/** Throws a TypeError naming the first option that is not usable; returns the logger to use. */
+export function checkOptions(options: SqlJsStorageOptions): Logger {
   if (!options || typeof options.dir !== "string" || options.dir === "") {
     throw new TypeError("sqlJsStorage: options.dir must be the path of the data folder");
   }
@@ -44,7 +53,5 @@ export function checkOptions(options: SqlJsStorageOptions): void {
   positive("snapshotRatio", options.snapshotRatio);
   positive("snapshotMaxBytes", options.snapshotMaxBytes);
   positive("snapshotIntervalMs", options.snapshotIntervalMs, true);
-  if (options.onWarning !== undefined && typeof options.onWarning !== "function") {
-    throw new TypeError("sqlJsStorage: options.onWarning must be a function");
-  }
+  return resolveLogger("sqlJsStorage", "chat-gateway/storage/sqljs:", options.logger, { name: "options.onWarning", value: options.onWarning });
 }
