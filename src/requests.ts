@@ -38,7 +38,7 @@ export interface RequestSession extends HubSession {
 }
 
 /** A page size from a request: default, clamp to the maximum, `unsupported` below 1. */
-export function pageLimit(limit: number | undefined, fallback: number, max: number, field = "limit"): number {
+function pageLimit(limit: number | undefined, fallback: number, max: number, field = "limit"): number {
   if (limit === undefined) return fallback;
   if (!Number.isInteger(limit) || limit < 1) throw new GatewayError("unsupported", `field "${field}": use an integer of at least 1`);
   return Math.min(limit, max);
