@@ -18,7 +18,7 @@ import type { Owner } from "./ids.js";
 import type { ServerFrame } from "./protocol.js";
 import type { Device, DeviceCaps } from "./records.js";
 import { Outflow } from "./outflow.js";
-import { handleRequest } from "./requests.js";
+import { handleRequest, type RequestSession } from "./requests.js";
 import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { Uploads } from "./media-transfer.js";
@@ -32,26 +32,8 @@ const PROCESS_TAG = randomBytes(4).toString("hex");
 /** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
 const BINARY_QUEUE_BYTES = 1024 * 1024;
 
-/** The state a request handler sees. */
-export interface SessionState {
-  readonly id: string;
-  readonly owner: Owner;
-  readonly user: string | null;
-  readonly device: Device;
-  readonly caps: DeviceCaps;
-  readonly uploads: Uploads;
-  /** Send a frame to this connection only (a response). */
-  send(frame: ServerFrame, requestId?: string): void;
-  /** Send raw bytes (a media chunk) to this connection. */
-  sendBinary(data: Uint8Array): void;
-  /** Wait until the socket's buffer is below the soft limit (long replies, media pulls); false once the connection ended. */
-  drained(): Promise<boolean>;
-  /** Replay stored frames while holding back live stored frames (sync). */
-  replay(run: () => Promise<number>): Promise<void>;
-}
-
 /** A connection from `hello` to close. */
-export class DeviceSession implements HubSession, ConnectionHandle, SessionState {
+export class DeviceSession implements HubSession, ConnectionHandle, RequestSession {
   readonly id = `c${PROCESS_TAG}-${++nextConnection}`;
   readonly #hub: Hub;
   readonly #conn: Connection;

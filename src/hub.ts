@@ -149,11 +149,6 @@ export class Hub {
     return published;
   }
 
-  /** Wait until every stored frame published so far for the owner has gone out. */
-  async flushed(owner: Owner): Promise<void> {
-    await this.#publishTail.get(owner);
-  }
-
   /** Send a live (not stored) frame to every device of the owner. */
   live(owner: Owner, frame: ServerFrame, except?: string): void {
     this.bus.publish({ owner, frame, except });
@@ -247,11 +242,6 @@ export class Hub {
   /** How many of the owner's connections completed hello in this process. */
   connectionCount(owner: Owner): number {
     return this.#owners.get(owner)?.sessions.size ?? 0;
-  }
-
-  /** Every connected session, for shutdown. */
-  allSessions(): HubSession[] {
-    return [...this.#owners.values()].flatMap((o) => [...o.sessions]);
   }
 
   /**

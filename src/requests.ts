@@ -4,10 +4,14 @@
  */
 import { channelPayload } from "./channel-rules.js";
 import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type Requester } from "./channel-requests.js";
-import type { DeviceSession } from "./device-session.js";
 import { GatewayError } from "./errors.js";
 import type { ClientFrame } from "./frames.js";
-import type { Hub } from "./hub.js";
+import type { Hub, HubSession } from "./hub.js";
+import type { Owner } from "./ids.js";
+import type { Uploads } from "./media-transfer.js";
+import type { OutgoingFrame } from "./bus.js";
+import type { ServerFrame } from "./protocol.js";
+import type { Device } from "./records.js";
 import { deleteMessages, sendMessage } from "./message-requests.js";
 import { LIMITS } from "./protocol.js";
 import { fitHistory } from "./history-page.js";
@@ -16,15 +20,32 @@ import { historyItem } from "./message-payloads.js";
 
 const SYNC_PAGE = 500;
 
+/** What a request handler needs of the connection that sent the request (a `DeviceSession`). */
+export interface RequestSession extends HubSession {
+  readonly owner: Owner;
+  readonly device: Device;
+  readonly uploads: Uploads;
+  /** Send a frame to this connection only (a response). */
+  send(frame: ServerFrame, requestId?: string): void;
+  /** Wait until the socket's buffer is below the soft limit (long replies, media pulls); false once the connection ended. */
+  drained(): Promise<boolean>;
+  /** Replay stored frames while holding back live stored frames (sync). */
+  replay(run: () => Promise<number>): Promise<void>;
+  /** Send a stored frame replayed by sync, shaped for this device. */
+  deliverReplay(frame: OutgoingFrame): void;
+  /** The device record changed (fcm.register). */
+  updateDevice(device: Device): void;
+}
+
 /** A page size from a request: default, clamp to the maximum, `unsupported` below 1. */
-export function pageLimit(limit: number | undefined, fallback: number, max: number, field = "limit"): number {
+function pageLimit(limit: number | undefined, fallback: number, max: number, field = "limit"): number {
   if (limit === undefined) return fallback;
   if (!Number.isInteger(limit) || limit < 1) throw new GatewayError("unsupported", `field "${field}": use an integer of at least 1`);
   return Math.min(limit, max);
 }
 
 /** Handle one validated frame of a connection that completed hello. */
-export async function handleRequest(hub: Hub, session: DeviceSession, frame: ClientFrame): Promise<void> {
+export async function handleRequest(hub: Hub, session: RequestSession, frame: ClientFrame): Promise<void> {
   const owner = session.owner;
   const requester: Requester = { session, requestId: frame.id };
   switch (frame.type) {

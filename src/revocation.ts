@@ -19,7 +19,7 @@ export interface Admission {
 }
 
 /** True when `revocation` ends a connection admitted as `admission`. */
-export function revokes(revocation: Revocation, admission: Admission): boolean {
+function revokes(revocation: Revocation, admission: Admission): boolean {
   if ("session" in revocation) return admission.sessions.includes(revocation.session);
   if ("user" in revocation) return admission.user === revocation.user;
   return admission.user === null;
@@ -49,7 +49,7 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
  * Calls `fire` once `now()` reaches `at` (milliseconds since the epoch). The timer does not keep
  * the process alive. Returns the canceller.
  */
-export function fireAt(at: number, now: () => number, fire: () => void): () => void {
+function fireAt(at: number, now: () => number, fire: () => void): () => void {
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     const wait = at - now();

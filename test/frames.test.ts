@@ -1,4 +1,6 @@
 // Frame validation as data: each fixture is a frame plus the expected result (PROTOCOL.md §1, §8).
+// An accepting fixture states `expect.ok` (the type), `expect.payload` (the payload a handler gets) and
+// `expect.id` when the frame carries one; a refusing one states `expect.code` and optionally `field`/`message`.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -12,7 +14,9 @@ describe("frames - validation fixtures", () => {
     const { frame, expect: want } = JSON.parse(readFileSync(join(dir, file), "utf8"));
     const text = JSON.stringify(frame);
     if (want.ok) {
-      expect(parseClientFrame(text).type).toBe(want.ok);
+      // Every accepting fixture must state the payload; strict, so a dropped or added field fails too.
+      expect(want, "fixture states expect.payload").toHaveProperty("payload");
+      expect(parseClientFrame(text)).toStrictEqual({ type: want.ok, id: want.id, payload: want.payload });
       return;
     }
     let error: unknown;

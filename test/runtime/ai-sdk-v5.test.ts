@@ -4,7 +4,6 @@ import { MockLanguageModelV2, simulateReadableStream } from "ai5/test";
 import { z } from "zod";
 import { isGatewayError } from "chat-gateway";
 import type { AiSdkRuntimeOptions } from "chat-gateway/runtime/ai-sdk";
-import type { RuntimeEvent, TurnInput } from "chat-gateway";
 import { collect, input } from "./turn-helpers.js";
 import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk";
 

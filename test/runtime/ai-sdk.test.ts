@@ -3,7 +3,6 @@ import { APICallError, tool } from "ai";
 import { MockLanguageModelV3, simulateReadableStream } from "ai/test";
 import { z } from "zod";
 import { isGatewayError } from "chat-gateway";
-import type { RuntimeEvent, TurnInput } from "chat-gateway";
 import { collect, input } from "./turn-helpers.js";
 import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk";
 

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isGatewayError } from "chat-gateway";
-import type { RuntimeEvent, TurnInput } from "chat-gateway";
 import { collect, input } from "./turn-helpers.js";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import type { OpenAICompatibleRuntimeOptions } from "chat-gateway/runtime/openai-compatible";
