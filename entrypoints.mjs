@@ -18,6 +18,7 @@ export const entrypoints = [
   { subpath: "./storage/postgres", source: "adapters/storage/postgres/index.ts" },
   { subpath: "./bus/redis", source: "adapters/bus/redis/index.ts" },
   { subpath: "./redis", source: "adapters/redis/index.ts" },
+  { subpath: "./testing", source: "adapters/testing/index.ts" },
 ];
 
 /** "./storage/memory" -> "storage/memory", "." -> "index" */

@@ -10,7 +10,9 @@ const library = {
   target: "node20",
   // Adapters import the core by its package name, as an outside adapter would; at run time the
   // package resolves itself, so every entry shares one copy of the core (one GatewayError class).
-  external: [/^chat-gateway(\/.*)?$/],
+  // vitest is an optional peer that "chat-gateway/testing" declares its suites with; the user's own
+  // vitest must run them, so it is never bundled.
+  external: [/^chat-gateway(\/.*)?$/, /^vitest(\/.*)?$/],
   // Worker threads are loaded by path, next to the bundle that starts them, so each ships as a
   // file of its own: the bcrypt worker beside http.js, the snapshot writer beside storage/sqljs.js.
   async onSuccess() {

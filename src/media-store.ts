@@ -1,5 +1,7 @@
 /**
- * The `MediaStore` contract: where media bytes live. Metadata lives in {@link Storage}.
+ * The `MediaStore` contract: where media bytes live. Metadata lives in {@link Storage}. An
+ * implementation of your own can check itself with `describeMediaStoreConformance` from
+ * `chat-gateway/testing`.
  * @module
  */
 import type { MediaId, Owner } from "./ids.js";

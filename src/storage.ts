@@ -1,7 +1,8 @@
 /**
  * The `Storage` contract: what a database must do for the gateway. Implementations: memory
- * (`chat-gateway/storage/memory`), sql.js (`chat-gateway/storage/sqljs`), and any of your own that
- * passes the conformance suite in `test/conformance/storage.ts`.
+ * (`chat-gateway/storage/memory`), sql.js (`chat-gateway/storage/sqljs`), PostgreSQL
+ * (`chat-gateway/storage/postgres`), and any of your own that passes `describeStorageConformance`
+ * from `chat-gateway/testing`.
  * @module
  */
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "./ids.js";

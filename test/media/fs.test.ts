@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fsMediaStore } from "chat-gateway/media/fs";
-import { describeMediaStoreConformance } from "../conformance/media-store.js";
+import { describeMediaStoreConformance } from "chat-gateway/testing";
 
 const roots: string[] = [];
 async function freshDir(): Promise<string> {

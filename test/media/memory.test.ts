@@ -1,4 +1,4 @@
 import { memoryMediaStore } from "chat-gateway/media/memory";
-import { describeMediaStoreConformance } from "../conformance/media-store.js";
+import { describeMediaStoreConformance } from "chat-gateway/testing";
 
 describeMediaStoreConformance("memory", () => memoryMediaStore());

@@ -1,4 +1,4 @@
 import { memoryStorage } from "chat-gateway/storage/memory";
-import { describeStorageConformance } from "../conformance/storage.js";
+import { describeStorageConformance } from "chat-gateway/testing";
 
 describeStorageConformance("memory", async () => ({ storage: memoryStorage() }));

@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
 import type { SearchQuery, Storage, StoredMessage } from "chat-gateway";
 import { postgresStorage, type PostgresStorageOptions } from "chat-gateway/storage/postgres";
-import { describeStorageConformance } from "../conformance/storage.js";
+import { describeStorageConformance } from "chat-gateway/testing";
 import { MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
 import { candidatesQuery } from "../../adapters/storage/postgres/search.js";
 import { memoryStorage } from "chat-gateway/storage/memory";

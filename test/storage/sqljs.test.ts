@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { describeStorageConformance } from "../conformance/storage.js";
+import { describeStorageConformance } from "chat-gateway/testing";
 
 describeStorageConformance("sql.js", async () => {
   const dir = await mkdtemp(join(tmpdir(), "cg-sqljs-"));

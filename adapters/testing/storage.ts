@@ -1,27 +1,59 @@
+// The storage conformance suite, split by area: this file holds the harness and the record-level
+// guarantees; lanes (outbox, history), search and deletion each have a file of their own.
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import type { Storage } from "chat-gateway";
+import { describeDeletionConformance } from "./storage-deletion.js";
+import { describeLanesConformance } from "./storage-lanes.js";
+import { A, B, channel, device, ids, media, mediaRef, msg, thread } from "./storage-records.js";
+import { describeSearchConformance } from "./storage-search.js";
+
+/** A storage under test with the clean-up to run after the test (drop a schema, remove a folder). */
+export interface StorageUnderTest {
+  storage: Storage;
+  /** Runs after `storage.close()`, once per test. */
+  cleanup?: () => Promise<void>;
+}
+
 /**
- * The shared conformance suite for {@link Storage}: every guarantee documented in
- * `src/storage.ts`, declared as vitest tests. Run it from a five-line test file per
- * implementation:
+ * Makes the storage for one test: called once before every test, it must return a fresh, EMPTY
+ * storage that shares no state with the ones it made before (a new folder, a new schema, a new
+ * in-memory instance), not yet opened: the suite calls `open()` before the test and `close()` after
+ * it. Return the storage itself, or a {@link StorageUnderTest} when something must be cleaned up.
+ */
+export type StorageFactory = () => Storage | StorageUnderTest | Promise<Storage | StorageUnderTest>;
+
+/**
+ * Declares, with vitest's `describe`/`test`, the conformance tests of the {@link Storage} contract
+ * for one implementation, inside a `describe("storage conformance: <name>")` block. Call it at the
+ * top level of a test file:
  *
  * ```ts
- * import { memoryStorage } from "chat-gateway/storage/memory";
- * import { describeStorageConformance } from "../conformance/storage.js";
- * describeStorageConformance("memory", async () => ({ storage: memoryStorage() }));
+ * import { describeStorageConformance } from "chat-gateway/testing";
+ * import { myStorage } from "./my-storage.js";
+ * describeStorageConformance("my storage", () => myStorage());
  * ```
- * @module
- */
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import type { Storage, StoredMessage } from "chat-gateway";
-import { LIMITS } from "chat-gateway";
-import { describeDeletionConformance } from "./storage-deletion.js";
-import { A, B, channel, device, ids, media, mediaRef, msg, sleep, thread } from "./storage-records.js";
-
-/** What a conformance run needs from an implementation: a fresh, empty storage per test. */
-export type StorageFactory = () => Promise<{ storage: Storage; cleanup?: () => Promise<void> }>;
-
-/**
- * Declares the storage conformance tests for one implementation. `make` returns a fresh, empty
- * storage (not yet opened; the suite calls `open` and `close`) and an optional cleanup.
+ *
+ * What it checks, each for two owners whose ids collide, so nothing may cross between them:
+ * - records: channels, threads, messages, devices and media metadata round-trip every field, and
+ *   mutating what was passed in or returned leaves the stored state alone;
+ * - `commit` atomicity and ordering: a change that cannot be stored rejects and leaves nothing
+ *   behind, `requireMessages` applies a change only while those messages exist, upserts apply
+ *   before deletions and the outbox last, and calls for one owner apply in call order;
+ * - the outbox: seqs start at 1 and grow by one without gaps and are never reused, reads return
+ *   frames after the cursor in seq order, pruning by count or age keeps the newest frames;
+ * - history: pages come oldest first with `has_more`, `before` cursors walk 1,000 messages that
+ *   share timestamps with no gap and no repeat, the flat lane, each thread and each channel are
+ *   separate;
+ * - search: word prefixes match case- and diacritic-insensitively, query syntax is searched as
+ *   plain words, hits are ranked (more matched words, then more occurrences, then newest), at most
+ *   `limit`, scoped to a chat or thread when asked, with snippets of at most 200 characters;
+ * - deletion and redaction: deleting messages or channels reports the media they held and forgets
+ *   its metadata, and redacts the stored outbox frames that showed them; media attached to one
+ *   message cannot be attached to another;
+ * - `findByClientMsgId`, and `unfinishedMessages` (streaming assistant messages of every owner).
+ *
+ * @param name Shown in the test names, e.g. `"postgres"`.
+ * @param make Makes a fresh, empty storage per test; see {@link StorageFactory}.
  */
 export function describeStorageConformance(name: string, make: StorageFactory): void {
   describe(`storage conformance: ${name}`, () => {
@@ -30,8 +62,7 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
 
     beforeEach(async () => {
       const made = await make();
-      storage = made.storage;
-      cleanup = made.cleanup;
+      ({ storage, cleanup } = isStorage(made) ? { storage: made, cleanup: undefined } : made);
       await storage.open?.();
     });
 
@@ -243,153 +274,7 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
       });
     });
 
-    describe("outbox", () => {
-      test("outbox - seqs start at 1 and grow by one across commits without gaps", async () => {
-        const all: number[] = [];
-        for (const n of [1, 3, 0, 2, 1]) {
-          const r = await storage.commit(A, { outbox: Array.from({ length: n }, (_, i) => ({ type: "notification", payload: { i } })) });
-          expect(r.seqs).toHaveLength(n);
-          all.push(...r.seqs);
-        }
-        expect(all).toEqual([1, 2, 3, 4, 5, 6, 7]);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 7 });
-      });
-
-      test("outbox - readOutbox returns frames after the cursor in seq order, at most limit", async () => {
-        const before = Date.now();
-        await storage.commit(A, { outbox: Array.from({ length: 10 }, (_, i) => ({ type: i % 2 ? "message" : "message.stop", payload: { i, text: "é \u{1F600}" } })) });
-        const after = Date.now();
-        const page = await storage.readOutbox(A, 3, 4);
-        expect(page.map((e) => e.seq)).toEqual([4, 5, 6, 7]);
-        expect(page[0]).toEqual({ type: "message", payload: { i: 3, text: "é \u{1F600}" }, seq: 4, ts: expect.any(Number) });
-        expect(page[0].ts).toBeGreaterThanOrEqual(before);
-        expect(page[0].ts).toBeLessThanOrEqual(after);
-        expect((await storage.readOutbox(A, 8, 100)).map((e) => e.seq)).toEqual([9, 10]);
-        expect(await storage.readOutbox(A, 10, 100)).toEqual([]);
-        expect((await storage.readOutbox(A, 0, 1)).map((e) => e.seq)).toEqual([1]);
-      });
-
-      test("outbox - prune by count keeps the newest frames and last", async () => {
-        await storage.commit(A, { outbox: Array.from({ length: 10 }, (_, i) => ({ type: "message", payload: { i } })) });
-        await storage.pruneOutbox(A, { maxFrames: 3, maxAgeMs: 86_400_000 }, Date.now());
-        expect(await storage.outboxBounds(A)).toEqual({ first: 8, last: 10 });
-        expect((await storage.readOutbox(A, 0, 100)).map((e) => e.seq)).toEqual([8, 9, 10]);
-        expect((await storage.commit(A, { outbox: [{ type: "message", payload: {} }] })).seqs).toEqual([11]);
-      });
-
-      test("outbox - prune by age drops only older frames", async () => {
-        await storage.commit(A, { outbox: [{ type: "message", payload: { n: 1 } }, { type: "message", payload: { n: 2 } }] });
-        await sleep(15);
-        await storage.commit(A, { outbox: [{ type: "message", payload: { n: 3 } }] });
-        const [, , newest] = await storage.readOutbox(A, 0, 10);
-        await storage.pruneOutbox(A, { maxFrames: 1000, maxAgeMs: 5 }, newest.ts + 5);
-        expect((await storage.readOutbox(A, 0, 10)).map((e) => e.seq)).toEqual([3]);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 3 });
-      });
-
-      test("outbox - pruning everything keeps last and seqs are never reused", async () => {
-        await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-        await storage.pruneOutbox(A, { maxFrames: 0, maxAgeMs: 86_400_000 }, Date.now());
-        expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 2 });
-        expect(await storage.readOutbox(A, 0, 10)).toEqual([]);
-        await storage.pruneOutbox(A, { maxFrames: 10, maxAgeMs: 0 }, Date.now() + 1000);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 2 });
-        expect((await storage.commit(A, { outbox: [{ type: "message", payload: {} }] })).seqs).toEqual([3]);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 3 });
-      });
-
-      test("outbox - an unlimited policy keeps everything", async () => {
-        await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-        await storage.pruneOutbox(A, { maxFrames: Infinity, maxAgeMs: Infinity }, Date.now() + 1e9);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 2 });
-        expect(await storage.readOutbox(A, 0, Infinity)).toHaveLength(2);
-      });
-
-      test("outbox - pruning one owner leaves the others alone", async () => {
-        await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-        await storage.commit(B, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-        await storage.pruneOutbox(A, { maxFrames: 0, maxAgeMs: 0 }, Date.now() + 1000);
-        expect(await storage.outboxBounds(B)).toEqual({ first: 1, last: 2 });
-        expect(await storage.readOutbox(B, 0, 10)).toHaveLength(2);
-      });
-    });
-
-    describe("history", () => {
-      test("history - an empty lane gives an empty page", async () => {
-        expect(await storage.history(A, { chat_id: "c1", thread_id: null, limit: 50 })).toEqual({ messages: [], has_more: false });
-      });
-
-      test("history - newest page comes oldest first with has_more", async () => {
-        await storage.commit(A, { messages: [msg("a", { ts: 30 }), msg("b", { ts: 10 }), msg("c", { ts: 20 }), msg("d", { ts: 40 })] });
-        const page = (await storage.history(A, { chat_id: "c1", thread_id: null, limit: 3 }))!;
-        expect(ids(page.messages)).toEqual(["c", "a", "d"]);
-        expect(page.has_more).toBe(true);
-        const older = (await storage.history(A, { chat_id: "c1", thread_id: null, limit: 3, before: "c" }))!;
-        expect(older).toEqual({ messages: [expect.objectContaining({ message_id: "b" })], has_more: false });
-        const exact = (await storage.history(A, { chat_id: "c1", thread_id: null, limit: 4 }))!;
-        expect(exact.has_more).toBe(false);
-        expect(exact.messages[0]).toEqual(msg("b", { ts: 10, text: "text of b" }));
-      });
-
-      test("history - pages by id when timestamps tie", async () => {
-        const tied = Array.from({ length: 25 }, (_, i) => msg(`m${String(i).padStart(2, "0")}`, { ts: 1000 }));
-        await storage.commit(A, { messages: [...tied].reverse() });
-        const seen: string[] = [];
-        let before: string | undefined;
-        for (;;) {
-          const page = (await storage.history(A, { chat_id: "c1", thread_id: null, limit: 4, before }))!;
-          seen.unshift(...ids(page.messages));
-          if (!page.has_more) break;
-          before = page.messages[0].message_id;
-        }
-        expect(seen).toEqual(ids(tied));
-      });
-
-      test("history - pages through 1,000 messages, many sharing one ts, with no gap and no repeat", async () => {
-        const all: StoredMessage[] = [];
-        for (let i = 0; i < 1000; i++) {
-          // Ids deliberately do not sort like timestamps, and 400 messages share ts 5000.
-          const ts = i >= 300 && i < 700 ? 5000 : i < 300 ? 1000 + i : 6000 + i;
-          all.push(msg(`id-${(i * 7919) % 1000}`.padEnd(9, "x"), { ts }));
-        }
-        for (let i = 0; i < all.length; i += 250) await storage.commit(A, { messages: all.slice(i, i + 250) });
-        await storage.commit(A, { messages: [msg("other-lane", { thread_id: "t1", ts: 5000 }), msg("other-chat", { chat_id: "c2", ts: 5000 })] });
-        const expected = ids([...all].sort((a, b) => a.ts - b.ts || (a.message_id < b.message_id ? -1 : 1)));
-        const seen: string[] = [];
-        let before: string | undefined;
-        let pages = 0;
-        for (;;) {
-          const page = (await storage.history(A, { chat_id: "c1", thread_id: null, limit: 37, before }))!;
-          pages++;
-          expect(page.messages.length).toBe(page.has_more ? 37 : 1000 % 37);
-          seen.unshift(...ids(page.messages));
-          if (!page.has_more) break;
-          before = page.messages[0].message_id;
-        }
-        expect(pages).toBe(Math.ceil(1000 / 37));
-        expect(new Set(seen).size).toBe(1000);
-        expect(seen).toEqual(expected);
-      });
-
-      test("history - lanes are separate: flat lane, each thread, each channel", async () => {
-        await storage.commit(A, {
-          messages: [msg("flat"), msg("in-t1", { thread_id: "t1" }), msg("in-t2", { thread_id: "t2" }), msg("other", { chat_id: "c2" })],
-        });
-        expect(ids((await storage.history(A, { chat_id: "c1", thread_id: null, limit: 50 }))!.messages)).toEqual(["flat"]);
-        expect(ids((await storage.history(A, { chat_id: "c1", thread_id: "t1", limit: 50 }))!.messages)).toEqual(["in-t1"]);
-        expect(ids((await storage.history(A, { chat_id: "c2", thread_id: null, limit: 50 }))!.messages)).toEqual(["other"]);
-      });
-
-      test("history - an unknown before, or one from another lane or owner, resolves undefined", async () => {
-        await storage.commit(A, { messages: [msg("flat"), msg("in-t1", { thread_id: "t1" })] });
-        await storage.commit(B, { messages: [msg("bobs")] });
-        expect(await storage.history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "nope" })).toBeUndefined();
-        expect(await storage.history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "in-t1" })).toBeUndefined();
-        expect(await storage.history(A, { chat_id: "c1", thread_id: "t1", limit: 5, before: "flat" })).toBeUndefined();
-        expect(await storage.history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "bobs" })).toBeUndefined();
-        expect(await storage.history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "flat" })).toEqual({ messages: [], has_more: false });
-      });
-    });
+    describeLanesConformance(() => storage);
 
     describe("findByClientMsgId", () => {
       test("findByClientMsgId - finds the message in any lane of the chat, and only there", async () => {
@@ -486,120 +371,10 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
       });
     });
 
-    describe("search", () => {
-      const search = (query: string, extra: Partial<Parameters<Storage["search"]>[1]> = {}) =>
-        storage.search(A, { query, scope: "all", limit: 20, ...extra });
-
-      test("search - finds words across the owner's messages with the hit's fields", async () => {
-        await storage.commit(A, {
-          messages: [msg("m1", { text: "The quick brown fox", role: "assistant", ts: 100 }), msg("m2", { text: "lazy dog", thread_id: "t1", ts: 200 })],
-        });
-        expect(await search("fox")).toEqual([{ message_id: "m1", chat_id: "c1", thread_id: null, role: "assistant", snippet: "The quick brown fox", ts: 100 }]);
-        expect(await search("dog")).toEqual([{ message_id: "m2", chat_id: "c1", thread_id: "t1", role: "user", snippet: "lazy dog", ts: 200 }]);
-        expect(await search("cat")).toEqual([]);
-      });
-
-      test("search - is case-insensitive and ignores diacritics both ways", async () => {
-        await storage.commit(A, { messages: [msg("m1", { text: "Un café très crème à Zürich" }), msg("m2", { text: "plain cafe" })] });
-        expect(ids(await search("CAFE")).sort()).toEqual(["m1", "m2"]);
-        expect(ids(await search("café")).sort()).toEqual(["m1", "m2"]);
-        expect(ids(await search("zurich"))).toEqual(["m1"]);
-        expect(ids(await search("Crème"))).toEqual(["m1"]);
-      });
-
-      test("search - matches word prefixes, not word middles", async () => {
-        await storage.commit(A, { messages: [msg("m1", { text: "configuration management" }), msg("m2", { text: "reconfigure" })] });
-        expect(ids(await search("config"))).toEqual(["m1"]);
-        expect(ids(await search("manag conf"))).toEqual(["m1"]);
-        expect(await search("uration")).toEqual([]);
-      });
-
-      test("search - input that looks like query syntax is searched as plain words", async () => {
-        await storage.commit(A, { messages: [msg("m1", { text: "use AND or NOT near the foo-bar (quoted) \"text\" with c++ and 2*3" })] });
-        for (const q of ['"foo', "foo AND", "NOT foo", "foo OR", "(foo", "foo*", "-foo", "foo:bar", "NEAR/2 foo", "^foo", "foo'bar", "c++", "2*3"]) {
-          expect(ids(await search(q)), q).toEqual(["m1"]);
-        }
-      });
-
-      test("search - blank-ish input gives no hits and never fails", async () => {
-        await storage.commit(A, { messages: [msg("m1", { text: "some words * here" })] });
-        for (const q of ["*", '"', "()", " - ", "\u0301", "...", "''", "\t\n"]) {
-          expect(await search(q), JSON.stringify(q)).toEqual([]);
-        }
-      });
-
-      test("search - chat scope covers the channel and its threads, thread scope only that thread", async () => {
-        await storage.commit(A, {
-          messages: [
-            msg("flat", { text: "needle one", ts: 1 }),
-            msg("t1m", { text: "needle two", thread_id: "t1", ts: 2 }),
-            msg("t2m", { text: "needle three", thread_id: "t2", ts: 3 }),
-            msg("c2m", { text: "needle four", chat_id: "c2", ts: 4 }),
-          ],
-        });
-        expect(ids(await search("needle"))).toEqual(["c2m", "t2m", "t1m", "flat"]);
-        expect(ids(await search("needle", { scope: "chat", chat_id: "c1" }))).toEqual(["t2m", "t1m", "flat"]);
-        expect(ids(await search("needle", { scope: "chat", chat_id: "c1", thread_id: "t1" }))).toEqual(["t1m"]);
-        expect(ids(await search("needle", { scope: "chat", chat_id: "c2" }))).toEqual(["c2m"]);
-      });
-
-      test("search - returns at most limit hits", async () => {
-        await storage.commit(A, { messages: Array.from({ length: 30 }, (_, i) => msg(`m${i}`, { text: `common word ${i}`, ts: i })) });
-        const hits = await search("common", { limit: 7 });
-        expect(ids(hits)).toEqual(["m29", "m28", "m27", "m26", "m25", "m24", "m23"]);
-        expect(await search("common", { limit: 1 })).toHaveLength(1);
-      });
-
-      test("search - ranks more matched words first, then more occurrences, then newest", async () => {
-        await storage.commit(A, {
-          messages: [
-            msg("both", { text: "alpha and beta together", ts: 1 }),
-            msg("alpha-thrice", { text: "alpha alpha alpha", ts: 2 }),
-            msg("alpha-once-old", { text: "alpha only", ts: 3 }),
-            msg("alpha-once-new", { text: "only alpha", ts: 4 }),
-            msg("none", { text: "gamma", ts: 5 }),
-          ],
-        });
-        expect(ids(await search("alpha beta"))).toEqual(["both", "alpha-thrice", "alpha-once-new", "alpha-once-old"]);
-      });
-
-      test("search - snippet is at most 200 characters with context around the first hit", async () => {
-        const long = `${"lorem ipsum ".repeat(60)}the needle sits here ${"dolor sit amet ".repeat(60)}`;
-        await storage.commit(A, { messages: [msg("long", { text: long }), msg("start", { text: `needle first ${"x".repeat(500)}` })] });
-        const hits = await search("needle");
-        expect(hits).toHaveLength(2);
-        for (const h of hits) {
-          expect(h.snippet.length).toBeLessThanOrEqual(LIMITS.snippetMax);
-          expect(h.snippet.length).toBeGreaterThan(20);
-          expect(h.snippet).toContain("needle");
-        }
-        const deep = hits.find((h) => h.message_id === "long")!;
-        expect(deep.snippet).toMatch(/ipsum.*needle sits here.*dolor/);
-      });
-
-      test("search - snippet keeps the original accents", async () => {
-        await storage.commit(A, { messages: [msg("m1", { text: "Déjà vu" })] });
-        expect((await search("deja"))[0].snippet).toBe("Déjà vu");
-      });
-    });
-
-    describe("unfinishedMessages", () => {
-      test("unfinishedMessages - lists streaming assistant messages of every owner", async () => {
-        await storage.commit(A, {
-          messages: [
-            msg("s1", { role: "assistant", status: "streaming" }),
-            msg("done", { role: "assistant", status: "complete" }),
-            msg("user", { role: "user" }),
-          ],
-        });
-        await storage.commit(B, { messages: [msg("s2", { role: "assistant", status: "streaming", thread_id: "t1" })] });
-        const open = await storage.unfinishedMessages();
-        expect(open.map((u) => `${u.owner}/${u.message.message_id}`).sort()).toEqual([`${A}/s1`, `${B}/s2`]);
-        expect(open.find((u) => u.owner === B)!.message).toEqual(expect.objectContaining({ thread_id: "t1", status: "streaming", role: "assistant" }));
-        await storage.commit(A, { messages: [msg("s1", { role: "assistant", status: "interrupted" })] });
-        await storage.commit(B, { deleteMessages: ["s2"] });
-        expect(await storage.unfinishedMessages()).toEqual([]);
-      });
-    });
+    describeSearchConformance(() => storage);
   });
+}
+
+function isStorage(made: Storage | StorageUnderTest): made is Storage {
+  return typeof (made as Storage).commit === "function";
 }

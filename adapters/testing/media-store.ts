@@ -1,20 +1,40 @@
-/**
- * The shared conformance suite of the {@link MediaStore} contract. Every implementation runs it
- * through a test file of a few lines:
- *
- * ```ts
- * import { memoryMediaStore } from "chat-gateway/media/memory";
- * import { describeMediaStoreConformance } from "../conformance/media-store.js";
- * describeMediaStoreConformance("memory", () => memoryMediaStore());
- * ```
- * @module
- */
+// The MediaStore conformance suite, exported by "chat-gateway/testing".
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { MediaStore } from "chat-gateway";
 
-/** Run the conformance suite. `make` returns a fresh, empty store for each test. */
-export function describeMediaStoreConformance(name: string, make: () => MediaStore | Promise<MediaStore>): void {
+/**
+ * Makes the media store for one test: called at the start of every test, it must return a fresh,
+ * EMPTY store that shares no items with the ones it made before (a new folder, a new instance).
+ */
+export type MediaStoreFactory = () => MediaStore | Promise<MediaStore>;
+
+/**
+ * Declares, with vitest's `describe`/`it`, the conformance tests of the {@link MediaStore}
+ * contract for one implementation, inside a `describe("MediaStore conformance: <name>")` block.
+ * Call it at the top level of a test file:
+ *
+ * ```ts
+ * import { describeMediaStoreConformance } from "chat-gateway/testing";
+ * import { myMediaStore } from "./my-media-store.js";
+ * describeMediaStoreConformance("my media store", () => myMediaStore());
+ * ```
+ *
+ * What it checks:
+ * - round trips: several MiB written in odd-sized chunks read back byte for byte, empty items,
+ *   a writer's buffer reusable once a write resolves, any id string kept distinct;
+ * - commit and abort: an item being written is not readable, a committed writer refuses further
+ *   writes, an abort leaves nothing readable, is idempotent and does not disturb a committed item
+ *   with the same id; reading an id never written fails;
+ * - owners: the same id under two owners holds two items, and one owner can neither read nor
+ *   delete another's; `delete` removes the named items, ignores unknown ids and keeps the rest;
+ * - concurrency: interleaved writers never mix bytes, two readers of one item each get all of it,
+ *   and a reader stopped early does not spoil later reads.
+ *
+ * @param name Shown in the test names, e.g. `"fs"`.
+ * @param make Makes a fresh, empty store per test; see {@link MediaStoreFactory}.
+ */
+export function describeMediaStoreConformance(name: string, make: MediaStoreFactory): void {
   describe(`MediaStore conformance: ${name}`, () => {
     it("round trip - several MiB written in odd-sized chunks read back byte for byte", async () => {
       const store = await make();
