@@ -214,9 +214,9 @@ function sha256(bytes: Uint8Array): string {
 }
 
 /** Deterministic bytes, so a failure reproduces; a xorshift generator is plenty for test data. */
-function pseudoRandomBytes(length: number, seed: number): Uint8Array {
+function pseudoRandomBytes(length: number, salt: number): Uint8Array {
   const out = new Uint8Array(length);
-  let x = seed * 2_654_435_761 || 1;
+  let x = salt * 2_654_435_761 || 1;
   for (let i = 0; i < length; i++) {
     x ^= x << 13;
     x ^= x >>> 17;
