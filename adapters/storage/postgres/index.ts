@@ -17,12 +17,10 @@ import type { Pool, PoolClient } from "pg";
 import type {
   Change,
   Channel,
-  ChatId,
   CommitResult,
   Device,
   HistoryPage,
   HistoryQuery,
-  MediaId,
   MediaRecord,
   OutboxBounds,
   OutboxEntry,
@@ -37,8 +35,8 @@ import type {
 import { outboxRedactionKey } from "chat-gateway";
 import { attachMedia, dropMediaOf, messagesPresent, redactOutbox } from "./integrity.js";
 import { migrate } from "./schema.js";
-import { tsvectorText } from "./search.js";
 import { postgresSearch } from "./search-plan.js";
+import { laneKey, lastByKey, prepareMessage } from "./rows.js";
 
 /** Options of {@link postgresStorage}. Give `pool` or `connectionString`. */
 export interface PostgresStorageOptions {
@@ -55,26 +53,6 @@ export interface PostgresStorageOptions {
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-function laneKey(threadId: ChatId | null): string {
-  return threadId ?? "";
-}
-
-/** Serialise before the transaction: a value JSON cannot hold throws while nothing is written. */
-function prepareMessage(m: StoredMessage): unknown[] {
-  const vectors = tsvectorText(m.text, m.chat_id, m.thread_id);
-  return [m.message_id, m.chat_id, laneKey(m.thread_id), m.role, m.status ?? null, m.ts, m.client_msg_id ?? null, m.text, vectors.words, JSON.stringify(m), vectors.lanes];
-}
-
-/** The last occurrence of each key wins, as if applied one by one (one INSERT cannot touch a row twice). */
-function lastByKey<T>(items: T[], key: (item: T) => string): T[] {
-  const byKey = new Map<string, T>();
-  for (const item of items) {
-    byKey.delete(key(item));
-    byKey.set(key(item), item);
-  }
-  return [...byKey.values()];
-}
 
 /**
  * Creates a {@link Storage} on PostgreSQL.
