@@ -1,6 +1,6 @@
 /**
  * Limits on the shape of a decoded frame, checked right after `JSON.parse` and before anything
- * else looks at it (docs/PROTOCOL.md "Transport and envelope").
+ * else looks at it (docs/PROTOCOL.md §1).
  * @module
  */
 

@@ -40,7 +40,7 @@ export async function sendMessage(hub: Hub, owner: Owner, payload: ClientPayload
   }
   const text = payload.text ?? "";
   const refs = payload.media_refs ?? [];
-  // Empty means "": whitespace is text a person chose to send (docs/PROTOCOL.md, Messages and turns).
+  // Empty means "": whitespace is text a person chose to send (docs/PROTOCOL.md §4.1).
   if (text === "" && refs.length === 0) throw new GatewayError("unsupported", `field "text": empty text needs media_refs`);
 
   const key = payload.client_msg_id;

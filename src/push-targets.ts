@@ -1,6 +1,6 @@
 /**
  * The grammar of the push targets a device registers (`ntfy_topic`, `fcm_token` in `hello` and
- * `fcm.register`; docs/PROTOCOL.md "Push, notifications"). They are checked where they enter, and
+ * `fcm.register`; docs/PROTOCOL.md §6). They are checked where they enter, and
  * push senders check them again before building a request, because a target ends up in a URL or a
  * request body sent with the operator's credentials.
  * @module

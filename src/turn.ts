@@ -59,14 +59,13 @@ function describeFailure(error: unknown): string {
  * rule: streaming frames and history carry them). True when something changed.
  */
 function noteUsage(message: StoredMessage, usage: Omit<UsageEvent, "type">): boolean {
-  const before = `${message.model}\u0000${message.tokens}`;
-  const model = usage.model ? bareModelId(usage.model) : "";
-  if (model) message.model = model;
+  const { model, tokens } = message;
+  if (usage.model) message.model = bareModelId(usage.model) || message.model;
   if (usage.totalTokens !== undefined) message.tokens = usage.totalTokens;
   else if (usage.promptTokens !== undefined || usage.completionTokens !== undefined) {
     message.tokens = (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0);
   }
-  return `${message.model}\u0000${message.tokens}` !== before;
+  return message.model !== model || message.tokens !== tokens;
 }
 
 /** `model` and `tokens` of a live frame, each only when known. */
