@@ -35,8 +35,16 @@ export function stopAsMessage(stop: OutgoingFrame): OutgoingFrame {
   return frame;
 }
 
-/** The request id of a frame's text, if it has one (for an answer to a frame that was not parsed). */
+/** Frames longer than this are not parsed just to find their id: a refused flood must stay cheap. */
+const PEEK_MAX_CHARS = 16 * 1024;
+
+/**
+ * The request id of a frame's text, if it has one (for an answer to a frame that was not parsed).
+ * A frame over 16 Ki characters gets no id: parsing a megabyte per refused frame would let a flood
+ * past the rate budget cost what the budget is there to prevent.
+ */
 export function peekId(text: string): string | undefined {
+  if (text.length > PEEK_MAX_CHARS) return undefined;
   try {
     const id = (JSON.parse(text) as { id?: unknown }).id;
     return typeof id === "string" ? id : undefined;

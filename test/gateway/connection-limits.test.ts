@@ -99,6 +99,21 @@ describe("connection limits", () => {
     expect(c.frames.filter((f) => f.payload?.code === "rate_limited").length).toBeGreaterThanOrEqual(290);
   });
 
+  it("limits - a refused frame carries its id when small; a large one is not parsed for it", async () => {
+    h = await startGateway({ rateLimit: { perSecond: 1, burst: 2 } });
+    const c = await raw(h.url);
+    c.send("hello", { token: "", device_id: "big" }, "h");
+    c.send("ping", {}, "p1");
+    c.send("ping", {}, "small");
+    c.send("ping", { pad: "x".repeat(20_000) }, "large");
+    await c.waitFor((f) => f.id === "small");
+    await sleep(100);
+    expect(c.frames.find((f) => f.id === "small")?.payload?.code).toBe("rate_limited");
+    const refused = c.frames.filter((f) => f.payload?.code === "rate_limited");
+    expect(refused).toHaveLength(2);
+    expect(refused.find((f) => f.id !== "small")?.id).toBeUndefined();
+  });
+
   it("limits - garbage binary messages spend the frame budget and past it get no reply; chunks of an upload in flight are free", async () => {
     h = await startGateway({ rateLimit: { perSecond: 5, burst: 10 } });
     const c = await Client.connect(h.url);
