@@ -1,5 +1,5 @@
 /**
- * Conformance of deletions (see `Change` in `src/storage.ts`): media held by one message, and the
+ * Conformance of deletions (see the `Change` type of `chat-gateway`): media held by one message, and the
  * redaction of outbox frames that show deleted messages and channels. Part of
  * {@link describeStorageConformance}.
  * @module
