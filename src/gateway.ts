@@ -4,24 +4,24 @@
  * @module
  */
 import { EventEmitter } from "eventemitter3";
-import { openAuthenticator } from "./authenticator.js";
-import { memoryBus } from "./bus.js";
-import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type ChannelInput } from "./channel-requests.js";
-import { createCommandRegistry, type CommandRegistry } from "./commands.js";
-import type { Connection, ConnectionHandle } from "./connection.js";
-import { DeviceSession } from "./device-session.js";
+import { openAuthenticator } from "./contracts/authenticator.js";
+import { memoryBus } from "./contracts/bus.js";
+import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type ChannelInput } from "./requests/channel-requests.js";
+import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js";
+import type { Connection, ConnectionHandle } from "./contracts/connection.js";
+import { DeviceSession } from "./connection/device-session.js";
 import { CLOSE_CODES, GatewayError } from "./errors.js";
-import { Hub, type GatewayEvents } from "./hub.js";
-import type { LaneLease } from "./lane-lock.js";
-import { laneKey, type AbortReason, type LaneTurn } from "./lanes.js";
+import { Hub, type GatewayEvents } from "./outbox/hub.js";
+import type { LaneLease } from "./contracts/lane-lock.js";
+import { laneKey, type AbortReason, type LaneTurn } from "./turn/lanes.js";
 import type { ChatId, Owner, Seq } from "./ids.js";
 import type { GatewayOptions, ResolvedOptions } from "./options.js";
-import type { Channel, Notification, NotificationKind, StoredMessage } from "./records.js";
-import type { RuntimeEvent } from "./runtime.js";
-import { checkRevocation, type Revocation } from "./revocation.js";
+import type { Channel, Notification, NotificationKind, StoredMessage } from "./contracts/records.js";
+import type { RuntimeEvent } from "./contracts/runtime.js";
+import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
-import { stopPayload } from "./message-payloads.js";
-import { runAnswer } from "./turn.js";
+import { stopPayload } from "./protocol/message-payloads.js";
+import { runAnswer } from "./turn/turn.js";
 
 /** What server-side code posts into a channel (`gateway.post`). */
 export type PostInput =

@@ -2,15 +2,15 @@
  * The options of {@link createGateway} and their defaults.
  * @module
  */
-import type { Authenticator } from "./authenticator.js";
-import type { Bus } from "./bus.js";
-import type { LaneLock } from "./lane-lock.js";
-import type { MediaStore } from "./media-store.js";
-import type { PushSender } from "./push.js";
-import type { RuntimeInfoOptions } from "./runtime-info.js";
-import type { AgentRuntime } from "./runtime.js";
-import type { RetentionPolicy, Storage } from "./storage.js";
-import type { RateLimit } from "./token-bucket.js";
+import type { Authenticator } from "./contracts/authenticator.js";
+import type { Bus } from "./contracts/bus.js";
+import type { LaneLock } from "./contracts/lane-lock.js";
+import type { MediaStore } from "./contracts/media-store.js";
+import type { PushSender } from "./contracts/push.js";
+import type { RuntimeInfoOptions } from "./turn/runtime-info.js";
+import type { AgentRuntime } from "./contracts/runtime.js";
+import type { RetentionPolicy, Storage } from "./contracts/storage.js";
+import type { RateLimit } from "./connection/token-bucket.js";
 import type { Logger } from "./logger.js";
 
 export type { Logger } from "./logger.js";

@@ -1,0 +1,338 @@
+/**
+ * One device connection: the hello deadline and per-address cap, the frame queue, rate limiting,
+ * delivery per device caps and sync (hello itself is in `handshake.ts`, the live/replayed order
+ * of stored frames in `frame-order.ts`, the slow-consumer policy in `outflow.ts`).
+ * Requests are handled one at a time per connection, in order.
+ * @module
+ */
+import { randomBytes } from "node:crypto";
+import type { AuthResult } from "../contracts/authenticator.js";
+import type { OutgoingFrame } from "../contracts/bus.js";
+import type { Connection, ConnectionHandle } from "../contracts/connection.js";
+import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
+import { FrameOrder } from "./frame-order.js";
+import { FrameError, parseClientFrame, type ClientFrame } from "../protocol/frames.js";
+import { shakeHands, type Attached, type HelloFrame } from "./handshake.js";
+import type { Hub, HubSession } from "../outbox/hub.js";
+import type { Owner } from "../ids.js";
+import type { ServerFrame } from "../protocol/protocol.js";
+import type { Device, DeviceCaps } from "../contracts/records.js";
+import { Outflow } from "./outflow.js";
+import { handleRequest, type RequestSession } from "./requests.js";
+import { AdmissionWatch, type Revocation } from "./revocation.js";
+import { TokenBucket } from "./token-bucket.js";
+import type { Uploads } from "../requests/media-transfer.js";
+import { createUploads } from "../requests/media-transfer.js";
+import { peekId, stopAsMessage } from "../protocol/wire.js";
+
+let nextConnection = 0;
+/** Makes connection ids unique across processes that share a bus. */
+const PROCESS_TAG = randomBytes(4).toString("hex");
+
+/** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
+const BINARY_QUEUE_BYTES = 1024 * 1024;
+
+/** A connection from `hello` to close. */
+export class DeviceSession implements HubSession, ConnectionHandle, RequestSession {
+  readonly id = `c${PROCESS_TAG}-${++nextConnection}`;
+  readonly #hub: Hub;
+  readonly #conn: Connection;
+  readonly #bucket: TokenBucket;
+  #queue: Promise<void> = Promise.resolve();
+  #state: "hello" | "ready" | "closed" = "hello";
+  #owner: Owner | undefined;
+  #user: string | null = null;
+  #device: Device | undefined;
+  /** The owner whose frames this session receives, from the start of hello.ok's preparation. */
+  #attached: Owner | undefined;
+  readonly #order = new FrameOrder();
+  readonly #outflow: Outflow;
+  #helloTimer: NodeJS.Timeout | undefined;
+  /** The client address counted against `maxConnectionsPerIp`, released on close. */
+  #address: string | undefined;
+  #binaryQueued = 0;
+  #paused = false;
+  readonly #admission = new AdmissionWatch();
+  readonly uploads: Uploads;
+
+  constructor(hub: Hub, conn: Connection) {
+    this.#hub = hub;
+    this.#conn = conn;
+    this.#bucket = new TokenBucket(hub.options.rateLimit, hub.options.now);
+    this.#outflow = new Outflow(conn, hub.options.backpressure, () => this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync"));
+    this.uploads = createUploads(hub, this);
+  }
+
+  /**
+   * The gateway took the connection: count it against its client address and start the hello
+   * deadline, so a socket that never says hello does not stay open.
+   */
+  open(): void {
+    const address = this.#conn.context.remoteAddress;
+    if (address !== undefined) {
+      if (!this.#hub.addresses.tryAdd(address, this.#hub.options.maxConnectionsPerIp)) {
+        this.#refuseBusy(`too many connections from this address (at most ${this.#hub.options.maxConnectionsPerIp})`);
+        return;
+      }
+      this.#address = address;
+    }
+    const ms = this.#hub.options.helloTimeoutMs;
+    this.#helloTimer = setTimeout(() => {
+      if (this.#state !== "hello") return;
+      this.send({ type: "error", payload: { code: "auth", message: `hello not completed within ${ms} ms` } });
+      this.close(CLOSE_CODES.helloTimeout, "hello timeout");
+    }, ms);
+    this.#helloTimer.unref();
+  }
+
+  get owner(): Owner {
+    if (this.#owner === undefined) throw new GatewayError("auth", "hello first");
+    return this.#owner;
+  }
+  get user(): string | null {
+    return this.#user;
+  }
+  get device(): Device {
+    if (!this.#device) throw new GatewayError("auth", "hello first");
+    return this.#device;
+  }
+  get caps(): DeviceCaps {
+    return this.device.caps;
+  }
+
+  receiveText(text: string): void {
+    if (this.#state === "closed") return;
+    if (this.#tooBig(text)) {
+      this.close(CLOSE_CODES.tooBig, "frame too large");
+      return;
+    }
+    // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
+    if (!this.#bucket.take()) {
+      this.send({ type: "error", payload: { code: "rate_limited", message: "too many frames; slow down" } }, peekId(text));
+      return;
+    }
+    this.#enqueue(() => this.#handleText(text));
+  }
+
+  receiveBinary(data: Uint8Array): void {
+    if (this.#state === "closed") return;
+    if (this.#state !== "ready") {
+      this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
+      return;
+    }
+    this.#binaryQueued += data.byteLength;
+    if (!this.#paused && this.#binaryQueued > BINARY_QUEUE_BYTES && this.#conn.pause) {
+      this.#paused = true;
+      this.#conn.pause();
+    }
+    this.#enqueue(() =>
+      this.uploads
+        .chunk(data)
+        .catch((error) => {
+          // Only chunks of an upload in flight are free: any other binary message spends the frame
+          // budget, and past it is dropped without a reply, so garbage cannot buy one reply each.
+          if (this.#bucket.take()) this.#sendError(error, undefined);
+        })
+        .finally(() => {
+          this.#binaryQueued -= data.byteLength;
+          if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2) {
+            this.#paused = false;
+            this.#conn.resume?.();
+          }
+        }),
+    );
+  }
+
+  closed(): void {
+    if (this.#state === "closed") return;
+    this.#state = "closed";
+    clearTimeout(this.#helloTimer);
+    this.#outflow.stop();
+    if (this.#address !== undefined) this.#hub.addresses.release(this.#address);
+    this.#admission.stop();
+    this.uploads.dropAll();
+    if (this.#attached !== undefined) this.#hub.detach(this.#attached, this);
+    this.#hub.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
+  }
+
+  close(code: number, reason: string): void {
+    this.#conn.close(code, reason);
+    this.closed();
+  }
+
+  /** Ends the connection (`error` auth, 4401) when `revocation` covers what it was admitted with; true if it did. */
+  revoke(revocation: Revocation): boolean {
+    if (this.#state === "closed" || !this.#admission.hear(revocation)) return false;
+    this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"));
+    return true;
+  }
+
+  #tooBig(text: string): boolean {
+    const max = this.#hub.options.maxFrameBytes;
+    // UTF-16 length never exceeds UTF-8 length, and UTF-8 is at most 3 bytes per UTF-16 unit.
+    if (text.length > max) return true;
+    if (text.length * 3 <= max) return false;
+    return Buffer.byteLength(text, "utf8") > max;
+  }
+
+  #enqueue(work: () => Promise<void>): void {
+    this.#queue = this.#queue.then(work).catch((error) => {
+      this.#hub.log.error("unhandled error in a connection", error);
+    });
+  }
+
+  async #handleText(text: string): Promise<void> {
+    if (this.#state === "closed") return;
+    let frame: ClientFrame;
+    try {
+      frame = parseClientFrame(text);
+    } catch (error) {
+      const requestId = error instanceof FrameError ? error.requestId : undefined;
+      if (this.#state === "hello") return this.#refuseAuth(new GatewayError("auth", `the first frame must be a valid hello (${(error as Error).message})`), requestId);
+      return this.#sendError(error, requestId);
+    }
+    if (this.#state === "hello") {
+      if (frame.type !== "hello") return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"), frame.id);
+      return this.#hello(frame);
+    }
+    if (frame.type === "hello") return this.#sendError(new GatewayError("unsupported", "hello was already sent on this connection"), frame.id);
+    try {
+      await handleRequest(this.#hub, this, frame);
+    } catch (error) {
+      this.#sendError(error, frame.id);
+    }
+  }
+
+  #hello(frame: HelloFrame): Promise<void> {
+    return shakeHands(
+      {
+        hub: this.#hub,
+        context: this.#conn.context,
+        admission: this.#admission,
+        isClosed: () => this.#isClosed(),
+        send: (reply, requestId) => this.send(reply, requestId),
+        close: (code, reason) => this.close(code, reason),
+        refuseAuth: (error, requestId) => this.#refuseAuth(error, requestId),
+        refuseBusy: (message, requestId) => this.#refuseBusy(message, requestId),
+        sendError: (error, requestId) => this.#sendError(error, requestId),
+        attach: (owner) => this.#attach(owner),
+        ready: (auth, device, attached, helloOk, requestId) => this.#ready(auth, device, attached, helloOk, requestId),
+      },
+      frame,
+    );
+  }
+
+  #ready(auth: AuthResult, device: Device, { bounds, held }: Attached, helloOk: ServerFrame, requestId: string | undefined): void {
+    clearTimeout(this.#helloTimer);
+    this.#owner = auth.owner;
+    this.#user = auth.user;
+    this.#device = device;
+    this.#state = "ready";
+    this.send(helloOk, requestId);
+    this.#order.start(bounds.last);
+    for (const f of held) this.deliver(f);
+    this.#hub.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
+  }
+
+  /**
+   * Subscribes this session to the owner's frames, then reads the cursor for `hello.ok`. The bus
+   * subscription is active before the read starts, so a stored frame published before it was
+   * committed before the read and is at or below the cursor (`sync` replays it); every later one
+   * reaches this session, and is held here until `hello.ok` is out. Everything up to the first
+   * await runs in the caller's synchronous step: `shakeHands` checks the per-owner connection cap
+   * immediately before calling this, so parallel hellos cannot all pass the cap.
+   */
+  async #attach(owner: Owner): Promise<Attached> {
+    const held = this.#order.hold();
+    try {
+      this.#attached = owner;
+      this.#hub.attach(owner, this);
+      await this.#hub.bus.ready?.(owner);
+      return { bounds: await this.#hub.storage.outboxBounds(owner), held };
+    } finally {
+      this.#order.release();
+    }
+  }
+
+  /** Re-reads the state after an await (TypeScript keeps the narrowing from before it). */
+  #isClosed(): boolean {
+    return this.#state === "closed";
+  }
+
+  #refuseBusy(message: string, requestId?: string): void {
+    this.send({ type: "error", payload: { code: "rate_limited", message } }, requestId);
+    this.close(CLOSE_CODES.tooManyConnections, "too many connections");
+  }
+
+  #refuseAuth(error: GatewayError, requestId?: string): void {
+    this.send({ type: "error", payload: toWireError(error) }, requestId);
+    this.close(CLOSE_CODES.auth, "auth");
+  }
+
+  #sendError(error: unknown, requestId: string | undefined): void {
+    if (!isGatewayError(error)) {
+      this.#hub.log.error("request failed", error);
+      this.#hub.events.emit("error", error);
+    }
+    this.send({ type: "error", payload: toWireError(error) }, requestId);
+  }
+
+  /** From the bus: apply this device's caps and the slow-consumer policy. */
+  deliver(frame: OutgoingFrame): void {
+    if (this.#state === "closed" || this.#order.absorbs(frame)) return;
+    // Live frames before hello.ok are stale by the time it is out.
+    if (this.#state !== "ready") return;
+    this.#order.sentLive(frame);
+    this.#sendShaped(frame, undefined);
+  }
+
+  respond(frame: OutgoingFrame, requestId: string | undefined): void {
+    if (this.#order.holds(frame, requestId)) return;
+    this.#order.sentLive(frame);
+    this.#sendShaped(frame, requestId);
+  }
+
+  /** A frame replayed by sync: shaped for this device, never held back, skipped if it already went out live. */
+  deliverReplay(frame: OutgoingFrame): void {
+    if (this.#order.sentAlready(frame)) return;
+    this.#sendShaped(frame, undefined);
+  }
+
+  /** The device record changed (fcm.register). */
+  updateDevice(device: Device): void {
+    this.#device = device;
+  }
+
+  /** Send with the device's caps applied: streaming off, media off. */
+  #sendShaped(frame: OutgoingFrame, requestId: string | undefined): void {
+    const caps = this.#device?.caps;
+    if (caps && !caps.streaming) {
+      if (frame.type === "message.start" || frame.type === "message.update") return;
+      if (frame.type === "message.stop") frame = stopAsMessage(frame);
+    }
+    if (caps && !caps.media && frame.type === "media.offer") return;
+    this.#write(frame, requestId);
+  }
+
+  /** Send a frame this connection built (a response, an error): only the protocol's frame types. */
+  send(frame: ServerFrame, requestId?: string): void {
+    this.#write(frame, requestId);
+  }
+
+  /** Send any frame, built here or passed on from the bus or the outbox, under the slow-consumer policy. */
+  #write(frame: OutgoingFrame, requestId?: string): void {
+    if (this.#state !== "closed") this.#outflow.send(frame, requestId);
+  }
+
+  sendBinary(data: Uint8Array): void {
+    if (this.#state !== "closed") this.#outflow.sendBinary(data);
+  }
+
+  drained(): Promise<boolean> {
+    return this.#outflow.drained();
+  }
+
+  replay(run: () => Promise<number>): Promise<void> {
+    return this.#order.replay(run, (frame) => this.deliverReplay(frame));
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The `hello` handshake of one connection, up to `hello.ok`: the hello's own fields, the
+ * authenticator with revocation admission, the device record, and the per-owner connection cap
+ * checked in the same step as the attach to the owner's frames.
+ * @module
+ */
+import type { AuthResult, ConnectionContext } from "../contracts/authenticator.js";
+import type { OutgoingFrame } from "../contracts/bus.js";
+import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
+import type { ClientFrame } from "../protocol/frames.js";
+import { helloLimits } from "../protocol/hello-limits.js";
+import type { Hub } from "../outbox/hub.js";
+import type { Owner } from "../ids.js";
+import { PROTOCOL_VERSION, type ServerFrame } from "../protocol/protocol.js";
+import { pushTargetError } from "../outbox/push-targets.js";
+import type { Device, DeviceCaps } from "../contracts/records.js";
+import type { AdmissionWatch } from "./revocation.js";
+import type { OutboxBounds } from "../contracts/storage.js";
+
+export type HelloFrame = Extract<ClientFrame, { type: "hello" }>;
+
+/** A connection subscribed to its owner's frames: the cursor for `hello.ok`, and the stored frames held back until it is out. */
+export interface Attached {
+  bounds: OutboxBounds;
+  held: OutgoingFrame[];
+}
+
+/** What the handshake needs from the connection it admits. */
+export interface HelloHost {
+  readonly hub: Hub;
+  readonly context: ConnectionContext;
+  readonly admission: AdmissionWatch;
+  /** Re-reads the state after an await (TypeScript keeps the narrowing from before it). */
+  isClosed(): boolean;
+  send(frame: ServerFrame, requestId?: string): void;
+  close(code: number, reason: string): void;
+  /** `error` auth, then close with 4401. */
+  refuseAuth(error: GatewayError, requestId?: string): void;
+  /** `error` rate_limited, then close as too many connections. */
+  refuseBusy(message: string, requestId?: string): void;
+  sendError(error: unknown, requestId: string | undefined): void;
+  /** Subscribes to the owner's frames; it attaches synchronously, before its first await. */
+  attach(owner: Owner): Promise<Attached>;
+  /** Admitted: the connection becomes ready, sends `helloOk` and then the frames held back. */
+  ready(auth: AuthResult, device: Device, attached: Attached, helloOk: ServerFrame, requestId: string | undefined): void;
+}
+
+/** Runs `hello` through to `hello.ok`, or refuses it with the protocol's error code and closes. */
+export async function shakeHands(host: HelloHost, frame: HelloFrame): Promise<void> {
+  const caps = helloCaps(frame.payload);
+  if (!acceptsHello(host, frame, caps)) return;
+  const auth = await authenticate(host, frame);
+  if (auth === undefined) return;
+  try {
+    const device = await registerDevice(host.hub, auth.owner, frame.payload, caps);
+    if (host.isClosed()) return;
+    // Checked in the same synchronous step as the attach below, so parallel hellos cannot all pass it.
+    const most = host.hub.options.maxConnectionsPerOwner;
+    if (host.hub.connectionCount(auth.owner) >= most) return host.refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
+    const attached = await host.attach(auth.owner);
+    if (host.isClosed()) return;
+    host.ready(auth, device, attached, helloOk(host.hub, attached.bounds.last, auth.user), frame.id);
+  } catch (error) {
+    failInternally(host, "hello failed", error, frame.id);
+  }
+}
+
+function helloCaps(p: HelloFrame["payload"]): DeviceCaps {
+  return {
+    min_protocol: p.caps?.min_protocol ?? 1,
+    media: p.caps?.media ?? true,
+    push: p.caps?.push ?? "none",
+    streaming: p.caps?.streaming ?? true,
+  };
+}
+
+/** The hello's own fields, before any credential is looked at; false when it was refused. */
+function acceptsHello(host: HelloHost, frame: HelloFrame, caps: DeviceCaps): boolean {
+  const p = frame.payload;
+  if (!p.device_id) {
+    host.refuseAuth(new GatewayError("auth", `hello: field "device_id" must be a non-empty string`), frame.id);
+    return false;
+  }
+  const invalid = pushTargetError("hello", p);
+  if (invalid) {
+    // A hello field outside its grammar: the same hello would fail again, so 1008 rather than a retry.
+    host.send({ type: "error", payload: toWireError(invalid) }, frame.id);
+    host.close(CLOSE_CODES.invalidHello, "invalid hello");
+    return false;
+  }
+  if (caps.min_protocol > PROTOCOL_VERSION) {
+    host.send({ type: "error", payload: { code: "unsupported", message: `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}` } }, frame.id);
+    host.close(CLOSE_CODES.protocolTooNew, "protocol too new");
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Asks the authenticator, then admits its answer unless a revocation heard while it ran covers it;
+ * arms the credential's expiry. Undefined when the hello was refused or the connection closed.
+ */
+async function authenticate(host: HelloHost, frame: HelloFrame): Promise<AuthResult | undefined> {
+  const p = frame.payload;
+  let auth;
+  host.admission.begin();
+  try {
+    auth = await host.hub.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: host.context });
+  } catch (error) {
+    host.admission.abandon();
+    if (isGatewayError(error) && error.code === "auth") return void host.refuseAuth(error, frame.id);
+    // The authenticator itself broke (a store down): not the device's fault, so not `auth`.
+    return void failInternally(host, "authenticator failed", error, frame.id);
+  }
+  if (!auth) {
+    host.admission.abandon();
+    return void host.refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
+  }
+  if (host.isClosed()) return void host.admission.abandon();
+  const expired = () => host.isClosed() || host.refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
+  if (!host.admission.admit(auth, () => host.hub.now(), expired)) return void host.refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
+  if (host.isClosed()) return undefined;
+  return auth;
+}
+
+/** Stores the device record; a push target the hello leaves out stays as it was. */
+async function registerDevice(hub: Hub, owner: Owner, p: HelloFrame["payload"], caps: DeviceCaps): Promise<Device> {
+  const storage = hub.storage;
+  await hub.ensureDefaultChannel(owner);
+  const previous = await storage.getDevice(owner, p.device_id);
+  const device: Device = {
+    device_id: p.device_id,
+    device_name: p.device_name ?? "",
+    caps,
+    last_seen: hub.now(),
+  };
+  const fcm = p.fcm_token ?? previous?.fcm_token;
+  const ntfy = p.ntfy_topic ?? previous?.ntfy_topic;
+  if (fcm) device.fcm_token = fcm;
+  if (ntfy) device.ntfy_topic = ntfy;
+  await storage.putDevice(owner, device);
+  return device;
+}
+
+function helloOk(hub: Hub, cursor: number, user: string | null): ServerFrame {
+  const o = hub.options;
+  return {
+    type: "hello.ok",
+    payload: {
+      protocol: PROTOCOL_VERSION,
+      cursor,
+      user,
+      streaming: o.streaming,
+      limits: helloLimits(o),
+    },
+  };
+}
+
+/** The gateway's side broke: logged, answered with the error, and the connection closed with 1011. */
+function failInternally(host: HelloHost, what: string, error: unknown, requestId: string | undefined): void {
+  host.hub.log.error(what, error);
+  host.sendError(error, requestId);
+  host.close(1011, "internal error");
+}

@@ -1,0 +1,92 @@
+/**
+ * What a connection sends, under the slow-consumer policy: past the soft limit a device gets only
+ * the latest `message.update` of each message and long replies wait; past the hard limit (every
+ * byte queued, text and binary) the connection is closed 1013 so memory stays bounded.
+ * @module
+ */
+import type { OutgoingFrame } from "../contracts/bus.js";
+import type { Connection } from "../contracts/connection.js";
+import { encodeFrame } from "../protocol/wire.js";
+
+/** How often a held-back update or a waiting reply looks at the socket's buffer again (milliseconds). */
+const DRAIN_POLL_MS = 25;
+
+/** The send side of one connection. */
+export class Outflow {
+  readonly #conn: Connection;
+  readonly #limits: { softBytes: number; hardBytes: number };
+  /** Called once when the hard limit is passed: the owner closes the connection with 1013. */
+  readonly #overflow: () => void;
+  readonly #pendingUpdates = new Map<string, OutgoingFrame>();
+  #drainTimer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(conn: Connection, limits: { softBytes: number; hardBytes: number }, overflow: () => void) {
+    this.#conn = conn;
+    this.#limits = limits;
+    this.#overflow = overflow;
+  }
+
+  /** False once the hard limit was passed (the frame is not sent) or the connection ended. */
+  #room(): boolean {
+    if (this.#stopped) return false;
+    if (this.#conn.bufferedAmount <= this.#limits.hardBytes) return true;
+    this.stop();
+    this.#overflow();
+    return false;
+  }
+
+  /** Send one frame; `message.update`s wait while the buffer is past the soft limit (latest wins). */
+  send(frame: OutgoingFrame, requestId: string | undefined): void {
+    if (!this.#room()) return;
+    if (frame.type === "message.update") {
+      const messageId = frame.payload.message_id as string;
+      if (this.#conn.bufferedAmount > this.#limits.softBytes || this.#pendingUpdates.size > 0) {
+        // Latest wins: an update carries the whole text, so older pending ones are worthless.
+        this.#pendingUpdates.set(messageId, frame);
+        this.#scheduleDrain();
+        return;
+      }
+    } else if (frame.type === "message.stop" || frame.type === "message") {
+      this.#pendingUpdates.delete(frame.payload.message_id as string);
+    }
+    this.#conn.send(encodeFrame(frame, requestId));
+  }
+
+  /** Send a binary message (a media chunk); counts against the same hard limit as text. */
+  sendBinary(data: Uint8Array): void {
+    if (this.#room()) this.#conn.sendBinary(data);
+  }
+
+  /** Resolves true once the buffer is below the soft limit, false if the connection ended first. */
+  async drained(): Promise<boolean> {
+    while (this.#room()) {
+      if (this.#conn.bufferedAmount <= this.#limits.softBytes) return true;
+      await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+    }
+    return false;
+  }
+
+  /** The connection ended: drop held-back updates and stop sending. */
+  stop(): void {
+    this.#stopped = true;
+    this.#pendingUpdates.clear();
+    if (this.#drainTimer) clearTimeout(this.#drainTimer);
+    this.#drainTimer = undefined;
+  }
+
+  #scheduleDrain(): void {
+    if (this.#drainTimer) return;
+    this.#drainTimer = setTimeout(() => {
+      this.#drainTimer = undefined;
+      if (!this.#room()) return;
+      if (this.#conn.bufferedAmount > this.#limits.softBytes) {
+        this.#scheduleDrain();
+        return;
+      }
+      const pending = [...this.#pendingUpdates.values()];
+      this.#pendingUpdates.clear();
+      for (const frame of pending) this.#conn.send(encodeFrame(frame));
+    }, DRAIN_POLL_MS);
+  }
+}

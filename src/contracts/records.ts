@@ -1,0 +1,192 @@
+/**
+ * The records of the protocol, in their wire shape (snake_case, as docs/PROTOCOL.md names them). Storage
+ * keeps the same shapes, so nothing is translated between the database and the wire.
+ * @module
+ */
+import type { ChatId, DeviceId, MediaId, MessageId, Owner } from "../ids.js";
+
+/** Kind of a channel entry (docs/PROTOCOL.md §3). */
+export type ChannelKind = "default" | "channel" | "thread";
+
+/** A channel or a thread (docs/PROTOCOL.md §3). */
+export interface Channel {
+  chat_id: ChatId;
+  name: string;
+  kind: ChannelKind;
+  /** Parent channel of a thread; null otherwise. */
+  parent_chat_id: ChatId | null;
+  /** Marks the owner's current default channel. */
+  is_default: boolean;
+  archived: boolean;
+  /**
+   * True on the `channel.created` of a thread the gateway minted itself (auto-threading), and only
+   * there: it is not stored, so `channel.list`, `channel.renamed` and the server-side API never carry it.
+   */
+  auto?: boolean;
+  /** Favorites sort to the top of the list. */
+  favorite?: boolean;
+  /** Base64 PNG or JPEG; null or absent means a letter avatar. */
+  icon?: string | null;
+  /** `#RRGGBB`; null or absent means a colour derived from the name. */
+  color?: string | null;
+  /** Read-only for the user: only the gateway posts into it. Never set on the default channel. */
+  automation?: boolean;
+  /** Creation time, epoch milliseconds (extension; used for stable ordering). */
+  created_ts?: number;
+}
+
+/** Kind of a media item (docs/PROTOCOL.md §7). */
+export type MediaKind = "image" | "audio" | "video" | "document" | "voice";
+
+/** A reference to stored media (docs/PROTOCOL.md §7). */
+export interface MediaRef {
+  media_id: MediaId;
+  kind: MediaKind;
+  mime: string;
+  /** Bytes. */
+  size: number;
+  filename: string;
+  /** Set on `media.offer` to tie it to the assistant message it belongs to. */
+  message_id?: MessageId;
+}
+
+/** Runtime metadata shown in a client's footer (docs/PROTOCOL.md §4.2). Every key is absent when unknown. */
+export interface RuntimeInfo {
+  /** Bare model id, vendor prefix dropped. */
+  model?: string;
+  /** Context occupancy of the last call, 0 to 100. */
+  context_pct?: number;
+  /** Working directory, home-relative (`~/…`). */
+  cwd?: string;
+  /** Wall-clock duration of the turn, seconds. */
+  latency?: number;
+  /** Cost of the turn, USD. */
+  cost?: number;
+}
+
+/** Role of a stored message. */
+export type Role = "user" | "assistant";
+
+/**
+ * How an assistant message ended (extension). `complete` is the normal end; `stopped` by `/stop`;
+ * `interrupted` by a gateway restart mid-turn; `error` when the runtime failed or timed out;
+ * `streaming` while the turn is still running.
+ */
+export type MessageStatus = "complete" | "streaming" | "stopped" | "interrupted" | "error";
+
+/** A history item (docs/PROTOCOL.md §5). */
+export interface HistoryItem {
+  message_id: MessageId;
+  role: Role;
+  text: string;
+  reasoning: string;
+  model?: string;
+  tokens?: number;
+  runtime?: RuntimeInfo;
+  /** Epoch milliseconds. */
+  ts: number;
+  media: MediaRef[];
+  /** Extension: how an assistant message ended; absent on user messages. */
+  status?: MessageStatus;
+  /**
+   * Extension, `history` only: this message alone was larger than the page's byte cap
+   * (`hello.ok.limits.history_max_bytes`), so its `text` and `reasoning` were cut to fit. Never stored.
+   */
+  truncated?: boolean;
+}
+
+/** A message as storage keeps it: the history item plus where it lives. */
+export interface StoredMessage extends HistoryItem {
+  /** The channel (for a thread message: the thread's parent channel). */
+  chat_id: ChatId;
+  /** The thread, or null in the channel's flat lane. */
+  thread_id: ChatId | null;
+  reply_to?: MessageId;
+  /** The sender's idempotency key (extension): a retry with the same key in the same chat is recognised. */
+  client_msg_id?: string;
+}
+
+/** A search hit (docs/PROTOCOL.md §5). */
+export interface SearchHit {
+  message_id: MessageId;
+  chat_id: ChatId;
+  thread_id: ChatId | null;
+  role: Role;
+  /** Matching text with context, at most 200 characters. */
+  snippet: string;
+  ts: number;
+}
+
+/** Kind of a notification (docs/PROTOCOL.md §6). */
+export type NotificationKind =
+  | "channel_renamed"
+  | "channel_created"
+  | "channel_deleted"
+  | "cron"
+  | "approval"
+  | "clarify"
+  | "generic";
+
+/** A gateway-originated notice (docs/PROTOCOL.md §6). */
+export interface Notification {
+  kind: NotificationKind;
+  title: string;
+  body: string;
+  ts: number;
+  /** Optional lane the notice concerns. */
+  chat_id?: ChatId;
+  thread_id?: ChatId | null;
+}
+
+/** Category of a slash command (docs/PROTOCOL.md §6). */
+export type CommandCategory = "Session" | "Configuration" | "Tools & Skills" | "Info" | "Exit" | "Plugin";
+
+/** A slash command in the catalog (docs/PROTOCOL.md §6). */
+export interface CommandEntry {
+  /** Canonical name with a leading slash. */
+  name: string;
+  description: string;
+  /** Argument placeholder; empty string when there is none. */
+  args_hint: string;
+  category: CommandCategory;
+  /** Alternative names, each with a leading slash. */
+  aliases: string[];
+}
+
+/** What a device declares in `hello.caps`. */
+export interface DeviceCaps {
+  min_protocol: number;
+  /** False: no `media.offer` and no media bytes for this device. */
+  media: boolean;
+  /**
+   * Push channel this device takes: "fcm", "ntfy" or "none" (the default). It is honoured: a
+   * device is pushed only by the sender of that name, and never with "none", whatever tokens it has.
+   */
+  push: string;
+  /** Extension, default true: false means one `message` frame instead of start/update/stop. */
+  streaming: boolean;
+}
+
+/** A device as storage keeps it; updated on every `hello` and `fcm.register`. */
+export interface Device {
+  device_id: DeviceId;
+  device_name: string;
+  caps: DeviceCaps;
+  fcm_token?: string;
+  ntfy_topic?: string;
+  /** Epoch milliseconds of the latest hello. */
+  last_seen: number;
+}
+
+/**
+ * Media metadata as storage keeps it; the bytes live in a {@link MediaStore}. `message_id` is the
+ * message holding the media: set when a message is stored with it (or, for an assistant's media,
+ * when the runtime produced it); absent for an upload no message uses yet.
+ */
+export interface MediaRecord extends MediaRef {
+  owner: Owner;
+  /** Hex sha256 of the bytes. */
+  sha256: string;
+  /** Epoch milliseconds. */
+  created_ts: number;
+}

@@ -1,0 +1,54 @@
+/**
+ * Encoding gateway → client frames. A frame fanned out to many devices is serialised once; the
+ * variant for devices without streaming (a stored `message.stop` seen as `message`) too.
+ * @module
+ */
+import type { OutgoingFrame } from "../contracts/bus.js";
+
+const encoded = new WeakMap<OutgoingFrame, string>();
+const asMessage = new WeakMap<OutgoingFrame, OutgoingFrame>();
+
+/** The JSON text of a frame, with an optional request id; cached when there is no id. */
+export function encodeFrame(frame: OutgoingFrame, id?: string): string {
+  if (id !== undefined) {
+    return JSON.stringify(frame.seq === undefined ? { type: frame.type, id, payload: frame.payload } : { type: frame.type, id, seq: frame.seq, payload: frame.payload });
+  }
+  let text = encoded.get(frame);
+  if (text === undefined) {
+    text = JSON.stringify(frame.seq === undefined ? { type: frame.type, payload: frame.payload } : { type: frame.type, seq: frame.seq, payload: frame.payload });
+    encoded.set(frame, text);
+  }
+  return text;
+}
+
+/**
+ * The `message` frame equivalent of a `message.stop` (same `message_id`, `text` = `final_text`,
+ * same `seq`), for devices whose `caps.streaming` is false (docs/PROTOCOL.md §2.3).
+ */
+export function stopAsMessage(stop: OutgoingFrame): OutgoingFrame {
+  let frame = asMessage.get(stop);
+  if (frame === undefined) {
+    const { final_text, ...rest } = stop.payload;
+    frame = { type: "message", seq: stop.seq, payload: { ...rest, role: "assistant", text: final_text } };
+    asMessage.set(stop, frame);
+  }
+  return frame;
+}
+
+/** Frames longer than this are not parsed just to find their id: a refused flood must stay cheap. */
+const PEEK_MAX_CHARS = 16 * 1024;
+
+/**
+ * The request id of a frame's text, if it has one (for an answer to a frame that was not parsed).
+ * A frame over 16 Ki characters gets no id: parsing a megabyte per refused frame would let a flood
+ * past the rate budget cost what the budget is there to prevent.
+ */
+export function peekId(text: string): string | undefined {
+  if (text.length > PEEK_MAX_CHARS) return undefined;
+  try {
+    const id = (JSON.parse(text) as { id?: unknown }).id;
+    return typeof id === "string" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}

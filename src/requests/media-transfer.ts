@@ -1,0 +1,204 @@
+/**
+ * Media over the socket (docs/PROTOCOL.md §7): uploads hashed as chunks arrive and written through the
+ * {@link MediaStore} without buffering whole files, and pulls streamed back in chunks.
+ * @module
+ */
+import { createHash, type Hash } from "node:crypto";
+import { GatewayError } from "../errors.js";
+import type { ClientPayloads } from "../protocol/frames.js";
+import type { Hub } from "../outbox/hub.js";
+import type { MediaWriter } from "../contracts/media-store.js";
+import { MEDIA_TYPE_MAX_LENGTH, mediaTypeEssence } from "../protocol/media-types.js";
+import { LIMITS, type ServerFrame } from "../protocol/protocol.js";
+import type { MediaRecord } from "../contracts/records.js";
+
+/** What the media code needs of its connection. */
+export interface MediaSession {
+  readonly owner: string;
+  readonly caps: { media: boolean };
+  send(frame: ServerFrame, requestId?: string): void;
+  sendBinary(data: Uint8Array): void;
+  /** Resolves when the socket's buffer is below the soft limit; false once the connection ended. */
+  drained(): Promise<boolean>;
+}
+
+/** A connection's uploads in flight and its pulls. */
+export interface Uploads {
+  start(payload: ClientPayloads["media.upload.start"], requestId: string | undefined): Promise<void>;
+  chunk(data: Uint8Array): Promise<void>;
+  end(payload: ClientPayloads["media.upload.end"], requestId: string | undefined): Promise<void>;
+  pull(mediaId: string, requestId: string | undefined): Promise<void>;
+  /** The socket closed: abort every upload in flight. */
+  dropAll(): void;
+}
+
+interface Upload {
+  meta: ClientPayloads["media.upload.start"];
+  received: number;
+  hash: Hash;
+  writer: MediaWriter;
+}
+
+
+/** Split a binary media message into its header and bytes. */
+export function decodeChunk(data: Uint8Array): { media: string; offset: number; bytes: Uint8Array } {
+  if (data.byteLength < 4) throw new GatewayError("unsupported", "binary frame too short for a media chunk header");
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const length = view.getUint32(0);
+  if (4 + length > data.byteLength) throw new GatewayError("unsupported", "media chunk header length exceeds the frame");
+  let header: { media?: unknown; offset?: unknown };
+  try {
+    header = JSON.parse(Buffer.from(data.buffer, data.byteOffset + 4, length).toString("utf8"));
+  } catch {
+    throw new GatewayError("unsupported", "media chunk header is not JSON");
+  }
+  if (typeof header?.media !== "string" || !Number.isInteger(header.offset) || (header.offset as number) < 0) {
+    throw new GatewayError("unsupported", `media chunk header needs "media" (string) and "offset" (integer)`);
+  }
+  return { media: header.media, offset: header.offset as number, bytes: data.subarray(4 + length) };
+}
+
+/** Build a binary media message. */
+export function encodeChunk(media: string, offset: number, bytes: Uint8Array): Uint8Array {
+  const header = Buffer.from(JSON.stringify({ media, offset }), "utf8");
+  const out = Buffer.allocUnsafe(4 + header.length + bytes.byteLength);
+  out.writeUInt32BE(header.length, 0);
+  header.copy(out, 4);
+  out.set(bytes, 4 + header.length);
+  return out;
+}
+
+/** Create the media state of one connection. */
+export function createUploads(hub: Hub, session: MediaSession): Uploads {
+  const uploads = new Map<string, Upload>();
+  let pulling = 0;
+
+  const store = () => {
+    const media = hub.options.mediaStore;
+    if (!media) throw new GatewayError("unsupported", "this gateway keeps no media");
+    if (!session.caps.media) throw new GatewayError("unsupported", "this device declared caps.media false");
+    return media;
+  };
+  const drop = async (ref: string): Promise<void> => {
+    const upload = uploads.get(ref);
+    uploads.delete(ref);
+    if (upload) await upload.writer.abort().catch((error) => hub.log.warn("aborting an upload failed", error));
+  };
+
+  return {
+    async start(meta) {
+      const media = store();
+      if (meta.size < 0) throw new GatewayError("unsupported", `field "size": must not be negative`);
+      if (meta.size > hub.options.maxMediaBytes) {
+        throw new GatewayError("media_too_large", `media "${meta.media_ref}" is ${meta.size} bytes; the limit is ${hub.options.maxMediaBytes}`);
+      }
+      if (!meta.media_ref) throw new GatewayError("unsupported", `field "media_ref": must not be empty`);
+      if (!mediaTypeEssence(meta.mime)) {
+        throw new GatewayError(
+          "unsupported",
+          `field "mime": must be a media type "type/subtype" (optional "; name=value" parameters), at most ${MEDIA_TYPE_MAX_LENGTH} characters, no control characters`,
+        );
+      }
+      if (uploads.has(meta.media_ref) || (await hub.storage.getMedia(session.owner, meta.media_ref))) {
+        throw new GatewayError("unsupported", `media_ref "${meta.media_ref}" is already in flight or uploaded`);
+      }
+      if (uploads.size >= hub.options.maxUploadsPerConnection) {
+        throw new GatewayError("rate_limited", `too many uploads in flight (at most ${hub.options.maxUploadsPerConnection})`);
+      }
+      const writer = await media.createWriter(session.owner, meta.media_ref);
+      uploads.set(meta.media_ref, { meta, received: 0, hash: createHash("sha256"), writer });
+    },
+
+    async chunk(data) {
+      const chunk = decodeChunk(data);
+      const upload = uploads.get(chunk.media);
+      if (!upload) throw new GatewayError("not_found", `no upload in flight for media_ref "${chunk.media}"`);
+      if (chunk.bytes.byteLength > LIMITS.mediaChunkBytes) {
+        await drop(chunk.media);
+        throw new GatewayError("media_too_large", `media "${chunk.media}": a chunk of ${chunk.bytes.byteLength} bytes is over the ${LIMITS.mediaChunkBytes} a chunk may carry; upload dropped`);
+      }
+      if (chunk.offset !== upload.received) {
+        await drop(chunk.media);
+        throw new GatewayError("unsupported", `media "${chunk.media}": chunk at offset ${chunk.offset}, expected ${upload.received}; upload dropped`);
+      }
+      if (upload.received + chunk.bytes.byteLength > upload.meta.size) {
+        await drop(chunk.media);
+        throw new GatewayError("media_too_large", `media "${chunk.media}": more bytes than the declared size ${upload.meta.size}; upload dropped`);
+      }
+      upload.received += chunk.bytes.byteLength;
+      upload.hash.update(chunk.bytes);
+      try {
+        await upload.writer.write(chunk.bytes);
+      } catch (error) {
+        await drop(chunk.media);
+        throw error;
+      }
+    },
+
+    async end({ media_ref, sha256 }, requestId) {
+      const upload = uploads.get(media_ref);
+      if (!upload) throw new GatewayError("not_found", `no upload in flight for media_ref "${media_ref}"`);
+      uploads.delete(media_ref);
+      const digest = upload.hash.digest("hex");
+      if (upload.received !== upload.meta.size || digest !== sha256.toLowerCase()) {
+        await upload.writer.abort();
+        session.send({ type: "media.upload.ack", payload: { ok: false, media_ref } }, requestId);
+        return;
+      }
+      try {
+        await upload.writer.commit();
+        const record: MediaRecord = {
+          media_id: media_ref,
+          kind: upload.meta.kind,
+          mime: upload.meta.mime,
+          size: upload.received,
+          filename: upload.meta.filename,
+          owner: session.owner,
+          sha256: digest,
+          created_ts: hub.now(),
+        };
+        await hub.storage.putMedia(session.owner, record);
+      } catch (error) {
+        await upload.writer.abort().catch(() => undefined);
+        await hub.options.mediaStore?.delete(session.owner, [media_ref]).catch(() => undefined);
+        throw error;
+      }
+      session.send({ type: "media.upload.ack", payload: { ok: true, media_ref } }, requestId);
+    },
+
+    async pull(mediaId, requestId) {
+      const media = store();
+      const most = hub.options.maxPullsPerConnection;
+      if (pulling >= most) throw new GatewayError("rate_limited", `too many media pulls in flight (at most ${most}); wait for a media.pull.end`);
+      const record = await hub.storage.getMedia(session.owner, mediaId);
+      if (!record) throw new GatewayError("not_found", `unknown media_id "${mediaId}"`);
+      pulling += 1;
+      // Streamed in the background so a long download does not hold up this device's other requests.
+      void (async () => {
+        let offset = 0;
+        let ok = true;
+        try {
+          // Each chunk waits for the socket to drain, so a device that stops reading holds at most one chunk per pull.
+          pieces: for await (const piece of media.read(session.owner, mediaId)) {
+            for (let at = 0; at < piece.byteLength; at += LIMITS.mediaChunkBytes) {
+              if (!(await session.drained())) break pieces;
+              const bytes = piece.subarray(at, Math.min(piece.byteLength, at + LIMITS.mediaChunkBytes));
+              session.sendBinary(encodeChunk(mediaId, offset, bytes));
+              offset += bytes.byteLength;
+            }
+          }
+        } catch (error) {
+          ok = false;
+          hub.log.warn(`media pull of ${mediaId} failed`, error);
+        } finally {
+          pulling -= 1;
+        }
+        session.send({ type: "media.pull.end", payload: { ok, media_id: mediaId } }, requestId);
+      })();
+    },
+
+    dropAll() {
+      for (const ref of [...uploads.keys()]) void drop(ref);
+    },
+  };
+}

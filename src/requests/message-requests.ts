@@ -1,0 +1,275 @@
+/**
+ * `message.send` (echo, idempotency, auto-threading, slash commands, the turn) and
+ * `message.delete` (docs/PROTOCOL.md §4).
+ * @module
+ */
+import { deriveTitle, channelPayload, createdPayload } from "./channel-rules.js";
+import { buildChannel, type Requester } from "./channel-requests.js";
+import { parseCommand, type BuiltinCommand, type CommandHandler, type CommandSource } from "../turn/commands.js";
+import { GatewayError } from "../errors.js";
+import type { ClientPayloads } from "../protocol/frames.js";
+import type { Hub } from "../outbox/hub.js";
+import { mediaTakenError } from "./media-attachment.js";
+import { newId } from "../id-generator.js";
+import type { Owner } from "../ids.js";
+import type { LaneTurn } from "../turn/lanes.js";
+import type { Channel, HistoryItem, MediaRef, StoredMessage } from "../contracts/records.js";
+import type { CommandInput, RuntimeEvent, TurnInput } from "../contracts/runtime.js";
+import type { StoredFrame } from "../protocol/protocol.js";
+import type { Lane } from "../contracts/storage.js";
+import { historyItem, messagePayload } from "../protocol/message-payloads.js";
+import { runAnswer } from "../turn/turn.js";
+
+/** Sends in flight by idempotency key, so a retry racing its original waits for it. */
+const pendingSends = new WeakMap<Hub, Map<string, Promise<StoredMessage>>>();
+
+function pendingOf(hub: Hub): Map<string, Promise<StoredMessage>> {
+  let map = pendingSends.get(hub);
+  if (!map) {
+    map = new Map();
+    pendingSends.set(hub, map);
+  }
+  return map;
+}
+
+/** Handle `message.send`: store and echo the user message, then queue its turn. */
+export async function sendMessage(hub: Hub, owner: Owner, payload: ClientPayloads["message.send"], requester: Requester): Promise<StoredMessage> {
+  const resolved = await hub.resolveLane(owner, payload.chat_id, payload.thread_id);
+  if (resolved.channel.automation || resolved.thread?.automation) {
+    throw new GatewayError("unsupported", "this is an automation channel: it is read-only");
+  }
+  const text = payload.text ?? "";
+  const refs = payload.media_refs ?? [];
+  // Empty means "": whitespace is text a person chose to send (docs/PROTOCOL.md §4.1).
+  if (text === "" && refs.length === 0) throw new GatewayError("unsupported", `field "text": empty text needs media_refs`);
+
+  const key = payload.client_msg_id;
+  if (key !== undefined) {
+    const pendingKey = `${owner}\u0000${resolved.chat_id}\u0000${key}`;
+    const pending = pendingOf(hub).get(pendingKey);
+    const earlier = pending ? await pending.catch(() => undefined) : await hub.storage.findByClientMsgId(owner, resolved.chat_id, key);
+    if (earlier) {
+      requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
+      return earlier;
+    }
+    const work = storeAndStart(hub, owner, payload, resolved, text, refs, requester).catch(async (error) => {
+      // Another process may have stored the same key first (a storage with a unique index rejects
+      // the second write): answer with that message, as for any retry.
+      const stored = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key).catch(() => undefined);
+      if (!stored) throw error;
+      requester?.session.respond({ type: "message", payload: messagePayload(stored, key) }, requester.requestId);
+      return stored;
+    });
+    pendingOf(hub).set(pendingKey, work);
+    try {
+      return await work;
+    } finally {
+      pendingOf(hub).delete(pendingKey);
+    }
+  }
+  return storeAndStart(hub, owner, payload, resolved, text, refs, requester);
+}
+
+async function storeAndStart(
+  hub: Hub,
+  owner: Owner,
+  payload: ClientPayloads["message.send"],
+  resolved: Lane & { channel: Channel },
+  text: string,
+  refs: string[],
+  requester: Requester,
+): Promise<StoredMessage> {
+  const media: MediaRef[] = [];
+  if (new Set(refs).size !== refs.length) throw new GatewayError("unsupported", `field "media_refs": list each media_ref once`);
+  for (const ref of refs) {
+    const record = await hub.storage.getMedia(owner, ref);
+    if (!record) throw new GatewayError("not_found", `unknown media_ref "${ref}": upload it and wait for media.upload.ack`);
+    // Storage enforces this too (atomically); checking here answers before anything else happens.
+    if (record.message_id !== undefined) throw mediaTakenError(ref);
+    media.push({ media_id: record.media_id, kind: record.kind, mime: record.mime, size: record.size, filename: record.filename });
+  }
+  const command = parseCommand(text);
+  const isStop = command !== undefined && (await isBuiltin(hub, command.name, "/stop"));
+  if (!isStop) hub.lanes.checkCapacity(owner);
+
+  let lane: Lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
+  const frames: StoredFrame[] = [];
+  const channels: Channel[] = [];
+  let minted: Channel | undefined;
+  // Auto-threading: only in a flat lane, with non-blank text that is not a slash command.
+  if (payload.auto_thread === true && lane.thread_id === null && text.trim() !== "" && !command) {
+    minted = await buildChannel(hub, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id });
+    channels.push(minted);
+    frames.push({ type: "channel.created", payload: createdPayload(minted, true) });
+    lane = { chat_id: lane.chat_id, thread_id: minted.chat_id };
+  }
+  const message: StoredMessage = {
+    message_id: newId("m"),
+    role: "user",
+    text,
+    reasoning: "",
+    ts: hub.now(),
+    media,
+    chat_id: lane.chat_id,
+    thread_id: lane.thread_id,
+  };
+  if (payload.reply_to) message.reply_to = payload.reply_to;
+  if (payload.client_msg_id !== undefined) message.client_msg_id = payload.client_msg_id;
+  frames.push({ type: "message", payload: messagePayload(message) });
+  await hub.store(owner, { channels, messages: [message] }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
+
+  if (minted) void retitle(hub, owner, minted, text);
+  if (isStop) {
+    if (!hub.lanes.abort(owner, lane, "stop")) {
+      hub.lanes.enqueue(owner, lane, (turn) => reply(hub, owner, lane, message, turn, "Nothing is running here."));
+    }
+    return message;
+  }
+  hub.lanes.enqueue(owner, lane, (turn) => (command ? runCommand(hub, owner, lane, message, turn, command.name, command.args) : runTurn(hub, owner, lane, message, turn)));
+  return message;
+}
+
+/** True when the name runs the gateway's own `builtin` (no runtime or plugin command took it). */
+async function isBuiltin(hub: Hub, name: string, builtin: BuiltinCommand): Promise<boolean> {
+  const source = await hub.commands.resolve(name);
+  return source?.kind === "builtin" && source.builtin === builtin;
+}
+
+/** Ask the runtime for a better auto-thread title; keep the derived one when it has none. */
+async function retitle(hub: Hub, owner: Owner, thread: Channel, text: string): Promise<void> {
+  if (!hub.runtime.generateTitle) return;
+  try {
+    const title = (await hub.runtime.generateTitle(text, AbortSignal.timeout(30_000))).trim().replace(/\s+/g, " ").slice(0, 100);
+    if (!title) return;
+    const current = await hub.storage.getChannel(owner, thread.chat_id);
+    if (!current) return;
+    const next: Channel = { ...current, name: title };
+    await hub.store(owner, { channels: [next] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
+  } catch (error) {
+    hub.log.warn("generating a thread title failed; the derived title stays", error);
+  }
+}
+
+function turnInput(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, history: HistoryItem[]): TurnInput {
+  return {
+    owner,
+    chat_id: lane.chat_id,
+    thread_id: lane.thread_id,
+    message: { message_id: message.message_id, text: message.text, media: message.media },
+    history,
+    signal: turn.controller.signal,
+    async readMedia(mediaId) {
+      const store = hub.options.mediaStore;
+      if (!store) throw new GatewayError("unsupported", "this gateway keeps no media");
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of store.read(owner, mediaId)) chunks.push(chunk);
+      return Buffer.concat(chunks);
+    },
+  };
+}
+
+/** The lane's recent conversation for the runtime: no slash commands, nothing before the latest `/new`. */
+async function laneHistory(hub: Hub, owner: Owner, lane: Lane, current: string): Promise<HistoryItem[]> {
+  const wanted = hub.options.historyTurns;
+  if (wanted <= 0) return [];
+  const page = await hub.storage.history(owner, { ...lane, limit: Math.min(200, wanted * 2 + 1) });
+  const messages = page?.messages ?? [];
+  let start = 0;
+  const commandIds = new Set<string>();
+  // Whether a name resets is the registry's call (a runtime's own /new replaces the built-in).
+  const resets = new Map<string, Promise<boolean>>();
+  for (const [i, m] of messages.entries()) {
+    const command = m.role === "user" ? parseCommand(m.text) : undefined;
+    if (!command) continue;
+    commandIds.add(m.message_id);
+    if (!resets.has(command.name)) resets.set(command.name, isBuiltin(hub, command.name, "/new"));
+    if (await resets.get(command.name)) start = i + 1;
+  }
+  return messages
+    .slice(start)
+    .filter((m) => m.message_id !== current && m.status !== "streaming" && !commandIds.has(m.message_id) && !(m.reply_to && commandIds.has(m.reply_to)))
+    .slice(-wanted)
+    .map(historyItem);
+}
+
+async function runTurn(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<void> {
+  const history = await laneHistory(hub, owner, lane, message.message_id);
+  const input = turnInput(hub, owner, lane, message, turn, history);
+  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, model: hub.runtime.model, events: () => hub.runtime.turn(input) });
+}
+
+async function* textEvents(text: string): AsyncIterable<RuntimeEvent> {
+  yield { type: "text", delta: text };
+}
+
+async function reply(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, text: string): Promise<void> {
+  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, push: false, events: () => textEvents(text) });
+}
+
+async function runCommand(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, name: string, args: string): Promise<void> {
+  const source: CommandSource | undefined = await hub.commands.resolve(name);
+  if (!source) {
+    await reply(hub, owner, lane, message, turn, `Unknown command ${name}. Type /help for the list.`);
+    return;
+  }
+  const canonical = source.entry.name;
+  if (source.kind === "builtin") {
+    if (source.builtin === "/help") {
+      const lines = (await hub.commands.catalog()).map((c) => `${c.name}${c.args_hint ? ` ${c.args_hint}` : ""} — ${c.description}`);
+      await reply(hub, owner, lane, message, turn, `Commands:\n${lines.join("\n")}`);
+    } else if (source.builtin === "/new") {
+      await reply(hub, owner, lane, message, turn, "Started a fresh context: earlier messages here are no longer sent to the agent.");
+    } else {
+      await reply(hub, owner, lane, message, turn, `${canonical} cannot be used here.`);
+    }
+    return;
+  }
+  const history = await laneHistory(hub, owner, lane, message.message_id);
+  const input: CommandInput = { ...turnInput(hub, owner, lane, message, turn, history), command: canonical, args };
+  if (source.kind === "runtime") {
+    const run = hub.runtime.command;
+    const events = run ? () => run.call(hub.runtime, input) : () => textEvents(`${canonical} is listed by the agent but it has no command handler.`);
+    await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, push: false, events });
+    return;
+  }
+  const handler = source.handler;
+  await runAnswer(hub, {
+    owner,
+    lane,
+    replyTo: message.message_id,
+    turn,
+    push: false,
+    events: () => pluginEvents(handler(input)),
+  });
+}
+
+async function* pluginEvents(result: ReturnType<CommandHandler>): AsyncIterable<RuntimeEvent> {
+  const value = await result;
+  if (value && typeof value === "object" && Symbol.asyncIterator in value) {
+    yield* value as AsyncIterable<RuntimeEvent>;
+  } else if (typeof value === "string" && value) {
+    yield { type: "text", delta: value };
+  }
+}
+
+/** Handle `message.delete`: every id must be in the lane, else nothing is deleted. */
+export async function deleteMessages(hub: Hub, owner: Owner, payload: ClientPayloads["message.delete"], requester: Requester): Promise<void> {
+  const lane = await hub.resolveLane(owner, payload.chat_id, payload.thread_id);
+  if (payload.message_ids.length === 0) throw new GatewayError("unsupported", `field "message_ids": list at least one id`);
+  const ids = [...new Set(payload.message_ids)];
+  for (const id of ids) {
+    const message = await hub.storage.getMessage(owner, id);
+    if (!message || message.chat_id !== lane.chat_id || message.thread_id !== lane.thread_id) {
+      throw new GatewayError("not_found", `unknown message_id "${id}" in this lane`);
+    }
+  }
+  // Before the delete is stored: from here on the turn sends and stores nothing of its answer.
+  hub.lanes.dropAnswer(owner, lane, ids);
+  await hub.store(
+    owner,
+    { deleteMessages: ids },
+    [{ type: "message.deleted", payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, message_ids: ids } }],
+    requester,
+  );
+}
+

@@ -1,0 +1,190 @@
+/**
+ * One turn at a time per lane, in order; a bound on turns per owner.
+ * @module
+ */
+import { GatewayError } from "../errors.js";
+import type { Owner } from "../ids.js";
+import type { LaneLock } from "../contracts/lane-lock.js";
+import type { Lane } from "../contracts/storage.js";
+
+/** Why a running turn was aborted. */
+export type AbortReason = "stop" | "timeout" | "shutdown" | "deleted" | "limit";
+
+/** A turn that holds its lane. */
+export interface LaneTurn {
+  readonly controller: AbortController;
+  /** Set when aborted. */
+  reason: AbortReason | undefined;
+  /** The assistant message the turn is writing, once it has one: deleting it ends the turn. */
+  answer?: string;
+}
+
+type Job = (turn: LaneTurn) => Promise<void>;
+
+/** Told why a waiting job will never run (its lane was deleted, or the gateway shut down). */
+export type DropHandler = (reason: AbortReason) => void;
+
+interface QueuedJob {
+  run: Job;
+  dropped: DropHandler | undefined;
+}
+
+interface LaneState {
+  running: LaneTurn | undefined;
+  queue: QueuedJob[];
+}
+
+/** Key of a lane within an owner. */
+export function laneKey(owner: Owner, lane: Lane): string {
+  return `${owner}\u0000${lane.chat_id}\u0000${lane.thread_id ?? ""}`;
+}
+
+/** Runs jobs one at a time per lane. */
+export class LaneScheduler {
+  readonly #lanes = new Map<string, LaneState>();
+  readonly #perOwner = new Map<Owner, number>();
+  readonly #maxPerOwner: number;
+  #active = 0;
+  #idleWaiters: Array<() => void> = [];
+
+  readonly #lock: LaneLock | undefined;
+  readonly #onLockError: (error: unknown) => void;
+
+  constructor(maxPerOwner: number, lock?: LaneLock, onLockError: (error: unknown) => void = () => undefined) {
+    this.#maxPerOwner = maxPerOwner;
+    this.#lock = lock;
+    this.#onLockError = onLockError;
+  }
+
+  /** Refuse with `rate_limited` when the owner already has too many turns waiting or running. */
+  checkCapacity(owner: Owner): void {
+    if ((this.#perOwner.get(owner) ?? 0) >= this.#maxPerOwner) {
+      throw new GatewayError("rate_limited", `too many turns in flight (at most ${this.#maxPerOwner})`);
+    }
+  }
+
+  /**
+   * Queue a job on its lane; it runs when every earlier job of the lane has finished. A job
+   * dropped before it runs (lane deleted, shutdown) is never run; `dropped` is told instead.
+   */
+  enqueue(owner: Owner, lane: Lane, job: Job, dropped?: DropHandler): void {
+    const key = laneKey(owner, lane);
+    let state = this.#lanes.get(key);
+    if (!state) {
+      state = { running: undefined, queue: [] };
+      this.#lanes.set(key, state);
+    }
+    this.#perOwner.set(owner, (this.#perOwner.get(owner) ?? 0) + 1);
+    this.#active++;
+    state.queue.push({ run: job, dropped });
+    if (!state.running) void this.#next(key, owner, state);
+  }
+
+  async #next(key: string, owner: Owner, state: LaneState): Promise<void> {
+    const job = state.queue.shift()?.run;
+    if (!job) {
+      state.running = undefined;
+      this.#lanes.delete(key);
+      return;
+    }
+    const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
+    state.running = turn;
+    let lease: { release(): Promise<void> } | undefined;
+    try {
+      // Another process may hold the lane; a stop or shutdown while waiting still ends the job.
+      if (this.#lock) {
+        try {
+          lease = await this.#lock.acquire(key, turn.controller.signal);
+        } catch (error) {
+          if (!turn.controller.signal.aborted) this.#onLockError(error);
+        }
+      }
+      await job(turn);
+    } catch {
+      // Jobs report their own failures; the lane must go on regardless.
+    } finally {
+      await lease?.release().catch(this.#onLockError);
+      const left = (this.#perOwner.get(owner) ?? 1) - 1;
+      if (left > 0) this.#perOwner.set(owner, left);
+      else this.#perOwner.delete(owner);
+      this.#active--;
+      if (this.#active === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    }
+    void this.#next(key, owner, state);
+  }
+
+  /** The running turn of a lane, if any. */
+  running(owner: Owner, lane: Lane): LaneTurn | undefined {
+    return this.#lanes.get(laneKey(owner, lane))?.running;
+  }
+
+  /** Abort the running turn of a lane; true when there was one. */
+  abort(owner: Owner, lane: Lane, reason: AbortReason): boolean {
+    const turn = this.running(owner, lane);
+    if (!turn || turn.controller.signal.aborted) return false;
+    turn.reason = reason;
+    turn.controller.abort(reason);
+    return true;
+  }
+
+  /**
+   * End the lane's running turn, storing nothing more of it, when it is writing one of these
+   * messages (they are being deleted). Also when the turn was already stopped but has not saved
+   * its end yet: the reason changes so that save is skipped. True when there was such a turn.
+   */
+  dropAnswer(owner: Owner, lane: Lane, messageIds: readonly string[]): boolean {
+    const turn = this.running(owner, lane);
+    if (turn?.answer === undefined || !messageIds.includes(turn.answer)) return false;
+    turn.reason = "deleted";
+    turn.controller.abort("deleted");
+    return true;
+  }
+
+  /** Drop the waiting jobs of a lane and abort its running one (the lane was deleted). */
+  clear(owner: Owner, lane: Lane): void {
+    const state = this.#lanes.get(laneKey(owner, lane));
+    if (!state) return;
+    const dropped = state.queue.splice(0);
+    if (dropped.length > 0) {
+      this.#perOwner.set(owner, Math.max(0, (this.#perOwner.get(owner) ?? 0) - dropped.length));
+      this.#active -= dropped.length;
+    }
+    this.abort(owner, lane, "deleted");
+    tellDropped(dropped, "deleted");
+  }
+
+  /** Abort every running turn and drop every waiting one (shutdown). */
+  abortAll(reason: AbortReason): void {
+    const dropped: QueuedJob[] = [];
+    for (const state of this.#lanes.values()) {
+      this.#active -= state.queue.length;
+      dropped.push(...state.queue.splice(0));
+      if (state.running && !state.running.controller.signal.aborted) {
+        state.running.reason = reason;
+        state.running.controller.abort(reason);
+      }
+    }
+    this.#perOwner.clear();
+    if (this.#active <= 0) {
+      this.#active = 0;
+      for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    }
+    tellDropped(dropped, reason);
+  }
+
+  /** Resolves when no job is waiting or running. */
+  idle(): Promise<void> {
+    if (this.#active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+}
+
+function tellDropped(jobs: QueuedJob[], reason: AbortReason): void {
+  for (const job of jobs) {
+    try {
+      job.dropped?.(reason);
+    } catch {
+      // A drop handler only settles its caller's promise; it must not stop the others.
+    }
+  }
+}
