@@ -141,6 +141,7 @@ async function bareServer(): Promise<void> {
         history: [],
         signal: new AbortController().signal,
         readMedia: () => Promise.reject(new Error("no media")),
+        ask: async () => ({ outcome: "cancelled" as const }),
       };
       let text = "";
       for await (const event of runtime.turn(input)) {

@@ -77,6 +77,12 @@ export type {
   UsageEvent,
   MediaEvent,
   DoneEvent,
+  Ask,
+  AskOption,
+  AskAnswer,
+  ApprovalAsk,
+  ConfirmAsk,
+  ModelAsk,
 } from "./contracts/runtime.js";
 export { memoryBus } from "./contracts/bus.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./contracts/bus.js";

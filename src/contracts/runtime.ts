@@ -97,6 +97,59 @@ export type RuntimeEvent =
   | MediaEvent
   | DoneEvent;
 
+/** One choice offered by an ask. */
+export interface AskOption {
+  id: string;
+  label: string;
+}
+
+/** Fields every ask shares. */
+interface AskBase {
+  /** Shown as the card's heading and the notification's title. */
+  title: string;
+  /** Longer text: the question, or what the action does. */
+  body?: string;
+  /** How long the person has; the gateway's default (10 minutes) when absent. */
+  expiresInMs?: number;
+}
+
+/** Approve or deny an action, usually a tool call (docs/PROTOCOL.md §11, `picker.approval`). */
+export interface ApprovalAsk extends AskBase {
+  kind: "approval";
+  /** The tool call waiting for approval, shown with its full arguments. */
+  tool?: { name: string; args: Record<string, unknown> };
+  /** Defaults to `approve` and `deny`. */
+  options?: AskOption[];
+}
+
+/** A question, a clarification when `allowText` is true (docs/PROTOCOL.md §11, `picker.confirm`). */
+export interface ConfirmAsk extends AskBase {
+  kind: "confirm";
+  options?: AskOption[];
+  /** The person may answer in their own words. */
+  allowText?: boolean;
+}
+
+/** Choose the model for this lane from now on (docs/PROTOCOL.md §11, `picker.model`). */
+export interface ModelAsk extends Omit<AskBase, "body"> {
+  kind: "model";
+  models: { id: string; label: string; current?: boolean }[];
+}
+
+/** What a runtime may ask the person during a turn. */
+export type Ask = ApprovalAsk | ConfirmAsk | ModelAsk;
+
+/**
+ * How an ask ended. `selected` carries the person's `option_id` and/or `text`; `expired`,
+ * `cancelled` (`/stop`, the message deleted) and `interrupted` (the gateway stopped) carry
+ * neither. An approval that did not end in `approve` is a denial.
+ */
+export interface AskAnswer {
+  outcome: "selected" | "expired" | "cancelled" | "interrupted";
+  option_id?: string;
+  text?: string;
+}
+
 /** What a turn receives. */
 export interface TurnInput {
   owner: Owner;
@@ -119,6 +172,14 @@ export interface TurnInput {
   signal: AbortSignal;
   /** Reads the bytes of one of the message's media. */
   readMedia(mediaId: string): Promise<Uint8Array>;
+  /**
+   * Asks the person and waits for the answer from any of their devices (docs/PROTOCOL.md §11).
+   * The turn's typing indicator and idle timeout pause meanwhile. Resolves, never rejects, when
+   * the ask expires, is cancelled or the gateway stops; `signal` still ends the turn.
+   */
+  ask(request: Ask): Promise<AskAnswer>;
+  /** The model the person chose for this lane with `picker.model` or `/model`, if any. */
+  model?: string;
 }
 
 /** What a slash command receives: the turn input plus the parsed command. */

@@ -10,6 +10,7 @@ export function input(text: string, extra: Partial<TurnInput> = {}): TurnInput {
     history: [],
     signal: new AbortController().signal,
     readMedia: async () => new Uint8Array(),
+    ask: async () => ({ outcome: "cancelled" }),
     ...extra,
   };
 }
