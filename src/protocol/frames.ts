@@ -111,7 +111,7 @@ export const clientFrameStructs = {
 /** The same structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */
 const structsByType: ReadonlyMap<string, Struct<any, any>> = new Map(Object.entries(clientFrameStructs));
 
-/** The planned frames (docs/PROTOCOL.md §11): recognised, answered `unsupported`. */
+/** The planned frames (docs/PROTOCOL.md §11): recognised, answered `unsupported` until asks are available. */
 export const PLANNED_FRAMES: ReadonlySet<string> = new Set(["picker.select", "commands.complete"]);
 
 /** The type name of a client frame. */
