@@ -272,17 +272,17 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     return this.#state === "closed";
   }
 
-  #refuseBusy(message: string, requestId?: string): void {
+  #refuseBusy(message: string, requestId?: RequestId): void {
     this.send({ type: "error", payload: { code: "rate_limited", message } }, requestId);
     this.close(CLOSE_CODES.tooManyConnections, "too many connections");
   }
 
-  #refuseAuth(error: GatewayError, requestId?: string): void {
+  #refuseAuth(error: GatewayError, requestId?: RequestId): void {
     this.send({ type: "error", payload: toWireError(error) }, requestId);
     this.close(CLOSE_CODES.auth, "auth");
   }
 
-  #sendError(error: unknown, requestId: string | undefined): void {
+  #sendError(error: unknown, requestId: RequestId | undefined): void {
     if (!isGatewayError(error)) {
       this.#services.log.error("request failed", error);
       this.#services.events.emit("error", error);

@@ -9,7 +9,7 @@ import type { OutgoingFrame } from "../contracts/bus.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
 import type { ClientFrame } from "../protocol/frames.js";
 import { helloLimits } from "../protocol/hello-limits.js";
-import type { Owner } from "../ids.js";
+import type { Owner, RequestId, Seq } from "../ids.js";
 import { PROTOCOL_VERSION, type ServerFrame } from "../protocol/protocol.js";
 import { pushTargetError } from "../outbox/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
@@ -47,17 +47,17 @@ export interface HelloHost {
   readonly admission: AdmissionWatch;
   /** Re-reads the state after an await (TypeScript keeps the narrowing from before it). */
   isClosed(): boolean;
-  send(frame: ServerFrame, requestId?: string): void;
+  send(frame: ServerFrame, requestId?: RequestId): void;
   close(code: number, reason: string): void;
   /** `error` auth, then close with 4401. */
-  refuseAuth(error: GatewayError, requestId?: string): void;
+  refuseAuth(error: GatewayError, requestId?: RequestId): void;
   /** `error` rate_limited, then close as too many connections. */
-  refuseBusy(message: string, requestId?: string): void;
-  sendError(error: unknown, requestId: string | undefined): void;
+  refuseBusy(message: string, requestId?: RequestId): void;
+  sendError(error: unknown, requestId: RequestId | undefined): void;
   /** Subscribes to the owner's frames; it attaches synchronously, before its first await. */
   attach(owner: Owner): Promise<Attached>;
   /** Admitted: the connection becomes ready, sends `helloOk` and then the frames held back. */
-  ready(auth: AuthResult, device: Device, attached: Attached, helloOk: ServerFrame, requestId: string | undefined): void;
+  ready(auth: AuthResult, device: Device, attached: Attached, helloOk: ServerFrame, requestId: RequestId | undefined): void;
 }
 
 /** Runs `hello` through to `hello.ok`, or refuses it with the protocol's error code and closes. */
@@ -157,7 +157,7 @@ async function registerDevice(services: HandshakeServices, owner: Owner, p: Hell
   return device;
 }
 
-function helloOk(services: HandshakeServices, cursor: number, user: string | null): ServerFrame {
+function helloOk(services: HandshakeServices, cursor: Seq, user: string | null): ServerFrame {
   const o = services.options;
   return {
     type: "hello.ok",
@@ -172,7 +172,7 @@ function helloOk(services: HandshakeServices, cursor: number, user: string | nul
 }
 
 /** The gateway's side broke: logged, answered with the error, and the connection closed with 1011. */
-function failInternally(host: HelloHost, what: string, error: unknown, requestId: string | undefined): void {
+function failInternally(host: HelloHost, what: string, error: unknown, requestId: RequestId | undefined): void {
   host.services.log.error(what, error);
   host.sendError(error, requestId);
   host.close(1011, "internal error");

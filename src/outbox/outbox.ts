@@ -7,7 +7,7 @@
 import type { Bus, OutgoingFrame } from "../contracts/bus.js";
 import type { MediaStore } from "../contracts/media-store.js";
 import type { Change, RetentionPolicy, Storage } from "../contracts/storage.js";
-import type { ConnectionId, Owner } from "../ids.js";
+import type { ConnectionId, Owner, RequestId } from "../ids.js";
 import type { Logger } from "../logger.js";
 import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
 
@@ -16,8 +16,8 @@ const PRUNE_EVERY = 100;
 
 /** The connection that asked for a change, answered with one of its frames in publish order. */
 export interface Respondent {
-  readonly session: { readonly id: ConnectionId; respond(frame: OutgoingFrame, requestId: string | undefined): void };
-  readonly requestId: string | undefined;
+  readonly session: { readonly id: ConnectionId; respond(frame: OutgoingFrame, requestId: RequestId | undefined): void };
+  readonly requestId: RequestId | undefined;
   /** Which of the change's frames answers the request (default the first). */
   readonly frameIndex?: number;
 }

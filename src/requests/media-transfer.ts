@@ -5,6 +5,7 @@
  */
 import { createHash, type Hash } from "node:crypto";
 import { GatewayError } from "../errors.js";
+import type { MediaId, Owner, RequestId } from "../ids.js";
 import type { ClientPayloads } from "../protocol/frames.js";
 import type { Storage } from "../contracts/storage.js";
 import type { Logger } from "../logger.js";
@@ -16,9 +17,9 @@ import type { MediaRecord } from "../contracts/records.js";
 
 /** What the media code needs of its connection. */
 export interface MediaSession {
-  readonly owner: string;
+  readonly owner: Owner;
   readonly caps: { media: boolean };
-  send(frame: ServerFrame, requestId?: string): void;
+  send(frame: ServerFrame, requestId?: RequestId): void;
   sendBinary(data: Uint8Array): void;
   /** Resolves when the socket's buffer is below the soft limit; false once the connection ended. */
   drained(): Promise<boolean>;
@@ -34,10 +35,10 @@ export interface MediaServices {
 
 /** A connection's uploads in flight and its pulls. */
 export interface Uploads {
-  start(payload: ClientPayloads["media.upload.start"], requestId: string | undefined): Promise<void>;
+  start(payload: ClientPayloads["media.upload.start"], requestId: RequestId | undefined): Promise<void>;
   chunk(data: Uint8Array): Promise<void>;
-  end(payload: ClientPayloads["media.upload.end"], requestId: string | undefined): Promise<void>;
-  pull(mediaId: string, requestId: string | undefined): Promise<void>;
+  end(payload: ClientPayloads["media.upload.end"], requestId: RequestId | undefined): Promise<void>;
+  pull(mediaId: MediaId, requestId: RequestId | undefined): Promise<void>;
   /** The socket closed: abort every upload in flight. */
   dropAll(): void;
 }

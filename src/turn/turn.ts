@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { TurnServices } from "./turn-services.js";
 import { newId } from "../id-generator.js";
-import type { Owner } from "../ids.js";
+import type { MessageId, Owner } from "../ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { MediaRecord, MediaRef, MessageStatus, StoredMessage } from "../contracts/records.js";
 import { messagePayload, stopPayload } from "../protocol/message-payloads.js";
@@ -22,7 +22,7 @@ export interface AnswerParams {
   owner: Owner;
   lane: Lane;
   /** The user message this answers. */
-  replyTo?: string;
+  replyTo?: MessageId;
   /** The events of the answer. Called once, with the turn's abort signal. */
   events(signal: AbortSignal): AsyncIterable<RuntimeEvent>;
   /** The lane slot it runs in (for stop and timeout). */
