@@ -85,6 +85,8 @@ export type {
   ModelAsk,
 } from "./contracts/runtime.js";
 export { memoryBus } from "./contracts/bus.js";
+export { outboxCatchUp } from "./outbox/catch-up.js";
+export type { OutboxCatchUp, OutboxCatchUpHooks } from "./outbox/catch-up.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./contracts/bus.js";
 export type { Connection, ConnectionHandle, UpgradeDecision } from "./contracts/connection.js";
 export type { LaneLock, LaneLease } from "./contracts/lane-lock.js";
