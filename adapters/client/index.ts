@@ -18,7 +18,7 @@ export type { LaneQuery } from "./history-pager.js";
 export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
 export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
 export type { UploadOptions, Download } from "./transfers.js";
-export type { WebSocketLike, WebSocketConstructor } from "./connection.js";
+export type { WebSocketLike, WebSocketConstructor } from "./socket.js";
 export { ClientError, isClientError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";
 export { memoryCursorStore, localStorageCursorStore } from "./cursor.js";
