@@ -14,7 +14,7 @@
 export { createGatewayClient, GatewayClient } from "./client.js";
 export type { SendInput } from "./client.js";
 export { HistoryPager } from "./history-pager.js";
-export type { LaneQuery } from "./history-pager.js";
+export type { HistoryRequester, LaneQuery } from "./history-pager.js";
 export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
 export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
 export type { UploadOptions, Download } from "./transfers.js";

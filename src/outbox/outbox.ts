@@ -1,6 +1,6 @@
 /**
  * The owner's outbox as the core writes it: a change committed with its stored frames, then those
- * frames published in `seq` order to every device of the owner (docs/PROTOCOL.md §6), and live
+ * frames published in `seq` order to every device of the owner (docs/PROTOCOL.md §5), and live
  * frames that are published without being stored.
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * `sync`: the stored frames after a device's cursor, replayed from the outbox in pages while
- * live stored frames are held back, then `sync.done` with the new cursor (docs/PROTOCOL.md §6).
+ * live stored frames are held back, then `sync.done` with the new cursor (docs/PROTOCOL.md §5).
  * @module
  */
 import type { OutgoingFrame } from "../contracts/bus.js";

@@ -1,5 +1,5 @@
 /**
- * Reading a lane back: `history` pages (docs/PROTOCOL.md §5) and `search` (docs/PROTOCOL.md §5.2).
+ * Reading a lane back: `history` pages and `search` (docs/PROTOCOL.md §5).
  * @module
  */
 import type { Storage } from "../contracts/storage.js";

@@ -10,23 +10,39 @@ import { laneKey } from "./rows.js";
 /** The storage methods that read, and those that write one record outside a commit. */
 export type Queries = Omit<Storage, "open" | "close" | "commit" | "search">;
 
+/** The tables whose rows are one JSON record (`data`) under the owner and a key column. */
+type RecordTable = { table: "channels"; key: "chat_id" } | { table: "messages"; key: "message_id" } | { table: "devices"; key: "device_id" } | { table: "media"; key: "media_id" };
+
+/** Reads and writes of one-record rows: the table and column names are the code's own, never input. */
+function records(db: Database) {
+  const { s, rows } = db;
+  return {
+    async one<T>({ table, key }: RecordTable, owner: Owner, id: string): Promise<T | undefined> {
+      const [row] = await rows<{ data: string }>(`SELECT data FROM ${s}.${table} WHERE owner = $1 AND ${key} = $2`, [owner, id]);
+      return row && (JSON.parse(row.data) as T);
+    },
+    async all<T>({ table }: RecordTable, owner: Owner): Promise<T[]> {
+      return (await rows<{ data: string }>(`SELECT data FROM ${s}.${table} WHERE owner = $1`, [owner])).map((r) => JSON.parse(r.data) as T);
+    },
+    async put({ table, key }: RecordTable, owner: Owner, id: string, record: unknown): Promise<void> {
+      await rows(`INSERT INTO ${s}.${table} (owner, ${key}, data) VALUES ($1, $2, $3) ON CONFLICT (owner, ${key}) DO UPDATE SET data = EXCLUDED.data`, [owner, id, JSON.stringify(record)]);
+    },
+  };
+}
+
+const CHANNELS: RecordTable = { table: "channels", key: "chat_id" };
+const MESSAGES: RecordTable = { table: "messages", key: "message_id" };
+const DEVICES: RecordTable = { table: "devices", key: "device_id" };
+const MEDIA: RecordTable = { table: "media", key: "media_id" };
+
 /** The queries of one storage. */
 export function queries(db: Database): Queries {
   const { s, rows } = db;
+  const { one, all, put } = records(db);
   return {
-    async getChannel(owner, chatId) {
-      const [row] = await rows<{ data: string }>(`SELECT data FROM ${s}.channels WHERE owner = $1 AND chat_id = $2`, [owner, chatId]);
-      return row && (JSON.parse(row.data) as Channel);
-    },
-
-    async listChannels(owner) {
-      return (await rows<{ data: string }>(`SELECT data FROM ${s}.channels WHERE owner = $1`, [owner])).map((r) => JSON.parse(r.data) as Channel);
-    },
-
-    async getMessage(owner, messageId) {
-      const [row] = await rows<{ data: string }>(`SELECT data FROM ${s}.messages WHERE owner = $1 AND message_id = $2`, [owner, messageId]);
-      return row && (JSON.parse(row.data) as StoredMessage);
-    },
+    getChannel: (owner, chatId) => one<Channel>(CHANNELS, owner, chatId),
+    listChannels: (owner) => all<Channel>(CHANNELS, owner),
+    getMessage: (owner, messageId) => one<StoredMessage>(MESSAGES, owner, messageId),
 
     async findByClientMsgId(owner, chatId, clientMsgId) {
       const [row] = await rows<{ data: string }>(
@@ -92,35 +108,12 @@ export function queries(db: Database): Queries {
       if (!clauses.length) return;
       await rows(`DELETE FROM ${s}.outbox WHERE owner = $1 AND (${clauses.join(" OR ")})`, values);
     },
-    async getDevice(owner, deviceId) {
-      const [row] = await rows<{ data: string }>(`SELECT data FROM ${s}.devices WHERE owner = $1 AND device_id = $2`, [owner, deviceId]);
-      return row && (JSON.parse(row.data) as Device);
-    },
 
-    async listDevices(owner) {
-      return (await rows<{ data: string }>(`SELECT data FROM ${s}.devices WHERE owner = $1`, [owner])).map((r) => JSON.parse(r.data) as Device);
-    },
-
-    async putDevice(owner, device) {
-      await rows(`INSERT INTO ${s}.devices (owner, device_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, device_id) DO UPDATE SET data = EXCLUDED.data`, [
-        owner,
-        device.device_id,
-        JSON.stringify(device),
-      ]);
-    },
-
-    async getMedia(owner, mediaId) {
-      const [row] = await rows<{ data: string }>(`SELECT data FROM ${s}.media WHERE owner = $1 AND media_id = $2`, [owner, mediaId]);
-      return row && (JSON.parse(row.data) as MediaRecord);
-    },
-
-    async putMedia(owner, media) {
-      await rows(`INSERT INTO ${s}.media (owner, media_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, media_id) DO UPDATE SET data = EXCLUDED.data`, [
-        owner,
-        media.media_id,
-        JSON.stringify(media),
-      ]);
-    },
+    getDevice: (owner, deviceId) => one<Device>(DEVICES, owner, deviceId),
+    listDevices: (owner) => all<Device>(DEVICES, owner),
+    putDevice: (owner, device) => put(DEVICES, owner, device.device_id, device),
+    getMedia: (owner, mediaId) => one<MediaRecord>(MEDIA, owner, mediaId),
+    putMedia: (owner, media) => put(MEDIA, owner, media.media_id, media),
 
     async deleteMedia(owner, mediaIds) {
       if (!mediaIds.length) return;
