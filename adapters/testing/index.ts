@@ -26,3 +26,5 @@ export { describeBusConformance, type BusFactory, type BusUnderTest } from "./bu
 export { describeSessionStoreConformance, type SessionStoreFactory, type SessionStoreUnderTest } from "./session-store.js";
 export { describeLockoutStoreConformance, type LockoutStoreFactory, type LockoutStoreUnderTest } from "./lockout-store.js";
 export { describeLaneLockConformance, type LaneLockFactory, type LaneLockUnderTest } from "./lane-lock.js";
+export { describeAgentRuntimeConformance, type RuntimeFactory, type RuntimeScenario, type RuntimeUnderTest, type RuntimeConformanceOptions } from "./runtime.js";
+export { webSocketClient, type ClientSocket } from "./client-socket.js";
