@@ -28,3 +28,4 @@ export { describeLockoutStoreConformance, type LockoutStoreFactory, type Lockout
 export { describeLaneLockConformance, type LaneLockFactory, type LaneLockUnderTest } from "./lane-lock.js";
 export { describeAgentRuntimeConformance, type RuntimeFactory, type RuntimeScenario, type RuntimeUnderTest, type RuntimeConformanceOptions } from "./runtime.js";
 export { webSocketClient, type ClientSocket } from "./client-socket.js";
+export { describeConnectionConformance, type TransportFactory, type TransportUnderTest } from "./connection.js";
