@@ -1,6 +1,7 @@
 // The Bus conformance suite, exported by "chat-gateway/testing".
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { beforeEach, describe, expect, test } from "vitest";
 import type { Bus, BusMessage, OutgoingFrame } from "chat-gateway";
+import { eachTest } from "./under-test.js";
 import { sleep, until } from "./wait.js";
 
 /** A bus under test: the bus, optionally a second one on the same medium, and the clean-up. */
@@ -66,22 +67,10 @@ async function ready(owner: string, ...buses: Bus[]): Promise<void> {
  */
 export function describeBusConformance(name: string, make: BusFactory): void {
   describe(`bus conformance: ${name}`, () => {
+    const current = eachTest<"bus", Bus>("bus", make, (made): made is Bus => "publish" in made, (bus) => bus.close?.());
     let bus: Bus;
     let peer: Bus;
-    let cleanup: (() => Promise<void>) | undefined;
-
-    beforeEach(async () => {
-      const made = await make();
-      const underTest = "publish" in made ? { bus: made } : made;
-      ({ bus, cleanup } = underTest);
-      peer = underTest.peer ?? bus;
-    });
-
-    afterEach(async () => {
-      await bus.close?.();
-      if (peer !== bus) await peer.close?.();
-      await cleanup?.();
-    });
+    beforeEach(() => void ({ value: bus, peer } = current));
 
     test("order - frames for one owner reach every subscriber in publish order, once each, intact", async () => {
       const first = recorder(bus, "alice");

@@ -1,7 +1,8 @@
 // The LaneLock conformance suite, exported by "chat-gateway/testing".
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { LaneLease, LaneLock } from "chat-gateway";
-import { sleep, until, within } from "./wait.js";
+import { eachTest } from "./under-test.js";
+import { sleep, within } from "./wait.js";
 
 /** A lane lock under test: the lock, optionally a second one on the same medium, and the clean-up. */
 export interface LaneLockUnderTest {
@@ -47,9 +48,10 @@ const forever = () => new AbortController().signal;
  */
 export function describeLaneLockConformance(name: string, make: LaneLockFactory): void {
   describe(`lane lock conformance: ${name}`, () => {
+    const current = eachTest<"lock", LaneLock>("lock", make, (made): made is LaneLock => "acquire" in made);
     let lock: LaneLock;
     let peer: LaneLock;
-    let cleanup: (() => Promise<void>) | undefined;
+    beforeEach(() => void ({ value: lock, peer } = current));
     const held: LaneLease[] = [];
     const take = async (from: LaneLock, key: string, signal = forever()) => {
       const lease = await from.acquire(key, signal);
@@ -57,16 +59,9 @@ export function describeLaneLockConformance(name: string, make: LaneLockFactory)
       return lease;
     };
 
-    beforeEach(async () => {
-      const made = await make();
-      const underTest = "acquire" in made ? { lock: made } : made;
-      ({ lock, cleanup } = underTest);
-      peer = underTest.peer ?? lock;
-    });
-
+    // Registered after eachTest's, so it runs before it: leases go before the lock's clean-up.
     afterEach(async () => {
       await Promise.all(held.splice(0).map((lease) => lease.release()));
-      await cleanup?.();
     });
 
     /** Whether `pending` is still unsettled after `ms` milliseconds. */

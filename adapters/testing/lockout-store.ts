@@ -1,7 +1,8 @@
 // The LockoutStore conformance suite (failed-login lockout), exported by "chat-gateway/testing".
 import { randomBytes } from "node:crypto";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { beforeEach, describe, expect, test } from "vitest";
 import type { LockoutStore } from "chat-gateway/http";
+import { eachTest } from "./under-test.js";
 
 /** A lockout store under test: the store, optionally a second one on the same data, and the clean-up. */
 export interface LockoutStoreUnderTest {
@@ -43,22 +44,14 @@ const S = 1000;
  */
 export function describeLockoutStoreConformance(name: string, make: LockoutStoreFactory): void {
   describe(`lockout store conformance: ${name}`, () => {
+    const current = eachTest<"store", LockoutStore>("store", make, (made): made is LockoutStore => "fail" in made);
     let store: LockoutStore;
     let peer: LockoutStore;
-    let cleanup: (() => Promise<void>) | undefined;
     let t0: number;
     const ip = () => `10.${randomBytes(3).join(".")}`;
-
-    beforeEach(async () => {
-      const made = await make();
-      const underTest = "fail" in made ? { store: made } : made;
-      ({ store, cleanup } = underTest);
-      peer = underTest.peer ?? store;
+    beforeEach(() => {
+      ({ value: store, peer } = current);
       t0 = Date.now();
-    });
-
-    afterEach(async () => {
-      await cleanup?.();
     });
 
     test("lockout - 10 failures within 300 s lock the IP for 900 s and clear its failures", async () => {

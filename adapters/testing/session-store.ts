@@ -1,7 +1,8 @@
 // The SessionStore conformance suite, exported by "chat-gateway/testing".
 import { createHash, randomBytes } from "node:crypto";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { beforeEach, describe, expect, test } from "vitest";
 import type { Session, SessionStore } from "chat-gateway";
+import { eachTest } from "./under-test.js";
 import { sleep, until } from "./wait.js";
 
 /** A session store under test: the store, optionally a second one on the same medium, and the clean-up. */
@@ -51,20 +52,10 @@ type Revocation = { session: string } | { user: string };
  */
 export function describeSessionStoreConformance(name: string, make: SessionStoreFactory): void {
   describe(`session store conformance: ${name}`, () => {
+    const current = eachTest<"store", SessionStore>("store", make, (made): made is SessionStore => "create" in made);
     let store: SessionStore;
     let peer: SessionStore;
-    let cleanup: (() => Promise<void>) | undefined;
-
-    beforeEach(async () => {
-      const made = await make();
-      const underTest = "create" in made ? { store: made } : made;
-      ({ store, cleanup } = underTest);
-      peer = underTest.peer ?? store;
-    });
-
-    afterEach(async () => {
-      await cleanup?.();
-    });
+    beforeEach(() => void ({ value: store, peer } = current));
 
     const session = (username = "alice", lifetime = 3600): Session => ({ token: token(), username, expires_at: now() + lifetime });
 
