@@ -87,6 +87,7 @@ export type {
 export { memoryBus } from "./contracts/bus.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./contracts/bus.js";
 export type { Connection, ConnectionHandle, UpgradeDecision } from "./contracts/connection.js";
+export { memoryLaneLock } from "./contracts/lane-lock.js";
 export type { LaneLock, LaneLease } from "./contracts/lane-lock.js";
 export type { MediaStore, MediaWriter } from "./contracts/media-store.js";
 export { PushSendError } from "./contracts/push.js";
