@@ -157,7 +157,7 @@ export function describeCapabilitiesConformance(current: () => Storage, capabili
       });
     });
   } else {
-    describe(capabilityLabel("uniqueClientMsgId", false), () => {
+    describe(capabilityLabel("uniqueClientMsgId", false, "not declared"), () => {
       test("uniqueClientMsgId - without it, createGateway refuses a bus shared with other processes and names the capability", () => {
         const shared = { publish() {}, subscribe: () => () => undefined };
         expect(() => createGateway({ storage, runtime: idleRuntime, bus: shared })).toThrow(/uniqueClientMsgId/);
