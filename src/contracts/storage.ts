@@ -128,7 +128,7 @@ export interface StorageImplementation {
    * moves; `first` moves up. Called every so many appends, never per write, so it may cost an
    * indexed range delete but must not scan the whole table.
    * Fallback: keeps everything (cost: the outbox grows without bound; a device's `sync` from an
-   * old cursor replays every frame since instead of getting `sync.reset`).
+   * old cursor replays every frame since instead of `sync.done` with `reset: true`).
    */
   pruneOutbox?(owner: Owner, policy: RetentionPolicy, now: number): Promise<void>;
   /**
