@@ -6,7 +6,6 @@
 import type { ChatId, MediaId, MessageId, Seq } from "../ids.js";
 import type { Channel, StoredMessage } from "./records.js";
 // For TSDoc links only.
-import type { Storage } from "./storage.js";
 import type { heldByAnother } from "../requests/media-attachment.js";
 import type { outboxRedactionKey } from "../outbox/outbox-redaction.js";
 
