@@ -49,8 +49,13 @@ export type {
   Device,
   MediaRecord,
 } from "./contracts/records.js";
+export { defineStorage } from "./storage/define-storage.js";
+export { searchMessages, searchScan } from "./storage/search-scan.js";
+export type { SearchScan } from "./storage/search-scan.js";
 export type {
   Storage,
+  StorageImplementation,
+  StorageCapabilities,
   Change,
   CommitResult,
   OutboxFrame,
@@ -89,6 +94,7 @@ export { outboxCatchUp } from "./outbox/catch-up.js";
 export type { OutboxCatchUp, OutboxCatchUpHooks } from "./outbox/catch-up.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./contracts/bus.js";
 export type { Connection, ConnectionHandle, UpgradeDecision } from "./contracts/connection.js";
+export { memoryLaneLock } from "./contracts/lane-lock.js";
 export type { LaneLock, LaneLease } from "./contracts/lane-lock.js";
 export type { MediaStore, MediaWriter } from "./contracts/media-store.js";
 export { PushSendError } from "./contracts/push.js";

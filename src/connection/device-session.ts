@@ -24,6 +24,7 @@ import type { Device, DeviceCaps } from "../contracts/records.js";
 import { handleRequest, type RequestServices, type RequestSession } from "../requests/dispatch.js";
 import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
+import { LoopShare } from "../loop-share.js";
 import { createUploads, type MediaServices, type Uploads } from "../requests/media-transfer.js";
 import { peekId } from "../protocol/wire.js";
 
@@ -53,6 +54,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   readonly #conn: Connection;
   readonly #bucket: TokenBucket;
   #queue: Promise<void> = Promise.resolve();
+  readonly #share = new LoopShare();
   #state: "hello" | "ready" | "closed" = "hello";
   #owner: Owner | undefined;
   #user: string | null = null;
@@ -190,7 +192,9 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   }
 
   #enqueue(work: () => Promise<void>): void {
-    this.#queue = this.#queue.then(work).catch((error) => {
+    // Frames that need no I/O (garbage past the budget) would otherwise run back to back as
+    // microtasks, holding every other connection up until the whole flood is worked off.
+    this.#queue = this.#queue.then(() => this.#share.breathe()).then(work).catch((error) => {
       this.#services.log.error("unhandled error in a connection", error);
     });
   }
