@@ -26,7 +26,11 @@ function envelopeProblem(frame: unknown): string | undefined {
 }
 
 function failureText(type: string, failure: { path: Array<string | number>; message: string }): string {
-  return failure.path.length ? `${type}: field "payload.${failure.path.join(".")}": ${failure.message}` : `${type}: payload: ${failure.message}`;
+  if (!failure.path.length) return `${type}: payload: ${failure.message}`;
+  const field = failure.path.join(".");
+  // The field is named once, in our words, instead of superstruct's "At path: x -- " prefix.
+  const detail = failure.message.replace(`At path: ${field} -- `, "");
+  return `${type}: field "payload.${field}": ${detail}`;
 }
 
 /**

@@ -38,7 +38,7 @@ const helloLimits = object({
 export const serverFrameStructs = {
   "hello.ok": object({ protocol: integer(), cursor: integer(), user: nullable(string()), streaming: boolean(), limits: helloLimits }),
   message: object({ ...messageFields, ...laneFields, client_msg_id: optional(string()) }),
-  "message.start": object({ message_id: string(), role: literal("assistant"), model: optional(string()), tokens: optional(integer()), ...laneFields }),
+  "message.start": object({ message_id: string(), role: literal("assistant"), model: optional(string()), ...laneFields }),
   "message.update": object({ message_id: string(), text: string(), reasoning: optional(string()), model: optional(string()), tokens: optional(integer()), ...laneFields }),
   "message.stop": object({
     message_id: string(),
@@ -49,7 +49,7 @@ export const serverFrameStructs = {
     runtime: runtimeInfoStruct,
     ts: integer(),
     media: array(mediaRefStruct),
-    status: optional(messageStatusStruct),
+    status: messageStatusStruct,
     reply_to: optional(string()),
     ...laneFields,
   }),
@@ -72,14 +72,13 @@ export const serverFrameStructs = {
     mime: string(),
     size: integer(),
     filename: string(),
-    message_id: optional(string()),
-    chat_id: optional(string()),
-    thread_id: optional(nullable(string())),
+    message_id: string(),
+    ...laneFields,
   }),
   "media.upload.ack": object({ ok: boolean(), media_ref: string() }),
   "media.pull.end": object({ ok: boolean(), media_id: string() }),
   "sync.done": object({ cursor: integer(), reset: optional(literal(true)) }),
-  pong: object({ ts: number() }),
+  pong: object({ ts: integer() }),
   error: object({ code: errorCodeStruct, message: string() }),
 } satisfies Record<string, Struct<any, any>>;
 
