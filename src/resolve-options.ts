@@ -5,7 +5,7 @@
  */
 import type { GatewayOptions, ResolvedOptions } from "./options.js";
 import { resolveLogger } from "./logger.js";
-import { LIMITS } from "./protocol/protocol.js";
+import { LIMITS } from "./protocol/limits.js";
 import { defineStorage } from "./storage/define-storage.js";
 import { refuseMissingCapabilities } from "./storage/capabilities.js";
 import type { Storage } from "./contracts/storage.js";

@@ -10,7 +10,7 @@ import type { DeviceCaps } from "../contracts/records.js";
 import type { RequestId, Seq } from "../ids.js";
 import { FrameOrder } from "../outbox/frame-order.js";
 import type { ServerFrame } from "../protocol/protocol.js";
-import { stopAsMessage } from "../protocol/wire.js";
+import { stopAsMessage } from "./wire.js";
 import { Outflow } from "./outflow.js";
 
 /** The receiving side of one connection. */
