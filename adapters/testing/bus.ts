@@ -78,7 +78,7 @@ export function describeBusConformance(name: string, make: BusFactory): void {
       await ready("alice", bus);
       const sent: BusMessage[] = Array.from({ length: 300 }, (_, i) => ({ owner: "alice", frame: frame(i), ...(i % 7 === 0 ? { except: `conn-${i}` } : {}) }));
       for (const message of sent) bus.publish(message);
-      await until(() => first.got.length >= 300 && second.got.length >= 300, "300 frames on both subscribers");
+      await until(() => first.got.length >= 300 && second.got.length >= 300, "300 frames on both subscribers", 10_000);
       await sleep(50);
       expect(first.got).toEqual(sent);
       expect(second.got).toEqual(sent);
@@ -137,7 +137,7 @@ export function describeBusConformance(name: string, make: BusFactory): void {
       await ready("dave", bus, peer);
       const sent = Array.from({ length: 200 }, (_, i) => ({ owner: "dave", frame: frame(i), ...(i === 5 ? { except: "conn-5" } : {}) }));
       for (const message of sent) peer.publish(message);
-      await until(() => here.got.length >= 200 && there.got.length >= 200, "200 frames in both processes");
+      await until(() => here.got.length >= 200 && there.got.length >= 200, "200 frames in both processes", 10_000);
       await sleep(100);
       expect(here.got.map((m) => m.frame)).toEqual(sent.map((m) => m.frame));
       expect(here.got.every((m) => m.owner === "dave")).toBe(true);

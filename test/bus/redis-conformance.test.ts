@@ -1,5 +1,7 @@
-import { redisBus } from "chat-gateway/bus/redis";
+import { redisBus, type ChannelMode } from "chat-gateway/bus/redis";
 import { describeBusConformance } from "chat-gateway/testing";
 import { redisUnderTest } from "../fixtures/services.js";
 
-describeBusConformance("redis", () => redisUnderTest((redis, peer, prefix) => ({ bus: redisBus(redis, { prefix }), peer: redisBus(peer, { prefix }) })));
+for (const channels of ["owner", "sharded", "shared"] satisfies ChannelMode[]) {
+  describeBusConformance(`redis, ${channels} channels`, () => redisUnderTest((redis, peer, prefix) => ({ bus: redisBus(redis, { prefix, channels }), peer: redisBus(peer, { prefix, channels }) })));
+}
