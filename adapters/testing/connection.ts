@@ -6,7 +6,7 @@ import { memoryMediaStore } from "chat-gateway/media/memory";
 import type { ClientSocket } from "./client-socket.js";
 import { Device } from "./device.js";
 import { pullMedia, uploadMedia } from "./media-transfer.js";
-import { until } from "./wait.js";
+import { sleep, until } from "./wait.js";
 
 /** A transport serving one gateway: how a device connects, and how to stop serving. */
 export interface TransportUnderTest {
@@ -65,7 +65,8 @@ function recording(gateway: Gateway, accepted: Connection[]): Gateway {
  *   chunk before `media.pull.end`;
  * - backpressure: `bufferedAmount` counts a large send still queued and falls back to 0 once the
  *   device has it;
- * - close: a device that disconnects frees its place (the handle's `closed()` was called), and
+ * - close: a device that disconnects frees its place (the handle's `closed()` was called) and
+ *   the gateway emits `connect` and `disconnect` once each; and
  *   `gateway.close()` closes devices with 1001, after which the Connection takes `send`,
  *   `sendBinary` and `close` without throwing.
  *
@@ -176,6 +177,20 @@ export function describeConnectionConformance(name: string, serve: TransportFact
         const answer = await third.request("hello", { token: "", device_id: "d3" });
         return answer.type === "hello.ok";
       }, "a new device to be admitted once the first left");
+    });
+
+    test("events - the gateway emits connect after hello and disconnect when the device leaves, once each", async () => {
+      const { gateway, connect } = await start();
+      const seen: string[] = [];
+      gateway.on("connect", (info) => seen.push(`connect ${info.deviceId}`));
+      gateway.on("disconnect", (info) => seen.push(`disconnect ${info.deviceId}`));
+      const device = await connect();
+      await device.hello({ device_id: "d-events" });
+      await until(() => seen.length === 1, "the connect event");
+      device.socket.close();
+      await until(() => seen.length === 2, "the disconnect event");
+      await sleep(100);
+      expect(seen).toEqual(["connect d-events", "disconnect d-events"]);
     });
 
     test("close - gateway.close() closes devices with 1001; a closed Connection still takes calls", async () => {
