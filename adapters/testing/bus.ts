@@ -19,7 +19,9 @@ export interface BusUnderTest {
 /**
  * Makes the bus for one test: called before every test, it must return a bus (or a
  * {@link BusUnderTest}) that shares no subscribers or frames with the ones it made before (a new
- * key prefix on Redis). The suite calls `close()` on each bus after the test.
+ * key prefix on Redis), with its links up (a Redis bus once `await bus.ready()` resolved): a bus
+ * may drop live frames published while its link is still connecting, and the suite counts every
+ * frame. The suite calls `close()` on each bus after the test.
  */
 export type BusFactory = () => Bus | BusUnderTest | Promise<Bus | BusUnderTest>;
 
