@@ -35,6 +35,8 @@ function childrenPeakMB(): number[] {
   for (const task of readdirSync(`/proc/${process.pid}/task`)) {
     const kids = readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8").trim();
     for (const pid of kids ? kids.split(/\s+/) : []) {
+      // Only the database process (a helper such as esbuild's service is none of the storage's).
+      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("sqljs-engine")) continue;
       const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
       if (hwm) out.push(Math.round(Number(hwm[1]) / 1024));
     }

@@ -80,11 +80,17 @@ class ProcessLink implements EngineLink {
     this.#child.channel?.ref();
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#child.send({ ...message, id } as ToEngine, (error) => {
+      const failed = (error: Error | null) => {
         if (!error || !this.#pending.delete(id)) return;
         reject(this.#gone ?? error);
         this.#idle();
-      });
+      };
+      try {
+        this.#child.send({ ...message, id } as ToEngine, failed);
+      } catch (error) {
+        // A value that cannot be copied to another process (a function, say): this call fails alone.
+        failed(error as Error);
+      }
     });
   }
 
