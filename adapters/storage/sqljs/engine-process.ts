@@ -57,10 +57,12 @@ class ProcessLink implements EngineLink {
         this.#pending.clear();
         resolve();
       });
+      // A process that could not be started never exits: close() must not wait for it.
       this.#child.once("error", (error) => {
         this.#gone ??= error;
         for (const p of this.#pending.values()) p.reject(error);
         this.#pending.clear();
+        if (this.#child.pid === undefined) resolve();
       });
     });
   }
