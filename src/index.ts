@@ -49,8 +49,13 @@ export type {
   Device,
   MediaRecord,
 } from "./contracts/records.js";
+export { defineStorage } from "./storage/define-storage.js";
+export { searchMessages, searchScan } from "./storage/search-scan.js";
+export type { SearchScan } from "./storage/search-scan.js";
 export type {
   Storage,
+  StorageImplementation,
+  StorageCapabilities,
   Change,
   CommitResult,
   OutboxFrame,

@@ -32,7 +32,7 @@ import type {
   Storage,
   StoredMessage,
 } from "chat-gateway";
-import { outboxRedactionKey } from "chat-gateway";
+import { defineStorage, outboxRedactionKey } from "chat-gateway";
 import { attachMedia, dropMediaOf, messagesPresent, redactOutbox } from "./integrity.js";
 import { migrate } from "./schema.js";
 import { postgresSearch } from "./search-plan.js";
@@ -237,7 +237,9 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
 
   const search = postgresSearch(s, ready);
 
-  return {
+  return defineStorage({
+    // The unique index messages_client_msg refuses a second (chat, client_msg_id) in any process.
+    capabilities: { uniqueClientMsgId: true },
     async open() {
       await ready();
     },
@@ -385,5 +387,5 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       if (!mediaIds.length) return;
       await rows(`DELETE FROM ${s}.media WHERE owner = $1 AND media_id = ANY($2::text[])`, [owner, mediaIds]);
     },
-  };
+  });
 }

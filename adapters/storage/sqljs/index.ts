@@ -62,10 +62,12 @@ import type {
   SearchQuery,
   Seq,
   Storage,
+  StorageImplementation,
   StoredMessage,
   Channel,
   Logger,
 } from "chat-gateway";
+import { defineStorage } from "chat-gateway";
 import type { JournalOp } from "./apply.js";
 import { dispatch, type EngineCall, type EngineLink } from "./engine-calls.js";
 import { startEngineProcess } from "./engine-process.js";
@@ -96,7 +98,8 @@ export interface SqlJsStorage extends Storage {
  * `open()`, which takes the folder's lock, loads and replays it.
  */
 export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
-  return new SqlJsStore(options, checkOptions(options));
+  // Every capability but uniqueClientMsgId: the folder's lock keeps other processes out.
+  return defineStorage(new SqlJsStore(options, checkOptions(options)));
 }
 
 /** Runs the engine on this thread: the storage of `inProcess` or a given `sqlJs` module. */
@@ -105,7 +108,7 @@ async function startEngineHere(settings: EngineSettings, options: SqlJsStorageOp
   return { call: (call) => dispatch(engine, call), close: () => engine.close() };
 }
 
-class SqlJsStore implements SqlJsStorage {
+class SqlJsStore implements StorageImplementation {
   readonly #options: SqlJsStorageOptions;
   readonly #warn: (message: string) => void;
   #state: "new" | "opening" | "open" | "closed" = "new";
