@@ -14,8 +14,10 @@
  * proxy to it: sql.js blocks whatever thread runs it (an export takes 1 to 2 s at a million
  * messages, growing its in-memory file up to a second) and holds the database up to twice while
  * exporting, and neither now touches the process that serves sockets. A write resolves once the
- * database process has fsynced its journal record, exactly as before. The serving process holds
- * the folder's lock; the database process exits as soon as its parent is gone.
+ * database process has fsynced its journal record. Calls that arrive during an export wait for it,
+ * since sql.js cannot do both at once; the sockets, and every other part of the gateway, do not.
+ * The serving process holds the folder's lock; the database process exits as soon as its parent
+ * is gone. `inProcess` runs all of it on the calling thread instead.
  *
  * The exported bytes are handed to a worker thread that copies them into the file and exits, which
  * frees them at once (0.2 s for 750 MB); writes issued meanwhile wait and are acknowledged right
