@@ -1,6 +1,7 @@
 // The database process of the sql.js storage, seen from outside: it lives and dies with the
 // process that opened the storage, its death fails calls with a clear error rather than a hang,
 // and the folder it writes is the same one the in-process mode reads.
+import initSqlJs from "sql.js";
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -86,7 +87,7 @@ describe("sql.js database process", () => {
     await again.storage.close();
   });
 
-  test("process - inProcess runs on the calling thread, over the same folder format", { timeout: 60_000 }, async () => {
+  test("process - inProcess, or a given sqlJs module, runs on the calling thread, over the same folder format", { timeout: 60_000 }, async () => {
     const dir = await tempDir();
     const here = sqlJsStorage({ dir, inProcess: true });
     await here.open();
@@ -98,8 +99,10 @@ describe("sql.js database process", () => {
     expect((await storage.getMessage("alice", "m1"))?.text).toBe(message("m1").text);
     await storage.commit("alice", write("m2"));
     await storage.close();
-    const back = sqlJsStorage({ dir, inProcess: true });
+    // A ready sql.js module cannot move to another process: giving one runs on this thread too.
+    const back = sqlJsStorage({ dir, sqlJs: await initSqlJs() });
     await back.open();
+    expect(databasesOf(process.pid).filter(alive)).toEqual([]);
     expect((await back.readOutbox("alice", 0, 10)).map((e) => e.payload.id)).toEqual(["m1", "m2"]);
     await back.close();
   });
