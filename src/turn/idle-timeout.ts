@@ -24,6 +24,11 @@ export class IdleTimeout {
     });
   }
 
+  /** True while an ask is open. */
+  get paused(): boolean {
+    return this.#paused > 0;
+  }
+
   /** The event came (or the turn ended): stop waiting. */
   clear(): void {
     clearTimeout(this.#timer);

@@ -123,6 +123,8 @@ export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredM
   turn.onAsk = (open) => {
     if (open) idle.pause();
     else idle.resume();
+    if (idle.paused) limits.pause();
+    else limits.resume();
     if (!turn.controller.signal.aborted) hub.live(owner, { type: "typing", payload: { on: !open, ...where } });
   };
   const result = await pullEvents(hub, params, recorder, limits, checkpoints, idle);
