@@ -143,21 +143,28 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.#conn.pause();
     }
     this.#enqueue(() =>
-      this.uploads
-        .chunk(data)
-        .catch((error) => {
-          // Only chunks of an upload in flight are free: any other binary message spends the frame
-          // budget, and past it is dropped without a reply, so garbage cannot buy one reply each.
-          if (this.#bucket.take()) this.#sendError(error, undefined);
-        })
-        .finally(() => {
-          this.#binaryQueued -= data.byteLength;
-          if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2) {
-            this.#paused = false;
-            this.#conn.resume?.();
-          }
-        }),
+      this.#takeChunk(data).finally(() => {
+        this.#binaryQueued -= data.byteLength;
+        if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2) {
+          this.#paused = false;
+          this.#conn.resume?.();
+        }
+      }),
     );
+  }
+
+  /**
+   * Only chunks of an upload in flight are free: any other binary message spends the frame budget,
+   * and past it is dropped without a reply (and without building an error), so garbage can buy
+   * neither one reply nor much work each.
+   */
+  async #takeChunk(data: Uint8Array): Promise<void> {
+    if (!this.uploads.inFlight(data) && !this.#bucket.take()) return;
+    try {
+      await this.uploads.chunk(data);
+    } catch (error) {
+      this.#sendError(error, undefined);
+    }
   }
 
   closed(): void {

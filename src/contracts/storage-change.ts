@@ -28,10 +28,14 @@ export interface OutboxEntry extends OutboxFrame {
  * `requireMessages`, channel upserts, message upserts, message deletions, channel deletions (with
  * the redaction of what both deleted), outbox appends.
  *
- * Media attachment: a message upsert attaches each media it lists to that message (the media's
+ * Media attachment (storages with the `media` capability; see {@link Storage.getMedia}): a
+ * message upsert attaches each media it lists to that message (the media's
  * metadata gets `message_id`, see {@link heldByAnother}). A commit that would attach media that
  * another message already holds rejects with `mediaTakenError()` (`unsupported`) and applies
  * nothing, so media is never shared and deleting a message never takes media from another one.
+ *
+ * Unique `client_msg_id` (storages that declare `uniqueClientMsgId`): a message upsert whose
+ * `client_msg_id` another message of the same `chat_id` holds rejects the whole change.
  *
  * Redaction: deleting messages or channels redacts, in the same commit, every stored outbox frame
  * that shows them (frames whose {@link outboxRedactionKey} is the key of a deleted message, of a
@@ -74,7 +78,7 @@ export interface CommitResult {
   /**
    * Media ids that messages this change deleted held (media that another message holds is not
    * listed). Their metadata is gone with the change; the gateway removes their bytes from the
-   * media store.
+   * media store. Always `[]` from a storage without the `media` capability.
    */
   orphanedMedia: MediaId[];
   /** True when nothing was applied because a message of {@link Change.requireMessages} is gone. */

@@ -117,7 +117,8 @@ export interface StorageImplementation {
    * thread only. Snippets come from `snippetAround`, at most 200 characters. The helpers in
    * `chat-gateway` (`searchTerms`, `matchText`, `compareMatches`) define all of this.
    * Fallback: pages through the history of every lane in scope and ranks with those helpers
-   * (cost: every message in scope per search; fine for small stores, slow past ~100,000).
+   * (cost: every message in scope is read per search; fine for a few thousand messages per
+   * owner, seconds at tens of thousands: bench/storage-fallbacks.ts measures it).
    */
   search?(owner: Owner, query: SearchQuery): Promise<SearchHit[]>;
   /**

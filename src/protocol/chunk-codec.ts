@@ -28,22 +28,32 @@ export function encodeChunk(media: string, offset: number, bytes: Uint8Array): U
 }
 
 /**
- * Split a binary media message into its header and bytes. Throws a `GatewayError` `unsupported`
- * saying what is wrong when it is not one: shorter than its header, a header that is not JSON
- *, or one without a string `media` and a non-negative integer `offset`.
+ * Split a binary media message into its header and bytes, or say what is wrong when it is not
+ * one: shorter than its header, a header that is not JSON, or one without a string `media` and a
+ * non-negative integer `offset`. Never throws, so a flood of garbage costs no error objects.
  */
-export function decodeChunk(data: Uint8Array): MediaChunk {
-  if (data.byteLength < 4) throw new GatewayError("unsupported", "binary frame too short for a media chunk header");
+export function readChunk(data: Uint8Array): MediaChunk | { problem: string } {
+  if (data.byteLength < 4) return { problem: "binary frame too short for a media chunk header" };
   const length = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(0);
-  if (4 + length > data.byteLength) throw new GatewayError("unsupported", "media chunk header length exceeds the frame");
+  if (4 + length > data.byteLength) return { problem: "media chunk header length exceeds the frame" };
   let header: { media?: unknown; offset?: unknown } | null;
   try {
     header = JSON.parse(decoder.decode(data.subarray(4, 4 + length)));
   } catch {
-    throw new GatewayError("unsupported", "media chunk header is not JSON");
+    return { problem: "media chunk header is not JSON" };
   }
   if (typeof header?.media !== "string" || !Number.isInteger(header.offset) || (header.offset as number) < 0) {
-    throw new GatewayError("unsupported", `media chunk header needs "media" (string) and "offset" (integer)`);
+    return { problem: `media chunk header needs "media" (string) and "offset" (integer)` };
   }
   return { media: header.media, offset: header.offset as number, bytes: data.subarray(4 + length) };
+}
+
+/**
+ * Split a binary media message into its header and bytes. Throws a `GatewayError` `unsupported`
+ * saying what is wrong when it is not one (see {@link readChunk}).
+ */
+export function decodeChunk(data: Uint8Array): MediaChunk {
+  const chunk = readChunk(data);
+  if ("problem" in chunk) throw new GatewayError("unsupported", chunk.problem);
+  return chunk;
 }

@@ -14,7 +14,7 @@ import type { MediaWriter } from "../contracts/media-store.js";
 import { MEDIA_TYPE_MAX_LENGTH, mediaTypeEssence } from "../protocol/media-types.js";
 import { LIMITS } from "../protocol/limits.js";
 import type { ServerFrame } from "../protocol/protocol.js";
-import { decodeChunk, encodeChunk } from "../protocol/chunk-codec.js";
+import { decodeChunk, encodeChunk, readChunk } from "../protocol/chunk-codec.js";
 import type { MediaRecord } from "../contracts/records.js";
 
 /** What the media code needs of its connection. */
@@ -39,6 +39,8 @@ export interface MediaServices {
 export interface Uploads {
   start(payload: ClientPayloads["media.upload.start"], requestId: RequestId | undefined): Promise<void>;
   chunk(data: Uint8Array): Promise<void>;
+  /** True when `data` is a chunk of an upload in flight on this connection (checked without throwing). */
+  inFlight(data: Uint8Array): boolean;
   end(payload: ClientPayloads["media.upload.end"], requestId: RequestId | undefined): Promise<void>;
   pull(mediaId: MediaId, requestId: RequestId | undefined): Promise<void>;
   /** The socket closed: abort every upload in flight. */
@@ -93,6 +95,11 @@ export function createUploads(services: MediaServices, session: MediaSession): U
       }
       const writer = await media.createWriter(session.owner, meta.media_ref);
       uploads.set(meta.media_ref, { meta, received: 0, hash: createHash("sha256"), writer });
+    },
+
+    inFlight(data) {
+      const chunk = readChunk(data);
+      return !("problem" in chunk) && uploads.has(chunk.media);
     },
 
     async chunk(data) {
