@@ -52,3 +52,13 @@ export type ErrorPayload = ServerPayloads["error"];
 export type PongPayload = ServerPayloads["pong"];
 /** `sync.done`: the replay ended; `reset` means the cursor was too old and history must be refetched. */
 export type SyncDonePayload = ServerPayloads["sync.done"];
+/** `picker.approval`: approve or deny an action (docs/PROTOCOL.md §11). */
+export type PickerApprovalPayload = ServerPayloads["picker.approval"];
+/** `picker.confirm`: a question; a clarification when `allow_text` is true. */
+export type PickerConfirmPayload = ServerPayloads["picker.confirm"];
+/** `picker.model`: choose the lane's model. */
+export type PickerModelPayload = ServerPayloads["picker.model"];
+/** `picker.resolved`: how an ask ended. */
+export type PickerResolvedPayload = ServerPayloads["picker.resolved"];
+/** `commands.complete`: completions of a typed slash command. */
+export type CommandsCompletePayload = ServerPayloads["commands.complete"];
