@@ -228,6 +228,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
     this.#user = auth.user;
     this.#device = device;
     this.#state = "ready";
+    if (device.caps.delta) this.#outflow.sendDeltas();
     this.send(helloOk, requestId);
     this.#order.start(bounds.last);
     for (const f of held) this.deliver(f);

@@ -71,6 +71,7 @@ function helloCaps(p: HelloFrame["payload"]): DeviceCaps {
     media: p.caps?.media ?? true,
     push: p.caps?.push ?? "none",
     streaming: p.caps?.streaming ?? true,
+    delta: p.caps?.delta ?? false,
   };
 }
 
@@ -142,6 +143,9 @@ async function registerDevice(hub: Hub, owner: Owner, p: HelloFrame["payload"], 
   return device;
 }
 
+/** The extensions this gateway honours, listed in `hello.ok.features` (docs/PROTOCOL.md §2.1). */
+const GATEWAY_FEATURES: readonly string[] = ["delta"];
+
 function helloOk(hub: Hub, cursor: number, user: string | null): ServerFrame {
   const o = hub.options;
   return {
@@ -152,6 +156,7 @@ function helloOk(hub: Hub, cursor: number, user: string | null): ServerFrame {
       user,
       streaming: o.streaming,
       limits: helloLimits(o),
+      features: GATEWAY_FEATURES,
     },
   };
 }

@@ -165,6 +165,11 @@ export interface DeviceCaps {
   push: string;
   /** Extension, default true: false means one `message` frame instead of start/update/stop. */
   streaming: boolean;
+  /**
+   * Extension, absent = false (records stored before it have none): true means `message.update` carries `offset`/`append` (what follows
+   * the text this device holds) instead of the whole text (docs/PROTOCOL.md §12).
+   */
+  delta?: boolean;
 }
 
 /** A device as storage keeps it; updated on every `hello` and `fcm.register`. */

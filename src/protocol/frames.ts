@@ -41,6 +41,7 @@ export const clientFrameStructs = {
         media: optional(boolean()),
         push: optional(string()),
         streaming: optional(boolean()),
+        delta: optional(boolean()),
       }),
     ),
     fcm_token: optional(string()),
