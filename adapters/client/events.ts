@@ -38,6 +38,12 @@ export type GatewayClientEvents = {
   synced: (cursor: number) => void;
   /** The gateway no longer has the frames after this device's cursor: refetch history and channels. */
   reset: (cursor: number) => void;
+  /**
+   * A delta `message.update` did not fit the text held for `messageId` (docs/PROTOCOL.md §12): it
+   * was dropped, and so is every later append of that answer until a whole `text` or its
+   * `message.stop`, whose `final_text` is the answer. The last `message.update` event stays valid.
+   */
+  "stream.gap": (messageId: string) => void;
   /** The credential was refused (close 4401, HTTP 401, or `checkAuth` said so); the client stopped. */
   unauthorized: (reason: string) => void;
 };

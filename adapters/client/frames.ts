@@ -36,6 +36,8 @@ export interface HelloOkPayload {
   user: string | null;
   /** The gateway's own streaming setting. */
   streaming: boolean;
+  /** The extensions the gateway honours that a device may use (e.g. `"delta"`); absent on older gateways. */
+  features?: string[];
   /** The gateway's bounds; the optional ones are absent on gateways that predate them. */
   limits: {
     max_frame_bytes: number;
@@ -70,11 +72,24 @@ export interface MessageStartPayload extends LaneRef {
   role: "assistant";
 }
 
-/** `message.update`: the full current text of a streamed answer (replace, do not append). */
+/**
+ * `message.update`: the full current text of a streamed answer (replace, do not append). With
+ * delta updates (docs/PROTOCOL.md §12) the gateway sends `offset`/`append` instead; the client
+ * applies them and fills in `text` (and `reasoning`) before the event, so a handler always gets
+ * the whole text. The raw fields stay in the payload.
+ */
 export interface MessageUpdatePayload extends LaneRef {
   message_id: MessageId;
   text: string;
   reasoning?: string;
+  /** Delta: UTF-16 length of the text this device held before `append`. */
+  offset?: number;
+  /** Delta: the characters that follow `offset`. */
+  append?: string;
+  /** Delta: UTF-16 length of the reasoning held before `reasoning_append`. */
+  reasoning_offset?: number;
+  /** Delta: the reasoning that follows `reasoning_offset`. */
+  reasoning_append?: string;
 }
 
 /** `message.stop`: a streamed answer ended; the stored final form of it. */

@@ -63,6 +63,8 @@ function streamOf(chunks: Array<{ type: "text" | "reasoning"; delta: string }>, 
       yield c as RuntimeEvent;
       await sleep(pauseMs);
     }
+    // Long enough for the last update to go out before the stop.
+    await sleep(30);
   });
 }
 
