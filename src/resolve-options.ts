@@ -5,7 +5,7 @@
  */
 import type { GatewayOptions, ResolvedOptions } from "./options.js";
 import { resolveLogger } from "./logger.js";
-import { LIMITS } from "./protocol/protocol.js";
+import { LIMITS } from "./protocol/limits.js";
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;

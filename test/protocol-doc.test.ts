@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { clientFrameStructs, GatewayError, parseClientFrame, SERVER_FRAME_TYPES, STORED_FRAME_TYPES, type ServerFrameType } from "chat-gateway";
 import type { ServerFrameType as ClientSideServerFrameType } from "chat-gateway/client";
-import { PLANNED_FRAMES } from "../src/protocol/frames.js";
+import { PLANNED_FRAMES } from "chat-gateway/protocol";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const doc = readFileSync(join(root, "docs/PROTOCOL.md"), "utf8");

@@ -11,7 +11,8 @@ import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Connection, ConnectionHandle } from "../contracts/connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
 import { FrameOrder } from "./frame-order.js";
-import { FrameError, parseClientFrame, type ClientFrame } from "../protocol/frames.js";
+import type { ClientFrame } from "../protocol/client-frames.js";
+import { FrameError, parseClientFrame } from "../protocol/parse-client-frame.js";
 import { shakeHands, type Attached, type HelloFrame } from "./handshake.js";
 import type { Hub, HubSession } from "../outbox/hub.js";
 import type { Owner } from "../ids.js";
@@ -23,7 +24,7 @@ import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { Uploads } from "../requests/media-transfer.js";
 import { createUploads } from "../requests/media-transfer.js";
-import { peekId, stopAsMessage } from "../protocol/wire.js";
+import { peekId, stopAsMessage } from "./wire.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */

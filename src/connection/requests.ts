@@ -5,7 +5,7 @@
 import { channelPayload } from "../requests/channel-rules.js";
 import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type Requester } from "../requests/channel-requests.js";
 import { GatewayError } from "../errors.js";
-import type { ClientFrame } from "../protocol/frames.js";
+import type { ClientFrame } from "../protocol/client-frames.js";
 import type { Hub, HubSession } from "../outbox/hub.js";
 import type { Owner } from "../ids.js";
 import type { Uploads } from "../requests/media-transfer.js";
@@ -13,7 +13,7 @@ import type { OutgoingFrame } from "../contracts/bus.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { Device } from "../contracts/records.js";
 import { deleteMessages, sendMessage } from "../requests/message-requests.js";
-import { LIMITS } from "../protocol/protocol.js";
+import { LIMITS } from "../protocol/limits.js";
 import { fitHistory } from "../requests/history-page.js";
 import { pushTargetError } from "../outbox/push-targets.js";
 import { historyItem } from "../protocol/message-payloads.js";

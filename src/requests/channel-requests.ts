@@ -3,9 +3,10 @@
  * plus the server-side channel API.
  * @module
  */
-import { channelPayload, checkColor, checkIcon, checkName, compareChannels, createdPayload } from "./channel-rules.js";
+import { compareChannels } from "../protocol/channel-order.js";
+import { channelPayload, checkColor, checkIcon, checkName, createdPayload } from "./channel-rules.js";
 import { GatewayError } from "../errors.js";
-import type { ClientPayloads } from "../protocol/frames.js";
+import type { ClientPayloads } from "../protocol/client-frames.js";
 import { DEFAULT_CHAT_ID, type Hub, type HubSession } from "../outbox/hub.js";
 import { newId } from "../id-generator.js";
 import type { ChatId, Owner } from "../ids.js";

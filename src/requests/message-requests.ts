@@ -7,7 +7,7 @@ import { deriveTitle, channelPayload, createdPayload } from "./channel-rules.js"
 import { buildChannel, type Requester } from "./channel-requests.js";
 import { parseCommand, type BuiltinCommand, type CommandHandler, type CommandSource } from "../turn/commands.js";
 import { GatewayError } from "../errors.js";
-import type { ClientPayloads } from "../protocol/frames.js";
+import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { Hub } from "../outbox/hub.js";
 import { mediaTakenError } from "./media-attachment.js";
 import { newId } from "../id-generator.js";

@@ -71,7 +71,8 @@ describe("typed client, delta updates", () => {
   });
 
   it("client delta - an append whose offset does not fit is dropped and reported, and the answer is whole again from message.stop", async () => {
-    // A gateway that gets offsets wrong, played by a small ws server.
+    // A gateway that gets offsets wrong, played by a small ws server: every frame is of the right
+    // shape, only the offsets do not add up.
     const server = http.createServer();
     servers.push(server);
     const wss = new WebSocketServer({ server });
@@ -82,14 +83,14 @@ describe("typed client, delta updates", () => {
         const send = (type: string, payload: object, id?: string) => ws.send(JSON.stringify({ type, ...(id ? { id } : {}), payload }));
         if (frame.type === "hello") {
           if (frame.payload.caps?.delta !== true) return ws.close(4000, "expected caps.delta");
-          send("hello.ok", { protocol: 1, cursor: 0, user: null, streaming: true, limits: {}, features: ["delta"] }, frame.id);
+          send("hello.ok", { protocol: 1, cursor: 0, user: null, streaming: true, limits: { max_frame_bytes: 1 << 20, max_media_bytes: 1 << 20, history_max: 100, search_max: 50 }, features: ["delta"] }, frame.id);
         } else if (frame.type === "sync") {
-          send("sync.done", { cursor: 0, reset: false }, frame.id);
+          send("sync.done", { cursor: 0 }, frame.id);
           send("message.start", { message_id: "m1", role: "assistant", ...lane });
           send("message.update", { message_id: "m1", offset: 0, append: "Hello", ...lane });
           send("message.update", { message_id: "m1", offset: 9, append: " lost", ...lane });
           send("message.update", { message_id: "m1", offset: 10, append: " also dropped", ...lane });
-          send("message.stop", { message_id: "m1", final_text: "Hello world", reasoning: "", runtime: {}, ts: 1, status: "complete", ...lane });
+          send("message.stop", { message_id: "m1", final_text: "Hello world", reasoning: "", runtime: {}, ts: 1, media: [], status: "complete", ...lane });
         }
       });
     });
