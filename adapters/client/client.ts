@@ -4,8 +4,10 @@
  * @module
  */
 import { EventEmitter } from "eventemitter3";
-import type { ClientPayloads, MediaRef } from "chat-gateway";
-import { Connection, type WebSocketLike } from "./connection.js";
+import type { MediaRef } from "chat-gateway";
+import type { ClientPayloads } from "chat-gateway/protocol";
+import { Connection } from "./connection.js";
+import type { WebSocketLike } from "./socket.js";
 import { hasLocalStorage, localStorageCursorStore, memoryCursorStore } from "./cursor.js";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents } from "./events.js";
@@ -200,8 +202,9 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
       this.#requests.settle(frame.id, frame);
     }
     if (frame.type === "message.update") {
-      const whole = this.#streams.apply(frame.payload as ServerFrame<"message.update">["payload"]);
-      if (whole === undefined) return void this.emit("stream.gap", (frame.payload as { message_id: string }).message_id);
+      const update = frame.payload as ServerFrame<"message.update">["payload"];
+      const whole = this.#streams.apply(update);
+      if (whole === undefined) return void this.emit("stream.gap", update.message_id);
       frame = { ...frame, payload: whole };
     } else {
       this.#streams.observe(frame);

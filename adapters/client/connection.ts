@@ -4,26 +4,12 @@
  * @module
  */
 import type { EventEmitter } from "eventemitter3";
+import { CLOSE_CODES, PROTOCOL_VERSION, type ClientPayloads } from "chat-gateway/protocol";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents, StateInfo } from "./events.js";
 import type { HelloOkPayload, ServerFrame } from "./frames.js";
 import type { GatewayClientOptions, ReconnectOptions } from "./options.js";
-
-/** The part of the WebSocket API the client uses (the browser's, or the `ws` package's). */
-export interface WebSocketLike {
-  readonly readyState: number;
-  readonly bufferedAmount: number;
-  binaryType: string;
-  onopen: ((event: unknown) => void) | null;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  onclose: ((event: { code: number; reason: string }) => void) | null;
-  onerror: ((event: unknown) => void) | null;
-  send(data: string | Uint8Array): void;
-  close(code?: number, reason?: string): void;
-}
-
-/** A WebSocket constructor: `new WebSocket(url)`, plus an options argument for `ws` (headers). */
-export type WebSocketConstructor = new (url: string, protocols?: string | string[], options?: { headers?: Record<string, string> }) => WebSocketLike;
+import type { WebSocketConstructor, WebSocketLike } from "./socket.js";
 
 /** `WebSocket.OPEN`: the constant is not on every implementation's constructor. */
 export const OPEN = 1;
@@ -245,12 +231,12 @@ export class Connection {
     ws.onclose = (event) => this.#onClose(ws, attempt, event);
   }
 
-  #helloPayload(token: string): Record<string, unknown> {
+  #helloPayload(token: string): ClientPayloads["hello"] {
     return {
       token,
       device_id: this.#deviceId,
       device_name: this.#options.deviceName ?? "",
-      caps: { min_protocol: 1, media: this.#options.media ?? true, push: this.#options.push ?? "none", streaming: this.#streaming, delta: this.#options.delta ?? true },
+      caps: { min_protocol: PROTOCOL_VERSION, media: this.#options.media ?? true, push: this.#options.push ?? "none", streaming: this.#streaming, delta: this.#options.delta ?? true },
       ...(this.#options.fcmToken ? { fcm_token: this.#options.fcmToken } : {}),
       ...(this.#options.ntfyTopic ? { ntfy_topic: this.#options.ntfyTopic } : {}),
     };
@@ -296,16 +282,16 @@ export class Connection {
     this.#stopPing();
     this.#hooks.onClosed(new ClientError("disconnected", `the connection closed (${event.code}) before the response`), false);
     if (this.#stopped) return;
-    if (event.code === 4401 || attempt.httpStatus === 401) {
-      this.stop("unauthorized", event.code === 4401 ? "the gateway refused the credential" : "the server answered 401 to the upgrade");
+    if (event.code === CLOSE_CODES.auth || attempt.httpStatus === 401) {
+      this.stop("unauthorized", event.code === CLOSE_CODES.auth ? "the gateway refused the credential" : "the server answered 401 to the upgrade");
       return;
     }
-    if (event.code === 4426) {
+    if (event.code === CLOSE_CODES.protocolTooNew) {
       this.stop("closed", "the gateway speaks an older protocol than this client needs");
       return;
     }
     // 1008 after an error to hello: a field of the hello (a push target) is invalid, so the same hello would fail again.
-    if (event.code === 1008 && !attempt.gotHello) {
+    if (event.code === CLOSE_CODES.invalidHello && !attempt.gotHello) {
       this.stop("closed", `the gateway refused the hello: ${attempt.helloRefusal ?? (event.reason || "invalid hello")}`);
       return;
     }

@@ -6,7 +6,8 @@
  * (WebCrypto), and a per-device streaming toggle.
  *
  * It uses `globalThis.WebSocket` when there is one (browsers) and the optional `ws` package
- * otherwise, and imports no Node module, so it bundles for the browser as it is.
+ * otherwise, and imports no Node module, so it bundles for the browser as it is. Its frame and
+ * payload types, the media chunk codec and the close codes are those of `chat-gateway/protocol`.
  *
  * Start with {@link createGatewayClient}.
  * @module
@@ -14,11 +15,11 @@
 export { createGatewayClient, GatewayClient } from "./client.js";
 export type { SendInput } from "./client.js";
 export { HistoryPager } from "./history-pager.js";
-export type { LaneQuery } from "./history-pager.js";
+export type { HistoryRequester, LaneQuery } from "./history-pager.js";
 export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
 export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
 export type { UploadOptions, Download } from "./transfers.js";
-export type { WebSocketLike, WebSocketConstructor } from "./connection.js";
+export type { WebSocketLike, WebSocketConstructor } from "./socket.js";
 export { ClientError, isClientError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";
 export { memoryCursorStore, localStorageCursorStore } from "./cursor.js";

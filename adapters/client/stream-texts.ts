@@ -4,7 +4,7 @@
  * `message.update` event still carries the whole text.
  * @module
  */
-import type { MessageUpdatePayload, ServerFrame } from "./frames.js";
+import type { MessageUpdatePayload, ServerFrame, ServerPayloads } from "./frames.js";
 
 /** Answers followed at once, as on the gateway; past it the least recently updated is forgotten. */
 const MAX_FOLLOWED = 64;
@@ -46,7 +46,7 @@ export class StreamTexts {
    * dropped too, until a whole text or the `message.stop` (whose `final_text` is the answer)
    * puts it right.
    */
-  apply(payload: MessageUpdatePayload): Applied {
+  apply(payload: ServerPayloads["message.update"]): Applied {
     const id = payload.message_id;
     const held = this.#held.get(id) ?? { text: "", reasoning: "", gap: true };
     const next = { ...held };

@@ -3,7 +3,7 @@
  * @module
  */
 import { EventEmitter } from "eventemitter3";
-import type { Owner, Seq } from "../ids.js";
+import type { ConnectionId, Owner, Seq } from "../ids.js";
 
 /** A gateway → client frame as the gateway builds it (never validated again on the way out). */
 export interface OutgoingFrame {
@@ -21,7 +21,7 @@ export interface BusMessage {
    * A connection id that must not get this frame (the sender, which got the response with its id).
    * Connection ids are unique across processes, so a remote subscriber may compare them too.
    */
-  except?: string;
+  except?: ConnectionId;
 }
 
 /**
@@ -54,10 +54,18 @@ export interface Bus {
   close?(): Promise<void>;
 }
 
+/** Buses made by {@link memoryBus}: they reach this process only, so no other process shares its storage through them. */
+const inProcessBuses = new WeakSet<Bus>();
+
+/** Whether `bus` came from {@link memoryBus} (and so fans out within this process only). */
+export function isInProcessBus(bus: Bus): boolean {
+  return inProcessBuses.has(bus);
+}
+
 /** The in-process bus: fan-out within one gateway process, synchronous and in order. */
 export function memoryBus(): Bus {
   const emitter = new EventEmitter<Record<Owner, [BusMessage]>>();
-  return {
+  const bus: Bus = {
     publish(message) {
       emitter.emit(message.owner, message);
     },
@@ -68,4 +76,6 @@ export function memoryBus(): Bus {
       };
     },
   };
+  inProcessBuses.add(bus);
+  return bus;
 }
