@@ -16,6 +16,7 @@ import { HistoryPager, type LaneQuery } from "./history-pager.js";
 import { randomId } from "./media.js";
 import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions } from "./options.js";
 import { Requests } from "./requests.js";
+import { StreamTexts } from "./stream-texts.js";
 import { Replay } from "./sync.js";
 import { Transfers, type Download, type UploadOptions } from "./transfers.js";
 
@@ -32,6 +33,7 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
   readonly #requests: Requests;
   readonly #replay: Replay;
   readonly #transfers: Transfers;
+  readonly #streams = new StreamTexts();
 
   /** Use {@link createGatewayClient}. */
   constructor(options: GatewayClientOptions) {
@@ -45,7 +47,10 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
       events: this,
       onFrame: (frame) => this.#onFrame(frame),
       onBinary: (bytes) => this.#transfers.onBinary(bytes),
-      onHello: (ws, hello) => void this.#sync(ws, hello),
+      onHello: (ws, hello) => {
+        this.#streams.reset();
+        void this.#sync(ws, hello);
+      },
       onClosed: (error, forGood) => {
         this.#requests.failAll(error);
         if (!forGood) this.#replay.invalidate();
@@ -195,6 +200,14 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
       if (duplicate) return;
     } else if (frame.id !== undefined) {
       this.#requests.settle(frame.id, frame);
+    }
+    if (frame.type === "message.update") {
+      const update = frame.payload as ServerFrame<"message.update">["payload"];
+      const whole = this.#streams.apply(update);
+      if (whole === undefined) return void this.emit("stream.gap", update.message_id);
+      frame = { ...frame, payload: whole };
+    } else {
+      this.#streams.observe(frame);
     }
     this.emit("frame", frame);
     (this.emit as (event: string, ...args: unknown[]) => boolean)(frame.type, frame.payload ?? {}, frame);

@@ -236,7 +236,7 @@ export class Connection {
       token,
       device_id: this.#deviceId,
       device_name: this.#options.deviceName ?? "",
-      caps: { min_protocol: PROTOCOL_VERSION, media: this.#options.media ?? true, push: this.#options.push ?? "none", streaming: this.#streaming },
+      caps: { min_protocol: PROTOCOL_VERSION, media: this.#options.media ?? true, push: this.#options.push ?? "none", streaming: this.#streaming, delta: this.#options.delta ?? true },
       ...(this.#options.fcmToken ? { fcm_token: this.#options.fcmToken } : {}),
       ...(this.#options.ntfyTopic ? { ntfy_topic: this.#options.ntfyTopic } : {}),
     };

@@ -16,8 +16,13 @@ export type HelloOkPayload = ServerPayloads["hello.ok"];
 export type MessagePayload = ServerPayloads["message"];
 /** `message.start`: a streamed assistant answer begins. */
 export type MessageStartPayload = ServerPayloads["message.start"];
-/** `message.update`: the full current text of a streamed answer (replace, do not append). */
-export type MessageUpdatePayload = ServerPayloads["message.update"];
+/**
+ * `message.update` as the client hands it to handlers: the full current text of a streamed answer
+ * (replace, do not append). With delta updates (docs/PROTOCOL.md §12) the gateway sends
+ * `offset`/`append` instead; the client applies them and fills in `text` (and `reasoning`)
+ * before the event, so `text` is always there. The raw delta fields stay in the payload.
+ */
+export type MessageUpdatePayload = ServerPayloads["message.update"] & { text: string };
 /** `message.stop`: a streamed answer ended; the stored final form of it. */
 export type MessageStopPayload = ServerPayloads["message.stop"];
 /** `message.deleted`: drop these messages from the lane. */

@@ -37,6 +37,12 @@ export interface GatewayClientOptions {
   ntfyTopic?: string;
   /** `caps.streaming` (default true); change it later with {@link GatewayClient.setStreaming}. */
   streaming?: boolean;
+  /**
+   * `caps.delta` (default true): streamed answers arrive as appends to the text held
+   * (docs/PROTOCOL.md §12); the client applies them, so `message.update` events still carry the
+   * whole text. An append that does not fit is dropped and reported as a `stream.gap` event.
+   */
+  delta?: boolean;
   /** Where the sync cursor lives. Default: `localStorage` in a browser (one key per URL and device), memory elsewhere. */
   cursorStore?: CursorStore;
   /** Milliseconds a request waits for its response (default 15,000). */

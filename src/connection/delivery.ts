@@ -41,6 +41,8 @@ export class Delivery {
   /** `hello.ok` went out with `cursor`: live delivery starts with the frames held back while it was read. */
   start(cursor: Seq, held: OutgoingFrame[]): void {
     this.#live = true;
+    // caps.delta: from here updates go out as appends to what the device holds (docs/PROTOCOL.md §12).
+    if (this.#caps()?.delta) this.#outflow.sendDeltas();
     this.#order.start(cursor);
     for (const frame of held) this.deliver(frame);
   }

@@ -89,6 +89,7 @@ function helloCaps(p: HelloFrame["payload"]): DeviceCaps {
     push: p.caps?.push ?? "none",
     streaming: p.caps?.streaming ?? true,
     pickers: p.caps?.pickers ?? false,
+    delta: p.caps?.delta ?? false,
   };
 }
 

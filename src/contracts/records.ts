@@ -178,6 +178,11 @@ export interface DeviceCaps {
    * the device gets the ask's `notification` instead and answers by slash command.
    */
   pickers?: boolean;
+  /**
+   * Extension, absent = false (records stored before it have none): true means `message.update` carries `offset`/`append` (what follows
+   * the text this device holds) instead of the whole text (docs/PROTOCOL.md §12).
+   */
+  delta?: boolean;
 }
 
 /** A device as storage keeps it; updated on every `hello` and `fcm.register`. */

@@ -35,6 +35,7 @@ export const clientFrameStructs = {
         push: optional(string()),
         streaming: optional(boolean()),
         pickers: optional(boolean()),
+        delta: optional(boolean()),
       }),
     ),
     fcm_token: optional(string()),

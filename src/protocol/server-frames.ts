@@ -42,10 +42,33 @@ const pickerFields = { picker_id: string(), ...laneFields, message_id: string(),
 
 /** The payload struct of every gateway → client frame, by frame type. */
 export const serverFrameStructs = {
-  "hello.ok": object({ protocol: integer(), cursor: integer(), user: nullable(string()), streaming: boolean(), limits: helloLimits, features: optional(array(string())) }),
+  "hello.ok": object({
+    protocol: integer(),
+    cursor: integer(),
+    user: nullable(string()),
+    streaming: boolean(),
+    limits: helloLimits,
+    /** The extensions a device may use (docs/PROTOCOL.md §2.1); absent on gateways that predate it. */
+    features: optional(array(string())),
+  }),
   message: object({ ...messageFields, ...laneFields, client_msg_id: optional(string()) }),
   "message.start": object({ message_id: string(), role: literal("assistant"), model: optional(string()), ...laneFields }),
-  "message.update": object({ message_id: string(), text: string(), reasoning: optional(string()), model: optional(string()), tokens: optional(integer()), ...laneFields }),
+  /**
+   * The whole `text`, or for a device with `caps.delta` (docs/PROTOCOL.md §12) `offset`/`append`
+   * onto the text it holds; reasoning likewise, whole or `reasoning_offset`/`reasoning_append`.
+   */
+  "message.update": object({
+    message_id: string(),
+    text: optional(string()),
+    offset: optional(integer()),
+    append: optional(string()),
+    reasoning: optional(string()),
+    reasoning_offset: optional(integer()),
+    reasoning_append: optional(string()),
+    model: optional(string()),
+    tokens: optional(integer()),
+    ...laneFields,
+  }),
   "message.stop": object({
     message_id: string(),
     final_text: string(),
@@ -142,6 +165,7 @@ export const PICKER_FRAME_TYPES: ReadonlySet<string> = new Set(["picker.approval
  */
 export const FEATURES: readonly string[] = Object.freeze([
   "pickers",
+  "delta",
   "commands.complete",
   "client_msg_id",
   "channel.create",

@@ -27,6 +27,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 const problems: string[] = [];
+type WireFrame = { type: string; payload: Record<string, any> };
+const wire = { sent: [] as WireFrame[], received: [] as WireFrame[] };
 
 /** A small PNG (a colour gradient), so the inline image has something to show. */
 function png(width: number, height: number): Buffer {
@@ -130,6 +132,12 @@ beforeAll(async () => {
     }).observe(document, { subtree: true, childList: true, characterData: true });
   });
   page = await context.newPage();
+  // The gateway socket's text frames, both ways, to check what the UI says and gets on the wire.
+  page.on("websocket", (socket) => {
+    if (!socket.url().endsWith("/ws/gateway")) return;
+    socket.on("framesent", (f) => typeof f.payload === "string" && wire.sent.push(JSON.parse(f.payload)));
+    socket.on("framereceived", (f) => typeof f.payload === "string" && wire.received.push(JSON.parse(f.payload)));
+  });
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
   page.on("console", (message) => {
     if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`CSP: ${message.text()}`);
@@ -184,6 +192,34 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     expect(await final.locator(".runtime-footer [data-field=model]").textContent()).toBe("demo");
     expect(await final.locator(".runtime-footer [data-field=latency]").isVisible()).toBe(true);
     await poll(() => page.locator(".typing").textContent()).toBe("");
+  });
+
+  it("declares caps.delta and shows an answer streamed as appends exactly, emoji split across chunks included", async () => {
+    expect(wire.sent.filter((f) => f.type === "hello").at(-1)?.payload.caps.delta).toBe(true);
+    // Every text the streaming answer shows, recorded in the page (a half emoji never crosses to Node).
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { __streamed: string[] }).__streamed = seen;
+      new MutationObserver(() => {
+        const text = document.querySelector(".msg.assistant.streaming .body")?.textContent;
+        if (text && seen.at(-1) !== text) seen.push(text);
+      }).observe(document, { subtree: true, childList: true, characterData: true });
+    });
+    const from = wire.received.length;
+    await send("Emoji 🎉 split 👩‍💻 across the chunks 🌍🌏 of one answer ".repeat(5).trim());
+    await poll(() => wire.received.slice(from).some((f) => f.type === "message.stop")).toBe(true);
+    const frames = wire.received.slice(from);
+    const stop = frames.find((f) => f.type === "message.stop")!;
+    const updates = frames.filter((f) => f.type === "message.update" && f.payload.message_id === stop.payload.message_id);
+    expect(updates.length).toBeGreaterThan(3);
+    expect(updates.every((f) => typeof f.payload.offset === "number" && f.payload.text === undefined)).toBe(true);
+    await poll(async () => (await page.locator(".msg.assistant:not(.streaming) .body").last().textContent())?.trim()).toBe(stop.payload.final_text);
+    const shown = await page.evaluate((final) => {
+      const seen = (window as unknown as { __streamed: string[] }).__streamed;
+      return { count: seen.length, notPrefixes: seen.filter((s) => !final.startsWith(s.trim())) };
+    }, stop.payload.final_text as string);
+    expect(shown.count).toBeGreaterThan(1);
+    expect(shown.notPrefixes).toEqual([]);
   });
 
   it("shows tool progress as an expandable row with args, output, duration and ok state", async () => {

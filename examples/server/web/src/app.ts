@@ -32,6 +32,8 @@ function connect(user: string | null): GatewayClient {
     url: `${scheme}//${location.host}/ws/gateway`,
     deviceName: `Web (${navigator.platform || "browser"})`,
     streaming: streamingSetting(),
+    // Answers stream as appends (docs/PROTOCOL.md §12); the client joins them into the whole text.
+    delta: true,
     // One cursor per signed-in user: another account in the same browser has its own outbox.
     cursorStore: localStorageCursorStore(`chat-gateway:cursor:${location.host}:${user ?? "~anonymous"}`),
     checkAuth: async () => {

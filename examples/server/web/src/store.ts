@@ -264,6 +264,7 @@ export class Store {
       streaming(
         p,
         (msg) => {
+          // Whole text: the client has applied the delta appends (docs/PROTOCOL.md §12).
           msg.text = p.text;
           if (p.reasoning !== undefined) msg.reasoning = p.reasoning;
         },
