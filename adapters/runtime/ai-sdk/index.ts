@@ -10,6 +10,11 @@
  * | `tool-call` | `tool-start` (full `input` as `args`) |
  * | `tool-result` (final, not preliminary) | `tool-end`, `ok: true` |
  * | `tool-error`, `tool-output-denied` and `tool-approval-request` (these two ai 6 only) | `tool-end`, `ok: false` |
+ *
+ * A tool call that needs approval (ai 6's `needsApproval` on the tool, or the `needsApproval`
+ * option, for ai 5 too) asks the person with `picker.approval` (docs/PROTOCOL.md §11) before it
+ * runs; not approved, it ends `ok: false` and the model is told it was not run. The SDK's own
+ * approval request then only remains for a tool the provider runs, which the binding cannot gate.
  * | `finish-step`, `finish` | `usage` (totals of the turn; prompt tokens of the last call) |
  * | `error` | the turn throws a {@link GatewayError} with a message a user can act on |
  * | `abort` | the turn ends quietly |
@@ -35,11 +40,16 @@ import { generateText, stepCountIs, streamText } from "ai";
 import type { LanguageModel, ModelMessage, ToolSet } from "ai";
 import { GatewayError } from "chat-gateway";
 import type { AgentRuntime, RuntimeEvent, TurnInput } from "chat-gateway";
+import { checkToolApproval } from "../approval.js";
+import type { ToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
 import { abridge, argsPreview, cleanTitle, withAttachmentNotes } from "../text.js";
 import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
 import type { UsageTotals } from "../usage.js";
+import { gateTools } from "./approvals.js";
 import { messageOf, toGatewayError } from "./errors.js";
+
+export type { ToolApproval } from "../approval.js";
 
 type StreamTextParams = Parameters<typeof streamText>[0];
 
@@ -75,6 +85,13 @@ export interface AiSdkRuntimeOptions {
   model: LanguageModel;
   /** Tools made with the AI SDK's `tool()`; the AI SDK runs them. */
   tools?: ToolSet;
+  /**
+   * Tool calls that wait for the person's approval before they run (docs/PROTOCOL.md §11), besides
+   * the tools marked with ai 6's `needsApproval`: a list of tool names, or a function of the name
+   * and the arguments. Approved, the tool runs; denied, expired or cancelled, it does not, the call
+   * is reported failed and the model gets an error result saying it was not approved.
+   */
+  needsApproval?: ToolApproval;
   /** System prompt. */
   system?: string;
   /** Model calls per turn when `stopWhen` is not given. Default 10. */
@@ -118,6 +135,7 @@ export function aiSdkRuntime(options: AiSdkRuntimeOptions): AgentRuntime {
   }
   const maxSteps = options.maxSteps ?? 10;
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new TypeError("aiSdkRuntime: maxSteps must be an integer >= 1");
+  checkToolApproval("aiSdkRuntime", options.needsApproval);
 
   const declared = modelName(options.model);
   const runtime: AgentRuntime = {
@@ -169,7 +187,7 @@ async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: T
     model: options.model,
     system: options.system,
     messages,
-    tools: options.tools,
+    tools: gateTools(options.tools, options.needsApproval, input, (name, args) => previewOf(options, name, args)),
     stopWhen: options.stopWhen ?? stepCountIs(maxSteps),
     providerOptions: options.providerOptions,
     abortSignal: input.signal,

@@ -32,6 +32,8 @@
  * @module
  */
 import type { AgentRuntime, GatewayError } from "chat-gateway";
+import { checkToolApproval } from "../approval.js";
+import type { ToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
 import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, byteLimit } from "./response-limits.js";
 import { generateTitle } from "./title.js";
@@ -39,6 +41,7 @@ import { runTurn } from "./tool-loop.js";
 import type { OpenAICompatibleTool, TurnConfig } from "./tool-loop.js";
 
 export type { OpenAICompatibleTool } from "./tool-loop.js";
+export type { ToolApproval } from "../approval.js";
 
 /**
  * Prices of a model, USD per million tokens, used to report a turn's cost when the server does not.
@@ -77,6 +80,14 @@ export interface OpenAICompatibleRuntimeOptions {
   systemPrompt?: string;
   /** Tools the model may call, by name. */
   tools?: Record<string, OpenAICompatibleTool>;
+  /**
+   * Tool calls that wait for the person's approval before they run (docs/PROTOCOL.md §11): a list
+   * of tool names, or a function of the name and the arguments. The turn asks with
+   * `picker.approval` showing the full arguments; approved, the tool runs; denied, expired or
+   * cancelled, the tool does not run, the call is reported failed and the model gets a tool result
+   * saying it was not approved.
+   */
+  needsApproval?: ToolApproval;
   /**
    * Model calls per turn, at least 1. Default 10. When the model still asks for tools on the last
    * one, those calls are not run and the turn ends with a `commentary` saying so.
@@ -160,6 +171,8 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     if (typeof tool?.execute !== "function") throw new TypeError(`openAICompatibleRuntime: tool "${name}" has no execute function`);
   }
 
+  checkToolApproval("openAICompatibleRuntime", options.needsApproval);
+
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const cfg: TurnConfig & { titleModel: string } = {
     url: `${baseUrl}/chat/completions`,
@@ -182,6 +195,7 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     contextWindow: options.contextWindow,
     prices: options.prices,
     vision: options.vision ?? false,
+    needsApproval: options.needsApproval,
     titleModel: options.titleModel ?? options.model,
   };
 
