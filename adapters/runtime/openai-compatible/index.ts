@@ -35,6 +35,8 @@ import type { AgentRuntime, GatewayError } from "chat-gateway";
 import { checkToolApproval } from "../approval.js";
 import type { ToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
+import { checkModelChoices } from "../models.js";
+import type { ModelChoice } from "../models.js";
 import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, byteLimit } from "./response-limits.js";
 import { generateTitle } from "./title.js";
 import { runTurn } from "./tool-loop.js";
@@ -42,6 +44,7 @@ import type { OpenAICompatibleTool, TurnConfig } from "./tool-loop.js";
 
 export type { OpenAICompatibleTool } from "./tool-loop.js";
 export type { ToolApproval } from "../approval.js";
+export type { ModelChoice } from "../models.js";
 
 /**
  * Prices of a model, USD per million tokens, used to report a turn's cost when the server does not.
@@ -76,6 +79,12 @@ export interface OpenAICompatibleRuntimeOptions {
   apiKey?: string;
   /** Model id as the server names it. */
   model: string;
+  /**
+   * Other models of the same server a lane may switch to (docs/PROTOCOL.md §11: `picker.model`,
+   * `/model <id>`). A turn in a lane whose chosen model is one of them uses it; any other lane
+   * uses `model`.
+   */
+  models?: ModelChoice[];
   /** System message put before the history. */
   systemPrompt?: string;
   /** Tools the model may call, by name. */
@@ -172,6 +181,7 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
   }
 
   checkToolApproval("openAICompatibleRuntime", options.needsApproval);
+  checkModelChoices("openAICompatibleRuntime", options.models);
 
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const cfg: TurnConfig & { titleModel: string } = {
@@ -196,6 +206,7 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     prices: options.prices,
     vision: options.vision ?? false,
     needsApproval: options.needsApproval,
+    models: options.models,
     titleModel: options.titleModel ?? options.model,
   };
 

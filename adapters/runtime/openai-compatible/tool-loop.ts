@@ -6,6 +6,8 @@
 import type { RuntimeEvent, TurnInput } from "chat-gateway";
 import { askApproval, callNeedsApproval } from "../approval.js";
 import type { ToolApproval } from "../approval.js";
+import { turnModel } from "../models.js";
+import type { ModelChoice } from "../models.js";
 import { abridge, argsPreview } from "../text.js";
 import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
 import type { Prices } from "../usage.js";
@@ -53,6 +55,8 @@ export interface TurnConfig extends ClientConfig {
   prices?: Prices;
   vision: boolean;
   needsApproval?: ToolApproval;
+  /** Models a lane may choose besides `model`. */
+  models?: ModelChoice[];
 }
 
 /** Runs a turn; see the module comment. */
@@ -63,12 +67,13 @@ export async function* runTurn(cfg: TurnConfig, input: TurnInput): AsyncGenerato
     function: { name, description: tool.description ?? "", parameters: tool.parameters },
   }));
   const totals = emptyTotals();
+  const model = turnModel(cfg.model, cfg.models, input.model);
   let answered = false;
 
   for (let step = 1; ; step++) {
     if (input.signal.aborted) return;
     const body: Record<string, unknown> = {
-      model: cfg.model,
+      model,
       messages,
       ...(toolSpecs.length > 0 ? { tools: toolSpecs } : {}),
       stream_options: { include_usage: true },
@@ -80,7 +85,7 @@ export async function* runTurn(cfg: TurnConfig, input: TurnInput): AsyncGenerato
     answered ||= result.text !== "";
     if (result.aborted) return;
     if (result.usage) addCallUsage(totals, result.usage, cfg.prices);
-    yield usageEvent(totals, result.model ?? cfg.model, cfg.contextWindow);
+    yield usageEvent(totals, result.model ?? model, cfg.contextWindow);
     if (result.finishReason === "length") {
       yield { type: "commentary", text: "The answer was cut off at the model's output limit." };
     }
