@@ -3,6 +3,7 @@
  * @module
  */
 import type { ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
+import type { OpenAsk } from "./picker-frames.js";
 
 /**
  * Where the connection is:
@@ -38,6 +39,12 @@ export type GatewayClientEvents = {
   synced: (cursor: number) => void;
   /** The gateway no longer has the frames after this device's cursor: refetch history and channels. */
   reset: (cursor: number) => void;
+  /**
+   * The open asks changed (docs/PROTOCOL.md §11): a picker frame opened one, or `picker.resolved`
+   * (an answer from any device, an expiry, `/stop`, a restart) closed one. `open` is the whole
+   * list, oldest first, as {@link GatewayClient.openAsks} returns it.
+   */
+  asks: (open: OpenAsk[]) => void;
   /** The credential was refused (close 4401, HTTP 401, or `checkAuth` said so); the client stopped. */
   unauthorized: (reason: string) => void;
 };

@@ -19,6 +19,15 @@ import type {
   SearchHit,
   Seq,
 } from "chat-gateway";
+import type {
+  CommandsCompleteInput,
+  CommandsCompletePayload,
+  PickerApprovalPayload,
+  PickerConfirmPayload,
+  PickerModelPayload,
+  PickerResolvedPayload,
+  PickerSelectInput,
+} from "./picker-frames.js";
 
 /** Where a conversation frame belongs: a channel and, for a thread, the thread's own id. */
 export interface LaneRef {
@@ -220,6 +229,11 @@ export interface ServerPayloads {
   error: ErrorPayload;
   pong: PongPayload;
   "sync.done": SyncDonePayload;
+  "picker.approval": PickerApprovalPayload;
+  "picker.confirm": PickerConfirmPayload;
+  "picker.model": PickerModelPayload;
+  "picker.resolved": PickerResolvedPayload;
+  "commands.complete": CommandsCompletePayload;
 }
 
 /** The type name of a gateway → client frame. */
@@ -249,13 +263,25 @@ export interface ResponseTypes {
   "media.upload.end": "media.upload.ack";
   "media.pull": "media.pull.end";
   sync: "sync.done";
+  "picker.select": "picker.resolved";
+  "commands.complete": "commands.complete";
 }
 
 /** A client frame that has a response. */
 export type RequestType = keyof ResponseTypes;
 
+/** The payloads of the extension requests of docs/PROTOCOL.md §11. */
+interface ExtensionRequestPayloads {
+  "picker.select": PickerSelectInput;
+  "commands.complete": CommandsCompleteInput;
+}
+
 /** The payload of a request, as the gateway validates it. */
-export type RequestPayload<T extends RequestType> = ClientPayloads[T];
+export type RequestPayload<T extends RequestType> = T extends keyof ExtensionRequestPayloads
+  ? ExtensionRequestPayloads[T]
+  : T extends keyof ClientPayloads
+    ? ClientPayloads[T]
+    : never;
 
 /** The payload of the response to a request. */
 export type ResponsePayload<T extends RequestType> = ServerPayloads[ResponseTypes[T]];

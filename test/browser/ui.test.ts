@@ -13,6 +13,7 @@ import { createUserStore } from "chat-gateway/http";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES } from "../http/helpers.js";
+import { axeViolations as axeOf } from "./browser.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const require = createRequire(import.meta.url);
@@ -64,18 +65,8 @@ function png(width: number, height: number): Buffer {
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(rows)), chunk("IEND", Buffer.alloc(0))]);
 }
 
-/** Run axe-core in the page; the serious and critical violations, described. */
-async function axeViolations(): Promise<string[]> {
-  const source = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
-  // Evaluated through the DevTools protocol, so the page's CSP (no inline scripts) stays on.
-  await page.evaluate(source);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ["violations"] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
-  });
-  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(", ")}`);
-}
+/** The serious and critical accessibility violations of the page. */
+const axeViolations = () => axeOf(page);
 
 /** expect.poll with room for a loaded machine (bcrypt logins, streaming). */
 function poll<T>(read: () => Promise<T> | T) {
