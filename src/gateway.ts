@@ -22,6 +22,8 @@ import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
 import { stopPayload } from "./protocol/message-payloads.js";
 import { runAnswer } from "./turn/turn.js";
+import { arbitrateRelayed, interruptAsksOf } from "./asks/ask-answers.js";
+import { listenForRelays } from "./asks/ask-relay.js";
 
 /** What server-side code posts into a channel (`gateway.post`). */
 export type PostInput =
@@ -150,6 +152,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       events: this,
     });
     this.#hub = hub;
+    listenForRelays(hub, hub.asks, (entry, answer, respondTo) => arbitrateRelayed(hub, entry, answer, respondTo));
     this.#unsubscribe = options.authenticator?.onRevocation?.((revocation) => this.revoke(revocation));
     this.on("disconnect", (info) => this.#sessions.delete(info.connectionId));
     this.channels = {
@@ -288,6 +291,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
         const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
         // Deleted since the listing: closing it must not bring it back.
         await this.#hub.store(owner, { messages: [ended], requireMessages: [ended.message_id] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
+        await interruptAsksOf(this.#hub, owner, ended.message_id);
       } finally {
         await lease?.release();
       }

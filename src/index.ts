@@ -26,7 +26,8 @@ export { ANONYMOUS_OWNER } from "./ids.js";
 export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq } from "./ids.js";
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
-export { PROTOCOL_VERSION, LIMITS, SERVER_FRAME_TYPES, STORED_FRAME_TYPES } from "./protocol/protocol.js";
+export { PROTOCOL_VERSION, LIMITS, SERVER_FRAME_TYPES, STORED_FRAME_TYPES, FEATURES, PICKER_FRAME_TYPES } from "./protocol/protocol.js";
+export { ASK_LIMITS } from "./asks/ask-shapes.js";
 export type { ServerFrameType, StoredFrameType } from "./protocol/protocol.js";
 export { outboxRedactionKey, messageRedactionKey, channelRedactionKey } from "./outbox/outbox-redaction.js";
 export { heldByAnother, mediaTakenError } from "./requests/media-attachment.js";
@@ -83,6 +84,9 @@ export type {
   ApprovalAsk,
   ConfirmAsk,
   ModelAsk,
+  Completion,
+  CompleteInput,
+  ModelChoice,
 } from "./contracts/runtime.js";
 export { memoryBus } from "./contracts/bus.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./contracts/bus.js";

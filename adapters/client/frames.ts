@@ -203,6 +203,56 @@ export interface SyncDonePayload {
   reset?: boolean;
 }
 
+/** One choice of a picker (docs/PROTOCOL.md §11). */
+export interface PickerOption {
+  id: string;
+  label: string;
+}
+
+/** Fields every picker card carries (docs/PROTOCOL.md §11). */
+export interface PickerBase extends LaneRef {
+  picker_id: string;
+  /** The assistant message whose turn asked. */
+  message_id: MessageId;
+  title: string;
+  /** Epoch milliseconds. */
+  expires_at: number;
+}
+
+/** `picker.approval`: approve or deny an action. */
+export interface PickerApprovalPayload extends PickerBase {
+  body: string;
+  tool?: { name: string; args: Record<string, unknown> };
+  options: PickerOption[];
+}
+
+/** `picker.confirm`: a question; a clarification when `allow_text` is true. */
+export interface PickerConfirmPayload extends PickerBase {
+  body: string;
+  options: PickerOption[];
+  allow_text: boolean;
+}
+
+/** `picker.model`: choose the lane's model. */
+export interface PickerModelPayload extends PickerBase {
+  models: { id: string; label: string; current?: boolean }[];
+}
+
+/** `picker.resolved`: how an ask ended. */
+export interface PickerResolvedPayload extends LaneRef {
+  picker_id: string;
+  outcome: "selected" | "expired" | "cancelled" | "interrupted";
+  option_id?: string;
+  text?: string;
+  device_id?: string;
+}
+
+/** `commands.complete`: completions of a typed slash command. */
+export interface CommandsCompletePayload {
+  text: string;
+  completions: { value: string; description: string }[];
+}
+
 /** The payload of every gateway → client frame, by frame type. */
 export interface ServerPayloads {
   "hello.ok": HelloOkPayload;

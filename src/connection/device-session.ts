@@ -15,7 +15,7 @@ import { FrameError, parseClientFrame, type ClientFrame } from "../protocol/fram
 import { shakeHands, type Attached, type HelloFrame } from "./handshake.js";
 import type { Hub, HubSession } from "../outbox/hub.js";
 import type { Owner } from "../ids.js";
-import type { ServerFrame } from "../protocol/protocol.js";
+import { PICKER_FRAME_TYPES, type ServerFrame } from "../protocol/protocol.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import { Outflow } from "./outflow.js";
 import { handleRequest, type RequestSession } from "./requests.js";
@@ -311,6 +311,10 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
       if (frame.type === "message.stop") frame = stopAsMessage(frame);
     }
     if (caps && !caps.media && frame.type === "media.offer") return;
+    // Asks (docs/PROTOCOL.md §11): cards for devices that show them, the notification for the rest.
+    // A response still reaches the device that asked for it.
+    if (PICKER_FRAME_TYPES.has(frame.type) && !caps?.pickers && requestId === undefined) return;
+    if (caps?.pickers && frame.type === "notification" && typeof frame.payload.picker_id === "string") return;
     this.#write(frame, requestId);
   }
 

@@ -11,7 +11,7 @@ import type { ClientFrame } from "../protocol/frames.js";
 import { helloLimits } from "../protocol/hello-limits.js";
 import type { Hub } from "../outbox/hub.js";
 import type { Owner } from "../ids.js";
-import { PROTOCOL_VERSION, type ServerFrame } from "../protocol/protocol.js";
+import { FEATURES, PROTOCOL_VERSION, type ServerFrame } from "../protocol/protocol.js";
 import { pushTargetError } from "../outbox/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
@@ -71,6 +71,7 @@ function helloCaps(p: HelloFrame["payload"]): DeviceCaps {
     media: p.caps?.media ?? true,
     push: p.caps?.push ?? "none",
     streaming: p.caps?.streaming ?? true,
+    pickers: p.caps?.pickers ?? false,
   };
 }
 
@@ -152,6 +153,7 @@ function helloOk(hub: Hub, cursor: number, user: string | null): ServerFrame {
       user,
       streaming: o.streaming,
       limits: helloLimits(o),
+      features: [...FEATURES],
     },
   };
 }

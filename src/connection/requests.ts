@@ -17,6 +17,8 @@ import { LIMITS } from "../protocol/protocol.js";
 import { fitHistory } from "../requests/history-page.js";
 import { pushTargetError } from "../outbox/push-targets.js";
 import { historyItem } from "../protocol/message-payloads.js";
+import { selectPicker } from "../asks/ask-answers.js";
+import { completeCommand } from "../asks/completions.js";
 
 const SYNC_PAGE = 500;
 
@@ -142,6 +144,15 @@ export async function handleRequest(hub: Hub, session: RequestSession, frame: Cl
         session.send({ type: "sync.done", payload: reset ? { cursor: bounds.last, reset: true } : { cursor: bounds.last } }, frame.id);
         return bounds.last;
       });
+      return;
+    }
+
+    case "picker.select":
+      await selectPicker(hub, session, frame.payload, frame.id);
+      return;
+    case "commands.complete": {
+      const completions = await completeCommand(hub, owner, frame.payload);
+      session.send({ type: "commands.complete", payload: { text: frame.payload.text, completions } }, frame.id);
       return;
     }
 

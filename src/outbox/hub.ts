@@ -12,6 +12,7 @@ import { ConnectionCount } from "../connection/connection-count.js";
 import { GatewayError } from "../errors.js";
 import type { Owner } from "../ids.js";
 import { LaneScheduler } from "../turn/lanes.js";
+import { OpenAsks } from "../asks/open-asks.js";
 import type { Logger, ResolvedOptions } from "../options.js";
 import type { PushMessage } from "../contracts/push.js";
 import type { Channel } from "../contracts/records.js";
@@ -71,6 +72,8 @@ export class Hub {
   readonly log: Logger;
   /** One turn at a time per lane. */
   readonly lanes: LaneScheduler;
+  /** The asks this process holds (docs/PROTOCOL.md §11). */
+  readonly asks: OpenAsks;
   /** Open connections per client address in this process (`maxConnectionsPerIp`). */
   readonly addresses = new ConnectionCount();
   readonly #owners = new Map<Owner, OwnerLocal>();
@@ -97,6 +100,7 @@ export class Hub {
     this.authenticator = parts.authenticator;
     this.commands = parts.commands;
     this.log = parts.options.logger;
+    this.asks = new OpenAsks(this);
     this.lanes = new LaneScheduler(parts.options.maxTurnsPerOwner, parts.options.laneLock, (error) => this.log.warn("lane lock failed; the turn runs without it", error));
   }
 
@@ -215,7 +219,15 @@ export class Hub {
     if (!local) {
       const sessions = new Set<HubSession>();
       const unsubscribe = this.bus.subscribe(owner, (message: BusMessage) => {
-        for (const s of sessions) if (s.id !== message.except) s.deliver(message.frame);
+        const frame = message.frame;
+        // Frames between gateway processes: only a response for one of these connections goes on.
+        if (frame.type.startsWith("internal.")) {
+          if (frame.type !== "internal.respond") return;
+          const { connection_id: id, request_id: requestId, frame: response } = frame.payload as { connection_id: string; request_id?: string; frame: OutgoingFrame };
+          for (const s of sessions) if (s.id === id) s.respond(response, requestId);
+          return;
+        }
+        for (const s of sessions) if (s.id !== message.except) s.deliver(frame);
       });
       local = { sessions, unsubscribe };
       this.#owners.set(owner, local);

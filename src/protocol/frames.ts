@@ -41,6 +41,7 @@ export const clientFrameStructs = {
         media: optional(boolean()),
         push: optional(string()),
         streaming: optional(boolean()),
+        pickers: optional(boolean()),
       }),
     ),
     fcm_token: optional(string()),
@@ -106,13 +107,12 @@ export const clientFrameStructs = {
   "fcm.register": type({ fcm_token: optional(string()), ntfy_topic: optional(string()) }),
   "commands.catalog": type({}),
   ping: type({ ts: optional(integer()) }),
+  "picker.select": type({ picker_id: string(), option_id: optional(string()), text: optional(string()) }),
+  "commands.complete": type({ chat_id: id, thread_id: threadId, text: string() }),
 } satisfies Record<string, Struct<any, any>>;
 
 /** The same structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */
 const structsByType: ReadonlyMap<string, Struct<any, any>> = new Map(Object.entries(clientFrameStructs));
-
-/** The planned frames (docs/PROTOCOL.md §11): recognised, answered `unsupported` until asks are available. */
-export const PLANNED_FRAMES: ReadonlySet<string> = new Set(["picker.select", "commands.complete"]);
 
 /** The type name of a client frame. */
 export type ClientFrameType = keyof typeof clientFrameStructs;
@@ -197,9 +197,6 @@ export function parseClientFrame(text: string): ClientFrame {
   const shapeProblem = frameShapeProblem(raw);
   if (shapeProblem) throw new FrameError(shapeProblem, rawType, requestId);
   const frame = check(raw, envelope, "frame", rawType, requestId);
-  if (PLANNED_FRAMES.has(frame.type) || frame.type.startsWith("picker.")) {
-    throw new FrameError(`${quoteType(frame.type)} is a planned frame and is not available in this protocol version`, frame.type, requestId);
-  }
   const struct = structsByType.get(frame.type);
   if (!struct) throw new FrameError(`unknown frame type ${quoteType(frame.type)}`, frame.type, requestId);
   const payload = check(frame.payload ?? {}, struct, frame.type, frame.type, requestId);

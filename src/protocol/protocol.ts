@@ -50,6 +50,10 @@ export const STORED_FRAME_TYPES = [
   "channel.deleted",
   "notification",
   "media.offer",
+  "picker.approval",
+  "picker.confirm",
+  "picker.model",
+  "picker.resolved",
 ] as const;
 
 /** The type name of a frame the gateway stores in the outbox. */
@@ -75,9 +79,28 @@ export const SERVER_FRAME_TYPES = [
   "media.upload.ack",
   "media.pull.end",
   "sync.done",
+  "commands.complete",
   "pong",
   "error",
 ] as const;
+
+/**
+ * The extensions this gateway honours, listed in `hello.ok.features` (docs/PROTOCOL.md §2) so a
+ * client can tell before it relies on one.
+ */
+export const FEATURES: readonly string[] = [
+  "pickers",
+  "commands.complete",
+  "client_msg_id",
+  "channel.create",
+  "channel.update",
+  "channel.delete",
+  "caps.streaming",
+  "sync.reset",
+];
+
+/** The frames of docs/PROTOCOL.md §11 that only a device with `caps.pickers` receives. */
+export const PICKER_FRAME_TYPES: ReadonlySet<string> = new Set(["picker.approval", "picker.confirm", "picker.model", "picker.resolved"]);
 
 /** The type name of a gateway → client frame. */
 export type ServerFrameType = (typeof SERVER_FRAME_TYPES)[number];
