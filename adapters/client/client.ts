@@ -9,12 +9,22 @@ import { Connection, type WebSocketLike } from "./connection.js";
 import { hasLocalStorage, localStorageCursorStore, memoryCursorStore } from "./cursor.js";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents } from "./events.js";
-import type { HelloOkPayload, LaneRef, MessagePayload, RequestPayload, RequestType, ResponsePayload, ServerFrame } from "./frames.js";
+import type {
+  Completion,
+  HelloOkPayload,
+  LaneRef,
+  MessagePayload,
+  OpenAsk,
+  PickerResolvedPayload,
+  RequestPayload,
+  RequestType,
+  ResponsePayload,
+  ServerFrame,
+} from "./frames.js";
 import { HistoryPager, type LaneQuery } from "./history-pager.js";
 import { randomId } from "./media.js";
 import { localStorageOpenAsksStore, memoryOpenAsksStore, OpenAsks, type PickerFrame } from "./open-asks.js";
 import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions } from "./options.js";
-import type { Completion, OpenAsk, PickerResolvedPayload } from "./picker-frames.js";
 import { Requests } from "./requests.js";
 import { Replay } from "./sync.js";
 import { Transfers, type Download, type UploadOptions } from "./transfers.js";

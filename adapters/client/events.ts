@@ -2,8 +2,7 @@
  * The client's typed event map and the connection states it reports.
  * @module
  */
-import type { ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
-import type { OpenAsk } from "./picker-frames.js";
+import type { OpenAsk, ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
 
 /**
  * Where the connection is:

@@ -19,15 +19,6 @@ import type {
   SearchHit,
   Seq,
 } from "chat-gateway";
-import type {
-  CommandsCompleteInput,
-  CommandsCompletePayload,
-  PickerApprovalPayload,
-  PickerConfirmPayload,
-  PickerModelPayload,
-  PickerResolvedPayload,
-  PickerSelectInput,
-} from "./picker-frames.js";
 
 /** Where a conversation frame belongs: a channel and, for a thread, the thread's own id. */
 export interface LaneRef {
@@ -247,11 +238,23 @@ export interface PickerResolvedPayload extends LaneRef {
   device_id?: string;
 }
 
-/** `commands.complete`: completions of a typed slash command. */
+/** One completion: `value` is the whole completed line, e.g. `/model demo-fast`. */
+export interface Completion {
+  value: string;
+  description: string;
+}
+
+/** `commands.complete`: completions of a typed slash command; `text` echoes the request's. */
 export interface CommandsCompletePayload {
   text: string;
-  completions: { value: string; description: string }[];
+  completions: Completion[];
 }
+
+/** An ask still waiting for an answer, as the client tracks it: its picker frame's payload and its kind. */
+export type OpenAsk =
+  | ({ kind: "approval" } & PickerApprovalPayload)
+  | ({ kind: "confirm" } & PickerConfirmPayload)
+  | ({ kind: "model" } & PickerModelPayload);
 
 /** The payload of every gateway → client frame, by frame type. */
 export interface ServerPayloads {
@@ -320,18 +323,8 @@ export interface ResponseTypes {
 /** A client frame that has a response. */
 export type RequestType = keyof ResponseTypes;
 
-/** The payloads of the extension requests of docs/PROTOCOL.md §11. */
-interface ExtensionRequestPayloads {
-  "picker.select": PickerSelectInput;
-  "commands.complete": CommandsCompleteInput;
-}
-
 /** The payload of a request, as the gateway validates it. */
-export type RequestPayload<T extends RequestType> = T extends keyof ExtensionRequestPayloads
-  ? ExtensionRequestPayloads[T]
-  : T extends keyof ClientPayloads
-    ? ClientPayloads[T]
-    : never;
+export type RequestPayload<T extends RequestType> = ClientPayloads[T];
 
 /** The payload of the response to a request. */
 export type ResponsePayload<T extends RequestType> = ServerPayloads[ResponseTypes[T]];

@@ -18,20 +18,7 @@ export { HistoryPager } from "./history-pager.js";
 export { approveCommand, denyCommand, answerCommand, modelCommand } from "./slash-answers.js";
 export { memoryOpenAsksStore, localStorageOpenAsksStore } from "./open-asks.js";
 export type { OpenAsksStore } from "./open-asks.js";
-export type {
-  OpenAsk,
-  PickerOption,
-  PickerBasePayload,
-  PickerApprovalPayload,
-  PickerConfirmPayload,
-  PickerModelPayload,
-  PickerOutcome,
-  PickerResolvedPayload,
-  PickerSelectInput,
-  CommandsCompleteInput,
-  CommandsCompletePayload,
-  Completion,
-} from "./picker-frames.js";
+
 export type { LaneQuery } from "./history-pager.js";
 export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
 export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
@@ -65,6 +52,15 @@ export type {
   ErrorPayload,
   PongPayload,
   SyncDonePayload,
+  PickerOption,
+  PickerBase,
+  PickerApprovalPayload,
+  PickerConfirmPayload,
+  PickerModelPayload,
+  PickerResolvedPayload,
+  CommandsCompletePayload,
+  Completion,
+  OpenAsk,
   ServerPayloads,
   ServerFrame,
   ServerFrameType,

@@ -4,7 +4,7 @@
  * that a page reload still shows the cards whose frames came before the stored cursor.
  * @module
  */
-import type { OpenAsk, PickerApprovalPayload, PickerConfirmPayload, PickerModelPayload, PickerResolvedPayload } from "./picker-frames.js";
+import type { OpenAsk, PickerApprovalPayload, PickerConfirmPayload, PickerModelPayload, PickerResolvedPayload } from "./frames.js";
 
 /**
  * Keeps the open asks between page loads, next to the sync cursor. `get` answers null or

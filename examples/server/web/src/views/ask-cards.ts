@@ -45,7 +45,8 @@ export class AskCardsView {
     const keep = new Set(asks.map((a) => a.picker_id));
     for (const [id, card] of this.#cards) {
       if (keep.has(id)) continue;
-      const hadFocus = card.contains(document.activeElement);
+      // Disabling the answered button drops focus to the page; the card remembers it had it.
+      const hadFocus = card.contains(document.activeElement) || card.dataset.hadFocus === "true";
       card.remove();
       this.#cards.delete(id);
       if (hadFocus) document.querySelector<HTMLElement>(".composer-input")?.focus();
@@ -80,6 +81,7 @@ export class AskCardsView {
       { class: "ask-expires", title: "Time left to answer" },
       h("span", { class: "visually-hidden" }, "Time left: "),
       h("span", { dataset: { expiresAt: String(ask.expires_at) } }, timeLeft(ask.expires_at, Date.now())),
+      " left",
     );
     return h(
       "article",
@@ -144,6 +146,8 @@ export class AskCardsView {
 
   /** Sends the answer; the card closes when `picker.resolved` comes (the open asks change). */
   async #answer(ask: OpenAsk, answer: { option_id?: string; text?: string }, controls: HTMLElement): Promise<void> {
+    const card = controls.closest<HTMLElement>(".ask");
+    if (card?.contains(document.activeElement)) card.dataset.hadFocus = "true";
     const buttons = [...controls.querySelectorAll<HTMLButtonElement | HTMLInputElement>("button, input")];
     for (const b of buttons) b.disabled = true;
     try {
@@ -152,6 +156,7 @@ export class AskCardsView {
       else if (resolved.outcome !== "selected") this.#toasts.show(`This request was already ${resolved.outcome}.`);
     } catch (error) {
       for (const b of buttons) b.disabled = false;
+      if (card) delete card.dataset.hadFocus;
       this.#toasts.show(`Answer not sent: ${(error as Error).message}`);
     }
   }
