@@ -5,13 +5,13 @@
  */
 
 /** A model the person may choose; `label` defaults to the id. */
-export interface ModelChoice {
+export interface OfferedModel {
   id: string;
   label?: string;
 }
 
 /** The default model first, then the other offered ones, each once, labelled. */
-export function modelList(defaultId: string, offered: readonly ModelChoice[] | undefined): { id: string; label: string }[] {
+export function modelList(defaultId: string, offered: readonly OfferedModel[] | undefined): { id: string; label: string }[] {
   const list = [{ id: defaultId }, ...(offered ?? [])];
   const seen = new Set<string>();
   return list.flatMap((m) => {
@@ -25,7 +25,7 @@ export function modelList(defaultId: string, offered: readonly ModelChoice[] | u
  * The model of a turn. A lane's choice the binding does not offer (the offer changed since, or
  * another runtime's id) falls back to the default rather than reaching the provider.
  */
-export function turnModel(defaultId: string, offered: readonly ModelChoice[] | undefined, chosen: string | undefined): string {
+export function turnModel(defaultId: string, offered: readonly OfferedModel[] | undefined, chosen: string | undefined): string {
   return chosen !== undefined && (offered ?? []).some((m) => m.id === chosen) ? chosen : defaultId;
 }
 

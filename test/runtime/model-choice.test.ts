@@ -7,6 +7,9 @@ import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible"
 import { chunk, sse, startFakeLlmServer, stream } from "./fake-llm-server.js";
 import type { FakeLlmServer } from "./fake-llm-server.js";
 import { collect, input } from "./turn-helpers.js";
+import { createGatewayClient, type GatewayClient, type MessageStopPayload } from "chat-gateway/client";
+import { startGateway, type Harness } from "../gateway/harness.js";
+import { until } from "../client/helpers.js";
 
 describe("openai-compatible - the lane's model", () => {
   let server: FakeLlmServer;
@@ -58,5 +61,47 @@ describe("ai-sdk - the lane's model", () => {
     expect((await collect(runtime.turn(input("hi", { model: "large" })))).text).toBe("large");
     expect((await collect(runtime.turn(input("hi", { model: "nope" })))).text).toBe("small");
     expect((await collect(runtime.turn(input("hi")))).usage).toMatchObject({ model: "small" });
+  });
+});
+
+describe("/models over the wire", () => {
+  let server: FakeLlmServer;
+  let h: Harness;
+  let phone: GatewayClient;
+  beforeEach(async () => {
+    server = await startFakeLlmServer();
+  });
+  afterEach(async () => {
+    phone?.close();
+    await h?.close();
+    await server.close();
+  });
+
+  async function say(text: string): Promise<MessageStopPayload> {
+    const stopped = new Promise<MessageStopPayload>((resolve) => phone.once("message.stop", resolve));
+    await phone.sendMessage({ chat_id: "default", text });
+    return stopped;
+  }
+
+  it("opens a model picker with the offered models, and the lane's later turns use the choice", async () => {
+    const runtime = openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "small", models: [{ id: "large", label: "Large" }], generateTitle: false });
+    h = await startGateway({ runtime });
+    phone = createGatewayClient({ url: h.url, deviceId: "phone", reconnect: false, pingIntervalMs: 0 });
+    await phone.connect();
+    await phone.ready();
+    expect((await phone.complete({ chat_id: "default", thread_id: null }, "/model l")).map((c) => c.value)).toEqual(["/model large"]);
+
+    const answered = say("/models");
+    const ask = await until(() => phone.openAsks().find((a) => a.kind === "model"), "the model picker");
+    expect(ask.kind === "model" && ask.models).toEqual([
+      { id: "small", label: "small", current: true },
+      { id: "large", label: "Large" },
+    ]);
+    await phone.select(ask.picker_id, { option_id: "large" });
+    expect((await answered).final_text).toBe("Model: large");
+
+    server.respond(stream(sse([chunk({ content: "Hi" }), chunk({}, {}, "stop")])));
+    await say("hello");
+    expect(server.requests.at(-1)!.body.model).toBe("large");
   });
 });

@@ -42,7 +42,7 @@ import { GatewayError } from "chat-gateway";
 import type { AgentRuntime, RuntimeEvent, TurnInput } from "chat-gateway";
 import { checkToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
-import { checkModelChoices } from "../models.js";
+import { checkModelChoices, modelList } from "../models.js";
 import { abridge, argsPreview, cleanTitle, withAttachmentNotes } from "../text.js";
 import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
 import type { UsageTotals } from "../usage.js";
@@ -77,8 +77,12 @@ export function aiSdkRuntime(options: AiSdkRuntimeOptions): AgentRuntime {
     ...(declared === "unknown" ? {} : { model: declared }),
     turn: (input) => runTurn(options, maxSteps, input),
     commands: bindingCommands,
+    models: () => modelList(modelName(options.model), options.models),
     command: (input) =>
-      runBindingCommand(input, modelName(options.model), Object.entries(options.tools ?? {}).map(([name, tool]) => [name, tool.description])),
+      runBindingCommand(input, {
+        models: modelList(modelName(options.model), options.models),
+        tools: Object.entries(options.tools ?? {}).map(([name, tool]) => [name, tool.description]),
+      }),
   };
   if (options.generateTitle !== false) runtime.generateTitle = (text, signal) => generateTitle(options, text, signal);
   return runtime;

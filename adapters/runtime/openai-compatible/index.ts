@@ -35,8 +35,8 @@ import type { AgentRuntime, GatewayError } from "chat-gateway";
 import { checkToolApproval } from "../approval.js";
 import type { ToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
-import { checkModelChoices } from "../models.js";
-import type { ModelChoice } from "../models.js";
+import { checkModelChoices, modelList } from "../models.js";
+import type { OfferedModel } from "../models.js";
 import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, byteLimit } from "./response-limits.js";
 import { generateTitle } from "./title.js";
 import { runTurn } from "./tool-loop.js";
@@ -44,7 +44,7 @@ import type { OpenAICompatibleTool, TurnConfig } from "./tool-loop.js";
 
 export type { OpenAICompatibleTool } from "./tool-loop.js";
 export type { ToolApproval } from "../approval.js";
-export type { ModelChoice } from "../models.js";
+export type { OfferedModel } from "../models.js";
 
 /**
  * Prices of a model, USD per million tokens, used to report a turn's cost when the server does not.
@@ -84,7 +84,7 @@ export interface OpenAICompatibleRuntimeOptions {
    * `/model <id>`). A turn in a lane whose chosen model is one of them uses it; any other lane
    * uses `model`.
    */
-  models?: ModelChoice[];
+  models?: OfferedModel[];
   /** System message put before the history. */
   systemPrompt?: string;
   /** Tools the model may call, by name. */
@@ -214,7 +214,9 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     model: options.model,
     turn: (input) => runTurn(cfg, input),
     commands: bindingCommands,
-    command: (input) => runBindingCommand(input, cfg.model, Object.entries(cfg.tools).map(([name, tool]) => [name, tool.description])),
+    models: () => modelList(cfg.model, options.models),
+    command: (input) =>
+      runBindingCommand(input, { models: modelList(cfg.model, options.models), tools: Object.entries(cfg.tools).map(([name, tool]) => [name, tool.description]) }),
   };
   if (options.generateTitle !== false) runtime.generateTitle = (text, signal) => generateTitle(cfg, text, signal);
   return runtime;

@@ -7,7 +7,7 @@ import type { RuntimeEvent, TurnInput } from "chat-gateway";
 import { askApproval, callNeedsApproval } from "../approval.js";
 import type { ToolApproval } from "../approval.js";
 import { turnModel } from "../models.js";
-import type { ModelChoice } from "../models.js";
+import type { OfferedModel } from "../models.js";
 import { abridge, argsPreview } from "../text.js";
 import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
 import type { Prices } from "../usage.js";
@@ -56,7 +56,7 @@ export interface TurnConfig extends ClientConfig {
   vision: boolean;
   needsApproval?: ToolApproval;
   /** Models a lane may choose besides `model`. */
-  models?: ModelChoice[];
+  models?: OfferedModel[];
 }
 
 /** Runs a turn; see the module comment. */
