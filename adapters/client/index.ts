@@ -15,15 +15,14 @@
 export { createGatewayClient, GatewayClient } from "./client.js";
 export type { SendInput } from "./client.js";
 export { HistoryPager } from "./history-pager.js";
+export type { HistoryRequester, LaneQuery } from "./history-pager.js";
 export { approveCommand, denyCommand, answerCommand, modelCommand } from "./slash-answers.js";
 export { memoryOpenAsksStore, localStorageOpenAsksStore } from "./open-asks.js";
 export type { OpenAsksStore } from "./open-asks.js";
-
-export type { LaneQuery } from "./history-pager.js";
 export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
 export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
 export type { UploadOptions, Download } from "./transfers.js";
-export type { WebSocketLike, WebSocketConstructor } from "./connection.js";
+export type { WebSocketLike, WebSocketConstructor } from "./socket.js";
 export { ClientError, isClientError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";
 export { memoryCursorStore, localStorageCursorStore } from "./cursor.js";

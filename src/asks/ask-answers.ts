@@ -7,7 +7,8 @@
  */
 import { GatewayError } from "../errors.js";
 import type { ClientPayloads } from "../protocol/frames.js";
-import type { Hub, HubSession } from "../outbox/hub.js";
+import type { AskServices } from "./ask-services.js";
+import type { Respondent } from "../outbox/outbox.js";
 import type { Owner } from "../ids.js";
 import type { Lane } from "../contracts/storage.js";
 import { laneKey } from "../turn/lanes.js";
@@ -17,13 +18,13 @@ import { findPicker, openPickersOf, type StoredPicker } from "./picker-lookup.js
 import { relay, selected, type RelayedAnswer } from "./ask-relay.js";
 import { ASK_COMMAND_KINDS, choiceLabels, commandSelection, namesPicker, noneOpen, replyBeside, type AskCommand } from "./ask-commands.js";
 
-type RespondTo = { session: HubSession; requestId: string | undefined };
+type RespondTo = Respondent;
 
 /**
  * Resolve an ask held here with a relayed or local answer. Resolves with why the answer does not
  * fit (the ask stays open), or undefined once it is resolved.
  */
-export async function arbitrate(hub: Hub, entry: OpenAsk, answer: RelayedAnswer, respondTo?: RespondTo): Promise<string | undefined> {
+export async function arbitrate(hub: AskServices, entry: OpenAsk, answer: RelayedAnswer, respondTo?: RespondTo): Promise<string | undefined> {
   let selection: Selection = answer.selection ?? {};
   if (answer.command) {
     const made = commandSelection(entry.spec, answer.command.name as AskCommand, answer.command.args, choiceLabels(entry.spec.payload));
@@ -37,7 +38,7 @@ export async function arbitrate(hub: Hub, entry: OpenAsk, answer: RelayedAnswer,
 }
 
 /** The arbiter's side of a relayed answer: resolve it, or tell the sender why not. */
-export async function arbitrateRelayed(hub: Hub, entry: OpenAsk, answer: RelayedAnswer, respondTo: RespondTo | undefined): Promise<void> {
+export async function arbitrateRelayed(hub: AskServices, entry: OpenAsk, answer: RelayedAnswer, respondTo: RespondTo | undefined): Promise<void> {
   const problem = await arbitrate(hub, entry, answer, respondTo);
   if (!problem) return;
   if (answer.command) await replyBeside(hub, entry.owner, entry.spec, undefined, problem);
@@ -48,7 +49,7 @@ export async function arbitrateRelayed(hub: Hub, entry: OpenAsk, answer: Relayed
  * Close an ask that no process holds: its turn is gone (a crash), so it ends `interrupted`. With a
  * lane lock the lane must be free, or the turn still runs elsewhere.
  */
-async function closeAbandoned(hub: Hub, owner: Owner, picker: StoredPicker, respondTo?: RespondTo): Promise<Record<string, unknown>> {
+async function closeAbandoned(hub: AskServices, owner: Owner, picker: StoredPicker, respondTo?: RespondTo): Promise<Record<string, unknown>> {
   const lock = hub.options.laneLock;
   let lease: { release(): Promise<void> } | undefined;
   if (lock) {
@@ -68,7 +69,7 @@ async function closeAbandoned(hub: Hub, owner: Owner, picker: StoredPicker, resp
 }
 
 /** Handle `picker.select`: the response is `picker.resolved`, with the outcome that stands. */
-export async function selectPicker(hub: Hub, session: HubSession & { owner: Owner; device: { device_id: string } }, payload: ClientPayloads["picker.select"], requestId: string | undefined): Promise<void> {
+export async function selectPicker(hub: AskServices, session: Respondent["session"] & { owner: Owner; device: { device_id: string } }, payload: ClientPayloads["picker.select"], requestId: string | undefined): Promise<void> {
   const owner = session.owner;
   const id = payload.picker_id;
   const selection: Selection = {};
@@ -94,7 +95,7 @@ export async function selectPicker(hub: Hub, session: HubSession & { owner: Owne
 }
 
 /** Answer by slash command (`/approve`, `/deny`, `/answer`, `/model`); says so when nothing is open. */
-export async function answerByCommand(hub: Hub, owner: Owner, lane: Lane, command: { name: AskCommand; args: string; replyTo: string; deviceId: string }): Promise<void> {
+export async function answerByCommand(hub: AskServices, owner: Owner, lane: Lane, command: { name: AskCommand; args: string; replyTo: string; deviceId: string }): Promise<void> {
   const { name, args } = command;
   const kind = ASK_COMMAND_KINDS[name];
   const byId = namesPicker(name, args);
@@ -118,7 +119,7 @@ export async function answerByCommand(hub: Hub, owner: Owner, lane: Lane, comman
 }
 
 /** After a crash: close the asks that an interrupted answer left open, so devices close their cards. */
-export async function interruptAsksOf(hub: Hub, owner: Owner, messageId: string): Promise<void> {
+export async function interruptAsksOf(hub: AskServices, owner: Owner, messageId: string): Promise<void> {
   const open = await openPickersOf(hub, owner, new Set([messageId]));
   if (open.length === 0) return;
   await hub.store(owner, {}, open.map((picker) => resolvedFrame(picker, { outcome: "interrupted" })));

@@ -4,7 +4,7 @@
  * `/model <id>`. They act at once, beside the waiting turn, never queued behind it.
  * @module
  */
-import type { Hub } from "../outbox/hub.js";
+import type { AskServices } from "./ask-services.js";
 import type { Owner } from "../ids.js";
 import type { Ask } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
@@ -62,7 +62,7 @@ async function* note(text: string) {
  * Answer a command with a short assistant message at once, beside a turn that may be waiting in
  * the lane for this very answer (so not queued behind it).
  */
-export function replyBeside(hub: Hub, owner: Owner, lane: Lane, replyTo: string | undefined, text: string): Promise<unknown> {
+export function replyBeside(hub: AskServices, owner: Owner, lane: Lane, replyTo: string | undefined, text: string): Promise<unknown> {
   const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
   return runAnswer(hub, { owner, lane, turn, replyTo, push: false, events: () => note(text) });
 }

@@ -6,19 +6,19 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import type { Hub, HubSession } from "../outbox/hub.js";
+import type { AskServices } from "./ask-services.js";
+import type { Respondent } from "../outbox/outbox.js";
 import type { Owner } from "../ids.js";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Ask, AskAnswer } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
-import type { OpenAsk, OpenAsks } from "./open-asks.js";
+import type { OpenAsk } from "./open-asks.js";
+import { INTERNAL_PREFIX, RESPOND_FRAME } from "../outbox/fan-out.js";
 import type { Selection } from "./ask-shapes.js";
 
-/** Bus frames between gateway processes; never delivered to a device. */
-export const RELAY_FRAME = "internal.ask";
-const ACK_FRAME = "internal.ask.ack";
-/** A response for a connection of another process (see `Hub.attach`). */
-export const RESPOND_FRAME = "internal.respond";
+/** Bus frames between gateway processes (`INTERNAL_PREFIX`); never delivered to a device. */
+const RELAY_FRAME = `${INTERNAL_PREFIX}ask`;
+const ACK_FRAME = `${INTERNAL_PREFIX}ask.ack`;
 
 /** How long a relayed answer waits for the arbiter before the stored state decides. */
 const ACK_WAIT_MS = 1_500;
@@ -38,14 +38,12 @@ export interface RelayedAnswer {
 }
 
 /** What the arbiter does with a relayed answer it holds: resolve, or refuse with a reason. */
-export type Arbitrate = (entry: OpenAsk, relayed: RelayedAnswer, respondTo: { session: HubSession; requestId: string | undefined } | undefined) => Promise<void>;
+export type Arbitrate = (entry: OpenAsk, relayed: RelayedAnswer, respondTo: Respondent | undefined) => Promise<void>;
 
 /** A session stand-in that sends the response to a connection of another process. */
-export function remoteSession(hub: Hub, owner: Owner, connectionId: string): HubSession {
+export function remoteSession(hub: AskServices, owner: Owner, connectionId: string): Respondent["session"] {
   return {
     id: connectionId,
-    deliver: () => undefined,
-    close: () => undefined,
     respond(frame: OutgoingFrame, requestId: string | undefined) {
       hub.bus.publish({ owner, frame: { type: RESPOND_FRAME, payload: { connection_id: connectionId, request_id: requestId, frame } } });
     },
@@ -56,7 +54,8 @@ export function remoteSession(hub: Hub, owner: Owner, connectionId: string): Hub
  * Listen for relayed answers while this process holds asks of an owner; `arbitrate` handles the
  * ones it holds, and each handled one is acknowledged to its sender.
  */
-export function listenForRelays(hub: Hub, asks: OpenAsks, arbitrate: Arbitrate): void {
+export function listenForRelays(hub: AskServices, arbitrate: Arbitrate): void {
+  const asks = hub.asks;
   const listening = new Map<Owner, () => void>();
   asks.onOwner = async (owner, open) => {
     if (!open) {
@@ -82,7 +81,7 @@ export function listenForRelays(hub: Hub, asks: OpenAsks, arbitrate: Arbitrate):
 }
 
 /** Send an answer to whichever process holds the ask; true when one took it. */
-export async function relay(hub: Hub, owner: Owner, relayed: RelayedAnswer): Promise<boolean> {
+export async function relay(hub: AskServices, owner: Owner, relayed: RelayedAnswer): Promise<boolean> {
   const token = randomUUID();
   let unsubscribe: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,6 @@
 /**
  * What an ask looks like on the wire (docs/PROTOCOL.md §11): the runtime's request checked and
- * bounded, then the picker frame, the seed notification for devices without pickers, the push and
+ * bounded, then the picker frame, the `notification` for devices without pickers, the push and
  * the `picker.resolved` frame built from it.
  * @module
  */
@@ -102,7 +102,7 @@ export function pickerSpec(request: Ask, at: Lane & { picker_id: string; message
   throw new TypeError(`ask: unknown kind ${JSON.stringify((request as { kind?: unknown }).kind)}`);
 }
 
-/** The seed notification kind of an ask: `approval`, else `clarify`. */
+/** The notification kind of an ask: `approval`, else `clarify`. */
 export function notificationKind(spec: Pick<PickerSpec, "kind">): "approval" | "clarify" {
   return spec.kind === "approval" ? "approval" : "clarify";
 }

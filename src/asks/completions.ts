@@ -6,7 +6,7 @@
  */
 import { GatewayError } from "../errors.js";
 import type { ClientPayloads } from "../protocol/frames.js";
-import type { Hub } from "../outbox/hub.js";
+import type { AskServices } from "./ask-services.js";
 import type { Owner } from "../ids.js";
 import type { Completion } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
@@ -20,7 +20,7 @@ function matching(candidates: Completion[], text: string): Completion[] {
 }
 
 /** Arguments the gateway completes itself, for its own commands. */
-async function ownArguments(hub: Hub, owner: Owner, lane: Lane, builtin: string, name: string): Promise<Completion[] | undefined> {
+async function ownArguments(hub: AskServices, owner: Owner, lane: Lane, builtin: string, name: string): Promise<Completion[] | undefined> {
   const open = (kind: "approval" | "confirm" | "model") => hub.asks.inLane(owner, lane, kind);
   if (builtin === "/approve" || builtin === "/deny") return open("approval").map((a) => ({ value: `${name} ${a.spec.picker_id}`, description: a.spec.title }));
   if (builtin === "/answer") {
@@ -37,7 +37,7 @@ async function ownArguments(hub: Hub, owner: Owner, lane: Lane, builtin: string,
 }
 
 /** What the runtime's completer offers, bounded in time and shape; none when it fails. */
-async function runtimeCompletions(hub: Hub, owner: Owner, lane: Lane, text: string): Promise<Completion[]> {
+async function runtimeCompletions(hub: AskServices, owner: Owner, lane: Lane, text: string): Promise<Completion[]> {
   const complete = hub.runtime.complete;
   if (!complete) return [];
   const signal = AbortSignal.timeout(COMPLETE_LIMITS.runtimeWaitMs);
@@ -52,7 +52,7 @@ async function runtimeCompletions(hub: Hub, owner: Owner, lane: Lane, text: stri
 }
 
 /** Handle `commands.complete`: the completions of `text` in its lane. */
-export async function completeCommand(hub: Hub, owner: Owner, payload: ClientPayloads["commands.complete"]): Promise<Completion[]> {
+export async function completeCommand(hub: AskServices, owner: Owner, payload: ClientPayloads["commands.complete"]): Promise<Completion[]> {
   const lane = await hub.resolveLane(owner, payload.chat_id, payload.thread_id);
   const text = payload.text;
   if (text.length > COMPLETE_LIMITS.textMax) throw new GatewayError("unsupported", `field "text": at most ${COMPLETE_LIMITS.textMax} characters`);

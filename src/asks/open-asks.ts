@@ -5,7 +5,8 @@
  * @module
  */
 import { newId } from "../id-generator.js";
-import type { Hub, HubSession } from "../outbox/hub.js";
+import type { AskRegistryServices } from "./ask-services.js";
+import type { Respondent } from "../outbox/outbox.js";
 import type { Owner } from "../ids.js";
 import type { LaneTurn } from "../turn/lanes.js";
 import type { Ask, AskAnswer } from "../contracts/runtime.js";
@@ -30,7 +31,7 @@ export interface OpenAsk {
 }
 
 /** Who receives the `picker.resolved` response (the rest get the broadcast). */
-export type Responder = { session: HubSession; requestId: string | undefined };
+export type Responder = Respondent;
 
 /** The outcome an aborted turn gives its asks. */
 function abortOutcome(turn: LaneTurn): AskAnswer["outcome"] {
@@ -44,7 +45,7 @@ function key(owner: Owner, pickerId: string): string {
 
 /** The registry of one gateway process. */
 export class OpenAsks {
-  readonly #hub: Hub;
+  readonly #hub: AskRegistryServices;
   readonly #open = new Map<string, OpenAsk>();
   readonly #recent = new Map<string, Record<string, unknown>>();
   /** Stores of `picker.resolved` still in flight, by turn: the answer's end waits for them. */
@@ -52,7 +53,7 @@ export class OpenAsks {
   /** Called when an owner gets its first open ask here and when its last one closes. */
   onOwner: ((owner: Owner, open: boolean) => Promise<void> | void) | undefined;
 
-  constructor(hub: Hub) {
+  constructor(hub: AskRegistryServices) {
     this.#hub = hub;
   }
 

@@ -3,9 +3,8 @@
  * when no process holds the ask in memory: a late answer, an ask whose process died, start-up.
  * @module
  */
-import type { Hub } from "../outbox/hub.js";
 import type { Owner } from "../ids.js";
-import type { OutboxEntry } from "../contracts/storage.js";
+import type { OutboxEntry, Storage } from "../contracts/storage.js";
 import type { PickerSpec } from "./ask-shapes.js";
 
 const PAGE = 500;
@@ -50,7 +49,7 @@ function startOf(pickerId: string): number | undefined {
  * Read the owner's outbox from `after`, page by page, at most {@link SCAN_MAX} frames, handing
  * each to `visit` until it returns true.
  */
-export async function scanOutbox(hub: Hub, owner: Owner, after: number, visit: (entry: OutboxEntry) => boolean): Promise<void> {
+export async function scanOutbox(hub: { storage: Storage }, owner: Owner, after: number, visit: (entry: OutboxEntry) => boolean): Promise<void> {
   let read = 0;
   while (read < SCAN_MAX) {
     const entries = await hub.storage.readOutbox(owner, after, PAGE);
@@ -62,7 +61,7 @@ export async function scanOutbox(hub: Hub, owner: Owner, after: number, visit: (
 }
 
 /** Find an ask in the owner's outbox; undefined when it is unknown (or another owner's). */
-export async function findPicker(hub: Hub, owner: Owner, pickerId: string): Promise<PickerRecord | undefined> {
+export async function findPicker(hub: { storage: Storage }, owner: Owner, pickerId: string): Promise<PickerRecord | undefined> {
   const start = startOf(pickerId);
   if (start === undefined) return undefined;
   let found: PickerRecord | undefined;
@@ -80,7 +79,7 @@ export async function findPicker(hub: Hub, owner: Owner, pickerId: string): Prom
 }
 
 /** The asks of these messages that were never resolved (their turn died with its process). */
-export async function openPickersOf(hub: Hub, owner: Owner, messageIds: ReadonlySet<string>): Promise<StoredPicker[]> {
+export async function openPickersOf(hub: { storage: Storage }, owner: Owner, messageIds: ReadonlySet<string>): Promise<StoredPicker[]> {
   const open = new Map<string, StoredPicker>();
   await scanOutbox(hub, owner, 0, (entry) => {
     const picker = storedPicker(entry);

@@ -4,7 +4,7 @@
  * snapshot every `checkpointIntervalMs`, so history shows a long answer while it streams.
  * @module
  */
-import type { Hub } from "../outbox/hub.js";
+import type { TurnServices } from "./turn-services.js";
 import type { Owner } from "../ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { StoredMessage } from "../contracts/records.js";
@@ -13,7 +13,7 @@ import type { StoredMessage } from "../contracts/records.js";
 export class AnswerCheckpoints {
   /** True once the crash marker is stored: later saves require the message to still exist. */
   marked = false;
-  readonly #hub: Hub;
+  readonly #hub: TurnServices;
   readonly #owner: Owner;
   readonly #message: StoredMessage;
   readonly #turn: LaneTurn;
@@ -21,7 +21,7 @@ export class AnswerCheckpoints {
   #last: number;
 
   /** Starts storing the crash marker at once. */
-  constructor(hub: Hub, owner: Owner, message: StoredMessage, turn: LaneTurn) {
+  constructor(hub: TurnServices, owner: Owner, message: StoredMessage, turn: LaneTurn) {
     this.#hub = hub;
     this.#owner = owner;
     this.#message = message;

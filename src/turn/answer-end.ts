@@ -4,7 +4,7 @@
  * kept at all.
  * @module
  */
-import type { Hub } from "../outbox/hub.js";
+import type { TurnServices } from "./turn-services.js";
 import type { Owner } from "../ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { MediaRef, MessageStatus, StoredMessage } from "../contracts/records.js";
@@ -44,7 +44,7 @@ export function abortedOutcome(turn: LaneTurn, limitNote: string | undefined): {
  * The answer's message or lane was deleted: keep nothing, not even the crash marker, nor media the
  * runtime produced after the last checkpoint.
  */
-export async function dropDeleted(hub: Hub, owner: Owner, message: StoredMessage): Promise<StoredMessage> {
+export async function dropDeleted(hub: TurnServices, owner: Owner, message: StoredMessage): Promise<StoredMessage> {
   const where = { chat_id: message.chat_id, thread_id: message.thread_id };
   const mediaIds = message.media.map((ref) => ref.media_id);
   try {
@@ -62,7 +62,7 @@ export async function dropDeleted(hub: Hub, owner: Owner, message: StoredMessage
 }
 
 /** Store the final frame (and media offers), then typing off, `turn:end` and push. */
-export async function finishAnswer(hub: Hub, owner: Owner, message: StoredMessage, outcome: AnswerOutcome): Promise<StoredMessage> {
+export async function finishAnswer(hub: TurnServices, owner: Owner, message: StoredMessage, outcome: AnswerOutcome): Promise<StoredMessage> {
   const where = { chat_id: message.chat_id, thread_id: message.thread_id };
   const { status, failure } = outcome;
   const id = message.message_id;

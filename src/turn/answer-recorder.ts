@@ -4,7 +4,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { Hub } from "../outbox/hub.js";
+import type { TurnServices } from "./turn-services.js";
 import { newId } from "../id-generator.js";
 import type { Owner } from "../ids.js";
 import type { MediaRecord, MediaRef, StoredMessage } from "../contracts/records.js";
@@ -50,7 +50,7 @@ export class AnswerRecorder {
   readonly usage: Omit<UsageEvent, "type">;
   /** Media the answer attached, offered with the final frame. */
   readonly offers: MediaRef[] = [];
-  readonly #hub: Hub;
+  readonly #hub: TurnServices;
   readonly #owner: Owner;
   readonly #message: StoredMessage;
   readonly #limits: AnswerLimits;
@@ -58,7 +58,7 @@ export class AnswerRecorder {
   #toolIndex = 0;
   readonly #openTools: OpenTool[] = [];
 
-  constructor(hub: Hub, owner: Owner, message: StoredMessage, parts: { limits: AnswerLimits; updates: AnswerUpdates; model?: string }) {
+  constructor(hub: TurnServices, owner: Owner, message: StoredMessage, parts: { limits: AnswerLimits; updates: AnswerUpdates; model?: string }) {
     this.#hub = hub;
     this.#owner = owner;
     this.#message = message;

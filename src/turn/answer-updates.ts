@@ -3,7 +3,7 @@
  * carrying the whole text so far (docs/PROTOCOL.md §4), so coalescing loses nothing.
  * @module
  */
-import type { Hub } from "../outbox/hub.js";
+import type { TurnServices } from "./turn-services.js";
 import type { Owner } from "../ids.js";
 import type { StoredMessage } from "../contracts/records.js";
 
@@ -17,7 +17,7 @@ export function usageFields(message: StoredMessage): { model?: string; tokens?: 
 
 /** Sends the answer's updates, throttled to the gateway's `updateIntervalMs`. */
 export class AnswerUpdates {
-  readonly #hub: Hub;
+  readonly #hub: TurnServices;
   readonly #owner: Owner;
   readonly #message: StoredMessage;
   readonly #signal: AbortSignal;
@@ -25,7 +25,7 @@ export class AnswerUpdates {
   #lastUpdate = 0;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(hub: Hub, owner: Owner, message: StoredMessage, signal: AbortSignal) {
+  constructor(hub: TurnServices, owner: Owner, message: StoredMessage, signal: AbortSignal) {
     this.#hub = hub;
     this.#owner = owner;
     this.#message = message;

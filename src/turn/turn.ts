@@ -6,9 +6,9 @@
  * runs, and the end stores the final frame.
  * @module
  */
-import type { Hub } from "../outbox/hub.js";
+import type { TurnServices } from "./turn-services.js";
 import { newId } from "../id-generator.js";
-import type { Owner } from "../ids.js";
+import type { MessageId, Owner } from "../ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { MessageStatus, StoredMessage } from "../contracts/records.js";
 import type { RuntimeEvent } from "../contracts/runtime.js";
@@ -25,7 +25,7 @@ export interface AnswerParams {
   owner: Owner;
   lane: Lane;
   /** The user message this answers. */
-  replyTo?: string;
+  replyTo?: MessageId;
   /** The events of the answer. Called once, with the turn's abort signal. */
   events(signal: AbortSignal): AsyncIterable<RuntimeEvent>;
   /** The lane slot it runs in (for stop and timeout). */
@@ -53,7 +53,7 @@ interface RunResult {
  * Pull the runtime's events into the recorder until the stream ends, the turn is aborted, the
  * runtime is idle too long or it throws.
  */
-async function pullEvents(hub: Hub, params: AnswerParams, recorder: AnswerRecorder, limits: AnswerLimits, checkpoints: AnswerCheckpoints, idle: IdleTimeout): Promise<RunResult> {
+async function pullEvents(hub: TurnServices, params: AnswerParams, recorder: AnswerRecorder, limits: AnswerLimits, checkpoints: AnswerCheckpoints, idle: IdleTimeout): Promise<RunResult> {
   const { turn } = params;
   const signal = turn.controller.signal;
   const aborted = new Promise<"aborted">((resolve) => {
@@ -88,7 +88,7 @@ async function pullEvents(hub: Hub, params: AnswerParams, recorder: AnswerRecord
 }
 
 /** Run one answer to its stored end. Never rejects; resolves with the stored message. */
-export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredMessage> {
+export async function runAnswer(hub: TurnServices, params: AnswerParams): Promise<StoredMessage> {
   const { owner, lane, turn } = params;
   const started = hub.now();
   const where = { chat_id: lane.chat_id, thread_id: lane.thread_id };
