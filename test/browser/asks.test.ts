@@ -99,6 +99,7 @@ describe.sequential("web UI - asks", { timeout: 40_000 }, () => {
     const onPhone = phone.locator(".ask-approval");
     await onPhone.waitFor();
     await phone.screenshot({ path: path.join(resultsDir, "ask-approval-phone.png") });
+    expect(await axeViolations(phone)).toEqual([]);
     await onPhone.getByRole("button", { name: "Deny" }).click();
     await poll(() => laptop.locator(".ask-approval").count()).toBe(0);
     await poll(() => lastAnswerText(laptop)).toBe("Denied.");
