@@ -9,7 +9,7 @@ import type { MediaStore } from "./contracts/media-store.js";
 import type { PushSender } from "./contracts/push.js";
 import type { RuntimeInfoOptions } from "./turn/runtime-info.js";
 import type { AgentRuntime } from "./contracts/runtime.js";
-import type { RetentionPolicy, Storage } from "./contracts/storage.js";
+import type { RetentionPolicy, Storage, StorageImplementation } from "./contracts/storage.js";
 import type { RateLimit } from "./connection/token-bucket.js";
 import type { Logger } from "./logger.js";
 
@@ -17,8 +17,13 @@ export type { Logger } from "./logger.js";
 
 /** Options of {@link createGateway}. Only `storage` and `runtime` are required. */
 export interface GatewayOptions {
-  /** Channels, messages, outbox, devices, media metadata. */
-  storage: Storage;
+  /**
+   * Channels, messages, outbox, devices, media metadata: a built-in storage, or your own
+   * implementation (normalised with `defineStorage()` here if you have not done it). Options that
+   * need a capability it lacks throw a `TypeError` naming it: a `mediaStore` needs `media`, a
+   * `bus` other than `memoryBus()` needs `uniqueClientMsgId`.
+   */
+  storage: StorageImplementation;
   /** The agent. */
   runtime: AgentRuntime;
   /** Turns `hello.token` into an owner. Default: {@link openAuthenticator} (no login, one anonymous owner). */
@@ -120,8 +125,9 @@ export interface GatewayOptions {
 
 /** Options with every default applied. */
 export type ResolvedOptions = Required<
-  Omit<GatewayOptions, "authenticator" | "bus" | "mediaStore" | "push" | "retention" | "backpressure" | "runtimeInfo" | "pushRetry" | "laneLock">
+  Omit<GatewayOptions, "storage" | "authenticator" | "bus" | "mediaStore" | "push" | "retention" | "backpressure" | "runtimeInfo" | "pushRetry" | "laneLock">
 > & {
+  storage: Storage;
   laneLock: LaneLock | undefined;
   push: PushSender[];
   mediaStore: MediaStore | undefined;

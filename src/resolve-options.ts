@@ -5,7 +5,10 @@
  */
 import type { GatewayOptions, ResolvedOptions } from "./options.js";
 import { resolveLogger } from "./logger.js";
-import { LIMITS } from "./protocol/protocol.js";
+import { LIMITS } from "./protocol/limits.js";
+import { defineStorage } from "./storage/define-storage.js";
+import { refuseMissingCapabilities } from "./storage/capabilities.js";
+import type { Storage } from "./contracts/storage.js";
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -26,18 +29,35 @@ function wholePositive(name: string, value: number | undefined, fallback: number
   return resolved;
 }
 
+/** `options.storage` normalised, refused when these options need a capability it lacks. */
+function resolveStorage(options: GatewayOptions): Storage {
+  if (!options.storage || typeof options.storage !== "object") {
+    throw new TypeError("createGateway: options.storage must implement Storage (for example memoryStorage() from chat-gateway/storage/memory)");
+  }
+  let storage: Storage;
+  try {
+    storage = defineStorage(options.storage);
+  } catch (error) {
+    throw new TypeError(`createGateway: options.storage: ${(error as Error).message}`, { cause: error });
+  }
+  refuseMissingCapabilities(storage, options);
+  return storage;
+}
+
 /** `options` checked, with every default filled in. */
 export function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!options || typeof options !== "object") throw new TypeError("createGateway: options are required ({ storage, runtime })");
-  const { storage, runtime } = options;
-  if (!storage || typeof storage.commit !== "function" || typeof storage.history !== "function") {
-    throw new TypeError("createGateway: options.storage must implement Storage (for example memoryStorage() from chat-gateway/storage/memory)");
-  }
+  const { runtime } = options;
+  const storage = resolveStorage(options);
   if (!runtime || typeof runtime.turn !== "function") throw new TypeError("createGateway: options.runtime must implement AgentRuntime (a turn(input) method)");
   if (options.push && !options.push.every((s) => typeof s.send === "function" && typeof s.accepts === "function")) {
     throw new TypeError("createGateway: every options.push entry must implement PushSender (accepts, send)");
   }
   const limit = options.rateLimit ?? { perSecond: 20, burst: 60 };
+  const logger = resolveLogger("createGateway", "[chat-gateway]", options.logger);
+  if (!storage.capabilities.unfinishedMessages) {
+    logger.info("the storage has no unfinishedMessages(): an answer streaming when the process stops stays streaming after a restart");
+  }
   return {
     storage,
     runtime,
@@ -68,7 +88,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     runtimeInfo: options.runtimeInfo ?? {},
     pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 30_000),
-    logger: resolveLogger("createGateway", "[chat-gateway]", options.logger),
+    logger,
     now: options.now ?? Date.now,
   };
 }

@@ -11,9 +11,11 @@ import type {
   Logger,
   RuntimeEvent,
   Storage,
+  StorageCapabilities,
+  StorageImplementation,
   TurnInput,
 } from "chat-gateway";
-import { consoleLogger, createGateway, GatewayError as GatewayErrorClass } from "chat-gateway";
+import { consoleLogger, createGateway, defineStorage, GatewayError as GatewayErrorClass } from "chat-gateway";
 import type { LoginProtectionOptions } from "chat-gateway/http";
 import type { RedisBusOptions } from "chat-gateway/bus/redis";
 import type { RedisLaneLockOptions } from "chat-gateway/redis";
@@ -21,7 +23,7 @@ import type { SqlJsStorageOptions } from "chat-gateway/storage/sqljs";
 
 describe("public types", () => {
   it("types - createGateway takes storage and runtime and returns a Gateway", () => {
-    expectTypeOf(createGateway).parameter(0).toHaveProperty("storage").toEqualTypeOf<Storage>();
+    expectTypeOf(createGateway).parameter(0).toHaveProperty("storage").toEqualTypeOf<StorageImplementation>();
     expectTypeOf(createGateway).parameter(0).toHaveProperty("runtime").toEqualTypeOf<AgentRuntime>();
     expectTypeOf(createGateway).returns.toEqualTypeOf<Gateway>();
     expectTypeOf<Gateway["post"]>().returns.resolves.toMatchTypeOf<HistoryItem>();
@@ -53,5 +55,13 @@ describe("public types", () => {
     expectTypeOf<RedisBusOptions["logger"]>().toEqualTypeOf<Logger | undefined>();
     expectTypeOf<RedisLaneLockOptions["logger"]>().toEqualTypeOf<Logger | undefined>();
     expectTypeOf(consoleLogger).returns.toEqualTypeOf<Logger>();
+  });
+
+  it("types - a storage implementation needs only the core; defineStorage gives every member and the capabilities", () => {
+    expectTypeOf<Pick<StorageImplementation, "search" | "pruneOutbox" | "getMedia">>().toEqualTypeOf<Partial<Pick<Storage, "search" | "pruneOutbox" | "getMedia">>>();
+    expectTypeOf<StorageImplementation["commit"]>().toEqualTypeOf<Storage["commit"]>();
+    expectTypeOf(defineStorage).returns.toEqualTypeOf<Storage>();
+    expectTypeOf<Storage["capabilities"]>().toEqualTypeOf<Readonly<StorageCapabilities>>();
+    expectTypeOf<Storage>().toMatchTypeOf<StorageImplementation>();
   });
 });

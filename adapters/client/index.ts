@@ -7,7 +7,8 @@
  * asks tracked across reconnects and reloads, answered with `select`, and slash completions.
  *
  * It uses `globalThis.WebSocket` when there is one (browsers) and the optional `ws` package
- * otherwise, and imports no Node module, so it bundles for the browser as it is.
+ * otherwise, and imports no Node module, so it bundles for the browser as it is. Its frame and
+ * payload types, the media chunk codec and the close codes are those of `chat-gateway/protocol`.
  *
  * Start with {@link createGatewayClient}.
  * @module
@@ -51,8 +52,6 @@ export type {
   ErrorPayload,
   PongPayload,
   SyncDonePayload,
-  PickerOption,
-  PickerBase,
   PickerApprovalPayload,
   PickerConfirmPayload,
   PickerModelPayload,

@@ -1,12 +1,12 @@
 /**
- * Conformance of the per-owner outbox (sequence numbers, reads, bounds, pruning) and of history
+ * Conformance of the per-owner outbox (sequence numbers, reads, bounds) and of history
  * pages (oldest first within a page, `before` cursors, thread lanes). Part of
  * {@link describeStorageConformance}.
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
 import type { Storage, StoredMessage } from "chat-gateway";
-import { A, B, ids, msg, sleep } from "./storage-records.js";
+import { A, B, ids, msg } from "./storage-records.js";
 
 /** Declares the outbox and history tests; `current` gives the storage of the running test. */
 export function describeLanesConformance(current: () => Storage): void {
@@ -41,49 +41,6 @@ export function describeLanesConformance(current: () => Storage): void {
       expect((await storage.readOutbox(A, 0, 1)).map((e) => e.seq)).toEqual([1]);
     });
 
-    test("outbox - prune by count keeps the newest frames and last", async () => {
-      await storage.commit(A, { outbox: Array.from({ length: 10 }, (_, i) => ({ type: "message", payload: { i } })) });
-      await storage.pruneOutbox(A, { maxFrames: 3, maxAgeMs: 86_400_000 }, Date.now());
-      expect(await storage.outboxBounds(A)).toEqual({ first: 8, last: 10 });
-      expect((await storage.readOutbox(A, 0, 100)).map((e) => e.seq)).toEqual([8, 9, 10]);
-      expect((await storage.commit(A, { outbox: [{ type: "message", payload: {} }] })).seqs).toEqual([11]);
-    });
-
-    test("outbox - prune by age drops only older frames", async () => {
-      await storage.commit(A, { outbox: [{ type: "message", payload: { n: 1 } }, { type: "message", payload: { n: 2 } }] });
-      await sleep(15);
-      await storage.commit(A, { outbox: [{ type: "message", payload: { n: 3 } }] });
-      const [, , newest] = await storage.readOutbox(A, 0, 10);
-      await storage.pruneOutbox(A, { maxFrames: 1000, maxAgeMs: 5 }, newest.ts + 5);
-      expect((await storage.readOutbox(A, 0, 10)).map((e) => e.seq)).toEqual([3]);
-      expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 3 });
-    });
-
-    test("outbox - pruning everything keeps last and seqs are never reused", async () => {
-      await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-      await storage.pruneOutbox(A, { maxFrames: 0, maxAgeMs: 86_400_000 }, Date.now());
-      expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 2 });
-      expect(await storage.readOutbox(A, 0, 10)).toEqual([]);
-      await storage.pruneOutbox(A, { maxFrames: 10, maxAgeMs: 0 }, Date.now() + 1000);
-      expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 2 });
-      expect((await storage.commit(A, { outbox: [{ type: "message", payload: {} }] })).seqs).toEqual([3]);
-      expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 3 });
-    });
-
-    test("outbox - an unlimited policy keeps everything", async () => {
-      await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-      await storage.pruneOutbox(A, { maxFrames: Infinity, maxAgeMs: Infinity }, Date.now() + 1e9);
-      expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 2 });
-      expect(await storage.readOutbox(A, 0, Infinity)).toHaveLength(2);
-    });
-
-    test("outbox - pruning one owner leaves the others alone", async () => {
-      await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-      await storage.commit(B, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-      await storage.pruneOutbox(A, { maxFrames: 0, maxAgeMs: 0 }, Date.now() + 1000);
-      expect(await storage.outboxBounds(B)).toEqual({ first: 1, last: 2 });
-      expect(await storage.readOutbox(B, 0, 10)).toHaveLength(2);
-    });
   });
 
   describe("history", () => {

@@ -52,3 +52,6 @@ export function device(device_id: string, extra: Partial<Device> = {}): Device {
 
 export const ids = (ms: Array<{ message_id: string }>) => ms.map((m) => m.message_id);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The describe label of a capability's tests: checked as declared, or what stands in when it is not. */
+export const capabilityLabel = (name: string, native: boolean, absent = "core fallback") => `${name} (${native ? "capability" : absent})`;

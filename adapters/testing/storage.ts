@@ -1,15 +1,20 @@
 // The storage conformance suite, split by area: this file holds the harness and the record-level
-// guarantees; lanes (outbox, history), search and deletion each have a file of their own.
+// guarantees of the required core; lanes (outbox, history), deletion, search, media and the other
+// capabilities each have a file of their own.
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import type { Storage } from "chat-gateway";
+import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway";
+import { defineStorage } from "chat-gateway";
+import { describeCapabilitiesConformance } from "./storage-capabilities.js";
 import { describeDeletionConformance } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
-import { A, B, channel, device, ids, media, mediaRef, msg, thread } from "./storage-records.js";
+import { describeMediaConformance } from "./storage-media.js";
+import { A, B, channel, device, ids, mediaRef, msg, thread } from "./storage-records.js";
 import { describeSearchConformance } from "./storage-search.js";
 
 /** A storage under test with the clean-up to run after the test (drop a schema, remove a folder). */
 export interface StorageUnderTest {
-  storage: Storage;
+  /** A storage, or an implementation the suite passes through `defineStorage()`. */
+  storage: Storage | StorageImplementation;
   /** Runs after `storage.close()`, once per test. */
   cleanup?: () => Promise<void>;
 }
@@ -20,7 +25,7 @@ export interface StorageUnderTest {
  * in-memory instance), not yet opened: the suite calls `open()` before the test and `close()` after
  * it. Return the storage itself, or a {@link StorageUnderTest} when something must be cleaned up.
  */
-export type StorageFactory = () => Storage | StorageUnderTest | Promise<Storage | StorageUnderTest>;
+export type StorageFactory = () => Storage | StorageImplementation | StorageUnderTest | Promise<Storage | StorageImplementation | StorageUnderTest>;
 
 /**
  * Declares, with vitest's `describe`/`test`, the conformance tests of the {@link Storage} contract
@@ -33,6 +38,13 @@ export type StorageFactory = () => Storage | StorageUnderTest | Promise<Storage 
  * describeStorageConformance("my storage", () => myStorage());
  * ```
  *
+ * The suite calls `make()` once more while it declares its tests, to read which capabilities the
+ * storage declares (see `StorageCapabilities`); it never opens that storage, and runs its
+ * `cleanup`. It then checks the required core always, and each capability's guarantees when the
+ * storage declares it or the core's fallback when it does not: the describe blocks say which,
+ * e.g. `search (capability)` or `search (core fallback)`. As behind a gateway, messages are
+ * written to lanes whose channels are stored.
+ *
  * What it checks, each for two owners whose ids collide, so nothing may cross between them:
  * - records: channels, threads, messages, devices and media metadata round-trip every field, and
  *   mutating what was passed in or returned leaves the stored state alone;
@@ -40,34 +52,38 @@ export type StorageFactory = () => Storage | StorageUnderTest | Promise<Storage 
  *   behind, `requireMessages` applies a change only while those messages exist, upserts apply
  *   before deletions and the outbox last, and calls for one owner apply in call order;
  * - the outbox: seqs start at 1 and grow by one without gaps and are never reused, reads return
- *   frames after the cursor in seq order, pruning by count or age keeps the newest frames;
+ *   frames after the cursor in seq order; with `pruneOutbox`, pruning by count or age keeps the
+ *   newest frames (without it, everything is kept);
  * - history: pages come oldest first with `has_more`, `before` cursors walk 1,000 messages that
  *   share timestamps with no gap and no repeat, the flat lane, each thread and each channel are
  *   separate;
  * - search: word prefixes match case- and diacritic-insensitively, query syntax is searched as
  *   plain words, hits are ranked (more matched words, then more occurrences, then newest), at most
  *   `limit`, scoped to a chat or thread when asked, with snippets of at most 200 characters;
- * - deletion and redaction: deleting messages or channels reports the media they held and forgets
- *   its metadata, and redacts the stored outbox frames that showed them; media attached to one
- *   message cannot be attached to another;
- * - `findByClientMsgId`, and `unfinishedMessages` (streaming assistant messages of every owner).
+ * - deletion and redaction: deleting messages or channels takes their messages and redacts the
+ *   stored outbox frames that showed them; with `media`, it reports the media they held and
+ *   forgets its metadata, and media attached to one message cannot be attached to another
+ *   (without it, `createGateway` refuses a media store);
+ * - `findByClientMsgId`, `unfinishedMessages` (streaming assistant messages of every owner, or
+ *   none through the fallback), and `uniqueClientMsgId` (a second message with a chat's key is
+ *   refused; without it, `createGateway` refuses a bus shared with other processes).
  *
  * @param name Shown in the test names, e.g. `"postgres"`.
  * @param make Makes a fresh, empty storage per test; see {@link StorageFactory}.
  */
 export function describeStorageConformance(name: string, make: StorageFactory): void {
-  describe(`storage conformance: ${name}`, () => {
+  describe(`storage conformance: ${name}`, async () => {
+    const capabilities = await probeCapabilities(make);
     let storage: Storage;
     let cleanup: (() => Promise<void>) | undefined;
 
     beforeEach(async () => {
-      const made = await make();
-      ({ storage, cleanup } = isStorage(made) ? { storage: made, cleanup: undefined } : made);
-      await storage.open?.();
+      ({ storage, cleanup } = unpack(await make()));
+      await storage.open();
     });
 
     afterEach(async () => {
-      await storage.close?.();
+      await storage.close();
       await cleanup?.();
     });
 
@@ -113,7 +129,6 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
         });
         await storage.putDevice(A, device("d1", { device_name: "alice phone" }));
         await storage.putDevice(B, device("d1", { device_name: "bob phone" }));
-        await storage.putMedia(A, media(A, "x1"));
 
         expect((await storage.getChannel(A, "c1"))?.name).toBe("alice's");
         expect((await storage.getChannel(B, "c1"))?.name).toBe("bob's");
@@ -121,14 +136,12 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
         expect((await storage.findByClientMsgId(A, "c1", "k1"))?.text).toBe("alpha secret");
         expect((await storage.getDevice(B, "d1"))?.device_name).toBe("bob phone");
         expect(await storage.listDevices(B)).toHaveLength(1);
-        expect(await storage.getMedia(B, "x1")).toBeUndefined();
         expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 1 });
         expect(await storage.outboxBounds(B)).toEqual({ first: 1, last: 2 });
         expect((await storage.readOutbox(A, 0, 10)).map((e) => e.payload)).toEqual([{ who: "alice" }]);
         expect(await storage.search(B, { query: "secret", scope: "all", limit: 10 })).toEqual([]);
         expect(ids((await storage.history(B, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
         expect((await storage.history(B, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages[0].text).toBe("bravo");
-        expect(await storage.unfinishedMessages()).toEqual([{ owner: A, message: expect.objectContaining({ message_id: "m1", text: "alpha secret" }) }]);
 
         await storage.commit(A, { deleteChannels: ["c1"] });
         expect(await storage.getChannel(B, "c1")).toBeDefined();
@@ -143,7 +156,6 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
         expect(await storage.readOutbox("nobody", 0, 10)).toEqual([]);
         expect(await storage.history("nobody", { chat_id: "c1", thread_id: null, limit: 10 })).toEqual({ messages: [], has_more: false });
         expect(await storage.search("nobody", { query: "text", scope: "all", limit: 10 })).toEqual([]);
-        await storage.pruneOutbox("nobody", { maxFrames: 1, maxAgeMs: 1 }, Date.now());
       });
     });
 
@@ -198,7 +210,7 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
       });
 
       test("commit - messages are replaced by message_id", async () => {
-        await storage.commit(A, { messages: [msg("m1", { role: "assistant", text: "partial", status: "streaming" })] });
+        await storage.commit(A, { channels: [channel("c1")], messages: [msg("m1", { role: "assistant", text: "partial", status: "streaming" })] });
         await storage.commit(A, { messages: [msg("m1", { role: "assistant", text: "final words", status: "complete", ts: 5 })] });
         const m = (await storage.getMessage(A, "m1"))!;
         expect(m.text).toBe("final words");
@@ -212,13 +224,13 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
       test("commit - applies upserts before deletions, and outbox last", async () => {
         const r = await storage.commit(A, {
           channels: [channel("gone"), channel("kept")],
-          messages: [msg("m1", { chat_id: "gone", media: [mediaRef("x1")] }), msg("m2", { chat_id: "kept" }), msg("m3", { chat_id: "kept" })],
+          messages: [msg("m1", { chat_id: "gone" }), msg("m2", { chat_id: "kept" }), msg("m3", { chat_id: "kept" })],
           deleteMessages: ["m3"],
           deleteChannels: ["gone"],
           outbox: [{ type: "channel.deleted", payload: { chat_id: "gone" } }],
         });
         expect(r.seqs).toEqual([1]);
-        expect(r.orphanedMedia).toEqual(["x1"]);
+        expect(r.orphanedMedia).toEqual([]);
         expect(await storage.getChannel(A, "gone")).toBeUndefined();
         expect(await storage.getChannel(A, "kept")).toBeDefined();
         expect(await storage.getMessage(A, "m1")).toBeUndefined();
@@ -276,61 +288,32 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
 
     describeLanesConformance(() => storage);
 
-    describe("findByClientMsgId", () => {
-      test("findByClientMsgId - finds the message in any lane of the chat, and only there", async () => {
-        await storage.commit(A, {
-          messages: [msg("m1", { client_msg_id: "k1" }), msg("m2", { client_msg_id: "k2", thread_id: "t1" }), msg("m3", { client_msg_id: "k3", chat_id: "c2" })],
-        });
-        expect((await storage.findByClientMsgId(A, "c1", "k1"))?.message_id).toBe("m1");
-        expect((await storage.findByClientMsgId(A, "c1", "k2"))?.message_id).toBe("m2");
-        expect(await storage.findByClientMsgId(A, "c1", "k3")).toBeUndefined();
-        expect(await storage.findByClientMsgId(A, "c2", "k1")).toBeUndefined();
-        expect(await storage.findByClientMsgId(B, "c1", "k1")).toBeUndefined();
-        await storage.commit(A, { deleteMessages: ["m1"] });
-        expect(await storage.findByClientMsgId(A, "c1", "k1")).toBeUndefined();
-      });
-    });
-
     describe("deletion", () => {
-      test("deletion - deleting messages reports their media and forgets its metadata", async () => {
-        await storage.putMedia(A, media(A, "x1"));
-        await storage.putMedia(A, media(A, "x2"));
-        await storage.putMedia(A, media(A, "keep"));
-        await storage.commit(A, {
-          messages: [msg("m1", { media: [mediaRef("x1"), mediaRef("x2")] }), msg("m2", { media: [mediaRef("keep")] })],
-        });
+      test("deletion - deleting messages takes them from every read; unknown ids are ignored", async () => {
+        await storage.commit(A, { channels: [channel("c1")], messages: [msg("m1", { text: "gone words" }), msg("m2", { text: "kept words" })] });
         const r = await storage.commit(A, { deleteMessages: ["m1", "unknown"] });
-        expect(r.orphanedMedia.sort()).toEqual(["x1", "x2"]);
+        expect(r).toEqual({ seqs: [], orphanedMedia: [] });
         expect(await storage.getMessage(A, "m1")).toBeUndefined();
-        expect(await storage.getMedia(A, "x1")).toBeUndefined();
-        expect(await storage.getMedia(A, "x2")).toBeUndefined();
-        expect(await storage.getMedia(A, "keep")).toEqual({ ...media(A, "keep"), message_id: "m2" });
         expect(ids((await storage.history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m2"]);
+        expect(ids(await storage.search(A, { query: "words", scope: "all", limit: 10 }))).toEqual(["m2"]);
         expect(await storage.commit(A, { deleteMessages: ["m1"] })).toEqual({ seqs: [], orphanedMedia: [] });
       });
 
-      test("deletion - deleting a channel removes its messages and those of the listed threads, and reports their media", async () => {
-        await storage.putMedia(A, media(A, "x-flat"));
-        await storage.putMedia(A, media(A, "x-thread"));
-        await storage.putMedia(A, media(A, "x-other"));
+      test("deletion - deleting a channel removes its messages and those of the listed threads", async () => {
         await storage.commit(A, {
           channels: [channel("c1"), thread("t1", "c1"), thread("t2", "c1"), channel("c2")],
           messages: [
-            msg("flat", { media: [mediaRef("x-flat")], text: "doomed words" }),
-            msg("in-t1", { thread_id: "t1", media: [mediaRef("x-thread")], text: "doomed words" }),
+            msg("flat", { text: "doomed words" }),
+            msg("in-t1", { thread_id: "t1", text: "doomed words" }),
             msg("in-t2", { thread_id: "t2", text: "doomed words" }),
-            msg("other", { chat_id: "c2", media: [mediaRef("x-other")], text: "doomed words" }),
+            msg("other", { chat_id: "c2", text: "doomed words" }),
           ],
         });
         const r = await storage.commit(A, { deleteChannels: ["c1", "t1", "t2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
         expect(r.seqs).toEqual([1]);
-        expect(r.orphanedMedia.sort()).toEqual(["x-flat", "x-thread"]);
         expect((await storage.listChannels(A)).map((c) => c.chat_id)).toEqual(["c2"]);
         for (const id of ["flat", "in-t1", "in-t2"]) expect(await storage.getMessage(A, id)).toBeUndefined();
         expect(await storage.getMessage(A, "other")).toBeDefined();
-        expect(await storage.getMedia(A, "x-flat")).toBeUndefined();
-        expect(await storage.getMedia(A, "x-thread")).toBeUndefined();
-        expect(await storage.getMedia(A, "x-other")).toBeDefined();
         expect(ids(await storage.search(A, { query: "doomed", scope: "all", limit: 10 }))).toEqual(["other"]);
         expect((await storage.history(A, { chat_id: "c1", thread_id: "t1", limit: 10 }))!.messages).toEqual([]);
       });
@@ -345,6 +328,9 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
     });
 
     describeDeletionConformance(() => storage);
+    describeSearchConformance(() => storage, capabilities.search);
+    describeCapabilitiesConformance(() => storage, capabilities);
+    describeMediaConformance(() => storage, capabilities.media);
 
     describe("devices", () => {
       test("devices - stored, replaced and listed per owner", async () => {
@@ -357,24 +343,19 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
         expect((await storage.listDevices(A)).map((d) => d.device_id).sort()).toEqual(["d1", "d2"]);
       });
     });
-
-    describe("media", () => {
-      test("media - metadata stored, replaced, deleted, and invisible to other owners", async () => {
-        await storage.putMedia(A, media(A, "x1"));
-        await storage.putMedia(A, { ...media(A, "x1"), filename: "new.png", message_id: "m9" });
-        expect(await storage.getMedia(A, "x1")).toEqual({ ...media(A, "x1"), filename: "new.png", message_id: "m9" });
-        expect(await storage.getMedia(B, "x1")).toBeUndefined();
-        await storage.deleteMedia(B, ["x1"]);
-        expect(await storage.getMedia(A, "x1")).toBeDefined();
-        await storage.deleteMedia(A, ["x1", "unknown"]);
-        expect(await storage.getMedia(A, "x1")).toBeUndefined();
-      });
-    });
-
-    describeSearchConformance(() => storage);
   });
 }
 
-function isStorage(made: Storage | StorageUnderTest): made is Storage {
-  return typeof (made as Storage).commit === "function";
+function unpack(made: Storage | StorageImplementation | StorageUnderTest): { storage: Storage; cleanup: (() => Promise<void>) | undefined } {
+  if (typeof (made as StorageImplementation).commit === "function") return { storage: defineStorage(made as StorageImplementation), cleanup: undefined };
+  const { storage, cleanup } = made as StorageUnderTest;
+  return { storage: defineStorage(storage), cleanup };
+}
+
+/** The storage's capabilities, read from one more storage that is made, never opened, and cleaned up. */
+async function probeCapabilities(make: StorageFactory): Promise<StorageCapabilities> {
+  const { storage, cleanup } = unpack(await make());
+  // Best effort: the probe opened nothing, so a clean-up that finds nothing to clean may fail.
+  await cleanup?.().catch(() => undefined);
+  return storage.capabilities;
 }

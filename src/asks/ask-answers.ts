@@ -6,7 +6,7 @@
  * @module
  */
 import { GatewayError } from "../errors.js";
-import type { ClientPayloads } from "../protocol/frames.js";
+import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { AskServices } from "./ask-services.js";
 import type { Respondent } from "../outbox/outbox.js";
 import type { Owner } from "../ids.js";

@@ -6,16 +6,9 @@
  */
 import type { Bus } from "../contracts/bus.js";
 import type { AgentRuntime } from "../contracts/runtime.js";
-import type { ResolvedOptions } from "../options.js";
 import type { ResolveLane } from "../requests/channel-directory.js";
 import type { CommandRegistry } from "../turn/commands.js";
-import type { TurnOptions, TurnServices } from "../turn/turn-services.js";
-import type { OpenAsks } from "./open-asks.js";
-
-/** What the open-asks registry itself uses. */
-export interface AskRegistryServices extends TurnServices {
-  readonly options: TurnOptions & Pick<ResolvedOptions, "askExpiresMs" | "laneLock">;
-}
+import type { AskRegistryServices, OpenAsks } from "./open-asks.js";
 
 /** What the handlers of answers and completions use. */
 export interface AskServices extends AskRegistryServices {

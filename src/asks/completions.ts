@@ -5,7 +5,7 @@
  * @module
  */
 import { GatewayError } from "../errors.js";
-import type { ClientPayloads } from "../protocol/frames.js";
+import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { AskServices } from "./ask-services.js";
 import type { Owner } from "../ids.js";
 import type { Completion } from "../contracts/runtime.js";

@@ -5,7 +5,8 @@
  * @module
  */
 import { newId } from "../id-generator.js";
-import type { AskRegistryServices } from "./ask-services.js";
+import type { ResolvedOptions } from "../options.js";
+import type { TurnOptions, TurnServices } from "../turn/turn-services.js";
 import type { Respondent } from "../outbox/outbox.js";
 import type { Owner } from "../ids.js";
 import type { LaneTurn } from "../turn/lanes.js";
@@ -18,6 +19,11 @@ import { laneModelChange } from "./lane-model.js";
 const MAX_TIMER_MS = 2_147_483_647;
 /** Resolved asks remembered, so a late answer learns the outcome without reading the outbox. */
 const RECENT_MAX = 1_000;
+
+/** What the open-asks registry uses. */
+export interface AskRegistryServices extends TurnServices {
+  readonly options: TurnOptions & Pick<ResolvedOptions, "askExpiresMs" | "laneLock">;
+}
 
 /** An ask waiting for its answer. */
 export interface OpenAsk {

@@ -9,8 +9,9 @@ import type { Connection } from "../contracts/connection.js";
 import type { DeviceCaps } from "../contracts/records.js";
 import type { RequestId, Seq } from "../ids.js";
 import { FrameOrder } from "../outbox/frame-order.js";
-import { PICKER_FRAME_TYPES, type ServerFrame } from "../protocol/protocol.js";
-import { stopAsMessage } from "../protocol/wire.js";
+import type { ServerFrame } from "../protocol/protocol.js";
+import { PICKER_FRAME_TYPES } from "../protocol/server-frames.js";
+import { stopAsMessage } from "./wire.js";
 import { Outflow } from "./outflow.js";
 
 /** The receiving side of one connection. */

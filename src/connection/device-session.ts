@@ -11,7 +11,8 @@ import type { EventEmitter } from "eventemitter3";
 import type { Bus, OutgoingFrame } from "../contracts/bus.js";
 import type { Connection, ConnectionHandle } from "../contracts/connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
-import { FrameError, parseClientFrame, type ClientFrame } from "../protocol/frames.js";
+import { type ClientFrame } from "../protocol/client-frames.js";
+import { FrameError, parseClientFrame } from "../protocol/parse-client-frame.js";
 import { shakeHands, type Attached, type HandshakeServices, type HelloFrame } from "./handshake.js";
 import type { Subscriber } from "../outbox/fan-out.js";
 import type { ConnectionId, Owner, RequestId, Seq } from "../ids.js";
@@ -26,7 +27,7 @@ import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
 import { LoopShare } from "../loop-share.js";
 import { createUploads, type MediaServices, type Uploads } from "../requests/media-transfer.js";
-import { peekId } from "../protocol/wire.js";
+import { peekId } from "./wire.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */

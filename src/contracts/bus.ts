@@ -54,10 +54,18 @@ export interface Bus {
   close?(): Promise<void>;
 }
 
+/** Buses made by {@link memoryBus}: they reach this process only, so no other process shares its storage through them. */
+const inProcessBuses = new WeakSet<Bus>();
+
+/** Whether `bus` came from {@link memoryBus} (and so fans out within this process only). */
+export function isInProcessBus(bus: Bus): boolean {
+  return inProcessBuses.has(bus);
+}
+
 /** The in-process bus: fan-out within one gateway process, synchronous and in order. */
 export function memoryBus(): Bus {
   const emitter = new EventEmitter<Record<Owner, [BusMessage]>>();
-  return {
+  const bus: Bus = {
     publish(message) {
       emitter.emit(message.owner, message);
     },
@@ -68,4 +76,6 @@ export function memoryBus(): Bus {
       };
     },
   };
+  inProcessBuses.add(bus);
+  return bus;
 }

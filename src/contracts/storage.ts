@@ -1,197 +1,195 @@
 /**
- * The `Storage` contract: what a database must do for the gateway. Implementations: memory
+ * The `Storage` contract: what a database must do for the gateway.
+ *
+ * You write a {@link StorageImplementation}: a small required core plus any optional members
+ * (capabilities) your database can do better than the gateway's fallback. `defineStorage()`
+ * turns it into a {@link Storage}, the one shape the gateway calls. Built-in: memory
  * (`chat-gateway/storage/memory`), sql.js (`chat-gateway/storage/sqljs`), PostgreSQL
- * (`chat-gateway/storage/postgres`), and any of your own that passes `describeStorageConformance`
- * from `chat-gateway/testing`.
+ * (`chat-gateway/storage/postgres`). `describeStorageConformance` from `chat-gateway/testing` checks
+ * the core always and each capability you declare (its fallback otherwise); docs/CUSTOM-STORAGE.md
+ * walks through writing one.
  * @module
  */
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
+import type { Change, CommitResult, HistoryPage, HistoryQuery, OutboxBounds, OutboxEntry, RetentionPolicy, SearchQuery } from "./storage-change.js";
 // For TSDoc links only.
-import type { heldByAnother } from "../requests/media-attachment.js";
-import type { outboxRedactionKey } from "../outbox/outbox-redaction.js";
 
-/** A frame as kept in the outbox: the gateway → client frame without its `seq`. */
-export interface OutboxFrame {
-  type: string;
-  payload: Record<string, unknown>;
-}
-
-/** A stored outbox frame with its `seq` and the time it was stored. */
-export interface OutboxEntry extends OutboxFrame {
-  seq: Seq;
-  /** Epoch milliseconds. */
-  ts: number;
-}
+export type {
+  Change,
+  CommitResult,
+  HistoryPage,
+  HistoryQuery,
+  Lane,
+  OutboxBounds,
+  OutboxEntry,
+  OutboxFrame,
+  RetentionPolicy,
+  SearchQuery,
+} from "./storage-change.js";
 
 /**
- * One atomic change of an owner's data. Everything in it is applied, or nothing is: a crash or an
- * error never leaves half of a change behind. Order of application: the check of
- * `requireMessages`, channel upserts, message upserts, message deletions, channel deletions (with
- * the redaction of what both deleted), outbox appends.
+ * What a storage implementation writes: the required core and, as optional members, the
+ * capabilities. Pass it to `defineStorage()` (or straight to `createGateway`, which does it).
  *
- * Media attachment: a message upsert attaches each media it lists to that message (the media's
- * metadata gets `message_id`, see {@link heldByAnother}). A commit that would attach media that
- * another message already holds rejects with `mediaTakenError()` (`unsupported`) and applies
- * nothing, so media is never shared and deleting a message never takes media from another one.
- *
- * Redaction: deleting messages or channels redacts, in the same commit, every stored outbox frame
- * that shows them (frames whose {@link outboxRedactionKey} is the key of a deleted message, of a
- * message deleted with its channel, or of a deleted channel). A redacted frame keeps its `seq` (so
- * seqs are never reused and {@link Storage.outboxBounds} does not move) but is never returned by
- * {@link Storage.readOutbox} again: no replay hands out deleted content, and a replay from an older
- * cursor gives only the `message.deleted` or `channel.deleted` frame (which keeps ids only).
+ * Rules for every member:
+ * - **Owners.** Every method is scoped by `owner`: it never returns, changes or counts another
+ *   owner's data, even when ids collide.
+ * - **Copies.** What goes in and comes out is the caller's: mutating it later never changes what
+ *   is stored.
+ * - **Concurrency.** Methods may be called concurrently; {@link StorageImplementation.commit}
+ *   calls for one owner apply in the order they were called.
+ * - **Failure.** A method that fails rejects. The gateway answers the client `internal` and sends
+ *   nothing that depends on it; a rejected `commit` left nothing of its change behind.
+ * - **Durability.** When `commit`, `putDevice` or `putMedia` resolves, the write survives a crash
+ *   of the process (for an on-disk storage: it is fsynced). The gateway sends no response and no
+ *   `seq` frame before that (docs/PROTOCOL.md §5).
+ * - **Bounds.** The gateway has validated and clamped every query; a storage needs no checks of
+ *   its own beyond what its database requires.
  */
-export interface Change {
-  /** Channels to insert or replace (by `chat_id`). */
-  channels?: Channel[];
-  /**
-   * Channels to delete, with every message whose `chat_id` or `thread_id` is one of them, those
-   * messages' media metadata (unless another message holds it), and the outbox frames showing
-   * any of them (redacted, see {@link Change}).
-   * The gateway lists a channel's threads explicitly; storage does not cascade by parent.
-   */
-  deleteChannels?: ChatId[];
-  /** Messages to insert or replace (by `message_id`). */
-  messages?: StoredMessage[];
-  /**
-   * Messages to delete, with the metadata of their media (unless another message holds it) and
-   * the outbox frames showing them (redacted, see {@link Change}). Unknown ids are ignored.
-   */
-  deleteMessages?: MessageId[];
-  /** Frames to append to the owner's outbox, in order; each gets the next `seq`. */
-  outbox?: OutboxFrame[];
-  /**
-   * Apply the change only if every one of these messages exists, checked atomically with the
-   * change; otherwise apply nothing and resolve with `skipped: true`. The gateway saves a running
-   * answer this way, so a save racing a delete (from any process) never brings the message back.
-   */
-  requireMessages?: MessageId[];
-}
-
-/** The result of {@link Storage.commit}. */
-export interface CommitResult {
-  /** The `seq` given to each appended outbox frame, in the order they were given. */
-  seqs: Seq[];
-  /**
-   * Media ids that messages this change deleted held (media that another message holds is not
-   * listed). Their metadata is gone with the change; the gateway removes their bytes from the
-   * media store.
-   */
-  orphanedMedia: MediaId[];
-  /** True when nothing was applied because a message of {@link Change.requireMessages} is gone. */
-  skipped?: boolean;
-}
-
-/** A lane: a channel's flat lane (`thread_id` null) or one of its threads. */
-export interface Lane {
-  chat_id: ChatId;
-  thread_id: ChatId | null;
-}
-
-/** A page request for {@link Storage.history}. */
-export interface HistoryQuery extends Lane {
-  /** Return messages strictly older than this one; absent for the newest page. */
-  before?: MessageId;
-  /** Page size, already clamped by the gateway (1 to 200). */
-  limit: number;
-}
-
-/** A page of history, oldest first. */
-export interface HistoryPage {
-  messages: StoredMessage[];
-  /** True when older messages exist in the lane. */
-  has_more: boolean;
-}
-
-/** A search request, already validated and clamped by the gateway. */
-export interface SearchQuery {
-  /** Non-blank user text. Implementations treat it as words (with prefix matching), never as syntax that can fail. */
-  query: string;
-  /** `all`: every message of the owner. `chat`: one channel (threads included) or, with `thread_id`, one thread. */
-  scope: "all" | "chat";
-  chat_id?: ChatId;
-  thread_id?: ChatId;
-  limit: number;
-}
-
-/** What the outbox holds for an owner. */
-export interface OutboxBounds {
-  /** Lowest `seq` still kept; `last + 1` when nothing is kept. */
-  first: Seq;
-  /** Highest `seq` ever given (0 before the first); never goes down, also after pruning. */
-  last: Seq;
-}
-
-/** How much outbox to keep per owner (docs/PROTOCOL.md §5). */
-export interface RetentionPolicy {
-  /** Keep at most this many newest frames. */
-  maxFrames: number;
-  /** Drop frames older than this many milliseconds. */
-  maxAgeMs: number;
-}
-
-/**
- * Where the gateway keeps channels, messages, the outbox, devices and media metadata.
- *
- * Every method is scoped by `owner`: an implementation never returns another owner's data, even
- * when ids collide. Methods may be called concurrently; {@link Storage.commit} calls for one owner
- * must apply in the order they were called. A method that fails rejects; the gateway reports it to
- * the client as `internal` and sends nothing that depends on it.
- *
- * Durability: when `commit` resolves, the change must survive a crash of the process (for an
- * on-disk storage, it is fsynced). The gateway sends no response or `seq` frame before that.
- */
-export interface Storage {
+export interface StorageImplementation {
   /** Prepare the storage (open files, create schema). Called once by `createGateway().start()`. */
   open?(): Promise<void>;
   /** Flush and release everything. After it resolves, no write is pending. */
   close?(): Promise<void>;
 
-  /** Apply one change atomically (see {@link Change}); resolves once it is durable. */
-  commit(owner: Owner, change: Change): Promise<CommitResult>;
+  // The required core: nothing else can stand in for these.
 
-  /** One channel or thread, or undefined. */
-  getChannel(owner: Owner, chatId: ChatId): Promise<Channel | undefined>;
-  /** Every channel and thread of the owner, archived included, in any order. */
-  listChannels(owner: Owner): Promise<Channel[]>;
-
-  /** One message, or undefined. */
-  getMessage(owner: Owner, messageId: MessageId): Promise<StoredMessage | undefined>;
-  /** The message that a sender stored with this `client_msg_id` in this chat (any lane of it), or undefined. */
-  findByClientMsgId(owner: Owner, chatId: ChatId, clientMsgId: string): Promise<StoredMessage | undefined>;
   /**
-   * A page of a lane, oldest first. Order is by `(ts, message_id)`, so messages with the same
-   * `ts` page without gaps or repeats. Resolves `undefined` when `before` is not a message of that
-   * lane (the gateway answers `not_found`).
+   * Apply one change atomically, in the order {@link Change} states, and resolve once it is
+   * durable. All of it is applied or none of it: a crash or a rejection leaves nothing of the
+   * change behind (no message without its outbox frame, no seq given out). Outbox frames get the
+   * next seqs of the owner, from 1, by one, never reused, also after pruning and redaction.
+   */
+  commit(owner: Owner, change: Change): Promise<CommitResult>;
+  /** One message by id, or undefined. */
+  getMessage(owner: Owner, messageId: MessageId): Promise<StoredMessage | undefined>;
+  /**
+   * A page of one lane, oldest first. Order is by `(ts, message_id)`, so messages with the same
+   * `ts` page without gaps or repeats. `thread_id: null` is the channel's flat lane, which does not
+   * include its threads. Resolves `undefined` when `before` is not a message of that lane (the
+   * gateway answers `not_found`).
    */
   history(owner: Owner, query: HistoryQuery): Promise<HistoryPage | undefined>;
-  /** Assistant messages whose `status` is `streaming`, across all owners (used once at start to end turns a crash left open). */
-  unfinishedMessages(): Promise<Array<{ owner: Owner; message: StoredMessage }>>;
-  /** Full-text search; best match first, at most `limit` hits. */
-  search(owner: Owner, query: SearchQuery): Promise<SearchHit[]>;
-
-  /** Stored outbox frames with `seq > after`, in `seq` order, at most `limit`; redacted frames are skipped. */
-  readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]>;
-  /** The owner's outbox bounds (see {@link OutboxBounds}). */
-  outboxBounds(owner: Owner): Promise<OutboxBounds>;
   /**
-   * Drop outbox frames beyond the policy. Called by the gateway every so many appends, never per
-   * write, so it may cost an indexed range delete but must not scan the whole table.
+   * Every channel and thread of the owner, archived included, in any order. The fallbacks find
+   * lanes through it, so a message whose channel is not stored is invisible to them.
    */
-  pruneOutbox(owner: Owner, policy: RetentionPolicy, now: number): Promise<void>;
-
-  /** A device, or undefined. */
-  getDevice(owner: Owner, deviceId: DeviceId): Promise<Device | undefined>;
-  /** Every device of the owner. */
+  listChannels(owner: Owner): Promise<Channel[]>;
+  /**
+   * Stored outbox frames with `seq > after`, in seq order, at most `limit`; redacted frames are
+   * skipped (docs/PROTOCOL.md §5).
+   */
+  readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]>;
+  /** The owner's outbox bounds (see {@link OutboxBounds}); `{ first: 1, last: 0 }` for an unknown owner. */
+  outboxBounds(owner: Owner): Promise<OutboxBounds>;
+  /** Every device of the owner, in any order. */
   listDevices(owner: Owner): Promise<Device[]>;
-  /** Insert or replace a device; durable when it resolves. */
+  /** Insert or replace a device by `device_id`; durable when it resolves. */
   putDevice(owner: Owner, device: Device): Promise<void>;
 
-  /** Media metadata, or undefined (also for another owner's id). */
-  getMedia(owner: Owner, mediaId: MediaId): Promise<MediaRecord | undefined>;
-  /** Insert or replace media metadata; durable when it resolves. */
-  putMedia(owner: Owner, media: MediaRecord): Promise<void>;
-  /** Forget media metadata. Unknown ids are ignored. */
-  deleteMedia(owner: Owner, mediaIds: MediaId[]): Promise<void>;
+  // Capabilities: optional members. Absent, the gateway uses the fallback each one names, or
+  // refuses at createGateway() the options that cannot work without it.
+
+  /**
+   * **Capability `getChannel`.** One channel or thread, or undefined.
+   * Fallback: {@link StorageImplementation.listChannels} and a linear find (cost: the owner's
+   * channel count per call; the gateway calls it on most requests).
+   */
+  getChannel?(owner: Owner, chatId: ChatId): Promise<Channel | undefined>;
+  /**
+   * **Capability `getDevice`.** A device, or undefined.
+   * Fallback: {@link StorageImplementation.listDevices} and a linear find (once per `hello`).
+   */
+  getDevice?(owner: Owner, deviceId: DeviceId): Promise<Device | undefined>;
+  /**
+   * **Capability `findByClientMsgId`.** The message a sender stored with this `client_msg_id` in
+   * this chat (its flat lane or any of its threads), or undefined. Deleted messages are not found.
+   * Fallback: pages through the history of every lane of the chat (cost: the chat's message count
+   * per `message.send` that carries a `client_msg_id`, which clients send on every message).
+   */
+  findByClientMsgId?(owner: Owner, chatId: ChatId, clientMsgId: string): Promise<StoredMessage | undefined>;
+  /**
+   * **Capability `search`.** Full-text search of message text (docs/PROTOCOL.md §5). Query words
+   * match word prefixes, case- and diacritic-insensitively; query syntax is plain words and never
+   * fails. Hits rank by more query words matched, then more occurrences, then newest (`ts`); at
+   * most `limit`; scope `chat` covers the channel's flat lane and threads, with `thread_id` that
+   * thread only. Snippets come from `snippetAround`, at most 200 characters. The helpers in
+   * `chat-gateway` (`searchTerms`, `matchText`, `compareMatches`) define all of this.
+   * Fallback: pages through the history of every lane in scope and ranks with those helpers
+   * (cost: every message in scope per search; fine for small stores, slow past ~100,000).
+   */
+  search?(owner: Owner, query: SearchQuery): Promise<SearchHit[]>;
+  /**
+   * **Capability `pruneOutbox`.** Drop the owner's oldest outbox frames beyond the policy: keep at
+   * most `maxFrames` newest, and none older than `now - maxAgeMs`. `outboxBounds().last` never
+   * moves; `first` moves up. Called every so many appends, never per write, so it may cost an
+   * indexed range delete but must not scan the whole table.
+   * Fallback: keeps everything (cost: the outbox grows without bound; a device's `sync` from an
+   * old cursor replays every frame since instead of `sync.done` with `reset: true`).
+   */
+  pruneOutbox?(owner: Owner, policy: RetentionPolicy, now: number): Promise<void>;
+  /**
+   * **Capability `unfinishedMessages`.** Assistant messages whose `status` is `streaming`, across
+   * all owners. Called at start and every `recoveryIntervalMs` to end turns that a crash left
+   * open (they become `interrupted`).
+   * Fallback: none are found (cost: after a crash, an answer that was streaming stays `streaming`
+   * in history; harmless for a storage that forgets everything when the process ends).
+   */
+  unfinishedMessages?(): Promise<Array<{ owner: Owner; message: StoredMessage }>>;
+  /**
+   * **Capability `media`, with `putMedia` and `deleteMedia`: all three or none.** Media
+   * metadata, or undefined (also for another owner's id). With this capability, `commit` also
+   * attaches media: a stored message marks each media it lists as held by it, a change that would
+   * attach media another message holds rejects with `mediaTakenError()` and applies nothing, and
+   * deleting a message forgets the metadata of the media it held and lists them in
+   * `orphanedMedia` (see {@link Change}).
+   * Without it: no fallback. `createGateway` refuses a `mediaStore` (uploads need their metadata
+   * kept); without a media store no message ever lists media.
+   */
+  getMedia?(owner: Owner, mediaId: MediaId): Promise<MediaRecord | undefined>;
+  /** Capability `media`: insert or replace media metadata by `media_id`; durable when it resolves. */
+  putMedia?(owner: Owner, media: MediaRecord): Promise<void>;
+  /** Capability `media`: forget media metadata. Unknown ids are ignored. */
+  deleteMedia?(owner: Owner, mediaIds: MediaId[]): Promise<void>;
+
+  /**
+   * Declares the capabilities that are guarantees rather than members:
+   * - `uniqueClientMsgId: true`: `commit` rejects, applying nothing, a message whose
+   *   `client_msg_id` another message of the same `chat_id` already has, atomically across every
+   *   process sharing the storage (for example a unique index). Several processes sharing a
+   *   storage through a bus other than the in-process `memoryBus()` need it: two processes may take
+   *   a retried `message.send` at once, and only the storage can let exactly one win
+   *   (docs/PROTOCOL.md §4.1). `createGateway` refuses such a `bus` without it.
+   *
+   * A member capability is declared by supplying the member; `false` here marks a supplied member
+   * as the core's fallback (what a wrapper around a {@link Storage} passes on).
+   */
+  capabilities?: Partial<StorageCapabilities>;
+}
+
+/**
+ * Which capabilities a {@link Storage} has natively (`true`) and which the gateway's fallback
+ * stands in for (`false`). Each key is documented on the {@link StorageImplementation} member
+ * of the same name (`media` covers `getMedia`, `putMedia`, `deleteMedia`).
+ */
+export interface StorageCapabilities {
+  getChannel: boolean;
+  getDevice: boolean;
+  findByClientMsgId: boolean;
+  search: boolean;
+  pruneOutbox: boolean;
+  unfinishedMessages: boolean;
+  media: boolean;
+  uniqueClientMsgId: boolean;
+}
+
+/**
+ * A storage as the gateway calls it: a {@link StorageImplementation} normalised by
+ * `defineStorage()`, with every member present (fallbacks filled in) and its capabilities
+ * listed. Each member keeps the guarantee documented on {@link StorageImplementation}.
+ * Pass it as `GatewayOptions.storage`, to `redisBus({ storage })` and to the kit.
+ */
+export interface Storage extends Required<Omit<StorageImplementation, "capabilities">> {
+  readonly capabilities: Readonly<StorageCapabilities>;
 }

@@ -8,7 +8,7 @@ import type { Owner } from "../ids.js";
 import type { Subscriber } from "../outbox/fan-out.js";
 import { pushTargetError } from "../outbox/push-targets.js";
 import { sync, type SyncTarget } from "../outbox/sync.js";
-import type { ClientFrame, ClientPayloads } from "../protocol/frames.js";
+import type { ClientFrame, ClientPayloads } from "../protocol/client-frames.js";
 import type { CommandRegistry } from "../turn/commands.js";
 import { channelPayload } from "./channel-rules.js";
 import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type Requester } from "./channel-requests.js";

@@ -6,13 +6,15 @@
 import { createHash, type Hash } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { MediaId, Owner, RequestId } from "../ids.js";
-import type { ClientPayloads } from "../protocol/frames.js";
+import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { Storage } from "../contracts/storage.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedOptions } from "../options.js";
 import type { MediaWriter } from "../contracts/media-store.js";
 import { MEDIA_TYPE_MAX_LENGTH, mediaTypeEssence } from "../protocol/media-types.js";
-import { LIMITS, type ServerFrame } from "../protocol/protocol.js";
+import { LIMITS } from "../protocol/limits.js";
+import type { ServerFrame } from "../protocol/protocol.js";
+import { decodeChunk, encodeChunk } from "../protocol/chunk-codec.js";
 import type { MediaRecord } from "../contracts/records.js";
 
 /** What the media code needs of its connection. */
@@ -51,33 +53,6 @@ interface Upload {
 }
 
 
-/** Split a binary media message into its header and bytes. */
-export function decodeChunk(data: Uint8Array): { media: string; offset: number; bytes: Uint8Array } {
-  if (data.byteLength < 4) throw new GatewayError("unsupported", "binary frame too short for a media chunk header");
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const length = view.getUint32(0);
-  if (4 + length > data.byteLength) throw new GatewayError("unsupported", "media chunk header length exceeds the frame");
-  let header: { media?: unknown; offset?: unknown };
-  try {
-    header = JSON.parse(Buffer.from(data.buffer, data.byteOffset + 4, length).toString("utf8"));
-  } catch {
-    throw new GatewayError("unsupported", "media chunk header is not JSON");
-  }
-  if (typeof header?.media !== "string" || !Number.isInteger(header.offset) || (header.offset as number) < 0) {
-    throw new GatewayError("unsupported", `media chunk header needs "media" (string) and "offset" (integer)`);
-  }
-  return { media: header.media, offset: header.offset as number, bytes: data.subarray(4 + length) };
-}
-
-/** Build a binary media message. */
-export function encodeChunk(media: string, offset: number, bytes: Uint8Array): Uint8Array {
-  const header = Buffer.from(JSON.stringify({ media, offset }), "utf8");
-  const out = Buffer.allocUnsafe(4 + header.length + bytes.byteLength);
-  out.writeUInt32BE(header.length, 0);
-  header.copy(out, 4);
-  out.set(bytes, 4 + header.length);
-  return out;
-}
 
 /** Create the media state of one connection. */
 export function createUploads(services: MediaServices, session: MediaSession): Uploads {

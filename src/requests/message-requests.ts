@@ -7,7 +7,7 @@ import { deriveTitle, channelPayload, createdPayload } from "./channel-rules.js"
 import { buildChannel, type ChannelServices, type Requester } from "./channel-requests.js";
 import { parseCommand, type BuiltinCommand, type CommandHandler, type CommandRegistry, type CommandSource } from "../turn/commands.js";
 import { GatewayError } from "../errors.js";
-import type { ClientPayloads } from "../protocol/frames.js";
+import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { ResolveLane } from "./channel-directory.js";
 import type { ResolvedOptions } from "../options.js";
 import type { AskServices } from "../asks/ask-services.js";

@@ -2,14 +2,24 @@
 // demo runtime asking as §11 says.
 import { afterEach, describe, expect, it } from "vitest";
 import { tokenAuthenticator } from "chat-gateway";
+import { serverFrameProblem } from "chat-gateway/protocol";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
 import { scriptedRuntime, sleep } from "./runtimes.js";
 
 let h: Harness | undefined;
+const clients: Client[] = [];
 afterEach(async () => {
+  // Every frame any device got, cards and completions included, matches its protocol struct.
+  for (const c of clients.splice(0)) for (const f of c.frames) expect(serverFrameProblem(f), JSON.stringify(f)).toBeUndefined();
   await h?.close();
   h = undefined;
 });
+
+async function connect(url: string, hello: Record<string, unknown> = {}): Promise<Client> {
+  const c = await Client.connect(url, hello);
+  clients.push(c);
+  return c;
+}
 
 const PICKERS = { caps: { pickers: true } };
 
@@ -28,9 +38,9 @@ function finalOf(c: Client, echo: Frame): Promise<Frame> {
 describe("asks", () => {
   it("asks - an approval reaches pickers devices as a card and the others as a notification; the first answer wins, a late one learns the outcome", async () => {
     h = await startGateway();
-    const a = await Client.connect(h.url, PICKERS);
-    const b = await Client.connect(h.url);
-    const c = await Client.connect(h.url, PICKERS);
+    const a = await connect(h.url, PICKERS);
+    const b = await connect(h.url);
+    const c = await connect(h.url, PICKERS);
     expect(a.frames[0]!.payload.features).toEqual(expect.arrayContaining(["pickers", "commands.complete", "client_msg_id", "channel.create"]));
     expect(a.frames[0]!.payload.limits.picker_text_max).toBe(4000);
     const { echo, card } = await askVia(a, a, "approve: hello");
@@ -66,8 +76,8 @@ describe("asks", () => {
 
   it("asks - unknown or foreign ids are not_found; an option not offered, text where not allowed, or neither are unsupported and leave the ask open", async () => {
     h = await startGateway({ authenticator: tokenAuthenticator({ alice: "alice", bob: "bob" }) });
-    const a = await Client.connect(h.url, { ...PICKERS, token: "alice" });
-    const bob = await Client.connect(h.url, { ...PICKERS, token: "bob" });
+    const a = await connect(h.url, { ...PICKERS, token: "alice" });
+    const bob = await connect(h.url, { ...PICKERS, token: "bob" });
     const { echo, card } = await askVia(a, a, "approve: x");
     const id = card.payload.picker_id;
     expect((await a.request("picker.select", { picker_id: "pk0_nope-nope-nope", option_id: "approve" })).payload.code).toBe("not_found");
@@ -84,7 +94,7 @@ describe("asks", () => {
 
   it("asks - a question takes an option or free text; text is bounded", async () => {
     h = await startGateway();
-    const a = await Client.connect(h.url, PICKERS);
+    const a = await connect(h.url, PICKERS);
     const { echo, card } = await askVia(a, a, "ask: Which colour?", "picker.confirm");
     expect(card.payload).toMatchObject({ title: "Which colour?", allow_text: true, options: [{ id: "yes" }, { id: "no" }] });
     expect((await a.request("picker.select", { picker_id: card.payload.picker_id, text: "x".repeat(4001) })).payload.code).toBe("unsupported");
@@ -94,7 +104,7 @@ describe("asks", () => {
 
   it("asks - expiry resolves expired (an approval is denied); the idle timeout and wall clock do not run while the person is asked", async () => {
     h = await startGateway({ askExpiresMs: 600, turnTimeoutMs: 150, maxTurnMs: 400 });
-    const a = await Client.connect(h.url, PICKERS);
+    const a = await connect(h.url, PICKERS);
     const { echo, card } = await askVia(a, a, "approve: slow");
     const final = await finalOf(a, echo);
     expect(final.payload).toMatchObject({ final_text: "Denied.", status: "complete" });
@@ -109,7 +119,7 @@ describe("asks", () => {
 
   it("asks - /stop in the lane and deleting the answer resolve the ask as cancelled", async () => {
     h = await startGateway();
-    const a = await Client.connect(h.url, PICKERS);
+    const a = await connect(h.url, PICKERS);
     const first = await askVia(a, a, "approve: one");
     await a.request("message.send", { chat_id: "default", text: "/stop" });
     const stopped = await a.waitFor((f) => f.type === "picker.resolved");
@@ -122,7 +132,7 @@ describe("asks", () => {
     const deleted = await a.waitFor((f) => f.type === "picker.resolved", 5000, from);
     expect(deleted.payload).toMatchObject({ picker_id: second.card.payload.picker_id, outcome: "cancelled" });
     // The deleted answer's card is gone from replays; its resolution stays, so a card closes.
-    const replay = await Client.connect(h.url, PICKERS);
+    const replay = await connect(h.url, PICKERS);
     await replay.request("sync", { cursor: 0 });
     expect(replay.of("picker.approval").map((f) => f.payload.picker_id)).toEqual([first.card.payload.picker_id]);
     expect(replay.of("picker.resolved")).toHaveLength(2);
@@ -130,7 +140,7 @@ describe("asks", () => {
 
   it("asks - a device without pickers answers by slash command; with nothing open the gateway says so", async () => {
     h = await startGateway();
-    const a = await Client.connect(h.url);
+    const a = await connect(h.url);
     const cat = await a.request("commands.catalog");
     for (const name of ["/approve", "/deny", "/answer", "/model"]) {
       expect(cat.payload.commands.find((c: any) => c.name === name)).toMatchObject({ category: "Session" });
@@ -156,10 +166,10 @@ describe("asks", () => {
 
   it("asks - a device that connects during an ask learns of it by sync, and of its end", async () => {
     h = await startGateway();
-    const a = await Client.connect(h.url, PICKERS);
+    const a = await connect(h.url, PICKERS);
     const { echo, card } = await askVia(a, a, "approve: later");
-    const late = await Client.connect(h.url, PICKERS);
-    const plain = await Client.connect(h.url);
+    const late = await connect(h.url, PICKERS);
+    const plain = await connect(h.url);
     await late.request("sync", { cursor: 0 });
     await plain.request("sync", { cursor: 0 });
     expect(late.of("picker.approval")[0]!.payload.picker_id).toBe(card.payload.picker_id);
@@ -168,14 +178,14 @@ describe("asks", () => {
     expect(plain.of("notification")[0]!.payload.picker_id).toBe(card.payload.picker_id);
     await late.request("picker.select", { picker_id: card.payload.picker_id, option_id: "approve" });
     await finalOf(a, echo);
-    const again = await Client.connect(h.url, PICKERS);
+    const again = await connect(h.url, PICKERS);
     await again.request("sync", { cursor: 0 });
     expect(again.of("picker.resolved")[0]!.payload).toMatchObject({ outcome: "selected", device_id: expect.any(String) });
   });
 
   it("asks - the model picker sets the lane's model for later turns; commands.complete completes commands, picker ids and model ids", async () => {
     h = await startGateway();
-    const a = await Client.connect(h.url, PICKERS);
+    const a = await connect(h.url, PICKERS);
     const complete = (text: string) => a.request("commands.complete", { chat_id: "default", text }).then((f) => f.payload);
     expect((await complete("/mo")).completions.map((c: any) => c.value)).toEqual(["/model"]);
     expect((await complete("/model ")).completions.map((c: any) => c.value)).toEqual(["/model demo", "/model demo-fast"]);
@@ -210,7 +220,7 @@ describe("asks", () => {
       },
     );
     h = await startGateway({ runtime });
-    const a = await Client.connect(h.url, PICKERS);
+    const a = await connect(h.url, PICKERS);
     expect((await a.request("commands.complete", { chat_id: "default", text: "/deploy p" })).payload.completions).toEqual([{ value: "/deploy prod", description: "for /deploy p" }]);
     const { final } = await a.say({ chat_id: "default", text: "go" });
     expect(final.payload).toMatchObject({ status: "error" });

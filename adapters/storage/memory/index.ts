@@ -30,8 +30,7 @@ import type {
   Storage,
   StoredMessage,
 } from "chat-gateway";
-import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey } from "chat-gateway";
-import { searchMessages } from "./search.js";
+import { channelRedactionKey, defineStorage, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -73,6 +72,7 @@ function firstAfter(outbox: OutboxEntry[], after: Seq): number {
 /**
  * Creates a {@link Storage} that keeps everything in memory. Every value goes in and comes out as
  * a copy, so callers can never change stored state by mutating what they passed or received.
+ * It has every capability but `uniqueClientMsgId`: nothing outside this process can share it.
  */
 export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
   if (options.now !== undefined && typeof options.now !== "function") {
@@ -135,7 +135,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
     });
   }
 
-  return {
+  return defineStorage({
     async commit(owner: Owner, change: Change): Promise<CommitResult> {
       // Clone everything before touching state: a value that cannot be stored throws here, while
       // nothing has been applied yet, which is what keeps the commit all-or-nothing.
@@ -282,5 +282,5 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       if (!s) return;
       for (const id of mediaIds) s.media.delete(id);
     },
-  };
+  });
 }

@@ -13,7 +13,7 @@
  * @module
  */
 import type { Pool } from "pg";
-import type { Storage } from "chat-gateway";
+import { defineStorage, type Storage } from "chat-gateway";
 import { database } from "./database.js";
 import { queries } from "./queries.js";
 import { postgresSearch } from "./search-plan.js";
@@ -61,7 +61,9 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
   const db = database({ pool: options.pool, connectionString: options.connectionString, poolSize, schema });
   const writes = writer(db, options.now ?? Date.now);
   const search = postgresSearch(db.s, db.ready);
-  return {
+  return defineStorage({
+    // The unique index messages_client_msg refuses a second (chat, client_msg_id) in any process.
+    capabilities: { uniqueClientMsgId: true },
     async open() {
       await db.ready();
     },
@@ -72,5 +74,5 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     commit: writes.commit,
     search: (owner, query) => search(owner, query),
     ...queries(db),
-  };
+  });
 }

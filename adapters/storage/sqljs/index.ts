@@ -58,10 +58,12 @@ import type {
   SearchQuery,
   Seq,
   Storage,
+  StorageImplementation,
   StoredMessage,
   Channel,
   Logger,
 } from "chat-gateway";
+import { defineStorage } from "chat-gateway";
 import { applyOp, type JournalOp } from "./apply.js";
 import { RETRY_AFTER_FAILURE_MS, writeFailed } from "./disk-errors.js";
 import { makePrivateDir } from "./file-modes.js";
@@ -92,10 +94,11 @@ export interface SqlJsStorage extends Storage {
  * `open()`, which takes the folder's lock, loads and replays it.
  */
 export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
-  return new SqlJsStore(options, checkOptions(options));
+  // Every capability but uniqueClientMsgId: the folder's lock keeps other processes out.
+  return defineStorage(new SqlJsStore(options, checkOptions(options)));
 }
 
-class SqlJsStore implements SqlJsStorage {
+class SqlJsStore implements StorageImplementation {
   readonly #dir: string;
   readonly #options: SqlJsStorageOptions;
   readonly #warn: (message: string) => void;

@@ -4,7 +4,7 @@
  * @module
  */
 import type { ResolvedOptions } from "../options.js";
-import { LIMITS } from "./protocol.js";
+import { LIMITS } from "../protocol/limits.js";
 import { ASK_LIMITS } from "../asks/ask-shapes.js";
 
 /** `hello.ok.limits` (docs/PROTOCOL.md §2): the bounds a client can plan around. */

@@ -1,129 +1,16 @@
 /**
- * Client → gateway frames: one superstruct struct per frame, types derived from them, and the
- * parser that turns a text frame into a validated request. Gateway → client frames are built by
- * the gateway itself from the names in `SERVER_FRAME_TYPES` (protocol.ts) and never validated again.
+ * Parsing a text frame from a device into a validated {@link ClientFrame}: JSON, the envelope
+ * (docs/PROTOCOL.md §1), the shape limits, then the payload struct of its type. Every failure is
+ * a {@link FrameError} whose message names the field at fault.
  * @module
  */
-import {
-  array,
-  boolean,
-  enums,
-  integer,
-  literal,
-  nullable,
-  optional,
-  record,
-  string,
-  type,
-  union,
-  unknown,
-  validate,
-  type Infer,
-  type Struct,
-} from "superstruct";
+import { literal, optional, record, string, type, union, unknown, validate, type Struct } from "superstruct";
 import { GatewayError } from "../errors.js";
+import { clientFrameStructs, type ClientFrame } from "./client-frames.js";
 import { frameShapeProblem } from "./frame-shape.js";
 
-const id = string();
-const mediaKind = enums(["image", "audio", "video", "document", "voice"]);
-/** A thread id may be absent or null for the flat lane. */
-const threadId = optional(nullable(string()));
-
-/** The structs of every client frame, by frame type. `type()` ignores unknown fields (forward compatible). */
-export const clientFrameStructs = {
-  hello: type({
-    token: string(),
-    device_id: string(),
-    device_name: optional(string()),
-    caps: optional(
-      type({
-        min_protocol: optional(integer()),
-        media: optional(boolean()),
-        push: optional(string()),
-        streaming: optional(boolean()),
-        pickers: optional(boolean()),
-      }),
-    ),
-    fcm_token: optional(string()),
-    ntfy_topic: optional(string()),
-  }),
-  "message.send": type({
-    chat_id: id,
-    thread_id: threadId,
-    text: optional(string()),
-    reply_to: optional(string()),
-    media_refs: optional(array(string())),
-    auto_thread: optional(boolean()),
-    client_msg_id: optional(string()),
-  }),
-  "message.delete": type({
-    chat_id: id,
-    thread_id: threadId,
-    message_ids: array(string()),
-  }),
-  "media.upload.start": type({
-    media_ref: string(),
-    kind: mediaKind,
-    mime: string(),
-    size: integer(),
-    filename: string(),
-  }),
-  "media.upload.end": type({ media_ref: string(), sha256: string() }),
-  "media.pull": type({ media_id: string() }),
-  "channel.list": type({}),
-  "channel.set_default": type({ chat_id: id }),
-  "channel.create": type({
-    name: string(),
-    kind: enums(["channel", "thread"]),
-    parent_chat_id: optional(nullable(string())),
-    favorite: optional(boolean()),
-    icon: optional(nullable(string())),
-    color: optional(nullable(string())),
-    automation: optional(boolean()),
-  }),
-  "channel.update": type({
-    chat_id: id,
-    name: optional(string()),
-    archived: optional(boolean()),
-    favorite: optional(boolean()),
-    icon: optional(nullable(string())),
-    color: optional(nullable(string())),
-  }),
-  "channel.delete": type({ chat_id: id }),
-  search: type({
-    query: string(),
-    scope: enums(["all", "chat"]),
-    chat_id: optional(string()),
-    thread_id: optional(nullable(string())),
-    limit: optional(integer()),
-  }),
-  sync: type({ cursor: integer() }),
-  history: type({
-    chat_id: id,
-    thread_id: threadId,
-    before_message_id: optional(nullable(string())),
-    limit: optional(integer()),
-  }),
-  "fcm.register": type({ fcm_token: optional(string()), ntfy_topic: optional(string()) }),
-  "commands.catalog": type({}),
-  ping: type({ ts: optional(integer()) }),
-  "picker.select": type({ picker_id: string(), option_id: optional(string()), text: optional(string()) }),
-  "commands.complete": type({ chat_id: id, thread_id: threadId, text: string() }),
-} satisfies Record<string, Struct<any, any>>;
-
-/** The same structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */
+/** The structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */
 const structsByType: ReadonlyMap<string, Struct<any, any>> = new Map(Object.entries(clientFrameStructs));
-
-/** The type name of a client frame. */
-export type ClientFrameType = keyof typeof clientFrameStructs;
-
-/** The payload of each client frame. */
-export type ClientPayloads = { [K in ClientFrameType]: Infer<(typeof clientFrameStructs)[K]> };
-
-/** A validated client frame. */
-export type ClientFrame = {
-  [K in ClientFrameType]: { type: K; id?: string; payload: ClientPayloads[K] };
-}[ClientFrameType];
 
 /** The envelope of every frame (docs/PROTOCOL.md §1). */
 const envelope = type({

@@ -1,0 +1,130 @@
+/**
+ * The values that cross the {@link Storage} boundary: a {@link Change} and its result, lanes,
+ * history and search queries, outbox entries and retention.
+ * @module
+ */
+import type { ChatId, MediaId, MessageId, Seq } from "../ids.js";
+import type { Channel, StoredMessage } from "./records.js";
+// For TSDoc links only.
+import type { heldByAnother } from "../requests/media-attachment.js";
+import type { outboxRedactionKey } from "../outbox/outbox-redaction.js";
+
+/** A frame as kept in the outbox: the gateway → client frame without its `seq`. */
+export interface OutboxFrame {
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+/** A stored outbox frame with its `seq` and the time it was stored. */
+export interface OutboxEntry extends OutboxFrame {
+  seq: Seq;
+  /** Epoch milliseconds. */
+  ts: number;
+}
+
+/**
+ * One atomic change of an owner's data. Everything in it is applied, or nothing is: a crash or an
+ * error never leaves half of a change behind. Order of application: the check of
+ * `requireMessages`, channel upserts, message upserts, message deletions, channel deletions (with
+ * the redaction of what both deleted), outbox appends.
+ *
+ * Media attachment: a message upsert attaches each media it lists to that message (the media's
+ * metadata gets `message_id`, see {@link heldByAnother}). A commit that would attach media that
+ * another message already holds rejects with `mediaTakenError()` (`unsupported`) and applies
+ * nothing, so media is never shared and deleting a message never takes media from another one.
+ *
+ * Redaction: deleting messages or channels redacts, in the same commit, every stored outbox frame
+ * that shows them (frames whose {@link outboxRedactionKey} is the key of a deleted message, of a
+ * message deleted with its channel, or of a deleted channel). A redacted frame keeps its `seq` (so
+ * seqs are never reused and {@link Storage.outboxBounds} does not move) but is never returned by
+ * {@link Storage.readOutbox} again: no replay hands out deleted content, and a replay from an older
+ * cursor gives only the `message.deleted` or `channel.deleted` frame (which keeps ids only).
+ */
+export interface Change {
+  /** Channels to insert or replace (by `chat_id`). */
+  channels?: Channel[];
+  /**
+   * Channels to delete, with every message whose `chat_id` or `thread_id` is one of them, those
+   * messages' media metadata (unless another message holds it), and the outbox frames showing
+   * any of them (redacted, see {@link Change}).
+   * The gateway lists a channel's threads explicitly; storage does not cascade by parent.
+   */
+  deleteChannels?: ChatId[];
+  /** Messages to insert or replace (by `message_id`). */
+  messages?: StoredMessage[];
+  /**
+   * Messages to delete, with the metadata of their media (unless another message holds it) and
+   * the outbox frames showing them (redacted, see {@link Change}). Unknown ids are ignored.
+   */
+  deleteMessages?: MessageId[];
+  /** Frames to append to the owner's outbox, in order; each gets the next `seq`. */
+  outbox?: OutboxFrame[];
+  /**
+   * Apply the change only if every one of these messages exists, checked atomically with the
+   * change; otherwise apply nothing and resolve with `skipped: true`. The gateway saves a running
+   * answer this way, so a save racing a delete (from any process) never brings the message back.
+   */
+  requireMessages?: MessageId[];
+}
+
+/** The result of {@link Storage.commit}. */
+export interface CommitResult {
+  /** The `seq` given to each appended outbox frame, in the order they were given. */
+  seqs: Seq[];
+  /**
+   * Media ids that messages this change deleted held (media that another message holds is not
+   * listed). Their metadata is gone with the change; the gateway removes their bytes from the
+   * media store.
+   */
+  orphanedMedia: MediaId[];
+  /** True when nothing was applied because a message of {@link Change.requireMessages} is gone. */
+  skipped?: boolean;
+}
+
+/** A lane: a channel's flat lane (`thread_id` null) or one of its threads. */
+export interface Lane {
+  chat_id: ChatId;
+  thread_id: ChatId | null;
+}
+
+/** A page request for {@link Storage.history}. */
+export interface HistoryQuery extends Lane {
+  /** Return messages strictly older than this one; absent for the newest page. */
+  before?: MessageId;
+  /** Page size, already clamped by the gateway (1 to 200). */
+  limit: number;
+}
+
+/** A page of history, oldest first. */
+export interface HistoryPage {
+  messages: StoredMessage[];
+  /** True when older messages exist in the lane. */
+  has_more: boolean;
+}
+
+/** A search request, already validated and clamped by the gateway. */
+export interface SearchQuery {
+  /** Non-blank user text. Implementations treat it as words (with prefix matching), never as syntax that can fail. */
+  query: string;
+  /** `all`: every message of the owner. `chat`: one channel (threads included) or, with `thread_id`, one thread. */
+  scope: "all" | "chat";
+  chat_id?: ChatId;
+  thread_id?: ChatId;
+  limit: number;
+}
+
+/** What the outbox holds for an owner. */
+export interface OutboxBounds {
+  /** Lowest `seq` still kept; `last + 1` when nothing is kept. */
+  first: Seq;
+  /** Highest `seq` ever given (0 before the first); never goes down, also after pruning. */
+  last: Seq;
+}
+
+/** How much outbox to keep per owner (docs/PROTOCOL.md §5). */
+export interface RetentionPolicy {
+  /** Keep at most this many newest frames. */
+  maxFrames: number;
+  /** Drop frames older than this many milliseconds. */
+  maxAgeMs: number;
+}

@@ -1,0 +1,63 @@
+/**
+ * Search by scanning messages: the ranking every storage's search must give, applied to messages
+ * the caller hands over. The memory storage searches this way, and so does the core's fallback for
+ * a storage without the `search` capability (docs/PROTOCOL.md §5).
+ * @module
+ */
+import type { SearchHit, StoredMessage } from "../contracts/records.js";
+import type { SearchQuery } from "../contracts/storage-change.js";
+import { compareMatches, matchText, searchTerms, snippetAround, type TextMatch } from "../protocol/search-text.js";
+
+type Found = TextMatch & { message: StoredMessage; ts: number; message_id: string };
+
+/** Collects the messages that match, then ranks them; feed it once per batch, then call `hits()`. */
+export interface SearchScan {
+  add(messages: Iterable<StoredMessage>): void;
+  hits(): SearchHit[];
+}
+
+/**
+ * A scan for `query` over messages fed in batches: word prefixes, case- and diacritic-insensitive,
+ * ranked by more query words matched, then more occurrences, then newest. The chat scope is
+ * applied to what is fed, so a caller may feed a whole owner.
+ */
+export function searchScan(query: SearchQuery): SearchScan {
+  const terms = searchTerms(query.query);
+  const found: Found[] = [];
+  return {
+    add(messages) {
+      if (!terms.length || query.limit < 1) return;
+      for (const m of messages) {
+        if (!inScope(m, query)) continue;
+        const match = matchText(m.text, terms);
+        if (match) found.push({ ...match, message: m, ts: m.ts, message_id: m.message_id });
+      }
+    },
+    hits() {
+      found.sort(compareMatches);
+      return found.slice(0, Math.max(0, query.limit)).map(({ message: m, first }) => ({
+        message_id: m.message_id,
+        chat_id: m.chat_id,
+        thread_id: m.thread_id,
+        role: m.role,
+        snippet: snippetAround(m.text, first),
+        ts: m.ts,
+      }));
+    },
+  };
+}
+
+/**
+ * Word and prefix search over `messages`, ranked as {@link searchScan} ranks. For a storage that
+ * holds its messages in memory; a database should search with an index instead.
+ */
+export function searchMessages(messages: Iterable<StoredMessage>, query: SearchQuery): SearchHit[] {
+  const scan = searchScan(query);
+  scan.add(messages);
+  return scan.hits();
+}
+
+function inScope(m: StoredMessage, query: SearchQuery): boolean {
+  if (query.scope !== "chat") return true;
+  return query.thread_id !== undefined ? m.thread_id === query.thread_id : m.chat_id === query.chat_id;
+}
