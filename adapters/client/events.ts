@@ -2,7 +2,7 @@
  * The client's typed event map and the connection states it reports.
  * @module
  */
-import type { MessageUpdatePayload, ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
+import type { MessageUpdatePayload, OpenAsk, ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
 
 /**
  * Where the connection is:
@@ -46,6 +46,12 @@ export type GatewayClientEvents = {
    * `message.stop`, whose `final_text` is the answer. The last `message.update` event stays valid.
    */
   "stream.gap": (messageId: string) => void;
+  /**
+   * The open asks changed (docs/PROTOCOL.md §11): a picker frame opened one, or `picker.resolved`
+   * (an answer from any device, an expiry, `/stop`, a restart) closed one. `open` is the whole
+   * list, oldest first, as {@link GatewayClient.openAsks} returns it.
+   */
+  asks: (open: OpenAsk[]) => void;
   /** The credential was refused (close 4401, HTTP 401, or `checkAuth` said so); the client stopped. */
   unauthorized: (reason: string) => void;
 };

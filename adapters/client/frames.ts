@@ -67,3 +67,10 @@ export type PickerModelPayload = ServerPayloads["picker.model"];
 export type PickerResolvedPayload = ServerPayloads["picker.resolved"];
 /** `commands.complete`: completions of a typed slash command. */
 export type CommandsCompletePayload = ServerPayloads["commands.complete"];
+/** One completion: `value` is the whole completed line, e.g. `/model demo-fast`. */
+export type Completion = CommandsCompletePayload["completions"][number];
+/** An ask still waiting for an answer, as the client tracks it: its picker frame's payload and its kind. */
+export type OpenAsk =
+  | ({ kind: "approval" } & PickerApprovalPayload)
+  | ({ kind: "confirm" } & PickerConfirmPayload)
+  | ({ kind: "model" } & PickerModelPayload);
