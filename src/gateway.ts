@@ -5,15 +5,20 @@
  */
 import { EventEmitter } from "eventemitter3";
 import { openAuthenticator } from "./contracts/authenticator.js";
-import { memoryBus } from "./contracts/bus.js";
+import { memoryBus, type Bus } from "./contracts/bus.js";
 import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type ChannelInput } from "./requests/channel-requests.js";
 import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js";
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
-import { DeviceSession } from "./connection/device-session.js";
+import { DeviceSession, type SessionServices } from "./connection/device-session.js";
 import { CLOSE_CODES, GatewayError } from "./errors.js";
-import { Hub, type GatewayEvents } from "./outbox/hub.js";
+import type { GatewayEvents } from "./gateway-events.js";
+import { ConnectionCount } from "./connection/connection-count.js";
+import { awayPush } from "./outbox/away-push.js";
+import { FanOut } from "./outbox/fan-out.js";
+import { Outbox } from "./outbox/outbox.js";
+import { ChannelDirectory } from "./requests/channel-directory.js";
 import type { LaneLease } from "./contracts/lane-lock.js";
-import { laneKey, type AbortReason, type LaneTurn } from "./turn/lanes.js";
+import { LaneScheduler, laneKey, type AbortReason, type LaneTurn } from "./turn/lanes.js";
 import type { ChatId, Owner, Seq } from "./ids.js";
 import type { GatewayOptions, ResolvedOptions } from "./options.js";
 import type { Channel, Notification, NotificationKind, StoredMessage } from "./contracts/records.js";
@@ -126,7 +131,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   readonly options: Readonly<ResolvedOptions>;
   readonly commands: CommandRegistry;
   readonly channels: ChannelApi;
-  readonly #hub: Hub;
+  readonly #services: SessionServices;
+  readonly #bus: Bus;
   #state: Lifecycle = "new";
   #recovery: NodeJS.Timeout | undefined;
   #recovering = false;
@@ -140,24 +146,18 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const resolved = resolveOptions(options);
     this.options = resolved;
     this.commands = createCommandRegistry(resolved.runtime, (message) => resolved.logger.warn(message));
-    const hub = new Hub({
-      options: resolved,
-      storage: resolved.storage,
-      runtime: resolved.runtime,
-      bus: options.bus ?? memoryBus(),
-      authenticator: options.authenticator ?? openAuthenticator(),
-      commands: this.commands,
-      events: this,
-    });
-    this.#hub = hub;
+    const bus = options.bus ?? memoryBus();
+    this.#bus = bus;
+    const services = wire(resolved, options, bus, this.commands, this);
+    this.#services = services;
     this.#unsubscribe = options.authenticator?.onRevocation?.((revocation) => this.revoke(revocation));
     this.on("disconnect", (info) => this.#sessions.delete(info.connectionId));
     this.channels = {
-      create: (owner, input) => createChannel(hub, owner, input),
-      list: (owner) => listChannels(hub, owner),
-      update: (owner, chatId, changes) => updateChannel(hub, owner, { chat_id: chatId, ...changes }),
-      setDefault: (owner, chatId) => setDefault(hub, owner, chatId),
-      delete: (owner, chatId) => deleteChannel(hub, owner, chatId),
+      create: (owner, input) => createChannel(services, owner, input),
+      list: (owner) => listChannels(services, owner),
+      update: (owner, chatId, changes) => updateChannel(services, owner, { chat_id: chatId, ...changes }),
+      setDefault: (owner, chatId) => setDefault(services, owner, chatId),
+      delete: (owner, chatId) => deleteChannel(services, owner, chatId),
     };
   }
 
@@ -165,7 +165,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     if (this.#state !== "new") throw new GatewayError("unsupported", "start() was already called");
     this.#state = "starting";
     try {
-      await this.#hub.storage.open?.();
+      await this.#services.storage.open?.();
       await this.#recoverInterruptedTurns();
     } catch (error) {
       // Nothing was accepted yet: a later start() may try again (the database may come up).
@@ -176,7 +176,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     // With several processes, one that crashed leaves turns open until someone looks again.
     if (this.options.laneLock) {
       this.#recovery = setInterval(() => {
-        this.#recoverInterruptedTurns().catch((error) => this.#hub.log.warn("recovering interrupted turns failed", error));
+        this.#recoverInterruptedTurns().catch((error) => this.#services.log.warn("recovering interrupted turns failed", error));
       }, this.options.recoveryIntervalMs);
       this.#recovery.unref();
     }
@@ -187,19 +187,19 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.#state = "closing";
     clearInterval(this.#recovery);
     this.#unsubscribe?.();
-    const hub = this.#hub;
-    hub.lanes.abortAll("shutdown");
+    const services = this.#services;
+    services.lanes.abortAll("shutdown");
     // Every aborted turn stores its final frame before the sockets go.
-    await settleWithin(hub.lanes.idle(), SHUTDOWN_WAIT_MS);
+    await settleWithin(services.lanes.idle(), SHUTDOWN_WAIT_MS);
     await Promise.allSettled([...this.#background]);
     for (const session of [...this.#sessions.values()]) session.close(CLOSE_CODES.goingAway, "server shutting down");
-    await hub.storage.close?.();
-    await hub.bus.close?.();
+    await services.storage.close?.();
+    await this.#bus.close?.();
     this.#state = "closed";
   }
 
   accept(connection: Connection): ConnectionHandle {
-    const session = new DeviceSession(this.#hub, connection);
+    const session = new DeviceSession(this.#services, connection);
     if (this.#state !== "running") {
       connection.close(CLOSE_CODES.goingAway, this.#state === "new" || this.#state === "starting" ? "gateway not started" : "server shutting down");
       session.closed();
@@ -218,19 +218,19 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   post(owner: Owner, chatId: ChatId, input: PostInput, postOptions: { threadId?: ChatId | null } = {}): Promise<StoredMessage> {
-    const hub = this.#hub;
+    const services = this.#services;
     return this.#track(
       (async () => {
         this.#checkRunning("post");
-        await hub.ensureDefaultChannel(owner);
-        const resolved = await hub.resolveLane(owner, chatId, postOptions.threadId);
+        await services.ensureDefaultChannel(owner);
+        const resolved = await services.resolveLane(owner, chatId, postOptions.threadId);
         this.#checkRunning("post");
         const lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
         const events = "events" in input ? () => input.events : () => textOnly(input.text, input.reasoning);
         return new Promise<StoredMessage>((resolve, reject) => {
           const run = async (turn: LaneTurn) => {
             try {
-              const message = await runAnswer(hub, { owner, lane, turn, events });
+              const message = await runAnswer(services, { owner, lane, turn, events });
               // The lane went away under the answer: nothing was kept, so there is no message to give.
               if (turn.reason === "deleted") reject(droppedError("deleted", chatId));
               else resolve(message);
@@ -238,7 +238,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
               reject(error);
             }
           };
-          hub.lanes.enqueue(owner, lane, run, (reason) => reject(droppedError(reason, chatId)));
+          services.lanes.enqueue(owner, lane, run, (reason) => reject(droppedError(reason, chatId)));
         });
       })(),
     );
@@ -252,11 +252,11 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   async notify(owner: Owner, input: NotifyInput): Promise<Seq> {
-    const notification: Notification = { kind: input.kind, title: input.title, body: input.body, ts: input.ts ?? this.#hub.now() };
+    const notification: Notification = { kind: input.kind, title: input.title, body: input.body, ts: input.ts ?? this.#services.now() };
     if (input.chat_id !== undefined) notification.chat_id = input.chat_id;
     if (input.thread_id !== undefined) notification.thread_id = input.thread_id;
-    const [frame] = await this.#track(this.#hub.store(owner, {}, [{ type: "notification", payload: { ...notification } }]));
-    this.#hub.pushIfAway(owner, { kind: "notification", title: input.title, body: input.body, notification_kind: input.kind, chat_id: input.chat_id, thread_id: input.thread_id });
+    const [frame] = await this.#track(this.#services.store(owner, {}, [{ type: "notification", payload: { ...notification } }]));
+    this.#services.pushIfAway(owner, { kind: "notification", title: input.title, body: input.body, notification_kind: input.kind, chat_id: input.chat_id, thread_id: input.thread_id });
     return frame.seq!;
   }
 
@@ -277,17 +277,17 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   async #recoverEach(): Promise<void> {
-    for (const { owner, message } of await this.#hub.storage.unfinishedMessages()) {
+    for (const { owner, message } of await this.#services.storage.unfinishedMessages()) {
       const lease = await this.#abandoned(owner, message);
       if (lease === false) continue;
       try {
         // The turn may have finished between the listing and the lease: only a message still
         // streaming under a free lane is abandoned.
-        const current = lease ? await this.#hub.storage.getMessage(owner, message.message_id) : message;
+        const current = lease ? await this.#services.storage.getMessage(owner, message.message_id) : message;
         if (current?.status !== "streaming") continue;
         const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
         // Deleted since the listing: closing it must not bring it back.
-        await this.#hub.store(owner, { messages: [ended], requireMessages: [ended.message_id] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
+        await this.#services.store(owner, { messages: [ended], requireMessages: [ended.message_id] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
       } finally {
         await lease?.release();
       }
@@ -307,6 +307,39 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       return false;
     }
   }
+}
+
+/**
+ * The parts of one gateway, each a concept of its own (the outbox, the fan-out to this process's
+ * connections, push, the channel directory, the lanes), with what each consumer reads of them.
+ */
+function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, commands: CommandRegistry, events: EventEmitter<GatewayEvents>): SessionServices {
+  const { storage, logger: log, now } = options;
+  const fanOut = new FanOut(bus);
+  const outbox = new Outbox({ storage, bus, retention: options.retention, mediaStore: options.mediaStore, now, log });
+  const channels = new ChannelDirectory(storage, now);
+  const lanes = new LaneScheduler(options.maxTurnsPerOwner, options.laneLock, (error) => log.warn("lane lock failed; the turn runs without it", error));
+  return {
+    options,
+    storage,
+    runtime: options.runtime,
+    bus,
+    authenticator: given.authenticator ?? openAuthenticator(),
+    commands,
+    events,
+    log,
+    now,
+    lanes,
+    addresses: new ConnectionCount(),
+    store: outbox.store,
+    live: outbox.live,
+    pushIfAway: awayPush({ push: options.push, pushRetry: options.pushRetry, storage, bus, log, connectionCount: fanOut.connectionCount }),
+    ensureDefaultChannel: channels.ensureDefaultChannel,
+    resolveLane: channels.resolveLane,
+    attach: fanOut.attach,
+    detach: fanOut.detach,
+    connectionCount: fanOut.connectionCount,
+  };
 }
 
 /** How long close() waits for running turns to store their final frame (ms). */

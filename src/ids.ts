@@ -14,6 +14,10 @@ export type MessageId = string;
 export type DeviceId = string;
 /** Identifier of stored media; equal to the client's `media_ref` once an upload is acknowledged. */
 export type MediaId = string;
+/** Identifier the gateway gives one connection; unique across the processes that share a bus. */
+export type ConnectionId = string;
+/** The `id` a client puts on a request frame, echoed on the frames that answer it. */
+export type RequestId = string;
 /** Position in an owner's outbox: the sync cursor. Grows by one per stored frame, never reused. */
 export type Seq = number;
 

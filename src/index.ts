@@ -8,7 +8,7 @@ export type { Gateway, ChannelApi, PostInput, NotifyInput } from "./gateway.js";
 export type { GatewayOptions, ResolvedOptions } from "./options.js";
 export { consoleLogger, resolveLogger } from "./logger.js";
 export type { Logger } from "./logger.js";
-export type { GatewayEvents } from "./outbox/hub.js";
+export type { GatewayEvents } from "./gateway-events.js";
 export type { ChannelInput } from "./requests/channel-requests.js";
 export { BUILTIN_COMMANDS, COMMAND_CATEGORIES } from "./turn/commands.js";
 export type { BuiltinCommand, CommandRegistry, CommandHandler, CommandSource, ParsedCommand } from "./turn/commands.js";
@@ -23,7 +23,7 @@ export { mediaTypeEssence, isInlineMediaType, MEDIA_TYPE_MAX_LENGTH } from "./pr
 export { WORD_PATTERN, foldText, searchTerms, matchText, compareMatches, snippetAround } from "./protocol/search-text.js";
 export type { TextMatch } from "./protocol/search-text.js";
 export { ANONYMOUS_OWNER } from "./ids.js";
-export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq } from "./ids.js";
+export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq, ConnectionId, RequestId } from "./ids.js";
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export { PROTOCOL_VERSION, LIMITS, SERVER_FRAME_TYPES, STORED_FRAME_TYPES } from "./protocol/protocol.js";
@@ -92,6 +92,7 @@ export type {
 export { memoryBus } from "./contracts/bus.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./contracts/bus.js";
 export type { Connection, ConnectionHandle, UpgradeDecision } from "./contracts/connection.js";
+export { memoryLaneLock } from "./contracts/lane-lock.js";
 export type { LaneLock, LaneLease } from "./contracts/lane-lock.js";
 export type { MediaStore, MediaWriter } from "./contracts/media-store.js";
 export { PushSendError } from "./contracts/push.js";

@@ -1,5 +1,7 @@
 // One list of entry points: package.json exports, the build and the reference docs follow it.
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { entrypoints } from "../entrypoints.mjs";
@@ -38,6 +40,20 @@ describe("entry points", () => {
     for (const file of walk(join(root, "adapters")).filter((p) => /\.(ts|mts|mjs)$/.test(p))) {
       const text = readFileSync(file, "utf8");
       expect(text, file).not.toMatch(/from\s+["'](\.\.\/)+src\//);
+    }
+  });
+
+  it("entry points - the bin in an unbuilt clone says to run npm run build, without a stack trace", () => {
+    const clone = mkdtempSync(join(tmpdir(), "cg-bin-"));
+    try {
+      mkdirSync(join(clone, "bin"));
+      copyFileSync(join(root, "bin/chat-gateway.mjs"), join(clone, "bin/chat-gateway.mjs"));
+      const run = spawnSync(process.execPath, [join(clone, "bin/chat-gateway.mjs"), "--help"], { encoding: "utf8" });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain("npm run build");
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      rmSync(clone, { recursive: true, force: true });
     }
   });
 });

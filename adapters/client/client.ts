@@ -5,7 +5,8 @@
  */
 import { EventEmitter } from "eventemitter3";
 import type { ClientPayloads, MediaRef } from "chat-gateway";
-import { Connection, type WebSocketLike } from "./connection.js";
+import { Connection } from "./connection.js";
+import type { WebSocketLike } from "./socket.js";
 import { hasLocalStorage, localStorageCursorStore, memoryCursorStore } from "./cursor.js";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents } from "./events.js";

@@ -3,7 +3,7 @@
  * @module
  */
 import type { ChatId, HistoryItem, MessageId } from "chat-gateway";
-import type { GatewayClient } from "./client.js";
+import type { RequestPayload, ResponsePayload } from "./frames.js";
 import type { RequestOptions } from "./options.js";
 
 /** A lane to page through: a channel, and a thread of it or null for the flat lane. */
@@ -12,16 +12,21 @@ export interface LaneQuery {
   thread_id?: ChatId | null;
 }
 
+/** What the pager asks of the client: one `history` request (a `GatewayClient` is one). */
+export interface HistoryRequester {
+  request(type: "history", payload: RequestPayload<"history">, options?: RequestOptions): Promise<ResponsePayload<"history">>;
+}
+
 /** Pages backwards through a lane's history with `before_message_id` (docs/PROTOCOL.md §5). */
 export class HistoryPager {
-  readonly #client: GatewayClient;
+  readonly #client: HistoryRequester;
   readonly #lane: LaneQuery;
   readonly #limit: number | undefined;
   #oldest: MessageId | null = null;
   #hasMore = true;
 
   /** Use {@link GatewayClient.historyPager}. */
-  constructor(client: GatewayClient, lane: LaneQuery, limit?: number) {
+  constructor(client: HistoryRequester, lane: LaneQuery, limit?: number) {
     this.#client = client;
     this.#lane = lane;
     this.#limit = limit;

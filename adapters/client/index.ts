@@ -14,11 +14,11 @@
 export { createGatewayClient, GatewayClient } from "./client.js";
 export type { SendInput } from "./client.js";
 export { HistoryPager } from "./history-pager.js";
-export type { LaneQuery } from "./history-pager.js";
+export type { HistoryRequester, LaneQuery } from "./history-pager.js";
 export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
 export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
 export type { UploadOptions, Download } from "./transfers.js";
-export type { WebSocketLike, WebSocketConstructor } from "./connection.js";
+export type { WebSocketLike, WebSocketConstructor } from "./socket.js";
 export { ClientError, isClientError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";
 export { memoryCursorStore, localStorageCursorStore } from "./cursor.js";

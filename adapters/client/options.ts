@@ -3,7 +3,7 @@
  * @module
  */
 import type { CursorStore } from "./cursor.js";
-import type { WebSocketConstructor } from "./connection.js";
+import type { WebSocketConstructor } from "./socket.js";
 
 /** Reconnect timing: `min(maxDelayMs, initialDelayMs * factor^attempt)`, less up to `jitter` of it at random. */
 export interface ReconnectOptions {

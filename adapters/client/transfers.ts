@@ -4,7 +4,8 @@
  * @module
  */
 import type { MediaKind, MediaRef } from "chat-gateway";
-import { OPEN, type Connection, type WebSocketLike } from "./connection.js";
+import { OPEN, type Connection } from "./connection.js";
+import type { WebSocketLike } from "./socket.js";
 import { ClientError } from "./errors.js";
 import { CHUNK_BYTES, decodeMediaChunk, encodeMediaChunk, kindOf, randomId, sha256Hex, toBytes } from "./media.js";
 import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions } from "./options.js";

@@ -1,4 +1,4 @@
-import { ANONYMOUS_OWNER, GatewayError, type Authenticator, type Revocation, type Session } from "chat-gateway";
+import { ANONYMOUS_OWNER, GatewayError, type Authenticator, type Owner, type Revocation, type Session } from "chat-gateway";
 import { sessionId } from "./sessions.js";
 
 /** What {@link sessionAuthenticator} needs from the login protection. */
@@ -11,7 +11,7 @@ export interface SessionLookup {
   onRevocation?(listener: (revocation: Revocation) => void): () => void;
 }
 
-function admitted(sessions: readonly Session[]): { owner: string; user: string; sessions: string[]; expiresAt: number } {
+function admitted(sessions: readonly Session[]): { owner: Owner; user: string; sessions: string[]; expiresAt: number } {
   const user = sessions[0]!.username;
   const expiresAt = Math.min(...sessions.map((s) => s.expires_at)) * 1000;
   return { owner: user, user, sessions: sessions.map((s) => sessionId(s.token)), expiresAt };

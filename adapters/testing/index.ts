@@ -1,21 +1,31 @@
 /**
- * The conformance suites of the {@link Storage} and {@link MediaStore} contracts, for anyone who
- * writes an implementation of their own: the built-in storages and media stores run the same
- * suites. Each function declares vitest tests, so call it at the top level of a test file and run
- * it with vitest (an optional peer dependency, needed only for this entry):
+ * The conformance suites of the contracts a user may implement, for anyone who writes an
+ * implementation of their own: the built-in adapters run the same suites. Each function declares
+ * vitest tests, so call it at the top level of a test file and run it with vitest (an optional
+ * peer dependency, needed only for this entry):
  *
  * ```ts
- * import { describeStorageConformance, describeMediaStoreConformance } from "chat-gateway/testing";
- * import { myStorage, myMediaStore } from "./my-adapters.js";
+ * import { describeStorageConformance, describeBusConformance } from "chat-gateway/testing";
+ * import { myStorage, myBus } from "./my-adapters.js";
  * describeStorageConformance("my storage", () => myStorage());
- * describeMediaStoreConformance("my media store", () => myMediaStore());
+ * describeBusConformance("my bus", () => ({ bus: myBus(), peer: myBus() }));
  * ```
  *
- * A storage that passes can back a gateway: everything the gateway relies on (atomic commits,
- * outbox order, history paging, search, deletion and redaction, owner isolation) is checked here.
+ * One suite per contract: {@link Storage}, {@link MediaStore}, {@link Bus}, {@link SessionStore},
+ * the login lockout store, {@link LaneLock}, {@link Connection} (a transport) and
+ * {@link AgentRuntime}. An implementation that passes its suite can back a gateway: everything the
+ * gateway relies on is checked there. The Connection and AgentRuntime suites start a real gateway
+ * (and, for runtimes, a WebSocket server on 127.0.0.1), so they also need the optional peer `ws`.
  * @module
  */
 // Imported for the links above: the contracts these suites check live in the core entry.
-import type { MediaStore, Storage } from "chat-gateway";
+import type { AgentRuntime, Bus, Connection, LaneLock, MediaStore, SessionStore, Storage } from "chat-gateway";
 export { describeStorageConformance, type StorageFactory, type StorageUnderTest } from "./storage.js";
 export { describeMediaStoreConformance, type MediaStoreFactory } from "./media-store.js";
+export { describeBusConformance, type BusFactory, type BusUnderTest } from "./bus.js";
+export { describeSessionStoreConformance, type SessionStoreFactory, type SessionStoreUnderTest } from "./session-store.js";
+export { describeLockoutStoreConformance, type LockoutStoreFactory, type LockoutStoreUnderTest } from "./lockout-store.js";
+export { describeLaneLockConformance, type LaneLockFactory, type LaneLockUnderTest } from "./lane-lock.js";
+export { describeAgentRuntimeConformance, type RuntimeFactory, type RuntimeScenario, type RuntimeUnderTest, type RuntimeConformanceOptions } from "./runtime.js";
+export { webSocketClient, type ClientSocket } from "./client-socket.js";
+export { describeConnectionConformance, type TransportFactory, type TransportUnderTest } from "./connection.js";

@@ -1,29 +1,32 @@
 /**
- * One device connection: the hello deadline and per-address cap, the frame queue, rate limiting,
- * delivery per device caps and sync (hello itself is in `handshake.ts`, the live/replayed order
- * of stored frames in `frame-order.ts`, the slow-consumer policy in `outflow.ts`).
+ * One device connection: the hello deadline and per-address cap, the frame queue and rate
+ * limiting, and its lifecycle. Hello itself is in `handshake.ts`, what it receives in
+ * `delivery.ts`, sync in `outbox/sync.ts`, the requests in `requests/dispatch.ts`.
  * Requests are handled one at a time per connection, in order.
  * @module
  */
 import { randomBytes } from "node:crypto";
 import type { AuthResult } from "../contracts/authenticator.js";
-import type { OutgoingFrame } from "../contracts/bus.js";
+import type { EventEmitter } from "eventemitter3";
+import type { Bus, OutgoingFrame } from "../contracts/bus.js";
 import type { Connection, ConnectionHandle } from "../contracts/connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
-import { FrameOrder } from "./frame-order.js";
 import { FrameError, parseClientFrame, type ClientFrame } from "../protocol/frames.js";
-import { shakeHands, type Attached, type HelloFrame } from "./handshake.js";
-import type { Hub, HubSession } from "../outbox/hub.js";
-import type { Owner } from "../ids.js";
+import { shakeHands, type Attached, type HandshakeServices, type HelloFrame } from "./handshake.js";
+import type { Subscriber } from "../outbox/fan-out.js";
+import type { ConnectionId, Owner, RequestId, Seq } from "../ids.js";
+import type { GatewayEvents } from "../gateway-events.js";
+import type { ResolvedOptions } from "../options.js";
+import type { ConnectionCount } from "./connection-count.js";
+import { Delivery } from "./delivery.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
-import { Outflow } from "./outflow.js";
-import { handleRequest, type RequestSession } from "./requests.js";
+import { handleRequest, type RequestServices, type RequestSession } from "../requests/dispatch.js";
 import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
-import type { Uploads } from "../requests/media-transfer.js";
-import { createUploads } from "../requests/media-transfer.js";
-import { peekId, stopAsMessage } from "../protocol/wire.js";
+import { LoopShare } from "../loop-share.js";
+import { createUploads, type MediaServices, type Uploads } from "../requests/media-transfer.js";
+import { peekId } from "../protocol/wire.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
@@ -32,21 +35,33 @@ const PROCESS_TAG = randomBytes(4).toString("hex");
 /** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
 const BINARY_QUEUE_BYTES = 1024 * 1024;
 
+/** What a connection reads and writes through: its handshake's, its requests' and its own. */
+export interface SessionServices extends HandshakeServices, RequestServices, MediaServices {
+  readonly options: ResolvedOptions;
+  readonly events: EventEmitter<GatewayEvents>;
+  /** Open connections per client address in this process (`maxConnectionsPerIp`). */
+  readonly addresses: ConnectionCount;
+  readonly bus: Pick<Bus, "ready">;
+  /** Start and stop receiving the owner's frames. */
+  attach(owner: Owner, subscriber: Subscriber): void;
+  detach(owner: Owner, subscriber: Subscriber): void;
+}
+
 /** A connection from `hello` to close. */
-export class DeviceSession implements HubSession, ConnectionHandle, RequestSession {
-  readonly id = `c${PROCESS_TAG}-${++nextConnection}`;
-  readonly #hub: Hub;
+export class DeviceSession implements Subscriber, ConnectionHandle, RequestSession {
+  readonly id: ConnectionId = `c${PROCESS_TAG}-${++nextConnection}`;
+  readonly #services: SessionServices;
   readonly #conn: Connection;
   readonly #bucket: TokenBucket;
   #queue: Promise<void> = Promise.resolve();
+  readonly #share = new LoopShare();
   #state: "hello" | "ready" | "closed" = "hello";
   #owner: Owner | undefined;
   #user: string | null = null;
   #device: Device | undefined;
   /** The owner whose frames this session receives, from the start of hello.ok's preparation. */
   #attached: Owner | undefined;
-  readonly #order = new FrameOrder();
-  readonly #outflow: Outflow;
+  readonly #delivery: Delivery;
   #helloTimer: NodeJS.Timeout | undefined;
   /** The client address counted against `maxConnectionsPerIp`, released on close. */
   #address: string | undefined;
@@ -55,12 +70,13 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
   readonly #admission = new AdmissionWatch();
   readonly uploads: Uploads;
 
-  constructor(hub: Hub, conn: Connection) {
-    this.#hub = hub;
+  constructor(services: SessionServices, conn: Connection) {
+    this.#services = services;
     this.#conn = conn;
-    this.#bucket = new TokenBucket(hub.options.rateLimit, hub.options.now);
-    this.#outflow = new Outflow(conn, hub.options.backpressure, () => this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync"));
-    this.uploads = createUploads(hub, this);
+    this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
+    const tooSlow = () => this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
+    this.#delivery = new Delivery(conn, services.options.backpressure, () => this.#device?.caps, tooSlow);
+    this.uploads = createUploads(services, this);
   }
 
   /**
@@ -70,13 +86,13 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
   open(): void {
     const address = this.#conn.context.remoteAddress;
     if (address !== undefined) {
-      if (!this.#hub.addresses.tryAdd(address, this.#hub.options.maxConnectionsPerIp)) {
-        this.#refuseBusy(`too many connections from this address (at most ${this.#hub.options.maxConnectionsPerIp})`);
+      if (!this.#services.addresses.tryAdd(address, this.#services.options.maxConnectionsPerIp)) {
+        this.#refuseBusy(`too many connections from this address (at most ${this.#services.options.maxConnectionsPerIp})`);
         return;
       }
       this.#address = address;
     }
-    const ms = this.#hub.options.helloTimeoutMs;
+    const ms = this.#services.options.helloTimeoutMs;
     this.#helloTimer = setTimeout(() => {
       if (this.#state !== "hello") return;
       this.send({ type: "error", payload: { code: "auth", message: `hello not completed within ${ms} ms` } });
@@ -147,12 +163,12 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
     if (this.#state === "closed") return;
     this.#state = "closed";
     clearTimeout(this.#helloTimer);
-    this.#outflow.stop();
-    if (this.#address !== undefined) this.#hub.addresses.release(this.#address);
+    this.#delivery.stop();
+    if (this.#address !== undefined) this.#services.addresses.release(this.#address);
     this.#admission.stop();
     this.uploads.dropAll();
-    if (this.#attached !== undefined) this.#hub.detach(this.#attached, this);
-    this.#hub.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
+    if (this.#attached !== undefined) this.#services.detach(this.#attached, this);
+    this.#services.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
   }
 
   close(code: number, reason: string): void {
@@ -168,7 +184,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
   }
 
   #tooBig(text: string): boolean {
-    const max = this.#hub.options.maxFrameBytes;
+    const max = this.#services.options.maxFrameBytes;
     // UTF-16 length never exceeds UTF-8 length, and UTF-8 is at most 3 bytes per UTF-16 unit.
     if (text.length > max) return true;
     if (text.length * 3 <= max) return false;
@@ -176,8 +192,10 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
   }
 
   #enqueue(work: () => Promise<void>): void {
-    this.#queue = this.#queue.then(work).catch((error) => {
-      this.#hub.log.error("unhandled error in a connection", error);
+    // Frames that need no I/O (garbage past the budget) would otherwise run back to back as
+    // microtasks, holding every other connection up until the whole flood is worked off.
+    this.#queue = this.#queue.then(() => this.#share.breathe()).then(work).catch((error) => {
+      this.#services.log.error("unhandled error in a connection", error);
     });
   }
 
@@ -197,7 +215,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
     }
     if (frame.type === "hello") return this.#sendError(new GatewayError("unsupported", "hello was already sent on this connection"), frame.id);
     try {
-      await handleRequest(this.#hub, this, frame);
+      await handleRequest(this.#services, this, frame);
     } catch (error) {
       this.#sendError(error, frame.id);
     }
@@ -206,7 +224,7 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
   #hello(frame: HelloFrame): Promise<void> {
     return shakeHands(
       {
-        hub: this.#hub,
+        services: this.#services,
         context: this.#conn.context,
         admission: this.#admission,
         isClosed: () => this.#isClosed(),
@@ -222,16 +240,15 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
     );
   }
 
-  #ready(auth: AuthResult, device: Device, { bounds, held }: Attached, helloOk: ServerFrame, requestId: string | undefined): void {
+  #ready(auth: AuthResult, device: Device, { bounds, held }: Attached, helloOk: ServerFrame, requestId: RequestId | undefined): void {
     clearTimeout(this.#helloTimer);
     this.#owner = auth.owner;
     this.#user = auth.user;
     this.#device = device;
     this.#state = "ready";
     this.send(helloOk, requestId);
-    this.#order.start(bounds.last);
-    for (const f of held) this.deliver(f);
-    this.#hub.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
+    this.#delivery.start(bounds.last, held);
+    this.#services.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
   }
 
   /**
@@ -243,14 +260,14 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
    * immediately before calling this, so parallel hellos cannot all pass the cap.
    */
   async #attach(owner: Owner): Promise<Attached> {
-    const held = this.#order.hold();
+    const held = this.#delivery.hold();
     try {
       this.#attached = owner;
-      this.#hub.attach(owner, this);
-      await this.#hub.bus.ready?.(owner);
-      return { bounds: await this.#hub.storage.outboxBounds(owner), held };
+      this.#services.attach(owner, this);
+      await this.#services.bus.ready?.(owner);
+      return { bounds: await this.#services.storage.outboxBounds(owner), held };
     } finally {
-      this.#order.release();
+      this.#delivery.release();
     }
   }
 
@@ -259,43 +276,36 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
     return this.#state === "closed";
   }
 
-  #refuseBusy(message: string, requestId?: string): void {
+  #refuseBusy(message: string, requestId?: RequestId): void {
     this.send({ type: "error", payload: { code: "rate_limited", message } }, requestId);
     this.close(CLOSE_CODES.tooManyConnections, "too many connections");
   }
 
-  #refuseAuth(error: GatewayError, requestId?: string): void {
+  #refuseAuth(error: GatewayError, requestId?: RequestId): void {
     this.send({ type: "error", payload: toWireError(error) }, requestId);
     this.close(CLOSE_CODES.auth, "auth");
   }
 
-  #sendError(error: unknown, requestId: string | undefined): void {
+  #sendError(error: unknown, requestId: RequestId | undefined): void {
     if (!isGatewayError(error)) {
-      this.#hub.log.error("request failed", error);
-      this.#hub.events.emit("error", error);
+      this.#services.log.error("request failed", error);
+      this.#services.events.emit("error", error);
     }
     this.send({ type: "error", payload: toWireError(error) }, requestId);
   }
 
-  /** From the bus: apply this device's caps and the slow-consumer policy. */
+  /** From the bus. */
   deliver(frame: OutgoingFrame): void {
-    if (this.#state === "closed" || this.#order.absorbs(frame)) return;
-    // Live frames before hello.ok are stale by the time it is out.
-    if (this.#state !== "ready") return;
-    this.#order.sentLive(frame);
-    this.#sendShaped(frame, undefined);
+    this.#delivery.deliver(frame);
   }
 
-  respond(frame: OutgoingFrame, requestId: string | undefined): void {
-    if (this.#order.holds(frame, requestId)) return;
-    this.#order.sentLive(frame);
-    this.#sendShaped(frame, requestId);
+  respond(frame: OutgoingFrame, requestId: RequestId | undefined): void {
+    this.#delivery.respond(frame, requestId);
   }
 
   /** A frame replayed by sync: shaped for this device, never held back, skipped if it already went out live. */
   deliverReplay(frame: OutgoingFrame): void {
-    if (this.#order.sentAlready(frame)) return;
-    this.#sendShaped(frame, undefined);
+    this.#delivery.deliverReplay(frame);
   }
 
   /** The device record changed (fcm.register). */
@@ -303,36 +313,20 @@ export class DeviceSession implements HubSession, ConnectionHandle, RequestSessi
     this.#device = device;
   }
 
-  /** Send with the device's caps applied: streaming off, media off. */
-  #sendShaped(frame: OutgoingFrame, requestId: string | undefined): void {
-    const caps = this.#device?.caps;
-    if (caps && !caps.streaming) {
-      if (frame.type === "message.start" || frame.type === "message.update") return;
-      if (frame.type === "message.stop") frame = stopAsMessage(frame);
-    }
-    if (caps && !caps.media && frame.type === "media.offer") return;
-    this.#write(frame, requestId);
-  }
-
   /** Send a frame this connection built (a response, an error): only the protocol's frame types. */
-  send(frame: ServerFrame, requestId?: string): void {
-    this.#write(frame, requestId);
-  }
-
-  /** Send any frame, built here or passed on from the bus or the outbox, under the slow-consumer policy. */
-  #write(frame: OutgoingFrame, requestId?: string): void {
-    if (this.#state !== "closed") this.#outflow.send(frame, requestId);
+  send(frame: ServerFrame, requestId?: RequestId): void {
+    this.#delivery.send(frame, requestId);
   }
 
   sendBinary(data: Uint8Array): void {
-    if (this.#state !== "closed") this.#outflow.sendBinary(data);
+    this.#delivery.sendBinary(data);
   }
 
   drained(): Promise<boolean> {
-    return this.#outflow.drained();
+    return this.#delivery.drained();
   }
 
-  replay(run: () => Promise<number>): Promise<void> {
-    return this.#order.replay(run, (frame) => this.deliverReplay(frame));
+  replay(run: () => Promise<Seq>): Promise<void> {
+    return this.#delivery.replay(run);
   }
 }

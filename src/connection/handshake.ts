@@ -4,18 +4,20 @@
  * checked in the same step as the attach to the owner's frames.
  * @module
  */
-import type { AuthResult, ConnectionContext } from "../contracts/authenticator.js";
+import type { Authenticator, AuthResult, ConnectionContext } from "../contracts/authenticator.js";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
 import type { ClientFrame } from "../protocol/frames.js";
 import { helloLimits } from "../protocol/hello-limits.js";
-import type { Hub } from "../outbox/hub.js";
-import type { Owner } from "../ids.js";
+import type { Owner, RequestId, Seq } from "../ids.js";
 import { PROTOCOL_VERSION, type ServerFrame } from "../protocol/protocol.js";
 import { pushTargetError } from "../outbox/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
-import type { OutboxBounds } from "../contracts/storage.js";
+import type { OutboxBounds, Storage } from "../contracts/storage.js";
+import type { Logger } from "../logger.js";
+import type { ResolvedOptions } from "../options.js";
+import type { EnsureDefaultChannel } from "../requests/channel-directory.js";
 
 export type HelloFrame = Extract<ClientFrame, { type: "hello" }>;
 
@@ -25,24 +27,37 @@ export interface Attached {
   held: OutgoingFrame[];
 }
 
+/** What the handshake reads and writes through. */
+export interface HandshakeServices {
+  readonly authenticator: Authenticator;
+  readonly storage: Storage;
+  readonly log: Logger;
+  /** `hello.ok` announces the limits. */
+  readonly options: ResolvedOptions;
+  now(): number;
+  readonly ensureDefaultChannel: EnsureDefaultChannel;
+  /** Connections of the owner in this process that completed hello. */
+  connectionCount(owner: Owner): number;
+}
+
 /** What the handshake needs from the connection it admits. */
 export interface HelloHost {
-  readonly hub: Hub;
+  readonly services: HandshakeServices;
   readonly context: ConnectionContext;
   readonly admission: AdmissionWatch;
   /** Re-reads the state after an await (TypeScript keeps the narrowing from before it). */
   isClosed(): boolean;
-  send(frame: ServerFrame, requestId?: string): void;
+  send(frame: ServerFrame, requestId?: RequestId): void;
   close(code: number, reason: string): void;
   /** `error` auth, then close with 4401. */
-  refuseAuth(error: GatewayError, requestId?: string): void;
+  refuseAuth(error: GatewayError, requestId?: RequestId): void;
   /** `error` rate_limited, then close as too many connections. */
-  refuseBusy(message: string, requestId?: string): void;
-  sendError(error: unknown, requestId: string | undefined): void;
+  refuseBusy(message: string, requestId?: RequestId): void;
+  sendError(error: unknown, requestId: RequestId | undefined): void;
   /** Subscribes to the owner's frames; it attaches synchronously, before its first await. */
   attach(owner: Owner): Promise<Attached>;
   /** Admitted: the connection becomes ready, sends `helloOk` and then the frames held back. */
-  ready(auth: AuthResult, device: Device, attached: Attached, helloOk: ServerFrame, requestId: string | undefined): void;
+  ready(auth: AuthResult, device: Device, attached: Attached, helloOk: ServerFrame, requestId: RequestId | undefined): void;
 }
 
 /** Runs `hello` through to `hello.ok`, or refuses it with the protocol's error code and closes. */
@@ -52,14 +67,14 @@ export async function shakeHands(host: HelloHost, frame: HelloFrame): Promise<vo
   const auth = await authenticate(host, frame);
   if (auth === undefined) return;
   try {
-    const device = await registerDevice(host.hub, auth.owner, frame.payload, caps);
+    const device = await registerDevice(host.services, auth.owner, frame.payload, caps);
     if (host.isClosed()) return;
     // Checked in the same synchronous step as the attach below, so parallel hellos cannot all pass it.
-    const most = host.hub.options.maxConnectionsPerOwner;
-    if (host.hub.connectionCount(auth.owner) >= most) return host.refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
+    const most = host.services.options.maxConnectionsPerOwner;
+    if (host.services.connectionCount(auth.owner) >= most) return host.refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
     const attached = await host.attach(auth.owner);
     if (host.isClosed()) return;
-    host.ready(auth, device, attached, helloOk(host.hub, attached.bounds.last, auth.user), frame.id);
+    host.ready(auth, device, attached, helloOk(host.services, attached.bounds.last, auth.user), frame.id);
   } catch (error) {
     failInternally(host, "hello failed", error, frame.id);
   }
@@ -105,7 +120,7 @@ async function authenticate(host: HelloHost, frame: HelloFrame): Promise<AuthRes
   let auth;
   host.admission.begin();
   try {
-    auth = await host.hub.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: host.context });
+    auth = await host.services.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: host.context });
   } catch (error) {
     host.admission.abandon();
     if (isGatewayError(error) && error.code === "auth") return void host.refuseAuth(error, frame.id);
@@ -118,21 +133,21 @@ async function authenticate(host: HelloHost, frame: HelloFrame): Promise<AuthRes
   }
   if (host.isClosed()) return void host.admission.abandon();
   const expired = () => host.isClosed() || host.refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
-  if (!host.admission.admit(auth, () => host.hub.now(), expired)) return void host.refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
+  if (!host.admission.admit(auth, () => host.services.now(), expired)) return void host.refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
   if (host.isClosed()) return undefined;
   return auth;
 }
 
 /** Stores the device record; a push target the hello leaves out stays as it was. */
-async function registerDevice(hub: Hub, owner: Owner, p: HelloFrame["payload"], caps: DeviceCaps): Promise<Device> {
-  const storage = hub.storage;
-  await hub.ensureDefaultChannel(owner);
+async function registerDevice(services: HandshakeServices, owner: Owner, p: HelloFrame["payload"], caps: DeviceCaps): Promise<Device> {
+  const storage = services.storage;
+  await services.ensureDefaultChannel(owner);
   const previous = await storage.getDevice(owner, p.device_id);
   const device: Device = {
     device_id: p.device_id,
     device_name: p.device_name ?? "",
     caps,
-    last_seen: hub.now(),
+    last_seen: services.now(),
   };
   const fcm = p.fcm_token ?? previous?.fcm_token;
   const ntfy = p.ntfy_topic ?? previous?.ntfy_topic;
@@ -142,8 +157,8 @@ async function registerDevice(hub: Hub, owner: Owner, p: HelloFrame["payload"], 
   return device;
 }
 
-function helloOk(hub: Hub, cursor: number, user: string | null): ServerFrame {
-  const o = hub.options;
+function helloOk(services: HandshakeServices, cursor: Seq, user: string | null): ServerFrame {
+  const o = services.options;
   return {
     type: "hello.ok",
     payload: {
@@ -157,8 +172,8 @@ function helloOk(hub: Hub, cursor: number, user: string | null): ServerFrame {
 }
 
 /** The gateway's side broke: logged, answered with the error, and the connection closed with 1011. */
-function failInternally(host: HelloHost, what: string, error: unknown, requestId: string | undefined): void {
-  host.hub.log.error(what, error);
+function failInternally(host: HelloHost, what: string, error: unknown, requestId: RequestId | undefined): void {
+  host.services.log.error(what, error);
   host.sendError(error, requestId);
   host.close(1011, "internal error");
 }

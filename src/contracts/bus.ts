@@ -3,7 +3,7 @@
  * @module
  */
 import { EventEmitter } from "eventemitter3";
-import type { Owner, Seq } from "../ids.js";
+import type { ConnectionId, Owner, Seq } from "../ids.js";
 
 /** A gateway → client frame as the gateway builds it (never validated again on the way out). */
 export interface OutgoingFrame {
@@ -21,7 +21,7 @@ export interface BusMessage {
    * A connection id that must not get this frame (the sender, which got the response with its id).
    * Connection ids are unique across processes, so a remote subscriber may compare them too.
    */
-  except?: string;
+  except?: ConnectionId;
 }
 
 /**

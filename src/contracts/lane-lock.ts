@@ -21,3 +21,51 @@ export interface LaneLock {
   /** Wait until the lane is free, then hold it. Rejects if `signal` aborts first. */
   acquire(key: string, signal: AbortSignal): Promise<LaneLease>;
 }
+
+/**
+ * The in-process lane lock: one holder per key within this process, waiters served in the order
+ * they asked. The gateway needs no lock to serialise a lane within one process; this is the
+ * reference implementation of the contract (what `chat-gateway/testing` checks a shared lock
+ * against) and a lock for several gateways in one process that share one storage.
+ */
+export function memoryLaneLock(): LaneLock {
+  const waiting = new Map<string, Array<() => void>>();
+
+  function handOver(key: string): void {
+    const queue = waiting.get(key)!;
+    const next = queue.shift();
+    if (next) next();
+    else waiting.delete(key);
+  }
+
+  return {
+    acquire(key, signal) {
+      return new Promise<LaneLease>((resolve, reject) => {
+        if (signal.aborted) return reject(signal.reason);
+        let released = false;
+        const lease: LaneLease = {
+          async release() {
+            if (released) return;
+            released = true;
+            handOver(key);
+          },
+        };
+        const queue = waiting.get(key);
+        if (queue === undefined) {
+          waiting.set(key, []);
+          return resolve(lease);
+        }
+        const take = () => {
+          signal.removeEventListener("abort", abort);
+          resolve(lease);
+        };
+        const abort = () => {
+          queue.splice(queue.indexOf(take), 1);
+          reject(signal.reason);
+        };
+        queue.push(take);
+        signal.addEventListener("abort", abort, { once: true });
+      });
+    },
+  };
+}

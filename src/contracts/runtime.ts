@@ -4,7 +4,7 @@
  * of {@link RuntimeEvent}s.
  * @module
  */
-import type { ChatId, MessageId, Owner } from "../ids.js";
+import type { ChatId, MediaId, MessageId, Owner } from "../ids.js";
 import type { CommandEntry, HistoryItem, MediaKind, MediaRef } from "./records.js";
 
 /** Text arrived: append `delta` to the answer. */
@@ -171,7 +171,7 @@ export interface TurnInput {
   /** Aborted by `/stop` or by the turn timeout; the runtime should stop promptly. */
   signal: AbortSignal;
   /** Reads the bytes of one of the message's media. */
-  readMedia(mediaId: string): Promise<Uint8Array>;
+  readMedia(mediaId: MediaId): Promise<Uint8Array>;
   /**
    * Asks the person and waits for the answer from any of their devices (docs/PROTOCOL.md §11).
    * The turn's typing indicator and idle timeout pause meanwhile. Resolves, never rejects, when

@@ -4,7 +4,6 @@
  * @module
  */
 import type { ChatId, MessageId } from "../ids.js";
-import type { OutboxFrame } from "../contracts/storage.js";
 
 /** Frames about a channel or a lane: a channel's name and look, or a notice concerning the lane. */
 const LANE_FRAMES = new Set(["channel.created", "channel.renamed", "notification"]);
@@ -24,9 +23,9 @@ export function channelRedactionKey(chatId: ChatId): string {
  * is deleted (`message.deleted`, `channel.deleted`: ids only; a notification about no lane). A
  * frame about one message (`message`, `message.stop`, `media.offer`) goes with that message;
  * `channel.created`, `channel.renamed` and a notification about a lane go with that channel or
- * thread. Storages index frames by this key when they append them.
+ * thread. Storages index frames (an `OutboxFrame`) by this key when they append them.
  */
-export function outboxRedactionKey(frame: OutboxFrame): string | undefined {
+export function outboxRedactionKey(frame: { type: string; payload: Record<string, unknown> }): string | undefined {
   const { message_id: messageId, chat_id: chatId, thread_id: threadId } = frame.payload;
   if (typeof messageId === "string") return messageRedactionKey(messageId);
   if (!LANE_FRAMES.has(frame.type)) return undefined;

@@ -6,14 +6,27 @@
 import { channelPayload, checkColor, checkIcon, checkName, compareChannels, createdPayload } from "./channel-rules.js";
 import { GatewayError } from "../errors.js";
 import type { ClientPayloads } from "../protocol/frames.js";
-import { DEFAULT_CHAT_ID, type Hub, type HubSession } from "../outbox/hub.js";
+import { DEFAULT_CHAT_ID, type EnsureDefaultChannel } from "./channel-directory.js";
+import type { Respondent, StoreChange } from "../outbox/outbox.js";
+import type { LaneScheduler } from "../turn/lanes.js";
+import type { Storage } from "../contracts/storage.js";
 import { newId } from "../id-generator.js";
 import type { ChatId, Owner } from "../ids.js";
 import type { Channel } from "../contracts/records.js";
 import type { StoredFrame } from "../protocol/protocol.js";
 
 /** Who asked, so the response carries the request id (absent for server-side calls). */
-export type Requester = { session: HubSession; requestId: string | undefined } | undefined;
+export type Requester = Respondent | undefined;
+
+/** What the channel handlers read and write through. */
+export interface ChannelServices {
+  readonly storage: Storage;
+  now(): number;
+  readonly store: StoreChange;
+  readonly ensureDefaultChannel: EnsureDefaultChannel;
+  /** Only to drop the queued turns of a deleted channel's lanes. */
+  readonly lanes: Pick<LaneScheduler, "clear">;
+}
 
 /** What server-side code may set when creating a channel. */
 export interface ChannelInput {
@@ -29,14 +42,14 @@ export interface ChannelInput {
 }
 
 /** Every channel of an owner in protocol order. */
-export async function listChannels(hub: Hub, owner: Owner): Promise<Channel[]> {
-  await hub.ensureDefaultChannel(owner);
+export async function listChannels(services: ChannelServices, owner: Owner): Promise<Channel[]> {
+  await services.ensureDefaultChannel(owner);
   // `auto` belongs to `channel.created` only; a record stored by an older version may still hold it.
-  return (await hub.storage.listChannels(owner)).map(({ auto: _auto, ...channel }) => channel).sort(compareChannels);
+  return (await services.storage.listChannels(owner)).map(({ auto: _auto, ...channel }) => channel).sort(compareChannels);
 }
 
 /** Validate and build a new channel record (not stored). */
-export async function buildChannel(hub: Hub, owner: Owner, input: ChannelInput): Promise<Channel> {
+export async function buildChannel(services: ChannelServices, owner: Owner, input: ChannelInput): Promise<Channel> {
   const kind = input.kind ?? "channel";
   const channel: Channel = {
     chat_id: newId(kind === "thread" ? "t" : "c"),
@@ -45,11 +58,11 @@ export async function buildChannel(hub: Hub, owner: Owner, input: ChannelInput):
     parent_chat_id: null,
     is_default: false,
     archived: false,
-    created_ts: hub.now(),
+    created_ts: services.now(),
   };
   if (kind === "thread") {
     if (!input.parent_chat_id) throw new GatewayError("unsupported", `field "parent_chat_id": a thread needs its parent channel`);
-    const parent = await hub.storage.getChannel(owner, input.parent_chat_id);
+    const parent = await services.storage.getChannel(owner, input.parent_chat_id);
     if (!parent) throw new GatewayError("not_found", `unknown parent_chat_id "${input.parent_chat_id}"`);
     if (parent.kind === "thread") throw new GatewayError("unsupported", "a thread cannot have threads");
     channel.parent_chat_id = parent.chat_id;
@@ -67,21 +80,21 @@ export async function buildChannel(hub: Hub, owner: Owner, input: ChannelInput):
 }
 
 /** Create a channel or thread, store `channel.created` and broadcast it. */
-export async function createChannel(hub: Hub, owner: Owner, input: ChannelInput, requester?: Requester): Promise<Channel> {
-  await hub.ensureDefaultChannel(owner);
-  const channel = await buildChannel(hub, owner, input);
-  await hub.store(owner, { channels: [channel] }, [{ type: "channel.created", payload: createdPayload(channel, input.auto) }], requester);
+export async function createChannel(services: ChannelServices, owner: Owner, input: ChannelInput, requester?: Requester): Promise<Channel> {
+  await services.ensureDefaultChannel(owner);
+  const channel = await buildChannel(services, owner, input);
+  await services.store(owner, { channels: [channel] }, [{ type: "channel.created", payload: createdPayload(channel, input.auto) }], requester);
   return channel;
 }
 
 /** Change a channel's name, archived flag or cosmetics; stores and broadcasts `channel.renamed`. */
 export async function updateChannel(
-  hub: Hub,
+  services: ChannelServices,
   owner: Owner,
   input: ClientPayloads["channel.update"],
   requester?: Requester,
 ): Promise<Channel> {
-  const current = await hub.storage.getChannel(owner, input.chat_id);
+  const current = await services.storage.getChannel(owner, input.chat_id);
   if (!current) throw new GatewayError("not_found", `unknown chat_id "${input.chat_id}"`);
   const next: Channel = { ...current };
   if (input.name !== undefined) next.name = checkName(input.name);
@@ -89,22 +102,22 @@ export async function updateChannel(
   if (input.favorite !== undefined) next.favorite = input.favorite;
   if (input.icon !== undefined) next.icon = checkIcon(input.icon);
   if (input.color !== undefined) next.color = checkColor(input.color);
-  await hub.store(owner, { channels: [next] }, [{ type: "channel.renamed", payload: channelPayload(next) }], requester);
+  await services.store(owner, { channels: [next] }, [{ type: "channel.renamed", payload: channelPayload(next) }], requester);
   return next;
 }
 
 /** Make a channel the default; both the new and the previous default get `channel.renamed`. */
-export async function setDefault(hub: Hub, owner: Owner, chatId: ChatId, requester?: Requester): Promise<Channel> {
-  await hub.ensureDefaultChannel(owner);
-  const target = await hub.storage.getChannel(owner, chatId);
+export async function setDefault(services: ChannelServices, owner: Owner, chatId: ChatId, requester?: Requester): Promise<Channel> {
+  await services.ensureDefaultChannel(owner);
+  const target = await services.storage.getChannel(owner, chatId);
   if (!target) throw new GatewayError("not_found", `unknown chat_id "${chatId}"`);
   if (target.kind === "thread") throw new GatewayError("unsupported", "a thread cannot be the default channel");
   if (target.automation) throw new GatewayError("unsupported", "an automation channel cannot be the default channel");
-  const previous = (await hub.storage.listChannels(owner)).filter((c) => c.is_default && c.chat_id !== chatId);
+  const previous = (await services.storage.listChannels(owner)).filter((c) => c.is_default && c.chat_id !== chatId);
   const next: Channel = { ...target, is_default: true };
   const demoted = previous.map((c) => ({ ...c, is_default: false }));
   const frames: StoredFrame[] = [next, ...demoted].map((c) => ({ type: "channel.renamed", payload: channelPayload(c) }));
-  await hub.store(owner, { channels: [next, ...demoted] }, frames, requester);
+  await services.store(owner, { channels: [next, ...demoted] }, frames, requester);
   return next;
 }
 
@@ -112,18 +125,18 @@ export async function setDefault(hub: Hub, owner: Owner, chatId: ChatId, request
  * Delete a channel with its threads, messages and their media. The channel of kind `default` and
  * the current default cannot be deleted.
  */
-export async function deleteChannel(hub: Hub, owner: Owner, chatId: ChatId, requester?: Requester): Promise<void> {
-  const target = await hub.storage.getChannel(owner, chatId);
+export async function deleteChannel(services: ChannelServices, owner: Owner, chatId: ChatId, requester?: Requester): Promise<void> {
+  const target = await services.storage.getChannel(owner, chatId);
   if (!target) throw new GatewayError("not_found", `unknown chat_id "${chatId}"`);
   if (target.kind === "default" || target.chat_id === DEFAULT_CHAT_ID) throw new GatewayError("unsupported", "the default channel cannot be deleted");
   if (target.is_default) throw new GatewayError("unsupported", "the current default channel cannot be deleted; make another channel the default first");
-  const threads = target.kind === "thread" ? [] : (await hub.storage.listChannels(owner)).filter((c) => c.parent_chat_id === target.chat_id);
+  const threads = target.kind === "thread" ? [] : (await services.storage.listChannels(owner)).filter((c) => c.parent_chat_id === target.chat_id);
   const gone = [target, ...threads];
   for (const channel of gone) {
     const lane = channel.kind === "thread" ? { chat_id: channel.parent_chat_id!, thread_id: channel.chat_id } : { chat_id: channel.chat_id, thread_id: null };
-    hub.lanes.clear(owner, lane);
+    services.lanes.clear(owner, lane);
   }
   // The requested channel's frame is the response; its threads' frames are broadcast only.
   const frames: StoredFrame[] = gone.map((c) => ({ type: "channel.deleted", payload: { chat_id: c.chat_id } }));
-  await hub.store(owner, { deleteChannels: gone.map((c) => c.chat_id) }, frames, requester && { ...requester, frameIndex: 0 });
+  await services.store(owner, { deleteChannels: gone.map((c) => c.chat_id) }, frames, requester && { ...requester, frameIndex: 0 });
 }

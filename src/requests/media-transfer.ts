@@ -5,8 +5,11 @@
  */
 import { createHash, type Hash } from "node:crypto";
 import { GatewayError } from "../errors.js";
+import type { MediaId, Owner, RequestId } from "../ids.js";
 import type { ClientPayloads } from "../protocol/frames.js";
-import type { Hub } from "../outbox/hub.js";
+import type { Storage } from "../contracts/storage.js";
+import type { Logger } from "../logger.js";
+import type { ResolvedOptions } from "../options.js";
 import type { MediaWriter } from "../contracts/media-store.js";
 import { MEDIA_TYPE_MAX_LENGTH, mediaTypeEssence } from "../protocol/media-types.js";
 import { LIMITS, type ServerFrame } from "../protocol/protocol.js";
@@ -14,20 +17,28 @@ import type { MediaRecord } from "../contracts/records.js";
 
 /** What the media code needs of its connection. */
 export interface MediaSession {
-  readonly owner: string;
+  readonly owner: Owner;
   readonly caps: { media: boolean };
-  send(frame: ServerFrame, requestId?: string): void;
+  send(frame: ServerFrame, requestId?: RequestId): void;
   sendBinary(data: Uint8Array): void;
   /** Resolves when the socket's buffer is below the soft limit; false once the connection ended. */
   drained(): Promise<boolean>;
 }
 
+/** What the media handlers read and write through. */
+export interface MediaServices {
+  readonly storage: Storage;
+  readonly log: Logger;
+  now(): number;
+  readonly options: Pick<ResolvedOptions, "mediaStore" | "maxMediaBytes" | "maxUploadsPerConnection" | "maxPullsPerConnection">;
+}
+
 /** A connection's uploads in flight and its pulls. */
 export interface Uploads {
-  start(payload: ClientPayloads["media.upload.start"], requestId: string | undefined): Promise<void>;
+  start(payload: ClientPayloads["media.upload.start"], requestId: RequestId | undefined): Promise<void>;
   chunk(data: Uint8Array): Promise<void>;
-  end(payload: ClientPayloads["media.upload.end"], requestId: string | undefined): Promise<void>;
-  pull(mediaId: string, requestId: string | undefined): Promise<void>;
+  end(payload: ClientPayloads["media.upload.end"], requestId: RequestId | undefined): Promise<void>;
+  pull(mediaId: MediaId, requestId: RequestId | undefined): Promise<void>;
   /** The socket closed: abort every upload in flight. */
   dropAll(): void;
 }
@@ -69,12 +80,12 @@ export function encodeChunk(media: string, offset: number, bytes: Uint8Array): U
 }
 
 /** Create the media state of one connection. */
-export function createUploads(hub: Hub, session: MediaSession): Uploads {
+export function createUploads(services: MediaServices, session: MediaSession): Uploads {
   const uploads = new Map<string, Upload>();
   let pulling = 0;
 
   const store = () => {
-    const media = hub.options.mediaStore;
+    const media = services.options.mediaStore;
     if (!media) throw new GatewayError("unsupported", "this gateway keeps no media");
     if (!session.caps.media) throw new GatewayError("unsupported", "this device declared caps.media false");
     return media;
@@ -82,15 +93,15 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
   const drop = async (ref: string): Promise<void> => {
     const upload = uploads.get(ref);
     uploads.delete(ref);
-    if (upload) await upload.writer.abort().catch((error) => hub.log.warn("aborting an upload failed", error));
+    if (upload) await upload.writer.abort().catch((error) => services.log.warn("aborting an upload failed", error));
   };
 
   return {
     async start(meta) {
       const media = store();
       if (meta.size < 0) throw new GatewayError("unsupported", `field "size": must not be negative`);
-      if (meta.size > hub.options.maxMediaBytes) {
-        throw new GatewayError("media_too_large", `media "${meta.media_ref}" is ${meta.size} bytes; the limit is ${hub.options.maxMediaBytes}`);
+      if (meta.size > services.options.maxMediaBytes) {
+        throw new GatewayError("media_too_large", `media "${meta.media_ref}" is ${meta.size} bytes; the limit is ${services.options.maxMediaBytes}`);
       }
       if (!meta.media_ref) throw new GatewayError("unsupported", `field "media_ref": must not be empty`);
       if (!mediaTypeEssence(meta.mime)) {
@@ -99,11 +110,11 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
           `field "mime": must be a media type "type/subtype" (optional "; name=value" parameters), at most ${MEDIA_TYPE_MAX_LENGTH} characters, no control characters`,
         );
       }
-      if (uploads.has(meta.media_ref) || (await hub.storage.getMedia(session.owner, meta.media_ref))) {
+      if (uploads.has(meta.media_ref) || (await services.storage.getMedia(session.owner, meta.media_ref))) {
         throw new GatewayError("unsupported", `media_ref "${meta.media_ref}" is already in flight or uploaded`);
       }
-      if (uploads.size >= hub.options.maxUploadsPerConnection) {
-        throw new GatewayError("rate_limited", `too many uploads in flight (at most ${hub.options.maxUploadsPerConnection})`);
+      if (uploads.size >= services.options.maxUploadsPerConnection) {
+        throw new GatewayError("rate_limited", `too many uploads in flight (at most ${services.options.maxUploadsPerConnection})`);
       }
       const writer = await media.createWriter(session.owner, meta.media_ref);
       uploads.set(meta.media_ref, { meta, received: 0, hash: createHash("sha256"), writer });
@@ -155,12 +166,12 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
           filename: upload.meta.filename,
           owner: session.owner,
           sha256: digest,
-          created_ts: hub.now(),
+          created_ts: services.now(),
         };
-        await hub.storage.putMedia(session.owner, record);
+        await services.storage.putMedia(session.owner, record);
       } catch (error) {
         await upload.writer.abort().catch(() => undefined);
-        await hub.options.mediaStore?.delete(session.owner, [media_ref]).catch(() => undefined);
+        await services.options.mediaStore?.delete(session.owner, [media_ref]).catch(() => undefined);
         throw error;
       }
       session.send({ type: "media.upload.ack", payload: { ok: true, media_ref } }, requestId);
@@ -168,9 +179,9 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
 
     async pull(mediaId, requestId) {
       const media = store();
-      const most = hub.options.maxPullsPerConnection;
+      const most = services.options.maxPullsPerConnection;
       if (pulling >= most) throw new GatewayError("rate_limited", `too many media pulls in flight (at most ${most}); wait for a media.pull.end`);
-      const record = await hub.storage.getMedia(session.owner, mediaId);
+      const record = await services.storage.getMedia(session.owner, mediaId);
       if (!record) throw new GatewayError("not_found", `unknown media_id "${mediaId}"`);
       pulling += 1;
       // Streamed in the background so a long download does not hold up this device's other requests.
@@ -189,7 +200,7 @@ export function createUploads(hub: Hub, session: MediaSession): Uploads {
           }
         } catch (error) {
           ok = false;
-          hub.log.warn(`media pull of ${mediaId} failed`, error);
+          services.log.warn(`media pull of ${mediaId} failed`, error);
         } finally {
           pulling -= 1;
         }

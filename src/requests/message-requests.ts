@@ -4,26 +4,37 @@
  * @module
  */
 import { deriveTitle, channelPayload, createdPayload } from "./channel-rules.js";
-import { buildChannel, type Requester } from "./channel-requests.js";
-import { parseCommand, type BuiltinCommand, type CommandHandler, type CommandSource } from "../turn/commands.js";
+import { buildChannel, type ChannelServices, type Requester } from "./channel-requests.js";
+import { parseCommand, type BuiltinCommand, type CommandHandler, type CommandRegistry, type CommandSource } from "../turn/commands.js";
 import { GatewayError } from "../errors.js";
 import type { ClientPayloads } from "../protocol/frames.js";
-import type { Hub } from "../outbox/hub.js";
+import type { ResolveLane } from "./channel-directory.js";
+import type { ResolvedOptions } from "../options.js";
+import type { TurnOptions, TurnServices } from "../turn/turn-services.js";
 import { mediaTakenError } from "./media-attachment.js";
 import { newId } from "../id-generator.js";
 import type { Owner } from "../ids.js";
-import type { LaneTurn } from "../turn/lanes.js";
+import type { LaneScheduler, LaneTurn } from "../turn/lanes.js";
 import type { Channel, HistoryItem, MediaRef, StoredMessage } from "../contracts/records.js";
-import type { CommandInput, RuntimeEvent, TurnInput } from "../contracts/runtime.js";
+import type { AgentRuntime, CommandInput, RuntimeEvent, TurnInput } from "../contracts/runtime.js";
 import type { StoredFrame } from "../protocol/protocol.js";
 import type { Lane } from "../contracts/storage.js";
 import { historyItem, messagePayload } from "../protocol/message-payloads.js";
 import { runAnswer } from "../turn/turn.js";
 
-/** Sends in flight by idempotency key, so a retry racing its original waits for it. */
-const pendingSends = new WeakMap<Hub, Map<string, Promise<StoredMessage>>>();
+/** What the message handlers read and write through: the lane's turns run as answers. */
+export interface MessageServices extends TurnServices, ChannelServices {
+  readonly options: TurnOptions & Pick<ResolvedOptions, "historyTurns">;
+  readonly resolveLane: ResolveLane;
+  readonly commands: CommandRegistry;
+  readonly runtime: AgentRuntime;
+  readonly lanes: LaneScheduler;
+}
 
-function pendingOf(hub: Hub): Map<string, Promise<StoredMessage>> {
+/** Sends in flight by idempotency key, so a retry racing its original waits for it. */
+const pendingSends = new WeakMap<MessageServices, Map<string, Promise<StoredMessage>>>();
+
+function pendingOf(hub: MessageServices): Map<string, Promise<StoredMessage>> {
   let map = pendingSends.get(hub);
   if (!map) {
     map = new Map();
@@ -33,7 +44,7 @@ function pendingOf(hub: Hub): Map<string, Promise<StoredMessage>> {
 }
 
 /** Handle `message.send`: store and echo the user message, then queue its turn. */
-export async function sendMessage(hub: Hub, owner: Owner, payload: ClientPayloads["message.send"], requester: Requester): Promise<StoredMessage> {
+export async function sendMessage(hub: MessageServices, owner: Owner, payload: ClientPayloads["message.send"], requester: Requester): Promise<StoredMessage> {
   const resolved = await hub.resolveLane(owner, payload.chat_id, payload.thread_id);
   if (resolved.channel.automation || resolved.thread?.automation) {
     throw new GatewayError("unsupported", "this is an automation channel: it is read-only");
@@ -71,7 +82,7 @@ export async function sendMessage(hub: Hub, owner: Owner, payload: ClientPayload
 }
 
 async function storeAndStart(
-  hub: Hub,
+  hub: MessageServices,
   owner: Owner,
   payload: ClientPayloads["message.send"],
   resolved: Lane & { channel: Channel },
@@ -130,13 +141,13 @@ async function storeAndStart(
 }
 
 /** True when the name runs the gateway's own `builtin` (no runtime or plugin command took it). */
-async function isBuiltin(hub: Hub, name: string, builtin: BuiltinCommand): Promise<boolean> {
+async function isBuiltin(hub: MessageServices, name: string, builtin: BuiltinCommand): Promise<boolean> {
   const source = await hub.commands.resolve(name);
   return source?.kind === "builtin" && source.builtin === builtin;
 }
 
 /** Ask the runtime for a better auto-thread title; keep the derived one when it has none. */
-async function retitle(hub: Hub, owner: Owner, thread: Channel, text: string): Promise<void> {
+async function retitle(hub: MessageServices, owner: Owner, thread: Channel, text: string): Promise<void> {
   if (!hub.runtime.generateTitle) return;
   try {
     const title = (await hub.runtime.generateTitle(text, AbortSignal.timeout(30_000))).trim().replace(/\s+/g, " ").slice(0, 100);
@@ -150,7 +161,7 @@ async function retitle(hub: Hub, owner: Owner, thread: Channel, text: string): P
   }
 }
 
-function turnInput(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, history: HistoryItem[]): TurnInput {
+function turnInput(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, history: HistoryItem[]): TurnInput {
   return {
     owner,
     chat_id: lane.chat_id,
@@ -173,7 +184,7 @@ function turnInput(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, t
 }
 
 /** The lane's recent conversation for the runtime: no slash commands, nothing before the latest `/new`. */
-async function laneHistory(hub: Hub, owner: Owner, lane: Lane, current: string): Promise<HistoryItem[]> {
+async function laneHistory(hub: MessageServices, owner: Owner, lane: Lane, current: string): Promise<HistoryItem[]> {
   const wanted = hub.options.historyTurns;
   if (wanted <= 0) return [];
   const page = await hub.storage.history(owner, { ...lane, limit: Math.min(200, wanted * 2 + 1) });
@@ -196,7 +207,7 @@ async function laneHistory(hub: Hub, owner: Owner, lane: Lane, current: string):
     .map(historyItem);
 }
 
-async function runTurn(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<void> {
+async function runTurn(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<void> {
   const history = await laneHistory(hub, owner, lane, message.message_id);
   const input = turnInput(hub, owner, lane, message, turn, history);
   await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, model: hub.runtime.model, events: () => hub.runtime.turn(input) });
@@ -206,11 +217,11 @@ async function* textEvents(text: string): AsyncIterable<RuntimeEvent> {
   yield { type: "text", delta: text };
 }
 
-async function reply(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, text: string): Promise<void> {
+async function reply(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, text: string): Promise<void> {
   await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, push: false, events: () => textEvents(text) });
 }
 
-async function runCommand(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, name: string, args: string): Promise<void> {
+async function runCommand(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, name: string, args: string): Promise<void> {
   const source: CommandSource | undefined = await hub.commands.resolve(name);
   if (!source) {
     await reply(hub, owner, lane, message, turn, `Unknown command ${name}. Type /help for the list.`);
@@ -257,7 +268,7 @@ async function* pluginEvents(result: ReturnType<CommandHandler>): AsyncIterable<
 }
 
 /** Handle `message.delete`: every id must be in the lane, else nothing is deleted. */
-export async function deleteMessages(hub: Hub, owner: Owner, payload: ClientPayloads["message.delete"], requester: Requester): Promise<void> {
+export async function deleteMessages(hub: MessageServices, owner: Owner, payload: ClientPayloads["message.delete"], requester: Requester): Promise<void> {
   const lane = await hub.resolveLane(owner, payload.chat_id, payload.thread_id);
   if (payload.message_ids.length === 0) throw new GatewayError("unsupported", `field "message_ids": list at least one id`);
   const ids = [...new Set(payload.message_ids)];

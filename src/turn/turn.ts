@@ -5,9 +5,9 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { Hub } from "../outbox/hub.js";
+import type { TurnServices } from "./turn-services.js";
 import { newId } from "../id-generator.js";
-import type { Owner } from "../ids.js";
+import type { MessageId, Owner } from "../ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { MediaRecord, MediaRef, MessageStatus, StoredMessage } from "../contracts/records.js";
 import { messagePayload, stopPayload } from "../protocol/message-payloads.js";
@@ -22,7 +22,7 @@ export interface AnswerParams {
   owner: Owner;
   lane: Lane;
   /** The user message this answers. */
-  replyTo?: string;
+  replyTo?: MessageId;
   /** The events of the answer. Called once, with the turn's abort signal. */
   events(signal: AbortSignal): AsyncIterable<RuntimeEvent>;
   /** The lane slot it runs in (for stop and timeout). */
@@ -80,7 +80,7 @@ function usageFields(message: StoredMessage): { model?: string; tokens?: number 
  * The answer's message or lane was deleted: keep nothing, not even the crash marker, nor media the
  * runtime produced after the last checkpoint.
  */
-async function dropDeleted(hub: Hub, owner: Owner, lane: Lane, message: StoredMessage): Promise<StoredMessage> {
+async function dropDeleted(hub: TurnServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<StoredMessage> {
   const where = { chat_id: lane.chat_id, thread_id: lane.thread_id };
   const mediaIds = message.media.map((ref) => ref.media_id);
   try {
@@ -98,7 +98,7 @@ async function dropDeleted(hub: Hub, owner: Owner, lane: Lane, message: StoredMe
 }
 
 /** Run one answer to its stored end. Never rejects; resolves with the stored message. */
-export async function runAnswer(hub: Hub, params: AnswerParams): Promise<StoredMessage> {
+export async function runAnswer(hub: TurnServices, params: AnswerParams): Promise<StoredMessage> {
   const { owner, lane, turn } = params;
   const streaming = hub.options.streaming;
   const started = hub.now();

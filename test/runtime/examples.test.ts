@@ -1,10 +1,11 @@
-// The two runtime examples, run over a real WebSocket: one against the loopback model server,
-// one against the AI SDK's mock model. Neither touches the network.
+// The two runtime examples, run over a real WebSocket against the loopback model server (as a user
+// points them at llama.cpp or Ollama), and the AI SDK one also against the AI SDK's mock model.
+// Neither touches the network.
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { MockLanguageModelV3, simulateReadableStream } from "ai/test";
 import { start as startOpenAICompatible } from "../../examples/openai-compatible/main.js";
-import { start as startAiSdk } from "../../examples/ai-sdk-agent/main.js";
+import { modelFromEnv, start as startAiSdk } from "../../examples/ai-sdk-agent/main.js";
 import { chunk, sse, startFakeLlmServer, stream } from "./fake-llm-server.js";
 import type { FakeLlmServer } from "./fake-llm-server.js";
 
@@ -72,6 +73,34 @@ describe("examples - runtime wiring", () => {
     expect(frames.find((f) => f.type === "tool.start")?.payload).toMatchObject({ name: "clock", args: {} });
     expect(frames.find((f) => f.type === "tool.end")?.payload).toMatchObject({ name: "clock", ok: true });
     expect(finalOf(frames).tokens).toBe(43);
+    expect(llm.requests[1].body.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_1" });
+  });
+
+  it("examples/ai-sdk-agent answers over WebSocket through a local OpenAI-compatible server chosen by OPENAI_BASE_URL, tool included", async () => {
+    const llm: FakeLlmServer = await startFakeLlmServer();
+    cleanups.push(() => llm.close());
+    llm.respond(
+      stream(sse([chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "clock", arguments: "{}" } }] }, {}, "tool_calls")])),
+      stream(
+        sse([
+          chunk({ content: "It is " }),
+          chunk({ content: "noon." }, {}, "stop"),
+          { ...chunk({}), choices: [], usage: { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43 } },
+        ]),
+      ),
+    );
+    const model = modelFromEnv({ OPENAI_BASE_URL: llm.baseUrl, OPENAI_MODEL: "qwen3-8b", OPENAI_API_KEY: "local-key" });
+    const example = await startAiSdk({ port: 0, model });
+    cleanups.push(() => example.close());
+
+    const frames = await ask(example.url, "What time is it?");
+    expect(finalOf(frames).text).toBe("It is noon.");
+    expect(frames.find((f) => f.type === "tool.start")?.payload).toMatchObject({ name: "clock", args: {} });
+    expect(frames.find((f) => f.type === "tool.end")?.payload).toMatchObject({ name: "clock", ok: true });
+    expect(finalOf(frames).tokens).toBe(43);
+    expect(llm.requests).toHaveLength(2);
+    expect(llm.requests[0].body).toMatchObject({ model: "qwen3-8b", stream: true });
+    expect(llm.requests[0].headers.authorization).toBe("Bearer local-key");
     expect(llm.requests[1].body.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_1" });
   });
 

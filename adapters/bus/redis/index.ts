@@ -20,9 +20,11 @@ import { resolveLogger, type Bus, type BusMessage, type Logger, type Owner, type
 import { catchUp, type CatchUp } from "./catch-up.js";
 import { presence } from "./presence.js";
 import { encode, publisher, receiver } from "./publisher.js";
+import type { RedisBusStats } from "./stats.js";
 import { subscriptions, type ChannelMode, type Subscriptions } from "./subscriptions.js";
 
 export type { ChannelMode } from "./subscriptions.js";
+export type { RedisBusStats } from "./stats.js";
 
 /** Options of {@link redisBus}. */
 export interface RedisBusOptions {
@@ -59,26 +61,6 @@ export interface RedisBusOptions {
    * @deprecated use logger
    */
   warn?: (message: string) => void;
-}
-
-/** What a {@link redisBus} did, for tests and metrics. */
-export interface RedisBusStats {
-  /** Messages published to Redis. */
-  published: number;
-  /** Messages received from other processes and delivered here. */
-  received: number;
-  /** Live frames dropped because Redis was unreachable. */
-  dropped: number;
-  /** Stored frames re-sent or re-read after an outage. */
-  recovered: number;
-  /** Messages that arrived on this process's subscription, its own and undelivered ones included. */
-  arrived: number;
-  /** Their size in bytes, as Redis sent them. */
-  arrivedBytes: number;
-  /** Channels this process is subscribed to now. */
-  channels: number;
-  /** Commands sent to Redis to subscribe, unsubscribe and announce presence. */
-  commands: number;
 }
 
 /** A {@link Bus} that also reports what it did. */

@@ -6,7 +6,7 @@
  */
 import type { Redis } from "ioredis";
 import type { BusMessage, OutgoingFrame, Owner } from "chat-gateway";
-import type { RedisBusStats } from "./index.js";
+import type { RedisBusStats } from "./stats.js";
 
 /** The wire text of a message: `[origin, owner]` on a line of its own, then the frame. */
 export function encode(origin: string, message: BusMessage): string {

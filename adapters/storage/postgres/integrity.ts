@@ -5,21 +5,21 @@
  * @module
  */
 import type { PoolClient } from "pg";
-import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, type MediaId, type MediaRecord, type StoredMessage } from "chat-gateway";
+import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, type ChatId, type MediaId, type MediaRecord, type MessageId, type Owner, type StoredMessage } from "chat-gateway";
 
 /**
  * True when every message exists. The row locks hold off a delete from another process until this
  * transaction ends; one that committed first is seen, since each statement reads the latest commit.
  */
-export async function messagesPresent(client: PoolClient, s: string, owner: string, ids: string[]): Promise<boolean> {
+export async function messagesPresent(client: PoolClient, s: string, owner: Owner, ids: MessageId[]): Promise<boolean> {
   const wanted = [...new Set(ids)];
   if (!wanted.length) return true;
   const { rows } = await client.query(`SELECT message_id FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) FOR UPDATE`, [owner, wanted]);
   return rows.length === wanted.length;
 }
 
-async function mediaRecords(client: PoolClient, s: string, owner: string, ids: MediaId[], lock: boolean): Promise<Map<MediaId, MediaRecord>> {
-  const { rows } = await client.query<{ media_id: string; data: string }>(
+async function mediaRecords(client: PoolClient, s: string, owner: Owner, ids: MediaId[], lock: boolean): Promise<Map<MediaId, MediaRecord>> {
+  const { rows } = await client.query<{ media_id: MediaId; data: string }>(
     `SELECT media_id, data FROM ${s}.media WHERE owner = $1 AND media_id = ANY($2::text[])${lock ? " FOR UPDATE" : ""}`,
     [owner, ids],
   );
@@ -30,7 +30,7 @@ async function mediaRecords(client: PoolClient, s: string, owner: string, ids: M
  * Marks the messages' media as held by them. The row locks make a second process attaching the same
  * media wait and then see the holder, so two messages never both get it; throws `unsupported` then.
  */
-export async function attachMedia(client: PoolClient, s: string, owner: string, messages: StoredMessage[]): Promise<void> {
+export async function attachMedia(client: PoolClient, s: string, owner: Owner, messages: StoredMessage[]): Promise<void> {
   const wanted = [...new Set(messages.flatMap((m) => m.media.map((ref) => ref.media_id)))];
   if (!wanted.length) return;
   const records = await mediaRecords(client, s, owner, wanted, true);
@@ -46,7 +46,7 @@ export async function attachMedia(client: PoolClient, s: string, owner: string, 
 }
 
 /** Deletes the media metadata that the deleted messages held (not what another message holds); returns those ids. */
-export async function dropMediaOf(client: PoolClient, s: string, owner: string, deleted: StoredMessage[]): Promise<MediaId[]> {
+export async function dropMediaOf(client: PoolClient, s: string, owner: Owner, deleted: StoredMessage[]): Promise<MediaId[]> {
   const refs = deleted.flatMap((m) => m.media.map((ref) => ({ mediaId: ref.media_id, messageId: m.message_id })));
   if (!refs.length) return [];
   const records = await mediaRecords(client, s, owner, [...new Set(refs.map((r) => r.mediaId))], false);
@@ -56,7 +56,7 @@ export async function dropMediaOf(client: PoolClient, s: string, owner: string, 
 }
 
 /** Redacts the frames showing deleted messages and channels: the rows (and seqs) stay, their content goes. */
-export async function redactOutbox(client: PoolClient, s: string, owner: string, deleted: StoredMessage[], channels: string[]): Promise<void> {
+export async function redactOutbox(client: PoolClient, s: string, owner: Owner, deleted: StoredMessage[], channels: ChatId[]): Promise<void> {
   const keys = [...deleted.map((m) => messageRedactionKey(m.message_id)), ...channels.map(channelRedactionKey)];
   if (!keys.length) return;
   await client.query(`UPDATE ${s}.outbox SET type = '', payload = '{}', redact_key = NULL WHERE owner = $1 AND redact_key = ANY($2::text[])`, [owner, keys]);

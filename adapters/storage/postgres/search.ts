@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
+import type { ChatId, Owner, SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
 import { compareMatches, foldText, matchText, snippetAround, WORD_PATTERN, type TextMatch } from "chat-gateway";
 
 /** More query words than this add cost and no meaning. */
@@ -45,7 +45,7 @@ function indexedWords(text: string): string[] {
  * them needs no escaping. The lane lexemes live in a column of their own so that `words` stays
  * small enough to be stored uncompressed: the newest-first walk tests it on every row it passes.
  */
-export function tsvectorText(text: string, chatId: string, threadId: string | null): { words: string; lanes: string } {
+export function tsvectorText(text: string, chatId: ChatId, threadId: ChatId | null): { words: string; lanes: string } {
   const words = indexedWords(text);
   const lanes = [laneToken("c", chatId), ...(threadId === null ? [] : [laneToken("t", threadId)])];
   const qualified: string[] = [];
@@ -99,7 +99,7 @@ export function plannedRows(row: Record<string, unknown> | undefined): number {
  * five at a million). For a common word the planner instead walks `messages_recent` newest first
  * and stops at `limit` matches.
  */
-export function candidatesQuery(s: string, owner: string, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number): { text: string; values: unknown[] } {
+export function candidatesQuery(s: string, owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number): { text: string; values: unknown[] } {
   const values: unknown[] = [owner];
   let scope = "";
   if (q.scope === "chat") {
@@ -127,7 +127,7 @@ export function candidatesQuery(s: string, owner: string, q: SearchQuery, terms:
  * the window's last row (`n` = `window`) when the walk gets that far, matching or not: without
  * it, fewer than `limit` matches could not tell a scope that ended from a window that did.
  */
-export function walkQuery(s: string, owner: string, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number, window: number): { text: string; values: unknown[] } {
+export function walkQuery(s: string, owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number, window: number): { text: string; values: unknown[] } {
   const lane = scopeLane(q);
   const scope = q.thread_id !== undefined ? "thread_key = $2 AND thread_key <> ''" : "chat_id = $2";
   const tsquery = terms.map((t) => `'${lane}${t}':*`).join(mode === "all" ? " & " : " | ");

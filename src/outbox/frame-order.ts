@@ -4,6 +4,7 @@
  * @module
  */
 import type { OutgoingFrame } from "../contracts/bus.js";
+import type { RequestId, Seq } from "../ids.js";
 
 /** Where live delivery and replay meet for one connection. */
 export class FrameOrder {
@@ -34,7 +35,7 @@ export class FrameOrder {
   }
 
   /** `hello.ok` went out with `cursor`. */
-  start(cursor: number): void {
+  start(cursor: Seq): void {
     this.#floor = cursor;
   }
 
@@ -49,7 +50,7 @@ export class FrameOrder {
   }
 
   /** A stored frame this connection caused that answers no request id: true when it is held back like a live one. */
-  holds(frame: OutgoingFrame, requestId: string | undefined): boolean {
+  holds(frame: OutgoingFrame, requestId: RequestId | undefined): boolean {
     if (this.#held && frame.seq !== undefined && requestId === undefined) {
       this.#held.push(frame);
       return true;

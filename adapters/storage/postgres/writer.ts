@@ -1,0 +1,145 @@
+/**
+ * The commit path of the PostgreSQL storage: one writer per owner and process applies the owner's
+ * changes in call order, each in a transaction that numbers its outbox frames.
+ * @module
+ */
+import type { PoolClient } from "pg";
+import { outboxRedactionKey, type Change, type CommitResult, type Owner, type Seq, type StoredMessage } from "chat-gateway";
+import type { Database } from "./database.js";
+import { attachMedia, dropMediaOf, messagesPresent, redactOutbox } from "./integrity.js";
+import { lastByKey, prepareMessage } from "./rows.js";
+
+/** Applies one change inside the caller's transaction (`s`: the quoted schema). */
+async function apply(client: PoolClient, s: string, now: () => number, owner: Owner, change: Change): Promise<CommitResult> {
+  const channels = lastByKey(change.channels ?? [], (c) => c.chat_id).map((c) => [c.chat_id, JSON.stringify(c)] as const);
+  const messages = lastByKey(change.messages ?? [], (m) => m.message_id).map(prepareMessage);
+  const frames = (change.outbox ?? []).map((f) => [f.type, JSON.stringify(f.payload), outboxRedactionKey(f) ?? null] as const);
+  const deleteMessages = change.deleteMessages ?? [];
+  const deleteChannels = change.deleteChannels ?? [];
+  if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length) {
+    return { seqs: [], orphanedMedia: [] };
+  }
+  if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
+  for (const [chatId, data] of channels) {
+    await client.query(`INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`, [owner, chatId, data]);
+  }
+  await attachMedia(client, s, owner, change.messages ?? []);
+  for (const values of messages) {
+    await client.query(
+      `INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, words, data, lanes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::tsvector, $11, $12::tsvector)
+       ON CONFLICT (owner, message_id) DO UPDATE SET chat_id = EXCLUDED.chat_id, thread_key = EXCLUDED.thread_key, role = EXCLUDED.role,
+         status = EXCLUDED.status, ts = EXCLUDED.ts, client_msg_id = EXCLUDED.client_msg_id, text = EXCLUDED.text, words = EXCLUDED.words, data = EXCLUDED.data,
+         lanes = EXCLUDED.lanes`,
+      [owner, ...values],
+    );
+  }
+  const deleted: Array<{ data: string }> = [];
+  if (deleteMessages.length) {
+    deleted.push(...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) RETURNING data`, [owner, deleteMessages])).rows);
+  }
+  if (deleteChannels.length) {
+    await client.query(`DELETE FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [owner, deleteChannels]);
+    deleted.push(
+      ...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND (chat_id = ANY($2::text[]) OR thread_key = ANY($2::text[])) RETURNING data`, [owner, deleteChannels]))
+        .rows,
+    );
+  }
+  const gone = deleted.map((row) => JSON.parse(row.data) as StoredMessage);
+  const orphaned = await dropMediaOf(client, s, owner, gone);
+  await redactOutbox(client, s, owner, gone, deleteChannels);
+  const seqs: Seq[] = [];
+  if (frames.length) {
+    const { rows: counter } = await client.query<{ last_seq: string }>(
+      `INSERT INTO ${s}.owners (owner, last_seq) VALUES ($1, $2) ON CONFLICT (owner) DO UPDATE SET last_seq = ${s}.owners.last_seq + $2 RETURNING last_seq`,
+      [owner, frames.length],
+    );
+    const last = Number(counter[0].last_seq);
+    const ts = now();
+    for (let i = 0; i < frames.length; i++) seqs.push(last - frames.length + 1 + i);
+    await client.query(
+      `INSERT INTO ${s}.outbox (owner, seq, type, payload, ts, redact_key) SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[])`,
+      [owner, seqs, frames.map((f) => f[0]), frames.map((f) => f[1]), frames.map(() => ts), frames.map((f) => f[2])],
+    );
+  }
+  return { seqs, orphanedMedia: orphaned };
+}
+
+
+/** `Storage.commit`, and a wait for the commits in flight (for `close()`). */
+export interface Writer {
+  commit(owner: Owner, change: Change): Promise<CommitResult>;
+  settled(): Promise<unknown>;
+}
+
+/** The writers of one storage. */
+export function writer(db: Database, now: () => number): Writer {
+  interface Queued {
+    change: Change;
+    resolve(result: CommitResult): void;
+    reject(error: unknown): void;
+  }
+  /** Per owner: commits waiting for the owner's writer; present while the writer runs. */
+  const queues = new Map<Owner, Queued[]>();
+  /** The running writers, so close() can wait for them. */
+  const writers = new Set<Promise<void>>();
+  /** At most this many queued commits share one transaction. */
+  const GROUP = 64;
+
+  /**
+   * One writer per owner and process applies the owner's commits in call order. Commits that queued
+   * up while a transaction ran go into the next one together, each under a savepoint: one that fails
+   * is rolled back alone and rejects, the others share a single COMMIT (one WAL flush).
+   */
+  async function write(owner: Owner, queue: Queued[]): Promise<void> {
+    for (;;) {
+      const group = queue.splice(0, GROUP);
+      if (!group.length) break;
+      const outcomes: Array<{ ok: true; result: CommitResult } | { ok: false; error: unknown }> = [];
+      try {
+        await db.transaction(async (client) => {
+          for (const item of group) {
+            if (group.length > 1) await client.query("SAVEPOINT one_change");
+            try {
+              outcomes.push({ ok: true, result: await apply(client, db.s, now, owner, item.change) });
+              if (group.length > 1) await client.query("RELEASE SAVEPOINT one_change");
+            } catch (error) {
+              if (group.length === 1) throw error;
+              await client.query("ROLLBACK TO SAVEPOINT one_change");
+              outcomes.push({ ok: false, error });
+            }
+          }
+        });
+      } catch (error) {
+        // The transaction itself failed (connection lost, COMMIT refused): nothing of it is durable.
+        for (const item of group) item.reject(error);
+        continue;
+      }
+      group.forEach((item, i) => {
+        const outcome = outcomes[i];
+        if (outcome.ok) item.resolve(outcome.result);
+        else item.reject(outcome.error);
+      });
+    }
+    queues.delete(owner);
+  }
+
+
+  return {
+    commit(owner, change) {
+      return new Promise<CommitResult>((resolve, reject) => {
+        const queued = queues.get(owner);
+        if (queued) {
+          queued.push({ change, resolve, reject });
+          return;
+        }
+        const queue: Queued[] = [{ change, resolve, reject }];
+        queues.set(owner, queue);
+        const running = write(owner, queue);
+        writers.add(running);
+        void running.finally(() => writers.delete(running));
+      });
+    },
+    settled: () => Promise.allSettled([...writers]),
+  };
+}

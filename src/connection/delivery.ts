@@ -1,0 +1,106 @@
+/**
+ * What one connection receives of its owner's frames: live ones from the bus, the responses it
+ * caused, and the ones `sync` replays, each seq once and in order (see `outbox/frame-order.ts`),
+ * shaped for the device's caps and sent under the slow-consumer policy (`outflow.ts`).
+ * @module
+ */
+import type { OutgoingFrame } from "../contracts/bus.js";
+import type { Connection } from "../contracts/connection.js";
+import type { DeviceCaps } from "../contracts/records.js";
+import type { RequestId, Seq } from "../ids.js";
+import { FrameOrder } from "../outbox/frame-order.js";
+import type { ServerFrame } from "../protocol/protocol.js";
+import { stopAsMessage } from "../protocol/wire.js";
+import { Outflow } from "./outflow.js";
+
+/** The receiving side of one connection. */
+export class Delivery {
+  readonly #order = new FrameOrder();
+  readonly #outflow: Outflow;
+  readonly #caps: () => DeviceCaps | undefined;
+  /** Live frames go out only once `hello.ok` is out; before that they are stale by the time it is. */
+  #live = false;
+  #stopped = false;
+
+  /** `caps` reads the device's current caps; `overflow` closes the connection (too slow). */
+  constructor(conn: Connection, limits: { softBytes: number; hardBytes: number }, caps: () => DeviceCaps | undefined, overflow: () => void) {
+    this.#outflow = new Outflow(conn, limits, overflow);
+    this.#caps = caps;
+  }
+
+  /** From now until {@link release}, live stored frames collect in the returned list (hello.ok's cursor is being read). */
+  hold(): OutgoingFrame[] {
+    return this.#order.hold();
+  }
+
+  release(): void {
+    this.#order.release();
+  }
+
+  /** `hello.ok` went out with `cursor`: live delivery starts with the frames held back while it was read. */
+  start(cursor: Seq, held: OutgoingFrame[]): void {
+    this.#live = true;
+    this.#order.start(cursor);
+    for (const frame of held) this.deliver(frame);
+  }
+
+  /** A frame from the bus. */
+  deliver(frame: OutgoingFrame): void {
+    if (this.#stopped || this.#order.absorbs(frame) || !this.#live) return;
+    this.#order.sentLive(frame);
+    this.#sendShaped(frame, undefined);
+  }
+
+  /** A stored frame answering this connection's request, in publish order. */
+  respond(frame: OutgoingFrame, requestId: RequestId | undefined): void {
+    if (this.#order.holds(frame, requestId)) return;
+    this.#order.sentLive(frame);
+    this.#sendShaped(frame, requestId);
+  }
+
+  /** A frame replayed by sync: shaped for this device, never held back, skipped if it already went out live. */
+  deliverReplay(frame: OutgoingFrame): void {
+    if (this.#order.sentAlready(frame)) return;
+    this.#sendShaped(frame, undefined);
+  }
+
+  /** Runs a sync's replay while live stored frames are held back; those past it follow. */
+  replay(run: () => Promise<Seq>): Promise<void> {
+    return this.#order.replay(run, (frame) => this.deliverReplay(frame));
+  }
+
+  /** A frame this connection built (a response, an error): only the protocol's frame types. */
+  send(frame: ServerFrame, requestId?: RequestId): void {
+    this.#write(frame, requestId);
+  }
+
+  sendBinary(data: Uint8Array): void {
+    if (!this.#stopped) this.#outflow.sendBinary(data);
+  }
+
+  /** Resolves once the socket's buffer is below the soft limit; false once the connection ended. */
+  drained(): Promise<boolean> {
+    return this.#outflow.drained();
+  }
+
+  /** The connection ended: nothing more is sent. */
+  stop(): void {
+    this.#stopped = true;
+    this.#outflow.stop();
+  }
+
+  /** Send with the device's caps applied: streaming off, media off. */
+  #sendShaped(frame: OutgoingFrame, requestId: RequestId | undefined): void {
+    const caps = this.#caps();
+    if (caps && !caps.streaming) {
+      if (frame.type === "message.start" || frame.type === "message.update") return;
+      if (frame.type === "message.stop") frame = stopAsMessage(frame);
+    }
+    if (caps && !caps.media && frame.type === "media.offer") return;
+    this.#write(frame, requestId);
+  }
+
+  #write(frame: OutgoingFrame, requestId?: RequestId): void {
+    if (!this.#stopped) this.#outflow.send(frame, requestId);
+  }
+}

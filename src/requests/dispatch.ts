@@ -1,0 +1,107 @@
+/**
+ * The request dispatcher: one handler per client frame type, after `hello`.
+ * @module
+ */
+import type { Device } from "../contracts/records.js";
+import type { Storage } from "../contracts/storage.js";
+import type { Owner } from "../ids.js";
+import type { Subscriber } from "../outbox/fan-out.js";
+import { pushTargetError } from "../outbox/push-targets.js";
+import { sync, type SyncTarget } from "../outbox/sync.js";
+import type { ClientFrame, ClientPayloads } from "../protocol/frames.js";
+import type { CommandRegistry } from "../turn/commands.js";
+import { channelPayload } from "./channel-rules.js";
+import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type Requester } from "./channel-requests.js";
+import { history, search, type ReadServices } from "./lane-reads.js";
+import type { Uploads } from "./media-transfer.js";
+import { deleteMessages, sendMessage, type MessageServices } from "./message-requests.js";
+
+/** What the handlers read and write through, together. */
+export interface RequestServices extends MessageServices, ReadServices {
+  readonly options: MessageServices["options"] & ReadServices["options"];
+  readonly commands: CommandRegistry;
+}
+
+/** What a request handler needs of the connection that sent the request (a `DeviceSession`). */
+export interface RequestSession extends Subscriber, SyncTarget {
+  readonly owner: Owner;
+  readonly device: Device;
+  readonly uploads: Uploads;
+  /** The device record changed (fcm.register). */
+  updateDevice(device: Device): void;
+}
+
+/** Handle one validated frame of a connection that completed hello. */
+export async function handleRequest(services: RequestServices, session: RequestSession, frame: ClientFrame): Promise<void> {
+  const owner = session.owner;
+  const requester: Requester = { session, requestId: frame.id };
+  switch (frame.type) {
+    case "ping":
+      session.send({ type: "pong", payload: { ts: frame.payload.ts ?? services.now() } }, frame.id);
+      return;
+
+    case "channel.list": {
+      const channels = await listChannels(services, owner);
+      session.send({ type: "channel.list", payload: { channels: channels.map(channelPayload) } }, frame.id);
+      return;
+    }
+    case "channel.set_default":
+      await setDefault(services, owner, frame.payload.chat_id, requester);
+      return;
+    case "channel.create":
+      await createChannel(services, owner, frame.payload, requester);
+      return;
+    case "channel.update":
+      await updateChannel(services, owner, frame.payload, requester);
+      return;
+    case "channel.delete":
+      await deleteChannel(services, owner, frame.payload.chat_id, requester);
+      return;
+
+    case "message.send":
+      await sendMessage(services, owner, frame.payload, requester);
+      return;
+    case "message.delete":
+      await deleteMessages(services, owner, frame.payload, requester);
+      return;
+
+    case "history":
+      session.send(await history(services, owner, frame.payload), frame.id);
+      return;
+    case "search":
+      session.send(await search(services, owner, frame.payload), frame.id);
+      return;
+    case "sync":
+      await sync(services.storage, owner, frame.payload.cursor, frame.id, session);
+      return;
+
+    case "commands.catalog":
+      session.send({ type: "commands.catalog", payload: { commands: await services.commands.catalog() } }, frame.id);
+      return;
+
+    case "fcm.register":
+      await registerPushTarget(services.storage, session, frame.payload);
+      return;
+
+    case "media.upload.start":
+      await session.uploads.start(frame.payload, frame.id);
+      return;
+    case "media.upload.end":
+      await session.uploads.end(frame.payload, frame.id);
+      return;
+    case "media.pull":
+      await session.uploads.pull(frame.payload.media_id, frame.id);
+      return;
+  }
+}
+
+/** `fcm.register`: the device's push targets change; one the frame leaves out stays as it was. */
+async function registerPushTarget(storage: Storage, session: RequestSession, payload: ClientPayloads["fcm.register"]): Promise<void> {
+  const invalid = pushTargetError("fcm.register", payload);
+  if (invalid) throw invalid;
+  const device = { ...session.device };
+  if (payload.fcm_token !== undefined) device.fcm_token = payload.fcm_token;
+  if (payload.ntfy_topic !== undefined) device.ntfy_topic = payload.ntfy_topic;
+  await storage.putDevice(session.owner, device);
+  session.updateDevice(device);
+}

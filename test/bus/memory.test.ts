@@ -1,0 +1,4 @@
+import { memoryBus } from "chat-gateway";
+import { describeBusConformance } from "chat-gateway/testing";
+
+describeBusConformance("memory", () => memoryBus());
