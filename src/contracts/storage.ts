@@ -2,7 +2,7 @@
  * The `Storage` contract: what a database must do for the gateway.
  *
  * You write a {@link StorageImplementation}: a small required core plus any optional members
- * (capabilities) your database can do better than the gateway's fallback. {@link defineStorage}
+ * (capabilities) your database can do better than the gateway's fallback. `defineStorage()`
  * turns it into a {@link Storage}, the one shape the gateway calls. Built-in: memory
  * (`chat-gateway/storage/memory`), sql.js (`chat-gateway/storage/sqljs`), PostgreSQL
  * (`chat-gateway/storage/postgres`). `describeStorageConformance` from `chat-gateway/testing` checks
@@ -13,9 +13,6 @@
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
 import type { Change, CommitResult, HistoryPage, HistoryQuery, OutboxBounds, OutboxEntry, RetentionPolicy, SearchQuery } from "./storage-change.js";
-// For TSDoc links only.
-import type { defineStorage } from "../storage/define-storage.js";
-import type { GatewayOptions } from "../options.js";
 
 export type {
   Change,
@@ -32,7 +29,7 @@ export type {
 
 /**
  * What a storage implementation writes: the required core and, as optional members, the
- * capabilities. Pass it to {@link defineStorage} (or straight to `createGateway`, which does it).
+ * capabilities. Pass it to `defineStorage()` (or straight to `createGateway`, which does it).
  *
  * Rules for every member:
  * - **Owners.** Every method is scoped by `owner`: it never returns, changes or counts another
@@ -189,9 +186,9 @@ export interface StorageCapabilities {
 
 /**
  * A storage as the gateway calls it: a {@link StorageImplementation} normalised by
- * {@link defineStorage}, with every member present (fallbacks filled in) and its capabilities
+ * `defineStorage()`, with every member present (fallbacks filled in) and its capabilities
  * listed. Each member keeps the guarantee documented on {@link StorageImplementation}.
- * Pass it as {@link GatewayOptions.storage}, to `redisBus({ storage })` and to the kit.
+ * Pass it as `GatewayOptions.storage`, to `redisBus({ storage })` and to the kit.
  */
 export interface Storage extends Required<Omit<StorageImplementation, "capabilities">> {
   readonly capabilities: Readonly<StorageCapabilities>;
