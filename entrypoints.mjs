@@ -1,6 +1,7 @@
 // The one list of public entry points. package.json "exports", the tsup build and the typedoc
 // reference all follow it; test/entrypoints.test.ts fails when they drift.
-// A subpath "chat-gateway/X" is always built from "adapters/X/index.ts".
+// A subpath "chat-gateway/X" is built from "adapters/X/index.ts", except the protocol module, which
+// is the core's own src/protocol (the gateway validates with it; clients import it alone).
 export const entrypoints = [
   { subpath: ".", source: "src/index.ts" },
   { subpath: "./ws", source: "adapters/ws/index.ts" },
@@ -14,6 +15,7 @@ export const entrypoints = [
   { subpath: "./media/memory", source: "adapters/media/memory/index.ts" },
   { subpath: "./runtime/openai-compatible", source: "adapters/runtime/openai-compatible/index.ts" },
   { subpath: "./runtime/ai-sdk", source: "adapters/runtime/ai-sdk/index.ts" },
+  { subpath: "./protocol", source: "src/protocol/index.ts" },
   { subpath: "./client", source: "adapters/client/index.ts" },
   { subpath: "./storage/postgres", source: "adapters/storage/postgres/index.ts" },
   { subpath: "./bus/redis", source: "adapters/bus/redis/index.ts" },

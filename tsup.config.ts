@@ -25,6 +25,16 @@ const library = {
 export default defineConfig([
   library,
   {
+    // The database process of storage/sqljs, started by path from beside storage/sqljs.js (both
+    // the ESM and the CommonJS bundle start this one ESM file).
+    entry: { "storage/sqljs-engine": "adapters/storage/sqljs/engine-main.ts" },
+    format: ["esm"],
+    target: "node20",
+    sourcemap: true,
+    clean: false,
+    external: [/^chat-gateway(\/.*)?$/, "sql.js"],
+  },
+  {
     // The example server as the package's bin (`npx chat-gateway`, `chat-gateway user add …`).
     entry: { "bin/chat-gateway": "examples/server/main.ts" },
     format: ["esm"],

@@ -7,6 +7,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^chat-gateway$/, replacement: `${root}src/index.ts` },
+      { find: /^chat-gateway\/protocol$/, replacement: `${root}src/protocol/index.ts` },
       { find: /^chat-gateway\/(.*)$/, replacement: `${root}adapters/$1/index.ts` },
     ],
   },

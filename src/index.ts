@@ -16,9 +16,10 @@ export { parseCommand } from "./turn/commands.js";
 export { bareModelId, homeRelative, buildRuntimeInfo } from "./turn/runtime-info.js";
 export type { RuntimeInfoOptions, ModelPrice } from "./turn/runtime-info.js";
 export type { RateLimit } from "./connection/token-bucket.js";
-export { parseClientFrame, clientFrameStructs, FrameError } from "./protocol/frames.js";
-export type { ClientFrame, ClientFrameType, ClientPayloads } from "./protocol/frames.js";
-export { encodeChunk, decodeChunk } from "./requests/media-transfer.js";
+export { parseClientFrame, FrameError } from "./protocol/parse-client-frame.js";
+export { clientFrameStructs } from "./protocol/client-frames.js";
+export type { ClientFrame, ClientFrameType, ClientPayloads } from "./protocol/client-frames.js";
+export { encodeChunk, decodeChunk } from "./protocol/chunk-codec.js";
 export { mediaTypeEssence, isInlineMediaType, MEDIA_TYPE_MAX_LENGTH } from "./protocol/media-types.js";
 export { WORD_PATTERN, foldText, searchTerms, matchText, compareMatches, snippetAround } from "./protocol/search-text.js";
 export type { TextMatch } from "./protocol/search-text.js";
@@ -26,8 +27,10 @@ export { ANONYMOUS_OWNER } from "./ids.js";
 export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq, ConnectionId, RequestId } from "./ids.js";
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
-export { PROTOCOL_VERSION, LIMITS, SERVER_FRAME_TYPES, STORED_FRAME_TYPES } from "./protocol/protocol.js";
-export type { ServerFrameType, StoredFrameType } from "./protocol/protocol.js";
+export { PROTOCOL_VERSION, LIMITS } from "./protocol/limits.js";
+export { SERVER_FRAME_TYPES, STORED_FRAME_TYPES, PICKER_FRAME_TYPES, FEATURES } from "./protocol/server-frames.js";
+export { ASK_LIMITS } from "./asks/ask-shapes.js";
+export type { ServerFrameType, StoredFrameType } from "./protocol/server-frames.js";
 export { outboxRedactionKey, messageRedactionKey, channelRedactionKey } from "./outbox/outbox-redaction.js";
 export { heldByAnother, mediaTakenError } from "./requests/media-attachment.js";
 export type {
@@ -88,8 +91,13 @@ export type {
   ApprovalAsk,
   ConfirmAsk,
   ModelAsk,
+  Completion,
+  CompleteInput,
+  ModelChoice,
 } from "./contracts/runtime.js";
 export { memoryBus } from "./contracts/bus.js";
+export { outboxCatchUp } from "./outbox/catch-up.js";
+export type { OutboxCatchUp, OutboxCatchUpHooks } from "./outbox/catch-up.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./contracts/bus.js";
 export type { Connection, ConnectionHandle, UpgradeDecision } from "./contracts/connection.js";
 export { memoryLaneLock } from "./contracts/lane-lock.js";

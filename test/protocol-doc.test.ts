@@ -1,13 +1,14 @@
 // docs/PROTOCOL.md is the protocol reference users read: it must list every frame the gateway
-// accepts (from the client frame structs) and sends (from SERVER_FRAME_TYPES, the list the
-// sending code is typed against), and every section a shipped comment cites must exist.
+// accepts (from the client frame structs) and sends (from the gateway frame structs of
+// chat-gateway/protocol, the list the sending code is typed against), each with its payload's
+// fields, and every section a shipped comment cites must exist.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { clientFrameStructs, GatewayError, parseClientFrame, SERVER_FRAME_TYPES, STORED_FRAME_TYPES, type ServerFrameType } from "chat-gateway";
 import type { ServerFrameType as ClientSideServerFrameType } from "chat-gateway/client";
-import { PLANNED_FRAMES } from "../src/protocol/frames.js";
+import { serverFrameStructs } from "chat-gateway/protocol";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const doc = readFileSync(join(root, "docs/PROTOCOL.md"), "utf8");
@@ -128,6 +129,13 @@ describe("docs/PROTOCOL.md", () => {
   it("lists every frame the gateway sends, and which ones it stores", () => {
     const rows = frameRows("1.2");
     expect(rows.map((r) => r.type).sort()).toEqual([...SERVER_FRAME_TYPES].sort());
+    // A payload written out as `{…}` names every field of its struct, and no other.
+    const spelledOut = rows.filter((r) => r.cells[1]!.startsWith("`{"));
+    expect(spelledOut.length).toBeGreaterThan(15);
+    for (const row of spelledOut) {
+      const named = [...row.cells[1]!.matchAll(/([a-z_]+)\??/g)].map((m) => m[1]);
+      expect(named.sort(), `payload of ${row.type}`).toEqual(fieldsOf(serverFrameStructs[row.type as ServerFrameType]).sort());
+    }
     const stored = rows.filter((r) => r.cells[2] === "yes").map((r) => r.type);
     expect(stored.sort()).toEqual([...STORED_FRAME_TYPES].sort());
     expect(rows.every((r) => r.cells[2] === "yes" || r.cells[2] === "no")).toBe(true);
@@ -148,20 +156,14 @@ describe("docs/PROTOCOL.md", () => {
     }
   });
 
-  it("lists the planned frames, and the gateway answers them unsupported", () => {
-    const planned = sectionText("11");
-    expect(PLANNED_FRAMES.size).toBeGreaterThan(0);
-    for (const type of PLANNED_FRAMES) {
-      expect(planned).toContain(`\`${type}\``);
-      let error: unknown;
-      try {
-        parseClientFrame(JSON.stringify({ type, payload: {} }));
-      } catch (caught) {
-        error = caught;
-      }
-      expect(error).toBeInstanceOf(GatewayError);
-      expect((error as GatewayError).code).toBe("unsupported");
+  it("describes the seed's once-planned frames in §11, and the gateway now accepts them", () => {
+    const asks = sectionText("11");
+    for (const type of ["picker.select", "commands.complete", "picker.approval", "picker.confirm", "picker.model", "picker.resolved"]) {
+      expect(asks).toContain(`\`${type}`);
     }
+    expect(parseClientFrame(JSON.stringify({ type: "picker.select", payload: { picker_id: "p1", option_id: "approve" } })).type).toBe("picker.select");
+    expect(parseClientFrame(JSON.stringify({ type: "commands.complete", payload: { chat_id: "default", text: "/mo" } })).type).toBe("commands.complete");
+    expect(() => parseClientFrame(JSON.stringify({ type: "picker.select", payload: {} }))).toThrow(GatewayError);
   });
 
   it("refers only to its own sections that exist", () => {

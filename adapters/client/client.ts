@@ -4,7 +4,8 @@
  * @module
  */
 import { EventEmitter } from "eventemitter3";
-import type { ClientPayloads, MediaRef } from "chat-gateway";
+import type { MediaRef } from "chat-gateway";
+import type { ClientPayloads } from "chat-gateway/protocol";
 import { Connection } from "./connection.js";
 import type { WebSocketLike } from "./socket.js";
 import { hasLocalStorage, localStorageCursorStore, memoryCursorStore } from "./cursor.js";

@@ -4,6 +4,7 @@
  * @module
  */
 import type { EventEmitter } from "eventemitter3";
+import { CLOSE_CODES, PROTOCOL_VERSION, type ClientPayloads } from "chat-gateway/protocol";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents, StateInfo } from "./events.js";
 import type { HelloOkPayload, ServerFrame } from "./frames.js";
@@ -230,12 +231,12 @@ export class Connection {
     ws.onclose = (event) => this.#onClose(ws, attempt, event);
   }
 
-  #helloPayload(token: string): Record<string, unknown> {
+  #helloPayload(token: string): ClientPayloads["hello"] {
     return {
       token,
       device_id: this.#deviceId,
       device_name: this.#options.deviceName ?? "",
-      caps: { min_protocol: 1, media: this.#options.media ?? true, push: this.#options.push ?? "none", streaming: this.#streaming },
+      caps: { min_protocol: PROTOCOL_VERSION, media: this.#options.media ?? true, push: this.#options.push ?? "none", streaming: this.#streaming },
       ...(this.#options.fcmToken ? { fcm_token: this.#options.fcmToken } : {}),
       ...(this.#options.ntfyTopic ? { ntfy_topic: this.#options.ntfyTopic } : {}),
     };
@@ -281,16 +282,16 @@ export class Connection {
     this.#stopPing();
     this.#hooks.onClosed(new ClientError("disconnected", `the connection closed (${event.code}) before the response`), false);
     if (this.#stopped) return;
-    if (event.code === 4401 || attempt.httpStatus === 401) {
-      this.stop("unauthorized", event.code === 4401 ? "the gateway refused the credential" : "the server answered 401 to the upgrade");
+    if (event.code === CLOSE_CODES.auth || attempt.httpStatus === 401) {
+      this.stop("unauthorized", event.code === CLOSE_CODES.auth ? "the gateway refused the credential" : "the server answered 401 to the upgrade");
       return;
     }
-    if (event.code === 4426) {
+    if (event.code === CLOSE_CODES.protocolTooNew) {
       this.stop("closed", "the gateway speaks an older protocol than this client needs");
       return;
     }
     // 1008 after an error to hello: a field of the hello (a push target) is invalid, so the same hello would fail again.
-    if (event.code === 1008 && !attempt.gotHello) {
+    if (event.code === CLOSE_CODES.invalidHello && !attempt.gotHello) {
       this.stop("closed", `the gateway refused the hello: ${attempt.helloRefusal ?? (event.reason || "invalid hello")}`);
       return;
     }

@@ -2,7 +2,7 @@
  * The one error type of the client.
  * @module
  */
-import type { ErrorCode } from "chat-gateway";
+import type { ErrorCode } from "chat-gateway/protocol";
 
 /**
  * Why a client call failed: one of the gateway's protocol codes (from its `error` frame), or one

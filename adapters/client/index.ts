@@ -6,7 +6,8 @@
  * (WebCrypto), and a per-device streaming toggle.
  *
  * It uses `globalThis.WebSocket` when there is one (browsers) and the optional `ws` package
- * otherwise, and imports no Node module, so it bundles for the browser as it is.
+ * otherwise, and imports no Node module, so it bundles for the browser as it is. Its frame and
+ * payload types, the media chunk codec and the close codes are those of `chat-gateway/protocol`.
  *
  * Start with {@link createGatewayClient}.
  * @module
@@ -47,6 +48,11 @@ export type {
   ErrorPayload,
   PongPayload,
   SyncDonePayload,
+  PickerApprovalPayload,
+  PickerConfirmPayload,
+  PickerModelPayload,
+  PickerResolvedPayload,
+  CommandsCompletePayload,
   ServerPayloads,
   ServerFrame,
   ServerFrameType,

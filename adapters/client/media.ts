@@ -1,33 +1,20 @@
 /**
- * Browser-safe media helpers: the binary chunk format of docs/PROTOCOL.md §7 and sha256 via WebCrypto.
+ * Browser-safe media helpers: the binary chunk format of docs/PROTOCOL.md §7 (the protocol
+ * module's codec) and sha256 via WebCrypto.
  * @module
  */
+import { decodeChunk, encodeChunk, LIMITS, type MediaChunk } from "chat-gateway/protocol";
 
 /** Largest chunk the client sends (bytes), the protocol's limit. */
-export const CHUNK_BYTES = 256 * 1024;
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+export const CHUNK_BYTES = LIMITS.mediaChunkBytes;
 
 /** Build a binary media message: `uint32 BE header length | header JSON {media, offset} | bytes`. */
-export function encodeMediaChunk(media: string, offset: number, bytes: Uint8Array): Uint8Array {
-  const header = encoder.encode(JSON.stringify({ media, offset }));
-  const out = new Uint8Array(4 + header.byteLength + bytes.byteLength);
-  new DataView(out.buffer).setUint32(0, header.byteLength);
-  out.set(header, 4);
-  out.set(bytes, 4 + header.byteLength);
-  return out;
-}
+export const encodeMediaChunk: (media: string, offset: number, bytes: Uint8Array) => Uint8Array = encodeChunk;
 
 /** Split a binary media message into its header and bytes; undefined when it is not one. */
-export function decodeMediaChunk(data: Uint8Array): { media: string; offset: number; bytes: Uint8Array } | undefined {
-  if (data.byteLength < 4) return undefined;
-  const length = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(0);
-  if (4 + length > data.byteLength) return undefined;
+export function decodeMediaChunk(data: Uint8Array): MediaChunk | undefined {
   try {
-    const header = JSON.parse(decoder.decode(data.subarray(4, 4 + length))) as { media?: unknown; offset?: unknown };
-    if (typeof header.media !== "string" || typeof header.offset !== "number") return undefined;
-    return { media: header.media, offset: header.offset, bytes: data.subarray(4 + length) };
+    return decodeChunk(data);
   } catch {
     return undefined;
   }

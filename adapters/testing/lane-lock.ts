@@ -1,7 +1,7 @@
 // The LaneLock conformance suite, exported by "chat-gateway/testing".
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { LaneLease, LaneLock } from "chat-gateway";
-import { eachTest } from "./under-test.js";
+import { eachTest, type Current } from "./under-test.js";
 import { sleep, within } from "./wait.js";
 
 /** A lane lock under test: the lock, optionally a second one on the same medium, and the clean-up. */
@@ -64,14 +64,6 @@ export function describeLaneLockConformance(name: string, make: LaneLockFactory)
       await Promise.all(held.splice(0).map((lease) => lease.release()));
     });
 
-    /** Whether `pending` is still unsettled after `ms` milliseconds. */
-    async function stillWaiting(pending: Promise<unknown>, ms = 200): Promise<boolean> {
-      let settled = false;
-      pending.then(() => (settled = true), () => (settled = true));
-      await sleep(ms);
-      return !settled;
-    }
-
     test("exclusion - a second acquirer waits for the release; other keys are independent", async () => {
       const first = await take(lock, "alice/c1");
       const second = take(peer, "alice/c1");
@@ -122,30 +114,48 @@ export function describeLaneLockConformance(name: string, make: LaneLockFactory)
       await expect(third).rejects.toThrow("done waiting");
     });
 
-    test("signal - an abort while waiting rejects with its reason and takes nothing", async () => {
-      const first = await take(lock, "aborted");
-      const controller = new AbortController();
-      const waiting = take(peer, "aborted", controller.signal);
-      waiting.catch(() => undefined);
-      await sleep(50);
-      const reason = new Error("stopped by the test");
-      controller.abort(reason);
-      await expect(within(waiting, "the aborted acquire to reject")).rejects.toBe(reason);
-      const third = take(lock, "aborted");
-      await first.release();
-      await within(third, "the lane after the aborted waiter left", 2_000);
-    });
 
-    test("signal - an already aborted signal rejects at once", async () => {
-      const reason = new Error("already stopped");
-      await expect(within(lock.acquire("free", AbortSignal.abort(reason)), "the acquire to reject")).rejects.toBe(reason);
-      await within(take(peer, "free"), "the free lane", 2_000);
-    });
+    describeSignalTests(current, take);
+  });
+}
 
-    test("keys - any key string is its own lane", async () => {
-      const keys = ["a", "a/", "A", "*", "a:b", "é🎉", "x".repeat(500)];
-      const leases = await within(Promise.all(keys.map((key) => take(lock, key))), "every key at once");
-      expect(leases).toHaveLength(keys.length);
-    });
+/** Whether `pending` is still unsettled after `ms` milliseconds. */
+async function stillWaiting(pending: Promise<unknown>, ms = 200): Promise<boolean> {
+  let settled = false;
+  pending.then(() => (settled = true), () => (settled = true));
+  await sleep(ms);
+  return !settled;
+}
+
+/** What `signal` does to an acquire, and any key string. */
+function describeSignalTests(current: Current<LaneLock>, take: (from: LaneLock, key: string, signal?: AbortSignal) => Promise<LaneLease>): void {
+  let lock: LaneLock;
+  let peer: LaneLock;
+  beforeEach(() => void ({ value: lock, peer } = current));
+
+  test("signal - an abort while waiting rejects with its reason and takes nothing", async () => {
+    const first = await take(lock, "aborted");
+    const controller = new AbortController();
+    const waiting = take(peer, "aborted", controller.signal);
+    waiting.catch(() => undefined);
+    await sleep(50);
+    const reason = new Error("stopped by the test");
+    controller.abort(reason);
+    await expect(within(waiting, "the aborted acquire to reject")).rejects.toBe(reason);
+    const third = take(lock, "aborted");
+    await first.release();
+    await within(third, "the lane after the aborted waiter left", 2_000);
+  });
+
+  test("signal - an already aborted signal rejects at once", async () => {
+    const reason = new Error("already stopped");
+    await expect(within(lock.acquire("free", AbortSignal.abort(reason)), "the acquire to reject")).rejects.toBe(reason);
+    await within(take(peer, "free"), "the free lane", 2_000);
+  });
+
+  test("keys - any key string is its own lane", async () => {
+    const keys = ["a", "a/", "A", "*", "a:b", "é🎉", "x".repeat(500)];
+    const leases = await within(Promise.all(keys.map((key) => take(lock, key))), "every key at once");
+    expect(leases).toHaveLength(keys.length);
   });
 }

@@ -158,15 +158,7 @@ export function describeAgentRuntimeConformance(name: string, make: RuntimeFacto
 
     if (options.tools ?? true) describeToolTests(setUp, wire);
     if (options.failures ?? true) describeFailureTests(setUp, wire);
-    if (options.titles ?? true) {
-      test("title - generateTitle gives a short title of one line", async () => {
-        const { runtime, text } = await setUp("title");
-        expect(runtime.generateTitle, "generateTitle (pass titles: false for a runtime without it)").toBeTypeOf("function");
-        const title = await within(runtime.generateTitle!(text, new AbortController().signal), "the title");
-        expect(title.trim().length).toBeGreaterThan(0);
-        expect(title).not.toMatch(/\n/);
-      });
-    }
+    if (options.titles ?? true) describeTitleTest(setUp);
   });
 }
 
@@ -194,6 +186,16 @@ function describeToolTests(setUp: SetUp, wire: WireUp): void {
     expect(end, "its tool.end").toBeDefined();
     expect(frames.indexOf(end!)).toBeLessThan(frames.indexOf(final));
     expect(final.payload.status).toBe("complete");
+  });
+}
+
+function describeTitleTest(setUp: SetUp): void {
+  test("title - generateTitle gives a short title of one line", async () => {
+    const { runtime, text } = await setUp("title");
+    expect(runtime.generateTitle, "generateTitle (pass titles: false for a runtime without it)").toBeTypeOf("function");
+    const title = await within(runtime.generateTitle!(text, new AbortController().signal), "the title");
+    expect(title.trim().length).toBeGreaterThan(0);
+    expect(title).not.toMatch(/\n/);
   });
 }
 

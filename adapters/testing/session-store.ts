@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, test } from "vitest";
 import type { Session, SessionStore } from "chat-gateway";
-import { eachTest } from "./under-test.js";
+import { eachTest, type Current } from "./under-test.js";
 import { sleep, until } from "./wait.js";
 
 /** A session store under test: the store, optionally a second one on the same medium, and the clean-up. */
@@ -121,32 +121,38 @@ export function describeSessionStoreConformance(name: string, make: SessionStore
       expect(back).toEqual(many);
     });
 
-    test("onRevocation - when implemented, listeners hear the ended session's digest and the ended user", async () => {
-      const stores = [...new Set([store, peer])].filter((s) => typeof s.onRevocation === "function");
-      const heard = stores.map(() => [] as Revocation[]);
-      const stops = stores.map((s, i) => s.onRevocation!((r) => heard[i].push(r)));
-      // A store shared over a network subscribes asynchronously: send probes until each listener hears one.
-      const probe = session("probe");
-      for (let tries = 0; heard.some((h) => h.length === 0) && tries < 100; tries++) {
-        await store.create({ ...probe, token: `${probe.token}${tries}` }, now());
-        await store.delete(`${probe.token}${tries}`);
-        await sleep(20);
-      }
-      for (const h of heard) h.length = 0;
-      const s = session("grace");
-      await store.create(s, now());
-      await store.delete(s.token);
-      await store.deleteUser("heidi");
-      for (const h of heard) {
-        await until(() => h.some((r) => "user" in r && r.user === "heidi"), "the revocation of user heidi");
-        expect(h).toContainEqual({ session: sha256(s.token) });
-        expect(JSON.stringify(h)).not.toContain(s.token);
-      }
-      for (const stop of stops) stop();
-      for (const h of heard) h.length = 0;
-      await store.deleteUser("ivan");
-      await sleep(100);
-      for (const h of heard) expect(h).toEqual([]);
-    });
+    describeRevocationTest(current);
+  });
+}
+
+/** `onRevocation`, in the store and its peer when they implement it. */
+function describeRevocationTest(current: Current<SessionStore>): void {
+  const session = (username: string): Session => ({ token: token(), username, expires_at: now() + 3600 });
+  test("onRevocation - when implemented, listeners hear the ended session's digest and the ended user", async () => {
+    const stores = [...new Set([current.value, current.peer])].filter((s) => typeof s.onRevocation === "function");
+    const heard = stores.map(() => [] as Revocation[]);
+    const stops = stores.map((s, i) => s.onRevocation!((r) => heard[i].push(r)));
+    // A store shared over a network subscribes asynchronously: send probes until each listener hears one.
+    const probe = session("probe");
+    for (let tries = 0; heard.some((h) => h.length === 0) && tries < 100; tries++) {
+      await current.value.create({ ...probe, token: `${probe.token}${tries}` }, now());
+      await current.value.delete(`${probe.token}${tries}`);
+      await sleep(20);
+    }
+    for (const h of heard) h.length = 0;
+    const s = session("grace");
+    await current.value.create(s, now());
+    await current.value.delete(s.token);
+    await current.value.deleteUser("heidi");
+    for (const h of heard) {
+      await until(() => h.some((r) => "user" in r && r.user === "heidi"), "the revocation of user heidi");
+      expect(h).toContainEqual({ session: sha256(s.token) });
+      expect(JSON.stringify(h)).not.toContain(s.token);
+    }
+    for (const stop of stops) stop();
+    for (const h of heard) h.length = 0;
+    await current.value.deleteUser("ivan");
+    await sleep(100);
+    for (const h of heard) expect(h).toEqual([]);
   });
 }

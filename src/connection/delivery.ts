@@ -10,7 +10,8 @@ import type { DeviceCaps } from "../contracts/records.js";
 import type { RequestId, Seq } from "../ids.js";
 import { FrameOrder } from "../outbox/frame-order.js";
 import type { ServerFrame } from "../protocol/protocol.js";
-import { stopAsMessage } from "../protocol/wire.js";
+import { PICKER_FRAME_TYPES } from "../protocol/server-frames.js";
+import { stopAsMessage } from "./wire.js";
 import { Outflow } from "./outflow.js";
 
 /** The receiving side of one connection. */
@@ -97,6 +98,10 @@ export class Delivery {
       if (frame.type === "message.stop") frame = stopAsMessage(frame);
     }
     if (caps && !caps.media && frame.type === "media.offer") return;
+    // Asks (docs/PROTOCOL.md §11): cards for devices that show them, the notification for the rest.
+    // A response still reaches the device that asked for it.
+    if (PICKER_FRAME_TYPES.has(frame.type) && !caps?.pickers && requestId === undefined) return;
+    if (caps?.pickers && frame.type === "notification" && typeof frame.payload.picker_id === "string") return;
     this.#write(frame, requestId);
   }
 

@@ -11,7 +11,8 @@ import type { EventEmitter } from "eventemitter3";
 import type { Bus, OutgoingFrame } from "../contracts/bus.js";
 import type { Connection, ConnectionHandle } from "../contracts/connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
-import { FrameError, parseClientFrame, type ClientFrame } from "../protocol/frames.js";
+import { type ClientFrame } from "../protocol/client-frames.js";
+import { FrameError, parseClientFrame } from "../protocol/parse-client-frame.js";
 import { shakeHands, type Attached, type HandshakeServices, type HelloFrame } from "./handshake.js";
 import type { Subscriber } from "../outbox/fan-out.js";
 import type { ConnectionId, Owner, RequestId, Seq } from "../ids.js";
@@ -26,7 +27,7 @@ import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
 import { LoopShare } from "../loop-share.js";
 import { createUploads, type MediaServices, type Uploads } from "../requests/media-transfer.js";
-import { peekId } from "../protocol/wire.js";
+import { peekId } from "./wire.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
@@ -41,7 +42,7 @@ export interface SessionServices extends HandshakeServices, RequestServices, Med
   readonly events: EventEmitter<GatewayEvents>;
   /** Open connections per client address in this process (`maxConnectionsPerIp`). */
   readonly addresses: ConnectionCount;
-  readonly bus: Pick<Bus, "ready">;
+  readonly bus: Pick<Bus, "ready" | "publish" | "subscribe">;
   /** Start and stop receiving the owner's frames. */
   attach(owner: Owner, subscriber: Subscriber): void;
   detach(owner: Owner, subscriber: Subscriber): void;
@@ -142,21 +143,28 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.#conn.pause();
     }
     this.#enqueue(() =>
-      this.uploads
-        .chunk(data)
-        .catch((error) => {
-          // Only chunks of an upload in flight are free: any other binary message spends the frame
-          // budget, and past it is dropped without a reply, so garbage cannot buy one reply each.
-          if (this.#bucket.take()) this.#sendError(error, undefined);
-        })
-        .finally(() => {
-          this.#binaryQueued -= data.byteLength;
-          if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2) {
-            this.#paused = false;
-            this.#conn.resume?.();
-          }
-        }),
+      this.#takeChunk(data).finally(() => {
+        this.#binaryQueued -= data.byteLength;
+        if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2) {
+          this.#paused = false;
+          this.#conn.resume?.();
+        }
+      }),
     );
+  }
+
+  /**
+   * Only chunks of an upload in flight are free: any other binary message spends the frame budget,
+   * and past it is dropped without a reply (and without building an error), so garbage can buy
+   * neither one reply nor much work each.
+   */
+  async #takeChunk(data: Uint8Array): Promise<void> {
+    if (!this.uploads.inFlight(data) && !this.#bucket.take()) return;
+    try {
+      await this.uploads.chunk(data);
+    } catch (error) {
+      this.#sendError(error, undefined);
+    }
   }
 
   closed(): void {

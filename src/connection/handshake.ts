@@ -7,10 +7,12 @@
 import type { Authenticator, AuthResult, ConnectionContext } from "../contracts/authenticator.js";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
-import type { ClientFrame } from "../protocol/frames.js";
-import { helloLimits } from "../protocol/hello-limits.js";
+import type { ClientFrame } from "../protocol/client-frames.js";
+import { helloLimits } from "./hello-limits.js";
 import type { Owner, RequestId, Seq } from "../ids.js";
-import { PROTOCOL_VERSION, type ServerFrame } from "../protocol/protocol.js";
+import { PROTOCOL_VERSION } from "../protocol/limits.js";
+import type { ServerFrame } from "../protocol/protocol.js";
+import { FEATURES } from "../protocol/server-frames.js";
 import { pushTargetError } from "../outbox/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
@@ -86,6 +88,7 @@ function helloCaps(p: HelloFrame["payload"]): DeviceCaps {
     media: p.caps?.media ?? true,
     push: p.caps?.push ?? "none",
     streaming: p.caps?.streaming ?? true,
+    pickers: p.caps?.pickers ?? false,
   };
 }
 
@@ -167,6 +170,7 @@ function helloOk(services: HandshakeServices, cursor: Seq, user: string | null):
       user,
       streaming: o.streaming,
       limits: helloLimits(o),
+      features: [...FEATURES],
     },
   };
 }

@@ -6,7 +6,7 @@
  */
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Connection } from "../contracts/connection.js";
-import { encodeFrame } from "../protocol/wire.js";
+import { encodeFrame } from "./wire.js";
 
 /** How often a held-back update or a waiting reply looks at the socket's buffer again (milliseconds). */
 const DRAIN_POLL_MS = 25;

@@ -3,7 +3,7 @@
  * a word is, how hits rank and how snippets read.
  * @module
  */
-import { LIMITS } from "./protocol.js";
+import { LIMITS } from "./limits.js";
 
 /** A word: a run of letters and digits. Everything else (punctuation, operators) separates words. */
 export const WORD_PATTERN = /[\p{L}\p{N}]+/gu;

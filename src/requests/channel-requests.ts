@@ -3,9 +3,10 @@
  * plus the server-side channel API.
  * @module
  */
-import { channelPayload, checkColor, checkIcon, checkName, compareChannels, createdPayload } from "./channel-rules.js";
+import { compareChannels } from "../protocol/channel-order.js";
+import { channelPayload, checkColor, checkIcon, checkName, createdPayload } from "./channel-rules.js";
 import { GatewayError } from "../errors.js";
-import type { ClientPayloads } from "../protocol/frames.js";
+import type { ClientPayloads } from "../protocol/client-frames.js";
 import { DEFAULT_CHAT_ID, type EnsureDefaultChannel } from "./channel-directory.js";
 import type { Respondent, StoreChange } from "../outbox/outbox.js";
 import type { LaneScheduler } from "../turn/lanes.js";

@@ -3,7 +3,7 @@
  * @module
  */
 import { GatewayError } from "../errors.js";
-import { LIMITS } from "../protocol/protocol.js";
+import { LIMITS } from "../protocol/limits.js";
 import type { Channel } from "../contracts/records.js";
 
 const COLOR = /^#[0-9a-fA-F]{6}$/;
@@ -42,16 +42,6 @@ export function checkIcon(icon: string | null | undefined): string | null | unde
   return icon;
 }
 
-/** Favorites first, then by name ignoring case, then by chat_id. */
-export function compareChannels(a: Channel, b: Channel): number {
-  const fav = Number(Boolean(b.favorite)) - Number(Boolean(a.favorite));
-  if (fav !== 0) return fav;
-  const an = a.name.toLocaleLowerCase("en");
-  const bn = b.name.toLocaleLowerCase("en");
-  if (an !== bn) return an < bn ? -1 : 1;
-  return a.chat_id < b.chat_id ? -1 : a.chat_id > b.chat_id ? 1 : 0;
-}
-
 /**
  * An auto-thread's derived title: the first line, cut at a word boundary, at most 60 characters.
  */
@@ -70,7 +60,7 @@ export function deriveTitle(text: string, max = 60): string {
  * thread says `auto: true` ({@link createdPayload}).
  */
 export function channelPayload(channel: Channel): Record<string, unknown> {
-  const { created_ts: _created, auto: _auto, ...wire } = channel;
+  const { created_ts: _created, auto: _auto, model: _model, ...wire } = channel;
   return wire;
 }
 

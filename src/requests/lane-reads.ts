@@ -6,9 +6,10 @@ import type { Storage } from "../contracts/storage.js";
 import { GatewayError } from "../errors.js";
 import type { ChatId, Owner } from "../ids.js";
 import type { ResolvedOptions } from "../options.js";
-import type { ClientPayloads } from "../protocol/frames.js";
+import type { ClientPayloads } from "../protocol/client-frames.js";
 import { historyItem } from "../protocol/message-payloads.js";
-import { LIMITS, type ServerFrame } from "../protocol/protocol.js";
+import { LIMITS } from "../protocol/limits.js";
+import type { ServerFrame } from "../protocol/protocol.js";
 import type { ResolveLane } from "./channel-directory.js";
 import { fitHistory } from "./history-page.js";
 

@@ -6,13 +6,15 @@
 import { createHash, type Hash } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { MediaId, Owner, RequestId } from "../ids.js";
-import type { ClientPayloads } from "../protocol/frames.js";
+import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { Storage } from "../contracts/storage.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedOptions } from "../options.js";
 import type { MediaWriter } from "../contracts/media-store.js";
 import { MEDIA_TYPE_MAX_LENGTH, mediaTypeEssence } from "../protocol/media-types.js";
-import { LIMITS, type ServerFrame } from "../protocol/protocol.js";
+import { LIMITS } from "../protocol/limits.js";
+import type { ServerFrame } from "../protocol/protocol.js";
+import { decodeChunk, encodeChunk, readChunk } from "../protocol/chunk-codec.js";
 import type { MediaRecord } from "../contracts/records.js";
 
 /** What the media code needs of its connection. */
@@ -37,6 +39,8 @@ export interface MediaServices {
 export interface Uploads {
   start(payload: ClientPayloads["media.upload.start"], requestId: RequestId | undefined): Promise<void>;
   chunk(data: Uint8Array): Promise<void>;
+  /** True when `data` is a chunk of an upload in flight on this connection (checked without throwing). */
+  inFlight(data: Uint8Array): boolean;
   end(payload: ClientPayloads["media.upload.end"], requestId: RequestId | undefined): Promise<void>;
   pull(mediaId: MediaId, requestId: RequestId | undefined): Promise<void>;
   /** The socket closed: abort every upload in flight. */
@@ -51,33 +55,6 @@ interface Upload {
 }
 
 
-/** Split a binary media message into its header and bytes. */
-export function decodeChunk(data: Uint8Array): { media: string; offset: number; bytes: Uint8Array } {
-  if (data.byteLength < 4) throw new GatewayError("unsupported", "binary frame too short for a media chunk header");
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  const length = view.getUint32(0);
-  if (4 + length > data.byteLength) throw new GatewayError("unsupported", "media chunk header length exceeds the frame");
-  let header: { media?: unknown; offset?: unknown };
-  try {
-    header = JSON.parse(Buffer.from(data.buffer, data.byteOffset + 4, length).toString("utf8"));
-  } catch {
-    throw new GatewayError("unsupported", "media chunk header is not JSON");
-  }
-  if (typeof header?.media !== "string" || !Number.isInteger(header.offset) || (header.offset as number) < 0) {
-    throw new GatewayError("unsupported", `media chunk header needs "media" (string) and "offset" (integer)`);
-  }
-  return { media: header.media, offset: header.offset as number, bytes: data.subarray(4 + length) };
-}
-
-/** Build a binary media message. */
-export function encodeChunk(media: string, offset: number, bytes: Uint8Array): Uint8Array {
-  const header = Buffer.from(JSON.stringify({ media, offset }), "utf8");
-  const out = Buffer.allocUnsafe(4 + header.length + bytes.byteLength);
-  out.writeUInt32BE(header.length, 0);
-  header.copy(out, 4);
-  out.set(bytes, 4 + header.length);
-  return out;
-}
 
 /** Create the media state of one connection. */
 export function createUploads(services: MediaServices, session: MediaSession): Uploads {
@@ -118,6 +95,11 @@ export function createUploads(services: MediaServices, session: MediaSession): U
       }
       const writer = await media.createWriter(session.owner, meta.media_ref);
       uploads.set(meta.media_ref, { meta, received: 0, hash: createHash("sha256"), writer });
+    },
+
+    inFlight(data) {
+      const chunk = readChunk(data);
+      return !("problem" in chunk) && uploads.has(chunk.media);
     },
 
     async chunk(data) {

@@ -13,6 +13,7 @@ import { createUserStore } from "chat-gateway/http";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES } from "../http/helpers.js";
+import { checkingWebSocket } from "../fixtures/frame-check.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const require = createRequire(import.meta.url);
@@ -308,7 +309,7 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
       return res.json();
     });
     const { createGatewayClient } = await import("chat-gateway/client");
-    const other = createGatewayClient({ url: `${server.url.replace("http", "ws")}/ws/gateway`, token, headers: { authorization: `Bearer ${token}` }, pingIntervalMs: 0 });
+    const other = createGatewayClient({ url: `${server.url.replace("http", "ws")}/ws/gateway`, token, headers: { authorization: `Bearer ${token}` }, pingIntervalMs: 0, WebSocket: checkingWebSocket(true) });
     try {
       await other.connect();
       const ch = await other.request("channel.create", { name: "Long history", kind: "channel" });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createGatewayClient, type GatewayClient, type GatewayClientOptions, type ServerFrame } from "chat-gateway/client";
 import { startServer, type RunningServer } from "../../examples/server/server.js";
+import { checkingWebSocket } from "../fixtures/frame-check.js";
 
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), "cg-client-"));
@@ -19,9 +20,9 @@ export function wsUrl(server: { url: string }): string {
   return `${server.url.replace(/^http/, "ws")}/ws/gateway`;
 }
 
-/** A client with fast reconnects that keeps every frame it emits. */
+/** A client with fast reconnects that keeps every frame it emits; every frame it receives is checked against the protocol's structs. */
 export function recordingClient(options: GatewayClientOptions): { client: GatewayClient; frames: ServerFrame[] } {
-  const client = createGatewayClient({ reconnect: { initialDelayMs: 50, maxDelayMs: 300 }, pingIntervalMs: 0, ...options });
+  const client = createGatewayClient({ reconnect: { initialDelayMs: 50, maxDelayMs: 300 }, pingIntervalMs: 0, WebSocket: checkingWebSocket(Boolean(options.headers)), ...options });
   const frames: ServerFrame[] = [];
   client.on("frame", (frame) => frames.push(frame));
   return { client, frames };

@@ -34,6 +34,7 @@ describe("connection limits", () => {
       pulls_in_flight: 3,
       hello_timeout_ms: 4_000,
       connections_per_owner: 5,
+      picker_text_max: 4000,
     });
   });
 
@@ -150,8 +151,8 @@ describe("connection limits", () => {
     const flooder = await Client.connect(h.url, { device_id: "flooder" });
     const other = await Client.connect(h.url, { device_id: "other" });
     const from = flooder.frames.length;
-    for (let i = 0; i < 20_000; i++) flooder.raw(Buffer.from([1, 2, 3]));
-    // The flooder's own ping is queued behind its 20,000 frames; once the gateway is working them
+    for (let i = 0; i < 100_000; i++) flooder.raw(Buffer.from([1, 2, 3]));
+    // The flooder's own ping is queued behind its 100,000 frames; once the gateway is working them
     // off (its first reply is here), the other connection's ping is answered before that ping.
     const order: string[] = [];
     const flooderPong = flooder.request("ping", {}, 120_000).then(() => order.push("flooder"));

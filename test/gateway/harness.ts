@@ -7,6 +7,7 @@ import { memoryStorage } from "chat-gateway/storage/memory";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketOptions, type WebSocketTransport } from "chat-gateway/ws";
+import { checkedFrame } from "../fixtures/frame-check.js";
 
 export interface Frame {
   type: string;
@@ -57,11 +58,13 @@ export async function startGateway(options: Partial<GatewayOptions> = {}, ws: We
 
 let nextId = 0;
 
-/** A device: a real ws client that keeps every frame it receives. */
+/** A device: a real ws client that keeps every frame it receives, each checked against the protocol's structs. */
 export class Client {
   readonly frames: Frame[] = [];
   readonly binary: Buffer[] = [];
   closeCode: number | undefined;
+  /** The first frame of the wrong shape: every later wait fails with it. */
+  shapeError: Error | undefined;
   readonly ws: WebSocket;
   readonly opened: Promise<void>;
   readonly closedPromise: Promise<number>;
@@ -82,7 +85,14 @@ export class Client {
     });
     this.ws.on("message", (data, isBinary) => {
       if (isBinary) this.binary.push(data as Buffer);
-      else this.frames.push(JSON.parse(String(data)));
+      else {
+        try {
+          this.frames.push(checkedFrame<Frame>(String(data)));
+        } catch (error) {
+          this.shapeError ??= error as Error;
+          this.frames.push(JSON.parse(String(data)));
+        }
+      }
       this.#wake();
     });
   }
@@ -119,6 +129,7 @@ export class Client {
   async waitFor(match: (f: Frame) => boolean, timeoutMs = 5000, from = 0): Promise<Frame> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      if (this.shapeError) throw this.shapeError;
       const found = this.frames.slice(from).find(match);
       if (found) return found;
       if (this.closeCode !== undefined) throw new Error(`socket closed (${this.closeCode}) while waiting; frames: ${JSON.stringify(this.frames.slice(-5))}`);

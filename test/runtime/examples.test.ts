@@ -8,6 +8,7 @@ import { start as startOpenAICompatible } from "../../examples/openai-compatible
 import { modelFromEnv, start as startAiSdk } from "../../examples/ai-sdk-agent/main.js";
 import { chunk, sse, startFakeLlmServer, stream } from "./fake-llm-server.js";
 import type { FakeLlmServer } from "./fake-llm-server.js";
+import { checkedFrame } from "../fixtures/frame-check.js";
 
 type Frame = { type: string; id?: string; payload?: any; seq?: number };
 type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
@@ -25,7 +26,7 @@ async function ask(url: string, text: string): Promise<Frame[]> {
   const waiters: Array<{ match: (f: Frame) => boolean; resolve: (f: Frame) => void }> = [];
   socket.on("message", (data, isBinary) => {
     if (isBinary) return;
-    const frame = JSON.parse(String(data)) as Frame;
+    const frame = checkedFrame<Frame>(String(data));
     frames.push(frame);
     for (const w of waiters.splice(0)) (w.match(frame) ? w.resolve(frame) : waiters.push(w));
   });

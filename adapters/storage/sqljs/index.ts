@@ -9,11 +9,20 @@
  * loads the newest intact snapshot and replays the journals written since. A torn or corrupt
  * journal tail is dropped with a warning and everything before it is kept.
  *
- * The export blocks the event loop (about 1 to 2 s at a million messages). The exported bytes are
- * then handed to a worker thread that copies them into the file and exits, which frees them at
- * once (0.2 s for 750 MB); writes issued meanwhile wait and are acknowledged right after, and none
- * is lost, since the journal keeps every record after the snapshot point in the next generation.
- * The process so holds the database about twice while a snapshot is taken, and once otherwise.
+ * The database, its journal and its snapshots live in a process of their own (the database
+ * process, started by `open()` and stopped by `close()`), and the storage is a thin asynchronous
+ * proxy to it: sql.js blocks whatever thread runs it (an export takes 1 to 2 s at a million
+ * messages, growing its in-memory file up to a second) and holds the database up to twice while
+ * exporting, and neither now touches the process that serves sockets. A write resolves once the
+ * database process has fsynced its journal record. Calls that arrive during an export wait for it,
+ * since sql.js cannot do both at once; the sockets, and every other part of the gateway, do not.
+ * The serving process holds the folder's lock; the database process exits as soon as its parent
+ * is gone. `inProcess` runs all of it on the calling thread instead.
+ *
+ * The exported bytes are handed to a worker thread that copies them into the file and exits, which
+ * frees them at once (0.2 s for 750 MB); writes issued meanwhile wait and are acknowledged right
+ * after, and none is lost, since the journal keeps every record after the snapshot point in the
+ * next generation.
  *
  * Snapshots are taken when the journal outgrows a fraction of the database (bounded below and
  * above, see {@link SqlJsStorageOptions}), which keeps their cost per write about constant and the
@@ -35,10 +44,7 @@
  * ```
  * @module
  */
-import { readdir, rm } from "node:fs/promises";
-import { join } from "node:path";
 import initSqlJs from "sql.js";
-import type { Database } from "sql.js";
 import type {
   Change,
   ChatId,
@@ -64,17 +70,14 @@ import type {
   Logger,
 } from "chat-gateway";
 import { defineStorage } from "chat-gateway";
-import { applyOp, type JournalOp } from "./apply.js";
-import { RETRY_AFTER_FAILURE_MS, writeFailed } from "./disk-errors.js";
+import type { JournalOp } from "./apply.js";
+import { dispatch, type EngineCall, type EngineLink } from "./engine-calls.js";
+import { startEngineProcess } from "./engine-process.js";
+import { Engine, type EngineSettings } from "./engine.js";
 import { makePrivateDir } from "./file-modes.js";
-import { JournalWriter, encodeRecord, journalGen } from "./journal.js";
-import { loadFolder } from "./load.js";
 import { acquireLock } from "./lock.js";
 import { checkOptions, type SqlJsStorageOptions } from "./options.js";
-import { queries } from "./queries.js";
-import { search } from "./search.js";
-import { snapshotGen, writeSnapshot } from "./snapshot.js";
-import type { Sql } from "./sql.js";
+import type { ReadName } from "./reads.js";
 
 export { DataDirLockedError } from "./lock.js";
 export type { Holder } from "./lock.js";
@@ -83,9 +86,12 @@ export type { SqlJsStorageOptions } from "./options.js";
 
 /** The sql.js storage: a {@link Storage} whose `open` and `close` always exist. */
 export interface SqlJsStorage extends Storage {
-  /** Takes the folder's lock, loads the newest intact snapshot and replays the journal. */
+  /**
+   * Takes the folder's lock, starts the database process, and loads the newest intact snapshot
+   * and the journal in it; resolves once the storage answers.
+   */
   open(): Promise<void>;
-  /** Waits for pending writes, snapshots a non-empty journal, and releases the lock. */
+  /** Waits for pending writes, snapshots a non-empty journal, stops the database process and releases the lock. */
   close(): Promise<void>;
 }
 
@@ -98,37 +104,20 @@ export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
   return defineStorage(new SqlJsStore(options, checkOptions(options)));
 }
 
+/** Runs the engine on this thread: the storage of `inProcess` or a given `sqlJs` module. */
+async function startEngineHere(settings: EngineSettings, options: SqlJsStorageOptions, warn: (message: string) => void): Promise<EngineLink> {
+  const engine = await Engine.open(settings, options.sqlJs ?? (await initSqlJs()), warn);
+  return { call: (call) => dispatch(engine, call), close: () => engine.close() };
+}
+
 class SqlJsStore implements StorageImplementation {
-  readonly #dir: string;
   readonly #options: SqlJsStorageOptions;
   readonly #warn: (message: string) => void;
   #state: "new" | "opening" | "open" | "closed" = "new";
-  #db!: Database;
-  #sql!: Sql;
-  #journal!: JournalWriter;
+  #link: EngineLink | undefined;
   #release: (() => Promise<void>) | undefined;
-  /** Journal generation new records go to. */
-  #gen = 1;
-  /** Generations of the snapshots on disk, oldest first. */
-  #snapshots: number[] = [];
-  #snapshotBytes = 0;
-  #journalBytes = 0;
-  #snapshotting: Promise<void> | undefined;
-  #timer: NodeJS.Timeout | undefined;
-  #migrated = false;
-  /**
-   * Set while the exported bytes are being copied to disk. Writes wait for it: a write that grew
-   * the database could make sql.js move its in-memory file to a larger buffer, and for a moment
-   * the process would hold the old file, the new one and the export (three times the database).
-   */
-  #held: Promise<void> | undefined;
-  /** Set while the database is reloaded from disk after a journal write failed. */
-  #recovering: Promise<void> | undefined;
-  /** The last journal failure and when it happened: writes fail at once for a while after it. */
-  #failure: { error: unknown; at: number } | undefined;
 
   constructor(options: SqlJsStorageOptions, logger: Logger) {
-    this.#dir = options.dir;
     this.#options = options;
     this.#warn = (message) => logger.warn(message);
   }
@@ -136,170 +125,36 @@ class SqlJsStore implements StorageImplementation {
   async open(): Promise<void> {
     if (this.#state !== "new") throw new Error(`sql.js storage: open() called on a storage that is ${this.#state}`);
     this.#state = "opening";
-    const loosened = await makePrivateDir(this.#dir);
+    const { dir, snapshotRatio, snapshotMinBytes, snapshotMaxBytes, snapshotIntervalMs } = this.#options;
+    const loosened = await makePrivateDir(dir);
     if (loosened) this.#warn(loosened);
-    this.#release = await acquireLock(this.#dir, this.#warn);
+    this.#release = await acquireLock(dir, this.#warn);
+    // Plain values only: the settings cross to the database process.
+    const settings: EngineSettings = { dir, snapshotRatio, snapshotMinBytes, snapshotMaxBytes, snapshotIntervalMs };
     try {
-      await this.#load();
+      const here = this.#options.inProcess || this.#options.sqlJs !== undefined;
+      this.#link = here ? await startEngineHere(settings, this.#options, this.#warn) : await startEngineProcess(settings, this.#warn);
     } catch (error) {
-      this.#db?.close();
       await this.#release();
       this.#state = "closed";
       throw error;
     }
     this.#state = "open";
-    const every = this.#options.snapshotIntervalMs ?? 10 * 60_000;
-    if (every > 0) {
-      this.#timer = setInterval(() => {
-        if (this.#journalBytes > 0) this.#snapshotSoon(true);
-      }, every);
-      this.#timer.unref();
+  }
+
+  #call(call: EngineCall): Promise<unknown> {
+    if (this.#state !== "open" || !this.#link) {
+      return Promise.reject(new Error(`sql.js storage: the storage is ${this.#state === "new" || this.#state === "opening" ? "not open yet" : "closed"}`));
     }
-    this.#snapshotSoon(this.#migrated);
+    return this.#link.call(call);
   }
 
-  async #load(): Promise<void> {
-    const loaded = await loadFolder(this.#dir, this.#options.sqlJs ?? (await initSqlJs()), this.#warn);
-    this.#db = loaded.db;
-    this.#sql = loaded.sql;
-    this.#migrated = loaded.migrated;
-    this.#gen = loaded.gen;
-    this.#snapshots = loaded.snapshots;
-    this.#snapshotBytes = loaded.snapshotBytes;
-    this.#journalBytes = loaded.journalBytes;
-    this.#journal = new JournalWriter(this.#dir);
+  #read<T>(name: ReadName, ...args: unknown[]): Promise<T> {
+    return this.#call({ kind: "read", name, args }) as Promise<T>;
   }
 
-  /**
-   * Resolves once the storage can be used: open, the database in step with the disk, and (for a
-   * write) no snapshot copy in progress. After a failed
-   * journal write the database holds changes that never reached the disk, so it is first reloaded
-   * from the disk (everything acknowledged is there); a full disk so never needs a restart.
-   */
-  async #settled(forWrite: boolean): Promise<void> {
-    for (;;) {
-      if (this.#state !== "open") throw new Error(`sql.js storage: the storage is ${this.#state === "new" || this.#state === "opening" ? "not open yet" : "closed"}`);
-      if (this.#recovering) await this.#recovering;
-      else if (this.#journal.failure !== undefined) this.#recovering = this.#recover().finally(() => (this.#recovering = undefined));
-      else if (forWrite && this.#held) await this.#held;
-      else return;
-    }
-  }
-
-  /** Reloads the newest snapshot and the journals: the state as of the last acknowledged write. */
-  async #recover(): Promise<void> {
-    const failure = this.#journal.failure;
-    this.#failure = { error: failure, at: Date.now() };
-    this.#warn(`sql.js storage: a journal write failed (${(failure as Error)?.message ?? String(failure)}); reloading what is on disk`);
-    await this.#journal.close().catch(() => undefined);
-    await this.#snapshotting;
-    this.#closeDb();
-    await this.#load();
-  }
-
-  #closeDb(): void {
-    try {
-      this.#sql.free();
-      this.#db.close();
-    } catch {
-      // A reload after a journal failure that failed itself has closed them already.
-    }
-  }
-
-  /**
-   * Applies a write to the database, then journals it; resolves once it is on disk. Applying
-   * first means a write that fails (bad value, constraint) rejects with nothing journaled.
-   */
-  async #write(op: JournalOp): Promise<CommitResult | undefined> {
-    await this.#settled(true);
-    // Soon after a failure the disk is most likely still full: refuse at once rather than apply,
-    // fail and reload the whole database again for every write.
-    if (this.#failure && Date.now() - this.#failure.at < RETRY_AFTER_FAILURE_MS) throw writeFailed(this.#failure.error);
-    const record = encodeRecord(JSON.stringify(op));
-    const result = this.#sql.transaction(() => applyOp(this.#sql, op));
-    const durable = this.#journal.append(this.#gen, record);
-    this.#journalBytes += record.length;
-    this.#snapshotSoon(false);
-    try {
-      await durable;
-    } catch (error) {
-      throw writeFailed(error);
-    }
-    return result;
-  }
-
-  /**
-   * Runs a read, then waits until every write it could have seen is on disk, so nobody is ever
-   * shown (and acts on) a change that a crash could still take back.
-   */
-  async #read<T>(fn: () => T): Promise<T> {
-    await this.#settled(false);
-    const journal = this.#journal;
-    const lsn = journal.appendedLsn;
-    const out = fn();
-    await journal.waitDurable(lsn).catch((error: unknown) => {
-      throw writeFailed(error);
-    });
-    return out;
-  }
-
-  #snapshotThreshold(): number {
-    const min = this.#options.snapshotMinBytes ?? 8 * 1024 * 1024;
-    const max = Math.max(min, this.#options.snapshotMaxBytes ?? 16 * 1024 * 1024);
-    return Math.min(max, Math.max(min, (this.#options.snapshotRatio ?? 0.25) * this.#snapshotBytes));
-  }
-
-  #snapshotSoon(force: boolean): void {
-    if (this.#snapshotting || this.#recovering || this.#state !== "open" || this.#journal.failure !== undefined) return;
-    if (!force && this.#journalBytes < this.#snapshotThreshold()) return;
-    this.#snapshotting = new Promise<void>((resolve) => setImmediate(resolve))
-      // Not while the database holds writes the journal failed to keep: they are about to be dropped.
-      .then(() => (this.#state === "open" && this.#journal.failure === undefined ? this.#snapshot() : undefined))
-      // A background snapshot has no caller to reject to; the journal still holds everything.
-      .catch((error: unknown) => this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`))
-      .finally(() => {
-        this.#snapshotting = undefined;
-      });
-  }
-
-  /**
-   * Exports the database and rotates the journal in one synchronous step, so every record up to
-   * this point is in the snapshot and every later one is in the new generation.
-   */
-  async #snapshot(): Promise<void> {
-    const gen = this.#gen + 1;
-    const bytes = this.#db.export();
-    // writeSnapshot takes the bytes over; the array is empty once it returns.
-    const size = bytes.length;
-    this.#gen = gen;
-    // Reset before the write: after a failure the next attempt waits for another threshold of
-    // journal, rather than exporting again on every write while the disk is full.
-    this.#journalBytes = 0;
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    this.#held = held;
-    const unhold = () => {
-      if (this.#held === held) this.#held = undefined;
-      release();
-    };
-    try {
-      await writeSnapshot(this.#dir, gen, bytes, unhold);
-    } catch (error) {
-      this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`);
-      return;
-    } finally {
-      unhold();
-    }
-    this.#snapshotBytes = size;
-    this.#snapshots.push(gen);
-    // Keep the previous snapshot and the journals since it, as a fallback should the newest be damaged.
-    const keepFrom = this.#snapshots.at(-2) ?? gen;
-    const names = await readdir(this.#dir);
-    for (const n of names) {
-      const g = snapshotGen(n) ?? journalGen(n);
-      if (g !== undefined && g < keepFrom) await rm(join(this.#dir, n), { force: true });
-    }
-    this.#snapshots = this.#snapshots.filter((g) => g >= keepFrom);
+  #write(op: JournalOp): Promise<unknown> {
+    return this.#call({ kind: "write", op });
   }
 
   async close(): Promise<void> {
@@ -307,60 +162,52 @@ class SqlJsStore implements StorageImplementation {
       this.#state = "closed";
       return;
     }
-    clearInterval(this.#timer);
-    await this.#recovering?.catch(() => undefined);
-    await this.#snapshotting;
     this.#state = "closed";
-    await this.#journal.close();
-    if (this.#journalBytes > 0 && this.#journal.failure === undefined) {
-      try {
-        await this.#snapshot();
-      } catch (error) {
-        this.#warn(`sql.js storage: closing snapshot failed, the journal keeps everything: ${(error as Error).message}`);
-      }
+    try {
+      await this.#link?.close();
+    } finally {
+      await this.#release?.();
     }
-    this.#closeDb();
-    await this.#release?.();
   }
 
   async commit(owner: Owner, change: Change): Promise<CommitResult> {
-    return (await this.#write({ k: "commit", o: owner, c: change, t: Date.now() }))!;
+    return (await this.#write({ k: "commit", o: owner, c: change, t: Date.now() })) as CommitResult;
   }
 
   getChannel(owner: Owner, chatId: ChatId): Promise<Channel | undefined> {
-    return this.#read(() => queries.getChannel(this.#sql, owner, chatId));
+    return this.#read("getChannel", owner, chatId);
   }
 
   listChannels(owner: Owner): Promise<Channel[]> {
-    return this.#read(() => queries.listChannels(this.#sql, owner));
+    return this.#read("listChannels", owner);
   }
 
   getMessage(owner: Owner, messageId: MessageId): Promise<StoredMessage | undefined> {
-    return this.#read(() => queries.getMessage(this.#sql, owner, messageId));
+    return this.#read("getMessage", owner, messageId);
   }
 
   findByClientMsgId(owner: Owner, chatId: ChatId, clientMsgId: string): Promise<StoredMessage | undefined> {
-    return this.#read(() => queries.findByClientMsgId(this.#sql, owner, chatId, clientMsgId));
+    return this.#read("findByClientMsgId", owner, chatId, clientMsgId);
   }
 
   history(owner: Owner, query: HistoryQuery): Promise<HistoryPage | undefined> {
-    return this.#read(() => queries.history(this.#sql, owner, query));
+    return this.#read("history", owner, query);
   }
 
   unfinishedMessages(): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
-    return this.#read(() => queries.unfinishedMessages(this.#sql));
+    return this.#read("unfinishedMessages");
   }
 
   search(owner: Owner, query: SearchQuery): Promise<SearchHit[]> {
-    return this.#read(() => search(this.#sql, owner, query));
+    return this.#read("search", owner, query);
   }
 
   readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]> {
-    return this.#read(() => queries.readOutbox(this.#sql, owner, after, limit));
+    return this.#read("readOutbox", owner, after, limit);
   }
 
   outboxBounds(owner: Owner): Promise<OutboxBounds> {
-    return this.#read(() => queries.outboxBounds(this.#sql, owner));
+    return this.#read("outboxBounds", owner);
   }
 
   async pruneOutbox(owner: Owner, policy: RetentionPolicy, now: number): Promise<void> {
@@ -370,11 +217,11 @@ class SqlJsStore implements StorageImplementation {
   }
 
   getDevice(owner: Owner, deviceId: DeviceId): Promise<Device | undefined> {
-    return this.#read(() => queries.getDevice(this.#sql, owner, deviceId));
+    return this.#read("getDevice", owner, deviceId);
   }
 
   listDevices(owner: Owner): Promise<Device[]> {
-    return this.#read(() => queries.listDevices(this.#sql, owner));
+    return this.#read("listDevices", owner);
   }
 
   async putDevice(owner: Owner, device: Device): Promise<void> {
@@ -382,7 +229,7 @@ class SqlJsStore implements StorageImplementation {
   }
 
   getMedia(owner: Owner, mediaId: MediaId): Promise<MediaRecord | undefined> {
-    return this.#read(() => queries.getMedia(this.#sql, owner, mediaId));
+    return this.#read("getMedia", owner, mediaId);
   }
 
   async putMedia(owner: Owner, media: MediaRecord): Promise<void> {

@@ -9,8 +9,19 @@ export interface SqlJsStorageOptions {
    * other users is tightened with a warning.
    */
   dir: string;
-  /** A ready sql.js module (from `initSqlJs()`); default: initialised on `open()`. */
+  /**
+   * A ready sql.js module (from `initSqlJs()`). A module cannot move to another process, so giving
+   * one runs the database on the calling thread, as {@link inProcess} does. Default: the database
+   * process initialises its own.
+   */
   sqlJs?: SqlJsStatic;
+  /**
+   * Runs the database on the calling thread instead of in a process of its own. It saves a process
+   * (about 50 MB and a start-up of 100 ms or so), but every export and every growth of the database
+   * then stalls this thread (1 to 2 s at a million messages) and the process holds the database up
+   * to twice. For tests and small stores. Default false.
+   */
+  inProcess?: boolean;
   /**
    * A snapshot is taken once the journal since the last one exceeds this fraction of the last
    * snapshot's size, within {@link snapshotMinBytes} and {@link snapshotMaxBytes}. The fraction

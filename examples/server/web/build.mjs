@@ -18,8 +18,12 @@ const options = {
   minify: true,
   sourcemap: true,
   outfile: `${out}app.js`,
-  // The client is the package's own subpath; in this repository it is built from source.
-  alias: { "chat-gateway/client": here("../../../adapters/client/index.ts") },
+  // The client and the protocol module are the package's own subpaths; in this repository they are
+  // built from source. A Node import in either fails this browser build.
+  alias: {
+    "chat-gateway/client": here("../../../adapters/client/index.ts"),
+    "chat-gateway/protocol": here("../../../src/protocol/index.ts"),
+  },
   // The client imports `ws` only where there is no global WebSocket, which never happens here.
   external: ["ws"],
   logLevel: "warning",

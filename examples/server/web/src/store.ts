@@ -83,15 +83,6 @@ function blank(id: string): Msg {
   return { message_id: id, role: "assistant", text: "", reasoning: "", ts: Date.now(), media: [], streaming: true, tools: [], commentary: [] };
 }
 
-export function compareChannels(a: Channel, b: Channel): number {
-  const fav = Number(Boolean(b.favorite)) - Number(Boolean(a.favorite));
-  if (fav !== 0) return fav;
-  const an = a.name.toLocaleLowerCase();
-  const bn = b.name.toLocaleLowerCase();
-  if (an !== bn) return an < bn ? -1 : 1;
-  return a.chat_id < b.chat_id ? -1 : a.chat_id > b.chat_id ? 1 : 0;
-}
-
 export class Store {
   readonly channels = new Map<string, Channel>();
   readonly #lanes = new Map<string, Lane>();

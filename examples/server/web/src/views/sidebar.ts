@@ -1,9 +1,10 @@
 // The channel list: active channels with their threads, favorites first, unread badges, and the
 // archived ones folded away.
 import type { Channel } from "chat-gateway";
+import { compareChannels } from "chat-gateway/protocol";
 import { avatar } from "../avatar.js";
 import { clear, h } from "../dom.js";
-import { compareChannels, type LaneRef, type Store } from "../store.js";
+import type { LaneRef, Store } from "../store.js";
 
 export interface SidebarActions {
   openLane(chatId: string, threadId: string | null): Promise<void>;

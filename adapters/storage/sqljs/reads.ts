@@ -1,0 +1,19 @@
+import { queries } from "./queries.js";
+import { search } from "./search.js";
+import type { Sql } from "./sql.js";
+
+/**
+ * Every read the storage offers, by name: the one list both the in-process storage and the
+ * database process answer from, so a read crosses the process boundary as a name and arguments.
+ */
+const READS = { ...queries, search } as const;
+
+/** The name of a read of {@link READS}. */
+export type ReadName = keyof typeof READS;
+
+/** Runs the read `name` with its arguments; an unknown name is a programming error. */
+export function readQuery(sql: Sql, name: ReadName, args: unknown[]): unknown {
+  const fn = READS[name] as ((sql: Sql, ...rest: unknown[]) => unknown) | undefined;
+  if (typeof fn !== "function" || !Object.hasOwn(READS, name)) throw new Error(`sql.js storage: unknown read ${String(name)}`);
+  return fn(sql, ...args);
+}

@@ -1,0 +1,118 @@
+/**
+ * Client → gateway frames (docs/PROTOCOL.md §1.1): one superstruct struct per frame for its
+ * payload, and the types derived from them. The gateway validates every frame a device sends
+ * with these structs ({@link parseClientFrame}); a client can build its requests against them.
+ * @module
+ */
+import {
+  array,
+  boolean,
+  enums,
+  integer,
+  nullable,
+  optional,
+  string,
+  type,
+  type Infer,
+  type Struct,
+} from "superstruct";
+import { mediaKindStruct } from "./record-structs.js";
+
+const id = string();
+/** A thread id may be absent or null for the flat lane. */
+const threadId = optional(nullable(string()));
+
+/** The structs of every client frame, by frame type. `type()` ignores unknown fields (forward compatible). */
+export const clientFrameStructs = {
+  hello: type({
+    token: string(),
+    device_id: string(),
+    device_name: optional(string()),
+    caps: optional(
+      type({
+        min_protocol: optional(integer()),
+        media: optional(boolean()),
+        push: optional(string()),
+        streaming: optional(boolean()),
+        pickers: optional(boolean()),
+      }),
+    ),
+    fcm_token: optional(string()),
+    ntfy_topic: optional(string()),
+  }),
+  "message.send": type({
+    chat_id: id,
+    thread_id: threadId,
+    text: optional(string()),
+    reply_to: optional(string()),
+    media_refs: optional(array(string())),
+    auto_thread: optional(boolean()),
+    client_msg_id: optional(string()),
+  }),
+  "message.delete": type({
+    chat_id: id,
+    thread_id: threadId,
+    message_ids: array(string()),
+  }),
+  "media.upload.start": type({
+    media_ref: string(),
+    kind: mediaKindStruct,
+    mime: string(),
+    size: integer(),
+    filename: string(),
+  }),
+  "media.upload.end": type({ media_ref: string(), sha256: string() }),
+  "media.pull": type({ media_id: string() }),
+  "channel.list": type({}),
+  "channel.set_default": type({ chat_id: id }),
+  "channel.create": type({
+    name: string(),
+    kind: enums(["channel", "thread"]),
+    parent_chat_id: optional(nullable(string())),
+    favorite: optional(boolean()),
+    icon: optional(nullable(string())),
+    color: optional(nullable(string())),
+    automation: optional(boolean()),
+  }),
+  "channel.update": type({
+    chat_id: id,
+    name: optional(string()),
+    archived: optional(boolean()),
+    favorite: optional(boolean()),
+    icon: optional(nullable(string())),
+    color: optional(nullable(string())),
+  }),
+  "channel.delete": type({ chat_id: id }),
+  search: type({
+    query: string(),
+    scope: enums(["all", "chat"]),
+    chat_id: optional(string()),
+    thread_id: optional(nullable(string())),
+    limit: optional(integer()),
+  }),
+  sync: type({ cursor: integer() }),
+  history: type({
+    chat_id: id,
+    thread_id: threadId,
+    before_message_id: optional(nullable(string())),
+    limit: optional(integer()),
+  }),
+  "fcm.register": type({ fcm_token: optional(string()), ntfy_topic: optional(string()) }),
+  "commands.catalog": type({}),
+  ping: type({ ts: optional(integer()) }),
+  "picker.select": type({ picker_id: string(), option_id: optional(string()), text: optional(string()) }),
+  "commands.complete": type({ chat_id: id, thread_id: threadId, text: string() }),
+} satisfies Record<string, Struct<any, any>>;
+
+
+/** The type name of a client frame. */
+export type ClientFrameType = keyof typeof clientFrameStructs;
+
+/** The payload of each client frame. */
+export type ClientPayloads = { [K in ClientFrameType]: Infer<(typeof clientFrameStructs)[K]> };
+
+/** A validated client frame. */
+export type ClientFrame = {
+  [K in ClientFrameType]: { type: K; id?: string; payload: ClientPayloads[K] };
+}[ClientFrameType];
+

@@ -1,0 +1,38 @@
+/**
+ * The protocol version and its limits: the fixed ones and the defaults of the configurable ones
+ * (docs/PROTOCOL.md §8.3). A gateway states the bounds it applies in `hello.ok.limits`.
+ * @module
+ */
+
+/** The frame protocol version this gateway speaks (`hello.ok.protocol`). */
+export const PROTOCOL_VERSION = 1;
+
+/** Limits fixed by the protocol, and the defaults of the configurable ones. */
+export const LIMITS = {
+  historyDefault: 50,
+  historyMax: 200,
+  searchDefault: 20,
+  searchMax: 100,
+  /** Text frames above this close the connection with 1009 (bytes). */
+  maxFrameBytes: 1024 * 1024,
+  /** Media upload limit (bytes). */
+  maxMediaBytes: 50 * 1024 * 1024,
+  /** Largest binary media chunk (bytes). */
+  mediaChunkBytes: 256 * 1024,
+  /** Longest channel name, after trimming (characters). */
+  channelNameMax: 100,
+  /** Largest channel icon, decoded (bytes). */
+  iconMaxBytes: 256 * 1024,
+  /** Longest search snippet (characters). */
+  snippetMax: 200,
+  /** Largest `history` page, in bytes of message JSON (default of `historyMaxBytes`). */
+  historyMaxBytes: 512 * 1024,
+  /** `media.pull`s in flight per connection (default of `maxPullsPerConnection`). */
+  pullsInFlight: 2,
+  /** Time a connection has to complete `hello` (milliseconds, default of `helloTimeoutMs`). */
+  helloTimeoutMs: 10_000,
+  /** Connections per owner in one process (default of `maxConnectionsPerOwner`). */
+  connectionsPerOwner: 32,
+  /** Connections per client address in one process (default of `maxConnectionsPerIp`). */
+  connectionsPerIp: 64,
+} as const;
