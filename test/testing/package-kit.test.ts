@@ -1,6 +1,7 @@
 // The conformance kit as a user gets it: the packed package installed into an empty project,
 // run by that project's vitest over a five-line test file. It passes on memoryStorage() and fails
-// on a storage that breaks the contract. Uses dist/ when it is newer than the sources, else builds.
+// on a storage that breaks the contract. Uses dist/ when it is newer than the sources, else builds
+// it first (minutes on a loaded machine: hence the long timeout).
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -72,4 +73,4 @@ test("package - the packed kit passes on memoryStorage() and fails on a broken s
   expect(failed).toContain("copies - mutating what was passed in or returned leaves stored state alone");
   expect(failed).not.toContain("history - pages by id when timestamps tie");
   expect(outcome).toBe(1);
-}, 300_000);
+}, 900_000);
