@@ -45,6 +45,13 @@ describe("package - one install", () => {
     }
   });
 
+  it("package - the bin with --database-url but without pg exits 1 saying to install pg", async () => {
+    const args = ["node_modules/.bin/chat-gateway", "--port", "0", "--database-url", "postgres://127.0.0.1:9/none", "--data-dir", join(project!, "pg-data")];
+    const failed = await node(args).then(() => undefined, (e: { code: number; stderr: string }) => e);
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr.trim()).toBe("chat-gateway/storage/postgres needs the package `pg`: npm install pg");
+  });
+
   it("package - the default entries load in ESM and CommonJS", async () => {
     await node(["--input-type=module", "-e", DEFAULT_ENTRIES.map(importing).join("\n")]);
     await node(["--input-type=commonjs", "-e", DEFAULT_ENTRIES.map(requiring).join("\n")]);
@@ -79,5 +86,5 @@ describe("package - one install", () => {
       (e: { stdout: string }) => e.stdout,
     );
     expect(result).toBe("");
-  });
+  }, 120_000); // tsc over every entry takes 15–20 s on a loaded machine
 });
