@@ -3,20 +3,18 @@
 // using the app: sign in, talk, use tools, change a setting, upload, search, sign out, and get the
 // sign-in screen back once the server forgot the session.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { deflateSync } from "node:zlib";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createUserStore } from "chat-gateway/http";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES } from "../http/helpers.js";
+import { axeViolations as axeOf, launchChromium, missingChromium, watchProblems } from "./browser.js";
 import { checkingWebSocket } from "../fixtures/frame-check.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const require = createRequire(import.meta.url);
 const root = path.resolve(import.meta.dirname, "../..");
 const resultsDir = path.join(root, "test-results");
 
@@ -27,6 +25,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 const problems: string[] = [];
+type WireFrame = { type: string; payload: Record<string, any> };
+const wire = { sent: [] as WireFrame[], received: [] as WireFrame[] };
 
 /** A small PNG (a colour gradient), so the inline image has something to show. */
 function png(width: number, height: number): Buffer {
@@ -65,18 +65,8 @@ function png(width: number, height: number): Buffer {
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(rows)), chunk("IEND", Buffer.alloc(0))]);
 }
 
-/** Run axe-core in the page; the serious and critical violations, described. */
-async function axeViolations(): Promise<string[]> {
-  const source = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
-  // Evaluated through the DevTools protocol, so the page's CSP (no inline scripts) stays on.
-  await page.evaluate(source);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ["violations"] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
-  });
-  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(", ")}`);
-}
+/** The serious and critical accessibility violations of the page. */
+const axeViolations = () => axeOf(page);
 
 /** expect.poll with room for a loaded machine (bcrypt logins, streaming). */
 function poll<T>(read: () => Promise<T> | T) {
@@ -95,9 +85,6 @@ async function send(text: string): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).press("Enter");
 }
 
-const missingChromium = existsSync(CHROMIUM)
-  ? undefined
-  : `Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium).`;
 
 // Every test fails (none is skipped) when the browser is missing.
 beforeEach(() => {
@@ -114,11 +101,7 @@ beforeAll(async () => {
   // A demo agent slow enough that a test can watch an answer stream in.
   process.env.GATEWAY_DEMO_DELAY_MS = "30";
   server = await startExample(dataDir);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   // Record every text the connection indicator shows (it can change faster than a poll).
   await context.addInitScript(() => {
@@ -130,14 +113,13 @@ beforeAll(async () => {
     }).observe(document, { subtree: true, childList: true, characterData: true });
   });
   page = await context.newPage();
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`CSP: ${message.text()}`);
+  // The gateway socket's text frames, both ways, to check what the UI says and gets on the wire.
+  page.on("websocket", (socket) => {
+    if (!socket.url().endsWith("/ws/gateway")) return;
+    socket.on("framesent", (f) => typeof f.payload === "string" && wire.sent.push(JSON.parse(f.payload)));
+    socket.on("framereceived", (f) => typeof f.payload === "string" && wire.received.push(JSON.parse(f.payload)));
   });
-  page.on("dialog", (dialog) => {
-    problems.push(`unexpected dialog: ${dialog.message()}`);
-    void dialog.dismiss();
-  });
+  watchProblems(page, problems);
 }, 60_000);
 
 afterAll(async () => {
@@ -184,6 +166,34 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     expect(await final.locator(".runtime-footer [data-field=model]").textContent()).toBe("demo");
     expect(await final.locator(".runtime-footer [data-field=latency]").isVisible()).toBe(true);
     await poll(() => page.locator(".typing").textContent()).toBe("");
+  });
+
+  it("declares caps.delta and shows an answer streamed as appends exactly, emoji split across chunks included", async () => {
+    expect(wire.sent.filter((f) => f.type === "hello").at(-1)?.payload.caps.delta).toBe(true);
+    // Every text the streaming answer shows, recorded in the page (a half emoji never crosses to Node).
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { __streamed: string[] }).__streamed = seen;
+      new MutationObserver(() => {
+        const text = document.querySelector(".msg.assistant.streaming .body")?.textContent;
+        if (text && seen.at(-1) !== text) seen.push(text);
+      }).observe(document, { subtree: true, childList: true, characterData: true });
+    });
+    const from = wire.received.length;
+    await send("Emoji 🎉 split 👩‍💻 across the chunks 🌍🌏 of one answer ".repeat(5).trim());
+    await poll(() => wire.received.slice(from).some((f) => f.type === "message.stop")).toBe(true);
+    const frames = wire.received.slice(from);
+    const stop = frames.find((f) => f.type === "message.stop")!;
+    const updates = frames.filter((f) => f.type === "message.update" && f.payload.message_id === stop.payload.message_id);
+    expect(updates.length).toBeGreaterThan(3);
+    expect(updates.every((f) => typeof f.payload.offset === "number" && f.payload.text === undefined)).toBe(true);
+    await poll(async () => (await page.locator(".msg.assistant:not(.streaming) .body").last().textContent())?.trim()).toBe(stop.payload.final_text);
+    const shown = await page.evaluate((final) => {
+      const seen = (window as unknown as { __streamed: string[] }).__streamed;
+      return { count: seen.length, notPrefixes: seen.filter((s) => !final.startsWith(s.trim())) };
+    }, stop.payload.final_text as string);
+    expect(shown.count).toBeGreaterThan(1);
+    expect(shown.notPrefixes).toEqual([]);
   });
 
   it("shows tool progress as an expandable row with args, output, duration and ok state", async () => {

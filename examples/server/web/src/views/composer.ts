@@ -36,7 +36,7 @@ export class Composer {
     "aria-autocomplete": "list",
     "aria-controls": "slash-list",
   });
-  readonly slash = new SlashMenu(this.#textarea);
+  readonly slash: SlashMenu;
   readonly #autoThread = h("input", { type: "checkbox", id: "auto-thread" });
   readonly #autoThreadLabel = h("label", { class: "toggle", for: "auto-thread", title: "Start a new thread for this message" }, this.#autoThread, " Auto-thread");
   readonly #fileInput = h("input", { type: "file", id: "file-input", class: "visually-hidden", multiple: true });
@@ -48,6 +48,10 @@ export class Composer {
 
   constructor(deps: ComposerDeps) {
     this.#deps = deps;
+    this.slash = new SlashMenu(this.#textarea, (text) => {
+      const lane = deps.store.current;
+      return lane ? deps.client.complete(lane, text, { timeoutMs: 5000 }) : Promise.resolve([]);
+    });
     const attach = h("label", { class: "icon attach", for: "file-input", title: "Attach files", role: "button", tabindex: 0, "aria-label": "Attach files" }, icon("clip"));
     this.#form = h(
       "form",
