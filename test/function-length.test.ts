@@ -19,7 +19,6 @@ const NOT_YET_SPLIT = new Set([
   "adapters/testing/media-store.ts describeMediaStoreConformance",
   "adapters/testing/media-store.ts (anonymous)",
   "adapters/testing/storage-capabilities.ts describeCapabilitiesConformance",
-  "adapters/testing/storage-deletion.ts describeDeletionConformance",
   "adapters/testing/storage-lanes.ts describeLanesConformance",
   "adapters/testing/storage-media.ts describeMediaConformance",
   "adapters/testing/storage-media.ts (anonymous)",
