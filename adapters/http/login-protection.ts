@@ -5,7 +5,7 @@ import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
 import { canonicalPath, isGatedPath, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PasswordVerifier } from "./passwords.js";
-import { createRequestGuard, type GuardRefusal, type RequestGuardOptions } from "./request-guard.js";
+import { createRequestGuard, type RequestGuardOptions } from "./request-guard.js";
 import { sessionAuthenticator } from "./session-authenticator.js";
 import { memorySessionStore } from "./sessions.js";
 import { UserStore } from "./user-store.js";
@@ -106,6 +106,111 @@ export interface LoginProtection {
 const SERVICE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
+ * {@link LoginProtection.handle}: while login is off, a request must name a host of this machine
+ * (DNS rebinding); the auth API is served; a gated path needs a valid session while login is on.
+ */
+async function handleRequest(ctx: AuthContext, signedIn: WeakMap<IncomingMessage, string>, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  const pathname = canonicalPath(req.url);
+  try {
+    const refusal = (await ctx.enabled()).on ? undefined : ctx.guard.host(req);
+    if (refusal !== undefined) {
+      sendJson(res, refusal.status, { error: refusal.message });
+      return true;
+    }
+    if (!isGatedPath(pathname)) return false;
+    if (PUBLIC_PATHS.has(pathname)) {
+      await serveAuthApi(ctx, pathname, req, res);
+      return true;
+    }
+    if (!(await ctx.enabled()).on) return false;
+    const session = await ctx.sessionOf(req);
+    if (session === undefined) {
+      sendJson(res, 401, { error: "login required" });
+      return true;
+    }
+    signedIn.set(req, session.username);
+    return false;
+  } catch (error) {
+    logger.error(`login protection failed on ${req.method} ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
+    if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
+    else res.destroy();
+    return true;
+  }
+}
+
+/** {@link LoginProtection.authorizeUpgrade}: the same gate, answered as a decision instead of a response. */
+async function gateUpgrade(
+  ctx: AuthContext,
+  validSession: (token: string) => Promise<Session | undefined>,
+  logger: Logger,
+  req: IncomingMessage,
+): Promise<UpgradeDecision> {
+  const pathname = canonicalPath(req.url);
+  try {
+    if (!(await ctx.enabled()).on) {
+      const refusal = ctx.guard.host(req) ?? ctx.guard.origin(req);
+      return refusal === undefined ? { ok: true } : { ok: false, ...refusal };
+    }
+    // The public endpoints are not WebSocket endpoints: an upgrade there is gated like any other.
+    if (!isGatedPath(pathname)) return { ok: true };
+    const credential = readCredential(req, ctx.cookieName);
+    const session = credential === undefined ? undefined : await validSession(credential.token);
+    if (credential === undefined || session === undefined) return { ok: false, status: 401, message: "login required" };
+    const foreign = credential.via === "cookie" ? ctx.guard.origin(req) : undefined;
+    if (foreign !== undefined) return { ok: false, ...foreign };
+    return { ok: true, context: { session: { username: session.username, token: session.token } } };
+  } catch (error) {
+    logger.error(`login protection failed on upgrade ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
+    return { ok: false, status: 500, message: "internal error" };
+  }
+}
+
+/** The options that need checking before anything starts, checked. */
+function checkedOptions(options: LoginProtectionOptions): { service: string; guard: ReturnType<typeof createRequestGuard>; maxBodyBytes: number } {
+  const service = options.service ?? "gateway";
+  if (!SERVICE.test(service)) throw new TypeError(`createLoginProtection: service ${JSON.stringify(service)} must be 1 to 64 letters, digits, "_", "-" or "."`);
+  const guard = createRequestGuard({ allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, trustProxy: options.trustProxy }, "createLoginProtection");
+  const maxBodyBytes = options.maxBodyBytes ?? 16_384;
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256) throw new TypeError("createLoginProtection: maxBodyBytes must be an integer >= 256");
+  const store = options.lockoutStore;
+  if (store !== undefined && (typeof store?.check !== "function" || typeof store.fail !== "function" || typeof store.succeed !== "function")) {
+    throw new TypeError("createLoginProtection: lockoutStore must have check, fail and succeed methods");
+  }
+  return { service, guard, maxBodyBytes };
+}
+
+/** Every revocation goes to each gateway listening; one listener failing does not stop the others. */
+function revocationFanout(logger: Logger): { listeners: Set<(revocation: Revocation) => void>; revoke(revocation: Revocation): void } {
+const listeners = new Set<(revocation: Revocation) => void>();
+function revoke(revocation: Revocation): void {
+  for (const listener of [...listeners]) {
+    try {
+      listener(revocation);
+    } catch (error) {
+      logger.error(`a revocation listener failed: ${String(error)}`);
+    }
+  }
+}
+  return { listeners, revoke };
+}
+
+/** {@link LoginProtection.authenticator}: sessions of this protection, revocations through `listeners`. */
+function protectionAuthenticator(
+  enabledNow: () => Promise<{ on: boolean }>,
+  validSession: (token: string) => Promise<Session | undefined>,
+  listeners: Set<(revocation: Revocation) => void>,
+): Authenticator {
+  return sessionAuthenticator({
+    enabled: async () => (await enabledNow()).on,
+    session: validSession,
+    onRevocation(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  });
+}
+
+/**
  * Login protection for a `node:http` (or `https`) server: the user store, sessions, the login API,
  * the failed-login lockout and the gate of every `/api/` and `/ws/` path (docs/PROTOCOL.md §9). With no
  * users in the store it is off and lets everything through; `user add` turns it on without a
@@ -140,15 +245,7 @@ const SERVICE = /^[A-Za-z0-9_.-]{1,64}$/;
  * @throws {TypeError} on a bad option
  */
 export function createLoginProtection(options: LoginProtectionOptions): LoginProtection {
-  const service = options.service ?? "gateway";
-  if (!SERVICE.test(service)) throw new TypeError(`createLoginProtection: service ${JSON.stringify(service)} must be 1 to 64 letters, digits, "_", "-" or "."`);
-  const guard = createRequestGuard({ allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, trustProxy: options.trustProxy }, "createLoginProtection");
-  const maxBodyBytes = options.maxBodyBytes ?? 16_384;
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256) throw new TypeError("createLoginProtection: maxBodyBytes must be an integer >= 256");
-  const store = options.lockoutStore;
-  if (store !== undefined && (typeof store?.check !== "function" || typeof store.fail !== "function" || typeof store.succeed !== "function")) {
-    throw new TypeError("createLoginProtection: lockoutStore must have check, fail and succeed methods");
-  }
+  const { service, guard, maxBodyBytes } = checkedOptions(options);
   const clock = options.clock ?? Date.now;
   const logger = resolveLogger("createLoginProtection", "chat-gateway/http:", options.logger, { name: "log", value: options.log });
   const users = new UserStore(options.usersFile);
@@ -161,26 +258,12 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   sweeper.unref();
   let closed = false;
 
-  const listeners = new Set<(revocation: Revocation) => void>();
-  function revoke(revocation: Revocation): void {
-    for (const listener of [...listeners]) {
-      try {
-        listener(revocation);
-      } catch (error) {
-        logger.error(`a revocation listener failed: ${String(error)}`);
-      }
-    }
-  }
+  const { listeners, revoke } = revocationFanout(logger);
   // Other processes sharing the store end sessions too; their connections here must close as well.
   const unsubscribeStore = sessions.onRevocation?.(revoke);
 
   const watch = watchUserStore(users, { sessions, revoke, log: (message) => logger.warn(message) });
   const snapshot = watch.snapshot;
-
-  /** While login is off, a request must name a host of this machine (DNS rebinding). */
-  async function openModeRefusal(req: IncomingMessage): Promise<GuardRefusal | undefined> {
-    return (await enabledNow()).on ? undefined : guard.host(req);
-  }
 
   async function enabledNow(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }> {
     const snap = await snapshot();
@@ -218,64 +301,9 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
 
   return {
     users,
-    async handle(req, res) {
-      const pathname = canonicalPath(req.url);
-      try {
-        const refusal = await openModeRefusal(req);
-        if (refusal !== undefined) {
-          sendJson(res, refusal.status, { error: refusal.message });
-          return true;
-        }
-        if (!isGatedPath(pathname)) return false;
-        if (PUBLIC_PATHS.has(pathname)) {
-          await serveAuthApi(ctx, pathname, req, res);
-          return true;
-        }
-        if (!(await enabledNow()).on) return false;
-        const session = await sessionOf(req);
-        if (session === undefined) {
-          sendJson(res, 401, { error: "login required" });
-          return true;
-        }
-        signedIn.set(req, session.username);
-        return false;
-      } catch (error) {
-        logger.error(`login protection failed on ${req.method} ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
-        if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
-        else res.destroy();
-        return true;
-      }
-    },
-    async authorizeUpgrade(req) {
-      const pathname = canonicalPath(req.url);
-      try {
-        if (!(await enabledNow()).on) {
-          const refusal = guard.host(req) ?? guard.origin(req);
-          return refusal === undefined ? { ok: true } : { ok: false, ...refusal };
-        }
-        // The public endpoints are not WebSocket endpoints: an upgrade there is gated like any other.
-        if (!isGatedPath(pathname)) return { ok: true };
-        const credential = readCredential(req, cookieName);
-        const session = credential === undefined ? undefined : await validSession(credential.token);
-        if (credential === undefined || session === undefined) return { ok: false, status: 401, message: "login required" };
-        const foreign = credential.via === "cookie" ? guard.origin(req) : undefined;
-        if (foreign !== undefined) return { ok: false, ...foreign };
-        return { ok: true, context: { session: { username: session.username, token: session.token } } };
-      } catch (error) {
-        logger.error(`login protection failed on upgrade ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
-        return { ok: false, status: 500, message: "internal error" };
-      }
-    },
-    authenticator() {
-      return sessionAuthenticator({
-        enabled: async () => (await enabledNow()).on,
-        session: validSession,
-        onRevocation(listener) {
-          listeners.add(listener);
-          return () => void listeners.delete(listener);
-        },
-      });
-    },
+    handle: (req, res) => handleRequest(ctx, signedIn, logger, req, res),
+    authorizeUpgrade: (req) => gateUpgrade(ctx, validSession, logger, req),
+    authenticator: () => protectionAuthenticator(enabledNow, validSession, listeners),
     userOf(req) {
       return signedIn.get(req) ?? null;
     },

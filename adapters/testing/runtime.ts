@@ -110,28 +110,7 @@ export function describeAgentRuntimeConformance(name: string, make: RuntimeFacto
       expect(turn.text.trim().length, "the answer's text").toBeGreaterThan(0);
     });
 
-    test("abort - the turn ends soon after the signal aborts", async () => {
-      const { runtime, text } = await setUp("long");
-      const controller = new AbortController();
-      let abortedAt = 0;
-      const turn = runTurn(runtime, text, controller.signal, () => {
-        if (abortedAt === 0) {
-          abortedAt = Date.now();
-          controller.abort(new Error("stopped by the conformance suite"));
-        }
-      });
-      const result = await within(turn, `the turn to end within ${abortWithinMs} ms of the abort`, abortWithinMs + 10_000);
-      expect(abortedAt, "the long turn yielded an event to abort after").toBeGreaterThan(0);
-      expect(Date.now() - abortedAt, "milliseconds from abort to the end of the turn").toBeLessThanOrEqual(abortWithinMs);
-      checkEvents(result.events, false);
-    });
-
-    test("abort - a turn started with an aborted signal ends as soon", async () => {
-      const { runtime, text } = await setUp("long");
-      const started = Date.now();
-      await runTurn(runtime, text, AbortSignal.abort(new Error("stopped before it began")));
-      expect(Date.now() - started, "milliseconds the aborted turn took").toBeLessThanOrEqual(abortWithinMs);
-    });
+    describeAbortTests(setUp, abortWithinMs);
 
     test("wire - an answer streams to a device, ends complete and is in history", async () => {
       const { runtime, text } = await setUp("answer");
@@ -164,6 +143,31 @@ export function describeAgentRuntimeConformance(name: string, make: RuntimeFacto
 
 type SetUp = (scenario: RuntimeScenario) => Promise<{ runtime: AgentRuntime; text: string }>;
 type WireUp = (runtime: AgentRuntime) => Promise<Wire>;
+
+function describeAbortTests(setUp: SetUp, abortWithinMs: number): void {
+  test("abort - the turn ends soon after the signal aborts", async () => {
+    const { runtime, text } = await setUp("long");
+    const controller = new AbortController();
+    let abortedAt = 0;
+    const turn = runTurn(runtime, text, controller.signal, () => {
+      if (abortedAt === 0) {
+        abortedAt = Date.now();
+        controller.abort(new Error("stopped by the conformance suite"));
+      }
+    });
+    const result = await within(turn, `the turn to end within ${abortWithinMs} ms of the abort`, abortWithinMs + 10_000);
+    expect(abortedAt, "the long turn yielded an event to abort after").toBeGreaterThan(0);
+    expect(Date.now() - abortedAt, "milliseconds from abort to the end of the turn").toBeLessThanOrEqual(abortWithinMs);
+    checkEvents(result.events, false);
+  });
+
+  test("abort - a turn started with an aborted signal ends as soon", async () => {
+    const { runtime, text } = await setUp("long");
+    const started = Date.now();
+    await runTurn(runtime, text, AbortSignal.abort(new Error("stopped before it began")));
+    expect(Date.now() - started, "milliseconds the aborted turn took").toBeLessThanOrEqual(abortWithinMs);
+  });
+}
 
 function describeToolTests(setUp: SetUp, wire: WireUp): void {
   test("tools - a tool call is a tool-start closed by its tool-end, then the answer", async () => {

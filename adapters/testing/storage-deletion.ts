@@ -10,12 +10,18 @@ import { A, B, channel, msg, thread } from "./storage-records.js";
 
 /** Declares the deletion tests; `current` gives the storage of the running test. */
 export function describeDeletionConformance(current: () => Storage): void {
-  let storage: Storage;
-  beforeEach(() => {
-    storage = current();
-  });
+  describeRequireMessages(current);
+  describeRedaction(current);
+}
 
+/** A conditional change applies whole or not at all. */
+function describeRequireMessages(current: () => Storage): void {
   describe("requireMessages", () => {
+    let storage: Storage;
+    beforeEach(() => {
+      storage = current();
+    });
+
     test("requireMessages - a change applies only while every required message exists; otherwise nothing of it", async () => {
       await storage.commit(A, { messages: [msg("m1", { role: "assistant", status: "streaming", text: "" })] });
       const saved = await storage.commit(A, {
@@ -42,8 +48,16 @@ export function describeDeletionConformance(current: () => Storage): void {
       expect((await storage.commit(A, { messages: [msg("m1")], requireMessages: ["m1"] })).skipped).toBe(true);
     });
   });
+}
 
+/** Deleting messages and channels redacts the outbox frames that show them. */
+function describeRedaction(current: () => Storage): void {
   describe("redaction", () => {
+    let storage: Storage;
+    beforeEach(() => {
+      storage = current();
+    });
+
     const texts = async (owner: string) => JSON.stringify(await storage.readOutbox(owner, 0, Infinity));
 
     test("redaction - deleting messages redacts their stored frames; seqs and bounds stay", async () => {
@@ -102,6 +116,5 @@ export function describeDeletionConformance(current: () => Storage): void {
       ]);
       expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 9 });
     });
-
   });
 }

@@ -133,6 +133,39 @@ async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | un
   }
 }
 
+/** Hand an upgraded socket to the gateway as one of its connections, watched by the heartbeat. */
+function serve(gateway: Gateway, heartbeat: ReturnType<typeof startHeartbeat>, ws: WebSocket, context: ConnectionContext): void {
+  heartbeat.watch(ws);
+  const connection: Connection = {
+    send: (text) => {
+      if (ws.readyState === ws.OPEN) ws.send(text);
+    },
+    sendBinary: (data) => {
+      if (ws.readyState === ws.OPEN) ws.send(data, { binary: true });
+    },
+    close: (code, reason) => {
+      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
+    },
+    get bufferedAmount() {
+      return ws.bufferedAmount;
+    },
+    pause: () => ws.pause(),
+    resume: () => ws.resume(),
+    context,
+  };
+  const handle = gateway.accept(connection);
+  ws.on("message", (data, isBinary) => {
+    if (isBinary) {
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+      handle.receiveBinary(bytes);
+    } else {
+      handle.receiveText(data.toString());
+    }
+  });
+  ws.on("close", () => handle.closed());
+  ws.on("error", () => handle.closed());
+}
+
 /**
  * Serve the gateway over WebSocket.
  * @example
@@ -154,38 +187,6 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate });
   const heartbeat = startHeartbeat(wss, heartbeatMs, pongTimeoutMs);
   let closing = false;
-
-  function serve(ws: WebSocket, context: ConnectionContext): void {
-    heartbeat.watch(ws);
-    const connection: Connection = {
-      send: (text) => {
-        if (ws.readyState === ws.OPEN) ws.send(text);
-      },
-      sendBinary: (data) => {
-        if (ws.readyState === ws.OPEN) ws.send(data, { binary: true });
-      },
-      close: (code, reason) => {
-        if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
-      },
-      get bufferedAmount() {
-        return ws.bufferedAmount;
-      },
-      pause: () => ws.pause(),
-      resume: () => ws.resume(),
-      context,
-    };
-    const handle = gateway.accept(connection);
-    ws.on("message", (data, isBinary) => {
-      if (isBinary) {
-        const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-        handle.receiveBinary(bytes);
-      } else {
-        handle.receiveText(data.toString());
-      }
-    });
-    ws.on("close", () => handle.closed());
-    ws.on("error", () => handle.closed());
-  }
 
   /** Run the origin/host guard and the upgrade gate in time; answers the refusal itself and then yields undefined. */
   async function gate(request: IncomingMessage, socket: Duplex): Promise<Extract<UpgradeDecision, { ok: true }> | undefined> {
@@ -217,7 +218,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     };
     wss.handleUpgrade(request, socket, head, (ws) => {
       socket.off("error", onError);
-      serve(ws, context);
+      serve(gateway, heartbeat, ws, context);
     });
   }
 

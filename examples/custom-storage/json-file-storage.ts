@@ -44,14 +44,14 @@ export interface JsonFileStorageOptions {
   dir: string;
 }
 
-/** A storage that keeps each owner in one JSON file, replaced atomically on every write. */
-export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
+/** Each owner's data, read from its file once and replaced on disk by every write. */
+function ownerFiles(dir: string) {
   const owners = new Map<Owner, Promise<OwnerData>>();
   /** The last write of each owner: writes chain on it, so they apply in call order. */
   const writes = new Map<Owner, Promise<unknown>>();
 
   // The owner is user data: hex keeps it from ever naming another path.
-  const fileOf = (owner: Owner) => join(options.dir, `${Buffer.from(owner).toString("hex")}.json`);
+  const fileOf = (owner: Owner) => join(dir, `${Buffer.from(owner).toString("hex")}.json`);
 
   function load(owner: Owner): Promise<OwnerData> {
     let data = owners.get(owner);
@@ -70,7 +70,7 @@ export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
     const run = (writes.get(owner) ?? Promise.resolve()).then(async () => {
       const draft = structuredClone(await load(owner));
       const result = apply(draft);
-      await writeJsonDurably(fileOf(owner), options.dir, draft);
+      await writeJsonDurably(fileOf(owner), dir, draft);
       owners.set(owner, Promise.resolve(draft));
       return result;
     });
@@ -78,13 +78,22 @@ export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
     return run;
   }
 
+  /** Resolves once every write asked for so far is done. */
+  const settled = () => Promise.all(writes.values());
+  return { load, write, settled };
+}
+
+/** A storage that keeps each owner in one JSON file, replaced atomically on every write. */
+export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
+  const { load, write, settled } = ownerFiles(options.dir);
+
   return defineStorage({
     async open() {
       await mkdir(options.dir, { recursive: true, mode: 0o700 });
     },
 
     async close() {
-      await Promise.all(writes.values());
+      await settled();
     },
 
     async commit(owner: Owner, change: Change): Promise<CommitResult> {

@@ -29,15 +29,10 @@ function pickRuntime(config: ServerConfig): AgentRuntime {
   return openAICompatibleRuntime({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, model: config.openaiModel });
 }
 
-export async function startServer(config: ServerConfig, log: (line: string) => void = console.log): Promise<RunningServer> {
-  if (config.redisUrl && !config.databaseUrl) {
-    throw new TypeError("REDIS_URL (--redis-url) needs DATABASE_URL (--database-url): processes that share Redis must share one database");
-  }
-  // One logger for the gateway and every adapter, so their warnings land in one place.
-  const logger = consoleLogger("[chat-gateway]");
+/** The storage this server keeps its chats in, and how to name it in the start-up line. */
+async function openStorage(config: ServerConfig, logger: Logger, shared: boolean): Promise<{ storage: Storage; storagePath: string }> {
   let storage: Storage;
   let storagePath: string;
-  const shared = await sharedState(config, log, logger);
   if (config.databaseUrl) {
     // Imported only in this mode, so the optional pg peer is not needed otherwise.
     const { postgresStorage } = await import("chat-gateway/storage/postgres");
@@ -51,6 +46,45 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     storage = sqlJsStorage({ dir: join(config.dataDir, "db"), logger });
     storagePath = join(config.dataDir, "db");
   }
+  return { storage, storagePath };
+}
+
+/** The HTTP side: the login gate, then media, then the web UI; anything else under /api/ or /ws/ is 404. */
+function routes(protection: LoginProtection, media: ReturnType<typeof createMediaHandler>): http.RequestListener {
+  return (req, res) => {
+    void (async () => {
+      if (await protection.handle(req, res)) return;
+      if (await media(req, res)) return;
+      if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
+        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
+        return;
+      }
+      await serveWeb(req, res);
+    })().catch((error) => {
+      console.error(error);
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: "internal error" }));
+    });
+  };
+}
+
+/** Listen where the config says; resolves with the port actually bound. */
+async function listen(server: http.Server, config: ServerConfig): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+export async function startServer(config: ServerConfig, log: (line: string) => void = console.log): Promise<RunningServer> {
+  if (config.redisUrl && !config.databaseUrl) {
+    throw new TypeError("REDIS_URL (--redis-url) needs DATABASE_URL (--database-url): processes that share Redis must share one database");
+  }
+  // One logger for the gateway and every adapter, so their warnings land in one place.
+  const logger = consoleLogger("[chat-gateway]");
+  const shared = await sharedState(config, log, logger);
+  const { storage, storagePath } = await openStorage(config, logger, shared !== undefined);
   const mediaDir = join(config.dataDir, "media");
   if (!config.memory) mkdirSync(mediaDir, { recursive: true, mode: 0o700 });
   const protection = createLoginProtection({
@@ -90,21 +124,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     ownerOf: async (req) => ((await protection.enabled()) ? protection.userOf(req) : ANONYMOUS_OWNER),
   });
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
-    void (async () => {
-      if (await protection.handle(req, res)) return;
-      if (await media(req, res)) return;
-      if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
-        return;
-      }
-      await serveWeb(req, res);
-    })().catch((error) => {
-      console.error(error);
-      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: "internal error" }));
-    });
-  });
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(protection, media));
 
   const transport = attachWebSocket(gateway, {
     server,
@@ -113,11 +133,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     // Behind a reverse proxy every socket comes from the proxy: count the client it names instead.
     clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listen(server, config);
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;

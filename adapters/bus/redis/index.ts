@@ -133,6 +133,25 @@ function resolve(redis: RedisClient, options: RedisBusOptions) {
   return { prefix, mode, maxPending, warn };
 }
 
+/** Follow the subscriber's link: note when it drops and read back the gap once it is up again. */
+function watchLink(subscriber: Redis, recovery: OutboxCatchUp, hasStorage: boolean, isClosed: () => boolean, warn: (message: string) => void): void {
+  // The subscription went down: the catch-up remembers where each owner was, to read back the gap.
+  subscriber.on("close", () => {
+    if (isClosed() || recovery.down()) return;
+    warn("lost the Redis subscription; this process keeps serving its own devices");
+    recovery.linkDown();
+  });
+  subscriber.on("ready", () => {
+    const readBack = recovery.linkUp();
+    if (!readBack) return;
+    warn("Redis subscription is back");
+    if (!hasStorage) return;
+    // ioredis re-sends the subscriptions right after this event; a PING queued behind them is
+    // answered once they are active, so whatever the outbox read misses arrives live.
+    setImmediate(() => void subscriber.ping().catch(() => undefined).then(readBack));
+  });
+}
+
 /**
  * Creates a {@link Bus} on Redis pub/sub. `redis` (yours, never closed by the bus) publishes; a
  * duplicate of it, owned by the bus, subscribes.
@@ -182,21 +201,7 @@ export function redisBus(redis: RedisClient, options: RedisBusOptions = {}): Red
     warn,
   });
 
-  // The subscription went down: the catch-up remembers where each owner was, to read back the gap.
-  subscriber.on("close", () => {
-    if (closed || recovery.down()) return;
-    warn("lost the Redis subscription; this process keeps serving its own devices");
-    recovery.linkDown();
-  });
-  subscriber.on("ready", () => {
-    const readBack = recovery.linkUp();
-    if (!readBack) return;
-    warn("Redis subscription is back");
-    if (!options.storage) return;
-    // ioredis re-sends the subscriptions right after this event; a PING queued behind them is
-    // answered once they are active, so whatever the outbox read misses arrives live.
-    setImmediate(() => void subscriber.ping().catch(() => undefined).then(readBack));
-  });
+  watchLink(subscriber, recovery, Boolean(options.storage), () => closed, warn);
 
   function deliver(message: BusMessage): void {
     const seq = message.frame.seq;

@@ -63,23 +63,8 @@ interface AccessToken {
   refreshAt: number;
 }
 
-/**
- * Create a {@link PushSender} for FCM HTTP v1. It accepts every device with an `fcm_token`.
- *
- * It signs a service-account JWT, exchanges it for an OAuth access token, and reuses that token
- * until shortly before it expires; concurrent sends share one token request. A 401 from FCM
- * refreshes the token and retries once. An unregistered device token (404, `UNREGISTERED`) and
- * other 4xx answers except 429 reject with a permanent {@link PushSendError}.
- *
- * @example
- * ```ts
- * const push = fcmPushSender({ serviceAccount });
- * if (push.accepts(device)) {
- *   await push.send(owner, device, { kind: "message", title: "Assistant", body: "Done.", chat_id });
- * }
- * ```
- */
-export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
+/** The options of {@link fcmPushSender}, checked, with the URLs they lead to. */
+function checkedOptions(options: FcmPushSenderOptions) {
   if (options === null || typeof options !== "object") {
     throw new TypeError("fcmPushSender: options with a `serviceAccount` are required");
   }
@@ -112,6 +97,83 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
   if (typeof clock !== "function") {
     throw new TypeError("fcmPushSender: `clock` must be a function returning epoch milliseconds");
   }
+  return { account, key, tokenUrl, sendUrl, timeoutMs, fetchFn, clock };
+}
+
+/** The access token an OAuth answer carries, refreshed a margin before it expires. */
+async function accessTokenOf(response: Response, now: number): Promise<AccessToken> {
+  const text = await response.text().catch(() => "");
+  if (!response.ok) {
+    throw new PushSendError(`fcm: the OAuth token request answered ${response.status}${oauthDetail(text)}`, {
+      permanent: isPermanentStatus(response.status),
+    });
+  }
+  let body: { access_token?: unknown; expires_in?: unknown };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch (cause) {
+    throw new PushSendError("fcm: the OAuth token response is not JSON", { permanent: false, cause });
+  }
+  if (typeof body.access_token !== "string" || body.access_token === "") {
+    throw new PushSendError("fcm: the OAuth token response has no access_token", { permanent: false });
+  }
+  const lifetimeMs = (typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : 3600) * 1000;
+  return { value: body.access_token, refreshAt: now + lifetimeMs - Math.min(EXPIRY_MARGIN_MS, lifetimeMs / 2) };
+}
+
+/** Why a send failed, permanent when the device token is gone or FCM refused the request itself. */
+function sendError(device: Device, status: number, text: string): PushSendError {
+  const error = fcmError(text);
+  const unregistered = status === 404 || error.code === "UNREGISTERED";
+  return new PushSendError(
+    `fcm: send to device ${device.device_id} answered ${status}` +
+      (error.code ? ` ${error.code}` : "") +
+      (error.message ? `: ${error.message}` : "") +
+      (unregistered ? " (the device's FCM token is no longer valid)" : ""),
+    { permanent: unregistered || isPermanentStatus(status) },
+  );
+}
+
+/** The device's FCM token, refused for good when it is missing or malformed. */
+function deviceToken(device: Device): string {
+  if (!device.fcm_token) {
+    throw new PushSendError(`fcm: device ${device.device_id} has no fcm_token`, { permanent: true });
+  }
+  if (!isFcmToken(device.fcm_token)) {
+    throw new PushSendError(`fcm: device ${device.device_id} has an invalid fcm_token (1 to 4096 printable ASCII characters without spaces)`, { permanent: true });
+  }
+  return device.fcm_token;
+}
+
+/** The service-account JWT that is exchanged for an access token. */
+function signedAssertion(clientEmail: string, tokenUrl: string, key: Parameters<SignJWT["sign"]>[0], iat: number): Promise<string> {
+  return new SignJWT({ scope: SCOPE })
+    .setProtectedHeader({ alg: "RS256", typ: "JWT" })
+    .setIssuer(clientEmail)
+    .setAudience(tokenUrl)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + JWT_LIFETIME_S)
+    .sign(key);
+}
+
+/**
+ * Create a {@link PushSender} for FCM HTTP v1. It accepts every device with an `fcm_token`.
+ *
+ * It signs a service-account JWT, exchanges it for an OAuth access token, and reuses that token
+ * until shortly before it expires; concurrent sends share one token request. A 401 from FCM
+ * refreshes the token and retries once. An unregistered device token (404, `UNREGISTERED`) and
+ * other 4xx answers except 429 reject with a permanent {@link PushSendError}.
+ *
+ * @example
+ * ```ts
+ * const push = fcmPushSender({ serviceAccount });
+ * if (push.accepts(device)) {
+ *   await push.send(owner, device, { kind: "message", title: "Assistant", body: "Done.", chat_id });
+ * }
+ * ```
+ */
+export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
+  const { account, key, tokenUrl, sendUrl, timeoutMs, fetchFn, clock } = checkedOptions(options);
 
   let cached: AccessToken | undefined;
   let pending: Promise<AccessToken> | undefined;
@@ -127,35 +189,13 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
   async function fetchToken(): Promise<AccessToken> {
     const now = clock();
     const iat = Math.floor(now / 1000);
-    const assertion = await new SignJWT({ scope: SCOPE })
-      .setProtectedHeader({ alg: "RS256", typ: "JWT" })
-      .setIssuer(account.client_email)
-      .setAudience(tokenUrl)
-      .setIssuedAt(iat)
-      .setExpirationTime(iat + JWT_LIFETIME_S)
-      .sign(key);
+    const assertion = await signedAssertion(account.client_email, tokenUrl, key, iat);
     const response = await request(tokenUrl, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ grant_type: "urn:ietf:params:oauth:grant-type:jwt-bearer", assertion }).toString(),
     });
-    const text = await response.text().catch(() => "");
-    if (!response.ok) {
-      throw new PushSendError(`fcm: the OAuth token request answered ${response.status}${oauthDetail(text)}`, {
-        permanent: isPermanentStatus(response.status),
-      });
-    }
-    let body: { access_token?: unknown; expires_in?: unknown };
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch (cause) {
-      throw new PushSendError("fcm: the OAuth token response is not JSON", { permanent: false, cause });
-    }
-    if (typeof body.access_token !== "string" || body.access_token === "") {
-      throw new PushSendError("fcm: the OAuth token response has no access_token", { permanent: false });
-    }
-    const lifetimeMs = (typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : 3600) * 1000;
-    return { value: body.access_token, refreshAt: now + lifetimeMs - Math.min(EXPIRY_MARGIN_MS, lifetimeMs / 2) };
+    return accessTokenOf(response, now);
   }
 
   function accessToken(): Promise<AccessToken> {
@@ -190,13 +230,7 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
     },
 
     async send(_owner: Owner, device: Device, message: PushMessage): Promise<void> {
-      if (!device.fcm_token) {
-        throw new PushSendError(`fcm: device ${device.device_id} has no fcm_token`, { permanent: true });
-      }
-      if (!isFcmToken(device.fcm_token)) {
-        throw new PushSendError(`fcm: device ${device.device_id} has an invalid fcm_token (1 to 4096 printable ASCII characters without spaces)`, { permanent: true });
-      }
-      const payload = JSON.stringify({ message: fcmMessage(device.fcm_token, message) });
+      const payload = JSON.stringify({ message: fcmMessage(deviceToken(device), message) });
       let token = await accessToken();
       let response = await post(token, payload);
       if (response.status === 401) {
@@ -208,16 +242,7 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
       }
       const text = await response.text().catch(() => "");
       if (response.ok) return;
-      const error = fcmError(text);
-      const status = response.status;
-      const unregistered = status === 404 || error.code === "UNREGISTERED";
-      throw new PushSendError(
-        `fcm: send to device ${device.device_id} answered ${status}` +
-          (error.code ? ` ${error.code}` : "") +
-          (error.message ? `: ${error.message}` : "") +
-          (unregistered ? " (the device's FCM token is no longer valid)" : ""),
-        { permanent: unregistered || isPermanentStatus(status) },
-      );
+      throw sendError(device, response.status, text);
     },
   };
 }

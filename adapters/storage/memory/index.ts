@@ -69,111 +69,90 @@ function firstAfter(outbox: OutboxEntry[], after: Seq): number {
   return lo;
 }
 
-/**
- * Creates a {@link Storage} that keeps everything in memory. Every value goes in and comes out as
- * a copy, so callers can never change stored state by mutating what they passed or received.
- * It has every capability but `uniqueClientMsgId`: nothing outside this process can share it.
- */
-export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
-  if (options.now !== undefined && typeof options.now !== "function") {
-    throw new TypeError("memoryStorage: options.now must be a function returning epoch milliseconds");
+function deleteMessage(s: OwnerState, id: MessageId, orphaned: Set<MediaId>, redact: Set<string>): void {
+  const m = s.messages.get(id);
+  if (!m) return;
+  s.messages.delete(id);
+  redact.add(messageRedactionKey(id));
+  for (const ref of m.media) {
+    if (heldByAnother(s.media.get(ref.media_id), id)) continue;
+    orphaned.add(ref.media_id);
+    s.media.delete(ref.media_id);
   }
-  const now = options.now ?? Date.now;
-  const owners = new Map<Owner, OwnerState>();
+}
 
-  function state(owner: Owner): OwnerState {
-    let s = owners.get(owner);
-    if (!s) {
-      s = { channels: new Map(), messages: new Map(), outbox: [], lastSeq: 0, devices: new Map(), media: new Map() };
-      owners.set(owner, s);
-    }
-    return s;
-  }
-
-  /** Reads never create owner state, so probing unknown owners costs nothing. */
-  function peek(owner: Owner): OwnerState | undefined {
-    return owners.get(owner);
-  }
-
-  function deleteMessage(s: OwnerState, id: MessageId, orphaned: Set<MediaId>, redact: Set<string>): void {
-    const m = s.messages.get(id);
-    if (!m) return;
-    s.messages.delete(id);
-    redact.add(messageRedactionKey(id));
+/** Checked before anything is applied, which keeps a refused commit all-or-nothing. */
+function checkAttachments(s: OwnerState, messages: StoredMessage[]): void {
+  const claimed = new Map<MediaId, MessageId>();
+  for (const m of messages) {
     for (const ref of m.media) {
-      if (heldByAnother(s.media.get(ref.media_id), id)) continue;
-      orphaned.add(ref.media_id);
-      s.media.delete(ref.media_id);
+      const other = claimed.get(ref.media_id);
+      if ((other !== undefined && other !== m.message_id) || heldByAnother(s.media.get(ref.media_id), m.message_id)) throw mediaTakenError(ref.media_id);
+      claimed.set(ref.media_id, m.message_id);
     }
   }
+}
 
-  /** Checked before anything is applied, which keeps a refused commit all-or-nothing. */
-  function checkAttachments(s: OwnerState, messages: StoredMessage[]): void {
-    const claimed = new Map<MediaId, MessageId>();
-    for (const m of messages) {
-      for (const ref of m.media) {
-        const other = claimed.get(ref.media_id);
-        if ((other !== undefined && other !== m.message_id) || heldByAnother(s.media.get(ref.media_id), m.message_id)) throw mediaTakenError(ref.media_id);
-        claimed.set(ref.media_id, m.message_id);
+function attach(s: OwnerState, m: StoredMessage): void {
+  for (const ref of m.media) {
+    const record = s.media.get(ref.media_id);
+    if (record) record.message_id = m.message_id;
+  }
+}
+
+/** A linear pass over the owner's outbox, which retention bounds. */
+function redactOutbox(s: OwnerState, keys: Set<string>): void {
+  if (keys.size === 0) return;
+  s.outbox.forEach((entry, i) => {
+    const key = entry.redacted ? undefined : outboxRedactionKey(entry);
+    if (key !== undefined && keys.has(key)) s.outbox[i] = { seq: entry.seq, ts: entry.ts, type: "", payload: {}, redacted: true };
+  });
+}
+
+/** Apply one change to an owner's state, all or nothing (see the clone at the top). */
+function applyChange(s: OwnerState, change: Change, now: () => number): CommitResult {
+  // Clone everything before touching state: a value that cannot be stored throws here, while
+  // nothing has been applied yet, which is what keeps the commit all-or-nothing.
+  const c = structuredClone(change);
+  if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
+  checkAttachments(s, c.messages ?? []);
+  for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
+  for (const m of c.messages ?? []) {
+    s.messages.set(m.message_id, m);
+    attach(s, m);
+  }
+  const orphaned = new Set<MediaId>();
+  const redact = new Set<string>();
+  for (const id of c.deleteMessages ?? []) deleteMessage(s, id, orphaned, redact);
+  if (c.deleteChannels?.length) {
+    const gone = new Set(c.deleteChannels);
+    for (const id of gone) {
+      s.channels.delete(id);
+      redact.add(channelRedactionKey(id));
+    }
+    for (const m of [...s.messages.values()]) {
+      if (gone.has(m.chat_id) || (m.thread_id !== null && gone.has(m.thread_id))) {
+        deleteMessage(s, m.message_id, orphaned, redact);
       }
     }
   }
-
-  function attach(s: OwnerState, m: StoredMessage): void {
-    for (const ref of m.media) {
-      const record = s.media.get(ref.media_id);
-      if (record) record.message_id = m.message_id;
-    }
+  redactOutbox(s, redact);
+  const seqs: Seq[] = [];
+  const ts = now();
+  for (const frame of c.outbox ?? []) {
+    const seq = ++s.lastSeq;
+    s.outbox.push({ type: frame.type, payload: frame.payload, seq, ts });
+    seqs.push(seq);
   }
+  return { seqs, orphanedMedia: [...orphaned] };
+}
 
-  /** A linear pass over the owner's outbox, which retention bounds. */
-  function redactOutbox(s: OwnerState, keys: Set<string>): void {
-    if (keys.size === 0) return;
-    s.outbox.forEach((entry, i) => {
-      const key = entry.redacted ? undefined : outboxRedactionKey(entry);
-      if (key !== undefined && keys.has(key)) s.outbox[i] = { seq: entry.seq, ts: entry.ts, type: "", payload: {}, redacted: true };
-    });
-  }
+/** Reads never create owner state, so probing unknown owners costs nothing. */
+type Peek = (owner: Owner) => OwnerState | undefined;
 
-  return defineStorage({
-    async commit(owner: Owner, change: Change): Promise<CommitResult> {
-      // Clone everything before touching state: a value that cannot be stored throws here, while
-      // nothing has been applied yet, which is what keeps the commit all-or-nothing.
-      const c = structuredClone(change);
-      const s = state(owner);
-      if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
-      checkAttachments(s, c.messages ?? []);
-      for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
-      for (const m of c.messages ?? []) {
-        s.messages.set(m.message_id, m);
-        attach(s, m);
-      }
-      const orphaned = new Set<MediaId>();
-      const redact = new Set<string>();
-      for (const id of c.deleteMessages ?? []) deleteMessage(s, id, orphaned, redact);
-      if (c.deleteChannels?.length) {
-        const gone = new Set(c.deleteChannels);
-        for (const id of gone) {
-          s.channels.delete(id);
-          redact.add(channelRedactionKey(id));
-        }
-        for (const m of [...s.messages.values()]) {
-          if (gone.has(m.chat_id) || (m.thread_id !== null && gone.has(m.thread_id))) {
-            deleteMessage(s, m.message_id, orphaned, redact);
-          }
-        }
-      }
-      redactOutbox(s, redact);
-      const seqs: Seq[] = [];
-      const ts = now();
-      for (const frame of c.outbox ?? []) {
-        const seq = ++s.lastSeq;
-        s.outbox.push({ type: frame.type, payload: frame.payload, seq, ts });
-        seqs.push(seq);
-      }
-      return { seqs, orphanedMedia: [...orphaned] };
-    },
-
+/** The channel and message reads of {@link memoryStorage}. */
+function messageReads(peek: Peek): Pick<Storage, "getChannel" | "listChannels" | "getMessage" | "findByClientMsgId" | "history" | "search"> {
+  return {
     async getChannel(owner, chatId) {
       const ch = peek(owner)?.channels.get(chatId);
       return ch && structuredClone(ch);
@@ -212,22 +191,17 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       return { messages: structuredClone(lane.slice(start, end)), has_more: start > 0 };
     },
 
-    async unfinishedMessages() {
-      const out: Array<{ owner: Owner; message: StoredMessage }> = [];
-      for (const [owner, s] of owners) {
-        for (const m of s.messages.values()) {
-          if (m.role === "assistant" && m.status === "streaming") out.push({ owner, message: structuredClone(m) });
-        }
-      }
-      return out;
-    },
-
     async search(owner: Owner, query: SearchQuery): Promise<SearchHit[]> {
       const s = peek(owner);
       if (!s) return [];
       return searchMessages(s.messages.values(), query);
     },
+  };
+}
 
+/** The outbox reads and retention of {@link memoryStorage}. */
+function outboxMethods(peek: Peek): Pick<Storage, "readOutbox" | "outboxBounds" | "pruneOutbox"> {
+  return {
     async readOutbox(owner, after, limit) {
       const outbox = peek(owner)?.outbox ?? [];
       const out: OutboxEntry[] = [];
@@ -252,7 +226,12 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       while (drop < s.outbox.length && s.outbox[drop].ts < cutoff) drop++;
       if (drop > 0) s.outbox.splice(0, drop);
     },
+  };
+}
 
+/** The device and media records of {@link memoryStorage}. */
+function recordMethods(state: (owner: Owner) => OwnerState, peek: Peek): Pick<Storage, "getDevice" | "listDevices" | "putDevice" | "getMedia" | "putMedia" | "deleteMedia"> {
+  return {
     async getDevice(owner, deviceId) {
       const d = peek(owner)?.devices.get(deviceId);
       return d && structuredClone(d);
@@ -281,6 +260,53 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       const s = peek(owner);
       if (!s) return;
       for (const id of mediaIds) s.media.delete(id);
+    },
+  };
+}
+
+/**
+ * Creates a {@link Storage} that keeps everything in memory. Every value goes in and comes out as
+ * a copy, so callers can never change stored state by mutating what they passed or received.
+ * It has every capability but `uniqueClientMsgId`: nothing outside this process can share it.
+ */
+export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw new TypeError("memoryStorage: options.now must be a function returning epoch milliseconds");
+  }
+  const now = options.now ?? Date.now;
+  const owners = new Map<Owner, OwnerState>();
+
+  function state(owner: Owner): OwnerState {
+    let s = owners.get(owner);
+    if (!s) {
+      s = { channels: new Map(), messages: new Map(), outbox: [], lastSeq: 0, devices: new Map(), media: new Map() };
+      owners.set(owner, s);
+    }
+    return s;
+  }
+
+  /** Reads never create owner state, so probing unknown owners costs nothing. */
+  function peek(owner: Owner): OwnerState | undefined {
+    return owners.get(owner);
+  }
+
+  return defineStorage({
+    ...messageReads(peek),
+    ...outboxMethods(peek),
+    ...recordMethods(state, peek),
+
+    async commit(owner: Owner, change: Change): Promise<CommitResult> {
+      return applyChange(state(owner), change, now);
+    },
+
+    async unfinishedMessages() {
+      const out: Array<{ owner: Owner; message: StoredMessage }> = [];
+      for (const [owner, s] of owners) {
+        for (const m of s.messages.values()) {
+          if (m.role === "assistant" && m.status === "streaming") out.push({ owner, message: structuredClone(m) });
+        }
+      }
+      return out;
     },
   });
 }

@@ -35,6 +35,44 @@ const MESSAGES: RecordTable = { table: "messages", key: "message_id" };
 const DEVICES: RecordTable = { table: "devices", key: "device_id" };
 const MEDIA: RecordTable = { table: "media", key: "media_id" };
 
+/** The outbox reads and retention of one storage. */
+function outboxQueries(db: Database): Pick<Queries, "readOutbox" | "outboxBounds" | "pruneOutbox"> {
+  const { s, rows } = db;
+  return {
+    async readOutbox(owner, after, limit): Promise<OutboxEntry[]> {
+      if (!(limit > 0)) return [];
+      const cap = Number.isFinite(limit) ? ` LIMIT ${Math.floor(limit)}` : "";
+      return (
+        await rows<{ seq: string; type: string; payload: string; ts: string }>(`SELECT seq, type, payload, ts FROM ${s}.outbox WHERE owner = $1 AND seq > $2 AND type <> '' ORDER BY seq${cap}`, [owner, after])
+      ).map((r) => ({ type: r.type, payload: JSON.parse(r.payload) as Record<string, unknown>, seq: Number(r.seq), ts: Number(r.ts) }));
+    },
+
+    async outboxBounds(owner): Promise<OutboxBounds> {
+      const [row] = await rows<{ last: string | null; first: string | null }>(
+        `SELECT (SELECT last_seq FROM ${s}.owners WHERE owner = $1) AS last, (SELECT min(seq) FROM ${s}.outbox WHERE owner = $1) AS first`,
+        [owner],
+      );
+      const last = Number(row?.last ?? 0);
+      return { first: row?.first != null ? Number(row.first) : last + 1, last };
+    },
+
+    async pruneOutbox(owner: Owner, policy: RetentionPolicy, at: number): Promise<void> {
+      const clauses: string[] = [];
+      const values: unknown[] = [owner];
+      if (Number.isFinite(policy.maxFrames)) {
+        values.push(Math.max(0, Math.floor(policy.maxFrames)));
+        clauses.push(`seq <= (SELECT last_seq FROM ${s}.owners WHERE owner = $1) - $${values.length}`);
+      }
+      if (Number.isFinite(policy.maxAgeMs)) {
+        values.push(Math.floor(at - policy.maxAgeMs));
+        clauses.push(`ts < $${values.length}`);
+      }
+      if (!clauses.length) return;
+      await rows(`DELETE FROM ${s}.outbox WHERE owner = $1 AND (${clauses.join(" OR ")})`, values);
+    },
+  };
+}
+
 /** The queries of one storage. */
 export function queries(db: Database): Queries {
   const { s, rows } = db;
@@ -77,37 +115,7 @@ export function queries(db: Database): Queries {
         message: JSON.parse(r.data) as StoredMessage,
       }));
     },
-    async readOutbox(owner, after, limit): Promise<OutboxEntry[]> {
-      if (!(limit > 0)) return [];
-      const cap = Number.isFinite(limit) ? ` LIMIT ${Math.floor(limit)}` : "";
-      return (
-        await rows<{ seq: string; type: string; payload: string; ts: string }>(`SELECT seq, type, payload, ts FROM ${s}.outbox WHERE owner = $1 AND seq > $2 AND type <> '' ORDER BY seq${cap}`, [owner, after])
-      ).map((r) => ({ type: r.type, payload: JSON.parse(r.payload) as Record<string, unknown>, seq: Number(r.seq), ts: Number(r.ts) }));
-    },
-
-    async outboxBounds(owner): Promise<OutboxBounds> {
-      const [row] = await rows<{ last: string | null; first: string | null }>(
-        `SELECT (SELECT last_seq FROM ${s}.owners WHERE owner = $1) AS last, (SELECT min(seq) FROM ${s}.outbox WHERE owner = $1) AS first`,
-        [owner],
-      );
-      const last = Number(row?.last ?? 0);
-      return { first: row?.first != null ? Number(row.first) : last + 1, last };
-    },
-
-    async pruneOutbox(owner: Owner, policy: RetentionPolicy, at: number): Promise<void> {
-      const clauses: string[] = [];
-      const values: unknown[] = [owner];
-      if (Number.isFinite(policy.maxFrames)) {
-        values.push(Math.max(0, Math.floor(policy.maxFrames)));
-        clauses.push(`seq <= (SELECT last_seq FROM ${s}.owners WHERE owner = $1) - $${values.length}`);
-      }
-      if (Number.isFinite(policy.maxAgeMs)) {
-        values.push(Math.floor(at - policy.maxAgeMs));
-        clauses.push(`ts < $${values.length}`);
-      }
-      if (!clauses.length) return;
-      await rows(`DELETE FROM ${s}.outbox WHERE owner = $1 AND (${clauses.join(" OR ")})`, values);
-    },
+    ...outboxQueries(db),
 
     getDevice: (owner, deviceId) => one<Device>(DEVICES, owner, deviceId),
     listDevices: (owner) => all<Device>(DEVICES, owner),
