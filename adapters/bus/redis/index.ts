@@ -134,7 +134,7 @@ function resolve(redis: RedisClient, options: RedisBusOptions) {
 }
 
 /** Follow the subscriber's link: note when it drops and read back the gap once it is up again. */
-function watchLink(subscriber: Redis, recovery: OutboxCatchUp, hasStorage: boolean, isClosed: () => boolean, warn: (message: string) => void): void {
+function watchLink(subscriber: RedisClient, recovery: OutboxCatchUp, hasStorage: boolean, isClosed: () => boolean, warn: (message: string) => void): void {
   // The subscription went down: the catch-up remembers where each owner was, to read back the gap.
   subscriber.on("close", () => {
     if (isClosed() || recovery.down()) return;
