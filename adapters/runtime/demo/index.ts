@@ -1,6 +1,7 @@
 /**
  * The demo runtime: a zero-configuration agent that needs no network (docs/PROTOCOL.md §10.3). It
- * streams `You said: <text>` in small pieces and ends with a runtime footer; a message that
+ * streams `You said: <text>` in small pieces (text of several lines on a line of its own after
+ * `You said:` and a blank line) and ends with a runtime footer; a message that
  * starts with `tool:` first calls a demo tool `echo`.
  * @module
  */
@@ -60,7 +61,9 @@ export function demoRuntime(options: DemoRuntimeOptions = {}): AgentRuntime {
         yield { type: "tool-end", id: "echo-1", name: "echo", output: arg, ok: true };
         text = arg;
       }
-      const answer = `You said: ${text}`;
+      // Text of several lines gets its own paragraph: after "You said: " on the same line, a
+      // Markdown fence or list it starts with would not open (docs/PROTOCOL.md §10.3).
+      const answer = text.includes("\n") ? `You said:\n\n${text}` : `You said: ${text}`;
       for (let at = 0; at < answer.length; at += chunkChars) {
         if (input.signal.aborted) return;
         if (delayMs > 0 && at > 0) await sleep(delayMs, input.signal);
