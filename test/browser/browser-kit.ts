@@ -1,0 +1,54 @@
+// What the browser tests share: Debian's Chromium through playwright-core (npm never downloads a
+// browser), the example server built and started, and axe-core run inside the page.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+export const root = path.resolve(import.meta.dirname, "../..");
+export const resultsDir = path.join(root, "test-results");
+const require = createRequire(import.meta.url);
+
+/** Why the browser tests cannot run, or undefined when Chromium is there. */
+export const missingChromium = existsSync(CHROMIUM)
+  ? undefined
+  : `Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium).`;
+
+export function buildWebUi(): void {
+  execFileSync(process.execPath, [path.join(root, "examples/server/web/build.mjs")], { stdio: "ignore" });
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+/** Page errors, CSP refusals and unexpected dialogs of a page, collected into `problems`. */
+export function watchProblems(page: Page, problems: string[]): void {
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`CSP: ${message.text()}`);
+  });
+  page.on("dialog", (dialog) => {
+    problems.push(`unexpected dialog: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+}
+
+/** Run axe-core in the page; the serious and critical violations, described. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  const source = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  // Evaluated through the DevTools protocol, so the page's CSP (no inline scripts) stays on.
+  await page.evaluate(source);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
+    const result = await axe.run(document, { resultTypes: ["violations"] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
+  });
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(", ")}`);
+}
