@@ -11,6 +11,7 @@ import { startExample, tempDir } from "../client/helpers.js";
 import { axeViolations, buildWebUi, launchChromium, missingChromium, resultsDir, watchProblems } from "./browser-kit.js";
 
 let server: RunningServer;
+let dataDir: string;
 let cleanup: () => Promise<void>;
 let browser: Browser;
 let context: BrowserContext;
@@ -55,6 +56,7 @@ beforeAll(async () => {
   buildWebUi();
   const temp = await tempDir();
   cleanup = temp.cleanup;
+  dataDir = temp.dir;
   // Slow enough to watch an answer stream, stop it and queue behind it.
   process.env.GATEWAY_DEMO_DELAY_MS = "30";
   server = await startExample(temp.dir);
@@ -180,6 +182,22 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
     await poll(() => queued.count()).toBe(0);
     expect(await page.locator(".msg.user .body").filter({ hasText: "never mind this one" }).count()).toBe(0);
     await poll(async () => (await (await lastAnswer()).locator(".body").textContent())?.trim()).toBe("You said: and then this");
+  });
+
+  it("holds a message sent while offline and sends it once the connection is back", async () => {
+    const port = server.port;
+    await server.close();
+    await poll(() => page.locator(".conn").getAttribute("data-state")).not.toBe("open");
+    await send("sent when we are back");
+    const queued = page.locator(".send-queue .queued");
+    await poll(() => queued.count()).toBe(1);
+    expect(await queued.locator(".queued-state").textContent()).toBe("Waiting for connection");
+    server = await startExample(dataDir, port);
+    const users = page.locator(".msg.user .body");
+    await expect.poll(async () => (await users.last().textContent())?.trim(), { timeout: 20_000 }).toBe("sent when we are back");
+    expect(await queued.count()).toBe(0);
+    expect(await users.filter({ hasText: "sent when we are back" }).count()).toBe(1);
+    await poll(async () => (await (await lastAnswer()).locator(".body").textContent())?.trim()).toBe("You said: sent when we are back");
   });
 
   it("marks the match in search results, which wrap instead of running off the panel", async () => {

@@ -2,23 +2,17 @@
 // server with login protection on. The steps share one page and run in order, like a person
 // using the app: sign in, talk, use tools, change a setting, upload, search, sign out, and get the
 // sign-in screen back once the server forgot the session.
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { deflateSync } from "node:zlib";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createUserStore } from "chat-gateway/http";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES } from "../http/helpers.js";
 import { checkingWebSocket } from "../fixtures/frame-check.js";
-
-const CHROMIUM = "/usr/bin/chromium";
-const require = createRequire(import.meta.url);
-const root = path.resolve(import.meta.dirname, "../..");
-const resultsDir = path.join(root, "test-results");
+import { axeViolations as pageAxeViolations, buildWebUi, launchChromium, missingChromium, resultsDir, watchProblems } from "./browser-kit.js";
 
 let server: RunningServer;
 let dataDir: string;
@@ -65,17 +59,9 @@ function png(width: number, height: number): Buffer {
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(rows)), chunk("IEND", Buffer.alloc(0))]);
 }
 
-/** Run axe-core in the page; the serious and critical violations, described. */
-async function axeViolations(): Promise<string[]> {
-  const source = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
-  // Evaluated through the DevTools protocol, so the page's CSP (no inline scripts) stays on.
-  await page.evaluate(source);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ["violations"] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
-  });
-  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(", ")}`);
+/** The serious and critical axe-core violations of the page. */
+function axeViolations(): Promise<string[]> {
+  return pageAxeViolations(page);
 }
 
 /** expect.poll with room for a loaded machine (bcrypt logins, streaming). */
@@ -95,10 +81,6 @@ async function send(text: string): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).press("Enter");
 }
 
-const missingChromium = existsSync(CHROMIUM)
-  ? undefined
-  : `Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium).`;
-
 // Every test fails (none is skipped) when the browser is missing.
 beforeEach(() => {
   if (missingChromium) throw new Error(missingChromium);
@@ -106,7 +88,7 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  execFileSync(process.execPath, [path.join(root, "examples/server/web/build.mjs")], { stdio: "ignore" });
+  buildWebUi();
   const temp = await tempDir();
   dataDir = temp.dir;
   cleanup = temp.cleanup;
@@ -114,11 +96,7 @@ beforeAll(async () => {
   // A demo agent slow enough that a test can watch an answer stream in.
   process.env.GATEWAY_DEMO_DELAY_MS = "30";
   server = await startExample(dataDir);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   // Record every text the connection indicator shows (it can change faster than a poll).
   await context.addInitScript(() => {
@@ -130,14 +108,7 @@ beforeAll(async () => {
     }).observe(document, { subtree: true, childList: true, characterData: true });
   });
   page = await context.newPage();
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`CSP: ${message.text()}`);
-  });
-  page.on("dialog", (dialog) => {
-    problems.push(`unexpected dialog: ${dialog.message()}`);
-    void dialog.dismiss();
-  });
+  watchProblems(page, problems);
 }, 60_000);
 
 afterAll(async () => {

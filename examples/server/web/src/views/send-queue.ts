@@ -58,7 +58,9 @@ export class SendQueue {
 
   /** Send the first message whose lane is free, if the connection is open. */
   async flush(): Promise<void> {
-    if (this.#sending || this.#deps.client.state !== "open") return;
+    if (this.#sending) return;
+    this.#render(); // the connection may have changed what the items wait for
+    if (this.#deps.client.state !== "open") return;
     const item = this.#items.find((q) => !answerRunning(this.#deps.store.lane(q.lane.chat_id, q.lane.thread_id)));
     if (!item) return;
     this.#items = this.#items.filter((q) => q !== item);
