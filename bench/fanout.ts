@@ -19,6 +19,7 @@
  * devices receive them, bytes the server wrote to its TCP sockets (WebSocket headers included),
  * the server's event-loop delay (`perf_hooks.monitorEventLoopDelay`, 1 ms resolution) and its CPU
  * time. Prints a Markdown table and the raw JSON. Figures go to bench/RESULTS.md, "Fan-out".
+ * The paced case beside this burst (delta updates, full text, compression) is bench/fanout-stream.ts.
  * @module
  */
 import { fork, type ChildProcess } from "node:child_process";

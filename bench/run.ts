@@ -22,6 +22,7 @@ const BENCH_TIMEOUT_MS = 20 * 60_000;
 const BENCHES: Array<{ name: string; aliases: string[]; file: string }> = [
   { name: "login", aliases: [], file: "login.ts" },
   { name: "fanout", aliases: ["fan-out"], file: "fanout.ts" },
+  { name: "fanout-stream", aliases: ["delta", "stream"], file: "fanout-stream.ts" },
   { name: "media", aliases: [], file: "media.ts" },
   { name: "storage", aliases: ["storage-sqljs", "sqljs"], file: "storage-sqljs.ts" },
   { name: "search", aliases: ["fts"], file: "search.ts" },

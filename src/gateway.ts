@@ -27,6 +27,9 @@ import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
 import { stopPayload } from "./protocol/message-payloads.js";
 import { runAnswer } from "./turn/turn.js";
+import { OpenAsks } from "./asks/open-asks.js";
+import { arbitrateRelayed, interruptAsksOf } from "./asks/ask-answers.js";
+import { listenForRelays } from "./asks/ask-relay.js";
 
 /** What server-side code posts into a channel (`gateway.post`). */
 export type PostInput =
@@ -288,6 +291,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
         const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
         // Deleted since the listing: closing it must not bring it back.
         await this.#services.store(owner, { messages: [ended], requireMessages: [ended.message_id] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
+        await interruptAsksOf(this.#services, owner, ended.message_id);
       } finally {
         await lease?.release();
       }
@@ -319,7 +323,7 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
   const outbox = new Outbox({ storage, bus, retention: options.retention, mediaStore: options.mediaStore, now, log });
   const channels = new ChannelDirectory(storage, now);
   const lanes = new LaneScheduler(options.maxTurnsPerOwner, options.laneLock, (error) => log.warn("lane lock failed; the turn runs without it", error));
-  return {
+  const base = {
     options,
     storage,
     runtime: options.runtime,
@@ -340,6 +344,10 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
     detach: fanOut.detach,
     connectionCount: fanOut.connectionCount,
   };
+  // The process running a turn holds its asks; answers from other processes reach it on the bus.
+  const services = { ...base, asks: new OpenAsks(base) };
+  listenForRelays(services, (entry, answer, respondTo) => arbitrateRelayed(services, entry, answer, respondTo));
+  return services;
 }
 
 /** How long close() waits for running turns to store their final frame (ms). */

@@ -28,7 +28,8 @@ export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq, ConnectionId, Re
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export { PROTOCOL_VERSION, LIMITS } from "./protocol/limits.js";
-export { SERVER_FRAME_TYPES, STORED_FRAME_TYPES } from "./protocol/server-frames.js";
+export { SERVER_FRAME_TYPES, STORED_FRAME_TYPES, PICKER_FRAME_TYPES, FEATURES } from "./protocol/server-frames.js";
+export { ASK_LIMITS } from "./asks/ask-shapes.js";
 export type { ServerFrameType, StoredFrameType } from "./protocol/server-frames.js";
 export { outboxRedactionKey, messageRedactionKey, channelRedactionKey } from "./outbox/outbox-redaction.js";
 export { heldByAnother, mediaTakenError } from "./requests/media-attachment.js";
@@ -90,8 +91,13 @@ export type {
   ApprovalAsk,
   ConfirmAsk,
   ModelAsk,
+  Completion,
+  CompleteInput,
+  ModelChoice,
 } from "./contracts/runtime.js";
 export { memoryBus } from "./contracts/bus.js";
+export { outboxCatchUp } from "./outbox/catch-up.js";
+export type { OutboxCatchUp, OutboxCatchUpHooks } from "./outbox/catch-up.js";
 export type { Bus, BusMessage, OutgoingFrame } from "./contracts/bus.js";
 export type { Connection, ConnectionHandle, UpgradeDecision } from "./contracts/connection.js";
 export { memoryLaneLock } from "./contracts/lane-lock.js";

@@ -87,6 +87,12 @@ export interface GatewayOptions {
    * `maxAnswerChars`, with a line saying why. Raise it for agents whose tool runs take longer.
    */
   maxTurnMs?: number;
+  /**
+   * How long the person has to answer an ask when the runtime sets no `expiresInMs`
+   * (milliseconds, default 600,000 = 10 minutes; at most 24 hours). The turn's idle timeout and
+   * wall clock stop while it waits (docs/PROTOCOL.md §11).
+   */
+  askExpiresMs?: number;
   /** How many earlier messages of the lane a turn receives (default 20). */
   historyTurns?: number;
   /** At most one `message.update` per message per this many milliseconds (default 50). */

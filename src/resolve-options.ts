@@ -79,6 +79,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),
     maxAnswerChars: wholePositive("maxAnswerChars", options.maxAnswerChars, 262_144),
     maxTurnMs: positive("maxTurnMs", options.maxTurnMs, 600_000),
+    askExpiresMs: Math.min(positive("askExpiresMs", options.askExpiresMs, 600_000), 24 * 3600 * 1000),
     historyTurns: options.historyTurns ?? 20,
     updateIntervalMs: options.updateIntervalMs ?? 50,
     checkpointIntervalMs: positive("checkpointIntervalMs", options.checkpointIntervalMs, 2_000),

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { clientFrameStructs, GatewayError, parseClientFrame, SERVER_FRAME_TYPES, STORED_FRAME_TYPES, type ServerFrameType } from "chat-gateway";
 import type { ServerFrameType as ClientSideServerFrameType } from "chat-gateway/client";
-import { PLANNED_FRAMES, serverFrameStructs } from "chat-gateway/protocol";
+import { serverFrameStructs } from "chat-gateway/protocol";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const doc = readFileSync(join(root, "docs/PROTOCOL.md"), "utf8");
@@ -156,20 +156,14 @@ describe("docs/PROTOCOL.md", () => {
     }
   });
 
-  it("lists the planned frames, and the gateway answers them unsupported", () => {
-    const planned = sectionText("11");
-    expect(PLANNED_FRAMES.size).toBeGreaterThan(0);
-    for (const type of PLANNED_FRAMES) {
-      expect(planned).toContain(`\`${type}\``);
-      let error: unknown;
-      try {
-        parseClientFrame(JSON.stringify({ type, payload: {} }));
-      } catch (caught) {
-        error = caught;
-      }
-      expect(error).toBeInstanceOf(GatewayError);
-      expect((error as GatewayError).code).toBe("unsupported");
+  it("describes the seed's once-planned frames in §11, and the gateway now accepts them", () => {
+    const asks = sectionText("11");
+    for (const type of ["picker.select", "commands.complete", "picker.approval", "picker.confirm", "picker.model", "picker.resolved"]) {
+      expect(asks).toContain(`\`${type}`);
     }
+    expect(parseClientFrame(JSON.stringify({ type: "picker.select", payload: { picker_id: "p1", option_id: "approve" } })).type).toBe("picker.select");
+    expect(parseClientFrame(JSON.stringify({ type: "commands.complete", payload: { chat_id: "default", text: "/mo" } })).type).toBe("commands.complete");
+    expect(() => parseClientFrame(JSON.stringify({ type: "picker.select", payload: {} }))).toThrow(GatewayError);
   });
 
   it("refers only to its own sections that exist", () => {

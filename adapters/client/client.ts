@@ -11,11 +11,24 @@ import type { WebSocketLike } from "./socket.js";
 import { hasLocalStorage, localStorageCursorStore, memoryCursorStore } from "./cursor.js";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents } from "./events.js";
-import type { HelloOkPayload, MessagePayload, RequestPayload, RequestType, ResponsePayload, ServerFrame } from "./frames.js";
+import type {
+  Completion,
+  HelloOkPayload,
+  LaneRef,
+  MessagePayload,
+  OpenAsk,
+  PickerResolvedPayload,
+  RequestPayload,
+  RequestType,
+  ResponsePayload,
+  ServerFrame,
+} from "./frames.js";
 import { HistoryPager, type LaneQuery } from "./history-pager.js";
 import { randomId } from "./media.js";
+import { localStorageOpenAsksStore, memoryOpenAsksStore, OpenAsks, type PickerFrame } from "./open-asks.js";
 import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions } from "./options.js";
 import { Requests } from "./requests.js";
+import { StreamTexts } from "./stream-texts.js";
 import { Replay } from "./sync.js";
 import { Transfers, type Download, type UploadOptions } from "./transfers.js";
 
@@ -32,6 +45,8 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
   readonly #requests: Requests;
   readonly #replay: Replay;
   readonly #transfers: Transfers;
+  readonly #streams = new StreamTexts();
+  readonly #asks: OpenAsks;
 
   /** Use {@link createGatewayClient}. */
   constructor(options: GatewayClientOptions) {
@@ -41,11 +56,20 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     this.#replay = new Replay(
       options.cursorStore ?? (hasLocalStorage() ? localStorageCursorStore(`chat-gateway:cursor:${options.url}:${deviceId}`) : memoryCursorStore()),
     );
+    this.#asks = new OpenAsks(
+      options.openAsksStore ?? (hasLocalStorage() ? localStorageOpenAsksStore(`chat-gateway:asks:${options.url}:${deviceId}`) : memoryOpenAsksStore()),
+    );
+    this.on("reset", () => {
+      if (this.#asks.dropExpired(Date.now()).length > 0) this.emit("asks", this.#asks.list());
+    });
     this.#connection = new Connection(options, deviceId, {
       events: this,
       onFrame: (frame) => this.#onFrame(frame),
       onBinary: (bytes) => this.#transfers.onBinary(bytes),
-      onHello: (ws, hello) => void this.#sync(ws, hello),
+      onHello: (ws, hello) => {
+        this.#streams.reset();
+        void this.#sync(ws, hello);
+      },
       onClosed: (error, forGood) => {
         this.#requests.failAll(error);
         if (!forGood) this.#replay.invalidate();
@@ -151,6 +175,37 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     this.#connection.socket?.send(JSON.stringify({ type: "fcm.register", payload: target }));
   }
 
+  /**
+   * The asks waiting for an answer (docs/PROTOCOL.md §11), oldest first, optionally of one lane:
+   * what a UI renders as cards. Kept up to date live and through sync; the `asks` event says
+   * when it changed.
+   */
+  openAsks(lane?: LaneRef): OpenAsk[] {
+    const all = this.#asks.list();
+    return lane === undefined ? all : all.filter((ask) => ask.chat_id === lane.chat_id && (ask.thread_id ?? null) === (lane.thread_id ?? null));
+  }
+
+  /**
+   * Answer an ask with `picker.select`: an offered option (a model's `id` for a model picker)
+   * and/or text where the ask allows it. Resolves with the `picker.resolved` that stands: this
+   * answer, or, when another device answered first or the ask ended, the outcome that stands.
+   * Rejects `not_found` for an unknown ask, `unsupported` for an option not offered or text not
+   * allowed.
+   */
+  async select(pickerId: string, answer: { option_id?: string; text?: string }, options: RequestOptions = {}): Promise<PickerResolvedPayload> {
+    return this.request("picker.select", { picker_id: pickerId, ...answer }, options);
+  }
+
+  /**
+   * Completions of a typed slash command in a lane (`commands.complete`), e.g. `/model d` →
+   * `/model demo-fast`; each `value` is the whole completed line. A text that is no slash
+   * command has none.
+   */
+  async complete(lane: LaneRef, text: string, options: RequestOptions = {}): Promise<Completion[]> {
+    const response = await this.request("commands.complete", { chat_id: lane.chat_id, thread_id: lane.thread_id, text }, options);
+    return response.completions;
+  }
+
   /** A pager that walks a lane's history backwards, newest page first. */
   historyPager(lane: LaneQuery, options: { limit?: number } = {}): HistoryPager {
     return new HistoryPager(this, lane, options.limit);
@@ -196,8 +251,32 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     } else if (frame.id !== undefined) {
       this.#requests.settle(frame.id, frame);
     }
+    if (frame.type === "message.update") {
+      const update = frame.payload as ServerFrame<"message.update">["payload"];
+      const whole = this.#streams.apply(update);
+      if (whole === undefined) return void this.emit("stream.gap", update.message_id);
+      frame = { ...frame, payload: whole };
+    } else {
+      this.#streams.observe(frame);
+    }
     this.emit("frame", frame);
+    const asksChanged = this.#trackAsk(frame);
     (this.emit as (event: string, ...args: unknown[]) => boolean)(frame.type, frame.payload ?? {}, frame);
+    if (asksChanged) this.emit("asks", this.#asks.list());
+  }
+
+  /** Opens or closes an ask for a picker frame or `picker.resolved`; true when the open asks changed. */
+  #trackAsk(frame: ServerFrame): boolean {
+    switch (frame.type) {
+      case "picker.approval":
+      case "picker.confirm":
+      case "picker.model":
+        return this.#asks.opened(frame as PickerFrame);
+      case "picker.resolved":
+        return this.#asks.resolved(frame.payload as PickerResolvedPayload) !== undefined;
+      default:
+        return false;
+    }
   }
 }
 

@@ -236,7 +236,14 @@ export class Connection {
       token,
       device_id: this.#deviceId,
       device_name: this.#options.deviceName ?? "",
-      caps: { min_protocol: PROTOCOL_VERSION, media: this.#options.media ?? true, push: this.#options.push ?? "none", streaming: this.#streaming },
+      caps: {
+        min_protocol: PROTOCOL_VERSION,
+        media: this.#options.media ?? true,
+        push: this.#options.push ?? "none",
+        streaming: this.#streaming,
+        pickers: this.#options.pickers ?? true,
+        delta: this.#options.delta ?? true,
+      },
       ...(this.#options.fcmToken ? { fcm_token: this.#options.fcmToken } : {}),
       ...(this.#options.ntfyTopic ? { ntfy_topic: this.#options.ntfyTopic } : {}),
     };

@@ -2,7 +2,7 @@
  * The client's typed event map and the connection states it reports.
  * @module
  */
-import type { ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
+import type { MessageUpdatePayload, OpenAsk, ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
 
 /**
  * Where the connection is:
@@ -28,8 +28,10 @@ export interface StateInfo {
  * frame (one with `seq`) is emitted once even when a sync replays it again.
  */
 export type GatewayClientEvents = {
-  [K in ServerFrameType]: (payload: ServerPayloads[K], frame: ServerFrame<K>) => void;
+  [K in Exclude<ServerFrameType, "message.update">]: (payload: ServerPayloads[K], frame: ServerFrame<K>) => void;
 } & {
+  /** A streamed answer grew: `text` is always the whole text (delta appends already applied, docs/PROTOCOL.md §12). */
+  "message.update": (payload: MessageUpdatePayload, frame: ServerFrame<"message.update">) => void;
   /** The connection state changed. */
   state: (state: ConnectionState, info: StateInfo) => void;
   /** Every frame, before its own event (duplicates of already seen stored frames are dropped before this). */
@@ -38,6 +40,18 @@ export type GatewayClientEvents = {
   synced: (cursor: number) => void;
   /** The gateway no longer has the frames after this device's cursor: refetch history and channels. */
   reset: (cursor: number) => void;
+  /**
+   * A delta `message.update` did not fit the text held for `messageId` (docs/PROTOCOL.md §12): it
+   * was dropped, and so is every later append of that answer until a whole `text` or its
+   * `message.stop`, whose `final_text` is the answer. The last `message.update` event stays valid.
+   */
+  "stream.gap": (messageId: string) => void;
+  /**
+   * The open asks changed (docs/PROTOCOL.md §11): a picker frame opened one, or `picker.resolved`
+   * (an answer from any device, an expiry, `/stop`, a restart) closed one. `open` is the whole
+   * list, oldest first, as {@link GatewayClient.openAsks} returns it.
+   */
+  asks: (open: OpenAsk[]) => void;
   /** The credential was refused (close 4401, HTTP 401, or `checkAuth` said so); the client stopped. */
   unauthorized: (reason: string) => void;
 };

@@ -16,8 +16,13 @@ export type HelloOkPayload = ServerPayloads["hello.ok"];
 export type MessagePayload = ServerPayloads["message"];
 /** `message.start`: a streamed assistant answer begins. */
 export type MessageStartPayload = ServerPayloads["message.start"];
-/** `message.update`: the full current text of a streamed answer (replace, do not append). */
-export type MessageUpdatePayload = ServerPayloads["message.update"];
+/**
+ * `message.update` as the client hands it to handlers: the full current text of a streamed answer
+ * (replace, do not append). With delta updates (docs/PROTOCOL.md §12) the gateway sends
+ * `offset`/`append` instead; the client applies them and fills in `text` (and `reasoning`)
+ * before the event, so `text` is always there. The raw delta fields stay in the payload.
+ */
+export type MessageUpdatePayload = ServerPayloads["message.update"] & { text: string };
 /** `message.stop`: a streamed answer ended; the stored final form of it. */
 export type MessageStopPayload = ServerPayloads["message.stop"];
 /** `message.deleted`: drop these messages from the lane. */
@@ -52,3 +57,20 @@ export type ErrorPayload = ServerPayloads["error"];
 export type PongPayload = ServerPayloads["pong"];
 /** `sync.done`: the replay ended; `reset` means the cursor was too old and history must be refetched. */
 export type SyncDonePayload = ServerPayloads["sync.done"];
+/** `picker.approval`: approve or deny an action (docs/PROTOCOL.md §11). */
+export type PickerApprovalPayload = ServerPayloads["picker.approval"];
+/** `picker.confirm`: a question; a clarification when `allow_text` is true. */
+export type PickerConfirmPayload = ServerPayloads["picker.confirm"];
+/** `picker.model`: choose the lane's model. */
+export type PickerModelPayload = ServerPayloads["picker.model"];
+/** `picker.resolved`: how an ask ended. */
+export type PickerResolvedPayload = ServerPayloads["picker.resolved"];
+/** `commands.complete`: completions of a typed slash command. */
+export type CommandsCompletePayload = ServerPayloads["commands.complete"];
+/** One completion: `value` is the whole completed line, e.g. `/model demo-fast`. */
+export type Completion = CommandsCompletePayload["completions"][number];
+/** An ask still waiting for an answer, as the client tracks it: its picker frame's payload and its kind. */
+export type OpenAsk =
+  | ({ kind: "approval" } & PickerApprovalPayload)
+  | ({ kind: "confirm" } & PickerConfirmPayload)
+  | ({ kind: "model" } & PickerModelPayload);

@@ -3,7 +3,8 @@
  * connection up with reconnects (exponential backoff with jitter), syncs from a persisted cursor
  * after every (re)connect, turns every gateway frame into a typed event, and offers requests as
  * promises with timeouts, a history pager, media uploads and downloads checked with sha256
- * (WebCrypto), and a per-device streaming toggle.
+ * (WebCrypto), a per-device streaming toggle, and the asks of docs/PROTOCOL.md §11: the open
+ * asks tracked across reconnects and reloads, answered with `select`, and slash completions.
  *
  * It uses `globalThis.WebSocket` when there is one (browsers) and the optional `ws` package
  * otherwise, and imports no Node module, so it bundles for the browser as it is. Its frame and
@@ -16,6 +17,9 @@ export { createGatewayClient, GatewayClient } from "./client.js";
 export type { SendInput } from "./client.js";
 export { HistoryPager } from "./history-pager.js";
 export type { HistoryRequester, LaneQuery } from "./history-pager.js";
+export { approveCommand, denyCommand, answerCommand, modelCommand } from "./slash-answers.js";
+export { memoryOpenAsksStore, localStorageOpenAsksStore } from "./open-asks.js";
+export type { OpenAsksStore } from "./open-asks.js";
 export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
 export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
 export type { UploadOptions, Download } from "./transfers.js";
@@ -48,6 +52,13 @@ export type {
   ErrorPayload,
   PongPayload,
   SyncDonePayload,
+  PickerApprovalPayload,
+  PickerConfirmPayload,
+  PickerModelPayload,
+  PickerResolvedPayload,
+  CommandsCompletePayload,
+  Completion,
+  OpenAsk,
   ServerPayloads,
   ServerFrame,
   ServerFrameType,

@@ -3,6 +3,7 @@
  * @module
  */
 import type { CursorStore } from "./cursor.js";
+import type { OpenAsksStore } from "./open-asks.js";
 import type { WebSocketConstructor } from "./socket.js";
 
 /** Reconnect timing: `min(maxDelayMs, initialDelayMs * factor^attempt)`, less up to `jitter` of it at random. */
@@ -37,6 +38,23 @@ export interface GatewayClientOptions {
   ntfyTopic?: string;
   /** `caps.streaming` (default true); change it later with {@link GatewayClient.setStreaming}. */
   streaming?: boolean;
+  /**
+   * `caps.delta` (default true): streamed answers arrive as appends to the text held
+   * (docs/PROTOCOL.md §12); the client applies them, so `message.update` events still carry the
+   * whole text. An append that does not fit is dropped and reported as a `stream.gap` event.
+   */
+  delta?: boolean;
+  /**
+   * `caps.pickers` (default true): receive the picker frames and `picker.resolved` of
+   * docs/PROTOCOL.md §11 and track the open asks. False: the gateway sends a `notification` for
+   * each ask instead, and the person answers with slash commands.
+   */
+  pickers?: boolean;
+  /**
+   * Where the open asks live between page loads (a sync only replays frames after the cursor).
+   * Default: `localStorage` in a browser (one key per URL and device), memory elsewhere.
+   */
+  openAsksStore?: OpenAsksStore;
   /** Where the sync cursor lives. Default: `localStorage` in a browser (one key per URL and device), memory elsewhere. */
   cursorStore?: CursorStore;
   /** Milliseconds a request waits for its response (default 15,000). */

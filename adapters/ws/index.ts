@@ -6,7 +6,7 @@
 import http, { type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type WebSocket } from "ws";
+import { WebSocketServer, type PerMessageDeflateOptions, type WebSocket } from "ws";
 import type { Connection, ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
 import { startHeartbeat } from "./heartbeat.js";
@@ -29,6 +29,16 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
   path?: string;
   /** Largest text or binary message in bytes (default: the gateway's `maxFrameBytes`, 1 MiB, plus chunk room for binary); larger closes with 1009. */
   maxPayload?: number;
+  /**
+   * WebSocket compression (RFC 7692 permessage-deflate), offered to clients that ask for it.
+   * Default false: a device that takes delta updates (docs/PROTOCOL.md §12) already receives
+   * about the answer's own bytes, while compression costs CPU per connection (the same frame is
+   * compressed once for every device) and a zlib context per connection for as long as it is open.
+   * `true` uses bounded settings ({@link BOUNDED_DEFLATE}: small frames sent as they are, an 8 KiB
+   * window, fast level); or pass `ws`'s own options. Inflating what a client sends stops at
+   * `maxPayload` (close 1009), so a compressed bomb cannot grow past it.
+   */
+  perMessageDeflate?: boolean | PerMessageDeflateOptions;
   /** Ping interval in milliseconds (default 30,000). */
   heartbeatMs?: number;
   /**
@@ -56,6 +66,20 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    */
   authorizeUpgrade?: (request: IncomingMessage) => Promise<UpgradeDecision> | UpgradeDecision;
 }
+
+/**
+ * The compression settings behind `perMessageDeflate: true`: frames under 1 KiB (delta appends,
+ * typing, acks) are not compressed; an 8 KiB window and memory level 6 keep each connection's
+ * deflate context near 64 KiB instead of zlib's default 256 KiB; level 1 is the cheapest that
+ * still finds the repeats of a full-text update.
+ */
+export const BOUNDED_DEFLATE: Readonly<PerMessageDeflateOptions> = Object.freeze({
+  threshold: 1024,
+  serverMaxWindowBits: 13,
+  clientMaxWindowBits: 13,
+  zlibDeflateOptions: { level: 1, memLevel: 6 },
+  concurrencyLimit: 10,
+});
 
 /** The attached transport. */
 export interface WebSocketTransport {
@@ -126,7 +150,8 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   const handshakeTimeoutMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
   const clientAddress = options.clientAddress ?? peerAddress;
   const guard = upgradeGuard(options);
-  const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
+  const perMessageDeflate = options.perMessageDeflate === true ? { ...BOUNDED_DEFLATE } : (options.perMessageDeflate ?? false);
+  const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate });
   const heartbeat = startHeartbeat(wss, heartbeatMs, pongTimeoutMs);
   let closing = false;
 

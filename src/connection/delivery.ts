@@ -10,6 +10,7 @@ import type { DeviceCaps } from "../contracts/records.js";
 import type { RequestId, Seq } from "../ids.js";
 import { FrameOrder } from "../outbox/frame-order.js";
 import type { ServerFrame } from "../protocol/protocol.js";
+import { PICKER_FRAME_TYPES } from "../protocol/server-frames.js";
 import { stopAsMessage } from "./wire.js";
 import { Outflow } from "./outflow.js";
 
@@ -40,6 +41,8 @@ export class Delivery {
   /** `hello.ok` went out with `cursor`: live delivery starts with the frames held back while it was read. */
   start(cursor: Seq, held: OutgoingFrame[]): void {
     this.#live = true;
+    // caps.delta: from here updates go out as appends to what the device holds (docs/PROTOCOL.md §12).
+    if (this.#caps()?.delta) this.#outflow.sendDeltas();
     this.#order.start(cursor);
     for (const frame of held) this.deliver(frame);
   }
@@ -97,6 +100,10 @@ export class Delivery {
       if (frame.type === "message.stop") frame = stopAsMessage(frame);
     }
     if (caps && !caps.media && frame.type === "media.offer") return;
+    // Asks (docs/PROTOCOL.md §11): cards for devices that show them, the notification for the rest.
+    // A response still reaches the device that asked for it.
+    if (PICKER_FRAME_TYPES.has(frame.type) && !caps?.pickers && requestId === undefined) return;
+    if (caps?.pickers && frame.type === "notification" && typeof frame.payload.picker_id === "string") return;
     this.#write(frame, requestId);
   }
 

@@ -42,7 +42,7 @@ export interface SessionServices extends HandshakeServices, RequestServices, Med
   readonly events: EventEmitter<GatewayEvents>;
   /** Open connections per client address in this process (`maxConnectionsPerIp`). */
   readonly addresses: ConnectionCount;
-  readonly bus: Pick<Bus, "ready">;
+  readonly bus: Pick<Bus, "ready" | "publish" | "subscribe">;
   /** Start and stop receiving the owner's frames. */
   attach(owner: Owner, subscriber: Subscriber): void;
   detach(owner: Owner, subscriber: Subscriber): void;

@@ -12,6 +12,7 @@ import { helloLimits } from "./hello-limits.js";
 import type { Owner, RequestId, Seq } from "../ids.js";
 import { PROTOCOL_VERSION } from "../protocol/limits.js";
 import type { ServerFrame } from "../protocol/protocol.js";
+import { FEATURES } from "../protocol/server-frames.js";
 import { pushTargetError } from "../outbox/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
@@ -87,6 +88,8 @@ function helloCaps(p: HelloFrame["payload"]): DeviceCaps {
     media: p.caps?.media ?? true,
     push: p.caps?.push ?? "none",
     streaming: p.caps?.streaming ?? true,
+    pickers: p.caps?.pickers ?? false,
+    delta: p.caps?.delta ?? false,
   };
 }
 
@@ -168,6 +171,7 @@ function helloOk(services: HandshakeServices, cursor: Seq, user: string | null):
       user,
       streaming: o.streaming,
       limits: helloLimits(o),
+      features: [...FEATURES],
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { ResolvedOptions } from "../options.js";
 import { LIMITS } from "../protocol/limits.js";
+import { ASK_LIMITS } from "../asks/ask-shapes.js";
 
 /** `hello.ok.limits` (docs/PROTOCOL.md §2): the bounds a client can plan around. */
 export function helloLimits(o: ResolvedOptions): Record<string, number> {
@@ -20,5 +21,6 @@ export function helloLimits(o: ResolvedOptions): Record<string, number> {
     pulls_in_flight: o.maxPullsPerConnection,
     hello_timeout_ms: o.helloTimeoutMs,
     connections_per_owner: o.maxConnectionsPerOwner,
+    picker_text_max: ASK_LIMITS.textMax,
   };
 }

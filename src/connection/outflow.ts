@@ -1,12 +1,15 @@
 /**
  * What a connection sends, under the slow-consumer policy: past the soft limit a device gets only
  * the latest `message.update` of each message and long replies wait; past the hard limit (every
- * byte queued, text and binary) the connection is closed 1013 so memory stays bounded.
+ * byte queued, text and binary) the connection is closed 1013 so memory stays bounded. A device
+ * that takes delta updates gets each `message.update` as appends to what it holds, worked out
+ * when the update is written (docs/PROTOCOL.md §12).
  * @module
  */
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Connection } from "../contracts/connection.js";
 import { encodeFrame } from "./wire.js";
+import { HeldTexts } from "./held-texts.js";
 
 /** How often a held-back update or a waiting reply looks at the socket's buffer again (milliseconds). */
 const DRAIN_POLL_MS = 25;
@@ -20,11 +23,18 @@ export class Outflow {
   readonly #pendingUpdates = new Map<string, OutgoingFrame>();
   #drainTimer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** Set for a device with `caps.delta`. */
+  #held: HeldTexts | undefined;
 
   constructor(conn: Connection, limits: { softBytes: number; hardBytes: number }, overflow: () => void) {
     this.#conn = conn;
     this.#limits = limits;
     this.#overflow = overflow;
+  }
+
+  /** From now on `message.update`s go out as appends to what the device holds (`caps.delta`). */
+  sendDeltas(): void {
+    this.#held ??= new HeldTexts();
   }
 
   /** False once the hard limit was passed (the frame is not sent) or the connection ended. */
@@ -42,13 +52,27 @@ export class Outflow {
     if (frame.type === "message.update") {
       const messageId = frame.payload.message_id as string;
       if (this.#conn.bufferedAmount > this.#limits.softBytes || this.#pendingUpdates.size > 0) {
-        // Latest wins: an update carries the whole text, so older pending ones are worthless.
+        // Latest wins: the turn's update carries the whole text, so older pending ones are
+        // worthless; a delta device's appends are taken from it when it is written.
         this.#pendingUpdates.set(messageId, frame);
         this.#scheduleDrain();
         return;
       }
     } else if (frame.type === "message.stop" || frame.type === "message") {
       this.#pendingUpdates.delete(frame.payload.message_id as string);
+    }
+    this.#write(frame, requestId);
+  }
+
+  /** Onto the socket; for a delta device, an update becomes the appends to what it holds. */
+  #write(frame: OutgoingFrame, requestId?: string): void {
+    const held = this.#held;
+    if (held !== undefined) {
+      const p = frame.payload;
+      if (frame.type === "message.update") frame = held.shape(frame);
+      else if (frame.type === "message.start") held.started(p.message_id as string);
+      else if (frame.type === "message.stop" || frame.type === "message") held.ended(p.message_id as string);
+      else if (frame.type === "message.deleted" && Array.isArray(p.message_ids)) for (const id of p.message_ids) held.ended(id as string);
     }
     this.#conn.send(encodeFrame(frame, requestId));
   }
@@ -86,7 +110,7 @@ export class Outflow {
       }
       const pending = [...this.#pendingUpdates.values()];
       this.#pendingUpdates.clear();
-      for (const frame of pending) this.#conn.send(encodeFrame(frame));
+      for (const frame of pending) this.#write(frame);
     }, DRAIN_POLL_MS);
   }
 }

@@ -16,6 +16,8 @@ export interface PushMessage {
   message_id?: MessageId;
   /** The notification kind, for `kind: "notification"`. */
   notification_kind?: string;
+  /** The open ask a notification of kind `approval` or `clarify` is about (docs/PROTOCOL.md §11). */
+  picker_id?: string;
 }
 
 /**

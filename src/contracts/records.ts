@@ -33,6 +33,12 @@ export interface Channel {
   automation?: boolean;
   /** Creation time, epoch milliseconds (extension; used for stable ordering). */
   created_ts?: number;
+  /**
+   * The model the person chose for this lane (the channel's flat lane, or this thread) with
+   * `picker.model` or `/model` (docs/PROTOCOL.md §11); given to later turns as `TurnInput.model`.
+   * Not sent on the wire.
+   */
+  model?: string;
 }
 
 /** Kind of a media item (docs/PROTOCOL.md §7). */
@@ -136,6 +142,8 @@ export interface Notification {
   /** Optional lane the notice concerns. */
   chat_id?: ChatId;
   thread_id?: ChatId | null;
+  /** The open ask an `approval` or `clarify` notification is about (docs/PROTOCOL.md §11). */
+  picker_id?: string;
 }
 
 /** Category of a slash command (docs/PROTOCOL.md §6). */
@@ -165,6 +173,16 @@ export interface DeviceCaps {
   push: string;
   /** Extension, default true: false means one `message` frame instead of start/update/stop. */
   streaming: boolean;
+  /**
+   * Extension, default false: the device shows `picker.*` cards (docs/PROTOCOL.md §11). Without it
+   * the device gets the ask's `notification` instead and answers by slash command.
+   */
+  pickers?: boolean;
+  /**
+   * Extension, absent = false (records stored before it have none): true means `message.update` carries `offset`/`append` (what follows
+   * the text this device holds) instead of the whole text (docs/PROTOCOL.md §12).
+   */
+  delta?: boolean;
 }
 
 /** A device as storage keeps it; updated on every `hello` and `fcm.register`. */

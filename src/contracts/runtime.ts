@@ -182,6 +182,30 @@ export interface TurnInput {
   model?: string;
 }
 
+/** One completion of a typed slash command (`commands.complete`, docs/PROTOCOL.md §11). */
+export interface Completion {
+  /** The whole completed line, e.g. `/model demo-fast`. */
+  value: string;
+  description: string;
+}
+
+/** What the runtime's completer receives. */
+export interface CompleteInput {
+  owner: Owner;
+  chat_id: ChatId;
+  thread_id: ChatId | null;
+  /** The line typed so far; it starts with a slash. */
+  text: string;
+  /** Aborted when the gateway stops waiting (after 2 seconds). */
+  signal: AbortSignal;
+}
+
+/** A model the runtime can answer with. */
+export interface ModelChoice {
+  id: string;
+  label: string;
+}
+
 /** What a slash command receives: the turn input plus the parsed command. */
 export interface CommandInput extends TurnInput {
   /** Canonical command name with its slash, as listed in the catalog (aliases resolved). */
@@ -211,6 +235,17 @@ export interface AgentRuntime {
   commands?(): CommandEntry[] | Promise<CommandEntry[]>;
   /** Run one of the runtime's own slash commands (one listed by `commands()`). */
   command?(input: CommandInput): AsyncIterable<RuntimeEvent>;
+  /**
+   * The models a person may choose between (for `/model` completion). Ask with a `model` ask to
+   * let them choose; the choice comes back as `TurnInput.model` on later turns of the lane.
+   */
+  models?(): ModelChoice[] | Promise<ModelChoice[]>;
+  /**
+   * Completions of a typed slash command that the gateway does not complete itself (its own
+   * commands are `/help`, `/stop`, `/new`, `/approve`, `/deny`, `/answer`, `/model`). At most 50
+   * are used; a completer that throws or takes longer than 2 seconds gives none.
+   */
+  complete?(input: CompleteInput): Completion[] | Promise<Completion[]>;
   /** A short title for an auto-thread, from its first message. Without it, the derived title stays. */
   generateTitle?(text: string, signal: AbortSignal): Promise<string>;
 }

@@ -6,6 +6,11 @@
 import type { Bus, BusMessage, OutgoingFrame } from "../contracts/bus.js";
 import type { ConnectionId, Owner, RequestId } from "../ids.js";
 
+/** Bus frames between gateway processes start so; no device ever receives one. */
+export const INTERNAL_PREFIX = "internal.";
+/** A response, published by another process, for one connection of this one (`{connection_id, request_id?, frame}`). */
+export const RESPOND_FRAME = "internal.respond";
+
 /** A connection that receives its owner's frames. */
 export interface Subscriber {
   readonly id: ConnectionId;
@@ -35,7 +40,15 @@ export class FanOut {
     if (!local) {
       const subscribers = new Set<Subscriber>();
       const unsubscribe = this.#bus.subscribe(owner, (message: BusMessage) => {
-        for (const s of subscribers) if (s.id !== message.except) s.deliver(message.frame);
+        const frame = message.frame;
+        // Frames between gateway processes: only a response for one of these connections goes on.
+        if (frame.type.startsWith(INTERNAL_PREFIX)) {
+          if (frame.type !== RESPOND_FRAME) return;
+          const { connection_id: id, request_id: requestId, frame: response } = frame.payload as { connection_id: ConnectionId; request_id?: RequestId; frame: OutgoingFrame };
+          for (const s of subscribers) if (s.id === id) s.respond(response, requestId);
+          return;
+        }
+        for (const s of subscribers) if (s.id !== message.except) s.deliver(frame);
       });
       local = { subscribers, unsubscribe };
       this.#owners.set(owner, local);

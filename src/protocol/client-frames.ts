@@ -34,6 +34,8 @@ export const clientFrameStructs = {
         media: optional(boolean()),
         push: optional(string()),
         streaming: optional(boolean()),
+        pickers: optional(boolean()),
+        delta: optional(boolean()),
       }),
     ),
     fcm_token: optional(string()),
@@ -99,10 +101,10 @@ export const clientFrameStructs = {
   "fcm.register": type({ fcm_token: optional(string()), ntfy_topic: optional(string()) }),
   "commands.catalog": type({}),
   ping: type({ ts: optional(integer()) }),
+  "picker.select": type({ picker_id: string(), option_id: optional(string()), text: optional(string()) }),
+  "commands.complete": type({ chat_id: id, thread_id: threadId, text: string() }),
 } satisfies Record<string, Struct<any, any>>;
 
-/** The planned frames (docs/PROTOCOL.md §11): recognised, answered `unsupported` until asks are available. */
-export const PLANNED_FRAMES: ReadonlySet<string> = new Set(["picker.select", "commands.complete"]);
 
 /** The type name of a client frame. */
 export type ClientFrameType = keyof typeof clientFrameStructs;

@@ -6,7 +6,7 @@
  */
 import { literal, optional, record, string, type, union, unknown, validate, type Struct } from "superstruct";
 import { GatewayError } from "../errors.js";
-import { clientFrameStructs, PLANNED_FRAMES, type ClientFrame } from "./client-frames.js";
+import { clientFrameStructs, type ClientFrame } from "./client-frames.js";
 import { frameShapeProblem } from "./frame-shape.js";
 
 /** The structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */
@@ -84,9 +84,6 @@ export function parseClientFrame(text: string): ClientFrame {
   const shapeProblem = frameShapeProblem(raw);
   if (shapeProblem) throw new FrameError(shapeProblem, rawType, requestId);
   const frame = check(raw, envelope, "frame", rawType, requestId);
-  if (PLANNED_FRAMES.has(frame.type) || frame.type.startsWith("picker.")) {
-    throw new FrameError(`${quoteType(frame.type)} is a planned frame and is not available in this protocol version`, frame.type, requestId);
-  }
   const struct = structsByType.get(frame.type);
   if (!struct) throw new FrameError(`unknown frame type ${quoteType(frame.type)}`, frame.type, requestId);
   const payload = check(frame.payload ?? {}, struct, frame.type, frame.type, requestId);

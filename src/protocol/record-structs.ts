@@ -87,6 +87,8 @@ export const notificationStruct = object({
   ts: integer(),
   chat_id: optional(string()),
   thread_id: optional(nullable(string())),
+  /** The open ask the notification is about (docs/PROTOCOL.md §11). */
+  picker_id: optional(string()),
 });
 
 /** A slash command in the catalog (docs/PROTOCOL.md §6). */

@@ -22,6 +22,8 @@ export interface ResponseTypes {
   "media.upload.end": "media.upload.ack";
   "media.pull": "media.pull.end";
   sync: "sync.done";
+  "picker.select": "picker.resolved";
+  "commands.complete": "commands.complete";
 }
 
 /** A client frame that has a response. */

@@ -32,14 +32,43 @@ const helloLimits = object({
   pulls_in_flight: optional(integer()),
   hello_timeout_ms: optional(integer()),
   connections_per_owner: optional(integer()),
+  picker_text_max: optional(integer()),
 });
+
+/** A choice on a picker card (docs/PROTOCOL.md §11). */
+const pickerOption = object({ id: string(), label: string() });
+/** Fields every picker card carries (docs/PROTOCOL.md §11). */
+const pickerFields = { picker_id: string(), ...laneFields, message_id: string(), title: string(), expires_at: integer() };
 
 /** The payload struct of every gateway → client frame, by frame type. */
 export const serverFrameStructs = {
-  "hello.ok": object({ protocol: integer(), cursor: integer(), user: nullable(string()), streaming: boolean(), limits: helloLimits }),
+  "hello.ok": object({
+    protocol: integer(),
+    cursor: integer(),
+    user: nullable(string()),
+    streaming: boolean(),
+    limits: helloLimits,
+    /** The extensions a device may use (docs/PROTOCOL.md §2.1); absent on gateways that predate it. */
+    features: optional(array(string())),
+  }),
   message: object({ ...messageFields, ...laneFields, client_msg_id: optional(string()) }),
   "message.start": object({ message_id: string(), role: literal("assistant"), model: optional(string()), ...laneFields }),
-  "message.update": object({ message_id: string(), text: string(), reasoning: optional(string()), model: optional(string()), tokens: optional(integer()), ...laneFields }),
+  /**
+   * The whole `text`, or for a device with `caps.delta` (docs/PROTOCOL.md §12) `offset`/`append`
+   * onto the text it holds; reasoning likewise, whole or `reasoning_offset`/`reasoning_append`.
+   */
+  "message.update": object({
+    message_id: string(),
+    text: optional(string()),
+    offset: optional(integer()),
+    append: optional(string()),
+    reasoning: optional(string()),
+    reasoning_offset: optional(integer()),
+    reasoning_append: optional(string()),
+    model: optional(string()),
+    tokens: optional(integer()),
+    ...laneFields,
+  }),
   "message.stop": object({
     message_id: string(),
     final_text: string(),
@@ -80,6 +109,23 @@ export const serverFrameStructs = {
   "sync.done": object({ cursor: integer(), reset: optional(literal(true)) }),
   pong: object({ ts: integer() }),
   error: object({ code: errorCodeStruct, message: string() }),
+  "picker.approval": object({
+    ...pickerFields,
+    body: string(),
+    tool: optional(object({ name: string(), args: record(string(), unknown()) })),
+    options: array(pickerOption),
+  }),
+  "picker.confirm": object({ ...pickerFields, body: string(), options: array(pickerOption), allow_text: boolean() }),
+  "picker.model": object({ ...pickerFields, models: array(object({ id: string(), label: string(), current: optional(literal(true)) })) }),
+  "picker.resolved": object({
+    picker_id: string(),
+    ...laneFields,
+    outcome: enums(["selected", "expired", "cancelled", "interrupted"]),
+    option_id: optional(string()),
+    text: optional(string()),
+    device_id: optional(string()),
+  }),
+  "commands.complete": object({ text: string(), completions: array(object({ value: string(), description: string() })) }),
 } satisfies Record<string, Struct<any, any>>;
 
 /** The type name of a gateway → client frame. */
@@ -104,7 +150,30 @@ export const STORED_FRAME_TYPES = [
   "channel.deleted",
   "notification",
   "media.offer",
+  "picker.approval",
+  "picker.confirm",
+  "picker.model",
+  "picker.resolved",
 ] as const satisfies readonly ServerFrameType[];
+
+/** The frames of docs/PROTOCOL.md §11 that only a device with `caps.pickers` receives. */
+export const PICKER_FRAME_TYPES: ReadonlySet<string> = new Set(["picker.approval", "picker.confirm", "picker.model", "picker.resolved"]);
+
+/**
+ * The extensions this gateway honours, listed in `hello.ok.features` (docs/PROTOCOL.md §2.1) so
+ * a client can tell before it relies on one.
+ */
+export const FEATURES: readonly string[] = Object.freeze([
+  "pickers",
+  "delta",
+  "commands.complete",
+  "client_msg_id",
+  "channel.create",
+  "channel.update",
+  "channel.delete",
+  "caps.streaming",
+  "sync.reset",
+]);
 
 /** The type name of a frame the gateway stores in the outbox. */
 export type StoredFrameType = (typeof STORED_FRAME_TYPES)[number];

@@ -60,7 +60,7 @@ export function deriveTitle(text: string, max = 60): string {
  * thread says `auto: true` ({@link createdPayload}).
  */
 export function channelPayload(channel: Channel): Record<string, unknown> {
-  const { created_ts: _created, auto: _auto, ...wire } = channel;
+  const { created_ts: _created, auto: _auto, model: _model, ...wire } = channel;
   return wire;
 }
 

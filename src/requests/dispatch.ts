@@ -15,6 +15,8 @@ import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, 
 import { history, search, type ReadServices } from "./lane-reads.js";
 import type { Uploads } from "./media-transfer.js";
 import { deleteMessages, sendMessage, type MessageServices } from "./message-requests.js";
+import { selectPicker } from "../asks/ask-answers.js";
+import { completeCommand } from "../asks/completions.js";
 
 /** What the handlers read and write through, together. */
 export interface RequestServices extends MessageServices, ReadServices {
@@ -74,6 +76,15 @@ export async function handleRequest(services: RequestServices, session: RequestS
     case "sync":
       await sync(services.storage, owner, frame.payload.cursor, frame.id, session);
       return;
+
+    case "picker.select":
+      await selectPicker(services, session, frame.payload, frame.id);
+      return;
+    case "commands.complete": {
+      const completions = await completeCommand(services, owner, frame.payload);
+      session.send({ type: "commands.complete", payload: { text: frame.payload.text, completions } }, frame.id);
+      return;
+    }
 
     case "commands.catalog":
       session.send({ type: "commands.catalog", payload: { commands: await services.commands.catalog() } }, frame.id);

@@ -10,7 +10,7 @@ import { GatewayError } from "../errors.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { ResolveLane } from "./channel-directory.js";
 import type { ResolvedOptions } from "../options.js";
-import type { TurnOptions, TurnServices } from "../turn/turn-services.js";
+import type { AskServices } from "../asks/ask-services.js";
 import { mediaTakenError } from "./media-attachment.js";
 import { newId } from "../id-generator.js";
 import type { Owner } from "../ids.js";
@@ -21,10 +21,13 @@ import type { StoredFrame } from "../protocol/protocol.js";
 import type { Lane } from "../contracts/storage.js";
 import { historyItem, messagePayload } from "../protocol/message-payloads.js";
 import { runAnswer } from "../turn/turn.js";
+import { answerByCommand } from "../asks/ask-answers.js";
+import { isAskCommand } from "../asks/ask-commands.js";
+import { laneModel } from "../asks/lane-model.js";
 
-/** What the message handlers read and write through: the lane's turns run as answers. */
-export interface MessageServices extends TurnServices, ChannelServices {
-  readonly options: TurnOptions & Pick<ResolvedOptions, "historyTurns">;
+/** What the message handlers read and write through: the lane's turns run as answers, and may ask. */
+export interface MessageServices extends AskServices, ChannelServices {
+  readonly options: AskServices["options"] & Pick<ResolvedOptions, "historyTurns">;
   readonly resolveLane: ResolveLane;
   readonly commands: CommandRegistry;
   readonly runtime: AgentRuntime;
@@ -100,8 +103,11 @@ async function storeAndStart(
     media.push({ media_id: record.media_id, kind: record.kind, mime: record.mime, size: record.size, filename: record.filename });
   }
   const command = parseCommand(text);
-  const isStop = command !== undefined && (await isBuiltin(hub, command.name, "/stop"));
-  if (!isStop) hub.lanes.checkCapacity(owner);
+  const builtin = command && (await builtinOf(hub, command.name));
+  const isStop = builtin === "/stop";
+  // An answer to an ask acts beside the waiting turn (docs/PROTOCOL.md §11), like /stop.
+  const askCommand = builtin && isAskCommand(builtin) ? builtin : undefined;
+  if (!isStop && !askCommand) hub.lanes.checkCapacity(owner);
 
   let lane: Lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
   const frames: StoredFrame[] = [];
@@ -130,6 +136,13 @@ async function storeAndStart(
   await hub.store(owner, { channels, messages: [message] }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
 
   if (minted) void retitle(hub, owner, minted, text);
+  if (askCommand) {
+    const deviceId = (requester?.session as { device?: { device_id: string } } | undefined)?.device?.device_id ?? "";
+    answerByCommand(hub, owner, lane, { name: askCommand, args: command!.args, replyTo: message.message_id, deviceId }).catch((error) =>
+      hub.log.warn(`${askCommand} failed`, error),
+    );
+    return message;
+  }
   if (isStop) {
     if (!hub.lanes.abort(owner, lane, "stop")) {
       hub.lanes.enqueue(owner, lane, (turn) => reply(hub, owner, lane, message, turn, "Nothing is running here."));
@@ -140,10 +153,15 @@ async function storeAndStart(
   return message;
 }
 
-/** True when the name runs the gateway's own `builtin` (no runtime or plugin command took it). */
-async function isBuiltin(hub: MessageServices, name: string, builtin: BuiltinCommand): Promise<boolean> {
+/** The gateway's own command the name runs, if no runtime or plugin command took it. */
+async function builtinOf(hub: MessageServices, name: string): Promise<BuiltinCommand | undefined> {
   const source = await hub.commands.resolve(name);
-  return source?.kind === "builtin" && source.builtin === builtin;
+  return source?.kind === "builtin" ? source.builtin : undefined;
+}
+
+/** True when the name runs the gateway's own `builtin`. */
+async function isBuiltin(hub: MessageServices, name: string, builtin: BuiltinCommand): Promise<boolean> {
+  return (await builtinOf(hub, name)) === builtin;
 }
 
 /** Ask the runtime for a better auto-thread title; keep the derived one when it has none. */
@@ -161,7 +179,7 @@ async function retitle(hub: MessageServices, owner: Owner, thread: Channel, text
   }
 }
 
-function turnInput(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, history: HistoryItem[]): TurnInput {
+function turnInput(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, history: HistoryItem[], model: string | undefined): TurnInput {
   return {
     owner,
     chat_id: lane.chat_id,
@@ -176,10 +194,8 @@ function turnInput(hub: MessageServices, owner: Owner, lane: Lane, message: Stor
       for await (const chunk of store.read(owner, mediaId)) chunks.push(chunk);
       return Buffer.concat(chunks);
     },
-    // Interim until asks are stored and answered: every ask is cancelled at once.
-    async ask() {
-      return { outcome: "cancelled" };
-    },
+    ask: (request) => hub.asks.ask(owner, lane, turn, request),
+    ...(model !== undefined ? { model } : {}),
   };
 }
 
@@ -209,8 +225,9 @@ async function laneHistory(hub: MessageServices, owner: Owner, lane: Lane, curre
 
 async function runTurn(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<void> {
   const history = await laneHistory(hub, owner, lane, message.message_id);
-  const input = turnInput(hub, owner, lane, message, turn, history);
-  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, model: hub.runtime.model, events: () => hub.runtime.turn(input) });
+  const model = await laneModel(hub, owner, lane);
+  const input = turnInput(hub, owner, lane, message, turn, history, model);
+  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, model: model ?? hub.runtime.model, events: () => hub.runtime.turn(input) });
 }
 
 async function* textEvents(text: string): AsyncIterable<RuntimeEvent> {
@@ -240,7 +257,7 @@ async function runCommand(hub: MessageServices, owner: Owner, lane: Lane, messag
     return;
   }
   const history = await laneHistory(hub, owner, lane, message.message_id);
-  const input: CommandInput = { ...turnInput(hub, owner, lane, message, turn, history), command: canonical, args };
+  const input: CommandInput = { ...turnInput(hub, owner, lane, message, turn, history, await laneModel(hub, owner, lane)), command: canonical, args };
   if (source.kind === "runtime") {
     const run = hub.runtime.command;
     const events = run ? () => run.call(hub.runtime, input) : () => textEvents(`${canonical} is listed by the agent but it has no command handler.`);

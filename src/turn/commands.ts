@@ -14,13 +14,18 @@ export type CommandHandler = (
 ) => AsyncIterable<RuntimeEvent> | Promise<string | void> | string | void;
 
 /** The commands the gateway itself runs, by their canonical name. */
-export type BuiltinCommand = "/help" | "/stop" | "/new";
+export type BuiltinCommand = "/help" | "/stop" | "/new" | "/approve" | "/deny" | "/answer" | "/model";
 
 /** Commands every gateway has. Their behaviour lives in the gateway; these are their catalog entries. */
 export const BUILTIN_COMMANDS: readonly CommandEntry[] = [
   { name: "/help", description: "List the available commands", args_hint: "", category: "Info", aliases: ["/commands"] },
   { name: "/stop", description: "Stop the running answer in this conversation", args_hint: "", category: "Session", aliases: ["/cancel"] },
   { name: "/new", description: "Start a fresh context in this conversation", args_hint: "", category: "Session", aliases: ["/reset"] },
+  // Answers to the agent's asks, for devices without pickers (docs/PROTOCOL.md §11).
+  { name: "/approve", description: "Approve the agent's waiting request (the newest, or the one named)", args_hint: "[picker_id]", category: "Session", aliases: [] },
+  { name: "/deny", description: "Deny the agent's waiting request (the newest, or the one named)", args_hint: "[picker_id]", category: "Session", aliases: [] },
+  { name: "/answer", description: "Answer the agent's open question", args_hint: "<text>", category: "Session", aliases: [] },
+  { name: "/model", description: "Choose the model the agent offered for this conversation", args_hint: "<id>", category: "Session", aliases: [] },
 ];
 
 /** The six command categories of docs/PROTOCOL.md §6; a catalog entry has one of them. */

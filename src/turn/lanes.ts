@@ -17,6 +17,10 @@ export interface LaneTurn {
   reason: AbortReason | undefined;
   /** The assistant message the turn is writing, once it has one: deleting it ends the turn. */
   answer?: string;
+  /** Told when an ask of this turn opens (true) or closes (false): typing and the idle clock pause. */
+  onAsk?: (open: boolean) => void;
+  /** Awaited before the answer's final frame is stored: the turn's asks are resolved first. */
+  beforeEnd?: () => Promise<void>;
 }
 
 type Job = (turn: LaneTurn) => Promise<void>;

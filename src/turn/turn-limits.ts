@@ -31,14 +31,35 @@ export class AnswerLimits {
   note: string | undefined;
   readonly #options: AnswerLimitOptions;
   readonly #turn: LaneTurn;
-  readonly #deadline: NodeJS.Timeout;
+  #deadline: NodeJS.Timeout | undefined;
+  /** Wall-clock time left when paused; undefined while the clock runs. */
+  #left: number | undefined;
+  #endsAt: number;
+  readonly #tooLong: string;
   #busySince = performance.now();
 
   constructor(options: AnswerLimitOptions, turn: LaneTurn) {
     this.#options = options;
     this.#turn = turn;
-    const tooLong = `The agent was stopped: the turn ran past the gateway's limit of ${formatDuration(options.maxTurnMs)}.`;
-    this.#deadline = setTimeout(() => this.#end(tooLong), Math.min(options.maxTurnMs, MAX_TIMER_MS));
+    this.#tooLong = `The agent was stopped: the turn ran past the gateway's limit of ${formatDuration(options.maxTurnMs)}.`;
+    this.#endsAt = performance.now() + options.maxTurnMs;
+    this.#deadline = setTimeout(() => this.#end(this.#tooLong), Math.min(options.maxTurnMs, MAX_TIMER_MS));
+  }
+
+  /** The person is being asked: waiting for them does not count against the turn (docs/PROTOCOL.md §11). */
+  pause(): void {
+    if (this.#left !== undefined) return;
+    clearTimeout(this.#deadline);
+    this.#left = Math.max(0, this.#endsAt - performance.now());
+  }
+
+  /** The turn goes on: the wall clock runs again with the time that was left. */
+  resume(): void {
+    if (this.#left === undefined) return;
+    const left = this.#left;
+    this.#left = undefined;
+    this.#endsAt = performance.now() + left;
+    this.#deadline = setTimeout(() => this.#end(this.#tooLong), Math.min(left, MAX_TIMER_MS));
   }
 
   /**

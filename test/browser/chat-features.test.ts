@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
-import { axeViolations, buildWebUi, launchChromium, missingChromium, resultsDir, watchProblems } from "./browser-kit.js";
+import { axeViolations, buildWebUi, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let dataDir: string;
@@ -17,10 +17,6 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 const problems: string[] = [];
-
-function poll<T>(read: () => Promise<T> | T) {
-  return expect.poll(read, { timeout: 10_000 });
-}
 
 const input = () => page.getByRole("textbox", { name: "Message" });
 

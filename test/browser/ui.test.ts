@@ -2,6 +2,7 @@
 // server with login protection on. The steps share one page and run in order, like a person
 // using the app: sign in, talk, use tools, change a setting, upload, search, sign out, and get the
 // sign-in screen back once the server forgot the session.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { deflateSync } from "node:zlib";
@@ -11,8 +12,11 @@ import { createUserStore } from "chat-gateway/http";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES } from "../http/helpers.js";
+import { axeViolations as axeOf, launchChromium, missingChromium, watchProblems } from "./browser.js";
 import { checkingWebSocket } from "../fixtures/frame-check.js";
-import { axeViolations as pageAxeViolations, buildWebUi, launchChromium, missingChromium, resultsDir, watchProblems } from "./browser-kit.js";
+
+const root = path.resolve(import.meta.dirname, "../..");
+const resultsDir = path.join(root, "test-results");
 
 let server: RunningServer;
 let dataDir: string;
@@ -21,6 +25,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 const problems: string[] = [];
+type WireFrame = { type: string; payload: Record<string, any> };
+const wire = { sent: [] as WireFrame[], received: [] as WireFrame[] };
 
 /** A small PNG (a colour gradient), so the inline image has something to show. */
 function png(width: number, height: number): Buffer {
@@ -59,10 +65,8 @@ function png(width: number, height: number): Buffer {
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(rows)), chunk("IEND", Buffer.alloc(0))]);
 }
 
-/** The serious and critical axe-core violations of the page. */
-function axeViolations(): Promise<string[]> {
-  return pageAxeViolations(page);
-}
+/** The serious and critical accessibility violations of the page. */
+const axeViolations = () => axeOf(page);
 
 /** expect.poll with room for a loaded machine (bcrypt logins, streaming). */
 function poll<T>(read: () => Promise<T> | T) {
@@ -81,6 +85,7 @@ async function send(text: string): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).press("Enter");
 }
 
+
 // Every test fails (none is skipped) when the browser is missing.
 beforeEach(() => {
   if (missingChromium) throw new Error(missingChromium);
@@ -88,7 +93,7 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
+  execFileSync(process.execPath, [path.join(root, "examples/server/web/build.mjs")], { stdio: "ignore" });
   const temp = await tempDir();
   dataDir = temp.dir;
   cleanup = temp.cleanup;
@@ -108,6 +113,12 @@ beforeAll(async () => {
     }).observe(document, { subtree: true, childList: true, characterData: true });
   });
   page = await context.newPage();
+  // The gateway socket's text frames, both ways, to check what the UI says and gets on the wire.
+  page.on("websocket", (socket) => {
+    if (!socket.url().endsWith("/ws/gateway")) return;
+    socket.on("framesent", (f) => typeof f.payload === "string" && wire.sent.push(JSON.parse(f.payload)));
+    socket.on("framereceived", (f) => typeof f.payload === "string" && wire.received.push(JSON.parse(f.payload)));
+  });
   watchProblems(page, problems);
 }, 60_000);
 
@@ -155,6 +166,34 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     expect(await final.locator(".runtime-footer [data-field=model]").textContent()).toBe("demo");
     expect(await final.locator(".runtime-footer [data-field=latency]").isVisible()).toBe(true);
     await poll(() => page.locator(".typing").textContent()).toBe("");
+  });
+
+  it("declares caps.delta and shows an answer streamed as appends exactly, emoji split across chunks included", async () => {
+    expect(wire.sent.filter((f) => f.type === "hello").at(-1)?.payload.caps.delta).toBe(true);
+    // Every text the streaming answer shows, recorded in the page (a half emoji never crosses to Node).
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { __streamed: string[] }).__streamed = seen;
+      new MutationObserver(() => {
+        const text = document.querySelector(".msg.assistant.streaming .body")?.textContent;
+        if (text && seen.at(-1) !== text) seen.push(text);
+      }).observe(document, { subtree: true, childList: true, characterData: true });
+    });
+    const from = wire.received.length;
+    await send("Emoji 🎉 split 👩‍💻 across the chunks 🌍🌏 of one answer ".repeat(5).trim());
+    await poll(() => wire.received.slice(from).some((f) => f.type === "message.stop")).toBe(true);
+    const frames = wire.received.slice(from);
+    const stop = frames.find((f) => f.type === "message.stop")!;
+    const updates = frames.filter((f) => f.type === "message.update" && f.payload.message_id === stop.payload.message_id);
+    expect(updates.length).toBeGreaterThan(3);
+    expect(updates.every((f) => typeof f.payload.offset === "number" && f.payload.text === undefined)).toBe(true);
+    await poll(async () => (await page.locator(".msg.assistant:not(.streaming) .body").last().textContent())?.trim()).toBe(stop.payload.final_text);
+    const shown = await page.evaluate((final) => {
+      const seen = (window as unknown as { __streamed: string[] }).__streamed;
+      return { count: seen.length, notPrefixes: seen.filter((s) => !final.startsWith(s.trim())) };
+    }, stop.payload.final_text as string);
+    expect(shown.count).toBeGreaterThan(1);
+    expect(shown.notPrefixes).toEqual([]);
   });
 
   it("shows tool progress as an expandable row with args, output, duration and ok state", async () => {

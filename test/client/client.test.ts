@@ -3,28 +3,13 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { ANONYMOUS_OWNER } from "chat-gateway";
-import { isClientError, memoryCursorStore, type ServerFrame } from "chat-gateway/client";
+import { isClientError, memoryCursorStore, type GatewayClientOptions, type ServerFrame } from "chat-gateway/client";
 import { startGateway, type Harness } from "../gateway/harness.js";
-import type { RunningServer } from "../../examples/server/server.js";
-import { recordingClient, startExample, tempDir, until, wsUrl } from "./helpers.js";
+import { cleanupAfterEach, exampleServer, startExample, tempDir, testClient, until, wsUrl } from "./helpers.js";
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function example(): Promise<RunningServer> {
-  const { dir, cleanup } = await tempDir();
-  const server = await startExample(dir);
-  cleanups.push(cleanup, () => server.close());
-  return server;
-}
-
-function client(url: string, options: Parameters<typeof recordingClient>[0] extends infer O ? Partial<O> : never = {}) {
-  const made = recordingClient({ url, deviceId: `dev-${Math.random().toString(36).slice(2)}`, ...options });
-  cleanups.push(() => made.client.close());
-  return made;
-}
+const cleanups = cleanupAfterEach();
+const example = () => exampleServer(cleanups);
+const client = (url: string, options: Partial<GatewayClientOptions> = {}) => testClient(cleanups, url, options);
 
 const ofMessage = (frames: ServerFrame[], id: string) => frames.filter((f) => (f.payload as { message_id?: string }).message_id === id);
 

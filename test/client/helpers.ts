@@ -2,6 +2,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { afterEach } from "vitest";
 import { createGatewayClient, type GatewayClient, type GatewayClientOptions, type ServerFrame } from "chat-gateway/client";
 import { startServer, type RunningServer } from "../../examples/server/server.js";
 import { checkingWebSocket } from "../fixtures/frame-check.js";
@@ -37,4 +38,28 @@ export async function until<T>(check: () => T | undefined | false, what: string,
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** Things to undo after each test of the file that calls this, last first. */
+export function cleanupAfterEach(): Array<() => Promise<void> | void> {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return cleanups;
+}
+
+/** The example server on a fresh temp dir, both gone after the test. */
+export async function exampleServer(cleanups: Array<() => Promise<void> | void>): Promise<RunningServer> {
+  const { dir, cleanup } = await tempDir();
+  const server = await startExample(dir);
+  cleanups.push(cleanup, () => server.close());
+  return server;
+}
+
+/** A recording client with a fresh device id, closed after the test. */
+export function testClient(cleanups: Array<() => Promise<void> | void>, url: string, options: Partial<GatewayClientOptions> = {}) {
+  const made = recordingClient({ url, deviceId: `dev-${Math.random().toString(36).slice(2)}`, ...options });
+  cleanups.push(() => made.client.close());
+  return made;
 }

@@ -34,6 +34,7 @@ describe("connection limits", () => {
       pulls_in_flight: 3,
       hello_timeout_ms: 4_000,
       connections_per_owner: 5,
+      picker_text_max: 4000,
     });
   });
 

@@ -175,7 +175,8 @@ describe("commands", () => {
     const c = await Client.connect(h.url);
     const catalog = (await c.request("commands.catalog", {})).payload.commands;
     const names = catalog.map((x: any) => x.name);
-    expect(names).toEqual(["/help", "/stop", "/new", "/model", "/weather"]);
+    // The runtime's /model takes the name from the built-in that answers model pickers.
+    expect(names).toEqual(["/help", "/stop", "/new", "/approve", "/deny", "/answer", "/model", "/weather"]);
     for (const entry of catalog) expect(Object.keys(entry).sort()).toEqual(["aliases", "args_hint", "category", "description", "name"]);
     expect(catalog.find((x: any) => x.name === "/weather")).toEqual({ name: "/weather", description: "Weather now", args_hint: "", category: "Plugin", aliases: ["/w"] });
     const viaAlias = await c.say({ chat_id: "default", text: "/W Porto" });
@@ -208,6 +209,10 @@ describe("commands", () => {
     expect(catalog.map((x: any) => [x.name, x.aliases])).toEqual([
       ["/commands", []],
       ["/stop", ["/cancel"]],
+      ["/approve", []],
+      ["/deny", []],
+      ["/answer", []],
+      ["/model", []],
       ["/help", []],
       ["/reset", []],
       ["/new", []],
@@ -233,7 +238,7 @@ describe("commands", () => {
     expect(() => commands.register({ name: "/ok", description: "bad category", category: "Fun" as any }, run)).toThrow(/category must be one of Session, Configuration, Tools & Skills, Info, Exit, Plugin/);
     expect(() => commands.register({ name: "/ok", description: 5 as any }, run)).toThrow(/description/);
     expect(() => commands.register({ name: "/ok", description: "no handler" }, undefined as any)).toThrow(TypeError);
-    expect((await commands.catalog()).map((x) => x.name)).toEqual(["/help", "/stop", "/new"]);
+    expect((await commands.catalog()).map((x) => x.name)).toEqual(["/help", "/stop", "/new", "/approve", "/deny", "/answer", "/model"]);
     commands.register({ name: "/ok", description: "fine", category: "Tools & Skills" }, run);
     expect((await commands.catalog()).at(-1)).toEqual({ name: "/ok", description: "fine", args_hint: "", category: "Tools & Skills", aliases: [] });
   });

@@ -110,6 +110,29 @@ describe("ai-sdk on ai 5 - streaming", () => {
     expect(JSON.stringify(model.doStreamCalls[1].prompt)).toContain('"sum":5');
   });
 
+  it.each([
+    ["approved", "approve", true],
+    ["denied", "deny", false],
+  ])("the needsApproval option asks before a call; %s, the tool runs or the model is told", async (_label, option, runs) => {
+    const model = new MockLanguageModelV2({
+      doStream: [step([{ type: "tool-call", toolCallId: "call-1", toolName: "add", input: '{"a":2,"b":3}' }], "tool-calls"), step(text("t", "Ok."))],
+    });
+    const asked: unknown[] = [];
+    const ask = async (request: unknown) => (asked.push(request), { outcome: "selected" as const, option_id: option });
+    const result = await collect(aiSdkRuntime({ model, tools: tools({ add: addTool }), needsApproval: ["add"] }).turn(input("2+3?", { ask })));
+    expect(asked).toEqual([{ kind: "approval", title: "Run add?", body: "add(a=2, b=3)", tool: { name: "add", args: { a: 2, b: 3 } } }]);
+    const end = result.events.find((e) => e.type === "tool-end");
+    const prompt = JSON.stringify(model.doStreamCalls[1].prompt);
+    if (runs) {
+      expect(end).toMatchObject({ ok: true, output: { sum: 5 } });
+      expect(prompt).toContain('"sum":5');
+    } else {
+      expect(end).toMatchObject({ ok: false, output: "The person denied this tool call; it was not run." });
+      expect(prompt).toContain("The person denied this tool call");
+    }
+    expect(result.text).toBe("Ok.");
+  });
+
   it("separates text written before a tool call from the text after it", async () => {
     const model = new MockLanguageModelV2({
       doStream: [

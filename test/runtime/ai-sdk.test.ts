@@ -235,9 +235,9 @@ describe("ai-sdk - messages, titles and commands", () => {
   it("lists and answers its commands without calling the model", async () => {
     const model = new MockLanguageModelV3({ modelId: "mock-1" });
     const runtime = aiSdkRuntime({ model, tools: { add: addTool } });
-    expect((await runtime.commands!()).map((c) => c.name)).toEqual(["/model", "/tools"]);
+    expect((await runtime.commands!()).map((c) => c.name)).toEqual(["/models", "/tools"]);
     const run = async (command: string) => (await collect(runtime.command!({ ...input(command), command, args: "" }))).text;
-    expect(await run("/model")).toBe("Model: mock-1");
+    expect(await run("/models")).toBe("Model: mock-1");
     expect(await run("/tools")).toBe("- add: Adds two numbers");
     expect(model.doStreamCalls).toHaveLength(0);
     expect(aiSdkRuntime({ model, generateTitle: false }).generateTitle).toBeUndefined();

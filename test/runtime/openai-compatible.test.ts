@@ -550,9 +550,9 @@ describe("openai-compatible - messages, titles and commands", () => {
 
   it("lists and answers its commands without calling the model", async () => {
     const rt = runtime({ tools: { add: { description: "Adds", parameters: {}, execute: () => 0 } } });
-    expect((await rt.commands!()).map((c) => c.name)).toEqual(["/model", "/tools"]);
+    expect((await rt.commands!()).map((c) => c.name)).toEqual(["/models", "/tools"]);
     const run = async (command: string) => (await collect(rt.command!({ ...input(command), command, args: "" }))).text;
-    expect(await run("/model")).toBe("Model: gpt-4o-mini");
+    expect(await run("/models")).toBe("Model: gpt-4o-mini");
     expect(await run("/tools")).toBe("- add: Adds");
     expect(server.requests).toHaveLength(0);
   });

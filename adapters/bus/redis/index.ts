@@ -16,8 +16,7 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import type { Redis } from "ioredis";
-import { resolveLogger, type Bus, type BusMessage, type Logger, type Owner, type Storage } from "chat-gateway";
-import { catchUp, type CatchUp } from "./catch-up.js";
+import { outboxCatchUp, resolveLogger, type Bus, type BusMessage, type Logger, type OutboxCatchUp, type Owner, type Storage } from "chat-gateway";
 import { presence } from "./presence.js";
 import { encode, publisher, receiver } from "./publisher.js";
 import type { RedisBusStats } from "./stats.js";
@@ -98,7 +97,7 @@ async function atMost(work: Promise<void>, ms: number, late: () => void): Promis
 }
 
 /** `RedisBus.ready(owner)`: the owner's subscription is active, or the catch-up covers it. */
-async function subscribed(owner: Owner, subscriber: Redis, subs: Subscriptions, recovery: CatchUp, warn: (message: string) => void): Promise<void> {
+async function subscribed(owner: Owner, subscriber: Redis, subs: Subscriptions, recovery: OutboxCatchUp, warn: (message: string) => void): Promise<void> {
   // During an outage the SUBSCRIBE waits for the link; the catch-up covers the owner instead. At
   // start-up (no outage yet) it goes out once connected, so waiting for it is worth it.
   if (subscriber.status !== "ready" && recovery.down()) return recovery.noteGap(owner);
@@ -172,7 +171,7 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     onCommand: count,
     warn,
   });
-  const recovery = catchUp(subscriber, {
+  const recovery = outboxCatchUp({
     storage: options.storage,
     owners,
     hasSubscriber: (owner) => local.listenerCount(owner) > 0,
@@ -180,6 +179,22 @@ export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus 
     recovered: () => stats.recovered++,
     closed: () => closed,
     warn,
+  });
+
+  // The subscription went down: the catch-up remembers where each owner was, to read back the gap.
+  subscriber.on("close", () => {
+    if (closed || recovery.down()) return;
+    warn("lost the Redis subscription; this process keeps serving its own devices");
+    recovery.linkDown();
+  });
+  subscriber.on("ready", () => {
+    const readBack = recovery.linkUp();
+    if (!readBack) return;
+    warn("Redis subscription is back");
+    if (!options.storage) return;
+    // ioredis re-sends the subscriptions right after this event; a PING queued behind them is
+    // answered once they are active, so whatever the outbox read misses arrives live.
+    setImmediate(() => void subscriber.ping().catch(() => undefined).then(readBack));
   });
 
   function deliver(message: BusMessage): void {

@@ -228,6 +228,7 @@ function fcmMessage(token: string, message: PushMessage): object {
   if (message.thread_id) data.thread_id = message.thread_id;
   if (message.message_id) data.message_id = message.message_id;
   if (message.notification_kind) data.notification_kind = message.notification_kind;
+  if (message.picker_id) data.picker_id = message.picker_id;
   return {
     token,
     notification: { title: message.title, body: truncateUtf8(message.body, MAX_BODY_BYTES) },

@@ -10,6 +10,11 @@
  * | `tool-call` | `tool-start` (full `input` as `args`) |
  * | `tool-result` (final, not preliminary) | `tool-end`, `ok: true` |
  * | `tool-error`, `tool-output-denied` and `tool-approval-request` (these two ai 6 only) | `tool-end`, `ok: false` |
+ *
+ * A tool call that needs approval (ai 6's `needsApproval` on the tool, or the `needsApproval`
+ * option, for ai 5 too) asks the person with `picker.approval` (docs/PROTOCOL.md §11) before it
+ * runs; not approved, it ends `ok: false` and the model is told it was not run. The SDK's own
+ * approval request then only remains for a tool the provider runs, which the binding cannot gate.
  * | `finish-step`, `finish` | `usage` (totals of the turn; prompt tokens of the last call) |
  * | `error` | the turn throws a {@link GatewayError} with a message a user can act on |
  * | `abort` | the turn ends quietly |
@@ -32,75 +37,21 @@
  * @module
  */
 import { generateText, stepCountIs, streamText } from "ai";
-import type { LanguageModel, ModelMessage, ToolSet } from "ai";
+import type { LanguageModel, ModelMessage } from "ai";
 import { GatewayError } from "chat-gateway";
 import type { AgentRuntime, RuntimeEvent, TurnInput } from "chat-gateway";
+import { checkToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
+import { checkModelChoices, modelList } from "../models.js";
 import { abridge, argsPreview, cleanTitle, withAttachmentNotes } from "../text.js";
 import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
 import type { UsageTotals } from "../usage.js";
+import { gateTools } from "./approvals.js";
 import { messageOf, toGatewayError } from "./errors.js";
+import type { AiSdkRuntimeOptions, StreamTextParams } from "./options.js";
 
-type StreamTextParams = Parameters<typeof streamText>[0];
-
-/**
- * Prices of a model, USD per million tokens, used to report a turn's cost when the provider does not.
- *
- * @example
- * ```ts
- * const prices: ModelPrices = { input: 3, output: 15 }; // claude-sonnet-4-5
- * ```
- */
-export interface ModelPrices {
-  input: number;
-  output: number;
-}
-
-/**
- * Options of {@link aiSdkRuntime}.
- *
- * @example
- * ```ts
- * const options: AiSdkRuntimeOptions = {
- *   model: anthropic("claude-sonnet-4-5"),
- *   maxSteps: 20,
- *   contextWindow: 200_000,
- *   prices: { input: 3, output: 15 },
- *   streamTextOptions: { temperature: 0.3, maxRetries: 1 },
- * };
- * ```
- */
-export interface AiSdkRuntimeOptions {
-  /** The language model: a provider's model object, or a model id string for the AI Gateway. */
-  model: LanguageModel;
-  /** Tools made with the AI SDK's `tool()`; the AI SDK runs them. */
-  tools?: ToolSet;
-  /** System prompt. */
-  system?: string;
-  /** Model calls per turn when `stopWhen` is not given. Default 10. */
-  maxSteps?: number;
-  /** When to stop the tool loop, as `streamText` takes it; overrides `maxSteps`. */
-  stopWhen?: StreamTextParams["stopWhen"];
-  /** Passed to `streamText` as is. */
-  providerOptions?: StreamTextParams["providerOptions"];
-  /** Any other `streamText` option (`temperature`, `maxOutputTokens`, `maxRetries`, `headers`…). The binding's own options win. */
-  streamTextOptions?: Partial<StreamTextParams>;
-  /** Context window of the model, tokens; reported with the usage so the footer shows `context_pct`. */
-  contextWindow?: number;
-  /** Prices for the cost in the footer. Ignored when the provider reports a cost (OpenRouter). */
-  prices?: ModelPrices;
-  /** One-line summary of a tool call for the progress line. Default: the arguments, abridged. */
-  preview?: (toolName: string, args: Record<string, unknown>) => string | undefined;
-  /**
-   * Send image attachments to the model as image parts (the model must accept images). Default
-   * false: attachments are described to the model by a line of text.
-   */
-  vision?: boolean;
-  /** Offer `generateTitle` for auto-threads. Default true. */
-  generateTitle?: boolean;
-  /** Model for titles, for example a cheaper one. Default: `model`. */
-  titleModel?: LanguageModel;
-}
+export type { AiSdkRuntimeOptions, ModelPrices } from "./options.js";
+export type { ToolApproval } from "../approval.js";
 
 /**
  * Creates a runtime that runs each turn through the AI SDK's `streamText`, with
@@ -118,14 +69,20 @@ export function aiSdkRuntime(options: AiSdkRuntimeOptions): AgentRuntime {
   }
   const maxSteps = options.maxSteps ?? 10;
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new TypeError("aiSdkRuntime: maxSteps must be an integer >= 1");
+  checkToolApproval("aiSdkRuntime", options.needsApproval);
+  checkModelChoices("aiSdkRuntime", options.models);
 
   const declared = modelName(options.model);
   const runtime: AgentRuntime = {
     ...(declared === "unknown" ? {} : { model: declared }),
     turn: (input) => runTurn(options, maxSteps, input),
     commands: bindingCommands,
+    models: () => modelList(modelName(options.model), options.models),
     command: (input) =>
-      runBindingCommand(input, modelName(options.model), Object.entries(options.tools ?? {}).map(([name, tool]) => [name, tool.description])),
+      runBindingCommand(input, {
+        models: modelList(modelName(options.model), options.models),
+        tools: Object.entries(options.tools ?? {}).map(([name, tool]) => [name, tool.description]),
+      }),
   };
   if (options.generateTitle !== false) runtime.generateTitle = (text, signal) => generateTitle(options, text, signal);
   return runtime;
@@ -164,12 +121,13 @@ interface TurnState {
 async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: TurnInput): AsyncGenerator<RuntimeEvent> {
   if (input.signal.aborted) return;
   const messages = await buildMessages(options, input);
+  const model = options.models?.find((m) => m.id === input.model)?.model ?? options.model;
   const result = streamText({
     ...options.streamTextOptions,
-    model: options.model,
+    model,
     system: options.system,
     messages,
-    tools: options.tools,
+    tools: gateTools(options.tools, options.needsApproval, input, (name, args) => previewOf(options, name, args)),
     stopWhen: options.stopWhen ?? stepCountIs(maxSteps),
     providerOptions: options.providerOptions,
     abortSignal: input.signal,
@@ -178,7 +136,7 @@ async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: T
   } as StreamTextParams);
 
   // The gateway joins all text into one answer; text before and after a tool call would run together.
-  const state: TurnState = { options, started: new Map(), answered: false, stepText: false, totals: emptyTotals(), model: modelName(options.model) };
+  const state: TurnState = { options, started: new Map(), answered: false, stepText: false, totals: emptyTotals(), model: modelName(model) };
   try {
     for await (const raw of untilAborted(result.fullStream as AsyncIterable<unknown>, input.signal)) {
       const part = raw as Part;

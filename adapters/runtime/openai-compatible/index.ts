@@ -32,13 +32,19 @@
  * @module
  */
 import type { AgentRuntime, GatewayError } from "chat-gateway";
+import { checkToolApproval } from "../approval.js";
+import type { ToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
+import { checkModelChoices, modelList } from "../models.js";
+import type { OfferedModel } from "../models.js";
 import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, byteLimit } from "./response-limits.js";
 import { generateTitle } from "./title.js";
 import { runTurn } from "./tool-loop.js";
 import type { OpenAICompatibleTool, TurnConfig } from "./tool-loop.js";
 
 export type { OpenAICompatibleTool } from "./tool-loop.js";
+export type { ToolApproval } from "../approval.js";
+export type { OfferedModel } from "../models.js";
 
 /**
  * Prices of a model, USD per million tokens, used to report a turn's cost when the server does not.
@@ -73,10 +79,24 @@ export interface OpenAICompatibleRuntimeOptions {
   apiKey?: string;
   /** Model id as the server names it. */
   model: string;
+  /**
+   * Other models of the same server a lane may switch to (docs/PROTOCOL.md §11: `picker.model`,
+   * `/model <id>`). A turn in a lane whose chosen model is one of them uses it; any other lane
+   * uses `model`.
+   */
+  models?: OfferedModel[];
   /** System message put before the history. */
   systemPrompt?: string;
   /** Tools the model may call, by name. */
   tools?: Record<string, OpenAICompatibleTool>;
+  /**
+   * Tool calls that wait for the person's approval before they run (docs/PROTOCOL.md §11): a list
+   * of tool names, or a function of the name and the arguments. The turn asks with
+   * `picker.approval` showing the full arguments; approved, the tool runs; denied, expired or
+   * cancelled, the tool does not run, the call is reported failed and the model gets a tool result
+   * saying it was not approved.
+   */
+  needsApproval?: ToolApproval;
   /**
    * Model calls per turn, at least 1. Default 10. When the model still asks for tools on the last
    * one, those calls are not run and the turn ends with a `commentary` saying so.
@@ -160,6 +180,9 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     if (typeof tool?.execute !== "function") throw new TypeError(`openAICompatibleRuntime: tool "${name}" has no execute function`);
   }
 
+  checkToolApproval("openAICompatibleRuntime", options.needsApproval);
+  checkModelChoices("openAICompatibleRuntime", options.models);
+
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const cfg: TurnConfig & { titleModel: string } = {
     url: `${baseUrl}/chat/completions`,
@@ -182,6 +205,8 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     contextWindow: options.contextWindow,
     prices: options.prices,
     vision: options.vision ?? false,
+    needsApproval: options.needsApproval,
+    models: options.models,
     titleModel: options.titleModel ?? options.model,
   };
 
@@ -189,7 +214,9 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     model: options.model,
     turn: (input) => runTurn(cfg, input),
     commands: bindingCommands,
-    command: (input) => runBindingCommand(input, cfg.model, Object.entries(cfg.tools).map(([name, tool]) => [name, tool.description])),
+    models: () => modelList(cfg.model, options.models),
+    command: (input) =>
+      runBindingCommand(input, { models: modelList(cfg.model, options.models), tools: Object.entries(cfg.tools).map(([name, tool]) => [name, tool.description]) }),
   };
   if (options.generateTitle !== false) runtime.generateTitle = (text, signal) => generateTitle(cfg, text, signal);
   return runtime;

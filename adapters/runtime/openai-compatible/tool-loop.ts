@@ -4,6 +4,10 @@
  * @module
  */
 import type { RuntimeEvent, TurnInput } from "chat-gateway";
+import { askApproval, callNeedsApproval } from "../approval.js";
+import type { ToolApproval } from "../approval.js";
+import { turnModel } from "../models.js";
+import type { OfferedModel } from "../models.js";
 import { abridge, argsPreview } from "../text.js";
 import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
 import type { Prices } from "../usage.js";
@@ -50,6 +54,9 @@ export interface TurnConfig extends ClientConfig {
   contextWindow?: number;
   prices?: Prices;
   vision: boolean;
+  needsApproval?: ToolApproval;
+  /** Models a lane may choose besides `model`. */
+  models?: OfferedModel[];
 }
 
 /** Runs a turn; see the module comment. */
@@ -60,12 +67,13 @@ export async function* runTurn(cfg: TurnConfig, input: TurnInput): AsyncGenerato
     function: { name, description: tool.description ?? "", parameters: tool.parameters },
   }));
   const totals = emptyTotals();
+  const model = turnModel(cfg.model, cfg.models, input.model);
   let answered = false;
 
   for (let step = 1; ; step++) {
     if (input.signal.aborted) return;
     const body: Record<string, unknown> = {
-      model: cfg.model,
+      model,
       messages,
       ...(toolSpecs.length > 0 ? { tools: toolSpecs } : {}),
       stream_options: { include_usage: true },
@@ -77,7 +85,7 @@ export async function* runTurn(cfg: TurnConfig, input: TurnInput): AsyncGenerato
     answered ||= result.text !== "";
     if (result.aborted) return;
     if (result.usage) addCallUsage(totals, result.usage, cfg.prices);
-    yield usageEvent(totals, result.model ?? cfg.model, cfg.contextWindow);
+    yield usageEvent(totals, result.model ?? model, cfg.contextWindow);
     if (result.finishReason === "length") {
       yield { type: "commentary", text: "The answer was cut off at the model's output limit." };
     }
@@ -91,15 +99,19 @@ export async function* runTurn(cfg: TurnConfig, input: TurnInput): AsyncGenerato
     }
     messages.push({ role: "assistant", content: result.text === "" ? null : result.text, tool_calls: result.toolCalls });
     for (const call of result.toolCalls) {
-      const outcome = yield* runTool(cfg, call, input.signal);
+      const outcome = yield* runTool(cfg, call, input);
       if (outcome === undefined) return;
       messages.push({ role: "tool", tool_call_id: call.id, content: outcome });
     }
   }
 }
 
-/** Runs one call; yields its start and end; returns what the model gets, or undefined when aborted. */
-async function* runTool(cfg: TurnConfig, call: ToolCallWire, signal: AbortSignal): AsyncGenerator<RuntimeEvent, string | undefined> {
+/**
+ * Runs one call, after the person approved it when `needsApproval` says so; yields its start and
+ * end; returns what the model gets, or undefined when aborted.
+ */
+async function* runTool(cfg: TurnConfig, call: ToolCallWire, input: TurnInput): AsyncGenerator<RuntimeEvent, string | undefined> {
+  const { signal } = input;
   const name = call.function.name;
   const tool = Object.hasOwn(cfg.tools, name) ? cfg.tools[name] : undefined;
   let args: Record<string, unknown>;
@@ -112,7 +124,8 @@ async function* runTool(cfg: TurnConfig, call: ToolCallWire, signal: AbortSignal
     args = { arguments: call.function.arguments };
     badArgs = `Invalid arguments for ${name}: expected a JSON object, got ${abridge(call.function.arguments, 200)}`;
   }
-  yield { type: "tool-start", id: call.id, name, args, preview: previewOf(tool, name, args) };
+  const preview = previewOf(tool, name, args);
+  yield { type: "tool-start", id: call.id, name, args, preview };
 
   const started = performance.now();
   const end = (output: unknown, ok: boolean): RuntimeEvent => ({
@@ -127,6 +140,14 @@ async function* runTool(cfg: TurnConfig, call: ToolCallWire, signal: AbortSignal
     const message = badArgs ?? `Unknown tool: ${name}`;
     yield end(message, false);
     return `Error: ${message}`;
+  }
+  if (await callNeedsApproval(cfg.needsApproval, name, args)) {
+    const denied = await askApproval(input, name, args, preview);
+    if (signal.aborted) return undefined;
+    if (denied !== undefined) {
+      yield end(denied, false);
+      return denied;
+    }
   }
   const settled = await untilAborted(
     Promise.resolve()

@@ -1,6 +1,6 @@
 // The signed-in app: wires one GatewayClient to the store, the views to the store, and holds the
 // actions that span views (open a lane, load older history, reconnect, sign out).
-import { createGatewayClient, isClientError, localStorageCursorStore, type ConnectionState, type GatewayClient, type StateInfo } from "chat-gateway/client";
+import { createGatewayClient, isClientError, localStorageCursorStore, localStorageOpenAsksStore, type ConnectionState, type GatewayClient, type StateInfo } from "chat-gateway/client";
 import { authStatus, logout } from "./api.js";
 import { ChannelActions } from "./channel-actions.js";
 import { clear, h } from "./dom.js";
@@ -8,6 +8,7 @@ import { readLastLane, rememberLane } from "./last-lane.js";
 import { footerFields, streamingSetting } from "./settings.js";
 import { Store, type Lane, type Msg, type StoreListener } from "./store.js";
 import { Toasts } from "./toasts.js";
+import { AskCardsView } from "./views/ask-cards.js";
 import { Composer } from "./views/composer.js";
 import { HeaderView } from "./views/header.js";
 import { MessagesView } from "./views/messages.js";
@@ -32,8 +33,12 @@ function connect(user: string | null): GatewayClient {
     url: `${scheme}//${location.host}/ws/gateway`,
     deviceName: `Web (${navigator.platform || "browser"})`,
     streaming: streamingSetting(),
+    // Answers stream as appends (docs/PROTOCOL.md §12); the client joins them into the whole text.
+    delta: true,
     // One cursor per signed-in user: another account in the same browser has its own outbox.
     cursorStore: localStorageCursorStore(`chat-gateway:cursor:${location.host}:${user ?? "~anonymous"}`),
+    // The open asks go with the cursor: after a reload, the frames that opened them come before it.
+    openAsksStore: localStorageOpenAsksStore(`chat-gateway:asks:${location.host}:${user ?? "~anonymous"}`),
     checkAuth: async () => {
       const status = await authStatus();
       return !status.enabled || status.user !== null;
@@ -53,6 +58,7 @@ export class App implements StoreListener {
   readonly #messages: MessagesView;
   readonly #composer: Composer;
   readonly #search: SearchView;
+  readonly #asks: AskCardsView;
   readonly #typing = h("div", { class: "typing", role: "status", "aria-live": "polite" });
   readonly #main = h("main", { class: "conversation", id: "conversation" });
   #destroyed = false;
@@ -77,6 +83,7 @@ export class App implements StoreListener {
     const actions = { regenerate: (msg: Msg) => this.#regenerate(msg), edit: (msg: Msg) => this.#composer.editText(msg.text) };
     this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, onMediaError: () => void this.#checkSession() }, loadOlder);
     this.#composer = new Composer({ client: this.client, store, toasts: this.#toasts, openLane, onSent: () => this.#messages.scrollToBottom() });
+    this.#asks = new AskCardsView(this.client, store, this.#toasts);
     this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
     this.#render();
     this.#wire();
@@ -107,6 +114,7 @@ export class App implements StoreListener {
   destroy(): void {
     this.#destroyed = true;
     this.#messages.destroy();
+    this.#asks.destroy();
     this.client.removeAllListeners();
     this.client.close();
   }
@@ -118,6 +126,7 @@ export class App implements StoreListener {
     this.#header.render();
     this.#composer.render();
     this.#messages.render();
+    this.#asks.render();
     this.#renderTyping();
     if (!lane.loaded) {
       await this.#loadOlder(lane);
@@ -170,13 +179,20 @@ export class App implements StoreListener {
     void this.#composer.sendText(asked.text);
   }
 
+  asksChanged(): void {
+    const before = this.#asks.el.hidden;
+    this.#asks.render();
+    this.#sidebar.render();
+    if (before && !this.#asks.el.hidden) this.#messages.scrollToBottom();
+  }
+
   // ---------- layout and wiring ----------
 
   #render(): void {
     const root = this.#opts.root;
     clear(root);
     document.title = "chat-gateway";
-    this.#main.append(this.#header.el, this.#messages.el, this.#typing, this.#composer.el);
+    this.#main.append(this.#header.el, this.#messages.el, this.#asks.el, this.#typing, this.#composer.el);
     root.append(this.#statusbar.el, h("div", { class: "layout" }, this.#sidebar.el, this.#main, this.#search.el), this.#toasts.el);
     this.#setConn("connecting", {});
   }

@@ -62,6 +62,8 @@ export interface StoreListener {
   messageStreamed(lane: Lane, msg: Msg): void;
   messagesRemoved(lane: Lane, ids: string[]): void;
   typingChanged(): void;
+  /** The agent's open asks changed (opened, answered anywhere, expired). */
+  asksChanged(): void;
 }
 
 export const laneKey = (chatId: string, threadId: string | null) => `${chatId}|${threadId ?? ""}`;
@@ -101,6 +103,7 @@ export class Store {
     this.#wireChannels();
     this.#wireMessages();
     this.#wireStreaming();
+    client.on("asks", () => listener.asksChanged());
   }
 
   /** The lane on screen. */
@@ -114,6 +117,11 @@ export class Store {
 
   defaultChannel(): Channel | undefined {
     return [...this.channels.values()].find((c) => c.is_default);
+  }
+
+  /** Whether the agent waits for an answer in this lane (an open ask). */
+  waiting(lane: LaneRef): boolean {
+    return this.#client.openAsks(lane).length > 0;
   }
 
   unread(lane: LaneRef): number {
@@ -269,6 +277,7 @@ export class Store {
       streaming(
         p,
         (msg) => {
+          // Whole text: the client has applied the delta appends (docs/PROTOCOL.md §12).
           msg.text = p.text;
           if (p.reasoning !== undefined) msg.reasoning = p.reasoning;
           if (p.tokens !== undefined) msg.tokens = p.tokens;

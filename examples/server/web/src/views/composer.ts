@@ -39,7 +39,7 @@ export class Composer {
     "aria-autocomplete": "list",
     "aria-controls": "slash-list",
   });
-  readonly slash = new SlashMenu(this.#textarea);
+  readonly slash: SlashMenu;
   readonly #autoThread = h("input", { type: "checkbox", id: "auto-thread" });
   readonly #autoThreadLabel = h("label", { class: "toggle", for: "auto-thread", title: "Start a new thread for this message" }, this.#autoThread, " Auto-thread");
   readonly #fileInput = h("input", { type: "file", id: "file-input", class: "visually-hidden", multiple: true });
@@ -55,6 +55,10 @@ export class Composer {
     this.#deps = deps;
     this.#stop = new StopButton(deps.client, deps.store, deps.toasts);
     this.#queue = new SendQueue({ client: deps.client, store: deps.store, toasts: deps.toasts, onFailed: (text) => this.editText(text, false) });
+    this.slash = new SlashMenu(this.#textarea, (text) => {
+      const lane = deps.store.current;
+      return lane ? deps.client.complete(lane, text, { timeoutMs: 5000 }) : Promise.resolve([]);
+    });
     const attach = h("label", { class: "icon attach", for: "file-input", title: "Attach files", role: "button", tabindex: 0, "aria-label": "Attach files" }, icon("clip"));
     this.#form = h(
       "form",

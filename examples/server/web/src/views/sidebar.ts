@@ -82,6 +82,9 @@ export class SidebarView {
       c.favorite ? h("span", { class: "fav", title: "Favorite" }, h("span", { "aria-hidden": "true" }, "★"), h("span", { class: "visually-hidden" }, "(favorite)")) : null,
       c.automation ? h("span", { class: "tag", title: "Automation channel" }, "auto") : null,
       c.is_default ? h("span", { class: "tag", title: "Default channel" }, "default") : null,
+      this.#store.waiting(lane)
+        ? h("span", { class: "badge ask-badge", title: "Waiting for your answer" }, h("span", { "aria-hidden": "true" }, "?"), h("span", { class: "visually-hidden" }, " waiting for your answer"))
+        : null,
       unread > 0 ? h("span", { class: "badge" }, String(unread), h("span", { class: "visually-hidden" }, " unread")) : null,
     );
   }

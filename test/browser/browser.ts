@@ -1,24 +1,28 @@
-// What the browser tests share: Debian's Chromium through playwright-core (npm never downloads a
-// browser), the example server built and started, and axe-core run inside the page.
+// Chromium for the browser tests: launched once per file, axe-core run inside a page, and a poll
+// with room for a loaded machine.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { expect } from "vitest";
 
-export const CHROMIUM = "/usr/bin/chromium";
-export const root = path.resolve(import.meta.dirname, "../..");
-export const resultsDir = path.join(root, "test-results");
+const CHROMIUM = "/usr/bin/chromium";
 const require = createRequire(import.meta.url);
+const root = path.resolve(import.meta.dirname, "../..");
 
-/** Why the browser tests cannot run, or undefined when Chromium is there. */
-export const missingChromium = existsSync(CHROMIUM)
-  ? undefined
-  : `Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium).`;
+/** Where screenshots go (ignored by git). */
+export const resultsDir = path.join(root, "test-results");
 
+/** Build the example server's web UI into examples/server/web/dist. */
 export function buildWebUi(): void {
   execFileSync(process.execPath, [path.join(root, "examples/server/web/build.mjs")], { stdio: "ignore" });
 }
+
+/** Why the browser tests cannot run here, or undefined when Chromium is installed. */
+export const missingChromium = existsSync(CHROMIUM)
+  ? undefined
+  : `Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium).`;
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
@@ -28,7 +32,7 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Page errors, CSP refusals and unexpected dialogs of a page, collected into `problems`. */
+/** Records what should never happen on a page: script errors, CSP refusals, dialogs. */
 export function watchProblems(page: Page, problems: string[]): void {
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
   page.on("console", (message) => {
@@ -51,4 +55,9 @@ export async function axeViolations(page: Page): Promise<string[]> {
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
   });
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(", ")}`);
+}
+
+/** expect.poll with room for a loaded machine. */
+export function poll<T>(read: () => Promise<T> | T) {
+  return expect.poll(read, { timeout: 10_000 });
 }

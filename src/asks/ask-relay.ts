@@ -1,0 +1,108 @@
+/**
+ * Answers that reach a process which does not hold the ask (docs/PROTOCOL.md §11): they travel on
+ * the Bus to the process running the turn, the single arbiter, which resolves the ask and sends
+ * the `picker.resolved` response back to the connection that asked. Used with a lane lock, the
+ * sign of a gateway running in several processes.
+ * @module
+ */
+import { randomUUID } from "node:crypto";
+import type { AskServices } from "./ask-services.js";
+import type { Respondent } from "../outbox/outbox.js";
+import type { Owner } from "../ids.js";
+import type { OutgoingFrame } from "../contracts/bus.js";
+import type { Ask, AskAnswer } from "../contracts/runtime.js";
+import type { Lane } from "../contracts/storage.js";
+import type { OpenAsk } from "./open-asks.js";
+import { INTERNAL_PREFIX, RESPOND_FRAME } from "../outbox/fan-out.js";
+import type { Selection } from "./ask-shapes.js";
+
+/** Bus frames between gateway processes (`INTERNAL_PREFIX`); never delivered to a device. */
+const RELAY_FRAME = `${INTERNAL_PREFIX}ask`;
+const ACK_FRAME = `${INTERNAL_PREFIX}ask.ack`;
+
+/** How long a relayed answer waits for the arbiter before the stored state decides. */
+const ACK_WAIT_MS = 1_500;
+
+/** An answer on its way to the arbiter: one ask by id, or the newest of a kind in a lane. */
+export interface RelayedAnswer {
+  picker_id?: string;
+  lane?: Lane;
+  kind?: Ask["kind"];
+  /** The slash command that answers, when it came as one (the arbiter maps it to a selection). */
+  command?: { name: string; args: string };
+  selection?: Selection;
+  device_id: string;
+  /** The connection and request id that get the `picker.resolved` response. */
+  connection_id?: string;
+  request_id?: string;
+}
+
+/** What the arbiter does with a relayed answer it holds: resolve, or refuse with a reason. */
+export type Arbitrate = (entry: OpenAsk, relayed: RelayedAnswer, respondTo: Respondent | undefined) => Promise<void>;
+
+/** A session stand-in that sends the response to a connection of another process. */
+export function remoteSession(hub: AskServices, owner: Owner, connectionId: string): Respondent["session"] {
+  return {
+    id: connectionId,
+    respond(frame: OutgoingFrame, requestId: string | undefined) {
+      hub.bus.publish({ owner, frame: { type: RESPOND_FRAME, payload: { connection_id: connectionId, request_id: requestId, frame } } });
+    },
+  };
+}
+
+/**
+ * Listen for relayed answers while this process holds asks of an owner; `arbitrate` handles the
+ * ones it holds, and each handled one is acknowledged to its sender.
+ */
+export function listenForRelays(hub: AskServices, arbitrate: Arbitrate): void {
+  const asks = hub.asks;
+  const listening = new Map<Owner, () => void>();
+  asks.onOwner = async (owner, open) => {
+    if (!open) {
+      listening.get(owner)?.();
+      listening.delete(owner);
+      return;
+    }
+    if (listening.has(owner)) return;
+    listening.set(
+      owner,
+      hub.bus.subscribe(owner, (message) => {
+        if (message.frame.type !== RELAY_FRAME) return;
+        const { token, ...relayed } = message.frame.payload as unknown as RelayedAnswer & { token: string };
+        const entry = relayed.picker_id ? asks.get(owner, relayed.picker_id) : relayed.lane && asks.inLane(owner, relayed.lane, relayed.kind).at(-1);
+        if (!entry) return;
+        const respondTo = relayed.connection_id ? { session: remoteSession(hub, owner, relayed.connection_id), requestId: relayed.request_id } : undefined;
+        hub.bus.publish({ owner, frame: { type: ACK_FRAME, payload: { token } } });
+        arbitrate(entry, relayed, respondTo).catch((error) => hub.log.warn("a relayed answer failed", error));
+      }),
+    );
+    await hub.bus.ready?.(owner);
+  };
+}
+
+/** Send an answer to whichever process holds the ask; true when one took it. */
+export async function relay(hub: AskServices, owner: Owner, relayed: RelayedAnswer): Promise<boolean> {
+  const token = randomUUID();
+  let unsubscribe: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await new Promise<boolean>((resolve) => {
+      unsubscribe = hub.bus.subscribe(owner, (message) => {
+        if (message.frame.type === ACK_FRAME && message.frame.payload.token === token) resolve(true);
+      });
+      timer = setTimeout(() => resolve(false), ACK_WAIT_MS);
+      void Promise.resolve(hub.bus.ready?.(owner)).then(() => hub.bus.publish({ owner, frame: { type: RELAY_FRAME, payload: { ...relayed, token } } }));
+    });
+  } finally {
+    clearTimeout(timer);
+    unsubscribe?.();
+  }
+}
+
+/** The answer an ask gets from a selection. */
+export function selected(selection: Selection): AskAnswer {
+  const answer: AskAnswer = { outcome: "selected" };
+  if (selection.option_id !== undefined) answer.option_id = selection.option_id;
+  if (selection.text !== undefined) answer.text = selection.text;
+  return answer;
+}

@@ -1,0 +1,166 @@
+/**
+ * What an ask looks like on the wire (docs/PROTOCOL.md §11): the runtime's request checked and
+ * bounded, then the picker frame, the `notification` for devices without pickers, the push and
+ * the `picker.resolved` frame built from it.
+ * @module
+ */
+import type { Ask, AskAnswer, AskOption } from "../contracts/runtime.js";
+import type { Lane } from "../contracts/storage.js";
+import type { StoredFrame } from "../protocol/protocol.js";
+import type { PushMessage } from "../contracts/push.js";
+
+/** Bounds of an ask (docs/PROTOCOL.md §11); longer text is cut, more choices are refused. */
+export const ASK_LIMITS = {
+  titleMax: 200,
+  bodyMax: 4000,
+  optionsMax: 20,
+  optionIdMax: 64,
+  labelMax: 200,
+  modelsMax: 50,
+  /** Longest `text` answer, characters (`hello.ok.limits.picker_text_max`). */
+  textMax: 4000,
+  /** Asks open at once in one lane and for one owner; one more is cancelled at once. */
+  openPerLane: 4,
+  openPerOwner: 16,
+  /** Longest life of an ask (24 h), whatever the runtime asks for. */
+  expiresMaxMs: 24 * 60 * 60 * 1000,
+} as const;
+
+/** An ask as the gateway keeps it while it is open, and as the stored picker frame shows it. */
+export interface PickerSpec extends Lane {
+  picker_id: string;
+  kind: Ask["kind"];
+  message_id: string;
+  title: string;
+  body: string;
+  /** The option ids (model ids for a model ask) an answer may name. */
+  choices: string[];
+  allow_text: boolean;
+  expires_at: number;
+  /** The picker frame's payload. */
+  payload: Record<string, unknown>;
+}
+
+/** The picker frame type of each ask kind. */
+export const PICKER_TYPES = { approval: "picker.approval", confirm: "picker.confirm", model: "picker.model" } as const;
+
+function cut(text: unknown, max: number): string {
+  const value = typeof text === "string" ? text : "";
+  return value.length > max ? `${value.slice(0, max - 1)}…` : value;
+}
+
+function checkChoices(list: unknown, where: string, max: number): AskOption[] {
+  if (!Array.isArray(list)) throw new TypeError(`ask: ${where} must be an array`);
+  if (list.length > max) throw new TypeError(`ask: at most ${max} ${where}`);
+  const seen = new Set<string>();
+  return list.map((choice: Partial<AskOption>) => {
+    const id = choice?.id;
+    if (typeof id !== "string" || id === "" || id.length > ASK_LIMITS.optionIdMax || /\s/.test(id)) {
+      throw new TypeError(`ask: each of ${where} needs an id of 1 to ${ASK_LIMITS.optionIdMax} characters without spaces`);
+    }
+    if (seen.has(id)) throw new TypeError(`ask: ${where} has the id "${id}" twice`);
+    seen.add(id);
+    return { id, label: cut(choice.label ?? id, ASK_LIMITS.labelMax) };
+  });
+}
+
+const DEFAULT_APPROVAL: AskOption[] = [
+  { id: "approve", label: "Approve" },
+  { id: "deny", label: "Deny" },
+];
+
+/**
+ * Check a runtime's ask and build the open ask. Throws TypeError for a request the protocol cannot
+ * show (no choice at all, bad ids, too many); text that is too long is cut.
+ */
+export function pickerSpec(request: Ask, at: Lane & { picker_id: string; message_id: string; expires_at: number }): PickerSpec {
+  if (!request || typeof request !== "object") throw new TypeError("ask: the request must be an object");
+  const title = cut(request.title, ASK_LIMITS.titleMax);
+  const base = { picker_id: at.picker_id, chat_id: at.chat_id, thread_id: at.thread_id, message_id: at.message_id, title };
+  if (request.kind === "model") {
+    const models = checkChoices(request.models, "models", ASK_LIMITS.modelsMax);
+    if (models.length === 0) throw new TypeError("ask: a model ask needs at least one model");
+    const shown = models.map((m, i) => (request.models[i]?.current ? { ...m, current: true } : m));
+    const payload = { ...base, models: shown, expires_at: at.expires_at };
+    return { ...base, kind: "model", body: "", choices: models.map((m) => m.id), allow_text: false, expires_at: at.expires_at, payload };
+  }
+  const body = cut(request.body, ASK_LIMITS.bodyMax);
+  if (request.kind === "approval") {
+    const options = request.options === undefined ? DEFAULT_APPROVAL : checkChoices(request.options, "options", ASK_LIMITS.optionsMax);
+    if (options.length === 0) throw new TypeError("ask: an approval needs at least one option");
+    const tool = request.tool ? { name: cut(request.tool.name, ASK_LIMITS.labelMax), args: request.tool.args ?? {} } : undefined;
+    const payload = { ...base, body, ...(tool ? { tool } : {}), options, expires_at: at.expires_at };
+    return { ...base, kind: "approval", body, choices: options.map((o) => o.id), allow_text: false, expires_at: at.expires_at, payload };
+  }
+  if (request.kind === "confirm") {
+    const options = checkChoices(request.options ?? [], "options", ASK_LIMITS.optionsMax);
+    const allowText = request.allowText === true;
+    if (options.length === 0 && !allowText) throw new TypeError("ask: a confirm needs options or allowText");
+    const payload = { ...base, body, options, allow_text: allowText, expires_at: at.expires_at };
+    return { ...base, kind: "confirm", body, choices: options.map((o) => o.id), allow_text: allowText, expires_at: at.expires_at, payload };
+  }
+  throw new TypeError(`ask: unknown kind ${JSON.stringify((request as { kind?: unknown }).kind)}`);
+}
+
+/** The notification kind of an ask: `approval`, else `clarify`. */
+export function notificationKind(spec: Pick<PickerSpec, "kind">): "approval" | "clarify" {
+  return spec.kind === "approval" ? "approval" : "clarify";
+}
+
+/** The frames stored when an ask opens: the card, then the notification for devices without pickers. */
+export function openingFrames(spec: PickerSpec, now: number): StoredFrame[] {
+  const notification = {
+    kind: notificationKind(spec),
+    title: spec.title,
+    body: spec.body || spec.title,
+    ts: now,
+    chat_id: spec.chat_id,
+    thread_id: spec.thread_id,
+    picker_id: spec.picker_id,
+  };
+  return [
+    { type: PICKER_TYPES[spec.kind], payload: spec.payload },
+    { type: "notification", payload: notification },
+  ];
+}
+
+/** The push for a device with no connection: the question as the body. */
+export function askPush(spec: PickerSpec): PushMessage {
+  return {
+    kind: "notification",
+    notification_kind: notificationKind(spec),
+    title: spec.title,
+    body: spec.body || spec.title,
+    chat_id: spec.chat_id,
+    thread_id: spec.thread_id,
+    picker_id: spec.picker_id,
+  };
+}
+
+/** The `picker.resolved` frame of an outcome. */
+export function resolvedFrame(spec: Lane & { picker_id: string }, answer: AskAnswer, deviceId?: string): StoredFrame {
+  const payload: Record<string, unknown> = { picker_id: spec.picker_id, chat_id: spec.chat_id, thread_id: spec.thread_id, outcome: answer.outcome };
+  if (answer.option_id !== undefined) payload.option_id = answer.option_id;
+  if (answer.text !== undefined) payload.text = answer.text;
+  if (deviceId !== undefined) payload.device_id = deviceId;
+  return { type: "picker.resolved", payload };
+}
+
+/** What a person may answer: one of the choices, or text where the ask allows it. */
+export interface Selection {
+  option_id?: string;
+  text?: string;
+}
+
+/**
+ * Why a selection does not fit the ask (`unsupported`), or undefined when it fits. An option
+ * that was not offered, text where it is not allowed or too long, or neither.
+ */
+export function selectionProblem(spec: Pick<PickerSpec, "choices" | "allow_text">, selection: Selection): string | undefined {
+  const { option_id: optionId, text } = selection;
+  if (optionId === undefined && text === undefined) return "picker.select needs option_id or text";
+  if (optionId !== undefined && !spec.choices.includes(optionId)) return `option "${cut(optionId, 64)}" is not offered; choose one of: ${spec.choices.join(", ")}`;
+  if (text !== undefined && !spec.allow_text) return "this ask takes no text answer; choose one of its options";
+  if (text !== undefined && text.length > ASK_LIMITS.textMax) return `a text answer has at most ${ASK_LIMITS.textMax} characters`;
+  return undefined;
+}

@@ -1,0 +1,19 @@
+/**
+ * The model a person chose for a lane (docs/PROTOCOL.md §11): kept on the lane's channel record
+ * (the channel for its flat lane, the thread for a thread), so it outlives a restart.
+ * @module
+ */
+import type { Owner } from "../ids.js";
+import type { Change, Lane, Storage } from "../contracts/storage.js";
+
+/** The lane's chosen model, if any. */
+export async function laneModel(hub: { storage: Storage }, owner: Owner, lane: Lane): Promise<string | undefined> {
+  const record = await hub.storage.getChannel(owner, lane.thread_id ?? lane.chat_id);
+  return record?.model;
+}
+
+/** The change that makes `model` the lane's model; empty when the lane is gone. */
+export async function laneModelChange(hub: { storage: Storage }, owner: Owner, lane: Lane, model: string): Promise<Change> {
+  const record = await hub.storage.getChannel(owner, lane.thread_id ?? lane.chat_id);
+  return record ? { channels: [{ ...record, model }] } : {};
+}

@@ -1,0 +1,181 @@
+/**
+ * The asks open in this process (docs/PROTOCOL.md §11). The process that runs a turn holds its
+ * asks and is their single arbiter: the first answer, from any device of any process, wins; the
+ * others learn the outcome that stands. Expiry, `/stop`, deletion and shutdown resolve them too.
+ * @module
+ */
+import { newId } from "../id-generator.js";
+import type { ResolvedOptions } from "../options.js";
+import type { TurnOptions, TurnServices } from "../turn/turn-services.js";
+import type { Respondent } from "../outbox/outbox.js";
+import type { Owner } from "../ids.js";
+import type { LaneTurn } from "../turn/lanes.js";
+import type { Ask, AskAnswer } from "../contracts/runtime.js";
+import type { Lane } from "../contracts/storage.js";
+import { ASK_LIMITS, askPush, openingFrames, pickerSpec, resolvedFrame, type PickerSpec } from "./ask-shapes.js";
+import { laneModelChange } from "./lane-model.js";
+
+/** `setTimeout` fires at once past 2^31 - 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+/** Resolved asks remembered, so a late answer learns the outcome without reading the outbox. */
+const RECENT_MAX = 1_000;
+
+/** What the open-asks registry uses. */
+export interface AskRegistryServices extends TurnServices {
+  readonly options: TurnOptions & Pick<ResolvedOptions, "askExpiresMs" | "laneLock">;
+}
+
+/** An ask waiting for its answer. */
+export interface OpenAsk {
+  readonly owner: Owner;
+  readonly spec: PickerSpec;
+  readonly turn: LaneTurn;
+  readonly opened: number;
+  finish(answer: AskAnswer): void;
+  timer: NodeJS.Timeout | undefined;
+  stopListening(): void;
+}
+
+/** Who receives the `picker.resolved` response (the rest get the broadcast). */
+export type Responder = Respondent;
+
+/** The outcome an aborted turn gives its asks. */
+function abortOutcome(turn: LaneTurn): AskAnswer["outcome"] {
+  return turn.reason === "shutdown" ? "interrupted" : "cancelled";
+}
+
+/** An owner-scoped key, so ids never meet across owners. */
+function key(owner: Owner, pickerId: string): string {
+  return `${owner}\u0000${pickerId}`;
+}
+
+/** The registry of one gateway process. */
+export class OpenAsks {
+  readonly #hub: AskRegistryServices;
+  readonly #open = new Map<string, OpenAsk>();
+  readonly #recent = new Map<string, Record<string, unknown>>();
+  /** Stores of `picker.resolved` still in flight, by turn: the answer's end waits for them. */
+  readonly #storing = new Map<LaneTurn, Set<Promise<unknown>>>();
+  /** Called when an owner gets its first open ask here and when its last one closes. */
+  onOwner: ((owner: Owner, open: boolean) => Promise<void> | void) | undefined;
+
+  constructor(hub: AskRegistryServices) {
+    this.#hub = hub;
+  }
+
+  /** The open ask with this id, if this process holds it. */
+  get(owner: Owner, pickerId: string): OpenAsk | undefined {
+    return this.#open.get(key(owner, pickerId));
+  }
+
+  /** The `picker.resolved` payload of an ask resolved here lately. */
+  standing(owner: Owner, pickerId: string): Record<string, unknown> | undefined {
+    return this.#recent.get(key(owner, pickerId));
+  }
+
+  /** Open asks of a lane, newest last; of one kind when given. */
+  inLane(owner: Owner, lane: Lane, kind?: Ask["kind"]): OpenAsk[] {
+    return [...this.#open.values()].filter(
+      (a) => a.owner === owner && a.spec.chat_id === lane.chat_id && a.spec.thread_id === lane.thread_id && (!kind || a.spec.kind === kind),
+    );
+  }
+
+  /** True when the owner has an open ask in this process. */
+  holds(owner: Owner): boolean {
+    for (const a of this.#open.values()) if (a.owner === owner) return true;
+    return false;
+  }
+
+  /**
+   * Ask the person during `turn` and wait for the answer. Rejects with TypeError for a request
+   * the protocol cannot show; otherwise resolves, also when the ask expires or the turn ends.
+   */
+  async ask(owner: Owner, lane: Lane, turn: LaneTurn, request: Ask): Promise<AskAnswer> {
+    const hub = this.#hub;
+    if (turn.controller.signal.aborted) return { outcome: abortOutcome(turn) };
+    if (this.inLane(owner, lane).length >= ASK_LIMITS.openPerLane || [...this.#open.values()].filter((a) => a.owner === owner).length >= ASK_LIMITS.openPerOwner) {
+      hub.log.warn(`ask refused: too many open asks (at most ${ASK_LIMITS.openPerLane} per lane, ${ASK_LIMITS.openPerOwner} per owner)`);
+      return { outcome: "cancelled" };
+    }
+    const wanted = request?.expiresInMs ?? hub.options.askExpiresMs;
+    const lifetime = Math.min(Number.isFinite(wanted) && wanted > 0 ? wanted : hub.options.askExpiresMs, ASK_LIMITS.expiresMaxMs);
+    // The outbox position goes into the id, so another process finds the stored card quickly.
+    const { last } = await hub.storage.outboxBounds(owner);
+    const opened = hub.now();
+    const spec = pickerSpec(request, { ...lane, picker_id: newId(`pk${last.toString(36)}`), message_id: turn.answer ?? "", expires_at: opened + lifetime });
+    let finish!: (answer: AskAnswer) => void;
+    const answered = new Promise<AskAnswer>((resolve) => (finish = resolve));
+    const onAbort = () => void this.resolve(owner, spec.picker_id, { outcome: abortOutcome(turn) });
+    const entry: OpenAsk = { owner, spec, turn, opened, finish, timer: undefined, stopListening: () => turn.controller.signal.removeEventListener("abort", onAbort) };
+    const first = !this.holds(owner);
+    this.#open.set(key(owner, spec.picker_id), entry);
+    turn.beforeEnd ??= () => this.#settleTurn(turn);
+    try {
+      if (first) await this.onOwner?.(owner, true);
+      await hub.store(owner, {}, openingFrames(spec, opened));
+    } catch (error) {
+      this.#open.delete(key(owner, spec.picker_id));
+      if (!this.holds(owner)) await this.onOwner?.(owner, false);
+      throw error;
+    }
+    hub.pushIfAway(owner, askPush(spec));
+    turn.onAsk?.(true);
+    entry.timer = setTimeout(() => void this.resolve(owner, spec.picker_id, { outcome: "expired" }), Math.min(lifetime, MAX_TIMER_MS));
+    turn.controller.signal.addEventListener("abort", onAbort, { once: true });
+    // Aborted while the card was being stored: the listener above came too late.
+    if (turn.controller.signal.aborted) onAbort();
+    return answered;
+  }
+
+  /**
+   * Resolve an open ask held here; the first call wins. Resolves with the stored
+   * `picker.resolved` payload, or undefined when this process holds no such open ask.
+   */
+  resolve(owner: Owner, pickerId: string, answer: AskAnswer, deviceId?: string, respondTo?: Responder): Promise<Record<string, unknown>> | undefined {
+    const entry = this.#open.get(key(owner, pickerId));
+    if (!entry) return undefined;
+    // Decided here, synchronously: whatever comes after finds the ask gone.
+    this.#open.delete(key(owner, pickerId));
+    clearTimeout(entry.timer);
+    entry.stopListening();
+    const frame = resolvedFrame(entry.spec, answer, deviceId);
+    this.#remember(owner, pickerId, frame.payload);
+    const work = this.#store(entry, answer, frame, respondTo);
+    let storing = this.#storing.get(entry.turn);
+    if (!storing) this.#storing.set(entry.turn, (storing = new Set()));
+    storing.add(work);
+    void work.finally(() => storing.delete(work));
+    return work.then(() => frame.payload);
+  }
+
+  async #store(entry: OpenAsk, answer: AskAnswer, frame: ReturnType<typeof resolvedFrame>, respondTo: Responder | undefined): Promise<void> {
+    const hub = this.#hub;
+    const { owner, spec, turn } = entry;
+    try {
+      const chosen = spec.kind === "model" && answer.outcome === "selected" ? answer.option_id : undefined;
+      const change = chosen ? await laneModelChange(hub, owner, spec, chosen) : {};
+      await hub.store(owner, change, [frame], respondTo);
+    } catch (error) {
+      hub.log.warn("storing an ask's outcome failed", error);
+      respondTo?.session.respond({ type: frame.type, payload: frame.payload }, respondTo.requestId);
+    } finally {
+      if (!this.holds(owner)) await Promise.resolve(this.onOwner?.(owner, false)).catch(() => undefined);
+      turn.onAsk?.(false);
+      entry.finish(answer);
+    }
+  }
+
+  #remember(owner: Owner, pickerId: string, payload: Record<string, unknown>): void {
+    this.#recent.set(key(owner, pickerId), payload);
+    if (this.#recent.size > RECENT_MAX) this.#recent.delete(this.#recent.keys().next().value!);
+  }
+
+  /** Before the turn's final frame: asks it left open are cancelled and every outcome is stored. */
+  async #settleTurn(turn: LaneTurn): Promise<void> {
+    for (const entry of [...this.#open.values()]) {
+      if (entry.turn === turn) void this.resolve(entry.owner, entry.spec.picker_id, { outcome: abortOutcome(turn) });
+    }
+    await Promise.allSettled([...(this.#storing.get(turn) ?? [])]);
+    this.#storing.delete(turn);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * An ask as the outbox keeps it: its picker frame and, once it ended, its `picker.resolved`. Used
+ * when no process holds the ask in memory: a late answer, an ask whose process died, start-up.
+ * @module
+ */
+import type { Owner } from "../ids.js";
+import type { OutboxEntry, Storage } from "../contracts/storage.js";
+import type { PickerSpec } from "./ask-shapes.js";
+
+const PAGE = 500;
+/** At most this many frames are read for one lookup; the default retention keeps 10,000. */
+const SCAN_MAX = 20_000;
+
+/** What the stored card says, enough to judge an answer. */
+export type StoredPicker = Pick<PickerSpec, "picker_id" | "kind" | "chat_id" | "thread_id" | "message_id" | "choices" | "allow_text">;
+
+/** A stored card and, when it ended, how. */
+export interface PickerRecord {
+  picker: StoredPicker;
+  resolved?: Record<string, unknown>;
+}
+
+const KINDS: Record<string, PickerSpec["kind"]> = { "picker.approval": "approval", "picker.confirm": "confirm", "picker.model": "model" };
+
+/** The card of a stored picker frame, or undefined for any other frame. */
+export function storedPicker(entry: Pick<OutboxEntry, "type" | "payload">): StoredPicker | undefined {
+  const kind = KINDS[entry.type];
+  if (!kind) return undefined;
+  const p = entry.payload as Record<string, any>;
+  const list: Array<{ id: string }> = (kind === "model" ? p.models : p.options) ?? [];
+  return {
+    picker_id: String(p.picker_id),
+    kind,
+    chat_id: p.chat_id,
+    thread_id: p.thread_id ?? null,
+    message_id: String(p.message_id ?? ""),
+    choices: list.map((c) => c.id),
+    allow_text: p.allow_text === true,
+  };
+}
+
+/** The outbox position a picker id was made at (`pk<seq in base 36>_…`), or undefined for a foreign id. */
+function startOf(pickerId: string): number | undefined {
+  const match = /^pk([0-9a-z]{1,11})_[0-9A-Za-z_-]{10,40}$/.exec(pickerId);
+  return match ? parseInt(match[1]!, 36) : undefined;
+}
+
+/**
+ * Read the owner's outbox from `after`, page by page, at most {@link SCAN_MAX} frames, handing
+ * each to `visit` until it returns true.
+ */
+export async function scanOutbox(hub: { storage: Storage }, owner: Owner, after: number, visit: (entry: OutboxEntry) => boolean): Promise<void> {
+  let read = 0;
+  while (read < SCAN_MAX) {
+    const entries = await hub.storage.readOutbox(owner, after, PAGE);
+    for (const entry of entries) if (visit(entry)) return;
+    if (entries.length < PAGE) return;
+    read += entries.length;
+    after = entries[entries.length - 1]!.seq;
+  }
+}
+
+/** Find an ask in the owner's outbox; undefined when it is unknown (or another owner's). */
+export async function findPicker(hub: { storage: Storage }, owner: Owner, pickerId: string): Promise<PickerRecord | undefined> {
+  const start = startOf(pickerId);
+  if (start === undefined) return undefined;
+  let found: PickerRecord | undefined;
+  await scanOutbox(hub, owner, start, (entry) => {
+    if (entry.payload.picker_id !== pickerId) return false;
+    if (entry.type === "picker.resolved") {
+      if (found) found.resolved = entry.payload;
+      return true;
+    }
+    const picker = storedPicker(entry);
+    if (picker && !found) found = { picker };
+    return false;
+  });
+  return found;
+}
+
+/** The asks of these messages that were never resolved (their turn died with its process). */
+export async function openPickersOf(hub: { storage: Storage }, owner: Owner, messageIds: ReadonlySet<string>): Promise<StoredPicker[]> {
+  const open = new Map<string, StoredPicker>();
+  await scanOutbox(hub, owner, 0, (entry) => {
+    const picker = storedPicker(entry);
+    if (picker && messageIds.has(picker.message_id)) open.set(picker.picker_id, picker);
+    else if (entry.type === "picker.resolved") open.delete(String(entry.payload.picker_id));
+    return false;
+  });
+  return [...open.values()];
+}

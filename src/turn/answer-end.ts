@@ -1,0 +1,94 @@
+/**
+ * How an answer ends: its status and note, the final frame stored once (docs/PROTOCOL.md §5),
+ * typing off, the `turn:end` event and push; or, when the answer was deleted meanwhile, nothing
+ * kept at all.
+ * @module
+ */
+import type { TurnServices } from "./turn-services.js";
+import type { Owner } from "../ids.js";
+import type { LaneTurn } from "./lanes.js";
+import type { MediaRef, MessageStatus, StoredMessage } from "../contracts/records.js";
+import type { UsageEvent } from "../contracts/runtime.js";
+import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
+import { messagePayload, stopPayload } from "../protocol/message-payloads.js";
+import { buildRuntimeInfo } from "./runtime-info.js";
+import { noteUsage } from "./answer-recorder.js";
+
+const STATUS_NOTE: Partial<Record<MessageStatus, string>> = {
+  stopped: "(stopped)",
+  interrupted: "(interrupted: the gateway restarted)",
+};
+
+/** What the run of an answer left for its end. */
+export interface AnswerOutcome {
+  status: MessageStatus;
+  /** Text appended for the user when the turn failed or hit a limit. */
+  failure?: string;
+  usage: Omit<UsageEvent, "type">;
+  offers: MediaRef[];
+  /** When the answer started (epoch ms), for the runtime footer's latency. */
+  started: number;
+  /** True once the crash marker is stored: the final save then requires the message. */
+  marked: boolean;
+  push: boolean;
+}
+
+/** The status an aborted turn ends with, and what to tell the user. */
+export function abortedOutcome(turn: LaneTurn, limitNote: string | undefined): { status: MessageStatus; failure?: string } {
+  if (turn.reason === "timeout") return { status: "error", failure: "The agent did not answer in time." };
+  if (turn.reason === "limit") return { status: "error", failure: limitNote };
+  return { status: turn.reason === "shutdown" ? "interrupted" : "stopped" };
+}
+
+/**
+ * The answer's message or lane was deleted: keep nothing, not even the crash marker, nor media the
+ * runtime produced after the last checkpoint.
+ */
+export async function dropDeleted(hub: TurnServices, owner: Owner, message: StoredMessage): Promise<StoredMessage> {
+  const where = { chat_id: message.chat_id, thread_id: message.thread_id };
+  const mediaIds = message.media.map((ref) => ref.media_id);
+  try {
+    await hub.store(owner, { deleteMessages: [message.message_id] });
+    if (mediaIds.length) {
+      await hub.storage.deleteMedia(owner, mediaIds);
+      await hub.options.mediaStore?.delete(owner, mediaIds);
+    }
+  } catch (error) {
+    hub.log.warn("dropping a deleted answer failed", error);
+  }
+  hub.live(owner, { type: "typing", payload: { on: false, ...where } });
+  hub.events.emit("turn:end", { owner, ...where, message_id: message.message_id, status: "stopped" });
+  return { ...message, status: "stopped" };
+}
+
+/** Store the final frame (and media offers), then typing off, `turn:end` and push. */
+export async function finishAnswer(hub: TurnServices, owner: Owner, message: StoredMessage, outcome: AnswerOutcome): Promise<StoredMessage> {
+  const where = { chat_id: message.chat_id, thread_id: message.thread_id };
+  const { status, failure } = outcome;
+  const id = message.message_id;
+  if (failure) message.text = message.text ? `${message.text}\n\n${failure}` : failure;
+  else if (STATUS_NOTE[status] && !message.text) message.text = STATUS_NOTE[status]!;
+  message.status = status;
+  message.runtime = buildRuntimeInfo(outcome.usage, hub.now() - outcome.started, hub.options.runtimeInfo);
+  noteUsage(message, outcome.usage);
+
+  const final: StoredFrame = hub.options.streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
+  const offers = outcome.offers.map((ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, ...where } }));
+  try {
+    // Once the crash marker is stored, a save that finds the message gone was raced by a delete.
+    const published = await hub.store(owner, { messages: [message], ...(outcome.marked ? { requireMessages: [id] } : {}) }, [final, ...offers]);
+    if (published.length === 0) return dropDeleted(hub, owner, message);
+  } catch (error) {
+    // The final frame could not be stored: tell the devices live so no one waits forever.
+    hub.log.error("storing the final answer failed", error);
+    hub.events.emit("error", error);
+    const live: ServerFrame = { type: final.type, payload: { ...final.payload, status: "error" } };
+    hub.live(owner, live);
+  }
+  hub.live(owner, { type: "typing", payload: { on: false, ...where } });
+  hub.events.emit("turn:end", { owner, ...where, message_id: id, status });
+  if (outcome.push) {
+    hub.pushIfAway(owner, { kind: "message", title: "New answer", body: message.text.slice(0, 200), message_id: id, ...where });
+  }
+  return message;
+}

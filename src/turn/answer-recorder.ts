@@ -1,0 +1,165 @@
+/**
+ * Folds a runtime's events into the answer: text and reasoning (within the answer's size limit),
+ * commentary and tool progress sent live, usage noted for the footer, media stored and offered.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import type { TurnServices } from "./turn-services.js";
+import { newId } from "../id-generator.js";
+import type { Owner } from "../ids.js";
+import type { MediaRecord, MediaRef, StoredMessage } from "../contracts/records.js";
+import type { MediaEvent, RuntimeEvent, ToolEndEvent, ToolStartEvent, UsageEvent } from "../contracts/runtime.js";
+import { bareModelId, mergeUsage } from "./runtime-info.js";
+import type { AnswerLimits } from "./turn-limits.js";
+import type { AnswerUpdates } from "./answer-updates.js";
+
+function previewOf(args: Record<string, unknown>): string {
+  let text: string;
+  try {
+    text = JSON.stringify(args) ?? "";
+  } catch {
+    text = "";
+  }
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}
+
+/**
+ * Copy what the runtime reported of its model and token count onto the message (the footer
+ * rule: streaming frames and history carry them). True when something changed.
+ */
+export function noteUsage(message: StoredMessage, usage: Omit<UsageEvent, "type">): boolean {
+  const { model, tokens } = message;
+  if (usage.model) message.model = bareModelId(usage.model) || message.model;
+  if (usage.totalTokens !== undefined) message.tokens = usage.totalTokens;
+  else if (usage.promptTokens !== undefined || usage.completionTokens !== undefined) {
+    message.tokens = (usage.promptTokens ?? 0) + (usage.completionTokens ?? 0);
+  }
+  return message.model !== model || message.tokens !== tokens;
+}
+
+interface OpenTool {
+  id?: string;
+  name: string;
+  index: number;
+  started: number;
+}
+
+/** The events of one answer, folded into its message. */
+export class AnswerRecorder {
+  /** Usage as reported so far (the runtime footer is built from it). */
+  readonly usage: Omit<UsageEvent, "type">;
+  /** Media the answer attached, offered with the final frame. */
+  readonly offers: MediaRef[] = [];
+  readonly #hub: TurnServices;
+  readonly #owner: Owner;
+  readonly #message: StoredMessage;
+  readonly #limits: AnswerLimits;
+  readonly #updates: AnswerUpdates;
+  #toolIndex = 0;
+  readonly #openTools: OpenTool[] = [];
+
+  constructor(hub: TurnServices, owner: Owner, message: StoredMessage, parts: { limits: AnswerLimits; updates: AnswerUpdates; model?: string }) {
+    this.#hub = hub;
+    this.#owner = owner;
+    this.#message = message;
+    this.#limits = parts.limits;
+    this.#updates = parts.updates;
+    this.usage = parts.model ? { model: parts.model } : {};
+    noteUsage(message, this.usage);
+  }
+
+  /** Apply one event. Rejects only when storing media fails (the turn then fails). */
+  async record(event: RuntimeEvent): Promise<void> {
+    const message = this.#message;
+    switch (event.type) {
+      case "text":
+        message.text += this.#limits.fit(message.text.length + message.reasoning.length, event.delta);
+        this.#updates.schedule();
+        break;
+      case "reasoning":
+        message.reasoning += this.#limits.fit(message.text.length + message.reasoning.length, event.delta);
+        this.#updates.schedule();
+        break;
+      case "commentary":
+        this.#live("commentary", { text: event.text });
+        break;
+      case "tool-start":
+        this.#toolStart(event);
+        break;
+      case "tool-end":
+        this.#toolEnd(event);
+        break;
+      case "usage":
+        mergeUsage(this.usage, event);
+        // Known from now on: on the next update, on checkpoints (history while streaming) and the stop.
+        if (noteUsage(message, this.usage)) this.#updates.schedule();
+        break;
+      case "media":
+        await this.#storeMedia(event);
+        break;
+      case "done":
+        break;
+    }
+  }
+
+  #live(type: "commentary" | "tool.start" | "tool.end", fields: Record<string, unknown>): void {
+    const { message_id, chat_id, thread_id } = this.#message;
+    this.#hub.live(this.#owner, { type, payload: { message_id, ...fields, chat_id, thread_id } });
+  }
+
+  #toolStart(event: ToolStartEvent): void {
+    const index = this.#toolIndex++;
+    this.#openTools.push({ id: event.id, name: event.name, index, started: this.#hub.now() });
+    const args = event.args ?? {};
+    this.#live("tool.start", { index, name: event.name, preview: event.preview ?? previewOf(args), args });
+  }
+
+  #toolEnd(event: ToolEndEvent): void {
+    const tools = this.#openTools;
+    let at = event.id !== undefined ? tools.findIndex((t) => t.id === event.id) : -1;
+    if (at === -1 && event.name !== undefined) at = tools.findLastIndex((t) => t.name === event.name);
+    if (at === -1) at = tools.length - 1;
+    const open = at >= 0 ? tools.splice(at, 1)[0] : undefined;
+    this.#live("tool.end", {
+      index: open?.index ?? this.#toolIndex++,
+      name: event.name ?? open?.name ?? "",
+      output: event.output === undefined ? null : event.output,
+      duration: event.duration ?? (open ? (this.#hub.now() - open.started) / 1000 : 0),
+      ok: event.ok,
+    });
+  }
+
+  async #storeMedia(event: MediaEvent): Promise<void> {
+    const hub = this.#hub;
+    const store = hub.options.mediaStore;
+    if (!store) {
+      hub.log.warn("runtime attached media but the gateway has no mediaStore; dropped");
+      return;
+    }
+    const mediaId = newId("md");
+    const writer = await store.createWriter(this.#owner, mediaId);
+    try {
+      await writer.write(event.data);
+      await writer.commit();
+    } catch (error) {
+      await writer.abort();
+      throw error;
+    }
+    const id = this.#message.message_id;
+    const record: MediaRecord = {
+      media_id: mediaId,
+      kind: event.kind,
+      mime: event.mime,
+      size: event.data.byteLength,
+      filename: event.filename,
+      message_id: id,
+      owner: this.#owner,
+      sha256: createHash("sha256").update(event.data).digest("hex"),
+      created_ts: hub.now(),
+    };
+    await hub.storage.putMedia(this.#owner, record);
+    const ref: MediaRef = { media_id: mediaId, kind: event.kind, mime: event.mime, size: record.size, filename: event.filename };
+    this.#message.media.push(ref);
+    this.offers.push({ ...ref, message_id: id });
+  }
+}

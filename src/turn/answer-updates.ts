@@ -1,0 +1,65 @@
+/**
+ * The live `message.update` frames of a streamed answer: at most one per update interval, each
+ * carrying the whole text so far (docs/PROTOCOL.md §4), so coalescing loses nothing.
+ * @module
+ */
+import type { TurnServices } from "./turn-services.js";
+import type { Owner } from "../ids.js";
+import type { StoredMessage } from "../contracts/records.js";
+
+/** `model` and `tokens` of a live frame, each only when known. */
+export function usageFields(message: StoredMessage): { model?: string; tokens?: number } {
+  const fields: { model?: string; tokens?: number } = {};
+  if (message.model !== undefined) fields.model = message.model;
+  if (message.tokens !== undefined) fields.tokens = message.tokens;
+  return fields;
+}
+
+/** Sends the answer's updates, throttled to the gateway's `updateIntervalMs`. */
+export class AnswerUpdates {
+  readonly #hub: TurnServices;
+  readonly #owner: Owner;
+  readonly #message: StoredMessage;
+  readonly #signal: AbortSignal;
+  #dirty = false;
+  #lastUpdate = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(hub: TurnServices, owner: Owner, message: StoredMessage, signal: AbortSignal) {
+    this.#hub = hub;
+    this.#owner = owner;
+    this.#message = message;
+    this.#signal = signal;
+  }
+
+  /** The message changed: send an update now or when the interval allows. */
+  schedule(): void {
+    this.#dirty = true;
+    if (!this.#hub.options.streaming || this.#timer) return;
+    const wait = Math.max(0, this.#lastUpdate + this.#hub.options.updateIntervalMs - this.#hub.now());
+    this.#timer = setTimeout(() => this.#send(), wait);
+  }
+
+  /** No more updates (the final frame follows). */
+  dispose(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #send(): void {
+    this.#timer = undefined;
+    if (!this.#dirty || this.#signal.aborted) return;
+    this.#dirty = false;
+    this.#lastUpdate = this.#hub.now();
+    const message = this.#message;
+    const payload: Record<string, unknown> = {
+      message_id: message.message_id,
+      text: message.text,
+      ...usageFields(message),
+      chat_id: message.chat_id,
+      thread_id: message.thread_id,
+    };
+    if (message.reasoning) payload.reasoning = message.reasoning;
+    this.#hub.live(this.#owner, { type: "message.update", payload });
+  }
+}
