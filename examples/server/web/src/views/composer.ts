@@ -177,19 +177,13 @@ export class Composer {
       ...(ready.length ? { media_refs: ready.map((a) => a.ref!.media_id) } : {}),
       ...(autoThread ? { auto_thread: true } : {}),
     };
-    // A slash command (such as /stop) is for the gateway now, not a turn to wait behind.
-    if (this.#queue.mustWait(lane, autoThread || text.trimStart().startsWith("/"))) {
-      this.#queue.add(lane, input);
-      this.#textarea.value = "";
-      this.#attachments = [];
-      clear(this.#chips);
-      return;
-    }
     this.#textarea.value = "";
     this.slash.close();
     const sentAttachments = this.#attachments;
     this.#attachments = [];
     clear(this.#chips);
+    // A slash command (such as /stop) is for the gateway now, not a turn to wait behind.
+    if (this.#queue.mustWait(lane, autoThread || text.trimStart().startsWith("/"))) return this.#queue.add(lane, input);
     this.#sendButton.disabled = true;
     try {
       const echo = await this.#deps.client.sendMessage(input);
