@@ -169,6 +169,8 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
     const queued = page.locator(".send-queue .queued");
     await poll(() => queued.count()).toBe(1);
     expect(await queued.locator(".queued-state").textContent()).toBe("Queued");
+    mkdirSync(resultsDir, { recursive: true });
+    await page.screenshot({ path: path.join(resultsDir, "features-streaming.png") });
     await queued.getByRole("button", { name: /Cancel queued message/ }).click();
     expect(await queued.count()).toBe(0);
     await send("and then this");
@@ -244,6 +246,8 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
       await page.setViewportSize({ width: shot.width, height: shot.height });
       await page.emulateMedia({ colorScheme: shot.scheme });
       await poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe(shot.scheme);
+      // On a small screen the sidebar slides away: wait until it is out of the picture.
+      if (shot.width < 900) await poll(() => page.locator(".sidebar").evaluate((el) => el.getBoundingClientRect().right <= 0)).toBe(true);
       await page.locator(".messages").evaluate((el) => (el.scrollTop = el.scrollHeight));
       await page.screenshot({ path: path.join(resultsDir, `${shot.name}.png`) });
       found[shot.name] = await axeViolations(page);
