@@ -1,7 +1,7 @@
 // Messages the user sent while an answer was still being written in that lane, or while offline:
 // they wait here, visible and cancellable, and go out one at a time once the lane is free and the
-// connection is open. A turn the gateway already queued could not be taken back (docs/PROTOCOL.md
-// §4.2 runs a lane's turns in order), so the UI holds them until they can start.
+// connection is open. The gateway runs a lane's turns in order (docs/PROTOCOL.md §4.2) and a turn
+// it accepted cannot be taken back, so the UI holds them until they can start.
 import type { GatewayClient, SendInput } from "chat-gateway/client";
 import { clear, h } from "../dom.js";
 import { laneKey, type Lane, type LaneRef, type Store } from "../store.js";
