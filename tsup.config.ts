@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
+import { guardedPeers, optionalPeerGuard } from "./optional-peers.mjs";
 import { entrypoints, outName } from "./entrypoints.mjs";
 
 const library = {
@@ -13,6 +14,9 @@ const library = {
   // vitest is an optional peer that "chat-gateway/testing" declares its suites with; the user's own
   // vitest must run them, so it is never bundled.
   external: [/^chat-gateway(\/.*)?$/, /^vitest(\/.*)?$/],
+  // An optional peer is loaded through a guard, so a missing one throws one error naming it.
+  noExternal: guardedPeers,
+  esbuildPlugins: [optionalPeerGuard()],
   // Worker threads are loaded by path, next to the bundle that starts them, so each ships as a
   // file of its own: the bcrypt worker beside http.js, the snapshot writer beside storage/sqljs.js.
   async onSuccess() {
@@ -42,6 +46,8 @@ export default defineConfig([
     sourcemap: true,
     clean: false,
     external: [/^chat-gateway(\/.*)?$/],
+    noExternal: guardedPeers,
+    esbuildPlugins: [optionalPeerGuard()],
     async onSuccess() {
       const { cp } = await import("node:fs/promises");
       await cp("examples/server/web/dist", "dist/web", { recursive: true });

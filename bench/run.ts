@@ -27,6 +27,7 @@ const BENCHES: Array<{ name: string; aliases: string[]; file: string }> = [
   { name: "storage", aliases: ["storage-sqljs", "sqljs"], file: "storage-sqljs.ts" },
   { name: "search", aliases: ["fts"], file: "search.ts" },
   { name: "multiprocess", aliases: ["multi-process", "postgres", "redis"], file: "multiprocess.ts" },
+  { name: "fallbacks", aliases: ["storage-fallbacks"], file: "storage-fallbacks.ts" },
 ];
 
 interface Outcome {

@@ -3,7 +3,7 @@
  * `findByClientMsgId`, and wrapped down to the required core so `defineStorage()` fills both in
  * (paging through `history`). Same process, same corpus (bench/corpus.ts), alternating runs.
  *
- *   node --import tsx bench/storage-fallbacks.ts                 # 10,000 and 100,000 messages
+ *   node --import tsx bench/storage-fallbacks.ts                 # 10,000 and 30,000 messages
  *   node --import tsx bench/storage-fallbacks.ts --sizes=10000
  *
  * Prints a Markdown table (ms per call, p50/p99, and fallback ÷ native) and the load average.
@@ -15,7 +15,7 @@ import { memoryStorage } from "chat-gateway/storage/memory";
 import { CHATS, COMMON, OWNER, RARE, message, timed } from "./corpus.js";
 
 const sizesArg = process.argv.slice(2).find((a) => a.startsWith("--sizes="));
-const sizes = sizesArg ? sizesArg.slice(8).split(",").map(Number) : [10_000, 100_000];
+const sizes = sizesArg ? sizesArg.slice(8).split(",").map(Number) : [10_000, 30_000];
 
 /** The same data, seen through the required core only. */
 function coreOnly(full: Storage): Storage {

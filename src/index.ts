@@ -19,7 +19,7 @@ export type { RateLimit } from "./connection/token-bucket.js";
 export { parseClientFrame, FrameError } from "./protocol/parse-client-frame.js";
 export { clientFrameStructs } from "./protocol/client-frames.js";
 export type { ClientFrame, ClientFrameType, ClientPayloads } from "./protocol/client-frames.js";
-export { encodeChunk, decodeChunk } from "./protocol/chunk-codec.js";
+export { encodeChunk, decodeChunk, readChunk } from "./protocol/chunk-codec.js";
 export { mediaTypeEssence, isInlineMediaType, MEDIA_TYPE_MAX_LENGTH } from "./protocol/media-types.js";
 export { WORD_PATTERN, foldText, searchTerms, matchText, compareMatches, snippetAround } from "./protocol/search-text.js";
 export type { TextMatch } from "./protocol/search-text.js";

@@ -4,7 +4,9 @@
  * one-turn-at-a-time rule per lane ({@link redisLaneLock}). Frames between processes go through
  * `chat-gateway/bus/redis`; durable data through `chat-gateway/storage/postgres`.
  *
- * Each factory takes an ioredis client of yours and never closes it.
+ * Each factory takes an ioredis client of yours and never closes it: a single-node `Redis` or a
+ * Redis Cluster client (`new Cluster(nodes)`); on a cluster the keys one script touches share a hash
+ * tag, so they live in one slot (docs/MULTIPROCESS.md, "Redis Cluster").
  *
  * ```ts
  * import { Redis } from "ioredis";
@@ -23,3 +25,4 @@ export { redisLockoutStore } from "./lockout.js";
 export type { RedisLockoutStoreOptions } from "./lockout.js";
 export { redisLaneLock } from "./lane-lock.js";
 export type { RedisLaneLockOptions } from "./lane-lock.js";
+export { subscriberOf, type RedisClient } from "./options.js";

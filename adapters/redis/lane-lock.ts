@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
 import { resolveLogger, type LaneLease, type LaneLock, type Logger } from "chat-gateway";
-import { checkRedis, withTimeout } from "./options.js";
+import { checkRedis, withTimeout, type RedisClient } from "./options.js";
 
 /** Options of {@link redisLaneLock}. */
 export interface RedisLaneLockOptions {
@@ -63,7 +62,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * ```
  * @throws {TypeError} on a bad option
  */
-export function redisLaneLock(redis: Redis, options: RedisLaneLockOptions = {}): LaneLock {
+export function redisLaneLock(redis: RedisClient, options: RedisLaneLockOptions = {}): LaneLock {
   const prefix = checkRedis("redisLaneLock", redis, options.prefix);
   const ttlMs = Math.ceil(positive("ttlMs", options.ttlMs, 15_000));
   const pollMs = positive("pollMs", options.pollMs, 25);

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
 import type { LockoutStore, SharedLockoutCheck } from "chat-gateway/http";
-import { checkRedis } from "./options.js";
+import { checkRedis, isCluster, type RedisClient } from "./options.js";
 
 /** Options of {@link redisLockoutStore}. The defaults are the lockout rule of docs/PROTOCOL.md §9.6. */
 export interface RedisLockoutStoreOptions {
@@ -56,12 +55,15 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * ```
  * @throws {TypeError} on a bad option
  */
-export function redisLockoutStore(redis: Redis, options: RedisLockoutStoreOptions = {}): LockoutStore {
+export function redisLockoutStore(redis: RedisClient, options: RedisLockoutStoreOptions = {}): LockoutStore {
   const prefix = checkRedis("redisLockoutStore", redis, options.prefix);
   const max = positive("maxFailures", options.maxFailures, 10);
   const windowMs = positive("windowMs", options.windowMs, 300_000);
   const lockMs = positive("lockMs", options.lockMs, 900_000);
-  const keys = (ip: string) => [`${prefix}login-failures:${ip}`, `${prefix}login-lock:${ip}`] as const;
+  // Both scripts touch both keys of an IP: on a cluster the IP is their hash tag, so they share a
+  // slot. A single Redis keeps the untagged names, so running deployments keep their counts.
+  const tag = isCluster(redis) ? (ip: string) => `{${ip}}` : (ip: string) => ip;
+  const keys = (ip: string) => [`${prefix}login-failures:${tag(ip)}`, `${prefix}login-lock:${tag(ip)}`] as const;
   return {
     async check(ip, now): Promise<SharedLockoutCheck> {
       const [locked, until, failures] = (await redis.eval(CHECK, 2, ...keys(ip), String(Math.floor(now)), String(windowMs))) as [number, number, number];

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
 import type { Session, SessionStore } from "chat-gateway";
-import { checkRedis } from "./options.js";
+import { checkRedis, isCluster, subscriberOf, type RedisClient } from "./options.js";
 
 /** Options of {@link redisSessionStore}. */
 export interface RedisSessionStoreOptions {
@@ -66,18 +65,20 @@ function parseRevocation(text: string): { session: string } | { user: string } |
  *
  * @throws {TypeError} when `redis` is not an ioredis client
  */
-export function redisSessionStore(redis: Redis, options: RedisSessionStoreOptions = {}): SessionStore {
+export function redisSessionStore(redis: RedisClient, options: RedisSessionStoreOptions = {}): SessionStore {
   const prefix = checkRedis("redisSessionStore", redis, options.prefix);
-  const sessionKey = `${prefix}session:`;
-  const userKey = `${prefix}user-sessions:`;
+  // The scripts touch a session and its user's set, and a user's set and all its sessions, while a
+  // lookup knows only the token: on a cluster every session key shares one hash tag (one slot;
+  // logins are few). A single Redis keeps the untagged names, so running deployments keep their sessions.
+  const keys = isCluster(redis) ? `${prefix}{sessions}:` : prefix;
+  const sessionKey = `${keys}session:`;
+  const userKey = `${keys}user-sessions:`;
   const channel = `${prefix}session-revocations`;
   const listeners = new Set<Listener>();
-  let subscriber: Redis | undefined;
+  let subscriber: RedisClient | undefined;
 
   function subscribe(): void {
-    // Queued while connecting, whatever the caller's client does: SUBSCRIBE must survive reconnects.
-    const sub = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, autoResubscribe: true });
-    sub.on("error", () => undefined);
+    const sub = subscriberOf(redis);
     sub.on("message", (_channel: string, text: string) => {
       const revocation = parseRevocation(text);
       if (revocation) for (const listener of [...listeners]) listener(revocation);

@@ -14,6 +14,14 @@ const idleRuntime = { async *turn() {} };
 
 /** Declares the capability tests; `current` gives the storage of the running test. */
 export function describeCapabilitiesConformance(current: () => Storage, capabilities: StorageCapabilities): void {
+  describeFindByClientMsgId(current, capabilities);
+  describePruneOutbox(current, capabilities);
+  describeUnfinishedMessages(current, capabilities);
+  describeUniqueClientMsgId(current, capabilities);
+}
+
+/** The lookup of a retried send, native or by paging through the chat. */
+function describeFindByClientMsgId(current: () => Storage, capabilities: StorageCapabilities): void {
   let storage: Storage;
   beforeEach(() => {
     storage = current();
@@ -33,6 +41,14 @@ export function describeCapabilitiesConformance(current: () => Storage, capabili
       await storage.commit(A, { deleteMessages: ["m1"] });
       expect(await storage.findByClientMsgId(A, "c1", "k1")).toBeUndefined();
     });
+  });
+}
+
+/** Retention: the policy applied, or everything kept. */
+function describePruneOutbox(current: () => Storage, capabilities: StorageCapabilities): void {
+  let storage: Storage;
+  beforeEach(() => {
+    storage = current();
   });
 
   if (capabilities.pruneOutbox) {
@@ -102,6 +118,14 @@ export function describeCapabilitiesConformance(current: () => Storage, capabili
       });
     });
   }
+}
+
+/** Crash recovery's listing, or none without it. */
+function describeUnfinishedMessages(current: () => Storage, capabilities: StorageCapabilities): void {
+  let storage: Storage;
+  beforeEach(() => {
+    storage = current();
+  });
 
   if (capabilities.unfinishedMessages) {
     describe(capabilityLabel("unfinishedMessages", true), () => {
@@ -130,6 +154,14 @@ export function describeCapabilitiesConformance(current: () => Storage, capabili
       });
     });
   }
+}
+
+/** The unique key of a chat's client_msg_id, or the gateway's refusal of a shared bus without it. */
+function describeUniqueClientMsgId(current: () => Storage, capabilities: StorageCapabilities): void {
+  let storage: Storage;
+  beforeEach(() => {
+    storage = current();
+  });
 
   if (capabilities.uniqueClientMsgId) {
     describe(capabilityLabel("uniqueClientMsgId", true), () => {

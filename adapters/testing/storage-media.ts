@@ -20,24 +20,36 @@ const unusedMediaStore: MediaStore = {
 
 /** Declares the media tests; `current` gives the storage of the running test. */
 export function describeMediaConformance(current: () => Storage, native: boolean): void {
+  if (!native) return describeMediaAbsent(current);
+  describeMediaRecords(current);
+  describeMediaAttachment(current);
+}
+
+/** Without the capability: nothing kept, and no media store accepted. */
+function describeMediaAbsent(current: () => Storage): void {
   let storage: Storage;
   beforeEach(() => {
     storage = current();
   });
 
-  if (!native) {
-    describe(capabilityLabel("media", false), () => {
-      test("media - without it no metadata is kept, and createGateway refuses a media store naming the capability", async () => {
-        expect(await storage.getMedia(A, "x1")).toBeUndefined();
-        await expect(storage.putMedia(A, media(A, "x1"))).rejects.toMatchObject({ code: "unsupported" });
-        await storage.deleteMedia(A, ["x1"]);
-        const runtime = { async *turn() {} };
-        expect(() => createGateway({ storage, runtime, mediaStore: unusedMediaStore })).toThrow(/media capability/);
-        expect(() => createGateway({ storage, runtime })).not.toThrow();
-      });
+  describe(capabilityLabel("media", false), () => {
+    test("media - without it no metadata is kept, and createGateway refuses a media store naming the capability", async () => {
+      expect(await storage.getMedia(A, "x1")).toBeUndefined();
+      await expect(storage.putMedia(A, media(A, "x1"))).rejects.toMatchObject({ code: "unsupported" });
+      await storage.deleteMedia(A, ["x1"]);
+      const runtime = { async *turn() {} };
+      expect(() => createGateway({ storage, runtime, mediaStore: unusedMediaStore })).toThrow(/media capability/);
+      expect(() => createGateway({ storage, runtime })).not.toThrow();
     });
-    return;
-  }
+  });
+}
+
+/** Media metadata, and what deleting messages and channels does to it. */
+function describeMediaRecords(current: () => Storage): void {
+  let storage: Storage;
+  beforeEach(() => {
+    storage = current();
+  });
 
   describe(capabilityLabel("media", true), () => {
     test("media - metadata stored, replaced, deleted, and invisible to other owners", async () => {
@@ -93,7 +105,17 @@ export function describeMediaConformance(current: () => Storage, native: boolean
       expect(ids(await storage.search(A, { query: "doomed", scope: "all", limit: 10 }))).toEqual(["other"]);
       expect((await storage.history(A, { chat_id: "c1", thread_id: "t1", limit: 10 }))!.messages).toEqual([]);
     });
+  });
+}
 
+/** A message holds its media: attaching it elsewhere is refused. */
+function describeMediaAttachment(current: () => Storage): void {
+  let storage: Storage;
+  beforeEach(() => {
+    storage = current();
+  });
+
+  describe(capabilityLabel("media", true), () => {
     test("media attachment - a message holds its media; attaching it to another message is refused and applies nothing", async () => {
       await storage.putMedia(A, media(A, "x1"));
       await storage.putMedia(A, { ...media(A, "from-agent"), message_id: "a1" });

@@ -1,5 +1,5 @@
 /**
- * The values that cross the {@link Storage} boundary: a {@link Change} and its result, lanes,
+ * The values that cross the `Storage` boundary: a {@link Change} and its result, lanes,
  * history and search queries, outbox entries and retention.
  * @module
  */
@@ -28,7 +28,7 @@ export interface OutboxEntry extends OutboxFrame {
  * `requireMessages`, channel upserts, message upserts, message deletions, channel deletions (with
  * the redaction of what both deleted), outbox appends.
  *
- * Media attachment (storages with the `media` capability; see {@link Storage.getMedia}): a
+ * Media attachment (storages with the `media` capability; see `Storage.getMedia`): a
  * message upsert attaches each media it lists to that message (the media's
  * metadata gets `message_id`, see {@link heldByAnother}). A commit that would attach media that
  * another message already holds rejects with `mediaTakenError()` (`unsupported`) and applies
@@ -40,8 +40,8 @@ export interface OutboxEntry extends OutboxFrame {
  * Redaction: deleting messages or channels redacts, in the same commit, every stored outbox frame
  * that shows them (frames whose {@link outboxRedactionKey} is the key of a deleted message, of a
  * message deleted with its channel, or of a deleted channel). A redacted frame keeps its `seq` (so
- * seqs are never reused and {@link Storage.outboxBounds} does not move) but is never returned by
- * {@link Storage.readOutbox} again: no replay hands out deleted content, and a replay from an older
+ * seqs are never reused and `Storage.outboxBounds` does not move) but is never returned by
+ * `Storage.readOutbox` again: no replay hands out deleted content, and a replay from an older
  * cursor gives only the `message.deleted` or `channel.deleted` frame (which keeps ids only).
  */
 export interface Change {
@@ -71,7 +71,7 @@ export interface Change {
   requireMessages?: MessageId[];
 }
 
-/** The result of {@link Storage.commit}. */
+/** The result of `Storage.commit`. */
 export interface CommitResult {
   /** The `seq` given to each appended outbox frame, in the order they were given. */
   seqs: Seq[];
@@ -91,7 +91,7 @@ export interface Lane {
   thread_id: ChatId | null;
 }
 
-/** A page request for {@link Storage.history}. */
+/** A page request for `Storage.history`. */
 export interface HistoryQuery extends Lane {
   /** Return messages strictly older than this one; absent for the newest page. */
   before?: MessageId;

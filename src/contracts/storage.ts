@@ -13,7 +13,6 @@
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
 import type { Change, CommitResult, HistoryPage, HistoryQuery, OutboxBounds, OutboxEntry, RetentionPolicy, SearchQuery } from "./storage-change.js";
-// For TSDoc links only.
 
 export type {
   Change,

@@ -42,7 +42,7 @@ export {
   commandEntryStruct,
   errorCodeStruct,
 } from "./record-structs.js";
-export { encodeChunk, decodeChunk } from "./chunk-codec.js";
+export { encodeChunk, decodeChunk, readChunk } from "./chunk-codec.js";
 export type { MediaChunk } from "./chunk-codec.js";
 export { compareChannels } from "./channel-order.js";
 export type { OrderedChannel } from "./channel-order.js";

@@ -1,32 +1,13 @@
 // The conformance kit as a user gets it: the packed package installed into an empty project,
 // run by that project's vitest over a five-line test file. It passes on memoryStorage() and fails
 // on a storage that breaks the contract. Uses dist/ when it is newer than the sources, else builds.
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, expect, test } from "vitest";
+import { npm, packedTarball, root, run } from "../fixtures/packed-project.js";
 
-const run = promisify(execFile);
-const root = join(import.meta.dirname, "../..");
-const npm = process.platform === "win32" ? "npm.cmd" : "npm";
 const dirs: string[] = [];
 afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-
-async function newestMtime(path: string): Promise<number> {
-  const info = await stat(path);
-  if (!info.isDirectory()) return info.mtimeMs;
-  const entries = await readdir(path);
-  return Math.max(0, ...(await Promise.all(entries.map((name) => newestMtime(join(path, name))))));
-}
-
-/** Builds dist/ unless it is newer than everything it is built from. */
-async function freshDist(): Promise<void> {
-  const built = await stat(join(root, "dist/testing.js")).then((s) => s.mtimeMs, () => 0);
-  const sources = Math.max(...(await Promise.all(["src", "adapters", "package.json", "entrypoints.mjs", "tsup.config.ts"].map((p) => newestMtime(join(root, p))))));
-  if (built < sources) await run(npm, ["run", "build"], { cwd: root });
-}
 
 const MEMORY = `import { describeStorageConformance } from "chat-gateway/testing";
 import { memoryStorage } from "chat-gateway/storage/memory";
@@ -44,13 +25,10 @@ interface Report {
 }
 
 test("package - the packed kit passes on memoryStorage() and fails on a broken storage, in a project of its own", async () => {
-  await freshDist();
-  const project = await mkdtemp(join(tmpdir(), "cg-package-"));
+  const { project, tarball } = await packedTarball("cg-package-");
   dirs.push(project);
-  const { stdout } = await run(npm, ["pack", "--pack-destination", project, "--ignore-scripts", "--json"], { cwd: root });
-  const tarball = join(project, (JSON.parse(stdout) as Array<{ filename: string }>)[0].filename);
   await writeFile(join(project, "package.json"), JSON.stringify({ name: "kit-user", private: true, type: "module" }));
-  // The package's three dependencies come from the npm cache, or the registry when not cached.
+  // The package's dependencies come from the npm cache, or the registry when not cached.
   await run(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: project });
   // The user's vitest: the one this repository tests with.
   await symlink(join(root, "node_modules/vitest"), join(project, "node_modules/vitest"), "dir");

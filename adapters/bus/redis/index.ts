@@ -15,7 +15,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
-import type { Redis } from "ioredis";
+import { subscriberOf, type RedisClient } from "chat-gateway/redis";
 import { outboxCatchUp, resolveLogger, type Bus, type BusMessage, type Logger, type OutboxCatchUp, type Owner, type Storage } from "chat-gateway";
 import { presence } from "./presence.js";
 import { encode, publisher, receiver } from "./publisher.js";
@@ -30,16 +30,16 @@ export interface RedisBusOptions {
   /** Prefix of the pub/sub channels and keys (default `chat-gateway:`); processes that share it share frames. */
   prefix?: string;
   /**
-   * How frames travel between processes (default `"owner"`). Every process sharing a prefix must
-   * use the same mode.
+   * How frames travel between processes (default `"owner"`, `"sharded"` on a Redis Cluster client).
+   * Every process sharing a prefix must use the same mode.
    * - `"owner"`: a channel per owner (SUBSCRIBE / PUBLISH, any Redis version). A process subscribes
    *   to an owner's channel while a device of that owner is connected to it, so it receives only
    *   the frames of owners it serves.
    * - `"sharded"`: the same on sharded pub/sub (SSUBSCRIBE / SPUBLISH, Redis 7 or later). An
    *   owner's channel carries the owner as its hash tag (`<prefix>bus:{<owner>}`), so on a Redis
    *   Cluster it maps to the owner's slot and its frames stay on that shard instead of being
-   *   copied to every node. The bus takes a single-node client (`new Redis(url)`); an ioredis
-   *   `Cluster` client is not supported yet.
+   *   copied to every node. The default, and the only mode, on an ioredis `Cluster` client (create
+   *   it with `shardedSubscribers: true`).
    * - `"shared"`: one channel for every owner, as before per-owner channels: every process receives
    *   every frame and drops those of owners it does not serve. For a rolling upgrade from a version
    *   without per-owner channels.
@@ -97,7 +97,7 @@ async function atMost(work: Promise<void>, ms: number, late: () => void): Promis
 }
 
 /** `RedisBus.ready(owner)`: the owner's subscription is active, or the catch-up covers it. */
-async function subscribed(owner: Owner, subscriber: Redis, subs: Subscriptions, recovery: OutboxCatchUp, warn: (message: string) => void): Promise<void> {
+async function subscribed(owner: Owner, subscriber: RedisClient, subs: Subscriptions, recovery: OutboxCatchUp, warn: (message: string) => void): Promise<void> {
   // During an outage the SUBSCRIBE waits for the link; the catch-up covers the owner instead. At
   // start-up (no outage yet) it goes out once connected, so waiting for it is worth it.
   if (subscriber.status !== "ready" && recovery.down()) return recovery.noteGap(owner);
@@ -105,7 +105,7 @@ async function subscribed(owner: Owner, subscriber: Redis, subs: Subscriptions, 
 }
 
 /** `RedisBus.ready()`: both links up, every subscription and unsubscription asked for in effect. */
-async function settled(redis: Redis, subscriber: Redis, subs: Subscriptions): Promise<void> {
+async function settled(redis: RedisClient, subscriber: RedisClient, subs: Subscriptions): Promise<void> {
   // Live frames published before the publishing link is up are dropped.
   const publishing = redis.status === "ready" ? undefined : new Promise((resolve) => redis.once("ready", resolve));
   await Promise.all([publishing, subs.settled()]);
@@ -114,14 +114,17 @@ async function settled(redis: Redis, subscriber: Redis, subs: Subscriptions): Pr
 }
 
 /** The options with their defaults; throws TypeError on bad ones. */
-function resolve(redis: Redis, options: RedisBusOptions) {
+function resolve(redis: RedisClient, options: RedisBusOptions) {
   if (typeof redis !== "object" || redis === null || typeof (redis as { duplicate?: unknown }).duplicate !== "function") {
-    throw new TypeError("redisBus: the first argument must be an ioredis client (new Redis(url))");
+    throw new TypeError("redisBus: the first argument must be an ioredis client (new Redis(url) or new Cluster(nodes))");
   }
   const prefix = options.prefix ?? "chat-gateway:";
   if (typeof prefix !== "string" || !prefix) throw new TypeError("redisBus: prefix must be a non-empty string");
-  const mode = options.channels ?? "owner";
+  const mode = options.channels ?? (redis.isCluster ? "sharded" : "owner");
   if (mode !== "owner" && mode !== "sharded" && mode !== "shared") throw new TypeError('redisBus: channels must be "owner", "sharded" or "shared"');
+  // A Cluster client sends each PUBLISH to any node, which relays it to all: an owner's frames
+  // would overtake each other and every node would carry every frame.
+  if (redis.isCluster && mode !== "sharded") throw new TypeError('redisBus: on a Redis Cluster client channels must be "sharded"');
   const maxPending = options.maxPending ?? 10_000;
   if (!Number.isInteger(maxPending) || maxPending < 0) throw new TypeError("redisBus: maxPending must be a non-negative integer");
   if (options.storage !== undefined && typeof options.storage?.readOutbox !== "function") throw new TypeError("redisBus: storage must be a Storage");
@@ -150,16 +153,14 @@ function resolve(redis: Redis, options: RedisBusOptions) {
  *
  * @throws {TypeError} when `redis` is not an ioredis client or an option is bad
  */
-export function redisBus(redis: Redis, options: RedisBusOptions = {}): RedisBus {
+export function redisBus(redis: RedisClient, options: RedisBusOptions = {}): RedisBus {
   const { prefix, mode, maxPending, warn } = resolve(redis, options);
   const origin = randomBytes(8).toString("hex");
   const local = new EventEmitter<Record<Owner, [BusMessage]>>();
   const stats: RedisBusStats = { published: 0, received: 0, dropped: 0, recovered: 0, arrived: 0, arrivedBytes: 0, channels: 0, commands: 0 };
   let closed = false;
 
-  // Queued while connecting, whatever the caller's client does: SUBSCRIBE must survive start-up and reconnects.
-  const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, autoResubscribe: true });
-  subscriber.on("error", () => undefined);
+  const subscriber = subscriberOf(redis);
   const owners = () => local.eventNames() as Owner[];
   const count = (commands: number) => (stats.commands += commands);
   const here = presence(redis, prefix, origin, owners, count);

@@ -4,7 +4,7 @@
  * so a crashed process drops out by itself.
  * @module
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "chat-gateway/redis";
 import type { Owner } from "chat-gateway";
 
 /** A process announces its owners this long (milliseconds); it renews them at a third of it. */
@@ -25,17 +25,22 @@ export interface Presence {
  * every third of {@link PRESENCE_MS} and re-announced when `redis` reconnects. `onCommand` counts the
  * commands sent.
  */
-export function presence(redis: Redis, prefix: string, origin: string, owners: () => Owner[], onCommand: (count: number) => void): Presence {
+export function presence(redis: RedisClient, prefix: string, origin: string, owners: () => Owner[], onCommand: (count: number) => void): Presence {
   // The key of versions before per-owner channels, so processes of both agree during an upgrade.
   const keyOf = (owner: Owner) => `${prefix}presence:${owner}`;
+  // A cluster pipeline must stay in one slot: there each owner's commands go as a pipeline of their own.
+  const batches = () => {
+    const one = redis.isCluster ? undefined : redis.pipeline();
+    return () => one ?? redis.pipeline();
+  };
+  const send = (pipelines: Iterable<ReturnType<RedisClient["pipeline"]>>) => Promise.all([...new Set(pipelines)].map((p) => p.exec().catch(() => undefined)));
   const update = (added: Owner[], removed: Owner[]) => {
     if ((!added.length && !removed.length) || redis.status !== "ready") return;
     const until = Date.now() + PRESENCE_MS;
-    const batch = redis.pipeline();
-    for (const owner of added) batch.zadd(keyOf(owner), until, origin).pexpire(keyOf(owner), PRESENCE_MS);
-    for (const owner of removed) batch.zrem(keyOf(owner), origin);
+    const batchOf = batches();
+    const used = [...added.map((owner) => batchOf().zadd(keyOf(owner), until, origin).pexpire(keyOf(owner), PRESENCE_MS)), ...removed.map((owner) => batchOf().zrem(keyOf(owner), origin))];
     onCommand(added.length * 2 + removed.length);
-    batch.exec().catch(() => undefined);
+    void send(used);
   };
   const renewAll = () => update(owners(), []);
   const renew = setInterval(renewAll, PRESENCE_MS / 3);
@@ -50,9 +55,8 @@ export function presence(redis: Redis, prefix: string, origin: string, owners: (
       clearInterval(renew);
       redis.off("ready", renewAll);
       if (redis.status !== "ready" || !gone.length) return;
-      const batch = redis.pipeline();
-      for (const owner of gone) batch.zrem(keyOf(owner), origin);
-      await batch.exec().catch(() => undefined);
+      const batchOf = batches();
+      await send(gone.map((owner) => batchOf().zrem(keyOf(owner), origin)));
     },
   };
 }

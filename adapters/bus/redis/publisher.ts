@@ -4,7 +4,7 @@
  * back, and receiving them.
  * @module
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "chat-gateway/redis";
 import type { BusMessage, OutgoingFrame, Owner } from "chat-gateway";
 import type { RedisBusStats } from "./stats.js";
 
@@ -70,7 +70,7 @@ export interface Publisher {
  * Publishes on `redis` (SPUBLISH when `sharded`). While it is not ready, live frames are dropped
  * and stored ones kept, up to `maxPending` (the oldest go first), until it is ready again.
  */
-export function publisher(redis: Redis, sharded: boolean, maxPending: number, stats: RedisBusStats, warn: (message: string) => void): Publisher {
+export function publisher(redis: RedisClient, sharded: boolean, maxPending: number, stats: RedisBusStats, warn: (message: string) => void): Publisher {
   /** Stored frames that could not be published, oldest first: channel and text. */
   const pending: [string, string][] = [];
   function send(channel: string, text: string, stored: boolean): void {

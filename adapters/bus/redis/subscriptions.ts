@@ -3,7 +3,7 @@
  * Redis as devices come and go, batched per turn of the event loop.
  * @module
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "chat-gateway/redis";
 import type { Owner } from "chat-gateway";
 
 /**
@@ -59,12 +59,12 @@ export interface SubscriptionHooks {
  * Tracks the subscriber connection's channels. `hooks.onFlush` hears which owners were added and
  * removed in each batch and `hooks.onCommand` counts the commands sent; failures go to `warn`.
  */
-export function subscriptions(subscriber: Redis, prefix: string, mode: ChannelMode, hooks: SubscriptionHooks): Subscriptions {
+export function subscriptions(subscriber: RedisClient, prefix: string, mode: ChannelMode, hooks: SubscriptionHooks): Subscriptions {
   return new ChannelSet(subscriber, prefix, mode, hooks);
 }
 
 class ChannelSet implements Subscriptions {
-  readonly #subscriber: Redis;
+  readonly #subscriber: RedisClient;
   readonly #hooks: SubscriptionHooks;
   readonly #shared: string;
   /** Every owner channel starts with it; the hash tag puts the channel in the owner's cluster slot. */
@@ -73,12 +73,14 @@ class ChannelSet implements Subscriptions {
   readonly #sent = new Map<Owner, Promise<void>>();
   readonly #adds = new Map<Owner, Pending>();
   readonly #removes = new Set<Owner>();
+  /** Unsubscriptions sent and not yet acknowledged. */
+  readonly #unsubscribing = new Set<Promise<void>>();
   readonly #sharedReady: Promise<void>;
   #scheduled = false;
   #stopped = false;
 
   constructor(
-    subscriber: Redis,
+    subscriber: RedisClient,
     prefix: string,
     readonly mode: ChannelMode,
     hooks: SubscriptionHooks,
@@ -123,7 +125,8 @@ class ChannelSet implements Subscriptions {
     // What waits for the next turn goes out now, so it is part of what this waits for.
     if (this.#scheduled) this.#flush();
     await this.#sharedReady;
-    await Promise.all([...[...this.#adds.values()].map((p) => p.done), ...this.#sent.values()]);
+    // On a Redis Cluster the bus's closing PING may go to another node than these: wait for their replies.
+    await Promise.all([...[...this.#adds.values()].map((p) => p.done), ...this.#sent.values(), ...this.#unsubscribing]);
   }
 
   count(): number {
@@ -151,7 +154,11 @@ class ChannelSet implements Subscriptions {
     const added = [...this.#adds];
     this.#adds.clear();
     // UNSUBSCRIBE with no channel would drop them all: send only with some.
-    if (this.mode !== "shared" && removed.length) void this.#command("unsubscribe", removed.map((o) => this.channelOf(o)));
+    if (this.mode !== "shared" && removed.length) {
+      const undone = this.#command("unsubscribe", removed.map((o) => this.channelOf(o)));
+      this.#unsubscribing.add(undone);
+      void undone.then(() => this.#unsubscribing.delete(undone));
+    }
     const done = this.mode === "shared" ? this.#sharedReady : added.length ? this.#command("subscribe", added.map(([o]) => this.channelOf(o))) : undefined;
     for (const [owner, p] of added) {
       this.#sent.set(owner, done!);

@@ -19,10 +19,19 @@ import { queries } from "./queries.js";
 import { postgresSearch } from "./search-plan.js";
 import { writer } from "./writer.js";
 
+/**
+ * A `pg` pool, as the storage's options take it: any `new pg.Pool(…)` fits. Declared here instead of
+ * imported from `pg`, so the package's types check without `@types/pg` installed.
+ */
+export interface PostgresPool {
+  connect(): Promise<unknown>;
+  end(): Promise<void>;
+}
+
 /** Options of {@link postgresStorage}. Give `pool` or `connectionString`. */
 export interface PostgresStorageOptions {
   /** A `pg` pool of your own. The storage never ends it; `close()` leaves it to you. */
-  pool?: Pool;
+  pool?: PostgresPool;
   /** `postgres://…` URL; the storage makes its own pool and ends it on `close()`. */
   connectionString?: string;
   /** Connections of the storage's own pool (default 10). */
@@ -58,7 +67,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
   const poolSize = options.poolSize ?? 10;
   if (!Number.isInteger(poolSize) || poolSize < 1) throw new TypeError("postgresStorage: poolSize must be a positive integer");
   if (options.now !== undefined && typeof options.now !== "function") throw new TypeError("postgresStorage: options.now must be a function returning epoch milliseconds");
-  const db = database({ pool: options.pool, connectionString: options.connectionString, poolSize, schema });
+  const db = database({ pool: options.pool as Pool | undefined, connectionString: options.connectionString, poolSize, schema });
   const writes = writer(db, options.now ?? Date.now);
   const search = postgresSearch(db.s, db.ready);
   return defineStorage({

@@ -1,0 +1,90 @@
+// `npm install chat-gateway` alone is enough for the default path: the bin starts and serves the web
+// UI, the default entries load in ESM and CommonJS, and the shipped types check under a strict tsc
+// without skipLibCheck. An entry whose optional peer is missing throws one error naming it.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { symlink } from "node:fs/promises";
+import { join } from "node:path";
+import { freePort, packedProject, removeProject, root, run, startUntil, writeFiles } from "../fixtures/packed-project.js";
+
+const DEFAULT_ENTRIES = ["chat-gateway", "chat-gateway/ws", "chat-gateway/storage/sqljs", "chat-gateway/http", "chat-gateway/client"];
+const OPTIONAL = [
+  { entry: "chat-gateway/storage/postgres", peer: "pg" },
+  { entry: "chat-gateway/push/fcm", peer: "jose" },
+  { entry: "chat-gateway/runtime/ai-sdk", peer: "ai" },
+  { entry: "chat-gateway/testing", peer: "vitest" },
+];
+/** Entries whose types come from an optional peer that ships its own (the user installs it to use them). */
+const TYPED_BY_PEER = new Set(["chat-gateway/runtime/ai-sdk", "chat-gateway/redis", "chat-gateway/bus/redis", "chat-gateway/testing"]);
+
+let project: string | undefined;
+beforeAll(async () => {
+  project = await packedProject("cg-install-");
+}, 600_000);
+afterAll(() => removeProject(project));
+
+const node = (args: string[]) => run(process.execPath, args, { cwd: project! });
+const importing = (entry: string) => `await import(${JSON.stringify(entry)});`;
+const requiring = (entry: string) => `require(${JSON.stringify(entry)});`;
+
+describe("package - one install", () => {
+  it("package - the bin prints its help", async () => {
+    const { stdout } = await node(["node_modules/.bin/chat-gateway", "--help"]);
+    expect(stdout).toContain("--port N");
+  });
+
+  it("package - the bin starts on sql.js and serves the web UI at /", async () => {
+    const port = await freePort();
+    const args = ["node_modules/.bin/chat-gateway", "--port", String(port), "--data-dir", join(project!, "data")];
+    const server = await startUntil(process.execPath, args, project!, /listening on/);
+    try {
+      const page = await fetch(`http://127.0.0.1:${port}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toMatch(/<html/i);
+    } finally {
+      server.child.kill();
+    }
+  });
+
+  it("package - the bin with --database-url but without pg exits 1 saying to install pg", async () => {
+    const args = ["node_modules/.bin/chat-gateway", "--port", "0", "--database-url", "postgres://127.0.0.1:9/none", "--data-dir", join(project!, "pg-data")];
+    const failed = await node(args).then(() => undefined, (e: { code: number; stderr: string }) => e);
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr.trim()).toBe("chat-gateway/storage/postgres needs the package `pg`: npm install pg");
+  });
+
+  it("package - the default entries load in ESM and CommonJS", async () => {
+    await node(["--input-type=module", "-e", DEFAULT_ENTRIES.map(importing).join("\n")]);
+    await node(["--input-type=commonjs", "-e", DEFAULT_ENTRIES.map(requiring).join("\n")]);
+  });
+
+  it.each(OPTIONAL)("package - $entry without $peer throws one error naming it, in ESM and CommonJS", async ({ entry, peer }) => {
+    const message = `${entry} needs the package \`${peer}\`: npm install ${peer}`;
+    for (const [type, load] of [["module", importing], ["commonjs", requiring]] as const) {
+      const failed = await node([`--input-type=${type}`, "-e", load(entry)]).then(() => undefined, (e: { stderr: string }) => e);
+      expect(failed, `${type} ${entry}`).toBeDefined();
+      expect(failed!.stderr).toContain(message);
+    }
+  });
+
+  it("package - the shipped types check under tsc --strict without skipLibCheck or @types of optional peers", async () => {
+    const entries = (await import(join(root, "entrypoints.mjs"))).entrypoints as Array<{ subpath: string }>;
+    const names = entries.map((e) => (e.subpath === "." ? "chat-gateway" : `chat-gateway/${e.subpath.slice(2)}`));
+    // A user of those entries has installed their peer, which brings its own types (never @types/pg).
+    // `ai`'s own declarations import 'json-schema' without depending on @types/json-schema, so
+    // without skipLibCheck they fail in any project: that entry is left to the peer's authors.
+    const checked = names.filter((n) => n !== "chat-gateway/runtime/ai-sdk");
+    for (const peer of ["ioredis", "vitest"]) {
+      await symlink(join(root, "node_modules", peer), join(project!, "node_modules", peer), "dir").catch(() => {});
+    }
+    expect(names.filter((n) => TYPED_BY_PEER.has(n))).toHaveLength(TYPED_BY_PEER.size);
+    const source = checked.map((n, i) => `import * as entry${i} from ${JSON.stringify(n)};\nvoid entry${i};`).join("\n");
+    await writeFiles(project!, { "check.ts": source, "check.cts": source });
+    const tsc = join(root, "node_modules/typescript/bin/tsc");
+    const flags = ["--strict", "--noEmit", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"];
+    const result = await node([tsc, ...flags, "check.ts", "check.cts"]).then(
+      () => "",
+      (e: { stdout: string }) => e.stdout,
+    );
+    expect(result).toBe("");
+  }, 120_000); // tsc over every entry takes 15–20 s on a loaded machine
+});

@@ -1,0 +1,77 @@
+// The README's Quick start runs as written: its shell block sets up a fresh project with the packed
+// package (the only substitution: the tarball for the name `chat-gateway`, and npm's cache first),
+// then its server block and its client block run against each other as child processes. Only the
+// port is changed, to a free one. A README edit that breaks a new user's first run fails here.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { spawn, type ChildProcess } from "node:child_process";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { freePort, npm, packedTarball, removeProject, root, run, startUntil, writeFiles } from "../fixtures/packed-project.js";
+
+/** The fenced blocks of one `## ` section of the README, by language. */
+function blocks(readme: string, heading: string, lang: string): string[] {
+  const section = readme.split(/^## /m).find((s) => s.startsWith(heading));
+  if (!section) throw new Error(`README has no section "## ${heading}"`);
+  return [...section.matchAll(new RegExp("^```" + lang + "\\n([\\s\\S]*?)^```", "gm"))].map((m) => m[1]!);
+}
+
+/** The shell block's commands: one per line or `&&`, comments dropped. */
+function commands(shell: string): string[][] {
+  return shell
+    .split("\n")
+    .map((line) => line.replace(/#.*/, ""))
+    .flatMap((line) => line.split("&&"))
+    .map((command) => command.trim().split(/\s+/))
+    .filter((words) => words[0] !== "");
+}
+
+let project: string | undefined;
+const children: ChildProcess[] = [];
+afterAll(async () => {
+  for (const child of children) child.kill();
+  await removeProject(project);
+});
+
+let readme = "";
+let tarball = "";
+beforeAll(async () => {
+  readme = await readFile(join(root, "README.md"), "utf8");
+  ({ project, tarball } = await packedTarball("cg-readme-"));
+}, 600_000);
+
+it("README - the Quick start's server and client blocks run as written and stream message.update", async () => {
+  const [shell] = blocks(readme, "Quick start", "sh");
+  const [server] = blocks(readme, "Quick start", "ts");
+  const [client] = blocks(readme, "A device in TypeScript", "ts");
+  expect(shell && server && client, "Quick start has a sh and a ts block; the device section a ts block").toBeTruthy();
+  const runs = commands(shell!).filter(([tool]) => tool === "npx");
+  for (const words of commands(shell!).filter(([tool]) => tool === "npm")) {
+    const args = words.slice(1).map((w) => (w === "chat-gateway" ? tarball : w));
+    if (args[0] === "install") args.push("--prefer-offline", "--no-audit", "--no-fund");
+    await run(npm, args, { cwd: project! });
+  }
+  expect(runs.map((r) => r.join(" "))).toEqual(["npx tsx server.ts", "npx tsx client.ts"]);
+
+  const port = String(await freePort());
+  await writeFiles(project!, { "server.ts": server!.replaceAll("8787", port), "client.ts": client!.replaceAll("8787", port) });
+  const tsx = join(project!, "node_modules/.bin/tsx");
+  // The server prints nothing; it is ready once the client can connect, so the client retries.
+  children.push(spawn(tsx, ["server.ts"], { cwd: project!, stdio: "inherit" }));
+  const done = await waitForClient(tsx, project!);
+  expect(done.match(/so far:/g)!.length).toBeGreaterThan(1);
+  expect(done).toMatch(/done: You asked: hello/);
+}, 300_000);
+
+/** Runs the client until it prints `done:`, starting it again while the server is still starting. */
+async function waitForClient(tsx: string, cwd: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const client = await startUntil(tsx, ["client.ts"], cwd, /done: .*\n/);
+      children.push(client.child);
+      return client.output();
+    } catch (error) {
+      if (attempt > 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
