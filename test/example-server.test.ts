@@ -48,6 +48,8 @@ describe("example server", () => {
     expect(await (await fetch(`${base}/api/ping`)).json()).toEqual({ ok: true });
     const c = await Client.connect(ws);
     expect((await c.say({ chat_id: "default", text: "tool: hello" })).final.payload.final_text).toBe("You said: hello");
+    // Text of several lines is echoed on its own paragraph, so a code fence in it still opens.
+    expect((await c.say({ chat_id: "default", text: "```js\nx()\n```" })).final.payload.final_text).toBe("You said:\n\n```js\nx()\n```");
     const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
     child!.kill("SIGTERM");
     expect(await c.closedPromise).toBe(1001);

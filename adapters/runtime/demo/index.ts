@@ -1,6 +1,7 @@
 /**
  * The demo runtime: a zero-configuration agent that needs no network (docs/PROTOCOL.md §10.3). It
- * streams `You said: <text>` in small pieces and ends with a runtime footer; a message that
+ * streams `You said: <text>` in small pieces (text of several lines on a line of its own after
+ * `You said:` and a blank line) and ends with a runtime footer; a message that
  * starts with `tool:` first calls a demo tool `echo`. It asks the person too (docs/PROTOCOL.md §11):
  * `approve: X` asks before running `echo`, `ask: Q` asks a question, `model:` offers its two models.
  * @module
@@ -12,6 +13,14 @@ const DEMO_MODELS: ModelChoice[] = [
   { id: "demo", label: "Demo" },
   { id: "demo-fast", label: "Demo (fast)" },
 ];
+
+/**
+ * The echo answer. Text of several lines gets its own paragraph: after "You said: " on the same
+ * line, a Markdown fence or list it starts with would not open (docs/PROTOCOL.md §10.3).
+ */
+function youSaid(text: string): string {
+  return text.includes("\n") ? `You said:\n\n${text}` : `You said: ${text}`;
+}
 
 /** Options of {@link demoRuntime}. */
 export interface DemoRuntimeOptions {
@@ -68,7 +77,7 @@ export function demoRuntime(options: DemoRuntimeOptions = {}): AgentRuntime {
     if (text.startsWith("tool:")) {
       const arg = text.slice("tool:".length).trim();
       yield* echoTool(arg, input.signal);
-      return `You said: ${arg}`;
+      return youSaid(arg);
     }
     if (text.startsWith("approve:")) {
       const arg = text.slice("approve:".length).trim();
@@ -76,7 +85,7 @@ export function demoRuntime(options: DemoRuntimeOptions = {}): AgentRuntime {
       const answer = await input.ask({ kind: "approval", title: "Run echo?", body: `The agent wants to run echo with ${JSON.stringify(args)}`, tool: { name: "echo", args } });
       if (answer.outcome !== "selected" || answer.option_id !== "approve") return "Denied.";
       yield* echoTool(arg, input.signal);
-      return `You said: ${arg}`;
+      return youSaid(arg);
     }
     if (text.startsWith("ask:")) {
       const question = text.slice("ask:".length).trim() || "Yes or no?";
@@ -93,7 +102,7 @@ export function demoRuntime(options: DemoRuntimeOptions = {}): AgentRuntime {
       const answer = await input.ask({ kind: "model", title: "Choose the model for this conversation", models });
       return answer.outcome === "selected" && answer.option_id ? `Model: ${answer.option_id}` : `Model unchanged: ${model}`;
     }
-    return `You said: ${text}`;
+    return youSaid(text);
   }
 
   return {

@@ -28,7 +28,7 @@ const options = {
   external: ["ws"],
   logLevel: "warning",
 };
-await Promise.all([copyFile(here("./index.html"), `${out}index.html`), copyFile(here("./styles.css"), `${out}styles.css`), copyFile(here("./icon.svg"), `${out}icon.svg`)]);
+await Promise.all([copyFile(here("./index.html"), `${out}index.html`), copyFile(here("./styles.css"), `${out}styles.css`), copyFile(here("./code-blocks.css"), `${out}code-blocks.css`), copyFile(here("./icon.svg"), `${out}icon.svg`)]);
 if (process.argv.includes("--watch")) {
   const context = await esbuild.context(options);
   await context.watch();

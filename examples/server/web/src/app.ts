@@ -80,7 +80,8 @@ export class App implements StoreListener {
     });
     this.#sidebar = new SidebarView(store, { openLane, createChannel: () => channelActions.createChannel() });
     this.#header = new HeaderView(store, channelActions);
-    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, onMediaError: () => void this.#checkSession() }, loadOlder);
+    const actions = { regenerate: (msg: Msg) => this.#regenerate(msg), edit: (msg: Msg) => this.#composer.editText(msg.text) };
+    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, onMediaError: () => void this.#checkSession() }, loadOlder);
     this.#composer = new Composer({ client: this.client, store, toasts: this.#toasts, openLane, onSent: () => this.#messages.scrollToBottom() });
     this.#asks = new AskCardsView(this.client, store, this.#toasts);
     this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
@@ -153,6 +154,7 @@ export class App implements StoreListener {
 
   messageChanged(lane: Lane, msg: Msg): void {
     this.#messages.rerender(lane, msg);
+    this.#composer.update();
   }
 
   messageStreamed(lane: Lane, msg: Msg): void {
@@ -165,6 +167,16 @@ export class App implements StoreListener {
 
   typingChanged(): void {
     this.#renderTyping();
+    this.#composer.update();
+  }
+
+  /** Send again the user message an answer replied to (the last one before it in its lane). */
+  #regenerate(answer: Msg): void {
+    const lane = this.#store.current;
+    const at = lane?.messages.indexOf(answer) ?? -1;
+    const asked = lane?.messages.slice(0, Math.max(at, 0)).findLast((m) => m.role === "user" && m.text.trim() && !m.text.trimStart().startsWith("/"));
+    if (!asked) return this.#toasts.show("There is no question before this answer to ask again.");
+    void this.#composer.sendText(asked.text);
   }
 
   asksChanged(): void {
@@ -220,6 +232,7 @@ export class App implements StoreListener {
 
   #setConn(state: ConnectionState, info: StateInfo): void {
     this.#statusbar.setConnection(state, info);
+    this.#composer.update();
     // Typing and streaming state is live-only: it comes back with the next frames or the sync.
     if (state === "reconnecting") this.#store.clearTyping();
   }

@@ -3,6 +3,7 @@ import { App } from "./app.js";
 import { authStatus, handleUnauthorized, Unauthorized } from "./api.js";
 import { h } from "./dom.js";
 import { showSignIn } from "./signin.js";
+import { followTheme } from "./theme.js";
 
 const root = document.getElementById("root")!;
 let app: App | undefined;
@@ -24,6 +25,7 @@ function startApp(user: string | null): void {
   void app.start();
 }
 
+followTheme();
 handleUnauthorized(() => signIn("Your session has ended. Please sign in again."));
 
 async function boot(): Promise<void> {

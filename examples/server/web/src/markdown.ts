@@ -2,8 +2,10 @@
 // (no javascript:, vbscript:, file: or non-image data: URLs) and links that open in a new tab
 // without giving the page a handle on this one.
 import MarkdownIt from "markdown-it";
+import { enhanceCodeBlocks } from "./code-blocks.js";
+import { highlightCode } from "./highlight.js";
 
-const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false, highlight: (code, language) => highlightCode(code, language.trim().toLowerCase()) });
 
 const renderToken: NonNullable<typeof md.renderer.rules.link_open> = (tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options);
 const linkOpen = md.renderer.rules.link_open ?? renderToken;
@@ -21,4 +23,5 @@ export function markdownToHtml(text: string): string {
 /** Render Markdown into an element. */
 export function renderMarkdown(el: HTMLElement, text: string): void {
   el.innerHTML = markdownToHtml(text);
+  enhanceCodeBlocks(el);
 }

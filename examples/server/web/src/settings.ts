@@ -1,10 +1,11 @@
 // Per-device settings, kept in localStorage: which runtime footer fields to show, and streaming.
 import type { RuntimeInfo } from "chat-gateway";
 
-export type FooterField = "model" | "context_pct" | "cwd" | "latency" | "cost";
+export type FooterField = "model" | "tokens" | "context_pct" | "cwd" | "latency" | "cost";
 
 export const FOOTER_FIELDS: Array<{ field: FooterField; label: string }> = [
   { field: "model", label: "Model" },
+  { field: "tokens", label: "Tokens" },
   { field: "context_pct", label: "Context %" },
   { field: "cwd", label: "Working directory" },
   { field: "latency", label: "Latency" },
@@ -53,11 +54,20 @@ export function setStreamingSetting(on: boolean): void {
   write(STREAMING_KEY, String(on));
 }
 
+/** What a footer shows besides the runtime object: the `model` and `tokens` fields of the message. */
+export interface FooterExtras {
+  model?: string;
+  tokens?: number;
+}
+
 /** The footer text parts of a runtime object, in order, for the fields shown. */
-export function footerParts(runtime: RuntimeInfo | undefined, shown: Set<FooterField>): Array<{ field: FooterField; text: string; title: string }> {
-  if (!runtime) return [];
+export function footerParts(runtime: RuntimeInfo | undefined, shown: Set<FooterField>, extras: FooterExtras = {}): Array<{ field: FooterField; text: string; title: string }> {
+  if (!runtime && extras.tokens === undefined) return [];
+  runtime ??= {};
   const parts: Array<{ field: FooterField; text: string; title: string }> = [];
-  if (shown.has("model") && runtime.model) parts.push({ field: "model", text: runtime.model, title: "Model" });
+  const model = runtime.model ?? extras.model;
+  if (shown.has("model") && model) parts.push({ field: "model", text: model, title: "Model" });
+  if (shown.has("tokens") && extras.tokens !== undefined) parts.push({ field: "tokens", text: `${extras.tokens.toLocaleString("en-US")} tokens`, title: "Tokens used by the answer" });
   if (shown.has("context_pct") && runtime.context_pct !== undefined) parts.push({ field: "context_pct", text: `${runtime.context_pct}% context`, title: "Context used" });
   if (shown.has("cwd") && runtime.cwd) parts.push({ field: "cwd", text: runtime.cwd, title: "Working directory" });
   if (shown.has("latency") && runtime.latency !== undefined) parts.push({ field: "latency", text: `${runtime.latency.toFixed(1)} s`, title: "Latency" });

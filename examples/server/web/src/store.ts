@@ -21,6 +21,9 @@ export interface Msg {
   ts: number;
   media: MediaRef[];
   runtime?: RuntimeInfo;
+  /** Model and tokens of an answer, as the gateway reports them (docs/PROTOCOL.md §4.2). */
+  model?: string;
+  tokens?: number;
   status?: MessageStatus;
   streaming: boolean;
   tools: ToolRow[];
@@ -74,6 +77,8 @@ export function fromHistory(item: HistoryItem): Msg {
     ts: item.ts,
     media: item.media ?? [],
     runtime: item.runtime,
+    model: item.model,
+    tokens: item.tokens,
     status: item.status,
     streaming: item.status === "streaming",
     tools: [],
@@ -235,7 +240,7 @@ export class Store {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
       if (!lane) return this.#markUnread(p.chat_id, p.thread_id, "assistant");
       const msg = lane.byId.get(p.message_id) ?? this.#add(lane, { ...blank(p.message_id), ts: p.ts });
-      Object.assign(msg, { text: p.final_text, reasoning: p.reasoning ?? "", runtime: p.runtime, status: p.status, media: p.media ?? msg.media, ts: p.ts, streaming: false });
+      Object.assign(msg, { text: p.final_text, reasoning: p.reasoning ?? "", runtime: p.runtime, model: p.model ?? msg.model, tokens: p.tokens ?? msg.tokens, status: p.status, media: p.media ?? msg.media, ts: p.ts, streaming: false });
       this.#listener.messageChanged(lane, msg);
       if (lane !== this.#current) this.#markUnread(p.chat_id, p.thread_id, "assistant");
     });
@@ -275,6 +280,8 @@ export class Store {
           // Whole text: the client has applied the delta appends (docs/PROTOCOL.md §12).
           msg.text = p.text;
           if (p.reasoning !== undefined) msg.reasoning = p.reasoning;
+          if (p.tokens !== undefined) msg.tokens = p.tokens;
+          if (p.model !== undefined) msg.model = p.model;
         },
         true,
       ),

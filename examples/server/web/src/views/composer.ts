@@ -1,11 +1,14 @@
 // The composer: the message box with its "/" command list, attachments with upload progress,
-// auto-thread, and sending. Read-only (a note instead) in automation channels.
+// auto-thread, the Stop button, the queue of messages waiting to go, and sending. Read-only (a note
+// instead) in automation channels.
 import type { MediaRef } from "chat-gateway";
-import type { GatewayClient } from "chat-gateway/client";
+import type { GatewayClient, SendInput } from "chat-gateway/client";
 import { clear, h, icon } from "../dom.js";
 import type { Store } from "../store.js";
 import type { Toasts } from "../toasts.js";
+import { SendQueue } from "./send-queue.js";
 import { SlashMenu } from "./slash.js";
+import { StopButton } from "./stop-button.js";
 
 interface Attachment {
   id: number;
@@ -43,11 +46,15 @@ export class Composer {
   readonly #chips = h("div", { class: "chips", role: "group", "aria-label": "Attachments" });
   readonly #sendButton = h("button", { type: "submit", class: "send" }, "Send");
   readonly #form: HTMLFormElement;
+  readonly #stop: StopButton;
+  readonly #queue: SendQueue;
   #attachments: Attachment[] = [];
   #nextAttachment = 0;
 
   constructor(deps: ComposerDeps) {
     this.#deps = deps;
+    this.#stop = new StopButton(deps.client, deps.store, deps.toasts);
+    this.#queue = new SendQueue({ client: deps.client, store: deps.store, toasts: deps.toasts, onFailed: (text) => this.editText(text, false) });
     this.slash = new SlashMenu(this.#textarea, (text) => {
       const lane = deps.store.current;
       return lane ? deps.client.complete(lane, text, { timeoutMs: 5000 }) : Promise.resolve([]);
@@ -56,8 +63,10 @@ export class Composer {
     this.#form = h(
       "form",
       { class: "composer", "aria-label": "Send a message" },
+      this.#queue.el,
+      this.#queue.status,
       this.#chips,
-      h("div", { class: "composer-row" }, attach, this.#fileInput, h("div", { class: "composer-input-wrap" }, this.slash.el, this.#textarea), this.#sendButton),
+      h("div", { class: "composer-row" }, attach, this.#fileInput, h("div", { class: "composer-input-wrap" }, this.slash.el, this.#textarea), this.#stop.el, this.#sendButton),
       h("div", { class: "composer-options" }, this.#autoThreadLabel),
     );
     this.el.append(this.#form);
@@ -88,6 +97,31 @@ export class Composer {
     this.#form.hidden = readOnly;
     if (readOnly) this.el.append(h("p", { class: "readonly-note" }, "This is an automation channel: only the gateway posts here."));
     this.#autoThreadLabel.hidden = Boolean(lane?.thread_id);
+    this.update();
+  }
+
+  /** An answer started or ended, or the connection changed: the Stop button and the queue follow. */
+  update(): void {
+    this.#stop.update();
+    void this.#queue.flush();
+  }
+
+  /** Put a text in the message box to be edited and sent as a new message. */
+  editText(text: string, replace = true): void {
+    if (!replace && this.#textarea.value) return;
+    this.#textarea.value = text;
+    this.#textarea.focus();
+    this.#textarea.setSelectionRange(text.length, text.length);
+  }
+
+  /** Send a text to the lane on screen now, or queue it behind the running answer. */
+  async sendText(text: string): Promise<void> {
+    const lane = this.#deps.store.current;
+    if (!lane) return;
+    const input = { chat_id: lane.chat_id, thread_id: lane.thread_id, text };
+    if (this.#queue.mustWait(lane, false)) return this.#queue.add(lane, input);
+    await this.#deps.toasts.guard("Send", () => this.#deps.client.sendMessage(input));
+    this.#deps.onSent();
   }
 
   #key(event: KeyboardEvent): void {
@@ -136,20 +170,23 @@ export class Composer {
     const ready = this.#attachments.filter((a) => a.ref);
     if (!text.trim() && ready.length === 0) return;
     const autoThread = this.#autoThread.checked && lane.thread_id === null;
+    const input: SendInput = {
+      chat_id: lane.chat_id,
+      thread_id: lane.thread_id,
+      text,
+      ...(ready.length ? { media_refs: ready.map((a) => a.ref!.media_id) } : {}),
+      ...(autoThread ? { auto_thread: true } : {}),
+    };
     this.#textarea.value = "";
     this.slash.close();
     const sentAttachments = this.#attachments;
     this.#attachments = [];
     clear(this.#chips);
+    // A slash command (such as /stop) is for the gateway now, not a turn to wait behind.
+    if (this.#queue.mustWait(lane, autoThread || text.trimStart().startsWith("/"))) return this.#queue.add(lane, input);
     this.#sendButton.disabled = true;
     try {
-      const echo = await this.#deps.client.sendMessage({
-        chat_id: lane.chat_id,
-        thread_id: lane.thread_id,
-        text,
-        ...(ready.length ? { media_refs: ready.map((a) => a.ref!.media_id) } : {}),
-        ...(autoThread ? { auto_thread: true } : {}),
-      });
+      const echo = await this.#deps.client.sendMessage(input);
       this.#deps.onSent();
       if (echo.thread_id !== lane.thread_id) {
         this.#autoThread.checked = false;

@@ -5,12 +5,14 @@ import { formatBytes, formatTime, h, icon } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
 import { footerParts, type FooterField } from "../settings.js";
 import type { Msg, ToolRow } from "../store.js";
+import { messageActionsEl, type MessageActions } from "./message-actions.js";
 
 /** What rendering a message needs besides the message. */
 export interface MessageContext {
   /** Tool rows the user opened (`message_id:index`), kept open across re-renders. */
   openTools: Set<string>;
   footer: Set<FooterField>;
+  actions: MessageActions;
   /** An image failed to load: maybe the session ended. */
   onMediaError(): void;
 }
@@ -28,6 +30,16 @@ function formatDuration(seconds: number): string {
   return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : `${seconds.toFixed(1)} s`;
 }
 
+/** The state mark of a tool row: a spinner with "Running <name>…" until it ends, then ✓ or ✗. */
+function toolState(t: ToolRow): Array<HTMLElement | string> {
+  if (t.ok === undefined) return [h("span", { class: "spinner", "aria-hidden": "true" }), h("span", { class: "tool-running" }, "Running ", h("code", { class: "tool-name" }, t.name), "…")];
+  return [
+    h("span", { class: "tool-state", "aria-hidden": "true" }, t.ok ? "✓" : "✗"),
+    h("span", { class: "visually-hidden" }, t.ok ? "Tool succeeded: " : "Tool failed: "),
+    h("code", { class: "tool-name" }, t.name),
+  ];
+}
+
 function toolEl(msg: Msg, t: ToolRow, ctx: MessageContext): HTMLElement {
   const key = `${msg.message_id}:${t.index}`;
   const done = t.ok !== undefined;
@@ -37,9 +49,7 @@ function toolEl(msg: Msg, t: ToolRow, ctx: MessageContext): HTMLElement {
     h(
       "summary",
       null,
-      h("span", { class: "tool-state", "aria-hidden": "true" }, done ? (t.ok ? "✓" : "✗") : "…"),
-      h("span", { class: "visually-hidden" }, done ? (t.ok ? "Tool succeeded: " : "Tool failed: ") : "Tool running: "),
-      h("code", { class: "tool-name" }, t.name),
+      ...toolState(t),
       h("span", { class: "tool-preview" }, t.preview),
       done && t.duration !== undefined ? h("span", { class: "tool-duration" }, formatDuration(t.duration)) : null,
     ),
@@ -71,7 +81,7 @@ export function messageEl(msg: Msg, ctx: MessageContext): HTMLElement {
   renderMarkdown(body, msg.text);
   const tools = msg.tools.map((t) => toolEl(msg, t, ctx));
   const media = msg.media.map((m) => mediaEl(m, ctx));
-  const parts = assistant && !msg.streaming ? footerParts(msg.runtime, ctx.footer) : [];
+  const parts = assistant && !msg.streaming ? footerParts(msg.runtime, ctx.footer, msg) : [];
   return h(
     "article",
     { class: `msg ${msg.role}${msg.streaming ? " streaming" : ""}${status ? ` status-${status}` : ""}`, id: `msg-${msg.message_id}`, tabindex: -1, dataset: { messageId: msg.message_id }, "aria-label": assistant ? "Assistant" : "You" },
@@ -82,5 +92,6 @@ export function messageEl(msg: Msg, ctx: MessageContext): HTMLElement {
     msg.text || !msg.streaming || !tools.length ? body : null,
     media.length ? h("div", { class: "media" }, media) : null,
     parts.length ? h("div", { class: "runtime-footer" }, parts.map((p) => h("span", { title: p.title, dataset: { field: p.field } }, p.text))) : null,
+    msg.streaming ? null : messageActionsEl(msg, ctx.actions),
   );
 }

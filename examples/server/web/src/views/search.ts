@@ -5,6 +5,7 @@ import type { GatewayClient } from "chat-gateway/client";
 import { clear, formatTime, h } from "../dom.js";
 import type { Lane, Store } from "../store.js";
 import type { Toasts } from "../toasts.js";
+import { markedSnippet } from "./search-snippet.js";
 
 export interface SearchDeps {
   client: GatewayClient;
@@ -43,10 +44,10 @@ export class SearchView {
       box.append(h("p", { class: "empty" }, `Nothing found for “${query}”.`));
       return;
     }
-    box.append(h("ul", { class: "hits" }, result.hits.map((hit) => this.#hitEl(hit))));
+    box.append(h("ul", { class: "hits" }, result.hits.map((hit) => this.#hitEl(hit, query))));
   }
 
-  #hitEl(hit: SearchHit): HTMLElement {
+  #hitEl(hit: SearchHit, query: string): HTMLElement {
     const ch = this.#deps.store.channels.get(hit.thread_id ?? hit.chat_id);
     return h(
       "li",
@@ -55,7 +56,7 @@ export class SearchView {
         "button",
         { type: "button", class: "hit", onclick: () => void this.#jumpTo(hit) },
         h("span", { class: "hit-where" }, ch?.name ?? hit.chat_id, " · ", hit.role === "user" ? "You" : "Assistant", " · ", formatTime(hit.ts)),
-        h("span", { class: "hit-snippet" }, hit.snippet),
+        h("span", { class: "hit-snippet" }, markedSnippet(hit.snippet, query)),
       ),
     );
   }

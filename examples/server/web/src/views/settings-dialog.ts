@@ -1,8 +1,17 @@
-// The settings dialog: which runtime footer fields to show, and whether answers stream.
+// The settings dialog: which runtime footer fields to show, whether answers stream, and the theme.
 import type { GatewayClient } from "chat-gateway/client";
 import { infoDialog } from "../dialog.js";
 import { h } from "../dom.js";
 import { FOOTER_FIELDS, setFooterFields, setStreamingSetting, type FooterField } from "../settings.js";
+import { setThemeSetting, themeSetting, type ThemeSetting } from "../theme.js";
+
+function themeSelect(): HTMLElement {
+  const current = themeSetting();
+  const options: Array<[ThemeSetting, string]> = [["auto", "Follow the system"], ["light", "Light"], ["dark", "Dark"]];
+  const select = h("select", { id: "setting-theme" }, options.map(([value, label]) => h("option", { value, selected: value === current }, label)));
+  select.addEventListener("change", () => setThemeSetting(select.value as ThemeSetting));
+  return h("label", { class: "field", for: "setting-theme" }, "Theme", select);
+}
 
 /** Open the dialog; `footer` is changed in place and `onFooterChange` re-renders the messages. */
 export function settingsDialog(client: GatewayClient, footer: Set<FooterField>, onFooterChange: () => void): void {
@@ -24,6 +33,7 @@ export function settingsDialog(client: GatewayClient, footer: Set<FooterField>, 
   infoDialog("Settings", [
     h("fieldset", null, h("legend", null, "Runtime footer: show"), ...boxes),
     h("fieldset", null, h("legend", null, "Answers"), h("label", { class: "check" }, streaming, " Stream answers as they are written")),
+    themeSelect(),
     h("p", { class: "hint" }, "These settings belong to this browser."),
   ]);
 }

@@ -1,0 +1,22 @@
+// The row of actions under a finished message: copy its text, regenerate an answer (the user
+// message before it is sent again), edit a message of the user's (its text goes back into the
+// composer, to be sent as a new message: the protocol has no edit, docs/PROTOCOL.md §4.1).
+import { copyWithFeedback } from "../code-blocks.js";
+import { h } from "../dom.js";
+import type { Msg } from "../store.js";
+
+/** What the actions do; the app knows the lane and the composer. */
+export interface MessageActions {
+  regenerate(msg: Msg): void;
+  edit(msg: Msg): void;
+}
+
+export function messageActionsEl(msg: Msg, actions: MessageActions): HTMLElement {
+  const copy = h("button", { type: "button", class: "msg-action", "aria-label": "Copy message text" }, "Copy");
+  copy.addEventListener("click", () => void copyWithFeedback(copy, msg.text));
+  const second =
+    msg.role === "assistant"
+      ? h("button", { type: "button", class: "msg-action", "aria-label": "Regenerate this answer", onclick: () => actions.regenerate(msg) }, "Regenerate")
+      : h("button", { type: "button", class: "msg-action", "aria-label": "Edit as a new message", onclick: () => actions.edit(msg) }, "Edit");
+  return h("div", { class: "msg-actions", role: "group", "aria-label": "Message actions" }, msg.text ? copy : null, second);
+}
