@@ -12,9 +12,9 @@ const TABLES = ["channels", "messages", "outbox", "devices", "media"] as const;
 /** Moves everything of `from` to `to`, refusing a `to` that has data (see `StorageImplementation.adoptOwner`). */
 export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<AdoptedCounts> {
   const { s } = db;
-  return (from, to) => {
+  return async (from, to) => {
     checkAdoption(from, to);
-    return db.transaction(async (client) => {
+    return await db.transaction(async (client) => {
       // Both counter rows locked, in a fixed order: a commit of either owner in any process waits
       // for the move (it advances the same row), and two adoptions cannot deadlock.
       await client.query(`INSERT INTO ${s}.owners (owner) VALUES ($1), ($2) ON CONFLICT (owner) DO NOTHING`, [from, to]);
