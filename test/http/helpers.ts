@@ -123,11 +123,14 @@ export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-/** Runs the user CLI (examples/server/user-cli.ts) as a child process on the users file `file`. */
+/**
+ * Runs the user CLI (examples/server/user-cli.ts) as a child process on the users file `file`,
+ * with the data folder next to it (the first `user add` opens it to adopt the anonymous chats).
+ */
 export function runUserCliProcess(file: string, args: string[], input: string | undefined, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const root = path.resolve(import.meta.dirname, "../..");
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/server/user-cli.ts", ...args], { cwd: root, env: { ...process.env, GATEWAY_USERS_FILE: file, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/server/user-cli.ts", ...args], { cwd: root, env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file), ...env }, stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
     let err = "";
     child.stdout.on("data", (c) => (out += c));

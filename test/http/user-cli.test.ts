@@ -181,7 +181,7 @@ describe("user CLI - as a child process against a running server", () => {
 function runOnTerminal(args: string[], answers: string[]): Promise<{ code: number | null; screen: string }> {
   return new Promise((resolve, reject) => {
     const command = [process.execPath, "--import", "tsx", SCRIPT, ...args].map((a) => `'${a}'`).join(" ");
-    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env: { ...process.env, GATEWAY_USERS_FILE: file }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file) }, stdio: ["pipe", "pipe", "pipe"] });
     let screen = "";
     let prompts = 0;
     child.stdout.on("data", (c) => {
