@@ -11,7 +11,7 @@ import { A, B, capabilityLabel, channel, device, ids, media, mediaRef, msg, thre
 const NOTHING = { channels: 0, messages: 0, outbox: 0, devices: 0, media: 0 };
 
 /** Gives owner A two chats, a thread, messages (one holding media), a redacted frame and a device. */
-async function seed(storage: Storage, withMedia: boolean): Promise<void> {
+async function fillOwnerA(storage: Storage, withMedia: boolean): Promise<void> {
   if (withMedia) await storage.putMedia(A, media(A, "x1"));
   await storage.commit(A, {
     channels: [channel("c1"), thread("t1", "c1"), channel("c2")],
@@ -40,7 +40,7 @@ export function describeAdoptionConformance(current: () => Storage, native: bool
   if (!native) {
     describe(capabilityLabel("adoptOwner", false, "refused"), () => {
       test("adoptOwner - without it the call is refused with unsupported and nothing moves", async () => {
-        await seed(storage, withMedia);
+        await fillOwnerA(storage, withMedia);
         await expect(storage.adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported" });
         expect(ids((await storage.history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
       });
@@ -50,7 +50,7 @@ export function describeAdoptionConformance(current: () => Storage, native: bool
 
   describe(capabilityLabel("adoptOwner", true), () => {
     test("adoptOwner - moves channels, messages, outbox and seqs, devices and media; the old owner keeps nothing", async () => {
-      await seed(storage, withMedia);
+      await fillOwnerA(storage, withMedia);
       const before = { channels: await storage.listChannels(A), outbox: await storage.readOutbox(A, 0, 100), bounds: await storage.outboxBounds(A) };
       expect(await storage.adoptOwner(A, B)).toEqual({ channels: 3, messages: 2, outbox: 3, devices: 1, media: withMedia ? 1 : 0 });
       const byId = (list: Array<{ chat_id: string }>) => [...list].sort((x, y) => x.chat_id.localeCompare(y.chat_id));
@@ -76,7 +76,7 @@ export function describeAdoptionConformance(current: () => Storage, native: bool
     });
 
     test("adoptOwner - refused into an owner that has data of its own, and nothing moves", async () => {
-      await seed(storage, withMedia);
+      await fillOwnerA(storage, withMedia);
       await storage.putDevice(B, device("d9"));
       await expect(storage.adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining("already has data") });
       expect((await storage.listDevices(B)).map((d) => d.device_id)).toEqual(["d9"]);
@@ -88,7 +88,7 @@ export function describeAdoptionConformance(current: () => Storage, native: bool
     });
 
     test("adoptOwner - an owner whose seqs were given out counts as having data, even with its frames pruned", async () => {
-      await seed(storage, withMedia);
+      await fillOwnerA(storage, withMedia);
       await storage.commit(B, { outbox: [{ type: "message.new", payload: {} }] });
       await storage.pruneOutbox(B, { maxFrames: 0, maxAgeMs: 86_400_000 }, Date.now());
       await expect(storage.adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported" });
@@ -96,7 +96,7 @@ export function describeAdoptionConformance(current: () => Storage, native: bool
     });
 
     test("adoptOwner - a second run, or an owner with nothing, moves nothing and resolves zeros", async () => {
-      await seed(storage, withMedia);
+      await fillOwnerA(storage, withMedia);
       await storage.adoptOwner(A, B);
       expect(await storage.adoptOwner(A, B)).toEqual(NOTHING);
       expect((await storage.listChannels(B)).length).toBe(3);
@@ -105,7 +105,7 @@ export function describeAdoptionConformance(current: () => Storage, native: bool
     });
 
     test("adoptOwner - an owner cannot adopt itself", async () => {
-      await seed(storage, withMedia);
+      await fillOwnerA(storage, withMedia);
       await expect(storage.adoptOwner(A, A)).rejects.toMatchObject({ code: "unsupported" });
       expect((await storage.listChannels(A)).length).toBe(3);
     });
