@@ -5,7 +5,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createGateway, type Gateway } from "chat-gateway";
-import { createLoginProtection, type LoginProtection, type LoginProtectionOptions } from "chat-gateway/http";
+import { PassThrough, Readable } from "node:stream";
+import { createLoginProtection, runUserCli, type LoginProtection, type LoginProtectionOptions, type UserCliIO } from "chat-gateway/http";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
@@ -121,6 +122,22 @@ export function login(url: string, username: string, password: string, headers: 
 
 export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
+}
+
+/**
+ * Runs the user CLI in this process with real streams, as root unless `uid` says otherwise;
+ * `input` is what standard input holds.
+ */
+export async function runUserCliHere(argv: string[], options: Partial<Omit<UserCliIO, "stdin" | "stdout" | "stderr">> & { input?: string } = {}) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (c) => (out += c));
+  stderr.on("data", (c) => (err += c));
+  const { input, ...io } = options;
+  const code = await runUserCli(argv, { isTTY: false, uid: 0, env: {}, ...io, stdin: Readable.from([input ?? ""]), stdout, stderr });
+  return { code, out, err };
 }
 
 /**

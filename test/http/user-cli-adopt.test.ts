@@ -1,13 +1,12 @@
 // The first `user add` adopting the anonymous owner's data, with the CLI and the storages in this
 // process: what it refuses before asking for a password, and what moves, media files included.
 import path from "node:path";
-import { PassThrough, Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ANONYMOUS_OWNER, defineStorage, type MediaStore, type Storage } from "chat-gateway";
-import { runUserCli, type UserCliData } from "chat-gateway/http";
+import type { UserCliData } from "chat-gateway/http";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { memoryStorage } from "chat-gateway/storage/memory";
-import { tempDir } from "./helpers.js";
+import { runUserCliHere, tempDir } from "./helpers.js";
 
 let cleanup: () => Promise<void>;
 let file: string;
@@ -18,15 +17,8 @@ beforeEach(async () => {
 });
 afterEach(() => cleanup());
 
-async function cli(argv: string[], data: UserCliData) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (c) => (out += c));
-  stderr.on("data", (c) => (err += c));
-  const code = await runUserCli(argv, { stdin: Readable.from(["correct horse\n"]), stdout, stderr, isTTY: false, uid: 0, env: { GATEWAY_USERS_FILE: file }, data: () => data });
-  return { code, out, err };
+function cli(argv: string[], data: UserCliData) {
+  return runUserCliHere(argv, { input: "correct horse\n", env: { GATEWAY_USERS_FILE: file }, data: () => data });
 }
 
 async function putFile(store: MediaStore, owner: string, id: string, bytes: Buffer): Promise<void> {
