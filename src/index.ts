@@ -53,12 +53,14 @@ export type {
   MediaRecord,
 } from "./contracts/records.js";
 export { defineStorage } from "./storage/define-storage.js";
+export { adoptionRefusedError, checkAdoption, NOTHING_ADOPTED } from "./storage/adoption.js";
 export { searchMessages, searchScan } from "./storage/search-scan.js";
 export type { SearchScan } from "./storage/search-scan.js";
 export type {
   Storage,
   StorageImplementation,
   StorageCapabilities,
+  AdoptedCounts,
   Change,
   CommitResult,
   OutboxFrame,

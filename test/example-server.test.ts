@@ -1,6 +1,6 @@
 // The example server as a person runs it: a child process, its log line, curl-like requests, a ws
 // client, the user subcommand sharing the server's default users file, and a clean SIGTERM.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,35 +9,21 @@ import { afterEach, describe, expect, it } from "vitest";
 import { encodeChunk } from "chat-gateway";
 import { Client } from "./gateway/harness.js";
 import { request } from "./http/helpers.js";
+import { runServerCli, startServerProcess } from "./example-server-process.js";
 
-const root = join(import.meta.dirname, "..");
 let child: ChildProcess | undefined;
 afterEach(() => {
   child?.kill("SIGKILL");
   child = undefined;
 });
 
-function start(env: Record<string, string>, args: string[] = []): Promise<{ base: string; ws: string; output: () => string }> {
-  child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts", ...args], { cwd: root, env: { ...process.env, PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (out += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start line: ${out}`)), 20_000);
-    child!.stdout!.on("data", () => {
-      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ base: m[1], ws: `${m[1].replace("http", "ws")}/ws/gateway`, output: () => out });
-      }
-    });
-    child!.once("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
+async function start(env: Record<string, string>, args: string[] = []) {
+  const server = await startServerProcess(env, args);
+  child = server.child;
+  return server;
 }
 
-function cli(args: string[], env: Record<string, string>, input?: string) {
-  return spawnSync(process.execPath, ["--import", "tsx", "examples/server/main.ts", ...args], { cwd: root, env: { ...process.env, ...env }, input, encoding: "utf8" });
-}
+const cli = runServerCli;
 
 describe("example server", () => {
   it("example server - starts with no configuration beyond a data dir, chats, and exits 0 on SIGTERM closing sockets with 1001", async () => {
@@ -56,11 +42,11 @@ describe("example server", () => {
     expect(await exited).toBe(0);
   });
 
-  it("example server - user add through the same entry turns login on for the running server; removing the last user opens it", async () => {
+  it("example server - user add --no-adopt through the same entry turns login on for the running server; removing the last user opens it", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
     const env = { GATEWAY_DATA_DIR: dataDir };
     const { base, ws } = await start(env);
-    const add = cli(["user", "add", "alice"], env, "correct horse\n");
+    const add = cli(["user", "add", "alice", "--no-adopt"], env, "correct horse\n");
     expect(add.status).toBe(0);
     expect((await (await fetch(`${base}/api/auth/status`)).json()).enabled).toBe(true);
     expect((await fetch(`${base}/api/auth/users`)).status).toBe(401);

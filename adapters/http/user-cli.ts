@@ -1,3 +1,4 @@
+import { describeAdoption, prepareAdoption, type PendingAdoption, type UserCliData } from "./adopt-anonymous.js";
 import { hashPassword } from "./passwords.js";
 import { checkNewPassword, checkUsername, UserStore, UserStoreError } from "./user-store.js";
 
@@ -17,13 +18,21 @@ export interface UserCliIO {
   env: Record<string, string | undefined>;
   /** Store path when neither the flag nor the variable gives one (the example server passes its data folder's). */
   defaultUsersFile?: string;
+  /**
+   * The gateway's storage and media store, made on demand: the first `user add` hands the
+   * anonymous owner's chats to the new user through them unless `--no-adopt` is given
+   * (docs/PROTOCOL.md §10.4). Absent, nothing is adopted.
+   */
+  data?: () => UserCliData | Promise<UserCliData>;
 }
 
 /** The usage text of the user CLI. */
-export const USER_CLI_USAGE = `usage: user <command> [name] [--users-file <path>]
+export const USER_CLI_USAGE = `usage: user <command> [name] [--users-file <path>] [--no-adopt]
 
 commands:
-  add <name>           create a user (needs root)
+  add <name>           create a user (needs root); the first user adopts the chats,
+                       messages, media and devices made while login was off, unless
+                       --no-adopt (stop the server first)
   list                 list usernames, sorted
   remove <name>        delete a user (needs root)
   set-password <name>  replace a user's password (needs root)
@@ -39,15 +48,19 @@ interface Parsed {
   command: "add" | "list" | "remove" | "set-password" | "help";
   name?: string;
   file?: string;
+  noAdopt?: boolean;
 }
 
 function parse(argv: readonly string[]): Parsed {
   const positional: string[] = [];
   let file: string | undefined;
+  let noAdopt = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--help" || arg === "-h") return { command: "help" };
-    if (arg === "--users-file") {
+    if (arg === "--no-adopt") {
+      noAdopt = true;
+    } else if (arg === "--users-file") {
       file = argv[++i];
       if (file === undefined || file === "") throw new UsageError("--users-file needs a path");
     } else if (arg.startsWith("--users-file=")) {
@@ -68,9 +81,10 @@ function parse(argv: readonly string[]): Parsed {
     if (rest.length > 0) throw new UsageError("list takes no name");
     return { command, ...(file !== undefined ? { file } : {}) };
   }
+  if (noAdopt && command !== "add") throw new UsageError("--no-adopt goes with add only");
   if (command === "add" || command === "remove" || command === "set-password") {
     if (rest.length !== 1) throw new UsageError(`${command} takes exactly one name`);
-    return { command, name: rest[0]!, ...(file !== undefined ? { file } : {}) };
+    return { command, name: rest[0]!, noAdopt, ...(file !== undefined ? { file } : {}) };
   }
   throw new UsageError(command === undefined ? "missing user command" : `unknown user command ${command}`);
 }
@@ -136,6 +150,24 @@ function promptHidden(io: UserCliIO, prompt: string): Promise<string> {
   });
 }
 
+async function readCheckedPassword(io: UserCliIO): Promise<string> {
+  const password = await readPassword(io);
+  checkNewPassword(password);
+  return password;
+}
+
+/**
+ * Adopts first, then writes the user: a failure in between leaves the user missing, and running
+ * `user add` again finds nothing left to adopt and adds it.
+ */
+async function addUser(io: UserCliIO, store: UserStore, name: string, first: boolean, adopting: PendingAdoption | undefined): Promise<void> {
+  const hash = await hashPassword(await readCheckedPassword(io));
+  const adopted = await adopting?.run();
+  await store.add(name, hash);
+  io.stdout.write(first ? `added ${name}; login protection is on\n` : `added ${name}\n`);
+  if (adopted) io.stdout.write(`${describeAdoption(adopted, name)}\n`);
+}
+
 async function readPassword(io: UserCliIO): Promise<string> {
   if (!io.isTTY) return readLine(io.stdin);
   const first = await promptHidden(io, "Password: ");
@@ -148,8 +180,11 @@ async function readPassword(io: UserCliIO): Promise<string> {
 /**
  * The user-management command line of docs/PROTOCOL.md §10.4: `user add|list|remove|set-password [name]`
  * with `--users-file <path>` (or `GATEWAY_USERS_FILE`). `add`, `remove` and `set-password` need
- * an effective uid of 0. Resolves the exit code: 0 success, 1 a value error (its message on
- * stderr), 2 a usage error. Never rejects.
+ * an effective uid of 0. With `io.data`, the first `add` (login turning on) moves the anonymous
+ * owner's chats, messages, outbox, devices and media to the new user, unless `--no-adopt`; it
+ * refuses, before asking for the password, a storage without the `adoptOwner` capability, one it
+ * cannot open (the server still running), or a name that already has data. Resolves the exit
+ * code: 0 success, 1 a value error (its message on stderr), 2 a usage error. Never rejects.
  *
  * @example A script that is the whole CLI
  * ```ts
@@ -198,19 +233,17 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
     if (parsed.command === "add") {
       checkUsername(name);
       if (users.has(name)) throw new UserStoreError(`user ${name} already exists`);
-    } else if (!users.has(name)) {
-      throw new UserStoreError(`user ${name} does not exist`);
+      const adopting = users.size === 0 && !parsed.noAdopt && io.data ? await prepareAdoption(await io.data(), name) : undefined;
+      try {
+        await addUser(io, store, name, users.size === 0, adopting);
+      } finally {
+        await adopting?.close();
+      }
+      return 0;
     }
-    const password = await readPassword(io);
-    checkNewPassword(password);
-    const hash = await hashPassword(password);
-    if (parsed.command === "add") {
-      await store.add(name, hash);
-      io.stdout.write(users.size === 0 ? `added ${name}; login protection is on\n` : `added ${name}\n`);
-    } else {
-      await store.setHash(name, hash);
-      io.stdout.write(`password of ${name} changed; its sessions end\n`);
-    }
+    if (!users.has(name)) throw new UserStoreError(`user ${name} does not exist`);
+    await store.setHash(name, await hashPassword(await readCheckedPassword(io)));
+    io.stdout.write(`password of ${name} changed; its sessions end\n`);
     return 0;
   } catch (error) {
     if (error instanceof Interrupted) {

@@ -1,14 +1,16 @@
 // `npm start`: the example server. `user ...` runs the user CLI instead.
 import { runUserCli } from "chat-gateway/http";
 import { HELP, parseConfig, UsageError } from "./config.js";
+import { serverData } from "./data.js";
 import { startServer } from "./server.js";
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === "user") {
     // The same store the server reads: <data-dir>/users.json unless GATEWAY_USERS_FILE says otherwise.
-    const { usersFile } = parseConfig([], process.env);
+    const config = parseConfig([], process.env);
     return runUserCli(argv, {
-      defaultUsersFile: usersFile,
+      defaultUsersFile: config.usersFile,
+      data: () => serverData(config),
       stdin: process.stdin,
       stdout: process.stdout,
       stderr: process.stderr,

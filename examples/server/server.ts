@@ -2,18 +2,14 @@
 // login protection + ws transport + the web UI, on one port. With DATABASE_URL and REDIS_URL it
 // runs as one of several processes: PostgreSQL storage, Redis bus, sessions, lockouts and lane locks.
 import http from "node:http";
-import { mkdirSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { ANONYMOUS_OWNER, consoleLogger, createGateway, type AgentRuntime, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
 import { clientIp, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
-import { fsMediaStore } from "chat-gateway/media/fs";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
-import { memoryStorage } from "chat-gateway/storage/memory";
-import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { attachWebSocket } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
+import { pickMediaStore, pickStorage } from "./data.js";
 import { serveWeb } from "./static.js";
 
 export interface RunningServer {
@@ -27,26 +23,6 @@ function pickRuntime(config: ServerConfig): AgentRuntime {
   if (!config.openaiBaseUrl) return demoRuntime();
   if (!config.openaiModel) throw new TypeError("OPENAI_MODEL (--openai-model) is required with OPENAI_BASE_URL");
   return openAICompatibleRuntime({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, model: config.openaiModel });
-}
-
-/** The storage this server keeps its chats in, and how to name it in the start-up line. */
-async function openStorage(config: ServerConfig, logger: Logger, shared: boolean): Promise<{ storage: Storage; storagePath: string }> {
-  let storage: Storage;
-  let storagePath: string;
-  if (config.databaseUrl) {
-    // Imported only in this mode, so the optional pg peer is not needed otherwise.
-    const { postgresStorage } = await import("chat-gateway/storage/postgres");
-    storage = postgresStorage({ connectionString: config.databaseUrl, schema: config.databaseSchema });
-    storagePath = `postgres (schema ${config.databaseSchema ?? "public"})${shared ? ", redis" : ""}`;
-  } else if (config.memory) {
-    storage = memoryStorage();
-    storagePath = "memory";
-  } else {
-    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-    storage = sqlJsStorage({ dir: join(config.dataDir, "db"), logger });
-    storagePath = join(config.dataDir, "db");
-  }
-  return { storage, storagePath };
 }
 
 /** The HTTP side: the login gate, then media, then the web UI; anything else under /api/ or /ws/ is 404. */
@@ -84,9 +60,8 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   // One logger for the gateway and every adapter, so their warnings land in one place.
   const logger = consoleLogger("[chat-gateway]");
   const shared = await sharedState(config, log, logger);
-  const { storage, storagePath } = await openStorage(config, logger, shared !== undefined);
-  const mediaDir = join(config.dataDir, "media");
-  if (!config.memory) mkdirSync(mediaDir, { recursive: true, mode: 0o700 });
+  const { storage, label } = await pickStorage(config, logger);
+  const storagePath = `${label}${shared ? ", redis" : ""}`;
   const protection = createLoginProtection({
     usersFile: config.usersFile,
     service: config.service,
@@ -107,8 +82,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     runtime: pickRuntime(config),
     logger,
     authenticator: protection.authenticator(),
-    // With several processes, <data-dir>/media must be one directory they all see.
-    mediaStore: config.memory ? (await import("chat-gateway/media/memory")).memoryMediaStore() : fsMediaStore({ dir: mediaDir }),
+    mediaStore: await pickMediaStore(config),
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
     ...(config.connectionsPerOwner ? { maxConnectionsPerOwner: config.connectionsPerOwner } : {}),
     ...(config.connectionsPerIp ? { maxConnectionsPerIp: config.connectionsPerIp } : {}),

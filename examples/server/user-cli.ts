@@ -1,7 +1,12 @@
 // The user CLI on its own: `node --import tsx examples/server/user-cli.ts user add alice`.
 import { runUserCli } from "chat-gateway/http";
+import { parseConfig } from "./config.js";
+import { serverData } from "./data.js";
 
+// The first `user add` adopts the chats of the server's data (GATEWAY_DATA_DIR or DATABASE_URL).
+const config = parseConfig([], process.env);
 const code = await runUserCli(process.argv.slice(2), {
+  data: () => serverData(config),
   stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,

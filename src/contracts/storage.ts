@@ -154,6 +154,22 @@ export interface StorageImplementation {
   deleteMedia?(owner: Owner, mediaIds: MediaId[]): Promise<void>;
 
   /**
+   * **Capability `adoptOwner`.** Moves everything of owner `from` to owner `to` in one atomic
+   * step: channels and threads, messages, the outbox with its seqs and `outboxBounds`, devices,
+   * and media metadata (whose `owner` becomes `to`). Afterwards `from` has nothing, and `to`
+   * reads exactly what `from` read before. A crash leaves either all of it moved or none.
+   * Used to give the anonymous owner's data to the first user when login is turned on
+   * (docs/PROTOCOL.md §10.4).
+   *
+   * Refuses, with a `GatewayError` of code `unsupported` and nothing moved, when `to` already has
+   * any channel, message, outbox frame (or seq given out), device or media: merging two owners
+   * could clash on ids and seqs. Moving from an owner that has nothing resolves all zeros, so
+   * running it twice moves nothing the second time. `from === to` is refused the same way.
+   * Without it: no fallback; the call rejects `unsupported`.
+   */
+  adoptOwner?(from: Owner, to: Owner): Promise<AdoptedCounts>;
+
+  /**
    * Declares the capabilities that are guarantees rather than members:
    * - `uniqueClientMsgId: true`: `commit` rejects, applying nothing, a message whose
    *   `client_msg_id` another message of the same `chat_id` already has, atomically across every
@@ -166,6 +182,16 @@ export interface StorageImplementation {
    * as the core's fallback (what a wrapper around a {@link Storage} passes on).
    */
   capabilities?: Partial<StorageCapabilities>;
+}
+
+/** What {@link StorageImplementation.adoptOwner} moved: counts of each kind of record. */
+export interface AdoptedCounts {
+  channels: number;
+  messages: number;
+  /** Outbox frames still stored (pruned and redacted ones are not counted). */
+  outbox: number;
+  devices: number;
+  media: number;
 }
 
 /**
@@ -181,6 +207,7 @@ export interface StorageCapabilities {
   pruneOutbox: boolean;
   unfinishedMessages: boolean;
   media: boolean;
+  adoptOwner: boolean;
   uniqueClientMsgId: boolean;
 }
 

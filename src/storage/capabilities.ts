@@ -12,7 +12,7 @@ import type { Storage, StorageCapabilities, StorageImplementation } from "../con
 import { scanForClientMsgId, scanSearch } from "./lane-scan.js";
 
 /** The members a storage may leave out. */
-export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "getMedia" | "putMedia" | "deleteMedia";
+export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner";
 
 /** The required core: a storage without one of these is refused by `defineStorage`. */
 export const REQUIRED_MEMBERS = ["commit", "getMessage", "history", "listChannels", "readOutbox", "outboxBounds", "listDevices", "putDevice"] as const;
@@ -75,6 +75,15 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
       options.mediaStore
         ? "options.mediaStore needs a storage with the media capability (getMedia, putMedia, deleteMedia): the gateway keeps each upload's owner, size, checksum and holding message there"
         : undefined,
+  },
+  {
+    name: "adoptOwner",
+    members: ["adoptOwner"],
+    fallback: () => ({
+      adoptOwner: async () => {
+        throw new GatewayError("unsupported", "this storage cannot move one owner's data to another (it lacks the adoptOwner capability)");
+      },
+    }),
   },
   {
     name: "uniqueClientMsgId",

@@ -5,7 +5,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createGateway, type Gateway } from "chat-gateway";
-import { createLoginProtection, type LoginProtection, type LoginProtectionOptions } from "chat-gateway/http";
+import { PassThrough, Readable } from "node:stream";
+import { createLoginProtection, runUserCli, type LoginProtection, type LoginProtectionOptions, type UserCliIO } from "chat-gateway/http";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
@@ -123,11 +124,30 @@ export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-/** Runs the user CLI (examples/server/user-cli.ts) as a child process on the users file `file`. */
+/**
+ * Runs the user CLI in this process with real streams, as root unless `uid` says otherwise;
+ * `input` is what standard input holds.
+ */
+export async function runUserCliHere(argv: string[], options: Partial<Omit<UserCliIO, "stdin" | "stdout" | "stderr">> & { input?: string } = {}) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = "";
+  let err = "";
+  stdout.on("data", (c) => (out += c));
+  stderr.on("data", (c) => (err += c));
+  const { input, ...io } = options;
+  const code = await runUserCli(argv, { isTTY: false, uid: 0, env: {}, ...io, stdin: Readable.from([input ?? ""]), stdout, stderr });
+  return { code, out, err };
+}
+
+/**
+ * Runs the user CLI (examples/server/user-cli.ts) as a child process on the users file `file`,
+ * with the data folder next to it (the first `user add` opens it to adopt the anonymous chats).
+ */
 export function runUserCliProcess(file: string, args: string[], input: string | undefined, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const root = path.resolve(import.meta.dirname, "../..");
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/server/user-cli.ts", ...args], { cwd: root, env: { ...process.env, GATEWAY_USERS_FILE: file, ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/server/user-cli.ts", ...args], { cwd: root, env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file), ...env }, stdio: ["pipe", "pipe", "pipe"] });
     let out = "";
     let err = "";
     child.stdout.on("data", (c) => (out += c));

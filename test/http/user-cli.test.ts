@@ -1,10 +1,9 @@
 import { spawn } from "node:child_process";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { PassThrough, Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { INVALID_USERNAME_MESSAGE, runUserCli, USER_CLI_USAGE } from "chat-gateway/http";
-import { HASHES, bearer, login, request, runUserCliProcess, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
+import { INVALID_USERNAME_MESSAGE, USER_CLI_USAGE } from "chat-gateway/http";
+import { HASHES, bearer, login, request, runUserCliHere, runUserCliProcess, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SCRIPT = "examples/server/user-cli.ts";
@@ -24,22 +23,8 @@ afterEach(async () => {
 });
 
 /** Runs the CLI in this process with real streams; `input` is what standard input holds. */
-async function cli(argv: string[], options: { input?: string; uid?: number; env?: Record<string, string> } = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = "";
-  let err = "";
-  stdout.on("data", (c) => (out += c));
-  stderr.on("data", (c) => (err += c));
-  const code = await runUserCli(argv, {
-    stdin: Readable.from([options.input ?? ""]),
-    stdout,
-    stderr,
-    isTTY: false,
-    uid: options.uid ?? 0,
-    env: options.env ?? { GATEWAY_USERS_FILE: file },
-  });
-  return { code, out, err };
+function cli(argv: string[], options: { input?: string; uid?: number; env?: Record<string, string> } = {}) {
+  return runUserCliHere(argv, { input: options.input, uid: options.uid ?? 0, env: options.env ?? { GATEWAY_USERS_FILE: file } });
 }
 
 describe("user CLI - usage (exit 2)", () => {
@@ -181,7 +166,7 @@ describe("user CLI - as a child process against a running server", () => {
 function runOnTerminal(args: string[], answers: string[]): Promise<{ code: number | null; screen: string }> {
   return new Promise((resolve, reject) => {
     const command = [process.execPath, "--import", "tsx", SCRIPT, ...args].map((a) => `'${a}'`).join(" ");
-    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env: { ...process.env, GATEWAY_USERS_FILE: file }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file) }, stdio: ["pipe", "pipe", "pipe"] });
     let screen = "";
     let prompts = 0;
     child.stdout.on("data", (c) => {

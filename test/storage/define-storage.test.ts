@@ -41,9 +41,10 @@ describe("defineStorage", () => {
       pruneOutbox: false,
       unfinishedMessages: false,
       media: false,
+      adoptOwner: false,
       uniqueClientMsgId: false,
     });
-    for (const member of ["getChannel", "getDevice", "findByClientMsgId", "search", "pruneOutbox", "unfinishedMessages", "getMedia", "putMedia", "deleteMedia", "open", "close"] as const) {
+    for (const member of ["getChannel", "getDevice", "findByClientMsgId", "search", "pruneOutbox", "unfinishedMessages", "getMedia", "putMedia", "deleteMedia", "adoptOwner", "open", "close"] as const) {
       expect(typeof storage[member], member).toBe("function");
     }
     expect(defineStorage(storage)).toBe(storage);

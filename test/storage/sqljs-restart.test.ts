@@ -26,24 +26,42 @@ async function fill(dir: string, options = {}) {
   return storage;
 }
 
-async function expectFilled(dir: string) {
+/** The folder holds what `fill` wrote, under `owner` (alice, or whoever adopted her data). */
+async function expectFilled(dir: string, owner = "alice") {
   const { storage, warnings } = await openStorage(dir);
   try {
     expect(warnings).toEqual([]);
-    expect((await storage.getChannel("alice", "c1"))?.name).toBe("General");
-    expect((await storage.getMessage("alice", "m1"))?.media[0].media_id).toBe("x1");
-    expect((await storage.getDevice("alice", "d1"))?.ntfy_topic).toBe("t");
-    expect(await storage.getMedia("alice", "x1")).toBeDefined();
-    expect(await storage.getMedia("alice", "x2")).toBeUndefined();
-    expect(await storage.outboxBounds("alice")).toEqual({ first: 2, last: 3 });
-    expect((await storage.search("alice", { query: "creme brul", scope: "all", limit: 5 }))[0]?.snippet).toBe("Crème brûlée recipe");
-    expect((await storage.commit("alice", write("m2"))).seqs).toEqual([4]);
+    expect((await storage.getChannel(owner, "c1"))?.name).toBe("General");
+    expect((await storage.getMessage(owner, "m1"))?.media[0].media_id).toBe("x1");
+    expect((await storage.getDevice(owner, "d1"))?.ntfy_topic).toBe("t");
+    expect(await storage.getMedia(owner, "x1")).toBeDefined();
+    expect(await storage.getMedia(owner, "x2")).toBeUndefined();
+    expect(await storage.outboxBounds(owner)).toEqual({ first: 2, last: 3 });
+    expect((await storage.search(owner, { query: "creme brul", scope: "all", limit: 5 }))[0]?.snippet).toBe("Crème brûlée recipe");
+    expect((await storage.commit(owner, write("m2"))).seqs).toEqual([4]);
   } finally {
     await storage.close();
   }
 }
 
 describe("sql.js restart", () => {
+  test("restart - an adoption, once it resolved, survives a crash whole, and a refused one leaves nothing behind", async () => {
+    const dir = await tempDir();
+    const storage = await fill(dir);
+    await storage.putDevice("carol", { device_id: "c9", device_name: "tablet", caps: { min_protocol: 1, media: true, push: "none", streaming: true }, last_seen: 1 });
+    expect((await storage.adoptOwner("alice", "bob")).messages).toBe(1);
+    await expect(storage.adoptOwner("bob", "carol")).rejects.toMatchObject({ code: "unsupported" });
+    const image = await crashImage(dir);
+    await storage.close();
+    expect((await files(image)).every((n) => n.startsWith("journal-"))).toBe(true);
+    await expectFilled(image, "bob");
+    const { storage: again } = await openStorage(image);
+    expect(await again.listChannels("alice")).toEqual([]);
+    expect(await again.search("alice", { query: "creme", scope: "all", limit: 5 })).toEqual([]);
+    expect((await again.listDevices("carol")).map((d) => d.device_id)).toEqual(["c9"]);
+    await again.close();
+  });
+
   test("restart - a clean close and open keeps everything", async () => {
     const dir = await tempDir();
     await (await fill(dir)).close();

@@ -9,6 +9,7 @@
  * @module
  */
 import type {
+  AdoptedCounts,
   Change,
   Channel,
   ChatId,
@@ -30,7 +31,7 @@ import type {
   Storage,
   StoredMessage,
 } from "chat-gateway";
-import { channelRedactionKey, defineStorage, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
+import { adoptionRefusedError, channelRedactionKey, checkAdoption, defineStorage, NOTHING_ADOPTED, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -46,6 +47,30 @@ interface OwnerState {
   lastSeq: Seq;
   devices: Map<DeviceId, Device>;
   media: Map<MediaId, MediaRecord>;
+}
+
+/** Whether the owner holds no record (its seq counter aside). */
+function isEmpty(s: OwnerState): boolean {
+  return s.outbox.length === 0 && s.channels.size === 0 && s.messages.size === 0 && s.devices.size === 0 && s.media.size === 0;
+}
+
+function emptyState(): OwnerState {
+  return { channels: new Map(), messages: new Map(), outbox: [], lastSeq: 0, devices: new Map(), media: new Map() };
+}
+
+/** Moves one owner's whole state to another that holds nothing (the `adoptOwner` capability). */
+function adopt(owners: Map<Owner, OwnerState>, from: Owner, to: Owner): AdoptedCounts {
+  checkAdoption(from, to);
+  const s = owners.get(from);
+  if (!s || isEmpty(s)) return { ...NOTHING_ADOPTED };
+  const target = owners.get(to);
+  if (target && (target.lastSeq > 0 || !isEmpty(target))) throw adoptionRefusedError(to);
+  // One synchronous step: nothing can run between taking the state from one owner and giving it.
+  // `from` keeps its last seq, since seqs are never reused.
+  owners.set(from, { ...emptyState(), lastSeq: s.lastSeq });
+  for (const record of s.media.values()) record.owner = to;
+  owners.set(to, s);
+  return { channels: s.channels.size, messages: s.messages.size, outbox: s.outbox.filter((e) => !e.redacted).length, devices: s.devices.size, media: s.media.size };
 }
 
 function byTsThenId(a: StoredMessage, b: StoredMessage): number {
@@ -279,7 +304,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
   function state(owner: Owner): OwnerState {
     let s = owners.get(owner);
     if (!s) {
-      s = { channels: new Map(), messages: new Map(), outbox: [], lastSeq: 0, devices: new Map(), media: new Map() };
+      s = emptyState();
       owners.set(owner, s);
     }
     return s;
@@ -297,6 +322,10 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
 
     async commit(owner: Owner, change: Change): Promise<CommitResult> {
       return applyChange(state(owner), change, now);
+    },
+
+    async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts> {
+      return adopt(owners, from, to);
     },
 
     async unfinishedMessages() {

@@ -14,6 +14,7 @@
  */
 import type { Pool } from "pg";
 import { defineStorage, type Storage } from "chat-gateway";
+import { adoptOwner } from "./adopt.js";
 import { database } from "./database.js";
 import { queries } from "./queries.js";
 import { postgresSearch } from "./search-plan.js";
@@ -82,6 +83,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     },
     commit: writes.commit,
     search: (owner, query) => search(owner, query),
+    adoptOwner: adoptOwner(db),
     ...queries(db),
   });
 }

@@ -1,7 +1,9 @@
-import type { Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import type { AdoptedCounts, Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
 import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey } from "chat-gateway";
+import { adopt } from "./adopt.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { laneColumn } from "./search.js";
+import { lastSeq } from "./seq.js";
 import type { Sql } from "./sql.js";
 
 /**
@@ -14,7 +16,8 @@ export type JournalOp =
   | { k: "device"; o: Owner; d: Device }
   | { k: "media"; o: Owner; m: MediaRecord }
   | { k: "unmedia"; o: Owner; ids: MediaId[] }
-  | { k: "prune"; o: Owner; p: RetentionPolicy; t: number };
+  | { k: "prune"; o: Owner; p: RetentionPolicy; t: number }
+  | { k: "adopt"; o: Owner; to: Owner };
 
 /** The message without its text, which has a column of its own (the FTS content). */
 function messageData(m: StoredMessage): string {
@@ -126,10 +129,6 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
   return { seqs, orphanedMedia: [...orphaned] };
 }
 
-/** The highest `seq` ever given to the owner (0 before the first). */
-export function lastSeq(sql: Sql, owner: Owner): Seq {
-  return (sql.get("SELECT last FROM outbox_last WHERE owner = ?", [owner])?.[0] as number | undefined) ?? 0;
-}
 
 /** Both cuts are indexed range deletes from the front, since kept seqs are always contiguous. */
 function prune(sql: Sql, owner: Owner, policy: RetentionPolicy, now: number): void {
@@ -140,7 +139,7 @@ function prune(sql: Sql, owner: Owner, policy: RetentionPolicy, now: number): vo
 }
 
 /** Applies one op; the caller holds the transaction. */
-export function applyOp(sql: Sql, op: JournalOp): CommitResult | undefined {
+export function applyOp(sql: Sql, op: JournalOp): CommitResult | AdoptedCounts | undefined {
   switch (op.k) {
     case "commit":
       return commit(sql, op.o, op.c, op.t);
@@ -156,6 +155,8 @@ export function applyOp(sql: Sql, op: JournalOp): CommitResult | undefined {
     case "prune":
       prune(sql, op.o, op.p, op.t);
       return undefined;
+    case "adopt":
+      return adopt(sql, op.o, op.to);
     default:
       throw new Error(`unknown journal op ${(op as { k: unknown }).k}`);
   }

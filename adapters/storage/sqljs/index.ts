@@ -46,6 +46,7 @@
  */
 import initSqlJs from "sql.js";
 import type {
+  AdoptedCounts,
   Change,
   ChatId,
   CommitResult,
@@ -238,5 +239,9 @@ class SqlJsStore implements StorageImplementation {
 
   async deleteMedia(owner: Owner, mediaIds: MediaId[]): Promise<void> {
     await this.#write({ k: "unmedia", o: owner, ids: mediaIds });
+  }
+
+  async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts> {
+    return (await this.#write({ k: "adopt", o: from, to })) as AdoptedCounts;
   }
 }

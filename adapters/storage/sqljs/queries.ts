@@ -11,7 +11,7 @@ import type {
   Seq,
   StoredMessage,
 } from "chat-gateway";
-import { lastSeq } from "./apply.js";
+import { lastSeq } from "./seq.js";
 import type { Sql } from "./sql.js";
 
 function message(text: unknown, data: unknown): StoredMessage {

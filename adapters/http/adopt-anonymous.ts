@@ -1,0 +1,115 @@
+/**
+ * The first `user add` adopting the anonymous owner's data (docs/PROTOCOL.md §10.4): the checks
+ * made before the password is asked for, then the move itself, media files included.
+ * @module
+ */
+import { ANONYMOUS_OWNER, isGatewayError, type AdoptedCounts, type ChatId, type MediaId, type MediaStore, type Owner, type Storage } from "chat-gateway";
+import { UserStoreError } from "./user-store.js";
+
+/** The gateway's data, for the first `user add` to hand the anonymous owner's chats to the new user. */
+export interface UserCliData {
+  /** The storage the server uses, not opened: the CLI opens it only to adopt, and closes it after. */
+  storage: Storage;
+  /** The server's media store: the files of the adopted media move with their records. */
+  mediaStore?: MediaStore;
+}
+
+/** An adoption whose checks passed; nothing has changed yet. */
+export interface PendingAdoption {
+  /** Moves the anonymous owner's data (and media files) to the user. */
+  run(): Promise<AdoptedCounts>;
+  /** Closes the storage; call it whatever happened. */
+  close(): Promise<void>;
+}
+
+const NO_ADOPT_HINT = "add the user with --no-adopt to leave the chats made while login was off where they are";
+
+/**
+ * Opens the storage and checks that the data of {@link ANONYMOUS_OWNER} can move to `to`:
+ * resolves undefined (storage closed) when there is nothing to move, and throws a
+ * `UserStoreError` saying what to do when the storage cannot move it or `to` has data already.
+ */
+export async function prepareAdoption(data: UserCliData, to: Owner): Promise<PendingAdoption | undefined> {
+  const { storage, mediaStore } = data;
+  if (!storage.capabilities.adoptOwner) {
+    throw new UserStoreError(`this storage cannot hand the anonymous chats to ${to} (it lacks the adoptOwner capability); ${NO_ADOPT_HINT}`);
+  }
+  try {
+    await storage.open();
+  } catch (error) {
+    throw new UserStoreError(`cannot open the storage to adopt the anonymous chats (${(error as Error).message}); stop the server first, or ${NO_ADOPT_HINT}`);
+  }
+  const close = () => storage.close();
+  try {
+    if (await holdsData(storage, to)) {
+      throw new UserStoreError(`${to} already has chats of its own (a user of that name existed before): its data and the anonymous chats cannot be merged; ${NO_ADOPT_HINT}, or choose another name`);
+    }
+    if (!(await holdsData(storage, ANONYMOUS_OWNER))) {
+      await close();
+      return undefined;
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { run: () => adopt(storage, mediaStore, to), close };
+}
+
+async function holdsData(storage: Storage, owner: Owner): Promise<boolean> {
+  const [channels, devices, bounds] = await Promise.all([storage.listChannels(owner), storage.listDevices(owner), storage.outboxBounds(owner)]);
+  return channels.length > 0 || devices.length > 0 || bounds.last > 0;
+}
+
+/**
+ * Copies the media files first and removes the old ones only once the records moved, so a crash
+ * at any point leaves every record with its file (at worst a spare copy of some files).
+ */
+async function adopt(storage: Storage, mediaStore: MediaStore | undefined, to: Owner): Promise<AdoptedCounts> {
+  const media = mediaStore ? await heldMedia(storage, ANONYMOUS_OWNER) : [];
+  const copied: MediaId[] = [];
+  for (const id of media) if (await copyMedia(mediaStore!, id, to)) copied.push(id);
+  let counts: AdoptedCounts;
+  try {
+    counts = await storage.adoptOwner(ANONYMOUS_OWNER, to);
+  } catch (error) {
+    await mediaStore?.delete(to, copied).catch(() => undefined);
+    throw isGatewayError(error) ? new UserStoreError(`the anonymous chats were not adopted: ${error.message}`) : error;
+  }
+  await mediaStore?.delete(ANONYMOUS_OWNER, copied);
+  return counts;
+}
+
+/** The media that the owner's messages hold, from every lane's history. */
+async function heldMedia(storage: Storage, owner: Owner): Promise<MediaId[]> {
+  const ids = new Set<MediaId>();
+  for (const c of await storage.listChannels(owner)) {
+    const lane: { chat_id: ChatId; thread_id: ChatId | null } = c.parent_chat_id ? { chat_id: c.parent_chat_id, thread_id: c.chat_id } : { chat_id: c.chat_id, thread_id: null };
+    let before: string | undefined;
+    for (;;) {
+      const page = await storage.history(owner, { ...lane, limit: 200, ...(before === undefined ? {} : { before }) });
+      for (const m of page?.messages ?? []) for (const ref of m.media) ids.add(ref.media_id);
+      if (!page?.has_more || page.messages.length === 0) break;
+      before = page.messages[0]!.message_id;
+    }
+  }
+  return [...ids];
+}
+
+/** Copies one file to the new owner; false when the anonymous owner has no file of that id. */
+async function copyMedia(mediaStore: MediaStore, mediaId: MediaId, to: Owner): Promise<boolean> {
+  const writer = await mediaStore.createWriter(to, mediaId);
+  try {
+    for await (const chunk of mediaStore.read(ANONYMOUS_OWNER, mediaId)) await writer.write(chunk);
+    await writer.commit();
+    return true;
+  } catch (error) {
+    await writer.abort();
+    if (isGatewayError(error) && error.code === "not_found") return false;
+    throw error;
+  }
+}
+
+/** The line that tells what was adopted. */
+export function describeAdoption(counts: AdoptedCounts, to: Owner): string {
+  return `${to} adopted the chats made while login was off: ${counts.channels} channels and threads, ${counts.messages} messages, ${counts.devices} devices, ${counts.media} media`;
+}

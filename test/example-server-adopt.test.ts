@@ -1,0 +1,139 @@
+// Turning login on keeps the person's chats: the example server run with login off, stopped, the
+// first `user add`, and a restart where the new user finds everything made before, on sql.js (the
+// default) and PostgreSQL; with --no-adopt the user starts empty and nothing is lost.
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { Client } from "./gateway/harness.js";
+import { upload } from "./gateway/media-helpers.js";
+import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "./fixtures/services.js";
+import { runServerCli, startServerProcess, type ServerProcess } from "./example-server-process.js";
+
+const PASSWORD = "correct horse\n";
+let running: ServerProcess | undefined;
+afterEach(() => {
+  running?.child.kill("SIGKILL");
+  running = undefined;
+});
+
+async function start(env: Record<string, string>): Promise<ServerProcess> {
+  running = await startServerProcess(env);
+  return running;
+}
+
+async function stop(): Promise<void> {
+  expect(await running!.stop()).toBe(0);
+  running = undefined;
+}
+
+/** With login off: a chat with a picture in it; resolves the picture's bytes. */
+async function chatAnonymously(server: ServerProcess): Promise<Buffer> {
+  const c = await Client.connect(server.ws);
+  expect(c.frames[0]!.payload.user).toBeNull();
+  const picture = randomBytes(40_000);
+  expect((await upload(c, "pic", picture)).payload.ok).toBe(true);
+  const { final } = await c.say({ chat_id: "default", text: "tool: hello", media_refs: ["pic"] });
+  expect(final.payload.final_text).toBe("You said: hello");
+  await c.close();
+  return picture;
+}
+
+/** Signs in as alice: her connection and her bearer header. */
+async function signIn(server: ServerProcess): Promise<{ c: Client; auth: Record<string, string> }> {
+  const login = await fetch(`${server.base}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "correct horse" }) });
+  expect(login.status).toBe(200);
+  const auth = { authorization: `Bearer ${(await login.json()).token}` };
+  const c = await Client.connect(server.ws, {}, auth);
+  expect(c.frames[0]!.payload.user).toBe("alice");
+  return { c, auth };
+}
+
+async function defaultHistory(c: Client): Promise<Array<{ role: string; text: string; media: Array<{ media_id: string }> }>> {
+  return (await c.request("history", { chat_id: "default" })).payload.messages;
+}
+
+/** The whole story on one storage: chat, stop, `user add alice`, start, alice sees it all. */
+async function adoptThroughRestart(env: Record<string, string>): Promise<void> {
+  const picture = await chatAnonymously(await start(env));
+  await stop();
+  const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
+  expect(add.stderr).toBe("");
+  expect(add.status).toBe(0);
+  expect(add.stdout).toMatch(/added alice; login protection is on\nalice adopted the chats made while login was off: \d+ channels and threads, 2 messages, 1 devices, 1 media\n/);
+
+  const server = await start(env);
+  expect(server.output()).toMatch(/login on/);
+  const { c, auth } = await signIn(server);
+  const history = await defaultHistory(c);
+  expect(history.map((m) => [m.role, m.text])).toEqual([
+    ["user", "tool: hello"],
+    ["assistant", "You said: hello"],
+  ]);
+  expect(history[0]!.media.map((m) => m.media_id)).toEqual(["pic"]);
+  const media = await fetch(`${server.base}/api/media/pic`, { headers: auth });
+  expect(media.status).toBe(200);
+  expect(Buffer.from(await media.arrayBuffer())).toEqual(picture);
+  // The search index moved with the messages.
+  const hits = (await c.request("search", { query: "hello", scope: "all" })).payload.hits as Array<{ message_id: string }>;
+  expect(hits.length).toBe(2);
+  await c.close();
+}
+
+describe("example server - the first user adopts the chats made while login was off", () => {
+  it("adopt - sql.js: the chat, its history and its media are alice's after user add and a restart; a second run adopts nothing", async () => {
+    const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
+    await adoptThroughRestart(env);
+    await stop();
+    // A second user is not the first: nothing more is adopted, and alice keeps everything.
+    const bob = runServerCli(["user", "add", "bob"], env, PASSWORD);
+    expect(bob.status).toBe(0);
+    expect(bob.stdout).toBe("added bob\n");
+  });
+
+  it("adopt - sql.js: refused while the server holds the data, saying to stop it; nothing changes and login stays off", async () => {
+    const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
+    const server = await start(env);
+    await chatAnonymously(server);
+    const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
+    expect(add.status).toBe(1);
+    expect(add.stderr).toMatch(/cannot open the storage to adopt the anonymous chats .*stop the server first, or add the user with --no-adopt/);
+    expect((await (await fetch(`${server.base}/api/auth/status`)).json()).enabled).toBe(false);
+    expect(runServerCli(["user", "list"], env).stdout).toBe("");
+  });
+
+  it("adopt - sql.js: with --no-adopt alice starts with an empty workspace, and the chats are still there when login is off again", async () => {
+    const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
+    const picture = await chatAnonymously(await start(env));
+    await stop();
+    const add = runServerCli(["user", "add", "alice", "--no-adopt"], env, PASSWORD);
+    expect(add.status).toBe(0);
+    expect(add.stdout).toBe("added alice; login protection is on\n");
+
+    let server = await start(env);
+    const { c, auth } = await signIn(server);
+    expect(await defaultHistory(c)).toEqual([]);
+    expect((await fetch(`${server.base}/api/media/pic`, { headers: auth })).status).toBe(404);
+    await c.close();
+    await stop();
+
+    expect(runServerCli(["user", "remove", "alice"], env).status).toBe(0);
+    server = await start(env);
+    const anon = await Client.connect(server.ws);
+    expect((await defaultHistory(anon)).map((m) => m.text)).toEqual(["tool: hello", "You said: hello"]);
+    expect(Buffer.from(await (await fetch(`${server.base}/api/media/pic`)).arrayBuffer())).toEqual(picture);
+    await anon.close();
+  });
+});
+
+const pgAvailable = await postgresAvailable("example server adoption: postgres");
+
+describe.skipIf(!pgAvailable)("example server - adoption on PostgreSQL", () => {
+  const schema = `t_${runId()}`;
+  afterAll(() => dropSchema(schema));
+
+  it("adopt - postgres: the chat, its history and its media are alice's after user add and a restart", async () => {
+    await adoptThroughRestart({ GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")), DATABASE_URL, DATABASE_SCHEMA: schema });
+  });
+});

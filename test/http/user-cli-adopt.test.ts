@@ -1,0 +1,96 @@
+// The first `user add` adopting the anonymous owner's data, with the CLI and the storages in this
+// process: what it refuses before asking for a password, and what moves, media files included.
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ANONYMOUS_OWNER, defineStorage, type MediaStore, type Storage } from "chat-gateway";
+import type { UserCliData } from "chat-gateway/http";
+import { memoryMediaStore } from "chat-gateway/media/memory";
+import { memoryStorage } from "chat-gateway/storage/memory";
+import { runUserCliHere, tempDir } from "./helpers.js";
+
+let cleanup: () => Promise<void>;
+let file: string;
+beforeEach(async () => {
+  let dir: string;
+  ({ dir, cleanup } = await tempDir());
+  file = path.join(dir, "users.json");
+});
+afterEach(() => cleanup());
+
+function cli(argv: string[], data: UserCliData) {
+  return runUserCliHere(argv, { input: "correct horse\n", env: { GATEWAY_USERS_FILE: file }, data: () => data });
+}
+
+async function putFile(store: MediaStore, owner: string, id: string, bytes: Buffer): Promise<void> {
+  const writer = await store.createWriter(owner, id);
+  await writer.write(bytes);
+  await writer.commit();
+}
+
+async function readFile(store: MediaStore, owner: string, id: string): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of store.read(owner, id)) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/** The anonymous owner's chat: a message holding a picture, its frame, a device. */
+async function chatAnonymously(storage: Storage, mediaStore: MediaStore): Promise<void> {
+  await putFile(mediaStore, ANONYMOUS_OWNER, "pic", Buffer.from("picture"));
+  await storage.putMedia(ANONYMOUS_OWNER, { media_id: "pic", kind: "image", mime: "image/png", size: 7, filename: "p.png", owner: ANONYMOUS_OWNER, sha256: "ab".repeat(32), created_ts: 1 });
+  await storage.commit(ANONYMOUS_OWNER, {
+    channels: [{ chat_id: "default", name: "Default", kind: "channel", parent_chat_id: null, is_default: true, archived: false }],
+    messages: [{ message_id: "m1", role: "user", text: "hello", reasoning: "", ts: 1, media: [{ media_id: "pic", kind: "image", mime: "image/png", size: 7, filename: "p.png" }], chat_id: "default", thread_id: null }],
+    outbox: [{ type: "message.new", payload: { message_id: "m1" } }],
+  });
+  await storage.putDevice(ANONYMOUS_OWNER, { device_id: "d1", device_name: "phone", caps: { min_protocol: 1, media: true, push: "none", streaming: true }, last_seen: 1 });
+}
+
+describe("user CLI - the first user add adopts the anonymous owner's data", () => {
+  it("adopt - moves messages, devices, media records and their files to the new user", async () => {
+    const storage = memoryStorage();
+    const mediaStore = memoryMediaStore();
+    await chatAnonymously(storage, mediaStore);
+    const { code, out, err } = await cli(["user", "add", "alice"], { storage, mediaStore });
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(out).toBe("added alice; login protection is on\nalice adopted the chats made while login was off: 1 channels and threads, 1 messages, 1 devices, 1 media\n");
+    expect((await storage.getMessage("alice", "m1"))?.text).toBe("hello");
+    expect((await storage.getMedia("alice", "pic"))?.owner).toBe("alice");
+    expect(await readFile(mediaStore, "alice", "pic")).toEqual(Buffer.from("picture"));
+    await expect(readFile(mediaStore, ANONYMOUS_OWNER, "pic")).rejects.toBeDefined();
+    expect(await storage.listChannels(ANONYMOUS_OWNER)).toEqual([]);
+  });
+
+  it("adopt - refuses a storage without the adoptOwner capability before the password, naming --no-adopt; the user is not added", async () => {
+    const inner = memoryStorage();
+    const { adoptOwner: _, capabilities: __, ...rest } = inner;
+    const storage = defineStorage({ ...rest, capabilities: { media: true } });
+    expect(storage.capabilities.adoptOwner).toBe(false);
+    const { code, err } = await cli(["user", "add", "alice"], { storage });
+    expect(code).toBe(1);
+    expect(err).toMatch(/cannot hand the anonymous chats to alice \(it lacks the adoptOwner capability\); add the user with --no-adopt/);
+    expect((await cli(["user", "add", "alice", "--no-adopt"], { storage })).code).toBe(0);
+  });
+
+  it("adopt - refuses a name that already has data (a removed user's), and leaves both owners as they were", async () => {
+    const storage = memoryStorage();
+    const mediaStore = memoryMediaStore();
+    await chatAnonymously(storage, mediaStore);
+    await storage.putDevice("alice", { device_id: "old", device_name: "old phone", caps: { min_protocol: 1, media: true, push: "none", streaming: true }, last_seen: 1 });
+    const { code, err } = await cli(["user", "add", "alice"], { storage, mediaStore });
+    expect(code).toBe(1);
+    expect(err).toMatch(/alice already has chats of its own .*cannot be merged/);
+    expect((await storage.listDevices("alice")).map((d) => d.device_id)).toEqual(["old"]);
+    expect((await storage.getMessage(ANONYMOUS_OWNER, "m1"))?.text).toBe("hello");
+    expect(await readFile(mediaStore, ANONYMOUS_OWNER, "pic")).toEqual(Buffer.from("picture"));
+  });
+
+  it("adopt - with nothing to adopt, or for a second user, only the user is added", async () => {
+    const storage = memoryStorage();
+    expect(await cli(["user", "add", "alice"], { storage })).toEqual({ code: 0, out: "added alice; login protection is on\n", err: "" });
+    await chatAnonymously(storage, memoryMediaStore());
+    expect(await cli(["user", "add", "bob"], { storage })).toEqual({ code: 0, out: "added bob\n", err: "" });
+    expect(await storage.listChannels("bob")).toEqual([]);
+    expect((await storage.listChannels(ANONYMOUS_OWNER)).length).toBe(1);
+  });
+});
