@@ -18,12 +18,7 @@ const MAX_LINES = 80;
 const NOT_YET_SPLIT = new Set([
   "adapters/testing/media-store.ts describeMediaStoreConformance",
   "adapters/testing/media-store.ts (anonymous)",
-  "adapters/testing/storage-capabilities.ts describeCapabilitiesConformance",
   "adapters/testing/storage-lanes.ts describeLanesConformance",
-  "adapters/testing/storage-media.ts describeMediaConformance",
-  "adapters/testing/storage-media.ts (anonymous)",
-  "adapters/testing/storage-search.ts describeSearchConformance",
-  "adapters/testing/storage-search.ts (anonymous)",
   "adapters/testing/storage.ts describeStorageConformance",
   "adapters/testing/storage.ts (anonymous)",
 ]);
