@@ -18,7 +18,6 @@ const MAX_LINES = 80;
 const NOT_YET_SPLIT = new Set([
   "adapters/testing/media-store.ts describeMediaStoreConformance",
   "adapters/testing/media-store.ts (anonymous)",
-  "adapters/testing/storage-lanes.ts describeLanesConformance",
   "adapters/testing/storage.ts describeStorageConformance",
   "adapters/testing/storage.ts (anonymous)",
 ]);
