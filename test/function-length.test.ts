@@ -16,8 +16,6 @@ const MAX_LINES = 80;
  * entry must still be too long (so a split must remove it here), and nothing else may be.
  */
 const NOT_YET_SPLIT = new Set([
-  "adapters/testing/media-store.ts describeMediaStoreConformance",
-  "adapters/testing/media-store.ts (anonymous)",
   "adapters/testing/storage.ts describeStorageConformance",
   "adapters/testing/storage.ts (anonymous)",
 ]);
