@@ -11,23 +11,6 @@ import { describe, expect, it } from "vitest";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const MAX_LINES = 80;
 
-/**
- * Conformance suites still over the limit, each `path name`: a list that may only shrink. Each
- * entry must still be too long (so a split must remove it here), and nothing else may be.
- */
-const NOT_YET_SPLIT = new Set([
-  "adapters/testing/media-store.ts describeMediaStoreConformance",
-  "adapters/testing/media-store.ts (anonymous)",
-  "adapters/testing/storage-capabilities.ts describeCapabilitiesConformance",
-  "adapters/testing/storage-lanes.ts describeLanesConformance",
-  "adapters/testing/storage-media.ts describeMediaConformance",
-  "adapters/testing/storage-media.ts (anonymous)",
-  "adapters/testing/storage-search.ts describeSearchConformance",
-  "adapters/testing/storage-search.ts (anonymous)",
-  "adapters/testing/storage.ts describeStorageConformance",
-  "adapters/testing/storage.ts (anonymous)",
-]);
-
 function sourceFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
@@ -69,16 +52,10 @@ describe("function length", () => {
       return longFunctions(path, readFileSync(file, "utf8"));
     }),
   );
-  const keyOf = (f: LongFunction) => `${f.where.replace(/:\d+$/, "")} ${f.name}`;
 
   it(`no function in src/, adapters/ or examples/ runs over ${MAX_LINES} lines`, () => {
-    const over = found.filter((f) => !NOT_YET_SPLIT.has(keyOf(f))).map((f) => `${f.where} ${f.name}: ${f.lines} lines`);
+    const over = found.map((f) => `${f.where} ${f.name}: ${f.lines} lines`);
     expect(over).toEqual([]);
-  });
-
-  it("every suite listed as not yet split is still too long (the list only shrinks)", () => {
-    const still = new Set(found.map(keyOf));
-    expect([...NOT_YET_SPLIT].filter((key) => !still.has(key))).toEqual([]);
   });
 
   it("finds a function over the limit, a nested one and an arrow, and passes one at the limit", () => {

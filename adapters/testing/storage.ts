@@ -4,7 +4,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway";
 import { defineStorage } from "chat-gateway";
-import { describeAdoptionConformance } from "./storage-adoption.js";
 import { describeCapabilitiesConformance } from "./storage-capabilities.js";
 import { describeDeletionConformance } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
@@ -67,9 +66,7 @@ export type StorageFactory = () => Storage | StorageImplementation | StorageUnde
  *   (without it, `createGateway` refuses a media store);
  * - `findByClientMsgId`, `unfinishedMessages` (streaming assistant messages of every owner, or
  *   none through the fallback), and `uniqueClientMsgId` (a second message with a chat's key is
- *   refused; without it, `createGateway` refuses a bus shared with other processes);
- * - `adoptOwner`: one owner's data moves whole to an owner without data, is refused into one with
- *   data (nothing moved), and moves nothing the second time; without it, the call is refused.
+ *   refused; without it, `createGateway` refuses a bus shared with other processes).
  *
  * @param name Shown in the test names, e.g. `"postgres"`.
  * @param make Makes a fresh, empty storage per test; see {@link StorageFactory}.
@@ -90,262 +87,287 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
       await cleanup?.();
     });
 
-    describe("channels", () => {
-      test("channels - stored, replaced by chat_id and listed with archived ones", async () => {
-        await storage.commit(A, { channels: [channel("c1"), channel("c2", { archived: true, favorite: true, color: "#112233" })] });
-        await storage.commit(A, { channels: [channel("c1", { name: "renamed", icon: null })] });
-        expect(await storage.getChannel(A, "c1")).toEqual(channel("c1", { name: "renamed", icon: null }));
-        expect(await storage.getChannel(A, "nope")).toBeUndefined();
-        const list = await storage.listChannels(A);
-        expect(list.map((c) => c.chat_id).sort()).toEqual(["c1", "c2"]);
-        expect(list.find((c) => c.chat_id === "c2")).toEqual(channel("c2", { archived: true, favorite: true, color: "#112233" }));
-      });
+    const use = () => storage;
+    describeChannelsAndOwners(use);
+    describeCopies(use);
+    describeCommitWrites(use);
+    describeCommitAtomicity(use);
+    describeLanesConformance(use);
+    describeRecordDeletion(use);
+    describeDeletionConformance(use);
+    describeSearchConformance(use, capabilities.search);
+    describeCapabilitiesConformance(use, capabilities);
+    describeMediaConformance(use, capabilities.media);
+    describeDevices(use);
+  });
+}
 
-      test("channels - every optional field round-trips", async () => {
-        const full = channel("c9", {
-          kind: "default",
-          is_default: true,
-          auto: true,
-          favorite: false,
-          icon: "iVBORw0KGgo=",
-          color: "#abcdef",
-          automation: false,
-          created_ts: 1_700_000_000_123,
-        });
-        await storage.commit(A, { channels: [full, thread("t9", "c9")] });
-        expect(await storage.getChannel(A, "c9")).toEqual(full);
-        expect(await storage.getChannel(A, "t9")).toEqual(thread("t9", "c9"));
-      });
+/** Channels round-trip and are replaced by chat_id; owners never see each other's records. */
+function describeChannelsAndOwners(use: () => Storage): void {
+  describe("channels", () => {
+    test("channels - stored, replaced by chat_id and listed with archived ones", async () => {
+      await use().commit(A, { channels: [channel("c1"), channel("c2", { archived: true, favorite: true, color: "#112233" })] });
+      await use().commit(A, { channels: [channel("c1", { name: "renamed", icon: null })] });
+      expect(await use().getChannel(A, "c1")).toEqual(channel("c1", { name: "renamed", icon: null }));
+      expect(await use().getChannel(A, "nope")).toBeUndefined();
+      const list = await use().listChannels(A);
+      expect(list.map((c) => c.chat_id).sort()).toEqual(["c1", "c2"]);
+      expect(list.find((c) => c.chat_id === "c2")).toEqual(channel("c2", { archived: true, favorite: true, color: "#112233" }));
     });
 
-    describe("owners", () => {
-      test("owners - colliding ids never cross owners", async () => {
-        await storage.commit(A, {
-          channels: [channel("c1", { name: "alice's" })],
-          messages: [msg("m1", { text: "alpha secret", client_msg_id: "k1", role: "assistant", status: "streaming" })],
-          outbox: [{ type: "message", payload: { who: "alice" } }],
-        });
-        await storage.commit(B, {
-          channels: [channel("c1", { name: "bob's" })],
-          messages: [msg("m1", { text: "bravo", client_msg_id: "k1" })],
-          outbox: [{ type: "message", payload: { who: "bob" } }, { type: "message", payload: { who: "bob" } }],
-        });
-        await storage.putDevice(A, device("d1", { device_name: "alice phone" }));
-        await storage.putDevice(B, device("d1", { device_name: "bob phone" }));
-
-        expect((await storage.getChannel(A, "c1"))?.name).toBe("alice's");
-        expect((await storage.getChannel(B, "c1"))?.name).toBe("bob's");
-        expect((await storage.getMessage(B, "m1"))?.text).toBe("bravo");
-        expect((await storage.findByClientMsgId(A, "c1", "k1"))?.text).toBe("alpha secret");
-        expect((await storage.getDevice(B, "d1"))?.device_name).toBe("bob phone");
-        expect(await storage.listDevices(B)).toHaveLength(1);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 1 });
-        expect(await storage.outboxBounds(B)).toEqual({ first: 1, last: 2 });
-        expect((await storage.readOutbox(A, 0, 10)).map((e) => e.payload)).toEqual([{ who: "alice" }]);
-        expect(await storage.search(B, { query: "secret", scope: "all", limit: 10 })).toEqual([]);
-        expect(ids((await storage.history(B, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
-        expect((await storage.history(B, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages[0].text).toBe("bravo");
-
-        await storage.commit(A, { deleteChannels: ["c1"] });
-        expect(await storage.getChannel(B, "c1")).toBeDefined();
-        expect(await storage.getMessage(B, "m1")).toBeDefined();
-        expect(await storage.getMessage(A, "m1")).toBeUndefined();
+    test("channels - every optional field round-trips", async () => {
+      const full = channel("c9", {
+        kind: "default",
+        is_default: true,
+        auto: true,
+        favorite: false,
+        icon: "iVBORw0KGgo=",
+        color: "#abcdef",
+        automation: false,
+        created_ts: 1_700_000_000_123,
       });
+      await use().commit(A, { channels: [full, thread("t9", "c9")] });
+      expect(await use().getChannel(A, "c9")).toEqual(full);
+      expect(await use().getChannel(A, "t9")).toEqual(thread("t9", "c9"));
+    });
+  });
 
-      test("owners - an unknown owner reads as empty", async () => {
-        expect(await storage.listChannels("nobody")).toEqual([]);
-        expect(await storage.listDevices("nobody")).toEqual([]);
-        expect(await storage.outboxBounds("nobody")).toEqual({ first: 1, last: 0 });
-        expect(await storage.readOutbox("nobody", 0, 10)).toEqual([]);
-        expect(await storage.history("nobody", { chat_id: "c1", thread_id: null, limit: 10 })).toEqual({ messages: [], has_more: false });
-        expect(await storage.search("nobody", { query: "text", scope: "all", limit: 10 })).toEqual([]);
+  describe("owners", () => {
+    test("owners - colliding ids never cross owners", async () => {
+      await use().commit(A, {
+        channels: [channel("c1", { name: "alice's" })],
+        messages: [msg("m1", { text: "alpha secret", client_msg_id: "k1", role: "assistant", status: "streaming" })],
+        outbox: [{ type: "message", payload: { who: "alice" } }],
       });
+      await use().commit(B, {
+        channels: [channel("c1", { name: "bob's" })],
+        messages: [msg("m1", { text: "bravo", client_msg_id: "k1" })],
+        outbox: [{ type: "message", payload: { who: "bob" } }, { type: "message", payload: { who: "bob" } }],
+      });
+      await use().putDevice(A, device("d1", { device_name: "alice phone" }));
+      await use().putDevice(B, device("d1", { device_name: "bob phone" }));
+
+      expect((await use().getChannel(A, "c1"))?.name).toBe("alice's");
+      expect((await use().getChannel(B, "c1"))?.name).toBe("bob's");
+      expect((await use().getMessage(B, "m1"))?.text).toBe("bravo");
+      expect((await use().findByClientMsgId(A, "c1", "k1"))?.text).toBe("alpha secret");
+      expect((await use().getDevice(B, "d1"))?.device_name).toBe("bob phone");
+      expect(await use().listDevices(B)).toHaveLength(1);
+      expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 1 });
+      expect(await use().outboxBounds(B)).toEqual({ first: 1, last: 2 });
+      expect((await use().readOutbox(A, 0, 10)).map((e) => e.payload)).toEqual([{ who: "alice" }]);
+      expect(await use().search(B, { query: "secret", scope: "all", limit: 10 })).toEqual([]);
+      expect(ids((await use().history(B, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
+      expect((await use().history(B, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages[0].text).toBe("bravo");
+
+      await use().commit(A, { deleteChannels: ["c1"] });
+      expect(await use().getChannel(B, "c1")).toBeDefined();
+      expect(await use().getMessage(B, "m1")).toBeDefined();
+      expect(await use().getMessage(A, "m1")).toBeUndefined();
     });
 
-    describe("copies", () => {
-      test("copies - mutating what was passed in or returned leaves stored state alone", async () => {
-        const input = msg("m1", { media: [mediaRef("x1")], runtime: { model: "demo" } });
-        const frame = { type: "message", payload: { nested: { n: 1 } } };
-        const ch = channel("c1");
-        await storage.commit(A, { channels: [ch], messages: [input], outbox: [frame] });
-        input.text = "changed";
-        input.media[0].filename = "changed";
-        frame.payload.nested.n = 2;
-        ch.name = "changed";
+    test("owners - an unknown owner reads as empty", async () => {
+      expect(await use().listChannels("nobody")).toEqual([]);
+      expect(await use().listDevices("nobody")).toEqual([]);
+      expect(await use().outboxBounds("nobody")).toEqual({ first: 1, last: 0 });
+      expect(await use().readOutbox("nobody", 0, 10)).toEqual([]);
+      expect(await use().history("nobody", { chat_id: "c1", thread_id: null, limit: 10 })).toEqual({ messages: [], has_more: false });
+      expect(await use().search("nobody", { query: "text", scope: "all", limit: 10 })).toEqual([]);
+    });
+  });
+}
 
-        const got = (await storage.getMessage(A, "m1"))!;
-        expect(got.text).toBe("text of m1");
-        expect(got.media[0].filename).toBe("x1.png");
-        got.runtime!.model = "mutated";
-        expect((await storage.getMessage(A, "m1"))!.runtime).toEqual({ model: "demo" });
-        const entries = await storage.readOutbox(A, 0, 10);
-        expect(entries[0].payload).toEqual({ nested: { n: 1 } });
-        (entries[0].payload.nested as { n: number }).n = 3;
-        expect((await storage.readOutbox(A, 0, 10))[0].payload).toEqual({ nested: { n: 1 } });
-        const list = await storage.listChannels(A);
-        list[0].name = "mutated";
-        expect((await storage.getChannel(A, "c1"))!.name).toBe("name c1");
-        const d = device("d1");
-        await storage.putDevice(A, d);
-        d.caps.media = false;
-        expect((await storage.getDevice(A, "d1"))!.caps.media).toBe(true);
+/** What is passed in or returned is a copy of stored state. */
+function describeCopies(use: () => Storage): void {
+  describe("copies", () => {
+    test("copies - mutating what was passed in or returned leaves stored state alone", async () => {
+      const input = msg("m1", { media: [mediaRef("x1")], runtime: { model: "demo" } });
+      const frame = { type: "message", payload: { nested: { n: 1 } } };
+      const ch = channel("c1");
+      await use().commit(A, { channels: [ch], messages: [input], outbox: [frame] });
+      input.text = "changed";
+      input.media[0].filename = "changed";
+      frame.payload.nested.n = 2;
+      ch.name = "changed";
+
+      const got = (await use().getMessage(A, "m1"))!;
+      expect(got.text).toBe("text of m1");
+      expect(got.media[0].filename).toBe("x1.png");
+      got.runtime!.model = "mutated";
+      expect((await use().getMessage(A, "m1"))!.runtime).toEqual({ model: "demo" });
+      const entries = await use().readOutbox(A, 0, 10);
+      expect(entries[0].payload).toEqual({ nested: { n: 1 } });
+      (entries[0].payload.nested as { n: number }).n = 3;
+      expect((await use().readOutbox(A, 0, 10))[0].payload).toEqual({ nested: { n: 1 } });
+      const list = await use().listChannels(A);
+      list[0].name = "mutated";
+      expect((await use().getChannel(A, "c1"))!.name).toBe("name c1");
+      const d = device("d1");
+      await use().putDevice(A, d);
+      d.caps.media = false;
+      expect((await use().getDevice(A, "d1"))!.caps.media).toBe(true);
+    });
+  });
+}
+
+/** Messages round-trip, are replaced by message_id, and a change applies in a fixed order. */
+function describeCommitWrites(use: () => Storage): void {
+  describe("commit", () => {
+    test("commit - a message round-trips with every field", async () => {
+      const m = msg("m1", {
+        role: "assistant",
+        text: "answer",
+        reasoning: "because",
+        model: "demo",
+        tokens: 42,
+        runtime: { model: "demo", context_pct: 12, cwd: "~/x", latency: 1.5, cost: 0.01 },
+        media: [mediaRef("x1"), { ...mediaRef("x2"), kind: "voice", message_id: "m1" }],
+        status: "complete",
+        reply_to: "m0",
+        client_msg_id: "k",
+        thread_id: "t1",
       });
+      await use().commit(A, { messages: [m] });
+      expect(await use().getMessage(A, "m1")).toEqual(m);
+      expect(await use().getMessage(A, "m2")).toBeUndefined();
     });
 
-    describe("commit", () => {
-      test("commit - a message round-trips with every field", async () => {
-        const m = msg("m1", {
-          role: "assistant",
-          text: "answer",
-          reasoning: "because",
-          model: "demo",
-          tokens: 42,
-          runtime: { model: "demo", context_pct: 12, cwd: "~/x", latency: 1.5, cost: 0.01 },
-          media: [mediaRef("x1"), { ...mediaRef("x2"), kind: "voice", message_id: "m1" }],
-          status: "complete",
-          reply_to: "m0",
-          client_msg_id: "k",
-          thread_id: "t1",
-        });
-        await storage.commit(A, { messages: [m] });
-        expect(await storage.getMessage(A, "m1")).toEqual(m);
-        expect(await storage.getMessage(A, "m2")).toBeUndefined();
-      });
-
-      test("commit - messages are replaced by message_id", async () => {
-        await storage.commit(A, { channels: [channel("c1")], messages: [msg("m1", { role: "assistant", text: "partial", status: "streaming" })] });
-        await storage.commit(A, { messages: [msg("m1", { role: "assistant", text: "final words", status: "complete", ts: 5 })] });
-        const m = (await storage.getMessage(A, "m1"))!;
-        expect(m.text).toBe("final words");
-        expect(m.status).toBe("complete");
-        const page = (await storage.history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!;
-        expect(ids(page.messages)).toEqual(["m1"]);
-        expect(await storage.search(A, { query: "partial", scope: "all", limit: 10 })).toEqual([]);
-        expect(ids(await storage.search(A, { query: "final", scope: "all", limit: 10 }))).toEqual(["m1"]);
-      });
-
-      test("commit - applies upserts before deletions, and outbox last", async () => {
-        const r = await storage.commit(A, {
-          channels: [channel("gone"), channel("kept")],
-          messages: [msg("m1", { chat_id: "gone" }), msg("m2", { chat_id: "kept" }), msg("m3", { chat_id: "kept" })],
-          deleteMessages: ["m3"],
-          deleteChannels: ["gone"],
-          outbox: [{ type: "channel.deleted", payload: { chat_id: "gone" } }],
-        });
-        expect(r.seqs).toEqual([1]);
-        expect(r.orphanedMedia).toEqual([]);
-        expect(await storage.getChannel(A, "gone")).toBeUndefined();
-        expect(await storage.getChannel(A, "kept")).toBeDefined();
-        expect(await storage.getMessage(A, "m1")).toBeUndefined();
-        expect(await storage.getMessage(A, "m2")).toBeDefined();
-        expect(await storage.getMessage(A, "m3")).toBeUndefined();
-      });
-
-      test("commit - an empty change changes nothing and gives no seq", async () => {
-        expect(await storage.commit(A, {})).toEqual({ seqs: [], orphanedMedia: [] });
-        expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 0 });
-      });
-
-      test("commit - a change that cannot be stored rejects and leaves nothing behind", async () => {
-        await storage.commit(A, { channels: [channel("c0")], outbox: [{ type: "x", payload: {} }] });
-        const poison = { big: 1n, fn: () => 1, sym: Symbol("s") } as unknown as Record<string, unknown>;
-        let rejected = false;
-        try {
-          await storage.commit(A, {
-            channels: [channel("c1"), channel("c0", { name: "changed" })],
-            messages: [msg("m1", { chat_id: "c1", text: "half written" })],
-            outbox: [{ type: "message", payload: { ok: true } }, { type: "message", payload: poison }],
-          });
-        } catch {
-          rejected = true;
-        }
-        // An implementation that can store such values has nothing to roll back; every one we
-        // know of rejects, and then not a trace of the change may remain.
-        if (rejected) {
-          expect(await storage.getChannel(A, "c1")).toBeUndefined();
-          expect((await storage.getChannel(A, "c0"))!.name).toBe("name c0");
-          expect(await storage.getMessage(A, "m1")).toBeUndefined();
-          expect(await storage.search(A, { query: "half", scope: "all", limit: 5 })).toEqual([]);
-          expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 1 });
-          expect(await storage.readOutbox(A, 0, 10)).toHaveLength(1);
-          expect((await storage.commit(A, { outbox: [{ type: "x", payload: {} }] })).seqs).toEqual([2]);
-        } else {
-          expect(await storage.getMessage(A, "m1")).toBeDefined();
-          expect((await storage.outboxBounds(A)).last).toBe(3);
-        }
-      });
-
-      test("commit - calls for one owner apply in call order", async () => {
-        const pending = Array.from({ length: 20 }, (_, i) =>
-          storage.commit(A, {
-            messages: [msg("m", { text: `version ${i}`, ts: 1 })],
-            outbox: [{ type: "message", payload: { i } }],
-          }),
-        );
-        const results = await Promise.all(pending);
-        expect(results.map((r) => r.seqs)).toEqual(Array.from({ length: 20 }, (_, i) => [i + 1]));
-        expect((await storage.getMessage(A, "m"))!.text).toBe("version 19");
-        expect((await storage.readOutbox(A, 0, 100)).map((e) => e.payload.i)).toEqual(Array.from({ length: 20 }, (_, i) => i));
-      });
+    test("commit - messages are replaced by message_id", async () => {
+      await use().commit(A, { channels: [channel("c1")], messages: [msg("m1", { role: "assistant", text: "partial", status: "streaming" })] });
+      await use().commit(A, { messages: [msg("m1", { role: "assistant", text: "final words", status: "complete", ts: 5 })] });
+      const m = (await use().getMessage(A, "m1"))!;
+      expect(m.text).toBe("final words");
+      expect(m.status).toBe("complete");
+      const page = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!;
+      expect(ids(page.messages)).toEqual(["m1"]);
+      expect(await use().search(A, { query: "partial", scope: "all", limit: 10 })).toEqual([]);
+      expect(ids(await use().search(A, { query: "final", scope: "all", limit: 10 }))).toEqual(["m1"]);
     });
 
-    describeLanesConformance(() => storage);
-
-    describe("deletion", () => {
-      test("deletion - deleting messages takes them from every read; unknown ids are ignored", async () => {
-        await storage.commit(A, { channels: [channel("c1")], messages: [msg("m1", { text: "gone words" }), msg("m2", { text: "kept words" })] });
-        const r = await storage.commit(A, { deleteMessages: ["m1", "unknown"] });
-        expect(r).toEqual({ seqs: [], orphanedMedia: [] });
-        expect(await storage.getMessage(A, "m1")).toBeUndefined();
-        expect(ids((await storage.history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m2"]);
-        expect(ids(await storage.search(A, { query: "words", scope: "all", limit: 10 }))).toEqual(["m2"]);
-        expect(await storage.commit(A, { deleteMessages: ["m1"] })).toEqual({ seqs: [], orphanedMedia: [] });
+    test("commit - applies upserts before deletions, and outbox last", async () => {
+      const r = await use().commit(A, {
+        channels: [channel("gone"), channel("kept")],
+        messages: [msg("m1", { chat_id: "gone" }), msg("m2", { chat_id: "kept" }), msg("m3", { chat_id: "kept" })],
+        deleteMessages: ["m3"],
+        deleteChannels: ["gone"],
+        outbox: [{ type: "channel.deleted", payload: { chat_id: "gone" } }],
       });
+      expect(r.seqs).toEqual([1]);
+      expect(r.orphanedMedia).toEqual([]);
+      expect(await use().getChannel(A, "gone")).toBeUndefined();
+      expect(await use().getChannel(A, "kept")).toBeDefined();
+      expect(await use().getMessage(A, "m1")).toBeUndefined();
+      expect(await use().getMessage(A, "m2")).toBeDefined();
+      expect(await use().getMessage(A, "m3")).toBeUndefined();
+    });
+  });
+}
 
-      test("deletion - deleting a channel removes its messages and those of the listed threads", async () => {
-        await storage.commit(A, {
-          channels: [channel("c1"), thread("t1", "c1"), thread("t2", "c1"), channel("c2")],
-          messages: [
-            msg("flat", { text: "doomed words" }),
-            msg("in-t1", { thread_id: "t1", text: "doomed words" }),
-            msg("in-t2", { thread_id: "t2", text: "doomed words" }),
-            msg("other", { chat_id: "c2", text: "doomed words" }),
-          ],
-        });
-        const r = await storage.commit(A, { deleteChannels: ["c1", "t1", "t2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
-        expect(r.seqs).toEqual([1]);
-        expect((await storage.listChannels(A)).map((c) => c.chat_id)).toEqual(["c2"]);
-        for (const id of ["flat", "in-t1", "in-t2"]) expect(await storage.getMessage(A, id)).toBeUndefined();
-        expect(await storage.getMessage(A, "other")).toBeDefined();
-        expect(ids(await storage.search(A, { query: "doomed", scope: "all", limit: 10 }))).toEqual(["other"]);
-        expect((await storage.history(A, { chat_id: "c1", thread_id: "t1", limit: 10 }))!.messages).toEqual([]);
-      });
-
-      test("deletion - a thread deleted alone takes only its own messages", async () => {
-        await storage.commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [msg("flat"), msg("in-t1", { thread_id: "t1" })] });
-        await storage.commit(A, { deleteChannels: ["t1"] });
-        expect(await storage.getChannel(A, "c1")).toBeDefined();
-        expect(await storage.getMessage(A, "flat")).toBeDefined();
-        expect(await storage.getMessage(A, "in-t1")).toBeUndefined();
-      });
+/** An empty change, a change that cannot be stored, and concurrent calls for one owner. */
+function describeCommitAtomicity(use: () => Storage): void {
+  describe("commit", () => {
+    test("commit - an empty change changes nothing and gives no seq", async () => {
+      expect(await use().commit(A, {})).toEqual({ seqs: [], orphanedMedia: [] });
+      expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 0 });
     });
 
-    describeDeletionConformance(() => storage);
-    describeSearchConformance(() => storage, capabilities.search);
-    describeCapabilitiesConformance(() => storage, capabilities);
-    describeMediaConformance(() => storage, capabilities.media);
-    describeAdoptionConformance(() => storage, capabilities.adoptOwner, capabilities.media);
+    test("commit - a change that cannot be stored rejects and leaves nothing behind", async () => {
+      await use().commit(A, { channels: [channel("c0")], outbox: [{ type: "x", payload: {} }] });
+      const poison = { big: 1n, fn: () => 1, sym: Symbol("s") } as unknown as Record<string, unknown>;
+      let rejected = false;
+      try {
+        await use().commit(A, {
+          channels: [channel("c1"), channel("c0", { name: "changed" })],
+          messages: [msg("m1", { chat_id: "c1", text: "half written" })],
+          outbox: [{ type: "message", payload: { ok: true } }, { type: "message", payload: poison }],
+        });
+      } catch {
+        rejected = true;
+      }
+      // An implementation that can store such values has nothing to roll back; every one we
+      // know of rejects, and then not a trace of the change may remain.
+      if (rejected) {
+        expect(await use().getChannel(A, "c1")).toBeUndefined();
+        expect((await use().getChannel(A, "c0"))!.name).toBe("name c0");
+        expect(await use().getMessage(A, "m1")).toBeUndefined();
+        expect(await use().search(A, { query: "half", scope: "all", limit: 5 })).toEqual([]);
+        expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 1 });
+        expect(await use().readOutbox(A, 0, 10)).toHaveLength(1);
+        expect((await use().commit(A, { outbox: [{ type: "x", payload: {} }] })).seqs).toEqual([2]);
+      } else {
+        expect(await use().getMessage(A, "m1")).toBeDefined();
+        expect((await use().outboxBounds(A)).last).toBe(3);
+      }
+    });
 
-    describe("devices", () => {
-      test("devices - stored, replaced and listed per owner", async () => {
-        await storage.putDevice(A, device("d1"));
-        await storage.putDevice(A, device("d2", { fcm_token: "f", ntfy_topic: "n", caps: { min_protocol: 1, media: false, push: "fcm", streaming: false } }));
-        await storage.putDevice(A, device("d1", { device_name: "renamed", last_seen: 5 }));
-        expect(await storage.getDevice(A, "d1")).toEqual(device("d1", { device_name: "renamed", last_seen: 5 }));
-        expect(await storage.getDevice(A, "d2")).toEqual(device("d2", { fcm_token: "f", ntfy_topic: "n", caps: { min_protocol: 1, media: false, push: "fcm", streaming: false } }));
-        expect(await storage.getDevice(A, "d3")).toBeUndefined();
-        expect((await storage.listDevices(A)).map((d) => d.device_id).sort()).toEqual(["d1", "d2"]);
+    test("commit - calls for one owner apply in call order", async () => {
+      const pending = Array.from({ length: 20 }, (_, i) =>
+        use().commit(A, {
+          messages: [msg("m", { text: `version ${i}`, ts: 1 })],
+          outbox: [{ type: "message", payload: { i } }],
+        }),
+      );
+      const results = await Promise.all(pending);
+      expect(results.map((r) => r.seqs)).toEqual(Array.from({ length: 20 }, (_, i) => [i + 1]));
+      expect((await use().getMessage(A, "m"))!.text).toBe("version 19");
+      expect((await use().readOutbox(A, 0, 100)).map((e) => e.payload.i)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    });
+  });
+}
+
+/** Deleting messages, channels and threads takes them from every read. */
+function describeRecordDeletion(use: () => Storage): void {
+  describe("deletion", () => {
+    test("deletion - deleting messages takes them from every read; unknown ids are ignored", async () => {
+      await use().commit(A, { channels: [channel("c1")], messages: [msg("m1", { text: "gone words" }), msg("m2", { text: "kept words" })] });
+      const r = await use().commit(A, { deleteMessages: ["m1", "unknown"] });
+      expect(r).toEqual({ seqs: [], orphanedMedia: [] });
+      expect(await use().getMessage(A, "m1")).toBeUndefined();
+      expect(ids((await use().history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m2"]);
+      expect(ids(await use().search(A, { query: "words", scope: "all", limit: 10 }))).toEqual(["m2"]);
+      expect(await use().commit(A, { deleteMessages: ["m1"] })).toEqual({ seqs: [], orphanedMedia: [] });
+    });
+
+    test("deletion - deleting a channel removes its messages and those of the listed threads", async () => {
+      await use().commit(A, {
+        channels: [channel("c1"), thread("t1", "c1"), thread("t2", "c1"), channel("c2")],
+        messages: [
+          msg("flat", { text: "doomed words" }),
+          msg("in-t1", { thread_id: "t1", text: "doomed words" }),
+          msg("in-t2", { thread_id: "t2", text: "doomed words" }),
+          msg("other", { chat_id: "c2", text: "doomed words" }),
+        ],
       });
+      const r = await use().commit(A, { deleteChannels: ["c1", "t1", "t2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
+      expect(r.seqs).toEqual([1]);
+      expect((await use().listChannels(A)).map((c) => c.chat_id)).toEqual(["c2"]);
+      for (const id of ["flat", "in-t1", "in-t2"]) expect(await use().getMessage(A, id)).toBeUndefined();
+      expect(await use().getMessage(A, "other")).toBeDefined();
+      expect(ids(await use().search(A, { query: "doomed", scope: "all", limit: 10 }))).toEqual(["other"]);
+      expect((await use().history(A, { chat_id: "c1", thread_id: "t1", limit: 10 }))!.messages).toEqual([]);
+    });
+
+    test("deletion - a thread deleted alone takes only its own messages", async () => {
+      await use().commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [msg("flat"), msg("in-t1", { thread_id: "t1" })] });
+      await use().commit(A, { deleteChannels: ["t1"] });
+      expect(await use().getChannel(A, "c1")).toBeDefined();
+      expect(await use().getMessage(A, "flat")).toBeDefined();
+      expect(await use().getMessage(A, "in-t1")).toBeUndefined();
+    });
+  });
+}
+
+/** Devices are stored, replaced and listed per owner. */
+function describeDevices(use: () => Storage): void {
+  describe("devices", () => {
+    test("devices - stored, replaced and listed per owner", async () => {
+      await use().putDevice(A, device("d1"));
+      await use().putDevice(A, device("d2", { fcm_token: "f", ntfy_topic: "n", caps: { min_protocol: 1, media: false, push: "fcm", streaming: false } }));
+      await use().putDevice(A, device("d1", { device_name: "renamed", last_seen: 5 }));
+      expect(await use().getDevice(A, "d1")).toEqual(device("d1", { device_name: "renamed", last_seen: 5 }));
+      expect(await use().getDevice(A, "d2")).toEqual(device("d2", { fcm_token: "f", ntfy_topic: "n", caps: { min_protocol: 1, media: false, push: "fcm", streaming: false } }));
+      expect(await use().getDevice(A, "d3")).toBeUndefined();
+      expect((await use().listDevices(A)).map((d) => d.device_id).sort()).toEqual(["d1", "d2"]);
     });
   });
 }
