@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway";
 import { defineStorage } from "chat-gateway";
+import { describeAdoptionConformance } from "./storage-adoption.js";
 import { describeCapabilitiesConformance } from "./storage-capabilities.js";
 import { describeDeletionConformance } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
@@ -66,7 +67,9 @@ export type StorageFactory = () => Storage | StorageImplementation | StorageUnde
  *   (without it, `createGateway` refuses a media store);
  * - `findByClientMsgId`, `unfinishedMessages` (streaming assistant messages of every owner, or
  *   none through the fallback), and `uniqueClientMsgId` (a second message with a chat's key is
- *   refused; without it, `createGateway` refuses a bus shared with other processes).
+ *   refused; without it, `createGateway` refuses a bus shared with other processes);
+ * - `adoptOwner`: one owner's data moves whole to an owner without data, is refused into one with
+ *   data (nothing moved), and moves nothing the second time; without it, the call is refused.
  *
  * @param name Shown in the test names, e.g. `"postgres"`.
  * @param make Makes a fresh, empty storage per test; see {@link StorageFactory}.
@@ -98,6 +101,7 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
     describeSearchConformance(use, capabilities.search);
     describeCapabilitiesConformance(use, capabilities);
     describeMediaConformance(use, capabilities.media);
+    describeAdoptionConformance(use, capabilities.adoptOwner, capabilities.media);
     describeDevices(use);
   });
 }
