@@ -52,20 +52,26 @@ function finalOf(frames: Frame[]) {
   return { text: final.payload.final_text ?? final.payload.text, tokens: final.payload.tokens };
 }
 
+/** A loopback model server that first calls the `clock` tool, then answers "It is noon." (43 tokens). */
+async function clockThenNoon(): Promise<FakeLlmServer> {
+  const llm = await startFakeLlmServer();
+  cleanups.push(() => llm.close());
+  llm.respond(
+    stream(sse([chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "clock", arguments: "{}" } }] }, {}, "tool_calls")])),
+    stream(
+      sse([
+        chunk({ content: "It is " }),
+        chunk({ content: "noon." }, {}, "stop"),
+        { ...chunk({}), choices: [], usage: { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43 } },
+      ]),
+    ),
+  );
+  return llm;
+}
+
 describe("examples - runtime wiring", () => {
   it("examples/openai-compatible answers over WebSocket through the loopback model server, tool included", async () => {
-    const llm: FakeLlmServer = await startFakeLlmServer();
-    cleanups.push(() => llm.close());
-    llm.respond(
-      stream(sse([chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "clock", arguments: "{}" } }] }, {}, "tool_calls")])),
-      stream(
-        sse([
-          chunk({ content: "It is " }),
-          chunk({ content: "noon." }, {}, "stop"),
-          { ...chunk({}), choices: [], usage: { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43 } },
-        ]),
-      ),
-    );
+    const llm = await clockThenNoon();
     const example = await startOpenAICompatible({ port: 0, baseUrl: llm.baseUrl, model: "gpt-4o-mini" });
     cleanups.push(() => example.close());
 
@@ -78,18 +84,7 @@ describe("examples - runtime wiring", () => {
   });
 
   it("examples/ai-sdk-agent answers over WebSocket through a local OpenAI-compatible server chosen by OPENAI_BASE_URL, tool included", async () => {
-    const llm: FakeLlmServer = await startFakeLlmServer();
-    cleanups.push(() => llm.close());
-    llm.respond(
-      stream(sse([chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "clock", arguments: "{}" } }] }, {}, "tool_calls")])),
-      stream(
-        sse([
-          chunk({ content: "It is " }),
-          chunk({ content: "noon." }, {}, "stop"),
-          { ...chunk({}), choices: [], usage: { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43 } },
-        ]),
-      ),
-    );
+    const llm = await clockThenNoon();
     const model = modelFromEnv({ OPENAI_BASE_URL: llm.baseUrl, OPENAI_MODEL: "qwen3-8b", OPENAI_API_KEY: "local-key" });
     const example = await startAiSdk({ port: 0, model });
     cleanups.push(() => example.close());
