@@ -4,15 +4,9 @@
  * not trusted to end on its own.
  * @module
  */
-import { setImmediate as nextMacrotask } from "node:timers/promises";
+import { LoopShare } from "../loop-share.js";
 import type { LaneTurn } from "./lanes.js";
 
-/**
- * A runtime that never awaits real I/O runs on microtasks alone; past this, timers and sockets get a
- * turn. 10 ms keeps other connections answered during a flood, yet lets a burst answer of a few
- * thousand characters finish in one slice (at 5 ms the fan-out bench lost a quarter of its speed).
- */
-const BREATH_EVERY_MS = 10;
 /** `setTimeout` fires at once for a delay past 2^31 - 1 ms; longer limits wait that long (24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -36,7 +30,8 @@ export class AnswerLimits {
   #left: number | undefined;
   #endsAt: number;
   readonly #tooLong: string;
-  #busySince = performance.now();
+  // A runtime that never awaits real I/O runs on microtasks alone: timers and sockets need a turn.
+  readonly #share = new LoopShare();
 
   constructor(options: AnswerLimitOptions, turn: LaneTurn) {
     this.#options = options;
@@ -81,9 +76,7 @@ export class AnswerLimits {
    * other connections' frames, timers and this turn's own timeouts still run during a flood.
    */
   async breathe(): Promise<void> {
-    if (performance.now() - this.#busySince < BREATH_EVERY_MS) return;
-    await nextMacrotask();
-    this.#busySince = performance.now();
+    await this.#share.breathe();
   }
 
   /** Stops the wall clock (the answer has ended). */
