@@ -52,6 +52,15 @@ function finalOf(frames: Frame[]) {
   return { text: final.payload.final_text ?? final.payload.text, tokens: final.payload.tokens };
 }
 
+/** Asks the time; the answer is "It is noon." after one `clock` tool call, seen over the wire. */
+async function askTheTime(url: string): Promise<Frame[]> {
+  const frames = await ask(url, "What time is it?");
+  expect(finalOf(frames).text).toBe("It is noon.");
+  expect(frames.find((f) => f.type === "tool.start")?.payload).toMatchObject({ name: "clock", args: {} });
+  expect(frames.find((f) => f.type === "tool.end")?.payload).toMatchObject({ name: "clock", ok: true });
+  return frames;
+}
+
 /** A loopback model server that first calls the `clock` tool, then answers "It is noon." (43 tokens). */
 async function clockThenNoon(): Promise<FakeLlmServer> {
   const llm = await startFakeLlmServer();
@@ -75,10 +84,7 @@ describe("examples - runtime wiring", () => {
     const example = await startOpenAICompatible({ port: 0, baseUrl: llm.baseUrl, model: "gpt-4o-mini" });
     cleanups.push(() => example.close());
 
-    const frames = await ask(example.url, "What time is it?");
-    expect(finalOf(frames).text).toBe("It is noon.");
-    expect(frames.find((f) => f.type === "tool.start")?.payload).toMatchObject({ name: "clock", args: {} });
-    expect(frames.find((f) => f.type === "tool.end")?.payload).toMatchObject({ name: "clock", ok: true });
+    const frames = await askTheTime(example.url);
     expect(finalOf(frames).tokens).toBe(43);
     expect(llm.requests[1].body.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_1" });
   });
@@ -89,10 +95,7 @@ describe("examples - runtime wiring", () => {
     const example = await startAiSdk({ port: 0, model });
     cleanups.push(() => example.close());
 
-    const frames = await ask(example.url, "What time is it?");
-    expect(finalOf(frames).text).toBe("It is noon.");
-    expect(frames.find((f) => f.type === "tool.start")?.payload).toMatchObject({ name: "clock", args: {} });
-    expect(frames.find((f) => f.type === "tool.end")?.payload).toMatchObject({ name: "clock", ok: true });
+    const frames = await askTheTime(example.url);
     expect(finalOf(frames).tokens).toBe(43);
     expect(llm.requests).toHaveLength(2);
     expect(llm.requests[0].body).toMatchObject({ model: "qwen3-8b", stream: true });
@@ -132,10 +135,7 @@ describe("examples - runtime wiring", () => {
     const example = await startAiSdk({ port: 0, model });
     cleanups.push(() => example.close());
 
-    const frames = await ask(example.url, "What time is it?");
-    expect(finalOf(frames).text).toBe("It is noon.");
-    expect(frames.find((f) => f.type === "tool.start")?.payload).toMatchObject({ name: "clock", args: {} });
-    expect(frames.find((f) => f.type === "tool.end")?.payload).toMatchObject({ name: "clock", ok: true });
+    const frames = await askTheTime(example.url);
     expect(finalOf(frames).tokens).toBe(68);
     expect(model.doStreamCalls).toHaveLength(2);
   });
