@@ -4,8 +4,9 @@
  * 10 ms. What each device receives, by how it connects:
  *
  * - `full`: full-text `message.update`s (no `caps.delta`), no compression: the baseline.
- * - `delta`: `caps.delta: true` (docs/PROTOCOL.md §12), no compression.
- * - `delta-100ms`: the same from a gateway with `updateIntervalMs: 100` (default 50).
+ * - `delta`: `caps.delta: true` (docs/PROTOCOL.md §12), no compression, at the default pace (an
+ *   update per 100 ms to a delta device, `deltaUpdateIntervalMs`).
+ * - `delta-50ms`: the same from a gateway with `deltaUpdateIntervalMs: 50`, the turn's own pace.
  * - `deflate`: full text over permessage-deflate with the ws adapter's bounded settings
  *   (`perMessageDeflate: true`).
  * - `deflate-ws-default`: full text over permessage-deflate with `ws`'s own zlib defaults
@@ -37,14 +38,14 @@ const CHUNK_CHARS = 10;
 const PACE_MS = 10;
 const self = fileURLToPath(import.meta.url);
 
-type Side = "full" | "delta" | "delta-100ms" | "deflate" | "deflate-ws-default";
-const SIDES: Side[] = ["full", "delta", "delta-100ms", "deflate", "deflate-ws-default"];
+type Side = "full" | "delta" | "delta-50ms" | "deflate" | "deflate-ws-default";
+const SIDES: Side[] = ["full", "delta", "delta-50ms", "deflate", "deflate-ws-default"];
 /**
  * The server children: `bounded` offers the adapter's bounded deflate, `wsDefault` ws's defaults,
- * `slow` sends at most one update per 100 ms (option `updateIntervalMs`) instead of 50.
+ * `turnPace` sends delta devices an update as often as the turn publishes one (`deltaUpdateIntervalMs: 50`, default 100).
  */
-type ServerKind = "bounded" | "wsDefault" | "slow";
-const SERVER_OF: Record<Side, ServerKind> = { full: "bounded", delta: "bounded", "delta-100ms": "slow", deflate: "bounded", "deflate-ws-default": "wsDefault" };
+type ServerKind = "bounded" | "wsDefault" | "turnPace";
+const SERVER_OF: Record<Side, ServerKind> = { full: "bounded", delta: "bounded", "delta-50ms": "turnPace", deflate: "bounded", "deflate-ws-default": "wsDefault" };
 
 type ToServer = { kind: "measure-start"; side: Side } | { kind: "measure-stop" } | { kind: "exit" };
 type FromServer = { kind: "ready"; port: number } | { kind: "started" } | { kind: "stats"; wireBytes: number; cpuMs: number; rssDeltaKb: number };
@@ -86,7 +87,7 @@ async function server(kind: ServerKind): Promise<void> {
     logger: { info() {}, warn() {}, error() {} },
     maxConnectionsPerOwner: 10_000,
     maxConnectionsPerIp: 10_000,
-    ...(kind === "slow" ? { updateIntervalMs: 100 } : {}),
+    ...(kind === "turnPace" ? { deltaUpdateIntervalMs: 50 } : {}),
   });
   await gateway.start();
   const http1 = http.createServer((_req, res) => res.writeHead(404).end());
@@ -260,7 +261,7 @@ async function main(): Promise<void> {
   if (args[0] === "--server") return server(args[1] as ServerKind);
   const runs = args.includes("--quick") || process.env.BENCH_QUICK ? 1 : 3;
   const floor = Buffer.byteLength(answerText(), "utf8");
-  const servers: Record<ServerKind, ServerChild> = { bounded: new ServerChild("bounded"), wsDefault: new ServerChild("wsDefault"), slow: new ServerChild("slow") };
+  const servers: Record<ServerKind, ServerChild> = { bounded: new ServerChild("bounded"), wsDefault: new ServerChild("wsDefault"), turnPace: new ServerChild("turnPace") };
   const devices = new Map<Side, Device[]>();
   const results = new Map<Side, RunResult[]>(SIDES.map((s) => [s, []]));
   const load = loadavg()[0]!;

@@ -97,6 +97,14 @@ export interface GatewayOptions {
   historyTurns?: number;
   /** At most one `message.update` per message per this many milliseconds (default 50). */
   updateIntervalMs?: number;
+  /**
+   * At most one `message.update` per this many milliseconds to a device that takes delta updates
+   * (default 100; docs/PROTOCOL.md §12). Each carries every character since the last one, so
+   * nothing is lost: at a model's pace an update's envelope (ids, offset) is longer than 50 ms of
+   * text, and the longer interval halves what such a device receives. At or below
+   * `updateIntervalMs` it changes nothing.
+   */
+  deltaUpdateIntervalMs?: number;
   /** A streaming message's text is saved this often, so a crash keeps most of it (milliseconds, default 2,000). */
   checkpointIntervalMs?: number;
   /** Outbox kept per owner (default 10,000 frames, 30 days). */

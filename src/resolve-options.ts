@@ -16,6 +16,12 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return value;
 }
 
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw new TypeError(`createGateway: ${name} must be a number of 0 or more, got ${String(value)}`);
+  return value;
+}
+
 function resolveBackpressure(given: GatewayOptions["backpressure"]): ResolvedOptions["backpressure"] {
   const softBytes = positive("backpressure.softBytes", given?.softBytes, 1024 * 1024);
   const hardBytes = positive("backpressure.hardBytes", given?.hardBytes, 16 * 1024 * 1024);
@@ -82,6 +88,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     askExpiresMs: Math.min(positive("askExpiresMs", options.askExpiresMs, 600_000), 24 * 3600 * 1000),
     historyTurns: options.historyTurns ?? 20,
     updateIntervalMs: options.updateIntervalMs ?? 50,
+    deltaUpdateIntervalMs: nonNegative("deltaUpdateIntervalMs", options.deltaUpdateIntervalMs, 100),
     checkpointIntervalMs: positive("checkpointIntervalMs", options.checkpointIntervalMs, 2_000),
     retention: { maxFrames: options.retention?.maxFrames ?? 10_000, maxAgeMs: options.retention?.maxAgeMs ?? 30 * 24 * 3600 * 1000 },
     backpressure: resolveBackpressure(options.backpressure),

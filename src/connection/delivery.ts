@@ -12,7 +12,7 @@ import { FrameOrder } from "../outbox/frame-order.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import { PICKER_FRAME_TYPES } from "../protocol/server-frames.js";
 import { stopAsMessage } from "./wire.js";
-import { Outflow } from "./outflow.js";
+import { Outflow, type OutflowLimits } from "./outflow.js";
 
 /** The receiving side of one connection. */
 export class Delivery {
@@ -24,7 +24,7 @@ export class Delivery {
   #stopped = false;
 
   /** `caps` reads the device's current caps; `overflow` closes the connection (too slow). */
-  constructor(conn: Connection, limits: { softBytes: number; hardBytes: number }, caps: () => DeviceCaps | undefined, overflow: () => void) {
+  constructor(conn: Connection, limits: OutflowLimits, caps: () => DeviceCaps | undefined, overflow: () => void) {
     this.#outflow = new Outflow(conn, limits, overflow);
     this.#caps = caps;
   }

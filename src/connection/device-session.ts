@@ -76,7 +76,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#conn = conn;
     this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
     const tooSlow = () => this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
-    this.#delivery = new Delivery(conn, services.options.backpressure, () => this.#device?.caps, tooSlow);
+    const limits = { ...services.options.backpressure, deltaIntervalMs: services.options.deltaUpdateIntervalMs };
+    this.#delivery = new Delivery(conn, limits, () => this.#device?.caps, tooSlow);
     this.uploads = createUploads(services, this);
   }
 

@@ -14,10 +14,18 @@ import { HeldTexts } from "./held-texts.js";
 /** How often a held-back update or a waiting reply looks at the socket's buffer again (milliseconds). */
 const DRAIN_POLL_MS = 25;
 
+/** How a connection paces what it sends. */
+export interface OutflowLimits {
+  softBytes: number;
+  hardBytes: number;
+  /** At most one `message.update` per this many milliseconds to a delta device (docs/PROTOCOL.md §12). */
+  deltaIntervalMs: number;
+}
+
 /** The send side of one connection. */
 export class Outflow {
   readonly #conn: Connection;
-  readonly #limits: { softBytes: number; hardBytes: number };
+  readonly #limits: OutflowLimits;
   /** Called once when the hard limit is passed: the owner closes the connection with 1013. */
   readonly #overflow: () => void;
   readonly #pendingUpdates = new Map<string, OutgoingFrame>();
@@ -25,8 +33,10 @@ export class Outflow {
   #stopped = false;
   /** Set for a device with `caps.delta`. */
   #held: HeldTexts | undefined;
+  /** For a delta device: when its next `message.update` may be written (`performance.now()` time). */
+  #nextDeltaAt = 0;
 
-  constructor(conn: Connection, limits: { softBytes: number; hardBytes: number }, overflow: () => void) {
+  constructor(conn: Connection, limits: OutflowLimits, overflow: () => void) {
     this.#conn = conn;
     this.#limits = limits;
     this.#overflow = overflow;
@@ -46,16 +56,20 @@ export class Outflow {
     return false;
   }
 
-  /** Send one frame; `message.update`s wait while the buffer is past the soft limit (latest wins). */
+  /**
+   * Send one frame; `message.update`s wait while the buffer is past the soft limit, or for a delta
+   * device until its pace allows the next one (latest wins).
+   */
   send(frame: OutgoingFrame, requestId: string | undefined): void {
     if (!this.#room()) return;
     if (frame.type === "message.update") {
       const messageId = frame.payload.message_id as string;
-      if (this.#conn.bufferedAmount > this.#limits.softBytes || this.#pendingUpdates.size > 0) {
+      const paced = this.#deltaWait();
+      if (this.#conn.bufferedAmount > this.#limits.softBytes || this.#pendingUpdates.size > 0 || paced > 0) {
         // Latest wins: the turn's update carries the whole text, so older pending ones are
         // worthless; a delta device's appends are taken from it when it is written.
         this.#pendingUpdates.set(messageId, frame);
-        this.#scheduleDrain();
+        this.#scheduleDrain(paced > 0 ? paced : DRAIN_POLL_MS);
         return;
       }
     } else if (frame.type === "message.stop" || frame.type === "message") {
@@ -69,8 +83,10 @@ export class Outflow {
     const held = this.#held;
     if (held !== undefined) {
       const p = frame.payload;
-      if (frame.type === "message.update") frame = held.shape(frame);
-      else if (frame.type === "message.start") held.started(p.message_id as string);
+      if (frame.type === "message.update") {
+        frame = held.shape(frame);
+        this.#nextDeltaAt = performance.now() + this.#limits.deltaIntervalMs;
+      } else if (frame.type === "message.start") held.started(p.message_id as string);
       else if (frame.type === "message.stop" || frame.type === "message") held.ended(p.message_id as string);
       else if (frame.type === "message.deleted" && Array.isArray(p.message_ids)) for (const id of p.message_ids) held.ended(id as string);
     }
@@ -99,18 +115,25 @@ export class Outflow {
     this.#drainTimer = undefined;
   }
 
-  #scheduleDrain(): void {
+  /**
+   * Milliseconds until a delta device may get its next update: at a model's pace an update's
+   * envelope outweighs 50 ms of text, so a delta device gets fewer, longer appends (0 otherwise).
+   */
+  #deltaWait(): number {
+    return this.#held === undefined ? 0 : this.#nextDeltaAt - performance.now();
+  }
+
+  #scheduleDrain(delayMs: number): void {
     if (this.#drainTimer) return;
     this.#drainTimer = setTimeout(() => {
       this.#drainTimer = undefined;
       if (!this.#room()) return;
-      if (this.#conn.bufferedAmount > this.#limits.softBytes) {
-        this.#scheduleDrain();
-        return;
-      }
+      if (this.#conn.bufferedAmount > this.#limits.softBytes) return this.#scheduleDrain(DRAIN_POLL_MS);
+      const paced = this.#deltaWait();
+      if (paced > 0) return this.#scheduleDrain(paced);
       const pending = [...this.#pendingUpdates.values()];
       this.#pendingUpdates.clear();
       for (const frame of pending) this.#write(frame);
-    }, DRAIN_POLL_MS);
+    }, delayMs);
   }
 }

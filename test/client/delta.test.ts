@@ -37,6 +37,7 @@ describe("typed client, delta updates", () => {
   it("client delta - declares caps.delta, applies the appends and hands every handler the whole text", async () => {
     h = await startGateway({
       updateIntervalMs: 1,
+      deltaUpdateIntervalMs: 0,
       runtime: scriptedRuntime(async function* () {
         // 3 UTF-16 units a chunk: emoji pairs are split across chunks.
         for (let i = 0; i < ANSWER.length; i += 3) {

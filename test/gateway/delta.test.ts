@@ -2,7 +2,8 @@
 // caps.delta on one owner, a slow consumer through the public Connection contract, a device that
 // joins mid-stream, and a text rewritten mid-stream by another publisher on the bus.
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, memoryBus, type Connection, type RuntimeEvent } from "chat-gateway";
+import { ANONYMOUS_OWNER, createGateway, memoryBus, type Connection, type GatewayOptions, type RuntimeEvent } from "chat-gateway";
+import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
 import { gate, scriptedRuntime, sleep } from "./runtimes.js";
 
@@ -88,7 +89,7 @@ describe("delta updates", () => {
     const next = random(7);
     const text = chunked(SAMPLE, next).map((delta) => ({ type: "text" as const, delta }));
     const reasoning = chunked("Thinking 🤔 about it… 🧠".repeat(5), next).map((delta) => ({ type: "reasoning" as const, delta }));
-    h = await startGateway({ updateIntervalMs: 1, runtime: streamOf([...reasoning, ...text]) });
+    h = await startGateway({ updateIntervalMs: 1, deltaUpdateIntervalMs: 0, runtime: streamOf([...reasoning, ...text]) });
     const delta = await Client.connect(h.url, { caps: { delta: true } });
     const full = await Client.connect(h.url);
     const { final } = await full.say({ chat_id: "default", text: "go" });
@@ -115,6 +116,43 @@ describe("delta updates", () => {
     expect(fullUpdates.at(-1)!.payload.text).toBe(SAMPLE);
   });
 
+  it("delta - a delta device gets at most one update per deltaUpdateIntervalMs, each joining every append since; full-text devices keep the turn's pace", async () => {
+    // 10 characters every 5 ms for about 600 ms: the turn publishes an update every 20 ms.
+    const text = "0123456789".repeat(120);
+    h = await startGateway({
+      updateIntervalMs: 20,
+      deltaUpdateIntervalMs: 100,
+      runtime: scriptedRuntime(async function* () {
+        for (let i = 0; i < text.length; i += 10) {
+          yield { type: "text", delta: text.slice(i, i + 10) } as RuntimeEvent;
+          await sleep(5);
+        }
+      }),
+    });
+    const delta = await Client.connect(h.url, { caps: { delta: true } });
+    const full = await Client.connect(h.url);
+    const times: number[] = [];
+    delta.ws.on("message", (data) => {
+      if (String(data).includes('"message.update"')) times.push(performance.now());
+    });
+    await delta.request("message.send", { chat_id: "default", text: "go" });
+    const stop = await delta.waitFor((f) => f.type === "message.stop");
+    await full.waitFor((f) => f.type === "message.stop");
+    const held = assemble(delta.frames, stop.payload.message_id);
+    expect(stop.payload.final_text).toBe(text);
+    expect(text.startsWith(held.text)).toBe(true);
+    expect(held.appends).toBeGreaterThan(1);
+    // Timers may fire a little early or late; never two updates well inside one interval.
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(90);
+    // The full-text device is not held to the delta pace.
+    expect(full.of("message.update").length).toBeGreaterThan(delta.of("message.update").length);
+  });
+
+  it("delta - deltaUpdateIntervalMs must be 0 or more", () => {
+    expect(() => createGateway({ storage: memoryStorage(), runtime: scriptedRuntime(async function* () {}), deltaUpdateIntervalMs: -1 } as GatewayOptions)).toThrow(/deltaUpdateIntervalMs/);
+  });
+
   it("delta - hello.ok lists the delta feature", async () => {
     h = await startGateway();
     const device = await Client.connect(h.url, { caps: { delta: true } });
@@ -125,6 +163,7 @@ describe("delta updates", () => {
     const release = gate();
     h = await startGateway({
       updateIntervalMs: 1,
+      deltaUpdateIntervalMs: 0,
       backpressure: { softBytes: 1000, hardBytes: 100_000 },
       runtime: scriptedRuntime(async function* () {
         for (let i = 0; i < 40; i++) {
@@ -164,6 +203,7 @@ describe("delta updates", () => {
     const release = gate();
     h = await startGateway({
       updateIntervalMs: 1,
+      deltaUpdateIntervalMs: 0,
       runtime: scriptedRuntime(async function* () {
         yield { type: "text", delta: "first half 🌗 " } as RuntimeEvent;
         await release.wait;
@@ -196,6 +236,7 @@ describe("delta updates", () => {
     h = await startGateway({
       bus,
       updateIntervalMs: 1,
+      deltaUpdateIntervalMs: 0,
       runtime: scriptedRuntime(async function* () {
         yield { type: "text", delta: "draft one" } as RuntimeEvent;
         await release.wait;
