@@ -231,6 +231,20 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
     expect((await theme())[0]).toBe("dark");
   });
 
+  it("paints a dark system's page dark from the first frame, before the app's script has run", async () => {
+    const dark = await browser.newContext({ viewport: { width: 800, height: 600 }, colorScheme: "dark" });
+    try {
+      const fresh = await dark.newPage();
+      // Without app.js the page can only be dark if the theme was set before it.
+      await fresh.route("**/app.js", (route) => route.abort());
+      await fresh.goto(server.url);
+      const painted = await fresh.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.documentElement).backgroundColor]);
+      expect(painted).toEqual(["dark", "rgb(20, 23, 28)"]);
+    } finally {
+      await dark.close();
+    }
+  });
+
   it("passes the accessibility check on desktop and at 375 px, light and dark, and keeps a screenshot of each", async () => {
     // A tool row and a code block in view, as a user would see them.
     await ask("tool: print it\n```js\nconsole.log('hi');\n```");

@@ -28,12 +28,13 @@ const options = {
   external: ["ws"],
   logLevel: "warning",
 };
+// The theme before first paint (src/theme-boot.ts): a classic script, so it blocks the page until it ran.
+const themeOptions = { ...options, entryPoints: [here("./src/theme-boot.ts")], format: "iife", sourcemap: false, outfile: `${out}theme.js` };
 await Promise.all([copyFile(here("./index.html"), `${out}index.html`), copyFile(here("./styles.css"), `${out}styles.css`), copyFile(here("./code-blocks.css"), `${out}code-blocks.css`), copyFile(here("./icon.svg"), `${out}icon.svg`)]);
 if (process.argv.includes("--watch")) {
-  const context = await esbuild.context(options);
-  await context.watch();
+  for (const each of [options, themeOptions]) await (await esbuild.context(each)).watch();
   console.log("watching examples/server/web/src …");
 } else {
-  await esbuild.build(options);
+  await Promise.all([esbuild.build(options), esbuild.build(themeOptions)]);
   console.log("web UI built into examples/server/web/dist");
 }
