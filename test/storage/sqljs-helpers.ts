@@ -57,3 +57,12 @@ export function message(id: string, extra: Partial<StoredMessage> = {}): StoredM
 export function write(id: string): Change {
   return { messages: [message(id)], outbox: [{ type: "message", payload: { id } }] };
 }
+
+/** Resolves once `check` holds; throws naming `what` after `ms`. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -17,12 +17,13 @@ function send(message: FromSnapshot): Promise<void> {
 /**
  * Only for chat-gateway's own tests, which must make a snapshot slow or crash to show that the
  * database keeps answering and loses nothing: the environment variable names a JSON file read at
- * each start, `{ "delayMs"?: number, "crash"?: true, "startedFile"?: string }`.
+ * each start (none: no hook), `{ "delayMs"?: number, "crash"?: true, "startedFile"?: string }`.
  */
 async function testHook(dir: string, gen: number): Promise<void> {
   const path = process.env.CHAT_GATEWAY_TEST_SQLJS_SNAPSHOT_HOOK;
   if (!path) return;
-  const hook = JSON.parse(await readFile(path, "utf8")) as { delayMs?: number; crash?: boolean; startedFile?: string };
+  const text = await readFile(path, "utf8").catch(() => "{}");
+  const hook = JSON.parse(text) as { delayMs?: number; crash?: boolean; startedFile?: string };
   if (hook.startedFile) await writeFile(hook.startedFile, `${process.pid} ${gen}\n`, { flag: "a" });
   if (hook.delayMs) await new Promise((r) => setTimeout(r, hook.delayMs));
   if (hook.crash) {
