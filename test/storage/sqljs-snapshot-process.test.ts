@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import type { SqlJsStorage } from "chat-gateway/storage/sqljs";
-import { crashImage, files, openStorage, removeTempDirs, tempDir, until, write } from "./sqljs-helpers.js";
+import { alive, crashImage, files, openStorage, removeTempDirs, tempDir, until, write } from "./sqljs-helpers.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const HOOK = "CHAT_GATEWAY_TEST_SQLJS_SNAPSHOT_HOOK";
@@ -36,10 +36,15 @@ async function hook(settings: { delayMs?: number; crash?: boolean }): Promise<st
 /** Small thresholds, so a few writes make a snapshot due. */
 const small = { snapshotMinBytes: 4096, snapshotMaxBytes: 4096 };
 
+/** Whether a snapshot process has noted its start in `startedFile` (a whole line). */
+function started(startedFile: string): boolean {
+  return existsSync(startedFile) && readFileSync(startedFile, "utf8").endsWith("\n");
+}
+
 /** Writes until a snapshot process has started; resolves with how many were written. */
 async function writeUntilStarted(storage: SqlJsStorage, startedFile: string, prefix: string): Promise<number> {
   let n = 0;
-  while (!existsSync(startedFile)) {
+  while (!started(startedFile)) {
     await storage.commit("alice", write(`${prefix}${n++}`));
     if (n > 2000) throw new Error("no snapshot process started");
   }
@@ -59,22 +64,13 @@ async function outboxIds(dir: string): Promise<string[]> {
   return ids;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
-  } catch {
-    return false;
-  }
-}
-
 describe("sql.js snapshots from a snapshot process", () => {
   test("snapshot process - writes and reads answer at once while a slow snapshot is produced; old files go only once it is written; a restart loads it and the journal since", { timeout: 90_000 }, async () => {
     const dir = await tempDir();
     const delayMs = 4000;
-    const started = await hook({ delayMs });
+    const startedFile = await hook({ delayMs });
     const { storage, warnings } = await openStorage(dir, small);
-    const before = await writeUntilStarted(storage, started, "m");
+    const before = await writeUntilStarted(storage, startedFile, "m");
     const snapshotStart = performance.now();
     const roundTrips: number[] = [];
     for (let i = 0; i < 20; i++) {
@@ -106,9 +102,9 @@ describe("sql.js snapshots from a snapshot process", () => {
 
   test("snapshot process - one that crashes half way loses nothing, leaves no partial file, and a later one succeeds", { timeout: 90_000 }, async () => {
     const dir = await tempDir();
-    const started = await hook({ crash: true });
+    const crashing = await hook({ crash: true });
     const { storage, warnings } = await openStorage(dir, small);
-    const first = await writeUntilStarted(storage, started, "a");
+    const first = await writeUntilStarted(storage, crashing, "a");
     await until(() => warnings.length > 0, "the crash's warning");
     expect(warnings).toEqual(["sql.js storage: snapshot failed, the journal keeps everything: the snapshot process stopped (SIGKILL)"]);
     expect(await data(dir)).toEqual(["journal-00000001.log", "journal-00000002.log"]);
@@ -146,10 +142,10 @@ describe("sql.js snapshots from a snapshot process", () => {
   test("snapshot process - close does not wait for a slow one: it stops it and writes the closing snapshot itself", { timeout: 90_000 }, async () => {
     const dir = await tempDir();
     const delayMs = 60_000;
-    const started = await hook({ delayMs });
+    const startedFile = await hook({ delayMs });
     const { storage, warnings } = await openStorage(dir, small);
-    const n = await writeUntilStarted(storage, started, "m");
-    const [pid] = (await readFile(started, "utf8")).split(" ").map(Number);
+    const n = await writeUntilStarted(storage, startedFile, "m");
+    const [pid] = (await readFile(startedFile, "utf8")).split(" ").map(Number);
     const t = performance.now();
     await storage.close();
     expect(performance.now() - t).toBeLessThan(delayMs / 4);
@@ -161,10 +157,10 @@ describe("sql.js snapshots from a snapshot process", () => {
 
   test("snapshot process - it exits when the process that opened the storage is killed", { timeout: 90_000 }, async () => {
     const dir = await tempDir();
-    const started = await hook({ delayMs: 60_000 });
+    const startedFile = await hook({ delayMs: 60_000 });
     const writer = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-crash-writer.ts", dir, "0"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
-    await until(() => existsSync(started), "a snapshot process", 60_000);
-    const [pid] = readFileSync(started, "utf8").split(" ").map(Number);
+    await until(() => started(startedFile), "a snapshot process", 60_000);
+    const [pid] = readFileSync(startedFile, "utf8").split(" ").map(Number);
     expect(alive(pid)).toBe(true);
     writer.kill("SIGKILL");
     await until(() => !alive(pid), "the snapshot process to exit", 10_000);
