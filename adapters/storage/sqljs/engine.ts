@@ -70,10 +70,11 @@ export class Engine {
   #run: SnapshotRun | undefined;
   #timer: NodeJS.Timeout | undefined;
   /**
-   * Set while the exported bytes of an export on this thread are being copied to disk (never with
-   * a snapshot process, which leaves the engine's memory alone). Writes wait for it: a write that grew
-   * the database could make sql.js move its in-memory file to a larger buffer, and for a moment
-   * the process would hold the old file, the new one and the export (three times the database).
+   * Set while the bytes of an export on this thread are being copied to disk (never with a
+   * snapshot process, which leaves this process's memory alone). Writes wait for it: a write that
+   * grew the database could make sql.js move its in-memory file to a larger buffer, and for a
+   * moment the process would hold the old file, the new one and the export (three times the
+   * database).
    */
   #held: Promise<void> | undefined;
   /** Set while the database is reloaded from disk after a journal write failed. */
@@ -313,8 +314,9 @@ export class Engine {
     if (this.#state === "closed") return;
     clearInterval(this.#timer);
     this.#closing = true;
-    await this.#recovering?.catch(() => undefined);
+    // First, as a reload after a journal failure waits for the snapshot in progress.
     await this.#run?.stop();
+    await this.#recovering?.catch(() => undefined);
     await this.#snapshotting;
     this.#state = "closed";
     await this.#journal.close();
