@@ -10,7 +10,7 @@ import initSqlJs from "sql.js";
 import { Engine } from "./engine.js";
 import { dispatch, toWire, type FromEngine, type ToEngine } from "./engine-calls.js";
 import { serveSnapshot } from "./snapshot-main.js";
-import { SNAPSHOT_MODE, snapshotProcess } from "./snapshot-process.js";
+import { SNAPSHOT_MODE, TEST_HOOK_ENV, snapshotProcess } from "./snapshot-process.js";
 
 let engine: Engine | undefined;
 
@@ -23,7 +23,8 @@ async function handle(message: ToEngine): Promise<unknown> {
     case "open": {
       const warn = (text: string) => send({ t: "warn", message: text });
       // Snapshot processes run this very file.
-      engine = await Engine.open(message.settings, await initSqlJs(), warn, snapshotProcess(process.argv[1], warn));
+      const snapshotter = snapshotProcess(process.argv[1], warn);
+      engine = await Engine.open(message.settings, await initSqlJs(), warn, { snapshotter, inPlaceBelowBytes: process.env[TEST_HOOK_ENV] ? 0 : undefined });
       return undefined;
     }
     case "call":

@@ -30,6 +30,16 @@ export interface SnapshotRun {
 /** Produces snapshot `gen` of `dir` from the files alone: the newest snapshot and the journals before `gen`. */
 export type Snapshotter = (dir: string, gen: number) => SnapshotRun;
 
+/** Where the engine's snapshots are produced, when not all on its own thread. */
+export interface SnapshotPlace {
+  snapshotter: Snapshotter;
+  /**
+   * A database smaller than this is still exported on the engine's thread: about 2 ms per MiB,
+   * less than starting a process and loading sql.js in it (100 ms or more, 40 MB). Default 1 MiB.
+   */
+  inPlaceBelowBytes?: number;
+}
+
 /**
  * The durability engine: the database in memory, its journal and its snapshots. It runs wherever
  * the database lives (the database process, or the caller's thread when the storage runs in
@@ -39,17 +49,17 @@ export type Snapshotter = (dir: string, gen: number) => SnapshotRun;
  * waits until each write it could have seen is on disk.
  *
  * A snapshot starts by rotating the journal to a new generation N. Given a {@link Snapshotter}
- * (the database process), that is all the engine does: once generation N-1 is on disk, a snapshot
+ * (the database process), that is all the engine does for a database of 1 MiB or more: once generation N-1 is on disk, a snapshot
  * process builds `snapshot-N` from the files (the newest snapshot plus the journals before N) while
  * the engine goes on answering, and the files it supersedes are deleted only once it succeeded.
- * Without one (in process), the engine exports its own database in the same synchronous step as
- * the rotation, so no record falls between the two.
+ * Otherwise (in process, or a small database) the engine exports its own database in the same
+ * synchronous step as the rotation, so no record falls between the two.
  */
 export class Engine {
   readonly #settings: EngineSettings;
   readonly #SQL: SqlJsStatic;
   readonly #warn: (message: string) => void;
-  readonly #snapshotter: Snapshotter | undefined;
+  readonly #elsewhere: SnapshotPlace | undefined;
   #state: "open" | "closed" = "open";
   /** close() has begun: no snapshot process is started any more. */
   #closing = false;
@@ -82,19 +92,19 @@ export class Engine {
   /** The last journal failure and when it happened: writes fail at once for a while after it. */
   #failure: { error: unknown; at: number } | undefined;
 
-  private constructor(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, snapshotter: Snapshotter | undefined) {
+  private constructor(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, elsewhere: SnapshotPlace | undefined) {
     this.#settings = settings;
     this.#SQL = SQL;
     this.#warn = warn;
-    this.#snapshotter = snapshotter;
+    this.#elsewhere = elsewhere;
   }
 
   /**
-   * Loads the folder (the caller holds its lock) and starts taking snapshots: with `snapshotter`,
-   * in other processes; without, by exporting on this thread.
+   * Loads the folder (the caller holds its lock) and starts taking snapshots: with `elsewhere`, in
+   * other processes (but for a small database); without, by exporting on this thread.
    */
-  static async open(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, snapshotter?: Snapshotter): Promise<Engine> {
-    const engine = new Engine(settings, SQL, warn, snapshotter);
+  static async open(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, elsewhere?: SnapshotPlace): Promise<Engine> {
+    const engine = new Engine(settings, SQL, warn, elsewhere);
     const migrated = await engine.#load();
     const every = settings.snapshotIntervalMs ?? 10 * 60_000;
     if (every > 0) {
@@ -209,7 +219,9 @@ export class Engine {
       // Not while the database holds writes the journal failed to keep: they are about to be dropped.
       .then(() => {
         if (this.#state !== "open" || this.#journal.failure !== undefined) return;
-        return this.#snapshotter ? this.#snapshotElsewhere(this.#snapshotter) : this.#snapshot();
+        return this.#elsewhere && this.#databaseBytes() >= (this.#elsewhere.inPlaceBelowBytes ?? 1024 * 1024)
+          ? this.#snapshotElsewhere(this.#elsewhere.snapshotter)
+          : this.#snapshot();
       })
       // A background snapshot has no caller to reject to; the journal still holds everything.
       .catch((error: unknown) => this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`))
@@ -238,6 +250,11 @@ export class Engine {
       unhold();
     }
     await this.#snapshotWritten(gen, size, covered);
+  }
+
+  #databaseBytes(): number {
+    const pragma = (name: string) => Number(this.#db.exec(`PRAGMA ${name}`)[0].values[0][0]);
+    return pragma("page_count") * pragma("page_size");
   }
 
   /** Moves new records to generation `gen`; returns the journal bytes a snapshot `gen` will hold. */

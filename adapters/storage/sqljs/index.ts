@@ -15,17 +15,19 @@
  * write resolves once the database process has fsynced its journal record. The serving process
  * holds the folder's lock; the database process exits as soon as its parent is gone.
  *
- * The database process never exports either: when a snapshot is due it only rotates the journal to
- * a new generation N and starts a short-lived snapshot process, which loads the newest snapshot and
- * the journals before N exactly as a start does, exports (1 to 2 s at a million messages, several
- * times that on a busy machine) and writes `snapshot-N`, while the database process goes on
- * answering every call. Once it has succeeded the files it supersedes are deleted; should it fail
- * or die, the journals keep everything and a later attempt follows. It holds a second copy of the
- * database while it runs (one at a time), in its own memory, and exits with its parent. `close()`
- * stops one still at work and writes the closing snapshot itself, as nothing is left to wait for
- * it. `inProcess` runs all of it on the calling thread instead, exporting there: the exported
- * bytes are handed to a worker thread that copies them into the file and exits, which frees them
- * at once; writes issued meanwhile wait and are acknowledged right after.
+ * The database process does not export either: when a snapshot is due it only rotates the journal
+ * to a new generation N and starts a short-lived snapshot process, which loads the newest snapshot
+ * and the journals before N exactly as a start does, exports (1 to 2 s at a million messages,
+ * several times that on a busy machine) and writes `snapshot-N`, while the database process goes
+ * on answering every call. Once it has succeeded the files it supersedes are deleted; should it
+ * fail or die, the journals keep everything and a later attempt follows. It holds a second copy of
+ * the database while it runs (one at a time), in its own memory, and exits with its parent. A
+ * database under 1 MiB is still exported in the database process (a millisecond or two, less than
+ * starting a process). `close()` stops a snapshot process still at work and writes the closing
+ * snapshot itself, as no call is left to wait for it. `inProcess` runs all of it on the calling
+ * thread instead, exporting there: the exported bytes are handed to a worker thread that copies
+ * them into the file and exits, which frees them at once; writes issued meanwhile wait and are
+ * acknowledged right after.
  *
  * Snapshots are taken when the journal outgrows a fraction of the database (bounded below and
  * above, see {@link SqlJsStorageOptions}), which keeps their cost per write about constant and the

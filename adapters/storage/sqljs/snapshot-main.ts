@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { toWire } from "./engine-calls.js";
 import { PRIVATE_FILE } from "./file-modes.js";
 import { loadFolder } from "./load.js";
-import type { FromSnapshot } from "./snapshot-process.js";
+import { TEST_HOOK_ENV, type FromSnapshot } from "./snapshot-process.js";
 import { snapshotName, writeSnapshot } from "./snapshot.js";
 
 function send(message: FromSnapshot): Promise<void> {
@@ -20,7 +20,7 @@ function send(message: FromSnapshot): Promise<void> {
  * each start (none: no hook), `{ "delayMs"?: number, "crash"?: true, "startedFile"?: string }`.
  */
 async function testHook(dir: string, gen: number): Promise<void> {
-  const path = process.env.CHAT_GATEWAY_TEST_SQLJS_SNAPSHOT_HOOK;
+  const path = process.env[TEST_HOOK_ENV];
   if (!path) return;
   const text = await readFile(path, "utf8").catch(() => "{}");
   const hook = JSON.parse(text) as { delayMs?: number; crash?: boolean; startedFile?: string };

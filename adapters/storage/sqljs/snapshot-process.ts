@@ -8,6 +8,13 @@ import { snapshotName } from "./snapshot.js";
 /** The first argument that starts the database process's entry as a snapshot process instead. */
 export const SNAPSHOT_MODE = "snapshot";
 
+/**
+ * Only for chat-gateway's own tests: the environment variable that names the snapshot process's
+ * test hook (see `snapshot-main.ts`). While it is set, every snapshot but the closing one goes
+ * through a snapshot process, however small the database, so that tests can use small ones.
+ */
+export const TEST_HOOK_ENV = "CHAT_GATEWAY_TEST_SQLJS_SNAPSHOT_HOOK";
+
 /** Messages from a snapshot process to the database process that started it. */
 export type FromSnapshot = { t: "warn"; message: string } | { t: "done"; bytes: number } | { t: "failed"; error: WireError };
 
