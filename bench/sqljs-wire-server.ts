@@ -100,10 +100,13 @@ process.on("message", async (m: { t: string }) => {
       t: "report",
       loopDelay: { p50: ms(eld.percentile(50)), p99: ms(eld.percentile(99)), max: ms(eld.max) },
       commit: percentiles(commits),
+      // Stalls a percentile hides: a snapshot or a growth of the database makes a few long ones.
+      slowCommits: Object.fromEntries([100, 250, 1000].map((ms) => [`over${ms}ms`, commits.filter((c) => c > ms).length])),
       search: percentiles(searches),
       servingPeakMB: Math.round(process.resourceUsage().maxRSS / 1024),
       databaseProcessPeakMB: childrenPeakMB(),
       snapshotMB: newestSnapshotMB(),
+      newestSnapshot: readdirSync(dir).filter((n) => /^snapshot-\d+\.db$/.test(n)).sort().at(-1),
     });
   } else if (m.t === "close") {
     await gateway.close();

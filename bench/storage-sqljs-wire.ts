@@ -30,7 +30,7 @@ const here = fileURLToPath(new URL("..", import.meta.url));
 const target = Number(args.messages ?? 100_000);
 const writers = Number(args.writers ?? 16);
 const designs: Array<{ name: string; root: string }> = [{ name: "database process", root: here }];
-if (args.base) designs.push({ name: "in-process (main)", root: args.base });
+if (args.base) designs.push({ name: "base (--base)", root: args.base });
 
 interface Server {
   child: ChildProcess;

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -56,4 +57,23 @@ export function message(id: string, extra: Partial<StoredMessage> = {}): StoredM
 /** One commit that writes a message and an outbox frame with the same id. */
 export function write(id: string): Change {
   return { messages: [message(id)], outbox: [{ type: "message", payload: { id } }] };
+}
+
+/** Resolves once `check` holds; throws naming `what` after `ms`. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Whether process `pid` is running (a zombie has exited; only its parent has not collected it yet). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return false;
+  }
 }

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { message, openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
+import { alive, message, openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
 
 afterEach(removeTempDirs);
 
@@ -33,16 +33,6 @@ function databasesOf(pid: number): number[] {
       return false;
     }
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    // A zombie has exited; only its parent has not collected it yet.
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
-  } catch {
-    return false;
-  }
 }
 
 async function until(condition: () => boolean, ms: number): Promise<boolean> {

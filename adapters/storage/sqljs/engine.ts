@@ -19,20 +19,50 @@ export interface EngineSettings {
   snapshotIntervalMs?: number;
 }
 
+/** One snapshot being produced elsewhere. */
+export interface SnapshotRun {
+  /** Resolves with the snapshot's size once it is on disk and its process gone; rejects with the reason it is not. */
+  done: Promise<number>;
+  /** Abandons the snapshot: kills its process and removes its temporary file; resolves once both are gone. */
+  stop(): Promise<void>;
+}
+
+/** Produces snapshot `gen` of `dir` from the files alone: the newest snapshot and the journals before `gen`. */
+export type Snapshotter = (dir: string, gen: number) => SnapshotRun;
+
+/** Where the engine's snapshots are produced, when not all on its own thread. */
+export interface SnapshotPlace {
+  snapshotter: Snapshotter;
+  /**
+   * A database smaller than this is still exported on the engine's thread: about 2 ms per MiB,
+   * less than starting a process and loading sql.js in it (100 ms or more, 40 MB). Default 1 MiB.
+   */
+  inPlaceBelowBytes?: number;
+}
+
 /**
  * The durability engine: the database in memory, its journal and its snapshots. It runs wherever
  * the database lives (the database process, or the caller's thread when the storage runs in
  * process) and knows nothing of locks, sockets or owners beyond what a journal op says.
  *
  * Every write is applied, then journaled and fsynced (group commit) before it resolves; every read
- * waits until each write it could have seen is on disk. Snapshots rotate the journal to a new
- * generation in the same synchronous step as the export, so no record falls between the two.
+ * waits until each write it could have seen is on disk.
+ *
+ * A snapshot starts by rotating the journal to a new generation N. Given a {@link Snapshotter}
+ * (the database process), that is all the engine does for a database of 1 MiB or more: once generation N-1 is on disk, a snapshot
+ * process builds `snapshot-N` from the files (the newest snapshot plus the journals before N) while
+ * the engine goes on answering, and the files it supersedes are deleted only once it succeeded.
+ * Otherwise (in process, or a small database) the engine exports its own database in the same
+ * synchronous step as the rotation, so no record falls between the two.
  */
 export class Engine {
   readonly #settings: EngineSettings;
   readonly #SQL: SqlJsStatic;
   readonly #warn: (message: string) => void;
+  readonly #elsewhere: SnapshotPlace | undefined;
   #state: "open" | "closed" = "open";
+  /** close() has begun: no snapshot process is started any more. */
+  #closing = false;
   #db!: Database;
   #sql!: Sql;
   #journal!: JournalWriter;
@@ -41,13 +71,20 @@ export class Engine {
   /** Generations of the snapshots on disk, oldest first. */
   #snapshots: number[] = [];
   #snapshotBytes = 0;
+  /** Journal bytes since the last rotation: what decides when the next snapshot is due. */
   #journalBytes = 0;
+  /** Journal bytes that no snapshot on disk holds yet: the closing snapshot is needed while above 0. */
+  #uncovered = 0;
   #snapshotting: Promise<void> | undefined;
+  /** The snapshot process at work, if any. */
+  #run: SnapshotRun | undefined;
   #timer: NodeJS.Timeout | undefined;
   /**
-   * Set while the exported bytes are being copied to disk. Writes wait for it: a write that grew
-   * the database could make sql.js move its in-memory file to a larger buffer, and for a moment
-   * the process would hold the old file, the new one and the export (three times the database).
+   * Set while the bytes of an export on this thread are being copied to disk (never with a
+   * snapshot process, which leaves this process's memory alone). Writes wait for it: a write that
+   * grew the database could make sql.js move its in-memory file to a larger buffer, and for a
+   * moment the process would hold the old file, the new one and the export (three times the
+   * database).
    */
   #held: Promise<void> | undefined;
   /** Set while the database is reloaded from disk after a journal write failed. */
@@ -55,15 +92,19 @@ export class Engine {
   /** The last journal failure and when it happened: writes fail at once for a while after it. */
   #failure: { error: unknown; at: number } | undefined;
 
-  private constructor(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void) {
+  private constructor(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, elsewhere: SnapshotPlace | undefined) {
     this.#settings = settings;
     this.#SQL = SQL;
     this.#warn = warn;
+    this.#elsewhere = elsewhere;
   }
 
-  /** Loads the folder (the caller holds its lock) and starts taking snapshots. */
-  static async open(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void): Promise<Engine> {
-    const engine = new Engine(settings, SQL, warn);
+  /**
+   * Loads the folder (the caller holds its lock) and starts taking snapshots: with `elsewhere`, in
+   * other processes (but for a small database); without, by exporting on this thread.
+   */
+  static async open(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, elsewhere?: SnapshotPlace): Promise<Engine> {
+    const engine = new Engine(settings, SQL, warn, elsewhere);
     const migrated = await engine.#load();
     const every = settings.snapshotIntervalMs ?? 10 * 60_000;
     if (every > 0) {
@@ -85,6 +126,8 @@ export class Engine {
     this.#snapshots = loaded.snapshots;
     this.#snapshotBytes = loaded.snapshotBytes;
     this.#journalBytes = loaded.journalBytes;
+    // A migration is in no snapshot either, until one is written after it.
+    this.#uncovered = loaded.journalBytes + (loaded.migrated ? 1 : 0);
     this.#journal = new JournalWriter(this.#settings.dir);
     return loaded.migrated;
   }
@@ -138,6 +181,7 @@ export class Engine {
     const result = this.#sql.transaction(() => applyOp(this.#sql, op));
     const durable = this.#journal.append(this.#gen, record);
     this.#journalBytes += record.length;
+    this.#uncovered += record.length;
     this.#snapshotSoon(false);
     try {
       await durable;
@@ -169,11 +213,16 @@ export class Engine {
   }
 
   #snapshotSoon(force: boolean): void {
-    if (this.#snapshotting || this.#recovering || this.#state !== "open" || this.#journal.failure !== undefined) return;
+    if (this.#snapshotting || this.#recovering || this.#closing || this.#state !== "open" || this.#journal.failure !== undefined) return;
     if (!force && this.#journalBytes < this.#snapshotThreshold()) return;
     this.#snapshotting = new Promise<void>((resolve) => setImmediate(resolve))
       // Not while the database holds writes the journal failed to keep: they are about to be dropped.
-      .then(() => (this.#state === "open" && this.#journal.failure === undefined ? this.#snapshot() : undefined))
+      .then(() => {
+        if (this.#state !== "open" || this.#journal.failure !== undefined) return;
+        return this.#elsewhere && this.#databaseBytes() >= (this.#elsewhere.inPlaceBelowBytes ?? 1024 * 1024)
+          ? this.#snapshotElsewhere(this.#elsewhere.snapshotter)
+          : this.#snapshot();
+      })
       // A background snapshot has no caller to reject to; the journal still holds everything.
       .catch((error: unknown) => this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`))
       .finally(() => {
@@ -190,10 +239,7 @@ export class Engine {
     const bytes = this.#db.export();
     // writeSnapshot takes the bytes over; the array is empty once it returns.
     const size = bytes.length;
-    this.#gen = gen;
-    // Reset before the write: after a failure the next attempt waits for another threshold of
-    // journal, rather than exporting again on every write while the disk is full.
-    this.#journalBytes = 0;
+    const covered = this.#rotate(gen);
     const unhold = this.#hold();
     try {
       await writeSnapshot(this.#settings.dir, gen, bytes, unhold);
@@ -203,9 +249,55 @@ export class Engine {
     } finally {
       unhold();
     }
+    await this.#snapshotWritten(gen, size, covered);
+  }
+
+  #databaseBytes(): number {
+    const pragma = (name: string) => Number(this.#db.exec(`PRAGMA ${name}`)[0].values[0][0]);
+    return pragma("page_count") * pragma("page_size");
+  }
+
+  /** Moves new records to generation `gen`; returns the journal bytes a snapshot `gen` will hold. */
+  #rotate(gen: number): number {
+    this.#gen = gen;
+    // Reset before the snapshot is written: after a failure the next attempt waits for another
+    // threshold of journal, rather than trying again on every write while the disk is full.
+    this.#journalBytes = 0;
+    return this.#uncovered;
+  }
+
+  async #snapshotWritten(gen: number, size: number, covered: number): Promise<void> {
     this.#snapshotBytes = size;
+    this.#uncovered -= covered;
     this.#snapshots.push(gen);
     await this.#dropOldGenerations(gen);
+  }
+
+  /**
+   * Rotates the journal and has a snapshot process write snapshot `gen` from the generations
+   * before it, while this engine keeps answering: nothing here waits for it but the next snapshot
+   * and close(). A snapshot that fails (or whose process dies) costs nothing but the attempt: the
+   * journals stay, and the next attempt comes after another threshold of journal, as on this thread.
+   */
+  async #snapshotElsewhere(snapshotter: Snapshotter): Promise<void> {
+    const gen = this.#gen + 1;
+    const covered = this.#rotate(gen);
+    // The snapshot process reads the closed generations from disk: every record of them first.
+    await this.#journal.waitDurable();
+    if (this.#closing) return;
+    const run = snapshotter(this.#settings.dir, gen);
+    this.#run = run;
+    let size: number;
+    try {
+      size = await run.done;
+    } catch (error) {
+      // Killed by close(), whose own snapshot supersedes it: nothing to warn about.
+      if (this.#closing) return;
+      throw error;
+    } finally {
+      this.#run = undefined;
+    }
+    await this.#snapshotWritten(gen, size, covered);
   }
 
   /** Makes writes wait until the returned function is called. */
@@ -229,15 +321,23 @@ export class Engine {
     this.#snapshots = this.#snapshots.filter((g) => g >= keepFrom);
   }
 
-  /** Waits for pending writes, snapshots a non-empty journal and closes the database. */
+  /**
+   * Waits for pending writes, snapshots a journal that no snapshot holds yet and closes the
+   * database. A snapshot process still at work is killed rather than waited for (it could take
+   * seconds at a million messages under load): the closing snapshot, exported here where no call
+   * is left to wait for it, holds more than it would have, so close takes one export as before.
+   */
   async close(): Promise<void> {
     if (this.#state === "closed") return;
     clearInterval(this.#timer);
+    this.#closing = true;
+    // First, as a reload after a journal failure waits for the snapshot in progress.
+    await this.#run?.stop();
     await this.#recovering?.catch(() => undefined);
     await this.#snapshotting;
     this.#state = "closed";
     await this.#journal.close();
-    if (this.#journalBytes > 0 && this.#journal.failure === undefined) {
+    if (this.#uncovered > 0 && this.#journal.failure === undefined) {
       try {
         await this.#snapshot();
       } catch (error) {

@@ -9,20 +9,25 @@
  * loads the newest intact snapshot and replays the journals written since. A torn or corrupt
  * journal tail is dropped with a warning and everything before it is kept.
  *
- * The database, its journal and its snapshots live in a process of their own (the database
- * process, started by `open()` and stopped by `close()`), and the storage is a thin asynchronous
- * proxy to it: sql.js blocks whatever thread runs it (an export takes 1 to 2 s at a million
- * messages, growing its in-memory file up to a second) and holds the database up to twice while
- * exporting, and neither now touches the process that serves sockets. A write resolves once the
- * database process has fsynced its journal record. Calls that arrive during an export wait for it,
- * since sql.js cannot do both at once; the sockets, and every other part of the gateway, do not.
- * The serving process holds the folder's lock; the database process exits as soon as its parent
- * is gone. `inProcess` runs all of it on the calling thread instead.
+ * The database and its journal live in a process of their own (the database process, started by
+ * `open()` and stopped by `close()`), and the storage is a thin asynchronous proxy to it: sql.js
+ * blocks whatever thread runs it, and so never stalls the process that serves sockets. A
+ * write resolves once the database process has fsynced its journal record. The serving process
+ * holds the folder's lock; the database process exits as soon as its parent is gone.
  *
- * The exported bytes are handed to a worker thread that copies them into the file and exits, which
- * frees them at once (0.2 s for 750 MB); writes issued meanwhile wait and are acknowledged right
- * after, and none is lost, since the journal keeps every record after the snapshot point in the
- * next generation.
+ * The database process does not export either: when a snapshot is due it only rotates the journal
+ * to a new generation N and starts a short-lived snapshot process, which loads the newest snapshot
+ * and the journals before N exactly as a start does, exports (1 to 2 s at a million messages,
+ * several times that on a busy machine) and writes `snapshot-N`, while the database process goes
+ * on answering every call. Once it has succeeded the files it supersedes are deleted; should it
+ * fail or die, the journals keep everything and a later attempt follows. It holds a second copy of
+ * the database while it runs (one at a time), in its own memory, and exits with its parent. A
+ * database under 1 MiB is still exported in the database process (a millisecond or two, less than
+ * starting a process). `close()` stops a snapshot process still at work and writes the closing
+ * snapshot itself, as no call is left to wait for it. `inProcess` runs all of it on the calling
+ * thread instead, exporting there: the exported bytes are handed to a worker thread that copies
+ * them into the file and exits, which frees them at once; writes issued meanwhile wait and are
+ * acknowledged right after.
  *
  * Snapshots are taken when the journal outgrows a fraction of the database (bounded below and
  * above, see {@link SqlJsStorageOptions}), which keeps their cost per write about constant and the

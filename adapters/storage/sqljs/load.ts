@@ -28,68 +28,82 @@ export interface LoadedFolder {
  * Loads the newest intact snapshot of `dir` and replays the journals written since. Used at open
  * and again after a failed journal write, to drop whatever the disk never got. Damaged snapshots
  * are set aside, torn journal tails cut off, with a warning each.
+ *
+ * With `before`, only the generations before it are read and nothing on disk is changed: that is
+ * the snapshot process's view of a folder whose owner is still appending to generation `before`
+ * (see `snapshot-process.ts`). The owner fixed the folder up when it loaded it, and every record
+ * of those generations was on disk before the snapshot process started.
  */
-export async function loadFolder(dir: string, SQL: SqlJsStatic, warn: (message: string) => void): Promise<LoadedFolder> {
+export async function loadFolder(dir: string, SQL: SqlJsStatic, warn: (message: string) => void, before = Infinity): Promise<LoadedFolder> {
+  const owner = before === Infinity;
   const names = await readdir(dir);
-  for (const n of names) if (n.endsWith(".tmp")) await rm(join(dir, n), { force: true });
-  await makePrivateFiles(dir, names.filter((n) => snapshotGen(n) !== undefined || journalGen(n) !== undefined));
-  const snapshots = names.map(snapshotGen).filter((g): g is number => g !== undefined).sort((a, b) => a - b);
-  const journals = names.map(journalGen).filter((g): g is number => g !== undefined).sort((a, b) => a - b);
-
-  let base = 1;
-  let loaded: Database | undefined;
-  let kept: number[] = [];
-  let snapshotBytes = 0;
-  const damaged: string[] = [];
-  for (let i = snapshots.length - 1; i >= 0 && !loaded; i--) {
-    const path = join(dir, snapshotName(snapshots[i]));
-    try {
-      const bytes = await readSnapshot(path);
-      loaded = new SQL.Database(bytes);
-      loaded.exec("SELECT count(*) FROM sqlite_master");
-      base = snapshots[i];
-      snapshotBytes = bytes.length;
-      kept = snapshots.slice(0, i + 1);
-    } catch (error) {
-      loaded?.close();
-      loaded = undefined;
-      damaged.push(path);
-      warn(`sql.js storage: skipping snapshot ${path}: ${(error as Error).message}`);
-    }
+  if (owner) {
+    for (const n of names) if (n.endsWith(".tmp")) await rm(join(dir, n), { force: true });
+    await makePrivateFiles(dir, names.filter((n) => snapshotGen(n) !== undefined || journalGen(n) !== undefined));
   }
-  // Kept for inspection, but out of the way of the generations that follow.
-  if (loaded) for (const path of damaged) await rename(path, `${path}.damaged`);
-  if (!loaded && snapshots.length) {
-    throw new Error(`sql.js storage: no intact snapshot in ${dir}; refusing to start from an incomplete history. Restore the folder from a backup.`);
-  }
-  if (!loaded && journals.length && journals[0] > 1) {
+  const generations = (of: (name: string) => number | undefined) =>
+    names
+      .map(of)
+      .filter((g): g is number => g !== undefined && g < before)
+      .sort((a, b) => a - b);
+  const journals = generations(journalGen);
+  const base = await newestSnapshot(dir, SQL, generations(snapshotGen), warn, owner);
+  if (!base.db && journals.length && journals[0] > 1) {
     throw new Error(`sql.js storage: ${dir} has journals from generation ${journals[0]} but no snapshot; refusing to start from an incomplete history.`);
   }
-  const db = loaded ?? new SQL.Database();
+  const db = base.db ?? new SQL.Database();
   const sql = new Sql(db);
   try {
-    const migrated = migrate(sql) > 0 && loaded !== undefined;
+    const migrated = migrate(sql) > 0 && base.db !== undefined;
     let journalBytes = 0;
     for (const gen of journals) {
-      if (gen < base) continue;
-      const path = join(dir, journalName(gen));
-      const contents = await readJournal(path);
-      replay(sql, path, contents.payloads, warn);
-      journalBytes += contents.validBytes;
-      if (contents.damage) {
-        warn(
-          `sql.js storage: ${path}: ${contents.damage}; dropped the last ${contents.totalBytes - contents.validBytes} bytes (writes that were never acknowledged), kept ${contents.payloads.length} records before it`,
-        );
-        await truncateJournal(path, contents.validBytes);
-      }
+      if (gen >= base.gen) journalBytes += await replayJournal(sql, join(dir, journalName(gen)), warn, owner);
     }
-    const gen = Math.max(base - 1, journals.at(-1) ?? 0) + 1;
-    return { db, sql, gen, snapshots: kept, snapshotBytes, journalBytes, migrated };
+    const gen = Math.max(base.gen - 1, journals.at(-1) ?? 0) + 1;
+    return { db, sql, gen, snapshots: base.kept, snapshotBytes: base.bytes, journalBytes, migrated };
   } catch (error) {
     sql.free();
     db.close();
     throw error;
   }
+}
+
+/** The newest intact snapshot among `snapshots` (generations, oldest first), loaded. */
+async function newestSnapshot(dir: string, SQL: SqlJsStatic, snapshots: number[], warn: (message: string) => void, owner: boolean) {
+  const damaged: string[] = [];
+  for (let i = snapshots.length - 1; i >= 0; i--) {
+    const path = join(dir, snapshotName(snapshots[i]));
+    let db: Database | undefined;
+    try {
+      const bytes = await readSnapshot(path);
+      db = new SQL.Database(bytes);
+      db.exec("SELECT count(*) FROM sqlite_master");
+      // Kept for inspection, but out of the way of the generations that follow.
+      if (owner) for (const p of damaged) await rename(p, `${p}.damaged`);
+      return { db, gen: snapshots[i], bytes: bytes.length, kept: snapshots.slice(0, i + 1) };
+    } catch (error) {
+      db?.close();
+      damaged.push(path);
+      warn(`sql.js storage: skipping snapshot ${path}: ${(error as Error).message}`);
+    }
+  }
+  if (snapshots.length) {
+    throw new Error(`sql.js storage: no intact snapshot in ${dir}; refusing to start from an incomplete history. Restore the folder from a backup.`);
+  }
+  return { db: undefined, gen: 1, bytes: 0, kept: [] as number[] };
+}
+
+/** Replays a journal's intact records; resolves with their size. The owner cuts off a torn tail. */
+async function replayJournal(sql: Sql, path: string, warn: (message: string) => void, owner: boolean): Promise<number> {
+  const contents = await readJournal(path);
+  replay(sql, path, contents.payloads, warn);
+  if (contents.damage) {
+    warn(
+      `sql.js storage: ${path}: ${contents.damage}; dropped the last ${contents.totalBytes - contents.validBytes} bytes (writes that were never acknowledged), kept ${contents.payloads.length} records before it`,
+    );
+    if (owner) await truncateJournal(path, contents.validBytes);
+  }
+  return contents.validBytes;
 }
 
 function replay(sql: Sql, path: string, payloads: string[], warn: (message: string) => void): void {
