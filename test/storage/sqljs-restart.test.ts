@@ -78,6 +78,31 @@ describe("sql.js restart", () => {
     await expectFilled(image);
   });
 
+  test("restart - opening a store again and again does not grow its snapshot past what was written", async () => {
+    // Each open extends the file by a page so sql.js copies its array then, not at the first write;
+    // the free pages that leaves must not pile up over restarts.
+    const dir = await tempDir();
+    const newestSize = async () => {
+      const snaps = (await files(dir)).filter((n) => n.startsWith("snapshot-"));
+      return (await readFile(join(dir, snaps.at(-1)!))).length;
+    };
+    let { storage } = await openStorage(dir);
+    const long = (i: number) => message(`m${i}`, { text: `${"lorem ipsum dolor sit amet ".repeat(12)}${i}` });
+    for (let i = 0; i < 2000; i += 500) await storage.commit("alice", { messages: Array.from({ length: 500 }, (_, k) => long(i + k)) });
+    await storage.close();
+    const first = await newestSize();
+    for (let round = 0; round < 12; round++) {
+      ({ storage } = await openStorage(dir));
+      await storage.commit("alice", { messages: [long(10_000 + round)] });
+      await storage.close();
+    }
+    // Twelve short messages take a few pages; the free list stays under 1/32 of the file.
+    expect(await newestSize()).toBeLessThan(first * (1 + 1 / 32) + 12 * 2 * 4096);
+    ({ storage } = await openStorage(dir));
+    expect((await storage.history("alice", { chat_id: "c1", thread_id: null, limit: 3000 }))!.messages).toHaveLength(2012);
+    await storage.close();
+  });
+
   test("restart - a crash after snapshots replays the newest snapshot plus the journal since", async () => {
     const dir = await tempDir();
     const { storage } = await openStorage(dir, { snapshotMinBytes: 2048 });

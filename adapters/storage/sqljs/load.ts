@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Database, SqlJsStatic } from "sql.js";
 import { applyOp, type JournalOp } from "./apply.js";
 import { makePrivateFiles } from "./file-modes.js";
+import { makeHeadroom } from "./headroom.js";
 import { journalGen, journalName, readJournal, truncateJournal } from "./journal.js";
 import { migrate } from "./schema.js";
 import { readSnapshot, snapshotGen, snapshotName } from "./snapshot.js";
@@ -60,6 +61,8 @@ export async function loadFolder(dir: string, SQL: SqlJsStatic, warn: (message: 
       if (gen >= base.gen) journalBytes += await replayJournal(sql, join(dir, journalName(gen)), warn, owner);
     }
     const gen = Math.max(base.gen - 1, journals.at(-1) ?? 0) + 1;
+    // The copy sql.js makes when the file first grows, now rather than at the first write.
+    if (owner) makeHeadroom(db);
     return { db, sql, gen, snapshots: base.kept, snapshotBytes: base.bytes, journalBytes, migrated };
   } catch (error) {
     sql.free();
