@@ -108,7 +108,7 @@ describe.skipIf(!available)("postgres storage - chat and thread search walks the
       await s.commit("o", { messages: [msg("after", { text: "written after the upgrade", ts: 6, thread_id: "t1" })] });
       expect((await s.search("o", { query: "upgr", scope: "chat", chat_id: "c1", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "flat", "threaded"]);
       expect((await s.search("o", { query: "upgr", scope: "chat", chat_id: "c1", thread_id: "t1", limit: 5 })).map((h) => h.message_id)).toEqual(["after", "threaded"]);
-      expect((await client.query(`SELECT max(version) AS v FROM "${old}".schema_version`)).rows[0].v).toBe(4);
+      expect((await client.query(`SELECT max(version) AS v FROM "${old}".schema_version`)).rows[0].v).toBe(MIGRATIONS.length);
       const indexes = (await client.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1`, [old])).rows.map((r) => r.indexname);
       expect(indexes).toEqual(expect.arrayContaining(["messages_chat_recent", "messages_thread_recent"]));
       expect(indexes).not.toContain("messages_thread");

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Owner, SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
 import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, scopeLane, toHit, walkQuery, type Ranked } from "./search.js";
+import { listedCandidates, rankQuery } from "./search-rank.js";
 
 /** Matches ranked per search step: a common word costs the same at any history size. */
 export const CANDIDATES = 1000;
@@ -24,7 +25,9 @@ type Row = { message_id: string; chat_id: string; thread_key: string; role: Stor
 
 /**
  * The search of the PostgreSQL storage. Messages with every word first, then with any; each step
- * ranks at most the newest {@link CANDIDATES} matches in scope, as the other storages do.
+ * ranks at most the newest {@link CANDIDATES} matches in scope, as the other storages do. The
+ * ranking runs in SQL (`rankQuery`), so only the best `limit` texts are read and sent; JS then
+ * finds each one's snippet.
  *
  * In a chat or thread scope where the planner expects more than {@link WALK_FROM} matches, the
  * newest messages of the scope are walked first through `messages_chat_recent` or
@@ -36,7 +39,7 @@ type Row = { message_id: string; chat_id: string; thread_key: string; role: Stor
  * so the path never changes the results.
  */
 export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner: Owner, q: SearchQuery) => Promise<SearchHit[]> {
-  const read = async (text: string, values: unknown[]) => (await (await pool()).query(text, values)).rows as Array<Row & { hit?: boolean; n?: string }>;
+  const read = async (statement: { text: string; values: unknown[] }) => (await (await pool()).query(statement.text, statement.values)).rows as Array<Row & { hit?: boolean; n?: string }>;
   const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
 
   // Keyed by the lexeme prefix asked of GIN (lane token and term), the newest last; see estimates().
@@ -62,16 +65,21 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
     return keys.map((k) => kept.get(k)?.rows ?? Infinity);
   }
 
-  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number): Promise<Array<Ranked["message"]>> {
+  /** The statement giving the newest {@link CANDIDATES} matches of a step, as `rankQuery` candidates. */
+  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number): Promise<{ text: string; values: unknown[] }> {
     if (q.scope === "chat" && expected > WALK_FROM) {
-      const walk = walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW);
-      const found = await read(walk.text, walk.values);
+      const found = await read(walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW));
       const hits = found.filter((r) => r.hit);
       // Complete when it found enough, or when the window was the whole scope (its last row not reached).
-      if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW)) return hits.slice(0, CANDIDATES).map(toMessage);
+      if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW)) return listedCandidates(s, owner, hits.slice(0, CANDIDATES).map((r) => r.message_id));
     }
-    const query = candidatesQuery(s, owner, q, terms, mode, CANDIDATES);
-    return (await read(query.text, query.values)).map(toMessage);
+    return candidatesQuery(s, owner, q, terms, mode, CANDIDATES);
+  }
+
+  /** The best `limit` of a step's candidates, ranked in SQL; JS ranks them again on their text for the snippet's offset. */
+  async function best(owner: Owner, found: { text: string; values: unknown[] }, terms: string[], limit: number, exclude?: string[]): Promise<Ranked[]> {
+    const rows = await read(rankQuery(s, found, terms, limit, exclude));
+    return rows.map((r) => rank(toMessage(r), terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
   }
 
   return async (owner, q) => {
@@ -79,12 +87,11 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
     if (!terms.length || q.limit < 1) return [];
     const expected = q.scope === "chat" || terms.length > 1 ? await estimates(q, terms) : [];
     const byEstimate = terms.map((t, i) => ({ t, rows: expected[i] ?? Infinity })).sort((a, b) => a.rows - b.rows);
-    const rankAll = (found: Array<Ranked["message"]>) => found.map((m) => rank(m, terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
-    let top = rankAll(await candidates(owner, q, byEstimate.map((e) => e.t), "all", byEstimate[0].rows)).slice(0, q.limit);
+    let top = await best(owner, await candidates(owner, q, byEstimate.map((e) => e.t), "all", byEstimate[0].rows), terms, q.limit);
     if (top.length < q.limit && terms.length > 1) {
-      const seen = new Set(top.map((r) => r.message.message_id));
       const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
-      top = top.concat(rankAll((await candidates(owner, q, terms, "any", any)).filter((m) => !seen.has(m.message_id))).slice(0, q.limit - top.length));
+      const seen = top.map((r) => r.message.message_id);
+      top = top.concat(await best(owner, await candidates(owner, q, terms, "any", any), terms, q.limit - top.length, seen));
     }
     return top.map(toHit);
   };
