@@ -33,7 +33,7 @@ export function rankQuery(s: string, candidates: { text: string; values: unknown
   return {
     text: `SELECT r.message_id, m.chat_id, m.thread_key, m.role, m.ts, m.text FROM (
       SELECT message_id, ts, ${matched} AS terms, ${hits} AS hits FROM (
-        SELECT message_id, ts, ${counts.join(", ")} FROM (${candidates.text}) c${skip}
+        SELECT message_id, ts, ${counts.join(", ")} FROM (${candidates.text}) c${skip} OFFSET 0
       ) counted WHERE ${matched} > 0 ORDER BY ${order} LIMIT ${limit}
     ) r JOIN ${s}.messages m ON m.owner = $1 AND m.message_id = r.message_id ORDER BY r.${order.replaceAll(", ", ", r.")}`,
     values,
