@@ -37,13 +37,14 @@ function indexedWords(text: string): string[] {
 }
 
 /**
- * The `words` and `lanes` columns of a message as tsvector input: its words, and each word again
- * qualified by its chat's lane token and, in a thread, its thread's. Words are cut by the same
+ * The `words` (of `message_search`) and `lanes` (of `messages`) columns of a message as tsvector
+ * input: its words, and each word again qualified by its chat's lane token and, in a thread, its
+ * thread's. Words are cut by the same
  * Unicode rule as the memory and sql.js storages and folded in JS, so the three agree on what a
  * word is; PostgreSQL's `to_tsvector` parser would instead keep `user@example.com` or `foo-bar` as
  * tokens of their own. Words are letters and digits only and tokens hex, `#` and `:`, so quoting
- * them needs no escaping. The lane lexemes live in a column of their own so that `words` stays
- * small enough to be stored uncompressed: the newest-first walk tests it on every row it passes.
+ * them needs no escaping. The lane lexemes stay on `messages`, off the narrow search row that the
+ * newest-first walk across all chats reads: they are two to three times the size of `words`.
  */
 export function tsvectorText(text: string, chatId: ChatId, threadId: ChatId | null): { words: string; lanes: string } {
   const words = indexedWords(text);
@@ -199,7 +200,10 @@ function matchAscii(text: string, terms: string[]): TextMatch | undefined {
   return matched ? { terms: matched, hits, first } : undefined;
 }
 
-/** Query words matched and occurrences, counted on the text itself (tsvectors here carry no positions). */
+/**
+ * Query words matched, occurrences and the first one's offset, counted on the text itself: for
+ * the best rows `rankQuery` returns, the same counts it ranked by, plus where the snippet goes.
+ */
 export function rank(message: Candidate["message"], terms: string[]): Ranked | undefined {
   const match = ASCII.test(message.text) ? matchAscii(message.text, terms) : matchText(message.text, terms);
   return match && { message, ...match, ts: message.ts, message_id: message.message_id };
