@@ -30,11 +30,13 @@ export function rankQuery(s: string, candidates: { text: string; values: unknown
     skip = ` WHERE message_id <> ALL($${values.length}::text[])`;
   }
   const order = "terms DESC, hits DESC, ts DESC, message_id DESC";
+  // As `slice(0, limit)` would: a fraction cut down, no bound at all for Infinity.
+  const cap = Number.isFinite(limit) ? String(Math.floor(limit)) : "ALL";
   return {
     text: `SELECT r.message_id, m.chat_id, m.thread_key, m.role, m.ts, m.text FROM (
       SELECT message_id, ts, ${matched} AS terms, ${hits} AS hits FROM (
         SELECT message_id, ts, ${counts.join(", ")} FROM (${candidates.text}) c${skip} OFFSET 0
-      ) counted WHERE ${matched} > 0 ORDER BY ${order} LIMIT ${limit}
+      ) counted WHERE ${matched} > 0 ORDER BY ${order} LIMIT ${cap}
     ) r JOIN ${s}.messages m ON m.owner = $1 AND m.message_id = r.message_id ORDER BY r.${order.replaceAll(", ", ", r.")}`,
     values,
   };
