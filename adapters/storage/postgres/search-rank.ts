@@ -42,7 +42,14 @@ export function rankQuery(s: string, candidates: { text: string; values: unknown
   };
 }
 
-/** The rows of `message_search` with the given ids, as {@link rankQuery} candidates (a chat walk's matches). */
+/**
+ * The rows of `message_search` with the given ids, as {@link rankQuery} candidates (a chat walk's
+ * matches). Joined from `unnest`: as `message_id = ANY($2)` the planner estimates the selectivity
+ * of each of the thousand ids, about 1 ms.
+ */
 export function listedCandidates(s: string, owner: string, ids: string[]): { text: string; values: unknown[] } {
-  return { text: `SELECT message_id, ts, folded FROM ${s}.message_search WHERE owner = $1 AND message_id = ANY($2::text[])`, values: [owner, ids] };
+  return {
+    text: `SELECT x.message_id, x.ts, x.folded FROM unnest($2::text[]) AS c(message_id) JOIN ${s}.message_search x ON x.owner = $1 AND x.message_id = c.message_id`,
+    values: [owner, ids],
+  };
 }
