@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Owner, SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
 import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, scopeLane, toHit, walkQuery, type Ranked } from "./search.js";
-import { listedCandidates, rankQuery } from "./search-rank.js";
+import { bothStepsQuery, listedCandidates, rankQuery, type Statement } from "./search-rank.js";
 
 /** Matches ranked per search step: a common word costs the same at any history size. */
 export const CANDIDATES = 1000;
@@ -16,12 +16,42 @@ export const WALK_WINDOW = 4 * CANDIDATES;
  * at a million messages), which must not send every chat without the word on the walk.
  */
 export const WALK_FROM = 2 * CANDIDATES;
+/**
+ * Expected matches up to which a step reads its candidates' texts and ranks them in JS, as before
+ * the ranking statement: for a few rows, shipping their texts costs less than planning that
+ * statement (about 0.25 ms). Both rank alike, so a wrong estimate costs time, never results.
+ */
+export const FEW = 100;
 /** Planner estimates kept per process: they only change when the table is analysed. */
 const ESTIMATES_KEPT = 1024;
 /** How long a kept estimate is used, ms: autovacuum's ANALYZE of a busy table is minutes apart. */
 const ESTIMATE_TTL_MS = 60_000;
 
 type Row = { message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string };
+
+/**
+ * The planner's expected matches of each term in scope: one round trip for those not kept from
+ * an earlier search, so that repeated searches of a word or chat do not pay for planning twice.
+ */
+function plannerEstimates(s: string, pool: () => Promise<pg.Pool>): (q: SearchQuery, terms: string[]) => Promise<number[]> {
+  // Keyed by the lexeme prefix asked of GIN (lane token and term), the newest last.
+  const kept = new Map<string, { rows: number; at: number }>();
+  return async (q, terms) => {
+    const now = Date.now();
+    const keys = terms.map((t) => `${scopeLane(q)}${t}`);
+    const missing = terms.filter((_, i) => !((kept.get(keys[i])?.at ?? -Infinity) > now - ESTIMATE_TTL_MS));
+    if (missing.length) {
+      const results = (await (await pool()).query(estimatesQuery(s, q, missing))) as unknown as pg.QueryResult | pg.QueryResult[];
+      (Array.isArray(results) ? results : [results]).forEach((r, i) => {
+        const key = `${scopeLane(q)}${missing[i]}`;
+        kept.delete(key);
+        kept.set(key, { rows: plannedRows(r.rows[0] as Record<string, unknown>), at: now });
+        if (kept.size > ESTIMATES_KEPT) kept.delete(kept.keys().next().value!);
+      });
+    }
+    return keys.map((k) => kept.get(k)?.rows ?? Infinity);
+  };
+}
 
 /**
  * The search of the PostgreSQL storage. Messages with every word first, then with any; each step
@@ -42,32 +72,14 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
   const read = async (statement: { text: string; values: unknown[] }) => (await (await pool()).query(statement.text, statement.values)).rows as Array<Row & { hit?: boolean; n?: string }>;
   const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
 
-  // Keyed by the lexeme prefix asked of GIN (lane token and term), the newest last; see estimates().
-  const kept = new Map<string, { rows: number; at: number }>();
+  const estimates = plannerEstimates(s, pool);
 
-  /**
-   * The planner's expected matches of each term in scope: one round trip for those not kept from
-   * an earlier search, so that repeated searches of a chat do not pay for planning twice.
-   */
-  async function estimates(q: SearchQuery, terms: string[]): Promise<number[]> {
-    const now = Date.now();
-    const keys = terms.map((t) => `${scopeLane(q)}${t}`);
-    const missing = terms.filter((_, i) => !((kept.get(keys[i])?.at ?? -Infinity) > now - ESTIMATE_TTL_MS));
-    if (missing.length) {
-      const results = (await (await pool()).query(estimatesQuery(s, q, missing))) as unknown as pg.QueryResult | pg.QueryResult[];
-      (Array.isArray(results) ? results : [results]).forEach((r, i) => {
-        const key = `${scopeLane(q)}${missing[i]}`;
-        kept.delete(key);
-        kept.set(key, { rows: plannedRows(r.rows[0] as Record<string, unknown>), at: now });
-        if (kept.size > ESTIMATES_KEPT) kept.delete(kept.keys().next().value!);
-      });
-    }
-    return keys.map((k) => kept.get(k)?.rows ?? Infinity);
-  }
+  /** True when a step with this many expected matches walks the scope first (see {@link candidates}). */
+  const walks = (q: SearchQuery, expected: number) => q.scope === "chat" && expected > WALK_FROM;
 
   /** The statement giving the newest {@link CANDIDATES} matches of a step, as `rankQuery` candidates. */
-  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number): Promise<{ text: string; values: unknown[] }> {
-    if (q.scope === "chat" && expected > WALK_FROM) {
+  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number): Promise<Statement> {
+    if (walks(q, expected)) {
       const found = await read(walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW));
       const hits = found.filter((r) => r.hit);
       // Complete when it found enough, or when the window was the whole scope (its last row not reached).
@@ -76,22 +88,45 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
     return candidatesQuery(s, owner, q, terms, mode, CANDIDATES);
   }
 
-  /** The best `limit` of a step's candidates, ranked in SQL; JS ranks them again on their text for the snippet's offset. */
-  async function best(owner: Owner, found: { text: string; values: unknown[] }, terms: string[], limit: number, exclude?: string[]): Promise<Ranked[]> {
-    const rows = await read(rankQuery(s, found, terms, limit, exclude));
-    return rows.map((r) => rank(toMessage(r), terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
+  /** Rows ranked in SQL, ranked again in JS on their text: the same order, and the snippet's offset. */
+  const hitsOf = (rows: Row[], terms: string[]) => rows.map((r) => rank(toMessage(r), terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
+
+  /** The best `limit` of a step's newest matches, read with their texts and ranked in JS (see {@link FEW}). */
+  async function fewRanked(owner: Owner, q: SearchQuery, terms: string[], order: string[], mode: "all" | "any", limit: number, seen: Set<string>): Promise<Ranked[]> {
+    const rows = await read(candidatesQuery(s, owner, q, order, mode, CANDIDATES, true));
+    return hitsOf(rows.filter((r) => !seen.has(r.message_id)), terms).slice(0, limit);
+  }
+
+  /**
+   * Both steps of a search of several words. When the "any" step needs no walk, one statement
+   * runs both (`bothStepsQuery`); otherwise the walk decides after the first step.
+   */
+  async function severalWords(owner: Owner, q: SearchQuery, terms: string[], byEstimate: Array<{ t: string; rows: number }>, every: Statement): Promise<Ranked[]> {
+    const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
+    if (!walks(q, any)) {
+      const rows = (await read(bothStepsQuery(s, every, candidatesQuery(s, owner, q, terms, "any", CANDIDATES), terms, q.limit))) as Array<Row & { step: number }>;
+      const first = hitsOf(rows.filter((r) => r.step === 1), terms);
+      return first.concat(hitsOf(rows.filter((r) => r.step === 2), terms).slice(0, q.limit - first.length));
+    }
+    const first = hitsOf(await read(rankQuery(s, every, terms, q.limit)), terms);
+    if (first.length >= q.limit) return first;
+    const seen = first.map((r) => r.message.message_id);
+    return first.concat(hitsOf(await read(rankQuery(s, await candidates(owner, q, terms, "any", any), terms, q.limit - first.length, seen)), terms));
   }
 
   return async (owner, q) => {
     const terms = queryTerms(q.query);
     if (!terms.length || q.limit < 1) return [];
-    const expected = q.scope === "chat" || terms.length > 1 ? await estimates(q, terms) : [];
+    const expected = await estimates(q, terms);
     const byEstimate = terms.map((t, i) => ({ t, rows: expected[i] ?? Infinity })).sort((a, b) => a.rows - b.rows);
-    let top = await best(owner, await candidates(owner, q, byEstimate.map((e) => e.t), "all", byEstimate[0].rows), terms, q.limit);
-    if (top.length < q.limit && terms.length > 1) {
-      const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
-      const seen = top.map((r) => r.message.message_id);
-      top = top.concat(await best(owner, await candidates(owner, q, terms, "any", any), terms, q.limit - top.length, seen));
+    const order = byEstimate.map((e) => e.t);
+    let top: Ranked[];
+    if (byEstimate.reduce((sum, e) => sum + e.rows, 0) <= FEW) {
+      top = await fewRanked(owner, q, terms, order, "all", q.limit, new Set());
+      if (top.length < q.limit && terms.length > 1) top = top.concat(await fewRanked(owner, q, terms, terms, "any", q.limit - top.length, new Set(top.map((r) => r.message.message_id))));
+    } else {
+      const every = await candidates(owner, q, order, "all", byEstimate[0].rows);
+      top = terms.length > 1 ? await severalWords(owner, q, terms, byEstimate, every) : hitsOf(await read(rankQuery(s, every, terms, q.limit)), terms);
     }
     return top.map(toHit);
   };
