@@ -56,8 +56,9 @@ function plannerEstimates(s: string, pool: () => Promise<pg.Pool>): (q: SearchQu
 /**
  * The search of the PostgreSQL storage. Messages with every word first, then with any; each step
  * ranks at most the newest {@link CANDIDATES} matches in scope, as the other storages do. The
- * ranking runs in SQL (`rankQuery`), so only the best `limit` texts are read and sent; JS then
- * finds each one's snippet.
+ * ranking runs in SQL (`rankQuery`, both steps in one statement for several words), so only the
+ * best `limit` texts are read and sent; JS then finds each one's snippet. When the planner expects
+ * at most {@link FEW} matches, the candidates' texts are read and ranked in JS instead.
  *
  * In a chat or thread scope where the planner expects more than {@link WALK_FROM} matches, the
  * newest messages of the scope are walked first through `messages_chat_recent` or
