@@ -22,7 +22,7 @@ import pg from "pg";
 import type { SearchQuery, Storage } from "chat-gateway";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { tsvectorText } from "../adapters/storage/postgres/search.js";
+import { foldedWords, tsvectorText } from "../adapters/storage/postgres/search.js";
 import { CHATS, COMMON, message, OWNER, RARE, timed } from "./corpus.js";
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -57,15 +57,22 @@ async function commitAll(storage: Storage, total: number): Promise<void> {
 
 /**
  * The rows `commit` writes, 5,000 per INSERT: `commit` sends one statement per message, which
- * would make a million-message fill take most of the run. Same columns, same `tsvectorText`.
+ * would make a million-message fill take most of the run. Same columns, same `tsvectorText` and
+ * `foldedWords`.
  */
 async function insertAll(admin: pg.Client, schema: string, total: number): Promise<void> {
   for (let i = 0; i < total; i += 5000) {
     const batch = Array.from({ length: Math.min(5000, total - i) }, (_, k) => message(i + k, total));
+    const vectors = batch.map((m) => tsvectorText(m.text, m.chat_id, m.thread_id));
     await admin.query(
-      `INSERT INTO "${schema}".messages (owner, message_id, chat_id, thread_key, role, ts, text, words, data, lanes)
-       SELECT $1, m, c, '', r, t, x, w::tsvector, d, l::tsvector FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[]) AS u(m, c, r, t, x, w, d, l)`,
-      [OWNER, ...(["message_id", "chat_id", "role", "ts", "text"] as const).map((f) => batch.map((m) => m[f])), batch.map((m) => tsvectorText(m.text, m.chat_id, m.thread_id).words), batch.map((m) => JSON.stringify(m)), batch.map((m) => tsvectorText(m.text, m.chat_id, m.thread_id).lanes)],
+      `INSERT INTO "${schema}".messages (owner, message_id, chat_id, thread_key, role, ts, text, data, lanes)
+       SELECT $1, m, c, '', r, t, x, d, l::tsvector FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) AS u(m, c, r, t, x, d, l)`,
+      [OWNER, ...(["message_id", "chat_id", "role", "ts", "text"] as const).map((f) => batch.map((m) => m[f])), batch.map((m) => JSON.stringify(m)), vectors.map((v) => v.lanes)],
+    );
+    await admin.query(
+      `INSERT INTO "${schema}".message_search (owner, message_id, ts, words, folded)
+       SELECT $1, m, t, w::tsvector, f FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[]) AS u(m, t, w, f)`,
+      [OWNER, batch.map((m) => m.message_id), batch.map((m) => m.ts), vectors.map((v) => v.words), batch.map((m) => foldedWords(m.text))],
     );
   }
 }
@@ -117,7 +124,7 @@ async function main(): Promise<void> {
             if (filled) return;
             await admin.query(`DELETE FROM "${schema}".messages`);
             await insertAll(admin, schema, total);
-            await admin.query(`ANALYZE "${schema}".messages`);
+            await admin.query(`ANALYZE "${schema}".messages, "${schema}".message_search`);
           }),
         );
       } finally {

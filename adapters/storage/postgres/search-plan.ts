@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Owner, SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
 import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, scopeLane, toHit, walkQuery, type Ranked } from "./search.js";
+import { bothStepsQuery, listedCandidates, rankQuery, type Statement } from "./search-rank.js";
 
 /** Matches ranked per search step: a common word costs the same at any history size. */
 export const CANDIDATES = 1000;
@@ -15,6 +16,12 @@ export const WALK_WINDOW = 4 * CANDIDATES;
  * at a million messages), which must not send every chat without the word on the walk.
  */
 export const WALK_FROM = 2 * CANDIDATES;
+/**
+ * Expected matches up to which a step reads its candidates' texts and ranks them in JS, as before
+ * the ranking statement: for a few rows, shipping their texts costs less than planning that
+ * statement (about 0.25 ms). Both rank alike, so a wrong estimate costs time, never results.
+ */
+export const FEW = 100;
 /** Planner estimates kept per process: they only change when the table is analysed. */
 const ESTIMATES_KEPT = 1024;
 /** How long a kept estimate is used, ms: autovacuum's ANALYZE of a busy table is minutes apart. */
@@ -23,30 +30,13 @@ const ESTIMATE_TTL_MS = 60_000;
 type Row = { message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string };
 
 /**
- * The search of the PostgreSQL storage. Messages with every word first, then with any; each step
- * ranks at most the newest {@link CANDIDATES} matches in scope, as the other storages do.
- *
- * In a chat or thread scope where the planner expects more than {@link WALK_FROM} matches, the
- * newest messages of the scope are walked first through `messages_chat_recent` or
- * `messages_thread_recent`: when most of a chat has the word, that reads about a thousand rows
- * instead of every match GIN would hand over (20,000 heap pages for a 20,000-message chat). The
- * planner does not choose this walk itself: it multiplies the chat's and the word's selectivities,
- * which are correlated. When the walk's window holds fewer matches than needed and the scope goes
- * on past it, GIN answers as it would have. Both paths test the same column with the same query,
- * so the path never changes the results.
+ * The planner's expected matches of each term in scope: one round trip for those not kept from
+ * an earlier search, so that repeated searches of a word or chat do not pay for planning twice.
  */
-export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner: Owner, q: SearchQuery) => Promise<SearchHit[]> {
-  const read = async (text: string, values: unknown[]) => (await (await pool()).query(text, values)).rows as Array<Row & { hit?: boolean; n?: string }>;
-  const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
-
-  // Keyed by the lexeme prefix asked of GIN (lane token and term), the newest last; see estimates().
+function plannerEstimates(s: string, pool: () => Promise<pg.Pool>): (q: SearchQuery, terms: string[]) => Promise<number[]> {
+  // Keyed by the lexeme prefix asked of GIN (lane token and term), the newest last.
   const kept = new Map<string, { rows: number; at: number }>();
-
-  /**
-   * The planner's expected matches of each term in scope: one round trip for those not kept from
-   * an earlier search, so that repeated searches of a chat do not pay for planning twice.
-   */
-  async function estimates(q: SearchQuery, terms: string[]): Promise<number[]> {
+  return async (q, terms) => {
     const now = Date.now();
     const keys = terms.map((t) => `${scopeLane(q)}${t}`);
     const missing = terms.filter((_, i) => !((kept.get(keys[i])?.at ?? -Infinity) > now - ESTIMATE_TTL_MS));
@@ -60,31 +50,84 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
       });
     }
     return keys.map((k) => kept.get(k)?.rows ?? Infinity);
-  }
+  };
+}
 
-  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number): Promise<Array<Ranked["message"]>> {
-    if (q.scope === "chat" && expected > WALK_FROM) {
-      const walk = walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW);
-      const found = await read(walk.text, walk.values);
+/**
+ * The search of the PostgreSQL storage. Messages with every word first, then with any; each step
+ * ranks at most the newest {@link CANDIDATES} matches in scope, as the other storages do. The
+ * ranking runs in SQL (`rankQuery`, both steps in one statement for several words), so only the
+ * best `limit` texts are read and sent; JS then finds each one's snippet. When the planner expects
+ * at most {@link FEW} matches, the candidates' texts are read and ranked in JS instead.
+ *
+ * In a chat or thread scope where the planner expects more than {@link WALK_FROM} matches, the
+ * newest messages of the scope are walked first through `messages_chat_recent` or
+ * `messages_thread_recent`: when most of a chat has the word, that reads about a thousand rows
+ * instead of every match GIN would hand over (20,000 heap pages for a 20,000-message chat). The
+ * planner does not choose this walk itself: it multiplies the chat's and the word's selectivities,
+ * which are correlated. When the walk's window holds fewer matches than needed and the scope goes
+ * on past it, GIN answers as it would have. Both paths test the same column with the same query,
+ * so the path never changes the results.
+ */
+export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner: Owner, q: SearchQuery) => Promise<SearchHit[]> {
+  const read = async (statement: { text: string; values: unknown[] }) => (await (await pool()).query(statement.text, statement.values)).rows as Array<Row & { hit?: boolean; n?: string }>;
+  const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
+
+  const estimates = plannerEstimates(s, pool);
+
+  /** True when a step with this many expected matches walks the scope first (see {@link candidates}). */
+  const walks = (q: SearchQuery, expected: number) => q.scope === "chat" && expected > WALK_FROM;
+
+  /** The statement giving the newest {@link CANDIDATES} matches of a step, as `rankQuery` candidates. */
+  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number): Promise<Statement> {
+    if (walks(q, expected)) {
+      const found = await read(walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW));
       const hits = found.filter((r) => r.hit);
       // Complete when it found enough, or when the window was the whole scope (its last row not reached).
-      if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW)) return hits.slice(0, CANDIDATES).map(toMessage);
+      if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW)) return listedCandidates(s, owner, hits.slice(0, CANDIDATES).map((r) => r.message_id));
     }
-    const query = candidatesQuery(s, owner, q, terms, mode, CANDIDATES);
-    return (await read(query.text, query.values)).map(toMessage);
+    return candidatesQuery(s, owner, q, terms, mode, CANDIDATES);
+  }
+
+  /** Rows ranked in SQL, ranked again in JS on their text: the same order, and the snippet's offset. */
+  const hitsOf = (rows: Row[], terms: string[]) => rows.map((r) => rank(toMessage(r), terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
+
+  /** The best `limit` of a step's newest matches, read with their texts and ranked in JS (see {@link FEW}). */
+  async function fewRanked(owner: Owner, q: SearchQuery, terms: string[], order: string[], mode: "all" | "any", limit: number, seen: Set<string>): Promise<Ranked[]> {
+    const rows = await read(candidatesQuery(s, owner, q, order, mode, CANDIDATES, true));
+    return hitsOf(rows.filter((r) => !seen.has(r.message_id)), terms).slice(0, limit);
+  }
+
+  /**
+   * Both steps of a search of several words. When the "any" step needs no walk, one statement
+   * runs both (`bothStepsQuery`); otherwise the walk decides after the first step.
+   */
+  async function severalWords(owner: Owner, q: SearchQuery, terms: string[], byEstimate: Array<{ t: string; rows: number }>, every: Statement): Promise<Ranked[]> {
+    const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
+    if (!walks(q, any)) {
+      const rows = (await read(bothStepsQuery(s, every, candidatesQuery(s, owner, q, terms, "any", CANDIDATES), terms, q.limit))) as Array<Row & { step: number }>;
+      const first = hitsOf(rows.filter((r) => r.step === 1), terms);
+      return first.concat(hitsOf(rows.filter((r) => r.step === 2), terms).slice(0, q.limit - first.length));
+    }
+    const first = hitsOf(await read(rankQuery(s, every, terms, q.limit)), terms);
+    if (first.length >= q.limit) return first;
+    const seen = first.map((r) => r.message.message_id);
+    return first.concat(hitsOf(await read(rankQuery(s, await candidates(owner, q, terms, "any", any), terms, q.limit - first.length, seen)), terms));
   }
 
   return async (owner, q) => {
     const terms = queryTerms(q.query);
     if (!terms.length || q.limit < 1) return [];
-    const expected = q.scope === "chat" || terms.length > 1 ? await estimates(q, terms) : [];
+    const expected = await estimates(q, terms);
     const byEstimate = terms.map((t, i) => ({ t, rows: expected[i] ?? Infinity })).sort((a, b) => a.rows - b.rows);
-    const rankAll = (found: Array<Ranked["message"]>) => found.map((m) => rank(m, terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
-    let top = rankAll(await candidates(owner, q, byEstimate.map((e) => e.t), "all", byEstimate[0].rows)).slice(0, q.limit);
-    if (top.length < q.limit && terms.length > 1) {
-      const seen = new Set(top.map((r) => r.message.message_id));
-      const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
-      top = top.concat(rankAll((await candidates(owner, q, terms, "any", any)).filter((m) => !seen.has(m.message_id))).slice(0, q.limit - top.length));
+    const order = byEstimate.map((e) => e.t);
+    let top: Ranked[];
+    if (byEstimate.reduce((sum, e) => sum + e.rows, 0) <= FEW) {
+      top = await fewRanked(owner, q, terms, order, "all", q.limit, new Set());
+      if (top.length < q.limit && terms.length > 1) top = top.concat(await fewRanked(owner, q, terms, terms, "any", q.limit - top.length, new Set(top.map((r) => r.message.message_id))));
+    } else {
+      const every = await candidates(owner, q, order, "all", byEstimate[0].rows);
+      top = terms.length > 1 ? await severalWords(owner, q, terms, byEstimate, every) : hitsOf(await read(rankQuery(s, every, terms, q.limit)), terms);
     }
     return top.map(toHit);
   };

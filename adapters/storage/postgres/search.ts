@@ -37,13 +37,14 @@ function indexedWords(text: string): string[] {
 }
 
 /**
- * The `words` and `lanes` columns of a message as tsvector input: its words, and each word again
- * qualified by its chat's lane token and, in a thread, its thread's. Words are cut by the same
+ * The `words` (of `message_search`) and `lanes` (of `messages`) columns of a message as tsvector
+ * input: its words, and each word again qualified by its chat's lane token and, in a thread, its
+ * thread's. Words are cut by the same
  * Unicode rule as the memory and sql.js storages and folded in JS, so the three agree on what a
  * word is; PostgreSQL's `to_tsvector` parser would instead keep `user@example.com` or `foo-bar` as
  * tokens of their own. Words are letters and digits only and tokens hex, `#` and `:`, so quoting
- * them needs no escaping. The lane lexemes live in a column of their own so that `words` stays
- * small enough to be stored uncompressed: the newest-first walk tests it on every row it passes.
+ * them needs no escaping. The lane lexemes stay on `messages`, off the narrow search row that the
+ * newest-first walk across all chats reads: they are two to three times the size of `words`.
  */
 export function tsvectorText(text: string, chatId: ChatId, threadId: ChatId | null): { words: string; lanes: string } {
   const words = indexedWords(text);
@@ -56,6 +57,21 @@ export function tsvectorText(text: string, chatId: ChatId, threadId: ChatId | nu
     for (const lane of lanes) qualified.push(`'${lane}${word}'`);
   }
   return { words: words.map((w) => `'${w}'`).join(" "), lanes: qualified.join(" ") };
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * The `folded` column of a message: every word of the text, cut and folded exactly as `matchText`
+ * does (cut first, then each word folded), each preceded by a space. A word starts with a term
+ * exactly where `' ' || term` occurs, so SQL counts a term's occurrences with `replace` (see
+ * `rankQuery` in search-rank.ts) and ranks as the other storages do without reading the text.
+ * Kept whole (no cut at a size): counts must be exact for the longest message too.
+ */
+export function foldedWords(text: string): string {
+  // For ASCII text folding a word is lower-casing it: one pass instead of a normalisation per word.
+  const words = ASCII.test(text) ? (text.toLowerCase().match(/[a-z0-9]+/g) ?? []) : Array.from(text.matchAll(WORD_PATTERN), (m) => foldText(m[0]));
+  return words.map((w) => ` ${w}`).join("");
 }
 
 /** The distinct folded words of user input, at most {@link MAX_TERMS}; operators are separators, never syntax. */
@@ -81,7 +97,8 @@ export function estimatesQuery(s: string, q: SearchQuery, terms: string[]): stri
   // planner falls back to a fixed share of the table (20,000 of a million), which would send every
   // search of a chat without the word on the newest-first walk.
   const prefix = lane ? "" : ":*";
-  return terms.map((t) => `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${s}.messages WHERE ${column} @@ '''${lane}${t}''${prefix}'::tsquery`).join(";\n");
+  const table = lane ? "messages" : "message_search";
+  return terms.map((t) => `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${s}.${table} WHERE ${column} @@ '''${lane}${t}''${prefix}'::tsquery`).join(";\n");
 }
 
 /** The planner's row estimate from one result of {@link estimatesQuery}; Infinity when unreadable. */
@@ -92,14 +109,27 @@ export function plannedRows(row: Record<string, unknown> | undefined): number {
 
 /**
  * The statement that fetches the newest `limit` messages in scope matching every term (`all`) or
- * any (`any`), each term a word prefix. In a chat or thread scope the terms are the lane-qualified
- * lexemes of that scope, in the `lanes` column. For `all`, only the first term (give the rarest
- * first) is a condition GIN can serve; the others are tested on its rows. Given them all, GIN
- * would collect every match of a common word before intersecting (about 50 ms for one message in
- * five at a million). For a common word the planner instead walks `messages_recent` newest first
- * and stops at `limit` matches.
+ * any (`any`), each term a word prefix, as rows `(message_id, ts, folded)` for `rankQuery`
+ * (search-rank.ts); `$1` is the owner. Across all chats it reads `message_search` only, whose
+ * rows are narrow (no text, no JSON record, no lane lexemes), so a newest-first walk reads many
+ * rows per page. In a chat or thread scope the terms are the lane-qualified lexemes of that scope,
+ * in the `lanes` column of `messages`, and each of the newest `limit` matches is joined to its
+ * search row. For `all`, only the first term (give the rarest first) is a condition GIN can
+ * serve; the others are tested on its rows. Given them all, GIN would collect every match of a
+ * common word before intersecting (about 50 ms for one message in five at a million). For a
+ * common word the planner instead walks `messages_recent` newest first and stops at `limit` matches.
+ * With `texts`, the rows are instead what a hit needs (`message_id, chat_id, thread_key, role, ts,
+ * text`), for ranking in JS: cheaper than the ranking statement when few messages match.
  */
-export function candidatesQuery(s: string, owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number): { text: string; values: unknown[] } {
+export function candidatesQuery(
+  s: string,
+  owner: Owner,
+  q: SearchQuery,
+  terms: string[],
+  mode: "all" | "any",
+  limit: number,
+  texts = false,
+): { text: string; values: unknown[] } {
   const values: unknown[] = [owner];
   let scope = "";
   if (q.scope === "chat") {
@@ -114,26 +144,38 @@ export function candidatesQuery(s: string, owner: Owner, q: SearchQuery, terms: 
     // IS TRUE makes the condition a filter: the planner cannot match it to the index.
     return i === 0 ? ` AND ${column} @@ $${values.length}::tsquery` : ` AND (${column} @@ $${values.length}::tsquery) IS TRUE`;
   });
+  const newest = `WHERE owner = $1${scope}${conditions.join("")} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`;
+  if (texts) {
+    const hit = "message_id, chat_id, thread_key, role, ts, text";
+    return {
+      text: lane
+        ? `SELECT ${hit} FROM ${s}.messages ${newest}`
+        : `SELECT m.${hit.replaceAll(", ", ", m.")} FROM (SELECT message_id, ts FROM ${s}.message_search ${newest}) c JOIN ${s}.messages m ON m.owner = $1 AND m.message_id = c.message_id`,
+      values,
+    };
+  }
   return {
-    text: `SELECT message_id, chat_id, thread_key, role, ts, text FROM ${s}.messages WHERE owner = $1${scope}${conditions.join("")} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`,
+    text: lane
+      ? `SELECT c.message_id, c.ts, x.folded FROM (SELECT message_id, ts FROM ${s}.messages ${newest}) c JOIN ${s}.message_search x ON x.owner = $1 AND x.message_id = c.message_id`
+      : `SELECT message_id, ts, folded FROM ${s}.message_search ${newest}`,
     values,
   };
 }
 
 /**
  * The statement that walks the newest `window` messages of a chat or thread scope newest first
- * (through `messages_chat_recent` or `messages_thread_recent`) and returns those matching the
- * terms as {@link candidatesQuery} would (`hit`), stopping at `limit` of them. It also returns
- * the window's last row (`n` = `window`) when the walk gets that far, matching or not: without
- * it, fewer than `limit` matches could not tell a scope that ended from a window that did.
+ * (through `messages_chat_recent` or `messages_thread_recent`) and returns the ids of those
+ * matching the terms as {@link candidatesQuery} would (`hit`), stopping at `limit` of them. It
+ * also returns the window's last row (`n` = `window`) when the walk gets that far, matching or
+ * not: without it, fewer than `limit` matches could not tell a scope that ended from a window that did.
  */
 export function walkQuery(s: string, owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number, window: number): { text: string; values: unknown[] } {
   const lane = scopeLane(q);
   const scope = q.thread_id !== undefined ? "thread_key = $2 AND thread_key <> ''" : "chat_id = $2";
   const tsquery = terms.map((t) => `'${lane}${t}':*`).join(mode === "all" ? " & " : " | ");
   return {
-    text: `SELECT * FROM (
-      SELECT message_id, chat_id, thread_key, role, ts, text, lanes @@ $3::tsquery AS hit, row_number() OVER (ORDER BY ts DESC, message_id DESC) AS n
+    text: `SELECT message_id, hit, n FROM (
+      SELECT message_id, ts, lanes @@ $3::tsquery AS hit, row_number() OVER (ORDER BY ts DESC, message_id DESC) AS n
       FROM ${s}.messages WHERE owner = $1 AND ${scope} ORDER BY ts DESC, message_id DESC LIMIT ${window}
     ) w WHERE hit OR n = ${window} ORDER BY ts DESC, message_id DESC LIMIT ${limit + 1}`,
     values: [owner, q.thread_id ?? q.chat_id ?? "", tsquery],
@@ -152,7 +194,6 @@ export interface Ranked extends TextMatch {
   message_id: string;
 }
 
-const ASCII = /^[\x00-\x7f]*$/;
 const ASCII_WORD_CHAR = /[a-z0-9]/;
 
 /**
@@ -178,7 +219,10 @@ function matchAscii(text: string, terms: string[]): TextMatch | undefined {
   return matched ? { terms: matched, hits, first } : undefined;
 }
 
-/** Query words matched and occurrences, counted on the text itself (tsvectors here carry no positions). */
+/**
+ * Query words matched, occurrences and the first one's offset, counted on the text itself: for
+ * the best rows `rankQuery` returns, the same counts it ranked by, plus where the snippet goes.
+ */
 export function rank(message: Candidate["message"], terms: string[]): Ranked | undefined {
   const match = ASCII.test(message.text) ? matchAscii(message.text, terms) : matchText(message.text, terms);
   return match && { message, ...match, ts: message.ts, message_id: message.message_id };

@@ -25,12 +25,16 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
   }
   await attachMedia(client, s, owner, change.messages ?? []);
   for (const values of messages) {
+    // One statement writes the message and its search row, so neither is ever there without the other.
     await client.query(
-      `INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, words, data, lanes)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::tsvector, $11, $12::tsvector)
-       ON CONFLICT (owner, message_id) DO UPDATE SET chat_id = EXCLUDED.chat_id, thread_key = EXCLUDED.thread_key, role = EXCLUDED.role,
-         status = EXCLUDED.status, ts = EXCLUDED.ts, client_msg_id = EXCLUDED.client_msg_id, text = EXCLUDED.text, words = EXCLUDED.words, data = EXCLUDED.data,
-         lanes = EXCLUDED.lanes`,
+      `WITH written AS (
+         INSERT INTO ${s}.messages (owner, message_id, chat_id, thread_key, role, status, ts, client_msg_id, text, data, lanes)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::tsvector)
+         ON CONFLICT (owner, message_id) DO UPDATE SET chat_id = EXCLUDED.chat_id, thread_key = EXCLUDED.thread_key, role = EXCLUDED.role,
+           status = EXCLUDED.status, ts = EXCLUDED.ts, client_msg_id = EXCLUDED.client_msg_id, text = EXCLUDED.text, data = EXCLUDED.data, lanes = EXCLUDED.lanes
+         RETURNING owner, message_id, ts)
+       INSERT INTO ${s}.message_search (owner, message_id, ts, words, folded) SELECT owner, message_id, ts, $12::tsvector, $13 FROM written
+       ON CONFLICT (owner, message_id) DO UPDATE SET ts = EXCLUDED.ts, words = EXCLUDED.words, folded = EXCLUDED.folded`,
       [owner, ...values],
     );
   }
