@@ -1,5 +1,6 @@
 import { fork } from "node:child_process";
 import { rm } from "node:fs/promises";
+import { setPriority } from "node:os";
 import { join } from "node:path";
 import { fromWire, type WireError } from "./engine-calls.js";
 import type { Snapshotter } from "./engine.js";
@@ -15,6 +16,13 @@ export const SNAPSHOT_MODE = "snapshot";
  */
 export const TEST_HOOK_ENV = "CHAT_GATEWAY_TEST_SQLJS_SNAPSHOT_HOOK";
 
+/**
+ * The snapshot process's nice value: it is background work that can take seconds of CPU at a
+ * million messages, and on a small machine it would otherwise take a core from the database
+ * process and the process serving sockets, whose calls people wait for.
+ */
+const SNAPSHOT_NICENESS = 10;
+
 /** Messages from a snapshot process to the database process that started it. */
 export type FromSnapshot = { t: "warn"; message: string } | { t: "done"; bytes: number } | { t: "failed"; error: WireError };
 
@@ -28,6 +36,11 @@ export function snapshotProcess(entry: string, warn: (message: string) => void):
   return (dir, gen) => {
     // No inherited execArgv, as for the database process: the parent's flags are not this one's.
     const child = fork(entry, [SNAPSHOT_MODE, dir, String(gen)], { execArgv: [], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    try {
+      if (child.pid !== undefined) setPriority(child.pid, SNAPSHOT_NICENESS);
+    } catch {
+      // Not allowed here (some containers): it runs at the database process's priority.
+    }
     let outcome: FromSnapshot | undefined;
     child.on("message", (message: FromSnapshot) => {
       if (message.t === "warn") warn(message.message);
