@@ -129,7 +129,7 @@ export function plannedRows(row: Record<string, unknown> | undefined): number {
  * `OFFSET 0`, which GIN cannot serve: PostgreSQL then walks `messages_recent` newest first and
  * stops at `limit` matches. The caller asks for it when the word is common enough that the walk
  * costs less than collecting and sorting every match, which the planner misjudges for tables of
- * about ten thousand rows (see `walksAll` in search-plan.ts).
+ * about ten thousand rows (see `walksAllChats` in search-plan.ts).
  */
 export function candidatesQuery(
   s: string,
