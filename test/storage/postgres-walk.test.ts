@@ -4,8 +4,9 @@ import type { SearchQuery, Storage, StoredMessage } from "chat-gateway";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
-import { estimatesQuery, plannedRows, tsvectorText, walkQuery } from "../../adapters/storage/postgres/search.js";
-import { CANDIDATES, FEW, WALK_FROM, WALK_WINDOW } from "../../adapters/storage/postgres/search-plan.js";
+import { candidatesQuery, estimatesQuery, plannedRows, totalQuery, tsvectorText, walkQuery } from "../../adapters/storage/postgres/search.js";
+import { rankQuery } from "../../adapters/storage/postgres/search-rank.js";
+import { CANDIDATES, FEW, WALK_FROM, WALK_WINDOW, walksAllChats } from "../../adapters/storage/postgres/search-plan.js";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
 
 const available = await postgresAvailable("storage: postgres search walk");
@@ -100,6 +101,56 @@ describe.skipIf(!available)("postgres storage - chat and thread search walks the
           expect(found.length, JSON.stringify(q)).toBeGreaterThan(0);
           expect(found, JSON.stringify(q)).toEqual(await mem.search("deep", q));
         }
+      }
+    }
+  });
+
+  test("postgres - a word common across all chats is walked newest first through messages_recent and finds what GIN and the memory storage find", async () => {
+    const schema = `t_${runId()}`;
+    schemas.push(schema);
+    const pgStore = await open(schema);
+    const mem = memoryStorage();
+    // "alpha" in every other message (1,500, more than one step's candidates), twice in some of the
+    // newest, so that the best are among the newest 1,000 matches (the memory storage ranks them all);
+    // "beta" in one in three. Another owner's newer messages all have "alpha": they must never show.
+    const wide = Array.from({ length: 3000 }, (_, i) =>
+      msg(`w${String(i).padStart(4, "0")}`, { text: `${i % 2 ? "other" : "alpha"} ${i % 50 === 0 && i > 2500 ? "alpha" : ""} ${i % 3 ? "" : "beta"} filler${i % 200}`, ts: i, chat_id: `c${i % 4}` }),
+    );
+    await pgStore.commit("wide", { messages: wide });
+    await mem.commit("wide", { messages: wide });
+    await pgStore.commit("else", { messages: Array.from({ length: 1000 }, (_, i) => msg(`e${i}`, { text: `alpha beta filler${i % 200}`, ts: 10_000 + i })) });
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`ANALYZE "${schema}".messages, "${schema}".message_search`);
+      const s = `"${schema}"`;
+      const q: SearchQuery = { query: "alpha", scope: "all", limit: 20 };
+      const total = plannedRows((await client.query(totalQuery(s))).rows[0]);
+      const alpha = plannedRows((await client.query(estimatesQuery(s, q, ["alpha"]))).rows[0]);
+      expect(walksAllChats(alpha, total)).toBe(true);
+      const walk = candidatesQuery(s, "wide", q, ["alpha"], "all", CANDIDATES, false, true);
+      const plan = (await client.query(`EXPLAIN ${walk.text}`, walk.values)).rows.map((r) => Object.values(r)[0]).join("\n");
+      expect(plan).toContain("Index Scan Backward using messages_recent");
+      expect(plan).not.toContain("messages_words");
+      // The walk and GIN rank the same newest 1,000 matches alike, for one word and for any of two.
+      for (const [terms, mode] of [[["alpha"], "all"], [["alpha", "beta"], "any"]] as const) {
+        const ranked = async (newest: boolean) => {
+          const statement = rankQuery(s, candidatesQuery(s, "wide", q, [...terms], mode, CANDIDATES, false, newest), [...terms], CANDIDATES);
+          return (await client.query(statement.text, statement.values)).rows.map((r) => r.message_id);
+        };
+        const walked = await ranked(true);
+        expect(walked.length).toBe(CANDIDATES);
+        expect(walked).toEqual(await ranked(false));
+      }
+    } finally {
+      await client.end();
+    }
+    for (const query of ["alpha", "alpha zzz", "alph beta", "alpha other"]) {
+      for (const limit of [3, 40]) {
+        const q: SearchQuery = { query, limit, scope: "all" };
+        const found = await pgStore.search("wide", q);
+        expect(found.length, JSON.stringify(q)).toBe(limit);
+        expect(found, JSON.stringify(q)).toEqual(await mem.search("wide", q));
       }
     }
   });

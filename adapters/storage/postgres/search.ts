@@ -101,7 +101,12 @@ export function estimatesQuery(s: string, q: SearchQuery, terms: string[]): stri
   return terms.map((t) => `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${s}.${table} WHERE ${column} @@ '''${lane}${t}''${prefix}'::tsquery`).join(";\n");
 }
 
-/** The planner's row estimate from one result of {@link estimatesQuery}; Infinity when unreadable. */
+/** An `EXPLAIN` giving the planner's count of search rows (all owners), to weigh a term's estimate against. */
+export function totalQuery(s: string): string {
+  return `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${s}.message_search`;
+}
+
+/** The planner's row estimate from one result of {@link estimatesQuery} or {@link totalQuery}; Infinity when unreadable. */
 export function plannedRows(row: Record<string, unknown> | undefined): number {
   const plan = (row?.["QUERY PLAN"] as Array<{ Plan?: { "Plan Rows"?: unknown } }> | undefined)?.[0]?.Plan?.["Plan Rows"];
   return typeof plan === "number" ? plan : Infinity;
@@ -120,6 +125,11 @@ export function plannedRows(row: Record<string, unknown> | undefined): number {
  * common word the planner instead walks `messages_recent` newest first and stops at `limit` matches.
  * With `texts`, the rows are instead what a hit needs (`message_id, chat_id, thread_key, role, ts,
  * text`), for ranking in JS: cheaper than the ranking statement when few messages match.
+ * With `newest` (all chats only), the conditions are tested above an ordered subquery fenced with
+ * `OFFSET 0`, which GIN cannot serve: PostgreSQL then walks `messages_recent` newest first and
+ * stops at `limit` matches. The caller asks for it when the word is common enough that the walk
+ * costs less than collecting and sorting every match, which the planner misjudges for tables of
+ * about ten thousand rows (see `walksAllChats` in search-plan.ts).
  */
 export function candidatesQuery(
   s: string,
@@ -129,6 +139,7 @@ export function candidatesQuery(
   mode: "all" | "any",
   limit: number,
   texts = false,
+  newest = false,
 ): { text: string; values: unknown[] } {
   const values: unknown[] = [owner];
   let scope = "";
@@ -144,20 +155,25 @@ export function candidatesQuery(
     // IS TRUE makes the condition a filter: the planner cannot match it to the index.
     return i === 0 ? ` AND ${column} @@ $${values.length}::tsquery` : ` AND (${column} @@ $${values.length}::tsquery) IS TRUE`;
   });
-  const newest = `WHERE owner = $1${scope}${conditions.join("")} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`;
+  if (newest && !lane && !texts) {
+    // The subquery's order is kept: a filter and a LIMIT above a subquery scan do not reorder rows.
+    const walk = `SELECT message_id, ts, folded, words FROM ${s}.message_search WHERE owner = $1 ORDER BY ts DESC, message_id DESC OFFSET 0`;
+    return { text: `SELECT message_id, ts, folded FROM (${walk}) w WHERE ${conditions.join("").slice(" AND ".length)} LIMIT ${limit}`, values };
+  }
+  const where = `WHERE owner = $1${scope}${conditions.join("")} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`;
   if (texts) {
     const hit = "message_id, chat_id, thread_key, role, ts, text";
     return {
       text: lane
-        ? `SELECT ${hit} FROM ${s}.messages ${newest}`
-        : `SELECT m.${hit.replaceAll(", ", ", m.")} FROM (SELECT message_id, ts FROM ${s}.message_search ${newest}) c JOIN ${s}.messages m ON m.owner = $1 AND m.message_id = c.message_id`,
+        ? `SELECT ${hit} FROM ${s}.messages ${where}`
+        : `SELECT m.${hit.replaceAll(", ", ", m.")} FROM (SELECT message_id, ts FROM ${s}.message_search ${where}) c JOIN ${s}.messages m ON m.owner = $1 AND m.message_id = c.message_id`,
       values,
     };
   }
   return {
     text: lane
-      ? `SELECT c.message_id, c.ts, x.folded FROM (SELECT message_id, ts FROM ${s}.messages ${newest}) c JOIN ${s}.message_search x ON x.owner = $1 AND x.message_id = c.message_id`
-      : `SELECT message_id, ts, folded FROM ${s}.message_search ${newest}`,
+      ? `SELECT c.message_id, c.ts, x.folded FROM (SELECT message_id, ts FROM ${s}.messages ${where}) c JOIN ${s}.message_search x ON x.owner = $1 AND x.message_id = c.message_id`
+      : `SELECT message_id, ts, folded FROM ${s}.message_search ${where}`,
     values,
   };
 }
