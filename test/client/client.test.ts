@@ -26,11 +26,13 @@ describe("client - conversation", () => {
     const updates: string[] = [];
     c.on("message.update", (p) => updates.push(p.text));
     const stop = new Promise<ServerFrame<"message.stop">>((resolve) => c.on("message.stop", (_p, f) => resolve(f)));
-    const echo = await c.sendMessage({ chat_id: "default", text: "hello there, gateway, please answer in a few pieces" });
-    expect(echo).toMatchObject({ role: "user", text: "hello there, gateway, please answer in a few pieces", chat_id: "default", thread_id: null });
+    // Long enough to stream over several of the 100 ms between a delta device's updates.
+    const text = "hello there, gateway, please answer in a few pieces. ".repeat(5).trim();
+    const echo = await c.sendMessage({ chat_id: "default", text });
+    expect(echo).toMatchObject({ role: "user", text, chat_id: "default", thread_id: null });
     expect(echo.client_msg_id).toMatch(/^cm/);
     const final = await stop;
-    expect(final.payload.final_text).toBe("You said: hello there, gateway, please answer in a few pieces");
+    expect(final.payload.final_text).toBe(`You said: ${text}`);
     expect(final.payload.reply_to).toBe(echo.message_id);
     expect(final.payload.runtime.model).toBe("demo");
     expect(final.seq).toBeGreaterThan(0);
