@@ -10,6 +10,7 @@ import { WebSocketServer, type PerMessageDeflateOptions, type WebSocket } from "
 import type { Connection, ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
 import { startHeartbeat } from "./heartbeat.js";
+import { tickBatch } from "./tick-batch.js";
 import { upgradeGuard, type UpgradeGuardOptions } from "./upgrade-guard.js";
 
 /**
@@ -134,14 +135,19 @@ async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | un
 }
 
 /** Hand an upgraded socket to the gateway as one of its connections, watched by the heartbeat. */
-function serve(gateway: Gateway, heartbeat: ReturnType<typeof startHeartbeat>, ws: WebSocket, context: ConnectionContext): void {
+function serve(gateway: Gateway, heartbeat: ReturnType<typeof startHeartbeat>, ws: WebSocket, socket: Duplex, context: ConnectionContext): void {
   heartbeat.watch(ws);
+  const batch = tickBatch(socket);
   const connection: Connection = {
     send: (text) => {
-      if (ws.readyState === ws.OPEN) ws.send(text);
+      if (ws.readyState !== ws.OPEN) return;
+      batch();
+      ws.send(text);
     },
     sendBinary: (data) => {
-      if (ws.readyState === ws.OPEN) ws.send(data, { binary: true });
+      if (ws.readyState !== ws.OPEN) return;
+      batch();
+      ws.send(data, { binary: true });
     },
     close: (code, reason) => {
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
@@ -218,7 +224,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     };
     wss.handleUpgrade(request, socket, head, (ws) => {
       socket.off("error", onError);
-      serve(gateway, heartbeat, ws, context);
+      serve(gateway, heartbeat, ws, socket, context);
     });
   }
 
