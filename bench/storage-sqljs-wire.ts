@@ -130,7 +130,7 @@ async function large(design: { name: string; root: string }, corpus: string) {
   const dir = await mkdtemp(join(tmpdir(), "cg-wire-large-"));
   await cp(corpus, dir, { recursive: true, filter: (src) => !src.endsWith("LOCK") });
   // A snapshot every 4 MiB of journal, so that the writes below meet a few at this size.
-  const server = await startServer(design.root, dir, { SNAPSHOT_BYTES: String(4 * 1024 * 1024) });
+  const server = await startServer(design.root, dir, args.snapshotBytes === "default" ? {} : { SNAPSHOT_BYTES: String(Number(args.snapshotBytes ?? 4 * 1024 * 1024)) });
   const [first] = await connect(server.url, 1, "first");
   const helloAt = Date.now();
   const startup = { fromOpenMs: helloAt - server.t0, fromProcessStartMs: Math.round(helloAt - server.timeOrigin) };
