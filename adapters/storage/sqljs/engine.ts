@@ -8,7 +8,7 @@ import { JournalWriter, encodeRecord, journalGen } from "./journal.js";
 import { loadFolder } from "./load.js";
 import { readQuery, type ReadName } from "./reads.js";
 import { snapshotGen, writeSnapshot } from "./snapshot.js";
-import type { Sql } from "./sql.js";
+import { pragmaNumber, type Sql } from "./sql.js";
 
 /** The snapshot settings of {@link SqlJsStorageOptions}, which is all the engine needs of them. */
 export interface EngineSettings {
@@ -49,9 +49,10 @@ export interface SnapshotPlace {
  * waits until each write it could have seen is on disk.
  *
  * A snapshot starts by rotating the journal to a new generation N. Given a {@link Snapshotter}
- * (the database process), that is all the engine does for a database of 1 MiB or more: once generation N-1 is on disk, a snapshot
- * process builds `snapshot-N` from the files (the newest snapshot plus the journals before N) while
- * the engine goes on answering, and the files it supersedes are deleted only once it succeeded.
+ * (the database process), that is all the engine does for a database of 1 MiB or more: once
+ * generation N-1 is on disk, a snapshot process builds `snapshot-N` from the files (the newest
+ * snapshot plus the journals before N) while the engine goes on answering, and the files it
+ * supersedes are deleted only once it succeeded.
  * Otherwise (in process, or a small database) the engine exports its own database in the same
  * synchronous step as the rotation, so no record falls between the two.
  */
@@ -253,8 +254,7 @@ export class Engine {
   }
 
   #databaseBytes(): number {
-    const pragma = (name: string) => Number(this.#db.exec(`PRAGMA ${name}`)[0].values[0][0]);
-    return pragma("page_count") * pragma("page_size");
+    return pragmaNumber(this.#db, "page_count") * pragmaNumber(this.#db, "page_size");
   }
 
   /** Moves new records to generation `gen`; returns the journal bytes a snapshot `gen` will hold. */

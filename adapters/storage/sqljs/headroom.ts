@@ -1,4 +1,5 @@
 import type { Database } from "sql.js";
+import { pragmaNumber } from "./sql.js";
 
 /**
  * Below this share of free pages, opening the database grows its file (see {@link makeHeadroom}).
@@ -9,10 +10,6 @@ const FREE_SHARE = 1 / 64;
 
 /** A table that exists only inside {@link makeHeadroom}. */
 const SCRATCH = "cg_headroom";
-
-function pragma(db: Database, name: string): number {
-  return Number(db.exec(`PRAGMA ${name}`)[0]?.values[0]?.[0] ?? 0);
-}
 
 /**
  * sql.js keeps the database file in one array sized exactly to the bytes it was opened from, and
@@ -27,10 +24,10 @@ function pragma(db: Database, name: string): number {
  * the first growth, and growing it on every start would add free pages without end.
  */
 export function makeHeadroom(db: Database): void {
-  const pages = pragma(db, "page_count");
-  const free = pragma(db, "freelist_count");
+  const pages = pragmaNumber(db, "page_count");
+  const free = pragmaNumber(db, "freelist_count");
   if (pages === 0 || free >= pages * FREE_SHARE) return;
-  const bytes = (free + 1) * pragma(db, "page_size");
+  const bytes = (free + 1) * pragmaNumber(db, "page_size");
   db.run(`CREATE TABLE ${SCRATCH}(b BLOB)`);
   try {
     db.run(`INSERT INTO ${SCRATCH} VALUES (zeroblob(?))`, [bytes]);

@@ -1,5 +1,10 @@
 import type { BindParams, Database, SqlValue, Statement } from "sql.js";
 
+/** A numeric `PRAGMA` of `db` (`page_count`, `page_size`, `freelist_count`, ...); 0 when it has none. */
+export function pragmaNumber(db: Database, name: string): number {
+  return Number(db.exec(`PRAGMA ${name}`)[0]?.values[0]?.[0] ?? 0);
+}
+
 /** Prepared statements cached by their text, since sql.js parses SQL on every `exec`. */
 export class Sql {
   readonly #cache = new Map<string, Statement>();
