@@ -128,14 +128,14 @@ describe.skipIf(!available)("postgres storage - chat and thread search walks the
       const total = plannedRows((await client.query(totalQuery(s))).rows[0]);
       const alpha = plannedRows((await client.query(estimatesQuery(s, q, ["alpha"]))).rows[0]);
       expect(walksAllChats(alpha, total)).toBe(true);
-      const walk = candidatesQuery(s, "wide", q, ["alpha"], "all", CANDIDATES, false, true);
+      const walk = candidatesQuery(s, "wide", q, ["alpha"], "all", CANDIDATES, { newest: true });
       const plan = (await client.query(`EXPLAIN ${walk.text}`, walk.values)).rows.map((r) => Object.values(r)[0]).join("\n");
       expect(plan).toContain("Index Scan Backward using messages_recent");
       expect(plan).not.toContain("messages_words");
       // The walk and GIN rank the same newest 1,000 matches alike, for one word and for any of two.
       for (const [terms, mode] of [[["alpha"], "all"], [["alpha", "beta"], "any"]] as const) {
         const ranked = async (newest: boolean) => {
-          const statement = rankQuery(s, candidatesQuery(s, "wide", q, [...terms], mode, CANDIDATES, false, newest), [...terms], CANDIDATES);
+          const statement = rankQuery(s, candidatesQuery(s, "wide", q, [...terms], mode, CANDIDATES, { newest }), [...terms], CANDIDATES);
           return (await client.query(statement.text, statement.values)).rows.map((r) => r.message_id);
         };
         const walked = await ranked(true);

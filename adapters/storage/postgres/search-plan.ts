@@ -111,7 +111,7 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
       // Complete when it found enough, or when the window was the whole scope (its last row not reached).
       if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW)) return listedCandidates(s, owner, hits.slice(0, CANDIDATES).map((r) => r.message_id));
     }
-    return candidatesQuery(s, owner, q, terms, mode, CANDIDATES, false, walksAll(q, expected, total));
+    return candidatesQuery(s, owner, q, terms, mode, CANDIDATES, { newest: walksAll(q, expected, total) });
   }
 
   /** Rows ranked in SQL, ranked again in JS on their text: the same order, and the snippet's offset. */
@@ -119,7 +119,7 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
 
   /** The best `limit` of a step's newest matches, read with their texts and ranked in JS (see {@link FEW}). */
   async function fewRanked(owner: Owner, q: SearchQuery, terms: string[], order: string[], mode: "all" | "any", limit: number, seen: Set<string>): Promise<Ranked[]> {
-    const rows = await read(candidatesQuery(s, owner, q, order, mode, CANDIDATES, true));
+    const rows = await read(candidatesQuery(s, owner, q, order, mode, CANDIDATES, { texts: true }));
     return hitsOf(rows.filter((r) => !seen.has(r.message_id)), terms).slice(0, limit);
   }
 
@@ -130,7 +130,7 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
   async function severalWords(owner: Owner, q: SearchQuery, terms: string[], byEstimate: Array<{ t: string; rows: number }>, every: Statement, total: number): Promise<Ranked[]> {
     const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
     if (!walks(q, any)) {
-      const anyStep = candidatesQuery(s, owner, q, terms, "any", CANDIDATES, false, walksAll(q, any, total));
+      const anyStep = candidatesQuery(s, owner, q, terms, "any", CANDIDATES, { newest: walksAll(q, any, total) });
       const rows = (await read(bothStepsQuery(s, every, anyStep, terms, q.limit))) as Array<Row & { step: number }>;
       const first = hitsOf(rows.filter((r) => r.step === 1), terms);
       return first.concat(hitsOf(rows.filter((r) => r.step === 2), terms).slice(0, q.limit - first.length));

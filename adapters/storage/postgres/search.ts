@@ -138,8 +138,7 @@ export function candidatesQuery(
   terms: string[],
   mode: "all" | "any",
   limit: number,
-  texts = false,
-  newest = false,
+  { texts = false, newest = false }: { texts?: boolean; newest?: boolean } = {},
 ): { text: string; values: unknown[] } {
   const values: unknown[] = [owner];
   let scope = "";
