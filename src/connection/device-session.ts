@@ -35,6 +35,12 @@ const PROCESS_TAG = randomBytes(4).toString("hex");
 
 /** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
 const BINARY_QUEUE_BYTES = 1024 * 1024;
+/**
+ * Binary messages waiting, whatever their size: each costs its queue entry, which a flood of tiny
+ * ones makes the larger part. Past it the socket is paused too (a flood of 3-byte messages was
+ * read and queued 100,000 at a time, holding every other connection up for 130 ms).
+ */
+const BINARY_QUEUE_FRAMES = 1024;
 
 /** What a connection reads and writes through: its handshake's, its requests' and its own. */
 export interface SessionServices extends HandshakeServices, RequestServices, MediaServices {
@@ -67,6 +73,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   /** The client address counted against `maxConnectionsPerIp`, released on close. */
   #address: string | undefined;
   #binaryQueued = 0;
+  #binaryFramesQueued = 0;
   #paused = false;
   readonly #admission = new AdmissionWatch();
   readonly uploads: Uploads;
@@ -139,14 +146,16 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       return;
     }
     this.#binaryQueued += data.byteLength;
-    if (!this.#paused && this.#binaryQueued > BINARY_QUEUE_BYTES && this.#conn.pause) {
+    this.#binaryFramesQueued++;
+    if (!this.#paused && (this.#binaryQueued > BINARY_QUEUE_BYTES || this.#binaryFramesQueued > BINARY_QUEUE_FRAMES) && this.#conn.pause) {
       this.#paused = true;
       this.#conn.pause();
     }
     this.#enqueue(() =>
       this.#takeChunk(data).finally(() => {
         this.#binaryQueued -= data.byteLength;
-        if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2) {
+        this.#binaryFramesQueued--;
+        if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2 && this.#binaryFramesQueued <= BINARY_QUEUE_FRAMES / 2) {
           this.#paused = false;
           this.#conn.resume?.();
         }
