@@ -26,6 +26,7 @@ const BENCHES: Array<{ name: string; aliases: string[]; file: string }> = [
   { name: "media", aliases: [], file: "media.ts" },
   { name: "storage", aliases: ["storage-sqljs", "sqljs"], file: "storage-sqljs.ts" },
   { name: "search", aliases: ["fts"], file: "search.ts" },
+  { name: "journal", aliases: ["sqljs-journal"], file: "sqljs-journal.ts" },
   { name: "multiprocess", aliases: ["multi-process", "postgres", "redis"], file: "multiprocess.ts" },
   { name: "fallbacks", aliases: ["storage-fallbacks"], file: "storage-fallbacks.ts" },
 ];

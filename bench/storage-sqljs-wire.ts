@@ -12,12 +12,18 @@
  *   writers and searches one at a time, with the same figures and both processes' peak RSS.
  *
  *   node --import tsx bench/storage-sqljs-wire.ts --base=/work/wt/base-sqljs --corpus=/tmp/cg-corpus/1m
+ *   node --import tsx bench/storage-sqljs-wire.ts --corpus=/tmp/cg-corpus/1m --phases=large --rate=300
+ *
+ * Options: `--writers` (16), `--rate` (sends a second across the writers on a schedule; default:
+ * each writer sends when answered), `--messages` (grow target), `--largeSends` (2,000),
+ * `--snapshotBytes` (a snapshot every so many journal bytes, default 4 MiB; `default`: the
+ * storage's own thresholds), `--rounds`, `--phases=large`.
  *
  * `--base` is a worktree of the design to compare with (with node_modules); the server script is
  * copied into it and run there, so each design runs its own code. Prints JSON per phase.
  * @module
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { execFileSync, fork, type ChildProcess } from "node:child_process";
 import { copyFile, cp, mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,6 +35,8 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const here = fileURLToPath(new URL("..", import.meta.url));
 const target = Number(args.messages ?? 100_000);
 const writers = Number(args.writers ?? 16);
+/** Sends per second across all writers, on a schedule (see {@link write}); 0: as fast as answered. */
+const rate = Number(args.rate ?? 0);
 const designs: Array<{ name: string; root: string }> = [{ name: "database process", root: here }];
 if (args.base) designs.push({ name: "base (--base)", root: args.base });
 
@@ -86,22 +94,45 @@ class Device {
   }
 }
 
-/** `writers` devices sending until `sends` more messages are acknowledged; round trips in ms. */
+/**
+ * `writers` devices sending until `sends` more messages are acknowledged; round trips in ms. By
+ * default each device sends as soon as its last send is answered (a closed loop: the store is
+ * as busy as the machine lets it be, so latencies are queueing). With `--rate`, the devices send
+ * `rate` messages a second between them on a fixed schedule, whether or not earlier sends were
+ * answered (an open loop, as people and models send): latencies at a given load.
+ */
 async function write(devices: Device[], sends: number) {
   const latencies: number[] = [];
   let left = sends;
   let refused = 0;
-  await Promise.all(
-    devices.map(async (d, w) => {
-      while (left-- > 0) {
-        const t = performance.now();
-        const reply = await d.request("message.send", { chat_id: `chat${(w + left) % CHATS}`, text: `writer ${w} says ${left} ${COMMON}` });
-        latencies.push(performance.now() - t);
-        if (reply.type !== "message") refused++;
-      }
-    }),
-  );
-  return { roundTrip: percentiles(latencies), refused };
+  const send = async (d: Device, w: number, n: number) => {
+    const t = performance.now();
+    const reply = await d.request("message.send", { chat_id: `chat${(w + n) % CHATS}`, text: `writer ${w} says ${n} ${COMMON}` });
+    latencies.push(performance.now() - t);
+    if (reply.type !== "message") refused++;
+  };
+  const started = performance.now();
+  if (rate > 0) {
+    const every = (1000 * devices.length) / rate;
+    const sent: Array<Promise<void>> = [];
+    await Promise.all(
+      devices.map(async (d, w) => {
+        for (let k = 0; left > 0; k++) {
+          const at = started + (w / devices.length + k) * every;
+          await new Promise((r) => setTimeout(r, Math.max(0, at - performance.now())));
+          if (left-- > 0) sent.push(send(d, w, left));
+        }
+      }),
+    );
+    await Promise.all(sent);
+  } else {
+    await Promise.all(
+      devices.map(async (d, w) => {
+        while (left-- > 0) await send(d, w, left);
+      }),
+    );
+  }
+  return { roundTrip: percentiles(latencies), refused, sendsPerSec: Math.round(sends / ((performance.now() - started) / 1000)) };
 }
 
 async function connect(url: string, n: number, tag: string): Promise<Device[]> {
@@ -115,20 +146,21 @@ async function grow(design: { name: string; root: string }) {
   const server = await startServer(design.root, dir);
   const devices = await connect(server.url, writers, "w");
   await server.ask("reset");
-  const started = performance.now();
   // Each send stores two messages: the user's and the answer.
   const result = await write(devices, Math.ceil(target / 2));
-  const seconds = (performance.now() - started) / 1000;
   const report = await server.ask("report");
   for (const d of devices) d.ws.close();
   await stop(server);
   await rm(dir, { recursive: true, force: true });
-  return { design: design.name, phase: `grow 0 -> ${target}`, sendsPerSec: Math.round(target / 2 / seconds), ...result, ...report };
+  return { design: design.name, phase: `grow 0 -> ${target}`, ...result, ...report };
 }
 
 async function large(design: { name: string; root: string }, corpus: string) {
   const dir = await mkdtemp(join(tmpdir(), "cg-wire-large-"));
   await cp(corpus, dir, { recursive: true, filter: (src) => !src.endsWith("LOCK") });
+  // The copy's dirty pages (1.5 GB at a million) would otherwise reach the disk during the run
+  // and hold up the journal's fsyncs for hundreds of ms: written back now, before the clock starts.
+  execFileSync("sync");
   // A snapshot every 4 MiB of journal, so that the writes below meet a few at this size.
   const server = await startServer(design.root, dir, args.snapshotBytes === "default" ? {} : { SNAPSHOT_BYTES: String(Number(args.snapshotBytes ?? 4 * 1024 * 1024)) });
   const [first] = await connect(server.url, 1, "first");
@@ -159,7 +191,7 @@ async function large(design: { name: string; root: string }, corpus: string) {
 }
 
 const rounds = Number(args.rounds ?? 1);
-console.log(JSON.stringify({ loadAverageBefore: loadavg().map((l) => +l.toFixed(2)), writers, target }));
+console.log(JSON.stringify({ loadAverageBefore: loadavg().map((l) => +l.toFixed(2)), writers, rate, target }));
 for (let round = 0; round < rounds; round++) {
   for (const design of designs) {
     if (args.phases !== "large") console.log(JSON.stringify(await grow(design)));

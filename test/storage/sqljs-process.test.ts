@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
+import type { Change, StoredMessage } from "chat-gateway";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { alive, message, openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
 
@@ -75,6 +76,24 @@ describe("sql.js database process", () => {
     expect((await again.storage.getMessage("alice", "m1"))?.text).toBe(message("m1").text);
     expect(await again.storage.getMessage("alice", "m2")).toBeUndefined();
     await again.storage.close();
+  });
+
+  test("process - calls made together cross to the database process together, and one that cannot be copied there fails alone", { timeout: 60_000 }, async () => {
+    const dir = await tempDir();
+    const { storage } = await openStorage(dir);
+    // Same tick: one message to the database process. A function cannot cross a process boundary.
+    const uncopyable = { ...write("bad"), outbox: [{ type: "message", payload: { id: "bad", f: () => 1 } }] } as unknown as Change;
+    const results = await Promise.allSettled([
+      storage.commit("alice", write("m1")),
+      storage.commit("alice", uncopyable),
+      storage.commit("alice", write("m2")),
+      storage.getMessage("alice", "m1"),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/could not be cloned/);
+    expect(((results[3] as PromiseFulfilledResult<StoredMessage | undefined>).value)?.text).toBe(message("m1").text);
+    expect((await storage.readOutbox("alice", 0, 10)).map((e) => e.payload.id)).toEqual(["m1", "m2"]);
+    await storage.close();
   });
 
   test("process - inProcess, or a given sqlJs module, runs on the calling thread, over the same folder format", { timeout: 60_000 }, async () => {

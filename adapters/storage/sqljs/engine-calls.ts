@@ -19,13 +19,13 @@ export function dispatch(engine: Engine, call: EngineCall): Promise<unknown> {
   return call.kind === "write" ? engine.write(call.op) : engine.read(call.name, call.args);
 }
 
-/** Messages from the storage to the database process. */
+/** Messages from the storage to the database process; they cross in arrays, one per tick. */
 export type ToEngine =
   | { t: "open"; id: number; settings: EngineSettings }
   | { t: "call"; id: number; call: EngineCall }
   | { t: "close"; id: number };
 
-/** Messages from the database process: a reply to request `id`, or a warning for the logger. */
+/** Messages from the database process, in arrays as well: a reply to request `id`, or a warning for the logger. */
 export type FromEngine = { t: "reply"; id: number; value?: unknown; error?: WireError } | { t: "warn"; message: string };
 
 /** An error as it crosses the process boundary: enough to rebuild the class a caller checks. */

@@ -7,6 +7,7 @@
 // process starts one whenever a snapshot is due, so that it never runs an export itself (seconds
 // at a million messages, during which it could answer nothing; see snapshot-process.ts).
 import initSqlJs from "sql.js";
+import { ChannelBatch } from "./channel-batch.js";
 import { Engine } from "./engine.js";
 import { dispatch, toWire, type FromEngine, type ToEngine } from "./engine-calls.js";
 import { serveSnapshot } from "./snapshot-main.js";
@@ -14,8 +15,16 @@ import { SNAPSHOT_MODE, TEST_HOOK_ENV, snapshotProcess } from "./snapshot-proces
 
 let engine: Engine | undefined;
 
+/** Replies and warnings leave once per tick, as one message (see {@link ChannelBatch}). */
+const out = new ChannelBatch<FromEngine>((messages, done) => {
+  if (process.connected) process.send!(messages, undefined, undefined, done);
+});
+
+/** Queues a message for the storage; a reply that cannot be copied to it is answered with that error. */
 function send(message: FromEngine): void {
-  if (process.connected) process.send!(message);
+  out.push(message, (error) => {
+    if (message.t === "reply" && !message.error && process.connected) out.push({ t: "reply", id: message.id, error: toWire(error) });
+  });
 }
 
 async function handle(message: ToEngine): Promise<unknown> {
@@ -44,11 +53,13 @@ function serveDatabase(): void {
   // Terminal signals reach the whole process group; the parent decides when this process stops,
   // after a final snapshot, and a parent that dies takes it down through the disconnect above.
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => undefined);
-  process.on("message", (message: ToEngine) => {
-    handle(message).then(
-      (value) => send({ t: "reply", id: message.id, value }),
-      (error: unknown) => send({ t: "reply", id: message.id, error: toWire(error) }),
-    );
+  process.on("message", (messages: ToEngine[]) => {
+    for (const message of messages) {
+      handle(message).then(
+        (value) => send({ t: "reply", id: message.id, value }),
+        (error: unknown) => send({ t: "reply", id: message.id, error: toWire(error) }),
+      );
+    }
   });
 }
 

@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { ChannelBatch } from "./channel-batch.js";
 import { fromWire, type EngineCall, type EngineLink, type FromEngine, type ToEngine } from "./engine-calls.js";
 import type { EngineSettings } from "./engine.js";
 
@@ -36,18 +37,26 @@ class ProcessLink implements EngineLink {
   readonly #child: ChildProcess;
   readonly #pending = new Map<number, Pending>();
   readonly #exited: Promise<void>;
+  /** Requests leave once per tick, as one message (see {@link ChannelBatch}). */
+  readonly #out: ChannelBatch<ToEngine>;
   #next = 0;
   #gone: Error | undefined;
 
   constructor(file: string, warn: (message: string) => void) {
     // No inherited execArgv: the parent's flags (a loader, an inspector port) are not this process's.
     this.#child = fork(file, [], { execArgv: [], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
-    this.#child.on("message", (message: FromEngine) => {
-      if (message.t === "warn") return warn(message.message);
-      const pending = this.#pending.get(message.id);
-      this.#pending.delete(message.id);
-      if (message.error) pending?.reject(fromWire(message.error));
-      else pending?.resolve(message.value);
+    this.#out = new ChannelBatch((messages, done) => this.#child.send(messages, done));
+    this.#child.on("message", (messages: FromEngine[]) => {
+      for (const message of messages) {
+        if (message.t === "warn") {
+          warn(message.message);
+          continue;
+        }
+        const pending = this.#pending.get(message.id);
+        this.#pending.delete(message.id);
+        if (message.error) pending?.reject(fromWire(message.error));
+        else pending?.resolve(message.value);
+      }
       this.#idle();
     });
     this.#exited = new Promise((resolve) => {
@@ -82,17 +91,11 @@ class ProcessLink implements EngineLink {
     this.#child.channel?.ref();
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      const failed = (error: Error | null) => {
-        if (!error || !this.#pending.delete(id)) return;
+      this.#out.push({ ...message, id } as ToEngine, (error) => {
+        if (!this.#pending.delete(id)) return;
         reject(this.#gone ?? error);
         this.#idle();
-      };
-      try {
-        this.#child.send({ ...message, id } as ToEngine, failed);
-      } catch (error) {
-        // A value that cannot be copied to another process (a function, say): this call fails alone.
-        failed(error as Error);
-      }
+      });
     });
   }
 

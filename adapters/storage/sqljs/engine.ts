@@ -30,8 +30,12 @@ export interface SnapshotRun {
 /** Produces snapshot `gen` of `dir` from the files alone: the newest snapshot and the journals before `gen`. */
 export type Snapshotter = (dir: string, gen: number) => SnapshotRun;
 
-/** Where the engine's snapshots are produced, when not all on its own thread. */
-export interface SnapshotPlace {
+/**
+ * Given when the engine has a process of its own (the database process), where nothing but the
+ * engine waits on its thread: snapshots are produced by snapshot processes, and the journal is
+ * written and fsynced on the thread itself (see {@link JournalWriter}).
+ */
+export interface OwnProcess {
   snapshotter: Snapshotter;
   /**
    * A database smaller than this is still exported on the engine's thread: about 2 ms per MiB,
@@ -60,7 +64,7 @@ export class Engine {
   readonly #settings: EngineSettings;
   readonly #SQL: SqlJsStatic;
   readonly #warn: (message: string) => void;
-  readonly #elsewhere: SnapshotPlace | undefined;
+  readonly #own: OwnProcess | undefined;
   #state: "open" | "closed" = "open";
   /** close() has begun: no snapshot process is started any more. */
   #closing = false;
@@ -93,19 +97,19 @@ export class Engine {
   /** The last journal failure and when it happened: writes fail at once for a while after it. */
   #failure: { error: unknown; at: number } | undefined;
 
-  private constructor(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, elsewhere: SnapshotPlace | undefined) {
+  private constructor(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, own: OwnProcess | undefined) {
     this.#settings = settings;
     this.#SQL = SQL;
     this.#warn = warn;
-    this.#elsewhere = elsewhere;
+    this.#own = own;
   }
 
   /**
-   * Loads the folder (the caller holds its lock) and starts taking snapshots: with `elsewhere`, in
+   * Loads the folder (the caller holds its lock) and starts taking snapshots: with `own`, in
    * other processes (but for a small database); without, by exporting on this thread.
    */
-  static async open(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, elsewhere?: SnapshotPlace): Promise<Engine> {
-    const engine = new Engine(settings, SQL, warn, elsewhere);
+  static async open(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, own?: OwnProcess): Promise<Engine> {
+    const engine = new Engine(settings, SQL, warn, own);
     const migrated = await engine.#load();
     const every = settings.snapshotIntervalMs ?? 10 * 60_000;
     if (every > 0) {
@@ -129,7 +133,7 @@ export class Engine {
     this.#journalBytes = loaded.journalBytes;
     // A migration is in no snapshot either, until one is written after it.
     this.#uncovered = loaded.journalBytes + (loaded.migrated ? 1 : 0);
-    this.#journal = new JournalWriter(this.#settings.dir);
+    this.#journal = new JournalWriter(this.#settings.dir, { blocking: this.#own !== undefined });
     return loaded.migrated;
   }
 
@@ -220,8 +224,8 @@ export class Engine {
       // Not while the database holds writes the journal failed to keep: they are about to be dropped.
       .then(() => {
         if (this.#state !== "open" || this.#journal.failure !== undefined) return;
-        return this.#elsewhere && this.#databaseBytes() >= (this.#elsewhere.inPlaceBelowBytes ?? 1024 * 1024)
-          ? this.#snapshotElsewhere(this.#elsewhere.snapshotter)
+        return this.#own && this.#databaseBytes() >= (this.#own.inPlaceBelowBytes ?? 1024 * 1024)
+          ? this.#snapshotElsewhere(this.#own.snapshotter)
           : this.#snapshot();
       })
       // A background snapshot has no caller to reject to; the journal still holds everything.

@@ -7,7 +7,7 @@ import { makeHeadroom } from "./headroom.js";
 import { journalGen, journalName, readJournal, truncateJournal } from "./journal.js";
 import { migrate } from "./schema.js";
 import { readSnapshot, snapshotGen, snapshotName } from "./snapshot.js";
-import { Sql } from "./sql.js";
+import { Sql, tuneInMemory } from "./sql.js";
 
 /** A data folder loaded into memory: the database as of its last intact journal record. */
 export interface LoadedFolder {
@@ -53,6 +53,7 @@ export async function loadFolder(dir: string, SQL: SqlJsStatic, warn: (message: 
     throw new Error(`sql.js storage: ${dir} has journals from generation ${journals[0]} but no snapshot; refusing to start from an incomplete history.`);
   }
   const db = base.db ?? new SQL.Database();
+  tuneInMemory(db);
   const sql = new Sql(db);
   try {
     const migrated = migrate(sql) > 0 && base.db !== undefined;

@@ -2,10 +2,13 @@
 // The database bytes are transferred here, not copied, and the thread's exit frees them at once.
 // Left to the main thread's garbage collector, a buffer the size of the whole database could
 // outlive the next export, and the process would briefly hold the database three times.
-// The file is only written here, into the page cache (0.2 s for 750 MB); the caller fsyncs it
-// after this thread is gone, so the bytes are held no longer than the copy takes.
+// Each 4 MiB is flushed to the disk before the next is written: written whole and fsynced once,
+// 750 MB of dirty pages went to the disk in one go, and every journal fsync of the database
+// process queued behind them (up to 257 ms, measured; bench/RESULTS.md). In 4 MiB steps a journal
+// fsync waits for one step at most (16 ms), and the file is on disk sooner (0.6 s against 1.7).
+// The caller's fsync after this thread is gone then finds nothing left to flush.
 // Plain JavaScript, so that the same file loads from the TypeScript sources and from the build.
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, fdatasyncSync, openSync, writeSync } from "node:fs";
 import { parentPort, workerData } from "node:worker_threads";
 
 const CHUNK = 4 * 1024 * 1024;
@@ -13,7 +16,10 @@ const CHUNK = 4 * 1024 * 1024;
 /** @param {number} fd @param {Uint8Array} bytes */
 function writeAll(fd, bytes) {
   let off = 0;
-  while (off < bytes.length) off += writeSync(fd, bytes, off, Math.min(CHUNK, bytes.length - off));
+  while (off < bytes.length) {
+    off += writeSync(fd, bytes, off, Math.min(CHUNK, bytes.length - off));
+    fdatasyncSync(fd);
+  }
 }
 
 parentPort.once("message", (/** @type {Uint8Array} */ db) => {
