@@ -8,8 +8,9 @@ export function pragmaNumber(db: Database, name: string): number {
 /**
  * Sets up a database that lives only in memory, behind the storage's own journal. SQLite's
  * rollback journal then only has to undo a failed transaction, which it can do from memory, and
- * syncing the in-memory file does nothing for durability: kept as files (the default) they made
- * every write about twice as expensive at a million messages (bench/RESULTS.md).
+ * syncing the in-memory file does nothing for durability. SQLite's defaults (the rollback journal
+ * as a file beside it, `synchronous = FULL`) made a write 1.8 times as expensive at a million
+ * messages (bench/sqljs-apply.ts).
  */
 export function tuneInMemory(db: Database): void {
   db.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF");
