@@ -127,7 +127,7 @@ interface Pending {
  * meanwhile (the database process): each trip to libuv's thread pool and back waits for a thread
  * and then for the event loop, and on a busy machine those waits were many times the disk's
  * time (16 paced writers beside two busy processes: p50 0.14 ms and p99 4 to 15 ms blocking,
- * 1.2 to 5.1 and 34 to 91 ms through the pool; bench/sqljs-journal.ts). Without it (the storage
+ * 1.2 to 5.1 and 34 to 91 ms through the pool; bench/RESULTS.md). Without it (the storage
  * in the serving process) the thread pool does the I/O, so a slow disk never holds up the event
  * loop.
  */
