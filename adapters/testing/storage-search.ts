@@ -50,6 +50,25 @@ function describeWordMatching(use: () => Storage, search: Search): void {
     expect(ids(await search("Crème"))).toEqual(["m1"]);
   });
 
+  test("search - a combining mark is part of its word: Hindi, pointed Hebrew and decomposed accents are found", async () => {
+    await use().commit(A, {
+      messages: [
+        msg("hi", { text: "नमस्ते दुनिया", ts: 1 }),
+        msg("he", { text: "שָׁלוֹם חברים", ts: 2 }),
+        msg("nfd", { text: "Zu\u0308rich liegt am See", ts: 3 }),
+        msg("vi", { text: "Xin chào Việt Nam", ts: 4 }),
+      ],
+    });
+    expect(ids(await search("नमस्ते"))).toEqual(["hi"]);
+    expect(ids(await search("दुनिया नमस्ते"))).toEqual(["hi"]);
+    expect(ids(await search("שָׁלוֹם"))).toEqual(["he"]);
+    expect(ids(await search("Zürich"))).toEqual(["nfd"]);
+    expect(ids(await search("Zu\u0308ri"))).toEqual(["nfd"]);
+    expect(await search("rich")).toEqual([]);
+    expect(ids(await search("Việt"))).toEqual(["vi"]);
+    expect((await search("नमस्ते"))[0]?.snippet).toBe("नमस्ते दुनिया");
+  });
+
   test("search - matches word prefixes, not word middles", async () => {
     await use().commit(A, { messages: [msg("m1", { text: "configuration management" }), msg("m2", { text: "reconfigure" })] });
     expect(ids(await search("config"))).toEqual(["m1"]);

@@ -5,8 +5,12 @@
  */
 import { LIMITS } from "./limits.js";
 
-/** A word: a run of letters and digits. Everything else (punctuation, operators) separates words. */
-export const WORD_PATTERN = /[\p{L}\p{N}]+/gu;
+/**
+ * A word: a run of letters and digits with their combining marks. Everything else (punctuation,
+ * operators) separates words. A mark belongs to its word, never splits it: Hindi's vowel signs,
+ * Hebrew's points and a decomposed `é` (`e` and U+0301) are inside words.
+ */
+export const WORD_PATTERN = /[\p{L}\p{N}\p{M}]+/gu;
 
 /** Characters of context kept before the first hit in a snippet. */
 const SNIPPET_LEAD = 60;

@@ -1,10 +1,11 @@
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
 import type { SearchQuery, Storage, StoredMessage } from "chat-gateway";
+import { foldText } from "chat-gateway";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { memoryStorage } from "chat-gateway/storage/memory";
-import { MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
-import { candidatesQuery, estimatesQuery, plannedRows, totalQuery, tsvectorText, walkQuery } from "../../adapters/storage/postgres/search.js";
+import { FOLLOW_UPS, MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
+import { candidatesQuery, estimatesQuery, laneToken, plannedRows, totalQuery, tsvectorText, walkQuery } from "../../adapters/storage/postgres/search.js";
 import { rankQuery } from "../../adapters/storage/postgres/search-rank.js";
 import { CANDIDATES, FEW, WALK_FROM, WALK_WINDOW, walksAllChats } from "../../adapters/storage/postgres/search-plan.js";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
@@ -262,4 +263,61 @@ describe.skipIf(!available)("postgres storage - chat and thread search walks the
       }
     });
   }
+
+  /** A message's search columns as version 5 wrote them: a combining mark split a word. */
+  function version5Columns(m: StoredMessage): { words: string; folded: string; lanes: string } {
+    const OLD_WORD = /[\p{L}\p{N}]+/gu;
+    const words = [...new Set(foldText(m.text).match(OLD_WORD) ?? [])];
+    const lanes = [laneToken("c", m.chat_id), ...(m.thread_id === null ? [] : [laneToken("t", m.thread_id)])];
+    return {
+      words: words.map((w) => `'${w}'`).join(" "),
+      folded: Array.from(m.text.matchAll(OLD_WORD), ([w]) => ` ${foldText(w)}`).join(""),
+      lanes: words.flatMap((w) => lanes.map((lane) => `'${lane}${w}'`)).join(" "),
+    };
+  }
+
+  test("postgres - a version 5 schema is migrated: words a combining mark split are cut anew, and search finds what the memory storage finds", async () => {
+    const schema = `t_${runId()}`;
+    schemas.push(schema);
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      // Common enough (150 each) that the planner expects more than FEW matches: SQL ranks them on `folded`.
+      const texts = ["नमस्ते दुनिया", "שָׁלוֹם חברים", "Zu\u0308rich und Zürich", "Xin chào Việt Nam"];
+      const marked = Array.from({ length: 600 }, (_, i) => msg(`x${i}`, { text: texts[i % 4], ts: 200 + i, chat_id: `c${i % 3}` }));
+      const messages = [...history(), ...marked];
+      await client.query(`BEGIN; CREATE SCHEMA "${schema}"; CREATE TABLE "${schema}".schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (let v = 1; v <= 5; v++) {
+        await client.query(MIGRATIONS[v - 1](`"${schema}"`));
+        await FOLLOW_UPS[v]?.(client as unknown as pg.PoolClient, `"${schema}"`);
+        await client.query(`INSERT INTO "${schema}".schema_version (version) VALUES ($1)`, [v]);
+      }
+      await client.query("COMMIT");
+      for (const m of messages) {
+        const old = version5Columns(m);
+        await client.query(
+          `WITH w AS (INSERT INTO "${schema}".messages (owner, message_id, chat_id, thread_key, role, ts, text, lanes, data) VALUES ('o', $1, $2, $3, 'user', $4, $5, $6::tsvector, $7))
+           INSERT INTO "${schema}".message_search (owner, message_id, ts, words, folded) VALUES ('o', $1, $4, $8::tsvector, $9)`,
+          [m.message_id, m.chat_id, m.thread_id ?? "", m.ts, m.text, old.lanes, JSON.stringify(m), old.words, old.folded],
+        );
+      }
+      const s = await open(schema);
+      const mem = memoryStorage();
+      await mem.commit("o", { messages });
+      expect((await client.query(`SELECT max(version) AS v FROM "${schema}".schema_version`)).rows[0].v).toBe(MIGRATIONS.length);
+      await client.query(`ANALYZE "${schema}".messages, "${schema}".message_search`);
+      expect(plannedRows((await client.query(estimatesQuery(`"${schema}"`, { query: "x", scope: "all", limit: 5 }, ["नमसत"]))).rows[0])).toBeGreaterThan(FEW);
+      const queries = [...QUERIES, ...["नमस्ते", "दुनिया", "שָׁלוֹם", "zürich", "Việt", "i̇stanbul"].flatMap((query) => [{ query, scope: "all" as const, limit: 50 }, { query, scope: "chat" as const, chat_id: "c1", limit: 50 }])];
+      for (const q of queries) expect(await s.search("o", q), JSON.stringify(q)).toEqual(await mem.search("o", q));
+      expect((await s.search("o", { query: "नमस्ते", scope: "all", limit: 200 })).length).toBe(150);
+      expect((await s.search("o", { query: "zürich", scope: "chat", chat_id: "c1", limit: 200 })).length).toBe(50);
+      // Rows written by this version hold what the migration computed for the old ones.
+      const stored = async (id: string) => (await client.query(`SELECT x.words::text, x.folded, m.lanes::text FROM "${schema}".message_search x JOIN "${schema}".messages m USING (owner, message_id) WHERE x.message_id = $1`, [id])).rows[0];
+      const before = await stored("x0");
+      await s.commit("o", { messages: [marked[0]] });
+      expect(await stored("x0")).toEqual(before);
+    } finally {
+      await client.end();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import type { PoolClient } from "pg";
-import { fillMessageSearch } from "./search-migrate.js";
+import { fillMessageSearch, refoldWords } from "./search-migrate.js";
 
 /**
  * The schema, one entry per version. A database at version N gets every later entry applied in
@@ -117,10 +117,13 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
       folded text NOT NULL,
       PRIMARY KEY (owner, message_id)
     );`,
+  // 6: a combining mark is part of its word (Hindi, pointed Hebrew, decomposed accents), so texts
+  // that are not all ASCII get their search columns cut anew by `refoldWords`. Nothing in SQL.
+  () => "",
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */
-export const FOLLOW_UPS: Readonly<Partial<Record<number, (client: PoolClient, s: string) => Promise<void>>>> = { 5: fillMessageSearch };
+export const FOLLOW_UPS: Readonly<Partial<Record<number, (client: PoolClient, s: string) => Promise<void>>>> = { 5: fillMessageSearch, 6: refoldWords };
 
 /** The version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -143,7 +146,8 @@ export async function migrate(client: PoolClient, schema: string): Promise<void>
       throw new Error(`postgresStorage: schema "${schema}" is at version ${current}, newer than this chat-gateway (${SCHEMA_VERSION}); upgrade the package`);
     }
     for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
-      await client.query(MIGRATIONS[v - 1](s));
+      const statements = MIGRATIONS[v - 1](s);
+      if (statements) await client.query(statements);
       await FOLLOW_UPS[v]?.(client, s);
       await client.query(`INSERT INTO ${s}.schema_version (version) VALUES ($1)`, [v]);
     }

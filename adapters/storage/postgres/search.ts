@@ -22,13 +22,13 @@ export function laneToken(kind: "c" | "t", id: string): string {
   return `#${kind}${createHash("md5").update(id, "utf8").digest("hex").slice(0, LANE_HASH_HEX)}:`;
 }
 
-/** The distinct folded words of a text that a tsvector has room for, in text order. */
+/** The distinct folded words of a text that a tsvector has room for, in text order: those of {@link foldedWords}. */
 function indexedWords(text: string): string[] {
   const seen = new Set<string>();
   let bytes = 0;
-  for (const match of foldText(text).matchAll(WORD_PATTERN)) {
-    const word = match[0].slice(0, MAX_LEXEME);
-    if (seen.has(word)) continue;
+  for (const token of foldedTokens(text)) {
+    const word = token.slice(0, MAX_LEXEME);
+    if (!word || seen.has(word)) continue;
     bytes += Buffer.byteLength(word) + 8;
     if (bytes > MAX_VECTOR_BYTES) break;
     seen.add(word);
@@ -42,7 +42,7 @@ function indexedWords(text: string): string[] {
  * thread's. Words are cut by the same
  * Unicode rule as the memory and sql.js storages and folded in JS, so the three agree on what a
  * word is; PostgreSQL's `to_tsvector` parser would instead keep `user@example.com` or `foo-bar` as
- * tokens of their own. Words are letters and digits only and tokens hex, `#` and `:`, so quoting
+ * tokens of their own. Words are letters, digits and marks only and tokens hex, `#` and `:`, so quoting
  * them needs no escaping. The lane lexemes stay on `messages`, off the narrow search row that the
  * newest-first walk across all chats reads: they are two to three times the size of `words`.
  */
@@ -62,16 +62,26 @@ export function tsvectorText(text: string, chatId: ChatId, threadId: ChatId | nu
 const ASCII = /^[\x00-\x7f]*$/;
 
 /**
- * The `folded` column of a message: every word of the text, cut and folded exactly as `matchText`
- * does (cut first, then each word folded), each preceded by a space. A word starts with a term
- * exactly where `' ' || term` occurs, so SQL counts a term's occurrences with `replace` (see
- * `rankQuery` in search-rank.ts) and ranks as the other storages do without reading the text.
- * Kept whole (no cut at a size): counts must be exact for the longest message too.
+ * Every word of a text, cut and folded exactly as `matchText` does (cut first, then each word
+ * folded): the words of `folded`, and the lexemes of `words`. Built once for both, so a tsvector
+ * has a lexeme starting with a term exactly where `folded` has the term at a word start.
+ */
+function foldedTokens(text: string): string[] {
+  // For ASCII text folding a word is lower-casing it: one pass instead of a normalisation per word.
+  return ASCII.test(text) ? (text.toLowerCase().match(/[a-z0-9]+/g) ?? []) : Array.from(text.matchAll(WORD_PATTERN), (m) => foldText(m[0]));
+}
+
+/**
+ * The `folded` column of a message: every word of the text ({@link foldedTokens}), each preceded
+ * by a space. A word starts with a term exactly where `' ' || term` occurs, so SQL counts a term's
+ * occurrences with `replace` (see `rankQuery` in search-rank.ts) and ranks as the other storages
+ * do without reading the text. Kept whole (no cut at a size): counts must be exact for the longest
+ * message too.
  */
 export function foldedWords(text: string): string {
-  // For ASCII text folding a word is lower-casing it: one pass instead of a normalisation per word.
-  const words = ASCII.test(text) ? (text.toLowerCase().match(/[a-z0-9]+/g) ?? []) : Array.from(text.matchAll(WORD_PATTERN), (m) => foldText(m[0]));
-  return words.map((w) => ` ${w}`).join("");
+  return foldedTokens(text)
+    .map((w) => ` ${w}`)
+    .join("");
 }
 
 /** The distinct folded words of user input, at most {@link MAX_TERMS}; operators are separators, never syntax. */

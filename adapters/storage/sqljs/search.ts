@@ -1,5 +1,5 @@
 import type { Owner, SearchHit, SearchQuery } from "chat-gateway";
-import { compareMatches, foldText, matchText, searchTerms, snippetAround } from "chat-gateway";
+import { compareMatches, foldText, matchText, searchTerms, snippetAround, WORD_PATTERN } from "chat-gateway";
 import { shardsNewestFirst } from "./fts-shards.js";
 import type { Sql } from "./sql.js";
 
@@ -36,30 +36,68 @@ export function laneColumn(owner: string, chatId: string, threadId: string | nul
 }
 
 /**
- * FTS4 queries for user text within a lane token: each word a prefix term of the text column, so
- * no input is ever parsed as FTS syntax. `all` needs every word, `any` one of them.
+ * The table's tokenizer as a table: what it makes of a query word. Temporary, so never in a
+ * snapshot; created on the first search of a word that is not ASCII.
  */
-export function matchExpressions(query: string, lane?: string): { all: string; any: string; terms: number } | undefined {
-  const terms = searchTerms(query, MAX_TERMS);
-  if (!terms.length) return undefined;
-  // Terms are letters and digits only, and lower case, so none can be an operator (those are upper
-  // case); FTS4 refuses a column filter on a quoted phrase inside parentheses, so they stay bare.
-  const phrases = terms.map((t) => `text:${t}*`);
-  const within = lane ? ` lane:${lane}` : "";
-  return { all: `${phrases.join(" ")}${within}`, any: `(${phrases.join(" OR ")})${within}`, terms: terms.length };
+const TOKENIZER = `CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens USING fts3tokenize(unicode61, "remove_diacritics=1")`;
+const ASCII_WORD = /^[A-Za-z0-9]+$/;
+
+/**
+ * Each word of the query as the FTS4 tokens the text column holds for it, one word per folded form
+ * (the words of `searchTerms`, in query order, at most {@link MAX_TERMS}). The tokenizer
+ * (unicode61) cuts a Hindi, Thai or pointed Hebrew word into pieces at its marks and keeps what a
+ * JS fold would drop, so a word is asked for as its pieces, cut by the tokenizer itself: folded in
+ * JS first, it would match nothing. An ASCII word is one token, its lower case.
+ */
+export function queryWords(sql: Sql, query: string): string[][] {
+  const byFold = new Map<string, string>();
+  for (const [word] of query.matchAll(WORD_PATTERN)) {
+    const folded = foldText(word);
+    if (folded && !byFold.has(folded)) byFold.set(folded, word);
+  }
+  const words: string[][] = [];
+  for (const word of [...byFold.values()].slice(0, MAX_TERMS)) {
+    if (ASCII_WORD.test(word)) {
+      words.push([word.toLowerCase()]);
+      continue;
+    }
+    sql.run(TOKENIZER);
+    const tokens = sql.all("SELECT token FROM temp.query_tokens WHERE input = ?", [word]).map(([token]) => token as string);
+    if (tokens.length) words.push(tokens);
+  }
+  return words;
 }
 
-/** Query words matched and their occurrences in the text column (column 0), from `matchinfo(…, 'pcy')`. */
-function rank(info: Uint8Array): { terms: number; hits: number } {
+/**
+ * FTS4 queries for the query's words ({@link queryWords}) within a lane token: `all` needs every
+ * word, `any` one of them; a word is all its pieces, the last a prefix. `pieces` is each word's
+ * count of phrases, in the order `matchinfo` reports them.
+ */
+export function matchExpressions(words: string[][], lane?: string): { all: string; any: string; pieces: number[] } | undefined {
+  if (!words.length) return undefined;
+  // Tokens are letters and digits, and lower case, so none can be an operator (those are upper
+  // case); FTS4 refuses a column filter on a quoted phrase inside parentheses, so they stay bare.
+  const phrases = words.map((tokens) => tokens.map((t, i) => `text:${t}${i === tokens.length - 1 ? "*" : ""}`).join(" "));
+  const within = lane ? ` lane:${lane}` : "";
+  return { all: `${phrases.join(" ")}${within}`, any: `(${phrases.join(" OR ")})${within}`, pieces: words.map((w) => w.length) };
+}
+
+/**
+ * Query words matched and their occurrences in the text column (column 0), from `matchinfo(…,
+ * 'pcy')`: a word is matched where all its pieces are, as often as its rarest piece.
+ */
+function rank(info: Uint8Array, pieces: number[]): { terms: number; hits: number } {
   // matchinfo is an array of native-endian uint32; wasm is little-endian.
   const view = new DataView(info.buffer, info.byteOffset, info.byteLength);
   const u32 = (i: number) => view.getUint32(i * 4, true);
-  const phrases = u32(0);
   const columns = u32(1);
   let terms = 0;
   let hits = 0;
-  for (let p = 0; p < phrases; p++) {
-    const inRow = u32(2 + p * columns);
+  let phrase = 0;
+  for (const count of pieces) {
+    let inRow = Infinity;
+    for (let p = phrase; p < phrase + count; p++) inRow = Math.min(inRow, u32(2 + p * columns));
+    phrase += count;
     if (inRow > 0) terms++;
     hits += inRow;
   }
@@ -110,7 +148,7 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
     scopeParams.push(q.chat_id ?? "");
     lane = chatToken(owner, q.chat_id ?? "");
   }
-  const match = matchExpressions(q.query, lane);
+  const match = matchExpressions(queryWords(sql, q.query), lane);
   if (!match) return [];
   // Shards newest first, each walked newest docid first, until CANDIDATES matches: the same newest
   // matches one big index would give. CROSS JOIN pins the full-text index as the outer loop; left
@@ -125,7 +163,7 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
         [expr, ...scopeParams, CANDIDATES - found.length],
       );
       for (const [id, ts, messageId, info] of rows) {
-        found.push({ id: id as number, ts: ts as number, message_id: messageId as string, ...rank(info as Uint8Array) });
+        found.push({ id: id as number, ts: ts as number, message_id: messageId as string, ...rank(info as Uint8Array, match.pieces) });
       }
       if (found.length >= CANDIDATES) break;
     }
@@ -140,7 +178,7 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
     if (/malformed MATCH/.test((error as Error).message)) return [];
     throw error;
   }
-  if (top.length < q.limit && match.terms > 1) {
+  if (top.length < q.limit && match.pieces.length > 1) {
     const seen = new Set(top.map((r) => r.id));
     top = top.concat(
       candidates(match.any)
