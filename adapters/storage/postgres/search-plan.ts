@@ -129,16 +129,17 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
    */
   async function severalWords(owner: Owner, q: SearchQuery, terms: string[], byEstimate: Array<{ t: string; rows: number }>, every: Statement, total: number): Promise<Ranked[]> {
     const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
+    const commonest = byEstimate[byEstimate.length - 1].t;
     if (!walks(q, any)) {
       const anyStep = candidatesQuery(s, owner, q, terms, "any", CANDIDATES, { newest: walksAll(q, any, total) });
-      const rows = (await read(bothStepsQuery(s, every, anyStep, terms, q.limit))) as Array<Row & { step: number }>;
+      const rows = (await read(bothStepsQuery(s, every, anyStep, terms, q.limit, commonest))) as Array<Row & { step: number }>;
       const first = hitsOf(rows.filter((r) => r.step === 1), terms);
       return first.concat(hitsOf(rows.filter((r) => r.step === 2), terms).slice(0, q.limit - first.length));
     }
     const first = hitsOf(await read(rankQuery(s, every, terms, q.limit)), terms);
     if (first.length >= q.limit) return first;
     const seen = first.map((r) => r.message.message_id);
-    return first.concat(hitsOf(await read(rankQuery(s, await candidates(owner, q, terms, "any", any, total), terms, q.limit - first.length, seen)), terms));
+    return first.concat(hitsOf(await read(rankQuery(s, await candidates(owner, q, terms, "any", any, total), terms, q.limit - first.length, seen, commonest)), terms));
   }
 
   return async (owner, q) => {

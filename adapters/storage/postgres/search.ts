@@ -8,6 +8,12 @@ const MAX_TERMS = 16;
 const MAX_LEXEME = 256;
 /** A tsvector must stay under 1 MiB; past this many bytes of lexemes the rest of a huge text is not indexed. */
 const MAX_VECTOR_BYTES = 512 * 1024;
+/**
+ * Bytes of `folded` up to which `words` holds every one of its words (cut to {@link MAX_LEXEME}):
+ * a word takes at least 2 bytes of `folded` (its space and a byte) and at most 4.5 times that of
+ * the {@link MAX_VECTOR_BYTES} budget (its bytes and 8), so the budget cannot run out before.
+ */
+export const WHOLLY_INDEXED_BYTES = Math.floor((MAX_VECTOR_BYTES * 2) / 9);
 /** Hex digits of the MD5 of a chat or thread id in its lane token. */
 const LANE_HASH_HEX = 12;
 
@@ -124,7 +130,7 @@ export function plannedRows(row: Record<string, unknown> | undefined): number {
 
 /**
  * The statement that fetches the newest `limit` messages in scope matching every term (`all`) or
- * any (`any`), each term a word prefix, as rows `(message_id, ts, folded)` for `rankQuery`
+ * any (`any`), each term a word prefix, as rows `(message_id, ts, folded, words)` for `rankQuery`
  * (search-rank.ts); `$1` is the owner. Across all chats it reads `message_search` only, whose
  * rows are narrow (no text, no JSON record, no lane lexemes), so a newest-first walk reads many
  * rows per page. In a chat or thread scope the terms are the lane-qualified lexemes of that scope,
@@ -167,7 +173,7 @@ export function candidatesQuery(
   if (newest && !lane && !texts) {
     // The subquery's order is kept: a filter and a LIMIT above a subquery scan do not reorder rows.
     const walk = `SELECT message_id, ts, folded, words FROM ${s}.message_search WHERE owner = $1 ORDER BY ts DESC, message_id DESC OFFSET 0`;
-    return { text: `SELECT message_id, ts, folded FROM (${walk}) w WHERE ${conditions.join("").slice(" AND ".length)} LIMIT ${limit}`, values };
+    return { text: `SELECT message_id, ts, folded, words FROM (${walk}) w WHERE ${conditions.join("").slice(" AND ".length)} LIMIT ${limit}`, values };
   }
   const where = `WHERE owner = $1${scope}${conditions.join("")} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`;
   if (texts) {
@@ -181,8 +187,8 @@ export function candidatesQuery(
   }
   return {
     text: lane
-      ? `SELECT c.message_id, c.ts, x.folded FROM (SELECT message_id, ts FROM ${s}.messages ${where}) c JOIN ${s}.message_search x ON x.owner = $1 AND x.message_id = c.message_id`
-      : `SELECT message_id, ts, folded FROM ${s}.message_search ${where}`,
+      ? `SELECT c.message_id, c.ts, x.folded, x.words FROM (SELECT message_id, ts FROM ${s}.messages ${where}) c JOIN ${s}.message_search x ON x.owner = $1 AND x.message_id = c.message_id`
+      : `SELECT message_id, ts, folded, words FROM ${s}.message_search ${where}`,
     values,
   };
 }
