@@ -56,12 +56,14 @@ export function queryWords(sql: Sql, query: string): string[][] {
     if (folded && !byFold.has(folded)) byFold.set(folded, word);
   }
   const words: string[][] = [];
+  let tokenizer = false;
   for (const word of [...byFold.values()].slice(0, MAX_TERMS)) {
     if (ASCII_WORD.test(word)) {
       words.push([word.toLowerCase()]);
       continue;
     }
-    sql.run(TOKENIZER);
+    if (!tokenizer) sql.run(TOKENIZER);
+    tokenizer = true;
     const tokens = sql.all("SELECT token FROM temp.query_tokens WHERE input = ?", [word]).map(([token]) => token as string);
     if (tokens.length) words.push(tokens);
   }
