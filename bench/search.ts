@@ -10,8 +10,10 @@
  *
  * sql.js is filled with batched commits of 1,000 messages, PostgreSQL with the same rows inserted
  * 5,000 at a time (see {@link insertAll}), then PostgreSQL's statistics are
- * refreshed with ANALYZE (what autovacuum does after a bulk load), then each query runs one after
- * another, measured after a warm-up. Prints a Markdown table and the raw JSON.
+ * refreshed with ANALYZE (what autovacuum does after a bulk load). Then each query runs on both
+ * storages after a warm-up, one search after another, the storages taking turns of 10 runs (see
+ * {@link measure}), so that both see the same spells of a shared machine. Prints a Markdown table
+ * and the raw JSON.
  * @module
  */
 import { randomBytes } from "node:crypto";
@@ -23,7 +25,7 @@ import type { SearchQuery, Storage } from "chat-gateway";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { foldedWords, tsvectorText } from "../adapters/storage/postgres/search.js";
-import { CHATS, COMMON, message, OWNER, RARE, timed } from "./corpus.js";
+import { CHATS, COMMON, message, OWNER, percentiles, RARE } from "./corpus.js";
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const args = process.argv.slice(2);
@@ -83,24 +85,45 @@ async function storedMessages(admin: pg.Client, schema: string): Promise<number>
   return Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}".messages`)).rows[0].n);
 }
 
-async function measure(name: string, storage: Storage, total: number, fill: () => Promise<void>): Promise<Row> {
+/** Opens a storage and fills it (timed); on a kept schema of an older version, opening is the migration. */
+async function filled(name: string, storage: Storage, total: number, fill: () => Promise<void>): Promise<number> {
   const opened = performance.now();
   await storage.open?.();
-  // On a kept schema of an older version, this is the migration's time.
   console.error(`search bench: ${name} open ${((performance.now() - opened) / 1000).toFixed(1)} s`);
   const t0 = performance.now();
   await fill();
-  const fillPerSecond = Math.round(total / ((performance.now() - t0) / 1000));
-  const queries: Row["queries"] = {};
+  return Math.round(total / ((performance.now() - t0) / 1000));
+}
+
+/** Runs of one storage per turn: the storages take turns, so a slow spell of the machine falls on both. */
+const TURN = 10;
+
+/**
+ * Each query on every storage: a warm-up of 10 runs each, then turns of {@link TURN} runs, the
+ * storages alternating, until each has run the query `runs` times. Queries per second are
+ * one storage's runs over the time they took, one after another.
+ */
+async function measure(storages: Array<{ name: string; storage: Storage; fillPerSecond: number }>, total: number): Promise<Row[]> {
+  const rows: Row[] = storages.map(({ name, fillPerSecond }) => ({ storage: name, messages: total, fillPerSecond, queries: {} }));
   for (const q of QUERIES) {
-    const hits = (await storage.search(OWNER, q.query(0))).length;
-    for (let k = 0; k < 10; k++) await storage.search(OWNER, q.query(k));
-    const start = performance.now();
-    const p = await timed(q.runs, (k) => storage.search(OWNER, q.query(k)));
-    queries[q.name] = { p50: p.p50, p99: p.p99, perSecond: Math.round(q.runs / ((performance.now() - start) / 1000)), hits };
+    const samples = storages.map(() => [] as number[]);
+    const hits = await Promise.all(storages.map(async ({ storage }) => (await storage.search(OWNER, q.query(0))).length));
+    for (const { storage } of storages) for (let k = 0; k < 10; k++) await storage.search(OWNER, q.query(k));
+    for (let done = 0; done < q.runs; done += TURN) {
+      for (const [i, { storage }] of storages.entries()) {
+        for (let k = done; k < Math.min(q.runs, done + TURN); k++) {
+          const t = performance.now();
+          await storage.search(OWNER, q.query(k));
+          samples[i].push(performance.now() - t);
+        }
+      }
+    }
+    samples.forEach((taken, i) => {
+      const { p50, p99 } = percentiles(taken);
+      rows[i].queries[q.name] = { p50, p99, perSecond: Math.round(taken.length / (taken.reduce((a, b) => a + b, 0) / 1000)), hits: hits[i] };
+    });
   }
-  await storage.close?.();
-  return { storage: name, messages: total, fillPerSecond, queries };
+  return rows;
 }
 
 async function main(): Promise<void> {
@@ -116,28 +139,31 @@ async function main(): Promise<void> {
   try {
     for (const total of sizes) {
       const schema = keep ? `bench_search_keep_${total}` : `bench_search_${randomBytes(5).toString("hex")}`;
-      try {
-        const filled = keep && (await storedMessages(admin, schema)) === total;
-        console.error(`search bench: postgres, ${total} messages${filled ? ", reusing the kept schema" : ""}…`);
-        rows.push(
-          await measure("postgres", postgresStorage({ connectionString: DATABASE_URL, schema }), total, async () => {
-            if (filled) return;
-            await admin.query(`DELETE FROM "${schema}".messages`);
-            await insertAll(admin, schema, total);
-            await admin.query(`ANALYZE "${schema}".messages, "${schema}".message_search`);
-          }),
-        );
-      } finally {
-        if (!keep) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      }
-      load.push(loadavg()[0]);
-      if (postgresOnly) continue;
       const dir = mkdtempSync(join(tmpdir(), "cg-bench-search-"));
+      const open: Array<{ name: string; storage: Storage; fillPerSecond: number }> = [];
       try {
-        console.error(`search bench: sql.js, ${total} messages…`);
-        const storage = sqlJsStorage({ dir });
-        rows.push(await measure("sql.js", storage, total, () => commitAll(storage, total)));
+        const reuse = keep && (await storedMessages(admin, schema)) === total;
+        console.error(`search bench: postgres, ${total} messages${reuse ? ", reusing the kept schema" : ""}…`);
+        const postgres = postgresStorage({ connectionString: DATABASE_URL, schema });
+        open.push({ name: "postgres", storage: postgres, fillPerSecond: 0 });
+        open[0].fillPerSecond = await filled("postgres", postgres, total, async () => {
+          if (reuse) return;
+          await admin.query(`DELETE FROM "${schema}".messages`);
+          await insertAll(admin, schema, total);
+          await admin.query(`ANALYZE "${schema}".messages, "${schema}".message_search`);
+        });
+        if (reuse) open[0].fillPerSecond = NaN;
+        if (!postgresOnly) {
+          console.error(`search bench: sql.js, ${total} messages…`);
+          const sqljs = sqlJsStorage({ dir });
+          open.push({ name: "sql.js", storage: sqljs, fillPerSecond: 0 });
+          open[1].fillPerSecond = await filled("sql.js", sqljs, total, () => commitAll(sqljs, total));
+        }
+        console.error(`search bench: ${total} messages, queries…`);
+        rows.push(...(await measure(open, total)));
       } finally {
+        for (const { storage } of open) await storage.close?.();
+        if (!keep) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
         rmSync(dir, { recursive: true, force: true });
       }
       load.push(loadavg()[0]);
@@ -145,7 +171,7 @@ async function main(): Promise<void> {
   } finally {
     await admin.end();
   }
-  console.log(`\nNode ${process.version}; load average (1 min) after each storage: ${load.map((l) => l.toFixed(1)).join(", ")}\n`);
+  console.log(`\nNode ${process.version}; load average (1 min) after each size: ${load.map((l) => l.toFixed(1)).join(", ")}\n`);
   console.log("| messages | query | postgres p50 / p99 ms | sql.js p50 / p99 ms | postgres q/s | sql.js q/s | hits |");
   console.log("|---|---|---|---|---|---|---|");
   for (const total of sizes) {
@@ -155,7 +181,7 @@ async function main(): Promise<void> {
       const b = s?.queries[q.name] ?? { p50: "–", p99: "–", perSecond: "–", hits: a.hits };
       console.log(`| ${total.toLocaleString("en")} | ${q.name} | ${a.p50} / ${a.p99} | ${b.p50} / ${b.p99} | ${a.perSecond} | ${b.perSecond} | ${a.hits === b.hits ? a.hits : `${a.hits} vs ${b.hits}`} |`);
     }
-    console.log(`| ${total.toLocaleString("en")} | fill, messages/s (postgres: direct INSERT of 5,000 rows; sql.js: commit of 1,000) | ${p!.fillPerSecond} | ${s?.fillPerSecond ?? "–"} | | | |`);
+    console.log(`| ${total.toLocaleString("en")} | fill, messages/s (postgres: direct INSERT of 5,000 rows; sql.js: commit of 1,000) | ${Number.isNaN(p!.fillPerSecond) ? "kept schema" : p!.fillPerSecond} | ${s?.fillPerSecond ?? "–"} | | | |`);
   }
   console.log(`\n\`\`\`json\n${JSON.stringify(rows)}\n\`\`\``);
 }
