@@ -225,7 +225,7 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
     }
   });
 
-  test("postgres - a common word is searched newest first through messages_recent, a rare one through GIN, a scoped one by its lane lexemes", async () => {
+  test("postgres - a common word is walked newest first through messages_recent, a rare one read through GIN and never walked, a scoped one by its lane lexemes", async () => {
     const s = await open();
     // A varied vocabulary, so that the planner's statistics on the words are as on real text.
     const colours = ["red", "green", "blue", "cyan", "gray"];
@@ -235,12 +235,15 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
     await client.connect();
     try {
       await client.query(`ANALYZE "${schema}".messages, "${schema}".message_search`);
-      const plan = async (query: string, scope: Partial<SearchQuery> = {}) => {
-        const statement = candidatesQuery(`"${schema}"`, "walk", { query, scope: "all", limit: 20, ...scope }, [query], "all", 1000);
+      const plan = async (query: string, scope: Partial<SearchQuery> = {}, newest = false) => {
+        const statement = candidatesQuery(`"${schema}"`, "walk", { query, scope: "all", limit: 20, ...scope }, [query], "all", 1000, { newest });
         return (await client.query(`EXPLAIN ${statement.text}`, statement.values)).rows.map((r) => Object.values(r)[0]).join("\n");
       };
-      expect(await plan("common")).toContain("Index Scan Backward using messages_recent");
+      expect(await plan("common", {}, true)).toContain("Index Scan Backward using messages_recent");
       expect(await plan("rarity")).toContain("messages_words");
+      // Without the walk asked for, no plan walks, even for the word in every message: a prepared
+      // statement's kept plan must not walk the whole history for a rare word.
+      expect(await plan("common")).not.toContain("messages_recent");
       // A chat's lane-qualified lexeme: GIN, or on a table this small a scan; never the unscoped word.
       expect(await plan("common", { scope: "chat", chat_id: "c1" })).toContain(`'#c`);
     } finally {
@@ -286,5 +289,6 @@ describe.skipIf(!available)("postgres storage - beyond the conformance suite", (
     expect(() => postgresStorage({ connectionString: DATABASE_URL, schema: "bad-name" })).toThrow(TypeError);
     expect(() => postgresStorage({ connectionString: DATABASE_URL, poolSize: 0 })).toThrow(TypeError);
     expect(() => postgresStorage({ connectionString: DATABASE_URL, pool: {} as never })).toThrow(TypeError);
+    expect(() => postgresStorage({ connectionString: DATABASE_URL, preparedStatements: "yes" as never })).toThrow(TypeError);
   });
 });

@@ -41,6 +41,13 @@ export interface PostgresStorageOptions {
   schema?: string;
   /** Clock for the `ts` of outbox entries, epoch milliseconds. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Run search statements as named prepared statements, so that each connection plans them once
+   * (default true). Turn it off behind a pooler that cannot carry prepared statements across its
+   * server connections: PgBouncer before 1.21 in transaction or statement mode, or a later one
+   * without `max_prepared_statements`.
+   */
+  preparedStatements?: boolean;
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -68,9 +75,10 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
   const poolSize = options.poolSize ?? 10;
   if (!Number.isInteger(poolSize) || poolSize < 1) throw new TypeError("postgresStorage: poolSize must be a positive integer");
   if (options.now !== undefined && typeof options.now !== "function") throw new TypeError("postgresStorage: options.now must be a function returning epoch milliseconds");
+  if (options.preparedStatements !== undefined && typeof options.preparedStatements !== "boolean") throw new TypeError("postgresStorage: options.preparedStatements must be a boolean");
   const db = database({ pool: options.pool as Pool | undefined, connectionString: options.connectionString, poolSize, schema });
   const writes = writer(db, options.now ?? Date.now);
-  const search = postgresSearch(db.s, db.ready);
+  const search = postgresSearch(db.s, db.ready, options.preparedStatements ?? true);
   return defineStorage({
     // The unique index messages_client_msg refuses a second (chat, client_msg_id) in any process.
     capabilities: { uniqueClientMsgId: true },

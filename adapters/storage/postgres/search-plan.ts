@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Owner, SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
 import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, scopeLane, toHit, totalQuery, walkQuery, type Ranked } from "./search.js";
 import { bothStepsQuery, listedCandidates, rankQuery, type Statement } from "./search-rank.js";
+import { preparedNames } from "./prepared.js";
 
 /** Matches ranked per search step: a common word costs the same at any history size. */
 export const CANDIDATES = 1000;
@@ -19,7 +20,8 @@ export const WALK_FROM = 2 * CANDIDATES;
 /**
  * Expected matches up to which a step reads its candidates' texts and ranks them in JS, as before
  * the ranking statement: for a few rows, shipping their texts costs less than planning that
- * statement (about 0.25 ms). Both rank alike, so a wrong estimate costs time, never results.
+ * statement (about 0.25 ms), and no more once both run on kept plans (prepared.ts; 0.28 against
+ * 0.30 ms for ten matches). Both rank alike, so a wrong estimate costs time, never results.
  */
 export const FEW = 100;
 /**
@@ -91,9 +93,16 @@ function plannerEstimates(s: string, pool: () => Promise<pg.Pool>): (q: SearchQu
  * which are correlated. When the walk's window holds fewer matches than needed and the scope goes
  * on past it, GIN answers as it would have. Both paths test the same column with the same query,
  * so the path never changes the results.
+ *
+ * With `prepared` (the default), each statement runs as a named prepared statement (prepared.ts),
+ * and since its plan does not depend on the words (see `candidatesQuery`), PostgreSQL settles on
+ * a generic plan after five runs on a connection instead of planning every search: a sixth of a
+ * common word's statement time and a fifth of two words', at 10,000 messages as at a million
+ * (bench/RESULTS.md).
  */
-export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner: Owner, q: SearchQuery) => Promise<SearchHit[]> {
-  const read = async (statement: { text: string; values: unknown[] }) => (await (await pool()).query(statement.text, statement.values)).rows as Array<Row & { hit?: boolean; n?: string }>;
+export function postgresSearch(s: string, pool: () => Promise<pg.Pool>, prepared = true): (owner: Owner, q: SearchQuery) => Promise<SearchHit[]> {
+  const name = preparedNames(prepared);
+  const read = async ({ text, values }: Statement) => (await (await pool()).query({ name: name(text), text, values })).rows as Array<Row & { hit?: boolean; n?: string }>;
   const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
 
   const estimates = plannerEstimates(s, pool);
@@ -125,21 +134,24 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>): (owner:
 
   /**
    * Both steps of a search of several words. When the "any" step needs no walk, one statement
-   * runs both (`bothStepsQuery`); otherwise the walk decides after the first step.
+   * runs both (`bothStepsQuery`); otherwise the walk decides after the first step. The ranking
+   * statements count the terms rarest first, so the commonest is always the last and a statement's
+   * text depends on how many words there are, not on which is common: one prepared statement each.
    */
   async function severalWords(owner: Owner, q: SearchQuery, terms: string[], byEstimate: Array<{ t: string; rows: number }>, every: Statement, total: number): Promise<Ranked[]> {
     const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
-    const commonest = byEstimate[byEstimate.length - 1].t;
+    const order = byEstimate.map((e) => e.t);
+    const commonest = order[order.length - 1];
     if (!walks(q, any)) {
       const anyStep = candidatesQuery(s, owner, q, terms, "any", CANDIDATES, { newest: walksAll(q, any, total) });
-      const rows = (await read(bothStepsQuery(s, every, anyStep, terms, q.limit, commonest))) as Array<Row & { step: number }>;
+      const rows = (await read(bothStepsQuery(s, every, anyStep, order, q.limit, commonest))) as Array<Row & { step: number }>;
       const first = hitsOf(rows.filter((r) => r.step === 1), terms);
       return first.concat(hitsOf(rows.filter((r) => r.step === 2), terms).slice(0, q.limit - first.length));
     }
-    const first = hitsOf(await read(rankQuery(s, every, terms, q.limit)), terms);
+    const first = hitsOf(await read(rankQuery(s, every, order, q.limit)), terms);
     if (first.length >= q.limit) return first;
     const seen = first.map((r) => r.message.message_id);
-    return first.concat(hitsOf(await read(rankQuery(s, await candidates(owner, q, terms, "any", any, total), terms, q.limit - first.length, seen, commonest)), terms));
+    return first.concat(hitsOf(await read(rankQuery(s, await candidates(owner, q, terms, "any", any, total), order, q.limit - first.length, seen, commonest)), terms));
   }
 
   return async (owner, q) => {

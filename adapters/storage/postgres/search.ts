@@ -146,6 +146,16 @@ export function plannedRows(row: Record<string, unknown> | undefined): number {
  * stops at `limit` matches. The caller asks for it when the word is common enough that the walk
  * costs less than collecting and sorting every match, which the planner misjudges for tables of
  * about ten thousand rows (see `walksAllChats` in search-plan.ts).
+ *
+ * Each statement's plan is fixed by its shape, whatever the words, so that a prepared statement
+ * can keep one generic plan (prepared.ts). Without `newest`, the GIN conditions sit in a subquery
+ * fenced with `OFFSET 0` and ordered above it, so no plan walks an index newest first: one that
+ * did, kept for a common word, would read the owner's whole history for a rare one. With
+ * `newest`, the walk's `LIMIT` is a scalar subquery, a number the planner does not look into: it
+ * then prices every walk as reading a tenth of the owner's rows, with or without the words. With
+ * the number in sight, it prices a walk for a common word by that word's estimate, and a plan
+ * made without the words (`@@` of an unseen word is 0.5 % of rows) as reading every row, so it
+ * would never keep one.
  */
 export function candidatesQuery(
   s: string,
@@ -165,30 +175,34 @@ export function candidatesQuery(
   const lane = scopeLane(q);
   const prefixes = terms.map((t) => `'${lane}${t}':*`);
   const column = lane ? "lanes" : "words";
-  const conditions = (mode === "all" ? prefixes : [prefixes.join(" | ")]).map((tsquery, i) => {
+  const tsqueries = mode === "all" ? prefixes : [prefixes.join(" | ")];
+  const params = tsqueries.map((tsquery) => {
     values.push(tsquery);
-    // IS TRUE makes the condition a filter: the planner cannot match it to the index.
-    return i === 0 ? ` AND ${column} @@ $${values.length}::tsquery` : ` AND (${column} @@ $${values.length}::tsquery) IS TRUE`;
+    return `$${values.length}::tsquery`;
   });
   if (newest && !lane && !texts) {
     // The subquery's order is kept: a filter and a LIMIT above a subquery scan do not reorder rows.
     const walk = `SELECT message_id, ts, folded, words FROM ${s}.message_search WHERE owner = $1 ORDER BY ts DESC, message_id DESC OFFSET 0`;
-    return { text: `SELECT message_id, ts, folded, words FROM (${walk}) w WHERE ${conditions.join("").slice(" AND ".length)} LIMIT ${limit}`, values };
+    return { text: `SELECT message_id, ts, folded, words FROM (${walk}) w WHERE ${params.map((p) => `words @@ ${p}`).join(" AND ")} LIMIT (SELECT ${limit})`, values };
   }
-  const where = `WHERE owner = $1${scope}${conditions.join("")} ORDER BY ts DESC, message_id DESC LIMIT ${limit}`;
+  // IS TRUE makes a condition a filter: the planner cannot match it to the index.
+  const conditions = params.map((p, i) => (i === 0 ? ` AND ${column} @@ ${p}` : ` AND (${column} @@ ${p}) IS TRUE`)).join("");
+  /** The newest `limit` rows of `table` in scope that match, GIN's work fenced off from the order (see above). */
+  const newestMatches = (columns: string, table: string) =>
+    `SELECT ${columns} FROM (SELECT ${columns} FROM ${s}.${table} WHERE owner = $1${scope}${conditions} OFFSET 0) g ORDER BY ts DESC, message_id DESC LIMIT ${limit}`;
   if (texts) {
     const hit = "message_id, chat_id, thread_key, role, ts, text";
     return {
       text: lane
-        ? `SELECT ${hit} FROM ${s}.messages ${where}`
-        : `SELECT m.${hit.replaceAll(", ", ", m.")} FROM (SELECT message_id, ts FROM ${s}.message_search ${where}) c JOIN ${s}.messages m ON m.owner = $1 AND m.message_id = c.message_id`,
+        ? newestMatches(hit, "messages")
+        : `SELECT m.${hit.replaceAll(", ", ", m.")} FROM (${newestMatches("message_id, ts", "message_search")}) c JOIN ${s}.messages m ON m.owner = $1 AND m.message_id = c.message_id`,
       values,
     };
   }
   return {
     text: lane
-      ? `SELECT c.message_id, c.ts, x.folded, x.words FROM (SELECT message_id, ts FROM ${s}.messages ${where}) c JOIN ${s}.message_search x ON x.owner = $1 AND x.message_id = c.message_id`
-      : `SELECT message_id, ts, folded, words FROM ${s}.message_search ${where}`,
+      ? `SELECT c.message_id, c.ts, x.folded, x.words FROM (${newestMatches("message_id, ts", "messages")}) c JOIN ${s}.message_search x ON x.owner = $1 AND x.message_id = c.message_id`
+      : newestMatches("message_id, ts, folded, words", "message_search"),
     values,
   };
 }
