@@ -129,6 +129,16 @@ function describeScopeRankingSnippets(use: () => Storage, search: Search): void 
     expect(ids(await search("alpha beta"))).toEqual(["both", "alpha-thrice", "alpha-once-new", "alpha-once-old"]);
   });
 
+  test("search - each step ranks the newest 1,000 matches: an older, better match past them is not found", async () => {
+    const n = LIMITS.searchCandidates;
+    const newer = Array.from({ length: n }, (_, i) => msg(`w${i}`, { text: `alpha ${i}`, ts: 2 + i }));
+    await use().commit(A, { messages: [msg("old-best", { text: "alpha alpha alpha beta", ts: 1 }), ...newer] });
+    // Its three occurrences would rank it first, but 1,000 newer messages match.
+    expect(ids(await search("alpha", { limit: 2 }))).toEqual([`w${n - 1}`, `w${n - 2}`]);
+    // With every word it is among the newest 1,000 such matches (the only one), so it leads.
+    expect(ids(await search("alpha beta", { limit: 2 }))).toEqual(["old-best", `w${n - 1}`]);
+  });
+
   test("search - snippet is at most 200 characters with context around the first hit", async () => {
     const long = `${"lorem ipsum ".repeat(60)}the needle sits here ${"dolor sit amet ".repeat(60)}`;
     await use().commit(A, { messages: [msg("long", { text: long }), msg("start", { text: `needle first ${"x".repeat(500)}` })] });

@@ -25,6 +25,11 @@ export const LIMITS = {
   iconMaxBytes: 256 * 1024,
   /** Longest search snippet (characters). */
   snippetMax: 200,
+  /**
+   * Matches a search ranks per step (every word, then any word): the newest this many in scope, so
+   * that a common word costs the same at any history size (docs/PROTOCOL.md §5).
+   */
+  searchCandidates: 1000,
   /** Largest `history` page, in bytes of message JSON (default of `historyMaxBytes`). */
   historyMaxBytes: 512 * 1024,
   /** `media.pull`s in flight per connection (default of `maxPullsPerConnection`). */

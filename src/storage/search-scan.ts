@@ -6,6 +6,7 @@
  */
 import type { SearchHit, StoredMessage } from "../contracts/records.js";
 import type { SearchQuery } from "../contracts/storage-change.js";
+import { LIMITS } from "../protocol/limits.js";
 import { compareMatches, matchText, searchTerms, snippetAround, type TextMatch } from "../protocol/search-text.js";
 
 type Found = TextMatch & { message: StoredMessage; ts: number; message_id: string };
@@ -16,10 +17,27 @@ export interface SearchScan {
   hits(): SearchHit[];
 }
 
+/** Newest first: `ts`, then `message_id`, both descending. */
+const byAge = (a: Found, b: Found) => b.ts - a.ts || (a.message_id < b.message_id ? 1 : a.message_id > b.message_id ? -1 : 0);
+
+/**
+ * The best `limit` matches as docs/PROTOCOL.md §5 ranks them: those with every word first, then
+ * those with any; each step ranks the newest {@link LIMITS.searchCandidates} of its matches, as an
+ * indexed storage does, so every storage finds the same.
+ */
+function ranked(found: Found[], words: number, limit: number): Found[] {
+  const newest = (matches: Found[]) => matches.sort(byAge).slice(0, LIMITS.searchCandidates);
+  const every = newest(found.filter((f) => f.terms === words)).sort(compareMatches).slice(0, limit);
+  if (every.length >= limit || words < 2) return every;
+  const seen = new Set(every.map((f) => f.message_id));
+  const any = newest(found).filter((f) => !seen.has(f.message_id));
+  return every.concat(any.sort(compareMatches).slice(0, limit - every.length));
+}
+
 /**
  * A scan for `query` over messages fed in batches: word prefixes, case- and diacritic-insensitive,
- * ranked by more query words matched, then more occurrences, then newest. The chat scope is
- * applied to what is fed, so a caller may feed a whole owner.
+ * ranked by more query words matched, then more occurrences, then newest (see {@link ranked}).
+ * The chat scope is applied to what is fed, so a caller may feed a whole owner.
  */
 export function searchScan(query: SearchQuery): SearchScan {
   const terms = searchTerms(query.query);
@@ -34,8 +52,7 @@ export function searchScan(query: SearchQuery): SearchScan {
       }
     },
     hits() {
-      found.sort(compareMatches);
-      return found.slice(0, Math.max(0, query.limit)).map(({ message: m, first }) => ({
+      return ranked(found, terms.length, Math.max(0, query.limit)).map(({ message: m, first }) => ({
         message_id: m.message_id,
         chat_id: m.chat_id,
         thread_id: m.thread_id,

@@ -1,11 +1,11 @@
 import type pg from "pg";
-import type { Owner, SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
+import { LIMITS, type Owner, type SearchHit, type SearchQuery, type StoredMessage } from "chat-gateway";
 import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, scopeLane, toHit, totalQuery, walkQuery, type Ranked } from "./search.js";
 import { bothStepsQuery, listedCandidates, rankQuery, type Statement } from "./search-rank.js";
 import { preparedNames } from "./prepared.js";
 
-/** Matches ranked per search step: a common word costs the same at any history size. */
-export const CANDIDATES = 1000;
+/** Matches ranked per search step (docs/PROTOCOL.md §5): a common word costs the same at any history size. */
+export const CANDIDATES = LIMITS.searchCandidates;
 /**
  * Newest messages of a chat or thread the walk of {@link walkQuery} reads before it gives up and
  * asks GIN: enough to find {@link CANDIDATES} matches where one message in four has the word.

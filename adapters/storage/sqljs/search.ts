@@ -1,12 +1,12 @@
 import type { Owner, SearchHit, SearchQuery } from "chat-gateway";
-import { compareMatches, foldText, matchText, searchTerms, snippetAround, WORD_PATTERN } from "chat-gateway";
+import { compareMatches, foldText, LIMITS, matchText, searchTerms, snippetAround, WORD_PATTERN } from "chat-gateway";
 import { shardsNewestFirst } from "./fts-shards.js";
 import type { Sql } from "./sql.js";
 
 /** More query words than this add cost and no meaning. */
 const MAX_TERMS = 16;
-/** Matches ranked per query step; see {@link search}. */
-const CANDIDATES = 1000;
+/** Matches ranked per query step (docs/PROTOCOL.md §5); see {@link search}. */
+const CANDIDATES = LIMITS.searchCandidates;
 
 /** 64-bit FNV-1a of the UTF-16 units as 16 hex digits: stable across versions, since it is stored. */
 function hash(text: string): string {
