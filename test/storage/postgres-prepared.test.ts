@@ -85,14 +85,23 @@ describe.skipIf(!available)("postgres storage - prepared search statements", () 
     });
   });
 
-  test("postgres - a process prepares at most 64 distinct search statements; the others run unnamed and find the same", async () => {
+  test("postgres - a process prepares at most 64 KiB of search statement text; the rest run unnamed and find the same", async () => {
     await onOneConnection({}, async (s, statements) => {
-      // Each limit is a statement text of its own.
-      for (let limit = 1; limit <= 70; limit++) {
-        const q: SearchQuery = { query: "rare", scope: "all", limit };
-        expect(await ids(s, q)).toEqual(await ids(memory, q));
+      // Each limit is a statement text of its own, and so is each number of words.
+      for (let limit = 1; limit <= 40; limit++) {
+        for (const query of ["rare", "common rare blue note red1 green2"]) {
+          const q: SearchQuery = { query, scope: "all", limit };
+          expect(await ids(s, q)).toEqual(await ids(memory, q));
+        }
       }
-      expect((await statements()).length).toBe(64);
+      const prepared = await statements();
+      expect(prepared.length).toBeGreaterThan(10);
+      expect(prepared.length).toBeLessThan(80);
+      expect(prepared.reduce((bytes, p) => bytes + p.statement.length, 0)).toBeLessThanOrEqual(64 * 1024);
+      // Past the budget a new text runs unnamed: nothing more is prepared.
+      const q: SearchQuery = { query: "common", scope: "chat", chat_id: "c1", limit: 7 };
+      expect(await ids(s, q)).toEqual(await ids(memory, q));
+      expect((await statements()).length).toBe(prepared.length);
     });
   });
 });
