@@ -36,7 +36,8 @@ function ranked(found: Found[], words: number, limit: number): Found[] {
 
 /**
  * A scan for `query` over messages fed in batches: word prefixes, case- and diacritic-insensitive,
- * ranked by more query words matched, then more occurrences, then newest (see {@link ranked}).
+ * ranked by more query words matched, then more occurrences, then newest, each step (every word,
+ * then any word) over the newest `LIMITS.searchCandidates` of its matches (docs/PROTOCOL.md §5).
  * The chat scope is applied to what is fed, so a caller may feed a whole owner.
  */
 export function searchScan(query: SearchQuery): SearchScan {
