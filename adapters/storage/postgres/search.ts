@@ -137,9 +137,8 @@ export function plannedRows(row: Record<string, unknown> | undefined): number {
  * in the `lanes` column of `messages`, and each of the newest `limit` matches is joined to its
  * search row. For `all`, only the first term (give the rarest first) is a condition GIN can
  * serve; the others are tested on its rows. Given them all, GIN would collect every match of a
- * common word before intersecting (about 50 ms for one message in five at a million). For a
- * common word the planner instead walks `messages_recent` newest first and stops at `limit` matches.
- * With `texts`, the rows are instead what a hit needs (`message_id, chat_id, thread_key, role, ts,
+ * common word before intersecting (about 50 ms for one message in five at a million); a common
+ * word is walked instead (`newest`, below). With `texts`, the rows are instead what a hit needs (`message_id, chat_id, thread_key, role, ts,
  * text`), for ranking in JS: cheaper than the ranking statement when few messages match.
  * With `newest` (all chats only), the conditions are tested above an ordered subquery fenced with
  * `OFFSET 0`, which GIN cannot serve: PostgreSQL then walks `messages_recent` newest first and
