@@ -145,21 +145,26 @@ async function main(): Promise<void> {
         const reuse = keep && (await storedMessages(admin, schema)) === total;
         console.error(`search bench: postgres, ${total} messages${reuse ? ", reusing the kept schema" : ""}…`);
         const postgres = postgresStorage({ connectionString: DATABASE_URL, schema });
-        open.push({ name: "postgres", storage: postgres, fillPerSecond: 0 });
-        open[0].fillPerSecond = await filled("postgres", postgres, total, async () => {
+        // In the list before it is filled, so that a failed fill still closes it.
+        open.push({ name: "postgres", storage: postgres, fillPerSecond: NaN });
+        const postgresFill = await filled("postgres", postgres, total, async () => {
           if (reuse) return;
           await admin.query(`DELETE FROM "${schema}".messages`);
           await insertAll(admin, schema, total);
           await admin.query(`ANALYZE "${schema}".messages, "${schema}".message_search`);
         });
-        if (reuse) open[0].fillPerSecond = NaN;
+        if (!reuse) open[0].fillPerSecond = postgresFill;
         if (!postgresOnly) {
           console.error(`search bench: sql.js, ${total} messages…`);
           const writer = sqlJsStorage({ dir });
-          const fillPerSecond = await filled("sql.js", writer, total, () => commitAll(writer, total));
-          // Closed and opened again, so that no snapshot of the fill is still being written while
-          // the queries run: both storages are measured at rest, as after a restart.
-          await writer.close?.();
+          let fillPerSecond: number;
+          try {
+            fillPerSecond = await filled("sql.js", writer, total, () => commitAll(writer, total));
+          } finally {
+            // Closed and opened again, so that no snapshot of the fill is still being written while
+            // the queries run: both storages are measured at rest, as after a restart.
+            await writer.close?.();
+          }
           const sqljs = sqlJsStorage({ dir });
           await sqljs.open?.();
           open.push({ name: "sql.js", storage: sqljs, fillPerSecond });
