@@ -25,10 +25,12 @@ import type { Channel, Notification, NotificationKind, StoredMessage } from "./c
 import type { RuntimeEvent } from "./contracts/runtime.js";
 import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
-import { stopPayload } from "./protocol/message-payloads.js";
+import { listenForStops } from "./turn/stop-relay.js";
+import { endInterrupted, recoverWaiting } from "./requests/turn-queue.js";
+import { answerWaiting } from "./requests/message-requests.js";
 import { runAnswer } from "./turn/turn.js";
 import { OpenAsks } from "./asks/open-asks.js";
-import { arbitrateRelayed, interruptAsksOf } from "./asks/ask-answers.js";
+import { arbitrateRelayed } from "./asks/ask-answers.js";
 import { listenForRelays } from "./asks/ask-relay.js";
 
 /** What server-side code posts into a channel (`gateway.post`). */
@@ -176,13 +178,12 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       throw error;
     }
     this.#state = "running";
-    // With several processes, one that crashed leaves turns open until someone looks again.
-    if (this.options.laneLock) {
-      this.#recovery = setInterval(() => {
-        this.#recoverInterruptedTurns().catch((error) => this.#services.log.warn("recovering interrupted turns failed", error));
-      }, this.options.recoveryIntervalMs);
-      this.#recovery.unref();
-    }
+    // A process that died (or a database that failed a turn's last write) leaves turns that no
+    // job here will reach: look again now and then.
+    this.#recovery = setInterval(() => {
+      this.#recoverInterruptedTurns().catch((error) => this.#services.log.warn("recovering interrupted turns failed", error));
+    }, this.options.recoveryIntervalMs);
+    this.#recovery.unref();
   }
 
   async close(): Promise<void> {
@@ -280,21 +281,25 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   async #recoverEach(): Promise<void> {
-    for (const { owner, message } of await this.#services.storage.unfinishedMessages()) {
-      const lease = await this.#abandoned(owner, message);
-      if (lease === false) continue;
-      try {
-        // The turn may have finished between the listing and the lease: only a message still
-        // streaming under a free lane is abandoned.
-        const current = lease ? await this.#services.storage.getMessage(owner, message.message_id) : message;
-        if (current?.status !== "streaming") continue;
-        const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
-        // Deleted since the listing: closing it must not bring it back.
-        await this.#services.store(owner, { messages: [ended], requireMessages: [ended.message_id] }, [{ type: "message.stop", payload: stopPayload(ended) }]);
-        await interruptAsksOf(this.#services, owner, ended.message_id);
-      } finally {
-        await lease?.release();
-      }
+    const services = this.#services;
+    const open = await services.storage.unfinishedMessages();
+    // Concurrently: a lane held by a live turn elsewhere costs its short lease wait, not the sum of all.
+    await Promise.all(open.map(({ owner, message }) => this.#recoverAbandoned(owner, message)));
+    await recoverWaiting(services, answerWaiting(services));
+  }
+
+  /** End an answer left streaming, if its lane is free: a live turn of its own would hold it. */
+  async #recoverAbandoned(owner: Owner, message: StoredMessage): Promise<void> {
+    const lane = { chat_id: message.chat_id, thread_id: message.thread_id };
+    if (this.#services.lanes.running(owner, lane)) return;
+    const lease = await this.#abandoned(owner, message);
+    if (lease === false) return;
+    try {
+      await endInterrupted(this.#services, owner, message);
+    } catch (error) {
+      this.#services.log.warn("ending an interrupted answer failed", error);
+    } finally {
+      await lease?.release();
     }
   }
 
@@ -346,6 +351,7 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
   };
   // The process running a turn holds its asks; answers from other processes reach it on the bus.
   const services = { ...base, asks: new OpenAsks(base) };
+  listenForStops(bus, lanes);
   listenForRelays(services, (entry, answer, respondTo) => arbitrateRelayed(services, entry, answer, respondTo));
   return services;
 }

@@ -71,6 +71,7 @@ export type {
   HistoryPage,
   SearchQuery,
   RetentionPolicy,
+  TurnScope,
 } from "./contracts/storage.js";
 export { openAuthenticator, tokenAuthenticator } from "./contracts/authenticator.js";
 export type { Authenticator, AuthRequest, AuthResult, ConnectionContext } from "./contracts/authenticator.js";

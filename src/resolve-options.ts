@@ -94,7 +94,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     backpressure: resolveBackpressure(options.backpressure),
     runtimeInfo: options.runtimeInfo ?? {},
     pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
-    recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 30_000),
+    recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 5_000),
     logger,
     now: options.now ?? Date.now,
   };

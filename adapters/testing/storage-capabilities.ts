@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, test } from "vitest";
 import type { Storage, StorageCapabilities } from "chat-gateway";
 import { createGateway, memoryBus } from "chat-gateway";
 import { A, B, capabilityLabel, channel, msg, sleep, thread } from "./storage-records.js";
+import { describeTurnsConformance } from "./storage-turns.js";
 
 /** A runtime for gateways that are only constructed, never started. */
 const idleRuntime = { async *turn() {} };
@@ -18,6 +19,7 @@ export function describeCapabilitiesConformance(current: () => Storage, capabili
   describePruneOutbox(current, capabilities);
   describeUnfinishedMessages(current, capabilities);
   describeUniqueClientMsgId(current, capabilities);
+  describeTurnsConformance(current, capabilities);
 }
 
 /** The lookup of a retried send, native or by paging through the chat. */

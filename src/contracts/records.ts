@@ -110,6 +110,13 @@ export interface StoredMessage extends HistoryItem {
   reply_to?: MessageId;
   /** The sender's idempotency key (extension): a retry with the same key in the same chat is recognised. */
   client_msg_id?: string;
+  /**
+   * Storage only, never on the wire: a user message whose turn has not ended yet (the durable turn
+   * queue, docs/PROTOCOL.md §4.2). Set by the gateway when it stores the message on a storage with
+   * the `waitingTurns` capability; cleared by the commit that stores its answer's end
+   * ({@link Change.answered}).
+   */
+  waiting?: true;
 }
 
 /** A search hit (docs/PROTOCOL.md §5). */

@@ -3,7 +3,7 @@
  * history and search queries, outbox entries and retention.
  * @module
  */
-import type { ChatId, MediaId, MessageId, Seq } from "../ids.js";
+import type { ChatId, MediaId, MessageId, Owner, Seq } from "../ids.js";
 import type { Channel, StoredMessage } from "./records.js";
 // For TSDoc links only.
 import type { heldByAnother } from "../requests/media-attachment.js";
@@ -69,6 +69,13 @@ export interface Change {
    * answer this way, so a save racing a delete (from any process) never brings the message back.
    */
   requireMessages?: MessageId[];
+  /**
+   * User messages whose turn ended with this change (their answer's final frame is in it): clear
+   * their `waiting` mark where it is set, atomically with the rest of the change. A message that is
+   * gone (deleted) stays gone: this never inserts. Storages without the `waitingTurns` capability
+   * never see a `waiting` message and may ignore it.
+   */
+  answered?: MessageId[];
 }
 
 /** The result of `Storage.commit`. */
@@ -89,6 +96,11 @@ export interface CommitResult {
 export interface Lane {
   chat_id: ChatId;
   thread_id: ChatId | null;
+}
+
+/** Where to look for unfinished turns: one lane of one owner; absent for every owner. */
+export interface TurnScope extends Lane {
+  owner: Owner;
 }
 
 /** A page request for `Storage.history`. */

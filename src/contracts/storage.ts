@@ -12,7 +12,7 @@
  */
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
-import type { Change, CommitResult, HistoryPage, HistoryQuery, OutboxBounds, OutboxEntry, RetentionPolicy, SearchQuery } from "./storage-change.js";
+import type { Change, CommitResult, HistoryPage, HistoryQuery, OutboxBounds, OutboxEntry, RetentionPolicy, SearchQuery, TurnScope } from "./storage-change.js";
 
 export type {
   Change,
@@ -25,6 +25,7 @@ export type {
   OutboxFrame,
   RetentionPolicy,
   SearchQuery,
+  TurnScope,
 } from "./storage-change.js";
 
 /**
@@ -131,12 +132,28 @@ export interface StorageImplementation {
   pruneOutbox?(owner: Owner, policy: RetentionPolicy, now: number): Promise<void>;
   /**
    * **Capability `unfinishedMessages`.** Assistant messages whose `status` is `streaming`, across
-   * all owners. Called at start and every `recoveryIntervalMs` to end turns that a crash left
-   * open (they become `interrupted`).
+   * all owners, or with `scope` only those of one owner's lane (returning more is allowed: the
+   * gateway filters). Called at start and every `recoveryIntervalMs` to end turns that a crash left
+   * open (they become `interrupted`), and with a scope whenever a process takes a lane, so an
+   * answer a dead process left open is ended by the next process that runs the lane.
    * Fallback: none are found (cost: after a crash, an answer that was streaming stays `streaming`
    * in history; harmless for a storage that forgets everything when the process ends).
    */
-  unfinishedMessages?(): Promise<Array<{ owner: Owner; message: StoredMessage }>>;
+  unfinishedMessages?(scope?: TurnScope): Promise<Array<{ owner: Owner; message: StoredMessage }>>;
+  /**
+   * **Capability `waitingTurns`: the durable turn queue (docs/PROTOCOL.md §4.2).** User messages
+   * whose `waiting` mark is set, across all owners, or with `scope` only those of one owner's lane;
+   * oldest first by `(ts, message_id)` within a lane. With this capability the gateway stores each
+   * user message that starts a turn with `waiting: true`, and `commit` must honour
+   * {@link Change.answered}: clear the mark of the listed messages that still exist, in the same
+   * atomic step as the rest of the change (never re-inserting a deleted one). Together they make
+   * "acknowledged means answered" hold across crashes: after a restart, or when another process
+   * takes a lane, every message still waiting is answered exactly once, in lane order.
+   * Cost to aim for: an index on the waiting rows (a partial index), since it is read once per turn.
+   * Fallback: none are found and nothing is marked (cost: messages waiting behind a running turn
+   * when the process dies are never answered).
+   */
+  waitingTurns?(scope?: TurnScope): Promise<Array<{ owner: Owner; message: StoredMessage }>>;
   /**
    * **Capability `media`, with `putMedia` and `deleteMedia`: all three or none.** Media
    * metadata, or undefined (also for another owner's id). With this capability, `commit` also
@@ -206,6 +223,7 @@ export interface StorageCapabilities {
   search: boolean;
   pruneOutbox: boolean;
   unfinishedMessages: boolean;
+  waitingTurns: boolean;
   media: boolean;
   adoptOwner: boolean;
   uniqueClientMsgId: boolean;

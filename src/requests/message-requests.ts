@@ -24,9 +24,12 @@ import { runAnswer } from "../turn/turn.js";
 import { answerByCommand } from "../asks/ask-answers.js";
 import { isAskCommand } from "../asks/ask-commands.js";
 import { laneModel } from "../asks/lane-model.js";
+import { isInProcessBus, type Bus } from "../contracts/bus.js";
+import { relayStop } from "../turn/stop-relay.js";
+import { enqueueWaiting, keepsQueue, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
 
 /** What the message handlers read and write through: the lane's turns run as answers, and may ask. */
-export interface MessageServices extends AskServices, ChannelServices {
+export interface MessageServices extends QueueServices, ChannelServices {
   readonly options: AskServices["options"] & Pick<ResolvedOptions, "historyTurns">;
   readonly resolveLane: ResolveLane;
   readonly commands: CommandRegistry;
@@ -132,6 +135,8 @@ async function storeAndStart(
   };
   if (payload.reply_to) message.reply_to = payload.reply_to;
   if (payload.client_msg_id !== undefined) message.client_msg_id = payload.client_msg_id;
+  // Stored as waiting in the same commit as its echo: from then on a crash cannot lose its turn.
+  if (!isStop && !askCommand && keepsQueue(hub)) message.waiting = true;
   frames.push({ type: "message", payload: messagePayload(message) });
   await hub.store(owner, { channels, messages: [message] }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
 
@@ -144,13 +149,27 @@ async function storeAndStart(
     return message;
   }
   if (isStop) {
-    if (!hub.lanes.abort(owner, lane, "stop")) {
-      hub.lanes.enqueue(owner, lane, (turn) => reply(hub, owner, lane, message, turn, "Nothing is running here."));
-    }
+    void stopLane(hub, owner, lane, message);
     return message;
   }
-  hub.lanes.enqueue(owner, lane, (turn) => (command ? runCommand(hub, owner, lane, message, turn, command.name, command.args) : runTurn(hub, owner, lane, message, turn)));
+  enqueueWaiting(hub, owner, lane, message, answerWaiting(hub));
   return message;
+}
+
+/** `/stop`: the lane's running turn, in this process or (through the bus) another; else say so. */
+async function stopLane(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<void> {
+  if (hub.lanes.abort(owner, lane, "stop")) return;
+  if (!isInProcessBus(hub.bus as Bus) && (await relayStop(hub.bus, owner, lane))) return;
+  hub.lanes.enqueue(owner, lane, (turn) => reply(hub, owner, lane, message, turn, "Nothing is running here."));
+}
+
+/** Runs the turn of a waiting user message: its command, or an agent turn. */
+export function answerWaiting(hub: MessageServices): AnswerWaiting {
+  return (owner, turn, message) => {
+    const lane: Lane = { chat_id: message.chat_id, thread_id: message.thread_id };
+    const command = parseCommand(message.text);
+    return command ? runCommand(hub, owner, lane, message, turn, command.name, command.args) : runTurn(hub, owner, lane, message, turn);
+  };
 }
 
 /** The gateway's own command the name runs, if no runtime or plugin command took it. */
@@ -218,7 +237,7 @@ async function laneHistory(hub: MessageServices, owner: Owner, lane: Lane, curre
   }
   return messages
     .slice(start)
-    .filter((m) => m.message_id !== current && m.status !== "streaming" && !commandIds.has(m.message_id) && !(m.reply_to && commandIds.has(m.reply_to)))
+    .filter((m) => m.message_id !== current && m.status !== "streaming" && !m.waiting && !commandIds.has(m.message_id) && !(m.reply_to && commandIds.has(m.reply_to)))
     .slice(-wanted)
     .map(historyItem);
 }

@@ -12,7 +12,7 @@ import type { Storage, StorageCapabilities, StorageImplementation } from "../con
 import { scanForClientMsgId, scanSearch } from "./lane-scan.js";
 
 /** The members a storage may leave out. */
-export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner";
+export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "waitingTurns" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner";
 
 /** The required core: a storage without one of these is refused by `defineStorage`. */
 export const REQUIRED_MEMBERS = ["commit", "getMessage", "history", "listChannels", "readOutbox", "outboxBounds", "listDevices", "putDevice"] as const;
@@ -60,6 +60,11 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
     name: "unfinishedMessages",
     members: ["unfinishedMessages"],
     fallback: () => ({ unfinishedMessages: async () => [] }),
+  },
+  {
+    name: "waitingTurns",
+    members: ["waitingTurns"],
+    fallback: () => ({ waitingTurns: async () => [] }),
   },
   {
     name: "media",

@@ -33,6 +33,11 @@ export interface AnswerOutcome {
   push: boolean;
 }
 
+/** The user message an answer ends the turn of leaves the durable turn queue in the same commit. */
+function answered(message: StoredMessage): { answered?: string[] } {
+  return message.reply_to ? { answered: [message.reply_to] } : {};
+}
+
 /** The status an aborted turn ends with, and what to tell the user. */
 export function abortedOutcome(turn: LaneTurn, limitNote: string | undefined): { status: MessageStatus; failure?: string } {
   if (turn.reason === "timeout") return { status: "error", failure: "The agent did not answer in time." };
@@ -48,7 +53,7 @@ export async function dropDeleted(hub: TurnServices, owner: Owner, message: Stor
   const where = { chat_id: message.chat_id, thread_id: message.thread_id };
   const mediaIds = message.media.map((ref) => ref.media_id);
   try {
-    await hub.store(owner, { deleteMessages: [message.message_id] });
+    await hub.store(owner, { deleteMessages: [message.message_id], ...answered(message) });
     if (mediaIds.length) {
       await hub.storage.deleteMedia(owner, mediaIds);
       await hub.options.mediaStore?.delete(owner, mediaIds);
@@ -76,7 +81,7 @@ export async function finishAnswer(hub: TurnServices, owner: Owner, message: Sto
   const offers = outcome.offers.map((ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, ...where } }));
   try {
     // Once the crash marker is stored, a save that finds the message gone was raced by a delete.
-    const published = await hub.store(owner, { messages: [message], ...(outcome.marked ? { requireMessages: [id] } : {}) }, [final, ...offers]);
+    const published = await hub.store(owner, { messages: [message], ...(outcome.marked ? { requireMessages: [id] } : {}), ...answered(message) }, [final, ...offers]);
     if (published.length === 0) return dropDeleted(hub, owner, message);
   } catch (error) {
     // The final frame could not be stored: tell the devices live so no one waits forever.

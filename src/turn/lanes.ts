@@ -53,6 +53,8 @@ export class LaneScheduler {
 
   readonly #lock: LaneLock | undefined;
   readonly #onLockError: (error: unknown) => void;
+  /** Told when an owner gets its first job in this process (true) and loses its last (false). */
+  onOwner: ((owner: Owner, active: boolean) => void) | undefined;
 
   constructor(maxPerOwner: number, lock?: LaneLock, onLockError: (error: unknown) => void = () => undefined) {
     this.#maxPerOwner = maxPerOwner;
@@ -78,7 +80,9 @@ export class LaneScheduler {
       state = { running: undefined, queue: [] };
       this.#lanes.set(key, state);
     }
-    this.#perOwner.set(owner, (this.#perOwner.get(owner) ?? 0) + 1);
+    const before = this.#perOwner.get(owner) ?? 0;
+    this.#perOwner.set(owner, before + 1);
+    if (before === 0) this.onOwner?.(owner, true);
     this.#active++;
     state.queue.push({ run: job, dropped });
     if (!state.running) void this.#next(key, owner, state);
@@ -108,13 +112,32 @@ export class LaneScheduler {
       // Jobs report their own failures; the lane must go on regardless.
     } finally {
       await lease?.release().catch(this.#onLockError);
-      const left = (this.#perOwner.get(owner) ?? 1) - 1;
-      if (left > 0) this.#perOwner.set(owner, left);
-      else this.#perOwner.delete(owner);
+      this.#release(owner, 1);
       this.#active--;
       if (this.#active === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
     }
     void this.#next(key, owner, state);
+  }
+
+  /** Count `count` jobs of the owner as gone. */
+  #release(owner: Owner, count: number): void {
+    const left = (this.#perOwner.get(owner) ?? 0) - count;
+    if (left > 0) return void this.#perOwner.set(owner, left);
+    if (this.#perOwner.delete(owner)) this.onOwner?.(owner, false);
+  }
+
+  /**
+   * A fresh turn for the job that holds the lane, replacing its current one: a job that answers
+   * several waiting messages in a row gives each its own stop and abort. Undefined when the lane
+   * holds no job, or when the current turn was ended for good (shutdown, or the lane deleted).
+   */
+  renew(owner: Owner, lane: Lane): LaneTurn | undefined {
+    const state = this.#lanes.get(laneKey(owner, lane));
+    const current = state?.running;
+    if (!state || !current || current.reason === "shutdown" || current.reason === "deleted") return undefined;
+    const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
+    state.running = turn;
+    return turn;
   }
 
   /** The running turn of a lane, if any. */
@@ -150,7 +173,7 @@ export class LaneScheduler {
     if (!state) return;
     const dropped = state.queue.splice(0);
     if (dropped.length > 0) {
-      this.#perOwner.set(owner, Math.max(0, (this.#perOwner.get(owner) ?? 0) - dropped.length));
+      this.#release(owner, dropped.length);
       this.#active -= dropped.length;
     }
     this.abort(owner, lane, "deleted");
@@ -168,7 +191,7 @@ export class LaneScheduler {
         state.running.controller.abort(reason);
       }
     }
-    this.#perOwner.clear();
+    for (const owner of [...this.#perOwner.keys()]) this.#release(owner, Infinity);
     if (this.#active <= 0) {
       this.#active = 0;
       for (const resolve of this.#idleWaiters.splice(0)) resolve();

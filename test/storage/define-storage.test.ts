@@ -40,11 +40,12 @@ describe("defineStorage", () => {
       search: false,
       pruneOutbox: false,
       unfinishedMessages: false,
+      waitingTurns: false,
       media: false,
       adoptOwner: false,
       uniqueClientMsgId: false,
     });
-    for (const member of ["getChannel", "getDevice", "findByClientMsgId", "search", "pruneOutbox", "unfinishedMessages", "getMedia", "putMedia", "deleteMedia", "adoptOwner", "open", "close"] as const) {
+    for (const member of ["getChannel", "getDevice", "findByClientMsgId", "search", "pruneOutbox", "unfinishedMessages", "waitingTurns", "getMedia", "putMedia", "deleteMedia", "adoptOwner", "open", "close"] as const) {
       expect(typeof storage[member], member).toBe("function");
     }
     expect(defineStorage(storage)).toBe(storage);

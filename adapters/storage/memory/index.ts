@@ -30,6 +30,7 @@ import type {
   Seq,
   Storage,
   StoredMessage,
+  TurnScope,
 } from "chat-gateway";
 import { adoptionRefusedError, channelRedactionKey, checkAdoption, defineStorage, NOTHING_ADOPTED, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
 
@@ -149,6 +150,7 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
   const orphaned = new Set<MediaId>();
   const redact = new Set<string>();
   for (const id of c.deleteMessages ?? []) deleteMessage(s, id, orphaned, redact);
+  for (const id of c.answered ?? []) delete s.messages.get(id)?.waiting;
   if (c.deleteChannels?.length) {
     const gone = new Set(c.deleteChannels);
     for (const id of gone) {
@@ -170,6 +172,19 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
     seqs.push(seq);
   }
   return { seqs, orphanedMedia: [...orphaned] };
+}
+
+/** Copies of the messages that pass `wanted`, of every owner or of one lane. */
+function listTurns(owners: Map<Owner, OwnerState>, scope: TurnScope | undefined, wanted: (m: StoredMessage) => boolean): Array<{ owner: Owner; message: StoredMessage }> {
+  const out: Array<{ owner: Owner; message: StoredMessage }> = [];
+  const scoped = scope ? [[scope.owner, owners.get(scope.owner)] as const] : [...owners];
+  for (const [owner, s] of scoped) {
+    for (const m of s?.messages.values() ?? []) {
+      if (scope && (m.chat_id !== scope.chat_id || m.thread_id !== scope.thread_id)) continue;
+      if (wanted(m)) out.push({ owner, message: structuredClone(m) });
+    }
+  }
+  return out;
 }
 
 /** Reads never create owner state, so probing unknown owners costs nothing. */
@@ -328,14 +343,12 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       return adopt(owners, from, to);
     },
 
-    async unfinishedMessages() {
-      const out: Array<{ owner: Owner; message: StoredMessage }> = [];
-      for (const [owner, s] of owners) {
-        for (const m of s.messages.values()) {
-          if (m.role === "assistant" && m.status === "streaming") out.push({ owner, message: structuredClone(m) });
-        }
-      }
-      return out;
+    async unfinishedMessages(scope?: TurnScope) {
+      return listTurns(owners, scope, (m) => m.role === "assistant" && m.status === "streaming");
+    },
+
+    async waitingTurns(scope?: TurnScope) {
+      return listTurns(owners, scope, (m) => m.waiting === true).sort((a, b) => a.message.ts - b.message.ts || (a.message.message_id < b.message.message_id ? -1 : 1));
     },
   });
 }

@@ -3,7 +3,7 @@
  * devices and media records with their single-row writes. Search is in `search-plan.ts`.
  * @module
  */
-import type { Channel, Device, HistoryPage, HistoryQuery, MediaRecord, OutboxBounds, OutboxEntry, Owner, RetentionPolicy, Storage, StoredMessage } from "chat-gateway";
+import type { Channel, Device, HistoryPage, HistoryQuery, MediaRecord, OutboxBounds, OutboxEntry, Owner, RetentionPolicy, Storage, StoredMessage, TurnScope } from "chat-gateway";
 import type { Database } from "./database.js";
 import { laneKey } from "./rows.js";
 
@@ -77,6 +77,17 @@ function outboxQueries(db: Database): Pick<Queries, "readOutbox" | "outboxBounds
 export function queries(db: Database): Queries {
   const { s, rows } = db;
   const { one, all, put } = records(db);
+  /** Messages matching `where`, of every owner or of one lane. */
+  async function turnRows(where: string, scope: TurnScope | undefined, order: string): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
+    const found = scope
+      ? await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where} AND owner = $1 AND chat_id = $2 AND thread_key = $3${order}`, [
+          scope.owner,
+          scope.chat_id,
+          laneKey(scope.thread_id),
+        ])
+      : await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where}${order}`, []);
+    return found.map((r) => ({ owner: r.owner, message: JSON.parse(r.data) as StoredMessage }));
+  }
   return {
     getChannel: (owner, chatId) => one<Channel>(CHANNELS, owner, chatId),
     listChannels: (owner) => all<Channel>(CHANNELS, owner),
@@ -109,11 +120,12 @@ export function queries(db: Database): Queries {
       return { messages: messages.reverse(), has_more: hasMore };
     },
 
-    async unfinishedMessages() {
-      return (await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE role = 'assistant' AND status = 'streaming'`, [])).map((r) => ({
-        owner: r.owner,
-        message: JSON.parse(r.data) as StoredMessage,
-      }));
+    async unfinishedMessages(scope?: TurnScope) {
+      return turnRows("role = 'assistant' AND status = 'streaming'", scope, "");
+    },
+
+    async waitingTurns(scope?: TurnScope) {
+      return turnRows("status = 'waiting'", scope, " ORDER BY owner, chat_id, thread_key, ts, message_id");
     },
     ...outboxQueries(db),
 

@@ -120,6 +120,9 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   // 6: a combining mark is part of its word (Hindi, pointed Hebrew, decomposed accents), so texts
   // that are not all ASCII get their search columns cut anew by `refoldWords`. Nothing in SQL.
   () => "",
+  // 7: the durable turn queue: user messages whose turn has not ended carry status 'waiting', read
+  // per lane each time a turn takes its lane (waitingTurns).
+  (s) => `CREATE INDEX messages_waiting ON ${s}.messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting';`,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

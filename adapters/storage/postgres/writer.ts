@@ -16,7 +16,8 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
   const frames = (change.outbox ?? []).map((f) => [f.type, JSON.stringify(f.payload), outboxRedactionKey(f) ?? null] as const);
   const deleteMessages = change.deleteMessages ?? [];
   const deleteChannels = change.deleteChannels ?? [];
-  if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length) {
+  const answered = change.answered ?? [];
+  if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length && !answered.length) {
     return { seqs: [], orphanedMedia: [] };
   }
   if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
@@ -48,6 +49,13 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
       ...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND (chat_id = ANY($2::text[]) OR thread_key = ANY($2::text[])) RETURNING data`, [owner, deleteChannels]))
         .rows,
     );
+  }
+  if (answered.length) {
+    // The turns of these user messages ended: they leave the durable turn queue (never re-inserted).
+    await client.query(`UPDATE ${s}.messages SET status = NULL, data = (data::jsonb - 'waiting')::text WHERE owner = $1 AND message_id = ANY($2::text[]) AND status = 'waiting'`, [
+      owner,
+      answered,
+    ]);
   }
   const gone = deleted.map((row) => JSON.parse(row.data) as StoredMessage);
   const orphaned = await dropMediaOf(client, s, owner, gone);

@@ -27,7 +27,7 @@ function messageData(m: StoredMessage): string {
 function upsertMessage(sql: Sql, owner: Owner, m: StoredMessage): void {
   const threadKey = m.thread_id ?? "";
   const lane = laneColumn(owner, m.chat_id, m.thread_id);
-  const cols = [m.chat_id, threadKey, m.ts, m.role, m.status ?? null, m.client_msg_id ?? null, m.text, lane, messageData(m)];
+  const cols = [m.chat_id, threadKey, m.ts, m.role, m.status ?? (m.waiting ? "waiting" : null), m.client_msg_id ?? null, m.text, lane, messageData(m)];
   const old = sql.get("SELECT id FROM messages WHERE owner = ? AND message_id = ?", [owner, m.message_id]);
   let id: number;
   if (old) {
@@ -79,6 +79,16 @@ function deleteRows(sql: Sql, owner: Owner, rows: unknown[][], orphaned: Set<Med
   }
 }
 
+/** The turns of these user messages ended: they leave the durable turn queue (never re-inserted). */
+function clearWaiting(sql: Sql, owner: Owner, ids: readonly MessageId[]): void {
+  for (const messageId of ids) {
+    const row = sql.get("SELECT id, data FROM messages WHERE owner = ? AND message_id = ? AND status = 'waiting'", [owner, messageId]);
+    if (!row) continue;
+    const { waiting: _waiting, ...data } = JSON.parse(row[1] as string) as StoredMessage;
+    sql.run("UPDATE messages SET status = NULL, data = ? WHERE id = ?", [JSON.stringify(data), row[0] as number]);
+  }
+}
+
 /** A redacted frame keeps its row (and so its seq) but no content; readOutbox skips it. */
 function redactOutbox(sql: Sql, owner: Owner, keys: Set<string>): void {
   for (const key of keys) sql.run("UPDATE outbox SET type = '', payload = '{}', redact_key = NULL WHERE owner = ? AND redact_key = ?", [owner, key]);
@@ -97,6 +107,7 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
   for (const id of c.deleteMessages ?? []) {
     deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND message_id = ?", [owner, id as MessageId]), orphaned, redact);
   }
+  clearWaiting(sql, owner, c.answered ?? []);
   for (const chatId of c.deleteChannels ?? []) {
     sql.run("DELETE FROM channels WHERE owner = ? AND chat_id = ?", [owner, chatId]);
     redact.add(channelRedactionKey(chatId));

@@ -72,6 +72,7 @@ import type {
   Storage,
   StorageImplementation,
   StoredMessage,
+  TurnScope,
   Channel,
   Logger,
 } from "chat-gateway";
@@ -200,8 +201,12 @@ class SqlJsStore implements StorageImplementation {
     return this.#read("history", owner, query);
   }
 
-  unfinishedMessages(): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
-    return this.#read("unfinishedMessages");
+  unfinishedMessages(scope?: TurnScope): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
+    return scope ? this.#read("unfinishedMessages", scope) : this.#read("unfinishedMessages");
+  }
+
+  waitingTurns(scope?: TurnScope): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
+    return scope ? this.#read("waitingTurns", scope) : this.#read("waitingTurns");
   }
 
   search(owner: Owner, query: SearchQuery): Promise<SearchHit[]> {

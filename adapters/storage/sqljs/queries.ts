@@ -10,12 +10,21 @@ import type {
   Owner,
   Seq,
   StoredMessage,
+  TurnScope,
 } from "chat-gateway";
 import { lastSeq } from "./seq.js";
 import type { Sql } from "./sql.js";
 
 function message(text: unknown, data: unknown): StoredMessage {
   return { ...(JSON.parse(data as string) as Omit<StoredMessage, "text">), text: text as string };
+}
+
+/** Messages matching `where`, of every owner or of one lane. */
+function turnRows(sql: Sql, where: string, scope: TurnScope | undefined, order = ""): Array<{ owner: Owner; message: StoredMessage }> {
+  const rows = scope
+    ? sql.all(`SELECT owner, text, data FROM messages WHERE ${where} AND owner = ? AND chat_id = ? AND thread_key = ?${order}`, [scope.owner, scope.chat_id, scope.thread_id ?? ""])
+    : sql.all(`SELECT owner, text, data FROM messages WHERE ${where}${order}`);
+  return rows.map((r) => ({ owner: r[0] as string, message: message(r[1], r[2]) }));
 }
 
 /** The read side of the schema; every result is freshly parsed, so callers own it. */
@@ -74,10 +83,12 @@ export const queries = {
     return { messages, has_more };
   },
 
-  unfinishedMessages(sql: Sql): Array<{ owner: Owner; message: StoredMessage }> {
-    return sql
-      .all("SELECT owner, text, data FROM messages WHERE status = 'streaming' AND role = 'assistant'")
-      .map((r) => ({ owner: r[0] as string, message: message(r[1], r[2]) }));
+  unfinishedMessages(sql: Sql, scope?: TurnScope): Array<{ owner: Owner; message: StoredMessage }> {
+    return turnRows(sql, "status = 'streaming' AND role = 'assistant'", scope);
+  },
+
+  waitingTurns(sql: Sql, scope?: TurnScope): Array<{ owner: Owner; message: StoredMessage }> {
+    return turnRows(sql, "status = 'waiting'", scope, " ORDER BY owner, chat_id, thread_key, ts, message_id");
   },
 
   readOutbox(sql: Sql, owner: Owner, after: Seq, limit: number): OutboxEntry[] {

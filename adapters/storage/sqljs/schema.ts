@@ -86,6 +86,11 @@ export const MIGRATIONS: Migration[] = [
       if (key !== undefined) sql.run("UPDATE outbox SET redact_key = ? WHERE owner = ? AND seq = ?", [key, owner, seq]);
     }
   },
+  // 4: the durable turn queue: user messages whose turn has not ended carry status 'waiting', read
+  // per lane each time a turn takes its lane (waitingTurns).
+  (sql) => {
+    sql.run("CREATE INDEX messages_waiting ON messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting'");
+  },
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */

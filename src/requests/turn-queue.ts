@@ -1,0 +1,140 @@
+/**
+ * The durable turn queue (docs/PROTOCOL.md §4.2): a user message whose answer has not ended is a
+ * stored fact (`waiting`), not only a job in this process's memory. Whichever process holds a lane
+ * answers the lane's waiting messages oldest first, ending first any answer a dead process left
+ * streaming there; at start, and every `recoveryIntervalMs` with a lane lock, each process takes
+ * up the lanes whose waiting messages no live job here will reach. Every acknowledged message gets
+ * exactly one final answer: a job re-reads its message under the lane before it runs it, and the
+ * commit that stores the answer's end clears the mark in the same atomic step.
+ * @module
+ */
+import type { AskServices } from "../asks/ask-services.js";
+import { interruptAsksOf } from "../asks/ask-answers.js";
+import { isInProcessBus, type Bus } from "../contracts/bus.js";
+import type { StoredMessage } from "../contracts/records.js";
+import type { Lane } from "../contracts/storage.js";
+import type { MessageId, Owner } from "../ids.js";
+import { messagePayload, stopPayload } from "../protocol/message-payloads.js";
+import type { StoredFrame } from "../protocol/protocol.js";
+import { laneKey, type LaneScheduler, type LaneTurn } from "../turn/lanes.js";
+
+/** What the queue reads and writes through. */
+export interface QueueServices extends AskServices {
+  readonly lanes: LaneScheduler;
+}
+
+/** Runs the turn of one waiting user message to its stored end (an agent turn or a command). */
+export type AnswerWaiting = (owner: Owner, turn: LaneTurn, message: StoredMessage) => Promise<void>;
+
+/** How many waiting messages one job answers at most before it lets the lane go. */
+const MAX_SERVED = 1_000;
+
+/** Waiting messages this process has a job for, by gateway: recovery leaves their lanes alone. */
+const localTargets = new WeakMap<LaneScheduler, Set<MessageId>>();
+
+function targetsOf(lanes: LaneScheduler): Set<MessageId> {
+  let set = localTargets.get(lanes);
+  if (!set) {
+    set = new Set();
+    localTargets.set(lanes, set);
+  }
+  return set;
+}
+
+/** Whether the storage keeps the queue, so user messages are stored `waiting`. */
+export function keepsQueue(hub: Pick<QueueServices, "storage">): boolean {
+  return hub.storage.capabilities.waitingTurns;
+}
+
+function sameLane(m: StoredMessage, lane: Lane): boolean {
+  return m.chat_id === lane.chat_id && m.thread_id === lane.thread_id;
+}
+
+/**
+ * Queue the turn of a stored user message. Without the queue capability it simply runs; with it,
+ * the job answers, once it holds the lane, every waiting message of the lane up to its own, oldest
+ * first, and none that another process answered or a delete took away meanwhile.
+ */
+export function enqueueWaiting(hub: QueueServices, owner: Owner, lane: Lane, message: StoredMessage, answer: AnswerWaiting): void {
+  if (!keepsQueue(hub)) {
+    hub.lanes.enqueue(owner, lane, (turn) => answer(owner, turn, message));
+    return;
+  }
+  const targets = targetsOf(hub.lanes);
+  targets.add(message.message_id);
+  hub.lanes.enqueue(
+    owner,
+    lane,
+    (turn) => serve(hub, owner, lane, message.message_id, turn, answer).finally(() => targets.delete(message.message_id)),
+    () => targets.delete(message.message_id),
+  );
+}
+
+async function serve(hub: QueueServices, owner: Owner, lane: Lane, target: MessageId, first: LaneTurn, answer: AnswerWaiting): Promise<void> {
+  let turn: LaneTurn | undefined = first;
+  const served = new Set<MessageId>();
+  while (served.size < MAX_SERVED && turn) {
+    const own = await hub.storage.getMessage(owner, target);
+    // Answered by another process, or deleted while it waited: nothing to run.
+    if (!own?.waiting) return;
+    if (served.size === 0) await endAbandoned(hub, owner, lane);
+    const waiting = (await hub.storage.waitingTurns({ owner, ...lane })).filter((w) => w.owner === owner && sameLane(w.message, lane));
+    const next = waiting[0]?.message ?? own;
+    // Its end could not be stored: leave it to the next job or restart rather than run it twice here.
+    if (served.has(next.message_id)) return;
+    if (served.size > 0) turn = hub.lanes.renew(owner, lane);
+    if (!turn || turn.controller.signal.aborted) return;
+    served.add(next.message_id);
+    await answer(owner, turn, next);
+    if (next.message_id === target) return;
+  }
+}
+
+/** Whether this process may end the lane's streaming answers: it holds the lane exclusively. */
+function holdsLaneAlone(hub: QueueServices): boolean {
+  return hub.options.laneLock !== undefined || isInProcessBus(hub.bus as Bus);
+}
+
+/**
+ * End the answers a crashed or dead process left streaming in a lane this job holds: each becomes
+ * `interrupted` (its final frame stored once) and its user message leaves the queue.
+ */
+async function endAbandoned(hub: QueueServices, owner: Owner, lane: Lane): Promise<void> {
+  if (!holdsLaneAlone(hub)) return;
+  for (const { owner: of, message } of await hub.storage.unfinishedMessages({ owner, ...lane })) {
+    if (of === owner && sameLane(message, lane)) await endInterrupted(hub, owner, message);
+  }
+}
+
+/**
+ * Store the end of an answer whose turn died with its process: `interrupted`, with the final frame
+ * the gateway's streaming option calls for, its user message answered, its open asks interrupted.
+ * Does nothing when the message is gone or no longer streaming.
+ */
+export async function endInterrupted(hub: AskServices, owner: Owner, message: StoredMessage): Promise<void> {
+  const current = await hub.storage.getMessage(owner, message.message_id);
+  if (current?.status !== "streaming") return;
+  const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
+  const final: StoredFrame = hub.options.streaming ? { type: "message.stop", payload: stopPayload(ended) } : { type: "message", payload: messagePayload(ended) };
+  // Deleted since it was read: closing it must not bring it back.
+  await hub.store(owner, { messages: [ended], requireMessages: [ended.message_id], ...(ended.reply_to ? { answered: [ended.reply_to] } : {}) }, [final]);
+  await interruptAsksOf(hub, owner, ended.message_id);
+}
+
+/**
+ * Take up the lanes with waiting messages that no job of this process will reach (after a
+ * restart, or a dead process's): one job per lane, aimed at its newest waiting message, answers
+ * them all in order once it holds the lane.
+ */
+export async function recoverWaiting(hub: QueueServices, answer: AnswerWaiting): Promise<void> {
+  if (!keepsQueue(hub)) return;
+  const newest = new Map<string, { owner: Owner; message: StoredMessage }>();
+  for (const entry of await hub.storage.waitingTurns()) {
+    newest.set(laneKey(entry.owner, entry.message), entry);
+  }
+  const targets = targetsOf(hub.lanes);
+  for (const { owner, message } of newest.values()) {
+    if (targets.has(message.message_id)) continue;
+    enqueueWaiting(hub, owner, { chat_id: message.chat_id, thread_id: message.thread_id }, message, answer);
+  }
+}
