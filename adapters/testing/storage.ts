@@ -65,8 +65,9 @@ export type StorageFactory = () => Storage | StorageImplementation | StorageUnde
  *   stored outbox frames that showed them; with `media`, it reports the media they held and
  *   forgets its metadata, and media attached to one message cannot be attached to another
  *   (without it, `createGateway` refuses a media store);
- * - `findByClientMsgId`, `unfinishedMessages` (streaming assistant messages of every owner, or
- *   none through the fallback), and `uniqueClientMsgId` (a second message with a chat's key is
+ * - `findByClientMsgId`, `unfinishedMessages` (streaming assistant messages of every owner or of
+ *   one lane, or none through the fallback), `waitingTurns` (the durable turn queue: waiting user
+ *   messages oldest first, cleared by `Change.answered` in the same commit, never re-inserted), and `uniqueClientMsgId` (a second message with a chat's key is
  *   refused; without it, `createGateway` refuses a bus shared with other processes);
  * - `adoptOwner`: one owner's data moves whole to an owner without data, is refused into one with
  *   data (nothing moved), and moves nothing the second time; without it, the call is refused.
