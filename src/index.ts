@@ -42,6 +42,7 @@ export type {
   Role,
   MessageStatus,
   HistoryItem,
+  ToolCall,
   StoredMessage,
   SearchHit,
   Notification,

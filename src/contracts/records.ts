@@ -99,6 +99,29 @@ export interface HistoryItem {
    * (`hello.ok.limits.history_max_bytes`), so its `text` and `reasoning` were cut to fit. Never stored.
    */
   truncated?: boolean;
+  /** Extension (docs/PROTOCOL.md §14): an assistant answer's tool calls, in call order. */
+  tools?: ToolCall[];
+  /** Extension (docs/PROTOCOL.md §14): a user message whose text is a gateway command (`/stop`, `/approve`, …). */
+  command?: true;
+}
+
+/** A tool call kept on its answer (docs/PROTOCOL.md §14, extension). */
+export interface ToolCall {
+  /** The call's index within the answer, as on `tool.start` and `tool.end`. */
+  index: number;
+  name: string;
+  /** One-line summary of the arguments. */
+  preview: string;
+  /** The arguments; when `truncated`, possibly their JSON text cut at 16 KiB instead. */
+  args: Record<string, unknown> | string;
+  /** The result (text or any JSON value; its JSON text cut at 16 KiB when `truncated`); `null` when none or still running when the turn ended. */
+  output: unknown;
+  /** False when the tool failed, or was still running when the turn ended. */
+  ok: boolean;
+  /** Seconds. */
+  duration: number;
+  /** Set when `args` or `output` was cut to its 16 KiB bound. */
+  truncated?: true;
 }
 
 /** A message as storage keeps it: the history item plus where it lives. */

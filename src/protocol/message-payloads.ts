@@ -5,6 +5,18 @@
  */
 import type { HistoryItem, StoredMessage } from "../contracts/records.js";
 
+/** The gateway's own commands (docs/PROTOCOL.md §4.4, §11), canonical names and aliases. */
+const GATEWAY_COMMANDS = new Set(["/stop", "/cancel", "/new", "/reset", "/help", "/commands", "/approve", "/deny", "/answer", "/model"]);
+
+/**
+ * Whether a user message's text is one of the gateway's commands (docs/PROTOCOL.md §14: such a
+ * message carries `command: true`): its first word, after leading blanks, case-insensitively.
+ */
+export function isGatewayCommand(text: string): boolean {
+  const first = /^\s*(\/\S+)/.exec(text)?.[1];
+  return first !== undefined && GATEWAY_COMMANDS.has(first.toLowerCase());
+}
+
 /** A history item (docs/PROTOCOL.md §5), with the `status` and `reply_to` extensions; storage-only fields dropped. */
 export function historyItem(m: StoredMessage): HistoryItem & { reply_to?: string } {
   const item: HistoryItem & { reply_to?: string } = { message_id: m.message_id, role: m.role, text: m.text, reasoning: m.reasoning, ts: m.ts, media: m.media };
@@ -13,6 +25,8 @@ export function historyItem(m: StoredMessage): HistoryItem & { reply_to?: string
   if (m.runtime !== undefined) item.runtime = m.runtime;
   if (m.reply_to !== undefined) item.reply_to = m.reply_to;
   if (m.status !== undefined && m.role === "assistant") item.status = m.status;
+  if (m.tools?.length && m.role === "assistant") item.tools = m.tools;
+  if (m.role === "user" && isGatewayCommand(m.text)) item.command = true;
   return item;
 }
 

@@ -6,7 +6,7 @@
  * fields it does not know instead of failing.
  * @module
  */
-import { array, boolean, enums, integer, literal, nullable, number, object, optional, string } from "superstruct";
+import { array, boolean, enums, integer, literal, nullable, number, object, optional, record, string, union, unknown } from "superstruct";
 
 /** A conversation's lane: a channel, and the thread or null for its flat lane (docs/PROTOCOL.md §1). */
 export const laneFields = { chat_id: string(), thread_id: nullable(string()) };
@@ -51,6 +51,22 @@ export const runtimeInfoStruct = object({
 /** How an assistant message ended, or that it still runs (docs/PROTOCOL.md §4.3, extension). */
 export const messageStatusStruct = enums(["complete", "streaming", "stopped", "interrupted", "error"]);
 
+/**
+ * A tool call kept on its answer (docs/PROTOCOL.md §14, extension): `args` is the JSON text cut at
+ * 16 KiB when `truncated`, and `output` likewise; a tool still running when the turn ended has
+ * `ok: false` and `output: null`.
+ */
+export const toolCallStruct = object({
+  index: integer(),
+  name: string(),
+  preview: string(),
+  args: union([record(string(), unknown()), string()]),
+  output: unknown(),
+  ok: boolean(),
+  duration: number(),
+  truncated: optional(literal(true)),
+});
+
 /** The fields every message carries on the wire, in history and in `message` frames alike (docs/PROTOCOL.md §4.1, §5). */
 export const messageFields = {
   message_id: string(),
@@ -64,6 +80,8 @@ export const messageFields = {
   runtime: optional(runtimeInfoStruct),
   status: optional(messageStatusStruct),
   reply_to: optional(string()),
+  tools: optional(array(toolCallStruct)),
+  command: optional(literal(true)),
 };
 
 /** A history item (docs/PROTOCOL.md §5); `truncated` only when the page cap cut it. */

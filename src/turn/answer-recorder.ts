@@ -12,6 +12,7 @@ import type { MediaEvent, RuntimeEvent, ToolEndEvent, ToolStartEvent, UsageEvent
 import { bareModelId, mergeUsage } from "./runtime-info.js";
 import type { AnswerLimits } from "./turn-limits.js";
 import type { AnswerUpdates } from "./answer-updates.js";
+import { endCall, startedCall } from "./tool-calls.js";
 
 function previewOf(args: Record<string, unknown>): string {
   let text: string;
@@ -111,7 +112,9 @@ export class AnswerRecorder {
     const index = this.#toolIndex++;
     this.#openTools.push({ id: event.id, name: event.name, index, started: this.#hub.now() });
     const args = event.args ?? {};
-    this.#live("tool.start", { index, name: event.name, preview: event.preview ?? previewOf(args), args });
+    const preview = event.preview ?? previewOf(args);
+    (this.#message.tools ??= []).push(startedCall(index, event.name, preview, args));
+    this.#live("tool.start", { index, name: event.name, preview, args });
   }
 
   #toolEnd(event: ToolEndEvent): void {
@@ -120,13 +123,18 @@ export class AnswerRecorder {
     if (at === -1 && event.name !== undefined) at = tools.findLastIndex((t) => t.name === event.name);
     if (at === -1) at = tools.length - 1;
     const open = at >= 0 ? tools.splice(at, 1)[0] : undefined;
-    this.#live("tool.end", {
-      index: open?.index ?? this.#toolIndex++,
-      name: event.name ?? open?.name ?? "",
-      output: event.output === undefined ? null : event.output,
-      duration: event.duration ?? (open ? (this.#hub.now() - open.started) / 1000 : 0),
-      ok: event.ok,
-    });
+    const index = open?.index ?? this.#toolIndex++;
+    const name = event.name ?? open?.name ?? "";
+    const output = event.output === undefined ? null : event.output;
+    const duration = event.duration ?? (open ? (this.#hub.now() - open.started) / 1000 : 0);
+    let stored = this.#message.tools?.find((t) => t.index === index);
+    if (!stored) {
+      // An end without its start (the runtime never announced it): kept all the same.
+      stored = startedCall(index, name, "", {});
+      (this.#message.tools ??= []).push(stored);
+    }
+    endCall(stored, output, event.ok, duration);
+    this.#live("tool.end", { index, name, output, duration, ok: event.ok });
   }
 
   async #storeMedia(event: MediaEvent): Promise<void> {

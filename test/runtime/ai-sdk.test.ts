@@ -218,6 +218,38 @@ describe("ai-sdk - messages, titles and commands", () => {
     expect(content[1].mediaType).toBe("image/png");
   });
 
+  it("sends an earlier answer's tool calls and results as the model's own tool-call and tool-result messages", async () => {
+    const model = new MockLanguageModelV3({ doStream: step(text("t", "ok")) });
+    const history = [
+      { message_id: "u1", role: "user" as const, text: "add", reasoning: "", ts: 1, media: [] },
+      {
+        message_id: "a1",
+        role: "assistant" as const,
+        text: "It is 3.",
+        reasoning: "",
+        ts: 2,
+        media: [],
+        tools: [
+          { index: 0, name: "add", preview: "", args: { a: 1, b: 2 }, output: { sum: 3 }, ok: true, duration: 0.1 },
+          { index: 1, name: "add", preview: "", args: {}, output: "boom", ok: false, duration: 0 },
+        ],
+      },
+    ];
+    await collect(aiSdkRuntime({ model }).turn(input("again", { history })));
+    const prompt = model.doStreamCalls[0].prompt as Array<{ role: string; content: any }>;
+    const call = prompt.find((m) => m.role === "assistant" && Array.isArray(m.content) && m.content[0]?.type === "tool-call")!;
+    expect(call.content.map((p: any) => [p.toolCallId, p.toolName, p.input])).toEqual([
+      ["call_a1_0", "add", { a: 1, b: 2 }],
+      ["call_a1_1", "add", {}],
+    ]);
+    const results = prompt.find((m) => m.role === "tool")!;
+    expect(results.content.map((p: any) => [p.toolCallId, p.output])).toEqual([
+      ["call_a1_0", { type: "text", value: '{"sum":3}' }],
+      ["call_a1_1", { type: "error-text", value: "boom" }],
+    ]);
+    expect(prompt.indexOf(results)).toBeLessThan(prompt.findIndex((m) => m.role === "assistant" && JSON.stringify(m.content).includes("It is 3.")));
+  });
+
   it("generates a short title", async () => {
     const model = new MockLanguageModelV3({
       doGenerate: {

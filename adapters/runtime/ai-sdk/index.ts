@@ -44,6 +44,7 @@ import { checkToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
 import { checkModelChoices, modelList } from "../models.js";
 import { abridge, argsPreview, cleanTitle, withAttachmentNotes } from "../text.js";
+import { pastToolCalls } from "../tool-history.js";
 import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
 import type { UsageTotals } from "../usage.js";
 import { gateTools } from "./approvals.js";
@@ -287,6 +288,14 @@ function previewOf(options: AiSdkRuntimeOptions, name: string, args: Record<stri
 async function buildMessages(options: AiSdkRuntimeOptions, input: TurnInput): Promise<ModelMessage[]> {
   const messages: ModelMessage[] = [];
   for (const item of input.history) {
+    const calls = pastToolCalls(item);
+    if (calls.length > 0) {
+      messages.push({ role: "assistant", content: calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.name, input: c.args })) });
+      messages.push({
+        role: "tool",
+        content: calls.map((c) => ({ type: "tool-result" as const, toolCallId: c.id, toolName: c.name, output: c.ok ? { type: "text" as const, value: c.result } : { type: "error-text" as const, value: c.result } })),
+      });
+    }
     const text = withAttachmentNotes(item.text, item.media);
     if (text !== "") messages.push({ role: item.role, content: text });
   }

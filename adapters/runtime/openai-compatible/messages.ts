@@ -5,6 +5,7 @@
  */
 import type { TurnInput } from "chat-gateway";
 import { withAttachmentNotes } from "../text.js";
+import { pastToolCalls } from "../tool-history.js";
 import type { ToolCallWire } from "./chunks.js";
 
 /** A message of the Chat Completions API. */
@@ -20,6 +21,11 @@ export async function buildMessages(cfg: { systemPrompt?: string; vision: boolea
   const messages: ChatMessage[] = [];
   if (cfg.systemPrompt) messages.push({ role: "system", content: cfg.systemPrompt });
   for (const item of input.history) {
+    const calls = pastToolCalls(item);
+    if (calls.length > 0) {
+      messages.push({ role: "assistant", content: null, tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } })) });
+      for (const call of calls) messages.push({ role: "tool", tool_call_id: call.id, content: call.result });
+    }
     const text = withAttachmentNotes(item.text, item.media);
     if (text === "") continue;
     messages.push({ role: item.role, content: text });

@@ -1,0 +1,116 @@
+// Tool calls belong to the message (docs/PROTOCOL.md §14): an answer keeps its tool calls in call
+// order on message.stop, in history and after a restart, each argument and output cut at 16 KiB
+// with `truncated`; a tool running when the turn ends is kept with ok false and output null; and the
+// next turn's runtime, through the OpenAI-compatible binding, sends them to the model server as its
+// own tool calls and results.
+import { afterEach, describe, expect, it } from "vitest";
+import type { AgentRuntime, HistoryItem, TurnInput } from "chat-gateway";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
+import { Client, startGateway, type Harness } from "../gateway/harness.js";
+import { removeTempDirs, tempDir } from "../storage/sqljs-helpers.js";
+import { sse, startFakeLlmServer, stream, type FakeLlmServer } from "../runtime/fake-llm-server.js";
+
+let harness: Harness | undefined;
+let llm: FakeLlmServer | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+  await llm?.close();
+  llm = undefined;
+  await removeTempDirs();
+});
+
+const big = "x".repeat(20_000);
+const seen: TurnInput[] = [];
+
+/** First turn: three tools (one with huge arguments and output, one left running); later turns: text. */
+const toolRuntime: AgentRuntime = {
+  async *turn(input) {
+    seen.push(input);
+    if (input.message.text !== "use tools") {
+      yield { type: "text", delta: "plain" };
+      return;
+    }
+    yield { type: "tool-start", id: "a", name: "search", args: { q: "cats" } };
+    yield { type: "tool-end", id: "a", output: { hits: 2 }, ok: true, duration: 0.5 };
+    yield { type: "tool-start", id: "b", name: "write", args: { body: big } };
+    yield { type: "tool-end", id: "b", output: `é${big}`, ok: false, duration: 1 };
+    yield { type: "tool-start", id: "c", name: "slow", args: {} };
+    yield { type: "text", delta: "done" };
+  },
+};
+
+describe("tool calls kept on the answer", () => {
+  it("tools - kept on message.stop, in history and after a restart, cut at 16 KiB; the next turn's runtime sees them", async () => {
+    const dir = await tempDir();
+    harness = await startGateway({ storage: sqlJsStorage({ dir }), runtime: toolRuntime });
+    const device = await Client.connect(harness.url);
+    const { final } = await device.say({ chat_id: "default", text: "use tools" });
+    const tools = final.payload.tools as Array<Record<string, any>>;
+    expect(tools.map((t) => [t.index, t.name, t.ok])).toEqual([
+      [0, "search", true],
+      [1, "write", false],
+      [2, "slow", false],
+    ]);
+    expect(tools[0]).toEqual({ index: 0, name: "search", preview: '{"q":"cats"}', args: { q: "cats" }, output: { hits: 2 }, ok: true, duration: 0.5 });
+    expect(tools[1].truncated).toBe(true);
+    expect(typeof tools[1].args).toBe("string");
+    expect(Buffer.byteLength(tools[1].args)).toBeLessThanOrEqual(16 * 1024);
+    expect(tools[1].args.startsWith('{"body":"xxx')).toBe(true);
+    expect(Buffer.byteLength(tools[1].output)).toBeLessThanOrEqual(16 * 1024);
+    expect(tools[1].output.startsWith("éxx")).toBe(true);
+    expect(tools[2]).toMatchObject({ output: null, ok: false });
+    expect(tools[0].truncated).toBeUndefined();
+
+    await harness.close();
+    harness = await startGateway({ storage: sqlJsStorage({ dir }), runtime: toolRuntime });
+    const again = await Client.connect(harness.url);
+    const page = await again.request("history", { chat_id: "default", limit: 10 });
+    const answer = (page.payload.messages as HistoryItem[]).find((m) => m.role === "assistant")!;
+    expect(answer.tools).toEqual(tools);
+    await again.say({ chat_id: "default", text: "and now?" });
+    const last = seen.at(-1)!;
+    expect(last.history.find((h) => h.role === "assistant")?.tools).toEqual(tools);
+  });
+
+  it("tools - the OpenAI-compatible binding sends earlier tool calls and results as the model's own messages", async () => {
+    llm = await startFakeLlmServer();
+    llm.respond(stream(sse([{ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" }] }])));
+    const runtime = openAICompatibleRuntime({ baseUrl: llm.baseUrl, model: "m" });
+    const history: HistoryItem[] = [
+      { message_id: "u1", role: "user", text: "find cats", reasoning: "", ts: 1, media: [] },
+      {
+        message_id: "a1",
+        role: "assistant",
+        text: "Found 2.",
+        reasoning: "",
+        ts: 2,
+        media: [],
+        tools: [
+          { index: 0, name: "search", preview: "", args: { q: "cats" }, output: { hits: 2 }, ok: true, duration: 0.1 },
+          { index: 1, name: "write", preview: "", args: '{"body":"xx', output: null, ok: false, duration: 0, truncated: true },
+        ],
+      },
+    ];
+    for await (const _ of runtime.turn({ owner: "o", chat_id: "c", thread_id: null, message: { message_id: "u2", text: "more", media: [] }, history, signal: new AbortController().signal, readMedia: async () => new Uint8Array(), ask: async () => ({ outcome: "cancelled" }) })) {
+      // drain
+    }
+    const messages = llm.requests[0].body.messages;
+    expect(messages).toEqual([
+      { role: "user", content: "find cats" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_a1_0", type: "function", function: { name: "search", arguments: '{"q":"cats"}' } },
+          { id: "call_a1_1", type: "function", function: { name: "write", arguments: '{"truncated_arguments":"{\\"body\\":\\"xx"}' } },
+        ],
+      },
+      { role: "tool", tool_call_id: "call_a1_0", content: '{"hits":2}' },
+      { role: "tool", tool_call_id: "call_a1_1", content: "(the tool did not finish)" },
+      { role: "assistant", content: "Found 2." },
+      { role: "user", content: "more" },
+    ]);
+  });
+});
