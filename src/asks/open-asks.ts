@@ -80,6 +80,11 @@ export class OpenAsks {
     );
   }
 
+  /** The owner's open asks in this process, oldest first. */
+  ofOwner(owner: Owner): OpenAsk[] {
+    return [...this.#open.values()].filter((a) => a.owner === owner);
+  }
+
   /** True when the owner has an open ask in this process. */
   holds(owner: Owner): boolean {
     for (const a of this.#open.values()) if (a.owner === owner) return true;

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { TurnServices } from "./turn-services.js";
 import { newId } from "../id-generator.js";
 import type { Owner } from "../ids.js";
-import type { MediaRecord, MediaRef, StoredMessage } from "../contracts/records.js";
+import type { MediaRecord, MediaRef, StoredMessage, ToolCall } from "../contracts/records.js";
 import type { MediaEvent, RuntimeEvent, ToolEndEvent, ToolStartEvent, UsageEvent } from "../contracts/runtime.js";
 import { bareModelId, mergeUsage } from "./runtime-info.js";
 import type { AnswerLimits } from "./turn-limits.js";
@@ -67,6 +67,12 @@ export class AnswerRecorder {
     this.#updates = parts.updates;
     this.usage = parts.model ? { model: parts.model } : {};
     noteUsage(message, this.usage);
+  }
+
+  /** The tool calls still running, as stored on the message. */
+  runningTools(): ToolCall[] {
+    const open = new Set(this.#openTools.map((t) => t.index));
+    return (this.#message.tools ?? []).filter((t) => open.has(t.index));
   }
 
   /** Apply one event. Rejects only when storing media fails (the turn then fails). */

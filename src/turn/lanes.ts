@@ -6,6 +6,7 @@ import { GatewayError } from "../errors.js";
 import type { Owner } from "../ids.js";
 import type { LaneLock } from "../contracts/lane-lock.js";
 import type { Lane } from "../contracts/storage.js";
+import type { OutgoingFrame } from "../contracts/bus.js";
 
 /** Why a running turn was aborted. */
 export type AbortReason = "stop" | "timeout" | "shutdown" | "deleted" | "limit";
@@ -21,6 +22,8 @@ export interface LaneTurn {
   onAsk?: (open: boolean) => void;
   /** Awaited before the answer's final frame is stored: the turn's asks are resolved first. */
   beforeEnd?: () => Promise<void>;
+  /** The live frames that show the running answer as it stands, to a device that joins mid-turn (docs/PROTOCOL.md §14.3). */
+  snapshot?: () => OutgoingFrame[];
 }
 
 type Job = (turn: LaneTurn) => Promise<void>;
@@ -138,6 +141,14 @@ export class LaneScheduler {
     const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
     state.running = turn;
     return turn;
+  }
+
+  /** The running turns of an owner's lanes in this process. */
+  runningOf(owner: Owner): LaneTurn[] {
+    const prefix = `${owner}\u0000`;
+    const out: LaneTurn[] = [];
+    for (const [key, state] of this.#lanes) if (key.startsWith(prefix) && state.running) out.push(state.running);
+    return out;
   }
 
   /** The running turn of a lane, if any. */

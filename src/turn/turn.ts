@@ -19,6 +19,7 @@ import { AnswerUpdates, usageFields } from "./answer-updates.js";
 import { AnswerCheckpoints } from "./answer-checkpoints.js";
 import { abortedOutcome, dropDeleted, finishAnswer } from "./answer-end.js";
 import { IdleTimeout } from "./idle-timeout.js";
+import { joinFrames } from "./join-frames.js";
 
 /** What an answer needs. */
 export interface AnswerParams {
@@ -119,8 +120,11 @@ export async function runAnswer(hub: TurnServices, params: AnswerParams): Promis
   }
 
   const idle = new IdleTimeout(hub.options.turnTimeoutMs);
+  let asking = false;
+  turn.snapshot = () => joinFrames(message, recorder.runningTools(), asking, hub.options.streaming);
   // While the person is asked, typing is off and the idle clock stops (docs/PROTOCOL.md §11).
   turn.onAsk = (open) => {
+    asking = open;
     if (open) idle.pause();
     else idle.resume();
     if (idle.paused) limits.pause();
@@ -129,6 +133,7 @@ export async function runAnswer(hub: TurnServices, params: AnswerParams): Promis
   };
   const result = await pullEvents(hub, params, recorder, limits, checkpoints, idle);
   turn.onAsk = undefined;
+  turn.snapshot = undefined;
   // A runtime that ignores the signal must not keep the lane: ask it to finish, but do not wait.
   if (turn.controller.signal.aborted) Promise.resolve(result.iterator?.return?.()).catch(() => undefined);
   limits.dispose();
