@@ -8,13 +8,30 @@ import { followTheme } from "./theme.js";
 const root = document.getElementById("root")!;
 let app: App | undefined;
 
+/**
+ * How often an open sign-in screen asks whether login is still on (ms). Removing the last user
+ * turns login off (docs/PROTOCOL.md §9), and then no sign-in can succeed: the tab must notice.
+ */
+const LOGIN_CHECK_MS = 2_000;
+let loginCheck: ReturnType<typeof setInterval> | undefined;
+
+/** Login turned off while the sign-in screen shows: open the app in local mode instead. */
+async function openIfLoginOff(): Promise<void> {
+  const status = await authStatus().catch(() => undefined);
+  if (status && !status.enabled && app === undefined) startApp(null);
+}
+
 function signIn(notice?: string): void {
   app?.destroy();
   app = undefined;
-  showSignIn(root, notice, (user) => startApp(user));
+  showSignIn(root, notice, (user) => startApp(user), () => void openIfLoginOff());
+  clearInterval(loginCheck);
+  loginCheck = setInterval(() => void openIfLoginOff(), LOGIN_CHECK_MS);
+  void openIfLoginOff();
 }
 
 function startApp(user: string | null): void {
+  clearInterval(loginCheck);
   app?.destroy();
   app = new App({
     root,

@@ -1,9 +1,10 @@
 // The sign-in screen (docs/PROTOCOL.md §9): shown when login protection is on and there is no session,
-// and again whenever a request or the socket answers 401.
+// and again whenever a request or the socket answers 401. A refused sign-in calls `onRefused`, since
+// it may mean that login is off now (no users left), where no sign-in can succeed.
 import { login } from "./api.js";
 import { clear, h } from "./dom.js";
 
-export function showSignIn(root: HTMLElement, notice: string | undefined, onSignedIn: (user: string) => void): void {
+export function showSignIn(root: HTMLElement, notice: string | undefined, onSignedIn: (user: string) => void, onRefused: () => void = () => undefined): void {
   clear(root);
   document.title = "Sign in · chat-gateway";
   const username = h("input", { id: "signin-user", name: "username", type: "text", autocomplete: "username", required: true, maxlength: 32, autocapitalize: "none", spellcheck: "false" });
@@ -38,6 +39,7 @@ export function showSignIn(root: HTMLElement, notice: string | undefined, onSign
           error.textContent = `Too many failed attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
         } else if (failure.status === 401) {
           error.textContent = "Wrong username or password.";
+          onRefused();
         } else {
           error.textContent = `Could not sign in: ${failure.message}`;
         }
