@@ -16,12 +16,13 @@ import { ConnectionCount } from "./connection/connection-count.js";
 import { awayPush } from "./outbox/away-push.js";
 import { FanOut } from "./outbox/fan-out.js";
 import { Outbox } from "./outbox/outbox.js";
+import { checkedNotification } from "./outbox/notification.js";
 import { ChannelDirectory } from "./requests/channel-directory.js";
 import type { LaneLease } from "./contracts/lane-lock.js";
 import { LaneScheduler, laneKey, type AbortReason, type LaneTurn } from "./turn/lanes.js";
 import type { ChatId, Owner, Seq } from "./ids.js";
 import type { GatewayOptions, ResolvedOptions } from "./options.js";
-import type { Channel, Notification, NotificationKind, StoredMessage } from "./contracts/records.js";
+import type { Channel, NotificationKind, StoredMessage } from "./contracts/records.js";
 import type { RuntimeEvent } from "./contracts/runtime.js";
 import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
@@ -137,6 +138,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   readonly commands: CommandRegistry;
   readonly channels: ChannelApi;
   readonly #services: SessionServices;
+  readonly #outbox: Outbox;
   readonly #bus: Bus;
   #state: Lifecycle = "new";
   #recovery: NodeJS.Timeout | undefined;
@@ -153,8 +155,9 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.commands = createCommandRegistry(resolved.runtime, (message) => resolved.logger.warn(message));
     const bus = options.bus ?? memoryBus();
     this.#bus = bus;
-    const services = wire(resolved, options, bus, this.commands, this);
+    const { services, outbox } = wire(resolved, options, bus, this.commands, this);
     this.#services = services;
+    this.#outbox = outbox;
     this.#unsubscribe = options.authenticator?.onRevocation?.((revocation) => this.revoke(revocation));
     this.on("disconnect", (info) => this.#sessions.delete(info.connectionId));
     this.channels = {
@@ -178,6 +181,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       throw error;
     }
     this.#state = "running";
+    this.#outbox.pruneOnSchedule();
     // A process that died (or a database that failed a turn's last write) leaves turns that no
     // job here will reach: look again now and then.
     this.#recovery = setInterval(() => {
@@ -190,6 +194,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     if (this.#state === "closed" || this.#state === "closing") return;
     this.#state = "closing";
     clearInterval(this.#recovery);
+    this.#outbox.stopPruning();
     this.#unsubscribe?.();
     const services = this.#services;
     services.lanes.abortAll("shutdown");
@@ -256,9 +261,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   async notify(owner: Owner, input: NotifyInput): Promise<Seq> {
-    const notification: Notification = { kind: input.kind, title: input.title, body: input.body, ts: input.ts ?? this.#services.now() };
-    if (input.chat_id !== undefined) notification.chat_id = input.chat_id;
-    if (input.thread_id !== undefined) notification.thread_id = input.thread_id;
+    const notification = checkedNotification(input, this.#services.now());
     const [frame] = await this.#track(this.#services.store(owner, {}, [{ type: "notification", payload: { ...notification } }]));
     this.#services.pushIfAway(owner, { kind: "notification", title: input.title, body: input.body, notification_kind: input.kind, chat_id: input.chat_id, thread_id: input.thread_id });
     return frame.seq!;
@@ -322,10 +325,10 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
  * The parts of one gateway, each a concept of its own (the outbox, the fan-out to this process's
  * connections, push, the channel directory, the lanes), with what each consumer reads of them.
  */
-function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, commands: CommandRegistry, events: EventEmitter<GatewayEvents>): SessionServices {
+function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, commands: CommandRegistry, events: EventEmitter<GatewayEvents>): { services: SessionServices; outbox: Outbox } {
   const { storage, logger: log, now } = options;
   const fanOut = new FanOut(bus);
-  const outbox = new Outbox({ storage, bus, retention: options.retention, mediaStore: options.mediaStore, now, log });
+  const outbox = new Outbox({ storage, bus, retention: options.retention, mediaStore: options.mediaStore, now, log, connectedOwners: fanOut.owners });
   const channels = new ChannelDirectory(storage, now);
   const lanes = new LaneScheduler(options.maxTurnsPerOwner, options.laneLock, (error) => log.warn("lane lock failed; the turn runs without it", error));
   const base = {
@@ -353,7 +356,7 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
   const services = { ...base, asks: new OpenAsks(base) };
   listenForStops(bus, lanes);
   listenForRelays(services, (entry, answer, respondTo) => arbitrateRelayed(services, entry, answer, respondTo));
-  return services;
+  return { services, outbox };
 }
 
 /** How long close() waits for running turns to store their final frame (ms). */

@@ -107,7 +107,7 @@ export interface GatewayOptions {
   deltaUpdateIntervalMs?: number;
   /** A streaming message's text is saved this often, so a crash keeps most of it (milliseconds, default 2,000). */
   checkpointIntervalMs?: number;
-  /** Outbox kept per owner (default 10,000 frames, 30 days). */
+  /** Outbox kept per owner (default 10,000 frames, 30 days); pruned every 100 frames an owner stores and hourly, or every `maxAgeMs` when shorter (docs/PROTOCOL.md §5). */
   retention?: Partial<RetentionPolicy>;
   /**
    * Slow consumers: past `softBytes` buffered, a device gets only the latest `message.update` of each

@@ -30,6 +30,7 @@ describe("example server", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
     const { base, ws, output } = await start({ GATEWAY_DATA_DIR: dataDir });
     expect(output()).toMatch(/storage .*db, login off: the users file .* does not exist/);
+    expect(output()).toMatch(/\/ws\/gateway\), runtime demo \(no model: it echoes\), storage /);
     expect(output()).toMatch(/WARNING: login is OFF/);
     expect(await (await fetch(`${base}/api/ping`)).json()).toEqual({ ok: true });
     const c = await Client.connect(ws);
@@ -112,6 +113,14 @@ describe("example server", () => {
     await expect(via("203.0.113.7")).rejects.toThrow(/too many connections from this address/);
     // Another client behind the same proxy is not held back by the first one's connections.
     await via("198.51.100.9");
+  });
+
+  it("example server - the start line names the runtime, its model and the model server's URL, without credentials", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
+    const env = { GATEWAY_DATA_DIR: dataDir, OPENAI_API_KEY: "sk-secret" };
+    const { output } = await start(env, ["--openai-base-url", "http://ann:hunter2@127.0.0.1:9/v1?key=sk-query", "--openai-model", "llama3.2"]);
+    expect(output()).toMatch(/, runtime openai-compatible, model llama3\.2 at http:\/\/127\.0\.0\.1:9\/v1, storage /);
+    expect(output()).not.toMatch(/hunter2|sk-query|sk-secret/);
   });
 
   it("example server - --help lists the flags and exits 0; an unknown flag exits 2", () => {

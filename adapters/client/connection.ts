@@ -297,7 +297,7 @@ export class Connection {
       this.stop("closed", "the gateway speaks an older protocol than this client needs");
       return;
     }
-    // 1008 after an error to hello: a field of the hello (a push target) is invalid, so the same hello would fail again.
+    // 1008 after an error to hello: a field of the hello (a push target, `caps.push`) is invalid, so the same hello would fail again.
     if (event.code === CLOSE_CODES.invalidHello && !attempt.gotHello) {
       this.stop("closed", `the gateway refused the hello: ${attempt.helloRefusal ?? (event.reason || "invalid hello")}`);
       return;

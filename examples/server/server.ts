@@ -19,10 +19,22 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-function pickRuntime(config: ServerConfig): AgentRuntime {
-  if (!config.openaiBaseUrl) return demoRuntime();
+/** The agent, and how the start line names it: which runtime, which model, at which URL. */
+function pickRuntime(config: ServerConfig): { runtime: AgentRuntime; label: string } {
+  if (!config.openaiBaseUrl) return { runtime: demoRuntime(), label: "runtime demo (no model: it echoes)" };
   if (!config.openaiModel) throw new TypeError("OPENAI_MODEL (--openai-model) is required with OPENAI_BASE_URL");
-  return openAICompatibleRuntime({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, model: config.openaiModel });
+  const runtime = openAICompatibleRuntime({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, model: config.openaiModel });
+  return { runtime, label: `runtime openai-compatible, model ${config.openaiModel} at ${shownUrl(config.openaiBaseUrl)}` };
+}
+
+/** A URL for the log without what may be a secret in it (user, password, query). */
+function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return "(an unparsable URL)";
+  }
 }
 
 /** The HTTP side: the login gate, then media, then the web UI; anything else under /api/ or /ws/ is 404. */
@@ -77,9 +89,10 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     throw error;
   });
   const bus = shared?.bus(storage);
+  const agent = pickRuntime(config);
   const gateway = createGateway({
     storage,
-    runtime: pickRuntime(config),
+    runtime: agent.runtime,
     logger,
     authenticator: protection.authenticator(),
     mediaStore: await pickMediaStore(config),
@@ -111,7 +124,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), storage ${storagePath}, ${login}${warning}`);
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}${warning}`);
 
   let closing: Promise<void> | undefined;
   return {

@@ -13,7 +13,7 @@ import type { Owner, RequestId, Seq } from "../ids.js";
 import { PROTOCOL_VERSION } from "../protocol/limits.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import { FEATURES } from "../protocol/server-frames.js";
-import { pushTargetError } from "../outbox/push-targets.js";
+import { pushCapsError, pushTargetError } from "../outbox/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
 import type { OutboxBounds, Storage } from "../contracts/storage.js";
@@ -100,7 +100,7 @@ function acceptsHello(host: HelloHost, frame: HelloFrame, caps: DeviceCaps): boo
     host.refuseAuth(new GatewayError("auth", `hello: field "device_id" must be a non-empty string`), frame.id);
     return false;
   }
-  const invalid = pushTargetError("hello", p);
+  const invalid = pushTargetError("hello", p) ?? pushCapsError(caps.push, host.services.options.push);
   if (invalid) {
     // A hello field outside its grammar: the same hello would fail again, so 1008 rather than a retry.
     host.send({ type: "error", payload: toWireError(invalid) }, frame.id);

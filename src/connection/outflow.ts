@@ -74,6 +74,9 @@ export class Outflow {
       }
     } else if (frame.type === "message.stop" || frame.type === "message") {
       this.#pendingUpdates.delete(frame.payload.message_id as string);
+    } else if (frame.type === "message.deleted" && Array.isArray(frame.payload.message_ids)) {
+      // A held update written after the delete would re-create the message (docs/PROTOCOL.md §4.5).
+      for (const id of frame.payload.message_ids) this.#pendingUpdates.delete(id as string);
     }
     this.#write(frame, requestId);
   }

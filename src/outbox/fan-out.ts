@@ -67,6 +67,9 @@ export class FanOut {
     }
   };
 
+  /** The owners with a connection in this process. */
+  readonly owners = (): Iterable<Owner> => this.#owners.keys();
+
   /** How many of the owner's connections completed hello in this process. */
   readonly connectionCount = (owner: Owner): number => this.#owners.get(owner)?.subscribers.size ?? 0;
 }

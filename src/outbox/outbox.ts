@@ -14,6 +14,18 @@ import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
 /** Outbox appends between two prunes: pruning is an indexed range delete, kept off the per-write path. */
 const PRUNE_EVERY = 100;
 
+/**
+ * The longest time between two scheduled prunes (milliseconds): an owner who stores nothing more
+ * still loses frames past the age limit (docs/PROTOCOL.md §5).
+ */
+const PRUNE_SCHEDULE_MS = 3_600_000;
+
+/** Time between scheduled prunes: an hour, or the age limit when that is shorter (not below 100 ms). */
+function pruneScheduleMs(retention: RetentionPolicy): number {
+  const age = retention.maxAgeMs;
+  return Number.isFinite(age) ? Math.min(PRUNE_SCHEDULE_MS, Math.max(100, age)) : PRUNE_SCHEDULE_MS;
+}
+
 /** The connection that asked for a change, answered with one of its frames in publish order. */
 export interface Respondent {
   readonly session: { readonly id: ConnectionId; respond(frame: OutgoingFrame, requestId: RequestId | undefined): void };
@@ -36,6 +48,8 @@ export interface OutboxParts {
   mediaStore: MediaStore | undefined;
   now(): number;
   log: Logger;
+  /** The owners with a connection in this process, pruned on the schedule too. */
+  connectedOwners(): Iterable<Owner>;
 }
 
 /** The ordered publisher of one gateway process. */
@@ -43,8 +57,9 @@ export class Outbox {
   readonly #parts: OutboxParts;
   /** Per owner: the tail of the publish chain, so stored frames go out in `seq` order. */
   readonly #publishTail = new Map<Owner, Promise<void>>();
-  /** Per owner: appends since the last prune. */
+  /** Per owner: appends since the last prune. Its keys are the owners the schedule prunes. */
   readonly #appendsSincePrune = new Map<Owner, number>();
+  #schedule: NodeJS.Timeout | undefined;
 
   constructor(parts: OutboxParts) {
     this.#parts = parts;
@@ -103,6 +118,23 @@ export class Outbox {
     mediaStore.delete(owner, mediaIds).catch((error) => log.warn("media delete failed", error));
   }
 
+  /**
+   * Until {@link stopPruning}, prunes on a schedule the owners this process stored frames for and
+   * those connected to it, so the age limit holds for an owner who stores nothing more.
+   */
+  pruneOnSchedule(): void {
+    if (this.#schedule) return;
+    this.#schedule = setInterval(() => {
+      for (const owner of new Set([...this.#appendsSincePrune.keys(), ...this.#parts.connectedOwners()])) this.#prune(owner);
+    }, pruneScheduleMs(this.#parts.retention));
+    this.#schedule.unref();
+  }
+
+  stopPruning(): void {
+    clearInterval(this.#schedule);
+    this.#schedule = undefined;
+  }
+
   #countAppends(owner: Owner, count: number): void {
     if (count === 0) return;
     const total = (this.#appendsSincePrune.get(owner) ?? 0) + count;
@@ -110,6 +142,10 @@ export class Outbox {
       this.#appendsSincePrune.set(owner, total);
       return;
     }
+    this.#prune(owner);
+  }
+
+  #prune(owner: Owner): void {
     this.#appendsSincePrune.set(owner, 0);
     const { storage, retention, now, log } = this.#parts;
     storage.pruneOutbox(owner, retention, now()).catch((error) => log.warn("outbox prune failed", error));

@@ -44,3 +44,18 @@ export function pushTargetError(frameType: string, payload: { fcm_token?: string
   }
   return undefined;
 }
+
+/** The push channels of the protocol (docs/PROTOCOL.md §2.3), declared by devices whatever senders this gateway has. */
+const PROTOCOL_PUSH_CHANNELS: ReadonlySet<string> = new Set(["none", "ntfy", "fcm"]);
+
+/**
+ * The error for a `hello.caps.push` that names no push channel (`unsupported` naming the field),
+ * or undefined: `"none"`, `"ntfy"`, `"fcm"` and the `name` of every push sender this gateway was
+ * given are accepted. A typo would otherwise leave the device silently never pushed.
+ */
+export function pushCapsError(declared: string, senders: ReadonlyArray<{ readonly name: string }>): GatewayError | undefined {
+  if (PROTOCOL_PUSH_CHANNELS.has(declared) || senders.some((sender) => sender.name === declared)) return undefined;
+  const known = [...new Set([...PROTOCOL_PUSH_CHANNELS, ...senders.map((sender) => sender.name)])].map((name) => JSON.stringify(name)).join(", ");
+  const shown = JSON.stringify(declared.length > 64 ? `${declared.slice(0, 64)}…` : declared);
+  return new GatewayError("unsupported", `hello: field "caps.push": ${shown} is not a push channel of this gateway; use one of ${known}`);
+}

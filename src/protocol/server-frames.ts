@@ -53,7 +53,8 @@ export const serverFrameStructs = {
     features: optional(array(string())),
   }),
   message: object({ ...messageFields, ...laneFields, client_msg_id: optional(string()) }),
-  "message.start": object({ message_id: string(), role: literal("assistant"), model: optional(string()), ...laneFields }),
+  /** `reply_to` (**extension**): the user message this answer answers, so a client knows the stream before the stop. */
+  "message.start": object({ message_id: string(), role: literal("assistant"), model: optional(string()), reply_to: optional(string()), ...laneFields }),
   /**
    * The whole `text`, or for a device with `caps.delta` (docs/PROTOCOL.md §12) `offset`/`append`
    * onto the text it holds; reasoning likewise, whole or `reasoning_offset`/`reasoning_append`.

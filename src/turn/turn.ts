@@ -116,7 +116,7 @@ export async function runAnswer(hub: TurnServices, params: AnswerParams): Promis
   // On disk before anyone sees the start: a crash from here on ends in an interrupted stop.
   await checkpoints.settled();
   if (hub.options.streaming) {
-    hub.live(owner, { type: "message.start", payload: { message_id: message.message_id, role: "assistant", ...usageFields(message), ...where } });
+    hub.live(owner, { type: "message.start", payload: { message_id: message.message_id, role: "assistant", ...usageFields(message), ...where, ...(message.reply_to ? { reply_to: message.reply_to } : {}) } });
   }
 
   const idle = new IdleTimeout(hub.options.turnTimeoutMs);

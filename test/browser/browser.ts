@@ -7,7 +7,8 @@ import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { expect } from "vitest";
 
-const CHROMIUM = "/usr/bin/chromium";
+/** The browser the tests drive: `CHROMIUM_PATH`, or Debian's chromium (scripts/require-browser.mjs, run before `npm test`, says the same). */
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const require = createRequire(import.meta.url);
 const root = path.resolve(import.meta.dirname, "../..");
 
@@ -22,7 +23,7 @@ export function buildWebUi(): void {
 /** Why the browser tests cannot run here, or undefined when Chromium is installed. */
 export const missingChromium = existsSync(CHROMIUM)
   ? undefined
-  : `Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium).`;
+  : `Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium), or set CHROMIUM_PATH to a Chromium or Chrome binary.`;
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({

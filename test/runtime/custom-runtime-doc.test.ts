@@ -1,5 +1,6 @@
 // docs/CUSTOM-RUNTIME.md shows the example runtime that custom-runtime-example.test.ts runs
 // through the kit: the two must not drift apart.
+import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect, test } from "vitest";
@@ -35,4 +36,17 @@ test("examples/custom-runtime/main.ts - serves the calculator over WebSocket", a
   } finally {
     await server.close();
   }
+});
+
+test("docs/CUSTOM-RUNTIME.md - starts from the AI SDK binding with includeUsage, and its example ships in the package", async () => {
+  const doc = await readFile(join(root, "docs/CUSTOM-RUNTIME.md"), "utf8");
+  const binding = doc.slice(0, doc.indexOf("## The contract"));
+  expect(binding).toContain('import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk"');
+  expect(binding).toContain("includeUsage: true");
+  expect(binding).toContain("(../examples/ai-sdk-agent/main.ts)");
+  const example = await readFile(join(root, "examples/ai-sdk-agent/main.ts"), "utf8");
+  expect(example).toContain("includeUsage: true");
+  const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+  const [pack] = JSON.parse(execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" }));
+  expect(pack.files.map((f: { path: string }) => f.path)).toContain("examples/ai-sdk-agent/main.ts");
 });
