@@ -26,7 +26,8 @@ import type { Channel, NotificationKind, StoredMessage } from "./contracts/recor
 import type { RuntimeEvent } from "./contracts/runtime.js";
 import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
-import { listenForStops } from "./turn/stop-relay.js";
+import { listenForTurns } from "./turn/turn-relay.js";
+import { localTurnFrames } from "./requests/shared-state.js";
 import { endInterrupted, recoverWaiting } from "./requests/turn-queue.js";
 import { answerWaiting } from "./requests/message-requests.js";
 import { runAnswer } from "./turn/turn.js";
@@ -354,7 +355,7 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
   };
   // The process running a turn holds its asks; answers from other processes reach it on the bus.
   const services = { ...base, asks: new OpenAsks(base) };
-  listenForStops(bus, lanes);
+  listenForTurns(bus, lanes, (owner) => localTurnFrames(services, owner));
   listenForRelays(services, (entry, answer, respondTo) => arbitrateRelayed(services, entry, answer, respondTo));
   return { services, outbox };
 }

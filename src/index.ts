@@ -97,6 +97,7 @@ export type {
   ModelAsk,
   Completion,
   CompleteInput,
+  SteerInput,
   ModelChoice,
 } from "./contracts/runtime.js";
 export { memoryBus } from "./contracts/bus.js";

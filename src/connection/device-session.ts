@@ -27,6 +27,7 @@ import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
 import { LoopShare } from "../loop-share.js";
 import { createUploads, type MediaServices, type Uploads } from "../requests/media-transfer.js";
+import { shareState } from "../requests/shared-state.js";
 import { peekId } from "./wire.js";
 
 let nextConnection = 0;
@@ -267,6 +268,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.send(helloOk, requestId);
     this.#delivery.start(bounds.last, held);
     this.#services.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
+    // Joining mid-flight: running answers, open asks and queues, live (docs/PROTOCOL.md §14.3).
+    shareState(this.#services, auth.owner, this).catch((error) => this.#services.log.warn("sending the shared state failed", error));
   }
 
   /**

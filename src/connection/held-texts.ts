@@ -55,7 +55,7 @@ export class HeldTexts {
     const messageId = update.payload.message_id as string;
     const origin = this.#held.get(messageId);
     this.#remember(messageId, update);
-    if (origin === undefined) return update;
+    if (origin === undefined || update.whole) return update;
     let byOrigin = derived.get(update);
     if (byOrigin === undefined) derived.set(update, (byOrigin = new WeakMap()));
     let frame = byOrigin.get(origin);

@@ -11,6 +11,11 @@ export interface OutgoingFrame {
   payload: Record<string, unknown>;
   /** Set on frames stored in the outbox. */
   seq?: Seq;
+  /**
+   * On a `message.update` for a device joining mid-turn (docs/PROTOCOL.md §14.3): it carries the
+   * whole text also to a `caps.delta` device, replacing what it holds. Never on the wire.
+   */
+  whole?: true;
 }
 
 /** One frame for one owner's devices. */

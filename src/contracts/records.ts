@@ -140,6 +140,11 @@ export interface StoredMessage extends HistoryItem {
    * ({@link Change.answered}).
    */
   waiting?: true;
+  /**
+   * Storage only, never on the wire: sent with `when_busy: "interrupt"` (docs/PROTOCOL.md §14.4),
+   * so it runs ahead of the lane's other waiting messages.
+   */
+  interrupt?: true;
 }
 
 /** A search hit (docs/PROTOCOL.md §5). */

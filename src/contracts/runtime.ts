@@ -248,4 +248,22 @@ export interface AgentRuntime {
   complete?(input: CompleteInput): Completion[] | Promise<Completion[]>;
   /** A short title for an auto-thread, from its first message. Without it, the derived title stays. */
   generateTitle?(text: string, signal: AbortSignal): Promise<string>;
+  /**
+   * Take a message sent with `when_busy: "steer"` into the lane's running turn
+   * (docs/PROTOCOL.md §14.4): hand its text to that turn before its next model call. Resolve true when the turn took
+   * it; false (the turn is ending) gives the message a turn of its own, queued. Without it,
+   * `when_busy: "steer"` is refused `unsupported`.
+   */
+  steer?(input: SteerInput): boolean | Promise<boolean>;
+}
+
+/** A message for a running turn (see {@link AgentRuntime.steer}). */
+export interface SteerInput {
+  owner: Owner;
+  chat_id: ChatId;
+  thread_id: ChatId | null;
+  /** The user message the running turn answers (its `TurnInput.message.message_id`). */
+  turn_message_id: MessageId;
+  /** The steering message, stored and echoed like any user message. */
+  message: TurnInput["message"];
 }

@@ -98,9 +98,12 @@ export interface Lane {
   thread_id: ChatId | null;
 }
 
-/** Where to look for unfinished turns: one lane of one owner; absent for every owner. */
-export interface TurnScope extends Lane {
+/** Where to look for unfinished turns: one owner, or one lane of one owner (with `chat_id`). */
+export interface TurnScope {
   owner: Owner;
+  /** With `thread_id` (null for the flat lane): only that lane. Absent: every lane of the owner. */
+  chat_id?: ChatId;
+  thread_id?: ChatId | null;
 }
 
 /** A page request for `Storage.history`. */

@@ -49,7 +49,9 @@ export const clientFrameStructs = {
     media_refs: optional(array(string())),
     auto_thread: optional(boolean()),
     client_msg_id: optional(string()),
+    when_busy: optional(enums(["queue", "interrupt", "steer"])),
   }),
+  "turn.stop": type({ chat_id: id, thread_id: threadId }),
   "message.delete": type({
     chat_id: id,
     thread_id: threadId,

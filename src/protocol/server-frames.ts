@@ -90,6 +90,8 @@ export const serverFrameStructs = {
   "tool.start": object({ message_id: string(), index: integer(), name: string(), preview: string(), args: record(string(), unknown()), ...laneFields }),
   "tool.end": object({ message_id: string(), index: integer(), name: string(), output: unknown(), duration: number(), ok: boolean(), ...laneFields }),
   typing: object({ on: boolean(), ...laneFields }),
+  "turn.stopped": object({ ...laneFields, message_id: nullable(string()) }),
+  "lane.queue": object({ ...laneFields, message_ids: array(string()) }),
   notification: notificationStruct,
   "channel.list": object({ channels: array(channelStruct) }),
   "channel.created": channelStruct,
@@ -176,6 +178,11 @@ export const FEATURES: readonly string[] = Object.freeze([
   "channel.delete",
   "caps.streaming",
   "sync.reset",
+  "turn.queue",
+  "turn.stop",
+  "join.live",
+  "message.tools",
+  "message.command",
 ]);
 
 /** The type name of a frame the gateway stores in the outbox. */

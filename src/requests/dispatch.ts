@@ -17,6 +17,7 @@ import type { Uploads } from "./media-transfer.js";
 import { deleteMessages, sendMessage, type MessageServices } from "./message-requests.js";
 import { selectPicker } from "../asks/ask-answers.js";
 import { completeCommand } from "../asks/completions.js";
+import { shareState, stopTurn } from "./shared-state.js";
 
 /** What the handlers read and write through, together. */
 export interface RequestServices extends MessageServices, ReadServices {
@@ -75,7 +76,15 @@ export async function handleRequest(services: RequestServices, session: RequestS
       return;
     case "sync":
       await sync(services.storage, owner, frame.payload.cursor, frame.id, session);
+      // A device that synced sees every running turn, open ask and queue too (docs/PROTOCOL.md §14.3).
+      await shareState(services, owner, session);
       return;
+    case "turn.stop": {
+      const lane = await services.resolveLane(owner, frame.payload.chat_id, frame.payload.thread_id);
+      const { message_id } = await stopTurn(services, owner, lane);
+      session.send({ type: "turn.stopped", payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, message_id } }, frame.id);
+      return;
+    }
 
     case "picker.select":
       await selectPicker(services, session, frame.payload, frame.id);

@@ -24,9 +24,9 @@ import { runAnswer } from "../turn/turn.js";
 import { answerByCommand } from "../asks/ask-answers.js";
 import { isAskCommand } from "../asks/ask-commands.js";
 import { laneModel } from "../asks/lane-model.js";
-import { isInProcessBus, type Bus } from "../contracts/bus.js";
-import { relayStop } from "../turn/stop-relay.js";
-import { enqueueWaiting, keepsQueue, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
+import { publishQueue, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
+import { stopTurn } from "./shared-state.js";
+import { checkWhenBusy, markForStart, startTurn } from "./turn-start.js";
 
 /** What the message handlers read and write through: the lane's turns run as answers, and may ask. */
 export interface MessageServices extends QueueServices, ChannelServices {
@@ -110,7 +110,10 @@ async function storeAndStart(
   const isStop = builtin === "/stop";
   // An answer to an ask acts beside the waiting turn (docs/PROTOCOL.md §11), like /stop.
   const askCommand = builtin && isAskCommand(builtin) ? builtin : undefined;
-  if (!isStop && !askCommand) hub.lanes.checkCapacity(owner);
+  if (!isStop && !askCommand) {
+    hub.lanes.checkCapacity(owner);
+    checkWhenBusy(hub, payload.when_busy);
+  }
 
   let lane: Lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
   const frames: StoredFrame[] = [];
@@ -135,8 +138,7 @@ async function storeAndStart(
   };
   if (payload.reply_to) message.reply_to = payload.reply_to;
   if (payload.client_msg_id !== undefined) message.client_msg_id = payload.client_msg_id;
-  // Stored as waiting in the same commit as its echo: from then on a crash cannot lose its turn.
-  if (!isStop && !askCommand && keepsQueue(hub)) message.waiting = true;
+  const start = isStop || askCommand ? { steer: undefined } : markForStart(hub, owner, lane, message, payload.when_busy);
   frames.push({ type: "message", payload: messagePayload(message) });
   await hub.store(owner, { channels, messages: [message] }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
 
@@ -152,14 +154,13 @@ async function storeAndStart(
     void stopLane(hub, owner, lane, message);
     return message;
   }
-  enqueueWaiting(hub, owner, lane, message, answerWaiting(hub));
+  await startTurn(hub, owner, lane, message, start.steer, answerWaiting(hub));
   return message;
 }
 
 /** `/stop`: the lane's running turn, in this process or (through the bus) another; else say so. */
 async function stopLane(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<void> {
-  if (hub.lanes.abort(owner, lane, "stop")) return;
-  if (!isInProcessBus(hub.bus as Bus) && (await relayStop(hub.bus, owner, lane))) return;
+  if ((await stopTurn(hub, owner, lane)).stopped) return;
   hub.lanes.enqueue(owner, lane, (turn) => reply(hub, owner, lane, message, turn, "Nothing is running here."));
 }
 
@@ -308,11 +309,13 @@ export async function deleteMessages(hub: MessageServices, owner: Owner, payload
   const lane = await hub.resolveLane(owner, payload.chat_id, payload.thread_id);
   if (payload.message_ids.length === 0) throw new GatewayError("unsupported", `field "message_ids": list at least one id`);
   const ids = [...new Set(payload.message_ids)];
+  let waiting = false;
   for (const id of ids) {
     const message = await hub.storage.getMessage(owner, id);
     if (!message || message.chat_id !== lane.chat_id || message.thread_id !== lane.thread_id) {
       throw new GatewayError("not_found", `unknown message_id "${id}" in this lane`);
     }
+    waiting ||= message.waiting === true;
   }
   // Before the delete is stored: from here on the turn sends and stores nothing of its answer.
   hub.lanes.dropAnswer(owner, lane, ids);
@@ -322,5 +325,7 @@ export async function deleteMessages(hub: MessageServices, owner: Owner, payload
     [{ type: "message.deleted", payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, message_ids: ids } }],
     requester,
   );
+  // A waiting message deleted leaves the lane's queue: its turn never runs (docs/PROTOCOL.md §14.4).
+  if (waiting) void publishQueue(hub, owner, { chat_id: lane.chat_id, thread_id: lane.thread_id });
 }
 

@@ -11,6 +11,7 @@
 import type { AskServices } from "../asks/ask-services.js";
 import { interruptAsksOf } from "../asks/ask-answers.js";
 import { isInProcessBus, type Bus } from "../contracts/bus.js";
+import type { ServerFrame } from "../protocol/protocol.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { Lane } from "../contracts/storage.js";
 import type { MessageId, Owner } from "../ids.js";
@@ -56,8 +57,9 @@ function sameLane(m: StoredMessage, lane: Lane): boolean {
  * first, and none that another process answered or a delete took away meanwhile.
  */
 export function enqueueWaiting(hub: QueueServices, owner: Owner, lane: Lane, message: StoredMessage, answer: AnswerWaiting): void {
+  const front = message.interrupt === true;
   if (!keepsQueue(hub)) {
-    hub.lanes.enqueue(owner, lane, (turn) => answer(owner, turn, message));
+    hub.lanes.enqueue(owner, lane, (turn) => answer(owner, turn, message), undefined, front);
     return;
   }
   const targets = targetsOf(hub.lanes);
@@ -67,6 +69,7 @@ export function enqueueWaiting(hub: QueueServices, owner: Owner, lane: Lane, mes
     lane,
     (turn) => serve(hub, owner, lane, message.message_id, turn, answer).finally(() => targets.delete(message.message_id)),
     () => targets.delete(message.message_id),
+    front,
   );
 }
 
@@ -78,16 +81,61 @@ async function serve(hub: QueueServices, owner: Owner, lane: Lane, target: Messa
     // Answered by another process, or deleted while it waited: nothing to run.
     if (!own?.waiting) return;
     if (served.size === 0) await endAbandoned(hub, owner, lane);
-    const waiting = (await hub.storage.waitingTurns({ owner, ...lane })).filter((w) => w.owner === owner && sameLane(w.message, lane));
-    const next = waiting[0]?.message ?? own;
+    const waiting = (await hub.storage.waitingTurns({ owner, ...lane })).filter((w) => w.owner === owner && sameLane(w.message, lane)).map((w) => w.message);
+    const next = waiting.sort(queueOrder)[0] ?? own;
     // Its end could not be stored: leave it to the next job or restart rather than run it twice here.
     if (served.has(next.message_id)) return;
     if (served.size > 0) turn = hub.lanes.renew(owner, lane);
     if (!turn || turn.controller.signal.aborted) return;
     served.add(next.message_id);
+    await publishQueue(hub, owner, lane, [next.message_id]);
     await answer(owner, turn, next);
+    await publishQueue(hub, owner, lane);
     if (next.message_id === target) return;
   }
+}
+
+/**
+ * The waiting messages of each of the owner's lanes (of one lane with `lane`), in the order they
+ * will run: answers already streaming are not waiting, nor the ids in `running`.
+ */
+export async function waitingByLane(hub: QueueServices, owner: Owner, lane?: Lane, running: readonly MessageId[] = []): Promise<Map<string, StoredMessage[]>> {
+  const scope = lane ? { owner, ...lane } : { owner };
+  const [waiting, streaming] = await Promise.all([hub.storage.waitingTurns(scope), hub.storage.unfinishedMessages(scope)]);
+  const answered = new Set<string>(running);
+  for (const { owner: of, message } of streaming) if (of === owner && message.reply_to) answered.add(message.reply_to);
+  const byLane = new Map<string, StoredMessage[]>();
+  for (const { owner: of, message } of waiting) {
+    if (of !== owner || answered.has(message.message_id)) continue;
+    if (lane && (message.chat_id !== lane.chat_id || message.thread_id !== lane.thread_id)) continue;
+    const key = laneKey(owner, message);
+    byLane.set(key, [...(byLane.get(key) ?? []), message]);
+  }
+  for (const list of byLane.values()) list.sort(queueOrder);
+  return byLane;
+}
+
+export function queueFrame(lane: Lane, waiting: StoredMessage[]): ServerFrame {
+  return { type: "lane.queue", payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, message_ids: waiting.map((m) => m.message_id) } };
+}
+
+/**
+ * Tell every device of the owner the lane's queue as it now stands (`lane.queue`, live). `running`:
+ * messages whose turn is starting, no longer waiting. Only on a storage that keeps the queue.
+ */
+export async function publishQueue(hub: QueueServices, owner: Owner, lane: Lane, running: readonly MessageId[] = []): Promise<void> {
+  if (!keepsQueue(hub)) return;
+  try {
+    const waiting = (await waitingByLane(hub, owner, lane, running)).get(laneKey(owner, lane)) ?? [];
+    hub.live(owner, queueFrame(lane, waiting));
+  } catch (error) {
+    hub.log.warn("reading the lane's queue failed", error);
+  }
+}
+
+/** Lane order: a message sent with `when_busy: "interrupt"` first, then oldest first. */
+export function queueOrder(a: StoredMessage, b: StoredMessage): number {
+  return Number(b.interrupt === true) - Number(a.interrupt === true) || a.ts - b.ts || (a.message_id < b.message_id ? -1 : a.message_id > b.message_id ? 1 : 0);
 }
 
 /** Whether this process may end the lane's streaming answers: it holds the lane exclusively. */

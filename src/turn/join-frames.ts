@@ -1,7 +1,7 @@
 /**
  * What a device that joins mid-turn is sent for a running answer (docs/PROTOCOL.md §14.3): the
  * start, one update with the whole text and reasoning so far (a full text also for `caps.delta`
- * devices, §12), a `tool.start` for every tool still running, and typing on unless the turn waits
+ * devices), a `tool.start` for every tool still running, and typing on unless the turn waits
  * for the person. Live frames, without `seq`: a client keys them by `message_id` and tool `index`.
  * @module
  */
@@ -16,7 +16,7 @@ export function joinFrames(message: StoredMessage, running: ToolCall[], asking: 
   if (streaming) {
     const id = message.message_id;
     frames.push({ type: "message.start", payload: { message_id: id, role: "assistant", ...usageFields(message), ...where } });
-    frames.push({ type: "message.update", payload: { message_id: id, text: message.text, ...(message.reasoning ? { reasoning: message.reasoning } : {}), ...usageFields(message), ...where } });
+    frames.push({ type: "message.update", whole: true, payload: { message_id: id, text: message.text, ...(message.reasoning ? { reasoning: message.reasoning } : {}), ...usageFields(message), ...where } });
     for (const tool of running) {
       const args = typeof tool.args === "string" ? { truncated_arguments: tool.args } : tool.args;
       frames.push({ type: "tool.start", payload: { message_id: id, index: tool.index, name: tool.name, preview: tool.preview, args, ...where } });

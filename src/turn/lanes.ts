@@ -18,6 +18,8 @@ export interface LaneTurn {
   reason: AbortReason | undefined;
   /** The assistant message the turn is writing, once it has one: deleting it ends the turn. */
   answer?: string;
+  /** The user message that answer replies to, once it has one (a steer is handed to its turn). */
+  replyTo?: string;
   /** Told when an ask of this turn opens (true) or closes (false): typing and the idle clock pause. */
   onAsk?: (open: boolean) => void;
   /** Awaited before the answer's final frame is stored: the turn's asks are resolved first. */
@@ -73,10 +75,11 @@ export class LaneScheduler {
   }
 
   /**
-   * Queue a job on its lane; it runs when every earlier job of the lane has finished. A job
-   * dropped before it runs (lane deleted, shutdown) is never run; `dropped` is told instead.
+   * Queue a job on its lane; it runs when every earlier job of the lane has finished (with `front`,
+   * next, ahead of the waiting ones). A job dropped before it runs (lane deleted, shutdown) is
+   * never run; `dropped` is told instead.
    */
-  enqueue(owner: Owner, lane: Lane, job: Job, dropped?: DropHandler): void {
+  enqueue(owner: Owner, lane: Lane, job: Job, dropped?: DropHandler, front = false): void {
     const key = laneKey(owner, lane);
     let state = this.#lanes.get(key);
     if (!state) {
@@ -87,7 +90,8 @@ export class LaneScheduler {
     this.#perOwner.set(owner, before + 1);
     if (before === 0) this.onOwner?.(owner, true);
     this.#active++;
-    state.queue.push({ run: job, dropped });
+    if (front) state.queue.unshift({ run: job, dropped });
+    else state.queue.push({ run: job, dropped });
     if (!state.running) void this.#next(key, owner, state);
   }
 

@@ -105,6 +105,7 @@ export async function runAnswer(hub: TurnServices, params: AnswerParams): Promis
     ...(params.replyTo ? { reply_to: params.replyTo } : {}),
   };
   turn.answer = message.message_id;
+  turn.replyTo = params.replyTo;
   const updates = new AnswerUpdates(hub, owner, message, turn.controller.signal);
 
   // From here the wall clock runs: a slow crash-marker commit counts against the turn too.

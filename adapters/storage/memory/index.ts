@@ -180,7 +180,7 @@ function listTurns(owners: Map<Owner, OwnerState>, scope: TurnScope | undefined,
   const scoped = scope ? [[scope.owner, owners.get(scope.owner)] as const] : [...owners];
   for (const [owner, s] of scoped) {
     for (const m of s?.messages.values() ?? []) {
-      if (scope && (m.chat_id !== scope.chat_id || m.thread_id !== scope.thread_id)) continue;
+      if (scope?.chat_id !== undefined && (m.chat_id !== scope.chat_id || m.thread_id !== (scope.thread_id ?? null))) continue;
       if (wanted(m)) out.push({ owner, message: structuredClone(m) });
     }
   }

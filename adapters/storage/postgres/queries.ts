@@ -79,13 +79,16 @@ export function queries(db: Database): Queries {
   const { one, all, put } = records(db);
   /** Messages matching `where`, of every owner or of one lane. */
   async function turnRows(where: string, scope: TurnScope | undefined, order: string): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
-    const found = scope
-      ? await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where} AND owner = $1 AND chat_id = $2 AND thread_key = $3${order}`, [
-          scope.owner,
-          scope.chat_id,
-          laneKey(scope.thread_id),
-        ])
-      : await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where}${order}`, []);
+    const found =
+      scope?.chat_id !== undefined
+        ? await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where} AND owner = $1 AND chat_id = $2 AND thread_key = $3${order}`, [
+            scope.owner,
+            scope.chat_id,
+            laneKey(scope.thread_id ?? null),
+          ])
+        : scope
+          ? await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where} AND owner = $1${order}`, [scope.owner])
+          : await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where}${order}`, []);
     return found.map((r) => ({ owner: r.owner, message: JSON.parse(r.data) as StoredMessage }));
   }
   return {

@@ -21,9 +21,12 @@ function message(text: unknown, data: unknown): StoredMessage {
 
 /** Messages matching `where`, of every owner or of one lane. */
 function turnRows(sql: Sql, where: string, scope: TurnScope | undefined, order = ""): Array<{ owner: Owner; message: StoredMessage }> {
-  const rows = scope
-    ? sql.all(`SELECT owner, text, data FROM messages WHERE ${where} AND owner = ? AND chat_id = ? AND thread_key = ?${order}`, [scope.owner, scope.chat_id, scope.thread_id ?? ""])
-    : sql.all(`SELECT owner, text, data FROM messages WHERE ${where}${order}`);
+  const rows =
+    scope?.chat_id !== undefined
+      ? sql.all(`SELECT owner, text, data FROM messages WHERE ${where} AND owner = ? AND chat_id = ? AND thread_key = ?${order}`, [scope.owner, scope.chat_id, scope.thread_id ?? ""])
+      : scope
+        ? sql.all(`SELECT owner, text, data FROM messages WHERE ${where} AND owner = ?${order}`, [scope.owner])
+        : sql.all(`SELECT owner, text, data FROM messages WHERE ${where}${order}`);
   return rows.map((r) => ({ owner: r[0] as string, message: message(r[1], r[2]) }));
 }
 

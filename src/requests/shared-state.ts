@@ -1,0 +1,58 @@
+/**
+ * The conversation's shared state, the same on every device (docs/PROTOCOL.md §14): stopping a
+ * lane's turn wherever it runs, the lane's queue as every device sees it (`lane.queue`), and what
+ * a device joining mid-turn is sent after `hello.ok` and after `sync.done`.
+ * @module
+ */
+import { openingFrames } from "../asks/ask-shapes.js";
+import { isInProcessBus, type Bus, type OutgoingFrame } from "../contracts/bus.js";
+import type { Lane } from "../contracts/storage.js";
+import type { ConnectionId, MessageId, Owner } from "../ids.js";
+import { relayJoin, relayStop } from "../turn/turn-relay.js";
+import { keepsQueue, queueFrame, waitingByLane, type QueueServices } from "./turn-queue.js";
+
+/** Where a joining device's frames go: shaped for its caps like any live frame. */
+export interface JoinTarget {
+  readonly id: ConnectionId;
+  deliver(frame: OutgoingFrame): void;
+}
+
+function sharedBus(hub: QueueServices): boolean {
+  return !isInProcessBus(hub.bus as Bus);
+}
+
+/**
+ * Stop the lane's running turn, in this process or (through the bus) another: whether one was
+ * running, and the id of its answer (null before the answer started). Open asks of the turn
+ * resolve `cancelled` as it ends.
+ */
+export async function stopTurn(hub: QueueServices, owner: Owner, lane: Lane): Promise<{ stopped: boolean; message_id: MessageId | null }> {
+  const answer = hub.lanes.running(owner, lane)?.answer ?? null;
+  if (hub.lanes.abort(owner, lane, "stop")) return { stopped: true, message_id: answer };
+  if (sharedBus(hub)) return relayStop(hub.bus, owner, lane);
+  return { stopped: false, message_id: null };
+}
+
+/** The frames of the owner's turns running in this process and of the asks it holds. */
+export function localTurnFrames(hub: QueueServices, owner: Owner): OutgoingFrame[] {
+  const frames: OutgoingFrame[] = [];
+  for (const turn of hub.lanes.runningOf(owner)) frames.push(...(turn.snapshot?.() ?? []));
+  for (const ask of hub.asks.ofOwner(owner)) frames.push(...openingFrames(ask.spec, ask.opened));
+  return frames;
+}
+
+/**
+ * Send a device that just joined (after `hello.ok`, and after `sync.done`) what it needs to see and
+ * finish everything the others can: every running answer with its running tools, every open ask,
+ * then `lane.queue` for every lane with waiting messages (docs/PROTOCOL.md §14.3).
+ */
+export async function shareState(hub: QueueServices, owner: Owner, target: JoinTarget): Promise<void> {
+  for (const frame of localTurnFrames(hub, owner)) target.deliver(frame);
+  if (sharedBus(hub)) relayJoin(hub.bus, owner, target.id);
+  if (!keepsQueue(hub)) return;
+  try {
+    for (const waiting of (await waitingByLane(hub, owner)).values()) target.deliver(queueFrame(waiting[0], waiting));
+  } catch (error) {
+    hub.log.warn("reading the owner's queues failed", error);
+  }
+}
