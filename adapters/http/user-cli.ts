@@ -30,8 +30,8 @@ export interface UserCliIO {
 export const USER_CLI_USAGE = `usage: user <command> [name] [--users-file <path>] [--no-adopt]
 
 commands:
-  add <name>           create a user (needs root); the first user adopts the chats,
-                       messages, media and devices made while login was off, unless
+  add <name>           create a user; the first user adopts the chats, messages and
+                       media made while login was off (not its devices), unless
                        --no-adopt (stop the server first)
   list                 list usernames, sorted
   remove <name>        delete a user (needs root)
@@ -181,7 +181,8 @@ async function readPassword(io: UserCliIO): Promise<string> {
  * The user-management command line of docs/PROTOCOL.md §10.4: `user add|list|remove|set-password [name]`
  * with `--users-file <path>` (or `GATEWAY_USERS_FILE`). `add`, `remove` and `set-password` need
  * an effective uid of 0. With `io.data`, the first `add` (login turning on) moves the anonymous
- * owner's chats, messages, outbox, devices and media to the new user, unless `--no-adopt`; it
+ * owner's chats, messages, outbox and media to the new user (never its devices, listed before
+ * the password is asked for), unless `--no-adopt`; it
  * refuses, before asking for the password, a storage without the `adoptOwner` capability, one it
  * cannot open (the server still running), or a name that already has data. Resolves the exit
  * code: 0 success, 1 a value error (its message on stderr), 2 a usage error. Never rejects.
@@ -234,6 +235,7 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
       checkUsername(name);
       if (users.has(name)) throw new UserStoreError(`user ${name} already exists`);
       const adopting = users.size === 0 && !parsed.noAdopt && io.data ? await prepareAdoption(await io.data(), name) : undefined;
+      if (adopting) io.stdout.write(`${adopting.plan}\n`);
       try {
         await addUser(io, store, name, users.size === 0, adopting);
       } finally {
