@@ -64,6 +64,8 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const storagePath = `${label}${shared ? ", redis" : ""}`;
   const protection = createLoginProtection({
     usersFile: config.usersFile,
+    // On a network address login turning off at runtime would open the server to everyone.
+    loginStaysOn: !isLoopbackName(bracketed(config.host)),
     service: config.service,
     allowedHosts: config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
