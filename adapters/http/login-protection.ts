@@ -269,13 +269,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   // Other processes sharing the store end sessions too; their connections here must close as well.
   const unsubscribeStore = sessions.onRevocation?.(revoke);
 
-  const watch = watchUserStore(users, {
-    sessions,
-    revoke,
-    log: (message) => logger.warn(message),
-    alarm: (message) => logger.error(message),
-    staysOn: options.loginStaysOn === true,
-  });
+  const watch = watchUserStore(users, { sessions, revoke, log: (m) => logger.warn(m), alarm: (m) => logger.error(m), staysOn: options.loginStaysOn === true });
   const snapshot = watch.snapshot;
 
   async function enabledNow(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }> {
