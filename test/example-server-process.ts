@@ -50,7 +50,7 @@ export function startServerProcess(env: Record<string, string>, args: string[] =
   });
 }
 
-/** Runs `examples/server/main.ts` with `args` to its end (the `user` subcommand, a refused start). */
+/** Runs `examples/server/main.ts` with `args` to its end (the `user` subcommand, a refused start); killed after 2 minutes, so a start that should have been refused fails instead of hanging. */
 export function runServerCli(args: string[], env: Record<string, string>, input?: string, prefix: string[] = []) {
-  return spawnSync(...commandLine(args, prefix), { cwd: root, env: { ...process.env, ...env }, input, encoding: "utf8" });
+  return spawnSync(...commandLine(args, prefix), { cwd: root, env: { ...process.env, ...env }, input, encoding: "utf8", timeout: 120_000 });
 }

@@ -118,6 +118,14 @@ describe("example server - login fails closed", () => {
     await (await signIn(server)).close();
   }, 240_000);
 
+  it("users file - on a non-loopback address a users file that cannot be used is refused at start, also with --allow-open", async () => {
+    const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-broken-")), GATEWAY_ALLOW_OPEN: "1", PORT: "0" };
+    writeFileSync(join(env.GATEWAY_DATA_DIR, "users.json"), "{users: alice}");
+    const refused = runServerCli(["--host", "0.0.0.0"], env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 with login off: the users file cannot be used \(.*is not valid JSON.*\).*Fix it/);
+  }, 120_000);
+
   it("users file - on a non-loopback address, removing the last user leaves login on: nobody gets in without a session", async () => {
     const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-network-")) };
     expect(runServerCli(["user", "add", "alice"], env, PASSWORD).status).toBe(0);
