@@ -102,7 +102,10 @@ export interface LoginProtection {
    * path (`/api/`, `/ws/`) while protection is on; null otherwise.
    */
   userOf(req: IncomingMessage): string | null;
-  /** Whether login protection is on now (the user store holds at least one user). */
+  /**
+   * Whether login protection is on now: the users in force (the store's, or its last good set while
+   * the file cannot be used) hold at least one user, or, with `loginStaysOn`, once did.
+   */
   enabled(): Promise<boolean>;
   /** The user store this protection reads. */
   readonly users: UserStore;
