@@ -87,6 +87,8 @@ async function server(kind: ServerKind): Promise<void> {
     logger: { info() {}, warn() {}, error() {} },
     maxConnectionsPerOwner: 10_000,
     maxConnectionsPerIp: 10_000,
+    rateLimitPerAddress: { perSecond: 1e6, burst: 1e6 },
+    rateLimitPerOwner: { perSecond: 1e6, burst: 1e6 },
     ...(kind === "turnPace" ? { deltaUpdateIntervalMs: 50 } : {}),
   });
   await gateway.start();

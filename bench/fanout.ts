@@ -117,6 +117,8 @@ async function gatewayServer(delayMs: number): Promise<void> {
     // Every bench device is the same owner on 127.0.0.1: lift the per-owner and per-address caps.
     maxConnectionsPerOwner: 10_000,
     maxConnectionsPerIp: 10_000,
+    rateLimitPerAddress: { perSecond: 1e6, burst: 1e6 },
+    rateLimitPerOwner: { perSecond: 1e6, burst: 1e6 },
   });
   await gateway.start();
   const server = http.createServer((_req, res) => res.writeHead(404).end());

@@ -13,6 +13,7 @@ import { DeviceSession, type SessionServices } from "./connection/device-session
 import { CLOSE_CODES, GatewayError } from "./errors.js";
 import type { GatewayEvents } from "./gateway-events.js";
 import { ConnectionCount } from "./connection/connection-count.js";
+import { sharedBudgets } from "./connection/shared-budgets.js";
 import { awayPush } from "./outbox/away-push.js";
 import { FanOut } from "./outbox/fan-out.js";
 import { Outbox } from "./outbox/outbox.js";
@@ -344,6 +345,8 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
     now,
     lanes,
     addresses: new ConnectionCount(),
+    admitting: new ConnectionCount(),
+    budgets: sharedBudgets(options),
     store: outbox.store,
     live: outbox.live,
     pushIfAway: awayPush({ push: options.push, pushRetry: options.pushRetry, storage, bus, log, connectionCount: fanOut.connectionCount }),

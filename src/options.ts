@@ -50,6 +50,19 @@ export interface GatewayOptions {
    * past the budget it is dropped without a reply.
    */
   rateLimit?: RateLimit;
+  /**
+   * Frame budget shared by every connection from one client address in this process (default five
+   * times `rateLimit`: 100/s, burst 300), so a client cannot refill its budget by reconnecting.
+   * Counted like `rateLimit`, `hello` included; past it a frame is refused the same way.
+   */
+  rateLimitPerAddress?: RateLimit;
+  /** Frame budget shared by every connection of one owner in this process, from after `hello` (default five times `rateLimit`). */
+  rateLimitPerOwner?: RateLimit;
+  /**
+   * New connections per client address in this process (default 20/s, burst the larger of 64 and
+   * `maxConnectionsPerIp`); one more gets `rate_limited` and close 4429 before it counts anywhere.
+   */
+  connectRateLimit?: RateLimit;
   /** Uploads in flight per connection (default 4). */
   maxUploadsPerConnection?: number;
   /** `media.pull`s in flight per connection (default 2); one more is `rate_limited`. */

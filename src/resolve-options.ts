@@ -9,6 +9,7 @@ import { LIMITS } from "./protocol/limits.js";
 import { defineStorage } from "./storage/define-storage.js";
 import { refuseMissingCapabilities } from "./storage/capabilities.js";
 import type { Storage } from "./contracts/storage.js";
+import type { RateLimit } from "./connection/token-bucket.js";
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -20,6 +21,20 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw new TypeError(`createGateway: ${name} must be a number of 0 or more, got ${String(value)}`);
   return value;
+}
+
+function resolveRate(name: string, given: RateLimit | undefined, fallback: RateLimit): RateLimit {
+  return { perSecond: positive(`${name}.perSecond`, given?.perSecond, fallback.perSecond), burst: positive(`${name}.burst`, given?.burst, fallback.burst) };
+}
+
+/** The budgets shared by several connections (docs/PROTOCOL.md §2.4): per address, per owner, and the rate of new connections. */
+function resolveSharedRates(options: GatewayOptions, rateLimit: RateLimit, maxConnectionsPerIp: number): Pick<ResolvedOptions, "rateLimitPerAddress" | "rateLimitPerOwner" | "connectRateLimit"> {
+  const shared = { perSecond: rateLimit.perSecond * 5, burst: rateLimit.burst * 5 };
+  return {
+    rateLimitPerAddress: resolveRate("rateLimitPerAddress", options.rateLimitPerAddress, shared),
+    rateLimitPerOwner: resolveRate("rateLimitPerOwner", options.rateLimitPerOwner, shared),
+    connectRateLimit: resolveRate("connectRateLimit", options.connectRateLimit, { perSecond: 20, burst: Math.max(64, maxConnectionsPerIp) }),
+  };
 }
 
 function resolveBackpressure(given: GatewayOptions["backpressure"]): ResolvedOptions["backpressure"] {
@@ -60,6 +75,8 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     throw new TypeError("createGateway: every options.push entry must implement PushSender (accepts, send)");
   }
   const limit = options.rateLimit ?? { perSecond: 20, burst: 60 };
+  const rateLimit = { perSecond: positive("rateLimit.perSecond", limit.perSecond, 20), burst: positive("rateLimit.burst", limit.burst, 60) };
+  const maxConnectionsPerIp = positive("maxConnectionsPerIp", options.maxConnectionsPerIp, LIMITS.connectionsPerIp);
   const logger = resolveLogger("createGateway", "[chat-gateway]", options.logger);
   if (!storage.capabilities.unfinishedMessages) {
     logger.info("the storage has no unfinishedMessages(): an answer streaming when the process stops stays streaming after a restart");
@@ -74,12 +91,13 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     maxFrameBytes: positive("maxFrameBytes", options.maxFrameBytes, LIMITS.maxFrameBytes),
     maxMediaBytes: positive("maxMediaBytes", options.maxMediaBytes, LIMITS.maxMediaBytes),
     searchMax: positive("searchMax", options.searchMax, LIMITS.searchMax),
-    rateLimit: { perSecond: positive("rateLimit.perSecond", limit.perSecond, 20), burst: positive("rateLimit.burst", limit.burst, 60) },
+    rateLimit,
+    ...resolveSharedRates(options, rateLimit, maxConnectionsPerIp),
     maxUploadsPerConnection: positive("maxUploadsPerConnection", options.maxUploadsPerConnection, 4),
     maxPullsPerConnection: positive("maxPullsPerConnection", options.maxPullsPerConnection, LIMITS.pullsInFlight),
     helloTimeoutMs: positive("helloTimeoutMs", options.helloTimeoutMs, LIMITS.helloTimeoutMs),
     maxConnectionsPerOwner: positive("maxConnectionsPerOwner", options.maxConnectionsPerOwner, LIMITS.connectionsPerOwner),
-    maxConnectionsPerIp: positive("maxConnectionsPerIp", options.maxConnectionsPerIp, LIMITS.connectionsPerIp),
+    maxConnectionsPerIp,
     historyMaxBytes: positive("historyMaxBytes", options.historyMaxBytes, LIMITS.historyMaxBytes),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),

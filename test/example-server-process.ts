@@ -14,9 +14,18 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
+/** Runs as the nobody account (uid and gid 65534, no other groups): `prefix` of the functions below. */
+export const AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
+
+/** The command line of `examples/server/main.ts args`, behind `prefix` (such as {@link AS_NOBODY}). */
+function commandLine(args: string[], prefix: string[]): [string, string[]] {
+  const line = [...prefix, process.execPath, "--import", "tsx", "examples/server/main.ts", ...args];
+  return [line[0]!, line.slice(1)];
+}
+
 /** Starts `examples/server/main.ts` on a free port; resolves at its start line. */
-export function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts", ...args], { cwd: root, env: { ...process.env, PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export function startServerProcess(env: Record<string, string>, args: string[] = [], prefix: string[] = []): Promise<ServerProcess> {
+  const child = spawn(...commandLine(args, prefix), { cwd: root, env: { ...process.env, PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
@@ -41,7 +50,7 @@ export function startServerProcess(env: Record<string, string>, args: string[] =
   });
 }
 
-/** Runs `examples/server/main.ts` with `args` to its end (the `user` subcommand, a refused start). */
-export function runServerCli(args: string[], env: Record<string, string>, input?: string) {
-  return spawnSync(process.execPath, ["--import", "tsx", "examples/server/main.ts", ...args], { cwd: root, env: { ...process.env, ...env }, input, encoding: "utf8" });
+/** Runs `examples/server/main.ts` with `args` to its end (the `user` subcommand, a refused start); killed after 2 minutes, so a start that should have been refused fails instead of hanging. */
+export function runServerCli(args: string[], env: Record<string, string>, input?: string, prefix: string[] = []) {
+  return spawnSync(...commandLine(args, prefix), { cwd: root, env: { ...process.env, ...env }, input, encoding: "utf8", timeout: 120_000 });
 }

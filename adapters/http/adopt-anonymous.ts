@@ -16,6 +16,8 @@ export interface UserCliData {
 
 /** An adoption whose checks passed; nothing has changed yet. */
 export interface PendingAdoption {
+  /** What will move and what will not, for the person to read before it happens (see {@link describePlan}). */
+  readonly plan: string;
   /** Moves the anonymous owner's data (and media files) to the user. */
   run(): Promise<AdoptedCounts>;
   /** Closes the storage; call it whatever happened. */
@@ -44,20 +46,34 @@ export async function prepareAdoption(data: UserCliData, to: Owner): Promise<Pen
     if (await holdsData(storage, to)) {
       throw new UserStoreError(`${to} already has chats of its own (a user of that name existed before): its data and the anonymous chats cannot be merged; ${NO_ADOPT_HINT}, or choose another name`);
     }
-    if (!(await holdsData(storage, ANONYMOUS_OWNER))) {
+    const [channels, devices, bounds] = await Promise.all([storage.listChannels(ANONYMOUS_OWNER), storage.listDevices(ANONYMOUS_OWNER), storage.outboxBounds(ANONYMOUS_OWNER)]);
+    // History only: the devices stay where they are (anyone local could register one while login was off).
+    if (channels.length === 0 && bounds.last === 0) {
       await close();
       return undefined;
     }
+    return { plan: describePlan(channels.map((c) => c.name), devices.length, to), run: () => adopt(storage, mediaStore, to), close };
   } catch (error) {
     await close();
     throw error;
   }
-  return { run: () => adopt(storage, mediaStore, to), close };
 }
 
 async function holdsData(storage: Storage, owner: Owner): Promise<boolean> {
   const [channels, devices, bounds] = await Promise.all([storage.listChannels(owner), storage.listDevices(owner), storage.outboxBounds(owner)]);
   return channels.length > 0 || devices.length > 0 || bounds.last > 0;
+}
+
+/**
+ * The line printed before the adoption (docs/PROTOCOL.md §10.4): the channels that will move, and
+ * the devices that will not. A device registered while login was off could be anyone's, so it
+ * never receives the new user's messages or pushes until it signs in as that user.
+ */
+export function describePlan(channelNames: readonly string[], devices: number, to: Owner): string {
+  const shown = channelNames.slice(0, 10).map((name) => JSON.stringify(name.slice(0, 40)));
+  const names = shown.length === 0 ? "" : ` (${shown.join(", ")}${channelNames.length > shown.length ? ", …" : ""})`;
+  const kept = devices === 0 ? "" : `; not the ${devices} devices registered while login was off: they get ${to}'s messages and pushes only once they sign in as ${to}`;
+  return `${to} will adopt the chats made while login was off: ${channelNames.length} channels and threads${names}, with their messages and media${kept}`;
 }
 
 /**
@@ -111,5 +127,5 @@ async function copyMedia(mediaStore: MediaStore, mediaId: MediaId, to: Owner): P
 
 /** The line that tells what was adopted. */
 export function describeAdoption(counts: AdoptedCounts, to: Owner): string {
-  return `${to} adopted the chats made while login was off: ${counts.channels} channels and threads, ${counts.messages} messages, ${counts.devices} devices, ${counts.media} media`;
+  return `${to} adopted the chats made while login was off: ${counts.channels} channels and threads, ${counts.messages} messages, ${counts.media} media`;
 }

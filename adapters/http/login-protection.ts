@@ -15,6 +15,13 @@ import { watchUserStore } from "./user-store-watch.js";
 export interface LoginProtectionOptions {
   /** Path of the user store JSON file (it may not exist: protection is then off). */
   usersFile: string;
+  /**
+   * Once login has been on, it stays on when the users file later holds no user: nobody can sign
+   * in until a user is added again, and no connection is admitted without a session. Set it for a
+   * server that listens on a non-loopback address (the example server does), where login turning
+   * off would open it to the network. Default `false`: removing the last user turns login off.
+   */
+  loginStaysOn?: boolean;
   /** Service name; the cookie is `<service>_session`. Default `"gateway"`. */
   service?: string;
   /** Where sessions live. Default: {@link memorySessionStore} (sessions end with the process). */
@@ -95,7 +102,10 @@ export interface LoginProtection {
    * path (`/api/`, `/ws/`) while protection is on; null otherwise.
    */
   userOf(req: IncomingMessage): string | null;
-  /** Whether login protection is on now (the user store holds at least one user). */
+  /**
+   * Whether login protection is on now: the users in force (the store's, or its last good set while
+   * the file cannot be used) hold at least one user, or, with `loginStaysOn`, once did.
+   */
   enabled(): Promise<boolean>;
   /** The user store this protection reads. */
   readonly users: UserStore;
@@ -262,12 +272,12 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   // Other processes sharing the store end sessions too; their connections here must close as well.
   const unsubscribeStore = sessions.onRevocation?.(revoke);
 
-  const watch = watchUserStore(users, { sessions, revoke, log: (message) => logger.warn(message) });
+  const watch = watchUserStore(users, { sessions, revoke, log: (m) => logger.warn(m), alarm: (m) => logger.error(m), staysOn: options.loginStaysOn === true });
   const snapshot = watch.snapshot;
 
   async function enabledNow(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }> {
     const snap = await snapshot();
-    return { on: snap.users.size > 0, users: snap.users };
+    return { on: watch.loginOn(), users: snap.users };
   }
 
   async function validSession(token: string): Promise<Session | undefined> {

@@ -1,3 +1,5 @@
+import { promises as fs } from "node:fs";
+import path from "node:path";
 import { describeAdoption, prepareAdoption, type PendingAdoption, type UserCliData } from "./adopt-anonymous.js";
 import { hashPassword } from "./passwords.js";
 import { checkNewPassword, checkUsername, UserStore, UserStoreError } from "./user-store.js";
@@ -12,7 +14,10 @@ export interface UserCliIO {
   stderr: NodeJS.WritableStream;
   /** True when `stdin` is a terminal: the password is then prompted twice without echo. */
   isTTY: boolean;
-  /** Effective user id for the root check; default `process.geteuid()` (no check where that does not exist). */
+  /**
+   * Effective user id; default `process.geteuid()`. When it is 0 (root), the CLI first becomes the
+   * owner of the users file's folder (see {@link runUserCli}).
+   */
   uid?: number;
   /** Environment; `GATEWAY_USERS_FILE` names the store when no `--users-file` is given. */
   env: Record<string, string | undefined>;
@@ -30,15 +35,17 @@ export interface UserCliIO {
 export const USER_CLI_USAGE = `usage: user <command> [name] [--users-file <path>] [--no-adopt]
 
 commands:
-  add <name>           create a user (needs root); the first user adopts the chats,
-                       messages, media and devices made while login was off, unless
+  add <name>           create a user; the first user adopts the chats, messages and
+                       media made while login was off (not its devices), unless
                        --no-adopt (stop the server first)
   list                 list usernames, sorted
-  remove <name>        delete a user (needs root)
-  set-password <name>  replace a user's password (needs root)
+  remove <name>        delete a user
+  set-password <name>  replace a user's password
 
 The password is prompted for (twice, without echo) or, when standard input is not a
 terminal, read from its first line. The store is --users-file or GATEWAY_USERS_FILE.
+Run it as the user the server runs as; run by root, it acts as the owner of the
+store's folder, so the files it writes stay readable by the server.
 `;
 
 class UsageError extends Error {}
@@ -156,6 +163,39 @@ async function readCheckedPassword(io: UserCliIO): Promise<string> {
   return password;
 }
 
+/** The folder `file` is in, or the nearest one above it that exists (the CLI creates the rest). */
+async function nearestFolder(file: string): Promise<string> {
+  let folder = path.dirname(file);
+  for (;;) {
+    try {
+      await fs.stat(folder);
+      return folder;
+    } catch (error) {
+      const parent = path.dirname(folder);
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || parent === folder) return folder;
+      folder = parent;
+    }
+  }
+}
+
+/**
+ * Run by root (`uid` 0), becomes the owner of the users file's folder: a root-owned 0600 users file,
+ * or root-owned database files left by an adoption, would lock out a server that runs as a service
+ * account. A folder owned by root, or a platform without `setuid`, leaves the process as it is.
+ */
+async function becomeFolderOwner(file: string, uid: number | undefined): Promise<void> {
+  if (uid !== 0 || typeof process.setuid !== "function" || typeof process.setgid !== "function") return;
+  const owner = await fs.stat(await nearestFolder(file)).catch(() => undefined);
+  if (owner === undefined || owner.uid === 0) return;
+  try {
+    process.setgroups?.([owner.gid]);
+    process.setgid(owner.gid);
+    process.setuid(owner.uid);
+  } catch (error) {
+    throw new UserStoreError(`cannot act as the owner (uid ${owner.uid}) of the folder of ${file}: ${(error as Error).message}; run the command as that user`, { cause: error });
+  }
+}
+
 /**
  * Adopts first, then writes the user: a failure in between leaves the user missing, and running
  * `user add` again finds nothing left to adopt and adds it.
@@ -179,9 +219,13 @@ async function readPassword(io: UserCliIO): Promise<string> {
 
 /**
  * The user-management command line of docs/PROTOCOL.md §10.4: `user add|list|remove|set-password [name]`
- * with `--users-file <path>` (or `GATEWAY_USERS_FILE`). `add`, `remove` and `set-password` need
- * an effective uid of 0. With `io.data`, the first `add` (login turning on) moves the anonymous
- * owner's chats, messages, outbox, devices and media to the new user, unless `--no-adopt`; it
+ * with `--users-file <path>` (or `GATEWAY_USERS_FILE`). No command needs root: run it as the user
+ * the server runs as. Run by root, `add`, `remove` and `set-password` first switch to the owner
+ * (uid and gid) of the users file's folder, so the users file and the database and media files an
+ * adoption writes belong to that owner, with their usual modes, and the server can still read
+ * them (docs/PROTOCOL.md §10.4). With `io.data`, the first `add` (login turning on) moves the anonymous
+ * owner's chats, messages, outbox and media to the new user (never its devices, listed before
+ * the password is asked for), unless `--no-adopt`; it
  * refuses, before asking for the password, a storage without the `adoptOwner` capability, one it
  * cannot open (the server still running), or a name that already has data. Resolves the exit
  * code: 0 success, 1 a value error (its message on stderr), 2 a usage error. Never rejects.
@@ -220,8 +264,7 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
       if (names.length === 0) io.stderr.write("no users: login protection is off\n");
       return 0;
     }
-    const uid = io.uid ?? process.geteuid?.();
-    if (uid !== undefined && uid !== 0) throw new UserStoreError(`user ${parsed.command} needs root (effective uid 0); run it with sudo`);
+    await becomeFolderOwner(store.path, io.uid ?? process.geteuid?.());
     const name = parsed.name!;
     if (parsed.command === "remove") {
       const left = await store.remove(name);
@@ -234,6 +277,7 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
       checkUsername(name);
       if (users.has(name)) throw new UserStoreError(`user ${name} already exists`);
       const adopting = users.size === 0 && !parsed.noAdopt && io.data ? await prepareAdoption(await io.data(), name) : undefined;
+      if (adopting) io.stdout.write(`${adopting.plan}\n`);
       try {
         await addUser(io, store, name, users.size === 0, adopting);
       } finally {

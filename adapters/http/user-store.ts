@@ -21,8 +21,9 @@ export type UserStoreState = "absent" | "empty" | "unreadable" | "enabled";
 /** What the server sees in the user store at one moment. */
 export interface UserStoreSnapshot {
   /**
-   * `enabled` when at least one usable user is present (login protection on). A file that exists but
-   * is malformed, or holds no string entries, reads as `empty`.
+   * `enabled` when at least one usable user is present (login protection on). A file that holds no
+   * string entries reads as `empty`; one that exists but cannot be read or is malformed reads as
+   * `unreadable` (a server that read it before keeps its last good set, docs/PROTOCOL.md §9.7).
    */
   readonly state: UserStoreState;
   /** Username to bcrypt hash; entries that were not string pairs are left out. */
@@ -93,9 +94,9 @@ function reason(error: unknown): string {
 
 /**
  * The user store: a JSON file `{"users": {name: bcrypt hash}}`, shared by the server and the user
- * CLI. The server reads it leniently through {@link UserStore.current} (anything wrong reads as no
- * users, docs/PROTOCOL.md §9.7) and notices every change the CLI makes; the CLI reads it strictly and
- * writes it atomically.
+ * CLI. The server reads it leniently through {@link UserStore.current} (a file it cannot use reads as
+ * `unreadable`, with no users and the reason, docs/PROTOCOL.md §9.7) and notices every change the CLI
+ * makes; the CLI reads it strictly and writes it atomically.
  */
 export class UserStore {
   /** Absolute path of the file. */
@@ -147,7 +148,7 @@ export class UserStore {
     }
     const parsed = parse(text);
     if ("malformed" in parsed) {
-      return { state: "empty", users: new Map(), problem: `user store ${this.path} is ${parsed.malformed}; treated as no users` };
+      return { state: "unreadable", users: new Map(), problem: `user store ${this.path} is ${parsed.malformed}` };
     }
     const problem = parsed.dropped > 0 ? `user store ${this.path}: ${parsed.dropped} entries that are not string pairs were ignored` : undefined;
     return { state: parsed.users.size > 0 ? "enabled" : "empty", users: parsed.users, ...(problem ? { problem } : {}) };
@@ -171,7 +172,7 @@ export class UserStore {
     return parsed.users;
   }
 
-  /** The state as the CLI sees it: like {@link UserStore.load}, but a malformed file is `unreadable`. */
+  /** The state as the CLI sees it: like {@link UserStore.load}. */
   async state(): Promise<UserStoreState> {
     try {
       const users = await this.read();

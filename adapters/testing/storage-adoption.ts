@@ -8,9 +8,11 @@ import { beforeEach, describe, expect, test } from "vitest";
 import type { Storage } from "chat-gateway";
 import { A, B, capabilityLabel, channel, device, ids, media, mediaRef, msg, thread } from "./storage-records.js";
 
-const NOTHING = { channels: 0, messages: 0, outbox: 0, devices: 0, media: 0 };
+const NOTHING = { channels: 0, messages: 0, outbox: 0, media: 0 };
+/** A push target registered while login was off: never the adopting owner's. */
+const PLANTED = { ntfy_topic: "planted-topic", caps: { min_protocol: 1, media: true, push: "ntfy" as const, streaming: true } };
 
-/** Gives owner A two chats, a thread, messages (one holding media), a redacted frame and a device. */
+/** Gives owner A two chats, a thread, messages (one holding media), a redacted frame and a device with a push target. */
 async function fillOwnerA(storage: Storage, withMedia: boolean): Promise<void> {
   if (withMedia) await storage.putMedia(A, media(A, "x1"));
   await storage.commit(A, {
@@ -27,7 +29,7 @@ async function fillOwnerA(storage: Storage, withMedia: boolean): Promise<void> {
     ],
   });
   await storage.commit(A, { deleteMessages: ["m3"], outbox: [{ type: "message.deleted", payload: { message_ids: ["m3"] } }] });
-  await storage.putDevice(A, device("d1"));
+  await storage.putDevice(A, device("d1", PLANTED));
 }
 
 /** Declares the adoption tests; `current` gives the storage of the running test. */
@@ -49,10 +51,10 @@ export function describeAdoptionConformance(current: () => Storage, native: bool
   }
 
   describe(capabilityLabel("adoptOwner", true), () => {
-    test("adoptOwner - moves channels, messages, outbox and seqs, devices and media; the old owner keeps nothing", async () => {
+    test("adoptOwner - moves channels, messages, outbox and seqs, and media; devices and their push targets stay with the old owner", async () => {
       await fillOwnerA(storage, withMedia);
       const before = { channels: await storage.listChannels(A), outbox: await storage.readOutbox(A, 0, 100), bounds: await storage.outboxBounds(A) };
-      expect(await storage.adoptOwner(A, B)).toEqual({ channels: 3, messages: 2, outbox: 3, devices: 1, media: withMedia ? 1 : 0 });
+      expect(await storage.adoptOwner(A, B)).toEqual({ channels: 3, messages: 2, outbox: 3, media: withMedia ? 1 : 0 });
       const byId = (list: Array<{ chat_id: string }>) => [...list].sort((x, y) => x.chat_id.localeCompare(y.chat_id));
       expect(byId(await storage.listChannels(B))).toEqual(byId(before.channels));
       expect(ids((await storage.history(B, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
@@ -60,14 +62,14 @@ export function describeAdoptionConformance(current: () => Storage, native: bool
       expect((await storage.getMessage(B, "m1"))?.text).toBe("quokka picnic");
       expect(await storage.readOutbox(B, 0, 100)).toEqual(before.outbox);
       expect(await storage.outboxBounds(B)).toEqual(before.bounds);
-      expect((await storage.listDevices(B)).map((d) => d.device_id)).toEqual(["d1"]);
+      expect(await storage.listDevices(B)).toEqual([]);
       expect(ids(await storage.search(B, { query: "quokka", scope: "chat", chat_id: "c1", limit: 10 })).sort()).toEqual(["m1", "m2"]);
       if (withMedia) expect(await storage.getMedia(B, "x1")).toEqual({ ...media(B, "x1"), message_id: "m1" });
 
       expect(await storage.listChannels(A)).toEqual([]);
       expect(await storage.getMessage(A, "m1")).toBeUndefined();
       expect(await storage.readOutbox(A, 0, 100)).toEqual([]);
-      expect(await storage.listDevices(A)).toEqual([]);
+      expect(await storage.listDevices(A)).toEqual([device("d1", PLANTED)]);
       expect(await storage.search(A, { query: "quokka", scope: "all", limit: 10 })).toEqual([]);
       if (withMedia) expect(await storage.getMedia(A, "x1")).toBeUndefined();
       // Both owners go on numbering after the frames given out: no seq is ever reused.

@@ -76,6 +76,8 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const storagePath = `${label}${shared ? ", redis" : ""}`;
   const protection = createLoginProtection({
     usersFile: config.usersFile,
+    // On a network address login turning off at runtime would open the server to everyone.
+    loginStaysOn: !isLoopbackName(bracketed(config.host)),
     service: config.service,
     allowedHosts: config.allowedHosts,
     allowedOrigins: config.allowedOrigins,
@@ -157,7 +159,9 @@ function bracketed(host: string): string {
 
 /**
  * Why login is off (undefined when it is on). Refuses to go on when it is off and the address is
- * not a loopback one, unless --allow-open says so: an open gateway on a network is anyone's.
+ * not a loopback one, unless --allow-open says so: an open gateway on a network is anyone's. A
+ * users file that exists but cannot be used is refused there even with --allow-open: it was meant
+ * to turn login on (a root-owned file the service account cannot read), so running open would fail open.
  */
 async function refuseOpenExposure(config: ServerConfig, protection: LoginProtection): Promise<string | undefined> {
   if (await protection.enabled()) return undefined;
@@ -166,7 +170,14 @@ async function refuseOpenExposure(config: ServerConfig, protection: LoginProtect
     store.state === "unreadable" || store.problem
       ? `the users file cannot be used (${store.problem}), which counts as no users`
       : `the users file ${config.usersFile} ${store.state === "absent" ? "does not exist" : "holds no users"}`;
-  if (!isLoopbackName(bracketed(config.host)) && !config.allowOpen) {
+  const loopback = isLoopbackName(bracketed(config.host));
+  if (!loopback && store.state === "unreadable") {
+    throw new TypeError(
+      `refusing to listen on ${config.host} with login off: ${why}, and a users file that exists was meant to turn login on. ` +
+        "Fix it (the server must be able to read it), or remove it to run open on purpose with --allow-open.",
+    );
+  }
+  if (!loopback && !config.allowOpen) {
     throw new TypeError(
       `refusing to listen on ${config.host} with login off: ${why}, so anyone who can reach that address could chat without a password. ` +
         "Add a user first (`chat-gateway user add <name>`), listen on 127.0.0.1, or start with --allow-open (GATEWAY_ALLOW_OPEN=1) to run it open on purpose.",

@@ -16,7 +16,7 @@ import type { OpenAsk } from "./open-asks.js";
 import { resolvedFrame, selectionProblem, type Selection } from "./ask-shapes.js";
 import { findPicker, openPickersOf, type StoredPicker } from "./picker-lookup.js";
 import { relay, selected, type RelayedAnswer } from "./ask-relay.js";
-import { ASK_COMMAND_KINDS, choiceLabels, commandSelection, namesPicker, noneOpen, replyBeside, type AskCommand } from "./ask-commands.js";
+import { approvalNeedsId, ASK_COMMAND_KINDS, choiceLabels, commandSelection, namesPicker, noneOpen, replyBeside, type AskCommand } from "./ask-commands.js";
 
 type RespondTo = Respondent;
 
@@ -27,6 +27,10 @@ type RespondTo = Respondent;
 export async function arbitrate(hub: AskServices, entry: OpenAsk, answer: RelayedAnswer, respondTo?: RespondTo): Promise<string | undefined> {
   let selection: Selection = answer.selection ?? {};
   if (answer.command) {
+    if (answer.command.name === "/approve" && answer.picker_id === undefined) {
+      const refused = approvalNeedsId(entry.spec, hub.asks.inLane(entry.owner, entry.spec, "approval").map((a) => a.spec.picker_id));
+      if (refused) return refused;
+    }
     const made = commandSelection(entry.spec, answer.command.name as AskCommand, answer.command.args, choiceLabels(entry.spec.payload));
     if (typeof made === "string") return made;
     selection = made;

@@ -35,6 +35,17 @@ export function namesPicker(name: AskCommand, args: string): boolean {
   return (name === "/approve" || name === "/deny") && args !== "";
 }
 
+/**
+ * Why `/approve` without a picker id must not pick the newest approval (words for the person), or
+ * undefined when it may: a device without cards approves what its notification showed, so the id
+ * is needed when that was cut, or when another approval open in the lane could be the one meant.
+ */
+export function approvalNeedsId(spec: Pick<PickerSpec, "picker_id" | "noticeCut">, openInLane: readonly string[]): string | undefined {
+  if (spec.noticeCut) return `This approval's notification was cut, so it did not show everything it approves. Read it on a device with cards, or approve it by id: /approve ${spec.picker_id}.`;
+  if (openInLane.length > 1) return `${openInLane.length} approvals are open here; approve one by id: ${openInLane.map((id) => `/approve ${id}`).join(", ")}.`;
+  return undefined;
+}
+
 /** The selection a command makes on an ask, or why it cannot (words for the person). */
 export function commandSelection(spec: Pick<PickerSpec, "choices" | "allow_text" | "kind">, name: AskCommand, args: string, labels: ReadonlyMap<string, string> = new Map()): Selection | string {
   const { choices } = spec;

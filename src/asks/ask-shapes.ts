@@ -39,6 +39,10 @@ export interface PickerSpec extends Lane {
   expires_at: number;
   /** The picker frame's payload. */
   payload: Record<string, unknown>;
+  /** The body of the notification and push for devices without cards (see {@link notificationBody}). */
+  notice: string;
+  /** True when {@link PickerSpec.notice} had to be cut: `/approve` then needs the picker id. */
+  noticeCut: boolean;
 }
 
 /** The picker frame type of each ask kind. */
@@ -82,7 +86,7 @@ export function pickerSpec(request: Ask, at: Lane & { picker_id: string; message
     if (models.length === 0) throw new TypeError("ask: a model ask needs at least one model");
     const shown = models.map((m, i) => (request.models[i]?.current ? { ...m, current: true } : m));
     const payload = { ...base, models: shown, expires_at: at.expires_at };
-    return { ...base, kind: "model", body: "", choices: models.map((m) => m.id), allow_text: false, expires_at: at.expires_at, payload };
+    return { ...base, kind: "model", body: "", choices: models.map((m) => m.id), allow_text: false, expires_at: at.expires_at, payload, notice: title, noticeCut: false };
   }
   const body = cut(request.body, ASK_LIMITS.bodyMax);
   if (request.kind === "approval") {
@@ -90,16 +94,40 @@ export function pickerSpec(request: Ask, at: Lane & { picker_id: string; message
     if (options.length === 0) throw new TypeError("ask: an approval needs at least one option");
     const tool = request.tool ? { name: cut(request.tool.name, ASK_LIMITS.labelMax), args: request.tool.args ?? {} } : undefined;
     const payload = { ...base, body, ...(tool ? { tool } : {}), options, expires_at: at.expires_at };
-    return { ...base, kind: "approval", body, choices: options.map((o) => o.id), allow_text: false, expires_at: at.expires_at, payload };
+    const { notice, noticeCut } = notificationBody(body || title, tool, at.picker_id);
+    return { ...base, kind: "approval", body, choices: options.map((o) => o.id), allow_text: false, expires_at: at.expires_at, payload, notice, noticeCut };
   }
   if (request.kind === "confirm") {
     const options = checkChoices(request.options ?? [], "options", ASK_LIMITS.optionsMax);
     const allowText = request.allowText === true;
     if (options.length === 0 && !allowText) throw new TypeError("ask: a confirm needs options or allowText");
     const payload = { ...base, body, options, allow_text: allowText, expires_at: at.expires_at };
-    return { ...base, kind: "confirm", body, choices: options.map((o) => o.id), allow_text: allowText, expires_at: at.expires_at, payload };
+    return { ...base, kind: "confirm", body, choices: options.map((o) => o.id), allow_text: allowText, expires_at: at.expires_at, payload, notice: body || title, noticeCut: false };
   }
   throw new TypeError(`ask: unknown kind ${JSON.stringify((request as { kind?: unknown }).kind)}`);
+}
+
+/** `JSON.stringify`, or what `String` makes of a value JSON cannot hold (a cycle, a BigInt). */
+function argsText(args: unknown): string {
+  try {
+    return JSON.stringify(args, null, 1) ?? String(args);
+  } catch {
+    return String(args);
+  }
+}
+
+/**
+ * The notification body of an approval: the runtime's body (often a short preview), then the tool
+ * and its full arguments, within the body bound. A device without cards approves what this
+ * shows, so when the arguments do not fit it says so, and `/approve` then needs the picker id
+ * (docs/PROTOCOL.md §11.1).
+ */
+export function notificationBody(shown: string, tool: { name: string; args: unknown } | undefined, pickerId: string): { notice: string; noticeCut: boolean } {
+  if (!tool) return { notice: shown, noticeCut: false };
+  const full = `${shown}\n\n${tool.name} arguments: ${argsText(tool.args)}`;
+  if (full.length <= ASK_LIMITS.bodyMax) return { notice: full, noticeCut: false };
+  const note = `\n[cut: the arguments are longer than this notification; read them on a device with cards, or approve anyway with /approve ${pickerId}]`;
+  return { notice: `${full.slice(0, ASK_LIMITS.bodyMax - note.length - 1)}…${note}`, noticeCut: true };
 }
 
 /** The notification kind of an ask: `approval`, else `clarify`. */
@@ -112,7 +140,7 @@ export function openingFrames(spec: PickerSpec, now: number): StoredFrame[] {
   const notification = {
     kind: notificationKind(spec),
     title: spec.title,
-    body: spec.body || spec.title,
+    body: spec.notice,
     ts: now,
     chat_id: spec.chat_id,
     thread_id: spec.thread_id,
@@ -130,7 +158,7 @@ export function askPush(spec: PickerSpec): PushMessage {
     kind: "notification",
     notification_kind: notificationKind(spec),
     title: spec.title,
-    body: spec.body || spec.title,
+    body: spec.notice,
     chat_id: spec.chat_id,
     thread_id: spec.thread_id,
     picker_id: spec.picker_id,

@@ -54,6 +54,8 @@ export class OpenAsks {
   readonly #hub: AskRegistryServices;
   readonly #open = new Map<string, OpenAsk>();
   readonly #recent = new Map<string, Record<string, unknown>>();
+  /** Asks past the bounds check and not yet open (their id is being made): they count against the bounds. */
+  readonly #reserved = new Set<{ owner: Owner; lane: Lane }>();
   /** Stores of `picker.resolved` still in flight, by turn: the answer's end waits for them. */
   readonly #storing = new Map<LaneTurn, Set<Promise<unknown>>>();
   /** Called when an owner gets its first open ask here and when its last one closes. */
@@ -85,6 +87,18 @@ export class OpenAsks {
     return [...this.#open.values()].filter((a) => a.owner === owner);
   }
 
+  /**
+   * True when one more ask of the owner in the lane would pass the bounds of docs/PROTOCOL.md §11.1,
+   * counting the asks reserved but not open yet.
+   */
+  #withinBounds(owner: Owner, lane: Lane): boolean {
+    const sameLane = (l: Lane) => l.chat_id === lane.chat_id && l.thread_id === lane.thread_id;
+    const reserved = [...this.#reserved].filter((r) => r.owner === owner);
+    const inLane = this.inLane(owner, lane).length + reserved.filter((r) => sameLane(r.lane)).length;
+    const ofOwner = [...this.#open.values()].filter((a) => a.owner === owner).length + reserved.length;
+    return inLane < ASK_LIMITS.openPerLane && ofOwner < ASK_LIMITS.openPerOwner;
+  }
+
   /** True when the owner has an open ask in this process. */
   holds(owner: Owner): boolean {
     for (const a of this.#open.values()) if (a.owner === owner) return true;
@@ -98,16 +112,25 @@ export class OpenAsks {
   async ask(owner: Owner, lane: Lane, turn: LaneTurn, request: Ask): Promise<AskAnswer> {
     const hub = this.#hub;
     if (turn.controller.signal.aborted) return { outcome: abortOutcome(turn) };
-    if (this.inLane(owner, lane).length >= ASK_LIMITS.openPerLane || [...this.#open.values()].filter((a) => a.owner === owner).length >= ASK_LIMITS.openPerOwner) {
+    if (!this.#withinBounds(owner, lane)) {
       hub.log.warn(`ask refused: too many open asks (at most ${ASK_LIMITS.openPerLane} per lane, ${ASK_LIMITS.openPerOwner} per owner)`);
       return { outcome: "cancelled" };
     }
     const wanted = request?.expiresInMs ?? hub.options.askExpiresMs;
     const lifetime = Math.min(Number.isFinite(wanted) && wanted > 0 ? wanted : hub.options.askExpiresMs, ASK_LIMITS.expiresMaxMs);
-    // The outbox position goes into the id, so another process finds the stored card quickly.
-    const { last } = await hub.storage.outboxBounds(owner);
-    const opened = hub.now();
-    const spec = pickerSpec(request, { ...lane, picker_id: newId(`pk${last.toString(36)}`), message_id: turn.answer ?? "", expires_at: opened + lifetime });
+    // Reserved in the step that checked the bounds: asks opened at the same moment all await below.
+    const slot = { owner, lane };
+    this.#reserved.add(slot);
+    let spec: PickerSpec;
+    let opened: number;
+    try {
+      // The outbox position goes into the id, so another process finds the stored card quickly.
+      const { last } = await hub.storage.outboxBounds(owner);
+      opened = hub.now();
+      spec = pickerSpec(request, { ...lane, picker_id: newId(`pk${last.toString(36)}`), message_id: turn.answer ?? "", expires_at: opened + lifetime });
+    } finally {
+      this.#reserved.delete(slot);
+    }
     let finish!: (answer: AskAnswer) => void;
     const answered = new Promise<AskAnswer>((resolve) => (finish = resolve));
     const onAbort = () => void this.resolve(owner, spec.picker_id, { outcome: abortOutcome(turn) });

@@ -25,6 +25,7 @@ import type { Device, DeviceCaps } from "../contracts/records.js";
 import { handleRequest, type RequestServices, type RequestSession } from "../requests/dispatch.js";
 import { AdmissionWatch, type Revocation } from "./revocation.js";
 import { TokenBucket } from "./token-bucket.js";
+import type { SharedBudgets } from "./shared-budgets.js";
 import { LoopShare } from "../loop-share.js";
 import { createUploads, type MediaServices, type Uploads } from "../requests/media-transfer.js";
 import { shareState } from "../requests/shared-state.js";
@@ -49,6 +50,8 @@ export interface SessionServices extends HandshakeServices, RequestServices, Med
   readonly events: EventEmitter<GatewayEvents>;
   /** Open connections per client address in this process (`maxConnectionsPerIp`). */
   readonly addresses: ConnectionCount;
+  /** The frame budgets shared per address and per owner, and the rate of new connections per address. */
+  readonly budgets: SharedBudgets;
   readonly bus: Pick<Bus, "ready" | "publish" | "subscribe">;
   /** Start and stop receiving the owner's frames. */
   attach(owner: Owner, subscriber: Subscriber): void;
@@ -96,6 +99,11 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   open(): void {
     const address = this.#conn.context.remoteAddress;
     if (address !== undefined) {
+      // Before the socket counts anywhere: a refused one costs nothing but this reply.
+      if (!this.#services.budgets.connectsPerAddress.take(address)) {
+        this.#refuseBusy("too many new connections from this address; reconnect with backoff");
+        return;
+      }
       if (!this.#services.addresses.tryAdd(address, this.#services.options.maxConnectionsPerIp)) {
         this.#refuseBusy(`too many connections from this address (at most ${this.#services.options.maxConnectionsPerIp})`);
         return;
@@ -133,7 +141,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       return;
     }
     // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
-    if (!this.#bucket.take()) {
+    if (!this.#spend()) {
       this.send({ type: "error", payload: { code: "rate_limited", message: "too many frames; slow down" } }, peekId(text));
       return;
     }
@@ -170,7 +178,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
    * neither one reply nor much work each.
    */
   async #takeChunk(data: Uint8Array): Promise<void> {
-    if (!this.uploads.inFlight(data) && !this.#bucket.take()) return;
+    if (!this.uploads.inFlight(data) && !this.#spend()) return;
     try {
       await this.uploads.chunk(data);
     } catch (error) {
@@ -200,6 +208,17 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     if (this.#state === "closed" || !this.#admission.hear(revocation)) return false;
     this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"));
     return true;
+  }
+
+  /**
+   * One frame against this connection's budget and the budgets it shares with the other
+   * connections of its address and, after `hello`, of its owner: reconnecting refills only its own.
+   */
+  #spend(): boolean {
+    if (!this.#bucket.take()) return false;
+    const { budgets } = this.#services;
+    if (this.#address !== undefined && !budgets.framesPerAddress.take(this.#address)) return false;
+    return this.#owner === undefined || budgets.framesPerOwner.take(this.#owner);
   }
 
   #tooBig(text: string): boolean {
@@ -277,8 +296,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
    * subscription is active before the read starts, so a stored frame published before it was
    * committed before the read and is at or below the cursor (`sync` replays it); every later one
    * reaches this session, and is held here until `hello.ok` is out. Everything up to the first
-   * await runs in the caller's synchronous step: `shakeHands` checks the per-owner connection cap
-   * immediately before calling this, so parallel hellos cannot all pass the cap.
+   * await runs in the caller's synchronous step: `shakeHands` holds the hello's place under the
+   * per-owner connection cap until this has attached, so parallel hellos cannot all pass the cap.
    */
   async #attach(owner: Owner): Promise<Attached> {
     const held = this.#delivery.hold();

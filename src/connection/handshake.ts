@@ -20,6 +20,7 @@ import type { OutboxBounds, Storage } from "../contracts/storage.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedOptions } from "../options.js";
 import type { EnsureDefaultChannel } from "../requests/channel-directory.js";
+import type { ConnectionCount } from "./connection-count.js";
 
 export type HelloFrame = Extract<ClientFrame, { type: "hello" }>;
 
@@ -40,6 +41,8 @@ export interface HandshakeServices {
   readonly ensureDefaultChannel: EnsureDefaultChannel;
   /** Connections of the owner in this process that completed hello. */
   connectionCount(owner: Owner): number;
+  /** Hellos per owner that passed the connection cap and are not attached yet: they hold their place under it. */
+  readonly admitting: ConnectionCount;
 }
 
 /** What the handshake needs from the connection it admits. */
@@ -68,13 +71,22 @@ export async function shakeHands(host: HelloHost, frame: HelloFrame): Promise<vo
   if (!acceptsHello(host, frame, caps)) return;
   const auth = await authenticate(host, frame);
   if (auth === undefined) return;
+  // The cap comes before the device record, so a refused hello stores nothing. Its place is held
+  // from this synchronous step until the attach counts it, so parallel hellos cannot all pass it.
+  const { admitting, connectionCount, options } = host.services;
+  const most = options.maxConnectionsPerOwner;
+  if (!admitting.tryAdd(auth.owner, most - connectionCount(auth.owner))) return host.refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
   try {
-    const device = await registerDevice(host.services, auth.owner, frame.payload, caps);
-    if (host.isClosed()) return;
-    // Checked in the same synchronous step as the attach below, so parallel hellos cannot all pass it.
-    const most = host.services.options.maxConnectionsPerOwner;
-    if (host.services.connectionCount(auth.owner) >= most) return host.refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
-    const attached = await host.attach(auth.owner);
+    let attaching: Promise<Attached>;
+    let device: Device;
+    try {
+      device = await registerDevice(host.services, auth.owner, frame.payload, caps);
+      if (host.isClosed()) return;
+      attaching = host.attach(auth.owner);
+    } finally {
+      admitting.release(auth.owner);
+    }
+    const attached = await attaching;
     if (host.isClosed()) return;
     host.ready(auth, device, attached, helloOk(host.services, attached.bounds.last, auth.user), frame.id);
   } catch (error) {

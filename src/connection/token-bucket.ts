@@ -26,11 +26,21 @@ export class TokenBucket {
   }
 
   take(): boolean {
-    const now = this.#now();
-    this.#tokens = Math.min(this.#limit.burst, this.#tokens + ((now - this.#last) / 1000) * this.#limit.perSecond);
-    this.#last = now;
+    this.#refill();
     if (this.#tokens < 1) return false;
     this.#tokens -= 1;
     return true;
+  }
+
+  /** True when the bucket holds its whole burst again, as a new one would. */
+  full(): boolean {
+    this.#refill();
+    return this.#tokens >= this.#limit.burst;
+  }
+
+  #refill(): void {
+    const now = this.#now();
+    this.#tokens = Math.min(this.#limit.burst, this.#tokens + ((now - this.#last) / 1000) * this.#limit.perSecond);
+    this.#last = now;
   }
 }

@@ -171,16 +171,19 @@ export interface StorageImplementation {
   deleteMedia?(owner: Owner, mediaIds: MediaId[]): Promise<void>;
 
   /**
-   * **Capability `adoptOwner`.** Moves everything of owner `from` to owner `to` in one atomic
-   * step: channels and threads, messages, the outbox with its seqs and `outboxBounds`, devices,
-   * and media metadata (whose `owner` becomes `to`). Afterwards `from` has nothing, and `to`
-   * reads exactly what `from` read before. A crash leaves either all of it moved or none.
+   * **Capability `adoptOwner`.** Moves the history of owner `from` to owner `to` in one atomic
+   * step: channels and threads, messages, the outbox with its seqs and `outboxBounds`, and media
+   * metadata (whose `owner` becomes `to`). Device records, with their push targets, are never
+   * moved: they stay with `from`, so a device registered by anyone while login was off is not
+   * pushed the new owner's answers and asks. Afterwards `from` has no history, and `to` reads
+   * exactly the history `from` read before. A crash leaves either all of it moved or none.
    * Used to give the anonymous owner's data to the first user when login is turned on
    * (docs/PROTOCOL.md §10.4).
    *
    * Refuses, with a `GatewayError` of code `unsupported` and nothing moved, when `to` already has
    * any channel, message, outbox frame (or seq given out), device or media: merging two owners
-   * could clash on ids and seqs. Moving from an owner that has nothing resolves all zeros, so
+   * could clash on ids and seqs. Moving from an owner that has no history (devices do not count)
+   * resolves all zeros, so
    * running it twice moves nothing the second time. `from === to` is refused the same way.
    * Without it: no fallback; the call rejects `unsupported`.
    */
@@ -207,7 +210,6 @@ export interface AdoptedCounts {
   messages: number;
   /** Outbox frames still stored (pruned and redacted ones are not counted). */
   outbox: number;
-  devices: number;
   media: number;
 }
 

@@ -18,4 +18,4 @@ export function adoptionRefusedError(to: Owner): GatewayError {
 }
 
 /** What `adoptOwner` resolves when the owner it adopts from has nothing. */
-export const NOTHING_ADOPTED: Readonly<AdoptedCounts> = Object.freeze({ channels: 0, messages: 0, outbox: 0, devices: 0, media: 0 });
+export const NOTHING_ADOPTED: Readonly<AdoptedCounts> = Object.freeze({ channels: 0, messages: 0, outbox: 0, media: 0 });

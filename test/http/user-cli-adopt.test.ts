@@ -42,18 +42,24 @@ async function chatAnonymously(storage: Storage, mediaStore: MediaStore): Promis
     messages: [{ message_id: "m1", role: "user", text: "hello", reasoning: "", ts: 1, media: [{ media_id: "pic", kind: "image", mime: "image/png", size: 7, filename: "p.png" }], chat_id: "default", thread_id: null }],
     outbox: [{ type: "message.new", payload: { message_id: "m1" } }],
   });
-  await storage.putDevice(ANONYMOUS_OWNER, { device_id: "d1", device_name: "phone", caps: { min_protocol: 1, media: true, push: "none", streaming: true }, last_seen: 1 });
+  // Anything local could have registered it, with its own push target, while login was off.
+  await storage.putDevice(ANONYMOUS_OWNER, { device_id: "d1", device_name: "phone", caps: { min_protocol: 1, media: true, push: "ntfy", streaming: true }, last_seen: 1, ntfy_topic: "planted" });
 }
 
 describe("user CLI - the first user add adopts the anonymous owner's data", () => {
-  it("adopt - moves messages, devices, media records and their files to the new user", async () => {
+  it("adopt - lists what it will move, then moves messages, media records and their files to the new user; never the devices or their push targets", async () => {
     const storage = memoryStorage();
     const mediaStore = memoryMediaStore();
     await chatAnonymously(storage, mediaStore);
     const { code, out, err } = await cli(["user", "add", "alice"], { storage, mediaStore });
     expect(err).toBe("");
     expect(code).toBe(0);
-    expect(out).toBe("added alice; login protection is on\nalice adopted the chats made while login was off: 1 channels and threads, 1 messages, 1 devices, 1 media\n");
+    expect(out).toBe(
+      'alice will adopt the chats made while login was off: 1 channels and threads ("Default"), with their messages and media; not the 1 devices registered while login was off: they get alice\'s messages and pushes only once they sign in as alice\n' +
+        "added alice; login protection is on\nalice adopted the chats made while login was off: 1 channels and threads, 1 messages, 1 media\n",
+    );
+    expect(await storage.listDevices("alice")).toEqual([]);
+    expect((await storage.listDevices(ANONYMOUS_OWNER)).map((d) => d.ntfy_topic)).toEqual(["planted"]);
     expect((await storage.getMessage("alice", "m1"))?.text).toBe("hello");
     expect((await storage.getMedia("alice", "pic"))?.owner).toBe("alice");
     expect(await readFile(mediaStore, "alice", "pic")).toEqual(Buffer.from("picture"));

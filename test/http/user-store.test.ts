@@ -51,14 +51,14 @@ describe("user store - states", () => {
     ["an array", "[]"],
     ["no users object", '{"people": {}}'],
     ["users is a list", '{"users": ["alice"]}'],
-  ])("malformed (%s): no users for the server, a value error for the CLI", async (_label, text) => {
+  ])("malformed (%s): unreadable, with no users, for the server; a value error for the CLI", async (_label, text) => {
     const file = path.join(dir, "users.json");
     await writeFile(file, text);
     const store = new UserStore(file);
     const snap = await store.load();
     expect(snap.users.size).toBe(0);
-    expect(snap.state).toBe("empty");
-    expect(snap.problem).toMatch(/treated as no users/);
+    expect(snap.state).toBe("unreadable");
+    expect(snap.problem).toContain(file);
     await expect(store.read()).rejects.toThrow(/fix or remove it/);
     await expect(store.add("bob", HASHES["bob-password"])).rejects.toThrow(UserStoreError);
     expect(await readFile(file, "utf8")).toBe(text); // never overwritten

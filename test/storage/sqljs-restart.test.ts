@@ -33,7 +33,9 @@ async function expectFilled(dir: string, owner = "alice") {
     expect(warnings).toEqual([]);
     expect((await storage.getChannel(owner, "c1"))?.name).toBe("General");
     expect((await storage.getMessage(owner, "m1"))?.media[0].media_id).toBe("x1");
-    expect((await storage.getDevice(owner, "d1"))?.ntfy_topic).toBe("t");
+    // Devices and their push targets never move with an adoption.
+    expect((await storage.getDevice("alice", "d1"))?.ntfy_topic).toBe("t");
+    if (owner !== "alice") expect(await storage.getDevice(owner, "d1")).toBeUndefined();
     expect(await storage.getMedia(owner, "x1")).toBeDefined();
     expect(await storage.getMedia(owner, "x2")).toBeUndefined();
     expect(await storage.outboxBounds(owner)).toEqual({ first: 2, last: 3 });

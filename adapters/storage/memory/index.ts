@@ -51,27 +51,28 @@ interface OwnerState {
 }
 
 /** Whether the owner holds no record (its seq counter aside). */
-function isEmpty(s: OwnerState): boolean {
-  return s.outbox.length === 0 && s.channels.size === 0 && s.messages.size === 0 && s.devices.size === 0 && s.media.size === 0;
+/** No history: no outbox frame, channel, message or media (devices aside, which adoption leaves). */
+function holdsNoHistory(s: OwnerState): boolean {
+  return s.outbox.length === 0 && s.channels.size === 0 && s.messages.size === 0 && s.media.size === 0;
 }
 
 function emptyState(): OwnerState {
   return { channels: new Map(), messages: new Map(), outbox: [], lastSeq: 0, devices: new Map(), media: new Map() };
 }
 
-/** Moves one owner's whole state to another that holds nothing (the `adoptOwner` capability). */
+/** Moves one owner's history to another that holds nothing; devices stay (the `adoptOwner` capability). */
 function adopt(owners: Map<Owner, OwnerState>, from: Owner, to: Owner): AdoptedCounts {
   checkAdoption(from, to);
   const s = owners.get(from);
-  if (!s || isEmpty(s)) return { ...NOTHING_ADOPTED };
+  if (!s || holdsNoHistory(s)) return { ...NOTHING_ADOPTED };
   const target = owners.get(to);
-  if (target && (target.lastSeq > 0 || !isEmpty(target))) throw adoptionRefusedError(to);
+  if (target && (target.lastSeq > 0 || !holdsNoHistory(target) || target.devices.size > 0)) throw adoptionRefusedError(to);
   // One synchronous step: nothing can run between taking the state from one owner and giving it.
-  // `from` keeps its last seq, since seqs are never reused.
-  owners.set(from, { ...emptyState(), lastSeq: s.lastSeq });
+  // `from` keeps its last seq, since seqs are never reused, and its devices with their push targets.
+  owners.set(from, { ...emptyState(), lastSeq: s.lastSeq, devices: s.devices });
   for (const record of s.media.values()) record.owner = to;
-  owners.set(to, s);
-  return { channels: s.channels.size, messages: s.messages.size, outbox: s.outbox.filter((e) => !e.redacted).length, devices: s.devices.size, media: s.media.size };
+  owners.set(to, { ...s, devices: new Map() });
+  return { channels: s.channels.size, messages: s.messages.size, outbox: s.outbox.filter((e) => !e.redacted).length, media: s.media.size };
 }
 
 function byTsThenId(a: StoredMessage, b: StoredMessage): number {

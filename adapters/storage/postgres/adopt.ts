@@ -6,8 +6,12 @@
 import { adoptionRefusedError, checkAdoption, NOTHING_ADOPTED, type AdoptedCounts, type Owner } from "chat-gateway";
 import type { Database } from "./database.js";
 
-/** The tables keyed by owner, besides `owners` (the seq counter), which moves on its own. */
-const TABLES = ["channels", "messages", "outbox", "devices", "media"] as const;
+/**
+ * The tables keyed by owner that move, besides `owners` (the seq counter), which moves on its own.
+ * `devices` never moves: whoever registered a device while login was off must not get the new
+ * owner's pushes.
+ */
+const TABLES = ["channels", "messages", "outbox", "media"] as const;
 
 /** Moves everything of `from` to `to`, refusing a `to` that has data (see `StorageImplementation.adoptOwner`). */
 export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<AdoptedCounts> {
@@ -23,9 +27,10 @@ export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<Ad
         [[from, to]],
       );
       const last = (owner: Owner) => Number(counters.find((row) => row.owner === owner)?.last_seq ?? 0);
-      const holds = async (owner: Owner) => ((await client.query(`${TABLES.map((table) => `SELECT 1 FROM ${s}.${table} WHERE owner = $1`).join(" UNION ALL ")} LIMIT 1`, [owner])).rowCount ?? 0) > 0;
-      if (!(await holds(from))) return { ...NOTHING_ADOPTED };
-      if (last(to) > 0 || (await holds(to))) throw adoptionRefusedError(to);
+      const holds = async (owner: Owner, tables: readonly string[]) =>
+        ((await client.query(`${tables.map((table) => `SELECT 1 FROM ${s}.${table} WHERE owner = $1`).join(" UNION ALL ")} LIMIT 1`, [owner])).rowCount ?? 0) > 0;
+      if (!(await holds(from, TABLES))) return { ...NOTHING_ADOPTED };
+      if (last(to) > 0 || (await holds(to, [...TABLES, "devices"]))) throw adoptionRefusedError(to);
       const counts: Record<string, number> = {};
       for (const table of TABLES) {
         // A media record names its owner inside its JSON too.
@@ -36,7 +41,7 @@ export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<Ad
       }
       // `from` keeps its counter: seqs are never reused, also by an owner that starts over.
       await client.query(`UPDATE ${s}.owners SET last_seq = $2 WHERE owner = $1`, [to, last(from)]);
-      return { channels: counts.channels!, messages: counts.messages!, outbox: counts.outbox!, devices: counts.devices!, media: counts.media! };
+      return { channels: counts.channels!, messages: counts.messages!, outbox: counts.outbox!, media: counts.media! };
     });
   };
 }

@@ -4,12 +4,13 @@ import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { laneColumn } from "./search.js";
 import type { Sql } from "./sql.js";
 
-/** The tables keyed by owner whose rows move as they are. */
-const PLAIN = ["channels", "outbox", "devices"] as const;
+/** The tables keyed by owner whose rows move as they are. Devices never move (see `adopt`). */
+const PLAIN = ["channels", "outbox"] as const;
+const HISTORY = ["channels", "messages", "outbox", "media"];
 
-/** Whether the owner holds any record (its seq counter aside). */
-function holds(sql: Sql, owner: Owner): boolean {
-  return ["channels", "messages", "outbox", "devices", "media"].some((table) => sql.get(`SELECT 1 FROM ${table} WHERE owner = ? LIMIT 1`, [owner]) !== undefined);
+/** Whether the owner holds any record of `tables` (its seq counter aside). */
+function holds(sql: Sql, owner: Owner, tables = [...HISTORY, "devices"]): boolean {
+  return tables.some((table) => sql.get(`SELECT 1 FROM ${table} WHERE owner = ? LIMIT 1`, [owner]) !== undefined);
 }
 
 function count(sql: Sql, table: string, owner: Owner, where = ""): number {
@@ -17,12 +18,13 @@ function count(sql: Sql, table: string, owner: Owner, where = ""): number {
 }
 
 /**
- * Moves every record of `from` to `to` (see `StorageImplementation.adoptOwner`); the caller holds
- * the transaction, so a refusal or a crash leaves nothing half moved.
+ * Moves the history of `from` to `to` (see `StorageImplementation.adoptOwner`); the caller holds
+ * the transaction, so a refusal or a crash leaves nothing half moved. Devices and their push
+ * targets stay with `from`: whoever registered them while login was off must not get `to`'s pushes.
  */
 export function adopt(sql: Sql, from: Owner, to: Owner): AdoptedCounts {
   checkAdoption(from, to);
-  if (!holds(sql, from)) return { ...NOTHING_ADOPTED };
+  if (!holds(sql, from, HISTORY)) return { ...NOTHING_ADOPTED };
   if (lastSeq(sql, to) > 0 || holds(sql, to)) throw adoptionRefusedError(to);
   for (const table of PLAIN) sql.run(`UPDATE ${table} SET owner = ? WHERE owner = ?`, [to, from]);
   // The full-text lane tokens hash the owner in (see laneColumn): each message is indexed anew.
@@ -43,7 +45,6 @@ export function adopt(sql: Sql, from: Owner, to: Owner): AdoptedCounts {
     channels: count(sql, "channels", to),
     messages: count(sql, "messages", to),
     outbox: count(sql, "outbox", to, " AND type <> ''"),
-    devices: count(sql, "devices", to),
     media: count(sql, "media", to),
   };
 }

@@ -1,0 +1,93 @@
+// Budgets that reconnecting does not refill (docs/PROTOCOL.md §2.4), tried through real sockets on
+// 127.0.0.1 as an attacker would: churning connections from one address, spreading one owner over
+// addresses, opening connections faster than the connect rate, and hellos past the owner's cap.
+import { afterEach, describe, expect, it } from "vitest";
+import { ANONYMOUS_OWNER } from "chat-gateway";
+import { Client, startGateway, type Harness } from "./harness.js";
+
+let h: Harness | undefined;
+const open: Client[] = [];
+afterEach(async () => {
+  for (const c of open.splice(0)) await c.close();
+  await h?.close();
+  h = undefined;
+});
+
+/** A socket from `address` (the transport reads it from a header here) that has not sent hello. */
+async function raw(url: string, address: string): Promise<Client> {
+  const c = new Client(url, { "x-client": address });
+  open.push(c);
+  await c.opened;
+  return c;
+}
+
+const byHeader = { clientAddress: (req: { headers: Record<string, unknown> }) => String(req.headers["x-client"]) };
+
+/** Sends `count` pings at once and says how many were answered and how many refused. */
+async function pings(c: Client, count: number): Promise<{ answered: number; refused: number }> {
+  const from = c.frames.length;
+  const ids = Array.from({ length: count }, (_, i) => `p${from}-${i}`);
+  for (const id of ids) c.send("ping", {}, id);
+  await c.waitFor(() => ids.every((id) => c.frames.some((f) => f.id === id)), 5000, from);
+  const replies = c.frames.slice(from).filter((f) => ids.includes(f.id!));
+  return { answered: replies.filter((f) => f.type === "pong").length, refused: replies.filter((f) => f.payload?.code === "rate_limited").length };
+}
+
+describe("shared budgets", () => {
+  it("budgets - churning connections from one address does not refill its frame budget; another address has its own", async () => {
+    // The per-connection budget alone would answer every ping of every new connection.
+    h = await startGateway({ rateLimit: { perSecond: 1000, burst: 1000 }, rateLimitPerAddress: { perSecond: 0.001, burst: 30 } }, byHeader);
+    let answered = 0;
+    let refusedHellos = 0;
+    for (let round = 0; round < 4; round++) {
+      const c = await raw(h.url, "10.0.0.1");
+      const hello = await c.request("hello", { token: "", device_id: `churn-${round}` });
+      if (hello.type === "hello.ok") answered += 1 + (await pings(c, 20)).answered;
+      else {
+        expect(hello.payload.code).toBe("rate_limited");
+        refusedHellos++;
+      }
+      await c.close();
+    }
+    expect(answered).toBe(30);
+    expect(refusedHellos).toBeGreaterThan(0);
+    const other = await raw(h.url, "10.0.0.2");
+    expect((await other.request("hello", { token: "", device_id: "other" })).type).toBe("hello.ok");
+    expect(await pings(other, 20)).toEqual({ answered: 20, refused: 0 });
+  });
+
+  it("budgets - one owner's connections share a budget across addresses, counted after hello", async () => {
+    h = await startGateway({ rateLimit: { perSecond: 1000, burst: 1000 }, rateLimitPerOwner: { perSecond: 0.001, burst: 10 } }, byHeader);
+    const a = await raw(h.url, "10.0.0.1");
+    expect((await a.request("hello", { token: "", device_id: "a" })).type).toBe("hello.ok");
+    expect(await pings(a, 15)).toEqual({ answered: 10, refused: 5 });
+    const b = await raw(h.url, "10.0.0.2");
+    expect((await b.request("hello", { token: "", device_id: "b" })).type).toBe("hello.ok");
+    expect(await pings(b, 5)).toEqual({ answered: 0, refused: 5 });
+  });
+
+  it("budgets - new connections past the connect rate of an address are refused rate_limited with close 4429", async () => {
+    h = await startGateway({ connectRateLimit: { perSecond: 0.001, burst: 3 } }, byHeader);
+    for (let i = 0; i < 3; i++) {
+      const c = await raw(h.url, "10.0.0.1");
+      expect((await c.request("hello", { token: "", device_id: `ok-${i}` })).type).toBe("hello.ok");
+      await c.close();
+    }
+    const over = await raw(h.url, "10.0.0.1");
+    expect(await over.closedPromise).toBe(4429);
+    expect(over.frames[0]).toMatchObject({ type: "error", payload: { code: "rate_limited", message: "too many new connections from this address; reconnect with backoff" } });
+    const other = await raw(h.url, "10.0.0.2");
+    expect((await other.request("hello", { token: "", device_id: "elsewhere" })).type).toBe("hello.ok");
+  });
+
+  it("budgets - a hello refused by the owner's connection cap stores no device record, also when hellos race", async () => {
+    h = await startGateway({ maxConnectionsPerOwner: 2 });
+    const sockets = await Promise.all(Array.from({ length: 6 }, () => raw(h!.url, "127.0.0.1")));
+    const answers = await Promise.all(sockets.map((c, i) => c.request("hello", { token: "", device_id: `race-${i}`, ntfy_topic: `planted-${i}`, caps: { push: "ntfy" } })));
+    const admitted = sockets.map((_, i) => `race-${i}`).filter((_, i) => answers[i]!.type === "hello.ok");
+    expect(admitted).toHaveLength(2);
+    expect(answers.filter((f) => f.payload.code === "rate_limited")).toHaveLength(4);
+    const stored = await h.gateway.options.storage.listDevices(ANONYMOUS_OWNER);
+    expect(stored.map((d) => d.device_id).sort()).toEqual(admitted.sort());
+  });
+});
