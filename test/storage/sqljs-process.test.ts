@@ -6,9 +6,9 @@ import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Change, StoredMessage } from "chat-gateway";
+import { GatewayError, type Change, type StoredMessage } from "chat-gateway";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { alive, message, openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
+import { alive, message, openStorage, removeTempDirs, tempDir, until as untilHolds, write } from "./sqljs-helpers.js";
 
 afterEach(removeTempDirs);
 
@@ -36,6 +36,13 @@ function databasesOf(pid: number): number[] {
   });
 }
 
+/** The one running database process `pid` started, other than those `killed`; waits for it to be started. */
+async function databaseOf(pid: number, killed: number[]): Promise<number> {
+  let found: number[] = [];
+  await untilHolds(() => (found = databasesOf(pid).filter((p) => alive(p) && !killed.includes(p))).length === 1, "a database process");
+  return found[0];
+}
+
 async function until(condition: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (!condition()) {
@@ -60,21 +67,62 @@ describe("sql.js database process", () => {
     await storage.close();
   });
 
-  test("process - a database process that dies fails every call with the reason, close still releases the folder, nothing acknowledged is lost", { timeout: 60_000 }, async () => {
+  test("process - a killed database process is started again on the same folder: calls in flight fail clearly, later calls succeed, nothing acknowledged is lost", { timeout: 60_000 }, async () => {
     const dir = await tempDir();
-    const { storage } = await openStorage(dir);
-    await storage.commit("alice", write("m1"));
-    const database = databasesOf(process.pid).find(alive);
-    expect(database).toBeDefined();
-    process.kill(database!, "SIGKILL");
-    await until(() => !alive(database!), 10_000);
-    await expect(storage.commit("alice", write("m2"))).rejects.toThrow(/the database process stopped \(SIGKILL\)/);
-    await expect(storage.getMessage("alice", "m1")).rejects.toThrow(/the database process stopped/);
+    const { storage, warnings } = await openStorage(dir);
+    for (let i = 1; i <= 20; i++) await storage.commit("alice", write(`m${i}`));
+    const first = await databaseOf(process.pid, []);
+    // Issued, then the process killed before it could answer any of them.
+    const inFlight = [storage.commit("alice", write("lost-1")), storage.getMessage("alice", "m1"), storage.commit("alice", write("lost-2"))];
+    process.kill(first, "SIGKILL");
+    for (const result of await Promise.allSettled(inFlight)) {
+      expect(result.status).toBe("rejected");
+      const error = (result as PromiseRejectedResult).reason as GatewayError;
+      expect(error).toBeInstanceOf(GatewayError);
+      expect(error.code).toBe("internal");
+      expect(error.message).toBe("the server's database stopped while this request was in flight, so it may not have been done; send it again");
+    }
+    // Later calls wait for the new process, which holds every acknowledged write.
+    expect((await storage.commit("alice", write("m21"))).seqs).toEqual([21]);
+    expect((await storage.getMessage("alice", "m20"))?.text).toBe(message("m20").text);
+    expect((await storage.readOutbox("alice", 0, 100)).map((e) => e.payload.id)).toEqual(Array.from({ length: 21 }, (_, i) => `m${i + 1}`));
+    const second = await databaseOf(process.pid, [first]);
+    expect(second).not.toBe(first);
+    expect(warnings).toContain("sql.js storage: the database process stopped (SIGKILL); starting it again on the same folder (restart 1 of at most 3 within 60 s)");
     await storage.close();
+    expect(alive(second)).toBe(false);
 
     const again = await openStorage(dir);
-    expect((await again.storage.getMessage("alice", "m1"))?.text).toBe(message("m1").text);
-    expect(await again.storage.getMessage("alice", "m2")).toBeUndefined();
+    expect((await again.storage.outboxBounds("alice")).last).toBe(21);
+    await again.storage.close();
+  });
+
+  test("process - a database process that keeps dying is given up on: onFatal is called once, every call fails, close still releases the folder", { timeout: 120_000 }, async () => {
+    const dir = await tempDir();
+    const fatal: Error[] = [];
+    const { storage, warnings } = await openStorage(dir, { onFatal: (error) => fatal.push(error) });
+    await storage.commit("alice", write("m1"));
+    const killed: number[] = [];
+    // The first death and 3 restarts within a minute: the fourth death is one too many.
+    for (let round = 0; round < 4; round++) {
+      const pid = await databaseOf(process.pid, killed);
+      killed.push(pid);
+      process.kill(pid, "SIGKILL");
+      if (round === 3) break;
+      await untilHolds(() => warnings.filter((w) => w.includes("starting it again")).length > round, "a restart");
+      await storage.commit("alice", write(`r${round}`));
+    }
+    await untilHolds(() => fatal.length > 0, "onFatal");
+    expect(fatal.map((e) => e.message)).toEqual(["sql.js storage: the database process stopped (SIGKILL) after 3 restarts within 60 s; not starting it again"]);
+    const refused = await storage.getMessage("alice", "m1").catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(GatewayError);
+    expect(refused).toMatchObject({ code: "internal", message: "the server's database stopped and could not be restarted; the server must be restarted" });
+    expect(databasesOf(process.pid).filter(alive)).toEqual([]);
+    await storage.close();
+    expect(fatal).toHaveLength(1);
+
+    const again = await openStorage(dir);
+    expect((await again.storage.readOutbox("alice", 0, 10)).map((e) => e.payload.id)).toEqual(["m1", "r0", "r1", "r2"]);
     await again.storage.close();
   });
 
