@@ -1,0 +1,117 @@
+// The sql.js database process killed under load, seen through the wire: a real gateway on a real
+// sql.js folder, real WebSocket clients sending messages, the database process stopped and
+// SIGKILLed while their requests wait on it. Those requests answer a clear error, a retry and
+// every later send succeed on the database process started in its place, and every acknowledged
+// message is in the history, also after a restart of the whole gateway.
+import { readdirSync, readFileSync } from "node:fs";
+import { afterEach, describe, expect, test } from "vitest";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { Client, startGateway, type Frame, type Harness } from "../gateway/harness.js";
+import { recordingLogger } from "../fixtures/recording-logger.js";
+import { alive, removeTempDirs, tempDir, until } from "./sqljs-helpers.js";
+
+const IN_FLIGHT = "the server's database stopped while this request was in flight, so it may not have been done; send it again";
+const quietLogger = { info() {}, warn() {}, error() {} };
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  await removeTempDirs();
+});
+
+/** The running database processes this process started (their entry is the storage's engine bundle). */
+function databases(): number[] {
+  const children = readdirSync(`/proc/${process.pid}/task`).flatMap((task) => readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number));
+  return children.filter((pid) => {
+    try {
+      return alive(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("sqljs-engine");
+    } catch {
+      return false;
+    }
+  });
+}
+
+interface Load {
+  acked: string[];
+  errors: Frame[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Devices that each send messages one after another, as a person's client would: a send that
+ * answers an error is sent again with the same `client_msg_id`, and the next one waits for the
+ * answer to the last.
+ */
+function sendLoad(clients: Client[]): Load {
+  const acked: string[] = [];
+  const errors: Frame[] = [];
+  let stopping = false;
+  const sender = async (client: Client, who: number) => {
+    for (let n = 0; !stopping; n++) {
+      const key = `d${who}-m${n}`;
+      for (;;) {
+        const answer = await client.request("message.send", { chat_id: "default", text: key, client_msg_id: key }, 30_000);
+        if (answer.type === "message") {
+          acked.push(key);
+          await client.waitFor((f) => (f.type === "message" || f.type === "message.stop") && f.payload.reply_to === answer.payload.message_id, 30_000);
+          break;
+        }
+        errors.push(answer);
+        if (answer.payload.message !== IN_FLIGHT) throw new Error(`unexpected answer: ${JSON.stringify(answer)}`);
+      }
+    }
+  };
+  const running = Promise.all(clients.map((c, i) => sender(c, i)));
+  return {
+    acked,
+    errors,
+    stop: async () => {
+      stopping = true;
+      await running;
+    },
+  };
+}
+
+async function userTexts(url: string): Promise<string[]> {
+  const reader = await Client.connect(url);
+  const history = await reader.request("history", { chat_id: "default", limit: 500 });
+  await reader.close();
+  return history.payload.messages.filter((m: { role: string }) => m.role === "user").map((m: { text: string }) => m.text);
+}
+
+describe("sql.js database process killed under load", () => {
+  test("engine death - requests waiting on the killed process answer a clear error, later sends succeed, nothing acknowledged is lost", { timeout: 120_000 }, async () => {
+    const dir = await tempDir();
+    const logger = recordingLogger();
+    h = await startGateway({ storage: sqlJsStorage({ dir, logger }), logger: quietLogger });
+    const clients = await Promise.all([1, 2, 3].map(() => Client.connect(h!.url)));
+    const load = sendLoad(clients);
+    await until(() => load.acked.length >= 15, "sends before the kill", 60_000);
+
+    const [database] = databases();
+    expect(database).toBeGreaterThan(0);
+    // Stopped first, so that the requests sent meanwhile are surely waiting on it when it dies.
+    process.kill(database, "SIGSTOP");
+    const before = load.acked.length;
+    await new Promise((r) => setTimeout(r, 1000));
+    process.kill(database, "SIGKILL");
+    await until(() => load.acked.length >= before + 15, "sends after the kill", 60_000);
+    await load.stop();
+
+    expect(load.errors.length).toBeGreaterThan(0);
+    for (const error of load.errors) expect(error.payload).toEqual({ code: "internal", message: IN_FLIGHT });
+    expect(logger.lines.warn).toContain("sql.js storage: the database process stopped (SIGKILL); starting it again on the same folder (restart 1 of at most 3 within 60 s)");
+    const [replacement] = databases();
+    expect(replacement).toBeGreaterThan(0);
+    expect(replacement).not.toBe(database);
+
+    // Every acknowledged message once, those retried after an error included.
+    const sorted = (texts: string[]) => [...texts].sort();
+    expect(sorted(await userTexts(h.url))).toEqual(sorted(load.acked));
+    await Promise.all(clients.map((c) => c.close()));
+    await h.close();
+    h = await startGateway({ storage: sqlJsStorage({ dir, logger: recordingLogger() }), logger: quietLogger });
+    expect(sorted(await userTexts(h.url))).toEqual(sorted(load.acked));
+  });
+});
