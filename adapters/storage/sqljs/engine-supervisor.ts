@@ -99,7 +99,7 @@ export class SupervisedEngine implements EngineLink {
         // Should close() have begun meanwhile, it closes this one.
         return await this.#open();
       } catch (error) {
-        what = `could not be started again (${(error as Error)?.message ?? String(error)})`;
+        what = `could not be started again (${((error as Error)?.message ?? String(error)).replace(/^sql\.js storage: /, "")})`;
       }
     }
   }
