@@ -126,6 +126,24 @@ describe("sql.js database process", () => {
     await again.storage.close();
   });
 
+  test("process - without onFatal, a database process that cannot be kept running ends the process with exit code 1", { timeout: 120_000 }, async () => {
+    const dir = await tempDir();
+    const holder = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-lock-holder.ts", dir, "hold"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    holder.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => holder.once("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve) => holder.stdout.on("data", (chunk) => String(chunk).includes("ready") && resolve()));
+    const killed: number[] = [];
+    for (let round = 1; round <= 4; round++) {
+      const pid = await databaseOf(holder.pid!, killed);
+      killed.push(pid);
+      process.kill(pid, "SIGKILL");
+      if (round < 4) await untilHolds(() => stderr.includes(`(restart ${round} of at most 3 within 60 s)`), `restart ${round}`);
+    }
+    expect(await exited).toBe(1);
+    expect(stderr).toMatch(/Error: sql\.js storage: the database process .* after 3 restarts within 60 s; not starting it again/);
+  });
+
   test("process - calls made together cross to the database process together, and one that cannot be copied there fails alone", { timeout: 60_000 }, async () => {
     const dir = await tempDir();
     const { storage } = await openStorage(dir);
