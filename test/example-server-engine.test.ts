@@ -3,39 +3,19 @@
 // on); a database process that cannot be kept running makes the server close its sockets and exit
 // non-zero, for systemd or Docker to start it afresh, and the fresh start has every message.
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Client } from "./gateway/harness.js";
 import { startServerProcess } from "./example-server-process.js";
-import { alive, until } from "./storage/sqljs-helpers.js";
+import { databaseOf, until } from "./storage/sqljs-helpers.js";
 
 let child: ChildProcess | undefined;
 afterEach(() => {
   child?.kill("SIGKILL");
   child = undefined;
 });
-
-/** The running database process of the server `pid`, other than those `killed`; waits for it to be started. */
-async function databaseOf(pid: number, killed: number[]): Promise<number> {
-  const running = () =>
-    readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number)
-      .filter((p) => {
-        try {
-          return alive(p) && !killed.includes(p) && readFileSync(`/proc/${p}/cmdline`, "utf8").includes("sqljs-engine");
-        } catch {
-          return false;
-        }
-      });
-  let found: number[] = [];
-  await until(() => (found = running()).length === 1, "a database process of the server", 30_000);
-  return found[0]!;
-}
 
 /** The texts of the user messages in the default channel. */
 async function userTexts(c: Client): Promise<string[]> {

@@ -3,12 +3,11 @@
 // SIGKILLed while their requests wait on it. Those requests answer a clear error, a retry and
 // every later send succeed on the database process started in its place, and every acknowledged
 // message is in the history, also after a restart of the whole gateway.
-import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, test } from "vitest";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { Client, startGateway, type Frame, type Harness } from "../gateway/harness.js";
 import { recordingLogger } from "../fixtures/recording-logger.js";
-import { alive, removeTempDirs, tempDir, until } from "./sqljs-helpers.js";
+import { databaseOf, removeTempDirs, tempDir, until } from "./sqljs-helpers.js";
 
 const IN_FLIGHT = "the server's database stopped while this request was in flight, so it may not have been done; send it again";
 const quietLogger = { info() {}, warn() {}, error() {} };
@@ -19,18 +18,6 @@ afterEach(async () => {
   h = undefined;
   await removeTempDirs();
 });
-
-/** The running database processes this process started (their entry is the storage's engine bundle). */
-function databases(): number[] {
-  const children = readdirSync(`/proc/${process.pid}/task`).flatMap((task) => readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number));
-  return children.filter((pid) => {
-    try {
-      return alive(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("sqljs-engine");
-    } catch {
-      return false;
-    }
-  });
-}
 
 interface Load {
   acked: string[];
@@ -89,8 +76,7 @@ describe("sql.js database process killed under load", () => {
     const load = sendLoad(clients);
     await until(() => load.acked.length >= 15, "sends before the kill", 60_000);
 
-    const [database] = databases();
-    expect(database).toBeGreaterThan(0);
+    const database = await databaseOf(process.pid);
     // Stopped first, so that the requests sent meanwhile are surely waiting on it when it dies.
     process.kill(database, "SIGSTOP");
     const before = load.acked.length;
@@ -102,9 +88,7 @@ describe("sql.js database process killed under load", () => {
     expect(load.errors.length).toBeGreaterThan(0);
     for (const error of load.errors) expect(error.payload).toEqual({ code: "internal", message: IN_FLIGHT });
     expect(logger.lines.warn).toContain("sql.js storage: the database process stopped (SIGKILL); starting it again on the same folder (restart 1 of at most 3 within 60 s)");
-    const [replacement] = databases();
-    expect(replacement).toBeGreaterThan(0);
-    expect(replacement).not.toBe(database);
+    expect(await databaseOf(process.pid, [database])).not.toBe(database);
 
     // Every acknowledged message once, those retried after an error included.
     const sorted = (texts: string[]) => [...texts].sort();

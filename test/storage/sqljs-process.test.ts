@@ -3,45 +3,15 @@
 // and the folder it writes is the same one the in-process mode reads.
 import initSqlJs from "sql.js";
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { GatewayError, type Change, type StoredMessage } from "chat-gateway";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { alive, message, openStorage, removeTempDirs, tempDir, until as untilHolds, write } from "./sqljs-helpers.js";
+import { alive, databaseOf, databasesOf, message, openStorage, removeTempDirs, tempDir, until as untilHolds, write } from "./sqljs-helpers.js";
 
 afterEach(removeTempDirs);
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-
-/** The processes `pid` started, from /proc. */
-function childrenOf(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, "utf8")
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number),
-  );
-}
-
-/** The database processes `pid` started: their entry is the storage's engine bundle. */
-function databasesOf(pid: number): number[] {
-  return childrenOf(pid).filter((child) => {
-    try {
-      return readFileSync(`/proc/${child}/cmdline`, "utf8").includes("sqljs-engine");
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** The one running database process `pid` started, other than those `killed`; waits for it to be started. */
-async function databaseOf(pid: number, killed: number[]): Promise<number> {
-  let found: number[] = [];
-  await untilHolds(() => (found = databasesOf(pid).filter((p) => alive(p) && !killed.includes(p))).length === 1, "a database process");
-  return found[0];
-}
 
 async function until(condition: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
