@@ -35,7 +35,7 @@ export class SupervisedEngine implements EngineLink {
   #restarting: Promise<EngineLink> | undefined;
   /** Set once the storage gave up: what every call fails with. */
   #down: GatewayError | undefined;
-  /** When the restarts in the current window began. */
+  /** When each restart within the current window began. */
   #restarts: number[] = [];
   #closed = false;
 
