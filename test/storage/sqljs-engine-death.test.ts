@@ -1,8 +1,8 @@
 // The sql.js database process killed under load, seen through the wire: a real gateway on a real
 // sql.js folder, real WebSocket clients sending messages, the database process stopped and
-// SIGKILLed while their requests wait on it. Those requests answer a clear error, a retry and
-// every later send succeed on the database process started in its place, and every acknowledged
-// message is in the history, also after a restart of the whole gateway.
+// SIGKILLed while requests wait on it. Those requests answer a clear error, a retry and every
+// later send succeed on the database process started in its place, and every acknowledged message
+// is in the history once, also after a restart of the whole gateway.
 import { afterEach, describe, expect, test } from "vitest";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { Client, startGateway, type Frame, type Harness } from "../gateway/harness.js";
@@ -28,7 +28,7 @@ interface Load {
 /**
  * Devices that each send messages one after another, as a person's client would: a send that
  * answers an error is sent again with the same `client_msg_id`, and the next one waits for the
- * answer to the last.
+ * agent's answer to the last, for a while.
  */
 function sendLoad(clients: Client[]): Load {
   const acked: string[] = [];
@@ -37,11 +37,15 @@ function sendLoad(clients: Client[]): Load {
   const sender = async (client: Client, who: number) => {
     for (let n = 0; !stopping; n++) {
       const key = `d${who}-m${n}`;
-      for (;;) {
+      for (let attempt = 0; ; attempt++) {
         const answer = await client.request("message.send", { chat_id: "default", text: key, client_msg_id: key }, 30_000);
         if (answer.type === "message") {
           acked.push(key);
-          await client.waitFor((f) => (f.type === "message" || f.type === "message.stop") && f.payload.reply_to === answer.payload.message_id, 30_000);
+          // The answer keeps the turns queued under the owner's limit; it may not come: a retry can
+          // find the message kept by the attempt that failed, which started no turn (the stored
+          // echo comes back, docs/PROTOCOL.md §4.1), and a turn whose first reads were in flight
+          // when the process died ends without one. Answers are not what this test is about.
+          if (attempt === 0) await client.waitFor((f) => (f.type === "message" || f.type === "message.stop") && f.payload.reply_to === answer.payload.message_id, 10_000).catch(() => undefined);
           break;
         }
         errors.push(answer);
@@ -73,29 +77,34 @@ describe("sql.js database process killed under load", () => {
     const logger = recordingLogger();
     h = await startGateway({ storage: sqlJsStorage({ dir, logger }), logger: quietLogger });
     const clients = await Promise.all([1, 2, 3].map(() => Client.connect(h!.url)));
+    // Devices that send once the database process is stopped: their sends surely wait on it.
+    const probes = await Promise.all([1, 2, 3].map(() => Client.connect(h!.url)));
     const load = sendLoad(clients);
     await until(() => load.acked.length >= 15, "sends before the kill", 60_000);
 
     const database = await databaseOf(process.pid);
-    // Stopped first, so that the requests sent meanwhile are surely waiting on it when it dies.
     process.kill(database, "SIGSTOP");
     const before = load.acked.length;
+    const send = (probe: Client, i: number) => probe.request("message.send", { chat_id: "default", text: `probe-${i}`, client_msg_id: `probe-${i}` }, 30_000);
+    const waiting = probes.map(send);
     await new Promise((r) => setTimeout(r, 1000));
     process.kill(database, "SIGKILL");
+    for (const answer of await Promise.all(waiting)) expect(answer).toMatchObject({ type: "error", payload: { code: "internal", message: IN_FLIGHT } });
+    // Sent again, as the error says: each is stored once.
+    for (const answer of await Promise.all(probes.map(send))) expect(answer).toMatchObject({ type: "message", payload: { role: "user" } });
+    const acked = () => [...load.acked, "probe-0", "probe-1", "probe-2"];
     await until(() => load.acked.length >= before + 15, "sends after the kill", 60_000);
     await load.stop();
-
-    expect(load.errors.length).toBeGreaterThan(0);
     for (const error of load.errors) expect(error.payload).toEqual({ code: "internal", message: IN_FLIGHT });
     expect(logger.lines.warn).toContain("sql.js storage: the database process stopped (SIGKILL); starting it again on the same folder (restart 1 of at most 3 within 60 s)");
     expect(await databaseOf(process.pid, [database])).not.toBe(database);
 
     // Every acknowledged message once, those retried after an error included.
     const sorted = (texts: string[]) => [...texts].sort();
-    expect(sorted(await userTexts(h.url))).toEqual(sorted(load.acked));
-    await Promise.all(clients.map((c) => c.close()));
+    expect(sorted(await userTexts(h.url))).toEqual(sorted(acked()));
+    await Promise.all([...clients, ...probes].map((c) => c.close()));
     await h.close();
     h = await startGateway({ storage: sqlJsStorage({ dir, logger: recordingLogger() }), logger: quietLogger });
-    expect(sorted(await userTexts(h.url))).toEqual(sorted(load.acked));
+    expect(sorted(await userTexts(h.url))).toEqual(sorted(acked()));
   });
 });
