@@ -1,8 +1,11 @@
 // The database process of the sql.js storage, seen from outside: it lives and dies with the
-// process that opened the storage, its death fails calls with a clear error rather than a hang,
-// and the folder it writes is the same one the in-process mode reads.
+// process that opened the storage; its death fails the calls in flight with a clear error rather
+// than a hang, and it is started again, or given up on with onFatal; and the folder it writes is
+// the same one the in-process mode reads.
 import initSqlJs from "sql.js";
 import { spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { GatewayError, type Change, type StoredMessage } from "chat-gateway";
@@ -94,6 +97,21 @@ describe("sql.js database process", () => {
     const again = await openStorage(dir);
     expect((await again.storage.readOutbox("alice", 0, 10)).map((e) => e.payload.id)).toEqual(["m1", "r0", "r1", "r2"]);
     await again.storage.close();
+  });
+
+  test("process - a database process that cannot be started again on its folder is given up on after 3 attempts", { timeout: 120_000 }, async () => {
+    const dir = await tempDir();
+    const fatal: Error[] = [];
+    const { storage, warnings } = await openStorage(dir, { onFatal: (error) => fatal.push(error) });
+    await storage.commit("alice", write("m1"));
+    // A damaged newest snapshot and no intact one: no start can load the folder any more.
+    await writeFile(join(dir, "snapshot-00000099.db"), "not a snapshot");
+    process.kill(await databaseOf(process.pid), "SIGKILL");
+    await untilHolds(() => fatal.length > 0, "onFatal");
+    expect(warnings.filter((w) => w.includes("starting it again"))).toHaveLength(3);
+    expect(fatal[0]!.message).toMatch(/^sql\.js storage: the database process could not be started again \(no intact snapshot in .*\) after 3 restarts within 60 s; not starting it again$/);
+    await expect(storage.getMessage("alice", "m1")).rejects.toMatchObject({ code: "internal", message: "the server's database stopped and could not be restarted; the server must be restarted" });
+    await storage.close();
   });
 
   test("process - without onFatal, a database process that cannot be kept running ends the process with exit code 1", { timeout: 120_000 }, async () => {
