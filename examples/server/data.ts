@@ -9,8 +9,11 @@ import { memoryStorage } from "chat-gateway/storage/memory";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import type { ServerConfig } from "./config.js";
 
-/** The configured storage, not opened, and how the start line names it. */
-export async function pickStorage(config: ServerConfig, logger: Logger): Promise<{ storage: Storage; label: string }> {
+/**
+ * The configured storage, not opened, and how the start line names it. `onFatal` learns that the
+ * sql.js database process could not be brought back (without it, that ends the process).
+ */
+export async function pickStorage(config: ServerConfig, logger: Logger, onFatal?: (error: Error) => void): Promise<{ storage: Storage; label: string }> {
   if (config.databaseUrl) {
     // Imported only in this mode, so the optional pg peer is not needed otherwise.
     const { postgresStorage } = await import("chat-gateway/storage/postgres");
@@ -19,7 +22,7 @@ export async function pickStorage(config: ServerConfig, logger: Logger): Promise
   if (config.memory) return { storage: memoryStorage(), label: "memory" };
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const dir = join(config.dataDir, "db");
-  return { storage: sqlJsStorage({ dir, logger }), label: dir };
+  return { storage: sqlJsStorage({ dir, logger, onFatal }), label: dir };
 }
 
 /** The configured media store: files in <data-dir>/media, or memory with --memory. */

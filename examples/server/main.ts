@@ -33,17 +33,22 @@ async function main(argv: string[]): Promise<number> {
     throw error;
   }
   const server = await startServer(config);
-  await new Promise<void>((resolve) => {
+  const code = await new Promise<number>((resolve) => {
     const stop = () => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
-      resolve();
+      resolve(0);
     };
     process.on("SIGINT", stop);
     process.on("SIGTERM", stop);
+    // Failing closed: a server whose storage is gone for good must not stay up answering errors.
+    void server.failed.then((error) => {
+      console.error(`${error.message}; stopping the server`);
+      resolve(1);
+    });
   });
   await server.close();
-  return 0;
+  return code;
 }
 
 main(process.argv.slice(2)).then(

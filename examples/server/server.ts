@@ -17,6 +17,12 @@ export interface RunningServer {
   port: number;
   /** Stop accepting, end running turns, flush storage, close sockets with 1001. */
   close(): Promise<void>;
+  /**
+   * Resolves should the storage be down for good (the sql.js database process died and could not
+   * be restarted, docs/PROTOCOL.md §10.2): close the server and exit non-zero, for the process
+   * manager to start it afresh.
+   */
+  failed: Promise<Error>;
 }
 
 /** The agent, and how the start line names it: which runtime, which model, at which URL. */
@@ -72,7 +78,9 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   // One logger for the gateway and every adapter, so their warnings land in one place.
   const logger = consoleLogger("[chat-gateway]");
   const shared = await sharedState(config, log, logger);
-  const { storage, label } = await pickStorage(config, logger);
+  let fail!: (error: Error) => void;
+  const failed = new Promise<Error>((resolve) => (fail = resolve));
+  const { storage, label } = await pickStorage(config, logger, fail);
   const storagePath = `${label}${shared ? ", redis" : ""}`;
   const protection = createLoginProtection({
     usersFile: config.usersFile,
@@ -132,6 +140,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   return {
     url,
     port,
+    failed,
     close() {
       closing ??= (async () => {
         server.close();

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -76,4 +76,33 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The processes `pid` started, from /proc. */
+export function childrenOf(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+    readFileSync(`/proc/${pid}/task/${task}/children`, "utf8")
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number),
+  );
+}
+
+/** The database processes `pid` started, running or not: their entry is the storage's engine bundle. */
+export function databasesOf(pid: number): number[] {
+  return childrenOf(pid).filter((child) => {
+    try {
+      return readFileSync(`/proc/${child}/cmdline`, "utf8").includes("sqljs-engine");
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The one running database process `pid` started, other than those `killed`; waits for it to be started. */
+export async function databaseOf(pid: number, killed: number[] = []): Promise<number> {
+  let found: number[] = [];
+  await until(() => (found = databasesOf(pid).filter((p) => alive(p) && !killed.includes(p))).length === 1, "a database process", 30_000);
+  return found[0]!;
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { DataDirLockedError, sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { files, openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
+import { files, openStorage, removeTempDirs, tempDir, until, write } from "./sqljs-helpers.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const fixture = join(root, "test/fixtures/sqljs-lock-holder.ts");
@@ -84,6 +84,26 @@ describe("sql.js lock", () => {
     const { storage } = await openStorage(dir);
     expect((await storage.commit("alice", write("m0"))).seqs).toEqual([1]);
     await storage.close();
+  });
+
+  test("lock - a holder that died but is not reaped yet (a zombie) does not hold the folder", { timeout: 30_000 }, async () => {
+    const dir = await tempDir();
+    // `exec sleep` becomes the holder's parent and never waits for it: once killed, it stays a zombie.
+    const parent = spawn("sh", ["-c", `"${process.execPath}" --import tsx "${fixture}" "${dir}" hold & exec sleep 600`], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+    await new Promise<void>((resolve) => parent.stdout.on("data", (chunk) => String(chunk).includes("ready") && resolve()));
+    const holder = JSON.parse(await readFile(join(dir, "LOCK"), "utf8")).pid as number;
+    expect(holder).not.toBe(parent.pid);
+    process.kill(holder, "SIGKILL");
+    const state = async () => (await readFile(`/proc/${holder}/stat`, "utf8")).split(") ")[1]?.[0];
+    await until(async () => (await state()) === "Z", "the holder to become a zombie");
+
+    const { storage } = await openStorage(dir);
+    expect(JSON.parse(await readFile(join(dir, "LOCK"), "utf8")).pid).toBe(process.pid);
+    expect((await storage.commit("alice", write("m0"))).seqs).toEqual([1]);
+    // Still a zombie: it was its state, not its absence, that freed the folder.
+    expect(await state()).toBe("Z");
+    await storage.close();
+    parent.kill("SIGKILL");
   });
 
   test("lock - a lock left by an earlier process with this process's pid (a restarted container) is taken over", async () => {

@@ -1,40 +1,20 @@
 // The database process of the sql.js storage, seen from outside: it lives and dies with the
-// process that opened the storage, its death fails calls with a clear error rather than a hang,
-// and the folder it writes is the same one the in-process mode reads.
+// process that opened the storage; its death fails the calls in flight with a clear error rather
+// than a hang, and it is started again, or given up on with onFatal; and the folder it writes is
+// the same one the in-process mode reads.
 import initSqlJs from "sql.js";
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
-import type { Change, StoredMessage } from "chat-gateway";
+import { GatewayError, type Change, type StoredMessage } from "chat-gateway";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { alive, message, openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
+import { alive, databaseOf, databasesOf, message, openStorage, removeTempDirs, tempDir, until as untilHolds, write } from "./sqljs-helpers.js";
 
 afterEach(removeTempDirs);
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-
-/** The processes `pid` started, from /proc. */
-function childrenOf(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, "utf8")
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number),
-  );
-}
-
-/** The database processes `pid` started: their entry is the storage's engine bundle. */
-function databasesOf(pid: number): number[] {
-  return childrenOf(pid).filter((child) => {
-    try {
-      return readFileSync(`/proc/${child}/cmdline`, "utf8").includes("sqljs-engine");
-    } catch {
-      return false;
-    }
-  });
-}
 
 async function until(condition: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -60,22 +40,96 @@ describe("sql.js database process", () => {
     await storage.close();
   });
 
-  test("process - a database process that dies fails every call with the reason, close still releases the folder, nothing acknowledged is lost", { timeout: 60_000 }, async () => {
+  test("process - a killed database process is started again on the same folder: calls in flight fail clearly, later calls succeed, nothing acknowledged is lost", { timeout: 60_000 }, async () => {
     const dir = await tempDir();
-    const { storage } = await openStorage(dir);
-    await storage.commit("alice", write("m1"));
-    const database = databasesOf(process.pid).find(alive);
-    expect(database).toBeDefined();
-    process.kill(database!, "SIGKILL");
-    await until(() => !alive(database!), 10_000);
-    await expect(storage.commit("alice", write("m2"))).rejects.toThrow(/the database process stopped \(SIGKILL\)/);
-    await expect(storage.getMessage("alice", "m1")).rejects.toThrow(/the database process stopped/);
+    const { storage, warnings } = await openStorage(dir);
+    for (let i = 1; i <= 20; i++) await storage.commit("alice", write(`m${i}`));
+    const first = await databaseOf(process.pid, []);
+    // Issued, then the process killed before it could answer any of them.
+    const inFlight = [storage.commit("alice", write("lost-1")), storage.getMessage("alice", "m1"), storage.commit("alice", write("lost-2"))];
+    process.kill(first, "SIGKILL");
+    for (const result of await Promise.allSettled(inFlight)) {
+      expect(result.status).toBe("rejected");
+      const error = (result as PromiseRejectedResult).reason as GatewayError;
+      expect(error).toBeInstanceOf(GatewayError);
+      expect(error.code).toBe("internal");
+      expect(error.message).toBe("the server's database stopped while this request was in flight, so it may not have been done; send it again");
+    }
+    // Later calls wait for the new process, which holds every acknowledged write.
+    expect((await storage.commit("alice", write("m21"))).seqs).toEqual([21]);
+    expect((await storage.getMessage("alice", "m20"))?.text).toBe(message("m20").text);
+    expect((await storage.readOutbox("alice", 0, 100)).map((e) => e.payload.id)).toEqual(Array.from({ length: 21 }, (_, i) => `m${i + 1}`));
+    const second = await databaseOf(process.pid, [first]);
+    expect(second).not.toBe(first);
+    expect(warnings).toContain("sql.js storage: the database process stopped (SIGKILL); starting it again on the same folder (restart 1 of at most 3 within 60 s)");
     await storage.close();
+    expect(alive(second)).toBe(false);
 
     const again = await openStorage(dir);
-    expect((await again.storage.getMessage("alice", "m1"))?.text).toBe(message("m1").text);
-    expect(await again.storage.getMessage("alice", "m2")).toBeUndefined();
+    expect((await again.storage.outboxBounds("alice")).last).toBe(21);
     await again.storage.close();
+  });
+
+  test("process - a database process that keeps dying is given up on: onFatal is called once, every call fails, close still releases the folder", { timeout: 120_000 }, async () => {
+    const dir = await tempDir();
+    const fatal: Error[] = [];
+    const { storage, warnings } = await openStorage(dir, { onFatal: (error) => fatal.push(error) });
+    await storage.commit("alice", write("m1"));
+    const killed: number[] = [];
+    // The first death and 3 restarts within a minute: the fourth death is one too many.
+    for (let round = 0; round < 4; round++) {
+      const pid = await databaseOf(process.pid, killed);
+      killed.push(pid);
+      process.kill(pid, "SIGKILL");
+      if (round === 3) break;
+      await untilHolds(() => warnings.filter((w) => w.includes("starting it again")).length > round, "a restart");
+      await storage.commit("alice", write(`r${round}`));
+    }
+    await untilHolds(() => fatal.length > 0, "onFatal");
+    expect(fatal.map((e) => e.message)).toEqual(["sql.js storage: the database process stopped (SIGKILL) after 3 restarts within 60 s; not starting it again"]);
+    const refused = await storage.getMessage("alice", "m1").catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(GatewayError);
+    expect(refused).toMatchObject({ code: "internal", message: "the server's database stopped and could not be restarted; the server must be restarted" });
+    expect(databasesOf(process.pid).filter(alive)).toEqual([]);
+    await storage.close();
+    expect(fatal).toHaveLength(1);
+
+    const again = await openStorage(dir);
+    expect((await again.storage.readOutbox("alice", 0, 10)).map((e) => e.payload.id)).toEqual(["m1", "r0", "r1", "r2"]);
+    await again.storage.close();
+  });
+
+  test("process - a database process that cannot be started again on its folder is given up on after 3 attempts", { timeout: 120_000 }, async () => {
+    const dir = await tempDir();
+    const fatal: Error[] = [];
+    const { storage, warnings } = await openStorage(dir, { onFatal: (error) => fatal.push(error) });
+    await storage.commit("alice", write("m1"));
+    // A damaged newest snapshot and no intact one: no start can load the folder any more.
+    await writeFile(join(dir, "snapshot-00000099.db"), "not a snapshot");
+    process.kill(await databaseOf(process.pid), "SIGKILL");
+    await untilHolds(() => fatal.length > 0, "onFatal");
+    expect(warnings.filter((w) => w.includes("starting it again"))).toHaveLength(3);
+    expect(fatal[0]!.message).toMatch(/^sql\.js storage: the database process could not be started again \(no intact snapshot in .*\) after 3 restarts within 60 s; not starting it again$/);
+    await expect(storage.getMessage("alice", "m1")).rejects.toMatchObject({ code: "internal", message: "the server's database stopped and could not be restarted; the server must be restarted" });
+    await storage.close();
+  });
+
+  test("process - without onFatal, a database process that cannot be kept running ends the process with exit code 1", { timeout: 120_000 }, async () => {
+    const dir = await tempDir();
+    const holder = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-lock-holder.ts", dir, "hold"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    holder.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const exited = new Promise<number | null>((resolve) => holder.once("exit", (code) => resolve(code)));
+    await new Promise<void>((resolve) => holder.stdout.on("data", (chunk) => String(chunk).includes("ready") && resolve()));
+    const killed: number[] = [];
+    for (let round = 1; round <= 4; round++) {
+      const pid = await databaseOf(holder.pid!, killed);
+      killed.push(pid);
+      process.kill(pid, "SIGKILL");
+      if (round < 4) await untilHolds(() => stderr.includes(`(restart ${round} of at most 3 within 60 s)`), `restart ${round}`);
+    }
+    expect(await exited).toBe(1);
+    expect(stderr).toMatch(/Error: sql\.js storage: the database process .* after 3 restarts within 60 s; not starting it again/);
   });
 
   test("process - calls made together cross to the database process together, and one that cannot be copied there fails alone", { timeout: 60_000 }, async () => {

@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { GatewayError } from "chat-gateway";
 import { ChannelBatch } from "./channel-batch.js";
 import { fromWire, type EngineCall, type EngineLink, type FromEngine, type ToEngine } from "./engine-calls.js";
 import type { EngineSettings } from "./engine.js";
@@ -28,21 +29,36 @@ interface Pending {
 }
 
 /**
+ * What a call in flight when the database process died rejects with: it may or may not have been
+ * done (a write journaled just before the death is kept), and the client may send it again
+ * (docs/PROTOCOL.md §8.1). The technical reason is the cause, for the log.
+ */
+function stoppedInFlight(reason: Error): GatewayError {
+  return new GatewayError("internal", "the server's database stopped while this request was in flight, so it may not have been done; send it again", { cause: reason });
+}
+
+/**
  * The storage's side of the database process: requests out, replies in, matched by id. The
  * channel keeps the serving process alive only while a reply is awaited, so a storage nobody
- * closed does not hold the process open. Should the database process die, every pending and later
- * call fails with the reason; what was acknowledged is on disk.
+ * closed does not hold the process open. Should the database process die (or its channel break,
+ * whereupon it is killed), every pending and later call fails with {@link stoppedInFlight}, and
+ * `onStop` is told at once, with a promise of how the process ended that resolves once it is gone
+ * for certain; what was acknowledged is on disk.
  */
 class ProcessLink implements EngineLink {
   readonly #child: ChildProcess;
   readonly #pending = new Map<number, Pending>();
-  readonly #exited: Promise<void>;
+  /** Resolves once the process is gone, with how it ended. */
+  readonly #exited: Promise<string>;
   /** Requests leave once per tick, as one message (see {@link ChannelBatch}). */
   readonly #out: ChannelBatch<ToEngine>;
   #next = 0;
+  /** What the calls fail with once the process is gone. */
   #gone: Error | undefined;
+  /** close() has begun: the channel closing and the process exiting are expected. */
+  #closing = false;
 
-  constructor(file: string, warn: (message: string) => void) {
+  constructor(file: string, warn: (message: string) => void, onStop: (gone: Promise<string>) => void) {
     // No inherited execArgv: the parent's flags (a loader, an inspector port) are not this process's.
     this.#child = fork(file, [], { execArgv: [], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
     this.#out = new ChannelBatch((messages, done) => this.#child.send(messages, done));
@@ -59,21 +75,36 @@ class ProcessLink implements EngineLink {
       }
       this.#idle();
     });
-    this.#exited = new Promise((resolve) => {
-      this.#child.once("exit", (code, signal) => {
-        this.#gone = new Error(`sql.js storage: the database process stopped (${signal ?? `exit code ${code}`})`);
-        for (const p of this.#pending.values()) p.reject(this.#gone);
-        this.#pending.clear();
-        resolve();
-      });
-      // A process that could not be started never exits: close() must not wait for it.
-      this.#child.once("error", (error) => {
-        this.#gone ??= error;
-        for (const p of this.#pending.values()) p.reject(error);
-        this.#pending.clear();
-        if (this.#child.pid === undefined) resolve();
-      });
+    let exited!: (why: string) => void;
+    this.#exited = new Promise((resolve) => (exited = resolve));
+    const lost = (why: string) => {
+      const first = this.#gone === undefined;
+      this.#lost(new Error(`sql.js storage: the database process stopped (${why})`));
+      if (first && !this.#closing) onStop(this.#exited);
+    };
+    // A channel that breaks under a live process leaves it unreachable: it is stopped for good.
+    this.#child.once("disconnect", () => {
+      if (this.#closing) return;
+      lost("its channel closed");
+      this.#child.kill("SIGKILL");
     });
+    this.#child.once("exit", (code, signal) => {
+      lost(signal ?? `exit code ${code}`);
+      exited(signal ?? `exit code ${code}`);
+    });
+    this.#child.once("error", (error) => {
+      lost(error.message);
+      // A process that could not be started never exits: close() must not wait for it.
+      if (this.#child.pid === undefined) exited(error.message);
+      else this.#child.kill("SIGKILL");
+    });
+  }
+
+  /** Fails every call in flight, and every later one, with the reason the process is gone. */
+  #lost(reason: Error): void {
+    this.#gone ??= stoppedInFlight(reason);
+    for (const p of this.#pending.values()) p.reject(this.#gone);
+    this.#pending.clear();
   }
 
   /** Lets the serving process exit when nothing is awaited. */
@@ -93,7 +124,8 @@ class ProcessLink implements EngineLink {
       this.#pending.set(id, { resolve, reject });
       this.#out.push({ ...message, id } as ToEngine, (error) => {
         if (!this.#pending.delete(id)) return;
-        reject(this.#gone ?? error);
+        // A closed channel means a dead process, whose exit has not been seen yet.
+        reject(this.#gone ?? (this.#child.connected ? error : stoppedInFlight(error)));
         this.#idle();
       });
     });
@@ -104,6 +136,7 @@ class ProcessLink implements EngineLink {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     try {
       if (!this.#gone) await this.request({ t: "close" });
     } finally {
@@ -115,14 +148,23 @@ class ProcessLink implements EngineLink {
   }
 }
 
-/** Starts the database process and loads the folder in it; rejects with the reason it could not. */
-export async function startEngineProcess(settings: EngineSettings, warn: (message: string) => void): Promise<EngineLink> {
-  const link = new ProcessLink(await entry(), warn);
+/**
+ * Starts the database process and loads the folder in it; rejects with the reason it could not.
+ * Once started, `onStop` is called should the process die: at once, with a promise of how it
+ * ended that resolves once it is gone (see {@link ProcessLink}).
+ */
+export async function startEngineProcess(settings: EngineSettings, warn: (message: string) => void, onStop: (gone: Promise<string>) => void): Promise<EngineLink> {
+  let started = false;
+  let died: Promise<string> | undefined;
+  const link = new ProcessLink(await entry(), warn, (gone) => (started ? onStop(gone) : (died = gone)));
   try {
     await link.request({ t: "open", settings });
   } catch (error) {
     await link.close().catch(() => undefined);
+    // A process that died while loading: how, rather than "send it again".
+    if (died) throw new Error(`sql.js storage: the database process stopped while loading the folder (${await died})`);
     throw error;
   }
+  started = true;
   return link;
 }

@@ -15,6 +15,14 @@
  * write resolves once the database process has fsynced its journal record. The serving process
  * holds the folder's lock; the database process exits as soon as its parent is gone.
  *
+ * Should the database process die (out of memory, the kernel's OOM killer, a kill), the calls it
+ * had in flight fail with `internal` ("… stopped while this request was in flight …; send it
+ * again": a write among them may have been kept), and a new one is started on the same folder,
+ * which loads the snapshot and the journal, so holds every acknowledged write; calls made
+ * meanwhile wait for it. After 3 restarts within a minute, or 3 failed ones, the storage gives up:
+ * every call fails, and `onFatal` (by default: a throw that ends the process) tells the owner to
+ * exit, for the process manager to start the server afresh.
+ *
  * The database process does not export either: when a snapshot is due it only rotates the journal
  * to a new generation N and starts a short-lived snapshot process, which loads the newest snapshot
  * and the journals before N exactly as a start does, exports (1 to 2 s at a million messages,
@@ -80,6 +88,7 @@ import { defineStorage } from "chat-gateway";
 import type { JournalOp } from "./apply.js";
 import { dispatch, type EngineCall, type EngineLink } from "./engine-calls.js";
 import { startEngineProcess } from "./engine-process.js";
+import { SupervisedEngine } from "./engine-supervisor.js";
 import { Engine, type EngineSettings } from "./engine.js";
 import { makePrivateDir } from "./file-modes.js";
 import { acquireLock } from "./lock.js";
@@ -119,6 +128,7 @@ async function startEngineHere(settings: EngineSettings, options: SqlJsStorageOp
 
 class SqlJsStore implements StorageImplementation {
   readonly #options: SqlJsStorageOptions;
+  readonly #logger: Logger;
   readonly #warn: (message: string) => void;
   #state: "new" | "opening" | "open" | "closed" = "new";
   #link: EngineLink | undefined;
@@ -126,7 +136,19 @@ class SqlJsStore implements StorageImplementation {
 
   constructor(options: SqlJsStorageOptions, logger: Logger) {
     this.#options = options;
+    this.#logger = logger;
     this.#warn = (message) => logger.warn(message);
+  }
+
+  /** The database process is down for good: its owner decides, or the process ends (see {@link SqlJsStorageOptions.onFatal}). */
+  #fatal(error: Error): void {
+    this.#logger.error(`${error.message}: the storage is down`);
+    const { onFatal } = this.#options;
+    if (onFatal) onFatal(error);
+    else
+      setImmediate(() => {
+        throw error;
+      });
   }
 
   async open(): Promise<void> {
@@ -140,7 +162,13 @@ class SqlJsStore implements StorageImplementation {
     const settings: EngineSettings = { dir, snapshotRatio, snapshotMinBytes, snapshotMaxBytes, snapshotIntervalMs };
     try {
       const here = this.#options.inProcess || this.#options.sqlJs !== undefined;
-      this.#link = here ? await startEngineHere(settings, this.#options, this.#warn) : await startEngineProcess(settings, this.#warn);
+      this.#link = here
+        ? await startEngineHere(settings, this.#options, this.#warn)
+        : await SupervisedEngine.start(
+            (onStop) => startEngineProcess(settings, this.#warn, onStop),
+            this.#warn,
+            (error) => this.#fatal(error),
+          );
     } catch (error) {
       await this.#release();
       this.#state = "closed";

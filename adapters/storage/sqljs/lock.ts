@@ -64,21 +64,31 @@ async function readText(path: string): Promise<string | undefined> {
   }
 }
 
-/** Field 22 of /proc/<pid>/stat; the command name before it may hold spaces and parentheses. */
-async function startTimeOf(pid: number): Promise<string | undefined> {
+/** The fields of /proc/<pid>/stat after the command name, which may hold spaces and parentheses. */
+async function statFields(pid: number): Promise<string[] | undefined> {
   const stat = await readText(`/proc/${pid}/stat`);
-  const fields = stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return fields?.[19];
+  return stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
-function isAlive(pid: number): boolean {
+/** Field 22 of /proc/<pid>/stat. */
+async function startTimeOf(pid: number): Promise<string | undefined> {
+  return (await statFields(pid))?.[19];
+}
+
+/**
+ * Whether `pid` is still running. A zombie (state Z, or X while it is being reaped) has exited and
+ * only waits for its parent to collect it, yet `kill(pid, 0)` still succeeds on it: a server that
+ * crashed and is restarted before its parent reaped it must not find its own corpse in the way.
+ */
+async function isAlive(pid: number): Promise<boolean> {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  const state = (await statFields(pid))?.[0];
+  return state !== "Z" && state !== "X";
 }
 
 async function readHolder(path: string): Promise<Holder | undefined> {
@@ -106,7 +116,7 @@ async function isStale(path: string, holder: Holder, me: Holder, warn: (message:
   // process that had our pid, which must be gone since the pid is ours now (a lock without an
   // instance was written by an earlier version, so never by this process).
   if (holder.pid === me.pid) return holder.instance !== me.instance;
-  if (!isAlive(holder.pid)) return true;
+  if (!(await isAlive(holder.pid))) return true;
   // Alive, but a process started at another time has taken over the recycled pid.
   const start = holder.start ? await startTimeOf(holder.pid) : undefined;
   return start !== undefined && start !== holder.start;
@@ -158,11 +168,11 @@ async function withTakeover(dir: string, tmp: string, fn: () => Promise<void>): 
 }
 
 /**
- * Makes this process the one owner of `dir`, taking over a lock whose process is dead: gone, on a
- * machine that has rebooted since, an earlier process with this process's pid, or (when written
- * from another PID namespace or under another host name on this machine, such as a container
- * before its restart or recreation) a holder that stopped touching the file for
- * {@link HEARTBEAT_STALE_MS}; open() then waits up to that long. A lock from another machine is
+ * Makes this process the one owner of `dir`, taking over a lock whose process is dead: gone (or a
+ * zombie its parent has not reaped yet), on a machine that has rebooted since, an earlier process
+ * with this process's pid, or (when written from another PID namespace or under another host name
+ * on this machine, such as a container before its restart or recreation) a holder that stopped
+ * touching the file for {@link HEARTBEAT_STALE_MS}; open() then waits up to that long. A lock from another machine is
  * always honoured. The lock is created by hard-linking a complete temporary file, so
  * nobody ever reads a half-written lock, and a stale lock is replaced under a takeover marker, so
  * two processes that both find it stale cannot both end up owning the folder.

@@ -37,6 +37,16 @@ export interface SqlJsStorageOptions {
   /** Also snapshot a non-empty journal this often, milliseconds; 0 turns it off. Default 10 minutes. */
   snapshotIntervalMs?: number;
   /**
+   * Called once the database process has died and could not be brought back: it is restarted on
+   * the same folder when it dies, up to 3 times a minute, and gave up after that, or when a
+   * restart failed 3 times. Every call of the storage then fails (`internal`), so the process
+   * should exit, non-zero, for its process manager (systemd, Docker) to start it afresh; close the
+   * gateway first to end its connections cleanly. Default: the error is logged and thrown where
+   * nobody catches it, which ends the process with exit code 1, as an `error` event nobody
+   * listens to does. Not called with {@link inProcess}, where the database dies with the process.
+   */
+  onFatal?: (error: Error) => void;
+  /**
    * Receives recoverable problems (a dropped journal tail, a skipped damaged snapshot) as warnings.
    * Default: the console, prefixed `chat-gateway/storage/sqljs:`.
    */
@@ -64,5 +74,6 @@ export function checkOptions(options: SqlJsStorageOptions): Logger {
   positive("snapshotRatio", options.snapshotRatio);
   positive("snapshotMaxBytes", options.snapshotMaxBytes);
   positive("snapshotIntervalMs", options.snapshotIntervalMs, true);
+  if (options.onFatal !== undefined && typeof options.onFatal !== "function") throw new TypeError("sqlJsStorage: onFatal must be a function");
   return resolveLogger("sqlJsStorage", "chat-gateway/storage/sqljs:", options.logger, { name: "options.onWarning", value: options.onWarning });
 }
