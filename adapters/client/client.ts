@@ -31,9 +31,19 @@ import { Requests } from "./requests.js";
 import { StreamTexts } from "./stream-texts.js";
 import { Replay } from "./sync.js";
 import { Transfers, type Download, type UploadOptions } from "./transfers.js";
+import { LiveTurns, type RunningTurn } from "./live-turns.js";
 
 /** What {@link GatewayClient.sendMessage} sends; `client_msg_id` is generated when absent. */
 export type SendInput = ClientPayloads["message.send"];
+
+/** Options of {@link GatewayClient.sendMessage}. */
+export interface SendOptions extends RequestOptions {
+  /**
+   * When the lane's turn is running (docs/PROTOCOL.md §14.4): wait in its queue (`queue`, the
+   * default), stop it and run next (`interrupt`), or hand the text to it (`steer`, when the agent can).
+   */
+  whenBusy?: "queue" | "interrupt" | "steer";
+}
 
 /**
  * A connection to a gateway that stays up: it says hello, syncs from its cursor, and after any
@@ -47,6 +57,7 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
   readonly #transfers: Transfers;
   readonly #streams = new StreamTexts();
   readonly #asks: OpenAsks;
+  readonly #live = new LiveTurns();
 
   /** Use {@link createGatewayClient}. */
   constructor(options: GatewayClientOptions) {
@@ -59,6 +70,13 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     this.#asks = new OpenAsks(
       options.openAsksStore ?? (hasLocalStorage() ? localStorageOpenAsksStore(`chat-gateway:asks:${options.url}:${deviceId}`) : memoryOpenAsksStore()),
     );
+    // A new connection is sent the running turns and queues afresh (docs/PROTOCOL.md §14.3).
+    this.on("state", (state) => {
+      if (state !== "syncing") return;
+      this.#live.clear();
+      this.emit("turns", []);
+      this.emit("queues", []);
+    });
     this.on("reset", () => {
       if (this.#asks.dropExpired(Date.now()).length > 0) this.emit("asks", this.#asks.list());
     });
@@ -157,8 +175,8 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
    * send cut off by a dropped connection is retried with it until the timeout, so the message is
    * stored once (the gateway recognises the retry).
    */
-  async sendMessage(input: SendInput, options: RequestOptions = {}): Promise<MessagePayload> {
-    const payload = { ...input, client_msg_id: input.client_msg_id ?? randomId("cm") };
+  async sendMessage(input: SendInput, options: SendOptions = {}): Promise<MessagePayload> {
+    const payload = { ...input, client_msg_id: input.client_msg_id ?? randomId("cm"), ...(options.whenBusy ? { when_busy: options.whenBusy } : {}) };
     const deadline = Date.now() + (options.timeoutMs ?? this.#requests.defaultTimeoutMs);
     for (;;) {
       try {
@@ -173,6 +191,33 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
   async registerPush(target: ClientPayloads["fcm.register"], options: RequestOptions = {}): Promise<void> {
     await this.#connection.waitReady(options.timeoutMs ?? this.#requests.defaultTimeoutMs);
     this.#connection.socket?.send(JSON.stringify({ type: "fcm.register", payload: target }));
+  }
+
+  /**
+   * The answers running now (docs/PROTOCOL.md §14.3), of one lane when given: text so far and
+   * running tools, as every device sees them, also on a device that connected mid-turn. The
+   * `turns` event says when it changed.
+   */
+  runningTurns(lane?: LaneRef): RunningTurn[] {
+    return this.#live.turns(lane);
+  }
+
+  /**
+   * A lane's waiting messages in the order they will run (docs/PROTOCOL.md §14.4), as every device
+   * sees them; empty when none wait. The `queues` event says when a queue changed. Cancel one with
+   * `request("message.delete", …)`; send with `whenBusy: "interrupt"` to run one next.
+   */
+  laneQueue(lane: LaneRef): string[] {
+    return this.#live.queue(lane);
+  }
+
+  /**
+   * Stop the lane's running turn wherever it runs (`turn.stop`, docs/PROTOCOL.md §14.4), storing
+   * nothing; resolves with the id of the stopped answer, or `null` when nothing was running.
+   */
+  async stop(lane: LaneRef, options: RequestOptions = {}): Promise<string | null> {
+    const stopped = await this.request("turn.stop", { chat_id: lane.chat_id, thread_id: lane.thread_id ?? null }, options);
+    return stopped.message_id;
   }
 
   /**
@@ -261,8 +306,11 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     }
     this.emit("frame", frame);
     const asksChanged = this.#trackAsk(frame);
+    const live = this.#live.apply(frame);
     (this.emit as (event: string, ...args: unknown[]) => boolean)(frame.type, frame.payload ?? {}, frame);
     if (asksChanged) this.emit("asks", this.#asks.list());
+    if (live.turns) this.emit("turns", this.#live.turns());
+    if (live.queues) this.emit("queues", this.#live.queues());
   }
 
   /** Opens or closes an ask for a picker frame or `picker.resolved`; true when the open asks changed. */

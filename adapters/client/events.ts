@@ -3,6 +3,7 @@
  * @module
  */
 import type { MessageUpdatePayload, OpenAsk, ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
+import type { LaneQueue, RunningTurn } from "./live-turns.js";
 
 /**
  * Where the connection is:
@@ -52,6 +53,10 @@ export type GatewayClientEvents = {
    * list, oldest first, as {@link GatewayClient.openAsks} returns it.
    */
   asks: (open: OpenAsk[]) => void;
+  /** The running answers changed (docs/PROTOCOL.md §14.3): `running` is {@link GatewayClient.runningTurns}. */
+  turns: (running: RunningTurn[]) => void;
+  /** A lane's queue changed (docs/PROTOCOL.md §14.4): `queues` lists every lane with waiting messages. */
+  queues: (queues: LaneQueue[]) => void;
   /** The credential was refused (close 4401, HTTP 401, or `checkAuth` said so); the client stopped. */
   unauthorized: (reason: string) => void;
 };

@@ -14,7 +14,8 @@
  * @module
  */
 export { createGatewayClient, GatewayClient } from "./client.js";
-export type { SendInput } from "./client.js";
+export type { SendInput, SendOptions } from "./client.js";
+export type { RunningTurn, RunningTool, LaneQueue } from "./live-turns.js";
 export { HistoryPager } from "./history-pager.js";
 export type { HistoryRequester, LaneQuery } from "./history-pager.js";
 export { approveCommand, denyCommand, answerCommand, modelCommand } from "./slash-answers.js";

@@ -24,6 +24,7 @@ export interface ResponseTypes {
   sync: "sync.done";
   "picker.select": "picker.resolved";
   "commands.complete": "commands.complete";
+  "turn.stop": "turn.stopped";
 }
 
 /** A client frame that has a response. */
