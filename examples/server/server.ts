@@ -82,17 +82,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const failed = new Promise<Error>((resolve) => (fail = resolve));
   const { storage, label } = await pickStorage(config, logger, fail);
   const storagePath = `${label}${shared ? ", redis" : ""}`;
-  const protection = createLoginProtection({
-    usersFile: config.usersFile,
-    // On a network address login turning off at runtime would open the server to everyone.
-    loginStaysOn: !isLoopbackName(bracketed(config.host)),
-    service: config.service,
-    allowedHosts: config.allowedHosts,
-    allowedOrigins: config.allowedOrigins,
-    trustProxy: config.trustProxy,
-    logger,
-    ...(shared ? { sessions: shared.sessions, lockoutStore: shared.lockoutStore } : {}),
-  });
+  const protection = loginProtection(config, logger, shared);
   const openReason = await refuseOpenExposure(config, protection).catch(async (error: unknown) => {
     await protection.close();
     await shared?.close();
@@ -153,6 +143,21 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
       return closing;
     },
   };
+}
+
+/** Login protection for the server's users file, its sessions and lockouts shared through Redis when there is one. */
+function loginProtection(config: ServerConfig, logger: Logger, shared: { sessions: SessionStore; lockoutStore: LockoutStore } | undefined) {
+  return createLoginProtection({
+    usersFile: config.usersFile,
+    // On a network address login turning off at runtime would open the server to everyone.
+    loginStaysOn: !isLoopbackName(bracketed(config.host)),
+    service: config.service,
+    allowedHosts: config.allowedHosts,
+    allowedOrigins: config.allowedOrigins,
+    trustProxy: config.trustProxy,
+    logger,
+    ...(shared ? { sessions: shared.sessions, lockoutStore: shared.lockoutStore } : {}),
+  });
 }
 
 function openWarning(config: ServerConfig, url: string): string {

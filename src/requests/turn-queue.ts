@@ -42,6 +42,15 @@ function targetsOf(lanes: LaneScheduler): Set<MessageId> {
   return set;
 }
 
+/** The queue last sent for each lane by this gateway (ids joined), so an unchanged one is not sent again. */
+const lastPublished = new WeakMap<LaneScheduler, Map<string, string>>();
+
+function publishedOf(lanes: LaneScheduler): Map<string, string> {
+  let map = lastPublished.get(lanes);
+  if (!map) lastPublished.set(lanes, (map = new Map()));
+  return map;
+}
+
 /** Whether the storage keeps the queue, so user messages are stored `waiting`. */
 export function keepsQueue(hub: Pick<QueueServices, "storage">): boolean {
   return hub.storage.capabilities.waitingTurns;
@@ -126,7 +135,14 @@ export function queueFrame(lane: Lane, waiting: StoredMessage[]): ServerFrame {
 export async function publishQueue(hub: QueueServices, owner: Owner, lane: Lane, running: readonly MessageId[] = []): Promise<void> {
   if (!keepsQueue(hub)) return;
   try {
-    const waiting = (await waitingByLane(hub, owner, lane, running)).get(laneKey(owner, lane)) ?? [];
+    const key = laneKey(owner, lane);
+    const waiting = (await waitingByLane(hub, owner, lane, running)).get(key) ?? [];
+    // Only a change is news: a message that runs at once leaves the (empty) list as it was.
+    const ids = waiting.map((m) => m.message_id).join(",");
+    const published = publishedOf(hub.lanes);
+    if ((published.get(key) ?? "") === ids) return;
+    if (ids === "") published.delete(key);
+    else published.set(key, ids);
     hub.live(owner, queueFrame(lane, waiting));
   } catch (error) {
     hub.log.warn("reading the lane's queue failed", error);

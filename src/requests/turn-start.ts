@@ -53,6 +53,9 @@ export async function startTurn(hub: StartServices, owner: Owner, lane: Lane, me
     if (keepsQueue(hub)) await hub.store(owner, { messages: [{ ...message, waiting: true }] }, []);
   }
   if (message.interrupt) await stopTurn(hub, owner, lane);
+  // It waits behind a turn of this process, or perhaps of another: the lane's queue grew. (In an
+  // idle lane of a single process it runs at once, and the queue did not change.)
+  const behind = hub.lanes.running(owner, lane) !== undefined || hub.options.laneLock !== undefined;
   enqueueWaiting(hub, owner, lane, message, answer);
-  void publishQueue(hub, owner, lane);
+  if (behind) void publishQueue(hub, owner, lane);
 }
