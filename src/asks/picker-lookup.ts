@@ -54,7 +54,8 @@ export async function scanOutbox(hub: { storage: Storage }, owner: Owner, after:
   while (read < SCAN_MAX) {
     const entries = await hub.storage.readOutbox(owner, after, PAGE);
     for (const entry of entries) if (visit(entry)) return;
-    if (entries.length < PAGE) return;
+    // A page ends early at the storage's byte bound, so only an empty one is the end.
+    if (entries.length === 0) return;
     read += entries.length;
     after = entries[entries.length - 1]!.seq;
   }

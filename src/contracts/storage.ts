@@ -68,6 +68,11 @@ export interface StorageImplementation {
    * `ts` page without gaps or repeats. `thread_id: null` is the channel's flat lane, which does not
    * include its threads. Resolves `undefined` when `before` is not a message of that lane (the
    * gateway answers `not_found`).
+   *
+   * **Byte bound.** Walking from the newest, the page ends early once the messages read hold
+   * `LIMITS.storagePageBytes` (1 MiB of their JSON) or more, with `has_more: true`; it always
+   * holds at least one message. However long the messages, one call then costs at most that bound
+   * plus one message (1 MiB at most, docs/PROTOCOL.md §8.3), never `limit` times it.
    */
   history(owner: Owner, query: HistoryQuery): Promise<HistoryPage | undefined>;
   /**
@@ -78,6 +83,11 @@ export interface StorageImplementation {
   /**
    * Stored outbox frames with `seq > after`, in seq order, at most `limit`; redacted frames are
    * skipped (docs/PROTOCOL.md §5).
+   *
+   * **Byte bound.** The page ends early once the frames read hold `LIMITS.storagePageBytes` (1 MiB
+   * of their payloads' JSON) or more; it holds at least one frame when any is left. A page shorter
+   * than `limit` is therefore no sign of the end: callers page on from its last `seq` until a page
+   * comes back empty.
    */
   readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]>;
   /** The owner's outbox bounds (see {@link OutboxBounds}); `{ first: 1, last: 0 }` for an unknown owner. */

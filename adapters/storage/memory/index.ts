@@ -31,7 +31,7 @@ import type {
   Storage,
   StoredMessage,
 } from "chat-gateway";
-import { adoptionRefusedError, channelRedactionKey, checkAdoption, defineStorage, NOTHING_ADOPTED, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
+import { adoptionRefusedError, channelRedactionKey, checkAdoption, defineStorage, LIMITS, NOTHING_ADOPTED, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -212,7 +212,9 @@ function messageReads(peek: Peek): Pick<Storage, "getChannel" | "listChannels" |
       } else {
         end = lane.length;
       }
-      const start = Math.max(0, end - query.limit);
+      // Newest first until the page holds the contract's byte bound (LIMITS.storagePageBytes).
+      let start = end;
+      for (let bytes = 0; start > Math.max(0, end - query.limit) && bytes < LIMITS.storagePageBytes; ) bytes += JSON.stringify(lane[--start]).length;
       return { messages: structuredClone(lane.slice(start, end)), has_more: start > 0 };
     },
 
@@ -230,9 +232,12 @@ function outboxMethods(peek: Peek): Pick<Storage, "readOutbox" | "outboxBounds" 
     async readOutbox(owner, after, limit) {
       const outbox = peek(owner)?.outbox ?? [];
       const out: OutboxEntry[] = [];
-      for (let i = firstAfter(outbox, after); i < outbox.length && out.length < limit; i++) {
+      let bytes = 0;
+      for (let i = firstAfter(outbox, after); i < outbox.length && out.length < limit && bytes < LIMITS.storagePageBytes; i++) {
         const { redacted, ...entry } = outbox[i];
-        if (!redacted) out.push(structuredClone(entry));
+        if (redacted) continue;
+        out.push(structuredClone(entry));
+        bytes += JSON.stringify(entry.payload).length;
       }
       return out;
     },

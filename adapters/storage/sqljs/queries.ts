@@ -11,11 +11,17 @@ import type {
   Seq,
   StoredMessage,
 } from "chat-gateway";
+import { LIMITS } from "chat-gateway";
 import { lastSeq } from "./seq.js";
 import type { Sql } from "./sql.js";
 
 function message(text: unknown, data: unknown): StoredMessage {
   return { ...(JSON.parse(data as string) as Omit<StoredMessage, "text">), text: text as string };
+}
+
+/** A message row's size as a page counts it: its text and its JSON record. */
+function messageBytes(row: unknown[]): number {
+  return (row[0] as string).length + (row[1] as string).length;
 }
 
 /** The read side of the schema; every result is freshly parsed, so callers own it. */
@@ -44,10 +50,13 @@ export const queries = {
     return row && message(row[0], row[1]);
   },
 
-  /** One row more than asked tells whether older messages exist. */
+  /**
+   * One row more than asked tells whether older messages exist. The page ends early, newest kept,
+   * once it holds `LIMITS.storagePageBytes` (the Storage contract's bound).
+   */
   history(sql: Sql, owner: Owner, q: HistoryQuery): HistoryPage | undefined {
     const threadKey = q.thread_id ?? "";
-    let rows: unknown[][];
+    let page: { rows: unknown[][]; more: boolean };
     if (q.before !== undefined) {
       const at = sql.get("SELECT ts FROM messages WHERE owner = ? AND message_id = ? AND chat_id = ? AND thread_key = ?", [
         owner,
@@ -56,21 +65,23 @@ export const queries = {
         threadKey,
       ]);
       if (!at) return undefined;
-      rows = sql.all(
+      page = sql.allWithin(
         `SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = ? AND (ts, message_id) < (?, ?)
          ORDER BY ts DESC, message_id DESC LIMIT ?`,
         [owner, q.chat_id, threadKey, at[0], q.before, q.limit + 1],
+        LIMITS.storagePageBytes,
+        messageBytes,
       );
     } else {
-      rows = sql.all("SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = ? ORDER BY ts DESC, message_id DESC LIMIT ?", [
-        owner,
-        q.chat_id,
-        threadKey,
-        q.limit + 1,
-      ]);
+      page = sql.allWithin(
+        "SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = ? ORDER BY ts DESC, message_id DESC LIMIT ?",
+        [owner, q.chat_id, threadKey, q.limit + 1],
+        LIMITS.storagePageBytes,
+        messageBytes,
+      );
     }
-    const has_more = rows.length > q.limit;
-    const messages = rows.slice(0, q.limit).reverse().map((r) => message(r[0], r[1]));
+    const has_more = page.more || page.rows.length > q.limit;
+    const messages = page.rows.slice(0, q.limit).reverse().map((r) => message(r[0], r[1]));
     return { messages, has_more };
   },
 
@@ -80,10 +91,15 @@ export const queries = {
       .map((r) => ({ owner: r[0] as string, message: message(r[1], r[2]) }));
   },
 
+  /** Ends early once the frames read hold `LIMITS.storagePageBytes` (the Storage contract's bound). */
   readOutbox(sql: Sql, owner: Owner, after: Seq, limit: number): OutboxEntry[] {
-    return sql
-      .all("SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND type <> '' ORDER BY seq LIMIT ?", [owner, after, Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : -1])
-      .map((r) => ({ type: r[2] as string, payload: JSON.parse(r[3] as string) as Record<string, unknown>, seq: r[0] as number, ts: r[1] as number }));
+    const { rows } = sql.allWithin(
+      "SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND type <> '' ORDER BY seq LIMIT ?",
+      [owner, after, Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : -1],
+      LIMITS.storagePageBytes,
+      (r) => (r[3] as string).length,
+    );
+    return rows.map((r) => ({ type: r[2] as string, payload: JSON.parse(r[3] as string) as Record<string, unknown>, seq: r[0] as number, ts: r[1] as number }));
   },
 
   outboxBounds(sql: Sql, owner: Owner): OutboxBounds {
