@@ -88,8 +88,14 @@ export interface StorageImplementation {
    * of their payloads' JSON) or more; it holds at least one frame when any is left. A page shorter
    * than `limit` is therefore no sign of the end: callers page on from its last `seq` until a page
    * comes back empty.
+   *
+   * **`types`.** When given, only frames of these types are read, counted and returned: the
+   * gateway finds an ask's frames this way (a `picker.select`), without reading every other
+   * frame's payload. Let the database skip the others (a filter on the type column); a storage that
+   * ignores `types` is still correct, as the gateway filters again, but a lookup then reads every
+   * frame after the ask's position.
    */
-  readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]>;
+  readOutbox(owner: Owner, after: Seq, limit: number, types?: readonly string[]): Promise<OutboxEntry[]>;
   /** The owner's outbox bounds (see {@link OutboxBounds}); `{ first: 1, last: 0 }` for an unknown owner. */
   outboxBounds(owner: Owner): Promise<OutboxBounds>;
   /** Every device of the owner, in any order. */

@@ -229,13 +229,13 @@ function messageReads(peek: Peek): Pick<Storage, "getChannel" | "listChannels" |
 /** The outbox reads and retention of {@link memoryStorage}. */
 function outboxMethods(peek: Peek): Pick<Storage, "readOutbox" | "outboxBounds" | "pruneOutbox"> {
   return {
-    async readOutbox(owner, after, limit) {
+    async readOutbox(owner, after, limit, types) {
       const outbox = peek(owner)?.outbox ?? [];
       const out: OutboxEntry[] = [];
       let bytes = 0;
       for (let i = firstAfter(outbox, after); i < outbox.length && out.length < limit && bytes < LIMITS.storagePageBytes; i++) {
         const { redacted, ...entry } = outbox[i];
-        if (redacted) continue;
+        if (redacted || (types && !types.includes(entry.type))) continue;
         out.push(structuredClone(entry));
         bytes += JSON.stringify(entry.payload).length;
       }

@@ -40,7 +40,7 @@ const MEDIA: RecordTable = { table: "media", key: "media_id" };
 function outboxQueries(db: Database): Pick<Queries, "readOutbox" | "outboxBounds" | "pruneOutbox"> {
   const { s, rows } = db;
   return {
-    async readOutbox(owner, after, limit): Promise<OutboxEntry[]> {
+    async readOutbox(owner, after, limit, types): Promise<OutboxEntry[]> {
       if (!(limit > 0)) return [];
       const cap = Number.isFinite(limit) ? ` LIMIT ${Math.floor(limit)}` : "";
       return (
@@ -48,9 +48,9 @@ function outboxQueries(db: Database): Pick<Queries, "readOutbox" | "outboxBounds
         await rows<{ seq: string; type: string; payload: string; ts: string }>(
           `SELECT seq, type, payload, ts FROM (
              SELECT seq, type, payload, ts, sum(octet_length(payload)) OVER (ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS above
-             FROM ${s}.outbox WHERE owner = $1 AND seq > $2 AND type <> '' ORDER BY seq${cap}) page
+             FROM ${s}.outbox WHERE owner = $1 AND seq > $2 AND ${types ? "type = ANY($3::text[])" : "type <> ''"} ORDER BY seq${cap}) page
            WHERE coalesce(above, 0) < ${LIMITS.storagePageBytes}`,
-          [owner, after],
+          types ? [owner, after, [...types]] : [owner, after],
         )
       ).map((r) => ({ type: r.type, payload: JSON.parse(r.payload) as Record<string, unknown>, seq: Number(r.seq), ts: Number(r.ts) }));
     },

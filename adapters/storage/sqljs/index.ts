@@ -222,8 +222,8 @@ class SqlJsStore implements StorageImplementation {
     });
   }
 
-  readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]> {
-    return this.#gate.run(owner, () => this.#read("readOutbox", owner, after, limit));
+  readOutbox(owner: Owner, after: Seq, limit: number, types?: readonly string[]): Promise<OutboxEntry[]> {
+    return this.#gate.run(owner, () => this.#read("readOutbox", owner, after, limit, types));
   }
 
   outboxBounds(owner: Owner): Promise<OutboxBounds> {

@@ -91,11 +91,15 @@ export const queries = {
       .map((r) => ({ owner: r[0] as string, message: message(r[1], r[2]) }));
   },
 
-  /** Ends early once the frames read hold `LIMITS.storagePageBytes` (the Storage contract's bound). */
-  readOutbox(sql: Sql, owner: Owner, after: Seq, limit: number): OutboxEntry[] {
+  /**
+   * Ends early once the frames read hold `LIMITS.storagePageBytes` (the Storage contract's bound).
+   * With `types`, other frames are skipped on their type column, their payloads never read.
+   */
+  readOutbox(sql: Sql, owner: Owner, after: Seq, limit: number, types?: readonly string[]): OutboxEntry[] {
+    const only = types ? `type IN (${types.map(() => "?").join(", ") || "NULL"})` : "type <> ''";
     const { rows } = sql.allWithin(
-      "SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND type <> '' ORDER BY seq LIMIT ?",
-      [owner, after, Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : -1],
+      `SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND ${only} ORDER BY seq LIMIT ?`,
+      [owner, after, ...(types ?? []), Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : -1],
       LIMITS.storagePageBytes,
       (r) => (r[3] as string).length,
     );
