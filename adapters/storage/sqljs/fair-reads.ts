@@ -4,7 +4,7 @@
  * (searches over long messages, history pages) hold every other owner's reads behind all of it.
  * Here each owner has a queue, and the owners with reads waiting take one read each in turn: a
  * read of another owner waits for at most the one read already running, whatever one owner has
- * queued (docs/PROTOCOL.md §5, "Fairness").
+ * queued (docs/PROTOCOL.md §5).
  *
  * A read starts on its own turn of the event loop, so requests that arrived meanwhile are queued
  * before the next one is picked. Only the synchronous part (the SQL) takes turns; a read that
