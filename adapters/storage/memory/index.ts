@@ -212,9 +212,11 @@ function messageReads(peek: Peek): Pick<Storage, "getChannel" | "listChannels" |
       } else {
         end = lane.length;
       }
-      // Newest first until the page holds the contract's byte bound (LIMITS.storagePageBytes).
+      // The newest `limit`, fewer once they hold the contract's byte bound (LIMITS.storagePageBytes).
+      const floor = Math.max(0, end - query.limit);
       let start = end;
-      for (let bytes = 0; start > Math.max(0, end - query.limit) && bytes < LIMITS.storagePageBytes; ) bytes += JSON.stringify(lane[--start]).length;
+      let bytes = 0;
+      while (start > floor && bytes < LIMITS.storagePageBytes) bytes += JSON.stringify(lane[--start]).length;
       return { messages: structuredClone(lane.slice(start, end)), has_more: start > 0 };
     },
 
