@@ -86,8 +86,8 @@ const SNIPPET_WINDOW = 1000;
 
 /**
  * At most 200 characters of `text` around offset `at` on one line (whitespace runs collapsed),
- * starting at a word boundary, with an ellipsis where text was cut. Only the text within
- * {@link SNIPPET_WINDOW} characters of `at` is looked at, so a long message costs no more.
+ * starting at a word boundary, with an ellipsis where text was cut. Only the text within 1,000
+ * characters of `at` is looked at, so a long message costs no more.
  */
 export function snippetAround(text: string, at: number): string {
   const max = LIMITS.snippetMax;
