@@ -21,7 +21,7 @@ export { clientFrameStructs } from "./protocol/client-frames.js";
 export type { ClientFrame, ClientFrameType, ClientPayloads } from "./protocol/client-frames.js";
 export { encodeChunk, decodeChunk, readChunk } from "./protocol/chunk-codec.js";
 export { mediaTypeEssence, isInlineMediaType, MEDIA_TYPE_MAX_LENGTH } from "./protocol/media-types.js";
-export { WORD_PATTERN, foldText, searchTerms, matchText, compareMatches, snippetAround } from "./protocol/search-text.js";
+export { WORD_PATTERN, foldText, searchTerms, matchText, firstMatch, compareMatches, snippetAround, SNIPPET_SCAN } from "./protocol/search-text.js";
 export type { TextMatch } from "./protocol/search-text.js";
 export { ANONYMOUS_OWNER } from "./ids.js";
 export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq, ConnectionId, RequestId } from "./ids.js";

@@ -5,9 +5,11 @@
  */
 import type { Owner } from "../ids.js";
 import type { OutboxEntry, Storage } from "../contracts/storage.js";
+import { PICKER_FRAME_TYPES } from "../protocol/server-frames.js";
 import type { PickerSpec } from "./ask-shapes.js";
 
 const PAGE = 500;
+const PICKER_TYPES: readonly string[] = [...PICKER_FRAME_TYPES];
 /** At most this many frames are read for one lookup; the default retention keeps 10,000. */
 const SCAN_MAX = 20_000;
 
@@ -46,15 +48,19 @@ function startOf(pickerId: string): number | undefined {
 }
 
 /**
- * Read the owner's outbox from `after`, page by page, at most {@link SCAN_MAX} frames, handing
- * each to `visit` until it returns true.
+ * Read the owner's picker frames from `after`, page by page, at most {@link SCAN_MAX} frames,
+ * handing each to `visit` until it returns true. The storage skips every other frame by its type
+ * (`readOutbox`'s `types`), so a lookup from a position a client chose (a made-up `picker_id`)
+ * reads the owner's few asks, never the payloads of its messages.
  */
 export async function scanOutbox(hub: { storage: Storage }, owner: Owner, after: number, visit: (entry: OutboxEntry) => boolean): Promise<void> {
   let read = 0;
   while (read < SCAN_MAX) {
-    const entries = await hub.storage.readOutbox(owner, after, PAGE);
-    for (const entry of entries) if (visit(entry)) return;
-    if (entries.length < PAGE) return;
+    const entries = await hub.storage.readOutbox(owner, after, PAGE, PICKER_TYPES);
+    // A storage may ignore `types`; frames of other types are no ask's.
+    for (const entry of entries) if (PICKER_FRAME_TYPES.has(entry.type) && visit(entry)) return;
+    // A page ends early at the storage's byte bound, so only an empty one is the end.
+    if (entries.length === 0) return;
     read += entries.length;
     after = entries[entries.length - 1]!.seq;
   }

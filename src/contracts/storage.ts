@@ -69,6 +69,11 @@ export interface StorageImplementation {
    * `ts` page without gaps or repeats. `thread_id: null` is the channel's flat lane, which does not
    * include its threads. Resolves `undefined` when `before` is not a message of that lane (the
    * gateway answers `not_found`).
+   *
+   * **Byte bound.** Walking from the newest, the page ends early once the messages read hold
+   * `LIMITS.storagePageBytes` (1 MiB of their JSON) or more, with `has_more: true`; it always
+   * holds at least one message. However long the messages, one call then costs at most that bound
+   * plus one message (1 MiB at most, docs/PROTOCOL.md §8.3), never `limit` times it.
    */
   history(owner: Owner, query: HistoryQuery): Promise<HistoryPage | undefined>;
   /**
@@ -79,8 +84,19 @@ export interface StorageImplementation {
   /**
    * Stored outbox frames with `seq > after`, in seq order, at most `limit`; redacted frames are
    * skipped (docs/PROTOCOL.md §5).
+   *
+   * **Byte bound.** The page ends early once the frames read hold `LIMITS.storagePageBytes` (1 MiB
+   * of their payloads' JSON) or more; it holds at least one frame when any is left. A page shorter
+   * than `limit` is therefore no sign of the end: callers page on from its last `seq` until a page
+   * comes back empty.
+   *
+   * **`types`.** When given, only frames of these types are read, counted and returned: the
+   * gateway finds an ask's frames this way (a `picker.select`), without reading every other
+   * frame's payload. Let the database skip the others (a filter on the type column); a storage that
+   * ignores `types` is still correct, as the gateway filters again, but a lookup then reads every
+   * frame after the ask's position.
    */
-  readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]>;
+  readOutbox(owner: Owner, after: Seq, limit: number, types?: readonly string[]): Promise<OutboxEntry[]>;
   /** The owner's outbox bounds (see {@link OutboxBounds}); `{ first: 1, last: 0 }` for an unknown owner. */
   outboxBounds(owner: Owner): Promise<OutboxBounds>;
   /** Every device of the owner, in any order. */

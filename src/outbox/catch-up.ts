@@ -65,18 +65,25 @@ export function outboxCatchUp(hooks: OutboxCatchUpHooks): OutboxCatchUp {
     if (last !== undefined && gaps && !gaps.has(owner)) gaps.set(owner, { after: last, delivered: new Set<Seq>() });
   }
 
+  /** Reads back one owner's gap, page by page (a page ends early at the storage's byte bound). */
+  async function readGap(storage: Storage, owner: Owner, gap: { after: Seq; delivered: Set<Seq> }): Promise<void> {
+    let after = gap.after;
+    for (let read = 0; read < MAX_REPLAY; ) {
+      const entries = await storage.readOutbox(owner, after, MAX_REPLAY - read);
+      if (entries.length === 0) return;
+      for (const entry of entries) {
+        after = entry.seq;
+        if (gap.delivered.has(entry.seq) || !hooks.hasSubscriber(owner)) continue;
+        hooks.recovered();
+        hooks.deliver({ owner, frame: { type: entry.type, payload: entry.payload, seq: entry.seq } });
+      }
+      read += entries.length;
+    }
+  }
+
   function readBack(missed: Gaps, storage: Storage): Promise<unknown> {
     const reads = [...missed].map(([owner, gap]) =>
-      storage
-        .readOutbox(owner, gap.after, MAX_REPLAY)
-        .then((entries) => {
-          for (const entry of entries) {
-            if (gap.delivered.has(entry.seq) || !hooks.hasSubscriber(owner)) continue;
-            hooks.recovered();
-            hooks.deliver({ owner, frame: { type: entry.type, payload: entry.payload, seq: entry.seq } });
-          }
-        })
-        .catch((error: Error) => hooks.warn(`reading back the frames missed by ${owner} failed: ${error.message}`)),
+      readGap(storage, owner, gap).catch((error: Error) => hooks.warn(`reading back the frames missed by ${owner} failed: ${error.message}`)),
     );
     return Promise.all(reads);
   }

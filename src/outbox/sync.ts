@@ -36,16 +36,20 @@ export async function sync(storage: Storage, owner: Owner, cursor: Seq, requestI
   });
 }
 
-/** Replays the stored frames in (`after`, `last`], a page at a time, until the connection ends. */
+/**
+ * Replays the stored frames in (`after`, `last`], a page at a time, until the connection ends. The
+ * socket drains before each frame, not each page: a page of long messages written at once could
+ * pass the slow-consumer limit (docs/PROTOCOL.md §2.4) of a device that reads as fast as it can.
+ */
 async function replayRange(storage: Storage, owner: Owner, after: Seq, last: Seq, target: SyncTarget): Promise<void> {
   while (after < last) {
     const entries = await storage.readOutbox(owner, after, SYNC_PAGE);
     if (entries.length === 0) return;
     for (const entry of entries) {
-      if (entry.seq > last) break;
+      if (entry.seq > last) return;
+      if (!(await target.drained())) return;
       target.deliverReplay({ type: entry.type, payload: entry.payload, seq: entry.seq });
       after = entry.seq;
     }
-    if (!(await target.drained())) return;
   }
 }

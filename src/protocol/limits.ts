@@ -30,6 +30,12 @@ export const LIMITS = {
    * that a common word costs the same at any history size (docs/PROTOCOL.md §5).
    */
   searchCandidates: 1000,
+  /**
+   * Bytes after which a storage ends a `history` or outbox page early (the JSON of its messages or
+   * frames); the caller pages on. One page then holds at most this plus one row, however long the
+   * messages are (docs/PROTOCOL.md §5).
+   */
+  storagePageBytes: 1024 * 1024,
   /** Largest `history` page, in bytes of message JSON (default of `historyMaxBytes`). */
   historyMaxBytes: 512 * 1024,
   /** `media.pull`s in flight per connection (default of `maxPullsPerConnection`). */

@@ -50,6 +50,29 @@ export function matchText(text: string, terms: readonly string[]): TextMatch | u
   return seen.size ? { terms: seen.size, hits, first } : undefined;
 }
 
+/**
+ * Characters of a text that {@link firstMatch} looks through: a snippet then costs the same in a
+ * message of any length (docs/PROTOCOL.md §5).
+ */
+export const SNIPPET_SCAN = 16 * 1024;
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Offset of the first word of `text` that starts with one of the folded `terms`, looking only at
+ * its first {@link SNIPPET_SCAN} characters; undefined when none is there. What a snippet is built
+ * around: a hit further into a long message gets a snippet of its start.
+ */
+export function firstMatch(text: string, terms: readonly string[]): number | undefined {
+  const window = text.length > SNIPPET_SCAN ? text.slice(0, SNIPPET_SCAN) : text;
+  for (const match of window.matchAll(WORD_PATTERN)) {
+    // An ASCII word folds to its lower case; normalising it would cost the most of the scan.
+    const word = ASCII.test(match[0]) ? match[0].toLowerCase() : foldText(match[0]);
+    if (terms.some((term) => word.startsWith(term))) return match.index;
+  }
+  return undefined;
+}
+
 /** Best match first: most query words, then most occurrences, then newest, then by id. */
 export function compareMatches(
   a: { terms: number; hits: number; ts: number; message_id: string },
@@ -58,24 +81,32 @@ export function compareMatches(
   return b.terms - a.terms || b.hits - a.hits || b.ts - a.ts || (a.message_id < b.message_id ? 1 : a.message_id > b.message_id ? -1 : 0);
 }
 
+/** Characters on either side of a snippet's hit that are looked at: a snippet is 200 of them. */
+const SNIPPET_WINDOW = 1000;
+
 /**
  * At most 200 characters of `text` around offset `at` on one line (whitespace runs collapsed),
- * starting at a word boundary, with an ellipsis where text was cut.
+ * starting at a word boundary, with an ellipsis where text was cut. Only the text within 1,000
+ * characters of `at` is looked at, so a long message costs no more.
  */
 export function snippetAround(text: string, at: number): string {
   const max = LIMITS.snippetMax;
-  const flat = text.replace(/\s+/g, " ");
+  at = Math.max(0, Math.min(at, text.length));
+  const from = Math.max(0, at - SNIPPET_WINDOW);
+  const to = Math.min(text.length, at + SNIPPET_WINDOW);
+  const window = text.slice(from, to);
+  const flat = window.replace(/\s+/g, " ");
   // Collapsing whitespace shifts offsets; recompute the hit's position on the collapsed text.
-  const pos = text.slice(0, Math.max(0, at)).replace(/\s+/g, " ").length;
-  if (flat.length <= max) return flat;
+  const pos = window.slice(0, at - from).replace(/\s+/g, " ").length;
+  if (flat.length <= max && from === 0 && to === text.length) return flat;
   let start = Math.max(0, pos - SNIPPET_LEAD);
   if (start > 0) {
     const space = flat.indexOf(" ", start - 1);
     if (space >= 0 && space < pos) start = space + 1;
   }
-  start = Math.min(start, flat.length - (max - 1));
-  const head = start > 0 ? "…" : "";
+  if (to === text.length) start = Math.max(0, Math.min(start, flat.length - (max - 1)));
+  const head = start > 0 || from > 0 ? "…" : "";
   const room = max - head.length;
-  const tail = start + room < flat.length ? "…" : "";
+  const tail = start + room < flat.length || to < text.length ? "…" : "";
   return head + flat.slice(start, start + room - tail.length) + tail;
 }

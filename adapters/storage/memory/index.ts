@@ -32,7 +32,7 @@ import type {
   StoredMessage,
   TurnScope,
 } from "chat-gateway";
-import { adoptionRefusedError, channelRedactionKey, checkAdoption, defineStorage, NOTHING_ADOPTED, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
+import { adoptionRefusedError, channelRedactionKey, checkAdoption, defineStorage, LIMITS, NOTHING_ADOPTED, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -228,7 +228,11 @@ function messageReads(peek: Peek): Pick<Storage, "getChannel" | "listChannels" |
       } else {
         end = lane.length;
       }
-      const start = Math.max(0, end - query.limit);
+      // The newest `limit`, fewer once they hold the contract's byte bound (LIMITS.storagePageBytes).
+      const floor = Math.max(0, end - query.limit);
+      let start = end;
+      let bytes = 0;
+      while (start > floor && bytes < LIMITS.storagePageBytes) bytes += JSON.stringify(lane[--start]).length;
       return { messages: structuredClone(lane.slice(start, end)), has_more: start > 0 };
     },
 
@@ -243,12 +247,15 @@ function messageReads(peek: Peek): Pick<Storage, "getChannel" | "listChannels" |
 /** The outbox reads and retention of {@link memoryStorage}. */
 function outboxMethods(peek: Peek): Pick<Storage, "readOutbox" | "outboxBounds" | "pruneOutbox"> {
   return {
-    async readOutbox(owner, after, limit) {
+    async readOutbox(owner, after, limit, types) {
       const outbox = peek(owner)?.outbox ?? [];
       const out: OutboxEntry[] = [];
-      for (let i = firstAfter(outbox, after); i < outbox.length && out.length < limit; i++) {
+      let bytes = 0;
+      for (let i = firstAfter(outbox, after); i < outbox.length && out.length < limit && bytes < LIMITS.storagePageBytes; i++) {
         const { redacted, ...entry } = outbox[i];
-        if (!redacted) out.push(structuredClone(entry));
+        if (redacted || (types && !types.includes(entry.type))) continue;
+        out.push(structuredClone(entry));
+        bytes += JSON.stringify(entry.payload).length;
       }
       return out;
     },

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Channel, Device, HistoryPage, HistoryQuery, MediaRecord, OutboxBounds, OutboxEntry, Owner, RetentionPolicy, Storage, StoredMessage, TurnScope } from "chat-gateway";
+import { LIMITS } from "chat-gateway";
 import type { Database } from "./database.js";
 import { laneKey } from "./rows.js";
 
@@ -39,11 +40,18 @@ const MEDIA: RecordTable = { table: "media", key: "media_id" };
 function outboxQueries(db: Database): Pick<Queries, "readOutbox" | "outboxBounds" | "pruneOutbox"> {
   const { s, rows } = db;
   return {
-    async readOutbox(owner, after, limit): Promise<OutboxEntry[]> {
+    async readOutbox(owner, after, limit, types): Promise<OutboxEntry[]> {
       if (!(limit > 0)) return [];
       const cap = Number.isFinite(limit) ? ` LIMIT ${Math.floor(limit)}` : "";
       return (
-        await rows<{ seq: string; type: string; payload: string; ts: string }>(`SELECT seq, type, payload, ts FROM ${s}.outbox WHERE owner = $1 AND seq > $2 AND type <> '' ORDER BY seq${cap}`, [owner, after])
+        // The page ends once the frames before a row hold the contract's byte bound (LIMITS.storagePageBytes).
+        await rows<{ seq: string; type: string; payload: string; ts: string }>(
+          `SELECT seq, type, payload, ts FROM (
+             SELECT seq, type, payload, ts, sum(octet_length(payload)) OVER (ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS above
+             FROM ${s}.outbox WHERE owner = $1 AND seq > $2 AND ${types ? "type = ANY($3::text[])" : "type <> ''"} ORDER BY seq${cap}) page
+           WHERE coalesce(above, 0) < ${LIMITS.storagePageBytes}`,
+          types ? [owner, after, [...types]] : [owner, after],
+        )
       ).map((r) => ({ type: r.type, payload: JSON.parse(r.payload) as Record<string, unknown>, seq: Number(r.seq), ts: Number(r.ts) }));
     },
 
@@ -114,12 +122,19 @@ export function queries(db: Database): Queries {
         before = " AND (ts, message_id) < ($4::bigint, $5::text)";
         values.push(anchor.ts, query.before);
       }
-      const page = await rows<{ data: string }>(
-        `SELECT data FROM ${s}.messages WHERE owner = $1 AND chat_id = $2 AND thread_key = $3${before} ORDER BY ts DESC, message_id DESC LIMIT ${Math.max(0, Math.floor(query.limit)) + 1}`,
+      // Newest first; a row is sent only while the rows before it hold less than the contract's byte
+      // bound (LIMITS.storagePageBytes), so the page ends early there. octet_length reads a stored
+      // value's size without reading the value.
+      const page = await rows<{ data: string | null }>(
+        `SELECT CASE WHEN coalesce(above, 0) < ${LIMITS.storagePageBytes} THEN data END AS data FROM (
+           SELECT data, sum(octet_length(data)) OVER (ORDER BY ts DESC, message_id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS above
+           FROM ${s}.messages WHERE owner = $1 AND chat_id = $2 AND thread_key = $3${before}
+           ORDER BY ts DESC, message_id DESC LIMIT ${Math.max(0, Math.floor(query.limit)) + 1}) page`,
         values,
       );
-      const hasMore = page.length > query.limit;
-      const messages = page.slice(0, query.limit).map((r) => JSON.parse(r.data) as StoredMessage);
+      const kept = page.slice(0, query.limit).filter((r) => r.data !== null);
+      const hasMore = page.length > kept.length;
+      const messages = kept.map((r) => JSON.parse(r.data!) as StoredMessage);
       return { messages: messages.reverse(), has_more: hasMore };
     },
 

@@ -1,3 +1,6 @@
+/** A batch leaves once its messages hold about this many bytes; see {@link ChannelBatch}. */
+export const FLUSH_BYTES = 4 * 1024 * 1024;
+
 /** Sends one batch over the channel; `done` is called once it is written or could not be. */
 export type SendBatch<T> = (messages: T[], done: (error: Error | null) => void) => void;
 
@@ -9,24 +12,39 @@ export type SendBatch<T> = (messages: T[], done: (error: Error | null) => void) 
  * and replies of one tick (a burst of writes made durable by one fsync, say) now cross together.
  *
  * The batch leaves at the end of the tick (`process.nextTick`, after the promise callbacks queued
- * meanwhile), in the order messages were queued.
+ * meanwhile), in the order messages were queued, or sooner once it holds {@link FLUSH_BYTES}: a
+ * message is copied whole on both sides, and one that grew past 2 GiB (a tick of replies to
+ * history pages of long messages) cannot be read back at all, which ended the process that got it.
+ * A message of that size or more leaves alone, after those queued before it.
  */
 export class ChannelBatch<T> {
   readonly #send: SendBatch<T>;
   #queue: Array<{ message: T; failed: (error: Error) => void }> = [];
+  #bytes = 0;
 
   constructor(send: SendBatch<T>) {
     this.#send = send;
   }
 
-  /** Queues `message`; `failed` is called should it never leave (a closed channel, a value that cannot be copied). */
-  push(message: T, failed: (error: Error) => void = () => undefined): void {
+  /**
+   * Queues `message`; `failed` is called should it never leave (a closed channel, a value that
+   * cannot be copied). `bytes` is about its size (see {@link roughBytes}), for messages that can be large.
+   */
+  push(message: T, failed: (error: Error) => void = () => undefined, bytes = 0): void {
+    if (bytes >= FLUSH_BYTES) {
+      this.#flush();
+      return this.#one(message, failed);
+    }
+    this.#bytes += bytes;
     if (this.#queue.push({ message, failed }) === 1) process.nextTick(() => this.#flush());
+    if (this.#bytes >= FLUSH_BYTES) this.#flush();
   }
 
   #flush(): void {
     const queue = this.#queue;
+    if (queue.length === 0) return;
     this.#queue = [];
+    this.#bytes = 0;
     try {
       this.#send(
         queue.map((q) => q.message),
@@ -49,4 +67,19 @@ export class ChannelBatch<T> {
       failed(error as Error);
     }
   }
+}
+
+/**
+ * About the bytes `value` takes on the channel: its strings and byte arrays, and a little for every
+ * other value. Cheap next to the copy itself, and all a batch needs to know when to leave.
+ */
+export function roughBytes(value: unknown, depth = 0): number {
+  if (typeof value === "string") return value.length;
+  if (value instanceof Uint8Array) return value.byteLength;
+  // Past a depth no stored record reaches, what is left is counted as small rather than walked.
+  if (typeof value !== "object" || value === null || depth > 32) return 8;
+  let bytes = 8;
+  if (Array.isArray(value)) for (const item of value) bytes += roughBytes(item, depth + 1);
+  else for (const key in value) bytes += key.length + roughBytes((value as Record<string, unknown>)[key], depth + 1);
+  return bytes;
 }

@@ -7,24 +7,28 @@
 // process starts one whenever a snapshot is due, so that it never runs an export itself (seconds
 // at a million messages, during which it could answer nothing; see snapshot-process.ts).
 import initSqlJs from "sql.js";
-import { ChannelBatch } from "./channel-batch.js";
+import { ChannelBatch, roughBytes } from "./channel-batch.js";
 import { Engine } from "./engine.js";
+import { FairReads } from "./fair-reads.js";
 import { dispatch, toWire, type FromEngine, type ToEngine } from "./engine-calls.js";
 import { serveSnapshot } from "./snapshot-main.js";
 import { SNAPSHOT_MODE, TEST_HOOK_ENV, snapshotProcess } from "./snapshot-process.js";
 
 let engine: Engine | undefined;
+/** Reads take turns per owner (writes apply in arrival order, as the journal needs). */
+const reads = new FairReads();
 
-/** Replies and warnings leave once per tick, as one message (see {@link ChannelBatch}). */
+/** Replies and warnings leave once per tick, as one message of a few MiB at most (see {@link ChannelBatch}). */
 const out = new ChannelBatch<FromEngine>((messages, done) => {
   if (process.connected) process.send!(messages, undefined, undefined, done);
 });
 
 /** Queues a message for the storage; a reply that cannot be copied to it is answered with that error. */
 function send(message: FromEngine): void {
-  out.push(message, (error) => {
+  const failed = (error: Error) => {
     if (message.t === "reply" && !message.error && process.connected) out.push({ t: "reply", id: message.id, error: toWire(error) });
-  });
+  };
+  out.push(message, failed, message.t === "reply" ? roughBytes(message.value) : 0);
 }
 
 async function handle(message: ToEngine): Promise<unknown> {
@@ -36,9 +40,15 @@ async function handle(message: ToEngine): Promise<unknown> {
       engine = await Engine.open(message.settings, await initSqlJs(), warn, { snapshotter, inPlaceBelowBytes: process.env[TEST_HOOK_ENV] ? 0 : undefined });
       return undefined;
     }
-    case "call":
+    case "call": {
       if (!engine) throw new Error("sql.js storage: the storage is not open yet");
-      return dispatch(engine, message.call);
+      const { call } = message;
+      if (call.kind === "write") return dispatch(engine, call);
+      const open = engine;
+      // A read names its owner first, or in its scope (waitingTurns, unfinishedMessages).
+      const first = call.args[0] as string | { owner?: string } | undefined;
+      return reads.run(typeof first === "string" ? first : (first?.owner ?? ""), () => dispatch(open, call));
+    }
     case "close":
       await engine?.close();
       engine = undefined;

@@ -92,6 +92,7 @@ import { SupervisedEngine } from "./engine-supervisor.js";
 import { Engine, type EngineSettings } from "./engine.js";
 import { makePrivateDir } from "./file-modes.js";
 import { acquireLock } from "./lock.js";
+import { OwnerGate } from "./owner-gate.js";
 import { checkOptions, type SqlJsStorageOptions } from "./options.js";
 import type { ReadName } from "./reads.js";
 
@@ -99,6 +100,9 @@ export { DataDirLockedError } from "./lock.js";
 export type { Holder } from "./lock.js";
 export { SchemaTooNewError, SCHEMA_VERSION } from "./schema.js";
 export type { SqlJsStorageOptions } from "./options.js";
+
+/** Hits whose snippets one read builds: each reads its message's text (about 1 ms per MiB). */
+const SNIPPETS_PER_READ = 10;
 
 /** The sql.js storage: a {@link Storage} whose `open` and `close` always exist. */
 export interface SqlJsStorage extends Storage {
@@ -133,6 +137,8 @@ class SqlJsStore implements StorageImplementation {
   #state: "new" | "opening" | "open" | "closed" = "new";
   #link: EngineLink | undefined;
   #release: (() => Promise<void>) | undefined;
+  /** At most a few expensive reads per owner in flight (see {@link OwnerGate}). */
+  readonly #gate = new OwnerGate();
 
   constructor(options: SqlJsStorageOptions, logger: Logger) {
     this.#options = options;
@@ -226,7 +232,7 @@ class SqlJsStore implements StorageImplementation {
   }
 
   history(owner: Owner, query: HistoryQuery): Promise<HistoryPage | undefined> {
-    return this.#read("history", owner, query);
+    return this.#gate.run(owner, () => this.#read("history", owner, query));
   }
 
   unfinishedMessages(scope?: TurnScope): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
@@ -237,12 +243,20 @@ class SqlJsStore implements StorageImplementation {
     return scope ? this.#read("waitingTurns", scope) : this.#read("waitingTurns");
   }
 
+  /** Ranked first, then snippets a few hits per read, so no single read holds the process up. */
   search(owner: Owner, query: SearchQuery): Promise<SearchHit[]> {
-    return this.#read("search", owner, query);
+    return this.#gate.run(owner, async () => {
+      const rows = await this.#read<Array<[number, string]>>("searchRanked", owner, query);
+      const hits: SearchHit[] = [];
+      for (let i = 0; i < rows.length; i += SNIPPETS_PER_READ) {
+        hits.push(...(await this.#read<SearchHit[]>("searchHits", owner, rows.slice(i, i + SNIPPETS_PER_READ), query.query)));
+      }
+      return hits;
+    });
   }
 
-  readOutbox(owner: Owner, after: Seq, limit: number): Promise<OutboxEntry[]> {
-    return this.#read("readOutbox", owner, after, limit);
+  readOutbox(owner: Owner, after: Seq, limit: number, types?: readonly string[]): Promise<OutboxEntry[]> {
+    return this.#gate.run(owner, () => this.#read("readOutbox", owner, after, limit, types));
   }
 
   outboxBounds(owner: Owner): Promise<OutboxBounds> {

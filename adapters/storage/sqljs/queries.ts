@@ -12,6 +12,7 @@ import type {
   StoredMessage,
   TurnScope,
 } from "chat-gateway";
+import { LIMITS } from "chat-gateway";
 import { lastSeq } from "./seq.js";
 import type { Sql } from "./sql.js";
 
@@ -28,6 +29,11 @@ function turnRows(sql: Sql, where: string, scope: TurnScope | undefined, order =
         ? sql.all(`SELECT owner, text, data FROM messages WHERE ${where} AND owner = ?${order}`, [scope.owner])
         : sql.all(`SELECT owner, text, data FROM messages WHERE ${where}${order}`);
   return rows.map((r) => ({ owner: r[0] as string, message: message(r[1], r[2]) }));
+}
+
+/** A message row's size as a page counts it: its text and its JSON record. */
+function messageBytes(row: unknown[]): number {
+  return (row[0] as string).length + (row[1] as string).length;
 }
 
 /** The read side of the schema; every result is freshly parsed, so callers own it. */
@@ -56,10 +62,13 @@ export const queries = {
     return row && message(row[0], row[1]);
   },
 
-  /** One row more than asked tells whether older messages exist. */
+  /**
+   * One row more than asked tells whether older messages exist. The page ends early, newest kept,
+   * once it holds `LIMITS.storagePageBytes` (the Storage contract's bound).
+   */
   history(sql: Sql, owner: Owner, q: HistoryQuery): HistoryPage | undefined {
     const threadKey = q.thread_id ?? "";
-    let rows: unknown[][];
+    let page: { rows: unknown[][]; more: boolean };
     if (q.before !== undefined) {
       const at = sql.get("SELECT ts FROM messages WHERE owner = ? AND message_id = ? AND chat_id = ? AND thread_key = ?", [
         owner,
@@ -68,21 +77,23 @@ export const queries = {
         threadKey,
       ]);
       if (!at) return undefined;
-      rows = sql.all(
+      page = sql.allWithin(
         `SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = ? AND (ts, message_id) < (?, ?)
          ORDER BY ts DESC, message_id DESC LIMIT ?`,
         [owner, q.chat_id, threadKey, at[0], q.before, q.limit + 1],
+        LIMITS.storagePageBytes,
+        messageBytes,
       );
     } else {
-      rows = sql.all("SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = ? ORDER BY ts DESC, message_id DESC LIMIT ?", [
-        owner,
-        q.chat_id,
-        threadKey,
-        q.limit + 1,
-      ]);
+      page = sql.allWithin(
+        "SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = ? ORDER BY ts DESC, message_id DESC LIMIT ?",
+        [owner, q.chat_id, threadKey, q.limit + 1],
+        LIMITS.storagePageBytes,
+        messageBytes,
+      );
     }
-    const has_more = rows.length > q.limit;
-    const messages = rows.slice(0, q.limit).reverse().map((r) => message(r[0], r[1]));
+    const has_more = page.more || page.rows.length > q.limit;
+    const messages = page.rows.slice(0, q.limit).reverse().map((r) => message(r[0], r[1]));
     return { messages, has_more };
   },
 
@@ -94,10 +105,19 @@ export const queries = {
     return turnRows(sql, "status = 'waiting'", scope, " ORDER BY owner, chat_id, thread_key, ts, message_id");
   },
 
-  readOutbox(sql: Sql, owner: Owner, after: Seq, limit: number): OutboxEntry[] {
-    return sql
-      .all("SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND type <> '' ORDER BY seq LIMIT ?", [owner, after, Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : -1])
-      .map((r) => ({ type: r[2] as string, payload: JSON.parse(r[3] as string) as Record<string, unknown>, seq: r[0] as number, ts: r[1] as number }));
+  /**
+   * Ends early once the frames read hold `LIMITS.storagePageBytes` (the Storage contract's bound).
+   * With `types`, other frames are skipped on their type column, their payloads never read.
+   */
+  readOutbox(sql: Sql, owner: Owner, after: Seq, limit: number, types?: readonly string[]): OutboxEntry[] {
+    const only = types ? `type IN (${types.map(() => "?").join(", ") || "NULL"})` : "type <> ''";
+    const { rows } = sql.allWithin(
+      `SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND ${only} ORDER BY seq LIMIT ?`,
+      [owner, after, ...(types ?? []), Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : -1],
+      LIMITS.storagePageBytes,
+      (r) => (r[3] as string).length,
+    );
+    return rows.map((r) => ({ type: r[2] as string, payload: JSON.parse(r[3] as string) as Record<string, unknown>, seq: r[0] as number, ts: r[1] as number }));
   },
 
   outboxBounds(sql: Sql, owner: Owner): OutboxBounds {

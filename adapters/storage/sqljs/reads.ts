@@ -1,12 +1,14 @@
 import { queries } from "./queries.js";
-import { search } from "./search.js";
+import { searchHits, searchRanked } from "./search.js";
 import type { Sql } from "./sql.js";
 
 /**
  * Every read the storage offers, by name: the one list both the in-process storage and the
  * database process answer from, so a read crosses the process boundary as a name and arguments.
+ * A search is two kinds of read (ranking, then snippets a few hits at a time), so that no single
+ * read holds the database process up for long (see fair-reads.ts).
  */
-const READS = { ...queries, search } as const;
+const READS = { ...queries, searchRanked, searchHits } as const;
 
 /** The name of a read of {@link READS}. */
 export type ReadName = keyof typeof READS;

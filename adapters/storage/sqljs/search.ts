@@ -1,5 +1,5 @@
 import type { Owner, SearchHit, SearchQuery } from "chat-gateway";
-import { compareMatches, foldText, LIMITS, matchText, searchTerms, snippetAround, WORD_PATTERN } from "chat-gateway";
+import { compareMatches, firstMatch, foldText, LIMITS, searchTerms, SNIPPET_SCAN, snippetAround, WORD_PATTERN } from "chat-gateway";
 import { shardsNewestFirst } from "./fts-shards.js";
 import type { Sql } from "./sql.js";
 
@@ -106,15 +106,21 @@ function rank(info: Uint8Array, pieces: number[]): { terms: number; hits: number
   return { terms, hits };
 }
 
+/** Characters of a text read for its snippet: what `firstMatch` looks through and a window after it. */
+const SNIPPET_READ = SNIPPET_SCAN + 4096;
+
 /**
- * At most 200 characters of `text` as one line, starting a little before the
- * first word that matches the query, with an ellipsis where text was cut. Built here rather than
- * with FTS4's `snippet()`, which re-evaluates the whole match for every row it is asked about
- * (about 2 ms per hit for a common word at 100,000 messages).
+ * At most 200 characters of `text` as one line, starting a little before the first word that
+ * matches the query (within the text's first `SNIPPET_SCAN` characters), with an ellipsis where
+ * text was cut. Built here rather than with FTS4's `snippet()`, which re-evaluates the whole match
+ * for every row it is asked about (about 2 ms per hit for a common word at 100,000 messages).
+ * `text` is at most {@link SNIPPET_READ} + 1 characters of the message: longer means cut.
  */
 function snippetOf(text: string, terms: string[]): string {
-  const trimmed = text.trim();
-  return snippetAround(trimmed, matchText(trimmed, terms)?.first ?? 0);
+  const cut = text.length > SNIPPET_READ;
+  // A cut text keeps its end: it is no end of the message, and its ellipsis depends on that.
+  const trimmed = cut ? text.trimStart() : text.trim();
+  return snippetAround(trimmed, firstMatch(trimmed, terms) ?? 0);
 }
 
 interface Ranked {
@@ -134,9 +140,17 @@ const byRank = compareMatches;
  * the same at any history size; below that many matches the ranking is exact. The index is split
  * in shards by message row (see `SHARD_DOCS`), walked newest first. A chat or thread
  * scope is a lane token matched inside FTS4, so it does not walk the owner's other matches.
- * Snippets are built only for the hits returned.
  */
 export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
+  return searchHits(sql, owner, searchRanked(sql, owner, q), q.query);
+}
+
+/**
+ * The hits of {@link search} without their snippets: each as its row id and message id, best
+ * first. Ranking reads only the index; a snippet reads its message's text, which is why the
+ * database process asks for snippets apart, a few hits at a time ({@link searchHits}).
+ */
+export function searchRanked(sql: Sql, owner: Owner, q: SearchQuery): Array<[number, string]> {
   if (q.limit < 1) return [];
   let scope = "";
   const scopeParams: string[] = [owner];
@@ -189,16 +203,35 @@ export function search(sql: Sql, owner: Owner, q: SearchQuery): SearchHit[] {
         .slice(0, q.limit - top.length),
     );
   }
-  const terms = searchTerms(q.query, MAX_TERMS);
-  return top.map(({ id }) => {
-    const [messageId, chatId, threadKey, role, ts, text] = sql.get("SELECT message_id, chat_id, thread_key, role, ts, text FROM messages WHERE id = ?", [id])!;
-    return {
-      message_id: messageId as string,
+  return top.map((r) => [r.id, r.message_id]);
+}
+
+/**
+ * The hits for rows of {@link searchRanked}, in that order, with their snippets. A row whose
+ * message is gone (deleted since it was ranked) is left out. A snippet reads at most
+ * {@link SNIPPET_READ} characters of its text (the database still loads the whole value: about
+ * 1 ms for a message of 1 MiB).
+ */
+export function searchHits(sql: Sql, owner: Owner, rows: Array<[number, string]>, query: string): SearchHit[] {
+  const terms = searchTerms(query, MAX_TERMS);
+  const hits: SearchHit[] = [];
+  for (const [id, messageId] of rows) {
+    const row = sql.get("SELECT chat_id, thread_key, role, ts, substr(text, 1, ?) FROM messages WHERE id = ? AND owner = ? AND message_id = ?", [
+      SNIPPET_READ + 1,
+      id,
+      owner,
+      messageId,
+    ]);
+    if (!row) continue;
+    const [chatId, threadKey, role, ts, text] = row;
+    hits.push({
+      message_id: messageId,
       chat_id: chatId as string,
       thread_id: (threadKey as string) || null,
       role: role as SearchHit["role"],
       snippet: snippetOf(text as string, terms),
       ts: ts as number,
-    };
-  });
+    });
+  }
+  return hits;
 }

@@ -52,6 +52,29 @@ export class Sql {
     return rows;
   }
 
+  /**
+   * Rows in order until those read hold `maxBytes` (by `size`), at least one; `more` tells whether
+   * a row was left unread. Rows past the bound are never copied out of the database, so a page of
+   * long rows costs its bound, not its row count.
+   */
+  allWithin(sql: string, params: BindParams, maxBytes: number, size: (row: SqlValue[]) => number): { rows: SqlValue[][]; more: boolean } {
+    const s = this.#stmt(sql);
+    const rows: SqlValue[][] = [];
+    let bytes = 0;
+    try {
+      s.bind(params);
+      while (s.step()) {
+        if (bytes >= maxBytes) return { rows, more: true };
+        const row = s.get();
+        rows.push(row);
+        bytes += size(row);
+      }
+      return { rows, more: false };
+    } finally {
+      s.reset();
+    }
+  }
+
   get(sql: string, params: BindParams = []): SqlValue[] | undefined {
     const s = this.#stmt(sql);
     try {
