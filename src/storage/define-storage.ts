@@ -3,8 +3,10 @@
  * {@link Storage} the gateway calls, with the core's fallbacks filled in.
  * @module
  */
-import type { Storage, StorageCapabilities, StorageImplementation } from "../contracts/storage.js";
+// AdoptionRefused and CommitResult for TSDoc links only.
+import type { AdoptionRefused, CommitResult, Storage, StorageCapabilities, StorageImplementation } from "../contracts/storage.js";
 import { REQUIRED_MEMBERS, STORAGE_CAPABILITIES, type CapabilitySpec } from "./capabilities.js";
+import { checkedAdoption, keyedCommit } from "./storage-answers.js";
 
 /** Storages this module made: defining one again returns it as it is. */
 const defined = new WeakSet<object>();
@@ -13,7 +15,10 @@ const defined = new WeakSet<object>();
  * Normalises a storage implementation: checks its required core, takes each optional member it
  * supplies as a declared capability, fills in the core's fallback for each one it does not (see
  * each member of {@link StorageImplementation} for the fallback and its cost), and lists the
- * result in `capabilities`. Methods are bound to `implementation`, so a class instance works.
+ * result in `capabilities`. It also does the core's part of the data contract: `commit` hands the
+ * implementation each outbox frame with its `redactKey` and rejects on a
+ * {@link CommitResult.mediaTaken}; `adoptOwner` refuses `from === to` and rejects on an
+ * {@link AdoptionRefused}, both with `unsupported` errors. Methods are bound to `implementation`, so a class instance works.
  * Idempotent: a storage it returned comes back unchanged.
  *
  * ```ts
@@ -46,8 +51,11 @@ export function defineStorage(implementation: StorageImplementation): Storage {
     if (supplied) for (const name of spec.members) members[name] = method(name);
     else Object.assign(members, spec.fallback?.(core));
   }
+  // The implementation answers in plain data; the core keys its frames and words its refusals.
+  if (capabilities.adoptOwner) members.adoptOwner = checkedAdoption(members.adoptOwner as NonNullable<StorageImplementation["adoptOwner"]>);
   const storage = {
     ...core,
+    commit: keyedCommit(core.commit),
     ...members,
     open: typeof impl.open === "function" ? method("open") : async () => undefined,
     close: typeof impl.close === "function" ? method("close") : async () => undefined,
