@@ -15,10 +15,11 @@ const defined = new WeakSet<object>();
  * Normalises a storage implementation: checks its required core, takes each optional member it
  * supplies as a declared capability, fills in the core's fallback for each one it does not (see
  * each member of {@link StorageImplementation} for the fallback and its cost), and lists the
- * result in `capabilities`. It also does the core's part of the data contract: `commit` hands the
- * implementation each outbox frame with its `redactKey` and rejects on a
- * {@link CommitResult.mediaTaken}; `adoptOwner` refuses `from === to` and rejects on an
- * {@link AdoptionRefused}, both with `unsupported` errors. Methods are bound to `implementation`, so a class instance works.
+ * result in `capabilities`. Methods are bound to `implementation`, so a class instance works.
+ * It also does the core's part of the data contract: `commit` hands the implementation each
+ * outbox frame with its `redactKey` and rejects on a {@link CommitResult.mediaTaken};
+ * `adoptOwner` refuses `from === to` and rejects on an {@link AdoptionRefused}, both with
+ * `unsupported` errors.
  * Idempotent: a storage it returned comes back unchanged.
  *
  * ```ts
@@ -43,6 +44,8 @@ export function defineStorage(implementation: StorageImplementation): Storage {
   }
   const declared = declaredFlags(implementation.capabilities);
   const core = Object.fromEntries(REQUIRED_MEMBERS.map((name) => [name, method(name)])) as Pick<Storage, (typeof REQUIRED_MEMBERS)[number]>;
+  // The implementation answers in plain data: the core keys its frames and words its refusals.
+  core.commit = keyedCommit(core.commit);
   const capabilities = {} as StorageCapabilities;
   const members: Record<string, unknown> = {};
   for (const spec of STORAGE_CAPABILITIES) {
@@ -51,11 +54,9 @@ export function defineStorage(implementation: StorageImplementation): Storage {
     if (supplied) for (const name of spec.members) members[name] = method(name);
     else Object.assign(members, spec.fallback?.(core));
   }
-  // The implementation answers in plain data; the core keys its frames and words its refusals.
-  if (capabilities.adoptOwner) members.adoptOwner = checkedAdoption(members.adoptOwner as NonNullable<StorageImplementation["adoptOwner"]>);
+  if (typeof impl.adoptOwner === "function") members.adoptOwner = checkedAdoption(method("adoptOwner") as NonNullable<StorageImplementation["adoptOwner"]>);
   const storage = {
     ...core,
-    commit: keyedCommit(core.commit),
     ...members,
     open: typeof impl.open === "function" ? method("open") : async () => undefined,
     close: typeof impl.close === "function" ? method("close") : async () => undefined,
