@@ -89,13 +89,13 @@ describe("defineStorage - the core's part of the data contract", () => {
         { type: "channel.renamed", payload: { chat_id: "c1", thread_id: "t1", name: "a thread" } },
         { type: "notification", payload: { chat_id: "c1", text: "about the lane" } },
         { type: "notification", payload: { text: "about no lane" } },
-        { type: "message.deleted", payload: { message_id: "m1" } },
+        { type: "message.deleted", payload: { chat_id: "c1", thread_id: null, message_ids: ["m1"] } },
         { type: "channel.deleted", payload: { chat_id: "c1" } },
       ],
     });
-    expect(seen[0].outbox!.map((f) => f.redactKey)).toEqual(["m:m1", "m:m2", "c:c1", "c:t1", "c:c1", null, "m:m1", null]);
-    // message.deleted keeps ids only, and is what a replay must still hand out after the deletion.
-    expect(seen[0].outbox![6]).toEqual({ type: "message.deleted", payload: { message_id: "m1" }, redactKey: "m:m1" });
+    expect(seen[0].outbox!.map((f) => f.redactKey)).toEqual(["m:m1", "m:m2", "c:c1", "c:t1", "c:c1", null, null, null]);
+    // The deletion notices keep ids only: a replay after the deletion still hands them out.
+    expect(seen[0].outbox![6]).toEqual({ type: "message.deleted", payload: { chat_id: "c1", thread_id: null, message_ids: ["m1"] }, redactKey: null });
   });
 
   it("data contract - an implementation that answers mediaTaken makes commit reject with the unsupported error clients get", async () => {
