@@ -31,8 +31,6 @@ export { PROTOCOL_VERSION, LIMITS } from "./protocol/limits.js";
 export { SERVER_FRAME_TYPES, STORED_FRAME_TYPES, PICKER_FRAME_TYPES, FEATURES } from "./protocol/server-frames.js";
 export { ASK_LIMITS } from "./asks/ask-shapes.js";
 export type { ServerFrameType, StoredFrameType } from "./protocol/server-frames.js";
-export { outboxRedactionKey, messageRedactionKey, channelRedactionKey } from "./outbox/outbox-redaction.js";
-export { heldByAnother, mediaTakenError } from "./requests/media-attachment.js";
 export type {
   Channel,
   ChannelKind,
@@ -54,7 +52,6 @@ export type {
   MediaRecord,
 } from "./contracts/records.js";
 export { defineStorage } from "./storage/define-storage.js";
-export { adoptionRefusedError, checkAdoption, NOTHING_ADOPTED } from "./storage/adoption.js";
 export { searchMessages, searchScan } from "./storage/search-scan.js";
 export type { SearchScan } from "./storage/search-scan.js";
 export type {
@@ -62,6 +59,7 @@ export type {
   StorageImplementation,
   StorageCapabilities,
   AdoptedCounts,
+  AdoptionRefused,
   Change,
   CommitResult,
   OutboxFrame,

@@ -85,6 +85,8 @@ function describeRedaction(current: () => Storage): void {
         [6, "message.deleted"],
       ]);
       expect(await storage.readOutbox(A, 2, 1)).toEqual([left[1]]);
+      // An entry is the frame with its seq and time: the redactKey it was stored with stays inside.
+      expect(Object.keys(left[0]).sort()).toEqual(["payload", "seq", "ts", "type"]);
       expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 6 });
       expect((await storage.commit(A, { outbox: [{ type: "x", payload: {} }] })).seqs).toEqual([7]);
       expect(await texts(B)).toContain("bob's own");

@@ -7,10 +7,7 @@
 import { mkdir, open, rename } from "node:fs/promises";
 import { join } from "node:path";
 import {
-  channelRedactionKey,
   defineStorage,
-  messageRedactionKey,
-  outboxRedactionKey,
   type Change,
   type Channel,
   type ChatId,
@@ -21,6 +18,7 @@ import {
   type HistoryQuery,
   type MessageId,
   type OutboxEntry,
+  type OutboxFrame,
   type Owner,
   type Storage,
   type StoredMessage,
@@ -30,8 +28,11 @@ import {
 interface OwnerData {
   channels: Record<ChatId, Channel>;
   messages: Record<MessageId, StoredMessage>;
-  /** Ascending by seq. A redacted frame stays, emptied, so seqs and bounds never move. */
-  outbox: Array<OutboxEntry & { redacted?: true }>;
+  /**
+   * Ascending by seq, each with the redaction key the gateway gave it. A redacted frame stays,
+   * emptied, so seqs and bounds never move.
+   */
+  outbox: Array<OutboxEntry & Pick<OutboxFrame, "redactKey"> & { redacted?: true }>;
   lastSeq: number;
   devices: Record<DeviceId, Device>;
 }
@@ -123,7 +124,7 @@ export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
 
     async readOutbox(owner, after, limit) {
       const kept = (await load(owner)).outbox.filter((e) => e.seq > after && !e.redacted);
-      return structuredClone(kept.slice(0, limit));
+      return kept.slice(0, limit).map(({ seq, ts, type, payload }) => structuredClone({ seq, ts, type, payload }));
     },
 
     async outboxBounds(owner) {
@@ -144,7 +145,11 @@ export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
   });
 }
 
-/** Applies a change to `d` in the order the contract gives: check, upserts, deletions, outbox. */
+/**
+ * Applies a change to `d` in the order the contract gives: check, upserts, deletions, outbox.
+ * Redaction is plain data: a deleted message takes the frames keyed `m:<message_id>`, a deleted
+ * channel those keyed `c:<chat_id>` (the `redactKey` each frame came with).
+ */
 function applyChange(d: OwnerData, c: Change): CommitResult {
   if (c.requireMessages?.some((id) => !d.messages[id])) return { seqs: [], orphanedMedia: [], skipped: true };
   for (const ch of c.channels ?? []) d.channels[ch.chat_id] = ch;
@@ -153,18 +158,18 @@ function applyChange(d: OwnerData, c: Change): CommitResult {
   const deleteMessage = (id: MessageId) => {
     if (!d.messages[id]) return;
     delete d.messages[id];
-    redact.add(messageRedactionKey(id));
+    redact.add(`m:${id}`);
   };
   for (const id of c.deleteMessages ?? []) deleteMessage(id);
   const gone = new Set(c.deleteChannels ?? []);
   for (const id of gone) {
     delete d.channels[id];
-    redact.add(channelRedactionKey(id));
+    redact.add(`c:${id}`);
   }
   for (const m of Object.values(d.messages)) {
     if (gone.has(m.chat_id) || (m.thread_id !== null && gone.has(m.thread_id))) deleteMessage(m.message_id);
   }
-  d.outbox = d.outbox.map((e) => (!e.redacted && redact.has(outboxRedactionKey(e) ?? "") ? { seq: e.seq, ts: e.ts, type: "", payload: {}, redacted: true } : e));
+  d.outbox = d.outbox.map((e) => (!e.redacted && redact.has(e.redactKey ?? "") ? { seq: e.seq, ts: e.ts, type: "", payload: {}, redacted: true } : e));
   const ts = Date.now();
   const seqs = (c.outbox ?? []).map((frame) => {
     d.outbox.push({ ...frame, seq: ++d.lastSeq, ts });

@@ -5,18 +5,23 @@
  */
 import type { ChatId, MediaId, MessageId, Owner, Seq } from "../ids.js";
 import type { Channel, StoredMessage } from "./records.js";
-// For TSDoc links only.
-import type { heldByAnother } from "../requests/media-attachment.js";
-import type { outboxRedactionKey } from "../outbox/outbox-redaction.js";
 
 /** A frame as kept in the outbox: the gateway → client frame without its `seq`. */
 export interface OutboxFrame {
   type: string;
   payload: Record<string, unknown>;
+  /**
+   * The redaction key of the frame, which the core computes (`defineStorage()` sets it on every
+   * frame of {@link Change.outbox} before the implementation sees it): `m:` and the `message_id`
+   * for a frame that shows one message, `c:` and the `chat_id` for a frame about a channel or a
+   * thread, `null` for a frame kept whatever is deleted. Store it with the frame; a deletion
+   * redacts by it (see {@link Change}). Never returned by `readOutbox`.
+   */
+  redactKey?: string | null;
 }
 
 /** A stored outbox frame with its `seq` and the time it was stored. */
-export interface OutboxEntry extends OutboxFrame {
+export interface OutboxEntry extends Omit<OutboxFrame, "redactKey"> {
   seq: Seq;
   /** Epoch milliseconds. */
   ts: number;
@@ -29,17 +34,21 @@ export interface OutboxEntry extends OutboxFrame {
  * the redaction of what both deleted), outbox appends.
  *
  * Media attachment (storages with the `media` capability; see `Storage.getMedia`): a
- * message upsert attaches each media it lists to that message (the media's
- * metadata gets `message_id`, see {@link heldByAnother}). A commit that would attach media that
- * another message already holds rejects with `mediaTakenError()` (`unsupported`) and applies
- * nothing, so media is never shared and deleting a message never takes media from another one.
+ * message upsert attaches each media it lists to that message (the media's metadata gets
+ * `message_id`). Media is held by another message when its metadata has a `message_id` that is
+ * set and differs (metadata with none, an upload not sent yet, is held by no one). A change that
+ * would attach media another message holds, or that lists one media in two of its messages,
+ * applies nothing and resolves with {@link CommitResult.mediaTaken}, checked atomically with the
+ * change; `defineStorage()` turns that into the `unsupported` error the client gets. So media is
+ * never shared, and deleting a message never takes media from another one.
  *
  * Unique `client_msg_id` (storages that declare `uniqueClientMsgId`): a message upsert whose
  * `client_msg_id` another message of the same `chat_id` holds rejects the whole change.
  *
  * Redaction: deleting messages or channels redacts, in the same commit, every stored outbox frame
- * that shows them (frames whose {@link outboxRedactionKey} is the key of a deleted message, of a
- * message deleted with its channel, or of a deleted channel). A redacted frame keeps its `seq` (so
+ * that shows them: the frames whose {@link OutboxFrame.redactKey} is `m:` and the id of a message
+ * the change deleted (listed in `deleteMessages` or deleted with its channel), or `c:` and the id
+ * of a channel it deleted. A redacted frame keeps its `seq` (so
  * seqs are never reused and `Storage.outboxBounds` does not move) but is never returned by
  * `Storage.readOutbox` again: no replay hands out deleted content, and a replay from an older
  * cursor gives only the `message.deleted` or `channel.deleted` frame (which keeps ids only).
@@ -90,6 +99,12 @@ export interface CommitResult {
   orphanedMedia: MediaId[];
   /** True when nothing was applied because a message of {@link Change.requireMessages} is gone. */
   skipped?: boolean;
+  /**
+   * Set, with nothing applied, to a media id the change would attach to a message while another
+   * message holds it (see {@link Change}). Only an implementation resolves with it:
+   * `defineStorage()` rejects with `unsupported` instead, so `Storage.commit` never does.
+   */
+  mediaTaken?: MediaId;
 }
 
 /** A lane: a channel's flat lane (`thread_id` null) or one of its threads. */

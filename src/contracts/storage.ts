@@ -174,7 +174,8 @@ export interface StorageImplementation {
    * **Capability `media`, with `putMedia` and `deleteMedia`: all three or none.** Media
    * metadata, or undefined (also for another owner's id). With this capability, `commit` also
    * attaches media: a stored message marks each media it lists as held by it, a change that would
-   * attach media another message holds rejects with `mediaTakenError()` and applies nothing, and
+   * attach media another message holds applies nothing and resolves with
+   * {@link CommitResult.mediaTaken}, and
    * deleting a message forgets the metadata of the media it held and lists them in
    * `orphanedMedia` (see {@link Change}).
    * Without it: no fallback. `createGateway` refuses a `mediaStore` (uploads need their metadata
@@ -196,14 +197,15 @@ export interface StorageImplementation {
    * Used to give the anonymous owner's data to the first user when login is turned on
    * (docs/PROTOCOL.md §10.4).
    *
-   * Refuses, with a `GatewayError` of code `unsupported` and nothing moved, when `to` already has
-   * any channel, message, outbox frame (or seq given out), device or media: merging two owners
-   * could clash on ids and seqs. Moving from an owner that has no history (devices do not count)
-   * resolves all zeros, so
-   * running it twice moves nothing the second time. `from === to` is refused the same way.
-   * Without it: no fallback; the call rejects `unsupported`.
+   * Moves nothing and resolves {@link AdoptionRefused} when `to` already has any channel, message,
+   * outbox frame (or seq given out), device or media: merging two owners could clash on ids and
+   * seqs (checked atomically with the move; `defineStorage()` turns it into an `unsupported`
+   * error). Moving from an owner that has no history (devices do not count) resolves all zeros,
+   * so running it twice moves nothing the second time. `from === to` never reaches the
+   * implementation: `defineStorage()` refuses it. Without it: no fallback; the call rejects
+   * `unsupported`.
    */
-  adoptOwner?(from: Owner, to: Owner): Promise<AdoptedCounts>;
+  adoptOwner?(from: Owner, to: Owner): Promise<AdoptedCounts | AdoptionRefused>;
 
   /**
    * Declares the capabilities that are guarantees rather than members:
@@ -230,6 +232,14 @@ export interface AdoptedCounts {
 }
 
 /**
+ * What {@link StorageImplementation.adoptOwner} resolves, having moved nothing, when the owner it
+ * would move to already has data of its own.
+ */
+export interface AdoptionRefused {
+  refused: "target_has_data";
+}
+
+/**
  * Which capabilities a {@link Storage} has natively (`true`) and which the gateway's fallback
  * stands in for (`false`). Each key is documented on the {@link StorageImplementation} member
  * of the same name (`media` covers `getMedia`, `putMedia`, `deleteMedia`).
@@ -253,6 +263,11 @@ export interface StorageCapabilities {
  * listed. Each member keeps the guarantee documented on {@link StorageImplementation}.
  * Pass it as `GatewayOptions.storage`, to `redisBus({ storage })` and to the kit.
  */
-export interface Storage extends Required<Omit<StorageImplementation, "capabilities">> {
+export interface Storage extends Required<Omit<StorageImplementation, "capabilities" | "adoptOwner">> {
   readonly capabilities: Readonly<StorageCapabilities>;
+  /**
+   * {@link StorageImplementation.adoptOwner}, refusing with a `GatewayError` of code `unsupported`
+   * (nothing moved) what the implementation refuses, and `from === to`.
+   */
+  adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts>;
 }

@@ -1,6 +1,7 @@
 /**
  * Which stored outbox frames show what a deletion removes, so storages can redact them in the same
- * commit (docs/PROTOCOL.md §5: a replay never hands out deleted content).
+ * commit (docs/PROTOCOL.md §5: a replay never hands out deleted content). `defineStorage()` gives
+ * each frame its key (`OutboxFrame.redactKey`); the key formats are part of the storage contract.
  * @module
  */
 import type { ChatId, MessageId } from "../ids.js";
@@ -23,7 +24,7 @@ export function channelRedactionKey(chatId: ChatId): string {
  * is deleted (`message.deleted`, `channel.deleted`: ids only; a notification about no lane). A
  * frame about one message (`message`, `message.stop`, `media.offer`) goes with that message;
  * `channel.created`, `channel.renamed` and a notification about a lane go with that channel or
- * thread. Storages index frames (an `OutboxFrame`) by this key when they append them.
+ * thread. Storages index frames by this key (`OutboxFrame.redactKey`) when they append them.
  */
 export function outboxRedactionKey(frame: { type: string; payload: Record<string, unknown> }): string | undefined {
   const { message_id: messageId, chat_id: chatId, thread_id: threadId } = frame.payload;

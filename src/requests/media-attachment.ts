@@ -4,19 +4,12 @@
  * @module
  */
 import { GatewayError } from "../errors.js";
-import type { MediaId, MessageId } from "../ids.js";
-import type { MediaRecord } from "../contracts/records.js";
+import type { MediaId } from "../ids.js";
 
 /**
- * True when another message than `messageId` holds the media. Storages refuse to attach such media
- * to `messageId`, and deleting `messageId` leaves it alone. Metadata attached to no message (an
- * upload not sent yet, or one stored before the rule existed) is held by no one.
+ * The `unsupported` error for media that a message already holds: what the client gets when a
+ * storage reports `CommitResult.mediaTaken` (see `Change` for which message holds media).
  */
-export function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {
-  return record?.message_id !== undefined && record.message_id !== messageId;
-}
-
-/** The `unsupported` error for media that a message already holds. */
 export function mediaTakenError(mediaId: MediaId): GatewayError {
   return new GatewayError(
     "unsupported",

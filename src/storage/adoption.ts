@@ -1,10 +1,9 @@
 /**
- * The errors every storage's `adoptOwner` refuses with, so all three built-in storages (and a
- * custom one) word them the same.
+ * The errors a storage's `adoptOwner` refuses with: `defineStorage()` raises them from the
+ * implementation's plain-data answer, so every storage words them the same.
  * @module
  */
 import { GatewayError } from "../errors.js";
-import type { AdoptedCounts } from "../contracts/storage.js";
 import type { Owner } from "../ids.js";
 
 /** Checks the two owners of `adoptOwner` before anything is read: an owner cannot adopt itself. */
@@ -16,6 +15,3 @@ export function checkAdoption(from: Owner, to: Owner): void {
 export function adoptionRefusedError(to: Owner): GatewayError {
   return new GatewayError("unsupported", `${to} already has data of its own: adopting would mix two owners' chats and seqs, so nothing was moved`);
 }
-
-/** What `adoptOwner` resolves when the owner it adopts from has nothing. */
-export const NOTHING_ADOPTED: Readonly<AdoptedCounts> = Object.freeze({ channels: 0, messages: 0, outbox: 0, media: 0 });

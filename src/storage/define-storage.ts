@@ -3,8 +3,10 @@
  * {@link Storage} the gateway calls, with the core's fallbacks filled in.
  * @module
  */
-import type { Storage, StorageCapabilities, StorageImplementation } from "../contracts/storage.js";
+// AdoptionRefused and CommitResult for TSDoc links only.
+import type { AdoptionRefused, CommitResult, Storage, StorageCapabilities, StorageImplementation } from "../contracts/storage.js";
 import { REQUIRED_MEMBERS, STORAGE_CAPABILITIES, type CapabilitySpec } from "./capabilities.js";
+import { checkedAdoption, keyedCommit } from "./storage-answers.js";
 
 /** Storages this module made: defining one again returns it as it is. */
 const defined = new WeakSet<object>();
@@ -14,6 +16,10 @@ const defined = new WeakSet<object>();
  * supplies as a declared capability, fills in the core's fallback for each one it does not (see
  * each member of {@link StorageImplementation} for the fallback and its cost), and lists the
  * result in `capabilities`. Methods are bound to `implementation`, so a class instance works.
+ * It also does the core's part of the data contract: `commit` hands the implementation each
+ * outbox frame with its `redactKey` and rejects on a {@link CommitResult.mediaTaken};
+ * `adoptOwner` refuses `from === to` and rejects on an {@link AdoptionRefused}, both with
+ * `unsupported` errors.
  * Idempotent: a storage it returned comes back unchanged.
  *
  * ```ts
@@ -38,6 +44,8 @@ export function defineStorage(implementation: StorageImplementation): Storage {
   }
   const declared = declaredFlags(implementation.capabilities);
   const core = Object.fromEntries(REQUIRED_MEMBERS.map((name) => [name, method(name)])) as Pick<Storage, (typeof REQUIRED_MEMBERS)[number]>;
+  // The implementation answers in plain data: the core keys its frames and words its refusals.
+  core.commit = keyedCommit(core.commit);
   const capabilities = {} as StorageCapabilities;
   const members: Record<string, unknown> = {};
   for (const spec of STORAGE_CAPABILITIES) {
@@ -46,6 +54,7 @@ export function defineStorage(implementation: StorageImplementation): Storage {
     if (supplied) for (const name of spec.members) members[name] = method(name);
     else Object.assign(members, spec.fallback?.(core));
   }
+  if (typeof impl.adoptOwner === "function") members.adoptOwner = checkedAdoption(method("adoptOwner") as NonNullable<StorageImplementation["adoptOwner"]>);
   const storage = {
     ...core,
     ...members,

@@ -1,6 +1,7 @@
 // defineStorage(): what a storage implementation gets checked for, and what createGateway refuses.
 import { describe, expect, it } from "vitest";
-import { createGateway, defineStorage, memoryBus, type Bus, type Storage, type StorageImplementation } from "chat-gateway";
+import * as root from "chat-gateway";
+import { createGateway, defineStorage, memoryBus, type Bus, type Change, type Storage, type StorageImplementation } from "chat-gateway";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { postgresStorage } from "chat-gateway/storage/postgres";
@@ -73,6 +74,64 @@ describe("defineStorage", () => {
     const storage = defineStorage(new Counting());
     await storage.commit("a", { outbox: [{ type: "x", payload: {} }] });
     expect((await storage.outboxBounds("a")).last).toBe(1);
+  });
+});
+
+describe("defineStorage - the core's part of the data contract", () => {
+  it("data contract - every outbox frame reaches the implementation with the redaction key the core computed", async () => {
+    const seen: Change[] = [];
+    const storage = defineStorage({ ...core(), commit: async (_owner, change) => (seen.push(change), { seqs: [], orphanedMedia: [] }) });
+    await storage.commit("a", {
+      outbox: [
+        { type: "message", payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "hi" } },
+        { type: "media.offer", payload: { message_id: "m2", media_id: "x" } },
+        { type: "channel.created", payload: { chat_id: "c1", name: "one" } },
+        { type: "channel.renamed", payload: { chat_id: "c1", thread_id: "t1", name: "a thread" } },
+        { type: "notification", payload: { chat_id: "c1", text: "about the lane" } },
+        { type: "notification", payload: { text: "about no lane" } },
+        { type: "message.deleted", payload: { chat_id: "c1", thread_id: null, message_ids: ["m1"] } },
+        { type: "channel.deleted", payload: { chat_id: "c1" } },
+      ],
+    });
+    expect(seen[0].outbox!.map((f) => f.redactKey)).toEqual(["m:m1", "m:m2", "c:c1", "c:t1", "c:c1", null, null, null]);
+    // The deletion notices keep ids only: a replay after the deletion still hands them out.
+    expect(seen[0].outbox![6]).toEqual({ type: "message.deleted", payload: { chat_id: "c1", thread_id: null, message_ids: ["m1"] }, redactKey: null });
+  });
+
+  it("data contract - an implementation that answers mediaTaken makes commit reject with the unsupported error clients get", async () => {
+    const storage = defineStorage({ ...core(), commit: async () => ({ seqs: [], orphanedMedia: [], mediaTaken: "up1" }) });
+    const refused = await storage.commit("a", { outbox: [{ type: "message", payload: { message_id: "m1" } }] }).catch((error: unknown) => error);
+    expect(root.isGatewayError(refused)).toBe(true);
+    expect(refused).toMatchObject({
+      code: "unsupported",
+      message: 'media_ref "up1" is already attached to a message: each upload goes with one message (media_refs come from media.upload.ack); upload the file again',
+    });
+  });
+
+  it("data contract - adoptOwner: a refusal answered as data becomes an unsupported error, and an owner adopting itself never reaches the implementation", async () => {
+    const asked: Array<[string, string]> = [];
+    const counts = { channels: 1, messages: 2, outbox: 3, devices: 0, media: 0 };
+    const storage = defineStorage({
+      ...core(),
+      adoptOwner: async (from, to) => (asked.push([from, to]), to === "busy" ? { refused: "target_has_data" as const } : counts),
+    });
+    expect(storage.capabilities.adoptOwner).toBe(true);
+    await expect(storage.adoptOwner("anon", "alice")).resolves.toEqual(counts);
+    await expect(storage.adoptOwner("anon", "busy")).rejects.toMatchObject({
+      code: "unsupported",
+      message: "busy already has data of its own: adopting would mix two owners' chats and seqs, so nothing was moved",
+    });
+    await expect(storage.adoptOwner("alice", "alice")).rejects.toMatchObject({ code: "unsupported", message: "alice cannot adopt its own data" });
+    expect(asked).toEqual([
+      ["anon", "alice"],
+      ["anon", "busy"],
+    ]);
+  });
+
+  it("data contract - the root entry no longer exports the helpers storages had to call", () => {
+    for (const name of ["outboxRedactionKey", "messageRedactionKey", "channelRedactionKey", "heldByAnother", "mediaTakenError", "checkAdoption", "adoptionRefusedError", "NOTHING_ADOPTED"]) {
+      expect(root, name).not.toHaveProperty(name);
+    }
   });
 });
 

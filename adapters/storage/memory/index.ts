@@ -10,6 +10,7 @@
  */
 import type {
   AdoptedCounts,
+  AdoptionRefused,
   Change,
   Channel,
   ChatId,
@@ -32,7 +33,7 @@ import type {
   StoredMessage,
   TurnScope,
 } from "chat-gateway";
-import { adoptionRefusedError, channelRedactionKey, checkAdoption, defineStorage, LIMITS, NOTHING_ADOPTED, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
+import { defineStorage, LIMITS, searchMessages } from "chat-gateway";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -44,7 +45,7 @@ interface OwnerState {
   channels: Map<ChatId, Channel>;
   messages: Map<MessageId, StoredMessage>;
   /** Ascending by `seq`; a redacted entry stays (with `redacted` set) so bounds never move. */
-  outbox: Array<OutboxEntry & { redacted?: true }>;
+  outbox: Array<OutboxEntry & { redactKey?: string | null; redacted?: true }>;
   lastSeq: Seq;
   devices: Map<DeviceId, Device>;
   media: Map<MediaId, MediaRecord>;
@@ -61,12 +62,11 @@ function emptyState(): OwnerState {
 }
 
 /** Moves one owner's history to another that holds nothing; devices stay (the `adoptOwner` capability). */
-function adopt(owners: Map<Owner, OwnerState>, from: Owner, to: Owner): AdoptedCounts {
-  checkAdoption(from, to);
+function adopt(owners: Map<Owner, OwnerState>, from: Owner, to: Owner): AdoptedCounts | AdoptionRefused {
   const s = owners.get(from);
-  if (!s || holdsNoHistory(s)) return { ...NOTHING_ADOPTED };
+  if (!s || holdsNoHistory(s)) return { channels: 0, messages: 0, outbox: 0, media: 0 };
   const target = owners.get(to);
-  if (target && (target.lastSeq > 0 || !holdsNoHistory(target) || target.devices.size > 0)) throw adoptionRefusedError(to);
+  if (target && (target.lastSeq > 0 || !holdsNoHistory(target) || target.devices.size > 0)) return { refused: "target_has_data" };
   // One synchronous step: nothing can run between taking the state from one owner and giving it.
   // `from` keeps its last seq, since seqs are never reused, and its devices with their push targets.
   owners.set(from, { ...emptyState(), lastSeq: s.lastSeq, devices: s.devices });
@@ -96,11 +96,16 @@ function firstAfter(outbox: OutboxEntry[], after: Seq): number {
   return lo;
 }
 
+/** Whether a message other than `messageId` holds the media (see `Change` in chat-gateway). */
+function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {
+  return record?.message_id !== undefined && record.message_id !== messageId;
+}
+
 function deleteMessage(s: OwnerState, id: MessageId, orphaned: Set<MediaId>, redact: Set<string>): void {
   const m = s.messages.get(id);
   if (!m) return;
   s.messages.delete(id);
-  redact.add(messageRedactionKey(id));
+  redact.add(`m:${id}`);
   for (const ref of m.media) {
     if (heldByAnother(s.media.get(ref.media_id), id)) continue;
     orphaned.add(ref.media_id);
@@ -108,16 +113,17 @@ function deleteMessage(s: OwnerState, id: MessageId, orphaned: Set<MediaId>, red
   }
 }
 
-/** Checked before anything is applied, which keeps a refused commit all-or-nothing. */
-function checkAttachments(s: OwnerState, messages: StoredMessage[]): void {
+/** The first media the messages would take from another message; checked before anything is applied. */
+function takenMedia(s: OwnerState, messages: StoredMessage[]): MediaId | undefined {
   const claimed = new Map<MediaId, MessageId>();
   for (const m of messages) {
     for (const ref of m.media) {
       const other = claimed.get(ref.media_id);
-      if ((other !== undefined && other !== m.message_id) || heldByAnother(s.media.get(ref.media_id), m.message_id)) throw mediaTakenError(ref.media_id);
+      if ((other !== undefined && other !== m.message_id) || heldByAnother(s.media.get(ref.media_id), m.message_id)) return ref.media_id;
       claimed.set(ref.media_id, m.message_id);
     }
   }
+  return undefined;
 }
 
 function attach(s: OwnerState, m: StoredMessage): void {
@@ -131,8 +137,8 @@ function attach(s: OwnerState, m: StoredMessage): void {
 function redactOutbox(s: OwnerState, keys: Set<string>): void {
   if (keys.size === 0) return;
   s.outbox.forEach((entry, i) => {
-    const key = entry.redacted ? undefined : outboxRedactionKey(entry);
-    if (key !== undefined && keys.has(key)) s.outbox[i] = { seq: entry.seq, ts: entry.ts, type: "", payload: {}, redacted: true };
+    const key = entry.redacted ? undefined : entry.redactKey;
+    if (typeof key === "string" && keys.has(key)) s.outbox[i] = { seq: entry.seq, ts: entry.ts, type: "", payload: {}, redacted: true };
   });
 }
 
@@ -142,7 +148,8 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
   // nothing has been applied yet, which is what keeps the commit all-or-nothing.
   const c = structuredClone(change);
   if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
-  checkAttachments(s, c.messages ?? []);
+  const mediaTaken = takenMedia(s, c.messages ?? []);
+  if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
   for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
   for (const m of c.messages ?? []) {
     s.messages.set(m.message_id, m);
@@ -156,7 +163,7 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
     const gone = new Set(c.deleteChannels);
     for (const id of gone) {
       s.channels.delete(id);
-      redact.add(channelRedactionKey(id));
+      redact.add(`c:${id}`);
     }
     for (const m of [...s.messages.values()]) {
       if (gone.has(m.chat_id) || (m.thread_id !== null && gone.has(m.thread_id))) {
@@ -169,7 +176,7 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
   const ts = now();
   for (const frame of c.outbox ?? []) {
     const seq = ++s.lastSeq;
-    s.outbox.push({ type: frame.type, payload: frame.payload, seq, ts });
+    s.outbox.push({ type: frame.type, payload: frame.payload, redactKey: frame.redactKey, seq, ts });
     seqs.push(seq);
   }
   return { seqs, orphanedMedia: [...orphaned] };
@@ -252,7 +259,7 @@ function outboxMethods(peek: Peek): Pick<Storage, "readOutbox" | "outboxBounds" 
       const out: OutboxEntry[] = [];
       let bytes = 0;
       for (let i = firstAfter(outbox, after); i < outbox.length && out.length < limit && bytes < LIMITS.storagePageBytes; i++) {
-        const { redacted, ...entry } = outbox[i];
+        const { redacted, redactKey: _key, ...entry } = outbox[i];
         if (redacted || (types && !types.includes(entry.type))) continue;
         out.push(structuredClone(entry));
         bytes += JSON.stringify(entry.payload).length;
@@ -347,7 +354,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       return applyChange(state(owner), change, now);
     },
 
-    async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts> {
+    async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts | AdoptionRefused> {
       return adopt(owners, from, to);
     },
 

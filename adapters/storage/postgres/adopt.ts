@@ -3,7 +3,7 @@
  * with another, so the move is all or nothing however it ends.
  * @module
  */
-import { adoptionRefusedError, checkAdoption, NOTHING_ADOPTED, type AdoptedCounts, type Owner } from "chat-gateway";
+import type { AdoptedCounts, AdoptionRefused, Owner } from "chat-gateway";
 import type { Database } from "./database.js";
 
 /**
@@ -14,11 +14,10 @@ import type { Database } from "./database.js";
 const TABLES = ["channels", "messages", "outbox", "media"] as const;
 
 /** Moves everything of `from` to `to`, refusing a `to` that has data (see `StorageImplementation.adoptOwner`). */
-export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<AdoptedCounts> {
+export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<AdoptedCounts | AdoptionRefused> {
   const { s } = db;
   return async (from, to) => {
-    checkAdoption(from, to);
-    return await db.transaction(async (client) => {
+    return await db.transaction(async (client): Promise<AdoptedCounts | AdoptionRefused> => {
       // Both counter rows locked, in a fixed order: a commit of either owner in any process waits
       // for the move (it advances the same row), and two adoptions cannot deadlock.
       await client.query(`INSERT INTO ${s}.owners (owner) VALUES ($1), ($2) ON CONFLICT (owner) DO NOTHING`, [from, to]);
@@ -29,8 +28,8 @@ export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<Ad
       const last = (owner: Owner) => Number(counters.find((row) => row.owner === owner)?.last_seq ?? 0);
       const holds = async (owner: Owner, tables: readonly string[]) =>
         ((await client.query(`${tables.map((table) => `SELECT 1 FROM ${s}.${table} WHERE owner = $1`).join(" UNION ALL ")} LIMIT 1`, [owner])).rowCount ?? 0) > 0;
-      if (!(await holds(from, TABLES))) return { ...NOTHING_ADOPTED };
-      if (last(to) > 0 || (await holds(to, [...TABLES, "devices"]))) throw adoptionRefusedError(to);
+      if (!(await holds(from, TABLES))) return { channels: 0, messages: 0, outbox: 0, media: 0 };
+      if (last(to) > 0 || (await holds(to, [...TABLES, "devices"]))) return { refused: "target_has_data" };
       const counts: Record<string, number> = {};
       for (const table of TABLES) {
         // A media record names its owner inside its JSON too.

@@ -5,7 +5,12 @@
  * @module
  */
 import type { PoolClient } from "pg";
-import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, type ChatId, type MediaId, type MediaRecord, type MessageId, type Owner, type StoredMessage } from "chat-gateway";
+import type { ChatId, MediaId, MediaRecord, MessageId, Owner, StoredMessage } from "chat-gateway";
+
+/** Whether a message other than `messageId` holds the media (see `Change` in chat-gateway). */
+function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {
+  return record?.message_id !== undefined && record.message_id !== messageId;
+}
 
 /**
  * True when every message exists. The row locks hold off a delete from another process until this
@@ -28,21 +33,27 @@ async function mediaRecords(client: PoolClient, s: string, owner: Owner, ids: Me
 
 /**
  * Marks the messages' media as held by them. The row locks make a second process attaching the same
- * media wait and then see the holder, so two messages never both get it; throws `unsupported` then.
+ * media wait and then see the holder, so two messages never both get it. Returns, having written
+ * nothing, the first media another message holds (or two of these messages list).
  */
-export async function attachMedia(client: PoolClient, s: string, owner: Owner, messages: StoredMessage[]): Promise<void> {
+export async function attachMedia(client: PoolClient, s: string, owner: Owner, messages: StoredMessage[]): Promise<MediaId | undefined> {
   const wanted = [...new Set(messages.flatMap((m) => m.media.map((ref) => ref.media_id)))];
-  if (!wanted.length) return;
+  if (!wanted.length) return undefined;
   const records = await mediaRecords(client, s, owner, wanted, true);
+  const claims = new Map<MediaId, MessageId>();
   for (const m of messages) {
     for (const ref of m.media) {
-      const record = records.get(ref.media_id);
-      if (heldByAnother(record, m.message_id)) throw mediaTakenError(ref.media_id);
-      if (!record || record.message_id === m.message_id) continue;
-      record.message_id = m.message_id;
-      await client.query(`UPDATE ${s}.media SET data = $3 WHERE owner = $1 AND media_id = $2`, [owner, ref.media_id, JSON.stringify(record)]);
+      const claimed = claims.get(ref.media_id);
+      if ((claimed !== undefined && claimed !== m.message_id) || heldByAnother(records.get(ref.media_id), m.message_id)) return ref.media_id;
+      claims.set(ref.media_id, m.message_id);
     }
   }
+  for (const [mediaId, messageId] of claims) {
+    const record = records.get(mediaId);
+    if (!record || record.message_id === messageId) continue;
+    await client.query(`UPDATE ${s}.media SET data = $3 WHERE owner = $1 AND media_id = $2`, [owner, mediaId, JSON.stringify({ ...record, message_id: messageId })]);
+  }
+  return undefined;
 }
 
 /** Deletes the media metadata that the deleted messages held (not what another message holds); returns those ids. */
@@ -57,7 +68,8 @@ export async function dropMediaOf(client: PoolClient, s: string, owner: Owner, d
 
 /** Redacts the frames showing deleted messages and channels: the rows (and seqs) stay, their content goes. */
 export async function redactOutbox(client: PoolClient, s: string, owner: Owner, deleted: StoredMessage[], channels: ChatId[]): Promise<void> {
-  const keys = [...deleted.map((m) => messageRedactionKey(m.message_id)), ...channels.map(channelRedactionKey)];
+  // The key formats of OutboxFrame.redactKey in the storage contract.
+  const keys = [...deleted.map((m) => `m:${m.message_id}`), ...channels.map((chatId) => `c:${chatId}`)];
   if (!keys.length) return;
   await client.query(`UPDATE ${s}.outbox SET type = '', payload = '{}', redact_key = NULL WHERE owner = $1 AND redact_key = ANY($2::text[])`, [owner, keys]);
 }

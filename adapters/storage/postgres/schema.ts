@@ -60,7 +60,7 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
       data text NOT NULL,
       PRIMARY KEY (owner, media_id)
     );`,
-  // 2: each outbox frame carries the key of what it shows (outboxRedactionKey in chat-gateway), so
+  // 2: each outbox frame carries the key of what it shows (OutboxFrame.redactKey in chat-gateway), so
   // deleting a message or channel redacts its frames with an indexed update; older rows backfilled.
   (s) => `
     ALTER TABLE ${s}.outbox ADD COLUMN redact_key text;

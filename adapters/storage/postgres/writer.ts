@@ -4,7 +4,7 @@
  * @module
  */
 import type { PoolClient } from "pg";
-import { outboxRedactionKey, type Change, type CommitResult, type Owner, type Seq, type StoredMessage } from "chat-gateway";
+import type { Change, CommitResult, Owner, Seq, StoredMessage } from "chat-gateway";
 import type { Database } from "./database.js";
 import { attachMedia, dropMediaOf, messagesPresent, redactOutbox } from "./integrity.js";
 import { lastByKey, prepareMessage } from "./rows.js";
@@ -13,7 +13,7 @@ import { lastByKey, prepareMessage } from "./rows.js";
 async function apply(client: PoolClient, s: string, now: () => number, owner: Owner, change: Change): Promise<CommitResult> {
   const channels = lastByKey(change.channels ?? [], (c) => c.chat_id).map((c) => [c.chat_id, JSON.stringify(c)] as const);
   const messages = lastByKey(change.messages ?? [], (m) => m.message_id).map(prepareMessage);
-  const frames = (change.outbox ?? []).map((f) => [f.type, JSON.stringify(f.payload), outboxRedactionKey(f) ?? null] as const);
+  const frames = (change.outbox ?? []).map((f) => [f.type, JSON.stringify(f.payload), f.redactKey ?? null] as const);
   const deleteMessages = change.deleteMessages ?? [];
   const deleteChannels = change.deleteChannels ?? [];
   const answered = change.answered ?? [];
@@ -21,10 +21,12 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
     return { seqs: [], orphanedMedia: [] };
   }
   if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
+  // First of the writes: a change that would take media from another message writes nothing.
+  const mediaTaken = await attachMedia(client, s, owner, change.messages ?? []);
+  if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
   for (const [chatId, data] of channels) {
     await client.query(`INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`, [owner, chatId, data]);
   }
-  await attachMedia(client, s, owner, change.messages ?? []);
   for (const values of messages) {
     // One statement writes the message and its search row, so neither is ever there without the other.
     await client.query(

@@ -1,4 +1,4 @@
-import { adoptionRefusedError, checkAdoption, NOTHING_ADOPTED, type AdoptedCounts, type MediaRecord, type Owner } from "chat-gateway";
+import type { AdoptedCounts, AdoptionRefused, MediaRecord, Owner } from "chat-gateway";
 import { lastSeq } from "./seq.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { laneColumn } from "./search.js";
@@ -19,13 +19,13 @@ function count(sql: Sql, table: string, owner: Owner, where = ""): number {
 
 /**
  * Moves the history of `from` to `to` (see `StorageImplementation.adoptOwner`); the caller holds
- * the transaction, so a refusal or a crash leaves nothing half moved. Devices and their push
- * targets stay with `from`: whoever registered them while login was off must not get `to`'s pushes.
+ * the transaction, so a crash leaves nothing half moved; a refusal moves nothing. Devices and
+ * their push targets stay with `from`: whoever registered them while login was off must not get
+ * `to`'s pushes.
  */
-export function adopt(sql: Sql, from: Owner, to: Owner): AdoptedCounts {
-  checkAdoption(from, to);
-  if (!holds(sql, from, HISTORY)) return { ...NOTHING_ADOPTED };
-  if (lastSeq(sql, to) > 0 || holds(sql, to)) throw adoptionRefusedError(to);
+export function adopt(sql: Sql, from: Owner, to: Owner): AdoptedCounts | AdoptionRefused {
+  if (!holds(sql, from, HISTORY)) return { channels: 0, messages: 0, outbox: 0, media: 0 };
+  if (lastSeq(sql, to) > 0 || holds(sql, to)) return { refused: "target_has_data" };
   for (const table of PLAIN) sql.run(`UPDATE ${table} SET owner = ? WHERE owner = ?`, [to, from]);
   // The full-text lane tokens hash the owner in (see laneColumn): each message is indexed anew.
   for (const [id, chatId, threadKey, text] of sql.all("SELECT id, chat_id, thread_key, text FROM messages WHERE owner = ?", [from])) {

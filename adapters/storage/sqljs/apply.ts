@@ -1,7 +1,7 @@
-import type { AdoptedCounts, Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
-import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey } from "chat-gateway";
+import type { AdoptedCounts, AdoptionRefused, Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
 import { adopt } from "./adopt.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
+import { legacyRedactKey } from "./legacy-keys.js";
 import { laneColumn } from "./search.js";
 import { lastSeq } from "./seq.js";
 import type { Sql } from "./sql.js";
@@ -53,11 +53,28 @@ function mediaRecord(sql: Sql, owner: Owner, mediaId: MediaId): MediaRecord | un
   return row && (JSON.parse(row[0] as string) as MediaRecord);
 }
 
-/** Marks the message's media as held by it; throws (rolling the commit back) on media another message holds. */
+/** Whether a message other than `messageId` holds the media (see `Change` in chat-gateway). */
+function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {
+  return record?.message_id !== undefined && record.message_id !== messageId;
+}
+
+/** The first media the messages would take from another message; checked before anything is applied. */
+function takenMedia(sql: Sql, owner: Owner, messages: StoredMessage[]): MediaId | undefined {
+  const claimed = new Map<MediaId, MessageId>();
+  for (const m of messages) {
+    for (const ref of m.media) {
+      const other = claimed.get(ref.media_id);
+      if ((other !== undefined && other !== m.message_id) || heldByAnother(mediaRecord(sql, owner, ref.media_id), m.message_id)) return ref.media_id;
+      claimed.set(ref.media_id, m.message_id);
+    }
+  }
+  return undefined;
+}
+
+/** Marks the message's media as held by it ({@link takenMedia} has checked that no other message does). */
 function attachMedia(sql: Sql, owner: Owner, m: StoredMessage): void {
   for (const ref of m.media) {
     const record = mediaRecord(sql, owner, ref.media_id);
-    if (heldByAnother(record, m.message_id)) throw mediaTakenError(ref.media_id);
     if (record && record.message_id !== m.message_id) {
       sql.run("UPDATE media SET data = ? WHERE owner = ? AND media_id = ?", [JSON.stringify({ ...record, message_id: m.message_id }), owner, ref.media_id]);
     }
@@ -70,7 +87,7 @@ function deleteRows(sql: Sql, owner: Owner, rows: unknown[][], orphaned: Set<Med
     unindexMessage(sql, id as number);
     sql.run("DELETE FROM messages WHERE id = ?", [id as number]);
     const m = JSON.parse(data as string) as StoredMessage;
-    redact.add(messageRedactionKey(m.message_id));
+    redact.add(`m:${m.message_id}`);
     for (const ref of m.media ?? []) {
       if (heldByAnother(mediaRecord(sql, owner, ref.media_id), m.message_id)) continue;
       orphaned.add(ref.media_id);
@@ -98,6 +115,8 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
   for (const id of c.requireMessages ?? []) {
     if (!sql.get("SELECT 1 FROM messages WHERE owner = ? AND message_id = ?", [owner, id])) return { seqs: [], orphanedMedia: [], skipped: true };
   }
+  const mediaTaken = takenMedia(sql, owner, c.messages ?? []);
+  if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
   for (const ch of c.channels ?? []) {
     sql.run("INSERT OR REPLACE INTO channels (owner, chat_id, data) VALUES (?, ?, ?)", [owner, ch.chat_id, JSON.stringify(ch)]);
   }
@@ -110,7 +129,7 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
   clearWaiting(sql, owner, c.answered ?? []);
   for (const chatId of c.deleteChannels ?? []) {
     sql.run("DELETE FROM channels WHERE owner = ? AND chat_id = ?", [owner, chatId]);
-    redact.add(channelRedactionKey(chatId));
+    redact.add(`c:${chatId}`);
     deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND chat_id = ?", [owner, chatId]), orphaned, redact);
     deleteRows(
       sql,
@@ -131,7 +150,8 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
         ts,
         frame.type,
         JSON.stringify(frame.payload),
-        outboxRedactionKey(frame) ?? null,
+        // A journal record of an older version has no key: it is computed as that version did.
+        frame.redactKey === undefined ? legacyRedactKey(frame.type, frame.payload) : frame.redactKey,
       ]);
       seqs.push(last);
     }
@@ -150,7 +170,7 @@ function prune(sql: Sql, owner: Owner, policy: RetentionPolicy, now: number): vo
 }
 
 /** Applies one op; the caller holds the transaction. */
-export function applyOp(sql: Sql, op: JournalOp): CommitResult | AdoptedCounts | undefined {
+export function applyOp(sql: Sql, op: JournalOp): CommitResult | AdoptedCounts | AdoptionRefused | undefined {
   switch (op.k) {
     case "commit":
       return commit(sql, op.o, op.c, op.t);

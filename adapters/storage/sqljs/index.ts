@@ -60,6 +60,7 @@
 import initSqlJs from "sql.js";
 import type {
   AdoptedCounts,
+  AdoptionRefused,
   Change,
   ChatId,
   CommitResult,
@@ -293,7 +294,7 @@ class SqlJsStore implements StorageImplementation {
     await this.#write({ k: "unmedia", o: owner, ids: mediaIds });
   }
 
-  async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts> {
-    return (await this.#write({ k: "adopt", o: from, to })) as AdoptedCounts;
+  async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts | AdoptionRefused> {
+    return (await this.#write({ k: "adopt", o: from, to })) as AdoptedCounts | AdoptionRefused;
   }
 }

@@ -1,5 +1,5 @@
-import { outboxRedactionKey } from "chat-gateway";
 import { indexAll } from "./fts-shards.js";
+import { legacyRedactKey } from "./legacy-keys.js";
 import type { Sql } from "./sql.js";
 
 /** SQL to run, or a step that needs code (a loop over rows, say). */
@@ -76,14 +76,14 @@ export const MIGRATIONS: Migration[] = [
     sql.run("DROP TABLE messages_fts");
     indexAll(sql);
   },
-  // 3: each outbox frame carries the key of what it shows (outboxRedactionKey), so deleting a
+  // 3: each outbox frame carries the key of what it shows (OutboxFrame.redactKey), so deleting a
   // message or channel redacts its frames with an indexed update instead of a scan.
   (sql) => {
     sql.run("ALTER TABLE outbox ADD COLUMN redact_key TEXT");
     sql.run("CREATE INDEX outbox_by_redact_key ON outbox (owner, redact_key) WHERE redact_key IS NOT NULL");
     for (const [owner, seq, type, payload] of sql.all("SELECT owner, seq, type, payload FROM outbox")) {
-      const key = outboxRedactionKey({ type: type as string, payload: JSON.parse(payload as string) as Record<string, unknown> });
-      if (key !== undefined) sql.run("UPDATE outbox SET redact_key = ? WHERE owner = ? AND seq = ?", [key, owner, seq]);
+      const key = legacyRedactKey(type as string, JSON.parse(payload as string) as Record<string, unknown>);
+      if (key !== null) sql.run("UPDATE outbox SET redact_key = ? WHERE owner = ? AND seq = ?", [key, owner, seq]);
     }
   },
   // 4: the durable turn queue: user messages whose turn has not ended carry status 'waiting', read

@@ -1,0 +1,75 @@
+// The storage contract is data: a storage implementation takes types from chat-gateway and, at
+// most, defineStorage. The built-in storages also share a few helpers that are not part of the
+// contract (search ranking, the logger, the error of a full disk); each is listed with its reason.
+// Read with the TypeScript parser, as test/import-cycles.test.ts does.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+function sourceFiles(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) sourceFiles(path, out);
+    else if (/\.(ts|mts)$/.test(path) && !path.endsWith(".d.ts")) out.push(path);
+  }
+  return out;
+}
+
+/** The names a file imports as values (not `import type`, not `type X`) from the root entry. */
+function valueImports(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest);
+  const names: string[] = [];
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    if (statement.moduleSpecifier.text !== "chat-gateway") continue;
+    const clause = statement.importClause;
+    if (!clause || clause.isTypeOnly) continue;
+    if (clause.name) names.push("default");
+    const bindings = clause.namedBindings;
+    if (bindings && ts.isNamespaceImport(bindings)) names.push("*");
+    if (bindings && ts.isNamedImports(bindings)) names.push(...bindings.elements.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text));
+  }
+  return names;
+}
+
+/** Values a storage may import, beyond types. */
+const ALLOWED: Record<string, string> = {
+  defineStorage: "normalises the implementation (and does the core's part of the contract)",
+  // The search capability must rank and cut snippets exactly as the core's fallback does.
+  searchMessages: "search ranking",
+  searchTerms: "search ranking",
+  matchText: "search ranking",
+  compareMatches: "search ranking",
+  snippetAround: "search ranking",
+  foldText: "search ranking",
+  WORD_PATTERN: "search ranking",
+  LIMITS: "the protocol's search limits",
+  resolveLogger: "sql.js logs through the gateway's Logger",
+  GatewayError: "sql.js words a full disk for the client, and rebuilds errors that crossed from its engine process",
+};
+
+/** What a storage once had to call, now the core's part of the contract. */
+const CONTRACT_HELPERS = ["outboxRedactionKey", "messageRedactionKey", "channelRedactionKey", "heldByAnother", "mediaTakenError", "checkAdoption", "adoptionRefusedError", "NOTHING_ADOPTED"];
+
+describe("storage implementations and the data contract", () => {
+  const storages = sourceFiles(join(root, "adapters/storage"));
+  const example = sourceFiles(join(root, "examples/custom-storage"));
+
+  it("imports - no built-in storage calls a core helper of the contract; other values are the listed shared helpers", () => {
+    expect(storages.length).toBeGreaterThan(20);
+    const found = storages.flatMap((file) => valueImports(file).map((name) => `${relative(root, file)}: ${name}`));
+    expect(found.filter((line) => CONTRACT_HELPERS.some((name) => line.endsWith(`: ${name}`)))).toEqual([]);
+    expect(found.filter((line) => !(line.split(": ")[1] in ALLOWED))).toEqual([]);
+    // The contract itself holds: defineStorage is the only value the memory storage needs besides search.
+    expect(valueImports(join(root, "adapters/storage/memory/index.ts")).sort()).toEqual(["defineStorage", "searchMessages"]);
+  });
+
+  it("imports - the custom-storage example imports types only, and defineStorage", () => {
+    expect(example.length).toBeGreaterThan(0);
+    expect(example.flatMap(valueImports)).toEqual(["defineStorage"]);
+  });
+});
