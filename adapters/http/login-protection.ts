@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { resolveLogger } from "chat-gateway";
 import type { Authenticator, Logger, Revocation, Session, SessionStore, UpgradeDecision } from "chat-gateway";
+import { AddressRate } from "./address-rate.js";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
 import { canonicalPath, isGatedPath, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
+import { LOGIN_LIMITS } from "./limits.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PasswordVerifier } from "./passwords.js";
 import { createRequestGuard, type RequestGuardOptions } from "./request-guard.js";
@@ -254,7 +256,8 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   const lockout = new LoginLockout();
   const cookieName = `${service}_session`;
   const signedIn = new WeakMap<IncomingMessage, string>();
-  const sweeper = setInterval(() => lockout.sweep(clock()), 60_000);
+  const logouts = new AddressRate(LOGIN_LIMITS.maxLogouts, LOGIN_LIMITS.logoutWindowSeconds);
+  const sweeper = setInterval(() => [lockout, logouts].forEach((counts) => counts.sweep(clock())), 60_000);
   sweeper.unref();
   let closed = false;
 
@@ -288,6 +291,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     verifier,
     lockout,
     lockoutStore: options.lockoutStore,
+    logouts,
     cookieName,
     trustProxy: options.trustProxy,
     maxBodyBytes,

@@ -144,6 +144,18 @@ describe("http - protection on", () => {
     expect((await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { "content-type": "application/json" } })).body).toEqual({ ok: true });
   });
 
+  it("logout by bearer token needs neither a JSON body nor an Origin check; by cookie it still does", async () => {
+    const { body } = await login(srv!.url, "alice", "alice-password");
+    const byCookie = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { cookie: `gateway_session=${body.token}` } });
+    expect(byCookie.status).toBe(415);
+    const foreign = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { cookie: `gateway_session=${body.token}`, "content-type": "application/json", origin: "https://evil.example" } });
+    expect(foreign.status).toBe(403);
+    expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).status).toBe(200);
+    const out = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { ...bearer(body.token), origin: "https://app.example" } });
+    expect(out).toMatchObject({ status: 200, body: { ok: true } });
+    expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).status).toBe(401);
+  });
+
   it("sessions last 24 hours", async () => {
     const { body } = await login(srv!.url, "alice", "alice-password");
     clock.advance(86_399_000);

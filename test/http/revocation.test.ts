@@ -124,6 +124,29 @@ describe("revocation - a hello being authenticated", () => {
     harness = undefined;
   });
 
+  it("1,500 revocations of other sessions while the authenticator runs do not refuse a hello: past 1,000 it is asked again", async () => {
+    let release!: () => void;
+    let asked = 0;
+    const slow: Authenticator = {
+      async authenticate({ token }) {
+        if (++asked === 1) await new Promise<void>((resolve) => (release = resolve));
+        return { owner: "alice", user: "alice", sessions: [`s-${token}`] };
+      },
+    };
+    harness = await startGateway({ authenticator: slow });
+    const client = new Client(harness.url);
+    clients.push(client);
+    await client.opened;
+    const answer = client.request("hello", { token: "slow", device_id: "d1" });
+    while (asked === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 1500; i++) harness.gateway.revoke({ session: `s-other-${i}` });
+    harness.gateway.revoke({ user: "bob" });
+    release();
+    expect((await answer).type).toBe("hello.ok");
+    expect(asked).toBe(2);
+    expect((await client.request("channel.list")).type).toBe("channel.list");
+  });
+
   it("a revocation that arrives while the authenticator runs refuses the hello it covers", async () => {
     let release!: () => void;
     const slow: Authenticator = {
