@@ -18,7 +18,8 @@ export interface AuthContext {
   lockout: LoginLockout;
   /** Failure counts and lockouts shared by processes; absent: {@link AuthContext.lockout} keeps them. */
   lockoutStore: LockoutStore | undefined;
-  cookieName: string;
+  /** The session cookie's name for a request: it depends on TLS (docs/PROTOCOL.md §9.3). */
+  cookieName(req: IncomingMessage): string;
   trustProxy: TrustProxy | undefined;
   maxBodyBytes: number;
   /** Logins waiting for an earlier login of the same IP; they count against the login queue. */
@@ -112,7 +113,7 @@ export async function serveAuthApi(ctx: AuthContext, pathname: string, req: Inco
     return;
   }
   // A bearer token is never sent by a browser on its own, so a post carrying one is no CSRF.
-  const bearer = readCredential(req, ctx.cookieName)?.via === "bearer";
+  const bearer = readCredential(req, ctx.cookieName(req))?.via === "bearer";
   if (req.method === "POST" && !(bearer && pathname === "/api/auth/logout") && refuseCrossSite(ctx, req, res)) return;
   switch (pathname) {
     case "/api/ping":
@@ -159,11 +160,11 @@ async function logout(ctx: AuthContext, req: IncomingMessage, res: ServerRespons
   req.resume();
   const retryAfter = ctx.logouts.take(addressBlock(clientIp(req, ctx.trustProxy)), ctx.clock());
   if (retryAfter !== undefined) return tooMany(res, "too many logouts from this address; try again later", retryAfter);
-  const credential = readCredential(req, ctx.cookieName);
+  const credential = readCredential(req, ctx.cookieName(req));
   const session = credential === undefined ? undefined : await ctx.sessions.get(credential.token, Math.floor(ctx.clock() / 1000));
   // Its connections close even when the store fails to forget it (the answer is then 500).
   if (session !== undefined) await ctx.sessions.delete(credential!.token).finally(() => ctx.revoke({ session: sessionId(credential!.token) }));
-  sendJson(res, 200, { ok: true }, { "set-cookie": clearedSessionCookie(ctx.cookieName, isTls(req, ctx.trustProxy)) });
+  sendJson(res, 200, { ok: true }, { "set-cookie": clearedSessionCookie(ctx.cookieName(req), isTls(req, ctx.trustProxy)) });
 }
 
 function tooMany(res: ServerResponse, error: string, retryAfter: number): void {
@@ -223,5 +224,5 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
   const seconds = Math.floor(now / 1000);
   const session: Session = { token: createSessionToken(), username, expires_at: seconds + LOGIN_LIMITS.sessionSeconds };
   await ctx.sessions.create(session, seconds);
-  sendJson(res, 200, { token: session.token, username, expires_at: session.expires_at }, { "set-cookie": sessionCookie(ctx.cookieName, session.token, isTls(req, ctx.trustProxy)) });
+  sendJson(res, 200, { token: session.token, username, expires_at: session.expires_at }, { "set-cookie": sessionCookie(ctx.cookieName(req), session.token, isTls(req, ctx.trustProxy)) });
 }

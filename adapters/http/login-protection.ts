@@ -3,7 +3,8 @@ import { resolveLogger } from "chat-gateway";
 import type { Authenticator, Logger, Revocation, Session, SessionStore, UpgradeDecision } from "chat-gateway";
 import { AddressRate } from "./address-rate.js";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
-import { canonicalPath, isGatedPath, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
+import { sessionCookieName } from "./cookies.js";
+import { canonicalPath, isGatedPath, isTls, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PasswordVerifier } from "./passwords.js";
@@ -17,7 +18,10 @@ import { watchUserStore } from "./user-store-watch.js";
 export interface LoginProtectionOptions {
   /** Path of the user store JSON file (it may not exist: protection is then off). */
   usersFile: string;
-  /** Service name; the cookie is `<service>_session`. Default `"gateway"`. */
+  /**
+   * Service name; the cookie is `<service>_session`, `__Host-<service>_session` over TLS.
+   * Default `"gateway"`.
+   */
   service?: string;
   /** Where sessions live. Default: {@link memorySessionStore} (sessions end with the process). */
   sessions?: SessionStore;
@@ -155,7 +159,7 @@ async function gateUpgrade(
     }
     // The public endpoints are not WebSocket endpoints: an upgrade there is gated like any other.
     if (!isGatedPath(pathname)) return { ok: true };
-    const credential = readCredential(req, ctx.cookieName);
+    const credential = readCredential(req, ctx.cookieName(req));
     const session = credential === undefined ? undefined : await validSession(credential.token);
     if (credential === undefined || session === undefined) return { ok: false, status: 401, message: "login required" };
     const foreign = credential.via === "cookie" ? ctx.guard.origin(req) : undefined;
@@ -254,7 +258,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   const sessions = options.sessions ?? memorySessionStore();
   const verifier = new PasswordVerifier({ workers: options.workers, maxQueue: options.maxLoginQueue });
   const lockout = new LoginLockout();
-  const cookieName = `${service}_session`;
+  const cookieName = (req: IncomingMessage) => sessionCookieName(service, isTls(req, options.trustProxy));
   const signedIn = new WeakMap<IncomingMessage, string>();
   const logouts = new AddressRate(LOGIN_LIMITS.maxLogouts, LOGIN_LIMITS.logoutWindowSeconds);
   const sweeper = setInterval(() => [lockout, logouts].forEach((counts) => counts.sweep(clock())), 60_000);
@@ -281,7 +285,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   }
 
   async function sessionOf(req: IncomingMessage): Promise<Session | undefined> {
-    const credential = readCredential(req, cookieName);
+    const credential = readCredential(req, cookieName(req));
     return credential === undefined ? undefined : validSession(credential.token);
   }
 
