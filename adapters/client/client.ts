@@ -30,7 +30,7 @@ import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions } f
 import { Requests } from "./requests.js";
 import { StreamTexts } from "./stream-texts.js";
 import { Replay } from "./sync.js";
-import { Transfers, type Download, type UploadOptions } from "./transfers.js";
+import { Transfers, type Download, type DownloadOptions, type UploadOptions } from "./transfers.js";
 import { LiveTurns, type RunningTurn } from "./live-turns.js";
 
 /** What {@link GatewayClient.sendMessage} sends; `client_msg_id` is generated when absent. */
@@ -267,8 +267,13 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     return this.#transfers.upload(data, options);
   }
 
-  /** Download media with `media.pull`; resolves with the bytes and their sha256. */
-  async download(mediaId: string, options: RequestOptions & { onProgress?: (received: number) => void } = {}): Promise<Download> {
+  /**
+   * Download media with `media.pull`; resolves with the bytes and their sha256. Rejects with
+   * `download_failed` when more bytes arrive than offered (`options.size`, else the last
+   * `media.offer` of the id, else `hello.ok.limits.max_media_bytes`), fewer than a known size,
+   * a chunk out of order, or a digest other than `options.sha256`.
+   */
+  async download(mediaId: string, options: DownloadOptions = {}): Promise<Download> {
     return this.#transfers.download(mediaId, options);
   }
 
@@ -303,6 +308,10 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
       frame = { ...frame, payload: whole };
     } else {
       this.#streams.observe(frame);
+    }
+    if (frame.type === "media.offer") {
+      const offer = frame.payload as ServerFrame<"media.offer">["payload"];
+      this.#transfers.noteOffer(offer.media_id, offer.size);
     }
     this.emit("frame", frame);
     const asksChanged = this.#trackAsk(frame);

@@ -4,7 +4,7 @@
  * @module
  */
 import type { EventEmitter } from "eventemitter3";
-import { CLOSE_CODES, PROTOCOL_VERSION, type ClientPayloads } from "chat-gateway/protocol";
+import { CLOSE_CODES, parseServerFrame, PROTOCOL_VERSION, type ClientPayloads } from "chat-gateway/protocol";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents, StateInfo } from "./events.js";
 import type { HelloOkPayload, ServerFrame } from "./frames.js";
@@ -252,12 +252,16 @@ export class Connection {
   #onMessage(ws: WebSocketLike, attempt: Attempt, data: unknown): void {
     if (this.#ws !== ws) return;
     if (typeof data === "string") {
-      let frame: ServerFrame;
+      let frame: ServerFrame | undefined;
       try {
-        frame = JSON.parse(data) as ServerFrame;
-      } catch {
+        frame = parseServerFrame(data);
+      } catch (error) {
+        // A malformed frame must not reach code that trusts its shape (and throw out of the socket's handler).
+        this.#hooks.events.emit("frame.invalid", new ClientError("unsupported", `dropped a malformed gateway frame: ${(error as Error).message}`));
         return;
       }
+      // A frame type this version does not know: a newer gateway's, to ignore.
+      if (frame === undefined) return;
       if (frame.type === "error" && frame.id === "hello" && !attempt.gotHello) attempt.helloRefusal = (frame.payload as { message?: string }).message;
       if (frame.type === "hello.ok" && !attempt.gotHello) {
         attempt.gotHello = true;

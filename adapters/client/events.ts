@@ -2,6 +2,7 @@
  * The client's typed event map and the connection states it reports.
  * @module
  */
+import type { ClientError } from "./errors.js";
 import type { MessageUpdatePayload, OpenAsk, ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
 import type { LaneQueue, RunningTurn } from "./live-turns.js";
 
@@ -57,6 +58,12 @@ export type GatewayClientEvents = {
   turns: (running: RunningTurn[]) => void;
   /** A lane's queue changed (docs/PROTOCOL.md §14.4): `queues` lists every lane with waiting messages. */
   queues: (queues: LaneQueue[]) => void;
+  /**
+   * A text frame from the gateway was not a valid frame of this protocol (not JSON, a wrong
+   * envelope, a missing or mistyped field): it was dropped, and `error` (code `unsupported`) says
+   * why. Frames of types this version does not know are ignored without this event.
+   */
+  "frame.invalid": (error: ClientError) => void;
   /** The credential was refused (close 4401, HTTP 401, or `checkAuth` said so); the client stopped. */
   unauthorized: (reason: string) => void;
 };

@@ -23,7 +23,7 @@ export { memoryOpenAsksStore, localStorageOpenAsksStore } from "./open-asks.js";
 export type { OpenAsksStore } from "./open-asks.js";
 export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
 export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
-export type { UploadOptions, Download } from "./transfers.js";
+export type { UploadOptions, Download, DownloadOptions } from "./transfers.js";
 export type { WebSocketLike, WebSocketConstructor } from "./socket.js";
 export { ClientError, isClientError } from "./errors.js";
 export type { ClientErrorCode } from "./errors.js";

@@ -31,11 +31,33 @@ export interface Download {
   sha256: string;
 }
 
+/** What {@link GatewayClient.download} takes besides the media id. */
+export interface DownloadOptions extends RequestOptions {
+  /** Called as chunks arrive: bytes received so far. */
+  onProgress?: (received: number) => void;
+  /**
+   * The size the media was offered with (`media.offer`, a message's media ref). Default: the size
+   * of the last `media.offer` this client saw for the id, else `hello.ok.limits.max_media_bytes`.
+   * More bytes fail the download; with a known size, fewer do too.
+   */
+  size?: number;
+  /** Hex sha256 the bytes must have; another digest fails the download. */
+  sha256?: string;
+}
+
 interface ActiveDownload {
   chunks: Uint8Array[];
   received: number;
+  /** Most bytes accepted. */
+  limit: number;
   onProgress?: (received: number) => void;
+  /** Ends the download with an error; set once it failed. */
+  fail(error: ClientError): void;
+  failed: boolean;
 }
+
+/** Offered sizes remembered for downloads; the oldest is forgotten past this many. */
+const OFFERS_KEPT = 1024;
 
 /** The upload's `media.upload.start` error, once the gateway refused it. */
 interface StartState {
@@ -48,6 +70,7 @@ export class Transfers {
   readonly #requests: Requests;
   readonly #options: GatewayClientOptions;
   readonly #downloads = new Map<string, ActiveDownload>();
+  readonly #offered = new Map<string, number>();
   #uploading = 0;
   #uploadQueue: Array<() => void> = [];
 
@@ -72,32 +95,52 @@ export class Transfers {
     }
   }
 
+  /** Remembers the size a `media.offer` gave, to bound its download. */
+  noteOffer(mediaId: string, size: number): void {
+    this.#offered.delete(mediaId);
+    this.#offered.set(mediaId, size);
+    if (this.#offered.size > OFFERS_KEPT) this.#offered.delete(this.#offered.keys().next().value!);
+  }
+
   /** Download one media id; see {@link GatewayClient.download}. */
-  async download(mediaId: string, options: RequestOptions & { onProgress?: (received: number) => void } = {}): Promise<Download> {
-    const active: ActiveDownload = { chunks: [], received: 0, onProgress: options.onProgress };
+  async download(mediaId: string, options: DownloadOptions = {}): Promise<Download> {
     if (this.#downloads.has(mediaId)) throw new ClientError("unsupported", `media ${mediaId} is already being downloaded`, "media.pull");
+    const size = options.size ?? this.#offered.get(mediaId);
+    let fail!: (error: ClientError) => void;
+    const failure = new Promise<never>((_, reject) => (fail = reject));
+    const limit = size ?? this.#connection.helloOk?.limits.max_media_bytes ?? Number.MAX_SAFE_INTEGER;
+    const active: ActiveDownload = { chunks: [], received: 0, limit, onProgress: options.onProgress, failed: false, fail: (e) => ((active.failed = true), fail(e)) };
     this.#downloads.set(mediaId, active);
     try {
-      const end = await this.#requests.request("media.pull", { media_id: mediaId }, options.timeoutMs ?? this.#bulkTimeout());
+      const pull = this.#requests.request("media.pull", { media_id: mediaId }, options.timeoutMs ?? this.#bulkTimeout());
+      // A failed download stops waiting at once; the pull's own end or timeout is then of no interest.
+      pull.catch(() => undefined);
+      const end = await Promise.race([pull, failure]);
       if (!end.ok) throw new ClientError("download_failed", `the gateway could not read media ${mediaId}`, "media.pull");
+      if (size !== undefined && active.received !== size) throw downloadFailed(mediaId, `${active.received} bytes arrived of the ${size} offered`);
       const bytes = new Uint8Array(active.received);
       let at = 0;
       for (const chunk of active.chunks) {
         bytes.set(chunk, at);
         at += chunk.byteLength;
       }
-      return { media_id: mediaId, bytes, sha256: await sha256Hex(bytes) };
+      const sha256 = await sha256Hex(bytes);
+      if (options.sha256 !== undefined && sha256 !== options.sha256.toLowerCase()) throw downloadFailed(mediaId, `its sha256 is ${sha256}, not ${options.sha256}`);
+      return { media_id: mediaId, bytes, sha256 };
     } finally {
       this.#downloads.delete(mediaId);
     }
   }
 
-  /** A binary message: a chunk of a download in progress, else ignored. */
+  /** A binary message: the next chunk of a download in progress, else ignored. */
   onBinary(bytes: Uint8Array): void {
     const chunk = decodeMediaChunk(bytes);
     if (!chunk) return;
     const active = this.#downloads.get(chunk.media);
-    if (!active) return;
+    if (!active || active.failed) return;
+    // The gateway sends a download's chunks in order, back to back; anything else is not that media.
+    if (chunk.offset !== active.received) return active.fail(downloadFailed(chunk.media, `a chunk at offset ${chunk.offset} came where ${active.received} was next`));
+    if (active.received + chunk.bytes.byteLength > active.limit) return active.fail(downloadFailed(chunk.media, `more than the ${active.limit} bytes it may have arrived`));
     // Copy: the chunk may share a buffer that the socket reuses.
     active.chunks.push(chunk.bytes.slice());
     active.received += chunk.bytes.byteLength;
@@ -167,4 +210,8 @@ export class Transfers {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
+}
+
+function downloadFailed(mediaId: string, why: string): ClientError {
+  return new ClientError("download_failed", `download of media ${mediaId} failed: ${why}`, "media.pull");
 }

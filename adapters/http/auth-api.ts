@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isGatewayError, type Revocation, type Session, type SessionStore } from "chat-gateway";
 import { clearedSessionCookie, sessionCookie } from "./cookies.js";
-import { clientIp, isTls, readCredential, type TrustProxy } from "./gate.js";
+import type { AddressRate } from "./address-rate.js";
+import { addressBlock, clientIp, isTls, readCredential, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
 import type { LockoutStore, LoginLockout } from "./lockout.js";
 import type { PasswordVerifier } from "./passwords.js";
@@ -17,7 +18,8 @@ export interface AuthContext {
   lockout: LoginLockout;
   /** Failure counts and lockouts shared by processes; absent: {@link AuthContext.lockout} keeps them. */
   lockoutStore: LockoutStore | undefined;
-  cookieName: string;
+  /** The session cookie's name for a request: it depends on TLS (docs/PROTOCOL.md §9.3). */
+  cookieName(req: IncomingMessage): string;
   trustProxy: TrustProxy | undefined;
   maxBodyBytes: number;
   /** Logins waiting for an earlier login of the same IP; they count against the login queue. */
@@ -28,6 +30,8 @@ export interface AuthContext {
   enabled(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }>;
   /** The valid session a request presents, if any (bearer beats cookie). */
   sessionOf(req: IncomingMessage): Promise<Session | undefined>;
+  /** Logouts per client address. */
+  logouts: AddressRate;
   /** The Origin rule of the login and logout posts. */
   guard: RequestGuard;
   /** Closes the connections a revocation covers, in every gateway subscribed. */
@@ -108,7 +112,9 @@ export async function serveAuthApi(ctx: AuthContext, pathname: string, req: Inco
     sendJson(res, 405, { error: `method ${req.method} not allowed; use ${allowed.join(" or ")}` }, { allow: allowed.join(", ") });
     return;
   }
-  if (req.method === "POST" && refuseCrossSite(ctx, req, res)) return;
+  // A bearer token is never sent by a browser on its own, so a post carrying one is no CSRF.
+  const bearer = readCredential(req, ctx.cookieName(req))?.via === "bearer";
+  if (req.method === "POST" && !(bearer && pathname === "/api/auth/logout") && refuseCrossSite(ctx, req, res)) return;
   switch (pathname) {
     case "/api/ping":
       return sendJson(res, 200, { ok: true });
@@ -123,12 +129,8 @@ export async function serveAuthApi(ctx: AuthContext, pathname: string, req: Inco
       if ((await ctx.sessionOf(req)) === undefined) return sendJson(res, 401, { error: "login required" });
       return sendJson(res, 200, { users: [...users.keys()].sort() });
     }
-    case "/api/auth/logout": {
-      const credential = readCredential(req, ctx.cookieName);
-      // Its connections close even when the store fails to forget it (the answer is then 500).
-      if (credential !== undefined) await ctx.sessions.delete(credential.token).finally(() => ctx.revoke({ session: sessionId(credential.token) }));
-      return sendJson(res, 200, { ok: true }, { "set-cookie": clearedSessionCookie(ctx.cookieName, isTls(req, ctx.trustProxy)) });
-    }
+    case "/api/auth/logout":
+      return logout(ctx, req, res);
     case "/api/auth/login":
       return login(ctx, req, res);
   }
@@ -150,6 +152,21 @@ function refuseCrossSite(ctx: AuthContext, req: IncomingMessage, res: ServerResp
   return true;
 }
 
+/**
+ * Ends the session the request presents. Logout needs no account, so it is budgeted per address,
+ * and only a session that exists is revoked: made-up tokens reach no connection.
+ */
+async function logout(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  req.resume();
+  const retryAfter = ctx.logouts.take(addressBlock(clientIp(req, ctx.trustProxy)), ctx.clock());
+  if (retryAfter !== undefined) return tooMany(res, "too many logouts from this address; try again later", retryAfter);
+  const credential = readCredential(req, ctx.cookieName(req));
+  const session = credential === undefined ? undefined : await ctx.sessions.get(credential.token, Math.floor(ctx.clock() / 1000));
+  // Its connections close even when the store fails to forget it (the answer is then 500).
+  if (session !== undefined) await ctx.sessions.delete(credential!.token).finally(() => ctx.revoke({ session: sessionId(credential!.token) }));
+  sendJson(res, 200, { ok: true }, { "set-cookie": clearedSessionCookie(ctx.cookieName(req), isTls(req, ctx.trustProxy)) });
+}
+
 function tooMany(res: ServerResponse, error: string, retryAfter: number): void {
   sendJson(res, 429, { error, retry_after: retryAfter }, { "retry-after": String(retryAfter) });
 }
@@ -168,7 +185,7 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
   if (typeof username !== "string" || typeof password !== "string") {
     return sendJson(res, 400, { error: "send {username, password} as strings" });
   }
-  const ip = clientIp(req, ctx.trustProxy);
+  const ip = addressBlock(clientIp(req, ctx.trustProxy));
   for (;;) {
     const shared = ctx.lockoutStore ? await ctx.lockoutStore.check(ip, ctx.clock()) : undefined;
     const lock = shared ?? ctx.lockout.check(ip, ctx.clock());
@@ -207,5 +224,5 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
   const seconds = Math.floor(now / 1000);
   const session: Session = { token: createSessionToken(), username, expires_at: seconds + LOGIN_LIMITS.sessionSeconds };
   await ctx.sessions.create(session, seconds);
-  sendJson(res, 200, { token: session.token, username, expires_at: session.expires_at }, { "set-cookie": sessionCookie(ctx.cookieName, session.token, isTls(req, ctx.trustProxy)) });
+  sendJson(res, 200, { token: session.token, username, expires_at: session.expires_at }, { "set-cookie": sessionCookie(ctx.cookieName(req), session.token, isTls(req, ctx.trustProxy)) });
 }

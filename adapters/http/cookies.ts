@@ -13,6 +13,16 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
+/**
+ * The session cookie's name: `__Host-<service>_session` over TLS, where the prefix makes the
+ * browser refuse the cookie unless it is `Secure`, for this host only (no `Domain`) and `Path=/`,
+ * so a sibling subdomain or a plain-HTTP page cannot plant one; `<service>_session` otherwise
+ * (browsers refuse the prefix without TLS).
+ */
+export function sessionCookieName(service: string, secure: boolean): string {
+  return secure ? `__Host-${service}_session` : `${service}_session`;
+}
+
 /** The `Set-Cookie` value that hands a browser its session (docs/PROTOCOL.md §9.3). */
 export function sessionCookie(name: string, token: string, secure: boolean): string {
   return `${name}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${LOGIN_LIMITS.sessionSeconds}${secure ? "; Secure" : ""}`;

@@ -8,10 +8,14 @@ export const LOGIN_LIMITS = {
   maxPasswordBytes: 72,
   /** Longest username, in characters. */
   maxUsernameLength: 32,
-  /** Failed logins of one client IP within the window that lock it out. */
+  /** Failed logins of one client IP (an IPv6 /64) within the window that lock it out. */
   maxFailures: 10,
   /** The failure counting window in seconds. */
   failureWindowSeconds: 300,
   /** How long a lockout lasts, in seconds. */
   lockoutSeconds: 900,
+  /** Logouts one client address (an IPv6 /64) may post per window; logout needs no account. */
+  maxLogouts: 30,
+  /** The logout counting window in seconds. */
+  logoutWindowSeconds: 60,
 } as const;

@@ -1,8 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { resolveLogger } from "chat-gateway";
 import type { Authenticator, Logger, Revocation, Session, SessionStore, UpgradeDecision } from "chat-gateway";
+import { AddressRate } from "./address-rate.js";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
-import { canonicalPath, isGatedPath, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
+import { sessionCookieName } from "./cookies.js";
+import { canonicalPath, isGatedPath, isTls, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
+import { LOGIN_LIMITS } from "./limits.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PasswordVerifier } from "./passwords.js";
 import { createRequestGuard, type RequestGuardOptions } from "./request-guard.js";
@@ -22,7 +25,10 @@ export interface LoginProtectionOptions {
    * off would open it to the network. Default `false`: removing the last user turns login off.
    */
   loginStaysOn?: boolean;
-  /** Service name; the cookie is `<service>_session`. Default `"gateway"`. */
+  /**
+   * Service name; the cookie is `<service>_session`, `__Host-<service>_session` over TLS.
+   * Default `"gateway"`.
+   */
   service?: string;
   /** Where sessions live. Default: {@link memorySessionStore} (sessions end with the process). */
   sessions?: SessionStore;
@@ -163,7 +169,7 @@ async function gateUpgrade(
     }
     // The public endpoints are not WebSocket endpoints: an upgrade there is gated like any other.
     if (!isGatedPath(pathname)) return { ok: true };
-    const credential = readCredential(req, ctx.cookieName);
+    const credential = readCredential(req, ctx.cookieName(req));
     const session = credential === undefined ? undefined : await validSession(credential.token);
     if (credential === undefined || session === undefined) return { ok: false, status: 401, message: "login required" };
     const foreign = credential.via === "cookie" ? ctx.guard.origin(req) : undefined;
@@ -262,9 +268,10 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   const sessions = options.sessions ?? memorySessionStore();
   const verifier = new PasswordVerifier({ workers: options.workers, maxQueue: options.maxLoginQueue });
   const lockout = new LoginLockout();
-  const cookieName = `${service}_session`;
+  const cookieName = (req: IncomingMessage) => sessionCookieName(service, isTls(req, options.trustProxy));
   const signedIn = new WeakMap<IncomingMessage, string>();
-  const sweeper = setInterval(() => lockout.sweep(clock()), 60_000);
+  const logouts = new AddressRate(LOGIN_LIMITS.maxLogouts, LOGIN_LIMITS.logoutWindowSeconds);
+  const sweeper = setInterval(() => [lockout, logouts].forEach((counts) => counts.sweep(clock())), 60_000);
   sweeper.unref();
   let closed = false;
 
@@ -288,7 +295,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   }
 
   async function sessionOf(req: IncomingMessage): Promise<Session | undefined> {
-    const credential = readCredential(req, cookieName);
+    const credential = readCredential(req, cookieName(req));
     return credential === undefined ? undefined : validSession(credential.token);
   }
 
@@ -298,6 +305,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     verifier,
     lockout,
     lockoutStore: options.lockoutStore,
+    logouts,
     cookieName,
     trustProxy: options.trustProxy,
     maxBodyBytes,

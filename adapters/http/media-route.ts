@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { isGatewayError, isInlineMediaType, mediaTypeEssence, type MediaStore, type Owner, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, isGatewayError, isInlineMediaType, mediaTypeEssence, type MediaStore, type Owner, type Storage } from "chat-gateway";
 
 /** Options of {@link createMediaHandler}. */
 export interface MediaHandlerOptions {
@@ -35,7 +35,10 @@ const MAX_ID_LENGTH = 1024;
  * carries `X-Content-Type-Options: nosniff` and `Content-Security-Policy: default-src 'none';
  * sandbox`, and only raster images, audio and video are `inline`; SVG, HTML, XML, PDF and every
  * other type are `attachment` (downloads). The file name is sent per RFC 6266 and RFC 5987. An
- * id that is malformed, unknown or another owner's answers 404 alike.
+ * id that is malformed, unknown or another owner's answers 404 alike. Media of
+ * {@link ANONYMOUS_OWNER} (login off: no credential guards them) carry
+ * `Cross-Origin-Resource-Policy: same-origin`, and a request with `Sec-Fetch-Site: cross-site`
+ * for them is answered 403, so other sites' pages can neither embed nor fetch them.
  *
  * @example
  * ```ts
@@ -77,6 +80,11 @@ export function createMediaHandler(options: MediaHandlerOptions): MediaHandler {
     }
     const id = decodeId(raw);
     const owner = id === undefined ? undefined : await options.ownerOf(req);
+    if (owner === ANONYMOUS_OWNER) {
+      // No credential guards it (login is off): no other site's page may embed or fetch it.
+      res.setHeader("cross-origin-resource-policy", "same-origin");
+      if (req.headers["sec-fetch-site"] === "cross-site") return json(res, 403, "cross-site request refused");
+    }
     const record = owner && id !== undefined ? await options.storage.getMedia(owner, id) : undefined;
     if (!owner || !record) return json(res, 404, "not found");
     // The first chunk is read before the status line, so a missing file is still a clean 404.

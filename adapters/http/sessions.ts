@@ -19,28 +19,36 @@ export function sessionId(token: string): string {
   return digest(token).toString("hex");
 }
 
+/** A session as the memory store keeps it: the token's digest, never the token. */
+interface StoredSession {
+  digest: Buffer;
+  username: string;
+  expires_at: number;
+}
+
 /**
  * The default {@link SessionStore}: sessions in this process's memory, gone on restart
- * (docs/PROTOCOL.md §9.3). Sessions are keyed by the SHA-256 of their token, so neither the lookup nor the
- * final constant-time comparison can leak a token's characters through timing.
+ * (docs/PROTOCOL.md §9.3). Only the SHA-256 of a token is kept, as the key and for the final
+ * constant-time comparison, so neither a heap dump nor timing gives a token away.
  */
 export function memorySessionStore(): SessionStore {
-  const byDigest = new Map<string, Session>();
+  const byDigest = new Map<string, StoredSession>();
   return {
     async create(session, now) {
       for (const [key, s] of byDigest) if (s.expires_at <= now) byDigest.delete(key);
-      byDigest.set(digest(session.token).toString("hex"), { ...session });
+      const presented = digest(session.token);
+      byDigest.set(presented.toString("hex"), { digest: presented, username: session.username, expires_at: session.expires_at });
     },
     async get(token, now) {
       const presented = digest(token);
       const key = presented.toString("hex");
-      const session = byDigest.get(key);
-      if (session === undefined || !timingSafeEqual(digest(session.token), presented)) return undefined;
-      if (session.expires_at <= now) {
+      const stored = byDigest.get(key);
+      if (stored === undefined || !timingSafeEqual(stored.digest, presented)) return undefined;
+      if (stored.expires_at <= now) {
         byDigest.delete(key);
         return undefined;
       }
-      return { ...session };
+      return { token, username: stored.username, expires_at: stored.expires_at };
     },
     async delete(token) {
       byDigest.delete(digest(token).toString("hex"));

@@ -20,6 +20,16 @@ export interface CallUsage {
   cost?: number;
 }
 
+/**
+ * The usage a server or provider reported, its numbers checked: token counts are whole numbers
+ * from 0 to 2^53 - 1, a cost a finite number >= 0; anything else is left out, as if not reported.
+ */
+export function reportedUsage(raw: Record<keyof CallUsage, unknown>): CallUsage {
+  const count = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : undefined);
+  const cost = typeof raw.cost === "number" && Number.isFinite(raw.cost) && raw.cost >= 0 ? raw.cost : undefined;
+  return { prompt: count(raw.prompt), completion: count(raw.completion), total: count(raw.total), cost };
+}
+
 /** The running totals of a turn. */
 export interface UsageTotals {
   /** Prompt tokens of the last call: it holds the whole conversation so far. */

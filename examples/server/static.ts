@@ -19,10 +19,12 @@ const TYPES: Record<string, string> = {
   ".map": "application/json",
 };
 
+// `connect-src 'self'` covers the page's own ws:// and wss:// origin (CSP 3); naming the schemes
+// would let an injected script open a WebSocket to any host.
 const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
-  "content-security-policy": "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+  "content-security-policy": "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
 };
 
 /** A URL path decoded, or undefined when its percent-escapes are malformed (`%zz`): a 404, not a 500. */

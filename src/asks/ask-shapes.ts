@@ -22,6 +22,8 @@ export const ASK_LIMITS = {
   /** Asks open at once in one lane and for one owner; one more is cancelled at once. */
   openPerLane: 4,
   openPerOwner: 16,
+  /** Most of a tool call's arguments an approval card shows, bytes of JSON; the rest is cut, and the card says so. */
+  toolArgsMaxBytes: 64 * 1024,
   /** Longest life of an ask (24 h), whatever the runtime asks for. */
   expiresMaxMs: 24 * 60 * 60 * 1000,
 } as const;
@@ -68,6 +70,47 @@ function checkChoices(list: unknown, where: string, max: number): AskOption[] {
   });
 }
 
+/**
+ * The arguments an approval card shows: all of them when their JSON is within
+ * `ASK_LIMITS.toolArgsMaxBytes`, else the first entries that fit (a long string cut with `…`) and
+ * a note saying how much there was.
+ */
+function shownArgs(args: unknown): { args: Record<string, unknown>; note?: string } {
+  const record = args !== null && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+  const max = ASK_LIMITS.toolArgsMaxBytes;
+  const size = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? "null");
+  let total: number;
+  try {
+    total = size(record);
+  } catch {
+    return { args: {}, note: "The call's arguments cannot be shown (they are not JSON)." };
+  }
+  if (total <= max) return { args: record };
+  const kept: Record<string, unknown> = {};
+  let used = 2;
+  for (const [key, value] of Object.entries(record)) {
+    const room = max - used - size(key) - 2;
+    if (room <= 0) break;
+    if (size(value) > room) {
+      if (typeof value === "string") kept[key] = cutToBytes(value, room);
+      break;
+    }
+    kept[key] = value;
+    used += size(key) + size(value) + 2;
+  }
+  return { args: kept, note: `The call's arguments are ${Math.ceil(total / 1024)} KiB of JSON; only the first ${max / 1024} KiB are shown.` };
+}
+
+/** `text` cut so that its JSON takes at most `bytes`, ending with `…`. */
+function cutToBytes(text: string, bytes: number): string {
+  for (let end = Math.min(text.length, bytes); ; ) {
+    const cut = `${text.slice(0, end)}…`;
+    const size = Buffer.byteLength(JSON.stringify(cut));
+    if (size <= bytes || end === 0) return cut;
+    end = Math.min(end - 1, Math.floor((end * bytes) / size));
+  }
+}
+
 const DEFAULT_APPROVAL: AskOption[] = [
   { id: "approve", label: "Approve" },
   { id: "deny", label: "Deny" },
@@ -92,10 +135,13 @@ export function pickerSpec(request: Ask, at: Lane & { picker_id: string; message
   if (request.kind === "approval") {
     const options = request.options === undefined ? DEFAULT_APPROVAL : checkChoices(request.options, "options", ASK_LIMITS.optionsMax);
     if (options.length === 0) throw new TypeError("ask: an approval needs at least one option");
-    const tool = request.tool ? { name: cut(request.tool.name, ASK_LIMITS.labelMax), args: request.tool.args ?? {} } : undefined;
-    const payload = { ...base, body, ...(tool ? { tool } : {}), options, expires_at: at.expires_at };
-    const { notice, noticeCut } = notificationBody(body || title, tool, at.picker_id);
-    return { ...base, kind: "approval", body, choices: options.map((o) => o.id), allow_text: false, expires_at: at.expires_at, payload, notice, noticeCut };
+    const shown = request.tool ? shownArgs(request.tool.args) : undefined;
+    const tool = request.tool ? { name: cut(request.tool.name, ASK_LIMITS.labelMax), args: shown!.args, ...(shown!.note ? { args_cut: true as const } : {}) } : undefined;
+    // The person must know they do not see the whole call; the note survives the body's cut.
+    const said = shown?.note ? `${cut(request.body, ASK_LIMITS.bodyMax - shown.note.length - 2)}\n\n${shown.note}` : body;
+    const payload = { ...base, body: said, ...(tool ? { tool } : {}), options, expires_at: at.expires_at };
+    const { notice, noticeCut } = notificationBody(said || title, tool, at.picker_id);
+    return { ...base, kind: "approval", body: said, choices: options.map((o) => o.id), allow_text: false, expires_at: at.expires_at, payload, notice, noticeCut };
   }
   if (request.kind === "confirm") {
     const options = checkChoices(request.options ?? [], "options", ASK_LIMITS.optionsMax);

@@ -127,11 +127,30 @@ function acceptsHello(host: HelloHost, frame: HelloFrame, caps: DeviceCaps): boo
   return true;
 }
 
+/** Times the authenticator is asked for one hello when revocations keep flooding in meanwhile. */
+const MAX_AUTH_ROUNDS = 3;
+
 /**
  * Asks the authenticator, then admits its answer unless a revocation heard while it ran covers it;
  * arms the credential's expiry. Undefined when the hello was refused or the connection closed.
  */
 async function authenticate(host: HelloHost, frame: HelloFrame): Promise<AuthResult | undefined> {
+  for (let round = 1; ; round++) {
+    const auth = await askAuthenticator(host, frame);
+    if (auth === undefined) return undefined;
+    if (host.isClosed()) return void host.admission.abandon();
+    const expired = () => host.isClosed() || host.refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
+    const verdict = host.admission.admit(auth, () => host.services.now(), expired);
+    // Too many revocations to remember came meanwhile: a new answer postdates them (fail closed at last).
+    if (verdict === "recheck" && round < MAX_AUTH_ROUNDS) continue;
+    if (verdict !== "admitted") return void host.refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
+    if (host.isClosed()) return undefined;
+    return auth;
+  }
+}
+
+/** One question to the authenticator, revocations remembered meanwhile; undefined when refused. */
+async function askAuthenticator(host: HelloHost, frame: HelloFrame): Promise<AuthResult | undefined> {
   const p = frame.payload;
   let auth;
   host.admission.begin();
@@ -147,10 +166,6 @@ async function authenticate(host: HelloHost, frame: HelloFrame): Promise<AuthRes
     host.admission.abandon();
     return void host.refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
   }
-  if (host.isClosed()) return void host.admission.abandon();
-  const expired = () => host.isClosed() || host.refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
-  if (!host.admission.admit(auth, () => host.services.now(), expired)) return void host.refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
-  if (host.isClosed()) return undefined;
   return auth;
 }
 

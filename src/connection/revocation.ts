@@ -61,8 +61,28 @@ function fireAt(at: number, now: () => number, fire: () => void): () => void {
   return () => clearTimeout(timer);
 }
 
-/** Revocations remembered while one hello is being authenticated; past it the hello is refused. */
+/**
+ * Distinct sessions and users remembered while one hello is being authenticated. Past it they are
+ * forgotten and the authenticator is asked again, its new answer postdating them.
+ */
 const MAX_HEARD = 1000;
+
+/** What {@link AdmissionWatch.admit} decided. `recheck`: too many revocations came to remember; ask again. */
+export type AdmitVerdict = "admitted" | "revoked" | "recheck";
+
+/** Revocations heard while a hello is authenticated, kept as sets: a repeat costs nothing. */
+interface Heard {
+  sessions: Set<string>;
+  users: Set<string>;
+  anonymous: boolean;
+  overflowed: boolean;
+}
+
+/** True when a revocation in `heard` ends a connection admitted as `admission`. */
+function heardRevokes(heard: Heard, admission: Admission): boolean {
+  if (admission.user === null ? heard.anonymous : heard.users.has(admission.user)) return true;
+  return admission.sessions.some((session) => heard.sessions.has(session));
+}
 
 /**
  * The revocation side of one connection: what it was admitted with, the revocations it heard while
@@ -70,12 +90,12 @@ const MAX_HEARD = 1000;
  */
 export class AdmissionWatch {
   #admission: Admission | undefined;
-  #heard: Revocation[] | undefined;
+  #heard: Heard | undefined;
   #cancelExpiry: (() => void) | undefined;
 
   /** The authenticator starts; revocations from now on are remembered. */
   begin(): void {
-    this.#heard = [];
+    this.#heard = { sessions: new Set(), users: new Set(), anonymous: false, overflowed: false };
   }
 
   /** The authenticator refused or failed. */
@@ -84,23 +104,34 @@ export class AdmissionWatch {
   }
 
   /**
-   * The authenticator admitted the connection. False when a revocation heard meanwhile covers it
-   * (or too many came to tell). Otherwise arms `onExpiry` for `auth.expiresAt`.
+   * The authenticator answered. `revoked` when a revocation heard meanwhile covers the answer;
+   * `recheck` when too many came to tell (only the ones that concern it may refuse it, so it is
+   * asked again). On `admitted` arms `onExpiry` for `auth.expiresAt`.
    */
-  admit(auth: { user: string | null; sessions?: readonly string[]; expiresAt?: number }, now: () => number, onExpiry: () => void): boolean {
-    const heard = this.#heard ?? [];
+  admit(auth: { user: string | null; sessions?: readonly string[]; expiresAt?: number }, now: () => number, onExpiry: () => void): AdmitVerdict {
+    const heard = this.#heard;
     this.#heard = undefined;
     const admission: Admission = { user: auth.user, sessions: auth.sessions ?? [] };
-    if (heard.length > MAX_HEARD || heard.some((r) => revokes(r, admission))) return false;
+    if (heard?.overflowed) return "recheck";
+    if (heard !== undefined && heardRevokes(heard, admission)) return "revoked";
     this.#admission = admission;
     if (auth.expiresAt !== undefined) this.#cancelExpiry = fireAt(auth.expiresAt, now, onExpiry);
-    return true;
+    return "admitted";
   }
 
   /** True when `revocation` ends this (admitted) connection. */
   hear(revocation: Revocation): boolean {
     if (this.#admission !== undefined) return revokes(revocation, this.#admission);
-    if (this.#heard && this.#heard.length <= MAX_HEARD) this.#heard.push(revocation);
+    const heard = this.#heard;
+    if (heard === undefined || heard.overflowed) return false;
+    if ("session" in revocation) heard.sessions.add(revocation.session);
+    else if ("user" in revocation) heard.users.add(revocation.user);
+    else heard.anonymous = true;
+    if (heard.sessions.size + heard.users.size > MAX_HEARD) {
+      heard.overflowed = true;
+      heard.sessions.clear();
+      heard.users.clear();
+    }
     return false;
   }
 

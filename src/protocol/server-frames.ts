@@ -117,7 +117,7 @@ export const serverFrameStructs = {
   "picker.approval": object({
     ...pickerFields,
     body: string(),
-    tool: optional(object({ name: string(), args: record(string(), unknown()) })),
+    tool: optional(object({ name: string(), args: record(string(), unknown()), args_cut: optional(literal(true)) })),
     options: array(pickerOption),
   }),
   "picker.confirm": object({ ...pickerFields, body: string(), options: array(pickerOption), allow_text: boolean() }),

@@ -144,6 +144,18 @@ describe("http - protection on", () => {
     expect((await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { "content-type": "application/json" } })).body).toEqual({ ok: true });
   });
 
+  it("logout by bearer token needs neither a JSON body nor an Origin check; by cookie it still does", async () => {
+    const { body } = await login(srv!.url, "alice", "alice-password");
+    const byCookie = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { cookie: `gateway_session=${body.token}` } });
+    expect(byCookie.status).toBe(415);
+    const foreign = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { cookie: `gateway_session=${body.token}`, "content-type": "application/json", origin: "https://evil.example" } });
+    expect(foreign.status).toBe(403);
+    expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).status).toBe(200);
+    const out = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { ...bearer(body.token), origin: "https://app.example" } });
+    expect(out).toMatchObject({ status: 200, body: { ok: true } });
+    expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).status).toBe(401);
+  });
+
   it("sessions last 24 hours", async () => {
     const { body } = await login(srv!.url, "alice", "alice-password");
     clock.advance(86_399_000);
@@ -285,7 +297,7 @@ describe("http - TLS", () => {
   let server: https.Server | undefined;
   afterAll(() => server?.close());
 
-  it("the session cookie is Secure over TLS", async () => {
+  it("over TLS the session cookie is __Host- prefixed and Secure; only that name signs in there", async () => {
     await writeUsers(file, { alice: HASHES["alice-password"] });
     const protection = createLoginProtection({ usersFile: file, sessions: memorySessionStore(), service: "myapp" });
     server = https.createServer({ key, cert }, async (req, res) => {
@@ -293,15 +305,24 @@ describe("http - TLS", () => {
     });
     await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as AddressInfo).port;
-    const setCookie = await new Promise<string[] | undefined>((resolve, reject) => {
-      const req = https.request({ host: "127.0.0.1", port, method: "POST", path: "/api/auth/login", rejectUnauthorized: false, headers: { "content-type": "application/json" } }, (res) => {
-        res.resume();
-        resolve(res.headers["set-cookie"]);
+    const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+      new Promise<{ status: number; setCookie: string[] | undefined }>((resolve, reject) => {
+        const req = https.request({ host: "127.0.0.1", port, method, path, rejectUnauthorized: false, headers }, (res) => {
+          res.resume();
+          resolve({ status: res.statusCode!, setCookie: res.headers["set-cookie"] });
+        });
+        req.on("error", reject);
+        req.end(body);
       });
-      req.on("error", reject);
-      req.end(JSON.stringify({ username: "alice", password: "alice-password" }));
-    });
-    expect(setCookie?.[0]).toMatch(/^myapp_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Lax; Path=\/; Max-Age=86400; Secure$/);
+    const { setCookie } = await send("POST", "/api/auth/login", { "content-type": "application/json" }, JSON.stringify({ username: "alice", password: "alice-password" }));
+    expect(setCookie?.[0]).toMatch(/^__Host-myapp_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Lax; Path=\/; Max-Age=86400; Secure$/);
+    const token = setCookie![0]!.split(";")[0]!.split("=")[1]!;
+    expect((await send("GET", "/api/chats", { cookie: `__Host-myapp_session=${token}` })).status).toBe(200);
+    // A cookie without the prefix could have been planted by a sibling subdomain or a plain-HTTP page.
+    expect((await send("GET", "/api/chats", { cookie: `myapp_session=${token}` })).status).toBe(401);
+    const out = await send("POST", "/api/auth/logout", { cookie: `__Host-myapp_session=${token}`, "content-type": "application/json" }, "{}");
+    expect(out.setCookie).toEqual(["__Host-myapp_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0; Secure"]);
+    expect((await send("GET", "/api/chats", { cookie: `__Host-myapp_session=${token}` })).status).toBe(401);
     server.closeAllConnections();
     await protection.close();
   });
@@ -309,10 +330,10 @@ describe("http - TLS", () => {
   it("and behind a trusted TLS proxy (X-Forwarded-Proto), not an untrusted one", async () => {
     await writeUsers(file, { alice: HASHES["alice-password"] });
     srv = await startServer({ usersFile: file, trustProxy: true });
-    expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0]).toMatch(/; Secure$/);
+    expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0]).toMatch(/^__Host-gateway_session=.*; Secure$/);
     await srv.close();
     srv = await startServer({ usersFile: file });
-    expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0]).not.toMatch(/Secure/);
+    expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0]).toMatch(/^gateway_session=(?!.*Secure)/);
   });
 });
 

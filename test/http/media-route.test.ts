@@ -129,6 +129,24 @@ describe("media route", () => {
     expect(reply.headers).toMatchObject({ ...SAFE, "content-type": "application/octet-stream", "content-disposition": `attachment; filename="o.html"; filename*=UTF-8''o.html` });
   });
 
+  it("media route - with login off other sites cannot embed or fetch media: same-origin CORP, 403 to Sec-Fetch-Site cross-site", async () => {
+    const { base, upload, storage, mediaStore } = await setup();
+    await upload("pic", "image/png", "p.png", Buffer.from("png"));
+    for (const site of ["same-origin", "same-site", "none", undefined]) {
+      const reply = await request(base, { path: "/api/media/pic", headers: site ? { "sec-fetch-site": site } : {} });
+      expect([site, reply.status, reply.text, reply.headers["cross-origin-resource-policy"]]).toEqual([site, 200, "png", "same-origin"]);
+    }
+    const embedded = await request(base, { path: "/api/media/pic", headers: { "sec-fetch-site": "cross-site", "sec-fetch-dest": "image" } });
+    expect([embedded.status, embedded.body, embedded.headers["cross-origin-resource-policy"]]).toEqual([403, { error: "cross-site request refused" }, "same-origin"]);
+    // A signed-in owner's media are guarded by the credential, so the app decides who embeds them.
+    const writer = await mediaStore.createWriter("bob", "bobs");
+    await writer.write(Buffer.from("b"));
+    await writer.commit();
+    await storage.putMedia("bob", { media_id: "bobs", kind: "image", mime: "image/png", size: 1, filename: "b", owner: "bob", sha256: "", created_ts: 1 });
+    const bobs = await request(base, { path: "/api/media/bobs", headers: { "x-user": "bob", "sec-fetch-site": "cross-site" } });
+    expect([bobs.status, bobs.headers["cross-origin-resource-policy"]]).toEqual([200, undefined]);
+  });
+
   it("media route - misconfiguration throws TypeError", () => {
     expect(() => createMediaHandler({} as never)).toThrow(TypeError);
     expect(() => createMediaHandler({ storage: {} as Storage, mediaStore: {} as MediaStore, ownerOf: () => null, prefix: "/media" })).toThrow(TypeError);

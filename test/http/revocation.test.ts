@@ -124,11 +124,16 @@ describe("revocation - a hello being authenticated", () => {
     harness = undefined;
   });
 
-  it("a revocation that arrives while the authenticator runs refuses the hello it covers", async () => {
+  /**
+   * A gateway whose authenticator waits, for the calls `holds` picks, until released; a client
+   * whose hello (token "slow") is being authenticated once this resolves.
+   */
+  async function slowHello(holds: (asked: number, token: string) => boolean) {
     let release!: () => void;
+    let asked = 0;
     const slow: Authenticator = {
       async authenticate({ token }) {
-        if (token === "slow") await new Promise<void>((resolve) => (release = resolve));
+        if (holds(++asked, token)) await new Promise<void>((resolve) => (release = resolve));
         return { owner: "alice", user: "alice", sessions: [`s-${token}`] };
       },
     };
@@ -137,13 +142,29 @@ describe("revocation - a hello being authenticated", () => {
     clients.push(client);
     await client.opened;
     const answer = client.request("hello", { token: "slow", device_id: "d1" });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(harness.gateway.revoke({ session: "s-slow" })).toBe(0);
-    release();
-    expect((await answer).payload.code).toBe("auth");
-    expect(await client.closedPromise).toBe(4401);
+    while (asked === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    return { client, answer, release: () => release(), asked: () => asked };
+  }
+
+  it("1,500 revocations of other sessions while the authenticator runs do not refuse a hello: past 1,000 it is asked again", async () => {
+    const slow = await slowHello((asked) => asked === 1);
+    for (let i = 0; i < 1500; i++) harness!.gateway.revoke({ session: `s-other-${i}` });
+    harness!.gateway.revoke({ user: "bob" });
+    slow.release();
+    expect((await slow.answer).type).toBe("hello.ok");
+    expect(slow.asked()).toBe(2);
+    const client = slow.client;
+    expect((await client.request("channel.list")).type).toBe("channel.list");
+  });
+
+  it("a revocation that arrives while the authenticator runs refuses the hello it covers", async () => {
+    const slow = await slowHello((_, token) => token === "slow");
+    expect(harness!.gateway.revoke({ session: "s-slow" })).toBe(0);
+    slow.release();
+    expect((await slow.answer).payload.code).toBe("auth");
+    expect(await slow.client.closedPromise).toBe(4401);
     // A later hello is judged on its own.
-    const fresh = await Client.connect(harness.url, { token: "other" });
+    const fresh = await Client.connect(harness!.url, { token: "other" });
     clients.push(fresh);
     expect(fresh.frames[0]!.type).toBe("hello.ok");
   });

@@ -65,6 +65,33 @@ describe("tool approval over the wire", () => {
     expect(toolResult.content).toBe(ok ? "removed" : "The person denied this tool call; it was not run.");
   });
 
+  it("an approval card shows at most 64 KiB of the call's arguments and says when they were cut", async () => {
+    const content = "é".repeat(100_000);
+    const args = { path: "/tmp/notes", content, mode: "append" };
+    llm = await startFakeLlmServer();
+    const call = chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "write", arguments: JSON.stringify(args) } }] });
+    llm.respond(stream(sse([call, chunk({}, {}, "tool_calls")])), stream(DONE));
+    const written: unknown[] = [];
+    const runtime = openAICompatibleRuntime({
+      baseUrl: llm.baseUrl,
+      model: "m",
+      needsApproval: ["write"],
+      tools: { write: { parameters: { type: "object" }, execute: (a) => (written.push(a), "ok"), preview: ({ path }) => `write to ${path}` } },
+    });
+    const { ask } = await approveOnce(runtime, "approve");
+    const shown = ask.tool as { name: string; args: Record<string, string>; args_cut?: boolean };
+    expect(shown).toMatchObject({ name: "write", args_cut: true, args: { path: "/tmp/notes" } });
+    expect(Buffer.byteLength(JSON.stringify(shown.args))).toBeLessThanOrEqual(64 * 1024);
+    expect(Buffer.byteLength(JSON.stringify(shown.args))).toBeGreaterThan(60 * 1024);
+    expect(shown.args.content).toMatch(/^é+…$/);
+    expect(shown.args).not.toHaveProperty("mode");
+    expect(ask.body).toBe("write to /tmp/notes\n\nThe call's arguments are 196 KiB of JSON; only the first 64 KiB are shown.");
+    // The stored card a later device syncs is just as bounded.
+    const page = await device!.request("sync", { cursor: 0 });
+    expect(JSON.stringify(page).length).toBeLessThan(200 * 1024);
+    expect(written).toEqual([args]);
+  });
+
   it("ai-sdk: a needsApproval tool waits for the device and runs once approved", async () => {
     type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
     const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };

@@ -162,6 +162,49 @@ describe("a hostile model server", () => {
     }
   });
 
+  it("hostile model - a tool call numbered 4294967294 ends the turn with an error at once; a second device is answered meanwhile", async () => {
+    const { llm, c } = await setup({ tools: { clock: { parameters: { type: "object" }, execute: () => "noon" } } });
+    const other = await Client.connect(h!.url);
+    // 120 bytes that once froze the process for about 90 s while a sparse array was walked.
+    llm.respond(stream(sse([chunk({ tool_calls: [{ index: 4294967294, id: "c", function: { name: "clock", arguments: "{}" } }] })])));
+    const { final } = await turn(c, "what time is it");
+    expect(final.payload.status).toBe("error");
+    expect(final.payload.final_text).toBe("The agent failed: The model server sent a tool call numbered 4294967294; at most 128 calls (0 to 127) are taken from one model call");
+    expect((await other.request("ping", {})).type).toBe("pong");
+    for (const index of [-1, 1.5, 128]) {
+      llm.respond(stream(sse([chunk({ tool_calls: [{ index, id: "c", function: { name: "clock", arguments: "{}" } }] })])));
+      expect((await turn(c, `index ${index}`)).final.payload.final_text).toContain(`sent a tool call numbered ${index};`);
+    }
+    // No call ran: the model was never asked again with a tool result.
+    expect(llm.requests).toHaveLength(4);
+  });
+
+  it("hostile model - more than 128 tool calls in one model call end the turn; 128 are run", async () => {
+    const calls = (n: number, by: "index" | "id") =>
+      Array.from({ length: n }, (_, i) => ({ ...(by === "index" ? { index: i } : {}), id: `c${i}`, function: { name: "clock", arguments: "{}" } }));
+    let ran = 0;
+    const { llm, c } = await setup({ tools: { clock: { parameters: { type: "object" }, execute: () => String(++ran) } } });
+    llm.respond(stream(sse([chunk({ tool_calls: calls(129, "index") })])));
+    expect((await turn(c, "129 by index")).final.payload.final_text).toContain("sent a tool call numbered 128;");
+    // Servers that send no index are bounded by the count of calls instead.
+    llm.respond(stream(sse([chunk({ tool_calls: calls(129, "id") })])));
+    const { final } = await turn(c, "129 by id");
+    expect(final.payload.final_text).toBe("The agent failed: The model server asked for more than 128 tool calls in one model call; the turn was ended");
+    expect(ran).toBe(0);
+    llm.respond(stream(sse([chunk({ tool_calls: calls(128, "index") })])), stream(sse([chunk({ content: "done" })])));
+    expect((await turn(c, "128")).final.payload).toMatchObject({ status: "complete", final_text: "done" });
+    expect(ran).toBe(128);
+  });
+
+  it("hostile model - usage numbers that are not counts are left out, not summed", async () => {
+    const { llm, c } = await setup();
+    const usage = { prompt_tokens: -5, completion_tokens: 1e308, total_tokens: 2.5, cost: -1 };
+    llm.respond(stream(sse([chunk({ content: "hi" }), { ...chunk({}), choices: [], usage }])));
+    const { final } = await turn(c, "usage");
+    expect(final.payload.status).toBe("complete");
+    expect((await stored(c, final.payload.message_id)).tokens).toBeUndefined();
+  });
+
   it("hostile model - byte limits must be whole positive numbers", () => {
     expect(() => openAICompatibleRuntime({ baseUrl: "http://127.0.0.1:1/v1", model: "m", maxEventBytes: 0 })).toThrow(TypeError);
     expect(() => openAICompatibleRuntime({ baseUrl: "http://127.0.0.1:1/v1", model: "m", maxResponseBytes: 1.5 })).toThrow(/maxResponseBytes must be a whole number of bytes/);

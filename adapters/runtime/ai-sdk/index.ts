@@ -45,7 +45,7 @@ import { bindingCommands, runBindingCommand } from "../commands.js";
 import { checkModelChoices, modelList } from "../models.js";
 import { abridge, argsPreview, cleanTitle, withAttachmentNotes } from "../text.js";
 import { pastToolCalls } from "../tool-history.js";
-import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
+import { addCallUsage, emptyTotals, reportedUsage, usageEvent } from "../usage.js";
 import type { UsageTotals } from "../usage.js";
 import { gateTools } from "./approvals.js";
 import { messageOf, toGatewayError } from "./errors.js";
@@ -226,7 +226,7 @@ function stepFinished(state: TurnState, part: Part): RuntimeEvent {
   if (usage) {
     addCallUsage(
       state.totals,
-      { prompt: usage.inputTokens, completion: usage.outputTokens, total: usage.totalTokens, cost: providerCost(part.providerMetadata) },
+      reportedUsage({ prompt: usage.inputTokens, completion: usage.outputTokens, total: usage.totalTokens, cost: providerCost(part.providerMetadata) }),
       state.options.prices,
     );
   }
@@ -236,8 +236,9 @@ function stepFinished(state: TurnState, part: Part): RuntimeEvent {
 function* turnFinished(state: TurnState, part: Part): Generator<RuntimeEvent> {
   const usage = (part.totalUsage ?? part.usage) as StepUsage | undefined;
   // The SDK's own totals are authoritative over the sum of the steps.
-  if (usage?.outputTokens !== undefined) state.totals.completion = usage.outputTokens;
-  if (usage?.totalTokens !== undefined) state.totals.total = usage.totalTokens;
+  const totals = usage ? reportedUsage({ prompt: undefined, completion: usage.outputTokens, total: usage.totalTokens, cost: undefined }) : {};
+  if (totals.completion !== undefined) state.totals.completion = totals.completion;
+  if (totals.total !== undefined) state.totals.total = totals.total;
   yield usageEvent(state.totals, state.model, state.options.contextWindow);
   if (part.finishReason === "tool-calls") {
     // The stop condition ended the loop while the model still wanted tools: say so, or the turn just ends.

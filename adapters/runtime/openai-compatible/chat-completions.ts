@@ -9,7 +9,7 @@ import { GatewayError } from "chat-gateway";
 import type { RuntimeEvent } from "chat-gateway";
 import { abridge } from "../text.js";
 import { applyChunk, finishToolCalls, parseChunk } from "./chunks.js";
-import type { PartialCall, StepResult } from "./chunks.js";
+import type { PartialCalls, StepResult } from "./chunks.js";
 import { ERROR_BODY_BYTES, readBoundedText, responseTooLarge, SseMeter } from "./response-limits.js";
 
 /** What the client needs to reach the server. */
@@ -105,7 +105,7 @@ function throwUnlessAborted(x: Exchange, error: unknown): void {
  */
 export async function* streamStep(cfg: ClientConfig, body: Record<string, unknown>, signal: AbortSignal, separator: string): AsyncGenerator<RuntimeEvent, StepResult> {
   const result: StepResult = { separator, text: "", toolCalls: [], aborted: false };
-  const calls: PartialCall[] = [];
+  const calls: PartialCalls = new Map();
   const x: Exchange = { cfg, signal, guard: guardedRequest(cfg, signal), phase: "connect" };
   try {
     const response = await connect(x, body);
@@ -181,7 +181,7 @@ async function* readEvents(
   reader: ReadableStreamDefaultReader<Uint8Array> | undefined,
   pending: string[],
   result: StepResult,
-  calls: PartialCall[],
+  calls: PartialCalls,
 ): AsyncGenerator<RuntimeEvent, boolean> {
   let sawDone = reader === undefined;
   let sawFinish = false;
