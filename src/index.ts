@@ -55,6 +55,8 @@ export type {
 export { defineStorage } from "./storage/define-storage.js";
 export { adoptionRefusedError, checkAdoption, NOTHING_ADOPTED } from "./storage/adoption.js";
 export { searchMessages, searchScan } from "./storage/search-scan.js";
+export { sameRecord } from "./storage/same-record.js";
+export { expectedChannelsHeld } from "./storage/expected-channels.js";
 export type { SearchScan } from "./storage/search-scan.js";
 export type {
   Storage,
@@ -62,6 +64,7 @@ export type {
   StorageCapabilities,
   AdoptedCounts,
   Change,
+  ChannelExpectation,
   CommitResult,
   OutboxFrame,
   OutboxEntry,

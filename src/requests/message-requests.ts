@@ -173,7 +173,8 @@ async function retitle(hub: MessageServices, owner: Owner, thread: Channel, text
     const current = await hub.storage.getChannel(owner, thread.chat_id);
     if (!current) return;
     const next: Channel = { ...current, name: title };
-    await hub.store(owner, { channels: [next] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
+    // Expecting the thread as read: a rename or deletion meanwhile wins over the generated title.
+    await hub.store(owner, { channels: [next], expectChannels: [{ chat_id: current.chat_id, channel: current }] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
   } catch (error) {
     hub.log.warn("generating a thread title failed; the derived title stays", error);
   }

@@ -31,7 +31,7 @@ import type {
   Storage,
   StoredMessage,
 } from "chat-gateway";
-import { adoptionRefusedError, channelRedactionKey, checkAdoption, defineStorage, NOTHING_ADOPTED, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
+import { adoptionRefusedError, channelRedactionKey, checkAdoption, defineStorage, expectedChannelsHeld, NOTHING_ADOPTED, heldByAnother, mediaTakenError, messageRedactionKey, outboxRedactionKey, searchMessages } from "chat-gateway";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -139,7 +139,10 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
   // Clone everything before touching state: a value that cannot be stored throws here, while
   // nothing has been applied yet, which is what keeps the commit all-or-nothing.
   const c = structuredClone(change);
+  // Commits run to the end without awaiting, so these checks and the writes below are one step.
   if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
+  const expected = c.expectChannels ?? [];
+  if (!expectedChannelsHeld(expected, expected.map((e) => s.channels.get(e.chat_id)))) return { seqs: [], orphanedMedia: [], skipped: true };
   checkAttachments(s, c.messages ?? []);
   for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
   for (const m of c.messages ?? []) {

@@ -5,7 +5,31 @@
  * @module
  */
 import type { PoolClient } from "pg";
-import { channelRedactionKey, heldByAnother, mediaTakenError, messageRedactionKey, type ChatId, type MediaId, type MediaRecord, type MessageId, type Owner, type StoredMessage } from "chat-gateway";
+import { channelRedactionKey, expectedChannelsHeld, heldByAnother, type Channel, type ChannelExpectation, mediaTakenError, messageRedactionKey, type ChatId, type MediaId, type MediaRecord, type MessageId, type Owner, type StoredMessage } from "chat-gateway";
+
+/**
+ * Takes the owner's counter row lock for the rest of the transaction: every commit and adoption of
+ * the owner, in any process, takes it before it reads or writes anything, so each one's checks
+ * (`requireMessages`, `expectChannels`) see every commit before it and hold until it commits.
+ */
+export async function lockOwner(client: PoolClient, s: string, owner: Owner): Promise<void> {
+  await client.query(`INSERT INTO ${s}.owners (owner) VALUES ($1) ON CONFLICT (owner) DO NOTHING`, [owner]);
+  await client.query(`SELECT 1 FROM ${s}.owners WHERE owner = $1 FOR UPDATE`, [owner]);
+}
+
+/** True when every channel of `expected` is stored as expected (see `Change.expectChannels`). */
+export async function channelsAsExpected(client: PoolClient, s: string, owner: Owner, expected: ChannelExpectation[]): Promise<boolean> {
+  if (!expected.length) return true;
+  const { rows } = await client.query<{ chat_id: ChatId; data: string }>(`SELECT chat_id, data FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [
+    owner,
+    expected.map((e) => e.chat_id),
+  ]);
+  const stored = new Map(rows.map((r) => [r.chat_id, JSON.parse(r.data) as Channel]));
+  return expectedChannelsHeld(
+    expected,
+    expected.map((e) => stored.get(e.chat_id)),
+  );
+}
 
 /**
  * True when every message exists. The row locks hold off a delete from another process until this

@@ -120,6 +120,16 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   // 6: a combining mark is part of its word (Hindi, pointed Hebrew, decomposed accents), so texts
   // that are not all ASCII get their search columns cut anew by `refoldWords`. Nothing in SQL.
   () => "",
+  // 7: at most one default channel per owner, whatever process writes (docs/PROTOCOL.md §3). Owners
+  // that concurrent `channel.set_default`s left with several keep one: the channel of kind
+  // `default` if it is among them, else the first by chat_id.
+  (s) => `
+    WITH ranked AS (
+      SELECT owner, chat_id, row_number() OVER (PARTITION BY owner ORDER BY chat_id <> 'default', chat_id) AS n
+      FROM ${s}.channels WHERE (data::jsonb ->> 'is_default') = 'true')
+    UPDATE ${s}.channels c SET data = jsonb_set(c.data::jsonb, '{is_default}', 'false')::text
+    FROM ranked r WHERE c.owner = r.owner AND c.chat_id = r.chat_id AND r.n > 1;
+    CREATE UNIQUE INDEX channels_one_default ON ${s}.channels (owner) WHERE (data::jsonb ->> 'is_default') = 'true';`,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

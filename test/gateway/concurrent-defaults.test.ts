@@ -1,0 +1,101 @@
+// One default channel per owner, through the wire, with many devices at once on each storage: 60
+// first hellos of a new owner, then 20 `channel.set_default`s each to its own channel. On
+// PostgreSQL the devices are split between two gateways with a storage each on one schema, as two
+// processes would be.
+import { afterAll, afterEach, describe, expect, test } from "vitest";
+import type { Storage } from "chat-gateway";
+import { memoryStorage } from "chat-gateway/storage/memory";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { postgresStorage } from "chat-gateway/storage/postgres";
+import { Client, startGateway, type Frame, type Harness } from "./harness.js";
+import { removeTempDirs, tempDir } from "../storage/sqljs-helpers.js";
+import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
+
+interface Setup {
+  /** One storage per gateway, all on the same data. */
+  storages(): Promise<Storage[]>;
+  cleanup(): Promise<void>;
+}
+
+const schemas: string[] = [];
+const setups: Array<[string, Setup]> = [
+  ["memory", { storages: async () => [memoryStorage()], cleanup: async () => undefined }],
+  ["sql.js", { storages: async () => [sqlJsStorage({ dir: await tempDir() })], cleanup: removeTempDirs }],
+];
+if (await postgresAvailable("concurrent defaults")) {
+  setups.push([
+    "PostgreSQL, two gateways",
+    {
+      async storages() {
+        const schema = `t_${runId()}`;
+        schemas.push(schema);
+        return [postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 }), postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 })];
+      },
+      cleanup: async () => {
+        for (const schema of schemas.splice(0)) await dropSchema(schema);
+      },
+    },
+  ]);
+}
+
+let gateways: Harness[] = [];
+let clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  for (const h of gateways) await h.close();
+  clients = [];
+  gateways = [];
+});
+afterAll(async () => {
+  for (const [, setup] of setups) await setup.cleanup();
+});
+
+async function start(setup: Setup): Promise<string[]> {
+  const storages = await setup.storages();
+  for (const storage of storages) gateways.push(await startGateway({ storage, maxConnectionsPerOwner: 100, maxConnectionsPerIp: 200 }));
+  return gateways.map((h) => h.url);
+}
+
+/** `count` devices of one new owner, connecting and saying hello all at once, spread over the gateways. */
+async function connectAtOnce(urls: string[], count: number): Promise<Client[]> {
+  const connected = await Promise.all(Array.from({ length: count }, (_, i) => Client.connect(urls[i % urls.length], { device_id: `race-${i}` })));
+  clients.push(...connected);
+  return connected;
+}
+
+/** The channels a device holds after replaying the owner's stored frames from the start. */
+async function replayedChannels(url: string): Promise<Map<string, Record<string, any>>> {
+  const [replayer] = await connectAtOnce([url], 1);
+  const done = await replayer.request("sync", { cursor: 0 }, 20_000);
+  expect(done.type).toBe("sync.done");
+  const held = new Map<string, Record<string, any>>();
+  for (const frame of replayer.frames.filter((f): f is Frame & { seq: number } => f.seq !== undefined).sort((a, b) => a.seq - b.seq)) {
+    if (frame.type === "channel.created" || frame.type === "channel.renamed") held.set(frame.payload.chat_id, frame.payload);
+  }
+  return held;
+}
+
+describe.each(setups)("one default channel under concurrency (%s)", (_name, setup) => {
+  test("60 first hellos of a new owner at once: the owner has exactly one default channel, the General one", async () => {
+    const urls = await start(setup);
+    const devices = await connectAtOnce(urls, 60);
+    for (const device of devices.slice(0, urls.length)) {
+      const channels = (await device.request("channel.list", {})).payload.channels as Array<Record<string, any>>;
+      expect(channels.map((c) => [c.chat_id, c.kind, c.is_default])).toEqual([["default", "default", true]]);
+    }
+  }, 60_000);
+
+  test("20 channel.set_default at once, each to its own channel: exactly one default afterwards, and the stored frames replay to the same", async () => {
+    const urls = await start(setup);
+    const devices = await connectAtOnce(urls, 20);
+    const made: string[] = [];
+    for (let i = 0; i < 20; i++) made.push((await devices[0].request("channel.create", { name: `c${i}`, kind: "channel" })).payload.chat_id);
+    const answers = await Promise.all(devices.map((device, i) => device.request("channel.set_default", { chat_id: made[i] }, 30_000)));
+    for (const [i, answer] of answers.entries()) expect(answer.payload).toMatchObject({ chat_id: made[i], is_default: true });
+    const listed = (await devices[0].request("channel.list", {})).payload.channels as Array<Record<string, any>>;
+    const defaults = listed.filter((c) => c.is_default);
+    expect(defaults).toHaveLength(1);
+    const replayed = [...(await replayedChannels(urls[0])).values()].filter((c) => c.is_default);
+    expect(replayed.map((c) => c.chat_id)).toEqual([defaults[0].chat_id]);
+  }, 60_000);
+});
