@@ -9,6 +9,7 @@ import { join } from "node:path";
 import {
   channelRedactionKey,
   defineStorage,
+  expectedChannelsHeld,
   messageRedactionKey,
   outboxRedactionKey,
   type Change,
@@ -147,6 +148,9 @@ export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
 /** Applies a change to `d` in the order the contract gives: check, upserts, deletions, outbox. */
 function applyChange(d: OwnerData, c: Change): CommitResult {
   if (c.requireMessages?.some((id) => !d.messages[id])) return { seqs: [], orphanedMedia: [], skipped: true };
+  // Writes of one owner apply one at a time, so nothing changes between this check and the writes.
+  const expected = c.expectChannels ?? [];
+  if (!expectedChannelsHeld(expected, expected.map((e) => d.channels[e.chat_id]))) return { seqs: [], orphanedMedia: [], skipped: true };
   for (const ch of c.channels ?? []) d.channels[ch.chat_id] = ch;
   for (const m of c.messages ?? []) d.messages[m.message_id] = m;
   const redact = new Set<string>();
