@@ -60,13 +60,24 @@ export async function sendMessage(hub: MessageServices, owner: Owner, payload: C
   const key = payload.client_msg_id;
   if (key !== undefined) {
     const pendingKey = `${owner}\u0000${resolved.chat_id}\u0000${key}`;
-    const pending = pendingOf(hub).get(pendingKey);
-    const earlier = pending ? await pending.catch(() => undefined) : await hub.storage.findByClientMsgId(owner, resolved.chat_id, key);
-    if (earlier) {
-      requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
-      return earlier;
+    const pendings = pendingOf(hub);
+    // Wait for the send of this key in flight here, if any; one that failed leaves the next to try.
+    for (let pending = pendings.get(pendingKey); pending; pending = pendings.get(pendingKey)) {
+      const earlier = await pending.catch(() => undefined);
+      if (earlier) {
+        requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
+        return earlier;
+      }
     }
-    const work = storeAndStart(hub, owner, payload, resolved, text, refs, requester).catch(async (error) => {
+    // Registered before the look-up awaits, so retries arriving meanwhile wait for this one.
+    const work = (async () => {
+      const earlier = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key);
+      if (earlier) {
+        requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
+        return earlier;
+      }
+      return storeAndStart(hub, owner, payload, resolved, text, refs, requester);
+    })().catch(async (error) => {
       // Another process may have stored the same key first (a storage with a unique index rejects
       // the second write): answer with that message, as for any retry.
       const stored = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key).catch(() => undefined);
@@ -74,12 +85,13 @@ export async function sendMessage(hub: MessageServices, owner: Owner, payload: C
       requester?.session.respond({ type: "message", payload: messagePayload(stored, key) }, requester.requestId);
       return stored;
     });
-    pendingOf(hub).set(pendingKey, work);
-    try {
-      return await work;
-    } finally {
-      pendingOf(hub).delete(pendingKey);
-    }
+    pendings.set(pendingKey, work);
+    // Before any waiter resumes, so none waits for a settled send again.
+    void work.then(
+      () => pendings.get(pendingKey) === work && pendings.delete(pendingKey),
+      () => pendings.get(pendingKey) === work && pendings.delete(pendingKey),
+    );
+    return await work;
   }
   return storeAndStart(hub, owner, payload, resolved, text, refs, requester);
 }

@@ -99,3 +99,15 @@ describe.each(setups)("one default channel under concurrency (%s)", (_name, setu
     expect(replayed.map((c) => c.chat_id)).toEqual([defaults[0].chat_id]);
   }, 60_000);
 });
+
+describe.each(setups)("one message per client_msg_id under concurrency (%s)", (_name, setup) => {
+  test("20 sends of one client_msg_id at once, from devices of one owner: every answer is the same stored message, and one answer is stored", async () => {
+    const urls = await start(setup);
+    const devices = await connectAtOnce(urls, 20);
+    const echoes = await Promise.all(devices.map((device) => device.request("message.send", { chat_id: "default", text: "once", client_msg_id: "same-key" }, 30_000)));
+    expect(new Set(echoes.map((e) => e.payload.message_id)).size).toBe(1);
+    const history = await devices[0].request("history", { chat_id: "default", limit: 50 }, 20_000);
+    const users = (history.payload.messages as Array<Record<string, any>>).filter((m) => m.role === "user");
+    expect(users.map((m) => m.message_id)).toEqual([echoes[0].payload.message_id]);
+  }, 60_000);
+});
