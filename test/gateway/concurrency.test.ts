@@ -1,9 +1,10 @@
-// One default channel per owner, through the wire, with many devices at once on each storage: 60
-// first hellos of a new owner, then 20 `channel.set_default`s each to its own channel. On
-// PostgreSQL the devices are split between two gateways with a storage each on one schema, as two
-// processes would be.
+// Invariants under concurrency, through the wire, with many devices of one owner at once on each
+// storage: one default channel after 60 first hellos and after 20 `channel.set_default`s, one
+// message per `client_msg_id`, and device push targets kept. On PostgreSQL the devices are split
+// between two gateways with a storage each on one schema, as two processes would be (the device
+// test stays on one: its writes are ordered per process).
 import { afterAll, afterEach, describe, expect, test } from "vitest";
-import type { Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, type Storage } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { postgresStorage } from "chat-gateway/storage/postgres";
@@ -22,7 +23,7 @@ const setups: Array<[string, Setup]> = [
   ["memory", { storages: async () => [memoryStorage()], cleanup: async () => undefined }],
   ["sql.js", { storages: async () => [sqlJsStorage({ dir: await tempDir() })], cleanup: removeTempDirs }],
 ];
-if (await postgresAvailable("concurrent defaults")) {
+if (await postgresAvailable("concurrency through the wire")) {
   setups.push([
     "PostgreSQL, two gateways",
     {
@@ -50,8 +51,10 @@ afterAll(async () => {
   for (const [, setup] of setups) await setup.cleanup();
 });
 
+let storages: Storage[] = [];
+
 async function start(setup: Setup): Promise<string[]> {
-  const storages = await setup.storages();
+  storages = await setup.storages();
   for (const storage of storages) gateways.push(await startGateway({ storage, maxConnectionsPerOwner: 100, maxConnectionsPerIp: 200 }));
   return gateways.map((h) => h.url);
 }
@@ -109,5 +112,20 @@ describe.each(setups)("one message per client_msg_id under concurrency (%s)", (_
     const history = await devices[0].request("history", { chat_id: "default", limit: 50 }, 20_000);
     const users = (history.payload.messages as Array<Record<string, any>>).filter((m) => m.role === "user");
     expect(users.map((m) => m.message_id)).toEqual([echoes[0].payload.message_id]);
+  }, 60_000);
+});
+
+describe.each(setups)("device records under concurrency (%s)", (_name, setup) => {
+  test("20 hellos of one device at once, one of them with a push target, and two connections registering one target each: every target is kept", async () => {
+    const [url] = await start(setup);
+    const hellos = Array.from({ length: 20 }, (_, i) => Client.connect(url, { device_id: "phone", ...(i === 7 ? { ntfy_topic: "topic-7" } : {}) }));
+    clients.push(...(await Promise.all(hellos)));
+    expect(await storages[0].getDevice(ANONYMOUS_OWNER, "phone")).toMatchObject({ ntfy_topic: "topic-7" });
+    const [a, b] = clients;
+    a.send("fcm.register", { fcm_token: "token-a" });
+    b.send("fcm.register", { ntfy_topic: "topic-b" });
+    // A connection's frames are handled in order: once these answer, the registrations are stored.
+    await Promise.all([a.request("channel.list", {}), b.request("channel.list", {})]);
+    expect(await storages[0].getDevice(ANONYMOUS_OWNER, "phone")).toMatchObject({ fcm_token: "token-a", ntfy_topic: "topic-b" });
   }, 60_000);
 });
