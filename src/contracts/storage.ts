@@ -98,7 +98,11 @@ export interface StorageImplementation {
   outboxBounds(owner: Owner): Promise<OutboxBounds>;
   /** Every device of the owner, in any order. */
   listDevices(owner: Owner): Promise<Device[]>;
-  /** Insert or replace a device by `device_id`; durable when it resolves. */
+  /**
+   * Insert or replace a device by `device_id`; durable when it resolves. Concurrent calls for one
+   * device: the last applied wins whole (never a mix of two records). The gateway writes a device
+   * one call at a time per process, each built from the record as stored then.
+   */
   putDevice(owner: Owner, device: Device): Promise<void>;
 
   // Capabilities: optional members. Absent, the gateway uses the fallback each one names, or

@@ -4,7 +4,7 @@
 // between two gateways with a storage each on one schema, as two processes would be (the device
 // test stays on one: its writes are ordered per process).
 import { afterAll, afterEach, describe, expect, test } from "vitest";
-import { ANONYMOUS_OWNER, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, defineStorage, type Storage } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { postgresStorage } from "chat-gateway/storage/postgres";
@@ -128,4 +128,22 @@ describe.each(setups)("device records under concurrency (%s)", (_name, setup) =>
     await Promise.all([a.request("channel.list", {}), b.request("channel.list", {})]);
     expect(await storages[0].getDevice(ANONYMOUS_OWNER, "phone")).toMatchObject({ fcm_token: "token-a", ntfy_topic: "topic-b" });
   }, 60_000);
+});
+
+describe("a storage that changes channels on the way out", () => {
+  test("channel.set_default answers internal after its attempts, instead of retrying for ever", async () => {
+    const inner = memoryStorage();
+    // Every read changes the name, so a channel is never found stored as it was read.
+    const getChannel: Storage["getChannel"] = async (owner, chatId) => {
+      const found = await inner.getChannel(owner, chatId);
+      return found && { ...found, name: `${found.name} (read)` };
+    };
+    const storage = defineStorage({ ...inner, getChannel });
+    gateways.push(await startGateway({ storage }));
+    const [device] = await connectAtOnce([gateways[0].url], 1);
+    const made = await device.request("channel.create", { name: "other", kind: "channel" });
+    const answer = await device.request("channel.set_default", { chat_id: made.payload.chat_id }, 20_000);
+    expect(answer).toMatchObject({ type: "error", payload: { code: "internal" } });
+    expect((await inner.listChannels(ANONYMOUS_OWNER)).filter((c) => c.is_default).map((c) => c.chat_id)).toEqual(["default"]);
+  });
 });
