@@ -13,8 +13,11 @@ import { channelRedactionKey, expectedChannelsHeld, heldByAnother, type Channel,
  * (`requireMessages`, `expectChannels`) see every commit before it and hold until it commits.
  */
 export async function lockOwner(client: PoolClient, s: string, owner: Owner): Promise<void> {
+  const lock = `SELECT 1 FROM ${s}.owners WHERE owner = $1 FOR UPDATE`;
+  // One statement once the owner has its row; its first commit makes the row, then locks it.
+  if ((await client.query(lock, [owner])).rowCount) return;
   await client.query(`INSERT INTO ${s}.owners (owner) VALUES ($1) ON CONFLICT (owner) DO NOTHING`, [owner]);
-  await client.query(`SELECT 1 FROM ${s}.owners WHERE owner = $1 FOR UPDATE`, [owner]);
+  await client.query(lock, [owner]);
 }
 
 /** True when every channel of `expected` is stored as expected (see `Change.expectChannels`). */
