@@ -153,23 +153,34 @@ export async function setDefault(services: ChannelServices, owner: Owner, chatId
  */
 export async function deleteChannel(services: ChannelServices, owner: Owner, chatId: ChatId, requester?: Requester): Promise<void> {
   // Expects the channel as read: one made the default meanwhile is refused on the next try.
-  await untilApplied(() => deleteAsRead(services, owner, chatId, requester));
+  const target = await untilApplied(() => deleteAsRead(services, owner, chatId, requester));
+  if (target.kind === "thread") return;
+  // A thread created after the read above and stored before the deletion lost its parent: it goes
+  // too. One created later expected the parent as read and finds it gone (`not_found`).
+  await untilApplied(async () => {
+    const orphans = (await services.storage.listChannels(owner)).filter((c) => c.parent_chat_id === chatId);
+    return orphans.length ? deleteAll(services, owner, orphans, undefined) : undefined;
+  });
 }
 
-async function deleteAsRead(services: ChannelServices, owner: Owner, chatId: ChatId, requester: Requester): Promise<void | typeof SUPERSEDED> {
+/** Deletes `gone` expecting each as read; the first one's `channel.deleted` answers `requester`. */
+async function deleteAll(services: ChannelServices, owner: Owner, gone: Channel[], requester: Requester): Promise<void | typeof SUPERSEDED> {
+  for (const channel of gone) {
+    const lane = channel.kind === "thread" ? { chat_id: channel.parent_chat_id!, thread_id: channel.chat_id } : { chat_id: channel.chat_id, thread_id: null };
+    services.lanes.clear(owner, lane);
+  }
+  const frames: StoredFrame[] = gone.map((c) => ({ type: "channel.deleted", payload: { chat_id: c.chat_id } }));
+  const change = { deleteChannels: gone.map((c) => c.chat_id), expectChannels: asRead(gone) };
+  const stored = await services.store(owner, change, frames, requester && { ...requester, frameIndex: 0 });
+  return stored.length ? undefined : SUPERSEDED;
+}
+
+async function deleteAsRead(services: ChannelServices, owner: Owner, chatId: ChatId, requester: Requester): Promise<Channel | typeof SUPERSEDED> {
   const target = await services.storage.getChannel(owner, chatId);
   if (!target) throw new GatewayError("not_found", `unknown chat_id "${chatId}"`);
   if (target.kind === "default" || target.chat_id === DEFAULT_CHAT_ID) throw new GatewayError("unsupported", "the default channel cannot be deleted");
   if (target.is_default) throw new GatewayError("unsupported", "the current default channel cannot be deleted; make another channel the default first");
   const threads = target.kind === "thread" ? [] : (await services.storage.listChannels(owner)).filter((c) => c.parent_chat_id === target.chat_id);
-  const gone = [target, ...threads];
-  for (const channel of gone) {
-    const lane = channel.kind === "thread" ? { chat_id: channel.parent_chat_id!, thread_id: channel.chat_id } : { chat_id: channel.chat_id, thread_id: null };
-    services.lanes.clear(owner, lane);
-  }
   // The requested channel's frame is the response; its threads' frames are broadcast only.
-  const frames: StoredFrame[] = gone.map((c) => ({ type: "channel.deleted", payload: { chat_id: c.chat_id } }));
-  const change = { deleteChannels: gone.map((c) => c.chat_id), expectChannels: asRead(gone) };
-  const stored = await services.store(owner, change, frames, requester && { ...requester, frameIndex: 0 });
-  return stored.length ? undefined : SUPERSEDED;
+  return (await deleteAll(services, owner, [target, ...threads], requester)) === SUPERSEDED ? SUPERSEDED : target;
 }

@@ -147,3 +147,22 @@ describe("a storage that changes channels on the way out", () => {
     expect((await inner.listChannels(ANONYMOUS_OWNER)).filter((c) => c.is_default).map((c) => c.chat_id)).toEqual(["default"]);
   });
 });
+
+describe.each(setups)("threads racing their channel's deletion (%s)", (_name, setup) => {
+  test("a channel deleted while 20 threads are created in it leaves no thread behind, and each creation is answered channel.created or not_found", async () => {
+    const urls = await start(setup);
+    const devices = await connectAtOnce(urls, 21);
+    const parent = (await devices[0].request("channel.create", { name: "doomed", kind: "channel" })).payload.chat_id;
+    const [deleted, ...created] = await Promise.all([
+      devices[20].request("channel.delete", { chat_id: parent }, 30_000),
+      ...devices.slice(0, 20).map((device, i) => device.request("channel.create", { name: `t${i}`, kind: "thread", parent_chat_id: parent }, 30_000)),
+    ]);
+    expect(deleted.type).toBe("channel.deleted");
+    for (const answer of created) expect(answer.type === "channel.created" || answer.payload.code === "not_found").toBe(true);
+    for (const url of urls) {
+      const [reader] = await connectAtOnce([url], 1);
+      const channels = (await reader.request("channel.list", {})).payload.channels as Array<Record<string, any>>;
+      expect(channels.filter((c) => c.chat_id === parent || c.parent_chat_id === parent)).toEqual([]);
+    }
+  }, 60_000);
+});
