@@ -50,11 +50,12 @@ export async function listChannels(services: ChannelServices, owner: Owner): Pro
   return (await services.storage.listChannels(owner)).map(({ auto: _auto, ...channel }) => channel).sort(compareChannels);
 }
 
-/** Validate and build a new channel record (not stored), with the parent it was checked against. */
+/** Validate and build a new channel record (not stored). */
 export async function buildChannel(services: ChannelServices, owner: Owner, input: ChannelInput): Promise<Channel> {
   return (await checkedChannel(services, owner, input)).channel;
 }
 
+/** The new channel record, with the parent (of a thread) it was checked against. */
 async function checkedChannel(services: ChannelServices, owner: Owner, input: ChannelInput): Promise<{ channel: Channel; parent?: Channel }> {
   const kind = input.kind ?? "channel";
   const channel: Channel = {
