@@ -140,6 +140,18 @@ function describeRecordRaces(use: () => Storage, peer: () => Storage, via: (i: n
     expect(JSON.stringify(await use().readOutbox(A, 0, 1000))).not.toContain("secret");
   });
 
+  test(`concurrency - ${AT_ONCE} messages requiring their channel, racing its delete, are never stored in it`, async () => {
+    await use().commit(A, { channels: [channel("c1")] });
+    const [, ...sends] = await Promise.all([
+      peer().commit(A, { deleteChannels: ["c1"] }),
+      ...Array.from({ length: AT_ONCE }, (_, i) => via(i).commit(A, { messages: [msg(`s${i}`, { text: `sent ${i}` })], requireChannels: ["c1"], outbox: [{ type: "message", payload: { message_id: `s${i}` } }] })),
+    ]);
+    for (let i = 0; i < AT_ONCE; i++) expect(await use().getMessage(A, `s${i}`)).toBeUndefined();
+    // A send stored before the deletion went with it (its frame redacted); a skipped one gave out no seq.
+    expect((await use().outboxBounds(A)).last).toBe(sends.filter((r) => !r.skipped).length);
+    expect(await use().commit(A, { messages: [msg("late")], requireChannels: ["c1"] })).toEqual({ seqs: [], orphanedMedia: [], skipped: true });
+  });
+
   test(`concurrency - ${AT_ONCE} devices stored at once are all kept, and one device written at once holds one of the writes`, async () => {
     await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => via(i).putDevice(A, device(`d${i}`))));
     expect((await use().listDevices(A)).map((d) => d.device_id).sort()).toEqual(Array.from({ length: AT_ONCE }, (_, i) => `d${i}`).sort());

@@ -97,7 +97,8 @@ export type StorageFactory = () => Storage | StorageImplementation | StorageUnde
  * - concurrency: many calls at once on one owner, half through the `peer` when given, for each
  *   invariant the gateway keeps through the storage: one default channel made on first use, one
  *   default after concurrent `set_default`s, updates and deletes of one channel (`expectChannels`),
- *   saves racing deletes (`requireMessages`), devices, one message per `client_msg_id` and
+ *   saves racing deletes (`requireMessages`), messages racing their channel's deletion
+ *   (`requireChannels`), devices, one message per `client_msg_id` and
  *   adoption racing the first write of its target;
  * - with `{ persists: true }`: everything written is read back by a new instance after a close.
  *

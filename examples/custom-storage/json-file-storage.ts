@@ -148,6 +148,7 @@ export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
 /** Applies a change to `d` in the order the contract gives: check, upserts, deletions, outbox. */
 function applyChange(d: OwnerData, c: Change): CommitResult {
   if (c.requireMessages?.some((id) => !d.messages[id])) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (c.requireChannels?.some((id) => !d.channels[id])) return { seqs: [], orphanedMedia: [], skipped: true };
   // Writes of one owner apply one at a time, so nothing changes between this check and the writes.
   const expected = c.expectChannels ?? [];
   if (!expectedChannelsHeld(expected, expected.map((e) => d.channels[e.chat_id]))) return { seqs: [], orphanedMedia: [], skipped: true };

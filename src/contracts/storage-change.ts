@@ -34,7 +34,7 @@ export interface ChannelExpectation {
 /**
  * One atomic change of an owner's data. Everything in it is applied, or nothing is: a crash or an
  * error never leaves half of a change behind. Order of application: the checks of
- * `requireMessages` and `expectChannels`, channel upserts, message upserts, message deletions, channel deletions (with
+ * `requireMessages`, `requireChannels` and `expectChannels`, channel upserts, message upserts, message deletions, channel deletions (with
  * the redaction of what both deleted), outbox appends.
  *
  * Media attachment (storages with the `media` capability; see `Storage.getMedia`): a
@@ -79,6 +79,13 @@ export interface Change {
    */
   requireMessages?: MessageId[];
   /**
+   * Apply the change only if every one of these channels or threads exists, checked atomically
+   * with the change; otherwise apply nothing and resolve with `skipped: true`. A message sent into
+   * a channel that a concurrent `channel.delete` removes (from any process) is refused this way,
+   * instead of being stored in a channel that is gone.
+   */
+  requireChannels?: ChatId[];
+  /**
    * Apply the change only if each of these channels is stored exactly as given (`null`: not
    * stored at all), checked atomically with the change against what any process committed;
    * otherwise apply nothing and resolve with `skipped: true`. "Exactly" is `sameRecord` from
@@ -107,8 +114,9 @@ export interface CommitResult {
    */
   orphanedMedia: MediaId[];
   /**
-   * True when nothing was applied because a message of {@link Change.requireMessages} is gone or
-   * a channel of {@link Change.expectChannels} is not stored as expected.
+   * True when nothing was applied because a message of {@link Change.requireMessages} or a
+   * channel of {@link Change.requireChannels} is gone, or a channel of
+   * {@link Change.expectChannels} is not stored as expected.
    */
   skipped?: boolean;
 }

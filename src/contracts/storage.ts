@@ -41,16 +41,18 @@ export type {
  *   storage; {@link StorageImplementation.commit} calls for one owner apply in the order they were
  *   called. The gateway never reads, decides and writes an owner's data as separate steps and
  *   trusts the data not to change in between: what a decision depends on travels in the change
- *   ({@link Change.requireMessages}, {@link Change.expectChannels}) and the storage checks it in
- *   the same transaction that applies it. So each `commit` must be atomic towards every other
+ *   ({@link Change.requireMessages}, {@link Change.requireChannels},
+ *   {@link Change.expectChannels}) and the storage checks it in the same transaction that applies
+ *   it. So each `commit` must be atomic towards every other
  *   `commit`, `adoptOwner`, `putDevice` and `putMedia` of the same owner, in any process: its
  *   checks see every change committed before it, and nothing commits between its checks and its
  *   writes. A storage in one process gets this by applying an owner's commits one at a time; a
  *   shared database by a transaction that first takes a lock on the owner (the PostgreSQL
  *   storage locks the owner's counter row) or runs serializable. The operations that need it:
  *   the default channel made on first use, `channel.set_default`, `channel.update` and
- *   `channel.delete` (all through `expectChannels`), saving a running answer (`requireMessages`),
- *   one message per retried `client_msg_id` (`uniqueClientMsgId`) and `adoptOwner`.
+ *   `channel.delete` (all through `expectChannels`), a message sent into a channel being deleted
+ *   (`requireChannels`), saving a running answer (`requireMessages`), one message per retried
+ *   `client_msg_id` (`uniqueClientMsgId`) and `adoptOwner`.
  *   `describeStorageConformance` runs each of them concurrently.
  * - **Failure.** A method that fails rejects. The gateway answers the client `internal` and sends
  *   nothing that depends on it; a rejected `commit` left nothing of its change behind.

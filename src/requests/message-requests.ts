@@ -145,7 +145,10 @@ async function storeAndStart(
   if (payload.reply_to) message.reply_to = payload.reply_to;
   if (payload.client_msg_id !== undefined) message.client_msg_id = payload.client_msg_id;
   frames.push({ type: "message", payload: messagePayload(message) });
-  await hub.store(owner, { channels, messages: [message] }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
+  // Refused, with nothing stored, when a concurrent channel.delete took the chat or thread first.
+  const requireChannels = resolved.thread_id === null ? [resolved.chat_id] : [resolved.chat_id, resolved.thread_id];
+  const stored = await hub.store(owner, { channels, messages: [message], requireChannels }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
+  if (!stored.length) throw new GatewayError("not_found", `unknown chat_id "${payload.chat_id}"`);
 
   if (minted) void retitle(hub, owner, minted, text);
   if (askCommand) {

@@ -141,6 +141,7 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
   const c = structuredClone(change);
   // Commits run to the end without awaiting, so these checks and the writes below are one step.
   if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (c.requireChannels?.some((id) => !s.channels.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
   const expected = c.expectChannels ?? [];
   if (!expectedChannelsHeld(expected, expected.map((e) => s.channels.get(e.chat_id)))) return { seqs: [], orphanedMedia: [], skipped: true };
   checkAttachments(s, c.messages ?? []);

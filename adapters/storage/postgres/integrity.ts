@@ -20,6 +20,14 @@ export async function lockOwner(client: PoolClient, s: string, owner: Owner): Pr
   await client.query(lock, [owner]);
 }
 
+/** True when every channel exists (see `Change.requireChannels`); the owner's lock keeps it so until the commit. */
+export async function channelsPresent(client: PoolClient, s: string, owner: Owner, ids: ChatId[]): Promise<boolean> {
+  const wanted = [...new Set(ids)];
+  if (!wanted.length) return true;
+  const { rows } = await client.query(`SELECT chat_id FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [owner, wanted]);
+  return rows.length === wanted.length;
+}
+
 /** True when every channel of `expected` is stored as expected (see `Change.expectChannels`). */
 export async function channelsAsExpected(client: PoolClient, s: string, owner: Owner, expected: ChannelExpectation[]): Promise<boolean> {
   if (!expected.length) return true;

@@ -6,7 +6,7 @@
 import type { PoolClient } from "pg";
 import { outboxRedactionKey, type Change, type CommitResult, type Owner, type Seq, type StoredMessage } from "chat-gateway";
 import type { Database } from "./database.js";
-import { attachMedia, channelsAsExpected, dropMediaOf, lockOwner, messagesPresent, redactOutbox } from "./integrity.js";
+import { attachMedia, channelsAsExpected, channelsPresent, dropMediaOf, lockOwner, messagesPresent, redactOutbox } from "./integrity.js";
 import { lastByKey, prepareMessage } from "./rows.js";
 
 /** Applies one change inside the caller's transaction (`s`: the quoted schema). */
@@ -20,6 +20,7 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
     return { seqs: [], orphanedMedia: [] };
   }
   if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (!(await channelsPresent(client, s, owner, change.requireChannels ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
   if (!(await channelsAsExpected(client, s, owner, change.expectChannels ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
   for (const [chatId, data] of channels) {
     await client.query(`INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`, [owner, chatId, data]);

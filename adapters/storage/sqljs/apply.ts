@@ -97,6 +97,9 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
   for (const id of c.requireMessages ?? []) {
     if (!sql.get("SELECT 1 FROM messages WHERE owner = ? AND message_id = ?", [owner, id])) return { seqs: [], orphanedMedia: [], skipped: true };
   }
+  for (const id of c.requireChannels ?? []) {
+    if (!sql.get("SELECT 1 FROM channels WHERE owner = ? AND chat_id = ?", [owner, id])) return { seqs: [], orphanedMedia: [], skipped: true };
+  }
   if (!channelsAsExpected(sql, owner, c.expectChannels ?? [])) return { seqs: [], orphanedMedia: [], skipped: true };
   for (const ch of c.channels ?? []) {
     sql.run("INSERT OR REPLACE INTO channels (owner, chat_id, data) VALUES (?, ?, ?)", [owner, ch.chat_id, JSON.stringify(ch)]);
