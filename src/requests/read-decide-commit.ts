@@ -12,8 +12,9 @@ import type { ChannelExpectation } from "../contracts/storage.js";
 export const SUPERSEDED: unique symbol = Symbol("superseded");
 
 /**
- * Attempts a storage that keeps channels exactly as stored never needs: each retry follows another
- * write's commit, so only a storage that changes records (or never matches them) gets this far.
+ * Far more attempts than contention takes: each retry follows a commit of another write, so n
+ * writes of one channel at once need at most n. What gets this far is a storage that returns
+ * channels changed, which never match what it stored.
  */
 const MAX_ATTEMPTS = 200;
 
