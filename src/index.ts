@@ -53,6 +53,8 @@ export type {
 } from "./contracts/records.js";
 export { defineStorage } from "./storage/define-storage.js";
 export { searchMessages, searchScan } from "./storage/search-scan.js";
+export { sameRecord } from "./storage/same-record.js";
+export { expectedChannelsHeld } from "./storage/expected-channels.js";
 export type { SearchScan } from "./storage/search-scan.js";
 export type {
   Storage,
@@ -61,6 +63,7 @@ export type {
   AdoptedCounts,
   AdoptionRefused,
   Change,
+  ChannelExpectation,
   CommitResult,
   OutboxFrame,
   OutboxEntry,

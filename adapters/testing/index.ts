@@ -20,7 +20,7 @@
  */
 // Imported for the links above: the contracts these suites check live in the core entry.
 import type { AgentRuntime, Bus, Connection, LaneLock, MediaStore, SessionStore, Storage } from "chat-gateway";
-export { describeStorageConformance, type StorageFactory, type StorageUnderTest } from "./storage.js";
+export { describeStorageConformance, type StorageConformanceOptions, type StorageFactory, type StorageUnderTest } from "./storage.js";
 export { describeMediaStoreConformance, type MediaStoreFactory } from "./media-store.js";
 export { describeBusConformance, type BusFactory, type BusUnderTest } from "./bus.js";
 export { describeSessionStoreConformance, type SessionStoreFactory, type SessionStoreUnderTest } from "./session-store.js";

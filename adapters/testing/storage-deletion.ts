@@ -1,12 +1,13 @@
 /**
- * Conformance of conditional changes (`requireMessages`) and of the redaction of outbox frames
+ * Conformance of deletion: messages, channels and threads gone from every read, conditional
+ * changes (`requireMessages`) and the redaction of outbox frames
  * that show deleted messages and channels (see the `Change` type of `chat-gateway`). Part of
  * {@link describeStorageConformance}.
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
 import type { Storage } from "chat-gateway";
-import { A, B, channel, msg, thread } from "./storage-records.js";
+import { A, B, channel, ids, msg, thread } from "./storage-records.js";
 
 /** Declares the deletion tests; `current` gives the storage of the running test. */
 export function describeDeletionConformance(current: () => Storage): void {
@@ -117,6 +118,48 @@ function describeRedaction(current: () => Storage): void {
         [9, "channel.deleted"],
       ]);
       expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 9 });
+    });
+  });
+}
+
+/** Deleting messages, channels and threads takes them from every read. */
+export function describeRecordDeletion(use: () => Storage): void {
+  describe("deletion", () => {
+    test("deletion - deleting messages takes them from every read; unknown ids are ignored", async () => {
+      await use().commit(A, { channels: [channel("c1")], messages: [msg("m1", { text: "gone words" }), msg("m2", { text: "kept words" })] });
+      const r = await use().commit(A, { deleteMessages: ["m1", "unknown"] });
+      expect(r).toEqual({ seqs: [], orphanedMedia: [] });
+      expect(await use().getMessage(A, "m1")).toBeUndefined();
+      expect(ids((await use().history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m2"]);
+      expect(ids(await use().search(A, { query: "words", scope: "all", limit: 10 }))).toEqual(["m2"]);
+      expect(await use().commit(A, { deleteMessages: ["m1"] })).toEqual({ seqs: [], orphanedMedia: [] });
+    });
+
+    test("deletion - deleting a channel removes its messages and those of the listed threads", async () => {
+      await use().commit(A, {
+        channels: [channel("c1"), thread("t1", "c1"), thread("t2", "c1"), channel("c2")],
+        messages: [
+          msg("flat", { text: "doomed words" }),
+          msg("in-t1", { thread_id: "t1", text: "doomed words" }),
+          msg("in-t2", { thread_id: "t2", text: "doomed words" }),
+          msg("other", { chat_id: "c2", text: "doomed words" }),
+        ],
+      });
+      const r = await use().commit(A, { deleteChannels: ["c1", "t1", "t2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
+      expect(r.seqs).toEqual([1]);
+      expect((await use().listChannels(A)).map((c) => c.chat_id)).toEqual(["c2"]);
+      for (const id of ["flat", "in-t1", "in-t2"]) expect(await use().getMessage(A, id)).toBeUndefined();
+      expect(await use().getMessage(A, "other")).toBeDefined();
+      expect(ids(await use().search(A, { query: "doomed", scope: "all", limit: 10 }))).toEqual(["other"]);
+      expect((await use().history(A, { chat_id: "c1", thread_id: "t1", limit: 10 }))!.messages).toEqual([]);
+    });
+
+    test("deletion - a thread deleted alone takes only its own messages", async () => {
+      await use().commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [msg("flat"), msg("in-t1", { thread_id: "t1" })] });
+      await use().commit(A, { deleteChannels: ["t1"] });
+      expect(await use().getChannel(A, "c1")).toBeDefined();
+      expect(await use().getMessage(A, "flat")).toBeDefined();
+      expect(await use().getMessage(A, "in-t1")).toBeUndefined();
     });
   });
 }

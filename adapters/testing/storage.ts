@@ -6,7 +6,10 @@ import type { Storage, StorageCapabilities, StorageImplementation } from "chat-g
 import { defineStorage } from "chat-gateway";
 import { describeAdoptionConformance } from "./storage-adoption.js";
 import { describeCapabilitiesConformance } from "./storage-capabilities.js";
-import { describeDeletionConformance } from "./storage-deletion.js";
+import { describeConcurrencyConformance } from "./storage-concurrency.js";
+import { describeDevices } from "./storage-devices.js";
+import { describeDurabilityConformance } from "./storage-durability.js";
+import { describeDeletionConformance, describeRecordDeletion } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
 import { describeMediaConformance } from "./storage-media.js";
 import { A, B, channel, device, ids, mediaRef, msg, thread } from "./storage-records.js";
@@ -18,6 +21,27 @@ export interface StorageUnderTest {
   storage: Storage | StorageImplementation;
   /** Runs after `storage.close()`, once per test. */
   cleanup?: () => Promise<void>;
+  /**
+   * A second instance on the same data, as another process would open it (PostgreSQL: another
+   * storage on the same schema). The concurrency tests send half their calls through it. The suite
+   * opens and closes it; without it, every call goes to `storage`.
+   */
+  peer?: Storage | StorageImplementation;
+  /**
+   * Makes a new instance on the same data, not yet opened; the durability test calls it after
+   * closing `storage`, and closes what it returns. Required with `{ persists: true }`.
+   */
+  reopen?: () => Storage | StorageImplementation;
+}
+
+/** Options of {@link describeStorageConformance}. */
+export interface StorageConformanceOptions {
+  /**
+   * The storage keeps its data across a close and a new instance (a file, a database): the suite
+   * then checks that everything written is read back by the factory's `reopen` (see
+   * {@link StorageUnderTest.reopen}). Default false (an in-memory storage).
+   */
+  persists?: boolean;
 }
 
 /**
@@ -70,28 +94,37 @@ export type StorageFactory = () => Storage | StorageImplementation | StorageUnde
  *   messages oldest first, cleared by `Change.answered` in the same commit, never re-inserted), and `uniqueClientMsgId` (a second message with a chat's key is
  *   refused; without it, `createGateway` refuses a bus shared with other processes);
  * - `adoptOwner`: one owner's data moves whole to an owner without data, is refused into one with
- *   data (nothing moved), and moves nothing the second time; without it, the call is refused.
+ *   data (nothing moved), and moves nothing the second time; without it, the call is refused;
+ * - concurrency: many calls at once on one owner, half through the `peer` when given, for each
+ *   invariant the gateway keeps through the storage: one default channel made on first use, one
+ *   default after concurrent `set_default`s, updates and deletes of one channel (`expectChannels`),
+ *   saves racing deletes (`requireMessages`), messages racing their channel's deletion
+ *   (`requireChannels`), devices, one message per `client_msg_id` and
+ *   adoption racing the first write of its target;
+ * - with `{ persists: true }`: everything written is read back by a new instance after a close.
  *
  * @param name Shown in the test names, e.g. `"postgres"`.
  * @param make Makes a fresh, empty storage per test; see {@link StorageFactory}.
+ * @param options What the storage declares beyond its capabilities; see {@link StorageConformanceOptions}.
  */
-export function describeStorageConformance(name: string, make: StorageFactory): void {
+export function describeStorageConformance(name: string, make: StorageFactory, options: StorageConformanceOptions = {}): void {
   describe(`storage conformance: ${name}`, async () => {
     const capabilities = await probeCapabilities(make);
-    let storage: Storage;
-    let cleanup: (() => Promise<void>) | undefined;
+    let made: Unpacked;
 
     beforeEach(async () => {
-      ({ storage, cleanup } = unpack(await make()));
-      await storage.open();
+      made = unpack(await make());
+      await made.storage.open();
+      if (made.peer !== made.storage) await made.peer.open();
     });
 
     afterEach(async () => {
-      await storage.close();
-      await cleanup?.();
+      await made.storage.close();
+      if (made.peer !== made.storage) await made.peer.close();
+      await made.cleanup?.();
     });
 
-    const use = () => storage;
+    const use = () => made.storage;
     describeChannelsAndOwners(use);
     describeCopies(use);
     describeCommitWrites(use);
@@ -104,6 +137,8 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
     describeMediaConformance(use, capabilities.media);
     describeAdoptionConformance(use, capabilities.adoptOwner, capabilities.media);
     describeDevices(use);
+    describeConcurrencyConformance(use, () => made.peer, capabilities);
+    if (options.persists) describeDurabilityConformance(use, () => made.reopen?.(), capabilities);
   });
 }
 
@@ -320,67 +355,21 @@ function describeCommitAtomicity(use: () => Storage): void {
   });
 }
 
-/** Deleting messages, channels and threads takes them from every read. */
-function describeRecordDeletion(use: () => Storage): void {
-  describe("deletion", () => {
-    test("deletion - deleting messages takes them from every read; unknown ids are ignored", async () => {
-      await use().commit(A, { channels: [channel("c1")], messages: [msg("m1", { text: "gone words" }), msg("m2", { text: "kept words" })] });
-      const r = await use().commit(A, { deleteMessages: ["m1", "unknown"] });
-      expect(r).toEqual({ seqs: [], orphanedMedia: [] });
-      expect(await use().getMessage(A, "m1")).toBeUndefined();
-      expect(ids((await use().history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m2"]);
-      expect(ids(await use().search(A, { query: "words", scope: "all", limit: 10 }))).toEqual(["m2"]);
-      expect(await use().commit(A, { deleteMessages: ["m1"] })).toEqual({ seqs: [], orphanedMedia: [] });
-    });
-
-    test("deletion - deleting a channel removes its messages and those of the listed threads", async () => {
-      await use().commit(A, {
-        channels: [channel("c1"), thread("t1", "c1"), thread("t2", "c1"), channel("c2")],
-        messages: [
-          msg("flat", { text: "doomed words" }),
-          msg("in-t1", { thread_id: "t1", text: "doomed words" }),
-          msg("in-t2", { thread_id: "t2", text: "doomed words" }),
-          msg("other", { chat_id: "c2", text: "doomed words" }),
-        ],
-      });
-      const r = await use().commit(A, { deleteChannels: ["c1", "t1", "t2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
-      expect(r.seqs).toEqual([1]);
-      expect((await use().listChannels(A)).map((c) => c.chat_id)).toEqual(["c2"]);
-      for (const id of ["flat", "in-t1", "in-t2"]) expect(await use().getMessage(A, id)).toBeUndefined();
-      expect(await use().getMessage(A, "other")).toBeDefined();
-      expect(ids(await use().search(A, { query: "doomed", scope: "all", limit: 10 }))).toEqual(["other"]);
-      expect((await use().history(A, { chat_id: "c1", thread_id: "t1", limit: 10 }))!.messages).toEqual([]);
-    });
-
-    test("deletion - a thread deleted alone takes only its own messages", async () => {
-      await use().commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [msg("flat"), msg("in-t1", { thread_id: "t1" })] });
-      await use().commit(A, { deleteChannels: ["t1"] });
-      expect(await use().getChannel(A, "c1")).toBeDefined();
-      expect(await use().getMessage(A, "flat")).toBeDefined();
-      expect(await use().getMessage(A, "in-t1")).toBeUndefined();
-    });
-  });
+interface Unpacked {
+  storage: Storage;
+  peer: Storage;
+  cleanup: (() => Promise<void>) | undefined;
+  reopen: (() => Storage) | undefined;
 }
 
-/** Devices are stored, replaced and listed per owner. */
-function describeDevices(use: () => Storage): void {
-  describe("devices", () => {
-    test("devices - stored, replaced and listed per owner", async () => {
-      await use().putDevice(A, device("d1"));
-      await use().putDevice(A, device("d2", { fcm_token: "f", ntfy_topic: "n", caps: { min_protocol: 1, media: false, push: "fcm", streaming: false } }));
-      await use().putDevice(A, device("d1", { device_name: "renamed", last_seen: 5 }));
-      expect(await use().getDevice(A, "d1")).toEqual(device("d1", { device_name: "renamed", last_seen: 5 }));
-      expect(await use().getDevice(A, "d2")).toEqual(device("d2", { fcm_token: "f", ntfy_topic: "n", caps: { min_protocol: 1, media: false, push: "fcm", streaming: false } }));
-      expect(await use().getDevice(A, "d3")).toBeUndefined();
-      expect((await use().listDevices(A)).map((d) => d.device_id).sort()).toEqual(["d1", "d2"]);
-    });
-  });
-}
-
-function unpack(made: Storage | StorageImplementation | StorageUnderTest): { storage: Storage; cleanup: (() => Promise<void>) | undefined } {
-  if (typeof (made as StorageImplementation).commit === "function") return { storage: defineStorage(made as StorageImplementation), cleanup: undefined };
-  const { storage, cleanup } = made as StorageUnderTest;
-  return { storage: defineStorage(storage), cleanup };
+function unpack(made: Storage | StorageImplementation | StorageUnderTest): Unpacked {
+  if (typeof (made as StorageImplementation).commit === "function") {
+    const storage = defineStorage(made as StorageImplementation);
+    return { storage, peer: storage, cleanup: undefined, reopen: undefined };
+  }
+  const { storage, peer, cleanup, reopen } = made as StorageUnderTest;
+  const defined = defineStorage(storage);
+  return { storage: defined, peer: peer ? defineStorage(peer) : defined, cleanup, reopen: reopen && (() => defineStorage(reopen())) };
 }
 
 /** The storage's capabilities, read from one more storage that is made, never opened, and cleaned up. */

@@ -8,6 +8,7 @@ import { mkdir, open, rename } from "node:fs/promises";
 import { join } from "node:path";
 import {
   defineStorage,
+  expectedChannelsHeld,
   type Change,
   type Channel,
   type ChatId,
@@ -152,6 +153,10 @@ export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
  */
 function applyChange(d: OwnerData, c: Change): CommitResult {
   if (c.requireMessages?.some((id) => !d.messages[id])) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (c.requireChannels?.some((id) => !d.channels[id])) return { seqs: [], orphanedMedia: [], skipped: true };
+  // Writes of one owner apply one at a time, so nothing changes between this check and the writes.
+  const expected = c.expectChannels ?? [];
+  if (!expectedChannelsHeld(expected, expected.map((e) => d.channels[e.chat_id]))) return { seqs: [], orphanedMedia: [], skipped: true };
   for (const ch of c.channels ?? []) d.channels[ch.chat_id] = ch;
   for (const m of c.messages ?? []) d.messages[m.message_id] = m;
   const redact = new Set<string>();

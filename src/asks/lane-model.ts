@@ -5,6 +5,7 @@
  */
 import type { Owner } from "../ids.js";
 import type { Change, Lane, Storage } from "../contracts/storage.js";
+import { asRead } from "../requests/read-decide-commit.js";
 
 /** The lane's chosen model, if any. */
 export async function laneModel(hub: { storage: Storage }, owner: Owner, lane: Lane): Promise<string | undefined> {
@@ -12,8 +13,12 @@ export async function laneModel(hub: { storage: Storage }, owner: Owner, lane: L
   return record?.model;
 }
 
-/** The change that makes `model` the lane's model; empty when the lane is gone. */
+/**
+ * The change that makes `model` the lane's model, expecting the lane's record as read (a rename
+ * or `channel.set_default` in between is not undone: the commit is skipped and decided again);
+ * empty when the lane is gone.
+ */
 export async function laneModelChange(hub: { storage: Storage }, owner: Owner, lane: Lane, model: string): Promise<Change> {
   const record = await hub.storage.getChannel(owner, lane.thread_id ?? lane.chat_id);
-  return record ? { channels: [{ ...record, model }] } : {};
+  return record ? { channels: [{ ...record, model }], expectChannels: asRead([record]) } : {};
 }

@@ -14,6 +14,7 @@ import type { Ask, AskAnswer } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
 import { ASK_LIMITS, askPush, openingFrames, pickerSpec, resolvedFrame, type PickerSpec } from "./ask-shapes.js";
 import { laneModelChange } from "./lane-model.js";
+import { SUPERSEDED, untilApplied } from "../requests/read-decide-commit.js";
 
 /** `setTimeout` fires at once past 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -181,8 +182,10 @@ export class OpenAsks {
     const { owner, spec, turn } = entry;
     try {
       const chosen = spec.kind === "model" && answer.outcome === "selected" ? answer.option_id : undefined;
-      const change = chosen ? await laneModelChange(hub, owner, spec, chosen) : {};
-      await hub.store(owner, change, [frame], respondTo);
+      await untilApplied(async () => {
+        const change = chosen ? await laneModelChange(hub, owner, spec, chosen) : {};
+        return (await hub.store(owner, change, [frame], respondTo)).length ? undefined : SUPERSEDED;
+      });
     } catch (error) {
       hub.log.warn("storing an ask's outcome failed", error);
       respondTo?.session.respond({ type: frame.type, payload: frame.payload }, respondTo.requestId);

@@ -16,6 +16,7 @@ import { FEATURES } from "../protocol/server-frames.js";
 import { pushCapsError, pushTargetError } from "../outbox/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
+import { writeDevice } from "./device-writes.js";
 import type { OutboxBounds, Storage } from "../contracts/storage.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedOptions } from "../options.js";
@@ -173,19 +174,19 @@ async function askAuthenticator(host: HelloHost, frame: HelloFrame): Promise<Aut
 async function registerDevice(services: HandshakeServices, owner: Owner, p: HelloFrame["payload"], caps: DeviceCaps): Promise<Device> {
   const storage = services.storage;
   await services.ensureDefaultChannel(owner);
-  const previous = await storage.getDevice(owner, p.device_id);
-  const device: Device = {
-    device_id: p.device_id,
-    device_name: p.device_name ?? "",
-    caps,
-    last_seen: services.now(),
-  };
-  const fcm = p.fcm_token ?? previous?.fcm_token;
-  const ntfy = p.ntfy_topic ?? previous?.ntfy_topic;
-  if (fcm) device.fcm_token = fcm;
-  if (ntfy) device.ntfy_topic = ntfy;
-  await storage.putDevice(owner, device);
-  return device;
+  return writeDevice(storage, owner, p.device_id, (previous) => {
+    const device: Device = {
+      device_id: p.device_id,
+      device_name: p.device_name ?? "",
+      caps,
+      last_seen: services.now(),
+    };
+    const fcm = p.fcm_token ?? previous?.fcm_token;
+    const ntfy = p.ntfy_topic ?? previous?.ntfy_topic;
+    if (fcm) device.fcm_token = fcm;
+    if (ntfy) device.ntfy_topic = ntfy;
+    return device;
+  });
 }
 
 function helloOk(services: HandshakeServices, cursor: Seq, user: string | null): ServerFrame {

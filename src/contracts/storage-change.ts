@@ -28,9 +28,18 @@ export interface OutboxEntry extends Omit<OutboxFrame, "redactKey"> {
 }
 
 /**
+ * A channel as a {@link Change} expects to find it stored (see {@link Change.expectChannels}).
+ */
+export interface ChannelExpectation {
+  chat_id: ChatId;
+  /** The record as the gateway read it, or `null` for "not stored". */
+  channel: Channel | null;
+}
+
+/**
  * One atomic change of an owner's data. Everything in it is applied, or nothing is: a crash or an
- * error never leaves half of a change behind. Order of application: the check of
- * `requireMessages`, channel upserts, message upserts, message deletions, channel deletions (with
+ * error never leaves half of a change behind. Order of application: the checks of
+ * `requireMessages`, `requireChannels` and `expectChannels`, channel upserts, message upserts, message deletions, channel deletions (with
  * the redaction of what both deleted), outbox appends.
  *
  * Media attachment (storages with the `media` capability; see `Storage.getMedia`): a
@@ -85,6 +94,29 @@ export interface Change {
    * never see a `waiting` message and may ignore it.
    */
   answered?: MessageId[];
+  /**
+   * Apply the change only if every one of these channels or threads exists, checked atomically
+   * with the change; otherwise apply nothing and resolve with `skipped: true`. A message sent into
+   * a channel that a concurrent `channel.delete` removes (from any process) is refused this way,
+   * instead of being stored in a channel that is gone.
+   */
+  requireChannels?: ChatId[];
+  /**
+   * Apply the change only if each of these channels is stored exactly as given (`null`: not
+   * stored at all), checked atomically with the change against what any process committed;
+   * otherwise apply nothing and resolve with `skipped: true`. "Exactly" is `sameRecord` from
+   * `chat-gateway`: the same JSON value, key order and `undefined` members aside
+   * (`expectedChannelsHeld` does the whole check).
+   *
+   * This is how the gateway keeps its channel invariants without locks of its own (one default
+   * channel per owner, docs/PROTOCOL.md §3): it reads the channels a decision depends on, builds
+   * the change and its frames, and commits them expecting those channels unchanged; when another
+   * write came first, it reads again and decides again. The default channel made on first use
+   * expects `default` absent, `channel.set_default` expects the target and the current default as
+   * read, `channel.update` and `channel.delete` expect the channel as read, and a new thread
+   * expects its parent as read.
+   */
+  expectChannels?: ChannelExpectation[];
 }
 
 /** The result of `Storage.commit`. */
@@ -97,7 +129,11 @@ export interface CommitResult {
    * media store. Always `[]` from a storage without the `media` capability.
    */
   orphanedMedia: MediaId[];
-  /** True when nothing was applied because a message of {@link Change.requireMessages} is gone. */
+  /**
+   * True when nothing was applied because a message of {@link Change.requireMessages} or a
+   * channel of {@link Change.requireChannels} is gone, or a channel of
+   * {@link Change.expectChannels} is not stored as expected.
+   */
   skipped?: boolean;
   /**
    * Set, with nothing applied, to a media id the change would attach to a message while another

@@ -16,6 +16,7 @@ import type { Change, CommitResult, HistoryPage, HistoryQuery, OutboxBounds, Out
 
 export type {
   Change,
+  ChannelExpectation,
   CommitResult,
   HistoryPage,
   HistoryQuery,
@@ -37,8 +38,23 @@ export type {
  *   owner's data, even when ids collide.
  * - **Copies.** What goes in and comes out is the caller's: mutating it later never changes what
  *   is stored.
- * - **Concurrency.** Methods may be called concurrently; {@link StorageImplementation.commit}
- *   calls for one owner apply in the order they were called.
+ * - **Concurrency.** Methods may be called concurrently, also by several processes sharing the
+ *   storage; {@link StorageImplementation.commit} calls for one owner apply in the order they were
+ *   called. The gateway never reads, decides and writes an owner's data as separate steps and
+ *   trusts the data not to change in between: what a decision depends on travels in the change
+ *   ({@link Change.requireMessages}, {@link Change.requireChannels},
+ *   {@link Change.expectChannels}) and the storage checks it in the same transaction that applies
+ *   it. So each `commit` must be atomic towards every other
+ *   `commit`, `adoptOwner`, `putDevice` and `putMedia` of the same owner, in any process: its
+ *   checks see every change committed before it, and nothing commits between its checks and its
+ *   writes. A storage in one process gets this by applying an owner's commits one at a time; a
+ *   shared database by a transaction that first takes a lock on the owner (the PostgreSQL
+ *   storage locks the owner's counter row) or runs serializable. The operations that need it:
+ *   the default channel made on first use, `channel.set_default`, `channel.update` and
+ *   `channel.delete` (all through `expectChannels`), a message sent into a channel being deleted
+ *   (`requireChannels`), saving a running answer (`requireMessages`), one message per retried
+ *   `client_msg_id` (`uniqueClientMsgId`) and `adoptOwner`.
+ *   `describeStorageConformance` runs each of them concurrently.
  * - **Failure.** A method that fails rejects. The gateway answers the client `internal` and sends
  *   nothing that depends on it; a rejected `commit` left nothing of its change behind.
  * - **Durability.** When `commit`, `putDevice` or `putMedia` resolves, the write survives a crash
@@ -101,7 +117,11 @@ export interface StorageImplementation {
   outboxBounds(owner: Owner): Promise<OutboxBounds>;
   /** Every device of the owner, in any order. */
   listDevices(owner: Owner): Promise<Device[]>;
-  /** Insert or replace a device by `device_id`; durable when it resolves. */
+  /**
+   * Insert or replace a device by `device_id`; durable when it resolves. Concurrent calls for one
+   * device: the last applied wins whole (never a mix of two records). The gateway writes a device
+   * one call at a time per process, each built from the record as stored then.
+   */
   putDevice(owner: Owner, device: Device): Promise<void>;
 
   // Capabilities: optional members. Absent, the gateway uses the fallback each one names, or

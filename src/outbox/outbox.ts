@@ -69,7 +69,8 @@ export class Outbox {
    * Commit a change with outbox frames atomically, then publish the frames in `seq` order to every
    * device of the owner. The requester, if given, gets its response (with the request id) in that
    * same order instead of the broadcast copy. Resolves with the frames as published: none when
-   * storage skipped the change (a message in `change.requireMessages` is gone).
+   * storage skipped the change (a message in `change.requireMessages` is gone, or a channel of
+   * `change.expectChannels` is not stored as expected).
    */
   readonly store: StoreChange = async (owner, change, frames = [], respondTo) => {
     const { storage } = this.#parts;

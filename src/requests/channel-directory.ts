@@ -7,6 +7,7 @@ import type { Channel } from "../contracts/records.js";
 import type { Lane, Storage } from "../contracts/storage.js";
 import { GatewayError } from "../errors.js";
 import type { ChatId, Owner } from "../ids.js";
+import { asRead, SUPERSEDED, untilApplied } from "./read-decide-commit.js";
 
 /** The default channel's id; every owner has exactly one channel of kind `default`. */
 export const DEFAULT_CHAT_ID: ChatId = "default";
@@ -35,21 +36,23 @@ export class ChannelDirectory {
 
   readonly ensureDefaultChannel: EnsureDefaultChannel = async (owner) => {
     if (this.#defaultEnsured.has(owner)) return;
-    const existing = await this.#storage.getChannel(owner, DEFAULT_CHAT_ID);
-    if (!existing) {
-      const channels = await this.#storage.listChannels(owner);
+    // Many first hellos at once: the first commit makes the channel, the others find it on their next read.
+    await untilApplied(async () => {
+      if (await this.#storage.getChannel(owner, DEFAULT_CHAT_ID)) return undefined;
+      const defaults = (await this.#storage.listChannels(owner)).filter((c) => c.is_default);
       const channel: Channel = {
         chat_id: DEFAULT_CHAT_ID,
         name: "General",
         kind: "default",
         parent_chat_id: null,
         // Another channel may have been made default by server-side code before the first hello.
-        is_default: !channels.some((c) => c.is_default),
+        is_default: defaults.length === 0,
         archived: false,
         created_ts: this.#now(),
       };
-      await this.#storage.commit(owner, { channels: [channel] });
-    }
+      const expectChannels = [{ chat_id: DEFAULT_CHAT_ID, channel: null }, ...asRead(defaults)];
+      return (await this.#storage.commit(owner, { channels: [channel], expectChannels })).skipped ? SUPERSEDED : undefined;
+    });
     this.#defaultEnsured.add(owner);
   };
 

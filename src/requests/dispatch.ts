@@ -7,6 +7,7 @@ import type { Storage } from "../contracts/storage.js";
 import type { Owner } from "../ids.js";
 import type { Subscriber } from "../outbox/fan-out.js";
 import { pushTargetError } from "../outbox/push-targets.js";
+import { writeDevice } from "../connection/device-writes.js";
 import { sync, type SyncTarget } from "../outbox/sync.js";
 import type { ClientFrame, ClientPayloads } from "../protocol/client-frames.js";
 import type { CommandRegistry } from "../turn/commands.js";
@@ -119,9 +120,16 @@ export async function handleRequest(services: RequestServices, session: RequestS
 async function registerPushTarget(storage: Storage, session: RequestSession, payload: ClientPayloads["fcm.register"]): Promise<void> {
   const invalid = pushTargetError("fcm.register", payload);
   if (invalid) throw invalid;
-  const device = { ...session.device };
-  if (payload.fcm_token !== undefined) device.fcm_token = payload.fcm_token;
-  if (payload.ntfy_topic !== undefined) device.ntfy_topic = payload.ntfy_topic;
-  await storage.putDevice(session.owner, device);
+  // The target left out is taken as stored: another connection of this device may have just set it.
+  const device = await writeDevice(storage, session.owner, session.device.device_id, (stored) => {
+    const next: Device = { ...session.device };
+    const fcm = payload.fcm_token ?? (stored ?? session.device).fcm_token;
+    const ntfy = payload.ntfy_topic ?? (stored ?? session.device).ntfy_topic;
+    delete next.fcm_token;
+    delete next.ntfy_topic;
+    if (fcm !== undefined) next.fcm_token = fcm;
+    if (ntfy !== undefined) next.ntfy_topic = ntfy;
+    return next;
+  });
   session.updateDevice(device);
 }

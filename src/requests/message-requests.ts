@@ -63,13 +63,24 @@ export async function sendMessage(hub: MessageServices, owner: Owner, payload: C
   const key = payload.client_msg_id;
   if (key !== undefined) {
     const pendingKey = `${owner}\u0000${resolved.chat_id}\u0000${key}`;
-    const pending = pendingOf(hub).get(pendingKey);
-    const earlier = pending ? await pending.catch(() => undefined) : await hub.storage.findByClientMsgId(owner, resolved.chat_id, key);
-    if (earlier) {
-      requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
-      return earlier;
+    const pendings = pendingOf(hub);
+    // Wait for the send of this key in flight here, if any; one that failed leaves the next to try.
+    for (let pending = pendings.get(pendingKey); pending; pending = pendings.get(pendingKey)) {
+      const earlier = await pending.catch(() => undefined);
+      if (earlier) {
+        requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
+        return earlier;
+      }
     }
-    const work = storeAndStart(hub, owner, payload, resolved, text, refs, requester).catch(async (error) => {
+    // Registered before the look-up awaits, so retries arriving meanwhile wait for this one.
+    const work = (async () => {
+      const earlier = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key);
+      if (earlier) {
+        requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
+        return earlier;
+      }
+      return storeAndStart(hub, owner, payload, resolved, text, refs, requester);
+    })().catch(async (error) => {
       // Another process may have stored the same key first (a storage with a unique index rejects
       // the second write): answer with that message, as for any retry.
       const stored = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key).catch(() => undefined);
@@ -77,12 +88,13 @@ export async function sendMessage(hub: MessageServices, owner: Owner, payload: C
       requester?.session.respond({ type: "message", payload: messagePayload(stored, key) }, requester.requestId);
       return stored;
     });
-    pendingOf(hub).set(pendingKey, work);
-    try {
-      return await work;
-    } finally {
-      pendingOf(hub).delete(pendingKey);
-    }
+    pendings.set(pendingKey, work);
+    // Before any waiter resumes, so none waits for a settled send again.
+    void work.then(
+      () => pendings.get(pendingKey) === work && pendings.delete(pendingKey),
+      () => pendings.get(pendingKey) === work && pendings.delete(pendingKey),
+    );
+    return await work;
   }
   return storeAndStart(hub, owner, payload, resolved, text, refs, requester);
 }
@@ -140,7 +152,10 @@ async function storeAndStart(
   if (payload.client_msg_id !== undefined) message.client_msg_id = payload.client_msg_id;
   const start = isStop || askCommand ? { steer: undefined } : markForStart(hub, owner, lane, message, payload.when_busy);
   frames.push({ type: "message", payload: messagePayload(message) });
-  await hub.store(owner, { channels, messages: [message] }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
+  // Refused, with nothing stored, when a concurrent channel.delete took the chat or thread first.
+  const requireChannels = resolved.thread_id === null ? [resolved.chat_id] : [resolved.chat_id, resolved.thread_id];
+  const stored = await hub.store(owner, { channels, messages: [message], requireChannels }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
+  if (!stored.length) throw new GatewayError("not_found", `unknown chat_id "${payload.chat_id}"`);
 
   if (minted) void retitle(hub, owner, minted, text);
   if (askCommand) {
@@ -193,7 +208,8 @@ async function retitle(hub: MessageServices, owner: Owner, thread: Channel, text
     const current = await hub.storage.getChannel(owner, thread.chat_id);
     if (!current) return;
     const next: Channel = { ...current, name: title };
-    await hub.store(owner, { channels: [next] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
+    // Expecting the thread as read: a rename or deletion meanwhile wins over the generated title.
+    await hub.store(owner, { channels: [next], expectChannels: [{ chat_id: current.chat_id, channel: current }] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
   } catch (error) {
     hub.log.warn("generating a thread title failed; the derived title stays", error);
   }

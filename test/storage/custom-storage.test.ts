@@ -16,7 +16,14 @@ const tempDir = async () => {
   return dir;
 };
 
-describeStorageConformance("JSON files (examples/custom-storage)", async () => ({ storage: jsonFileStorage({ dir: await tempDir() }) }));
+describeStorageConformance(
+  "JSON files (examples/custom-storage)",
+  async () => {
+    const dir = await tempDir();
+    return { storage: jsonFileStorage({ dir }), reopen: () => jsonFileStorage({ dir }) };
+  },
+  { persists: true },
+);
 
 describe("a gateway on the JSON file storage", () => {
   it("core-only storage - a retried send, search and history work through the fallbacks and survive a restart", async () => {

@@ -11,10 +11,16 @@ import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/
 const available = await postgresAvailable("storage conformance: postgres");
 
 describe.skipIf(!available)("postgres", () => {
-  describeStorageConformance("postgres", async () => {
-    const schema = `t_${runId()}`;
-    return { storage: postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 }), cleanup: () => dropSchema(schema) };
-  });
+  describeStorageConformance(
+    "postgres",
+    async () => {
+      const schema = `t_${runId()}`;
+      const instance = () => postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 });
+      // The peer is a second process's storage on the same schema.
+      return { storage: instance(), peer: instance(), reopen: instance, cleanup: () => dropSchema(schema) };
+    },
+    { persists: true },
+  );
 });
 
 describe.skipIf(!available)("postgres storage - beyond the conformance suite", () => {

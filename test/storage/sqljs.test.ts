@@ -4,7 +4,11 @@ import { join } from "node:path";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { describeStorageConformance } from "chat-gateway/testing";
 
-describeStorageConformance("sql.js", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "cg-sqljs-"));
-  return { storage: sqlJsStorage({ dir }), cleanup: () => rm(dir, { recursive: true, force: true }) };
-});
+describeStorageConformance(
+  "sql.js",
+  async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cg-sqljs-"));
+    return { storage: sqlJsStorage({ dir }), reopen: () => sqlJsStorage({ dir }), cleanup: () => rm(dir, { recursive: true, force: true }) };
+  },
+  { persists: true },
+);

@@ -50,6 +50,7 @@ const ALLOWED: Record<string, string> = {
   LIMITS: "the protocol's search limits",
   resolveLogger: "sql.js logs through the gateway's Logger",
   GatewayError: "sql.js words a full disk for the client, and rebuilds errors that crossed from its engine process",
+  expectedChannelsHeld: "compares stored channels with what the gateway read, exactly as the core does (Change.expectChannels)",
 };
 
 /** What a storage once had to call, now the core's part of the contract. */
@@ -64,12 +65,12 @@ describe("storage implementations and the data contract", () => {
     const found = storages.flatMap((file) => valueImports(file).map((name) => `${relative(root, file)}: ${name}`));
     expect(found.filter((line) => CONTRACT_HELPERS.some((name) => line.endsWith(`: ${name}`)))).toEqual([]);
     expect(found.filter((line) => !(line.split(": ")[1] in ALLOWED))).toEqual([]);
-    // The contract itself holds: defineStorage is the only value the memory storage needs besides search.
-    expect(valueImports(join(root, "adapters/storage/memory/index.ts")).sort()).toEqual(["defineStorage", "searchMessages"]);
+    // The contract itself holds: besides search, its limits and the channel comparison, the memory storage needs only defineStorage.
+    expect(valueImports(join(root, "adapters/storage/memory/index.ts")).sort()).toEqual(["LIMITS", "defineStorage", "expectedChannelsHeld", "searchMessages"]);
   });
 
-  it("imports - the custom-storage example imports types only, and defineStorage", () => {
+  it("imports - the custom-storage example imports types only, defineStorage and the channel comparison", () => {
     expect(example.length).toBeGreaterThan(0);
-    expect(example.flatMap(valueImports)).toEqual(["defineStorage"]);
+    expect(example.flatMap(valueImports).sort()).toEqual(["defineStorage", "expectedChannelsHeld"]);
   });
 });

@@ -33,7 +33,7 @@ import type {
   StoredMessage,
   TurnScope,
 } from "chat-gateway";
-import { defineStorage, LIMITS, searchMessages } from "chat-gateway";
+import { defineStorage, expectedChannelsHeld, LIMITS, searchMessages } from "chat-gateway";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -147,7 +147,11 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
   // Clone everything before touching state: a value that cannot be stored throws here, while
   // nothing has been applied yet, which is what keeps the commit all-or-nothing.
   const c = structuredClone(change);
+  // Commits run to the end without awaiting, so these checks and the writes below are one step.
   if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (c.requireChannels?.some((id) => !s.channels.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
+  const expected = c.expectChannels ?? [];
+  if (!expectedChannelsHeld(expected, expected.map((e) => s.channels.get(e.chat_id)))) return { seqs: [], orphanedMedia: [], skipped: true };
   const mediaTaken = takenMedia(s, c.messages ?? []);
   if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
   for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);

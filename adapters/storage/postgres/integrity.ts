@@ -5,11 +5,46 @@
  * @module
  */
 import type { PoolClient } from "pg";
-import type { ChatId, MediaId, MediaRecord, MessageId, Owner, StoredMessage } from "chat-gateway";
+import { expectedChannelsHeld, type Channel, type ChannelExpectation, type ChatId, type MediaId, type MediaRecord, type MessageId, type Owner, type StoredMessage } from "chat-gateway";
 
 /** Whether a message other than `messageId` holds the media (see `Change` in chat-gateway). */
 function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {
   return record?.message_id !== undefined && record.message_id !== messageId;
+}
+
+/**
+ * Takes the owner's counter row lock for the rest of the transaction: every commit and adoption of
+ * the owner, in any process, takes it before it reads or writes anything, so each one's checks
+ * (`requireMessages`, `expectChannels`) see every commit before it and hold until it commits.
+ */
+export async function lockOwner(client: PoolClient, s: string, owner: Owner): Promise<void> {
+  const lock = `SELECT 1 FROM ${s}.owners WHERE owner = $1 FOR UPDATE`;
+  // One statement once the owner has its row; its first commit makes the row, then locks it.
+  if ((await client.query(lock, [owner])).rowCount) return;
+  await client.query(`INSERT INTO ${s}.owners (owner) VALUES ($1) ON CONFLICT (owner) DO NOTHING`, [owner]);
+  await client.query(lock, [owner]);
+}
+
+/** True when every channel exists (see `Change.requireChannels`); the owner's lock keeps it so until the commit. */
+export async function channelsPresent(client: PoolClient, s: string, owner: Owner, ids: ChatId[]): Promise<boolean> {
+  const wanted = [...new Set(ids)];
+  if (!wanted.length) return true;
+  const { rows } = await client.query(`SELECT chat_id FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [owner, wanted]);
+  return rows.length === wanted.length;
+}
+
+/** True when every channel of `expected` is stored as expected (see `Change.expectChannels`). */
+export async function channelsAsExpected(client: PoolClient, s: string, owner: Owner, expected: ChannelExpectation[]): Promise<boolean> {
+  if (!expected.length) return true;
+  const { rows } = await client.query<{ chat_id: ChatId; data: string }>(`SELECT chat_id, data FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [
+    owner,
+    expected.map((e) => e.chat_id),
+  ]);
+  const stored = new Map(rows.map((r) => [r.chat_id, JSON.parse(r.data) as Channel]));
+  return expectedChannelsHeld(
+    expected,
+    expected.map((e) => stored.get(e.chat_id)),
+  );
 }
 
 /**

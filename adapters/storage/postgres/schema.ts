@@ -123,6 +123,16 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   // 7: the durable turn queue: user messages whose turn has not ended carry status 'waiting', read
   // per lane each time a turn takes its lane (waitingTurns).
   (s) => `CREATE INDEX messages_waiting ON ${s}.messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting';`,
+  // 8: at most one default channel per owner, whatever process writes (docs/PROTOCOL.md §3). Owners
+  // that concurrent `channel.set_default`s left with several keep one: the channel of kind
+  // `default` if it is among them, else the first by chat_id.
+  (s) => `
+    WITH ranked AS (
+      SELECT owner, chat_id, row_number() OVER (PARTITION BY owner ORDER BY chat_id <> 'default', chat_id) AS n
+      FROM ${s}.channels WHERE (data::jsonb ->> 'is_default') = 'true')
+    UPDATE ${s}.channels c SET data = jsonb_set(c.data::jsonb, '{is_default}', 'false')::text
+    FROM ranked r WHERE c.owner = r.owner AND c.chat_id = r.chat_id AND r.n > 1;
+    CREATE UNIQUE INDEX channels_one_default ON ${s}.channels (owner) WHERE (data::jsonb ->> 'is_default') = 'true';`,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

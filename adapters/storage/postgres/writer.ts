@@ -6,7 +6,7 @@
 import type { PoolClient } from "pg";
 import type { Change, CommitResult, Owner, Seq, StoredMessage } from "chat-gateway";
 import type { Database } from "./database.js";
-import { attachMedia, dropMediaOf, messagesPresent, redactOutbox } from "./integrity.js";
+import { attachMedia, channelsAsExpected, channelsPresent, dropMediaOf, lockOwner, messagesPresent, redactOutbox } from "./integrity.js";
 import { lastByKey, prepareMessage } from "./rows.js";
 
 /** Applies one change inside the caller's transaction (`s`: the quoted schema). */
@@ -21,6 +21,8 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
     return { seqs: [], orphanedMedia: [] };
   }
   if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (!(await channelsPresent(client, s, owner, change.requireChannels ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (!(await channelsAsExpected(client, s, owner, change.expectChannels ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
   // First of the writes: a change that would take media from another message writes nothing.
   const mediaTaken = await attachMedia(client, s, owner, change.messages ?? []);
   if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
@@ -112,6 +114,7 @@ export function writer(db: Database, now: () => number): Writer {
       const outcomes: Array<{ ok: true; result: CommitResult } | { ok: false; error: unknown }> = [];
       try {
         await db.transaction(async (client) => {
+          await lockOwner(client, db.s, owner);
           for (const item of group) {
             if (group.length > 1) await client.query("SAVEPOINT one_change");
             try {

@@ -1,4 +1,5 @@
-import type { AdoptedCounts, AdoptionRefused, Change, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import type { AdoptedCounts, AdoptionRefused, Change, Channel, ChannelExpectation, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import { expectedChannelsHeld } from "chat-gateway";
 import { adopt } from "./adopt.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { legacyRedactKey } from "./legacy-keys.js";
@@ -111,10 +112,23 @@ function redactOutbox(sql: Sql, owner: Owner, keys: Set<string>): void {
   for (const key of keys) sql.run("UPDATE outbox SET type = '', payload = '{}', redact_key = NULL WHERE owner = ? AND redact_key = ?", [owner, key]);
 }
 
+/** The database process applies one op at a time, so nothing commits between this check and the writes. */
+function channelsAsExpected(sql: Sql, owner: Owner, expected: ChannelExpectation[]): boolean {
+  const stored = expected.map((e) => {
+    const row = sql.get("SELECT data FROM channels WHERE owner = ? AND chat_id = ?", [owner, e.chat_id]);
+    return row && (JSON.parse(row[0] as string) as Channel);
+  });
+  return expectedChannelsHeld(expected, stored);
+}
+
 function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
   for (const id of c.requireMessages ?? []) {
     if (!sql.get("SELECT 1 FROM messages WHERE owner = ? AND message_id = ?", [owner, id])) return { seqs: [], orphanedMedia: [], skipped: true };
   }
+  for (const id of c.requireChannels ?? []) {
+    if (!sql.get("SELECT 1 FROM channels WHERE owner = ? AND chat_id = ?", [owner, id])) return { seqs: [], orphanedMedia: [], skipped: true };
+  }
+  if (!channelsAsExpected(sql, owner, c.expectChannels ?? [])) return { seqs: [], orphanedMedia: [], skipped: true };
   const mediaTaken = takenMedia(sql, owner, c.messages ?? []);
   if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
   for (const ch of c.channels ?? []) {
