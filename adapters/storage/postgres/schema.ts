@@ -133,6 +133,9 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     UPDATE ${s}.channels c SET data = jsonb_set(c.data::jsonb, '{is_default}', 'false')::text
     FROM ranked r WHERE c.owner = r.owner AND c.chat_id = r.chat_id AND r.n > 1;
     CREATE UNIQUE INDEX channels_one_default ON ${s}.channels (owner) WHERE (data::jsonb ->> 'is_default') = 'true';`,
+  // 9: a `picker.select` id is looked up among the owner's picker frames through this index, never
+  // by walking the outbox from a seq the client chose (readOutbox with `types`).
+  (s) => `CREATE INDEX outbox_type ON ${s}.outbox (owner, type, seq);`,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

@@ -36,6 +36,17 @@ function messageBytes(row: unknown[]): number {
   return (row[0] as string).length + (row[1] as string).length;
 }
 
+/**
+ * The statement of an outbox page: every kept frame after a seq, or with `types` only frames of
+ * those types, found through the `outbox_by_type` index (owner, type, seq).
+ */
+export function outboxPageSql(types?: readonly string[]): string {
+  if (!types) return "SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND type <> '' ORDER BY seq LIMIT ?";
+  // Named: without statistics the planner would walk the primary key for the ORDER BY instead.
+  const only = `type IN (${types.map(() => "?").join(", ") || "NULL"})`;
+  return `SELECT seq, ts, type, payload FROM outbox INDEXED BY outbox_by_type WHERE owner = ? AND seq > ? AND ${only} ORDER BY seq LIMIT ?`;
+}
+
 /** The read side of the schema; every result is freshly parsed, so callers own it. */
 export const queries = {
   getChannel(sql: Sql, owner: Owner, chatId: ChatId): Channel | undefined {
@@ -110,9 +121,8 @@ export const queries = {
    * With `types`, other frames are skipped on their type column, their payloads never read.
    */
   readOutbox(sql: Sql, owner: Owner, after: Seq, limit: number, types?: readonly string[]): OutboxEntry[] {
-    const only = types ? `type IN (${types.map(() => "?").join(", ") || "NULL"})` : "type <> ''";
     const { rows } = sql.allWithin(
-      `SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND ${only} ORDER BY seq LIMIT ?`,
+      outboxPageSql(types),
       [owner, after, ...(types ?? []), Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : -1],
       LIMITS.storagePageBytes,
       (r) => (r[3] as string).length,

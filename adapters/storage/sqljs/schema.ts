@@ -91,6 +91,11 @@ export const MIGRATIONS: Migration[] = [
   (sql) => {
     sql.run("CREATE INDEX messages_waiting ON messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting'");
   },
+  // 5: a `picker.select` id is looked up among the owner's picker frames through this index, never
+  // by walking the outbox from a seq the client chose (readOutbox with `types`).
+  (sql) => {
+    sql.run("CREATE INDEX outbox_by_type ON outbox (owner, type, seq)");
+  },
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */
