@@ -184,12 +184,14 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     }
     this.#state = "running";
     this.#outbox.pruneOnSchedule();
-    // A process that died (or a database that failed a turn's last write) leaves turns that no
-    // job here will reach: look again now and then.
-    this.#recovery = setInterval(() => {
-      this.#recoverInterruptedTurns().catch((error) => this.#services.log.warn("recovering interrupted turns failed", error));
-    }, this.options.recoveryIntervalMs);
-    this.#recovery.unref();
+    // With several processes, one that dies leaves turns that no job here will reach: look again
+    // now and then. (One process alone finds everything at start.)
+    if (this.options.laneLock) {
+      this.#recovery = setInterval(() => {
+        this.#recoverInterruptedTurns().catch((error) => this.#services.log.warn("recovering interrupted turns failed", error));
+      }, this.options.recoveryIntervalMs);
+      this.#recovery.unref();
+    }
   }
 
   async close(): Promise<void> {

@@ -134,10 +134,11 @@ export interface GatewayOptions {
   /** Retries of a failed push (default 3) and the first backoff (milliseconds, default 1,000; doubles). */
   pushRetry?: { attempts?: number; backoffMs?: number };
   /**
-   * How often to look for turns that no live job will reach (milliseconds, default 5,000): answers
-   * a crashed process left streaming are closed as interrupted once their lane is free, and user
-   * messages still waiting for their answer (the durable turn queue, docs/PROTOCOL.md §4.2) are
-   * taken up by this process. Also done once at start. Two indexed reads per look.
+   * With a `laneLock`, how often to look for turns that no live job will reach (milliseconds,
+   * default 5,000): answers a dead process left streaming are closed as interrupted once their lane
+   * is free, and user messages still waiting for their answer (the durable turn queue,
+   * docs/PROTOCOL.md §4.2) are taken up by this process. Every gateway also does it once at start.
+   * Two indexed reads per look.
    */
   recoveryIntervalMs?: number;
   /** Where warnings and errors go. Default: the console, prefixed `[chat-gateway]` (info is dropped). */

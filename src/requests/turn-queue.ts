@@ -10,7 +10,6 @@
  */
 import type { AskServices } from "../asks/ask-services.js";
 import { interruptAsksOf } from "../asks/ask-answers.js";
-import { isInProcessBus, type Bus } from "../contracts/bus.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { Lane } from "../contracts/storage.js";
@@ -83,6 +82,9 @@ export function enqueueWaiting(hub: QueueServices, owner: Owner, lane: Lane, mes
 }
 
 async function serve(hub: QueueServices, owner: Owner, lane: Lane, target: MessageId, first: LaneTurn, answer: AnswerWaiting): Promise<void> {
+  // Without a lane lock nothing says this gateway holds the lane alone (another gateway may share
+  // the storage): it answers its own message only, in its own lane order.
+  if (hub.options.laneLock === undefined) return serveOwn(hub, owner, lane, target, first, answer);
   let turn: LaneTurn | undefined = first;
   const served = new Set<MessageId>();
   while (served.size < MAX_SERVED && turn) {
@@ -154,17 +156,21 @@ export function queueOrder(a: StoredMessage, b: StoredMessage): number {
   return Number(b.interrupt === true) - Number(a.interrupt === true) || a.ts - b.ts || (a.message_id < b.message_id ? -1 : a.message_id > b.message_id ? 1 : 0);
 }
 
-/** Whether this process may end the lane's streaming answers: it holds the lane exclusively. */
-function holdsLaneAlone(hub: QueueServices): boolean {
-  return hub.options.laneLock !== undefined || isInProcessBus(hub.bus as Bus);
+/** The job's own message only, if it still waits (not deleted meanwhile, not answered by a restart's recovery). */
+async function serveOwn(hub: QueueServices, owner: Owner, lane: Lane, target: MessageId, turn: LaneTurn, answer: AnswerWaiting): Promise<void> {
+  const own = await hub.storage.getMessage(owner, target);
+  if (!own?.waiting || turn.controller.signal.aborted) return;
+  await publishQueue(hub, owner, lane, [target]);
+  await answer(owner, turn, own);
+  await publishQueue(hub, owner, lane);
 }
 
 /**
- * End the answers a crashed or dead process left streaming in a lane this job holds: each becomes
+ * End the answers a crashed or dead process left streaming in a lane this job holds (under the
+ * lane lock, so no live turn of any process writes there): each becomes
  * `interrupted` (its final frame stored once) and its user message leaves the queue.
  */
 async function endAbandoned(hub: QueueServices, owner: Owner, lane: Lane): Promise<void> {
-  if (!holdsLaneAlone(hub)) return;
   for (const { owner: of, message } of await hub.storage.unfinishedMessages({ owner, ...lane })) {
     if (of === owner && sameLane(message, lane)) await endInterrupted(hub, owner, message);
   }
@@ -186,19 +192,23 @@ export async function endInterrupted(hub: AskServices, owner: Owner, message: St
 }
 
 /**
- * Take up the lanes with waiting messages that no job of this process will reach (after a
- * restart, or a dead process's): one job per lane, aimed at its newest waiting message, answers
- * them all in order once it holds the lane.
+ * Take up the waiting messages that no job of this process will reach (after a restart, or a dead
+ * process's): a job for each, queued on its lane in the order they will run.
  */
 export async function recoverWaiting(hub: QueueServices, answer: AnswerWaiting): Promise<void> {
   if (!keepsQueue(hub)) return;
-  const newest = new Map<string, { owner: Owner; message: StoredMessage }>();
+  const byLane = new Map<string, Array<{ owner: Owner; message: StoredMessage }>>();
   for (const entry of await hub.storage.waitingTurns()) {
-    newest.set(laneKey(entry.owner, entry.message), entry);
+    const key = laneKey(entry.owner, entry.message);
+    byLane.set(key, [...(byLane.get(key) ?? []), entry]);
   }
   const targets = targetsOf(hub.lanes);
-  for (const { owner, message } of newest.values()) {
-    if (targets.has(message.message_id)) continue;
-    enqueueWaiting(hub, owner, { chat_id: message.chat_id, thread_id: message.thread_id }, message, answer);
+  for (const entries of byLane.values()) {
+    entries.sort((a, b) => queueOrder(a.message, b.message));
+    for (const { owner, message } of entries) {
+      if (targets.has(message.message_id)) continue;
+      // Recovered in lane order: a recovered interrupting message does not jump the local queue again.
+      enqueueWaiting(hub, owner, { chat_id: message.chat_id, thread_id: message.thread_id }, { ...message, interrupt: undefined }, answer);
+    }
   }
 }
