@@ -12,6 +12,7 @@ import { AskCardsView } from "./views/ask-cards.js";
 import { Composer } from "./views/composer.js";
 import { HeaderView } from "./views/header.js";
 import { MessagesView } from "./views/messages.js";
+import { QueuedActions } from "./views/queued-actions.js";
 import { SearchView } from "./views/search.js";
 import { settingsDialog } from "./views/settings-dialog.js";
 import { SidebarView } from "./views/sidebar.js";
@@ -59,6 +60,7 @@ export class App implements StoreListener {
   readonly #composer: Composer;
   readonly #search: SearchView;
   readonly #asks: AskCardsView;
+  readonly #queued: QueuedActions;
   readonly #typing = h("div", { class: "typing", role: "status", "aria-live": "polite" });
   readonly #main = h("main", { class: "conversation", id: "conversation" });
   #destroyed = false;
@@ -68,6 +70,7 @@ export class App implements StoreListener {
     this.client = connect(options.user);
     this.#store = new Store(this.client, this);
     const store = this.#store;
+    this.#queued = new QueuedActions(this.client, store, this.#toasts);
     const openLane = (chatId: string, threadId: string | null) => this.openLane(chatId, threadId);
     const loadOlder = (lane: Lane) => this.#loadOlder(lane);
     const channelActions = new ChannelActions(this.client, store, this.#toasts, openLane);
@@ -80,8 +83,14 @@ export class App implements StoreListener {
     });
     this.#sidebar = new SidebarView(store, { openLane, createChannel: () => channelActions.createChannel() });
     this.#header = new HeaderView(store, channelActions);
-    const actions = { regenerate: (msg: Msg) => this.#regenerate(msg), edit: (msg: Msg) => this.#composer.editText(msg.text) };
-    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, onMediaError: () => void this.#checkSession() }, loadOlder);
+    const actions = {
+      regenerate: (msg: Msg) => this.#regenerate(msg),
+      edit: (msg: Msg) => this.#composer.editText(msg.text),
+      cancelQueued: (msg: Msg) => void this.#queued.cancel(msg),
+      sendNow: (msg: Msg) => void this.#queued.sendNow(msg),
+    };
+    const queued = (msg: Msg) => Boolean(store.current && store.queue(store.current).includes(msg.message_id));
+    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, onMediaError: () => void this.#checkSession() }, loadOlder);
     this.#composer = new Composer({ client: this.client, store, toasts: this.#toasts, openLane, onSent: () => this.#messages.scrollToBottom() });
     this.#asks = new AskCardsView(this.client, store, this.#toasts);
     this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
@@ -179,10 +188,16 @@ export class App implements StoreListener {
     void this.#composer.sendText(asked.text);
   }
 
+  liveChanged(): void {
+    this.#messages.refreshQueued();
+    this.#composer.update();
+  }
+
   asksChanged(): void {
     const before = this.#asks.el.hidden;
     this.#asks.render();
     this.#sidebar.render();
+    this.#composer.update();
     if (before && !this.#asks.el.hidden) this.#messages.scrollToBottom();
   }
 

@@ -85,6 +85,17 @@ export class MessagesView {
     if (stick) this.scrollToBottom();
   }
 
+  /** The lane's queue changed: re-render the user messages that started or stopped waiting. */
+  refreshQueued(): void {
+    const lane = this.#store.current;
+    if (!lane) return;
+    for (const msg of lane.messages) {
+      if (msg.role !== "user" || msg.command) continue;
+      const el = this.#els.get(msg.message_id);
+      if (el && el.classList.contains("queued") !== this.#ctx.queued(msg)) this.rerender(lane, msg);
+    }
+  }
+
   /** A streamed update: re-render the text once per frame at most. */
   queueBody(lane: Lane, msg: Msg): void {
     if (lane !== this.#store.current || this.#queued.has(msg.message_id)) return;
