@@ -92,7 +92,10 @@ export class App implements StoreListener {
     const queued = (msg: Msg) => Boolean(store.current && store.queue(store.current).includes(msg.message_id));
     this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, onMediaError: () => void this.#checkSession() }, loadOlder);
     this.#composer = new Composer({ client: this.client, store, toasts: this.#toasts, openLane, onSent: () => this.#messages.scrollToBottom() });
-    this.#asks = new AskCardsView(this.client, store, this.#toasts);
+    this.#asks = new AskCardsView(this.client, store, this.#toasts, (line, lane) => {
+      const cur = store.current;
+      if (cur && cur.chat_id === lane.chat_id && cur.thread_id === lane.thread_id) this.#messages.addNote(line);
+    });
     this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
     this.#render();
     this.#wire();
@@ -196,6 +199,7 @@ export class App implements StoreListener {
   asksChanged(): void {
     const before = this.#asks.el.hidden;
     this.#asks.render();
+    this.#messages.placeAttached();
     this.#sidebar.render();
     this.#composer.update();
     if (before && !this.#asks.el.hidden) this.#messages.scrollToBottom();
@@ -207,7 +211,8 @@ export class App implements StoreListener {
     const root = this.#opts.root;
     clear(root);
     document.title = "chat-gateway";
-    this.#main.append(this.#header.el, this.#messages.el, this.#asks.el, this.#typing, this.#composer.el);
+    this.#main.append(this.#header.el, this.#messages.el, this.#typing, this.#composer.el);
+    this.#messages.attach(this.#asks.el);
     root.append(this.#statusbar.el, h("div", { class: "layout" }, this.#sidebar.el, this.#main, this.#search.el), this.#toasts.el);
     this.#setConn("connecting", {});
   }
