@@ -205,7 +205,7 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     expect(await page.locator(".typing").textContent()).toContain("Agent is typing");
     await page.locator(".msg.assistant:not(.streaming) .runtime-footer").last().waitFor();
     await row.locator("summary").click();
-    expect(await row.locator(".tool-args").textContent()).toContain('"text": "fetch the weather for every town');
+    expect(await row.locator(".tool-args").textContent()).toContain("text: fetch the weather for every town");
     expect(await row.locator(".tool-output").textContent()).toMatch(/^fetch the weather for every town in the valley/);
     expect(await row.locator(".tool-duration").textContent()).toMatch(/\d+ (ms|s)/);
     expect(await row.locator("summary").textContent()).toContain("Tool succeeded");

@@ -12,6 +12,7 @@ import { AskCardsView } from "./views/ask-cards.js";
 import { Composer } from "./views/composer.js";
 import { HeaderView } from "./views/header.js";
 import { MessagesView } from "./views/messages.js";
+import { QueuedActions } from "./views/queued-actions.js";
 import { SearchView } from "./views/search.js";
 import { settingsDialog } from "./views/settings-dialog.js";
 import { SidebarView } from "./views/sidebar.js";
@@ -59,6 +60,7 @@ export class App implements StoreListener {
   readonly #composer: Composer;
   readonly #search: SearchView;
   readonly #asks: AskCardsView;
+  readonly #queued: QueuedActions;
   readonly #typing = h("div", { class: "typing", role: "status", "aria-live": "polite" });
   readonly #main = h("main", { class: "conversation", id: "conversation" });
   #destroyed = false;
@@ -68,6 +70,7 @@ export class App implements StoreListener {
     this.client = connect(options.user);
     this.#store = new Store(this.client, this);
     const store = this.#store;
+    this.#queued = new QueuedActions(this.client, store, this.#toasts);
     const openLane = (chatId: string, threadId: string | null) => this.openLane(chatId, threadId);
     const loadOlder = (lane: Lane) => this.#loadOlder(lane);
     const channelActions = new ChannelActions(this.client, store, this.#toasts, openLane);
@@ -80,10 +83,19 @@ export class App implements StoreListener {
     });
     this.#sidebar = new SidebarView(store, { openLane, createChannel: () => channelActions.createChannel() });
     this.#header = new HeaderView(store, channelActions);
-    const actions = { regenerate: (msg: Msg) => this.#regenerate(msg), edit: (msg: Msg) => this.#composer.editText(msg.text) };
-    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, onMediaError: () => void this.#checkSession() }, loadOlder);
+    const actions = {
+      regenerate: (msg: Msg) => this.#regenerate(msg),
+      edit: (msg: Msg) => this.#composer.editText(msg.text),
+      cancelQueued: (msg: Msg) => void this.#queued.cancel(msg),
+      sendNow: (msg: Msg) => void this.#queued.sendNow(msg),
+    };
+    const queued = (msg: Msg) => Boolean(store.current && store.queue(store.current).includes(msg.message_id));
+    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, onMediaError: () => void this.#checkSession() }, loadOlder);
     this.#composer = new Composer({ client: this.client, store, toasts: this.#toasts, openLane, onSent: () => this.#messages.scrollToBottom() });
-    this.#asks = new AskCardsView(this.client, store, this.#toasts);
+    this.#asks = new AskCardsView(this.client, store, this.#toasts, (line, lane) => {
+      const cur = store.current;
+      if (cur && cur.chat_id === lane.chat_id && cur.thread_id === lane.thread_id) this.#messages.addNote(line);
+    });
     this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
     this.#render();
     this.#wire();
@@ -179,10 +191,17 @@ export class App implements StoreListener {
     void this.#composer.sendText(asked.text);
   }
 
+  liveChanged(): void {
+    this.#messages.refreshQueued();
+    this.#composer.update();
+  }
+
   asksChanged(): void {
     const before = this.#asks.el.hidden;
     this.#asks.render();
+    this.#messages.placeAttached();
     this.#sidebar.render();
+    this.#composer.update();
     if (before && !this.#asks.el.hidden) this.#messages.scrollToBottom();
   }
 
@@ -192,7 +211,8 @@ export class App implements StoreListener {
     const root = this.#opts.root;
     clear(root);
     document.title = "chat-gateway";
-    this.#main.append(this.#header.el, this.#messages.el, this.#asks.el, this.#typing, this.#composer.el);
+    this.#main.append(this.#header.el, this.#messages.el, this.#typing, this.#composer.el);
+    this.#messages.attach(this.#asks.el);
     root.append(this.#statusbar.el, h("div", { class: "layout" }, this.#sidebar.el, this.#main, this.#search.el), this.#toasts.el);
     this.#setConn("connecting", {});
   }

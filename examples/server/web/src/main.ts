@@ -21,9 +21,21 @@ async function openIfLoginOff(): Promise<void> {
   if (status && !status.enabled && app === undefined) startApp(null);
 }
 
+/** The user of the app on screen: null in local mode (no session), undefined when none runs. */
+let appUser: string | null | undefined;
+
+/**
+ * A 401 from the socket or the API: "session ended" only when there was a session; a tab in local
+ * mode meets login that was just turned on.
+ */
+function unauthorized(): void {
+  signIn(appUser === null ? "Login is on now: please sign in." : "Your session has ended. Please sign in again.");
+}
+
 function signIn(notice?: string): void {
   app?.destroy();
   app = undefined;
+  appUser = undefined;
   showSignIn(root, notice, (user) => startApp(user), () => void openIfLoginOff());
   clearInterval(loginCheck);
   loginCheck = setInterval(() => void openIfLoginOff(), LOGIN_CHECK_MS);
@@ -33,17 +45,18 @@ function signIn(notice?: string): void {
 function startApp(user: string | null): void {
   clearInterval(loginCheck);
   app?.destroy();
+  appUser = user;
   app = new App({
     root,
     user,
-    onUnauthorized: () => signIn("Your session has ended. Please sign in again."),
+    onUnauthorized: unauthorized,
     onSignedOut: () => signIn("You are signed out."),
   });
   void app.start();
 }
 
 followTheme();
-handleUnauthorized(() => signIn("Your session has ended. Please sign in again."));
+handleUnauthorized(unauthorized);
 
 async function boot(): Promise<void> {
   try {

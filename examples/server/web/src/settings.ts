@@ -68,7 +68,7 @@ export function footerParts(runtime: RuntimeInfo | undefined, shown: Set<FooterF
   const model = runtime.model ?? extras.model;
   if (shown.has("model") && model) parts.push({ field: "model", text: model, title: "Model" });
   if (shown.has("tokens") && extras.tokens !== undefined) parts.push({ field: "tokens", text: `${extras.tokens.toLocaleString("en-US")} tokens`, title: "Tokens used by the answer" });
-  if (shown.has("context_pct") && runtime.context_pct !== undefined) parts.push({ field: "context_pct", text: `${runtime.context_pct}% context`, title: "Context used" });
+  if (shown.has("context_pct") && runtime.context_pct !== undefined) parts.push({ field: "context_pct", text: `${runtime.context_pct < 1 ? "<1" : Math.round(runtime.context_pct)}% context`, title: "Context used" });
   if (shown.has("cwd") && runtime.cwd) parts.push({ field: "cwd", text: runtime.cwd, title: "Working directory" });
   if (shown.has("latency") && runtime.latency !== undefined) parts.push({ field: "latency", text: `${runtime.latency.toFixed(1)} s`, title: "Latency" });
   if (shown.has("cost") && runtime.cost !== undefined) parts.push({ field: "cost", text: `$${runtime.cost.toFixed(4)}`, title: "Cost" });

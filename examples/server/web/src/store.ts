@@ -1,16 +1,18 @@
 // The UI state: channels, the messages of each lane, streaming and typing state, and which lane is
 // on screen. Fed by the typed client's events; views render from it and are told what changed.
-import type { Channel, HistoryItem, MediaRef, MessageStatus, RuntimeInfo } from "chat-gateway";
-import type { GatewayClient, HistoryPager } from "chat-gateway/client";
+import type { Channel, HistoryItem, MediaRef, MessageStatus, RuntimeInfo, ToolCall } from "chat-gateway";
+import type { GatewayClient, HistoryPager, RunningTurn } from "chat-gateway/client";
 
 export interface ToolRow {
   index: number;
   name: string;
   preview: string;
-  args: Record<string, unknown>;
+  /** The arguments; a string when the gateway cut them (docs/PROTOCOL.md §14.1). */
+  args: Record<string, unknown> | string;
   output?: unknown;
   duration?: number;
   ok?: boolean;
+  truncated?: boolean;
 }
 
 export interface Msg {
@@ -28,6 +30,8 @@ export interface Msg {
   streaming: boolean;
   tools: ToolRow[];
   commentary: string[];
+  /** A gateway command (`/stop`, `/approve`, …): shown as one small line (docs/PROTOCOL.md §14.2). */
+  command?: boolean;
 }
 
 export interface Lane {
@@ -64,6 +68,8 @@ export interface StoreListener {
   typingChanged(): void;
   /** The agent's open asks changed (opened, answered anywhere, expired). */
   asksChanged(): void;
+  /** A lane's queue of waiting messages or its running answer changed (docs/PROTOCOL.md §14). */
+  liveChanged(): void;
 }
 
 export const laneKey = (chatId: string, threadId: string | null) => `${chatId}|${threadId ?? ""}`;
@@ -81,9 +87,14 @@ export function fromHistory(item: HistoryItem): Msg {
     tokens: item.tokens,
     status: item.status,
     streaming: item.status === "streaming",
-    tools: [],
+    tools: (item.tools ?? []).map(toolRow),
     commentary: [],
+    ...(item.command ? { command: true } : {}),
   };
+}
+
+function toolRow(t: ToolCall): ToolRow {
+  return { index: t.index, name: t.name, preview: t.preview, args: t.args, output: t.output, duration: t.duration, ok: t.ok, ...(t.truncated ? { truncated: true } : {}) };
 }
 
 function blank(id: string): Msg {
@@ -104,6 +115,11 @@ export class Store {
     this.#wireMessages();
     this.#wireStreaming();
     client.on("asks", () => listener.asksChanged());
+    client.on("queues", () => listener.liveChanged());
+    client.on("turns", () => {
+      for (const lane of this.#lanes.values()) if (lane.loaded) this.#mergeRunning(lane);
+      listener.liveChanged();
+    });
   }
 
   /** The lane on screen. */
@@ -117,6 +133,16 @@ export class Store {
 
   defaultChannel(): Channel | undefined {
     return [...this.channels.values()].find((c) => c.is_default);
+  }
+
+  /** Whether an answer is being written in this lane, as the gateway says (docs/PROTOCOL.md §14.3). */
+  running(lane: LaneRef): boolean {
+    return this.#client.runningTurns(lane).length > 0;
+  }
+
+  /** The lane's waiting messages, in the order they will run (docs/PROTOCOL.md §14.4). */
+  queue(lane: LaneRef): string[] {
+    return this.#client.laneQueue(lane);
   }
 
   /** Whether the agent waits for an answer in this lane (an open ask). */
@@ -189,6 +215,32 @@ export class Store {
     for (const m of older) lane.byId.set(m.message_id, m);
     lane.messages = [...older, ...lane.messages];
     lane.loaded = true;
+    this.#mergeRunning(lane);
+  }
+
+  /**
+   * The lane's running answers as the gateway sent them (a device joining mid-turn gets them before
+   * its history is loaded, docs/PROTOCOL.md §14.3): text so far and running tools, not doubled.
+   */
+  #mergeRunning(lane: Lane): void {
+    for (const turn of this.#client.runningTurns(lane)) {
+      const msg = this.#ensureStreaming(lane, turn.message_id);
+      const changed = this.#applyRunning(msg, turn);
+      if (changed) this.#listener.messageChanged(lane, msg);
+    }
+  }
+
+  #applyRunning(msg: Msg, turn: RunningTurn): boolean {
+    let changed = !msg.streaming || msg.text.length < turn.text.length;
+    msg.streaming = true;
+    if (msg.text.length < turn.text.length) msg.text = turn.text;
+    if (msg.reasoning.length < turn.reasoning.length) msg.reasoning = turn.reasoning;
+    for (const tool of turn.tools) {
+      if (msg.tools.some((t) => t.index === tool.index)) continue;
+      msg.tools.push({ index: tool.index, name: tool.name, preview: tool.preview, args: tool.args });
+      changed = true;
+    }
+    return changed;
   }
 
   #laneIfLoaded(chatId: string, threadId: string | null): Lane | undefined {
@@ -232,7 +284,8 @@ export class Store {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
       if (!lane) return this.#markUnread(p.chat_id, p.thread_id, p.role);
       const msg = lane.byId.get(p.message_id) ?? this.#add(lane, fromHistory(p));
-      Object.assign(msg, fromHistory(p), { tools: msg.tools, commentary: msg.commentary });
+      const next = fromHistory(p);
+      Object.assign(msg, next, { tools: p.tools ? next.tools : msg.tools, commentary: msg.commentary });
       this.#listener.messageChanged(lane, msg);
       if (p.role === "assistant" && lane !== this.#current) this.#markUnread(p.chat_id, p.thread_id, p.role);
     });
@@ -241,6 +294,7 @@ export class Store {
       if (!lane) return this.#markUnread(p.chat_id, p.thread_id, "assistant");
       const msg = lane.byId.get(p.message_id) ?? this.#add(lane, { ...blank(p.message_id), ts: p.ts });
       Object.assign(msg, { text: p.final_text, reasoning: p.reasoning ?? "", runtime: p.runtime, model: p.model ?? msg.model, tokens: p.tokens ?? msg.tokens, status: p.status, media: p.media ?? msg.media, ts: p.ts, streaming: false });
+      if (p.tools) msg.tools = p.tools.map(toolRow);
       this.#listener.messageChanged(lane, msg);
       if (lane !== this.#current) this.#markUnread(p.chat_id, p.thread_id, "assistant");
     });

@@ -5,6 +5,7 @@ import type { GatewayClient, OpenAsk } from "chat-gateway/client";
 import { h } from "../dom.js";
 import type { Store } from "../store.js";
 import type { Toasts } from "../toasts.js";
+import { answeredLineEl } from "./answered-line.js";
 
 function stringify(value: unknown): string {
   try {
@@ -26,12 +27,20 @@ export class AskCardsView {
   readonly #store: Store;
   readonly #toasts: Toasts;
   readonly #cards = new Map<string, HTMLElement>();
+  /** Every ask seen open, until it resolves: its answer leaves a line that names it. */
+  readonly #seen = new Map<string, OpenAsk>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(client: GatewayClient, store: Store, toasts: Toasts) {
+  /** `onResolved` gets the line an answered card leaves in its lane's transcript. */
+  constructor(client: GatewayClient, store: Store, toasts: Toasts, onResolved: (line: HTMLElement, lane: { chat_id: string; thread_id: string | null }) => void = () => undefined) {
     this.#client = client;
     this.#store = store;
     this.#toasts = toasts;
+    client.on("picker.resolved", (p) => {
+      const ask = this.#seen.get(p.picker_id);
+      this.#seen.delete(p.picker_id);
+      if (ask) onResolved(answeredLineEl(ask, p, client.deviceId), { chat_id: p.chat_id, thread_id: p.thread_id });
+    });
   }
 
   destroy(): void {
@@ -42,6 +51,7 @@ export class AskCardsView {
   render(): void {
     const lane = this.#store.current;
     const asks = lane ? this.#client.openAsks(lane) : [];
+    for (const ask of this.#client.openAsks()) this.#seen.set(ask.picker_id, ask);
     const keep = new Set(asks.map((a) => a.picker_id));
     for (const [id, card] of this.#cards) {
       if (keep.has(id)) continue;

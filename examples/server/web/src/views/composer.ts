@@ -1,12 +1,13 @@
 // The composer: the message box with its "/" command list, attachments with upload progress,
-// auto-thread, the Stop button, the queue of messages waiting to go, and sending. Read-only (a note
+// auto-thread, the Stop button, and sending. A message sent while an answer runs waits on the
+// gateway, in the lane's queue every device shows (docs/PROTOCOL.md §14.4). Read-only (a note
 // instead) in automation channels.
 import type { MediaRef } from "chat-gateway";
 import type { GatewayClient, SendInput } from "chat-gateway/client";
 import { clear, h, icon } from "../dom.js";
 import type { Store } from "../store.js";
 import type { Toasts } from "../toasts.js";
-import { SendQueue } from "./send-queue.js";
+import { PendingSends } from "./pending-sends.js";
 import { SlashMenu } from "./slash.js";
 import { StopButton } from "./stop-button.js";
 
@@ -47,14 +48,14 @@ export class Composer {
   readonly #sendButton = h("button", { type: "submit", class: "send" }, "Send");
   readonly #form: HTMLFormElement;
   readonly #stop: StopButton;
-  readonly #queue: SendQueue;
+  readonly #pending: PendingSends;
   #attachments: Attachment[] = [];
   #nextAttachment = 0;
 
   constructor(deps: ComposerDeps) {
     this.#deps = deps;
     this.#stop = new StopButton(deps.client, deps.store, deps.toasts);
-    this.#queue = new SendQueue({ client: deps.client, store: deps.store, toasts: deps.toasts, onFailed: (text) => this.editText(text, false) });
+    this.#pending = new PendingSends(deps.client);
     this.slash = new SlashMenu(this.#textarea, (text) => {
       const lane = deps.store.current;
       return lane ? deps.client.complete(lane, text, { timeoutMs: 5000 }) : Promise.resolve([]);
@@ -63,8 +64,8 @@ export class Composer {
     this.#form = h(
       "form",
       { class: "composer", "aria-label": "Send a message" },
-      this.#queue.el,
-      this.#queue.status,
+      this.#pending.el,
+      this.#pending.status,
       this.#chips,
       h("div", { class: "composer-row" }, attach, this.#fileInput, h("div", { class: "composer-input-wrap" }, this.slash.el, this.#textarea), this.#stop.el, this.#sendButton),
       h("div", { class: "composer-options" }, this.#autoThreadLabel),
@@ -100,10 +101,10 @@ export class Composer {
     this.update();
   }
 
-  /** An answer started or ended, or the connection changed: the Stop button and the queue follow. */
+  /** An answer started or ended, or the connection changed: the Stop button follows. */
   update(): void {
     this.#stop.update();
-    void this.#queue.flush();
+    this.#pending.render();
   }
 
   /** Put a text in the message box to be edited and sent as a new message. */
@@ -114,13 +115,12 @@ export class Composer {
     this.#textarea.setSelectionRange(text.length, text.length);
   }
 
-  /** Send a text to the lane on screen now, or queue it behind the running answer. */
+  /** Send a text to the lane on screen; the gateway queues it behind a running answer. */
   async sendText(text: string): Promise<void> {
     const lane = this.#deps.store.current;
     if (!lane) return;
     const input = { chat_id: lane.chat_id, thread_id: lane.thread_id, text };
-    if (this.#queue.mustWait(lane, false)) return this.#queue.add(lane, input);
-    await this.#deps.toasts.guard("Send", () => this.#deps.client.sendMessage(input));
+    await this.#deps.toasts.guard("Send", () => this.#pending.send(input));
     this.#deps.onSent();
   }
 
@@ -182,11 +182,9 @@ export class Composer {
     const sentAttachments = this.#attachments;
     this.#attachments = [];
     clear(this.#chips);
-    // A slash command (such as /stop) is for the gateway now, not a turn to wait behind.
-    if (this.#queue.mustWait(lane, autoThread || text.trimStart().startsWith("/"))) return this.#queue.add(lane, input);
     this.#sendButton.disabled = true;
     try {
-      const echo = await this.#deps.client.sendMessage(input);
+      const echo = await this.#pending.send(input);
       this.#deps.onSent();
       if (echo.thread_id !== lane.thread_id) {
         this.#autoThread.checked = false;

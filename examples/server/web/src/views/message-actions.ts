@@ -9,6 +9,21 @@ import type { Msg } from "../store.js";
 export interface MessageActions {
   regenerate(msg: Msg): void;
   edit(msg: Msg): void;
+  /** Take a waiting message out of the lane's queue (`message.delete`, docs/PROTOCOL.md §14.4). */
+  cancelQueued(msg: Msg): void;
+  /** Run a waiting message now: it is sent again with `when_busy: "interrupt"` and the waiting one deleted. */
+  sendNow(msg: Msg): void;
+}
+
+/** The actions of a message waiting in the lane's queue: Cancel and Send now, always shown. */
+export function queuedActionsEl(msg: Msg, actions: MessageActions): HTMLElement {
+  const short = msg.text.slice(0, 40);
+  return h(
+    "div",
+    { class: "msg-actions queued-actions", role: "group", "aria-label": "Queued message actions" },
+    h("button", { type: "button", class: "msg-action", "aria-label": `Cancel queued message: ${short}`, onclick: () => actions.cancelQueued(msg) }, "Cancel"),
+    h("button", { type: "button", class: "msg-action", "aria-label": `Send now, stopping the answer: ${short}`, onclick: () => actions.sendNow(msg) }, "Send now"),
+  );
 }
 
 export function messageActionsEl(msg: Msg, actions: MessageActions): HTMLElement {

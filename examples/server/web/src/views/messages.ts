@@ -12,6 +12,8 @@ export class MessagesView {
   readonly #loadOlder: (lane: Lane) => Promise<void>;
   readonly #els = new Map<string, HTMLElement>();
   readonly #queued = new Set<string>();
+  /** The open cards: they sit in the log right after the answer they belong to. */
+  #attached: HTMLElement | undefined;
   #destroyed = false;
 
   constructor(store: Store, ctx: MessageContext, loadOlder: (lane: Lane) => Promise<void>) {
@@ -26,6 +28,30 @@ export class MessagesView {
 
   destroy(): void {
     this.#destroyed = true;
+  }
+
+  /** Keep `el` (the open cards) in the log, after the running answer, else at the end. */
+  attach(el: HTMLElement): void {
+    this.#attached = el;
+    this.placeAttached();
+  }
+
+  placeAttached(): void {
+    const attached = this.#attached;
+    const lane = this.#store.current;
+    if (!attached || !lane) return;
+    const running = lane.messages.findLast((m) => m.role === "assistant" && m.streaming);
+    const after = running && this.#els.get(running.message_id);
+    if (after) after.after(attached);
+    else this.el.append(attached);
+  }
+
+  /** A line of the lane on screen that is not a message (an answered card), at the end. */
+  addNote(line: HTMLElement): void {
+    const stick = this.#nearBottom();
+    this.el.append(line);
+    this.placeAttached();
+    if (stick) this.scrollToBottom();
   }
 
   /** The element of a message of the lane on screen. */
@@ -61,6 +87,7 @@ export class MessagesView {
       this.#els.set(msg.message_id, el);
       this.el.append(el);
     }
+    this.placeAttached();
   }
 
   remove(ids: string[]): void {
@@ -82,7 +109,19 @@ export class MessagesView {
       this.el.append(el);
     }
     this.#els.set(msg.message_id, el);
+    if (!old) this.placeAttached();
     if (stick) this.scrollToBottom();
+  }
+
+  /** The lane's queue changed: re-render the user messages that started or stopped waiting. */
+  refreshQueued(): void {
+    const lane = this.#store.current;
+    if (!lane) return;
+    for (const msg of lane.messages) {
+      if (msg.role !== "user" || msg.command) continue;
+      const el = this.#els.get(msg.message_id);
+      if (el && el.classList.contains("queued") !== this.#ctx.queued(msg)) this.rerender(lane, msg);
+    }
   }
 
   /** A streamed update: re-render the text once per frame at most. */

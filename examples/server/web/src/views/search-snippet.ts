@@ -4,8 +4,25 @@ import { h } from "../dom.js";
 
 const fold = (text: string) => text.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
 
-/** The snippet as text nodes and `<mark>`s around every word that starts with a query word. */
-export function markedSnippet(snippet: string, query: string): Array<string | HTMLElement> {
+/**
+ * A snippet of stored Markdown as the plain text a reader sees: no fences, backticks, emphasis
+ * marks, heading or quote marks, list bullets or link targets.
+ */
+export function plainSnippet(markdown: string): string {
+  return markdown
+    .replace(/```[\w-]*/g, " ")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/`+/g, "")
+    .replace(/(\*\*|__|~~)(?=\S)|(?<=\S)(\*\*|__|~~)/g, "")
+    .replace(/(^|[\s(])[*_](?=\S)|(?<=\S)[*_](?=[\s).,!?:;]|$)/g, "$1")
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+[.)])\s+/gm, "")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** The snippet as plain text with `<mark>`s around every word that starts with a query word. */
+export function markedSnippet(markdown: string, query: string): Array<string | HTMLElement> {
+  const snippet = plainSnippet(markdown);
   const words = fold(query).match(/[\p{L}\p{N}]+/gu) ?? [];
   const parts: Array<string | HTMLElement> = [];
   let last = 0;

@@ -25,16 +25,19 @@ export class SearchView {
     this.#deps = deps;
   }
 
+  /** Close the results (the search box was cleared). */
+  close(): void {
+    this.el.hidden = true;
+    clear(this.el);
+  }
+
   async search(query: string): Promise<void> {
     const box = this.el;
+    if (!query.trim()) return this.close();
     clear(box);
     box.hidden = false;
     const close = h("button", { type: "button", class: "icon small", "aria-label": "Close search results", onclick: () => (box.hidden = true) }, "×");
     box.append(h("div", { class: "search-head" }, h("h2", null, "Search results"), close));
-    if (!query.trim()) {
-      box.append(h("p", { class: "empty" }, "Type something to search for."));
-      return;
-    }
     const status = h("p", { class: "empty" }, "Searching…");
     box.append(status);
     const result = await this.#deps.toasts.guard("Search", () => this.#deps.client.request("search", { query, scope: "all", limit: 50 }));

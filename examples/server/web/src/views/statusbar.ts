@@ -36,6 +36,10 @@ export class Statusbar {
       event.preventDefault();
       actions.search(search.value);
     });
+    // Clearing the box (its × or deleting the text) closes the results.
+    search.addEventListener("input", () => {
+      if (search.value === "") actions.search("");
+    });
     const userBox = actions.user
       ? h(
           "div",

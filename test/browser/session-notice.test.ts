@@ -1,0 +1,92 @@
+// The sign-in screen's notice says what happened, once: "session ended" only when there was a
+// session that ended, never after signing out or when login turned on under a tab in local mode
+// (docs/PROTOCOL.md §9). In Chromium against the example server; a MutationObserver records every
+// sign-in screen the tab showed.
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createUserStore } from "chat-gateway/http";
+import type { RunningServer } from "../../examples/server/server.js";
+import { startExample, tempDir } from "../client/helpers.js";
+import { HASHES } from "../http/helpers.js";
+import { buildWebUi, launchChromium, missingChromium, poll, watchProblems } from "./browser.js";
+
+let server: RunningServer;
+let usersFile: string;
+let cleanup: () => Promise<void>;
+let browser: Browser;
+const problems: string[] = [];
+
+beforeEach(() => {
+  if (missingChromium) throw new Error(missingChromium);
+});
+
+beforeAll(async () => {
+  if (missingChromium) return;
+  buildWebUi();
+  const temp = await tempDir();
+  cleanup = temp.cleanup;
+  usersFile = path.join(temp.dir, "users.json");
+  process.env.GATEWAY_DEMO_DELAY_MS = "5";
+  server = await startExample(temp.dir);
+  browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await cleanup?.();
+});
+
+/** A tab that records the notice of every sign-in form it shows (null for none). */
+async function openTab(): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+  watchProblems(page, problems);
+  await page.addInitScript(() => {
+    const seen: Array<string | null> = [];
+    (window as unknown as { signInScreens: Array<string | null> }).signInScreens = seen;
+    new MutationObserver((records) => {
+      for (const r of records) for (const node of r.addedNodes) if (node instanceof HTMLElement && node.querySelector?.("#signin-user")) seen.push(node.querySelector(".signin-notice")?.textContent ?? null);
+    }).observe(document, { childList: true, subtree: true });
+  });
+  await page.goto(server.url);
+  return page;
+}
+
+const screens = (page: Page) => page.evaluate(() => (window as unknown as { signInScreens: Array<string | null> }).signInScreens);
+
+describe.sequential("the sign-in notice", { timeout: 40_000 }, () => {
+  it("signing out shows 'You are signed out.' once, never 'session ended'", async () => {
+    const users = createUserStore(usersFile);
+    await users.add("alice", HASHES["alice-password"]);
+    const page = await openTab();
+    await page.locator("#signin-user").waitFor({ timeout: 15_000 });
+    await page.locator("#signin-user").fill("alice");
+    await page.locator("#signin-password").fill("alice-password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.locator('.conn[data-state="open"]').waitFor({ timeout: 20_000 });
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.locator(".signin-notice").waitFor();
+    await poll(() => screens(page)).toEqual([null, "You are signed out."]);
+    await page.close();
+  });
+
+  it("a tab in local mode asks to sign in, once and without 'session ended', when login turns on", async () => {
+    const users = createUserStore(usersFile);
+    await users.remove("alice");
+    const page = await openTab();
+    await page.locator('.conn[data-state="open"]').waitFor({ timeout: 20_000 });
+    await users.add("alice", HASHES["alice-password"]);
+    // The tab learns it on its next request: a reload of the lane's media, or a reconnect.
+    await page.evaluate(() => fetch("/api/auth/users"));
+    await page.locator("#signin-user").waitFor({ timeout: 15_000 });
+    await page.waitForTimeout(2500); // the login check of an open sign-in form runs every 2 s
+    const seen = await screens(page);
+    expect(seen.length).toBe(1);
+    expect(seen[0]).toBe("Login is on now: please sign in.");
+  });
+
+  it("saw no page errors and no CSP violations", () => {
+    expect(problems).toEqual([]);
+  });
+});
