@@ -2,7 +2,7 @@
  * What the core adds around a storage implementation's `commit` and `adoptOwner`, so that an
  * implementation deals in plain data only: the core computes each outbox frame's redaction key
  * and turns the implementation's plain-data refusals into the errors clients get
- * (docs/PROTOCOL.md §5 redaction, §7 media held by one message, §10.4 adoption).
+ * (docs/PROTOCOL.md §5 redaction, docs/PROTOCOL.md §7 media held by one message, docs/PROTOCOL.md §10.4 adoption).
  * @module
  */
 import type { Change, CommitResult, OutboxFrame } from "../contracts/storage-change.js";
