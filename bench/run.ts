@@ -29,6 +29,7 @@ const BENCHES: Array<{ name: string; aliases: string[]; file: string }> = [
   { name: "journal", aliases: ["sqljs-journal"], file: "sqljs-journal.ts" },
   { name: "multiprocess", aliases: ["multi-process", "postgres", "redis"], file: "multiprocess.ts" },
   { name: "fallbacks", aliases: ["storage-fallbacks"], file: "storage-fallbacks.ts" },
+  { name: "capacity", aliases: ["storm", "reconnect"], file: "capacity.ts" },
 ];
 
 interface Outcome {

@@ -1,0 +1,76 @@
+/**
+ * The server children of bench/capacity.ts: the gateway (sql.js, token authenticator, 2 devices
+ * per owner) or a bare `ws` server answering `hello` and `ping`. Each reports its port, then its
+ * memory after a full GC (started with --expose-gc) whenever asked.
+ * @module
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { writeHeapSnapshot } from "node:v8";
+import { WebSocketServer } from "ws";
+import { createGateway, tokenAuthenticator } from "chat-gateway";
+import { demoRuntime } from "chat-gateway/runtime/demo";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
+import { attachWebSocket } from "chat-gateway/ws";
+
+export type Side = "gateway" | "bare";
+
+/** Token of device `i` (0-based): two devices per owner, as in the issue's measurement. */
+export const deviceToken = (i: number) => `t${Math.floor(i / 2)}`;
+
+function tokens(devices: number): Record<string, string> {
+  const table: Record<string, string> = { probe: "probe-owner" };
+  for (let i = 0; i < devices; i += 2) table[deviceToken(i)] = `owner-${i / 2}`;
+  return table;
+}
+
+async function gatewayServer(server: http.Server, dir: string, devices: number): Promise<void> {
+  const quiet = { info() {}, warn() {}, error() {} };
+  const gateway = createGateway({
+    storage: sqlJsStorage({ dir }),
+    authenticator: tokenAuthenticator(tokens(devices)),
+    runtime: demoRuntime({ delayMs: 0 }),
+    logger: quiet,
+    // Every bench device comes from 127.0.0.1: lift the per-address caps (not the per-owner one).
+    maxConnectionsPerIp: 1_000_000,
+    connectRateLimit: { perSecond: 1e6, burst: 1e6 },
+    rateLimitPerAddress: { perSecond: 1e6, burst: 1e6 },
+  });
+  await gateway.start();
+  attachWebSocket(gateway, { server, path: "/ws" });
+}
+
+function bareServer(server: http.Server): void {
+  const wss = new WebSocketServer({ server, path: "/ws", perMessageDeflate: false });
+  wss.on("connection", (ws) => {
+    ws.on("message", (data) => {
+      const frame = JSON.parse(String(data)) as { type: string; id?: string };
+      if (frame.type === "hello") ws.send(JSON.stringify({ type: "hello.ok", id: frame.id, payload: { protocol: 1, cursor: 0 } }));
+      else if (frame.type === "ping") ws.send(JSON.stringify({ type: "pong", id: frame.id, payload: { ts: Date.now() } }));
+    });
+  });
+}
+
+/** Runs one server child until told to exit (or killed). */
+export async function serveCapacity(side: Side, dir: string, port: number, devices: number): Promise<void> {
+  const server = http.createServer((_req, res) => res.writeHead(404).end());
+  if (side === "gateway") await gatewayServer(server, dir, devices);
+  else bareServer(server);
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", 4096, resolve));
+  let snapshots = 0;
+  process.on("message", async (m: { kind: string }) => {
+    if (m.kind === "exit") process.exit(0);
+    if (m.kind !== "memory") return;
+    for (let i = 0; i < 3; i++) {
+      (globalThis as { gc?: () => void }).gc?.();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const usage = process.memoryUsage();
+    // BENCH_HEAP_SNAPSHOT=dir: a heap snapshot at each measurement, to compare idle with loaded.
+    if (process.env.BENCH_HEAP_SNAPSHOT) writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${side}-${++snapshots}.heapsnapshot`));
+    process.send!({ rss: usage.rss, heap: usage.heapUsed + usage.external });
+  });
+  process.on("disconnect", () => process.exit(0));
+  process.send!({ port: (server.address() as AddressInfo).port });
+}

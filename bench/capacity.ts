@@ -1,0 +1,289 @@
+/**
+ * What an idle device costs (issue 31 §2): memory per connection, hellos per second, and the
+ * reconnect storm after a `kill -9`, for the gateway and a bare `ws` server in the same run.
+ *
+ *   node --import tsx bench/capacity.ts                  # 15,000 devices, 2 runs per side
+ *   node --import tsx bench/capacity.ts --devices=2000   # fewer devices (profiling, quick checks)
+ *   node --import tsx bench/capacity.ts --runs=3         # more runs per side
+ *   BENCH_HEAP_SNAPSHOT=/tmp/snaps node --import tsx bench/capacity.ts --devices=2000 --runs=1   # heap snapshots of the servers, idle and loaded
+ *   node --import tsx bench/capacity.ts --tsx            # servers under tsx rather than bundled (see startServer)
+ *   BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --import tsx bench/capacity.ts
+ *
+ * Processes: each server (the gateway: createGateway + attachWebSocket, sql.js in a temp dir, a
+ * token authenticator with 2 devices per owner; the bare side: a `ws` server that answers `hello`
+ * with `hello.ok` and `ping` with `pong`) runs in a child of its own, started with --expose-gc so
+ * its memory is measured after a full GC; all devices run in a second child; this process holds
+ * the probe connection and prints the tables.
+ *
+ * Measured per run and side:
+ * - memory: the server's RSS and V8 heap after GC, with N idle devices connected, less the same
+ *   with none, divided by N;
+ * - hello rate: N devices connect (at most 256 opening at once) and say `hello`; N divided by
+ *   the time from the first open to the last `hello.ok`;
+ * - storm: the server is killed with SIGKILL and started again on the same port (same sql.js
+ *   dir); every device reconnects after a random delay in [0, 1 s) and again, with exponential
+ *   backoff and full jitter, after any failure; on the gateway it sends `sync {cursor}` after
+ *   `hello.ok`. Time from the restarted server listening until all N are back (`sync.done` on
+ *   the gateway, `hello.ok` on the bare side), and the ping round trips of one other connection
+ *   (one ping every 20 ms from this process) meanwhile: p50, p99, max.
+ *
+ * The machine is shared: the load average is printed with every run, compare ratios only.
+ * 15,000 connections need 15,000+ file descriptors in the server and in the device process;
+ * the bench checks `ulimit -n` (the soft limit) up front and says when it is too low.
+ * Figures go to bench/RESULTS.md, "Capacity (issue 31 §2)".
+ * @module
+ */
+import { execSync, fork, type ChildProcess } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { WebSocket } from "ws";
+import { serveCapacity, type Side } from "./capacity-server.js";
+import { runDevices, type DeviceCommand, type DeviceReport } from "./capacity-devices.js";
+
+const self = fileURLToPath(import.meta.url);
+const here = dirname(self);
+const root = join(here, "..");
+const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
+const DEVICES = arg("devices", 15_000);
+const RUNS = arg("runs", 2);
+
+/** One forked child (server or devices) and its replies, in order. */
+class Child {
+  readonly proc: ChildProcess;
+  readonly #replies: Array<(m: any) => void> = [];
+  readonly #queued: any[] = [];
+
+  constructor(file: string, args: string[], execArgv: string[]) {
+    this.proc = fork(file, args, { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv });
+    this.proc.on("message", (m) => {
+      const waiter = this.#replies.shift();
+      if (waiter) waiter(m);
+      else this.#queued.push(m);
+    });
+  }
+
+  next<T>(): Promise<T> {
+    if (this.#queued.length) return Promise.resolve(this.#queued.shift());
+    return new Promise((resolve, reject) => {
+      this.#replies.push(resolve);
+      this.proc.once("exit", (code, signal) => reject(new Error(`child exited (${code ?? signal})`)));
+    });
+  }
+
+  ask<T>(message: unknown): Promise<T> {
+    this.proc.send(message as object);
+    return this.next<T>();
+  }
+
+  exited(): Promise<void> {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => this.proc.once("exit", () => resolve()));
+  }
+}
+
+interface Memory {
+  rss: number;
+  heap: number;
+}
+
+/**
+ * The servers run as an esbuild bundle, as tsup ships the library: tsx gives every function a
+ * `name` property of its own (esbuild's keepNames), which costs each closure a 256-byte property
+ * array and would be counted per connection. `--tsx` runs them under tsx instead, for contrast.
+ */
+const underTsx = process.argv.includes("--tsx");
+const bundleDir = join(root, "node_modules", ".cache", "capacity-bench");
+const bundle = join(bundleDir, "server.mjs");
+
+async function bundleServer(): Promise<void> {
+  const { build } = await import("esbuild");
+  mkdirSync(bundleDir, { recursive: true });
+  await build({
+    stdin: { contents: 'import { serveCapacity } from "./capacity-server.ts";\nconst a = process.argv.slice(2);\nawait serveCapacity(a[0], a[1], Number(a[2]), Number(a[3]));\n', resolveDir: here, loader: "ts" },
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    outfile: bundle,
+    packages: "external",
+    tsconfig: join(root, "tsconfig.json"),
+    logLevel: "warning",
+  });
+  // sql.js runs its database in a process started from beside the bundle (an ESM .js file, as in
+  // dist/) and writes snapshots in a worker from there too.
+  await build({ entryPoints: [join(root, "adapters/storage/sqljs/engine-main.ts")], bundle: true, platform: "node", format: "esm", target: "node20", outfile: join(bundleDir, "sqljs-engine.js"), packages: "external", tsconfig: join(root, "tsconfig.json"), logLevel: "warning" });
+  writeFileSync(join(bundleDir, "package.json"), '{ "type": "module" }\n');
+  copyFileSync(join(root, "adapters/storage/sqljs/sqljs-snapshot-worker.mjs"), join(bundleDir, "sqljs-snapshot-worker.mjs"));
+}
+
+function startServer(side: Side, dir: string, port: number): Child {
+  const extra = ["--expose-gc", ...(process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean)];
+  const args = [side, dir, String(port), String(DEVICES)];
+  if (underTsx) return new Child(self, ["--server", ...args], [...process.execArgv, ...extra]);
+  return new Child(bundle, args, extra);
+}
+
+/** One connection that pings every 20 ms and keeps the round trips, reconnecting until it is back. */
+class Probe {
+  readonly rtts: number[] = [];
+  #ws: WebSocket | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly token: string,
+  ) {}
+
+  async start(): Promise<void> {
+    while (!this.#stopped) {
+      try {
+        await this.#open();
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+  }
+
+  #open(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(this.url, { perMessageDeflate: false });
+      const sent = new Map<string, number>();
+      let n = 0;
+      ws.once("error", reject);
+      ws.once("open", () => ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: this.token, device_id: "probe" } })));
+      ws.on("message", (data) => {
+        const frame = JSON.parse(String(data)) as { type: string; id?: string };
+        if (frame.type === "hello.ok") {
+          this.#ws = ws;
+          this.#timer = setInterval(() => {
+            const id = `p${++n}`;
+            sent.set(id, performance.now());
+            ws.send(JSON.stringify({ type: "ping", id, payload: {} }));
+          }, 20);
+          resolve();
+        } else if (frame.type === "pong" && frame.id && sent.has(frame.id)) {
+          this.rtts.push(performance.now() - sent.get(frame.id)!);
+          sent.delete(frame.id);
+        }
+      });
+      ws.once("close", () => reject(new Error("probe closed")));
+    });
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    this.#ws?.terminate();
+  }
+}
+
+const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN);
+
+interface RunResult {
+  side: Side;
+  load: string;
+  memory: Memory;
+  hellosPerSecond: number;
+  stormMs: number;
+  stormRetries: number;
+  pingP50: number;
+  pingP99: number;
+  pingMax: number;
+  pings: number;
+}
+
+async function oneRun(side: Side, devices: Child): Promise<RunResult> {
+  const dir = mkdtempSync(join(tmpdir(), "capacity-"));
+  const load = loadavg().map((x) => x.toFixed(1)).join(" ");
+  try {
+    let server = startServer(side, dir, 0);
+    const { port } = await server.next<{ port: number }>();
+    const idle = await server.ask<Memory>({ kind: "memory" });
+    const url = `ws://127.0.0.1:${port}/ws`;
+    const hello = await devices.ask<DeviceReport>({ kind: "connect", url, count: DEVICES, side } satisfies DeviceCommand);
+    const loaded = await server.ask<Memory>({ kind: "memory" });
+    const memory = { rss: (loaded.rss - idle.rss) / DEVICES, heap: (loaded.heap - idle.heap) / DEVICES };
+
+    server.proc.kill("SIGKILL");
+    await server.exited();
+    const stormStarted = devices.ask<DeviceReport>({ kind: "storm" } satisfies DeviceCommand);
+    server = startServer(side, dir, port);
+    await server.next<{ port: number }>();
+    const listening = Date.now();
+    devices.proc.send({ kind: "listening" } satisfies DeviceCommand);
+    const probe = new Probe(url, "probe");
+    await probe.start();
+    const storm = await stormStarted;
+    probe.stop();
+    await devices.ask<DeviceReport>({ kind: "close" } satisfies DeviceCommand);
+    server.proc.send({ kind: "exit" });
+    await server.exited();
+    const rtts = probe.rtts;
+    return {
+      side,
+      load,
+      memory,
+      hellosPerSecond: (DEVICES / hello.ms) * 1000,
+      stormMs: storm.doneAt - listening,
+      stormRetries: storm.retries,
+      pingP50: pct(rtts, 50),
+      pingP99: pct(rtts, 99),
+      pingMax: Math.max(...rtts),
+      pings: rtts.length,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printTable(results: RunResult[]): void {
+  const kb = (b: number) => (b / 1024).toFixed(1);
+  console.log(`\n${DEVICES} devices; Node ${process.version}\n`);
+  console.log("| side | load average (1/5/15) | RSS per connection | heap per connection | hellos/s | storm: all back | reconnect retries | probe ping p50 / p99 / max (pings) |");
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const r of results) {
+    console.log(
+      `| ${r.side} | ${r.load} | ${kb(r.memory.rss)} kB | ${kb(r.memory.heap)} kB | ${Math.round(r.hellosPerSecond)} | ${(r.stormMs / 1000).toFixed(2)} s | ${r.stormRetries} | ${r.pingP50.toFixed(1)} / ${r.pingP99.toFixed(1)} / ${r.pingMax.toFixed(1)} ms (${r.pings}) |`,
+    );
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const of = (side: Side, f: (r: RunResult) => number) => median(results.filter((r) => r.side === side).map(f));
+  console.log("\nRatios, gateway against bare (medians of the runs):\n");
+  console.log(`- RSS per connection: ${(of("gateway", (r) => r.memory.rss) / of("bare", (r) => r.memory.rss)).toFixed(2)}x (target at most 1.5x)`);
+  console.log(`- hello rate: ${(of("gateway", (r) => r.hellosPerSecond) / of("bare", (r) => r.hellosPerSecond)).toFixed(2)}x (target at least 0.6x)`);
+  console.log(`- storm time: ${(of("gateway", (r) => r.stormMs) / of("bare", (r) => r.stormMs)).toFixed(2)}x (target at most 2x), probe ping p99 ${of("gateway", (r) => r.pingP99).toFixed(1)} ms (target under 50 ms)`);
+  console.log("\n```json\n" + JSON.stringify(results) + "\n```");
+}
+
+function checkFileLimit(): void {
+  const soft = Number(execSync("ulimit -n", { shell: "/bin/bash" }).toString().trim());
+  if (soft < DEVICES + 500) {
+    console.error(`ulimit -n is ${soft}: ${DEVICES} connections need at least ${DEVICES + 500}; raise it (ulimit -n ${DEVICES + 1000}) or pass --devices=`);
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
+  checkFileLimit();
+  if (!underTsx) await bundleServer();
+  const devices = new Child(self, ["--devices", String(DEVICES)], process.execArgv);
+  const results: RunResult[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    for (const side of ["bare", "gateway"] as const) {
+      const r = await oneRun(side, devices);
+      console.error(`run ${run + 1} ${side}: ${JSON.stringify(r)}`);
+      results.push(r);
+    }
+  }
+  devices.proc.send({ kind: "exit" } satisfies DeviceCommand);
+  printTable(results);
+}
+
+const role = process.argv[2];
+if (role === "--server") await serveCapacity(process.argv[3] as Side, process.argv[4], Number(process.argv[5]), Number(process.argv[6]));
+else if (role === "--devices") await runDevices();
+else await main();
