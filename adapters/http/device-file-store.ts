@@ -102,7 +102,8 @@ export function fileDeviceStore(file: string): DeviceTokenStore {
     touch: (id, now) => change((ops) => ops.touch(id, now)),
     list: async (username) => (await read()).list(username),
     remove: (username, id) => change((ops) => ops.remove(username, id)),
-    removeUser: (username) => change((ops) => ops.removeUser(username)),
+    // A user with no device costs no write (the CLI calls it on every remove and set-password).
+    removeUser: async (username) => ((await (await read()).list(username)).length === 0 ? [] : change((ops) => ops.removeUser(username))),
     onRevocation(listener) {
       listeners.add(listener);
       timer ??= setInterval(() => void load().catch(() => undefined), POLL_MS);

@@ -199,4 +199,16 @@ describe("paired devices", () => {
     expect((await devicesOf(phone.token)).status).toBe(401);
     expect((await devicesOf(bobs.token)).status).toBe(200);
   });
+
+  it("a new password set while the server is stopped still revokes the user's devices", async () => {
+    stack = await startStack({ usersFile: file });
+    const phone = await paired(await tokenOf("alice", "alice-password"));
+    const bobs = await paired(await tokenOf("bob", "bob-password"));
+    await stack.close();
+    stack = undefined;
+    expect((await runUserCliProcess(file, ["user", "set-password", "alice"], "a new password\n")).code).toBe(0);
+    stack = await startStack({ usersFile: file });
+    expect((await devicesOf(phone.token)).status).toBe(401);
+    expect((await devicesOf(bobs.token)).status).toBe(200);
+  });
 });
