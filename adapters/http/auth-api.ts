@@ -50,7 +50,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-class BodyError extends Error {
+export class BodyError extends Error {
   constructor(
     readonly status: number,
     message: string,
@@ -59,7 +59,7 @@ class BodyError extends Error {
   }
 }
 
-function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+export function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers["content-length"]);
     if (declared > limit) {
@@ -143,7 +143,7 @@ const JSON_TYPE = /^application\/json\s*(?:;|$)/i;
  * so the posts must be JSON (415 otherwise, which needs a CORS preflight cross-site) and must not
  * come from a foreign `Origin` (403). True when it answered.
  */
-function refuseCrossSite(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): boolean {
+export function refuseCrossSite(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): boolean {
   const foreign = ctx.guard.origin(req);
   const refusal = foreign ?? (JSON_TYPE.test(req.headers["content-type"] ?? "") ? undefined : { status: 415, message: "send the body as application/json" });
   if (refusal === undefined) return false;
@@ -167,7 +167,7 @@ async function logout(ctx: AuthContext, req: IncomingMessage, res: ServerRespons
   sendJson(res, 200, { ok: true }, { "set-cookie": clearedSessionCookie(ctx.cookieName(req), isTls(req, ctx.trustProxy)) });
 }
 
-function tooMany(res: ServerResponse, error: string, retryAfter: number): void {
+export function tooMany(res: ServerResponse, error: string, retryAfter: number): void {
   sendJson(res, 429, { error, retry_after: retryAfter }, { "retry-after": String(retryAfter) });
 }
 

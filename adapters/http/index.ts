@@ -29,3 +29,6 @@ export type { UserCliData } from "./adopt-anonymous.js";
 export { LOGIN_LIMITS } from "./limits.js";
 export { createMediaHandler, contentDisposition } from "./media-route.js";
 export type { MediaHandler, MediaHandlerOptions } from "./media-route.js";
+export { memoryDeviceStore, deviceTokenDigest, DEVICE_TOKEN_SECONDS } from "./device-store.js";
+export type { DeviceTokenStore, PairedDevice, StoredDevice } from "./device-store.js";
+export { fileDeviceStore } from "./device-file-store.js";

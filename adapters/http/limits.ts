@@ -18,4 +18,8 @@ export const LOGIN_LIMITS = {
   maxLogouts: 30,
   /** The logout counting window in seconds. */
   logoutWindowSeconds: 60,
+  /** Pairing codes one client address (an IPv6 /64) may try to redeem per window (docs/PROTOCOL.md §16). */
+  maxRedeems: 20,
+  /** The redeem counting window in seconds. */
+  redeemWindowSeconds: 60,
 } as const;

@@ -4,9 +4,13 @@ import type { Authenticator, Logger, Revocation, Session, SessionStore, UpgradeD
 import { AddressRate } from "./address-rate.js";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
 import { sessionCookieName } from "./cookies.js";
+import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
+import { deviceSession, type DeviceTokenStore } from "./device-store.js";
+import { isDevicesPath, serveDevices, type DevicesContext } from "./devices-api.js";
 import { canonicalPath, isGatedPath, isTls, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
+import { PairingCodes } from "./pairing-codes.js";
 import { PasswordVerifier } from "./passwords.js";
 import { createRequestGuard, type RequestGuardOptions } from "./request-guard.js";
 import { sessionAuthenticator } from "./session-authenticator.js";
@@ -32,6 +36,12 @@ export interface LoginProtectionOptions {
   service?: string;
   /** Where sessions live. Default: {@link memorySessionStore} (sessions end with the process). */
   sessions?: SessionStore;
+  /**
+   * Where paired devices and the hashes of their tokens live (docs/PROTOCOL.md §16). Default:
+   * `devices.json` beside the users file, which the device CLI edits. Give a shared store
+   * (`redisDeviceStore` of `chat-gateway/redis`) when several processes serve one site.
+   */
+  devices?: DeviceTokenStore;
   /**
    * Where failed-login counts and lockouts live. Default: this process's memory. Give a shared
    * store (`redisLockoutStore` of `chat-gateway/redis`) when several processes serve one site.
@@ -125,8 +135,9 @@ const SERVICE = /^[A-Za-z0-9_.-]{1,64}$/;
  * {@link LoginProtection.handle}: while login is off, a request must name a host of this machine
  * (DNS rebinding); the auth API is served; a gated path needs a valid session while login is on.
  */
-async function handleRequest(ctx: AuthContext, signedIn: WeakMap<IncomingMessage, string>, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+async function handleRequest(dctx: DevicesContext, signedIn: WeakMap<IncomingMessage, string>, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
   const pathname = canonicalPath(req.url);
+  const ctx = dctx.auth;
   try {
     const refusal = (await ctx.enabled()).on ? undefined : ctx.guard.host(req);
     if (refusal !== undefined) {
@@ -136,6 +147,10 @@ async function handleRequest(ctx: AuthContext, signedIn: WeakMap<IncomingMessage
     if (!isGatedPath(pathname)) return false;
     if (PUBLIC_PATHS.has(pathname)) {
       await serveAuthApi(ctx, pathname, req, res);
+      return true;
+    }
+    if (isDevicesPath(pathname)) {
+      await serveDevices(dctx, pathname, req, res);
       return true;
     }
     if (!(await ctx.enabled()).on) return false;
@@ -226,6 +241,14 @@ function protectionAuthenticator(
   });
 }
 
+/** The paired-device store (docs/PROTOCOL.md §16), subscribed to revocations made elsewhere, and the pairing codes. */
+function pairingParts(options: LoginProtectionOptions, revoke: (revocation: Revocation) => void) {
+  const devices = options.devices ?? fileDeviceStore(devicesFileOf(options.usersFile));
+  // A device revoked by the CLI or another process closes its connections here too.
+  const unsubscribeDevices = devices.onRevocation?.((digest) => revoke({ session: digest }));
+  return { devices, codes: new PairingCodes(), redeems: new AddressRate(LOGIN_LIMITS.maxRedeems, LOGIN_LIMITS.redeemWindowSeconds), unsubscribeDevices };
+}
+
 /**
  * Login protection for a `node:http` (or `https`) server: the user store, sessions, the login API,
  * the failed-login lockout and the gate of every `/api/` and `/ws/` path (docs/PROTOCOL.md §9). With no
@@ -271,16 +294,16 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   const cookieName = (req: IncomingMessage) => sessionCookieName(service, isTls(req, options.trustProxy));
   const signedIn = new WeakMap<IncomingMessage, string>();
   const logouts = new AddressRate(LOGIN_LIMITS.maxLogouts, LOGIN_LIMITS.logoutWindowSeconds);
-  const sweeper = setInterval(() => [lockout, logouts].forEach((counts) => counts.sweep(clock())), 60_000);
-  sweeper.unref();
-  let closed = false;
-
   const { listeners, revoke } = revocationFanout(logger);
   // Other processes sharing the store end sessions too; their connections here must close as well.
   const unsubscribeStore = sessions.onRevocation?.(revoke);
+  const { devices, codes, redeems, unsubscribeDevices } = pairingParts(options, revoke);
+  const sweeper = setInterval(() => [lockout, logouts, redeems].forEach((counts) => counts.sweep(clock())), 60_000);
+  sweeper.unref();
+  let closed = false;
 
-  const watch = watchUserStore(users, { sessions, revoke, log: (m) => logger.warn(m), alarm: (m) => logger.error(m), staysOn: options.loginStaysOn === true });
-  const snapshot = watch.snapshot;
+  const watch = watchUserStore(users, { sessions, devices, userChanged: (name) => codes.dropUser(name), revoke, log: (m) => logger.warn(m), alarm: (m) => logger.error(m), staysOn: options.loginStaysOn === true });
+  const { snapshot } = watch;
 
   async function enabledNow(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }> {
     const snap = await snapshot();
@@ -288,8 +311,8 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   }
 
   async function validSession(token: string): Promise<Session | undefined> {
-    const { users: known } = await snapshot();
-    const session = await sessions.get(token, Math.floor(clock() / 1000));
+    const [{ users: known }, now] = [await snapshot(), Math.floor(clock() / 1000)];
+    const session = (await sessions.get(token, now)) ?? (await deviceSession(devices, token, now));
     // The user check also covers a shared store fed by a process that still knows a removed user.
     return session !== undefined && known.has(session.username) ? session : undefined;
   }
@@ -301,12 +324,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
 
   const ctx: AuthContext = {
     users,
-    sessions,
-    verifier,
-    lockout,
-    lockoutStore: options.lockoutStore,
-    logouts,
-    cookieName,
+    sessions, verifier, lockout, lockoutStore: options.lockoutStore, logouts, cookieName,
     trustProxy: options.trustProxy,
     maxBodyBytes,
     waiting: { count: 0 },
@@ -317,9 +335,10 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     revoke,
   };
 
+  const dctx: DevicesContext = { auth: ctx, devices, codes, redeems };
   return {
     users,
-    handle: (req, res) => handleRequest(ctx, signedIn, logger, req, res),
+    handle: (req, res) => handleRequest(dctx, signedIn, logger, req, res),
     authorizeUpgrade: (req) => gateUpgrade(ctx, validSession, logger, req),
     authenticator: () => protectionAuthenticator(enabledNow, validSession, listeners),
     userOf(req) {
@@ -334,6 +353,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
       clearInterval(sweeper);
       watch.close();
       unsubscribeStore?.();
+      unsubscribeDevices?.();
       listeners.clear();
       await verifier.close();
     },

@@ -1,5 +1,7 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import { runDeviceCli } from "./device-cli.js";
+import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
 import { describeAdoption, prepareAdoption, type PendingAdoption, type UserCliData } from "./adopt-anonymous.js";
 import { hashPassword } from "./passwords.js";
 import { checkNewPassword, checkUsername, UserStore, UserStoreError } from "./user-store.js";
@@ -42,6 +44,10 @@ commands:
   remove <name>        delete a user
   set-password <name>  replace a user's password
 
+  device list <name>             list the user's paired devices
+  device revoke <name> <id>      revoke one (its connections close at once)
+
+Removing a user or changing the password also revokes the user's paired devices.
 The password is prompted for (twice, without echo) or, when standard input is not a
 terminal, read from its first line. The store is --users-file or GATEWAY_USERS_FILE.
 Run it as the user the server runs as; run by root, it acts as the owner of the
@@ -240,6 +246,7 @@ async function readPassword(io: UserCliIO): Promise<string> {
  * ```
  */
 export async function runUserCli(argv: readonly string[], io: UserCliIO): Promise<number> {
+  if (argv[0] === "device") return runDeviceCli(argv, io);
   let parsed: Parsed;
   try {
     parsed = parse(argv);
@@ -268,6 +275,8 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
     const name = parsed.name!;
     if (parsed.command === "remove") {
       const left = await store.remove(name);
+      // Also done by a running server, which notices; done here for one that is stopped.
+      await fileDeviceStore(devicesFileOf(store.path)).removeUser(name);
       io.stdout.write(left === 0 ? `removed ${name}; no users left, login protection is off\n` : `removed ${name}\n`);
       return 0;
     }
@@ -287,6 +296,7 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
     }
     if (!users.has(name)) throw new UserStoreError(`user ${name} does not exist`);
     await store.setHash(name, await hashPassword(await readCheckedPassword(io)));
+    await fileDeviceStore(devicesFileOf(store.path)).removeUser(name);
     io.stdout.write(`password of ${name} changed; its sessions end\n`);
     return 0;
   } catch (error) {

@@ -1,4 +1,5 @@
 import type { Revocation, SessionStore } from "chat-gateway";
+import type { DeviceTokenStore } from "./device-store.js";
 import type { UserStore, UserStoreSnapshot } from "./user-store.js";
 
 /** How often the user store is looked at (one `stat`), in milliseconds. */
@@ -7,6 +8,10 @@ export const USER_STORE_POLL_MS = 250;
 /** What {@link watchUserStore} acts on. */
 export interface UserStoreWatchOptions {
   sessions: SessionStore;
+  /** Paired devices: a user removed or given a new password loses them too (docs/PROTOCOL.md §16). */
+  devices?: DeviceTokenStore;
+  /** Called with each user removed or given a new password. */
+  userChanged?(username: string): void;
   /** Closes the connections a revocation covers. */
   revoke(revocation: Revocation): void;
   log(message: string): void;
@@ -53,11 +58,14 @@ export function watchUserStore(users: UserStore, options: UserStoreWatchOptions)
 
   function changed(before: UserStoreSnapshot, now: UserStoreSnapshot): void {
     const names = [...before.users].filter(([name, hash]) => now.users.get(name) !== hash).map(([name]) => name);
-    for (const name of names) revoke({ user: name });
+    for (const name of names) {
+      revoke({ user: name });
+      options.userChanged?.(name);
+    }
     if (before.users.size === 0 && now.users.size > 0) revoke({ anonymous: true });
     if (names.length === 0) return;
     revoking = revoking
-      .then(() => Promise.all(names.map((name) => sessions.deleteUser(name))))
+      .then(() => Promise.all(names.map((name) => Promise.all([sessions.deleteUser(name), options.devices?.removeUser(name)]))))
       .then(
         () => undefined,
         (error: unknown) => log(`could not end the sessions of ${names.join(", ")}: ${String(error)}`),

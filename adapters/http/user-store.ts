@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
+import { writeFileAtomic } from "./atomic-file.js";
 import { LOGIN_LIMITS } from "./limits.js";
 
 /**
@@ -234,27 +234,10 @@ export class UserStore {
     const table: Record<string, string> = Object.create(null);
     for (const name of [...users.keys()].sort()) table[name] = users.get(name)!;
     const text = `${JSON.stringify({ users: table }, null, 2)}\n`;
-    const temp = path.join(dir, `.${path.basename(this.path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-    let handle: fs.FileHandle | undefined;
     try {
-      handle = await fs.open(temp, "wx", 0o600);
-      await handle.chmod(0o600); // the umask may have taken bits away; never added any
-      await handle.writeFile(text, "utf8");
-      await handle.sync();
-      await handle.close();
-      handle = undefined;
-      await fs.rename(temp, this.path);
+      await writeFileAtomic(this.path, text);
     } catch (error) {
-      await handle?.close().catch(() => {});
-      await fs.rm(temp, { force: true }).catch(() => {});
       throw new UserStoreError(`cannot write user store ${this.path}: ${reason(error)}`, { cause: error });
-    }
-    // Make the rename itself durable; not every platform can open a folder, hence best effort.
-    try {
-      const folder = await fs.open(dir, "r");
-      await folder.sync().finally(() => folder.close());
-    } catch {
-      /* best effort */
     }
   }
 }

@@ -21,6 +21,8 @@
  */
 export { redisSessionStore } from "./sessions.js";
 export type { RedisSessionStoreOptions } from "./sessions.js";
+export { redisDeviceStore } from "./devices.js";
+export type { RedisDeviceStoreOptions } from "./devices.js";
 export { redisLockoutStore } from "./lockout.js";
 export type { RedisLockoutStoreOptions } from "./lockout.js";
 export { redisLaneLock } from "./lane-lock.js";

@@ -1,11 +1,11 @@
-// `npm start`: the example server. `user ...` runs the user CLI instead.
+// `npm start`: the example server. `user ...` and `device ...` run the user CLI instead.
 import { runUserCli } from "chat-gateway/http";
 import { HELP, parseConfig, UsageError } from "./config.js";
 import { serverData } from "./data.js";
 import { startServer } from "./server.js";
 
 async function main(argv: string[]): Promise<number> {
-  if (argv[0] === "user") {
+  if (argv[0] === "user" || argv[0] === "device") {
     // The same store the server reads: <data-dir>/users.json unless GATEWAY_USERS_FILE says otherwise.
     const config = parseConfig([], process.env);
     return runUserCli(argv, {

@@ -1,0 +1,90 @@
+/**
+ * The paired-device command line (docs/PROTOCOL.md §16): `device list <user>` and
+ * `device revoke <user> <device_id>`, on the `devices.json` beside the users file. A running
+ * server notices a revocation within a second and closes that device's connections with 4401.
+ * @module
+ */
+import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
+
+/** What the device commands print to and read settings from; `process` provides all of it. */
+export interface DeviceCliIO {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  /** Environment; `GATEWAY_USERS_FILE` names the users file when no `--users-file` is given. */
+  env: Record<string, string | undefined>;
+  /** Users file when neither the flag nor the variable gives one. */
+  defaultUsersFile?: string;
+}
+
+/** The usage text of the device commands. */
+export const DEVICE_CLI_USAGE = `usage: device <command> <user> [device_id] [--users-file <path>]
+
+commands:
+  list <user>                 list the user's paired devices: id, name, created, last seen
+  revoke <user> <device_id>   revoke a paired device; its connections close at once
+
+The devices live in devices.json beside the users file (--users-file or GATEWAY_USERS_FILE).
+`;
+
+function iso(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** Positional arguments and the users file; throws a message for a usage error. */
+function parse(argv: readonly string[]): { args: string[]; file?: string } {
+  const args: string[] = [];
+  let file: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--users-file") file = argv[++i];
+    else if (arg.startsWith("--users-file=")) file = arg.slice("--users-file=".length);
+    else if (arg.startsWith("-")) throw new Error(`unknown option ${arg}`);
+    else args.push(arg);
+    if (file === "") throw new Error("--users-file needs a path");
+  }
+  return { args: args.slice(1), ...(file !== undefined ? { file } : {}) };
+}
+
+/**
+ * Runs `device list|revoke` (the first argument is `device`). Resolves the exit code: 0 success,
+ * 1 an unknown device or a store that cannot be read or written, 2 a usage error. Never rejects.
+ */
+export async function runDeviceCli(argv: readonly string[], io: DeviceCliIO): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    io.stderr.write(`${(error as Error).message}\n\n${DEVICE_CLI_USAGE}`);
+    return 2;
+  }
+  const [command, user, id, ...extra] = parsed.args;
+  const shape = command === "list" ? id === undefined : command === "revoke" && id !== undefined && extra.length === 0;
+  if (!shape || user === undefined) {
+    io.stderr.write(`${command === undefined ? "missing device command" : `bad device command`}\n\n${DEVICE_CLI_USAGE}`);
+    return 2;
+  }
+  const file = parsed.file ?? (io.env.GATEWAY_USERS_FILE || undefined) ?? io.defaultUsersFile;
+  if (file === undefined) {
+    io.stderr.write(`no user store: pass --users-file <path> or set GATEWAY_USERS_FILE\n\n${DEVICE_CLI_USAGE}`);
+    return 2;
+  }
+  const store = fileDeviceStore(devicesFileOf(file));
+  try {
+    if (command === "list") {
+      const devices = await store.list(user);
+      for (const d of devices) io.stdout.write(`${d.device_id}\t${d.name}\tcreated ${iso(d.created)}\tlast seen ${iso(d.last_seen)}\n`);
+      if (devices.length === 0) io.stderr.write(`${user} has no paired devices\n`);
+      return 0;
+    }
+    const gone = await store.remove(user, id!);
+    if (gone === undefined) {
+      io.stderr.write(`${user} has no device ${id}\n`);
+      return 1;
+    }
+    io.stdout.write(`revoked ${gone.device_id} (${gone.name}) of ${user}\n`);
+    return 0;
+  } catch (error) {
+    io.stderr.write(`cannot use device store ${devicesFileOf(file)}: ${(error as Error)?.message ?? String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The paired-device endpoints of docs/PROTOCOL.md §16: `POST /api/devices/pair`,
+ * `POST /api/devices/redeem`, `GET /api/devices` and `DELETE /api/devices/{device_id}`.
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressRate } from "./address-rate.js";
+import { BodyError, readJson, refuseCrossSite, sendJson, tooMany, type AuthContext } from "./auth-api.js";
+import { createDeviceId, createDeviceToken, deviceTokenDigest, type DeviceTokenStore, type PairedDevice } from "./device-store.js";
+import { addressBlock, clientIp, isTls } from "./gate.js";
+import type { PairingCodes } from "./pairing-codes.js";
+
+/** What the device endpoints need besides the login context. */
+export interface DevicesContext {
+  auth: AuthContext;
+  devices: DeviceTokenStore;
+  codes: PairingCodes;
+  /** Redeem attempts per client address. */
+  redeems: AddressRate;
+}
+
+/** Longest device name, in characters. */
+const MAX_NAME = 64;
+
+/** Whether a path is one of the device endpoints. */
+export function isDevicesPath(pathname: string): boolean {
+  return pathname === "/api/devices" || pathname.startsWith("/api/devices/");
+}
+
+/** A device as `GET /api/devices` lists it: never its token digest. */
+function listed(d: PairedDevice): Omit<PairedDevice, "username"> {
+  return { device_id: d.device_id, name: d.name, created: d.created, last_seen: d.last_seen };
+}
+
+/** The JSON body as an object, or undefined after answering 400/413. */
+async function bodyOf(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): Promise<Record<string, unknown> | undefined> {
+  try {
+    const body = await readJson(req, ctx.maxBodyBytes);
+    if (typeof body === "object" && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
+    sendJson(res, 400, { error: "send a JSON object" });
+  } catch (error) {
+    if (!(error instanceof BodyError)) throw error;
+    sendJson(res, error.status, { error: error.message }, error.status === 413 ? { connection: "close" } : {});
+  }
+  return undefined;
+}
+
+/** A device name from a body field: absent is `fallback`; else 1 to 64 characters. */
+function nameOf(value: unknown, fallback: string): string | undefined {
+  if (value === undefined || value === null) return fallback;
+  return typeof value === "string" && value.trim().length > 0 && value.length <= MAX_NAME ? value.trim() : undefined;
+}
+
+function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: string): boolean {
+  if (req.method === allowed) return false;
+  req.resume();
+  sendJson(res, 405, { error: `method ${req.method} not allowed; use ${allowed}` }, { allow: allowed });
+  return true;
+}
+
+/**
+ * `POST /api/devices/redeem {code, device_name?}`: no session needed, so it is budgeted per
+ * address, locked out like a login, and a wrong, used or expired code counts as a failed login.
+ */
+async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const ctx = dctx.auth;
+  if (refuseMethod(req, res, "POST") || refuseCrossSite(ctx, req, res)) return;
+  const ip = addressBlock(clientIp(req, ctx.trustProxy));
+  const now = ctx.clock();
+  const retryAfter = dctx.redeems.take(ip, now);
+  if (retryAfter !== undefined) return (req.resume(), tooMany(res, "too many pairing attempts from this address; try again later", retryAfter));
+  const lock = ctx.lockoutStore ? await ctx.lockoutStore.check(ip, now) : ctx.lockout.check(ip, now);
+  if (lock.locked) return (req.resume(), tooMany(res, "too many failed logins; try again later", lock.retryAfter));
+  const body = await bodyOf(ctx, req, res);
+  if (body === undefined) return;
+  const name = nameOf(body.device_name, "");
+  if (typeof body.code !== "string" || body.code.length > 64 || name === undefined) {
+    return sendJson(res, 400, { error: `send {code, device_name?}: a code string and a name of 1 to ${MAX_NAME} characters` });
+  }
+  const seconds = Math.floor(now / 1000);
+  const pending = dctx.codes.take(body.code, seconds);
+  const { users } = await ctx.enabled();
+  if (pending === undefined || !users.has(pending.username)) {
+    if (ctx.lockoutStore) await ctx.lockoutStore.fail(ip, now);
+    else ctx.lockout.fail(ip, now);
+    return sendJson(res, 401, { error: "invalid, used or expired pairing code" });
+  }
+  const token = createDeviceToken();
+  const device = { device_id: createDeviceId(), username: pending.username, name: name || pending.name, created: seconds, last_seen: seconds };
+  await dctx.devices.add({ ...device, token_sha256: deviceTokenDigest(token) });
+  sendJson(res, 200, { device_id: device.device_id, token, username: device.username, name: device.name });
+}
+
+/** `POST /api/devices/pair {name?}`: a pairing code for the signed-in user, and a URL carrying it. */
+async function pair(dctx: DevicesContext, username: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const ctx = dctx.auth;
+  if (refuseMethod(req, res, "POST") || refuseCrossSite(ctx, req, res)) return;
+  const body = await bodyOf(ctx, req, res);
+  if (body === undefined) return;
+  const name = nameOf(body.name, "device");
+  if (name === undefined) return sendJson(res, 400, { error: `name must be 1 to ${MAX_NAME} characters` });
+  const { code, expires_at } = dctx.codes.create(username, name, Math.floor(ctx.clock() / 1000));
+  const host = req.headers.host ?? "localhost";
+  const url = `${isTls(req, ctx.trustProxy) ? "https" : "http"}://${host}/?pair=${code}`;
+  sendJson(res, 200, { code, url, expires_at });
+}
+
+/** `DELETE /api/devices/{device_id}`: revokes one device of the signed-in user; its sockets close with 4401. */
+async function revokeDevice(dctx: DevicesContext, username: string, deviceId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (refuseMethod(req, res, "DELETE")) return;
+  req.resume();
+  // A cookie-authenticated DELETE from a foreign page would need a CORS preflight, but refuse it outright.
+  const foreign = dctx.auth.guard.origin(req);
+  if (foreign !== undefined) return sendJson(res, foreign.status, { error: foreign.message });
+  const gone = await dctx.devices.remove(username, deviceId);
+  if (gone === undefined) return sendJson(res, 404, { error: "no such device" });
+  dctx.auth.revoke({ session: gone.token_sha256 });
+  sendJson(res, 200, { ok: true });
+}
+
+/** Serves a device endpoint (`isDevicesPath(pathname)`). */
+export async function serveDevices(dctx: DevicesContext, pathname: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (pathname === "/api/devices/redeem") return redeem(dctx, req, res);
+  const session = (await dctx.auth.enabled()).on ? await dctx.auth.sessionOf(req) : undefined;
+  if (session === undefined) return (req.resume(), sendJson(res, 401, { error: "login required" }));
+  if (pathname === "/api/devices/pair") return pair(dctx, session.username, req, res);
+  if (pathname === "/api/devices") {
+    if (refuseMethod(req, res, "GET")) return;
+    req.resume();
+    return sendJson(res, 200, { devices: (await dctx.devices.list(session.username)).map(listed) });
+  }
+  if (!/^\/api\/devices\/[^/]+$/.test(pathname)) return (req.resume(), sendJson(res, 404, { error: "no such device" }));
+  // canonicalPath lower-cases, and device ids are mixed case: the id comes from the raw URL.
+  const last = new URL(req.url ?? "/", "http://x").pathname.split("/").pop() ?? "";
+  let id: string;
+  try {
+    id = decodeURIComponent(last);
+  } catch {
+    id = last;
+  }
+  return revokeDevice(dctx, session.username, id, req, res);
+}

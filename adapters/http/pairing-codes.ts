@@ -1,0 +1,59 @@
+/**
+ * One-time pairing codes (docs/PROTOCOL.md §16): 10 characters from an alphabet without look-alikes
+ * (no 0/O, 1/I/L), valid 5 minutes, redeemable once. They live in this process's memory: a code is
+ * redeemed within minutes, on the server that showed it.
+ * @module
+ */
+import { randomInt } from "node:crypto";
+
+/** The characters of a pairing code: digits and capitals that cannot be mistaken for each other. */
+export const PAIRING_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+/** Length of a pairing code (31^10, about 49 bits). */
+export const PAIRING_CODE_LENGTH = 10;
+/** How long a pairing code is valid, in seconds. */
+export const PAIRING_CODE_SECONDS = 300;
+/** Codes one user may have open at once; the oldest is dropped past it. */
+const MAX_OPEN_PER_USER = 5;
+
+interface Pending {
+  username: string;
+  name: string;
+  /** Unix seconds. */
+  expires_at: number;
+}
+
+/** The open pairing codes of one server. Times are Unix seconds, from the caller. */
+export class PairingCodes {
+  readonly #open = new Map<string, Pending>();
+
+  /** A new code for `username`, the device to be named `name` unless the redeemer names it. */
+  create(username: string, name: string, now: number): { code: string; expires_at: number } {
+    this.sweep(now);
+    const mine = [...this.#open].filter(([, p]) => p.username === username);
+    if (mine.length >= MAX_OPEN_PER_USER) this.#open.delete(mine[0]![0]);
+    let code = "";
+    for (let i = 0; i < PAIRING_CODE_LENGTH; i++) code += PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)];
+    const expires_at = now + PAIRING_CODE_SECONDS;
+    this.#open.set(code, { username, name, expires_at });
+    return { code, expires_at };
+  }
+
+  /** Uses a code up: its pairing when it is open and unexpired, else undefined. Case and spaces are forgiven. */
+  take(code: string, now: number): Pending | undefined {
+    const key = code.replace(/[\s-]/g, "").toUpperCase();
+    const pending = this.#open.get(key);
+    if (pending === undefined) return undefined;
+    this.#open.delete(key);
+    return pending.expires_at > now ? pending : undefined;
+  }
+
+  /** Forgets the codes of a user (removed, or given a new password). */
+  dropUser(username: string): void {
+    for (const [code, p] of this.#open) if (p.username === username) this.#open.delete(code);
+  }
+
+  /** Forgets expired codes. */
+  sweep(now: number): void {
+    for (const [code, p] of this.#open) if (p.expires_at <= now) this.#open.delete(code);
+  }
+}
