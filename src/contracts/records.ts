@@ -145,6 +145,11 @@ export interface StoredMessage extends HistoryItem {
    * so it runs ahead of the lane's other waiting messages.
    */
   interrupt?: true;
+  /**
+   * Storage only, never on the wire: the owner's newest outbox `seq` when a message with a
+   * `client_msg_id` was stored, so a retry finds its echo frame again (docs/PROTOCOL.md §4.1).
+   */
+  echo_after?: number;
 }
 
 /** A search hit (docs/PROTOCOL.md §5). */

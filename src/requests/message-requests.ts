@@ -27,6 +27,7 @@ import { laneModel } from "../asks/lane-model.js";
 import { publishQueue, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
 import { stopTurn } from "./shared-state.js";
 import { checkWhenBusy, markForStart, startTurn } from "./turn-start.js";
+import { respondEcho } from "./stored-echo.js";
 
 /** What the message handlers read and write through: the lane's turns run as answers, and may ask. */
 export interface MessageServices extends QueueServices, ChannelServices {
@@ -68,7 +69,7 @@ export async function sendMessage(hub: MessageServices, owner: Owner, payload: C
     for (let pending = pendings.get(pendingKey); pending; pending = pendings.get(pendingKey)) {
       const earlier = await pending.catch(() => undefined);
       if (earlier) {
-        requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
+        await respondEcho(hub.storage, owner, earlier, key, requester);
         return earlier;
       }
     }
@@ -76,7 +77,7 @@ export async function sendMessage(hub: MessageServices, owner: Owner, payload: C
     const work = (async () => {
       const earlier = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key);
       if (earlier) {
-        requester?.session.respond({ type: "message", payload: messagePayload(earlier, key) }, requester.requestId);
+        await respondEcho(hub.storage, owner, earlier, key, requester);
         return earlier;
       }
       return storeAndStart(hub, owner, payload, resolved, text, refs, requester);
@@ -85,7 +86,7 @@ export async function sendMessage(hub: MessageServices, owner: Owner, payload: C
       // the second write): answer with that message, as for any retry.
       const stored = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key).catch(() => undefined);
       if (!stored) throw error;
-      requester?.session.respond({ type: "message", payload: messagePayload(stored, key) }, requester.requestId);
+      await respondEcho(hub.storage, owner, stored, key, requester);
       return stored;
     });
     pendings.set(pendingKey, work);
@@ -149,7 +150,11 @@ async function storeAndStart(
     thread_id: lane.thread_id,
   };
   if (payload.reply_to) message.reply_to = payload.reply_to;
-  if (payload.client_msg_id !== undefined) message.client_msg_id = payload.client_msg_id;
+  if (payload.client_msg_id !== undefined) {
+    message.client_msg_id = payload.client_msg_id;
+    // Where its echo will be found again for a retry (docs/PROTOCOL.md §4.1).
+    message.echo_after = (await hub.storage.outboxBounds(owner)).last;
+  }
   const start = isStop || askCommand ? { steer: undefined } : markForStart(hub, owner, lane, message, payload.when_busy);
   frames.push({ type: "message", payload: messagePayload(message) });
   // Refused, with nothing stored, when a concurrent channel.delete took the chat or thread first.

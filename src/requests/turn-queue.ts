@@ -185,6 +185,8 @@ export async function endInterrupted(hub: AskServices, owner: Owner, message: St
   const current = await hub.storage.getMessage(owner, message.message_id);
   if (current?.status !== "streaming") return;
   const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
+  // The footer keeps what is known of the answer: at least its model.
+  ended.runtime = current.runtime ?? (current.model !== undefined ? { model: current.model } : {});
   const final: StoredFrame = hub.options.streaming ? { type: "message.stop", payload: stopPayload(ended) } : { type: "message", payload: messagePayload(ended) };
   // Deleted since it was read: closing it must not bring it back.
   await hub.store(owner, { messages: [ended], requireMessages: [ended.message_id], ...(ended.reply_to ? { answered: [ended.reply_to] } : {}) }, [final]);
