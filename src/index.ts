@@ -67,6 +67,8 @@ export type {
   OutboxBounds,
   Lane,
   HistoryQuery,
+  LaneUnread,
+  ReadMark,
   HistoryPage,
   SearchQuery,
   RetentionPolicy,

@@ -85,6 +85,25 @@ export interface Change {
    * never see a `waiting` message and may ignore it.
    */
   answered?: MessageId[];
+  /**
+   * A lane's read watermark (storages with the `readState` capability; docs/PROTOCOL.md §15):
+   * apply the change only if this mark is newer than the lane's stored watermark by
+   * `(ts, message_id)`, checked and stored atomically with the change; otherwise apply nothing
+   * and resolve with `skipped: true`. So a watermark never moves back, however reads race.
+   */
+  read?: ReadMark;
+}
+
+/** One lane's read watermark: the newest message a device of the owner has shown (docs/PROTOCOL.md §15). */
+export interface ReadMark extends Lane {
+  message_id: MessageId;
+  /** The `ts` of that message: watermarks order by `(ts, message_id)`. */
+  ts: number;
+}
+
+/** How many assistant messages of one lane are newer than its watermark, at most the cap asked for. */
+export interface LaneUnread extends Lane {
+  unread: number;
 }
 
 /** The result of `Storage.commit`. */
@@ -97,7 +116,7 @@ export interface CommitResult {
    * media store. Always `[]` from a storage without the `media` capability.
    */
   orphanedMedia: MediaId[];
-  /** True when nothing was applied because a message of {@link Change.requireMessages} is gone. */
+  /** True when nothing was applied: a message of {@link Change.requireMessages} is gone, or {@link Change.read} is not newer. */
   skipped?: boolean;
   /**
    * Set, with nothing applied, to a media id the change would attach to a message while another
