@@ -351,7 +351,7 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
     budgets: sharedBudgets(options),
     store: outbox.store,
     live: outbox.live,
-    pushIfAway: awayPush({ push: options.push, pushRetry: options.pushRetry, storage, bus, log, connectionCount: fanOut.connectionCount }),
+    pushIfAway: awayPush({ push: options.push, pushRetry: options.pushRetry, pushAfterMs: options.pushAfterMs, storage, bus, log, connectionCount: fanOut.connectionCount }),
     ensureDefaultChannel: channels.ensureDefaultChannel,
     resolveLane: channels.resolveLane,
     attach: fanOut.attach,

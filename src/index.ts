@@ -70,6 +70,8 @@ export type {
   OutboxBounds,
   Lane,
   HistoryQuery,
+  LaneUnread,
+  ReadMark,
   HistoryPage,
   SearchQuery,
   RetentionPolicy,

@@ -134,6 +134,12 @@ export interface GatewayOptions {
   /** Retries of a failed push (default 3) and the first backoff (milliseconds, default 1,000; doubles). */
   pushRetry?: { attempts?: number; backoffMs?: number };
   /**
+   * How long a connected device has to read a final answer or an ask before it is pushed anyway
+   * (milliseconds, default 60,000; docs/PROTOCOL.md §15). With no device of the owner connected,
+   * the push goes at once.
+   */
+  pushAfterMs?: number;
+  /**
    * With a `laneLock`, how often to look for turns that no live job will reach (milliseconds,
    * default 5,000): answers a dead process left streaming are closed as interrupted once their lane
    * is free, and user messages still waiting for their answer (the durable turn queue,

@@ -111,6 +111,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     retention: { maxFrames: options.retention?.maxFrames ?? 10_000, maxAgeMs: options.retention?.maxAgeMs ?? 30 * 24 * 3600 * 1000 },
     backpressure: resolveBackpressure(options.backpressure),
     runtimeInfo: options.runtimeInfo ?? {},
+    pushAfterMs: nonNegative("pushAfterMs", options.pushAfterMs, 60_000),
     pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 5_000),
     logger,

@@ -117,6 +117,25 @@ export interface Change {
    * expects its parent as read.
    */
   expectChannels?: ChannelExpectation[];
+  /**
+   * A lane's read watermark (storages with the `readState` capability; docs/PROTOCOL.md §15):
+   * apply the change only if this mark is newer than the lane's stored watermark by
+   * `(ts, message_id)`, checked and stored atomically with the change; otherwise apply nothing
+   * and resolve with `skipped: true`. So a watermark never moves back, however reads race.
+   */
+  read?: ReadMark;
+}
+
+/** One lane's read watermark: the newest message a device of the owner has shown (docs/PROTOCOL.md §15). */
+export interface ReadMark extends Lane {
+  message_id: MessageId;
+  /** The `ts` of that message: watermarks order by `(ts, message_id)`. */
+  ts: number;
+}
+
+/** How many assistant messages of one lane are newer than its watermark, at most the cap asked for. */
+export interface LaneUnread extends Lane {
+  unread: number;
 }
 
 /** The result of `Storage.commit`. */
@@ -131,8 +150,8 @@ export interface CommitResult {
   orphanedMedia: MediaId[];
   /**
    * True when nothing was applied because a message of {@link Change.requireMessages} or a
-   * channel of {@link Change.requireChannels} is gone, or a channel of
-   * {@link Change.expectChannels} is not stored as expected.
+   * channel of {@link Change.requireChannels} is gone, a channel of {@link Change.expectChannels}
+   * is not stored as expected, or {@link Change.read} is not newer than the stored watermark.
    */
   skipped?: boolean;
   /**

@@ -12,11 +12,13 @@
  */
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
-import type { Change, CommitResult, HistoryPage, HistoryQuery, OutboxBounds, OutboxEntry, RetentionPolicy, SearchQuery, TurnScope } from "./storage-change.js";
+import type { Change, CommitResult, HistoryPage, HistoryQuery, LaneUnread, OutboxBounds, OutboxEntry, ReadMark, RetentionPolicy, SearchQuery, TurnScope } from "./storage-change.js";
 
 export type {
   Change,
   ChannelExpectation,
+  LaneUnread,
+  ReadMark,
   CommitResult,
   HistoryPage,
   HistoryQuery,
@@ -228,6 +230,21 @@ export interface StorageImplementation {
   adoptOwner?(from: Owner, to: Owner): Promise<AdoptedCounts | AdoptionRefused>;
 
   /**
+   * **Capability `readState`, with `unreadCounts`: both or none (docs/PROTOCOL.md §15).** The
+   * owner's read watermarks, one per lane that has one. With this capability `commit` honours
+   * {@link Change.read}: one watermark per lane, never a row per message, moved only forward.
+   * Without it: no fallback; the gateway answers `read` with `unsupported`, `channel.list` carries
+   * no `unread`, and a push waits for nothing but `pushAfterMs`.
+   */
+  readMarks?(owner: Owner): Promise<ReadMark[]>;
+  /**
+   * Capability `readState`: per lane with any, the number of assistant messages newer than its
+   * watermark by `(ts, message_id)` (every assistant message of a lane without one), each at most
+   * `cap`. Cost to aim for: an indexed count per lane that stops at `cap`, never a scan of history.
+   */
+  unreadCounts?(owner: Owner, cap: number): Promise<LaneUnread[]>;
+
+  /**
    * Declares the capabilities that are guarantees rather than members:
    * - `uniqueClientMsgId: true`: `commit` rejects, applying nothing, a message whose
    *   `client_msg_id` another message of the same `chat_id` already has, atomically across every
@@ -274,6 +291,7 @@ export interface StorageCapabilities {
   waitingTurns: boolean;
   media: boolean;
   adoptOwner: boolean;
+  readState: boolean;
   uniqueClientMsgId: boolean;
 }
 

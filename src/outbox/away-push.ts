@@ -1,10 +1,12 @@
 /**
- * Push to an owner none of whose devices is connected, through the sender each device declared.
+ * Push that follows attention (docs/PROTOCOL.md §15): an answer or an ask is pushed to the
+ * owner's push targets unless a device reads it within `pushAfterMs`, at once when no device of
+ * the owner is connected; a plain notification only when none is.
  * @module
  */
 import type { Bus } from "../contracts/bus.js";
 import type { PushMessage, PushSender } from "../contracts/push.js";
-import type { Storage } from "../contracts/storage.js";
+import type { ReadMark, Storage } from "../contracts/storage.js";
 import type { DeviceId, Owner } from "../ids.js";
 import type { Logger } from "../logger.js";
 
@@ -12,6 +14,8 @@ import type { Logger } from "../logger.js";
 export interface AwayPushParts {
   push: PushSender[];
   pushRetry: { attempts: number; backoffMs: number };
+  /** How long a connected device has to read an answer or an ask before it is pushed (ms). */
+  pushAfterMs: number;
   storage: Storage;
   bus: Bus;
   log: Logger;
@@ -19,29 +23,82 @@ export interface AwayPushParts {
   connectionCount(owner: Owner): number;
 }
 
-/** Sends a push to an owner who is away, or does nothing. */
+/** Sends a push when the owner's attention is elsewhere, or does nothing. */
 export type PushIfAway = (owner: Owner, message: PushMessage) => void;
 
+/** How many pushed keys a process remembers to push each message once. */
+const CLAIMS_KEPT = 10_000;
+
 /**
- * Push to each of the owner's devices with a target, when none of them is connected. A device
- * is reached only through the sender it declared in `caps.push` (`"none"`: never). Never
- * rejects: failures are retried with backoff, then logged.
+ * Push to each of the owner's devices with a target, through the sender it declared in
+ * `caps.push` (`"none"`: never). Answers (`message_id`) and asks (`picker_id`) wait
+ * `pushAfterMs` while a device is connected and are dropped when a read covers them by then;
+ * each is pushed at most once per target by this process. Never rejects: failures are retried
+ * with backoff, then logged.
  */
 export function awayPush(parts: AwayPushParts): PushIfAway {
-  const { push, storage, bus, log } = parts;
+  const claimed = new Set<string>();
   return (owner, message) => {
-    if (push.length === 0 || parts.connectionCount(owner) > 0) return;
-    void (async () => {
-      if (bus.connected && (await bus.connected(owner).catch(() => false))) return;
-      const devices = await storage.listDevices(owner);
-      for (const device of devices) {
-        const wanted = device.caps?.push;
-        if (!wanted || wanted === "none") continue;
-        const sender = push.find((s) => s.name === wanted && s.accepts(device));
-        if (sender) void pushWithRetry(parts, owner, device.device_id, () => sender.send(owner, device, message), sender.name);
-      }
-    })().catch((error) => log.warn("push: listing devices failed", error));
+    if (parts.push.length === 0) return;
+    const key = claimKey(owner, message);
+    if (key !== undefined) {
+      if (claimed.has(key)) return;
+      claimed.add(key);
+      if (claimed.size > CLAIMS_KEPT) claimed.delete(claimed.values().next().value as string);
+    }
+    void decide(parts, owner, message, key !== undefined).catch((error) => parts.log.warn("push: deciding failed", error));
   };
+}
+
+/** The key of a message that follows attention; undefined for a plain notification. */
+function claimKey(owner: Owner, message: PushMessage): string | undefined {
+  if (message.message_id !== undefined) return JSON.stringify([owner, "m", message.message_id]);
+  if (message.picker_id !== undefined) return JSON.stringify([owner, "p", message.picker_id]);
+  return undefined;
+}
+
+async function decide(parts: AwayPushParts, owner: Owner, message: PushMessage, followsAttention: boolean): Promise<void> {
+  if (!(await isAway(parts, owner))) {
+    if (!followsAttention) return;
+    const before = await laneMark(parts.storage, owner, message);
+    await new Promise((resolve) => setTimeout(resolve, parts.pushAfterMs).unref());
+    if (await wasRead(parts.storage, owner, message, before)) return;
+  }
+  await pushToDevices(parts, owner, message);
+}
+
+async function isAway(parts: AwayPushParts, owner: Owner): Promise<boolean> {
+  if (parts.connectionCount(owner) > 0) return false;
+  return !(parts.bus.connected && (await parts.bus.connected(owner).catch(() => false)));
+}
+
+/** The watermark of the message's lane, read from storage so a read in any process counts. */
+async function laneMark(storage: Storage, owner: Owner, message: PushMessage): Promise<ReadMark | undefined> {
+  if (message.chat_id === undefined) return undefined;
+  const threadId = message.thread_id ?? null;
+  return (await storage.readMarks(owner)).find((m) => m.chat_id === message.chat_id && (m.thread_id ?? null) === threadId);
+}
+
+/**
+ * An answer is read when its lane's watermark reaches it by `(ts, message_id)`; an ask, which has
+ * no message of its own in the lane, when the lane's watermark moved since the ask was raised.
+ */
+async function wasRead(storage: Storage, owner: Owner, message: PushMessage, before: ReadMark | undefined): Promise<boolean> {
+  const mark = await laneMark(storage, owner, message);
+  if (!mark) return false;
+  if (message.message_id === undefined) return mark.message_id !== before?.message_id;
+  const shown = await storage.getMessage(owner, message.message_id);
+  if (!shown) return true; // deleted meanwhile: nothing left to push
+  return mark.ts > shown.ts || (mark.ts === shown.ts && mark.message_id >= shown.message_id);
+}
+
+async function pushToDevices(parts: AwayPushParts, owner: Owner, message: PushMessage): Promise<void> {
+  for (const device of await parts.storage.listDevices(owner)) {
+    const wanted = device.caps?.push;
+    if (!wanted || wanted === "none") continue;
+    const sender = parts.push.find((s) => s.name === wanted && s.accepts(device));
+    if (sender) void pushWithRetry(parts, owner, device.device_id, () => sender.send(owner, device, message), sender.name);
+  }
 }
 
 async function pushWithRetry(parts: AwayPushParts, owner: Owner, deviceId: DeviceId, send: () => Promise<void>, name: string): Promise<void> {

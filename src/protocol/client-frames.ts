@@ -105,6 +105,8 @@ export const clientFrameStructs = {
   ping: type({ ts: optional(integer()) }),
   "picker.select": type({ picker_id: string(), option_id: optional(string()), text: optional(string()) }),
   "commands.complete": type({ chat_id: id, thread_id: threadId, text: string() }),
+  /** The device has shown the lane up to and including `message_id` (docs/PROTOCOL.md §15). */
+  read: type({ chat_id: id, thread_id: threadId, message_id: string() }),
 } satisfies Record<string, Struct<any, any>>;
 
 

@@ -24,6 +24,8 @@ export const channelStruct = object({
   icon: optional(nullable(string())),
   color: optional(nullable(string())),
   automation: optional(boolean()),
+  /** In `channel.list`: assistant messages newer than the watermarks, at most 999 (docs/PROTOCOL.md §15). */
+  unread: optional(integer()),
 });
 
 /** The kinds of media (docs/PROTOCOL.md §7). */

@@ -130,6 +130,8 @@ export const serverFrameStructs = {
     text: optional(string()),
     device_id: optional(string()),
   }),
+  /** A lane's read watermark moved (docs/PROTOCOL.md §15); `ts` is the read message's. */
+  read: object({ ...laneFields, message_id: string(), device_id: string(), ts: integer() }),
   "commands.complete": object({ text: string(), completions: array(object({ value: string(), description: string() })) }),
 } satisfies Record<string, Struct<any, any>>;
 
@@ -159,6 +161,7 @@ export const STORED_FRAME_TYPES = [
   "picker.confirm",
   "picker.model",
   "picker.resolved",
+  "read",
 ] as const satisfies readonly ServerFrameType[];
 
 /** The frames of docs/PROTOCOL.md §11 that only a device with `caps.pickers` receives. */
@@ -183,6 +186,7 @@ export const FEATURES: readonly string[] = Object.freeze([
   "join.live",
   "message.tools",
   "message.command",
+  "read",
 ]);
 
 /** The type name of a frame the gateway stores in the outbox. */

@@ -19,6 +19,7 @@ import { deleteMessages, sendMessage, type MessageServices } from "./message-req
 import { selectPicker } from "../asks/ask-answers.js";
 import { completeCommand } from "../asks/completions.js";
 import { shareState, stopTurn } from "./shared-state.js";
+import { markRead, unreadByChannel } from "./read-state.js";
 
 /** What the handlers read and write through, together. */
 export interface RequestServices extends MessageServices, ReadServices {
@@ -44,11 +45,9 @@ export async function handleRequest(services: RequestServices, session: RequestS
       session.send({ type: "pong", payload: { ts: frame.payload.ts ?? services.now() } }, frame.id);
       return;
 
-    case "channel.list": {
-      const channels = await listChannels(services, owner);
-      session.send({ type: "channel.list", payload: { channels: channels.map(channelPayload) } }, frame.id);
+    case "channel.list":
+      session.send({ type: "channel.list", payload: { channels: await channelEntries(services, owner) } }, frame.id);
       return;
-    }
     case "channel.set_default":
       await setDefault(services, owner, frame.payload.chat_id, requester);
       return;
@@ -100,6 +99,9 @@ export async function handleRequest(services: RequestServices, session: RequestS
       session.send({ type: "commands.catalog", payload: { commands: await services.commands.catalog() } }, frame.id);
       return;
 
+    case "read":
+      await markRead(services, owner, session.device, frame.payload);
+      return;
     case "fcm.register":
       await registerPushTarget(services.storage, session, frame.payload);
       return;
@@ -114,6 +116,13 @@ export async function handleRequest(services: RequestServices, session: RequestS
       await session.uploads.pull(frame.payload.media_id, frame.id);
       return;
   }
+}
+
+/** The entries of `channel.list`, each with its `unread` when the storage keeps read state (docs/PROTOCOL.md §15). */
+async function channelEntries(services: RequestServices, owner: Owner): Promise<Array<Record<string, unknown>>> {
+  const [channels, unread] = await Promise.all([listChannels(services, owner), unreadByChannel(services.storage, owner)]);
+  if (!services.storage.capabilities.readState) return channels.map(channelPayload);
+  return channels.map((c) => ({ ...channelPayload(c), unread: unread.get(c.chat_id) ?? 0 }));
 }
 
 /** `fcm.register`: the device's push targets change; one the frame leaves out stays as it was. */

@@ -12,7 +12,7 @@ import type { Storage, StorageCapabilities, StorageImplementation } from "../con
 import { scanForClientMsgId, scanSearch } from "./lane-scan.js";
 
 /** The members a storage may leave out. */
-export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "waitingTurns" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner";
+export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "waitingTurns" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner" | "readMarks" | "unreadCounts";
 
 /** The required core: a storage without one of these is refused by `defineStorage`. */
 export const REQUIRED_MEMBERS = ["commit", "getMessage", "history", "listChannels", "readOutbox", "outboxBounds", "listDevices", "putDevice"] as const;
@@ -89,6 +89,11 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
         throw new GatewayError("unsupported", "this storage cannot move one owner's data to another (it lacks the adoptOwner capability)");
       },
     }),
+  },
+  {
+    name: "readState",
+    members: ["readMarks", "unreadCounts"],
+    fallback: () => ({ readMarks: async () => [], unreadCounts: async () => [] }),
   },
   {
     name: "uniqueClientMsgId",

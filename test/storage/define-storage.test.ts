@@ -44,6 +44,7 @@ describe("defineStorage", () => {
       waitingTurns: false,
       media: false,
       adoptOwner: false,
+      readState: false,
       uniqueClientMsgId: false,
     });
     for (const member of ["getChannel", "getDevice", "findByClientMsgId", "search", "pruneOutbox", "unfinishedMessages", "waitingTurns", "getMedia", "putMedia", "deleteMedia", "adoptOwner", "open", "close"] as const) {

@@ -25,6 +25,7 @@ import type {
   OutboxBounds,
   OutboxEntry,
   Owner,
+  ReadMark,
   RetentionPolicy,
   SearchHit,
   SearchQuery,
@@ -34,6 +35,7 @@ import type {
   TurnScope,
 } from "chat-gateway";
 import { defineStorage, expectedChannelsHeld, LIMITS, searchMessages } from "chat-gateway";
+import { countUnread, laneKey, movesForward } from "./read-marks.js";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -49,6 +51,8 @@ interface OwnerState {
   lastSeq: Seq;
   devices: Map<DeviceId, Device>;
   media: Map<MediaId, MediaRecord>;
+  /** One read watermark per lane (docs/PROTOCOL.md §15). */
+  reads: Map<string, ReadMark>;
 }
 
 /** Whether the owner holds no record (its seq counter aside). */
@@ -58,7 +62,7 @@ function holdsNoHistory(s: OwnerState): boolean {
 }
 
 function emptyState(): OwnerState {
-  return { channels: new Map(), messages: new Map(), outbox: [], lastSeq: 0, devices: new Map(), media: new Map() };
+  return { channels: new Map(), messages: new Map(), outbox: [], lastSeq: 0, devices: new Map(), media: new Map(), reads: new Map() };
 }
 
 /** Moves one owner's history to another that holds nothing; devices stay (the `adoptOwner` capability). */
@@ -152,6 +156,7 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
   if (c.requireChannels?.some((id) => !s.channels.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
   const expected = c.expectChannels ?? [];
   if (!expectedChannelsHeld(expected, expected.map((e) => s.channels.get(e.chat_id)))) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (c.read && !movesForward(s.reads, c.read)) return { seqs: [], orphanedMedia: [], skipped: true };
   const mediaTaken = takenMedia(s, c.messages ?? []);
   if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
   for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
@@ -176,6 +181,7 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
     }
   }
   redactOutbox(s, redact);
+  if (c.read) s.reads.set(laneKey(c.read), c.read);
   const seqs: Seq[] = [];
   const ts = now();
   for (const frame of c.outbox ?? []) {
@@ -364,6 +370,15 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
 
     async unfinishedMessages(scope?: TurnScope) {
       return listTurns(owners, scope, (m) => m.role === "assistant" && m.status === "streaming");
+    },
+
+    async readMarks(owner: Owner) {
+      return structuredClone([...(peek(owner)?.reads.values() ?? [])]);
+    },
+
+    async unreadCounts(owner: Owner, cap: number) {
+      const s = peek(owner);
+      return s ? countUnread(s.messages.values(), s.reads, cap) : [];
     },
 
     async waitingTurns(scope?: TurnScope) {
