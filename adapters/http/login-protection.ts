@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { resolveLogger } from "chat-gateway";
 import type { Authenticator, Logger, Revocation, Session, SessionStore, UpgradeDecision } from "chat-gateway";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
-import { canonicalPath, isGatedPath, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
+import { canonicalPath, isGatedPath, isSignedPath, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PasswordVerifier } from "./passwords.js";
 import { createRequestGuard, type RequestGuardOptions } from "./request-guard.js";
@@ -132,6 +132,7 @@ async function handleRequest(ctx: AuthContext, signedIn: WeakMap<IncomingMessage
       await serveAuthApi(ctx, pathname, req, res);
       return true;
     }
+    if (isSignedPath(pathname)) return false;
     if (!(await ctx.enabled()).on) return false;
     const session = await ctx.sessionOf(req);
     if (session === undefined) {

@@ -8,6 +8,7 @@ import { describeAdoptionConformance } from "./storage-adoption.js";
 import { describeCapabilitiesConformance } from "./storage-capabilities.js";
 import { describeDeletionConformance } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
+import { describeHooksConformance } from "./storage-hooks.js";
 import { describeMediaConformance } from "./storage-media.js";
 import { A, B, channel, device, ids, mediaRef, msg, thread } from "./storage-records.js";
 import { describeSearchConformance } from "./storage-search.js";
@@ -103,6 +104,7 @@ export function describeStorageConformance(name: string, make: StorageFactory): 
     describeCapabilitiesConformance(use, capabilities);
     describeMediaConformance(use, capabilities.media);
     describeAdoptionConformance(use, capabilities.adoptOwner, capabilities.media);
+    describeHooksConformance(use, capabilities.hooks);
     describeDevices(use);
   });
 }

@@ -34,6 +34,7 @@ import type {
   TurnScope,
 } from "chat-gateway";
 import { defineStorage, LIMITS, searchMessages } from "chat-gateway";
+import { memoryHooks } from "./hooks.js";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -349,6 +350,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
     ...messageReads(peek),
     ...outboxMethods(peek),
     ...recordMethods(state, peek),
+    ...memoryHooks(),
 
     async commit(owner: Owner, change: Change): Promise<CommitResult> {
       return applyChange(state(owner), change, now);

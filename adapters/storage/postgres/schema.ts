@@ -123,6 +123,23 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   // 7: the durable turn queue: user messages whose turn has not ended carry status 'waiting', read
   // per lane each time a turn takes its lane (waitingTurns).
   (s) => `CREATE INDEX messages_waiting ON ${s}.messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting';`,
+  // 8: webhooks (docs/PROTOCOL.md §17). The secret is kept as given: the gateway computes each
+  // post's HMAC with it, so it cannot be hashed. A hook's delivery keys go with it (cascade).
+  (s) => `
+    CREATE TABLE ${s}.hooks (
+      hook_id text COLLATE "C" PRIMARY KEY,
+      owner text NOT NULL,
+      name text NOT NULL,
+      data text NOT NULL,
+      UNIQUE (owner, name)
+    );
+    CREATE TABLE ${s}.hook_keys (
+      hook_id text COLLATE "C" NOT NULL REFERENCES ${s}.hooks (hook_id) ON DELETE CASCADE,
+      key text COLLATE "C" NOT NULL,
+      expires_at bigint NOT NULL,
+      message_id text,
+      PRIMARY KEY (hook_id, key)
+    );`,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */
