@@ -4,7 +4,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ANONYMOUS_OWNER, consoleLogger, createGateway, type AgentRuntime, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
-import { clientIp, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
+import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket } from "chat-gateway/ws";
@@ -43,11 +43,15 @@ function shownUrl(url: string): string {
   }
 }
 
-/** The HTTP side: the login gate, then media, then the web UI; anything else under /api/ or /ws/ is 404. */
-function routes(protection: LoginProtection, media: ReturnType<typeof createMediaHandler>): http.RequestListener {
+/**
+ * The HTTP side: the login gate (which lets signed webhook posts through), webhooks, media, then
+ * the web UI; anything else under /api/ or /ws/ is 404.
+ */
+function routes(protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>): http.RequestListener {
   return (req, res) => {
     void (async () => {
       if (await protection.handle(req, res)) return;
+      if (await hooks(req, res)) return;
       if (await media(req, res)) return;
       if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
@@ -110,8 +114,10 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     mediaStore: gateway.options.mediaStore!,
     ownerOf: async (req) => ((await protection.enabled()) ? protection.userOf(req) : ANONYMOUS_OWNER),
   });
+  // POST /api/hooks/<id> (docs/PROTOCOL.md §17): the signature is the credential, no session.
+  const hooks = createHookHandler({ gateway, onError: (error) => logger.error("webhook failed", error) });
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(protection, media));
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(protection, media, hooks));
 
   const transport = attachWebSocket(gateway, {
     server,

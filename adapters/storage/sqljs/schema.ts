@@ -1,4 +1,5 @@
 import { indexAll } from "./fts-shards.js";
+import { HOOKS_MIGRATION } from "./hooks.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import type { Sql } from "./sql.js";
 
@@ -91,6 +92,8 @@ export const MIGRATIONS: Migration[] = [
   (sql) => {
     sql.run("CREATE INDEX messages_waiting ON messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting'");
   },
+  // 5: webhooks (docs/PROTOCOL.md §17), see hooks.ts.
+  HOOKS_MIGRATION,
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */
