@@ -3,7 +3,8 @@
 // runs as one of several processes: PostgreSQL storage, Redis bus, sessions, lockouts and lane locks.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { ANONYMOUS_OWNER, consoleLogger, createGateway, type AgentRuntime, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, consoleLogger, createGateway, type AgentRuntime, type Gateway, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
+import { startAdminSocket } from "./admin-socket.js";
 import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
@@ -64,6 +65,14 @@ function routes(protection: LoginProtection, media: ReturnType<typeof createMedi
       res.end(JSON.stringify({ error: "internal error" }));
     });
   };
+}
+
+/** The admin socket for `hook ...`; without it only those commands are lost, not the server. */
+function adminSocket(gateway: Gateway, protection: LoginProtection, config: ServerConfig, logger: Logger): Promise<() => Promise<void>> {
+  return startAdminSocket(gateway, protection, config.dataDir).catch((error: unknown) => {
+    logger.warn("the admin socket could not start; `hook ...` cannot reach this server", error);
+    return async () => undefined;
+  });
 }
 
 /** Listen where the config says; resolves with the port actually bound. */
@@ -127,6 +136,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
   });
   const port = await listen(server, config);
+  const closeAdmin = await adminSocket(gateway, protection, config, logger);
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
@@ -140,6 +150,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     close() {
       closing ??= (async () => {
         server.close();
+        await closeAdmin();
         await gateway.close();
         await transport.close();
         await protection.close();
