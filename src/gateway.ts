@@ -30,7 +30,8 @@ import { resolveOptions } from "./resolve-options.js";
 import { listenForTurns } from "./turn/turn-relay.js";
 import { localTurnFrames } from "./requests/shared-state.js";
 import { endInterrupted, recoverWaiting } from "./requests/turn-queue.js";
-import { answerWaiting } from "./requests/message-requests.js";
+import { answerWaiting, runTurn } from "./requests/message-requests.js";
+import { storePrompt } from "./requests/automation-prompt.js";
 import { runAnswer } from "./turn/turn.js";
 import { OpenAsks } from "./asks/open-asks.js";
 import { arbitrateRelayed } from "./asks/ask-answers.js";
@@ -39,6 +40,13 @@ import { listenForRelays } from "./asks/ask-relay.js";
 /** What server-side code posts into a channel (`gateway.post`). */
 export type PostInput =
   | { text: string; reasoning?: string }
+  | {
+      /**
+       * Runs an agent turn on this prompt: stored first as the user message the answer replies
+       * to (also in an automation channel), then answered like `message.send` (docs/PROTOCOL.md §17).
+       */
+      prompt: string;
+    }
   | {
       /** Streamed like an agent turn (start, updates, stop) when the gateway streams. */
       events: AsyncIterable<RuntimeEvent>;
@@ -239,11 +247,12 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
         const resolved = await services.resolveLane(owner, chatId, postOptions.threadId);
         this.#checkRunning("post");
         const lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
-        const events = "events" in input ? () => input.events : () => textOnly(input.text, input.reasoning);
+        const prompt = "prompt" in input ? await storePrompt(services, owner, lane, input.prompt) : undefined;
+        const events = "events" in input ? () => input.events : "text" in input ? () => textOnly(input.text, input.reasoning) : () => textOnly("");
         return new Promise<StoredMessage>((resolve, reject) => {
           const run = async (turn: LaneTurn) => {
             try {
-              const message = await runAnswer(services, { owner, lane, turn, events });
+              const message = prompt ? await runTurn(services, owner, lane, prompt, turn) : await runAnswer(services, { owner, lane, turn, events });
               // The lane went away under the answer: nothing was kept, so there is no message to give.
               if (turn.reason === "deleted") reject(droppedError("deleted", chatId));
               else resolve(message);

@@ -77,6 +77,7 @@ export type {
   RetentionPolicy,
   TurnScope,
 } from "./contracts/storage.js";
+export type { HookRecord, HookMode, OwnedHook, HookClaim } from "./contracts/hooks.js";
 export { openAuthenticator, tokenAuthenticator } from "./contracts/authenticator.js";
 export type { Authenticator, AuthRequest, AuthResult, ConnectionContext } from "./contracts/authenticator.js";
 export type {

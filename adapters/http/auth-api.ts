@@ -50,6 +50,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
+/** A body the route refuses, with the HTTP status to answer. */
 export class BodyError extends Error {
   constructor(
     readonly status: number,
@@ -59,7 +60,17 @@ export class BodyError extends Error {
   }
 }
 
-export function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+export async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
+  const body = await readBody(req, limit);
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch {
+    throw new BodyError(400, "request body must be JSON");
+  }
+}
+
+/** The raw body, at most `limit` bytes; over it rejects a {@link BodyError} of status 413. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers["content-length"]);
     if (declared > limit) {
@@ -84,11 +95,7 @@ export function readJson(req: IncomingMessage, limit: number): Promise<unknown> 
     req.on("end", () => {
       if (done) return;
       done = true;
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-      } catch {
-        reject(new BodyError(400, "request body must be JSON"));
-      }
+      resolve(Buffer.concat(chunks));
     });
     req.on("error", (error) => {
       if (!done) reject(error);

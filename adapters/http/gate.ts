@@ -39,6 +39,11 @@ export function canonicalPath(url: string | undefined): string {
   return `/${out.join("/")}${trailing}`.toLowerCase();
 }
 
+/** Webhook posts carry their own credential, a signature (docs/PROTOCOL.md §17): no session. */
+export function isSignedPath(pathname: string): boolean {
+  return pathname.startsWith("/api/hooks/");
+}
+
 /** True for `/api`, `/ws` and every path under them (compared on the canonical path). */
 export function isGatedPath(pathname: string): boolean {
   return pathname === "/api" || pathname === "/ws" || pathname.startsWith("/api/") || pathname.startsWith("/ws/");

@@ -4,6 +4,7 @@
  * `/api/auth/`, a failed-login lockout, and a gate in front of every `/api/` and `/ws/` path and
  * WebSocket upgrade. Works with a plain `node:http` server; start with {@link createLoginProtection}.
  * {@link createMediaHandler} serves the owners' media to browsers without letting it run as a page.
+ * {@link createHookHandler} takes signed webhook posts into automation channels (docs/PROTOCOL.md §17).
  *
  * Needs the optional peer dependencies `bcryptjs` and `piscina`.
  * @module
@@ -32,3 +33,9 @@ export type { MediaHandler, MediaHandlerOptions } from "./media-route.js";
 export { memoryDeviceStore, deviceTokenDigest, DEVICE_TOKEN_SECONDS } from "./device-store.js";
 export type { DeviceTokenStore, PairedDevice, StoredDevice } from "./device-store.js";
 export { fileDeviceStore } from "./device-file-store.js";
+export { createHookHandler, HOOK_LIMITS } from "./hook-route.js";
+export type { HookHandler, HookHandlerOptions } from "./hook-route.js";
+export { signHookBody, verifyHookSignature, parseHookSignature, HOOK_TOLERANCE_SECONDS } from "./hook-signature.js";
+export type { HookSignature } from "./hook-signature.js";
+export { addHook, rotateHook, removeHook, listHooks } from "./hook-admin.js";
+export type { HookInfo, NewHook } from "./hook-admin.js";

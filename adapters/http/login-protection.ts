@@ -7,7 +7,7 @@ import { sessionCookieName } from "./cookies.js";
 import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
 import { deviceSession, type DeviceTokenStore } from "./device-store.js";
 import { isDevicesPath, serveDevices, type DevicesContext } from "./devices-api.js";
-import { canonicalPath, isGatedPath, isTls, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
+import { canonicalPath, isGatedPath, isSignedPath, isTls, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PairingCodes } from "./pairing-codes.js";
@@ -149,6 +149,7 @@ async function handleRequest(dctx: DevicesContext, signedIn: WeakMap<IncomingMes
       await serveAuthApi(ctx, pathname, req, res);
       return true;
     }
+    if (isSignedPath(pathname)) return false;
     if (isDevicesPath(pathname)) {
       await serveDevices(dctx, pathname, req, res);
       return true;

@@ -11,6 +11,7 @@ import { describeDevices } from "./storage-devices.js";
 import { describeDurabilityConformance } from "./storage-durability.js";
 import { describeDeletionConformance, describeRecordDeletion } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
+import { describeHooksConformance } from "./storage-hooks.js";
 import { describeMediaConformance } from "./storage-media.js";
 import { A, B, channel, device, ids, mediaRef, msg, thread } from "./storage-records.js";
 import { describeSearchConformance } from "./storage-search.js";
@@ -136,6 +137,7 @@ export function describeStorageConformance(name: string, make: StorageFactory, o
     describeCapabilitiesConformance(use, capabilities);
     describeMediaConformance(use, capabilities.media);
     describeAdoptionConformance(use, capabilities.adoptOwner, capabilities.media);
+    describeHooksConformance(use, capabilities.hooks);
     describeDevices(use);
     describeConcurrencyConformance(use, () => made.peer, capabilities);
     if (options.persists) describeDurabilityConformance(use, () => made.reopen?.(), capabilities);

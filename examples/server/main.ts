@@ -2,6 +2,7 @@
 import { runUserCli } from "chat-gateway/http";
 import { HELP, parseConfig, UsageError } from "./config.js";
 import { serverData } from "./data.js";
+import { runHookCli } from "./hook-cli.js";
 import { startServer } from "./server.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -17,6 +18,10 @@ async function main(argv: string[]): Promise<number> {
       isTTY: Boolean(process.stdin.isTTY),
       env: process.env,
     });
+  }
+  if (argv[0] === "hook") {
+    // The running server does it: see admin-socket.ts.
+    return runHookCli(argv.slice(1), parseConfig([], process.env).dataDir, { stdout: process.stdout, stderr: process.stderr });
   }
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(HELP);

@@ -3,8 +3,9 @@
 // runs as one of several processes: PostgreSQL storage, Redis bus, sessions, lockouts and lane locks.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { ANONYMOUS_OWNER, consoleLogger, createGateway, type AgentRuntime, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
-import { clientIp, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
+import { ANONYMOUS_OWNER, consoleLogger, createGateway, type AgentRuntime, type Gateway, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
+import { startAdminSocket } from "./admin-socket.js";
+import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket } from "chat-gateway/ws";
@@ -43,11 +44,15 @@ function shownUrl(url: string): string {
   }
 }
 
-/** The HTTP side: the login gate, then media, then the web UI; anything else under /api/ or /ws/ is 404. */
-function routes(protection: LoginProtection, media: ReturnType<typeof createMediaHandler>): http.RequestListener {
+/**
+ * The HTTP side: the login gate (which lets signed webhook posts through), webhooks, media, then
+ * the web UI; anything else under /api/ or /ws/ is 404.
+ */
+function routes(protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>): http.RequestListener {
   return (req, res) => {
     void (async () => {
       if (await protection.handle(req, res)) return;
+      if (await hooks(req, res)) return;
       if (await media(req, res)) return;
       if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
@@ -60,6 +65,14 @@ function routes(protection: LoginProtection, media: ReturnType<typeof createMedi
       res.end(JSON.stringify({ error: "internal error" }));
     });
   };
+}
+
+/** The admin socket for `hook ...`; without it only those commands are lost, not the server. */
+function adminSocket(gateway: Gateway, protection: LoginProtection, config: ServerConfig, logger: Logger): Promise<() => Promise<void>> {
+  return startAdminSocket(gateway, protection, config.dataDir).catch((error: unknown) => {
+    logger.warn("the admin socket could not start; `hook ...` cannot reach this server", error);
+    return async () => undefined;
+  });
 }
 
 /** Listen where the config says; resolves with the port actually bound. */
@@ -110,8 +123,10 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     mediaStore: gateway.options.mediaStore!,
     ownerOf: async (req) => ((await protection.enabled()) ? protection.userOf(req) : ANONYMOUS_OWNER),
   });
+  // POST /api/hooks/<id> (docs/PROTOCOL.md §17): the signature is the credential, no session.
+  const hooks = createHookHandler({ gateway, onError: (error) => logger.error("webhook failed", error) });
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(protection, media));
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(protection, media, hooks));
 
   const transport = attachWebSocket(gateway, {
     server,
@@ -121,6 +136,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
   });
   const port = await listen(server, config);
+  const closeAdmin = await adminSocket(gateway, protection, config, logger);
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
@@ -134,6 +150,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     close() {
       closing ??= (async () => {
         server.close();
+        await closeAdmin();
         await gateway.close();
         await transport.close();
         await protection.close();

@@ -12,6 +12,7 @@
  */
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
+import type { HookClaim, HookRecord, OwnedHook } from "./hooks.js";
 import type { Change, CommitResult, HistoryPage, HistoryQuery, LaneUnread, OutboxBounds, OutboxEntry, ReadMark, RetentionPolicy, SearchQuery, TurnScope } from "./storage-change.js";
 
 export type {
@@ -243,6 +244,32 @@ export interface StorageImplementation {
    * `cap`. Cost to aim for: an indexed count per lane that stops at `cap`, never a scan of history.
    */
   unreadCounts?(owner: Owner, cap: number): Promise<LaneUnread[]>;
+  /**
+   * **Capability `hooks`: `putHook`, `getHook`, `listHooks`, `deleteHook`, `claimHookKey` and
+   * `settleHookKey`, all or none (docs/PROTOCOL.md §17).** Insert or replace a hook by `hook_id`
+   * (and by `name` within the owner: a new hook of the same name replaces the old one); durable
+   * when it resolves. Hook ids are unique across owners.
+   * Without it: no fallback; `putHook` rejects `unsupported` and no hook is ever found.
+   */
+  putHook?(owner: Owner, hook: HookRecord): Promise<void>;
+  /** Capability `hooks`: the hook with this id, whichever owner has it, or undefined. */
+  getHook?(hookId: string): Promise<OwnedHook | undefined>;
+  /** Capability `hooks`: every hook of the owner, in any order. */
+  listHooks?(owner: Owner): Promise<HookRecord[]>;
+  /** Capability `hooks`: forget a hook and its delivery keys; false when the owner has no such hook. */
+  deleteHook?(owner: Owner, hookId: string): Promise<boolean>;
+  /**
+   * Capability `hooks`: take a delivery key of a hook (a signature, against replays, or an
+   * `Idempotency-Key`) until `expiresAt` (unix ms), atomically across every process sharing the
+   * storage. A key held and not expired at `now` is not taken again: the answer names the
+   * `message_id` its delivery stored, if any. An expired key is taken afresh.
+   */
+  claimHookKey?(hookId: string, key: string, expiresAt: number, now: number): Promise<HookClaim>;
+  /**
+   * Capability `hooks`: record what a claimed key's delivery stored, or with `null` give the key
+   * up (the delivery failed, so a retry may run it).
+   */
+  settleHookKey?(hookId: string, key: string, messageId: string | null): Promise<void>;
 
   /**
    * Declares the capabilities that are guarantees rather than members:
@@ -279,7 +306,8 @@ export interface AdoptionRefused {
 /**
  * Which capabilities a {@link Storage} has natively (`true`) and which the gateway's fallback
  * stands in for (`false`). Each key is documented on the {@link StorageImplementation} member
- * of the same name (`media` covers `getMedia`, `putMedia`, `deleteMedia`).
+ * of the same name (`media` covers `getMedia`, `putMedia`, `deleteMedia`; `hooks` covers the six
+ * hook members).
  */
 export interface StorageCapabilities {
   getChannel: boolean;
@@ -293,6 +321,7 @@ export interface StorageCapabilities {
   adoptOwner: boolean;
   readState: boolean;
   uniqueClientMsgId: boolean;
+  hooks: boolean;
 }
 
 /**

@@ -189,7 +189,7 @@ export function answerWaiting(hub: MessageServices): AnswerWaiting {
   return (owner, turn, message) => {
     const lane: Lane = { chat_id: message.chat_id, thread_id: message.thread_id };
     const command = parseCommand(message.text);
-    return command ? runCommand(hub, owner, lane, message, turn, command.name, command.args) : runTurn(hub, owner, lane, message, turn);
+    return command ? runCommand(hub, owner, lane, message, turn, command.name, command.args) : runTurn(hub, owner, lane, message, turn).then(() => undefined);
   };
 }
 
@@ -264,11 +264,12 @@ async function laneHistory(hub: MessageServices, owner: Owner, lane: Lane, curre
     .map(historyItem);
 }
 
-async function runTurn(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<void> {
+/** Run the agent's turn answering a stored user message; resolves with the stored answer. */
+export async function runTurn(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<StoredMessage> {
   const history = await laneHistory(hub, owner, lane, message.message_id);
   const model = await laneModel(hub, owner, lane);
   const input = turnInput(hub, owner, lane, message, turn, history, model);
-  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, model: model ?? hub.runtime.model, events: () => hub.runtime.turn(input) });
+  return await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, model: model ?? hub.runtime.model, events: () => hub.runtime.turn(input) });
 }
 
 async function* textEvents(text: string): AsyncIterable<RuntimeEvent> {

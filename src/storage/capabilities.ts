@@ -12,7 +12,10 @@ import type { Storage, StorageCapabilities, StorageImplementation } from "../con
 import { scanForClientMsgId, scanSearch } from "./lane-scan.js";
 
 /** The members a storage may leave out. */
-export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "waitingTurns" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner" | "readMarks" | "unreadCounts";
+export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "waitingTurns" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner" | "readMarks" | "unreadCounts" | HookMember;
+
+/** The members of the `hooks` capability (docs/PROTOCOL.md §17). */
+type HookMember = "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey";
 
 /** The required core: a storage without one of these is refused by `defineStorage`. */
 export const REQUIRED_MEMBERS = ["commit", "getMessage", "history", "listChannels", "readOutbox", "outboxBounds", "listDevices", "putDevice"] as const;
@@ -94,6 +97,20 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
     name: "readState",
     members: ["readMarks", "unreadCounts"],
     fallback: () => ({ readMarks: async () => [], unreadCounts: async () => [] }),
+  },
+  {
+    name: "hooks",
+    members: ["putHook", "getHook", "listHooks", "deleteHook", "claimHookKey", "settleHookKey"],
+    fallback: () => ({
+      putHook: async () => {
+        throw new GatewayError("unsupported", "this storage keeps no webhooks (it lacks the hooks capability)");
+      },
+      getHook: async () => undefined,
+      listHooks: async () => [],
+      deleteHook: async () => false,
+      claimHookKey: async () => ({ claimed: true }),
+      settleHookKey: async () => undefined,
+    }),
   },
   {
     name: "uniqueClientMsgId",

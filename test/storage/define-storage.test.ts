@@ -46,8 +46,9 @@ describe("defineStorage", () => {
       adoptOwner: false,
       readState: false,
       uniqueClientMsgId: false,
+      hooks: false,
     });
-    for (const member of ["getChannel", "getDevice", "findByClientMsgId", "search", "pruneOutbox", "unfinishedMessages", "waitingTurns", "getMedia", "putMedia", "deleteMedia", "adoptOwner", "open", "close"] as const) {
+    for (const member of ["getChannel", "getDevice", "findByClientMsgId", "search", "pruneOutbox", "unfinishedMessages", "waitingTurns", "getMedia", "putMedia", "deleteMedia", "adoptOwner", "putHook", "getHook", "listHooks", "deleteHook", "claimHookKey", "settleHookKey", "open", "close"] as const) {
       expect(typeof storage[member], member).toBe("function");
     }
     expect(defineStorage(storage)).toBe(storage);

@@ -36,6 +36,7 @@ import type {
 } from "chat-gateway";
 import { defineStorage, expectedChannelsHeld, LIMITS, searchMessages } from "chat-gateway";
 import { countUnread, laneKey, movesForward } from "./read-marks.js";
+import { memoryHooks } from "./hooks.js";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -359,6 +360,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
     ...messageReads(peek),
     ...outboxMethods(peek),
     ...recordMethods(state, peek),
+    ...memoryHooks(),
 
     async commit(owner: Owner, change: Change): Promise<CommitResult> {
       return applyChange(state(owner), change, now);

@@ -15,6 +15,7 @@
 import type { Pool } from "pg";
 import { defineStorage, type Storage } from "chat-gateway";
 import { adoptOwner } from "./adopt.js";
+import { postgresHooks } from "./hooks.js";
 import { database } from "./database.js";
 import { queries } from "./queries.js";
 import { postgresSearch } from "./search-plan.js";
@@ -93,5 +94,6 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     search: (owner, query) => search(owner, query),
     adoptOwner: adoptOwner(db),
     ...queries(db),
+    ...postgresHooks(db),
   });
 }

@@ -136,6 +136,23 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   // 9: a `picker.select` id is looked up among the owner's picker frames through this index, never
   // by walking the outbox from a seq the client chose (readOutbox with `types`).
   (s) => `CREATE INDEX outbox_type ON ${s}.outbox (owner, type, seq);`,
+  // 10: webhooks (docs/PROTOCOL.md §17). The secret is kept as given: the gateway computes each
+  // post's HMAC with it, so it cannot be hashed. A hook's delivery keys go with it (cascade).
+  (s) => `
+    CREATE TABLE ${s}.hooks (
+      hook_id text COLLATE "C" PRIMARY KEY,
+      owner text NOT NULL,
+      name text NOT NULL,
+      data text NOT NULL,
+      UNIQUE (owner, name)
+    );
+    CREATE TABLE ${s}.hook_keys (
+      hook_id text COLLATE "C" NOT NULL REFERENCES ${s}.hooks (hook_id) ON DELETE CASCADE,
+      key text COLLATE "C" NOT NULL,
+      expires_at bigint NOT NULL,
+      message_id text,
+      PRIMARY KEY (hook_id, key)
+    );`,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

@@ -1,6 +1,7 @@
-import type { AdoptedCounts, AdoptionRefused, Change, Channel, ChannelExpectation, CommitResult, Device, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import type { AdoptedCounts, AdoptionRefused, Change, Channel, ChannelExpectation, CommitResult, Device, HookClaim, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
 import { expectedChannelsHeld } from "chat-gateway";
 import { adopt } from "./adopt.js";
+import { applyHookOp, type HookOp } from "./hooks.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import { laneColumn } from "./search.js";
@@ -18,7 +19,8 @@ export type JournalOp =
   | { k: "media"; o: Owner; m: MediaRecord }
   | { k: "unmedia"; o: Owner; ids: MediaId[] }
   | { k: "prune"; o: Owner; p: RetentionPolicy; t: number }
-  | { k: "adopt"; o: Owner; to: Owner };
+  | { k: "adopt"; o: Owner; to: Owner }
+  | HookOp;
 
 /** The message without its text, which has a column of its own (the FTS content). */
 function messageData(m: StoredMessage): string {
@@ -183,8 +185,11 @@ function prune(sql: Sql, owner: Owner, policy: RetentionPolicy, now: number): vo
   if (old) sql.run("DELETE FROM outbox WHERE owner = ? AND seq <= ?", [owner, old[0]]);
 }
 
+/** What an op answers: a commit's result, an adoption's counts, a hook key claim, a hook deletion's boolean. */
+export type OpResult = CommitResult | AdoptedCounts | AdoptionRefused | HookClaim | boolean | undefined;
+
 /** Applies one op; the caller holds the transaction. */
-export function applyOp(sql: Sql, op: JournalOp): CommitResult | AdoptedCounts | AdoptionRefused | undefined {
+export function applyOp(sql: Sql, op: JournalOp): OpResult {
   switch (op.k) {
     case "commit":
       return commit(sql, op.o, op.c, op.t);
@@ -202,6 +207,11 @@ export function applyOp(sql: Sql, op: JournalOp): CommitResult | AdoptedCounts |
       return undefined;
     case "adopt":
       return adopt(sql, op.o, op.to);
+    case "hook":
+    case "unhook":
+    case "claim":
+    case "settle":
+      return applyHookOp(sql, op);
     default:
       throw new Error(`unknown journal op ${(op as { k: unknown }).k}`);
   }

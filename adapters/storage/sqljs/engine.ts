@@ -1,8 +1,7 @@
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Database, SqlJsStatic } from "sql.js";
-import type { AdoptedCounts, AdoptionRefused, CommitResult } from "chat-gateway";
-import { applyOp, type JournalOp } from "./apply.js";
+import { applyOp, type JournalOp, type OpResult } from "./apply.js";
 import { RETRY_AFTER_FAILURE_MS, writeFailed } from "./disk-errors.js";
 import { JournalWriter, encodeRecord, journalGen } from "./journal.js";
 import { loadFolder } from "./load.js";
@@ -177,7 +176,7 @@ export class Engine {
    * Applies a write to the database, then journals it; resolves once it is on disk. Applying
    * first means a write that fails (bad value, constraint) rejects with nothing journaled.
    */
-  async write(op: JournalOp): Promise<CommitResult | AdoptedCounts | AdoptionRefused | undefined> {
+  async write(op: JournalOp): Promise<OpResult> {
     await this.#settled(true);
     // Soon after a failure the disk is most likely still full: refuse at once rather than apply,
     // fail and reload the whole database again for every write.

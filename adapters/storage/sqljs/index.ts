@@ -60,6 +60,9 @@
 import initSqlJs from "sql.js";
 import type {
   AdoptedCounts,
+  HookClaim,
+  HookRecord,
+  OwnedHook,
   AdoptionRefused,
   Change,
   ChatId,
@@ -296,5 +299,30 @@ class SqlJsStore implements StorageImplementation {
 
   async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts | AdoptionRefused> {
     return (await this.#write({ k: "adopt", o: from, to })) as AdoptedCounts | AdoptionRefused;
+  }
+
+  // The hooks capability (docs/PROTOCOL.md §17): see hooks.ts.
+  getHook(hookId: string): Promise<OwnedHook | undefined> {
+    return this.#read("getHook", hookId);
+  }
+
+  listHooks(owner: Owner): Promise<HookRecord[]> {
+    return this.#read("listHooks", owner);
+  }
+
+  async putHook(owner: Owner, hook: HookRecord): Promise<void> {
+    await this.#write({ k: "hook", o: owner, h: hook });
+  }
+
+  async deleteHook(owner: Owner, hookId: string): Promise<boolean> {
+    return (await this.#write({ k: "unhook", o: owner, id: hookId })) as boolean;
+  }
+
+  async claimHookKey(hookId: string, key: string, expiresAt: number, now: number): Promise<HookClaim> {
+    return (await this.#write({ k: "claim", id: hookId, key, e: expiresAt, t: now })) as HookClaim;
+  }
+
+  async settleHookKey(hookId: string, key: string, messageId: string | null): Promise<void> {
+    await this.#write({ k: "settle", id: hookId, key, m: messageId });
   }
 }

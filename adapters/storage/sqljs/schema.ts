@@ -1,4 +1,5 @@
 import { indexAll } from "./fts-shards.js";
+import { HOOKS_MIGRATION } from "./hooks.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import type { Sql } from "./sql.js";
 
@@ -96,6 +97,8 @@ export const MIGRATIONS: Migration[] = [
   (sql) => {
     sql.run("CREATE INDEX outbox_by_type ON outbox (owner, type, seq)");
   },
+  // 6: webhooks (docs/PROTOCOL.md §17), see hooks.ts.
+  HOOKS_MIGRATION,
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */

@@ -1,0 +1,195 @@
+/**
+ * `POST /api/hooks/{hook_id}`: a signed webhook post into an automation channel
+ * (docs/PROTOCOL.md §17). The signature is the credential: no login session is needed.
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isGatewayError, type Gateway, type HookRecord, type Owner } from "chat-gateway";
+import { BodyError, readBody, sendJson } from "./auth-api.js";
+import { canonicalPath } from "./gate.js";
+import { HOOK_TOLERANCE_SECONDS, parseHookSignature, verifyHookSignature } from "./hook-signature.js";
+
+/** The numbers of webhooks (docs/PROTOCOL.md §17). */
+export const HOOK_LIMITS = {
+  /** Largest body, bytes. */
+  maxBodyBytes: 64 * 1024,
+  /** Authentic posts a minute per hook. */
+  postsPerMinute: 60,
+  /** How long an `Idempotency-Key` answers its first `message_id`, ms. */
+  idempotencyMs: 24 * 60 * 60 * 1000,
+  /** Longest `Idempotency-Key`, characters. */
+  maxKeyLength: 200,
+} as const;
+
+/** Options of {@link createHookHandler}. */
+export interface HookHandlerOptions {
+  /** The gateway the posts go into; its storage keeps the hooks (capability `hooks`). */
+  gateway: Gateway;
+  /** The route's path prefix; the hook id is the one path segment after it. Default `"/api/hooks/"`. */
+  prefix?: string;
+  /** Clock, epoch milliseconds. Default `Date.now`. */
+  now?: () => number;
+  /** Receives unexpected failures (the sender gets a bare 500). Default `console.error`. */
+  onError?: (error: unknown) => void;
+}
+
+/** Answers a request when it is for the hook route; resolves false for any other path. */
+export type HookHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+/** One answer for every bad signature: which check failed is not said. */
+const UNAUTHORIZED = { error: "missing, wrong or stale signature" };
+
+/**
+ * Serves `POST <prefix><hook_id>` with `X-Hook-Signature` (see `signHookBody`). Answers 202
+ * `{message_id}` once the post (mode `post`) or the turn's answer (mode `turn`) is stored, and
+ * raises `notification {kind: "cron"}`; 401 for a missing, wrong or stale signature alike; 404
+ * for an unknown hook; 409 for a signature seen before; 413 over 64 KiB; 429 over 60 posts a
+ * minute per hook. Place it before the login gate, or let `createLoginProtection` pass the
+ * prefix (it does for `/api/hooks/`).
+ */
+export function createHookHandler(options: HookHandlerOptions): HookHandler {
+  if (!options || !options.gateway) throw new TypeError("createHookHandler: options.gateway is required");
+  const prefix = options.prefix ?? "/api/hooks/";
+  if (!prefix.startsWith("/") || !prefix.endsWith("/")) throw new TypeError(`createHookHandler: prefix must start and end with "/", got ${JSON.stringify(prefix)}`);
+  const now = options.now ?? Date.now;
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const budget = new PostBudget(HOOK_LIMITS.postsPerMinute, 60_000);
+  const ctx = { gateway: options.gateway, now, budget };
+
+  return async (req, res) => {
+    // The canonical path, as the login gate reads it: what the gate lets through unsigned
+    // (/api/hooks/…, any spelling) is answered here and reaches no other route.
+    const path = canonicalPath(req.url);
+    if (!path.startsWith(prefix.toLowerCase())) return false;
+    const hookId = path.slice(prefix.length);
+    try {
+      if (req.method !== "POST") {
+        req.resume();
+        sendJson(res, 405, { error: "use POST" }, { allow: "POST" });
+      } else await serve(ctx, hookId, req, res);
+    } catch (error) {
+      onError(error);
+      if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
+      else res.destroy();
+    }
+    return true;
+  };
+}
+
+interface RouteContext {
+  gateway: Gateway;
+  now: () => number;
+  budget: PostBudget;
+}
+
+async function serve(ctx: RouteContext, hookId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const storage = ctx.gateway.options.storage;
+  const found = hookId.length > 0 && hookId.length <= 200 && !hookId.includes("/") ? await storage.getHook(hookId) : undefined;
+  if (!found) {
+    req.resume();
+    return sendJson(res, 404, { error: "unknown hook" });
+  }
+  let body: Buffer;
+  try {
+    body = await readBody(req, HOOK_LIMITS.maxBodyBytes);
+  } catch (error) {
+    if (error instanceof BodyError) return sendJson(res, error.status, { error: error.message }, { connection: "close" });
+    throw error;
+  }
+  const signature = parseHookSignature(req.headers["x-hook-signature"]);
+  const at = ctx.now();
+  if (!signature || !verifyHookSignature(found.hook.secret, body, signature, at)) return sendJson(res, 401, UNAUTHORIZED);
+  const post = parsePost(body);
+  if (typeof post === "string") return sendJson(res, 400, { error: post });
+  const idempotencyKey = req.headers["idempotency-key"];
+  if (idempotencyKey !== undefined && (typeof idempotencyKey !== "string" || idempotencyKey === "" || idempotencyKey.length > HOOK_LIMITS.maxKeyLength)) {
+    return sendJson(res, 400, { error: `Idempotency-Key must be 1 to ${HOOK_LIMITS.maxKeyLength} characters` });
+  }
+  const retryAfter = ctx.budget.take(found.hook.hook_id, at);
+  if (retryAfter > 0) return sendJson(res, 429, { error: "too many posts to this hook", retry_after: retryAfter }, { "retry-after": String(retryAfter) });
+  await deliver(ctx, found, post, { v1: signature.v1, expiresAt: (signature.t + HOOK_TOLERANCE_SECONDS + 1) * 1000, idempotencyKey, at }, res);
+}
+
+interface Claims {
+  v1: string;
+  expiresAt: number;
+  idempotencyKey: string | undefined;
+  at: number;
+}
+
+/**
+ * The idempotency key first: a sender retrying a post it never heard back from resends the very
+ * same request, and must get the first `message_id`, not 409. Then the signature, once per window.
+ */
+async function deliver(ctx: RouteContext, found: { owner: Owner; hook: HookRecord }, post: { text: string; title?: string }, claims: Claims, res: ServerResponse): Promise<void> {
+  const { gateway } = ctx;
+  const storage = gateway.options.storage;
+  const { hook, owner } = found;
+  const idem = claims.idempotencyKey === undefined ? undefined : `idem:${claims.idempotencyKey}`;
+  if (idem) {
+    const held = await storage.claimHookKey(hook.hook_id, idem, claims.at + HOOK_LIMITS.idempotencyMs, claims.at);
+    if (!held.claimed) return held.message_id ? sendJson(res, 202, { message_id: held.message_id }) : sendJson(res, 409, { error: "a post with this Idempotency-Key is still running" });
+  }
+  const sig = `sig:${claims.v1}`;
+  const fresh = await storage.claimHookKey(hook.hook_id, sig, claims.expiresAt, claims.at);
+  if (!fresh.claimed) {
+    if (idem) await storage.settleHookKey(hook.hook_id, idem, null);
+    return sendJson(res, 409, { error: "this signature was used already" });
+  }
+  let messageId: string;
+  try {
+    const message = await gateway.post(owner, hook.chat_id, hook.mode === "turn" ? { prompt: post.text } : { text: post.text });
+    messageId = message.message_id;
+  } catch (error) {
+    // Nothing landed: the idempotency key is given up so that a retry runs the post.
+    if (idem) await storage.settleHookKey(hook.hook_id, idem, null);
+    if (isGatewayError(error) && error.code === "not_found") return sendJson(res, 404, { error: "the hook's channel no longer exists" });
+    if (isGatewayError(error) && error.code === "unsupported") return sendJson(res, 503, { error: "the gateway is not running" }, { "retry-after": "5" });
+    throw error;
+  }
+  if (idem) await storage.settleHookKey(hook.hook_id, idem, messageId);
+  await storage.settleHookKey(hook.hook_id, sig, messageId);
+  await gateway.notify(owner, { kind: "cron", title: post.title ?? hook.name, body: preview(post.text), chat_id: hook.chat_id });
+  sendJson(res, 202, { message_id: messageId });
+}
+
+/** The body `{text, title?}`, or why it is refused. */
+function parsePost(body: Buffer): { text: string; title?: string } | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString("utf8"));
+  } catch {
+    return "the body must be JSON {text, title?}";
+  }
+  const { text, title } = (value && typeof value === "object" ? value : {}) as Record<string, unknown>;
+  if (typeof text !== "string" || text.trim() === "") return `field "text" must be non-empty text`;
+  if (title !== undefined && (typeof title !== "string" || title.trim() === "" || title.length > 200)) return `field "title" must be 1 to 200 characters`;
+  return title === undefined ? { text } : { text, title };
+}
+
+function preview(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+/** A sliding minute of posts per hook in this process; forgets hooks that went quiet. */
+class PostBudget {
+  readonly #times = new Map<string, number[]>();
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number,
+  ) {}
+
+  /** Takes one post; 0 when allowed, else the seconds until one is. */
+  take(key: string, now: number): number {
+    const kept = (this.#times.get(key) ?? []).filter((t) => t > now - this.windowMs);
+    if (kept.length >= this.limit) {
+      this.#times.set(key, kept);
+      return Math.max(1, Math.ceil((kept[0] + this.windowMs - now) / 1000));
+    }
+    kept.push(now);
+    this.#times.set(key, kept);
+    if (this.#times.size > 10_000) for (const [k, v] of this.#times) if (v.every((t) => t <= now - this.windowMs)) this.#times.delete(k);
+    return 0;
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The `hooks` capability of the memory storage (docs/PROTOCOL.md §17): hooks by id, and the
+ * delivery keys (signatures against replays, idempotency keys) each hook has claimed.
+ * @module
+ */
+import type { HookClaim, HookRecord, Owner, OwnedHook, StorageImplementation } from "chat-gateway";
+
+interface HeldKey {
+  expiresAt: number;
+  messageId?: string;
+}
+
+type HookMembers = Required<Pick<StorageImplementation, "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey">>;
+
+/** The six hook members over maps of this process. */
+export function memoryHooks(): HookMembers {
+  const hooks = new Map<string, OwnedHook>();
+  const keys = new Map<string, Map<string, HeldKey>>();
+
+  function forget(hookId: string): void {
+    hooks.delete(hookId);
+    keys.delete(hookId);
+  }
+
+  return {
+    async putHook(owner: Owner, hook: HookRecord) {
+      for (const [id, held] of hooks) if (held.owner === owner && held.hook.name === hook.name && id !== hook.hook_id) forget(id);
+      hooks.set(hook.hook_id, { owner, hook: structuredClone(hook) });
+    },
+    async getHook(hookId: string) {
+      const held = hooks.get(hookId);
+      return held && structuredClone(held);
+    },
+    async listHooks(owner: Owner) {
+      return [...hooks.values()].filter((h) => h.owner === owner).map((h) => structuredClone(h.hook));
+    },
+    async deleteHook(owner: Owner, hookId: string) {
+      if (hooks.get(hookId)?.owner !== owner) return false;
+      forget(hookId);
+      return true;
+    },
+    async claimHookKey(hookId: string, key: string, expiresAt: number, now: number): Promise<HookClaim> {
+      let held = keys.get(hookId);
+      if (!held) keys.set(hookId, (held = new Map()));
+      // Expired keys go on each claim, so the map stays as large as a day of posts.
+      for (const [k, v] of held) if (v.expiresAt <= now) held.delete(k);
+      const existing = held.get(key);
+      if (existing) return existing.messageId === undefined ? { claimed: false } : { claimed: false, message_id: existing.messageId };
+      held.set(key, { expiresAt });
+      return { claimed: true };
+    },
+    async settleHookKey(hookId: string, key: string, messageId: string | null) {
+      const held = keys.get(hookId)?.get(key);
+      if (!held) return;
+      if (messageId === null) keys.get(hookId)!.delete(key);
+      else held.messageId = messageId;
+    },
+  };
+}

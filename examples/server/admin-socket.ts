@@ -1,0 +1,83 @@
+// The running server's admin socket (<data-dir>/admin.sock, mode 0600): how `hook ...` reaches a
+// server that holds the data folder (sql.js keeps it to one process), docs/PROTOCOL.md §17.
+// One JSON line in, one JSON line out; only the account that runs the server can connect.
+import { chmod, rm } from "node:fs/promises";
+import net from "node:net";
+import { join } from "node:path";
+import { ANONYMOUS_OWNER, isGatewayError, type Gateway, type HookMode } from "chat-gateway";
+import { addHook, listHooks, removeHook, rotateHook, type LoginProtection } from "chat-gateway/http";
+
+/** What the CLI asks: a hook action, for a user when login is on. */
+export interface AdminRequest {
+  action: "add" | "list" | "rotate" | "remove";
+  user?: string;
+  name?: string;
+  channel?: string;
+  mode?: HookMode;
+}
+
+/** The socket's path in a data folder. */
+export function adminSocketPath(dataDir: string): string {
+  return join(dataDir, "admin.sock");
+}
+
+/** Listens on the admin socket; resolves with its close. */
+export async function startAdminSocket(gateway: Gateway, protection: LoginProtection, dataDir: string): Promise<() => Promise<void>> {
+  const path = adminSocketPath(dataDir);
+  // A socket file left by a server that died; the data folder's lock says no other server runs.
+  await rm(path, { force: true });
+  const server = net.createServer((socket) => {
+    let buffer = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      buffer += chunk;
+      if (buffer.length > 64 * 1024) socket.destroy();
+      const end = buffer.indexOf("\n");
+      if (end < 0) return;
+      void answer(gateway, protection, buffer.slice(0, end)).then((reply) => socket.end(`${JSON.stringify(reply)}\n`));
+    });
+    socket.on("error", () => undefined);
+  });
+  const previous = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(path, () => resolve());
+    });
+  } finally {
+    process.umask(previous);
+  }
+  await chmod(path, 0o600);
+  return () => new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+async function answer(gateway: Gateway, protection: LoginProtection, line: string): Promise<{ ok: true; result: unknown } | { ok: false; error: string; usage?: true }> {
+  try {
+    const request = JSON.parse(line) as AdminRequest;
+    const owner = await ownerOf(protection, request.user);
+    if (typeof owner !== "string") return owner;
+    switch (request.action) {
+      case "add":
+        return { ok: true, result: await addHook(gateway, owner, { name: request.name!, channel: request.channel!, mode: request.mode }) };
+      case "rotate":
+        return { ok: true, result: await rotateHook(gateway, owner, request.name!) };
+      case "remove":
+        await removeHook(gateway, owner, request.name!);
+        return { ok: true, result: null };
+      case "list":
+        return { ok: true, result: await listHooks(gateway, owner) };
+      default:
+        return { ok: false, error: "unknown action", usage: true };
+    }
+  } catch (error) {
+    return { ok: false, error: isGatewayError(error) ? error.message : "the server could not do it (see its log)" };
+  }
+}
+
+/** The owner the hooks belong to: the named user when login is on, the anonymous owner when off. */
+async function ownerOf(protection: LoginProtection, user: string | undefined): Promise<string | { ok: false; error: string; usage?: true }> {
+  if (!(await protection.enabled())) return user === undefined ? ANONYMOUS_OWNER : { ok: false, error: "login is off: hooks belong to the anonymous owner; leave out --user", usage: true };
+  if (user === undefined) return { ok: false, error: "login is on: name the user with --user NAME", usage: true };
+  if (!(await protection.users.load()).users.has(user)) return { ok: false, error: `no user named "${user}"` };
+  return user;
+}

@@ -1,0 +1,81 @@
+// `hook add|list|rotate|remove` (docs/PROTOCOL.md §17): asks the running server over its admin
+// socket, so it works while the server holds the data folder. Exit 0 done, 1 refused, 2 usage.
+import net from "node:net";
+import type { HookInfo, NewHook } from "chat-gateway/http";
+import { adminSocketPath, type AdminRequest } from "./admin-socket.js";
+
+export const HOOK_USAGE = `usage: hook add NAME --channel CHANNEL [--mode post|turn] [--user NAME]
+       hook list [--user NAME]
+       hook rotate NAME [--user NAME]
+       hook remove NAME [--user NAME]
+`;
+
+interface Io {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+/** Parses `argv` (after "hook") into a request, or undefined on a usage error. */
+function parse(argv: string[]): AdminRequest | undefined {
+  const [action, ...rest] = argv;
+  const flags: Record<string, string> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (!arg.startsWith("--")) positional.push(arg);
+    else if (["--channel", "--mode", "--user"].includes(arg) && rest[i + 1] !== undefined) flags[arg.slice(2)] = rest[++i]!;
+    else return undefined;
+  }
+  const user = flags.user;
+  if (action === "list" && positional.length === 0 && !flags.channel && !flags.mode) return { action, user };
+  if ((action === "rotate" || action === "remove") && positional.length === 1 && !flags.channel && !flags.mode) return { action, user, name: positional[0] };
+  if (action === "add" && positional.length === 1 && flags.channel && (flags.mode === undefined || flags.mode === "post" || flags.mode === "turn")) {
+    return { action, user, name: positional[0], channel: flags.channel, mode: flags.mode as AdminRequest["mode"] };
+  }
+  return undefined;
+}
+
+function ask(path: string, request: AdminRequest): Promise<{ ok: boolean; result?: unknown; error?: string; usage?: true }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(path);
+    let reply = "";
+    socket.setEncoding("utf8");
+    socket.on("connect", () => socket.write(`${JSON.stringify(request)}\n`));
+    socket.on("data", (chunk: string) => (reply += chunk));
+    socket.on("end", () => {
+      try {
+        resolve(JSON.parse(reply));
+      } catch {
+        reject(new Error("the server's admin socket answered nothing"));
+      }
+    });
+    socket.on("error", reject);
+  });
+}
+
+/** Runs `hook ...` against the server whose data folder is `dataDir`. */
+export async function runHookCli(argv: string[], dataDir: string, io: Io): Promise<number> {
+  const request = parse(argv);
+  if (!request) {
+    io.stderr.write(HOOK_USAGE);
+    return 2;
+  }
+  let reply;
+  try {
+    reply = await ask(adminSocketPath(dataDir), request);
+  } catch (error) {
+    io.stderr.write(`cannot reach the running server through ${adminSocketPath(dataDir)} (${(error as Error).message}); start the server first\n`);
+    return 1;
+  }
+  if (!reply.ok) {
+    io.stderr.write(`${reply.error}\n`);
+    return reply.usage ? 2 : 1;
+  }
+  if (request.action === "add" || request.action === "rotate") {
+    const { hook, secret } = reply.result as NewHook;
+    io.stdout.write(`hook_id: ${hook.hook_id}\nsecret: ${secret}\n`);
+  } else if (request.action === "list") {
+    for (const h of reply.result as HookInfo[]) io.stdout.write(`${h.name}\t${h.channel}\t${h.mode}\t${h.hook_id}\n`);
+  }
+  return 0;
+}
