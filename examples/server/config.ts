@@ -32,6 +32,8 @@ export interface ServerConfig {
   connectionsPerIp?: number;
   /** Origins besides the server's own whose pages may open the WebSocket and post the login. */
   allowedOrigins?: string[];
+  /** On SIGTERM, how long running turns may go on before they end interrupted (ms, default 10,000; docs/PROTOCOL.md §18). */
+  drainMs?: number;
 }
 
 /** flag name → environment variable. */
@@ -54,6 +56,7 @@ const OPTIONS = {
   "trust-proxy": "GATEWAY_TRUST_PROXY",
   "connections-per-owner": "GATEWAY_CONNECTIONS_PER_OWNER",
   "connections-per-ip": "GATEWAY_CONNECTIONS_PER_IP",
+  "drain-ms": "GATEWAY_DRAIN_MS",
 } as const;
 
 export const HELP = `Usage: chat-gateway [options]
@@ -87,6 +90,8 @@ Options (each also read from the environment variable in brackets):
                            names the client [GATEWAY_TRUST_PROXY] (default 0)
   --connections-per-owner N  WebSocket connections per owner [GATEWAY_CONNECTIONS_PER_OWNER] (default 32)
   --connections-per-ip N   WebSocket connections per client address [GATEWAY_CONNECTIONS_PER_IP] (default 64)
+  --drain-ms N             on SIGTERM, let running turns finish for up to N ms, then end them
+                           interrupted and close sockets with 1012 [GATEWAY_DRAIN_MS] (default 10000)
   --memory                 keep everything in memory (nothing on disk)
   --help                   show this help
 `;
@@ -122,6 +127,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     trustProxy: count(get("trust-proxy"), "trust-proxy", 0) ?? 0,
     connectionsPerOwner: count(get("connections-per-owner"), "connections-per-owner", 1),
     connectionsPerIp: count(get("connections-per-ip"), "connections-per-ip", 1),
+    drainMs: count(get("drain-ms"), "drain-ms", 0) ?? 10_000,
     host: get("host") ?? "127.0.0.1",
     dataDir,
     usersFile: resolve(get("users-file") ?? join(dataDir, "users.json")),

@@ -3,20 +3,24 @@
 // runs as one of several processes: PostgreSQL storage, Redis bus, sessions, lockouts and lane locks.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { ANONYMOUS_OWNER, consoleLogger, createGateway, type AgentRuntime, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, consoleLogger, type CloseOptions, createGateway, type AgentRuntime, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
 import { clientIp, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage } from "./data.js";
+import { serveReady, type ReadyChecks } from "./ready.js";
 import { serveWeb } from "./static.js";
 
 export interface RunningServer {
   url: string;
   port: number;
-  /** Stop accepting, end running turns, flush storage, close sockets with 1001. */
-  close(): Promise<void>;
+  /**
+   * Stop accepting, end running turns, flush storage, close sockets with 1001; with `drainMs`,
+   * drain first and close with 1012 (docs/PROTOCOL.md §18).
+   */
+  close(options?: CloseOptions): Promise<void>;
   /**
    * Resolves should the storage be down for good (the sql.js database process died and could not
    * be restarted, docs/PROTOCOL.md §10.2): close the server and exit non-zero, for the process
@@ -43,10 +47,11 @@ function shownUrl(url: string): string {
   }
 }
 
-/** The HTTP side: the login gate, then media, then the web UI; anything else under /api/ or /ws/ is 404. */
-function routes(protection: LoginProtection, media: ReturnType<typeof createMediaHandler>): http.RequestListener {
+/** The HTTP side: readiness, the login gate, then media, then the web UI; anything else under /api/ or /ws/ is 404. */
+function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>): http.RequestListener {
   return (req, res) => {
     void (async () => {
+      if (await serveReady(ready, req, res)) return;
       if (await protection.handle(req, res)) return;
       if (await media(req, res)) return;
       if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
@@ -111,7 +116,9 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     ownerOf: async (req) => ((await protection.enabled()) ? protection.userOf(req) : ANONYMOUS_OWNER),
   });
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(protection, media));
+  let draining = false;
+  const ready: ReadyChecks = { storage, draining: () => draining, ...(shared ? { busConnected: shared.connected } : {}) };
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media));
 
   const transport = attachWebSocket(gateway, {
     server,
@@ -131,10 +138,11 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     url,
     port,
     failed,
-    close() {
+    close(options) {
       closing ??= (async () => {
+        draining = true;
         server.close();
-        await gateway.close();
+        await gateway.close(options);
         await transport.close();
         await protection.close();
         await shared?.close();
@@ -204,6 +212,8 @@ interface SharedState {
   sessions: SessionStore;
   lockoutStore: LockoutStore;
   laneLock: LaneLock;
+  /** Whether the Redis connection is up now. */
+  connected(): boolean;
   bus(storage: Storage): Bus & { ready(): Promise<void> };
   close(): Promise<void>;
 }
@@ -235,6 +245,7 @@ async function sharedState(config: ServerConfig, log: (line: string) => void, lo
     sessions: redisSessionStore(redis, { prefix }),
     lockoutStore: redisLockoutStore(redis, { prefix }),
     laneLock: redisLaneLock(redis, { prefix, ttlMs: config.laneTtlMs, logger }),
+    connected: () => redis.status === "ready",
     bus(storage) {
       bus ??= redisBus(redis, { prefix, storage, logger });
       return bus;
