@@ -10,7 +10,8 @@ import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, 
 import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js";
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
 import { DeviceSession, type SessionServices } from "./connection/device-session.js";
-import { settleWithin } from "./settle-within.js";
+import { settleWithin, statsOf, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
+import { TrafficCounts } from "./connection/traffic.js";
 import { CLOSE_CODES, GatewayError } from "./errors.js";
 import type { GatewayEvents } from "./gateway-events.js";
 import { ConnectionCount } from "./connection/connection-count.js";
@@ -69,12 +70,6 @@ export interface ChannelApi {
   delete(owner: Owner, chatId: ChatId): Promise<void>;
 }
 
-/** How {@link Gateway.close} stops. */
-export interface CloseOptions {
-  /** Drain: let running turns finish for at most this many milliseconds, then close sockets with 1012. */
-  drainMs?: number;
-}
-
 /** A running gateway. Feed it connections with {@link Gateway.accept} (the ws adapter does this). */
 export interface Gateway extends EventEmitter<GatewayEvents> {
   /**
@@ -101,6 +96,8 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
    * @throws {TypeError} when `revocation` is not one of the three shapes
    */
   revoke(revocation: Revocation): number;
+  /** What this process carries now and has carried since it was created, for metrics (docs/PROTOCOL.md §18.3). */
+  stats(): GatewayStats;
   /**
    * Post an assistant message into a channel (scheduled jobs, webhooks; works in automation
    * channels). It waits its turn in the lane and resolves with the stored message. It always
@@ -247,6 +244,10 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     return closed;
   }
 
+  stats(): GatewayStats {
+    return statsOf(this.#sessions.size, this.#services.lanes.counts(), this.#services.traffic);
+  }
+
   post(owner: Owner, chatId: ChatId, input: PostInput, postOptions: { threadId?: ChatId | null } = {}): Promise<StoredMessage> {
     const services = this.#services;
     return this.#track(
@@ -364,6 +365,7 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
     now,
     lanes,
     addresses: new ConnectionCount(),
+    traffic: new TrafficCounts(),
     admitting: new ConnectionCount(),
     budgets: sharedBudgets(options),
     store: outbox.store,

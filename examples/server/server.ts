@@ -10,6 +10,7 @@ import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible"
 import { attachWebSocket } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage } from "./data.js";
+import { serverMetrics } from "./metrics.js";
 import { serveReady, type ReadyChecks } from "./ready.js";
 import { serveWeb } from "./static.js";
 
@@ -85,8 +86,10 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const shared = await sharedState(config, log, logger);
   let fail!: (error: Error) => void;
   const failed = new Promise<Error>((resolve) => (fail = resolve));
-  const { storage, label } = await pickStorage(config, logger, fail);
-  const storagePath = `${label}${shared ? ", redis" : ""}`;
+  const metrics = serverMetrics(config);
+  const picked = await pickStorage(config, logger, fail);
+  const storage = metrics.storage(picked.storage);
+  const storagePath = `${picked.label}${shared ? ", redis" : ""}`;
   const protection = loginProtection(config, logger, shared);
   const openReason = await refuseOpenExposure(config, protection).catch(async (error: unknown) => {
     await protection.close();
@@ -108,6 +111,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   // Frames of the other processes must arrive before the first device does.
   await bus?.ready();
   await gateway.start();
+  const metricsUrl = await metrics.start(gateway);
 
   // GET /api/media/<id> for browsers (docs/PROTOCOL.md §9.8): the owner's media only, never as a page.
   const media = createMediaHandler({
@@ -131,7 +135,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}${warning}`);
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
 
   let closing: Promise<void> | undefined;
   return {
@@ -146,6 +150,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
         await transport.close();
         await protection.close();
         await shared?.close();
+        await metrics.close();
         server.closeAllConnections();
       })();
       return closing;

@@ -242,6 +242,17 @@ export class LaneScheduler {
     return dropped;
   }
 
+  /** Turns running and waiting in this process, counted now (docs/PROTOCOL.md §18.3). */
+  counts(): { running: number; waiting: number } {
+    let running = 0;
+    let waiting = 0;
+    for (const state of this.#lanes.values()) {
+      if (state.running) running++;
+      waiting += state.queue.length;
+    }
+    return { running, waiting };
+  }
+
   /** Resolves when no job is waiting or running. */
   idle(): Promise<void> {
     if (this.#active === 0) return Promise.resolve();
