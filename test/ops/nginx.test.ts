@@ -17,7 +17,8 @@ import { HASHES, writeUsers } from "../http/helpers.js";
 const NGINX = "/usr/sbin/nginx";
 const children: ChildProcess[] = [];
 afterEach(() => {
-  for (const c of children.splice(0)) c.kill("SIGKILL");
+  // SIGTERM: nginx's master then stops its workers (SIGKILL would leave them running).
+  for (const c of children.splice(0)) c.kill("SIGTERM");
 });
 
 async function freePort(): Promise<number> {
