@@ -21,6 +21,7 @@ export const entrypoints = [
   { subpath: "./bus/redis", source: "adapters/bus/redis/index.ts" },
   { subpath: "./redis", source: "adapters/redis/index.ts" },
   { subpath: "./testing", source: "adapters/testing/index.ts" },
+  { subpath: "./metrics", source: "adapters/metrics/index.ts" },
 ];
 
 /** "./storage/memory" -> "storage/memory", "." -> "index" */

@@ -5,6 +5,7 @@
  *   node --import tsx bench/fanout.ts            # 1 warm-up + 5 measured runs per side, 2 paced runs
  *   node --import tsx bench/fanout.ts --quick    # 1 warm-up + 2 measured runs per side, 1 paced run
  *   node --import tsx bench/fanout.ts --runs=20  # more measured runs per side
+ *   BENCH_METRICS=1 node --import tsx bench/fanout.ts   # the gateway counted by chat-gateway/metrics, scraped every second
  *   BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --import tsx bench/fanout.ts   # profile the servers
  *
  * Sides, each a server in its own child process (this process plays the 100 devices):
@@ -30,6 +31,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { WebSocket, WebSocketServer } from "ws";
 import { createGateway } from "chat-gateway";
+import { gatewayMetrics } from "chat-gateway/metrics";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { attachWebSocket } from "chat-gateway/ws";
@@ -110,8 +112,10 @@ async function listen(server: http.Server): Promise<number> {
 
 async function gatewayServer(delayMs: number): Promise<void> {
   const quiet = { info() {}, warn() {}, error() {} };
+  // BENCH_METRICS=1: what the metrics cost (docs/PROTOCOL.md §18.3), scraped as Prometheus would.
+  const metrics = process.env.BENCH_METRICS === "1" ? gatewayMetrics() : undefined;
   const gateway = createGateway({
-    storage: memoryStorage(),
+    storage: metrics ? metrics.storage(memoryStorage()) : memoryStorage(),
     runtime: demoRuntime({ chunkChars: CHUNK_CHARS, delayMs }),
     logger: quiet,
     // Every bench device is the same owner on 127.0.0.1: lift the per-owner and per-address caps.
@@ -121,6 +125,10 @@ async function gatewayServer(delayMs: number): Promise<void> {
     rateLimitPerOwner: { perSecond: 1e6, burst: 1e6 },
   });
   await gateway.start();
+  if (metrics) {
+    metrics.observe(gateway);
+    setInterval(() => void metrics.metrics(), 1_000).unref();
+  }
   const server = http.createServer((_req, res) => res.writeHead(404).end());
   attachWebSocket(gateway, { server, path: "/ws/gateway" });
   instrument(trackSockets(server));

@@ -10,6 +10,8 @@ import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, 
 import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js";
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
 import { DeviceSession, type SessionServices } from "./connection/device-session.js";
+import { settleWithin, statsOf, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
+import { TrafficCounts } from "./connection/traffic.js";
 import { CLOSE_CODES, GatewayError } from "./errors.js";
 import type { GatewayEvents } from "./gateway-events.js";
 import { ConnectionCount } from "./connection/connection-count.js";
@@ -85,9 +87,12 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
   start(): Promise<void>;
   /**
    * Stop: refuse new connections, end running turns (marked interrupted), flush storage, close
-   * every socket with 1001.
+   * every socket with 1001. With `drainMs` it drains first (docs/PROTOCOL.md §18): no new turn
+   * starts (a `message.send` is refused `rate_limited`, waiting messages stay stored for the next
+   * start), running turns get up to `drainMs` to finish, the rest end interrupted, and every
+   * socket closes with 1012 so clients reconnect at once.
    */
-  close(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
   /** Take a new connection; the transport feeds the returned handle. */
   accept(connection: Connection): ConnectionHandle;
   /**
@@ -99,6 +104,8 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
    * @throws {TypeError} when `revocation` is not one of the three shapes
    */
   revoke(revocation: Revocation): number;
+  /** What this process carries now and has carried since it was created, for metrics (docs/PROTOCOL.md §18.3). */
+  stats(): GatewayStats;
   /**
    * Post an assistant message into a channel (scheduled jobs, webhooks; works in automation
    * channels). It waits its turn in the lane and resolves with the stored message. It always
@@ -151,6 +158,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   readonly #outbox: Outbox;
   readonly #bus: Bus;
   #state: Lifecycle = "new";
+  /** 1001, or 1012 once draining (docs/PROTOCOL.md §18). */
+  #closeCode: number = CLOSE_CODES.goingAway;
   #recovery: NodeJS.Timeout | undefined;
   #recovering = false;
   readonly #sessions = new Map<string, DeviceSession>();
@@ -202,18 +211,25 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     }
   }
 
-  async close(): Promise<void> {
+  async close(options: CloseOptions = {}): Promise<void> {
     if (this.#state === "closed" || this.#state === "closing") return;
     this.#state = "closing";
+    const draining = options.drainMs !== undefined;
+    if (draining) this.#closeCode = CLOSE_CODES.serviceRestart;
     clearInterval(this.#recovery);
     this.#outbox.stopPruning();
     this.#unsubscribe?.();
     const services = this.#services;
+    if (draining) {
+      services.lanes.hold();
+      await settleWithin(services.lanes.idle(), Math.max(0, options.drainMs ?? 0));
+    }
     services.lanes.abortAll("shutdown");
     // Every aborted turn stores its final frame before the sockets go.
     await settleWithin(services.lanes.idle(), SHUTDOWN_WAIT_MS);
     await Promise.allSettled([...this.#background]);
-    for (const session of [...this.#sessions.values()]) session.close(CLOSE_CODES.goingAway, "server shutting down");
+    const reason = draining ? "server restarting" : "server shutting down";
+    for (const session of [...this.#sessions.values()]) session.close(this.#closeCode, reason);
     await services.storage.close?.();
     await this.#bus.close?.();
     this.#state = "closed";
@@ -222,7 +238,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   accept(connection: Connection): ConnectionHandle {
     const session = new DeviceSession(this.#services, connection);
     if (this.#state !== "running") {
-      connection.close(CLOSE_CODES.goingAway, this.#state === "new" || this.#state === "starting" ? "gateway not started" : "server shutting down");
+      connection.close(this.#closeCode, this.#state === "new" || this.#state === "starting" ? "gateway not started" : "server shutting down");
       session.closed();
       return session;
     }
@@ -236,6 +252,10 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     let closed = 0;
     for (const session of [...this.#sessions.values()]) if (session.revoke(checked)) closed++;
     return closed;
+  }
+
+  stats(): GatewayStats {
+    return statsOf(this.#sessions.size, this.#services.lanes.counts(), this.#services.traffic);
   }
 
   post(owner: Owner, chatId: ChatId, input: PostInput, postOptions: { threadId?: ChatId | null } = {}): Promise<StoredMessage> {
@@ -356,6 +376,7 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
     now,
     lanes,
     addresses: new ConnectionCount(),
+    traffic: new TrafficCounts(),
     admitting: new ConnectionCount(),
     budgets: sharedBudgets(options),
     store: outbox.store,
@@ -376,17 +397,6 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
 
 /** How long close() waits for running turns to store their final frame (ms). */
 const SHUTDOWN_WAIT_MS = 5_000;
-
-/** Wait for `work`, at most `ms`; the timer never outlives the wait, so it holds no process open. */
-async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  try {
-    await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Why a post's job never ran (or its answer was dropped with its lane). */
 function droppedError(reason: AbortReason, chatId: ChatId): GatewayError {

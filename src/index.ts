@@ -5,6 +5,7 @@
  */
 export { createGateway } from "./gateway.js";
 export type { Gateway, ChannelApi, PostInput, NotifyInput } from "./gateway.js";
+export type { CloseOptions, GatewayStats } from "./gateway-ops.js";
 export type { GatewayOptions, ResolvedOptions } from "./options.js";
 export { consoleLogger, resolveLogger } from "./logger.js";
 export type { Logger } from "./logger.js";

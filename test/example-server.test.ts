@@ -26,7 +26,7 @@ async function start(env: Record<string, string>, args: string[] = []) {
 const cli = runServerCli;
 
 describe("example server", () => {
-  it("example server - starts with no configuration beyond a data dir, chats, and exits 0 on SIGTERM closing sockets with 1001", async () => {
+  it("example server - starts with no configuration beyond a data dir, chats, and exits 0 on SIGTERM closing sockets with 1012 (it drains, docs/PROTOCOL.md §18)", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
     const { base, ws, output } = await start({ GATEWAY_DATA_DIR: dataDir });
     expect(output()).toMatch(/storage .*db, login off: the users file .* does not exist/);
@@ -39,7 +39,7 @@ describe("example server", () => {
     expect((await c.say({ chat_id: "default", text: "```js\nx()\n```" })).final.payload.final_text).toBe("You said:\n\n```js\nx()\n```");
     const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
     child!.kill("SIGTERM");
-    expect(await c.closedPromise).toBe(1001);
+    expect(await c.closedPromise).toBe(1012);
     expect(await exited).toBe(0);
   });
 

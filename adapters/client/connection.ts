@@ -52,6 +52,18 @@ export function backoffDelay(reconnect: ReconnectOptions | undefined, attempt: n
   return Math.round(full * (1 - jitter * Math.random()));
 }
 
+/**
+ * The wait after a 1012 (server restart): at once, but spread at random over up to a second (or
+ * `initialDelayMs`, when shorter) so the devices of a drained process do not all come back in the
+ * same instant.
+ */
+function restartDelay(reconnect: ReconnectOptions | undefined): number {
+  return Math.round(Math.min(reconnect?.initialDelayMs ?? 500, RESTART_SPREAD_MS) * Math.random());
+}
+
+/** The longest wait before reconnecting after a 1012 (ms). */
+const RESTART_SPREAD_MS = 1_000;
+
 /** One client's socket, replaced on every reconnect; the client sees only its frames and states. */
 export class Connection {
   readonly #options: GatewayClientOptions;
@@ -64,6 +76,8 @@ export class Connection {
   #stopped = false;
   #attempt = 0;
   #retryAtOnce = false;
+  /** The last close was 1012: the next attempt waits only a jitter. */
+  #restartJitter = false;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   #hello: HelloOkPayload | undefined;
@@ -306,6 +320,8 @@ export class Connection {
       this.stop("closed", `the gateway refused the hello: ${attempt.helloRefusal ?? (event.reason || "invalid hello")}`);
       return;
     }
+    // 1012: the server drained and restarts (docs/PROTOCOL.md §18); another process may take us now.
+    if (event.code === CLOSE_CODES.serviceRestart) this.#restartJitter = true;
     this.#scheduleRetry(`closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`, !attempt.gotHello);
   }
 
@@ -316,8 +332,9 @@ export class Connection {
       return;
     }
     const retry = () => {
-      const delay = this.#retryAtOnce ? 0 : backoffDelay(reconnect, this.#attempt);
+      const delay = this.#retryAtOnce ? 0 : this.#restartJitter ? restartDelay(reconnect) : backoffDelay(reconnect, this.#attempt);
       this.#retryAtOnce = false;
+      this.#restartJitter = false;
       this.#attempt++;
       this.#setState("reconnecting", { retryInMs: delay, attempt: this.#attempt, reason });
       this.#retryTimer = setTimeout(() => {

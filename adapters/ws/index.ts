@@ -12,6 +12,7 @@ import { LIMITS } from "chat-gateway";
 import { startHeartbeat } from "./heartbeat.js";
 import { tickBatch } from "./tick-batch.js";
 import { upgradeGuard, type UpgradeGuardOptions } from "./upgrade-guard.js";
+import { proxyHint } from "./proxy-hint.js";
 
 /**
  * Options of {@link attachWebSocket}. `allowedOrigins` / `allowedHosts` (default none besides the
@@ -188,6 +189,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   const pongTimeoutMs = milliseconds("pongTimeoutMs", options.pongTimeoutMs, Math.min(10_000, heartbeatMs));
   const handshakeTimeoutMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
   const clientAddress = options.clientAddress ?? peerAddress;
+  const hint = options.clientAddress ? undefined : proxyHint(gateway.options.maxConnectionsPerIp, (message) => gateway.options.logger.warn(message));
   const guard = upgradeGuard(options);
   const perMessageDeflate = options.perMessageDeflate === true ? { ...BOUNDED_DEFLATE } : (options.perMessageDeflate ?? false);
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate });
@@ -224,6 +226,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     };
     wss.handleUpgrade(request, socket, head, (ws) => {
       socket.off("error", onError);
+      if (hint) ws.once("close", hint.opened(request, context.remoteAddress));
       serve(gateway, heartbeat, ws, socket, context);
     });
   }

@@ -32,6 +32,10 @@ export interface ServerConfig {
   connectionsPerIp?: number;
   /** Origins besides the server's own whose pages may open the WebSocket and post the login. */
   allowedOrigins?: string[];
+  /** On SIGTERM, how long running turns may go on before they end interrupted (ms, default 10,000; docs/PROTOCOL.md §18). */
+  drainMs?: number;
+  /** Port of GET /metrics, on the same host (docs/PROTOCOL.md §18.3); off when undefined. */
+  metricsPort?: number;
 }
 
 /** flag name → environment variable. */
@@ -54,6 +58,8 @@ const OPTIONS = {
   "trust-proxy": "GATEWAY_TRUST_PROXY",
   "connections-per-owner": "GATEWAY_CONNECTIONS_PER_OWNER",
   "connections-per-ip": "GATEWAY_CONNECTIONS_PER_IP",
+  "drain-ms": "GATEWAY_DRAIN_MS",
+  "metrics-port": "GATEWAY_METRICS_PORT",
 } as const;
 
 export const HELP = `Usage: chat-gateway [options]
@@ -87,6 +93,10 @@ Options (each also read from the environment variable in brackets):
                            names the client [GATEWAY_TRUST_PROXY] (default 0)
   --connections-per-owner N  WebSocket connections per owner [GATEWAY_CONNECTIONS_PER_OWNER] (default 32)
   --connections-per-ip N   WebSocket connections per client address [GATEWAY_CONNECTIONS_PER_IP] (default 64)
+  --drain-ms N             on SIGTERM, let running turns finish for up to N ms, then end them
+                           interrupted and close sockets with 1012 [GATEWAY_DRAIN_MS] (default 10000)
+  --metrics-port N         serve GET /metrics (Prometheus) on this port of the same host
+                           [GATEWAY_METRICS_PORT] (default off)
   --memory                 keep everything in memory (nothing on disk)
   --help                   show this help
 `;
@@ -122,6 +132,8 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     trustProxy: count(get("trust-proxy"), "trust-proxy", 0) ?? 0,
     connectionsPerOwner: count(get("connections-per-owner"), "connections-per-owner", 1),
     connectionsPerIp: count(get("connections-per-ip"), "connections-per-ip", 1),
+    drainMs: count(get("drain-ms"), "drain-ms", 0) ?? 10_000,
+    metricsPort: count(get("metrics-port"), "metrics-port", 0),
     host: get("host") ?? "127.0.0.1",
     dataDir,
     usersFile: resolve(get("users-file") ?? join(dataDir, "users.json")),

@@ -38,10 +38,13 @@ async function main(argv: string[]): Promise<number> {
     throw error;
   }
   const server = await startServer(config);
+  // SIGTERM drains (docs/PROTOCOL.md §18): running turns may finish, sockets close with 1012.
+  let drain = false;
   const code = await new Promise<number>((resolve) => {
-    const stop = () => {
+    const stop = (signal: NodeJS.Signals) => {
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
+      drain = signal === "SIGTERM";
       resolve(0);
     };
     process.on("SIGINT", stop);
@@ -52,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
       resolve(1);
     });
   });
-  await server.close();
+  await server.close(drain ? { drainMs: config.drainMs } : undefined);
   return code;
 }
 

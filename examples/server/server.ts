@@ -3,7 +3,7 @@
 // runs as one of several processes: PostgreSQL storage, Redis bus, sessions, lockouts and lane locks.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { ANONYMOUS_OWNER, consoleLogger, createGateway, type AgentRuntime, type Gateway, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, consoleLogger, type CloseOptions, createGateway, type AgentRuntime, type Gateway, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
 import { startAdminSocket } from "./admin-socket.js";
 import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
@@ -11,13 +11,18 @@ import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible"
 import { attachWebSocket } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage } from "./data.js";
+import { serverMetrics } from "./metrics.js";
+import { serveReady, type ReadyChecks } from "./ready.js";
 import { serveWeb } from "./static.js";
 
 export interface RunningServer {
   url: string;
   port: number;
-  /** Stop accepting, end running turns, flush storage, close sockets with 1001. */
-  close(): Promise<void>;
+  /**
+   * Stop accepting, end running turns, flush storage, close sockets with 1001; with `drainMs`,
+   * drain first and close with 1012 (docs/PROTOCOL.md §18).
+   */
+  close(options?: CloseOptions): Promise<void>;
   /**
    * Resolves should the storage be down for good (the sql.js database process died and could not
    * be restarted, docs/PROTOCOL.md §10.2): close the server and exit non-zero, for the process
@@ -45,12 +50,13 @@ function shownUrl(url: string): string {
 }
 
 /**
- * The HTTP side: the login gate (which lets signed webhook posts through), webhooks, media, then
- * the web UI; anything else under /api/ or /ws/ is 404.
+ * The HTTP side: readiness, the login gate (which lets signed webhook posts through), webhooks,
+ * media, then the web UI; anything else under /api/ or /ws/ is 404.
  */
-function routes(protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>): http.RequestListener {
+function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>): http.RequestListener {
   return (req, res) => {
     void (async () => {
+      if (await serveReady(ready, req, res)) return;
       if (await protection.handle(req, res)) return;
       if (await hooks(req, res)) return;
       if (await media(req, res)) return;
@@ -93,8 +99,10 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const shared = await sharedState(config, log, logger);
   let fail!: (error: Error) => void;
   const failed = new Promise<Error>((resolve) => (fail = resolve));
-  const { storage, label } = await pickStorage(config, logger, fail);
-  const storagePath = `${label}${shared ? ", redis" : ""}`;
+  const metrics = serverMetrics(config);
+  const picked = await pickStorage(config, logger, fail);
+  const storage = metrics.storage(picked.storage);
+  const storagePath = `${picked.label}${shared ? ", redis" : ""}`;
   const protection = loginProtection(config, logger, shared);
   const openReason = await refuseOpenExposure(config, protection).catch(async (error: unknown) => {
     await protection.close();
@@ -116,6 +124,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   // Frames of the other processes must arrive before the first device does.
   await bus?.ready();
   await gateway.start();
+  const metricsUrl = await metrics.start(gateway);
 
   // GET /api/media/<id> for browsers (docs/PROTOCOL.md §9.8): the owner's media only, never as a page.
   const media = createMediaHandler({
@@ -126,7 +135,9 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   // POST /api/hooks/<id> (docs/PROTOCOL.md §17): the signature is the credential, no session.
   const hooks = createHookHandler({ gateway, onError: (error) => logger.error("webhook failed", error) });
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(protection, media, hooks));
+  let draining = false;
+  const ready: ReadyChecks = { storage, draining: () => draining, ...(shared ? { busConnected: shared.connected } : {}) };
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks));
 
   const transport = attachWebSocket(gateway, {
     server,
@@ -140,21 +151,23 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}${warning}`);
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
 
   let closing: Promise<void> | undefined;
   return {
     url,
     port,
     failed,
-    close() {
+    close(options) {
       closing ??= (async () => {
+        draining = true;
         server.close();
         await closeAdmin();
-        await gateway.close();
+        await gateway.close(options);
         await transport.close();
         await protection.close();
         await shared?.close();
+        await metrics.close();
         server.closeAllConnections();
       })();
       return closing;
@@ -221,6 +234,8 @@ interface SharedState {
   sessions: SessionStore;
   lockoutStore: LockoutStore;
   laneLock: LaneLock;
+  /** Whether the Redis connection is up now. */
+  connected(): boolean;
   bus(storage: Storage): Bus & { ready(): Promise<void> };
   close(): Promise<void>;
 }
@@ -252,6 +267,7 @@ async function sharedState(config: ServerConfig, log: (line: string) => void, lo
     sessions: redisSessionStore(redis, { prefix }),
     lockoutStore: redisLockoutStore(redis, { prefix }),
     laneLock: redisLaneLock(redis, { prefix, ttlMs: config.laneTtlMs, logger }),
+    connected: () => redis.status === "ready",
     bus(storage) {
       bus ??= redisBus(redis, { prefix, storage, logger });
       return bus;

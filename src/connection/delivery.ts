@@ -23,9 +23,9 @@ export class Delivery {
   #live = false;
   #stopped = false;
 
-  /** `caps` reads the device's current caps; `overflow` closes the connection (too slow). */
-  constructor(conn: Connection, limits: OutflowLimits, caps: () => DeviceCaps | undefined, overflow: () => void) {
-    this.#outflow = new Outflow(conn, limits, overflow);
+  /** `caps` reads the device's current caps; `overflow` closes the connection (too slow); `sent` counts frames by type. */
+  constructor(conn: Connection, limits: OutflowLimits, caps: () => DeviceCaps | undefined, overflow: () => void, sent?: Map<string, number>) {
+    this.#outflow = new Outflow(conn, limits, overflow, sent);
     this.#caps = caps;
   }
 

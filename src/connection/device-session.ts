@@ -29,6 +29,7 @@ import type { SharedBudgets } from "./shared-budgets.js";
 import { LoopShare } from "../loop-share.js";
 import { createUploads, type MediaServices, type Uploads } from "../requests/media-transfer.js";
 import { shareState } from "../requests/shared-state.js";
+import { countFrame, type TrafficCounts } from "./traffic.js";
 import { peekId } from "./wire.js";
 
 let nextConnection = 0;
@@ -53,6 +54,8 @@ export interface SessionServices extends HandshakeServices, RequestServices, Med
   /** The frame budgets shared per address and per owner, and the rate of new connections per address. */
   readonly budgets: SharedBudgets;
   readonly bus: Pick<Bus, "ready" | "publish" | "subscribe">;
+  /** Frames and hellos counted for {@link Gateway.stats} (docs/PROTOCOL.md §18.3). */
+  readonly traffic: TrafficCounts;
   /** Start and stop receiving the owner's frames. */
   attach(owner: Owner, subscriber: Subscriber): void;
   detach(owner: Owner, subscriber: Subscriber): void;
@@ -88,7 +91,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
     const tooSlow = () => this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
     const limits = { ...services.options.backpressure, deltaIntervalMs: services.options.deltaUpdateIntervalMs };
-    this.#delivery = new Delivery(conn, limits, () => this.#device?.caps, tooSlow);
+    this.#delivery = new Delivery(conn, limits, () => this.#device?.caps, tooSlow, services.traffic.sent);
     this.uploads = createUploads(services, this);
   }
 
@@ -244,12 +247,23 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       frame = parseClientFrame(text);
     } catch (error) {
       const requestId = error instanceof FrameError ? error.requestId : undefined;
-      if (this.#state === "hello") return this.#refuseAuth(new GatewayError("auth", `the first frame must be a valid hello (${(error as Error).message})`), requestId);
+      if (this.#state === "hello") {
+        this.#services.traffic.hellosRefused++;
+        return this.#refuseAuth(new GatewayError("auth", `the first frame must be a valid hello (${(error as Error).message})`), requestId);
+      }
       return this.#sendError(error, requestId);
     }
+    countFrame(this.#services.traffic.received, frame.type);
     if (this.#state === "hello") {
-      if (frame.type !== "hello") return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"), frame.id);
-      return this.#hello(frame);
+      if (frame.type !== "hello") {
+        this.#services.traffic.hellosRefused++;
+        return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"), frame.id);
+      }
+      await this.#hello(frame);
+      // #ready() sets the device; a refused hello leaves it unset.
+      if (this.#device !== undefined) this.#services.traffic.hellosOk++;
+      else this.#services.traffic.hellosRefused++;
+      return;
     }
     if (frame.type === "hello") return this.#sendError(new GatewayError("unsupported", "hello was already sent on this connection"), frame.id);
     try {

@@ -10,6 +10,7 @@ import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Connection } from "../contracts/connection.js";
 import { encodeFrame } from "./wire.js";
 import { HeldTexts } from "./held-texts.js";
+import { countFrame } from "./traffic.js";
 
 /** How often a held-back update or a waiting reply looks at the socket's buffer again (milliseconds). */
 const DRAIN_POLL_MS = 25;
@@ -36,10 +37,14 @@ export class Outflow {
   /** For a delta device: when its next `message.update` may be written (`performance.now()` time). */
   #nextDeltaAt = 0;
 
-  constructor(conn: Connection, limits: OutflowLimits, overflow: () => void) {
+  /** Frames written, by type (docs/PROTOCOL.md §18.3). */
+  readonly #sent: Map<string, number> | undefined;
+
+  constructor(conn: Connection, limits: OutflowLimits, overflow: () => void, sent?: Map<string, number>) {
     this.#conn = conn;
     this.#limits = limits;
     this.#overflow = overflow;
+    this.#sent = sent;
   }
 
   /** From now on `message.update`s go out as appends to what the device holds (`caps.delta`). */
@@ -94,6 +99,7 @@ export class Outflow {
       else if (frame.type === "message.deleted" && Array.isArray(p.message_ids)) for (const id of p.message_ids) held.ended(id as string);
     }
     this.#conn.send(encodeFrame(frame, requestId));
+    if (this.#sent !== undefined) countFrame(this.#sent, frame.type);
   }
 
   /** Send a binary message (a media chunk); counts against the same hard limit as text. */

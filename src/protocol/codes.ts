@@ -21,6 +21,8 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, { readonly httpStatus: numb
 export const CLOSE_CODES = {
   /** Server shutting down. */
   goingAway: 1001,
+  /** Server restarting after draining (docs/PROTOCOL.md §18): reconnect at once, maybe to another process. */
+  serviceRestart: 1012,
   /**
    * A `hello` with a field outside the protocol's grammar (an invalid `ntfy_topic` or
    * `fcm_token`), after an `error unsupported` naming it; the same hello would fail again.

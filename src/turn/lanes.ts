@@ -39,6 +39,7 @@ interface QueuedJob {
 }
 
 interface LaneState {
+  readonly owner: Owner;
   running: LaneTurn | undefined;
   queue: QueuedJob[];
 }
@@ -55,6 +56,8 @@ export class LaneScheduler {
   readonly #maxPerOwner: number;
   #active = 0;
   #idleWaiters: Array<() => void> = [];
+  /** Draining: no job starts any more (docs/PROTOCOL.md §18). */
+  #held = false;
 
   readonly #lock: LaneLock | undefined;
   readonly #onLockError: (error: unknown) => void;
@@ -69,6 +72,7 @@ export class LaneScheduler {
 
   /** Refuse with `rate_limited` when the owner already has too many turns waiting or running. */
   checkCapacity(owner: Owner): void {
+    if (this.#held) throw new GatewayError("rate_limited", "the server is restarting: send it again once reconnected");
     if ((this.#perOwner.get(owner) ?? 0) >= this.#maxPerOwner) {
       throw new GatewayError("rate_limited", `too many turns in flight (at most ${this.#maxPerOwner})`);
     }
@@ -80,10 +84,11 @@ export class LaneScheduler {
    * never run; `dropped` is told instead.
    */
   enqueue(owner: Owner, lane: Lane, job: Job, dropped?: DropHandler, front = false): void {
+    if (this.#held) return tellDropped([{ run: job, dropped }], "shutdown");
     const key = laneKey(owner, lane);
     let state = this.#lanes.get(key);
     if (!state) {
-      state = { running: undefined, queue: [] };
+      state = { owner, running: undefined, queue: [] };
       this.#lanes.set(key, state);
     }
     const before = this.#perOwner.get(owner) ?? 0;
@@ -141,7 +146,7 @@ export class LaneScheduler {
   renew(owner: Owner, lane: Lane): LaneTurn | undefined {
     const state = this.#lanes.get(laneKey(owner, lane));
     const current = state?.running;
-    if (!state || !current || current.reason === "shutdown" || current.reason === "deleted") return undefined;
+    if (this.#held || !state || !current || current.reason === "shutdown" || current.reason === "deleted") return undefined;
     const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
     state.running = turn;
     return turn;
@@ -197,10 +202,8 @@ export class LaneScheduler {
 
   /** Abort every running turn and drop every waiting one (shutdown). */
   abortAll(reason: AbortReason): void {
-    const dropped: QueuedJob[] = [];
+    const dropped = this.#dropWaiting();
     for (const state of this.#lanes.values()) {
-      this.#active -= state.queue.length;
-      dropped.push(...state.queue.splice(0));
       if (state.running && !state.running.controller.signal.aborted) {
         state.running.reason = reason;
         state.running.controller.abort(reason);
@@ -212,6 +215,42 @@ export class LaneScheduler {
       for (const resolve of this.#idleWaiters.splice(0)) resolve();
     }
     tellDropped(dropped, reason);
+  }
+
+  /**
+   * Draining (docs/PROTOCOL.md §18): running turns go on, but nothing new starts. Waiting jobs
+   * are dropped here (their messages stay stored `waiting` for the next start or another
+   * process), a job that answers several waiting messages stops after its current one, and new
+   * turns are refused `rate_limited`. `idle()` then resolves once the running turns end.
+   */
+  hold(): void {
+    this.#held = true;
+    const dropped = this.#dropWaiting();
+    if (this.#active <= 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    tellDropped(dropped, "shutdown");
+  }
+
+  /** Take every waiting job off its lane: they stop counting as active and against their owner. */
+  #dropWaiting(): QueuedJob[] {
+    const dropped: QueuedJob[] = [];
+    for (const state of this.#lanes.values()) {
+      const waiting = state.queue.splice(0);
+      this.#active -= waiting.length;
+      if (waiting.length > 0) this.#release(state.owner, waiting.length);
+      dropped.push(...waiting);
+    }
+    return dropped;
+  }
+
+  /** Turns running and waiting in this process, counted now (docs/PROTOCOL.md §18.3). */
+  counts(): { running: number; waiting: number } {
+    let running = 0;
+    let waiting = 0;
+    for (const state of this.#lanes.values()) {
+      if (state.running) running++;
+      waiting += state.queue.length;
+    }
+    return { running, waiting };
   }
 
   /** Resolves when no job is waiting or running. */

@@ -1,0 +1,41 @@
+/**
+ * One warning for a server that seems to sit behind a reverse proxy without telling the adapter
+ * how to find the client's address: every socket then comes from the proxy, and the gateway's
+ * per-address limits (`maxConnectionsPerIp`, 64 by default) cap the whole service at once.
+ * @module
+ */
+import type { IncomingMessage } from "node:http";
+
+/** Watches upgrades when no `clientAddress` option was given; warns once. */
+export function proxyHint(maxPerAddress: number, warn: (message: string) => void) {
+  const open = new Map<string, number>();
+  // Half the cap: early enough to read before the first refusal, rare enough for one busy NAT.
+  const many = Math.max(2, Math.ceil(maxPerAddress / 2));
+  let warned = false;
+  const say = (why: string) => {
+    if (warned) return;
+    warned = true;
+    warn(
+      `${why}. Behind a reverse proxy every client shares the proxy's address, so the limit of ${maxPerAddress} connections per address ` +
+        "(maxConnectionsPerIp) caps the whole service: pass attachWebSocket's clientAddress option, e.g. " +
+        "`(req) => clientIp(req, 1)` from chat-gateway/http (the example server: --trust-proxy 1) (docs/PROTOCOL.md §18.4)",
+    );
+  };
+  return {
+    /** A socket of `address` opened; returns what to call when it closes. */
+    opened(request: IncomingMessage, address: string | undefined): () => void {
+      if (request.headers["x-forwarded-for"] !== undefined || request.headers.forwarded !== undefined) {
+        say("a WebSocket upgrade carried X-Forwarded-For or Forwarded, but attachWebSocket has no clientAddress option");
+      }
+      if (address === undefined) return () => undefined;
+      const count = (open.get(address) ?? 0) + 1;
+      open.set(address, count);
+      if (count >= many) say(`${count} WebSocket connections are open from one address (${address}) and attachWebSocket has no clientAddress option`);
+      return () => {
+        const left = (open.get(address) ?? 1) - 1;
+        if (left > 0) open.set(address, left);
+        else open.delete(address);
+      };
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Operating a gateway (docs/PROTOCOL.md §18): how it closes (and waits while it does), and what it
+ * reports for metrics.
+ * @module
+ */
+import type { TrafficCounts } from "./connection/traffic.js";
+
+/** How {@link Gateway.close} stops. */
+export interface CloseOptions {
+  /** Drain: let running turns finish for at most this many milliseconds, then close sockets with 1012. */
+  drainMs?: number;
+}
+
+/** A gateway's load now, and its traffic since it was created ({@link Gateway.stats}). */
+export interface GatewayStats {
+  /** Open connections of this process, `hello` done or not. */
+  connections: number;
+  /** Turns running in this process. */
+  turnsRunning: number;
+  /** Turns waiting in this process for the turn before them in their lane. */
+  turnsWaiting: number;
+  /** Handshakes that ended in `hello.ok`, and ones refused (any error or close instead). */
+  hellos: { ok: number; refused: number };
+  /** Client frames that passed validation, by type. */
+  framesReceived: Record<string, number>;
+  /** Text frames written to sockets, by type. */
+  framesSent: Record<string, number>;
+}
+
+/** A snapshot: later traffic does not change it. */
+export function statsOf(connections: number, turns: { running: number; waiting: number }, traffic: TrafficCounts): GatewayStats {
+  return {
+    connections,
+    turnsRunning: turns.running,
+    turnsWaiting: turns.waiting,
+    hellos: { ok: traffic.hellosOk, refused: traffic.hellosRefused },
+    framesReceived: Object.fromEntries(traffic.received),
+    framesSent: Object.fromEntries(traffic.sent),
+  };
+}
+
+/** Wait for `work`, at most `ms`; the timer never outlives the wait, so it holds no process open. */
+export async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  try {
+    await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
