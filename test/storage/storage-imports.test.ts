@@ -47,6 +47,8 @@ const ALLOWED: Record<string, string> = {
   snippetAround: "search ranking",
   foldText: "search ranking",
   WORD_PATTERN: "search ranking",
+  firstMatch: "search snippets from a bounded window",
+  SNIPPET_SCAN: "search snippets from a bounded window",
   LIMITS: "the protocol's search limits",
   resolveLogger: "sql.js logs through the gateway's Logger",
   GatewayError: "sql.js words a full disk for the client, and rebuilds errors that crossed from its engine process",
