@@ -118,25 +118,19 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     authenticator: protection.authenticator(),
     mediaStore: await pickMediaStore(config),
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
-    ...(config.connectionsPerOwner ? { maxConnectionsPerOwner: config.connectionsPerOwner } : {}),
-    ...(config.connectionsPerIp ? { maxConnectionsPerIp: config.connectionsPerIp } : {}),
+    ...connectionCaps(config),
   });
   // Frames of the other processes must arrive before the first device does.
   await bus?.ready();
   await gateway.start();
   const metricsUrl = await metrics.start(gateway);
 
-  // GET /api/media/<id> for browsers (docs/PROTOCOL.md §9.8): the owner's media only, never as a page.
-  const media = createMediaHandler({
-    storage,
-    mediaStore: gateway.options.mediaStore!,
-    ownerOf: async (req) => ((await protection.enabled()) ? protection.userOf(req) : ANONYMOUS_OWNER),
-  });
+  const media = mediaRoute(storage, gateway, protection);
   // POST /api/hooks/<id> (docs/PROTOCOL.md §17): the signature is the credential, no session.
   const hooks = createHookHandler({ gateway, onError: (error) => logger.error("webhook failed", error) });
-  // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
   let draining = false;
   const ready: ReadyChecks = { storage, draining: () => draining, ...(shared ? { busConnected: shared.connected } : {}) };
+  // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
   const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks));
 
   const transport = attachWebSocket(gateway, {
@@ -172,6 +166,23 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
       })();
       return closing;
     },
+  };
+}
+
+/** GET /api/media/<id> for browsers (docs/PROTOCOL.md §9.8): the owner's media only, never as a page. */
+function mediaRoute(storage: Storage, gateway: Gateway, protection: LoginProtection): ReturnType<typeof createMediaHandler> {
+  return createMediaHandler({
+    storage,
+    mediaStore: gateway.options.mediaStore!,
+    ownerOf: async (req) => ((await protection.enabled()) ? protection.userOf(req) : ANONYMOUS_OWNER),
+  });
+}
+
+/** The connection caps the flags set (the library's defaults otherwise). */
+function connectionCaps(config: ServerConfig): { maxConnectionsPerOwner?: number; maxConnectionsPerIp?: number } {
+  return {
+    ...(config.connectionsPerOwner ? { maxConnectionsPerOwner: config.connectionsPerOwner } : {}),
+    ...(config.connectionsPerIp ? { maxConnectionsPerIp: config.connectionsPerIp } : {}),
   };
 }
 
