@@ -93,7 +93,8 @@ it("nginx - TLS in front with --trust-proxy 1: the login cookie is Secure and th
 
   const login = await loginOverHttps(port);
   expect(login.status).toBe(200);
-  const session = login.cookie.find((c) => c.startsWith("gateway_session="));
+  // Over TLS the cookie carries the __Host- prefix (docs/PROTOCOL.md §9.3), which requires Secure.
+  const session = login.cookie.find((c) => c.startsWith("__Host-gateway_session="));
   expect(session).toMatch(/;\s*Secure/i);
 
   const ws = new WebSocket(`wss://127.0.0.1:${port}/ws/gateway`, { rejectUnauthorized: false, headers: { cookie: session!.split(";")[0]!, host: "localhost" } });
