@@ -21,8 +21,7 @@ import { FanOut } from "./outbox/fan-out.js";
 import { Outbox } from "./outbox/outbox.js";
 import { checkedNotification } from "./outbox/notification.js";
 import { ChannelDirectory } from "./requests/channel-directory.js";
-import type { LaneLease } from "./contracts/lane-lock.js";
-import { LaneScheduler, laneKey, type AbortReason, type LaneTurn } from "./turn/lanes.js";
+import { LaneScheduler, type AbortReason, type LaneTurn } from "./turn/lanes.js";
 import type { ChatId, Owner, Seq } from "./ids.js";
 import type { GatewayOptions, ResolvedOptions } from "./options.js";
 import type { Channel, NotificationKind, StoredMessage } from "./contracts/records.js";
@@ -31,7 +30,7 @@ import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
 import { listenForTurns } from "./turn/turn-relay.js";
 import { localTurnFrames } from "./requests/shared-state.js";
-import { endInterrupted, recoverWaiting } from "./requests/turn-queue.js";
+import { recoverTurns } from "./requests/turn-recovery.js";
 import { answerWaiting, runTurn } from "./requests/message-requests.js";
 import { storePrompt } from "./requests/automation-prompt.js";
 import { runAnswer } from "./turn/turn.js";
@@ -310,46 +309,9 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     if (this.#recovering) return;
     this.#recovering = true;
     try {
-      await this.#recoverEach();
+      await recoverTurns(this.#services, answerWaiting(this.#services));
     } finally {
       this.#recovering = false;
-    }
-  }
-
-  async #recoverEach(): Promise<void> {
-    const services = this.#services;
-    const open = await services.storage.unfinishedMessages();
-    // Concurrently: a lane held by a live turn elsewhere costs its short lease wait, not the sum of all.
-    await Promise.all(open.map(({ owner, message }) => this.#recoverAbandoned(owner, message)));
-    await recoverWaiting(services, answerWaiting(services));
-  }
-
-  /** End an answer left streaming, if its lane is free: a live turn of its own would hold it. */
-  async #recoverAbandoned(owner: Owner, message: StoredMessage): Promise<void> {
-    const lane = { chat_id: message.chat_id, thread_id: message.thread_id };
-    if (this.#services.lanes.running(owner, lane)) return;
-    const lease = await this.#abandoned(owner, message);
-    if (lease === false) return;
-    try {
-      await endInterrupted(this.#services, owner, message);
-    } catch (error) {
-      this.#services.log.warn("ending an interrupted answer failed", error);
-    } finally {
-      await lease?.release();
-    }
-  }
-
-  /**
-   * With several processes, a streaming message may belong to a live turn elsewhere: only a lane
-   * whose lease can be taken at once is really abandoned. One process alone recovers them all.
-   */
-  async #abandoned(owner: Owner, message: StoredMessage): Promise<LaneLease | undefined | false> {
-    const lock = this.options.laneLock;
-    if (!lock) return undefined;
-    try {
-      return await lock.acquire(laneKey(owner, { chat_id: message.chat_id, thread_id: message.thread_id }), AbortSignal.timeout(200));
-    } catch {
-      return false;
     }
   }
 }

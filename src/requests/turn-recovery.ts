@@ -1,0 +1,48 @@
+/**
+ * Crash recovery (docs/PROTOCOL.md §4.2): answers left `streaming` by a process that died are
+ * ended `interrupted` once their lane is free, then the waiting messages no job of this process
+ * will reach are queued. Run at start and, with a lane lock, every `recoveryIntervalMs`.
+ * @module
+ */
+import type { LaneLease } from "../contracts/lane-lock.js";
+import type { StoredMessage } from "../contracts/records.js";
+import type { Owner } from "../ids.js";
+import { laneKey } from "../turn/lanes.js";
+import { endInterrupted, recoverWaiting, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
+
+/** End every abandoned answer, then take up the waiting messages. */
+export async function recoverTurns(hub: QueueServices, answer: AnswerWaiting): Promise<void> {
+  const open = await hub.storage.unfinishedMessages();
+  // Concurrently: a lane held by a live turn elsewhere costs its short lease wait, not the sum of all.
+  await Promise.all(open.map(({ owner, message }) => recoverAbandoned(hub, owner, message)));
+  await recoverWaiting(hub, answer);
+}
+
+/** End an answer left streaming, if its lane is free: a live turn of its own would hold it. */
+async function recoverAbandoned(hub: QueueServices, owner: Owner, message: StoredMessage): Promise<void> {
+  const lane = { chat_id: message.chat_id, thread_id: message.thread_id };
+  if (hub.lanes.running(owner, lane)) return;
+  const lease = await abandoned(hub, owner, message);
+  if (lease === false) return;
+  try {
+    await endInterrupted(hub, owner, message);
+  } catch (error) {
+    hub.log.warn("ending an interrupted answer failed", error);
+  } finally {
+    await lease?.release();
+  }
+}
+
+/**
+ * With several processes, a streaming message may belong to a live turn elsewhere: only a lane
+ * whose lease can be taken at once is really abandoned. One process alone recovers them all.
+ */
+async function abandoned(hub: QueueServices, owner: Owner, message: StoredMessage): Promise<LaneLease | undefined | false> {
+  const lock = hub.options.laneLock;
+  if (!lock) return undefined;
+  try {
+    return await lock.acquire(laneKey(owner, { chat_id: message.chat_id, thread_id: message.thread_id }), AbortSignal.timeout(200));
+  } catch {
+    return false;
+  }
+}
