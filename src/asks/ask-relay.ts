@@ -14,6 +14,7 @@ import type { Ask, AskAnswer } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
 import type { OpenAsk } from "./open-asks.js";
 import { INTERNAL_PREFIX, RESPOND_FRAME } from "../outbox/fan-out.js";
+import { ownerSubscriptions } from "../outbox/owner-subscriptions.js";
 import type { Selection } from "./ask-shapes.js";
 
 /** Bus frames between gateway processes (`INTERNAL_PREFIX`); never delivered to a device. */
@@ -56,28 +57,15 @@ export function remoteSession(hub: AskServices, owner: Owner, connectionId: stri
  */
 export function listenForRelays(hub: AskServices, arbitrate: Arbitrate): void {
   const asks = hub.asks;
-  const listening = new Map<Owner, () => void>();
-  asks.onOwner = async (owner, open) => {
-    if (!open) {
-      listening.get(owner)?.();
-      listening.delete(owner);
-      return;
-    }
-    if (listening.has(owner)) return;
-    listening.set(
-      owner,
-      hub.bus.subscribe(owner, (message) => {
-        if (message.frame.type !== RELAY_FRAME) return;
-        const { token, ...relayed } = message.frame.payload as unknown as RelayedAnswer & { token: string };
-        const entry = relayed.picker_id ? asks.get(owner, relayed.picker_id) : relayed.lane && asks.inLane(owner, relayed.lane, relayed.kind).at(-1);
-        if (!entry) return;
-        const respondTo = relayed.connection_id ? { session: remoteSession(hub, owner, relayed.connection_id), requestId: relayed.request_id } : undefined;
-        hub.bus.publish({ owner, frame: { type: ACK_FRAME, payload: { token } } });
-        arbitrate(entry, relayed, respondTo).catch((error) => hub.log.warn("a relayed answer failed", error));
-      }),
-    );
-    await hub.bus.ready?.(owner);
-  };
+  asks.onOwner = ownerSubscriptions(hub.bus, (owner, message) => {
+    if (message.frame.type !== RELAY_FRAME) return;
+    const { token, ...relayed } = message.frame.payload as unknown as RelayedAnswer & { token: string };
+    const entry = relayed.picker_id ? asks.get(owner, relayed.picker_id) : relayed.lane && asks.inLane(owner, relayed.lane, relayed.kind).at(-1);
+    if (!entry) return;
+    const respondTo = relayed.connection_id ? { session: remoteSession(hub, owner, relayed.connection_id), requestId: relayed.request_id } : undefined;
+    hub.bus.publish({ owner, frame: { type: ACK_FRAME, payload: { token } } });
+    arbitrate(entry, relayed, respondTo).catch((error) => hub.log.warn("a relayed answer failed", error));
+  });
 }
 
 /** Send an answer to whichever process holds the ask; true when one took it. */

@@ -14,6 +14,7 @@ import type { Owner } from "../ids.js";
 import { randomUUID as processToken } from "node:crypto";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import { INTERNAL_PREFIX, RESPOND_FRAME } from "../outbox/fan-out.js";
+import { ownerSubscriptions } from "../outbox/owner-subscriptions.js";
 import type { LaneScheduler } from "./lanes.js";
 
 /** Bus frames between gateway processes (`INTERNAL_PREFIX`); never delivered to a device. */
@@ -31,29 +32,19 @@ const ACK_WAIT_MS = 1_500;
  * Carry out the stops other processes relay for the owners whose turns run here, and send a
  * joining device of another process the frames `snapshot` gives for the owner.
  */
-export function listenForTurns(bus: Pick<Bus, "publish" | "subscribe">, lanes: LaneScheduler, snapshot: (owner: Owner) => OutgoingFrame[]): void {
-  const listening = new Map<Owner, () => void>();
-  lanes.onOwner = (owner, active) => {
-    if (!active) {
-      listening.get(owner)?.();
-      listening.delete(owner);
-      return;
+export function listenForTurns(bus: Pick<Bus, "publish" | "subscribe" | "ready">, lanes: LaneScheduler, snapshot: (owner: Owner) => OutgoingFrame[]): void {
+  const subscriptions = ownerSubscriptions(bus, (owner, message) => {
+    const { type, payload } = message.frame;
+    if (type === STOP_FRAME) {
+      const { chat_id, thread_id, token } = payload as unknown as Lane & { token: string };
+      const answer = lanes.running(owner, { chat_id, thread_id })?.answer ?? null;
+      if (lanes.abort(owner, { chat_id, thread_id }, "stop")) bus.publish({ owner, frame: { type: STOPPED_FRAME, payload: { token, message_id: answer } } });
+    } else if (type === JOIN_FRAME && payload.from !== SELF) {
+      for (const frame of snapshot(owner)) bus.publish({ owner, frame: { type: RESPOND_FRAME, payload: { connection_id: payload.connection_id, frame } } });
     }
-    if (listening.has(owner)) return;
-    listening.set(
-      owner,
-      bus.subscribe(owner, (message) => {
-        const { type, payload } = message.frame;
-        if (type === STOP_FRAME) {
-          const { chat_id, thread_id, token } = payload as unknown as Lane & { token: string };
-          const answer = lanes.running(owner, { chat_id, thread_id })?.answer ?? null;
-          if (lanes.abort(owner, { chat_id, thread_id }, "stop")) bus.publish({ owner, frame: { type: STOPPED_FRAME, payload: { token, message_id: answer } } });
-        } else if (type === JOIN_FRAME && payload.from !== SELF) {
-          for (const frame of snapshot(owner)) bus.publish({ owner, frame: { type: RESPOND_FRAME, payload: { connection_id: payload.connection_id, frame } } });
-        }
-      }),
-    );
-  };
+  });
+  // A bus whose link is down resolves `ready` late or fails it: the subscription stands either way.
+  lanes.onOwner = (owner, active) => void subscriptions(owner, active).catch(() => undefined);
 }
 
 /** Ask every other process to send a joining connection the frames of the owner's turns running there. */
