@@ -18,6 +18,7 @@ import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
 import { database } from "./database.js";
 import { queries } from "./queries.js";
+import { postgresReadMarks } from "./read-marks.js";
 import { postgresSearch } from "./search-plan.js";
 import { writer } from "./writer.js";
 
@@ -95,5 +96,6 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     adoptOwner: adoptOwner(db),
     ...queries(db),
     ...postgresHooks(db),
+    ...postgresReadMarks(db),
   });
 }

@@ -1,4 +1,5 @@
 import type { PoolClient } from "pg";
+import { READ_MARKS_MIGRATION } from "./read-marks.js";
 import { fillMessageSearch, refoldWords } from "./search-migrate.js";
 
 /**
@@ -153,6 +154,8 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
       message_id text,
       PRIMARY KEY (hook_id, key)
     );`,
+  // 11: read state (docs/PROTOCOL.md §15), see read-marks.ts.
+  READ_MARKS_MIGRATION,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

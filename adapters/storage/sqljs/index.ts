@@ -63,6 +63,8 @@ import type {
   HookClaim,
   HookRecord,
   OwnedHook,
+  LaneUnread,
+  ReadMark,
   AdoptionRefused,
   Change,
   ChatId,
@@ -299,6 +301,15 @@ class SqlJsStore implements StorageImplementation {
 
   async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts | AdoptionRefused> {
     return (await this.#write({ k: "adopt", o: from, to })) as AdoptedCounts | AdoptionRefused;
+  }
+
+  // The readState capability (docs/PROTOCOL.md §15): see read-marks.ts.
+  readMarks(owner: Owner): Promise<ReadMark[]> {
+    return this.#read("readMarks", owner);
+  }
+
+  unreadCounts(owner: Owner, cap: number): Promise<LaneUnread[]> {
+    return this.#gate.run(owner, () => this.#read("unreadCounts", owner, cap));
   }
 
   // The hooks capability (docs/PROTOCOL.md §17): see hooks.ts.
