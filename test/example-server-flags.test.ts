@@ -6,6 +6,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { parseConfig, UsageError } from "../examples/server/config.js";
 
 const root = join(import.meta.dirname, "..");
 
@@ -54,5 +55,21 @@ describe("example server flags", async () => {
   it("example server flags - docs/PROTOCOL.md §10.2 has exactly the flags and variables of --help", async () => {
     const protocol = await readFile(join(root, "docs/PROTOCOL.md"), "utf8");
     expect(fromTable(protocol, "### 10.2 Configuration")).toEqual(help);
+  });
+});
+
+describe("example server flags - --push-after-ms", () => {
+  it("example server flags - --push-after-ms and GATEWAY_PUSH_AFTER_MS set pushAfterMs, the flag first; unset leaves the gateway's default", () => {
+    expect(parseConfig(["--push-after-ms", "5000"], {}).pushAfterMs).toBe(5000);
+    expect(parseConfig(["--push-after-ms=0"], {}).pushAfterMs).toBe(0);
+    expect(parseConfig([], { GATEWAY_PUSH_AFTER_MS: "120000" }).pushAfterMs).toBe(120_000);
+    expect(parseConfig(["--push-after-ms", "1"], { GATEWAY_PUSH_AFTER_MS: "120000" }).pushAfterMs).toBe(1);
+    expect(parseConfig([], {}).pushAfterMs).toBeUndefined();
+    expect(parseConfig([], { GATEWAY_PUSH_AFTER_MS: "" }).pushAfterMs).toBeUndefined();
+  });
+
+  it.each(["-1", "1.5", "soon", "86400001", "1e12"])("example server flags - --push-after-ms %s is a usage error naming the range", (value) => {
+    expect(() => parseConfig(["--push-after-ms", value], {})).toThrow(UsageError);
+    expect(() => parseConfig([], { GATEWAY_PUSH_AFTER_MS: value })).toThrow(/push-after-ms must be an integer from 0 to 86400000/);
   });
 });

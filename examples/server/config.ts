@@ -36,6 +36,8 @@ export interface ServerConfig {
   drainMs?: number;
   /** Port of GET /metrics, on the same host (docs/PROTOCOL.md §18.3); off when undefined. */
   metricsPort?: number;
+  /** How long a connected device has to read an answer or an ask before it is pushed (ms; docs/PROTOCOL.md §15). */
+  pushAfterMs?: number;
 }
 
 /** flag name → environment variable. */
@@ -60,7 +62,11 @@ const OPTIONS = {
   "connections-per-ip": "GATEWAY_CONNECTIONS_PER_IP",
   "drain-ms": "GATEWAY_DRAIN_MS",
   "metrics-port": "GATEWAY_METRICS_PORT",
+  "push-after-ms": "GATEWAY_PUSH_AFTER_MS",
 } as const;
+
+/** The longest `--push-after-ms`: a day (a timer of more than 2^31 - 1 ms would fire at once). */
+const PUSH_AFTER_MS_MAX = 86_400_000;
 
 export const HELP = `Usage: chat-gateway [options]
        chat-gateway user add|list|remove|set-password [name] [--users-file PATH]
@@ -97,6 +103,8 @@ Options (each also read from the environment variable in brackets):
                            interrupted and close sockets with 1012 [GATEWAY_DRAIN_MS] (default 10000)
   --metrics-port N         serve GET /metrics (Prometheus) on this port of the same host
                            [GATEWAY_METRICS_PORT] (default off)
+  --push-after-ms N        push an answer or an ask no device has read within N ms (at once
+                           when none is connected), 0 to 86400000 [GATEWAY_PUSH_AFTER_MS] (default 60000)
   --memory                 keep everything in memory (nothing on disk)
   --help                   show this help
 `;
@@ -134,6 +142,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     connectionsPerIp: count(get("connections-per-ip"), "connections-per-ip", 1),
     drainMs: count(get("drain-ms"), "drain-ms", 0) ?? 10_000,
     metricsPort: count(get("metrics-port"), "metrics-port", 0),
+    pushAfterMs: count(get("push-after-ms"), "push-after-ms", 0, PUSH_AFTER_MS_MAX),
     host: get("host") ?? "127.0.0.1",
     dataDir,
     usersFile: resolve(get("users-file") ?? join(dataDir, "users.json")),
@@ -153,11 +162,13 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   };
 }
 
-/** A whole-number setting of at least `min`, or undefined when not given. */
-function count(value: string | undefined, name: string, min: number): number | undefined {
+/** A whole-number setting of at least `min` (and at most `max`), or undefined when not given. */
+function count(value: string | undefined, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${name} must be an integer >= ${min}, got ${value}`);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(`${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`}, got ${value}`);
+  }
   return n;
 }
 

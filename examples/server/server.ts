@@ -119,6 +119,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     mediaStore: await pickMediaStore(config),
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
     ...connectionCaps(config),
+    ...(config.pushAfterMs !== undefined ? { pushAfterMs: config.pushAfterMs } : {}),
   });
   // Frames of the other processes must arrive before the first device does.
   await bus?.ready();
