@@ -201,11 +201,12 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
    * Tell every device of the owner that this one has shown a lane up to and including
    * `messageId` (`read`, docs/PROTOCOL.md §15): the lane's watermark moves there unless it is
    * already at or past it. No response; a message not in the lane comes back as an `error` event
-   * (`not_found`).
+   * (`not_found`) carrying the id the frame was sent with.
    */
   async markRead(lane: LaneRef, messageId: string, options: RequestOptions = {}): Promise<void> {
     await this.#connection.waitReady(options.timeoutMs ?? this.#requests.defaultTimeoutMs);
-    this.#connection.socket?.send(JSON.stringify({ type: "read", payload: { chat_id: lane.chat_id, thread_id: lane.thread_id ?? undefined, message_id: messageId } }));
+    const payload = { chat_id: lane.chat_id, thread_id: lane.thread_id ?? undefined, message_id: messageId };
+    this.#connection.socket?.send(JSON.stringify({ type: "read", id: this.#requests.newId(), payload }));
   }
 
   /**

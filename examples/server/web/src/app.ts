@@ -16,6 +16,7 @@ import { QueuedActions } from "./views/queued-actions.js";
 import { SearchView } from "./views/search.js";
 import { settingsDialog } from "./views/settings-dialog.js";
 import { SidebarView } from "./views/sidebar.js";
+import { ReadMarker } from "./read-marker.js";
 import { Statusbar } from "./views/statusbar.js";
 
 export interface AppOptions {
@@ -63,6 +64,7 @@ export class App implements StoreListener {
   readonly #queued: QueuedActions;
   readonly #typing = h("div", { class: "typing", role: "status", "aria-live": "polite" });
   readonly #main = h("main", { class: "conversation", id: "conversation" });
+  readonly #reader: ReadMarker;
   #destroyed = false;
 
   constructor(options: AppOptions) {
@@ -96,6 +98,7 @@ export class App implements StoreListener {
       const cur = store.current;
       if (cur && cur.chat_id === lane.chat_id && cur.thread_id === lane.thread_id) this.#messages.addNote(line);
     });
+    this.#reader = new ReadMarker(this.client, store, this.#messages.el, (id) => this.#messages.elementOf(id));
     this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
     this.#render();
     this.#wire();
@@ -144,6 +147,7 @@ export class App implements StoreListener {
       await this.#loadOlder(lane);
       if (this.#store.current === lane) this.#messages.scrollToBottom();
     }
+    this.#reader.schedule();
   }
 
   // ---------- store listener ----------
@@ -167,6 +171,7 @@ export class App implements StoreListener {
   messageChanged(lane: Lane, msg: Msg): void {
     this.#messages.rerender(lane, msg);
     this.#composer.update();
+    if (lane === this.#store.current) this.#reader.schedule();
   }
 
   messageStreamed(lane: Lane, msg: Msg): void {
@@ -276,6 +281,7 @@ export class App implements StoreListener {
     try {
       const list = await this.client.request("channel.list", {});
       this.#store.setChannels(list.channels);
+      this.#reader.schedule();
     } catch (error) {
       this.#toasts.show(`Could not load channels: ${(error as Error).message}`);
     }

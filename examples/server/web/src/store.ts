@@ -44,7 +44,6 @@ export interface Lane {
   loading: Promise<void> | undefined;
   loaded: boolean;
   typing: boolean;
-  unread: number;
 }
 
 export interface LaneRef {
@@ -150,15 +149,18 @@ export class Store {
     return this.#client.openAsks(lane).length > 0;
   }
 
+  /**
+   * Unread answers of a sidebar entry (a channel with its threads, or a thread), as the gateway
+   * counts them for every device (docs/PROTOCOL.md §15): a read on any device clears them.
+   */
   unread(lane: LaneRef): number {
-    return this.#lanes.get(laneKey(lane.chat_id, lane.thread_id))?.unread ?? 0;
+    return this.#client.unreadCounts()[lane.thread_id ?? lane.chat_id] ?? 0;
   }
 
-  /** Put a lane on screen; its unread count starts over. */
+  /** Put a lane on screen. */
   select(chatId: string, threadId: string | null): Lane {
     const lane = this.lane(chatId, threadId);
     this.#current = lane;
-    lane.unread = 0;
     return lane;
   }
 
@@ -203,7 +205,7 @@ export class Store {
     let lane = this.#lanes.get(key);
     if (!lane) {
       const pager = this.#client.historyPager({ chat_id: chatId, thread_id: threadId }, { limit: 50 });
-      lane = { key, chat_id: chatId, thread_id: threadId, messages: [], byId: new Map(), pager, loading: undefined, loaded: false, typing: false, unread: 0 };
+      lane = { key, chat_id: chatId, thread_id: threadId, messages: [], byId: new Map(), pager, loading: undefined, loaded: false, typing: false };
       this.#lanes.set(key, lane);
     }
     return lane;
@@ -248,14 +250,6 @@ export class Store {
     return lane?.loaded ? lane : undefined;
   }
 
-  #markUnread(chatId: string, threadId: string | null, role: string): void {
-    if (role !== "assistant") return;
-    const lane = this.lane(chatId, threadId);
-    if (lane === this.#current) return;
-    lane.unread++;
-    this.#listener.channelsChanged();
-  }
-
   #add(lane: Lane, msg: Msg): Msg {
     lane.messages.push(msg);
     lane.byId.set(msg.message_id, msg);
@@ -271,6 +265,7 @@ export class Store {
     c.on("channel.created", (ch) => this.upsertChannel(ch));
     c.on("channel.renamed", (ch) => this.upsertChannel(ch));
     c.on("channel.deleted", (p) => this.deleteChannel(p.chat_id));
+    c.on("unread", () => this.#listener.channelsChanged());
     c.on("typing", (p) => {
       const lane = this.lane(p.chat_id, p.thread_id);
       lane.typing = p.on;
@@ -282,21 +277,19 @@ export class Store {
     const c = this.#client;
     c.on("message", (p) => {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
-      if (!lane) return this.#markUnread(p.chat_id, p.thread_id, p.role);
+      if (!lane) return;
       const msg = lane.byId.get(p.message_id) ?? this.#add(lane, fromHistory(p));
       const next = fromHistory(p);
       Object.assign(msg, next, { tools: p.tools ? next.tools : msg.tools, commentary: msg.commentary });
       this.#listener.messageChanged(lane, msg);
-      if (p.role === "assistant" && lane !== this.#current) this.#markUnread(p.chat_id, p.thread_id, p.role);
     });
     c.on("message.stop", (p) => {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
-      if (!lane) return this.#markUnread(p.chat_id, p.thread_id, "assistant");
+      if (!lane) return;
       const msg = lane.byId.get(p.message_id) ?? this.#add(lane, { ...blank(p.message_id), ts: p.ts });
       Object.assign(msg, { text: p.final_text, reasoning: p.reasoning ?? "", runtime: p.runtime, model: p.model ?? msg.model, tokens: p.tokens ?? msg.tokens, status: p.status, media: p.media ?? msg.media, ts: p.ts, streaming: false });
       if (p.tools) msg.tools = p.tools.map(toolRow);
       this.#listener.messageChanged(lane, msg);
-      if (lane !== this.#current) this.#markUnread(p.chat_id, p.thread_id, "assistant");
     });
     c.on("message.deleted", (p) => {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
