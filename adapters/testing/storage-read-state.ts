@@ -89,31 +89,38 @@ export function describeReadStateConformance(current: () => Storage, declared: b
       expect((await storage.readMarks(A)).sort(byId)).toEqual([markOf(busy[3]), markOf(flat[1]), markOf(side[1])].sort(byId));
     });
 
-    test("readState - deleting a channel forgets the watermarks of its lane and its threads; another owner's stay", async () => {
-      const [f1, s1] = [answer("f1"), answer("s1", { thread_id: "t1" })];
-      await storage.commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [f1, s1] });
-      await storage.commit(B, { channels: [channel("c1")], messages: [f1] });
-      await storage.commit(A, readChange(f1));
-      await storage.commit(A, readChange(s1));
-      await storage.commit(B, readChange(f1));
-      await storage.commit(A, { deleteChannels: ["c1", "t1"] });
-      expect(await storage.readMarks(A)).toEqual([]);
-      expect(await storage.readMarks(B)).toEqual([markOf(f1)]);
-      // A channel made again under the same id starts unread.
-      await storage.commit(A, { channels: [channel("c1")], messages: [answer("f9")] });
-      expect(await unreadOf(storage, A)).toEqual([{ chat_id: "c1", thread_id: null, unread: 1 }]);
-    });
-
-    if (adoptOwner) {
-      test("readState - adoptOwner moves the watermarks with the history", async () => {
-        const f1 = answer("f1");
-        await storage.commit("from", { channels: [channel("c1")], messages: [f1, answer("f2")], outbox: [{ type: "x", payload: {} }] });
-        await storage.commit("from", readChange(f1));
-        await storage.adoptOwner("from", "to");
-        expect(await storage.readMarks("to")).toEqual([markOf(f1)]);
-        expect(await storage.readMarks("from")).toEqual([]);
-        expect(await unreadOf(storage, "to")).toEqual([{ chat_id: "c1", thread_id: null, unread: 1 }]);
-      });
-    }
+    describeMarksMoving(() => storage, adoptOwner);
   });
+}
+
+/** Watermarks leave with their channel and move with their owner's history. */
+function describeMarksMoving(current: () => Storage, adoptOwner: boolean): void {
+  test("readState - deleting a channel forgets the watermarks of its lane and its threads; another owner's stay", async () => {
+    const storage = current();
+    const [f1, s1] = [answer("f1"), answer("s1", { thread_id: "t1" })];
+    await storage.commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [f1, s1] });
+    await storage.commit(B, { channels: [channel("c1")], messages: [f1] });
+    await storage.commit(A, readChange(f1));
+    await storage.commit(A, readChange(s1));
+    await storage.commit(B, readChange(f1));
+    await storage.commit(A, { deleteChannels: ["c1", "t1"] });
+    expect(await storage.readMarks(A)).toEqual([]);
+    expect(await storage.readMarks(B)).toEqual([markOf(f1)]);
+    // A channel made again under the same id starts unread.
+    await storage.commit(A, { channels: [channel("c1")], messages: [answer("f9")] });
+    expect(await unreadOf(storage, A)).toEqual([{ chat_id: "c1", thread_id: null, unread: 1 }]);
+  });
+
+  if (adoptOwner) {
+    test("readState - adoptOwner moves the watermarks with the history", async () => {
+      const storage = current();
+      const f1 = answer("f1");
+      await storage.commit("from", { channels: [channel("c1")], messages: [f1, answer("f2")], outbox: [{ type: "x", payload: {} }] });
+      await storage.commit("from", readChange(f1));
+      await storage.adoptOwner("from", "to");
+      expect(await storage.readMarks("to")).toEqual([markOf(f1)]);
+      expect(await storage.readMarks("from")).toEqual([]);
+      expect(await unreadOf(storage, "to")).toEqual([{ chat_id: "c1", thread_id: null, unread: 1 }]);
+    });
+  }
 }

@@ -10,21 +10,6 @@ import type { ChatId, Owner, ReadMark, StorageImplementation } from "chat-gatewa
 import type { Database } from "./database.js";
 
 /**
- * Migration 11: the watermarks, and an index of assistant messages per lane in `(ts, message_id)`
- * order, so a count walks only the unread assistant messages (at most the cap).
- */
-export const READ_MARKS_MIGRATION = (s: string): string => `
-  CREATE TABLE ${s}.read_marks (
-    owner text NOT NULL,
-    chat_id text NOT NULL,
-    thread_key text NOT NULL,
-    ts bigint NOT NULL,
-    message_id text COLLATE "C" NOT NULL,
-    PRIMARY KEY (owner, chat_id, thread_key)
-  );
-  CREATE INDEX messages_assistant ON ${s}.messages (owner, chat_id, thread_key, ts, message_id) WHERE role = 'assistant';`;
-
-/**
  * True when `mark` is newer than the lane's watermark by `(ts, message_id)`, or the lane has none.
  * The commit holds the owner's lock (`lockOwner`), which every commit of the owner in any process
  * takes, so the answer stands until the commit ends.
