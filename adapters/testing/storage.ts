@@ -3,7 +3,7 @@
 // capabilities each have a file of their own.
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway";
-import { defineStorage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
 import { describeAdoptionConformance } from "./storage-adoption.js";
 import { describeCapabilitiesConformance } from "./storage-capabilities.js";
 import { describeConcurrencyConformance } from "./storage-concurrency.js";

@@ -88,7 +88,7 @@ import type {
   Channel,
   Logger,
 } from "chat-gateway";
-import { defineStorage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
 import type { JournalOp } from "./apply.js";
 import { dispatch, type EngineCall, type EngineLink } from "./engine-calls.js";
 import { startEngineProcess } from "./engine-process.js";
