@@ -98,7 +98,7 @@ export interface HistoryItem {
    * Extension, `history` only: this message alone was larger than the page's byte cap
    * (`hello.ok.limits.history_max_bytes`), so its `text` and `reasoning` were cut to fit. Never stored.
    */
-  truncated?: boolean;
+  truncated?: true;
   /** Extension (docs/PROTOCOL.md §14): an assistant answer's tool calls, in call order. */
   tools?: ToolCall[];
   /** Extension (docs/PROTOCOL.md §14): a user message whose text is a gateway command (`/stop`, `/approve`, …). */

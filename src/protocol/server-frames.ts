@@ -195,11 +195,18 @@ export type StoredFrameType = (typeof STORED_FRAME_TYPES)[number];
 /** The payload of each gateway → client frame, by frame type. */
 export type ServerPayloads = { [K in ServerFrameType]: Infer<(typeof serverFrameStructs)[K]> };
 
-/** One gateway → client frame as a client receives it. `seq` is set on frames stored in the owner's outbox. */
-export interface ServerFrame<K extends ServerFrameType = ServerFrameType> {
-  type: K;
-  /** The id of the request this frame answers (docs/PROTOCOL.md §1). */
-  id?: string;
-  seq?: number;
-  payload: ServerPayloads[K];
-}
+/**
+ * One gateway → client frame: a union over the frame types, each with its own payload, so a
+ * payload that does not fit its type fails the build. The gateway builds, sends and stores
+ * frames of this type; a client receives them (`seq` is set on frames stored in the owner's
+ * outbox, `id` on the response to a request, docs/PROTOCOL.md §1).
+ */
+export type ServerFrame<K extends ServerFrameType = ServerFrameType> = {
+  [T in K]: {
+    type: T;
+    /** The id of the request this frame answers (docs/PROTOCOL.md §1). */
+    id?: string;
+    seq?: number;
+    payload: ServerPayloads[T];
+  };
+}[K];
