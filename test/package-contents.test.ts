@@ -13,6 +13,8 @@ it("package - every relative link in the shipped Markdown points into the tarbal
   const shipped = new Set<string>(pack.files.map((f: { path: string }) => f.path));
   const markdown = [...shipped].filter((f) => f.endsWith(".md"));
   expect(markdown).toEqual(expect.arrayContaining(["README.md", "docs/PROTOCOL.md", "bench/RESULTS.md"]));
+  // The bench notebook is for contributors: the results page ships, the notebook stays in the repository.
+  expect(markdown).not.toContain("bench/NOTES.md");
   for (const file of markdown) {
     const text = readFileSync(join(root, file), "utf8");
     for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
