@@ -13,8 +13,10 @@ it("package - every relative link in the shipped Markdown points into the tarbal
   const shipped = new Set<string>(pack.files.map((f: { path: string }) => f.path));
   const markdown = [...shipped].filter((f) => f.endsWith(".md"));
   expect(markdown).toEqual(expect.arrayContaining(["README.md", "docs/PROTOCOL.md", "bench/RESULTS.md"]));
-  // The bench notebook is for contributors: the results page ships, the notebook stays in the repository.
+  // Pages for contributors stay in the repository: the bench notebook (the results page ships)
+  // and the PostgreSQL search internals (docs/MULTIPROCESS.md keeps what an operator needs).
   expect(markdown).not.toContain("bench/NOTES.md");
+  expect(markdown).not.toContain("adapters/storage/postgres/SEARCH.md");
   for (const file of markdown) {
     const text = readFileSync(join(root, file), "utf8");
     for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
