@@ -42,6 +42,7 @@ export type {
   MessageStatus,
   HistoryItem,
   ToolCall,
+  AnsweredAsk,
   StoredMessage,
   SearchHit,
   Notification,

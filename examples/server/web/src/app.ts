@@ -90,12 +90,9 @@ export class App implements StoreListener {
       sendNow: (msg: Msg) => void this.#queued.sendNow(msg),
     };
     const queued = (msg: Msg) => Boolean(store.current && store.queue(store.current).includes(msg.message_id));
-    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, onMediaError: () => void this.#checkSession() }, loadOlder);
+    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, ownDeviceId: () => this.client.deviceId, onMediaError: () => void this.#checkSession() }, loadOlder);
     this.#composer = new Composer({ client: this.client, store, toasts: this.#toasts, openLane, onSent: () => this.#messages.scrollToBottom() });
-    this.#asks = new AskCardsView(this.client, store, this.#toasts, (line, lane) => {
-      const cur = store.current;
-      if (cur && cur.chat_id === lane.chat_id && cur.thread_id === lane.thread_id) this.#messages.addNote(line);
-    });
+    this.#asks = new AskCardsView(this.client, store, this.#toasts);
     this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
     this.#render();
     this.#wire();
