@@ -19,6 +19,11 @@
  * | `error` | the turn throws a {@link GatewayError} with a message a user can act on |
  * | `abort` | the turn ends quietly |
  *
+ * A message sent with `when_busy: "steer"` (docs/PROTOCOL.md §14.4) joins the running turn as a
+ * user message before its next step (through `prepareStep`, after yours when you pass one in
+ * `streamTextOptions`); when the turn would end without another step, one more `streamText` call
+ * answers it.
+ *
  * @example
  * ```ts
  * import { openai } from "@ai-sdk/openai";
