@@ -120,6 +120,11 @@ export class App implements StoreListener {
     if (lane) await this.openLane(lane.chat_id, lane.thread_id);
   }
 
+  /** Destroyed: signed out, or replaced by the sign-in screen. */
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
   destroy(): void {
     this.#destroyed = true;
     this.#messages.destroy();
@@ -303,8 +308,10 @@ export class App implements StoreListener {
   }
 
   async #signOut(): Promise<void> {
-    await logout().catch(() => undefined);
+    // Closed first: the logout ends the session, and the socket's 4401 (or the logout's own 401
+    // when the session had already gone) must not draw a "session ended" form before ours.
     this.destroy();
+    await logout().catch(() => undefined);
     this.#opts.onSignedOut();
   }
 }
