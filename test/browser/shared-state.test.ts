@@ -114,6 +114,25 @@ describe.sequential("web UI - the gateway's shared state", { timeout: 60_000 }, 
     await late.context().close();
   });
 
+  it("a tab that joins after a tool finished shows it finished, with its output, in the running answer", async () => {
+    await poll(() => stopButton(laptop).isHidden()).toBe(true);
+    await send(laptop, `tool: ${long("finished")}`);
+    await laptop.locator("article.msg.assistant.streaming .tool.ok").waitFor({ timeout: 15_000 });
+    const late = await openDevice(1024, 800);
+    // From the join snapshot alone (docs/PROTOCOL.md §14.3): the tool's start and its end.
+    const row = late.locator("article.msg.assistant.streaming .tool.ok");
+    await row.waitFor({ timeout: 5000 });
+    expect(await late.locator("article.msg.assistant.streaming .tool").count()).toBe(1);
+    expect(await row.locator(".tool-name").textContent()).toBe("echo");
+    await row.locator("summary").click();
+    expect(await row.locator("pre.tool-output").textContent()).toBe(long("finished"));
+    expect(await stopButton(late).isVisible()).toBe(true);
+    await late.screenshot({ path: path.join(resultsDir, "shared-join-finished-tool.png") });
+    await stopButton(late).click();
+    await poll(() => lastAnswer(laptop).getAttribute("class")).toContain("status-stopped");
+    await late.context().close();
+  });
+
   it("tool rows come from history after a reload: the name once, arguments and output as text, long ones collapsed", async () => {
     const lines = Array.from({ length: 30 }, (_, i) => `line "${i}"`).join("\n");
     await poll(() => stopButton(laptop).isHidden()).toBe(true);
