@@ -240,9 +240,13 @@ export class Store {
     if (msg.reasoning.length < turn.reasoning.length) msg.reasoning = turn.reasoning;
     for (const tool of turn.tools) {
       let row = msg.tools.find((t) => t.index === tool.index);
-      if (!row) msg.tools.push((row = { index: tool.index, name: tool.name, preview: tool.preview, args: tool.args }));
-      else if (tool.ok === undefined || row.ok !== undefined) continue;
-      if (tool.ok !== undefined) Object.assign(row, { output: tool.output, duration: tool.duration, ok: tool.ok });
+      if (!row) {
+        msg.tools.push((row = { index: tool.index, name: tool.name, preview: tool.preview, args: tool.args }));
+        changed = true;
+      }
+      // The live state wins: a history page taken mid-turn shows a running tool as failed (docs/PROTOCOL.md §14.1).
+      if (row.ok === tool.ok && row.duration === tool.duration) continue;
+      Object.assign(row, { output: tool.output, duration: tool.duration, ok: tool.ok });
       changed = true;
     }
     msg.tools.sort((a, b) => a.index - b.index);
