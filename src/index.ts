@@ -34,6 +34,7 @@ export type {
   MessageStatus,
   HistoryItem,
   ToolCall,
+  AnsweredAsk,
   StoredMessage,
   SearchHit,
   Notification,

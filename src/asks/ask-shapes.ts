@@ -9,6 +9,7 @@ import type { Lane } from "../contracts/storage.js";
 import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
 import type { PushMessage } from "../contracts/push.js";
+import type { AnsweredAsk } from "../contracts/records.js";
 
 /** Bounds of an ask (docs/PROTOCOL.md §11); longer text is cut, more choices are refused. */
 export const ASK_LIMITS = {
@@ -222,6 +223,21 @@ export function resolvedFrame(spec: Lane & { picker_id: string }, answer: AskAns
   if (answer.text !== undefined) payload.text = answer.text;
   if (deviceId !== undefined) payload.device_id = deviceId;
   return { type: "picker.resolved", payload };
+}
+
+/** The record of how an ask ended, kept on its answer (docs/PROTOCOL.md §14.5). */
+export function answeredAsk(spec: PickerSpec, answer: AskAnswer, deviceId: string | undefined, now: number): AnsweredAsk {
+  const record: AnsweredAsk = { picker_id: spec.picker_id, kind: spec.kind, title: spec.title, outcome: answer.outcome, ts: now };
+  if (answer.option_id !== undefined) {
+    record.option_id = answer.option_id;
+    const shown = spec.frame.payload;
+    const offered: ReadonlyArray<{ id: string; label: string }> = "models" in shown ? shown.models : shown.options;
+    const label = offered.find((o) => o.id === answer.option_id)?.label;
+    if (label !== undefined) record.label = label;
+  }
+  if (answer.text !== undefined) record.text = answer.text;
+  if (deviceId && answer.outcome === "selected") record.device_id = deviceId;
+  return record;
 }
 
 /** What a person may answer: one of the choices, or text where the ask allows it. */

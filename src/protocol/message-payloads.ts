@@ -27,6 +27,7 @@ export function historyItem(m: StoredMessage): HistoryItem & { reply_to?: string
   if (m.reply_to !== undefined) item.reply_to = m.reply_to;
   if (m.status !== undefined && m.role === "assistant") item.status = m.status;
   if (m.tools?.length && m.role === "assistant") item.tools = m.tools;
+  if (m.asks?.length && m.role === "assistant") item.asks = m.asks;
   if (m.role === "user" && isGatewayCommand(m.text)) item.command = true;
   return item;
 }

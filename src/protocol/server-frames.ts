@@ -10,6 +10,7 @@ import {
   errorCodeStruct,
   historyItemStruct,
   toolCallStruct,
+  answeredAskStruct,
   laneFields,
   mediaKindStruct,
   mediaRefStruct,
@@ -83,6 +84,7 @@ export const serverFrameStructs = {
     status: messageStatusStruct,
     reply_to: optional(string()),
     tools: optional(array(toolCallStruct)),
+    asks: optional(array(answeredAskStruct)),
     ...laneFields,
   }),
   "message.deleted": object({ ...laneFields, message_ids: array(string()) }),
@@ -129,6 +131,7 @@ export const serverFrameStructs = {
     option_id: optional(string()),
     text: optional(string()),
     device_id: optional(string()),
+    device_name: optional(string()),
   }),
   /** A lane's read watermark moved (docs/PROTOCOL.md §15); `ts` is the read message's. */
   read: object({ ...laneFields, message_id: string(), device_id: string(), ts: integer() }),
@@ -187,6 +190,7 @@ export const FEATURES: readonly string[] = Object.freeze([
   "message.tools",
   "message.command",
   "read",
+  "message.asks",
 ]);
 
 /** The type name of a frame the gateway stores in the outbox. */
