@@ -3,7 +3,7 @@
 // capabilities each have a file of their own.
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway";
-import { defineStorage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
 import { describeAdoptionConformance } from "./storage-adoption.js";
 import { describeCapabilitiesConformance } from "./storage-capabilities.js";
 import { describeConcurrencyConformance } from "./storage-concurrency.js";
@@ -275,6 +275,9 @@ function describeCommitWrites(use: () => Storage): void {
         reply_to: "m0",
         client_msg_id: "k",
         thread_id: "t1",
+        // The extensions of docs/PROTOCOL.md §14.1 and §14.5 travel in the record too.
+        tools: [{ index: 0, name: "search", preview: "q=x", args: { q: "x" }, output: { hits: 1 }, ok: true, duration: 0.5 }],
+        asks: [{ picker_id: "pk1", kind: "approval", title: "Run?", outcome: "selected", option_id: "approve", label: "Approve", device_id: "d1", device_name: "Pixel 8", ts: 5 }],
       });
       await use().commit(A, { messages: [m] });
       expect(await use().getMessage(A, "m1")).toEqual(m);

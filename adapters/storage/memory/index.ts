@@ -34,7 +34,8 @@ import type {
   StoredMessage,
   TurnScope,
 } from "chat-gateway";
-import { defineStorage, expectedChannelsHeld, LIMITS, searchMessages } from "chat-gateway";
+import { defineStorage, expectedChannelsHeld, searchMessages } from "chat-gateway/storage";
+import { LIMITS } from "chat-gateway";
 import { countUnread, forgetMarks, laneKey, movesForward } from "./read-marks.js";
 import { memoryHooks } from "./hooks.js";
 

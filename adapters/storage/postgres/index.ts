@@ -13,7 +13,8 @@
  * @module
  */
 import type { Pool } from "pg";
-import { defineStorage, type Storage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
+import { type Storage } from "chat-gateway";
 import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
 import { database } from "./database.js";

@@ -1,5 +1,5 @@
 import type { AdoptedCounts, AdoptionRefused, Change, Channel, ChannelExpectation, CommitResult, Device, HookClaim, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
-import { expectedChannelsHeld } from "chat-gateway";
+import { expectedChannelsHeld } from "chat-gateway/storage";
 import { adopt } from "./adopt.js";
 import { applyHookOp, type HookOp } from "./hooks.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";

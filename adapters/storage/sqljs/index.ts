@@ -1,6 +1,6 @@
 /**
  * Embedded {@link Storage} on sql.js (SQLite compiled to WebAssembly), the default of `npm start`.
- * Needs the optional peer dependency `sql.js`.
+ * Nothing to install beside chat-gateway: `sql.js` is among its dependencies.
  *
  * The database lives in memory. Every write is applied to it and appended to a journal (length,
  * CRC-32, JSON of the change), fsynced in group-committed batches before the write resolves, so the
@@ -90,7 +90,7 @@ import type {
   Channel,
   Logger,
 } from "chat-gateway";
-import { defineStorage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
 import type { JournalOp } from "./apply.js";
 import { dispatch, type EngineCall, type EngineLink } from "./engine-calls.js";
 import { startEngineProcess } from "./engine-process.js";

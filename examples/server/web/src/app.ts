@@ -92,12 +92,9 @@ export class App implements StoreListener {
       sendNow: (msg: Msg) => void this.#queued.sendNow(msg),
     };
     const queued = (msg: Msg) => Boolean(store.current && store.queue(store.current).includes(msg.message_id));
-    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, onMediaError: () => void this.#checkSession() }, loadOlder);
+    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, ownDeviceId: () => this.client.deviceId, onMediaError: () => void this.#checkSession() }, loadOlder);
     this.#composer = new Composer({ client: this.client, store, toasts: this.#toasts, openLane, onSent: () => this.#messages.scrollToBottom() });
-    this.#asks = new AskCardsView(this.client, store, this.#toasts, (line, lane) => {
-      const cur = store.current;
-      if (cur && cur.chat_id === lane.chat_id && cur.thread_id === lane.thread_id) this.#messages.addNote(line);
-    });
+    this.#asks = new AskCardsView(this.client, store, this.#toasts);
     this.#reader = new ReadMarker(this.client, store, this.#messages.el, (id) => this.#messages.elementOf(id));
     this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
     this.#render();
@@ -124,6 +121,11 @@ export class App implements StoreListener {
         return def ? { chat_id: def.chat_id, thread_id: null } : undefined;
       })();
     if (lane) await this.openLane(lane.chat_id, lane.thread_id);
+  }
+
+  /** Destroyed: signed out, or replaced by the sign-in screen. */
+  get destroyed(): boolean {
+    return this.#destroyed;
   }
 
   destroy(): void {
@@ -312,8 +314,10 @@ export class App implements StoreListener {
   }
 
   async #signOut(): Promise<void> {
-    await logout().catch(() => undefined);
+    // Closed first: the logout ends the session, and the socket's 4401 (or the logout's own 401
+    // when the session had already gone) must not draw a "session ended" form before ours.
     this.destroy();
+    await logout().catch(() => undefined);
     this.#opts.onSignedOut();
   }
 }
