@@ -101,6 +101,7 @@ const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, ch
 /** True when a step with this many expected matches walks the scope first (see {@link candidates}). */
 const walks = (q: SearchQuery, expected: number) => q.scope === "chat" && expected > WALK_FROM;
 
+/** True when a step across all chats walks `messages_recent` newest first (see {@link walksAllChats}). */
 const walksAll = (q: SearchQuery, expected: number, total: number) => q.scope !== "chat" && walksAllChats(expected, total);
 
 /** Rows ranked in SQL, ranked again in JS on their text: the same order, and the snippet's offset. */
