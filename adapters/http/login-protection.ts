@@ -2,21 +2,22 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { resolveLogger } from "chat-gateway";
 import type { Authenticator, Logger, Revocation, Session, SessionStore, UpgradeDecision } from "chat-gateway";
 import { AddressRate } from "./address-rate.js";
-import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
+import type { AuthContext } from "./auth-api.js";
 import { sessionCookieName } from "./cookies.js";
 import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
 import { deviceSession, type DeviceTokenStore } from "./device-store.js";
-import { isDevicesPath, serveDevices, type DevicesContext } from "./devices-api.js";
-import { canonicalPath, isGatedPath, isSignedPath, isTls, PUBLIC_PATHS, readCredential, type TrustProxy } from "./gate.js";
+import type { DevicesContext } from "./devices-api.js";
+import { isTls, readCredential, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PairingCodes } from "./pairing-codes.js";
 import { PasswordVerifier } from "./passwords.js";
+import { gateUpgrade, handleRequest } from "./protection-gate.js";
 import { createRequestGuard, type RequestGuardOptions } from "./request-guard.js";
 import { sessionAuthenticator } from "./session-authenticator.js";
 import { memorySessionStore } from "./sessions.js";
 import { UserStore } from "./user-store.js";
-import { watchUserStore } from "./user-store-watch.js";
+import { watchUserStore, type UserStoreWatch } from "./user-store-watch.js";
 
 /** Options of {@link createLoginProtection}. */
 export interface LoginProtectionOptions {
@@ -131,74 +132,8 @@ export interface LoginProtection {
 
 const SERVICE = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/**
- * {@link LoginProtection.handle}: while login is off, a request must name a host of this machine
- * (DNS rebinding); the auth API is served; a gated path needs a valid session while login is on.
- */
-async function handleRequest(dctx: DevicesContext, signedIn: WeakMap<IncomingMessage, string>, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-  const pathname = canonicalPath(req.url);
-  const ctx = dctx.auth;
-  try {
-    const refusal = (await ctx.enabled()).on ? undefined : ctx.guard.host(req);
-    if (refusal !== undefined) {
-      sendJson(res, refusal.status, { error: refusal.message });
-      return true;
-    }
-    if (!isGatedPath(pathname)) return false;
-    if (PUBLIC_PATHS.has(pathname)) {
-      await serveAuthApi(ctx, pathname, req, res);
-      return true;
-    }
-    if (isSignedPath(pathname)) return false;
-    if (isDevicesPath(pathname)) {
-      await serveDevices(dctx, pathname, req, res);
-      return true;
-    }
-    if (!(await ctx.enabled()).on) return false;
-    const session = await ctx.sessionOf(req);
-    if (session === undefined) {
-      sendJson(res, 401, { error: "login required" });
-      return true;
-    }
-    signedIn.set(req, session.username);
-    return false;
-  } catch (error) {
-    logger.error(`login protection failed on ${req.method} ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
-    if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
-    else res.destroy();
-    return true;
-  }
-}
-
-/** {@link LoginProtection.authorizeUpgrade}: the same gate, answered as a decision instead of a response. */
-async function gateUpgrade(
-  ctx: AuthContext,
-  validSession: (token: string) => Promise<Session | undefined>,
-  logger: Logger,
-  req: IncomingMessage,
-): Promise<UpgradeDecision> {
-  const pathname = canonicalPath(req.url);
-  try {
-    if (!(await ctx.enabled()).on) {
-      const refusal = ctx.guard.host(req) ?? ctx.guard.origin(req);
-      return refusal === undefined ? { ok: true } : { ok: false, ...refusal };
-    }
-    // The public endpoints are not WebSocket endpoints: an upgrade there is gated like any other.
-    if (!isGatedPath(pathname)) return { ok: true };
-    const credential = readCredential(req, ctx.cookieName(req));
-    const session = credential === undefined ? undefined : await validSession(credential.token);
-    if (credential === undefined || session === undefined) return { ok: false, status: 401, message: "login required" };
-    const foreign = credential.via === "cookie" ? ctx.guard.origin(req) : undefined;
-    if (foreign !== undefined) return { ok: false, ...foreign };
-    return { ok: true, context: { session: { username: session.username, token: session.token } } };
-  } catch (error) {
-    logger.error(`login protection failed on upgrade ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
-    return { ok: false, status: 500, message: "internal error" };
-  }
-}
-
-/** The options that need checking before anything starts, checked. */
-function checkedOptions(options: LoginProtectionOptions): { service: string; guard: ReturnType<typeof createRequestGuard>; maxBodyBytes: number } {
+/** The options that need checking before anything starts, checked, and the logger they name. */
+function checkedOptions(options: LoginProtectionOptions): { service: string; guard: ReturnType<typeof createRequestGuard>; maxBodyBytes: number; logger: Logger } {
   const service = options.service ?? "gateway";
   if (!SERVICE.test(service)) throw new TypeError(`createLoginProtection: service ${JSON.stringify(service)} must be 1 to 64 letters, digits, "_", "-" or "."`);
   const guard = createRequestGuard({ allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, trustProxy: options.trustProxy }, "createLoginProtection");
@@ -208,7 +143,8 @@ function checkedOptions(options: LoginProtectionOptions): { service: string; gua
   if (store !== undefined && (typeof store?.check !== "function" || typeof store.fail !== "function" || typeof store.succeed !== "function")) {
     throw new TypeError("createLoginProtection: lockoutStore must have check, fail and succeed methods");
   }
-  return { service, guard, maxBodyBytes };
+  const logger = resolveLogger("createLoginProtection", "chat-gateway/http:", options.logger, { name: "log", value: options.log });
+  return { service, guard, maxBodyBytes, logger };
 }
 
 /** Every revocation goes to each gateway listening; one listener failing does not stop the others. */
@@ -251,6 +187,37 @@ function pairingParts(options: LoginProtectionOptions, revoke: (revocation: Revo
 }
 
 /**
+ * Who is signed in: whether login is on with the users in force, and the session of a token (a
+ * login's or a paired device's) or of a request, valid only while its user is among those users.
+ */
+function sessionChecks(
+  watch: UserStoreWatch,
+  sessions: SessionStore,
+  devices: DeviceTokenStore,
+  clock: () => number,
+  cookieName: (req: IncomingMessage) => string,
+) {
+  async function enabledNow(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }> {
+    const snap = await watch.snapshot();
+    return { on: watch.loginOn(), users: snap.users };
+  }
+
+  async function validSession(token: string): Promise<Session | undefined> {
+    const [{ users: known }, now] = [await watch.snapshot(), Math.floor(clock() / 1000)];
+    const session = (await sessions.get(token, now)) ?? (await deviceSession(devices, token, now));
+    // The user check also covers a shared store fed by a process that still knows a removed user.
+    return session !== undefined && known.has(session.username) ? session : undefined;
+  }
+
+  async function sessionOf(req: IncomingMessage): Promise<Session | undefined> {
+    const credential = readCredential(req, cookieName(req));
+    return credential === undefined ? undefined : validSession(credential.token);
+  }
+
+  return { enabledNow, validSession, sessionOf };
+}
+
+/**
  * Login protection for a `node:http` (or `https`) server: the user store, sessions, the login API,
  * the failed-login lockout and the gate of every `/api/` and `/ws/` path (docs/PROTOCOL.md §9). With no
  * users in the store it is off and lets everything through; `user add` turns it on without a
@@ -285,9 +252,8 @@ function pairingParts(options: LoginProtectionOptions, revoke: (revocation: Revo
  * @throws {TypeError} on a bad option
  */
 export function createLoginProtection(options: LoginProtectionOptions): LoginProtection {
-  const { service, guard, maxBodyBytes } = checkedOptions(options);
+  const { service, guard, maxBodyBytes, logger } = checkedOptions(options);
   const clock = options.clock ?? Date.now;
-  const logger = resolveLogger("createLoginProtection", "chat-gateway/http:", options.logger, { name: "log", value: options.log });
   const users = new UserStore(options.usersFile);
   const sessions = options.sessions ?? memorySessionStore();
   const verifier = new PasswordVerifier({ workers: options.workers, maxQueue: options.maxLoginQueue });
@@ -304,24 +270,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   let closed = false;
 
   const watch = watchUserStore(users, { sessions, devices, userChanged: (name) => codes.dropUser(name), revoke, log: (m) => logger.warn(m), alarm: (m) => logger.error(m), staysOn: options.loginStaysOn === true });
-  const { snapshot } = watch;
-
-  async function enabledNow(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }> {
-    const snap = await snapshot();
-    return { on: watch.loginOn(), users: snap.users };
-  }
-
-  async function validSession(token: string): Promise<Session | undefined> {
-    const [{ users: known }, now] = [await snapshot(), Math.floor(clock() / 1000)];
-    const session = (await sessions.get(token, now)) ?? (await deviceSession(devices, token, now));
-    // The user check also covers a shared store fed by a process that still knows a removed user.
-    return session !== undefined && known.has(session.username) ? session : undefined;
-  }
-
-  async function sessionOf(req: IncomingMessage): Promise<Session | undefined> {
-    const credential = readCredential(req, cookieName(req));
-    return credential === undefined ? undefined : validSession(credential.token);
-  }
+  const { enabledNow, validSession, sessionOf } = sessionChecks(watch, sessions, devices, clock, cookieName);
 
   const ctx: AuthContext = {
     users,

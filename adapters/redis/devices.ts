@@ -1,5 +1,6 @@
 import type { DeviceTokenStore, StoredDevice } from "chat-gateway/http";
-import { checkRedis, isCluster, subscriberOf, type RedisClient } from "./options.js";
+import { checkRedis, isCluster, type RedisClient } from "./options.js";
+import { revocationChannel } from "./revocation-channel.js";
 
 /** Options of {@link redisDeviceStore}. */
 export interface RedisDeviceStoreOptions {
@@ -30,8 +31,6 @@ export function redisDeviceStore(redis: RedisClient, options: RedisDeviceStoreOp
   const userKey = (username: string) => `${keys}user-devices:${username}`;
   const idsKey = `${keys}device-ids`;
   const channel = `${prefix}device-revocations`;
-  const listeners = new Set<(digest: string) => void>();
-  let subscriber: RedisClient | undefined;
 
   async function get(digest: string): Promise<StoredDevice | undefined> {
     return parse(digest, await redis.hgetall(deviceKey(digest)));
@@ -81,22 +80,7 @@ export function redisDeviceStore(redis: RedisClient, options: RedisDeviceStoreOp
       await redis.del(userKey(username));
       return devices;
     },
-    onRevocation(listener) {
-      listeners.add(listener);
-      if (subscriber === undefined) {
-        const sub = subscriberOf(redis);
-        sub.on("message", (_channel: string, digest: string) => {
-          if (/^[0-9a-f]{64}$/.test(digest)) for (const l of [...listeners]) l(digest);
-        });
-        sub.subscribe(channel).catch(() => undefined);
-        subscriber = sub;
-      }
-      return () => {
-        if (!listeners.delete(listener) || listeners.size > 0 || subscriber === undefined) return;
-        const sub = subscriber;
-        subscriber = undefined;
-        sub.quit().catch(() => sub.disconnect());
-      };
-    },
+    // Only a token digest revokes a device: anything else on the channel is dropped.
+    onRevocation: revocationChannel(redis, channel, (digest) => (/^[0-9a-f]{64}$/.test(digest) ? digest : undefined)),
   };
 }

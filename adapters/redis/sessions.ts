@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Session, SessionStore } from "chat-gateway";
-import { checkRedis, isCluster, subscriberOf, type RedisClient } from "./options.js";
+import { checkRedis, isCluster, type RedisClient } from "./options.js";
+import { revocationChannel } from "./revocation-channel.js";
 
 /** Options of {@link redisSessionStore}. */
 export interface RedisSessionStoreOptions {
@@ -42,8 +43,6 @@ redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[2], 'u:' .. ARGV[3])
 return 1`;
 
-type Listener = (revocation: { session: string } | { user: string }) => void;
-
 /** What a message on the revocation channel says, or undefined for anything else. */
 function parseRevocation(text: string): { session: string } | { user: string } | undefined {
   if (text.startsWith("s:") && text.length > 2) return { session: text.slice(2) };
@@ -74,18 +73,6 @@ export function redisSessionStore(redis: RedisClient, options: RedisSessionStore
   const sessionKey = `${keys}session:`;
   const userKey = `${keys}user-sessions:`;
   const channel = `${prefix}session-revocations`;
-  const listeners = new Set<Listener>();
-  let subscriber: RedisClient | undefined;
-
-  function subscribe(): void {
-    const sub = subscriberOf(redis);
-    sub.on("message", (_channel: string, text: string) => {
-      const revocation = parseRevocation(text);
-      if (revocation) for (const listener of [...listeners]) listener(revocation);
-    });
-    sub.subscribe(channel).catch(() => undefined);
-    subscriber = sub;
-  }
   return {
     async create(session, now) {
       const ttlMs = (session.expires_at - now) * 1000;
@@ -114,15 +101,6 @@ export function redisSessionStore(redis: RedisClient, options: RedisSessionStore
     async deleteUser(username) {
       await redis.eval(DELETE_USER, 1, userKey + username, sessionKey, channel, username);
     },
-    onRevocation(listener) {
-      listeners.add(listener);
-      if (subscriber === undefined) subscribe();
-      return () => {
-        if (!listeners.delete(listener) || listeners.size > 0 || subscriber === undefined) return;
-        const sub = subscriber;
-        subscriber = undefined;
-        sub.quit().catch(() => sub.disconnect());
-      };
-    },
+    onRevocation: revocationChannel(redis, channel, parseRevocation),
   };
 }

@@ -38,78 +38,92 @@ export function describeAdoptionConformance(current: () => Storage, native: bool
   beforeEach(() => {
     storage = current();
   });
+  const use = () => storage;
 
   if (!native) {
-    describe(capabilityLabel("adoptOwner", false, "refused"), () => {
-      test("adoptOwner - without it the call is refused with unsupported and nothing moves", async () => {
-        await fillOwnerA(storage, withMedia);
-        await expect(storage.adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported" });
-        expect(ids((await storage.history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
-      });
-    });
+    describeAdoptionAbsent(use, withMedia);
     return;
   }
-
   describe(capabilityLabel("adoptOwner", true), () => {
-    test("adoptOwner - moves channels, messages, outbox and seqs, and media; devices and their push targets stay with the old owner", async () => {
-      await fillOwnerA(storage, withMedia);
-      const before = { channels: await storage.listChannels(A), outbox: await storage.readOutbox(A, 0, 100), bounds: await storage.outboxBounds(A) };
-      expect(await storage.adoptOwner(A, B)).toEqual({ channels: 3, messages: 2, outbox: 3, media: withMedia ? 1 : 0 });
-      const byId = (list: Array<{ chat_id: string }>) => [...list].sort((x, y) => x.chat_id.localeCompare(y.chat_id));
-      expect(byId(await storage.listChannels(B))).toEqual(byId(before.channels));
-      expect(ids((await storage.history(B, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
-      expect(ids((await storage.history(B, { chat_id: "c1", thread_id: "t1", limit: 10 }))!.messages)).toEqual(["m2"]);
-      expect((await storage.getMessage(B, "m1"))?.text).toBe("quokka picnic");
-      expect(await storage.readOutbox(B, 0, 100)).toEqual(before.outbox);
-      expect(await storage.outboxBounds(B)).toEqual(before.bounds);
-      expect(await storage.listDevices(B)).toEqual([]);
-      expect(ids(await storage.search(B, { query: "quokka", scope: "chat", chat_id: "c1", limit: 10 })).sort()).toEqual(["m1", "m2"]);
-      if (withMedia) expect(await storage.getMedia(B, "x1")).toEqual({ ...media(B, "x1"), message_id: "m1" });
+    describeAdoptionMoves(use, withMedia);
+    describeAdoptionRefusals(use, withMedia);
+  });
+}
 
-      expect(await storage.listChannels(A)).toEqual([]);
-      expect(await storage.getMessage(A, "m1")).toBeUndefined();
-      expect(await storage.readOutbox(A, 0, 100)).toEqual([]);
-      expect(await storage.listDevices(A)).toEqual([device("d1", PLANTED)]);
-      expect(await storage.search(A, { query: "quokka", scope: "all", limit: 10 })).toEqual([]);
-      if (withMedia) expect(await storage.getMedia(A, "x1")).toBeUndefined();
-      // Both owners go on numbering after the frames given out: no seq is ever reused.
-      expect((await storage.commit(B, { outbox: [{ type: "message.new", payload: {} }] })).seqs).toEqual([5]);
-      expect((await storage.commit(A, { outbox: [{ type: "message.new", payload: {} }] })).seqs).toEqual([5]);
+/** Without the capability: a clear refusal, and the owner's data stays where it was. */
+function describeAdoptionAbsent(use: () => Storage, withMedia: boolean): void {
+  describe(capabilityLabel("adoptOwner", false, "refused"), () => {
+    test("adoptOwner - without it the call is refused with unsupported and nothing moves", async () => {
+      await fillOwnerA(use(), withMedia);
+      await expect(use().adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported" });
+      expect(ids((await use().history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
     });
+  });
+}
 
-    test("adoptOwner - refused into an owner that has data of its own, and nothing moves", async () => {
-      await fillOwnerA(storage, withMedia);
-      await storage.putDevice(B, device("d9"));
-      await expect(storage.adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining("already has data") });
-      expect((await storage.listDevices(B)).map((d) => d.device_id)).toEqual(["d9"]);
-      expect(await storage.listChannels(B)).toEqual([]);
-      expect((await storage.listChannels(A)).length).toBe(3);
-      expect(ids((await storage.history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
-      expect((await storage.search(A, { query: "quokka", scope: "all", limit: 10 })).length).toBe(2);
-      expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 4 });
-    });
+/** What an adoption moves, and what it leaves: everything the first time, nothing the second. */
+function describeAdoptionMoves(use: () => Storage, withMedia: boolean): void {
+  test("adoptOwner - moves channels, messages, outbox and seqs, and media; devices and their push targets stay with the old owner", async () => {
+    await fillOwnerA(use(), withMedia);
+    const before = { channels: await use().listChannels(A), outbox: await use().readOutbox(A, 0, 100), bounds: await use().outboxBounds(A) };
+    expect(await use().adoptOwner(A, B)).toEqual({ channels: 3, messages: 2, outbox: 3, media: withMedia ? 1 : 0 });
+    const byId = (list: Array<{ chat_id: string }>) => [...list].sort((x, y) => x.chat_id.localeCompare(y.chat_id));
+    expect(byId(await use().listChannels(B))).toEqual(byId(before.channels));
+    expect(ids((await use().history(B, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
+    expect(ids((await use().history(B, { chat_id: "c1", thread_id: "t1", limit: 10 }))!.messages)).toEqual(["m2"]);
+    expect((await use().getMessage(B, "m1"))?.text).toBe("quokka picnic");
+    expect(await use().readOutbox(B, 0, 100)).toEqual(before.outbox);
+    expect(await use().outboxBounds(B)).toEqual(before.bounds);
+    expect(await use().listDevices(B)).toEqual([]);
+    expect(ids(await use().search(B, { query: "quokka", scope: "chat", chat_id: "c1", limit: 10 })).sort()).toEqual(["m1", "m2"]);
+    if (withMedia) expect(await use().getMedia(B, "x1")).toEqual({ ...media(B, "x1"), message_id: "m1" });
 
-    test("adoptOwner - an owner whose seqs were given out counts as having data, even with its frames pruned", async () => {
-      await fillOwnerA(storage, withMedia);
-      await storage.commit(B, { outbox: [{ type: "message.new", payload: {} }] });
-      await storage.pruneOutbox(B, { maxFrames: 0, maxAgeMs: 86_400_000 }, Date.now());
-      await expect(storage.adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported" });
-      expect((await storage.listChannels(A)).length).toBe(3);
-    });
+    expect(await use().listChannels(A)).toEqual([]);
+    expect(await use().getMessage(A, "m1")).toBeUndefined();
+    expect(await use().readOutbox(A, 0, 100)).toEqual([]);
+    expect(await use().listDevices(A)).toEqual([device("d1", PLANTED)]);
+    expect(await use().search(A, { query: "quokka", scope: "all", limit: 10 })).toEqual([]);
+    if (withMedia) expect(await use().getMedia(A, "x1")).toBeUndefined();
+    // Both owners go on numbering after the frames given out: no seq is ever reused.
+    expect((await use().commit(B, { outbox: [{ type: "message.new", payload: {} }] })).seqs).toEqual([5]);
+    expect((await use().commit(A, { outbox: [{ type: "message.new", payload: {} }] })).seqs).toEqual([5]);
+  });
 
-    test("adoptOwner - a second run, or an owner with nothing, moves nothing and resolves zeros", async () => {
-      await fillOwnerA(storage, withMedia);
-      await storage.adoptOwner(A, B);
-      expect(await storage.adoptOwner(A, B)).toEqual(NOTHING);
-      expect((await storage.listChannels(B)).length).toBe(3);
-      expect(await storage.adoptOwner("nobody", "someone")).toEqual(NOTHING);
-      expect(await storage.listChannels("someone")).toEqual([]);
-    });
+  test("adoptOwner - a second run, or an owner with nothing, moves nothing and resolves zeros", async () => {
+    await fillOwnerA(use(), withMedia);
+    await use().adoptOwner(A, B);
+    expect(await use().adoptOwner(A, B)).toEqual(NOTHING);
+    expect((await use().listChannels(B)).length).toBe(3);
+    expect(await use().adoptOwner("nobody", "someone")).toEqual(NOTHING);
+    expect(await use().listChannels("someone")).toEqual([]);
+  });
+}
 
-    test("adoptOwner - an owner cannot adopt itself", async () => {
-      await fillOwnerA(storage, withMedia);
-      await expect(storage.adoptOwner(A, A)).rejects.toMatchObject({ code: "unsupported" });
-      expect((await storage.listChannels(A)).length).toBe(3);
-    });
+/** Adoptions refused, with nothing moved: into an owner with data (seqs given out count), or into itself. */
+function describeAdoptionRefusals(use: () => Storage, withMedia: boolean): void {
+  test("adoptOwner - refused into an owner that has data of its own, and nothing moves", async () => {
+    await fillOwnerA(use(), withMedia);
+    await use().putDevice(B, device("d9"));
+    await expect(use().adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining("already has data") });
+    expect((await use().listDevices(B)).map((d) => d.device_id)).toEqual(["d9"]);
+    expect(await use().listChannels(B)).toEqual([]);
+    expect((await use().listChannels(A)).length).toBe(3);
+    expect(ids((await use().history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!.messages)).toEqual(["m1"]);
+    expect((await use().search(A, { query: "quokka", scope: "all", limit: 10 })).length).toBe(2);
+    expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 4 });
+  });
+
+  test("adoptOwner - an owner whose seqs were given out counts as having data, even with its frames pruned", async () => {
+    await fillOwnerA(use(), withMedia);
+    await use().commit(B, { outbox: [{ type: "message.new", payload: {} }] });
+    await use().pruneOutbox(B, { maxFrames: 0, maxAgeMs: 86_400_000 }, Date.now());
+    await expect(use().adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported" });
+    expect((await use().listChannels(A)).length).toBe(3);
+  });
+
+  test("adoptOwner - an owner cannot adopt itself", async () => {
+    await fillOwnerA(use(), withMedia);
+    await expect(use().adoptOwner(A, A)).rejects.toMatchObject({ code: "unsupported" });
+    expect((await use().listChannels(A)).length).toBe(3);
   });
 }

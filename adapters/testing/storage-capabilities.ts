@@ -52,74 +52,89 @@ function describePruneOutbox(current: () => Storage, capabilities: StorageCapabi
   beforeEach(() => {
     storage = current();
   });
+  const use = () => storage;
 
-  if (capabilities.pruneOutbox) {
-    describe(capabilityLabel("pruneOutbox", true), () => {
-      test("pruneOutbox - prune by count keeps the newest frames and last", async () => {
-        await storage.commit(A, { outbox: Array.from({ length: 10 }, (_, i) => ({ type: "message", payload: { i } })) });
-        await storage.pruneOutbox(A, { maxFrames: 3, maxAgeMs: 86_400_000 }, Date.now());
-        expect(await storage.outboxBounds(A)).toEqual({ first: 8, last: 10 });
-        expect((await storage.readOutbox(A, 0, 100)).map((e) => e.seq)).toEqual([8, 9, 10]);
-        expect((await storage.commit(A, { outbox: [{ type: "message", payload: {} }] })).seqs).toEqual([11]);
-      });
-
-      test("pruneOutbox - prune by age drops only older frames", async () => {
-        await storage.commit(A, { outbox: [{ type: "message", payload: { n: 1 } }, { type: "message", payload: { n: 2 } }] });
-        await sleep(15);
-        await storage.commit(A, { outbox: [{ type: "message", payload: { n: 3 } }] });
-        const [, , newest] = await storage.readOutbox(A, 0, 10);
-        await storage.pruneOutbox(A, { maxFrames: 1000, maxAgeMs: 5 }, newest.ts + 5);
-        expect((await storage.readOutbox(A, 0, 10)).map((e) => e.seq)).toEqual([3]);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 3 });
-      });
-
-      test("pruneOutbox - pruning everything keeps last and seqs are never reused", async () => {
-        await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-        await storage.pruneOutbox(A, { maxFrames: 0, maxAgeMs: 86_400_000 }, Date.now());
-        expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 2 });
-        expect(await storage.readOutbox(A, 0, 10)).toEqual([]);
-        await storage.pruneOutbox(A, { maxFrames: 10, maxAgeMs: 0 }, Date.now() + 1000);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 2 });
-        expect((await storage.commit(A, { outbox: [{ type: "message", payload: {} }] })).seqs).toEqual([3]);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 3 });
-      });
-
-      test("pruneOutbox - an unlimited policy keeps everything", async () => {
-        await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-        await storage.pruneOutbox(A, { maxFrames: Infinity, maxAgeMs: Infinity }, Date.now() + 1e9);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 2 });
-        expect(await storage.readOutbox(A, 0, Infinity)).toHaveLength(2);
-      });
-
-      test("pruneOutbox - pruning one owner leaves the others alone", async () => {
-        await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-        await storage.commit(B, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-        await storage.pruneOutbox(A, { maxFrames: 0, maxAgeMs: 0 }, Date.now() + 1000);
-        expect(await storage.outboxBounds(B)).toEqual({ first: 1, last: 2 });
-        expect(await storage.readOutbox(B, 0, 10)).toHaveLength(2);
-      });
-
-      test("pruneOutbox - pruning still drops redacted frames from the front", async () => {
-        await storage.commit(A, {
-          messages: [msg("m1")],
-          outbox: [{ type: "message", payload: { message_id: "m1", text: "secret" } }, { type: "x", payload: {} }, { type: "x", payload: {} }],
-        });
-        await storage.commit(A, { deleteMessages: ["m1"] });
-        await storage.pruneOutbox(A, { maxFrames: 1, maxAgeMs: Infinity }, Date.now());
-        expect(await storage.outboxBounds(A)).toEqual({ first: 3, last: 3 });
-        expect((await storage.readOutbox(A, 0, Infinity)).map((e) => e.seq)).toEqual([3]);
-      });
-    });
-  } else {
-    describe(capabilityLabel("pruneOutbox", false), () => {
-      test("pruneOutbox - the fallback keeps every frame, and the bounds do not move", async () => {
-        await storage.commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-        await storage.pruneOutbox(A, { maxFrames: 0, maxAgeMs: 0 }, Date.now() + 1000);
-        expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 2 });
-        expect(await storage.readOutbox(A, 0, 10)).toHaveLength(2);
-      });
-    });
+  if (!capabilities.pruneOutbox) {
+    describePruneFallback(use);
+    return;
   }
+  describe(capabilityLabel("pruneOutbox", true), () => {
+    describePrunePolicy(use);
+    describePruneEdges(use);
+  });
+}
+
+/** What a policy drops: the oldest frames past its count, or those older than its age. */
+function describePrunePolicy(use: () => Storage): void {
+  test("pruneOutbox - prune by count keeps the newest frames and last", async () => {
+    await use().commit(A, { outbox: Array.from({ length: 10 }, (_, i) => ({ type: "message", payload: { i } })) });
+    await use().pruneOutbox(A, { maxFrames: 3, maxAgeMs: 86_400_000 }, Date.now());
+    expect(await use().outboxBounds(A)).toEqual({ first: 8, last: 10 });
+    expect((await use().readOutbox(A, 0, 100)).map((e) => e.seq)).toEqual([8, 9, 10]);
+    expect((await use().commit(A, { outbox: [{ type: "message", payload: {} }] })).seqs).toEqual([11]);
+  });
+
+  test("pruneOutbox - prune by age drops only older frames", async () => {
+    await use().commit(A, { outbox: [{ type: "message", payload: { n: 1 } }, { type: "message", payload: { n: 2 } }] });
+    await sleep(15);
+    await use().commit(A, { outbox: [{ type: "message", payload: { n: 3 } }] });
+    const [, , newest] = await use().readOutbox(A, 0, 10);
+    await use().pruneOutbox(A, { maxFrames: 1000, maxAgeMs: 5 }, newest.ts + 5);
+    expect((await use().readOutbox(A, 0, 10)).map((e) => e.seq)).toEqual([3]);
+    expect(await use().outboxBounds(A)).toEqual({ first: 3, last: 3 });
+  });
+}
+
+/** Pruning at its edges: everything, nothing, another owner's frames, redacted ones. */
+function describePruneEdges(use: () => Storage): void {
+  test("pruneOutbox - pruning everything keeps last and seqs are never reused", async () => {
+    await use().commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+    await use().pruneOutbox(A, { maxFrames: 0, maxAgeMs: 86_400_000 }, Date.now());
+    expect(await use().outboxBounds(A)).toEqual({ first: 3, last: 2 });
+    expect(await use().readOutbox(A, 0, 10)).toEqual([]);
+    await use().pruneOutbox(A, { maxFrames: 10, maxAgeMs: 0 }, Date.now() + 1000);
+    expect(await use().outboxBounds(A)).toEqual({ first: 3, last: 2 });
+    expect((await use().commit(A, { outbox: [{ type: "message", payload: {} }] })).seqs).toEqual([3]);
+    expect(await use().outboxBounds(A)).toEqual({ first: 3, last: 3 });
+  });
+
+  test("pruneOutbox - an unlimited policy keeps everything", async () => {
+    await use().commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+    await use().pruneOutbox(A, { maxFrames: Infinity, maxAgeMs: Infinity }, Date.now() + 1e9);
+    expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 2 });
+    expect(await use().readOutbox(A, 0, Infinity)).toHaveLength(2);
+  });
+
+  test("pruneOutbox - pruning one owner leaves the others alone", async () => {
+    await use().commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+    await use().commit(B, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+    await use().pruneOutbox(A, { maxFrames: 0, maxAgeMs: 0 }, Date.now() + 1000);
+    expect(await use().outboxBounds(B)).toEqual({ first: 1, last: 2 });
+    expect(await use().readOutbox(B, 0, 10)).toHaveLength(2);
+  });
+
+  test("pruneOutbox - pruning still drops redacted frames from the front", async () => {
+    await use().commit(A, {
+      messages: [msg("m1")],
+      outbox: [{ type: "message", payload: { message_id: "m1", text: "secret" } }, { type: "x", payload: {} }, { type: "x", payload: {} }],
+    });
+    await use().commit(A, { deleteMessages: ["m1"] });
+    await use().pruneOutbox(A, { maxFrames: 1, maxAgeMs: Infinity }, Date.now());
+    expect(await use().outboxBounds(A)).toEqual({ first: 3, last: 3 });
+    expect((await use().readOutbox(A, 0, Infinity)).map((e) => e.seq)).toEqual([3]);
+  });
+}
+
+/** Without the capability: the core's fallback keeps every frame. */
+function describePruneFallback(use: () => Storage): void {
+  describe(capabilityLabel("pruneOutbox", false), () => {
+    test("pruneOutbox - the fallback keeps every frame, and the bounds do not move", async () => {
+      await use().commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+      await use().pruneOutbox(A, { maxFrames: 0, maxAgeMs: 0 }, Date.now() + 1000);
+      expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 2 });
+      expect(await use().readOutbox(A, 0, 10)).toHaveLength(2);
+    });
+  });
 }
 
 /** Crash recovery's listing, or none without it. */

@@ -58,67 +58,80 @@ function describeRedaction(current: () => Storage): void {
     beforeEach(() => {
       storage = current();
     });
+    const use = () => storage;
 
-    const texts = async (owner: string) => JSON.stringify(await storage.readOutbox(owner, 0, Infinity));
+    describeMessageRedaction(use);
+    describeChannelRedaction(use);
+  });
+}
 
-    test("redaction - deleting messages redacts their stored frames; seqs and bounds stay", async () => {
-      await storage.commit(A, {
-        messages: [msg("m1", { text: "secret one" }), msg("m2", { text: "kept two" })],
-        outbox: [
-          { type: "message", payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "secret one" } },
-          { type: "message", payload: { message_id: "m2", chat_id: "c1", thread_id: null, text: "kept two" } },
-          { type: "message.stop", payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "secret one", status: "complete" } },
-          { type: "media.offer", payload: { message_id: "m1", media_id: "x1", filename: "secret.png", chat_id: "c1", thread_id: null } },
-          { type: "notification", payload: { kind: "generic", title: "t", body: "b", ts: 1 } },
-        ],
-      });
-      await storage.commit(B, { outbox: [{ type: "message", payload: { message_id: "m1", text: "bob's own" } }] });
-      const r = await storage.commit(A, {
-        deleteMessages: ["m1"],
-        outbox: [{ type: "message.deleted", payload: { chat_id: "c1", thread_id: null, message_ids: ["m1"] } }],
-      });
-      expect(r.seqs).toEqual([6]);
-      expect(await texts(A)).not.toContain("secret");
-      const left = await storage.readOutbox(A, 0, Infinity);
-      expect(left.map((e) => [e.seq, e.type])).toEqual([
-        [2, "message"],
-        [5, "notification"],
-        [6, "message.deleted"],
-      ]);
-      expect(await storage.readOutbox(A, 2, 1)).toEqual([left[1]]);
-      // An entry is the frame with its seq and time: the redactKey it was stored with stays inside.
-      expect(Object.keys(left[0]).sort()).toEqual(["payload", "seq", "ts", "type"]);
-      expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 6 });
-      expect((await storage.commit(A, { outbox: [{ type: "x", payload: {} }] })).seqs).toEqual([7]);
-      expect(await texts(B)).toContain("bob's own");
+/** An owner's whole outbox as text, to look for what redaction must have taken out. */
+async function outboxText(storage: Storage, owner: string): Promise<string> {
+  return JSON.stringify(await storage.readOutbox(owner, 0, Infinity));
+}
+
+/** Deleted messages: their frames go, every other frame keeps its seq. */
+function describeMessageRedaction(use: () => Storage): void {
+  test("redaction - deleting messages redacts their stored frames; seqs and bounds stay", async () => {
+    await use().commit(A, {
+      messages: [msg("m1", { text: "secret one" }), msg("m2", { text: "kept two" })],
+      outbox: [
+        { type: "message", payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "secret one" } },
+        { type: "message", payload: { message_id: "m2", chat_id: "c1", thread_id: null, text: "kept two" } },
+        { type: "message.stop", payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "secret one", status: "complete" } },
+        { type: "media.offer", payload: { message_id: "m1", media_id: "x1", filename: "secret.png", chat_id: "c1", thread_id: null } },
+        { type: "notification", payload: { kind: "generic", title: "t", body: "b", ts: 1 } },
+      ],
     });
-
-    test("redaction - deleting a channel redacts the frames of its messages, its threads' messages, the channels themselves and notices about them", async () => {
-      await storage.commit(A, {
-        channels: [channel("c1"), thread("t1", "c1"), channel("c2")],
-        messages: [msg("flat", { text: "secret flat" }), msg("in-t1", { thread_id: "t1", text: "secret thread" }), msg("other", { chat_id: "c2", text: "kept other" })],
-        outbox: [
-          { type: "channel.created", payload: { chat_id: "c1", name: "secret name" } },
-          { type: "channel.renamed", payload: { chat_id: "t1", name: "secret thread name" } },
-          { type: "message", payload: { message_id: "flat", chat_id: "c1", thread_id: null, text: "secret flat" } },
-          { type: "message.stop", payload: { message_id: "in-t1", chat_id: "c1", thread_id: "t1", text: "secret thread" } },
-          { type: "notification", payload: { kind: "generic", title: "secret notice", body: "b", ts: 1, chat_id: "c1", thread_id: "t1" } },
-          { type: "notification", payload: { kind: "generic", title: "general notice", body: "b", ts: 1 } },
-          { type: "channel.created", payload: { chat_id: "c2", name: "kept name" } },
-          { type: "message", payload: { message_id: "other", chat_id: "c2", thread_id: null, text: "kept other" } },
-        ],
-      });
-      await storage.commit(A, { deleteChannels: ["c1", "t1"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
-      const all = await texts(A);
-      expect(all).not.toContain("secret");
-      expect((await storage.readOutbox(A, 0, Infinity)).map((e) => [e.seq, e.type])).toEqual([
-        [6, "notification"],
-        [7, "channel.created"],
-        [8, "message"],
-        [9, "channel.deleted"],
-      ]);
-      expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 9 });
+    await use().commit(B, { outbox: [{ type: "message", payload: { message_id: "m1", text: "bob's own" } }] });
+    const r = await use().commit(A, {
+      deleteMessages: ["m1"],
+      outbox: [{ type: "message.deleted", payload: { chat_id: "c1", thread_id: null, message_ids: ["m1"] } }],
     });
+    expect(r.seqs).toEqual([6]);
+    expect(await outboxText(use(), A)).not.toContain("secret");
+    const left = await use().readOutbox(A, 0, Infinity);
+    expect(left.map((e) => [e.seq, e.type])).toEqual([
+      [2, "message"],
+      [5, "notification"],
+      [6, "message.deleted"],
+    ]);
+    expect(await use().readOutbox(A, 2, 1)).toEqual([left[1]]);
+    // An entry is the frame with its seq and time: the redactKey it was stored with stays inside.
+    expect(Object.keys(left[0]).sort()).toEqual(["payload", "seq", "ts", "type"]);
+    expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 6 });
+    expect((await use().commit(A, { outbox: [{ type: "x", payload: {} }] })).seqs).toEqual([7]);
+    expect(await outboxText(use(), B)).toContain("bob's own");
+  });
+}
+
+/** A deleted channel: the frames of it, its threads, their messages and notices about them go. */
+function describeChannelRedaction(use: () => Storage): void {
+  test("redaction - deleting a channel redacts the frames of its messages, its threads' messages, the channels themselves and notices about them", async () => {
+    await use().commit(A, {
+      channels: [channel("c1"), thread("t1", "c1"), channel("c2")],
+      messages: [msg("flat", { text: "secret flat" }), msg("in-t1", { thread_id: "t1", text: "secret thread" }), msg("other", { chat_id: "c2", text: "kept other" })],
+      outbox: [
+        { type: "channel.created", payload: { chat_id: "c1", name: "secret name" } },
+        { type: "channel.renamed", payload: { chat_id: "t1", name: "secret thread name" } },
+        { type: "message", payload: { message_id: "flat", chat_id: "c1", thread_id: null, text: "secret flat" } },
+        { type: "message.stop", payload: { message_id: "in-t1", chat_id: "c1", thread_id: "t1", text: "secret thread" } },
+        { type: "notification", payload: { kind: "generic", title: "secret notice", body: "b", ts: 1, chat_id: "c1", thread_id: "t1" } },
+        { type: "notification", payload: { kind: "generic", title: "general notice", body: "b", ts: 1 } },
+        { type: "channel.created", payload: { chat_id: "c2", name: "kept name" } },
+        { type: "message", payload: { message_id: "other", chat_id: "c2", thread_id: null, text: "kept other" } },
+      ],
+    });
+    await use().commit(A, { deleteChannels: ["c1", "t1"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
+    const all = await outboxText(use(), A);
+    expect(all).not.toContain("secret");
+    expect((await use().readOutbox(A, 0, Infinity)).map((e) => [e.seq, e.type])).toEqual([
+      [6, "notification"],
+      [7, "channel.created"],
+      [8, "message"],
+      [9, "channel.deleted"],
+    ]);
+    expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 9 });
   });
 }
 

@@ -53,79 +53,88 @@ function describeOutbox(use: () => Storage): void {
 /** History pages: order, `before` cursors, ties, separate lanes. */
 function describeHistory(use: () => Storage): void {
   describe("history", () => {
-    test("history - an empty lane gives an empty page", async () => {
-      expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 50 })).toEqual({ messages: [], has_more: false });
-    });
+    describeHistoryPages(use);
+    describeHistoryLanes(use);
+  });
+}
 
-    test("history - newest page comes oldest first with has_more", async () => {
-      await use().commit(A, { messages: [msg("a", { ts: 30 }), msg("b", { ts: 10 }), msg("c", { ts: 20 }), msg("d", { ts: 40 })] });
-      const page = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 3 }))!;
-      expect(ids(page.messages)).toEqual(["c", "a", "d"]);
-      expect(page.has_more).toBe(true);
-      const older = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 3, before: "c" }))!;
-      expect(older).toEqual({ messages: [expect.objectContaining({ message_id: "b" })], has_more: false });
-      const exact = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 4 }))!;
-      expect(exact.has_more).toBe(false);
-      expect(exact.messages[0]).toEqual(msg("b", { ts: 10, text: "text of b" }));
-    });
+/** A lane read page by page: oldest first within a page, newest page first, no gap or repeat at ties. */
+function describeHistoryPages(use: () => Storage): void {
+  test("history - an empty lane gives an empty page", async () => {
+    expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 50 })).toEqual({ messages: [], has_more: false });
+  });
 
-    test("history - pages by id when timestamps tie", async () => {
-      const tied = Array.from({ length: 25 }, (_, i) => msg(`m${String(i).padStart(2, "0")}`, { ts: 1000 }));
-      await use().commit(A, { messages: [...tied].reverse() });
-      const seen: string[] = [];
-      let before: string | undefined;
-      for (;;) {
-        const page = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 4, before }))!;
-        seen.unshift(...ids(page.messages));
-        if (!page.has_more) break;
-        before = page.messages[0].message_id;
-      }
-      expect(seen).toEqual(ids(tied));
-    });
+  test("history - newest page comes oldest first with has_more", async () => {
+    await use().commit(A, { messages: [msg("a", { ts: 30 }), msg("b", { ts: 10 }), msg("c", { ts: 20 }), msg("d", { ts: 40 })] });
+    const page = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 3 }))!;
+    expect(ids(page.messages)).toEqual(["c", "a", "d"]);
+    expect(page.has_more).toBe(true);
+    const older = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 3, before: "c" }))!;
+    expect(older).toEqual({ messages: [expect.objectContaining({ message_id: "b" })], has_more: false });
+    const exact = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 4 }))!;
+    expect(exact.has_more).toBe(false);
+    expect(exact.messages[0]).toEqual(msg("b", { ts: 10, text: "text of b" }));
+  });
 
-    test("history - pages through 1,000 messages, many sharing one ts, with no gap and no repeat", async () => {
-      const all: StoredMessage[] = [];
-      for (let i = 0; i < 1000; i++) {
-        // Ids deliberately do not sort like timestamps, and 400 messages share ts 5000.
-        const ts = i >= 300 && i < 700 ? 5000 : i < 300 ? 1000 + i : 6000 + i;
-        all.push(msg(`id-${(i * 7919) % 1000}`.padEnd(9, "x"), { ts }));
-      }
-      for (let i = 0; i < all.length; i += 250) await use().commit(A, { messages: all.slice(i, i + 250) });
-      await use().commit(A, { messages: [msg("other-lane", { thread_id: "t1", ts: 5000 }), msg("other-chat", { chat_id: "c2", ts: 5000 })] });
-      const expected = ids([...all].sort((a, b) => a.ts - b.ts || (a.message_id < b.message_id ? -1 : 1)));
-      const seen: string[] = [];
-      let before: string | undefined;
-      let pages = 0;
-      for (;;) {
-        const page = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 37, before }))!;
-        pages++;
-        expect(page.messages.length).toBe(page.has_more ? 37 : 1000 % 37);
-        seen.unshift(...ids(page.messages));
-        if (!page.has_more) break;
-        before = page.messages[0].message_id;
-      }
-      expect(pages).toBe(Math.ceil(1000 / 37));
-      expect(new Set(seen).size).toBe(1000);
-      expect(seen).toEqual(expected);
-    });
+  test("history - pages by id when timestamps tie", async () => {
+    const tied = Array.from({ length: 25 }, (_, i) => msg(`m${String(i).padStart(2, "0")}`, { ts: 1000 }));
+    await use().commit(A, { messages: [...tied].reverse() });
+    const seen: string[] = [];
+    let before: string | undefined;
+    for (;;) {
+      const page = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 4, before }))!;
+      seen.unshift(...ids(page.messages));
+      if (!page.has_more) break;
+      before = page.messages[0].message_id;
+    }
+    expect(seen).toEqual(ids(tied));
+  });
 
-    test("history - lanes are separate: flat lane, each thread, each channel", async () => {
-      await use().commit(A, {
-        messages: [msg("flat"), msg("in-t1", { thread_id: "t1" }), msg("in-t2", { thread_id: "t2" }), msg("other", { chat_id: "c2" })],
-      });
-      expect(ids((await use().history(A, { chat_id: "c1", thread_id: null, limit: 50 }))!.messages)).toEqual(["flat"]);
-      expect(ids((await use().history(A, { chat_id: "c1", thread_id: "t1", limit: 50 }))!.messages)).toEqual(["in-t1"]);
-      expect(ids((await use().history(A, { chat_id: "c2", thread_id: null, limit: 50 }))!.messages)).toEqual(["other"]);
-    });
+  test("history - pages through 1,000 messages, many sharing one ts, with no gap and no repeat", async () => {
+    const all: StoredMessage[] = [];
+    for (let i = 0; i < 1000; i++) {
+      // Ids deliberately do not sort like timestamps, and 400 messages share ts 5000.
+      const ts = i >= 300 && i < 700 ? 5000 : i < 300 ? 1000 + i : 6000 + i;
+      all.push(msg(`id-${(i * 7919) % 1000}`.padEnd(9, "x"), { ts }));
+    }
+    for (let i = 0; i < all.length; i += 250) await use().commit(A, { messages: all.slice(i, i + 250) });
+    await use().commit(A, { messages: [msg("other-lane", { thread_id: "t1", ts: 5000 }), msg("other-chat", { chat_id: "c2", ts: 5000 })] });
+    const expected = ids([...all].sort((a, b) => a.ts - b.ts || (a.message_id < b.message_id ? -1 : 1)));
+    const seen: string[] = [];
+    let before: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const page = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 37, before }))!;
+      pages++;
+      expect(page.messages.length).toBe(page.has_more ? 37 : 1000 % 37);
+      seen.unshift(...ids(page.messages));
+      if (!page.has_more) break;
+      before = page.messages[0].message_id;
+    }
+    expect(pages).toBe(Math.ceil(1000 / 37));
+    expect(new Set(seen).size).toBe(1000);
+    expect(seen).toEqual(expected);
+  });
+}
 
-    test("history - an unknown before, or one from another lane or owner, resolves undefined", async () => {
-      await use().commit(A, { messages: [msg("flat"), msg("in-t1", { thread_id: "t1" })] });
-      await use().commit(B, { messages: [msg("bobs")] });
-      expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "nope" })).toBeUndefined();
-      expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "in-t1" })).toBeUndefined();
-      expect(await use().history(A, { chat_id: "c1", thread_id: "t1", limit: 5, before: "flat" })).toBeUndefined();
-      expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "bobs" })).toBeUndefined();
-      expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "flat" })).toEqual({ messages: [], has_more: false });
+/** Each chat and thread is a lane of its own, and a `before` from another lane or owner is unknown. */
+function describeHistoryLanes(use: () => Storage): void {
+  test("history - lanes are separate: flat lane, each thread, each channel", async () => {
+    await use().commit(A, {
+      messages: [msg("flat"), msg("in-t1", { thread_id: "t1" }), msg("in-t2", { thread_id: "t2" }), msg("other", { chat_id: "c2" })],
     });
+    expect(ids((await use().history(A, { chat_id: "c1", thread_id: null, limit: 50 }))!.messages)).toEqual(["flat"]);
+    expect(ids((await use().history(A, { chat_id: "c1", thread_id: "t1", limit: 50 }))!.messages)).toEqual(["in-t1"]);
+    expect(ids((await use().history(A, { chat_id: "c2", thread_id: null, limit: 50 }))!.messages)).toEqual(["other"]);
+  });
+
+  test("history - an unknown before, or one from another lane or owner, resolves undefined", async () => {
+    await use().commit(A, { messages: [msg("flat"), msg("in-t1", { thread_id: "t1" })] });
+    await use().commit(B, { messages: [msg("bobs")] });
+    expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "nope" })).toBeUndefined();
+    expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "in-t1" })).toBeUndefined();
+    expect(await use().history(A, { chat_id: "c1", thread_id: "t1", limit: 5, before: "flat" })).toBeUndefined();
+    expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "bobs" })).toBeUndefined();
+    expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "flat" })).toEqual({ messages: [], has_more: false });
   });
 }

@@ -153,6 +153,54 @@ function watchLink(subscriber: RedisClient, recovery: OutboxCatchUp, hasStorage:
 }
 
 /**
+ * What {@link redisBus} runs on: the duplicate that subscribes, the channels it holds, the presence
+ * keys, the outbox catch-up and the publisher, wired to the local subscribers. `isClosed` tells the
+ * parts that keep working in the background when the bus is closed.
+ */
+function links(redis: RedisClient, options: RedisBusOptions, isClosed: () => boolean) {
+  const { prefix, mode, maxPending, warn } = resolve(redis, options);
+  const origin = randomBytes(8).toString("hex");
+  const local = new EventEmitter<Record<Owner, [BusMessage]>>();
+  const hasSubscriber = (owner: Owner) => local.listenerCount(owner) > 0;
+  const stats: RedisBusStats = { published: 0, received: 0, dropped: 0, recovered: 0, arrived: 0, arrivedBytes: 0, channels: 0, commands: 0 };
+
+  const subscriber = subscriberOf(redis);
+  const owners = () => local.eventNames() as Owner[];
+  const count = (commands: number) => (stats.commands += commands);
+  const here = presence(redis, prefix, origin, owners, count);
+  const subs = subscriptions(subscriber, prefix, mode, {
+    onFlush(added, removed) {
+      stats.channels = subs.count();
+      here.update(added, removed);
+    },
+    onCommand: count,
+    warn,
+  });
+  const recovery = outboxCatchUp({
+    storage: options.storage,
+    owners,
+    hasSubscriber,
+    deliver,
+    recovered: () => stats.recovered++,
+    closed: isClosed,
+    warn,
+  });
+
+  watchLink(subscriber, recovery, Boolean(options.storage), isClosed, warn);
+
+  function deliver(message: BusMessage): void {
+    const seq = message.frame.seq;
+    if (seq !== undefined && hasSubscriber(message.owner)) recovery.delivered(message.owner, seq);
+    local.emit(message.owner, message);
+  }
+
+  const out = publisher(redis, mode === "sharded", maxPending, stats, warn);
+  const receive = receiver(origin, stats, { channel: subs.isBusChannel, owner: hasSubscriber }, deliver);
+  subscriber.on(mode === "sharded" ? "smessageBuffer" : "messageBuffer", receive);
+  return { origin, local, hasSubscriber, owners, stats, subscriber, here, subs, recovery, deliver, out, warn };
+}
+
+/**
  * Creates a {@link Bus} on Redis pub/sub. `redis` (yours, never closed by the bus) publishes; a
  * duplicate of it, owned by the bus, subscribes.
  *
@@ -173,46 +221,8 @@ function watchLink(subscriber: RedisClient, recovery: OutboxCatchUp, hasStorage:
  * @throws {TypeError} when `redis` is not an ioredis client or an option is bad
  */
 export function redisBus(redis: RedisClient, options: RedisBusOptions = {}): RedisBus {
-  const { prefix, mode, maxPending, warn } = resolve(redis, options);
-  const origin = randomBytes(8).toString("hex");
-  const local = new EventEmitter<Record<Owner, [BusMessage]>>();
-  const stats: RedisBusStats = { published: 0, received: 0, dropped: 0, recovered: 0, arrived: 0, arrivedBytes: 0, channels: 0, commands: 0 };
   let closed = false;
-
-  const subscriber = subscriberOf(redis);
-  const owners = () => local.eventNames() as Owner[];
-  const count = (commands: number) => (stats.commands += commands);
-  const here = presence(redis, prefix, origin, owners, count);
-  const subs = subscriptions(subscriber, prefix, mode, {
-    onFlush(added, removed) {
-      stats.channels = subs.count();
-      here.update(added, removed);
-    },
-    onCommand: count,
-    warn,
-  });
-  const recovery = outboxCatchUp({
-    storage: options.storage,
-    owners,
-    hasSubscriber: (owner) => local.listenerCount(owner) > 0,
-    deliver,
-    recovered: () => stats.recovered++,
-    closed: () => closed,
-    warn,
-  });
-
-  watchLink(subscriber, recovery, Boolean(options.storage), () => closed, warn);
-
-  function deliver(message: BusMessage): void {
-    const seq = message.frame.seq;
-    if (seq !== undefined && local.listenerCount(message.owner) > 0) recovery.delivered(message.owner, seq);
-    local.emit(message.owner, message);
-  }
-
-  const out = publisher(redis, mode === "sharded", maxPending, stats, warn);
-
-  const receive = receiver(origin, stats, { channel: subs.isBusChannel, owner: (owner) => local.listenerCount(owner) > 0 }, deliver);
-  subscriber.on(mode === "sharded" ? "smessageBuffer" : "messageBuffer", receive);
+  const { origin, local, hasSubscriber, owners, stats, subscriber, here, subs, recovery, deliver, out, warn } = links(redis, options, () => closed);
 
   return {
     stats,
@@ -222,7 +232,7 @@ export function redisBus(redis: RedisClient, options: RedisBusOptions = {}): Red
       await settled(redis, subscriber, subs);
     },
     async connected(owner) {
-      if (local.listenerCount(owner) > 0) return true;
+      if (hasSubscriber(owner)) return true;
       return here.anywhere(owner);
     },
     publish(message) {
@@ -230,11 +240,11 @@ export function redisBus(redis: RedisClient, options: RedisBusOptions = {}): Red
       if (!closed) out.send(subs.channelOf(message.owner), encode(origin, message), message.frame.seq !== undefined);
     },
     subscribe(owner, listener) {
-      if (local.listenerCount(owner) === 0) subs.add(owner);
+      if (!hasSubscriber(owner)) subs.add(owner);
       local.on(owner, listener);
       return () => {
         local.off(owner, listener);
-        if (local.listenerCount(owner) > 0) return;
+        if (hasSubscriber(owner)) return;
         recovery.forget(owner);
         subs.remove(owner);
       };

@@ -53,6 +53,50 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** The demo tool `echo`: a call that returns its argument, after one pause so a client sees it running. */
+async function* echoTool(arg: string, signal: AbortSignal, delayMs: number): AsyncIterable<RuntimeEvent> {
+  yield { type: "tool-start", id: "echo-1", name: "echo", args: { text: arg }, preview: `echo ${JSON.stringify(arg)}` };
+  if (delayMs > 0) await sleep(delayMs, signal);
+  yield { type: "tool-end", id: "echo-1", name: "echo", output: arg, ok: true };
+}
+
+/**
+ * The answer's text, after any tool call or ask its message calls for: the demo's commands
+ * (`tool:`, `approve:`, `ask:`, `model:`), or the plain echo.
+ */
+async function* prelude(input: TurnInput, model: string, delayMs: number): AsyncGenerator<RuntimeEvent, string> {
+  const text = input.message.text;
+  if (text.startsWith("tool:")) {
+    const arg = text.slice("tool:".length).trim();
+    yield* echoTool(arg, input.signal, delayMs);
+    return youSaid(arg);
+  }
+  if (text.startsWith("approve:")) {
+    const arg = text.slice("approve:".length).trim();
+    const args = { text: arg };
+    const answer = await input.ask({ kind: "approval", title: "Run echo?", body: `The agent wants to run echo with ${JSON.stringify(args)}`, tool: { name: "echo", args } });
+    if (answer.outcome !== "selected" || answer.option_id !== "approve") return "Denied.";
+    yield* echoTool(arg, input.signal, delayMs);
+    return youSaid(arg);
+  }
+  if (text.startsWith("ask:")) {
+    const question = text.slice("ask:".length).trim() || "Yes or no?";
+    const options = [
+      { id: "yes", label: "Yes" },
+      { id: "no", label: "No" },
+    ];
+    const answer = await input.ask({ kind: "confirm", title: question, body: question, options, allowText: true });
+    if (answer.outcome !== "selected") return `No answer (${answer.outcome}).`;
+    return `You answered: ${answer.option_id ?? answer.text ?? ""}`;
+  }
+  if (text.trim() === "model:") {
+    const models = DEMO_MODELS.map((m) => (m.id === model ? { ...m, current: true } : m));
+    const answer = await input.ask({ kind: "model", title: "Choose the model for this conversation", models });
+    return answer.outcome === "selected" && answer.option_id ? `Model: ${answer.option_id}` : `Model unchanged: ${model}`;
+  }
+  return youSaid(text);
+}
+
 /**
  * Create the demo runtime.
  * @example
@@ -64,53 +108,12 @@ export function demoRuntime(options: DemoRuntimeOptions = {}): AgentRuntime {
   const chunkChars = Math.max(1, Math.floor(options.chunkChars ?? envNumber("GATEWAY_DEMO_CHUNK_CHARS") ?? 10));
   const delayMs = options.delayMs ?? envNumber("GATEWAY_DEMO_DELAY_MS") ?? 15;
   const contextWindow = options.contextWindow ?? 8192;
-
-  async function* echoTool(arg: string, signal: AbortSignal): AsyncIterable<RuntimeEvent> {
-    yield { type: "tool-start", id: "echo-1", name: "echo", args: { text: arg }, preview: `echo ${JSON.stringify(arg)}` };
-    if (delayMs > 0) await sleep(delayMs, signal);
-    yield { type: "tool-end", id: "echo-1", name: "echo", output: arg, ok: true };
-  }
-
-  /** The answer's text, after any tool call or ask its message calls for. */
-  async function* prelude(input: TurnInput, model: string): AsyncGenerator<RuntimeEvent, string> {
-    const text = input.message.text;
-    if (text.startsWith("tool:")) {
-      const arg = text.slice("tool:".length).trim();
-      yield* echoTool(arg, input.signal);
-      return youSaid(arg);
-    }
-    if (text.startsWith("approve:")) {
-      const arg = text.slice("approve:".length).trim();
-      const args = { text: arg };
-      const answer = await input.ask({ kind: "approval", title: "Run echo?", body: `The agent wants to run echo with ${JSON.stringify(args)}`, tool: { name: "echo", args } });
-      if (answer.outcome !== "selected" || answer.option_id !== "approve") return "Denied.";
-      yield* echoTool(arg, input.signal);
-      return youSaid(arg);
-    }
-    if (text.startsWith("ask:")) {
-      const question = text.slice("ask:".length).trim() || "Yes or no?";
-      const options = [
-        { id: "yes", label: "Yes" },
-        { id: "no", label: "No" },
-      ];
-      const answer = await input.ask({ kind: "confirm", title: question, body: question, options, allowText: true });
-      if (answer.outcome !== "selected") return `No answer (${answer.outcome}).`;
-      return `You answered: ${answer.option_id ?? answer.text ?? ""}`;
-    }
-    if (text.trim() === "model:") {
-      const models = DEMO_MODELS.map((m) => (m.id === model ? { ...m, current: true } : m));
-      const answer = await input.ask({ kind: "model", title: "Choose the model for this conversation", models });
-      return answer.outcome === "selected" && answer.option_id ? `Model: ${answer.option_id}` : `Model unchanged: ${model}`;
-    }
-    return youSaid(text);
-  }
-
   return {
     model: "demo",
     models: () => DEMO_MODELS,
     async *turn(input: TurnInput): AsyncIterable<RuntimeEvent> {
       const model = DEMO_MODELS.some((m) => m.id === input.model) ? input.model! : "demo";
-      const answer = yield* prelude(input, model);
+      const answer = yield* prelude(input, model, delayMs);
       const pause = model === "demo-fast" ? 0 : delayMs;
       for (let at = 0; at < answer.length; at += chunkChars) {
         if (input.signal.aborted) return;

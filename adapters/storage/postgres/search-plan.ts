@@ -47,6 +47,24 @@ export function walksAllChats(expected: number, total: number): boolean {
 }
 
 type Row = { message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string };
+/** A row as a step reads it: a walk also says whether each row matched (`hit`) and its place (`n`). */
+type ReadRow = Row & { hit?: boolean; n?: string };
+
+/**
+ * One search as its steps see it: the schema, how a statement is read (prepared or not), whose
+ * messages, what was asked, its words, and the search rows in the table as the planner counts them.
+ */
+interface SearchRun {
+  s: string;
+  read: (statement: Statement) => Promise<ReadRow[]>;
+  owner: Owner;
+  q: SearchQuery;
+  terms: string[];
+  total: number;
+}
+
+/** A term with the planner's expected matches of it in scope. */
+type Estimated = { t: string; rows: number };
 
 /**
  * The planner's expected matches of each term in scope: one round trip for those not kept from
@@ -78,6 +96,73 @@ function plannerEstimates(s: string, pool: () => Promise<pg.Pool>): (q: SearchQu
   };
 }
 
+const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
+
+/** True when a step with this many expected matches walks the scope first (see {@link candidates}). */
+const walks = (q: SearchQuery, expected: number) => q.scope === "chat" && expected > WALK_FROM;
+
+/** True when a step across all chats walks `messages_recent` newest first (see {@link walksAllChats}). */
+const walksAll = (q: SearchQuery, expected: number, total: number) => q.scope !== "chat" && walksAllChats(expected, total);
+
+/** Rows ranked in SQL, ranked again in JS on their text: the same order, and the snippet's offset. */
+const hitsOf = (rows: Row[], terms: string[]) => rows.map((r) => rank(toMessage(r), terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
+
+/** The statement giving the newest {@link CANDIDATES} matches of a step, as `rankQuery` candidates. */
+async function candidates(run: SearchRun, terms: string[], mode: "all" | "any", expected: number): Promise<Statement> {
+  const { s, owner, q } = run;
+  if (walks(q, expected)) {
+    const found = await run.read(walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW));
+    const hits = found.filter((r) => r.hit);
+    // Complete when it found enough, or when the window was the whole scope (its last row not reached).
+    if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW)) return listedCandidates(s, owner, hits.slice(0, CANDIDATES).map((r) => r.message_id));
+  }
+  return candidatesQuery(s, owner, q, terms, mode, CANDIDATES, { newest: walksAll(q, expected, run.total) });
+}
+
+/** The best `limit` of a step's newest matches of `order`, read with their texts and ranked in JS (see {@link FEW}). */
+async function fewRanked(run: SearchRun, order: string[], mode: "all" | "any", limit: number, seen: Set<string>): Promise<Ranked[]> {
+  const rows = await run.read(candidatesQuery(run.s, run.owner, run.q, order, mode, CANDIDATES, { texts: true }));
+  return hitsOf(rows.filter((r) => !seen.has(r.message_id)), run.terms).slice(0, limit);
+}
+
+/** Both steps of a search the planner expects at most {@link FEW} matches of, ranked in JS. */
+async function fewSteps(run: SearchRun, order: string[]): Promise<Ranked[]> {
+  const { q, terms } = run;
+  const top = await fewRanked(run, order, "all", q.limit, new Set());
+  if (top.length >= q.limit || terms.length < 2) return top;
+  return top.concat(await fewRanked(run, terms, "any", q.limit - top.length, new Set(top.map((r) => r.message.message_id))));
+}
+
+/**
+ * Both steps of a search of several words. When the "any" step needs no walk, one statement
+ * runs both (`bothStepsQuery`); otherwise the walk decides after the first step. The ranking
+ * statements count the terms rarest first, so the commonest is always the last and a statement's
+ * text depends on how many words there are, not on which is common: one prepared statement each.
+ */
+async function severalWords(run: SearchRun, byEstimate: Estimated[], every: Statement): Promise<Ranked[]> {
+  const { s, owner, q, terms, read } = run;
+  const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
+  const order = byEstimate.map((e) => e.t);
+  const commonest = order[order.length - 1];
+  if (!walks(q, any)) {
+    const anyStep = candidatesQuery(s, owner, q, terms, "any", CANDIDATES, { newest: walksAll(q, any, run.total) });
+    const rows = (await read(bothStepsQuery(s, every, anyStep, order, q.limit, commonest))) as Array<Row & { step: number }>;
+    const first = hitsOf(rows.filter((r) => r.step === 1), terms);
+    return first.concat(hitsOf(rows.filter((r) => r.step === 2), terms).slice(0, q.limit - first.length));
+  }
+  const first = hitsOf(await read(rankQuery(s, every, order, q.limit)), terms);
+  if (first.length >= q.limit) return first;
+  const seen = first.map((r) => r.message.message_id);
+  return first.concat(hitsOf(await read(rankQuery(s, await candidates(run, terms, "any", any), order, q.limit - first.length, seen, commonest)), terms));
+}
+
+/** Both steps of a search ranked in SQL: the "all" step's candidates, then one word's or several words' ranking. */
+async function rankedSteps(run: SearchRun, byEstimate: Estimated[]): Promise<Ranked[]> {
+  const { s, q, terms } = run;
+  const every = await candidates(run, byEstimate.map((e) => e.t), "all", byEstimate[0].rows);
+  return terms.length > 1 ? severalWords(run, byEstimate, every) : hitsOf(await run.read(rankQuery(s, every, terms, q.limit)), terms);
+}
+
 /**
  * The search of the PostgreSQL storage. Messages with every word first, then with any; each step
  * ranks at most the newest {@link CANDIDATES} matches in scope, as the other storages do. The
@@ -102,72 +187,17 @@ function plannerEstimates(s: string, pool: () => Promise<pg.Pool>): (q: SearchQu
  */
 export function postgresSearch(s: string, pool: () => Promise<pg.Pool>, prepared = true): (owner: Owner, q: SearchQuery) => Promise<SearchHit[]> {
   const name = preparedNames(prepared);
-  const read = async ({ text, values }: Statement) => (await (await pool()).query({ name: name(text), text, values })).rows as Array<Row & { hit?: boolean; n?: string }>;
-  const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
-
+  const read = async ({ text, values }: Statement) => (await (await pool()).query({ name: name(text), text, values })).rows as ReadRow[];
   const estimates = plannerEstimates(s, pool);
-
-  /** True when a step with this many expected matches walks the scope first (see {@link candidates}). */
-  const walks = (q: SearchQuery, expected: number) => q.scope === "chat" && expected > WALK_FROM;
-
-  const walksAll = (q: SearchQuery, expected: number, total: number) => q.scope !== "chat" && walksAllChats(expected, total);
-
-  /** The statement giving the newest {@link CANDIDATES} matches of a step, as `rankQuery` candidates. */
-  async function candidates(owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", expected: number, total: number): Promise<Statement> {
-    if (walks(q, expected)) {
-      const found = await read(walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW));
-      const hits = found.filter((r) => r.hit);
-      // Complete when it found enough, or when the window was the whole scope (its last row not reached).
-      if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW)) return listedCandidates(s, owner, hits.slice(0, CANDIDATES).map((r) => r.message_id));
-    }
-    return candidatesQuery(s, owner, q, terms, mode, CANDIDATES, { newest: walksAll(q, expected, total) });
-  }
-
-  /** Rows ranked in SQL, ranked again in JS on their text: the same order, and the snippet's offset. */
-  const hitsOf = (rows: Row[], terms: string[]) => rows.map((r) => rank(toMessage(r), terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
-
-  /** The best `limit` of a step's newest matches, read with their texts and ranked in JS (see {@link FEW}). */
-  async function fewRanked(owner: Owner, q: SearchQuery, terms: string[], order: string[], mode: "all" | "any", limit: number, seen: Set<string>): Promise<Ranked[]> {
-    const rows = await read(candidatesQuery(s, owner, q, order, mode, CANDIDATES, { texts: true }));
-    return hitsOf(rows.filter((r) => !seen.has(r.message_id)), terms).slice(0, limit);
-  }
-
-  /**
-   * Both steps of a search of several words. When the "any" step needs no walk, one statement
-   * runs both (`bothStepsQuery`); otherwise the walk decides after the first step. The ranking
-   * statements count the terms rarest first, so the commonest is always the last and a statement's
-   * text depends on how many words there are, not on which is common: one prepared statement each.
-   */
-  async function severalWords(owner: Owner, q: SearchQuery, terms: string[], byEstimate: Array<{ t: string; rows: number }>, every: Statement, total: number): Promise<Ranked[]> {
-    const any = byEstimate.reduce((sum, e) => sum + e.rows, 0);
-    const order = byEstimate.map((e) => e.t);
-    const commonest = order[order.length - 1];
-    if (!walks(q, any)) {
-      const anyStep = candidatesQuery(s, owner, q, terms, "any", CANDIDATES, { newest: walksAll(q, any, total) });
-      const rows = (await read(bothStepsQuery(s, every, anyStep, order, q.limit, commonest))) as Array<Row & { step: number }>;
-      const first = hitsOf(rows.filter((r) => r.step === 1), terms);
-      return first.concat(hitsOf(rows.filter((r) => r.step === 2), terms).slice(0, q.limit - first.length));
-    }
-    const first = hitsOf(await read(rankQuery(s, every, order, q.limit)), terms);
-    if (first.length >= q.limit) return first;
-    const seen = first.map((r) => r.message.message_id);
-    return first.concat(hitsOf(await read(rankQuery(s, await candidates(owner, q, terms, "any", any, total), order, q.limit - first.length, seen, commonest)), terms));
-  }
 
   return async (owner, q) => {
     const terms = queryTerms(q.query);
     if (!terms.length || q.limit < 1) return [];
     const { rows: expected, total } = await estimates(q, terms);
     const byEstimate = terms.map((t, i) => ({ t, rows: expected[i] ?? Infinity })).sort((a, b) => a.rows - b.rows);
-    const order = byEstimate.map((e) => e.t);
-    let top: Ranked[];
-    if (byEstimate.reduce((sum, e) => sum + e.rows, 0) <= FEW) {
-      top = await fewRanked(owner, q, terms, order, "all", q.limit, new Set());
-      if (top.length < q.limit && terms.length > 1) top = top.concat(await fewRanked(owner, q, terms, terms, "any", q.limit - top.length, new Set(top.map((r) => r.message.message_id))));
-    } else {
-      const every = await candidates(owner, q, order, "all", byEstimate[0].rows, total);
-      top = terms.length > 1 ? await severalWords(owner, q, terms, byEstimate, every, total) : hitsOf(await read(rankQuery(s, every, terms, q.limit)), terms);
-    }
+    const run: SearchRun = { s, read, owner, q, terms, total };
+    const few = byEstimate.reduce((sum, e) => sum + e.rows, 0) <= FEW;
+    const top = few ? await fewSteps(run, byEstimate.map((e) => e.t)) : await rankedSteps(run, byEstimate);
     return top.map(toHit);
   };
 }
