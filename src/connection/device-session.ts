@@ -30,20 +30,13 @@ import { LoopShare } from "../loop-share.js";
 import { createUploads, type MediaServices, type Uploads } from "../requests/media-transfer.js";
 import { shareState } from "../requests/shared-state.js";
 import { countFrame, type TrafficCounts } from "./traffic.js";
-import { peekId } from "./wire.js";
+import { peekId, tooBig } from "./wire.js";
+import { retryReason, type HelloGate } from "./hello-gate.js";
+import { BinaryBacklog } from "./binary-backlog.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
 const PROCESS_TAG = randomBytes(4).toString("hex");
-
-/** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
-const BINARY_QUEUE_BYTES = 1024 * 1024;
-/**
- * Binary messages waiting, whatever their size: each costs its queue entry, which a flood of tiny
- * ones makes the larger part. Past it the socket is paused too (a flood of 3-byte messages was
- * read and queued 100,000 at a time, holding every other connection up for 130 ms).
- */
-const BINARY_QUEUE_FRAMES = 1024;
 
 /** What a connection reads and writes through: its handshake's, its requests' and its own. */
 export interface SessionServices extends HandshakeServices, RequestServices, MediaServices {
@@ -56,6 +49,8 @@ export interface SessionServices extends HandshakeServices, RequestServices, Med
   readonly bus: Pick<Bus, "ready" | "publish" | "subscribe">;
   /** Frames and hellos counted for {@link Gateway.stats} (docs/PROTOCOL.md §18.3). */
   readonly traffic: TrafficCounts;
+  /** The process-wide cap on hellos in progress (docs/PROTOCOL.md §18.5). */
+  readonly helloGate: HelloGate;
   /** Start and stop receiving the owner's frames. */
   attach(owner: Owner, subscriber: Subscriber): void;
   detach(owner: Owner, subscriber: Subscriber): void;
@@ -79,9 +74,10 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #helloTimer: NodeJS.Timeout | undefined;
   /** The client address counted against `maxConnectionsPerIp`, released on close. */
   #address: string | undefined;
-  #binaryQueued = 0;
-  #binaryFramesQueued = 0;
-  #paused = false;
+  /** Made at the first binary message: most connections never send one. */
+  #backlog: BinaryBacklog | undefined;
+  /** This connection's hello holds a place under the process's cap on hellos in progress. */
+  #helloCounted = false;
   readonly #admission = new AdmissionWatch();
   readonly uploads: Uploads;
 
@@ -139,9 +135,14 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
 
   receiveText(text: string): void {
     if (this.#state === "closed") return;
-    if (this.#tooBig(text)) {
+    if (tooBig(text, this.#services.options.maxFrameBytes)) {
       this.close(CLOSE_CODES.tooBig, "frame too large");
       return;
+    }
+    if (this.#state === "hello" && !this.#helloCounted) {
+      // Shed before any work is queued for it: that queue is what stalled everyone in a storm.
+      if (!this.#services.helloGate.tryEnter()) return this.#shed(text);
+      this.#helloCounted = true;
     }
     // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
     if (!this.#spend()) {
@@ -157,22 +158,9 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
-    this.#binaryQueued += data.byteLength;
-    this.#binaryFramesQueued++;
-    if (!this.#paused && (this.#binaryQueued > BINARY_QUEUE_BYTES || this.#binaryFramesQueued > BINARY_QUEUE_FRAMES) && this.#conn.pause) {
-      this.#paused = true;
-      this.#conn.pause();
-    }
-    this.#enqueue(() =>
-      this.#takeChunk(data).finally(() => {
-        this.#binaryQueued -= data.byteLength;
-        this.#binaryFramesQueued--;
-        if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2 && this.#binaryFramesQueued <= BINARY_QUEUE_FRAMES / 2) {
-          this.#paused = false;
-          this.#conn.resume?.();
-        }
-      }),
-    );
+    const backlog = (this.#backlog ??= new BinaryBacklog(this.#conn));
+    backlog.add(data.byteLength);
+    this.#enqueue(() => this.#takeChunk(data).finally(() => backlog.done(data.byteLength)));
   }
 
   /**
@@ -193,6 +181,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     if (this.#state === "closed") return;
     this.#state = "closed";
     clearTimeout(this.#helloTimer);
+    this.#helloEnded();
     this.#delivery.stop();
     if (this.#address !== undefined) this.#services.addresses.release(this.#address);
     this.#admission.stop();
@@ -224,14 +213,6 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     return this.#owner === undefined || budgets.framesPerOwner.take(this.#owner);
   }
 
-  #tooBig(text: string): boolean {
-    const max = this.#services.options.maxFrameBytes;
-    // UTF-16 length never exceeds UTF-8 length, and UTF-8 is at most 3 bytes per UTF-16 unit.
-    if (text.length > max) return true;
-    if (text.length * 3 <= max) return false;
-    return Buffer.byteLength(text, "utf8") > max;
-  }
-
   #enqueue(work: () => Promise<void>): void {
     // Frames that need no I/O (garbage past the budget) would otherwise run back to back as
     // microtasks, holding every other connection up until the whole flood is worked off.
@@ -260,6 +241,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
         return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"), frame.id);
       }
       await this.#hello(frame);
+      this.#helloEnded();
       // #ready() sets the device; a refused hello leaves it unset.
       if (this.#device !== undefined) this.#services.traffic.hellosOk++;
       else this.#services.traffic.hellosRefused++;
@@ -328,6 +310,19 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   /** Re-reads the state after an await (TypeScript keeps the narrowing from before it). */
   #isClosed(): boolean {
     return this.#state === "closed";
+  }
+
+  /** Too many hellos in progress: `rate_limited`, then 1013 with when to come back (docs/PROTOCOL.md §18.5). */
+  #shed(text: string): void {
+    const ms = this.#services.helloGate.retryAfterMs();
+    this.#services.traffic.hellosRefused++;
+    this.send({ type: "error", payload: { code: "rate_limited", message: `the server is busy; try again in ${ms} ms` } }, peekId(text));
+    this.close(CLOSE_CODES.tryAgainLater, retryReason(ms));
+  }
+
+  #helloEnded(): void {
+    if (this.#helloCounted) this.#services.helloGate.leave();
+    this.#helloCounted = false;
   }
 
   #refuseBusy(message: string, requestId?: RequestId): void {
