@@ -325,7 +325,7 @@ export class Connection {
     }
     // 1012: the server drained and restarts (docs/PROTOCOL.md §18); another process may take us now.
     if (event.code === CLOSE_CODES.serviceRestart) this.#restartJitter = true;
-    // 1013 with a hint: the gateway shed the hello as too busy (§18.5), not for the credential.
+    // 1013 with a hint: shed as too busy (docs/PROTOCOL.md §18.5), not refused for the credential.
     this.#retryAfter = retryHint(event.code, event.reason);
     this.#scheduleRetry(`closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`, !attempt.gotHello && this.#retryAfter === undefined);
   }
