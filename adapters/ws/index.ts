@@ -7,10 +7,10 @@ import http, { type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type PerMessageDeflateOptions, type WebSocket } from "ws";
-import type { Connection, ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
+import type { ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
 import { startHeartbeat } from "./heartbeat.js";
-import { tickBatch } from "./tick-batch.js";
+import { WsConnection } from "./ws-connection.js";
 import { upgradeGuard, type UpgradeGuardOptions } from "./upgrade-guard.js";
 import { proxyHint } from "./proxy-hint.js";
 
@@ -138,29 +138,7 @@ async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | un
 /** Hand an upgraded socket to the gateway as one of its connections, watched by the heartbeat. */
 function serve(gateway: Gateway, heartbeat: ReturnType<typeof startHeartbeat>, ws: WebSocket, socket: Duplex, context: ConnectionContext): void {
   heartbeat.watch(ws);
-  const batch = tickBatch(socket);
-  const connection: Connection = {
-    send: (text) => {
-      if (ws.readyState !== ws.OPEN) return;
-      batch();
-      ws.send(text);
-    },
-    sendBinary: (data) => {
-      if (ws.readyState !== ws.OPEN) return;
-      batch();
-      ws.send(data, { binary: true });
-    },
-    close: (code, reason) => {
-      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
-    },
-    get bufferedAmount() {
-      return ws.bufferedAmount;
-    },
-    pause: () => ws.pause(),
-    resume: () => ws.resume(),
-    context,
-  };
-  const handle = gateway.accept(connection);
+  const handle = gateway.accept(new WsConnection(ws, socket, context));
   ws.on("message", (data, isBinary) => {
     if (isBinary) {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;

@@ -20,6 +20,7 @@ import type { GatewayEvents } from "../gateway-events.js";
 import type { ResolvedOptions } from "../options.js";
 import type { ConnectionCount } from "./connection-count.js";
 import { Delivery } from "./delivery.js";
+import { outflowLimits } from "./outflow.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import { handleRequest, type RequestServices, type RequestSession } from "../requests/dispatch.js";
@@ -79,16 +80,28 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   /** This connection's hello holds a place under the process's cap on hellos in progress. */
   #helloCounted = false;
   readonly #admission = new AdmissionWatch();
-  readonly uploads: Uploads;
+  /** Made at the first media frame: an idle connection holds no media state (bench/capacity.ts). */
+  #uploads: Uploads | undefined;
 
   constructor(services: SessionServices, conn: Connection) {
     this.#services = services;
     this.#conn = conn;
     this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
-    const tooSlow = () => this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
-    const limits = { ...services.options.backpressure, deltaIntervalMs: services.options.deltaUpdateIntervalMs };
-    this.#delivery = new Delivery(conn, limits, () => this.#device?.caps, tooSlow, services.traffic.sent);
-    this.uploads = createUploads(services, this);
+    this.#delivery = new Delivery(conn, outflowLimits(services.options), this, services.traffic.sent);
+  }
+
+  get uploads(): Uploads {
+    return (this.#uploads ??= createUploads(this.#services, this));
+  }
+
+  /** For {@link Delivery}: the device's caps once `hello` is done. */
+  get deviceCaps(): DeviceCaps | undefined {
+    return this.#device?.caps;
+  }
+
+  /** For {@link Delivery}: past the hard limit of queued bytes (docs/PROTOCOL.md §2.4). */
+  tooSlow(): void {
+    this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
   }
 
   /**
@@ -181,11 +194,12 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     if (this.#state === "closed") return;
     this.#state = "closed";
     clearTimeout(this.#helloTimer);
+    this.#helloTimer = undefined;
     this.#helloEnded();
     this.#delivery.stop();
     if (this.#address !== undefined) this.#services.addresses.release(this.#address);
     this.#admission.stop();
-    this.uploads.dropAll();
+    this.#uploads?.dropAll();
     if (this.#attached !== undefined) this.#services.detach(this.#attached, this);
     this.#services.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
   }
@@ -276,6 +290,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
 
   #ready(auth: AuthResult, device: Device, { bounds, held }: Attached, helloOk: ServerFrame, requestId: RequestId | undefined): void {
     clearTimeout(this.#helloTimer);
+    this.#helloTimer = undefined;
     this.#owner = auth.owner;
     this.#user = auth.user;
     this.#device = device;

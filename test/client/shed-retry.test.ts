@@ -19,7 +19,7 @@ it("client - after 1013 with a retry hint it waits the hint plus a jitter, not i
   // The first hello ("hold") stays in progress until released, so the gateway's one place is taken.
   let release: (() => void) | undefined;
   const result: AuthResult = { owner: "ann", user: null };
-  const authenticate = ({ token }: { token: string }) => (token === "hold" ? new Promise<AuthResult>((resolve) => (release = () => resolve(result))) : result);
+  const authenticate = ({ token }: { token: string }) => (token === "hold" ? new Promise<AuthResult>((resolve) => (release = () => resolve(result))) : Promise.resolve(result));
   h = await startGateway({ maxHellosInFlight: 1, authenticator: { authenticate } });
   const holder = createGatewayClient({ url: h.url, deviceId: "holder", token: "hold", pingIntervalMs: 0 });
   cleanups.push(() => holder.close());

@@ -19,7 +19,7 @@ function heldAuthenticator(): { authenticator: Authenticator; release(): void; h
   const result: AuthResult = { owner: "ann", user: null };
   return {
     authenticator: {
-      authenticate: ({ token }) => (token === "slow" ? new Promise<AuthResult>((resolve) => waiting.push(() => resolve(result))) : result),
+      authenticate: ({ token }) => (token === "slow" ? new Promise<AuthResult>((resolve) => waiting.push(() => resolve(result))) : Promise.resolve(result)),
     },
     release() {
       for (const go of waiting.splice(0)) go();
