@@ -77,8 +77,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #address: string | undefined;
   /** Made at the first binary message: most connections never send one. */
   #backlog: BinaryBacklog | undefined;
-  /** This connection's hello holds a place under the process's cap on hellos in progress. */
-  #helloCounted = false;
+  /** Since when this connection's hello holds a place under the process's cap on hellos in progress. */
+  #helloSince: number | undefined;
   readonly #admission = new AdmissionWatch();
   /** Made at the first media frame: an idle connection holds no media state (bench/capacity.ts). */
   #uploads: Uploads | undefined;
@@ -152,10 +152,10 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.close(CLOSE_CODES.tooBig, "frame too large");
       return;
     }
-    if (this.#state === "hello" && !this.#helloCounted) {
+    if (this.#state === "hello" && this.#helloSince === undefined) {
       // Shed before any work is queued for it: that queue is what stalled everyone in a storm.
-      if (!this.#services.helloGate.tryEnter()) return this.#shed(text);
-      this.#helloCounted = true;
+      this.#helloSince = this.#services.helloGate.tryEnter();
+      if (this.#helloSince === undefined) return this.#shed(text);
     }
     // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
     if (!this.#spend()) {
@@ -336,8 +336,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   }
 
   #helloEnded(): void {
-    if (this.#helloCounted) this.#services.helloGate.leave();
-    this.#helloCounted = false;
+    if (this.#helloSince !== undefined) this.#services.helloGate.leave(this.#helloSince);
+    this.#helloSince = undefined;
   }
 
   #refuseBusy(message: string, requestId?: RequestId): void {

@@ -12,64 +12,56 @@ export function retryReason(ms: number): string {
 }
 
 /** The hint never promises less than this: a device that came back sooner would be shed again. */
-const MIN_HINT_MS = 250;
+const MIN_HINT_MS = 200;
 /** Nor more than this: a storm the process cannot measure well still ends. */
 const MAX_HINT_MS = 30_000;
-/** Hellos a second assumed before the process has finished any (and its floor after). */
-const MIN_RATE = 50;
+/** What a hello is assumed to take before the process has finished one (ms). */
+const FIRST_GUESS_MS = 100;
+/** Weight of the newest hello in the running mean of their durations. */
+const WEIGHT = 1 / 32;
 
 /**
- * Counts the hellos in progress and hands out retry hints as places in a virtual queue: each
- * refused device is told to come back one hello-time after the one refused before it, a hello-time
- * being what the process managed in the last whole second. So a storm comes back spread at the
- * rate the process can take it rather than all together again.
+ * Counts the hellos in progress and hands out retry hints as places in a virtual queue. While
+ * hellos are shed the cap is full, so the process finishes `max` hellos per mean hello duration
+ * (Little's law); each refused device is told to come back one such share after the one refused
+ * before it. So a storm comes back spread at the rate the process can take it, not all at once
+ * again, and the estimate follows the load within a few dozen hellos.
  */
 export class HelloGate {
   #inFlight = 0;
-  /** When the last refused device was told to come back (ms, the clock of `now`). */
+  /** When the last refused device was told to come back (ms, `performance.now()` time). */
   #nextSlot = 0;
-  #second = 0;
-  #doneThisSecond = 0;
-  #doneLastSecond = 0;
+  /** Running mean of a hello's duration, from its first frame to its end (ms). */
+  #meanMs = FIRST_GUESS_MS;
 
-  constructor(
-    private readonly max: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly max: number) {}
 
   /** Hellos being handled now. */
   get inFlight(): number {
     return this.#inFlight;
   }
 
-  /** Counts one more hello in progress, or says false when the cap is reached (then shed it). */
-  tryEnter(): boolean {
-    if (this.#inFlight >= this.max) return false;
+  /**
+   * Counts one more hello in progress and returns when it started, for {@link leave}; undefined
+   * when the cap is reached (then shed it).
+   */
+  tryEnter(): number | undefined {
+    if (this.#inFlight >= this.max) return undefined;
     this.#inFlight++;
-    return true;
+    return performance.now();
   }
 
-  /** A hello counted by {@link tryEnter} ended, whatever its outcome. */
-  leave(): void {
+  /** A hello counted by {@link tryEnter} at `since` ended, whatever its outcome. */
+  leave(since: number): void {
     this.#inFlight--;
-    this.#tick();
-    this.#doneThisSecond++;
+    this.#meanMs += (performance.now() - since - this.#meanMs) * WEIGHT;
   }
 
   /** Milliseconds a refused device should wait before it tries again. */
   retryAfterMs(): number {
-    this.#tick();
-    const now = this.now();
-    const rate = Math.max(MIN_RATE, this.#doneLastSecond, this.#doneThisSecond);
-    this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(now + MIN_HINT_MS, this.#nextSlot + 1000 / rate));
+    const now = performance.now();
+    const share = this.#meanMs / this.max;
+    this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(now + MIN_HINT_MS, this.#nextSlot + share));
     return Math.round(this.#nextSlot - now);
-  }
-
-  #tick(): void {
-    const second = Math.floor(this.now() / 1000);
-    if (second === this.#second) return;
-    this.#doneLastSecond = second === this.#second + 1 ? this.#doneThisSecond : 0;
-    this.#doneThisSecond = 0;
-    this.#second = second;
   }
 }

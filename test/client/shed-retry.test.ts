@@ -35,7 +35,7 @@ it("client - after 1013 with a retry hint it waits the hint plus a jitter, not i
   const info = await until(() => waits[0], "the shed hello's reconnect");
   const hint = Number(/retry_after_ms=(\d+)/.exec(info.reason ?? "")?.[1]);
   expect(info.reason).toContain("1013");
-  expect(hint).toBeGreaterThanOrEqual(250);
+  expect(hint).toBeGreaterThanOrEqual(200);
   expect(info.retryInMs).toBeGreaterThanOrEqual(hint);
   expect(info.retryInMs).toBeLessThanOrEqual(hint * 1.5);
 
