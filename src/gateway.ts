@@ -15,6 +15,7 @@ import { TrafficCounts } from "./connection/traffic.js";
 import { CLOSE_CODES, GatewayError } from "./errors.js";
 import type { GatewayEvents } from "./gateway-events.js";
 import { ConnectionCount } from "./connection/connection-count.js";
+import { HelloGate } from "./connection/hello-gate.js";
 import { sharedBudgets } from "./connection/shared-budgets.js";
 import { awayPush } from "./outbox/away-push.js";
 import { FanOut } from "./outbox/fan-out.js";
@@ -340,6 +341,7 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
     addresses: new ConnectionCount(),
     traffic: new TrafficCounts(),
     admitting: new ConnectionCount(),
+    helloGate: new HelloGate(options.maxHellosInFlight),
     budgets: sharedBudgets(options),
     store: outbox.store,
     live: outbox.live,

@@ -98,6 +98,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     helloTimeoutMs: positive("helloTimeoutMs", options.helloTimeoutMs, LIMITS.helloTimeoutMs),
     maxConnectionsPerOwner: positive("maxConnectionsPerOwner", options.maxConnectionsPerOwner, LIMITS.connectionsPerOwner),
     maxConnectionsPerIp,
+    maxHellosInFlight: wholePositive("maxHellosInFlight", options.maxHellosInFlight, 128),
     historyMaxBytes: positive("historyMaxBytes", options.historyMaxBytes, LIMITS.historyMaxBytes),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),

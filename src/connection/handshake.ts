@@ -178,7 +178,7 @@ async function registerDevice(services: HandshakeServices, owner: Owner, p: Hell
     const device: Device = {
       device_id: p.device_id,
       device_name: p.device_name ?? "",
-      caps,
+      caps: sharedCaps(caps),
       last_seen: services.now(),
     };
     const fcm = p.fcm_token ?? previous?.fcm_token;
@@ -187,6 +187,23 @@ async function registerDevice(services: HandshakeServices, owner: Owner, p: Hell
     if (ntfy) device.ntfy_topic = ntfy;
     return device;
   });
+}
+
+/** Caps seen, by their values: nearly every device of a fleet declares the same few. */
+const capsSeen = new Map<string, DeviceCaps>();
+/** Distinct caps kept; past it a hello's own object is used (`min_protocol` may be any number up to 1). */
+const CAPS_SEEN_MAX = 64;
+
+/**
+ * One object for equal caps, held by every connected device that declared them, rather than one
+ * each (bench/capacity.ts). Nobody changes a device's caps in place: a new hello stores new ones.
+ */
+function sharedCaps(caps: DeviceCaps): DeviceCaps {
+  const key = JSON.stringify([caps.min_protocol, caps.media, caps.push, caps.streaming, caps.pickers, caps.delta]);
+  const seen = capsSeen.get(key);
+  if (seen) return seen;
+  if (capsSeen.size < CAPS_SEEN_MAX) capsSeen.set(key, caps);
+  return caps;
 }
 
 function helloOk(services: HandshakeServices, cursor: Seq, user: string | null): ServerFrame {
