@@ -79,6 +79,8 @@ export type {
   TurnScope,
 } from "./contracts/storage.js";
 export type { HookRecord, HookMode, OwnedHook, HookClaim } from "./contracts/hooks.js";
+export type { ScheduleRecord, ScheduleRun, ScheduleRunStatus, OwnedSchedule } from "./contracts/schedules.js";
+export { scheduleRunKey } from "./contracts/schedules.js";
 export { openAuthenticator, tokenAuthenticator } from "./contracts/authenticator.js";
 export type { Authenticator, AuthRequest, AuthResult, ConnectionContext } from "./contracts/authenticator.js";
 export type {

@@ -16,6 +16,7 @@ import type { Pool } from "pg";
 import { defineStorage, type Storage } from "chat-gateway";
 import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
+import { postgresSchedules } from "./schedules.js";
 import { database } from "./database.js";
 import { queries } from "./queries.js";
 import { postgresSearch } from "./search-plan.js";
@@ -95,5 +96,6 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     adoptOwner: adoptOwner(db),
     ...queries(db),
     ...postgresHooks(db),
+    ...postgresSchedules(db),
   });
 }

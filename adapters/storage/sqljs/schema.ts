@@ -1,5 +1,6 @@
 import { indexAll } from "./fts-shards.js";
 import { HOOKS_MIGRATION } from "./hooks.js";
+import { SCHEDULES_MIGRATION } from "./schedules.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import type { Sql } from "./sql.js";
 
@@ -99,6 +100,11 @@ export const MIGRATIONS: Migration[] = [
   },
   // 6: webhooks (docs/PROTOCOL.md §17), see hooks.ts.
   HOOKS_MIGRATION,
+  // 7: read state (docs/PROTOCOL.md §15), taken by the read-state branch; its migration replaces
+  // this empty one when they merge.
+  () => undefined,
+  // 8: schedules (docs/PROTOCOL.md §17), see schedules.ts.
+  SCHEDULES_MIGRATION,
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */
