@@ -131,7 +131,11 @@ export class Scheduler {
   /** Store the run's end, once across processes; the writer that wins raises the notification. */
   async #end(owner: Owner, schedule: ScheduleRecord, run: ScheduleRun, end: Pick<ScheduleRun, "status" | "answer_id" | "error">, text?: string): Promise<void> {
     const ended: ScheduleRun = { slot: run.slot, prompt_id: run.prompt_id, ...end, at: this.#hub.now() };
-    if (!(await this.#hub.storage.recordScheduleRun(schedule.schedule_id, ended, scheduleRunKey(run)))) return;
+    const storage = this.#hub.storage;
+    if (!(await storage.recordScheduleRun(schedule.schedule_id, ended, scheduleRunKey(run)))) {
+      // Another process ended it; or the schedule was removed meanwhile, when only this job knows the run.
+      if ((await storage.listSchedules(owner)).some((s) => s.schedule_id === schedule.schedule_id)) return;
+    }
     if (end.answer_id === undefined) {
       this.#hub.log.warn(`schedule "${schedule.name}" failed: ${end.error}`);
       return;
