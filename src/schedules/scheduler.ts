@@ -124,7 +124,8 @@ export class Scheduler {
 
   async #finish(owner: Owner, schedule: ScheduleRecord, run: ScheduleRun, answer: StoredMessage): Promise<void> {
     const failed = answer.status !== "complete";
-    const error = failed ? lastParagraph(answer.text) || `the answer ended ${answer.status}` : undefined;
+    // An error answer ends with why; an interrupted or stopped one says no more than that.
+    const error = !failed ? undefined : (answer.status === "error" && lastParagraph(answer.text)) || `the answer ended ${answer.status}`;
     await this.#end(owner, schedule, run, { status: failed ? "error" : "ok", answer_id: answer.message_id, ...(error ? { error } : {}) }, answer.text);
   }
 
