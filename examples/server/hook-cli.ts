@@ -10,7 +10,7 @@ export const HOOK_USAGE = `usage: hook add NAME --channel CHANNEL [--mode post|t
        hook remove NAME [--user NAME]
 `;
 
-interface Io {
+export interface Io {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
 }
@@ -35,7 +35,7 @@ function parse(argv: string[]): AdminRequest | undefined {
   return undefined;
 }
 
-function ask(path: string, request: AdminRequest): Promise<{ ok: boolean; result?: unknown; error?: string; usage?: true }> {
+export function ask(path: string, request: AdminRequest): Promise<{ ok: boolean; result?: unknown; error?: string; usage?: true }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(path);
     let reply = "";

@@ -73,10 +73,10 @@ function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnTy
   };
 }
 
-/** The admin socket for `hook ...`; without it only those commands are lost, not the server. */
+/** The admin socket for `hook ...` and `schedule ...`; without it only those commands are lost, not the server. */
 function adminSocket(gateway: Gateway, protection: LoginProtection, config: ServerConfig, logger: Logger): Promise<() => Promise<void>> {
   return startAdminSocket(gateway, protection, config.dataDir).catch((error: unknown) => {
-    logger.warn("the admin socket could not start; `hook ...` cannot reach this server", error);
+    logger.warn("the admin socket could not start; `hook ...` and `schedule ...` cannot reach this server", error);
     return async () => undefined;
   });
 }
@@ -117,6 +117,8 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     logger,
     authenticator: protection.authenticator(),
     mediaStore: await pickMediaStore(config),
+    // Schedules (docs/PROTOCOL.md §17): every process ticks; the storage lets one claim each slot.
+    scheduler: true,
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
     ...connectionCaps(config),
   });
