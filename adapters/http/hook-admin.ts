@@ -30,16 +30,12 @@ function checkName(name: unknown): string {
   return name;
 }
 
-/**
- * The owner's automation channel of that name, created as one when the owner has none (what
- * `addHook` and the example server's `schedule add` post into).
- * @throws {GatewayError} `unsupported` when the owner's channel of that name is not an automation channel
- */
-export async function automationChannel(gateway: Gateway, owner: Owner, name: string): Promise<{ chat_id: string; name: string }> {
+/** The owner's automation channel of that name, created as one when the owner has none. */
+async function automationChannel(gateway: Gateway, owner: Owner, name: string): Promise<{ chat_id: string; name: string }> {
   const channels = await gateway.channels.list(owner);
   const found = channels.find((c) => c.name === name.trim() && c.kind === "channel");
   if (found) {
-    if (!found.automation) throw new GatewayError("unsupported", `channel "${name}" is not an automation channel: hooks and schedules post into automation channels only`);
+    if (!found.automation) throw new GatewayError("unsupported", `channel "${name}" is not an automation channel: hooks post into automation channels only`);
     return found;
   }
   return gateway.channels.create(owner, { name, kind: "channel", automation: true });

@@ -37,5 +37,5 @@ export { createHookHandler, HOOK_LIMITS } from "./hook-route.js";
 export type { HookHandler, HookHandlerOptions } from "./hook-route.js";
 export { signHookBody, verifyHookSignature, parseHookSignature, HOOK_TOLERANCE_SECONDS } from "./hook-signature.js";
 export type { HookSignature } from "./hook-signature.js";
-export { addHook, rotateHook, removeHook, listHooks, automationChannel } from "./hook-admin.js";
+export { addHook, rotateHook, removeHook, listHooks } from "./hook-admin.js";
 export type { HookInfo, NewHook } from "./hook-admin.js";

@@ -6,7 +6,7 @@ import { chmod, rm } from "node:fs/promises";
 import net from "node:net";
 import { join } from "node:path";
 import { ANONYMOUS_OWNER, isGatewayError, type Gateway, type HookMode } from "chat-gateway";
-import { addHook, automationChannel, listHooks, removeHook, rotateHook, type LoginProtection } from "chat-gateway/http";
+import { addHook, listHooks, removeHook, rotateHook, type LoginProtection } from "chat-gateway/http";
 
 /** What the CLI asks: a hook action (the default kind) or a schedule action, for a user when login is on. */
 export interface AdminRequest {
@@ -85,15 +85,8 @@ async function answer(gateway: Gateway, protection: LoginProtection, line: strin
 /** `schedule add|list|remove|run` (docs/PROTOCOL.md §17). */
 async function scheduleAction(gateway: Gateway, owner: string, request: AdminRequest): Promise<AdminReply> {
   switch (request.action) {
-    case "add": {
-      // Checked before a channel is made for it: a bad cron or time zone leaves nothing behind.
-      const probe = { name: request.name!, cron: request.cron!, tz: request.tz, prompt: request.prompt! };
-      await gateway.schedules.add(owner, { ...probe, chat_id: "\u0000" }).catch((error: unknown) => {
-        if (!isGatewayError(error) || error.code !== "not_found") throw error;
-      });
-      const channel = await automationChannel(gateway, owner, request.channel!);
-      return { ok: true, result: await gateway.schedules.add(owner, { ...probe, chat_id: channel.chat_id }) };
-    }
+    case "add":
+      return { ok: true, result: await gateway.schedules.add(owner, { name: request.name!, cron: request.cron!, tz: request.tz, prompt: request.prompt!, channel: request.channel! }) };
     case "list": {
       const names = new Map((await gateway.channels.list(owner)).map((c) => [c.chat_id, c.name]));
       return { ok: true, result: (await gateway.schedules.list(owner)).map((s) => ({ ...s, channel: names.get(s.chat_id) ?? "(deleted)" })) };

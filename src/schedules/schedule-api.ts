@@ -7,6 +7,8 @@
 import { randomBytes } from "node:crypto";
 import { GatewayError } from "../errors.js";
 import type { ChatId, Owner } from "../ids.js";
+import type { Channel } from "../contracts/records.js";
+import { createChannel } from "../requests/channel-requests.js";
 import type { ScheduleRecord, ScheduleRun } from "../contracts/schedules.js";
 import { scheduleRunKey } from "../contracts/schedules.js";
 import type { MessageServices } from "../requests/message-requests.js";
@@ -22,8 +24,13 @@ export interface ScheduleInput {
   cron: string;
   /** IANA time zone the cron is read in. Default `"UTC"`. */
   tz?: string;
-  /** An automation channel of the owner, where the prompt and its answer land. */
-  chat_id: ChatId;
+  /** An automation channel of the owner, where the prompt and its answer land (or give `channel`). */
+  chat_id?: ChatId;
+  /**
+   * Instead of `chat_id`: the name of the owner's automation channel, created as one when the owner
+   * has no channel of that name (after every other field was checked, so a refusal makes nothing).
+   */
+  channel?: string;
   /** The prompt each run sends the agent, 1 to 16,000 characters. */
   prompt: string;
 }
@@ -60,6 +67,18 @@ function checkName(name: unknown): string {
   return name;
 }
 
+/** The channel `chat_id` names, or the channel named `channel` (made as an automation channel when there is none). */
+async function targetChannel(hub: MessageServices, owner: Owner, input: ScheduleInput): Promise<Channel> {
+  if (typeof input.channel === "string") {
+    const name = input.channel.trim();
+    const found = (await hub.storage.listChannels(owner)).find((c) => c.kind === "channel" && c.name === name);
+    return found ?? (await createChannel(hub, owner, { name, kind: "channel", automation: true }));
+  }
+  const channel = typeof input.chat_id === "string" ? await hub.storage.getChannel(owner, input.chat_id) : undefined;
+  if (!channel || channel.kind === "thread") throw new GatewayError("not_found", `unknown chat_id "${String(input.chat_id)}"`);
+  return channel;
+}
+
 function info(schedule: ScheduleRecord, now: number): ScheduleInfo {
   return { ...schedule, next_run: nextSlot(schedule.cron, schedule.tz, now) };
 }
@@ -78,8 +97,7 @@ export function scheduleApi(hub: MessageServices, scheduler: Scheduler): Schedul
       cronOf(input.cron, tz);
       const prompt = input.prompt;
       if (typeof prompt !== "string" || prompt.trim() === "" || prompt.length > MAX_PROMPT_CHARS) throw new GatewayError("unsupported", `a schedule's prompt is 1 to ${MAX_PROMPT_CHARS} characters`);
-      const channel = await hub.storage.getChannel(owner, input.chat_id);
-      if (!channel || channel.kind === "thread") throw new GatewayError("not_found", `unknown chat_id "${input.chat_id}"`);
+      const channel = await targetChannel(hub, owner, input);
       if (!channel.automation) throw new GatewayError("unsupported", `channel "${channel.name}" is not an automation channel: schedules post into automation channels only`);
       const now = hub.now();
       const schedule: ScheduleRecord = { schedule_id: `sc_${randomBytes(12).toString("hex")}`, name, chat_id: channel.chat_id, cron: input.cron.trim(), tz, prompt, created_at: now, last_slot: 0 };
