@@ -5,7 +5,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ANONYMOUS_OWNER, consoleLogger, type CloseOptions, createGateway, type AgentRuntime, type Gateway, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
 import { startAdminSocket } from "./admin-socket.js";
-import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
+import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type HookPostBudget, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket } from "chat-gateway/ws";
@@ -129,7 +129,8 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
 
   const media = mediaRoute(storage, gateway, protection);
   // POST /api/hooks/<id> (docs/PROTOCOL.md §17): the signature is the credential, no session.
-  const hooks = createHookHandler({ gateway, onError: (error) => logger.error("webhook failed", error) });
+  // With Redis the 60 posts a minute per hook are counted across every process.
+  const hooks = createHookHandler({ gateway, onError: (error) => logger.error("webhook failed", error), ...(shared ? { postBudget: shared.hookBudget } : {}) });
   let draining = false;
   const ready: ReadyChecks = { storage, draining: () => draining, ...(shared ? { busConnected: shared.connected } : {}) };
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
@@ -247,6 +248,7 @@ interface SharedState {
   sessions: SessionStore;
   lockoutStore: LockoutStore;
   laneLock: LaneLock;
+  hookBudget: HookPostBudget;
   /** Whether the Redis connection is up now. */
   connected(): boolean;
   bus(storage: Storage): Bus & { ready(): Promise<void> };
@@ -256,7 +258,7 @@ interface SharedState {
 /** The Redis side of the multi-process mode, or undefined without REDIS_URL. */
 async function sharedState(config: ServerConfig, log: (line: string) => void, logger: Logger): Promise<SharedState | undefined> {
   if (!config.redisUrl) return undefined;
-  const [{ Redis }, { redisBus }, { redisLaneLock, redisLockoutStore, redisSessionStore }] = await Promise.all([
+  const [{ Redis }, { redisBus }, { redisHookBudget, redisLaneLock, redisLockoutStore, redisSessionStore }] = await Promise.all([
     import("ioredis"),
     import("chat-gateway/bus/redis"),
     import("chat-gateway/redis"),
@@ -280,6 +282,7 @@ async function sharedState(config: ServerConfig, log: (line: string) => void, lo
     sessions: redisSessionStore(redis, { prefix }),
     lockoutStore: redisLockoutStore(redis, { prefix }),
     laneLock: redisLaneLock(redis, { prefix, ttlMs: config.laneTtlMs, logger }),
+    hookBudget: redisHookBudget(redis, { prefix }),
     connected: () => redis.status === "ready",
     bus(storage) {
       bus ??= redisBus(redis, { prefix, storage, logger });
