@@ -5,6 +5,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ANONYMOUS_OWNER, consoleLogger, type CloseOptions, createGateway, type AgentRuntime, type Gateway, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
 import { startAdminSocket } from "./admin-socket.js";
+import { serveAutomations } from "./automations.js";
 import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type HookPostBudget, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
@@ -51,15 +52,16 @@ function shownUrl(url: string): string {
 
 /**
  * The HTTP side: readiness, the login gate (which lets signed webhook posts through), webhooks,
- * media, then the web UI; anything else under /api/ or /ws/ is 404.
+ * media, the automations the web UI lists, then the web UI; anything else under /api/ or /ws/ is 404.
  */
-function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>): http.RequestListener {
+function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>, gateway: Gateway): http.RequestListener {
   return (req, res) => {
     void (async () => {
       if (await serveReady(ready, req, res)) return;
       if (await protection.handle(req, res)) return;
       if (await hooks(req, res)) return;
       if (await media(req, res)) return;
+      if (await serveAutomations(gateway, protection, req, res)) return;
       if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
         return;
@@ -134,7 +136,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   let draining = false;
   const ready: ReadyChecks = { storage, draining: () => draining, ...(shared ? { busConnected: shared.connected } : {}) };
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks));
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks, gateway));
 
   const transport = attachWebSocket(gateway, {
     server,

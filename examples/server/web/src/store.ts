@@ -105,6 +105,7 @@ export class Store {
   readonly channels = new Map<string, Channel>();
   readonly #lanes = new Map<string, Lane>();
   #current: Lane | undefined;
+  readonly #posts = new Map<string, number>();
   readonly #client: GatewayClient;
   readonly #listener: StoreListener;
 
@@ -154,12 +155,23 @@ export class Store {
     return this.#lanes.get(laneKey(lane.chat_id, lane.thread_id))?.unread ?? 0;
   }
 
-  /** Put a lane on screen; its unread count starts over. */
+  /** Put a lane on screen; its unread count and its channel's new posts start over. */
   select(chatId: string, threadId: string | null): Lane {
     const lane = this.lane(chatId, threadId);
     this.#current = lane;
     lane.unread = 0;
+    this.#posts.delete(chatId);
     return lane;
+  }
+
+  /** A webhook post or scheduled answer (`notification {kind: "cron"}`) landed in a channel not on screen. */
+  notePost(chatId: string): void {
+    if (this.#current?.chat_id !== chatId) this.#posts.set(chatId, (this.#posts.get(chatId) ?? 0) + 1);
+  }
+
+  /** New posts of a channel since it was last on screen (its notification badge). */
+  posts(chatId: string): number {
+    return this.#posts.get(chatId) ?? 0;
   }
 
   /** Forget every lane (after a reset); returns the lane that was on screen. */
