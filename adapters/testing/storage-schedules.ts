@@ -87,9 +87,14 @@ export function describeSchedulesConformance(current: () => Storage, capabilitie
     });
   });
 
-  if (!capabilities.adoptOwner || !capabilities.hooks) return;
+  if (capabilities.adoptOwner && capabilities.hooks) describeAutomationAdoption(() => storage);
+}
+
+/** Adoption moves hooks and schedules with the channels they post into. */
+function describeAutomationAdoption(current: () => Storage): void {
   describe(capabilityLabel("adoptOwner", true), () => {
     test("adoptOwner - hooks and schedules move with the channels they post into", async () => {
+      const storage = current();
       await storage.commit(A, { channels: [channel("c1", { automation: true })] });
       await storage.putHook(A, { hook_id: "h1", name: "ci", chat_id: "c1", mode: "post", secret: "s", created_at: 1 });
       await storage.putSchedule(A, schedule("s1"));

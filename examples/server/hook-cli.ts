@@ -35,7 +35,7 @@ function parse(argv: string[]): AdminRequest | undefined {
   return undefined;
 }
 
-export function ask(path: string, request: AdminRequest): Promise<{ ok: boolean; result?: unknown; error?: string; usage?: true }> {
+function ask(path: string, request: AdminRequest): Promise<{ ok: boolean; result?: unknown; error?: string; usage?: true }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(path);
     let reply = "";
@@ -53,13 +53,11 @@ export function ask(path: string, request: AdminRequest): Promise<{ ok: boolean;
   });
 }
 
-/** Runs `hook ...` against the server whose data folder is `dataDir`. */
-export async function runHookCli(argv: string[], dataDir: string, io: Io): Promise<number> {
-  const request = parse(argv);
-  if (!request) {
-    io.stderr.write(HOOK_USAGE);
-    return 2;
-  }
+/**
+ * Asks the running server over its admin socket: its result, or the exit code after saying on
+ * stderr why not (1 unreachable or refused, 2 a usage error the server found).
+ */
+export async function askServer(dataDir: string, request: AdminRequest, io: Io): Promise<{ result: unknown } | number> {
   let reply;
   try {
     reply = await ask(adminSocketPath(dataDir), request);
@@ -71,6 +69,18 @@ export async function runHookCli(argv: string[], dataDir: string, io: Io): Promi
     io.stderr.write(`${reply.error}\n`);
     return reply.usage ? 2 : 1;
   }
+  return { result: reply.result };
+}
+
+/** Runs `hook ...` against the server whose data folder is `dataDir`. */
+export async function runHookCli(argv: string[], dataDir: string, io: Io): Promise<number> {
+  const request = parse(argv);
+  if (!request) {
+    io.stderr.write(HOOK_USAGE);
+    return 2;
+  }
+  const reply = await askServer(dataDir, request, io);
+  if (typeof reply === "number") return reply;
   if (request.action === "add" || request.action === "rotate") {
     const { hook, secret } = reply.result as NewHook;
     io.stdout.write(`hook_id: ${hook.hook_id}\nsecret: ${secret}\n`);

@@ -1,8 +1,8 @@
 // `schedule add|list|remove|run` (docs/PROTOCOL.md §17): asks the running server over its admin
 // socket, like `hook ...`. Exit 0 done, 1 refused, 2 usage.
 import type { ScheduleInfo, ScheduleRun } from "chat-gateway";
-import { adminSocketPath, type AdminRequest } from "./admin-socket.js";
-import { ask, type Io } from "./hook-cli.js";
+import type { AdminRequest } from "./admin-socket.js";
+import { askServer, type Io } from "./hook-cli.js";
 
 export const SCHEDULE_USAGE = `usage: schedule add NAME --cron EXPR [--tz ZONE] --channel CHANNEL --prompt TEXT [--user NAME]
        schedule list [--user NAME]
@@ -52,17 +52,8 @@ export async function runScheduleCli(argv: string[], dataDir: string, io: Io): P
     io.stderr.write(SCHEDULE_USAGE);
     return 2;
   }
-  let reply;
-  try {
-    reply = await ask(adminSocketPath(dataDir), request);
-  } catch (error) {
-    io.stderr.write(`cannot reach the running server through ${adminSocketPath(dataDir)} (${(error as Error).message}); start the server first\n`);
-    return 1;
-  }
-  if (!reply.ok) {
-    io.stderr.write(`${reply.error}\n`);
-    return reply.usage ? 2 : 1;
-  }
+  const reply = await askServer(dataDir, request, io);
+  if (typeof reply === "number") return reply;
   if (request.action === "add") {
     const added = reply.result as ScheduleInfo;
     io.stdout.write(`schedule: ${added.name}\nnext_run: ${when(added.next_run)}\n`);

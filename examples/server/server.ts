@@ -119,8 +119,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     logger,
     authenticator: protection.authenticator(),
     mediaStore: await pickMediaStore(config),
-    // Schedules (docs/PROTOCOL.md §17): every process ticks; the storage lets one claim each slot.
-    scheduler: true,
+    scheduler: true, // schedules (docs/PROTOCOL.md §17): every process ticks, the storage lets one claim each slot
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
     ...connectionCaps(config),
   });
