@@ -100,4 +100,33 @@ describe("schedules across restarts (sql.js)", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect((await b.cron()).map((f) => (f.payload as { title: string }).title).sort()).toEqual(["first", "second"]);
   }, 60_000);
+
+  it("a turn-mode prompt (a webhook's, gateway.post) waiting when the process crashed is answered after the restart", async () => {
+    const dir = await tempDir();
+    clock = Date.parse("2026-01-01T10:00:30Z");
+    const hanging: AgentRuntime = {
+      async *turn({ signal }) {
+        yield { type: "text", delta: "busy" };
+        await new Promise((resolve) => signal.addEventListener("abort", resolve));
+      },
+    };
+    const a = await start(dir, hanging);
+    const channel = await a.gateway.channels.create(owner, { name: "Hooks", kind: "channel", automation: true });
+    const first = a.gateway.post(owner, channel.chat_id, { prompt: "first" });
+    await until(async () => (await a.lane(channel.chat_id)).some((m) => m.status === "streaming"), "the first turn to stream", 10_000);
+    const second = a.gateway.post(owner, channel.chat_id, { prompt: "second" });
+    await until(async () => (await a.lane(channel.chat_id)).some((m) => m.text === "second" && m.waiting), "the second prompt to wait", 10_000);
+    const crashed = await crashImage(dir);
+    await stop(a.gateway);
+    await Promise.allSettled([first, second]);
+
+    const b = await start(crashed);
+    await until(async () => (await b.lane(channel.chat_id)).filter((m) => m.role === "assistant" && m.status !== "streaming").length === 2, "both prompts answered", 15_000);
+    expect((await b.lane(channel.chat_id)).map((m) => [m.role, m.role === "user" ? m.text : m.status])).toEqual([
+      ["user", "first"],
+      ["assistant", "interrupted"],
+      ["user", "second"],
+      ["assistant", "complete"],
+    ]);
+  }, 60_000);
 });
