@@ -45,8 +45,10 @@ export type PostInput =
   | { text: string; reasoning?: string }
   | {
       /**
-       * Runs an agent turn on this prompt: stored first as the user message the answer replies
-       * to (also in an automation channel), then answered like `message.send` (docs/PROTOCOL.md §17).
+       * Runs an agent turn on this prompt (at most 16,000 characters): stored first as the user
+       * message the answer replies to (also in an automation channel), waiting on the durable turn
+       * queue so that a crash before its answer is answered after the restart, then answered like
+       * `message.send` (docs/PROTOCOL.md §17.2).
        */
       prompt: string;
     }
