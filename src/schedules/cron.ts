@@ -48,8 +48,12 @@ export function cronOf(cron: unknown, tz: string): Cron {
 
 /** The newest slot at or before `now` (unix ms), if it is after `after`; croner works in whole seconds. */
 export function newestSlot(cron: string, tz: string, after: number, now: number): number | undefined {
+  const pattern = cronOf(cron, tz);
+  // Most ticks find nothing due: one forward step says so without the backward search.
+  const first = pattern.nextRun(new Date(after));
+  if (!first || first.getTime() > now) return undefined;
   // previousRuns answers slots strictly before its reference: the next whole second takes `now`'s in.
-  const [slot] = cronOf(cron, tz).previousRuns(1, new Date(Math.floor(now / 1000) * 1000 + 1000));
+  const [slot] = pattern.previousRuns(1, new Date(Math.floor(now / 1000) * 1000 + 1000));
   const at = slot?.getTime();
   return at !== undefined && at > after && at <= now ? at : undefined;
 }
