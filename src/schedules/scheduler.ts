@@ -70,6 +70,8 @@ export class Scheduler {
     if (schedule.last_run?.status === "running") await this.reconcile(owner, schedule, schedule.last_run);
     const slot = newestSlot(schedule.cron, schedule.tz, Math.max(schedule.last_slot, schedule.created_at), now);
     if (slot === undefined) return;
+    // Its channel was deleted: nothing can land, so no run is made (`list` still shows the schedule).
+    if (!(await this.#hub.storage.getChannel(owner, schedule.chat_id))) return;
     const claimed = await this.#hub.storage.claimScheduleSlot(schedule.schedule_id, slot);
     if (!claimed) return;
     const previous = claimed.schedule.last_run;

@@ -126,4 +126,17 @@ describe("schedules on one process", () => {
       ["assistant", "done at last"],
     ]);
   });
+
+  it("a schedule whose channel was deleted makes no run and stays listed", async () => {
+    const t = await setup();
+    await t.gateway.schedules.add(owner, { name: "orphan", cron: "* * * * * *", chat_id: t.channel.chat_id, prompt: "p" });
+    await t.gateway.channels.delete(owner, t.channel.chat_id);
+    await new Promise((r) => setTimeout(r, 2_500));
+    const [listed] = await t.gateway.schedules.list(owner);
+    expect(listed).toMatchObject({ name: "orphan", last_slot: 0 });
+    expect(listed!.last_run).toBeUndefined();
+    await expect(t.gateway.schedules.run(owner, "orphan")).resolves.toMatchObject({ status: "running" });
+    await waitFor(async () => (await t.gateway.schedules.list(owner))[0]!.last_run?.status === "error", 5_000);
+    expect((await t.gateway.schedules.list(owner))[0]!.last_run!.error).toContain("unknown chat_id");
+  });
 });
