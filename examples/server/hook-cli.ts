@@ -15,17 +15,28 @@ export interface Io {
   stderr: NodeJS.WritableStream;
 }
 
+/**
+ * Splits arguments into positional ones and `--name value` flags of `allowed` (the last of a
+ * repeated one wins); undefined on any other `--` argument or a flag without its value.
+ */
+export function splitArgs(args: string[], allowed: readonly string[]): { positional: string[]; flags: Record<string, string> } | undefined {
+  const flags: Record<string, string> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith("--")) positional.push(arg);
+    else if (allowed.includes(arg.slice(2)) && args[i + 1] !== undefined) flags[arg.slice(2)] = args[++i]!;
+    else return undefined;
+  }
+  return { positional, flags };
+}
+
 /** Parses `argv` (after "hook") into a request, or undefined on a usage error. */
 function parse(argv: string[]): AdminRequest | undefined {
   const [action, ...rest] = argv;
-  const flags: Record<string, string> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (!arg.startsWith("--")) positional.push(arg);
-    else if (["--channel", "--mode", "--user"].includes(arg) && rest[i + 1] !== undefined) flags[arg.slice(2)] = rest[++i]!;
-    else return undefined;
-  }
+  const split = splitArgs(rest, ["channel", "mode", "user"]);
+  if (!split) return undefined;
+  const { positional, flags } = split;
   const user = flags.user;
   if (action === "list" && positional.length === 0 && !flags.channel && !flags.mode) return { action, user };
   if ((action === "rotate" || action === "remove") && positional.length === 1 && !flags.channel && !flags.mode) return { action, user, name: positional[0] };

@@ -2,7 +2,7 @@
 // socket, like `hook ...`. Exit 0 done, 1 refused, 2 usage.
 import type { ScheduleInfo, ScheduleRun } from "chat-gateway";
 import type { AdminRequest } from "./admin-socket.js";
-import { askServer, type Io } from "./hook-cli.js";
+import { askServer, splitArgs, type Io } from "./hook-cli.js";
 
 export const SCHEDULE_USAGE = `usage: schedule add NAME --cron EXPR [--tz ZONE] --channel CHANNEL --prompt TEXT [--user NAME]
        schedule list [--user NAME]
@@ -10,19 +10,12 @@ export const SCHEDULE_USAGE = `usage: schedule add NAME --cron EXPR [--tz ZONE] 
        schedule run NAME [--user NAME]
 `;
 
-const FLAGS = ["--cron", "--tz", "--channel", "--prompt", "--user"];
-
 /** Parses `argv` (after "schedule") into a request, or undefined on a usage error. */
 function parse(argv: string[]): AdminRequest | undefined {
   const [action, ...rest] = argv;
-  const flags: Record<string, string> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (!arg.startsWith("--")) positional.push(arg);
-    else if (FLAGS.includes(arg) && rest[i + 1] !== undefined && flags[arg.slice(2)] === undefined) flags[arg.slice(2)] = rest[++i]!;
-    else return undefined;
-  }
+  const split = splitArgs(rest, ["cron", "tz", "channel", "prompt", "user"]);
+  if (!split) return undefined;
+  const { positional, flags } = split;
   const { user, ...given } = flags;
   const base = { kind: "schedule" as const, user };
   if (action === "add" && positional.length === 1 && given.cron && given.channel && given.prompt !== undefined) {
