@@ -67,6 +67,8 @@ export type {
   TurnScope,
 } from "./contracts/storage.js";
 export type { HookRecord, HookMode, OwnedHook, HookClaim } from "./contracts/hooks.js";
+export type { ScheduleRecord, ScheduleRun, ScheduleRunStatus, OwnedSchedule } from "./contracts/schedules.js";
+export type { ScheduleApi, ScheduleInfo, ScheduleInput } from "./schedules/schedule-api.js";
 export { openAuthenticator, tokenAuthenticator } from "./contracts/authenticator.js";
 export type { Authenticator, AuthRequest, AuthResult, ConnectionContext } from "./contracts/authenticator.js";
 export type {

@@ -36,3 +36,21 @@ export function login(username: string, password: string): Promise<{ username: s
 export function logout(): Promise<unknown> {
   return call("/api/auth/logout", { method: "POST", body: "{}" });
 }
+
+/** One run of a schedule, as `GET /api/automations` lists it. */
+export interface ScheduleRunInfo {
+  slot: number;
+  status: "running" | "ok" | "error";
+  at: number;
+  error?: string;
+}
+
+/** The signed-in owner's hooks and schedules (`GET /api/automations`, read-only). */
+export interface Automations {
+  hooks: Array<{ name: string; chat_id: string; mode: "post" | "turn" }>;
+  schedules: Array<{ name: string; chat_id: string; cron: string; tz: string; next_run: number | null; last_run: ScheduleRunInfo | null }>;
+}
+
+export function automations(): Promise<Automations> {
+  return call<Automations>("/api/automations");
+}

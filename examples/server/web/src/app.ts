@@ -9,6 +9,7 @@ import { footerFields, streamingSetting } from "./settings.js";
 import { Store, type Lane, type Msg, type StoreListener } from "./store.js";
 import { Toasts } from "./toasts.js";
 import { AskCardsView } from "./views/ask-cards.js";
+import { AutomationsView } from "./views/automations.js";
 import { Composer } from "./views/composer.js";
 import { HeaderView } from "./views/header.js";
 import { MessagesView } from "./views/messages.js";
@@ -62,6 +63,7 @@ export class App implements StoreListener {
   readonly #search: SearchView;
   readonly #asks: AskCardsView;
   readonly #queued: QueuedActions;
+  readonly #automations: AutomationsView;
   readonly #typing = h("div", { class: "typing", role: "status", "aria-live": "polite" });
   readonly #main = h("main", { class: "conversation", id: "conversation" });
   readonly #reader: ReadMarker;
@@ -85,6 +87,7 @@ export class App implements StoreListener {
     });
     this.#sidebar = new SidebarView(store, { openLane, createChannel: () => channelActions.createChannel() });
     this.#header = new HeaderView(store, channelActions);
+    this.#automations = new AutomationsView(store);
     const actions = {
       regenerate: (msg: Msg) => this.#regenerate(msg),
       edit: (msg: Msg) => this.#composer.editText(msg.text),
@@ -141,6 +144,7 @@ export class App implements StoreListener {
     rememberLane(lane);
     this.#sidebar.render();
     this.#header.render();
+    void this.#automations.render();
     this.#composer.render();
     this.#messages.render();
     this.#asks.render();
@@ -218,7 +222,7 @@ export class App implements StoreListener {
     const root = this.#opts.root;
     clear(root);
     document.title = "chat-gateway";
-    this.#main.append(this.#header.el, this.#messages.el, this.#typing, this.#composer.el);
+    this.#main.append(this.#header.el, this.#automations.el, this.#messages.el, this.#typing, this.#composer.el);
     this.#messages.attach(this.#asks.el);
     root.append(this.#statusbar.el, h("div", { class: "layout" }, this.#sidebar.el, this.#main, this.#search.el), this.#toasts.el);
     this.#setConn("connecting", {});
@@ -229,7 +233,10 @@ export class App implements StoreListener {
     c.on("state", (state, info) => this.#setConn(state, info));
     c.on("unauthorized", () => this.#opts.onUnauthorized());
     c.on("reset", () => void this.#resetAll());
-    c.on("notification", (p) => this.#toasts.show(`${p.title}${p.body ? `: ${p.body}` : ""}`));
+    c.on("notification", (p) => {
+      this.#toasts.show(`${p.title}${p.body ? `: ${p.body}` : ""}`);
+      if (p.kind === "cron" && p.chat_id) this.#newPost(p.chat_id);
+    });
     c.on("error", (p, frame) => {
       if (frame.id === undefined) this.#toasts.show(`Gateway: ${p.message}`);
     });
@@ -255,6 +262,13 @@ export class App implements StoreListener {
       event.preventDefault();
       for (const file of event.dataTransfer.files) void this.#composer.upload(file);
     });
+  }
+
+  /** A webhook post or scheduled answer: a badge on its channel, or its last result shown anew. */
+  #newPost(chatId: string): void {
+    if (this.#store.current?.chat_id === chatId) void this.#automations.render();
+    this.#store.notePost(chatId);
+    this.#sidebar.render();
   }
 
   #setConn(state: ConnectionState, info: StateInfo): void {
