@@ -12,6 +12,7 @@ import { attachWebSocket } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage } from "./data.js";
 import { serverMetrics } from "./metrics.js";
+import { serverPush, type ServerPush } from "./push.js";
 import { serveReady, type ReadyChecks } from "./ready.js";
 import { serveWeb } from "./static.js";
 
@@ -53,13 +54,14 @@ function shownUrl(url: string): string {
  * The HTTP side: readiness, the login gate (which lets signed webhook posts through), webhooks,
  * media, then the web UI; anything else under /api/ or /ws/ is 404.
  */
-function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>): http.RequestListener {
+function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>, push: ServerPush): http.RequestListener {
   return (req, res) => {
     void (async () => {
       if (await serveReady(ready, req, res)) return;
       if (await protection.handle(req, res)) return;
       if (await hooks(req, res)) return;
       if (await media(req, res)) return;
+      if (push.handle(req, res)) return;
       if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
         return;
@@ -111,12 +113,14 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   });
   const bus = shared?.bus(storage);
   const agent = pickRuntime(config);
+  const push = await serverPush(config);
   const gateway = createGateway({
     storage,
     runtime: agent.runtime,
     logger,
     authenticator: protection.authenticator(),
     mediaStore: await pickMediaStore(config),
+    push: push.senders,
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
     ...connectionCaps(config),
   });
@@ -131,7 +135,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   let draining = false;
   const ready: ReadyChecks = { storage, draining: () => draining, ...(shared ? { busConnected: shared.connected } : {}) };
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks));
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks, push));
 
   const transport = attachWebSocket(gateway, {
     server,
@@ -145,7 +149,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, ${push.label}, storage ${storagePath}, ${login}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
 
   let closing: Promise<void> | undefined;
   return {
