@@ -2,6 +2,8 @@
 import { App } from "./app.js";
 import { authStatus, handleUnauthorized, Unauthorized } from "./api.js";
 import { h } from "./dom.js";
+import { redeemFromUrl } from "./pairing.js";
+import { registerServiceWorker } from "./pwa.js";
 import { showSignIn } from "./signin.js";
 import { followTheme } from "./theme.js";
 
@@ -57,11 +59,13 @@ function startApp(user: string | null): void {
 
 followTheme();
 handleUnauthorized(unauthorized);
+registerServiceWorker();
 
 async function boot(): Promise<void> {
   try {
+    const pairing = await redeemFromUrl();
     const status = await authStatus();
-    if (status.enabled && !status.user) signIn();
+    if (status.enabled && !status.user) signIn(pairing);
     else startApp(status.user);
   } catch (error) {
     if (error instanceof Unauthorized) return;
