@@ -149,7 +149,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, ${push.label}, storage ${storagePath}, ${login}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}, ${push.label}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
 
   let closing: Promise<void> | undefined;
   return {

@@ -24,7 +24,7 @@ import { isVapidKeys, type VapidKeys } from "./vapid.js";
 export { fileVapidKeys, generateVapidKeys, isVapidKeys } from "./vapid.js";
 export type { VapidKeys } from "./vapid.js";
 
-/** How soon a push service should deliver (RFC 8030 §5.3); a phone may wake up only for `high`. */
+/** How soon a push service should deliver (the `Urgency` header of RFC 8030); a phone may wake up only for `high`. */
 export type WebPushUrgency = "very-low" | "low" | "normal" | "high";
 
 /** Options of {@link webPushSender}. */
