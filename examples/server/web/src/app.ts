@@ -5,7 +5,7 @@ import { authStatus, logout } from "./api.js";
 import { ChannelActions } from "./channel-actions.js";
 import { clear, h } from "./dom.js";
 import { readLastLane, rememberLane } from "./last-lane.js";
-import { currentSubscription, laneFromUrl, onOpenLane, pushSupported } from "./pwa.js";
+import { currentSubscription, laneFromUrl, onOpenLane, pushSupported, unsubscribePush } from "./pwa.js";
 import { footerFields, streamingSetting } from "./settings.js";
 import { Store, type Lane, type Msg, type StoreListener } from "./store.js";
 import { Toasts } from "./toasts.js";
@@ -317,6 +317,11 @@ export class App implements StoreListener {
   }
 
   async #signOut(): Promise<void> {
+    // A signed-out browser must not go on showing this user's notifications.
+    if (await currentSubscription().catch(() => undefined)) {
+      await this.client.registerPush({ webpush: null }, { timeoutMs: 2_000 }).catch(() => undefined);
+      await unsubscribePush().catch(() => undefined);
+    }
     await logout().catch(() => undefined);
     this.destroy();
     this.#opts.onSignedOut();

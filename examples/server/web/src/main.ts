@@ -3,7 +3,7 @@ import { App } from "./app.js";
 import { authStatus, handleUnauthorized, Unauthorized } from "./api.js";
 import { h } from "./dom.js";
 import { redeemFromUrl } from "./pairing.js";
-import { registerServiceWorker } from "./pwa.js";
+import { registerServiceWorker, unsubscribePush } from "./pwa.js";
 import { showSignIn } from "./signin.js";
 import { followTheme } from "./theme.js";
 
@@ -31,6 +31,9 @@ let appUser: string | null | undefined;
  * mode meets login that was just turned on.
  */
 function unauthorized(): void {
+  // The credential ended (a revoked device, a password change): the push service forgets this
+  // browser's subscription, so the gateway's next push to it meets 410 and drops it (docs/PROTOCOL.md §16).
+  void unsubscribePush().catch(() => undefined);
   signIn(appUser === null ? "Login is on now: please sign in." : "Your session has ended. Please sign in again.");
 }
 

@@ -3,10 +3,17 @@
 import { vapidKey } from "./api.js";
 import type { LaneRef } from "./store.js";
 
-/** Registers /sw.js; the app works the same without it (an old browser, a plain-HTTP host). */
+/**
+ * Registers /sw.js once the page is up and idle: installing it fetches the whole shell, which must
+ * not compete with the app's first connect and history. The app works the same without it (an
+ * old browser, a plain-HTTP host).
+ */
 export function registerServiceWorker(): void {
   if (!("serviceWorker" in navigator)) return;
-  navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch((error: unknown) => console.warn("service worker not registered", error));
+  const register = () => void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch((error: unknown) => console.warn("service worker not registered", error));
+  const whenIdle = () => ("requestIdleCallback" in window ? requestIdleCallback(register, { timeout: 5_000 }) : setTimeout(register, 1_000));
+  if (document.readyState === "complete") whenIdle();
+  else window.addEventListener("load", whenIdle, { once: true });
 }
 
 /** The lane a notification opened the app at (`/?chat=…&thread=…`), taken off the address bar. */
