@@ -1,7 +1,8 @@
 // The one list of public entry points. package.json "exports", the tsup build and the typedoc
 // reference all follow it; test/entrypoints.test.ts fails when they drift.
 // A subpath "chat-gateway/X" is built from "adapters/X/index.ts", except the protocol module, which
-// is the core's own src/protocol (the gateway validates with it; clients import it alone).
+// is the core's own src/protocol (the gateway validates with it; clients import it alone), and the
+// storage author's kit, the core's own src/storage (defineStorage and the search helpers).
 export const entrypoints = [
   { subpath: ".", source: "src/index.ts" },
   { subpath: "./ws", source: "adapters/ws/index.ts" },
@@ -17,6 +18,7 @@ export const entrypoints = [
   { subpath: "./runtime/openai-compatible", source: "adapters/runtime/openai-compatible/index.ts" },
   { subpath: "./runtime/ai-sdk", source: "adapters/runtime/ai-sdk/index.ts" },
   { subpath: "./protocol", source: "src/protocol/index.ts" },
+  { subpath: "./storage", source: "src/storage/index.ts" },
   { subpath: "./client", source: "adapters/client/index.ts" },
   { subpath: "./storage/postgres", source: "adapters/storage/postgres/index.ts" },
   { subpath: "./bus/redis", source: "adapters/bus/redis/index.ts" },

@@ -12,7 +12,7 @@ export const optionalPeers = {
   pg: { neededBy: "chat-gateway/storage/postgres", names: ["default"] },
   jose: { neededBy: "chat-gateway/push/fcm", names: ["SignJWT"] },
   ai: { neededBy: "chat-gateway/runtime/ai-sdk", names: ["generateText", "stepCountIs", "streamText"] },
-  ioredis: { neededBy: "chat-gateway --redis", names: ["Redis"] },
+  ioredis: { neededBy: "chat-gateway --redis-url", names: ["Redis"] },
   vitest: {
     neededBy: "chat-gateway/testing",
     names: ["afterEach", "beforeEach", "describe", "expect", "it", "test"],

@@ -30,7 +30,7 @@
  * The machine is shared: the load average is printed with every run, compare ratios only.
  * 15,000 connections need 15,000+ file descriptors in the server and in the device process;
  * the bench checks `ulimit -n` (the soft limit) up front and says when it is too low.
- * Figures go to bench/RESULTS.md, "Capacity (issue 31 §2)".
+ * Figures go to bench/NOTES.md, and the newest to bench/RESULTS.md.
  * @module
  */
 import { execSync, fork, type ChildProcess } from "node:child_process";

@@ -19,7 +19,8 @@
  * parses every frame and, for delta devices, joins the appends and checks them against
  * `final_text`. Per run: text bytes as the devices receive them (inflated), bytes the server wrote
  * to that side's sockets, the server's CPU time (process.cpuUsage around the run) and its RSS
- * change. Prints a Markdown table and the raw JSON; figures go to bench/RESULTS.md.
+ * change. Prints a Markdown table and the raw JSON; figures go to bench/NOTES.md, and the newest
+ * to bench/RESULTS.md.
  * @module
  */
 import { fork, type ChildProcess } from "node:child_process";

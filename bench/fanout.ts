@@ -19,7 +19,8 @@
  * text (the 4,000th character; `message.stop` on the gateway), text frames and their bytes as the
  * devices receive them, bytes the server wrote to its TCP sockets (WebSocket headers included),
  * the server's event-loop delay (`perf_hooks.monitorEventLoopDelay`, 1 ms resolution) and its CPU
- * time. Prints a Markdown table and the raw JSON. Figures go to bench/RESULTS.md, "Fan-out".
+ * time. Prints a Markdown table and the raw JSON. Figures go to bench/NOTES.md, and the newest to
+ * bench/RESULTS.md.
  * The paced case beside this burst (delta updates, full text, compression) is bench/fanout-stream.ts.
  * @module
  */

@@ -3,7 +3,8 @@
 // The server (this process) runs the login protection with its default bcrypt pool (2 workers)
 // and a plain ws server that streams a reply to 10 devices (one frame each per 15 ms, the demo
 // runtime's pace). A child process plays the devices and the people logging in, so that the
-// event-loop delay measured here is the server's alone. Figures go to bench/RESULTS.md, "Login".
+// event-loop delay measured here is the server's alone. Figures go to bench/NOTES.md, and the
+// newest to bench/RESULTS.md.
 import { fork } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";

@@ -15,7 +15,7 @@
  * process is the device: `media.upload.start`, 256 KiB binary chunks (whenever `ws.bufferedAmount`
  * rises above 1 MiB it waits until everything queued so far is written), `media.upload.end` with
  * the sha256, then `media.pull`, checking every chunk's offset and the sha256 of what comes back.
- * Prints a Markdown table and the raw JSON. Figures go to bench/RESULTS.md, "Media".
+ * Prints a Markdown table and the raw JSON. Figures go to bench/NOTES.md, and the newest to bench/RESULTS.md.
  * @module
  */
 import { fork, type ChildProcess } from "node:child_process";
@@ -31,7 +31,8 @@ import { pipeline } from "node:stream/promises";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
-import { createGateway, decodeChunk, encodeChunk, type MediaStore } from "chat-gateway";
+import { createGateway, type MediaStore } from "chat-gateway";
+import { decodeChunk, encodeChunk } from "chat-gateway/protocol";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { memoryStorage } from "chat-gateway/storage/memory";

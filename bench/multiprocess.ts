@@ -22,7 +22,7 @@
  * share, with per-owner channels and with the shared channel of before, in the same run; and the
  * subscription churn of 1,000 devices connecting and leaving.
  *
- * Prints Markdown tables and the raw JSON. Figures go to bench/RESULTS.md, "Multi-process (issue #8)".
+ * Prints Markdown tables and the raw JSON. Figures go to bench/NOTES.md, and the newest to bench/RESULTS.md.
  * @module
  */
 import { spawn, type ChildProcess } from "node:child_process";

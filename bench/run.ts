@@ -30,6 +30,7 @@ const BENCHES: Array<{ name: string; aliases: string[]; file: string }> = [
   { name: "multiprocess", aliases: ["multi-process", "postgres", "redis"], file: "multiprocess.ts" },
   { name: "fallbacks", aliases: ["storage-fallbacks"], file: "storage-fallbacks.ts" },
   { name: "capacity", aliases: ["storm", "reconnect"], file: "capacity.ts" },
+  { name: "read-state", aliases: ["read", "unread", "push-decision"], file: "read-state.ts" },
 ];
 
 interface Outcome {

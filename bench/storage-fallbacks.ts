@@ -10,7 +10,8 @@
  * @module
  */
 import { loadavg } from "node:os";
-import { defineStorage, type Storage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
+import { type Storage } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { CHATS, COMMON, OWNER, RARE, message, timed } from "./corpus.js";
 

@@ -31,7 +31,7 @@ import { resolveOptions } from "./resolve-options.js";
 import { listenForTurns } from "./turn/turn-relay.js";
 import { localTurnFrames } from "./requests/shared-state.js";
 import { recoverTurns } from "./requests/turn-recovery.js";
-import { answerWaiting, runTurn } from "./requests/message-requests.js";
+import { answerWaiting, runTurn } from "./requests/turn-run.js";
 import { storePrompt } from "./requests/automation-prompt.js";
 import { runAnswer } from "./turn/turn.js";
 import { OpenAsks } from "./asks/open-asks.js";

@@ -17,21 +17,13 @@ export { parseCommand } from "./turn/commands.js";
 export { bareModelId, homeRelative, buildRuntimeInfo } from "./turn/runtime-info.js";
 export type { RuntimeInfoOptions, ModelPrice } from "./turn/runtime-info.js";
 export type { RateLimit } from "./connection/token-bucket.js";
-export { parseClientFrame, FrameError } from "./protocol/parse-client-frame.js";
-export { clientFrameStructs } from "./protocol/client-frames.js";
-export type { ClientFrame, ClientFrameType, ClientPayloads } from "./protocol/client-frames.js";
-export { encodeChunk, decodeChunk, readChunk } from "./protocol/chunk-codec.js";
-export { mediaTypeEssence, isInlineMediaType, MEDIA_TYPE_MAX_LENGTH } from "./protocol/media-types.js";
-export { WORD_PATTERN, foldText, searchTerms, matchText, firstMatch, compareMatches, snippetAround, SNIPPET_SCAN } from "./protocol/search-text.js";
-export type { TextMatch } from "./protocol/search-text.js";
 export { ANONYMOUS_OWNER } from "./ids.js";
 export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq, ConnectionId, RequestId } from "./ids.js";
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./errors.js";
 export type { ErrorCode } from "./errors.js";
 export { PROTOCOL_VERSION, LIMITS } from "./protocol/limits.js";
-export { SERVER_FRAME_TYPES, STORED_FRAME_TYPES, PICKER_FRAME_TYPES, FEATURES } from "./protocol/server-frames.js";
+export { FEATURES } from "./protocol/server-frames.js";
 export { ASK_LIMITS } from "./asks/ask-shapes.js";
-export type { ServerFrameType, StoredFrameType } from "./protocol/server-frames.js";
 export type {
   Channel,
   ChannelKind,
@@ -42,6 +34,7 @@ export type {
   MessageStatus,
   HistoryItem,
   ToolCall,
+  AnsweredAsk,
   StoredMessage,
   SearchHit,
   Notification,
@@ -53,11 +46,6 @@ export type {
   WebPushSubscription,
   MediaRecord,
 } from "./contracts/records.js";
-export { defineStorage } from "./storage/define-storage.js";
-export { searchMessages, searchScan } from "./storage/search-scan.js";
-export { sameRecord } from "./storage/same-record.js";
-export { expectedChannelsHeld } from "./storage/expected-channels.js";
-export type { SearchScan } from "./storage/search-scan.js";
 export type {
   Storage,
   StorageImplementation,
@@ -116,7 +104,7 @@ export type { LaneLock, LaneLease } from "./contracts/lane-lock.js";
 export type { MediaStore, MediaWriter } from "./contracts/media-store.js";
 export { PushSendError } from "./contracts/push.js";
 export { NTFY_TOPIC_PATTERN, FCM_TOKEN_PATTERN, isNtfyTopic, isFcmToken } from "./outbox/push-targets.js";
-export { WEBPUSH_ENDPOINT_MAX, isWebPushSubscription } from "./outbox/webpush-subscription.js";
+export { isWebPushSubscription } from "./outbox/webpush-subscription.js";
 export type { PushSender, PushMessage } from "./contracts/push.js";
 export type { SessionStore, Session } from "./contracts/session-store.js";
 export type { Revocation } from "./connection/revocation.js";

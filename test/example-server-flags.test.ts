@@ -1,11 +1,12 @@
-// The flag tables of the example server (README "The example server" and docs/PROTOCOL.md §10.2)
-// say what the bin's `--help` says: the same flags and the same environment variables, so neither
+// The flag tables of the example server (README "The example server" and its own page,
+// examples/server/README.md) say what the bin's `--help` says: the same flags and the same environment variables, so neither
 // table lists a flag the server refuses nor misses one it takes.
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { parseConfig, UsageError } from "../examples/server/config.js";
 
 const root = join(import.meta.dirname, "..");
 
@@ -51,8 +52,24 @@ describe("example server flags", async () => {
     expect(fromTable(readme, "## The example server")).toEqual(help);
   });
 
-  it("example server flags - docs/PROTOCOL.md §10.2 has exactly the flags and variables of --help", async () => {
-    const protocol = await readFile(join(root, "docs/PROTOCOL.md"), "utf8");
-    expect(fromTable(protocol, "### 10.2 Configuration")).toEqual(help);
+  it("example server flags - examples/server/README.md has exactly the flags and variables of --help", async () => {
+    const page = await readFile(join(root, "examples/server/README.md"), "utf8");
+    expect(fromTable(page, "## Configuration")).toEqual(help);
+  });
+});
+
+describe("example server flags - --push-after-ms", () => {
+  it("example server flags - --push-after-ms and GATEWAY_PUSH_AFTER_MS set pushAfterMs, the flag first; unset leaves the gateway's default", () => {
+    expect(parseConfig(["--push-after-ms", "5000"], {}).pushAfterMs).toBe(5000);
+    expect(parseConfig(["--push-after-ms=0"], {}).pushAfterMs).toBe(0);
+    expect(parseConfig([], { GATEWAY_PUSH_AFTER_MS: "120000" }).pushAfterMs).toBe(120_000);
+    expect(parseConfig(["--push-after-ms", "1"], { GATEWAY_PUSH_AFTER_MS: "120000" }).pushAfterMs).toBe(1);
+    expect(parseConfig([], {}).pushAfterMs).toBeUndefined();
+    expect(parseConfig([], { GATEWAY_PUSH_AFTER_MS: "" }).pushAfterMs).toBeUndefined();
+  });
+
+  it.each(["-1", "1.5", "soon", "86400001", "1e12"])("example server flags - --push-after-ms %s is a usage error naming the range", (value) => {
+    expect(() => parseConfig(["--push-after-ms", value], {})).toThrow(UsageError);
+    expect(() => parseConfig([], { GATEWAY_PUSH_AFTER_MS: value })).toThrow(/push-after-ms must be an integer from 0 to 86400000/);
   });
 });

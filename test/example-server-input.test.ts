@@ -3,7 +3,7 @@
 // odd filename cannot break the response.
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { encodeChunk } from "chat-gateway";
+import { encodeChunk } from "chat-gateway/protocol";
 import { Client } from "./gateway/harness.js";
 import { startExample, tempDir, wsUrl } from "./client/helpers.js";
 

@@ -6,7 +6,7 @@ import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { encodeChunk } from "chat-gateway";
+import { encodeChunk } from "chat-gateway/protocol";
 import { Client } from "./gateway/harness.js";
 import { request } from "./http/helpers.js";
 import { runServerCli, startServerProcess } from "./example-server-process.js";

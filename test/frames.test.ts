@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FrameError, parseClientFrame } from "chat-gateway";
+import { FrameError, parseClientFrame } from "chat-gateway/protocol";
 
 const dir = join(import.meta.dirname, "fixtures/frames");
 const fixtures = readdirSync(dir).filter((f) => f.endsWith(".json"));

@@ -7,6 +7,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { entrypoints } from "../entrypoints.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -21,7 +22,8 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
 
 /** The file an import specifier names, as the build resolves it (package subpaths included). */
 function target(from: string, specifier: string): string | undefined {
-  if (specifier === "chat-gateway") return join(root, "src/index.ts");
+  const entry = entrypoints.find((e) => (e.subpath === "." ? "chat-gateway" : `chat-gateway/${e.subpath.slice(2)}`) === specifier);
+  if (entry) return join(root, entry.source);
   if (specifier.startsWith("chat-gateway/")) return join(root, "adapters", specifier.slice("chat-gateway/".length), "index.ts");
   if (!specifier.startsWith(".")) return undefined;
   const file = resolve(dirname(from), specifier.replace(/\.js$/, ".ts"));

@@ -6,7 +6,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { clientFrameStructs, GatewayError, parseClientFrame, SERVER_FRAME_TYPES, STORED_FRAME_TYPES, type ServerFrameType } from "chat-gateway";
+import { clientFrameStructs, parseClientFrame, SERVER_FRAME_TYPES, STORED_FRAME_TYPES, type ServerFrameType } from "chat-gateway/protocol";
+import { GatewayError } from "chat-gateway";
 import type { ServerFrameType as ClientSideServerFrameType } from "chat-gateway/client";
 import { serverFrameStructs } from "chat-gateway/protocol";
 

@@ -4,7 +4,6 @@ import type {
   AgentRuntime,
   Authenticator,
   Channel,
-  ClientPayloads,
   Gateway,
   GatewayError,
   HistoryItem,
@@ -15,7 +14,11 @@ import type {
   StorageImplementation,
   TurnInput,
 } from "chat-gateway";
-import { consoleLogger, createGateway, defineStorage, GatewayError as GatewayErrorClass } from "chat-gateway";
+import type {
+  ClientPayloads,
+} from "chat-gateway/protocol";
+import { consoleLogger, createGateway, GatewayError as GatewayErrorClass } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
 import type { LoginProtectionOptions } from "chat-gateway/http";
 import type { RedisBusOptions } from "chat-gateway/bus/redis";
 import type { RedisLaneLockOptions } from "chat-gateway/redis";

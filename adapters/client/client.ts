@@ -32,6 +32,7 @@ import { StreamTexts } from "./stream-texts.js";
 import { Replay } from "./sync.js";
 import { Transfers, type Download, type DownloadOptions, type UploadOptions } from "./transfers.js";
 import { LiveTurns, type RunningTurn } from "./live-turns.js";
+import { UnreadCounts } from "./unread.js";
 
 /** What {@link GatewayClient.sendMessage} sends; `client_msg_id` is generated when absent. */
 export type SendInput = ClientPayloads["message.send"];
@@ -58,6 +59,7 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
   readonly #streams = new StreamTexts();
   readonly #asks: OpenAsks;
   readonly #live = new LiveTurns();
+  readonly #unread = new UnreadCounts(() => this.request("channel.list", {}));
 
   /** Use {@link createGatewayClient}. */
   constructor(options: GatewayClientOptions) {
@@ -77,6 +79,8 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
       this.emit("turns", []);
       this.emit("queues", []);
     });
+    // Frames missed while away may have moved the counts: the gateway's are the truth.
+    this.on("synced", () => this.#unread.resync());
     this.on("reset", () => {
       if (this.#asks.dropExpired(Date.now()).length > 0) this.emit("asks", this.#asks.list());
     });
@@ -191,6 +195,27 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
   async registerPush(target: ClientPayloads["fcm.register"], options: RequestOptions = {}): Promise<void> {
     await this.#connection.waitReady(options.timeoutMs ?? this.#requests.defaultTimeoutMs);
     this.#connection.socket?.send(JSON.stringify({ type: "fcm.register", payload: target }));
+  }
+
+  /**
+   * Tell every device of the owner that this one has shown a lane up to and including
+   * `messageId` (`read`, docs/PROTOCOL.md §15): the lane's watermark moves there unless it is
+   * already at or past it. No response; a message not in the lane comes back as an `error` event
+   * (`not_found`) carrying the id the frame was sent with.
+   */
+  async markRead(lane: LaneRef, messageId: string, options: RequestOptions = {}): Promise<void> {
+    await this.#connection.waitReady(options.timeoutMs ?? this.#requests.defaultTimeoutMs);
+    const payload = { chat_id: lane.chat_id, thread_id: lane.thread_id ?? undefined, message_id: messageId };
+    this.#connection.socket?.send(JSON.stringify({ type: "read", id: this.#requests.newId(), payload }));
+  }
+
+  /**
+   * Unread answers by `chat_id` (a channel counts its threads too, at most 999), as the last
+   * `channel.list` gave them and kept current from new answers and `read` frames of every device;
+   * empty before the first `channel.list`. The `unread` event says when they changed.
+   */
+  unreadCounts(): Record<string, number> {
+    return this.#unread.all();
   }
 
   /**
@@ -316,10 +341,12 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     this.emit("frame", frame);
     const asksChanged = this.#trackAsk(frame);
     const live = this.#live.apply(frame);
+    const unread = this.#unread.handle(frame);
     (this.emit as (event: string, ...args: unknown[]) => boolean)(frame.type, frame.payload ?? {}, frame);
     if (asksChanged) this.emit("asks", this.#asks.list());
     if (live.turns) this.emit("turns", this.#live.turns());
     if (live.queues) this.emit("queues", this.#live.queues());
+    if (unread) this.emit("unread", this.#unread.all());
   }
 
   /** Opens or closes an ask for a picker frame or `picker.resolved`; true when the open asks changed. */

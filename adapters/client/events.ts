@@ -56,6 +56,11 @@ export type GatewayClientEvents = {
   asks: (open: OpenAsk[]) => void;
   /** The running answers changed (docs/PROTOCOL.md §14.3): `running` is {@link GatewayClient.runningTurns}. */
   turns: (running: RunningTurn[]) => void;
+  /**
+   * The unread counts changed (docs/PROTOCOL.md §15): `counts` is {@link GatewayClient.unreadCounts},
+   * by `chat_id`, from the first `channel.list` on.
+   */
+  unread: (counts: Record<string, number>) => void;
   /** A lane's queue changed (docs/PROTOCOL.md §14.4): `queues` lists every lane with waiting messages. */
   queues: (queues: LaneQueue[]) => void;
   /**

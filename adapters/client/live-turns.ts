@@ -1,14 +1,17 @@
 /**
  * The conversation's live state as the gateway shows it to every device (docs/PROTOCOL.md §14):
- * each lane's running answer (its text so far and its running tools) and each lane's queue of
+ * each lane's running answer (its text so far and its tools, running and finished) and each lane's queue of
  * waiting messages. Built from frames alone, the ones a device joining mid-turn is sent after
  * `hello.ok` and `sync.done` included, so a client that connects late holds what the others hold.
  * @module
  */
-import type { LaneRef, ServerFrame, ToolStartPayload } from "./frames.js";
+import type { LaneRef, ServerFrame, ToolEndPayload, ToolStartPayload } from "./frames.js";
 
-/** A tool of a running answer that has not ended. */
-export type RunningTool = Pick<ToolStartPayload, "index" | "name" | "preview" | "args">;
+/**
+ * A tool of a running answer: still running until its `tool.end` (then `ok`, `output` and
+ * `duration` are set). A client that joins mid-turn gets the finished ones too (docs/PROTOCOL.md §14.3).
+ */
+export type RunningTool = Pick<ToolStartPayload, "index" | "name" | "preview" | "args"> & Partial<Pick<ToolEndPayload, "output" | "ok" | "duration">>;
 
 /** An answer still streaming in a lane. */
 export interface RunningTurn {
@@ -20,6 +23,7 @@ export interface RunningTurn {
   /** The whole text so far. */
   text: string;
   reasoning: string;
+  /** Its tools in call order: the running ones without `ok`, the finished ones with their outcome. */
   tools: RunningTool[];
 }
 
@@ -28,6 +32,17 @@ export interface LaneQueue {
   chat_id: string;
   thread_id: string | null;
   message_ids: string[];
+}
+
+/** A tool's end, kept on its entry (one made up when its start never came). */
+function endTool(turn: RunningTurn, p: Record<string, any>): void {
+  let tool = turn.tools.find((x) => x.index === p.index);
+  if (!tool) {
+    tool = { index: p.index, name: p.name, preview: "", args: {} };
+    turn.tools.push(tool);
+    turn.tools.sort((a, b) => a.index - b.index);
+  }
+  Object.assign(tool, { output: p.output, ok: p.ok, duration: p.duration });
 }
 
 function laneKey(lane: LaneRef): string {
@@ -52,7 +67,7 @@ export class LiveTurns {
       case "tool.start":
         return { turns: this.#update(p.message_id, (t) => void (t.tools.some((x) => x.index === p.index) || t.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args }))), queues: false };
       case "tool.end":
-        return { turns: this.#update(p.message_id, (t) => void (t.tools = t.tools.filter((x) => x.index !== p.index))), queues: false };
+        return { turns: this.#update(p.message_id, (t) => endTool(t, p)), queues: false };
       case "message.stop":
       case "message":
         return { turns: this.#turns.delete(p.message_id), queues: false };

@@ -6,7 +6,7 @@
  * {@link createMediaHandler} serves the owners' media to browsers without letting it run as a page.
  * {@link createHookHandler} takes signed webhook posts into automation channels (docs/PROTOCOL.md §17).
  *
- * Needs the optional peer dependencies `bcryptjs` and `piscina`.
+ * Nothing to install beside chat-gateway: `bcryptjs` and `piscina` are among its dependencies.
  * @module
  */
 export { createLoginProtection } from "./login-protection.js";

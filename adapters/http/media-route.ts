@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { ANONYMOUS_OWNER, isGatewayError, isInlineMediaType, mediaTypeEssence, type MediaStore, type Owner, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, isGatewayError, type MediaStore, type Owner, type Storage } from "chat-gateway";
+import { isInlineMediaType, mediaTypeEssence } from "chat-gateway/protocol";
 
 /** Options of {@link createMediaHandler}. */
 export interface MediaHandlerOptions {

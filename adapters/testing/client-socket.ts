@@ -1,5 +1,5 @@
 // The device end of a transport, as the suites drive it: a small socket interface, and one on a
-// WebSocket (package `ws`, an optional peer, loaded only when a suite needs it).
+// WebSocket (package `ws`, a dependency of chat-gateway, loaded only when a suite needs it).
 
 /** What a device's socket must do for the suites: the client side of a user's transport. */
 export interface ClientSocket {

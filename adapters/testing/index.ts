@@ -15,7 +15,7 @@
  * the login lockout store, {@link LaneLock}, {@link Connection} (a transport) and
  * {@link AgentRuntime}. An implementation that passes its suite can back a gateway: everything the
  * gateway relies on is checked there. The Connection and AgentRuntime suites start a real gateway
- * (and, for runtimes, a WebSocket server on 127.0.0.1), so they also need the optional peer `ws`.
+ * (and, for runtimes, a WebSocket server on 127.0.0.1) with `ws`, which comes with chat-gateway.
  * @module
  */
 // Imported for the links above: the contracts these suites check live in the core entry.

@@ -8,6 +8,7 @@
 import { describe, expect, test } from "vitest";
 import type { Change, Channel, ChannelExpectation, CommitResult, Storage, StorageCapabilities } from "chat-gateway";
 import { A, B, capabilityLabel, channel, device, msg, thread } from "./storage-records.js";
+import { answer, markOf, readChange } from "./storage-read-state.js";
 
 /** How many calls each test makes at once. */
 const AT_ONCE = 20;
@@ -58,6 +59,7 @@ export function describeConcurrencyConformance(use: () => Storage, peer: () => S
   describe("concurrency", () => {
     describeChannelRaces(use, peer, via);
     describeRecordRaces(use, peer, via, capabilities);
+    if (capabilities.readState) describeReadRaces(use, via);
   });
 }
 
@@ -186,4 +188,31 @@ function describeRecordRaces(use: () => Storage, peer: () => Storage, via: (i: n
       }
     });
   }
+}
+
+/**
+ * Reads of one lane from several devices at once, through both instances, in no particular order:
+ * the watermark ends at the newest, and the stored `read` frames, in seq order, only ever move
+ * forward (what a device replaying them sees).
+ */
+function describeReadRaces(use: () => Storage, via: (i: number) => Storage): void {
+  test(`${capabilityLabel("readState", true)}: ${2 * AT_ONCE} reads of two lanes at once never move a watermark back`, async () => {
+    const flat = Array.from({ length: AT_ONCE }, (_, i) => answer(`f${i}`));
+    const side = Array.from({ length: AT_ONCE }, (_, i) => answer(`s${i}`, { thread_id: "t1" }));
+    await use().commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [...flat, ...side] });
+    // A fixed shuffle (7 is prime to 20): old and new reads interleave.
+    const order = Array.from({ length: AT_ONCE }, (_, i) => (i * 7) % AT_ONCE);
+    const results = await Promise.all(order.flatMap((n, i) => [via(i).commit(A, readChange(flat[n])), via(i + 1).commit(A, readChange(side[n]))]));
+    const applied = results.filter((r) => !r.skipped).length;
+    const frames = await use().readOutbox(A, 0, 1000);
+    expect(frames).toHaveLength(applied);
+    expect((await use().outboxBounds(A)).last).toBe(applied);
+    for (const lane of [null, "t1"]) {
+      const ts = frames.filter((f) => f.payload.thread_id === lane).map((f) => f.payload.ts as number);
+      expect(ts).toEqual([...ts].sort((x, y) => x - y));
+      expect(new Set(ts).size).toBe(ts.length);
+    }
+    const marks = (await use().readMarks(A)).sort((x, y) => x.message_id.localeCompare(y.message_id));
+    expect(marks).toEqual([markOf(flat[AT_ONCE - 1]), markOf(side[AT_ONCE - 1])].sort((x, y) => x.message_id.localeCompare(y.message_id)));
+  });
 }

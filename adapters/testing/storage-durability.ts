@@ -22,6 +22,8 @@ export function describeDurabilityConformance(use: () => Storage, reopen: () => 
     await use().commit(A, { channels, messages, outbox: [{ type: "channel.created", payload: { chat_id: "c1" } }, { type: "message", payload: { message_id: "m1" } }] });
     await use().commit(A, { deleteMessages: ["m1"], outbox: [{ type: "message.deleted", payload: { message_id: "m1" } }] });
     await use().putDevice(A, device("d1", { fcm_token: "f" }));
+    const mark = { chat_id: "c1", thread_id: null, message_id: "m3", ts: messages[2].ts };
+    if (capabilities.readState) await use().commit(A, { read: mark });
     await use().close();
     try {
       await again.open();
@@ -36,6 +38,10 @@ export function describeDurabilityConformance(use: () => Storage, reopen: () => 
       ]);
       expect(await again.listDevices(A)).toEqual([device("d1", { fcm_token: "f" })]);
       if (withMedia) expect(await again.getMedia(A, "p1")).toEqual({ ...media(A, "p1"), message_id: "m2" });
+      if (capabilities.readState) {
+        expect(await again.readMarks(A)).toEqual([mark]);
+        expect((await again.commit(A, { read: mark })).skipped).toBe(true);
+      }
       expect((await again.commit(A, { outbox: [{ type: "x", payload: {} }] })).seqs).toEqual([4]);
     } finally {
       await again.close();

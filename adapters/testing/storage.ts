@@ -3,7 +3,7 @@
 // capabilities each have a file of their own.
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway";
-import { defineStorage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
 import { describeAdoptionConformance } from "./storage-adoption.js";
 import { describeCapabilitiesConformance } from "./storage-capabilities.js";
 import { describeConcurrencyConformance } from "./storage-concurrency.js";
@@ -13,6 +13,7 @@ import { describeDeletionConformance, describeRecordDeletion } from "./storage-d
 import { describeLanesConformance } from "./storage-lanes.js";
 import { describeHooksConformance } from "./storage-hooks.js";
 import { describeMediaConformance } from "./storage-media.js";
+import { describeReadStateConformance } from "./storage-read-state.js";
 import { A, B, channel, device, ids, mediaRef, msg, thread } from "./storage-records.js";
 import { describeSearchConformance } from "./storage-search.js";
 
@@ -94,13 +95,18 @@ export type StorageFactory = () => Storage | StorageImplementation | StorageUnde
  *   one lane, or none through the fallback), `waitingTurns` (the durable turn queue: waiting user
  *   messages oldest first, cleared by `Change.answered` in the same commit, never re-inserted), and `uniqueClientMsgId` (a second message with a chat's key is
  *   refused; without it, `createGateway` refuses a bus shared with other processes);
+ * - `readState`: one watermark per lane, moved only forward by `(ts, message_id)` and atomically
+ *   with its change (a read that does not move it applies nothing), forgotten with its channel,
+ *   moved by `adoptOwner`; unread counts of assistant messages per lane, stopping at the cap
+ *   (without it: no watermark, no count);
  * - `adoptOwner`: one owner's data moves whole to an owner without data, is refused into one with
  *   data (nothing moved), and moves nothing the second time; without it, the call is refused;
  * - concurrency: many calls at once on one owner, half through the `peer` when given, for each
  *   invariant the gateway keeps through the storage: one default channel made on first use, one
  *   default after concurrent `set_default`s, updates and deletes of one channel (`expectChannels`),
  *   saves racing deletes (`requireMessages`), messages racing their channel's deletion
- *   (`requireChannels`), devices, one message per `client_msg_id` and
+ *   (`requireChannels`), devices, one message per `client_msg_id`, read watermarks that never move
+ *   back however reads race, and
  *   adoption racing the first write of its target;
  * - with `{ persists: true }`: everything written is read back by a new instance after a close.
  *
@@ -138,6 +144,7 @@ export function describeStorageConformance(name: string, make: StorageFactory, o
     describeMediaConformance(use, capabilities.media);
     describeAdoptionConformance(use, capabilities.adoptOwner, capabilities.media);
     describeHooksConformance(use, capabilities.hooks);
+    describeReadStateConformance(use, capabilities.readState, capabilities.adoptOwner);
     describeDevices(use);
     describeConcurrencyConformance(use, () => made.peer, capabilities);
     if (options.persists) describeDurabilityConformance(use, () => made.reopen?.(), capabilities);
@@ -268,6 +275,9 @@ function describeCommitWrites(use: () => Storage): void {
         reply_to: "m0",
         client_msg_id: "k",
         thread_id: "t1",
+        // The extensions of docs/PROTOCOL.md §14.1 and §14.5 travel in the record too.
+        tools: [{ index: 0, name: "search", preview: "q=x", args: { q: "x" }, output: { hits: 1 }, ok: true, duration: 0.5 }],
+        asks: [{ picker_id: "pk1", kind: "approval", title: "Run?", outcome: "selected", option_id: "approve", label: "Approve", device_id: "d1", device_name: "Pixel 8", ts: 5 }],
       });
       await use().commit(A, { messages: [m] });
       expect(await use().getMessage(A, "m1")).toEqual(m);

@@ -9,6 +9,8 @@ import { join } from "node:path";
 import {
   defineStorage,
   expectedChannelsHeld,
+} from "chat-gateway/storage";
+import {
   type Change,
   type Channel,
   type ChatId,

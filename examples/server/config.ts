@@ -47,6 +47,8 @@ export interface ServerConfig {
   pushSubject?: string;
   /** Not a flag: a private push service's CA or address for the Web Push sender (embedding, tests). */
   webPush?: Pick<WebPushSenderOptions, "agent" | "endpointAllowed">;
+  /** How long a connected device has to read an answer or an ask before it is pushed (ms; docs/PROTOCOL.md §15). */
+  pushAfterMs?: number;
 }
 
 /** flag name → environment variable. */
@@ -75,7 +77,11 @@ const OPTIONS = {
   "fcm-service-account": "GATEWAY_FCM_SERVICE_ACCOUNT",
   "vapid-file": "GATEWAY_VAPID_FILE",
   "push-subject": "GATEWAY_PUSH_SUBJECT",
+  "push-after-ms": "GATEWAY_PUSH_AFTER_MS",
 } as const;
+
+/** The longest `--push-after-ms`: a day (a timer of more than 2^31 - 1 ms would fire at once). */
+const PUSH_AFTER_MS_MAX = 86_400_000;
 
 export const HELP = `Usage: chat-gateway [options]
        chat-gateway user add|list|remove|set-password [name] [--users-file PATH]
@@ -118,6 +124,8 @@ Options (each also read from the environment variable in brackets):
                            [GATEWAY_VAPID_FILE] (default <data-dir>/vapid.json)
   --push-subject URL       mailto: or https: contact sent to Web Push services
                            [GATEWAY_PUSH_SUBJECT] (default mailto:chat-gateway@example.invalid)
+  --push-after-ms N        push an answer or an ask no device has read within N ms (at once
+                           when none is connected), 0 to 86400000 [GATEWAY_PUSH_AFTER_MS] (default 60000)
   --memory                 keep everything in memory (nothing on disk)
   --help                   show this help
 `;
@@ -155,6 +163,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     connectionsPerIp: count(get("connections-per-ip"), "connections-per-ip", 1),
     drainMs: count(get("drain-ms"), "drain-ms", 0) ?? 10_000,
     metricsPort: count(get("metrics-port"), "metrics-port", 0),
+    pushAfterMs: count(get("push-after-ms"), "push-after-ms", 0, PUSH_AFTER_MS_MAX),
     host: get("host") ?? "127.0.0.1",
     dataDir,
     usersFile: resolve(get("users-file") ?? join(dataDir, "users.json")),
@@ -178,11 +187,13 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   };
 }
 
-/** A whole-number setting of at least `min`, or undefined when not given. */
-function count(value: string | undefined, name: string, min: number): number | undefined {
+/** A whole-number setting of at least `min` (and at most `max`), or undefined when not given. */
+function count(value: string | undefined, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${name} must be an integer >= ${min}, got ${value}`);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(`${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`}, got ${value}`);
+  }
   return n;
 }
 

@@ -1,6 +1,6 @@
 // The example server's push senders (docs/PROTOCOL.md §16): ntfy with --ntfy-url, FCM with
 // --fcm-service-account, and Web Push always, its VAPID key pair made once in <data-dir>/vapid.json
-// (mode 0600; --vapid-file elsewhere). Processes that share one database share the data folder
+// (mode 0600; --vapid-file elsewhere); and --push-after-ms. Processes that share one database share the data folder
 // already (media), so they share one key pair too. Also serves GET /api/push/vapid.
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -14,7 +14,8 @@ import type { ServerConfig } from "./config.js";
 const DEFAULT_SUBJECT = "mailto:chat-gateway@example.invalid";
 
 export interface ServerPush {
-  senders: PushSender[];
+  /** The gateway's push options: the senders, and `pushAfterMs` when --push-after-ms set it. */
+  options: { push: PushSender[]; pushAfterMs?: number };
   /** Serves `GET /api/push/vapid` → `{public_key}`; false for any other path. */
   handle(req: IncomingMessage, res: ServerResponse): boolean;
   /** What the start line says, e.g. "push webpush, ntfy". */
@@ -42,7 +43,7 @@ export async function serverPush(config: ServerConfig): Promise<ServerPush> {
   if (config.fcmServiceAccount) senders.push(await fcmSender(config.fcmServiceAccount));
   const body = JSON.stringify({ public_key: vapid.publicKey });
   return {
-    senders,
+    options: { push: senders, ...(config.pushAfterMs !== undefined ? { pushAfterMs: config.pushAfterMs } : {}) },
     label: `push ${senders.map((s) => s.name).join(", ")}`,
     handle(req, res) {
       if (new URL(req.url ?? "/", "http://x").pathname !== "/api/push/vapid") return false;

@@ -120,7 +120,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     logger,
     authenticator: protection.authenticator(),
     mediaStore: await pickMediaStore(config),
-    push: push.senders,
+    ...push.options,
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
     ...connectionCaps(config),
   });

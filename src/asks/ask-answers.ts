@@ -31,7 +31,7 @@ export async function arbitrate(hub: AskServices, entry: OpenAsk, answer: Relaye
       const refused = approvalNeedsId(entry.spec, hub.asks.inLane(entry.owner, entry.spec, "approval").map((a) => a.spec.picker_id));
       if (refused) return refused;
     }
-    const made = commandSelection(entry.spec, answer.command.name as AskCommand, answer.command.args, choiceLabels(entry.spec.payload));
+    const made = commandSelection(entry.spec, answer.command.name as AskCommand, answer.command.args, choiceLabels(entry.spec.frame.payload));
     if (typeof made === "string") return made;
     selection = made;
   }

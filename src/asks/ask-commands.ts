@@ -10,7 +10,7 @@ import type { Ask } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
 import type { LaneTurn } from "../turn/lanes.js";
 import { runAnswer } from "../turn/turn.js";
-import { ASK_LIMITS, type PickerSpec, type Selection } from "./ask-shapes.js";
+import { ASK_LIMITS, type PickerFrame, type PickerSpec, type Selection } from "./ask-shapes.js";
 
 /** The ask commands by canonical name, with the kind of ask each answers. */
 export const ASK_COMMAND_KINDS = { "/approve": "approval", "/deny": "approval", "/answer": "confirm", "/model": "model" } as const satisfies Record<string, Ask["kind"]>;
@@ -60,8 +60,8 @@ export function commandSelection(spec: Pick<PickerSpec, "choices" | "allow_text"
 }
 
 /** The labels of a card's choices, by id. */
-export function choiceLabels(payload: Record<string, unknown>): Map<string, string> {
-  const list = (payload.options ?? payload.models ?? []) as Array<{ id: string; label: string }>;
+export function choiceLabels(payload: PickerFrame["payload"]): Map<string, string> {
+  const list = "models" in payload ? payload.models : payload.options;
   return new Map(list.map((c) => [c.id, c.label]));
 }
 

@@ -6,8 +6,10 @@
  */
 import type { Ask, AskAnswer, AskOption } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
-import type { StoredFrame } from "../protocol/protocol.js";
+import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
+import type { ServerPayloads } from "../protocol/server-frames.js";
 import type { PushMessage } from "../contracts/push.js";
+import type { AnsweredAsk } from "../contracts/records.js";
 
 /** Bounds of an ask (docs/PROTOCOL.md §11); longer text is cut, more choices are refused. */
 export const ASK_LIMITS = {
@@ -39,13 +41,16 @@ export interface PickerSpec extends Lane {
   choices: string[];
   allow_text: boolean;
   expires_at: number;
-  /** The picker frame's payload. */
-  payload: Record<string, unknown>;
+  /** The stored picker frame that shows the ask. */
+  frame: PickerFrame;
   /** The body of the notification and push for devices without cards (see {@link notificationBody}). */
   notice: string;
   /** True when {@link PickerSpec.notice} had to be cut: `/approve` then needs the picker id. */
   noticeCut: boolean;
 }
+
+/** The card of an open ask: `picker.approval`, `picker.confirm` or `picker.model`. */
+export type PickerFrame = ServerFrame<(typeof PICKER_TYPES)[keyof typeof PICKER_TYPES]>;
 
 /** The picker frame type of each ask kind. */
 export const PICKER_TYPES = { approval: "picker.approval", confirm: "picker.confirm", model: "picker.model" } as const;
@@ -127,9 +132,9 @@ export function pickerSpec(request: Ask, at: Lane & { picker_id: string; message
   if (request.kind === "model") {
     const models = checkChoices(request.models, "models", ASK_LIMITS.modelsMax);
     if (models.length === 0) throw new TypeError("ask: a model ask needs at least one model");
-    const shown = models.map((m, i) => (request.models[i]?.current ? { ...m, current: true } : m));
-    const payload = { ...base, models: shown, expires_at: at.expires_at };
-    return { ...base, kind: "model", body: "", choices: models.map((m) => m.id), allow_text: false, expires_at: at.expires_at, payload, notice: title, noticeCut: false };
+    const shown = models.map((m, i) => (request.models[i]?.current ? { ...m, current: true as const } : m));
+    const frame: PickerFrame = { type: "picker.model", payload: { ...base, models: shown, expires_at: at.expires_at } };
+    return { ...base, kind: "model", body: "", choices: models.map((m) => m.id), allow_text: false, expires_at: at.expires_at, frame, notice: title, noticeCut: false };
   }
   const body = cut(request.body, ASK_LIMITS.bodyMax);
   if (request.kind === "approval") {
@@ -139,16 +144,16 @@ export function pickerSpec(request: Ask, at: Lane & { picker_id: string; message
     const tool = request.tool ? { name: cut(request.tool.name, ASK_LIMITS.labelMax), args: shown!.args, ...(shown!.note ? { args_cut: true as const } : {}) } : undefined;
     // The person must know they do not see the whole call; the note survives the body's cut.
     const said = shown?.note ? `${cut(request.body, ASK_LIMITS.bodyMax - shown.note.length - 2)}\n\n${shown.note}` : body;
-    const payload = { ...base, body: said, ...(tool ? { tool } : {}), options, expires_at: at.expires_at };
+    const frame: PickerFrame = { type: "picker.approval", payload: { ...base, body: said, ...(tool ? { tool } : {}), options, expires_at: at.expires_at } };
     const { notice, noticeCut } = notificationBody(said || title, tool, at.picker_id);
-    return { ...base, kind: "approval", body: said, choices: options.map((o) => o.id), allow_text: false, expires_at: at.expires_at, payload, notice, noticeCut };
+    return { ...base, kind: "approval", body: said, choices: options.map((o) => o.id), allow_text: false, expires_at: at.expires_at, frame, notice, noticeCut };
   }
   if (request.kind === "confirm") {
     const options = checkChoices(request.options ?? [], "options", ASK_LIMITS.optionsMax);
     const allowText = request.allowText === true;
     if (options.length === 0 && !allowText) throw new TypeError("ask: a confirm needs options or allowText");
-    const payload = { ...base, body, options, allow_text: allowText, expires_at: at.expires_at };
-    return { ...base, kind: "confirm", body, choices: options.map((o) => o.id), allow_text: allowText, expires_at: at.expires_at, payload, notice: body || title, noticeCut: false };
+    const frame: PickerFrame = { type: "picker.confirm", payload: { ...base, body, options, allow_text: allowText, expires_at: at.expires_at } };
+    return { ...base, kind: "confirm", body, choices: options.map((o) => o.id), allow_text: allowText, expires_at: at.expires_at, frame, notice: body || title, noticeCut: false };
   }
   throw new TypeError(`ask: unknown kind ${JSON.stringify((request as { kind?: unknown }).kind)}`);
 }
@@ -193,7 +198,7 @@ export function openingFrames(spec: PickerSpec, now: number): StoredFrame[] {
     picker_id: spec.picker_id,
   };
   return [
-    { type: PICKER_TYPES[spec.kind], payload: spec.payload },
+    spec.frame,
     { type: "notification", payload: notification },
   ];
 }
@@ -213,11 +218,26 @@ export function askPush(spec: PickerSpec): PushMessage {
 
 /** The `picker.resolved` frame of an outcome. */
 export function resolvedFrame(spec: Lane & { picker_id: string }, answer: AskAnswer, deviceId?: string): StoredFrame {
-  const payload: Record<string, unknown> = { picker_id: spec.picker_id, chat_id: spec.chat_id, thread_id: spec.thread_id, outcome: answer.outcome };
+  const payload: ServerPayloads["picker.resolved"] = { picker_id: spec.picker_id, chat_id: spec.chat_id, thread_id: spec.thread_id, outcome: answer.outcome };
   if (answer.option_id !== undefined) payload.option_id = answer.option_id;
   if (answer.text !== undefined) payload.text = answer.text;
   if (deviceId !== undefined) payload.device_id = deviceId;
   return { type: "picker.resolved", payload };
+}
+
+/** The record of how an ask ended, kept on its answer (docs/PROTOCOL.md §14.5). */
+export function answeredAsk(spec: PickerSpec, answer: AskAnswer, deviceId: string | undefined, now: number): AnsweredAsk {
+  const record: AnsweredAsk = { picker_id: spec.picker_id, kind: spec.kind, title: spec.title, outcome: answer.outcome, ts: now };
+  if (answer.option_id !== undefined) {
+    record.option_id = answer.option_id;
+    const shown = spec.frame.payload;
+    const offered: ReadonlyArray<{ id: string; label: string }> = "models" in shown ? shown.models : shown.options;
+    const label = offered.find((o) => o.id === answer.option_id)?.label;
+    if (label !== undefined) record.label = label;
+  }
+  if (answer.text !== undefined) record.text = answer.text;
+  if (deviceId && answer.outcome === "selected") record.device_id = deviceId;
+  return record;
 }
 
 /** What a person may answer: one of the choices, or text where the ask allows it. */

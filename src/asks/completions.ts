@@ -25,11 +25,11 @@ async function ownArguments(hub: AskServices, owner: Owner, lane: Lane, builtin:
   if (builtin === "/approve" || builtin === "/deny") return open("approval").map((a) => ({ value: `${name} ${a.spec.picker_id}`, description: a.spec.title }));
   if (builtin === "/answer") {
     const newest = open("confirm").at(-1);
-    return newest ? [...choiceLabels(newest.spec.payload)].map(([id, label]) => ({ value: `${name} ${id}`, description: label })) : [];
+    return newest ? [...choiceLabels(newest.spec.frame.payload)].map(([id, label]) => ({ value: `${name} ${id}`, description: label })) : [];
   }
   if (builtin === "/model") {
     const offered = new Map<string, string>();
-    for (const ask of open("model")) for (const [id, label] of choiceLabels(ask.spec.payload)) offered.set(id, label);
+    for (const ask of open("model")) for (const [id, label] of choiceLabels(ask.spec.frame.payload)) offered.set(id, label);
     for (const model of (await hub.runtime.models?.()) ?? []) if (!offered.has(model.id)) offered.set(model.id, model.label);
     return [...offered].map(([id, label]) => ({ value: `${name} ${id}`, description: label }));
   }

@@ -12,7 +12,8 @@ import type { Owner } from "../ids.js";
 import type { LaneTurn } from "../turn/lanes.js";
 import type { Ask, AskAnswer } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
-import { ASK_LIMITS, askPush, openingFrames, pickerSpec, resolvedFrame, type PickerSpec } from "./ask-shapes.js";
+import { ASK_LIMITS, answeredAsk, askPush, openingFrames, pickerSpec, resolvedFrame, type PickerSpec } from "./ask-shapes.js";
+import type { AnsweredAsk } from "../contracts/records.js";
 import { laneModelChange } from "./lane-model.js";
 import { SUPERSEDED, untilApplied } from "../requests/read-decide-commit.js";
 
@@ -169,7 +170,10 @@ export class OpenAsks {
     entry.stopListening();
     const frame = resolvedFrame(entry.spec, answer, deviceId);
     this.#remember(owner, pickerId, frame.payload);
-    const work = this.#store(entry, answer, frame, respondTo);
+    // Kept on the answer in the order the asks ended (docs/PROTOCOL.md §14.5).
+    const record = answeredAsk(entry.spec, answer, deviceId, this.#hub.now());
+    (entry.turn.asks ??= []).push(record);
+    const work = this.#store(entry, answer, frame, respondTo, record);
     let storing = this.#storing.get(entry.turn);
     if (!storing) this.#storing.set(entry.turn, (storing = new Set()));
     storing.add(work);
@@ -177,10 +181,11 @@ export class OpenAsks {
     return work.then(() => frame.payload);
   }
 
-  async #store(entry: OpenAsk, answer: AskAnswer, frame: ReturnType<typeof resolvedFrame>, respondTo: Responder | undefined): Promise<void> {
+  async #store(entry: OpenAsk, answer: AskAnswer, frame: ReturnType<typeof resolvedFrame>, respondTo: Responder | undefined, record: AnsweredAsk): Promise<void> {
     const hub = this.#hub;
     const { owner, spec, turn } = entry;
     try {
+      await this.#nameDevice(owner, record, frame.payload);
       const chosen = spec.kind === "model" && answer.outcome === "selected" ? answer.option_id : undefined;
       await untilApplied(async () => {
         const change = chosen ? await laneModelChange(hub, owner, spec, chosen) : {};
@@ -194,6 +199,15 @@ export class OpenAsks {
       turn.onAsk?.(false);
       entry.finish(answer);
     }
+  }
+
+  /** Who answered, by the name the device gave: "Approved by Pixel 8" on every device. */
+  async #nameDevice(owner: Owner, record: AnsweredAsk, payload: Record<string, unknown>): Promise<void> {
+    if (!record.device_id) return;
+    const device = await this.#hub.storage.getDevice(owner, record.device_id).catch(() => undefined);
+    if (!device?.device_name) return;
+    record.device_name = device.device_name;
+    payload.device_name = device.device_name;
   }
 
   #remember(owner: Owner, pickerId: string, payload: Record<string, unknown>): void {

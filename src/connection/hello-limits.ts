@@ -5,10 +5,11 @@
  */
 import type { ResolvedOptions } from "../options.js";
 import { LIMITS } from "../protocol/limits.js";
+import type { ServerPayloads } from "../protocol/server-frames.js";
 import { ASK_LIMITS } from "../asks/ask-shapes.js";
 
 /** `hello.ok.limits` (docs/PROTOCOL.md §2): the bounds a client can plan around. */
-export function helloLimits(o: ResolvedOptions): Record<string, number> {
+export function helloLimits(o: ResolvedOptions): ServerPayloads["hello.ok"]["limits"] {
   return {
     max_frame_bytes: o.maxFrameBytes,
     max_media_bytes: o.maxMediaBytes,

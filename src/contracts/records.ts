@@ -98,11 +98,37 @@ export interface HistoryItem {
    * Extension, `history` only: this message alone was larger than the page's byte cap
    * (`hello.ok.limits.history_max_bytes`), so its `text` and `reasoning` were cut to fit. Never stored.
    */
-  truncated?: boolean;
+  truncated?: true;
   /** Extension (docs/PROTOCOL.md §14): an assistant answer's tool calls, in call order. */
   tools?: ToolCall[];
   /** Extension (docs/PROTOCOL.md §14): a user message whose text is a gateway command (`/stop`, `/approve`, …). */
   command?: true;
+  /** Extension (docs/PROTOCOL.md §14.5): the asks of an assistant answer as they ended, in the order they ended. */
+  asks?: AnsweredAsk[];
+}
+
+/**
+ * An ask of an answer as it ended (docs/PROTOCOL.md §14.5, extension): what was asked, what was
+ * answered, by which device. Kept on the answer so history shows it on every device.
+ */
+export interface AnsweredAsk {
+  picker_id: string;
+  kind: "approval" | "confirm" | "model";
+  /** The card's title. */
+  title: string;
+  outcome: "selected" | "expired" | "cancelled" | "interrupted";
+  /** The chosen option (a model id for a model ask). */
+  option_id?: string;
+  /** The chosen option's label, as the card showed it. */
+  label?: string;
+  /** A text answer. */
+  text?: string;
+  /** The device that answered. */
+  device_id?: string;
+  /** That device's name, as its `hello` gave it. */
+  device_name?: string;
+  /** When the ask ended, epoch milliseconds. */
+  ts: number;
 }
 
 /** A tool call kept on its answer (docs/PROTOCOL.md §14, extension). */

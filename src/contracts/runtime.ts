@@ -251,8 +251,9 @@ export interface AgentRuntime {
   /**
    * Take a message sent with `when_busy: "steer"` into the lane's running turn
    * (docs/PROTOCOL.md §14.4): hand its text to that turn before its next model call. Resolve true when the turn took
-   * it; false (the turn is ending) gives the message a turn of its own, queued. Without it,
-   * `when_busy: "steer"` is refused `unsupported`.
+   * it; the turn then answers it, with one more model call when it would otherwise end without one.
+   * Resolve false when the turn will make no more calls (it is ending): the message gets a turn of
+   * its own, queued. Without it, `when_busy: "steer"` is refused `unsupported`.
    */
   steer?(input: SteerInput): boolean | Promise<boolean>;
 }

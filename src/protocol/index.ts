@@ -43,6 +43,7 @@ export {
   errorCodeStruct,
 } from "./record-structs.js";
 export { encodeChunk, decodeChunk, readChunk } from "./chunk-codec.js";
+export { mediaTypeEssence, isInlineMediaType, MEDIA_TYPE_MAX_LENGTH } from "./media-types.js";
 export type { MediaChunk } from "./chunk-codec.js";
 export { compareChannels } from "./channel-order.js";
 export type { OrderedChannel } from "./channel-order.js";

@@ -4,6 +4,7 @@
  * @module
  */
 import type { HistoryItem, StoredMessage } from "../contracts/records.js";
+import type { ServerPayloads } from "./server-frames.js";
 
 /** The gateway's own commands (docs/PROTOCOL.md §4.4, §11), canonical names and aliases. */
 const GATEWAY_COMMANDS = new Set(["/stop", "/cancel", "/new", "/reset", "/help", "/commands", "/approve", "/deny", "/answer", "/model"]);
@@ -26,20 +27,21 @@ export function historyItem(m: StoredMessage): HistoryItem & { reply_to?: string
   if (m.reply_to !== undefined) item.reply_to = m.reply_to;
   if (m.status !== undefined && m.role === "assistant") item.status = m.status;
   if (m.tools?.length && m.role === "assistant") item.tools = m.tools;
+  if (m.asks?.length && m.role === "assistant") item.asks = m.asks;
   if (m.role === "user" && isGatewayCommand(m.text)) item.command = true;
   return item;
 }
 
 /** The payload of a `message` frame (docs/PROTOCOL.md §4.1): the history item with its lane and idempotency key. */
-export function messagePayload(m: StoredMessage, clientMsgId?: string): Record<string, unknown> {
-  const payload: Record<string, unknown> = { ...historyItem(m), chat_id: m.chat_id, thread_id: m.thread_id };
+export function messagePayload(m: StoredMessage, clientMsgId?: string): ServerPayloads["message"] {
+  const payload: ServerPayloads["message"] = { ...historyItem(m), chat_id: m.chat_id, thread_id: m.thread_id };
   const key = clientMsgId ?? m.client_msg_id;
   if (key !== undefined) payload.client_msg_id = key;
   return payload;
 }
 
 /** The payload of the `message.stop` that ends a streamed assistant message: `final_text` for `text`. */
-export function stopPayload(m: StoredMessage): Record<string, unknown> {
+export function stopPayload(m: StoredMessage): ServerPayloads["message.stop"] {
   const { role: _role, text, ...rest } = historyItem(m);
-  return { ...rest, final_text: text, runtime: m.runtime ?? {}, status: m.status, chat_id: m.chat_id, thread_id: m.thread_id };
+  return { ...rest, final_text: text, runtime: m.runtime ?? {}, status: m.status ?? "complete", chat_id: m.chat_id, thread_id: m.thread_id };
 }

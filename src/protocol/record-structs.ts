@@ -69,6 +69,20 @@ export const toolCallStruct = object({
   truncated: optional(literal(true)),
 });
 
+/** An ask as it ended, kept on its answer (docs/PROTOCOL.md §14.5). */
+export const answeredAskStruct = object({
+  picker_id: string(),
+  kind: enums(["approval", "confirm", "model"]),
+  title: string(),
+  outcome: enums(["selected", "expired", "cancelled", "interrupted"]),
+  option_id: optional(string()),
+  label: optional(string()),
+  text: optional(string()),
+  device_id: optional(string()),
+  device_name: optional(string()),
+  ts: integer(),
+});
+
 /** The fields every message carries on the wire, in history and in `message` frames alike (docs/PROTOCOL.md §4.1, §5). */
 export const messageFields = {
   message_id: string(),
@@ -84,6 +98,7 @@ export const messageFields = {
   reply_to: optional(string()),
   tools: optional(array(toolCallStruct)),
   command: optional(literal(true)),
+  asks: optional(array(answeredAskStruct)),
 };
 
 /** A history item (docs/PROTOCOL.md §5); `truncated` only when the page cap cut it. */

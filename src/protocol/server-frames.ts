@@ -10,6 +10,7 @@ import {
   errorCodeStruct,
   historyItemStruct,
   toolCallStruct,
+  answeredAskStruct,
   laneFields,
   mediaKindStruct,
   mediaRefStruct,
@@ -83,6 +84,7 @@ export const serverFrameStructs = {
     status: messageStatusStruct,
     reply_to: optional(string()),
     tools: optional(array(toolCallStruct)),
+    asks: optional(array(answeredAskStruct)),
     ...laneFields,
   }),
   "message.deleted": object({ ...laneFields, message_ids: array(string()) }),
@@ -129,6 +131,7 @@ export const serverFrameStructs = {
     option_id: optional(string()),
     text: optional(string()),
     device_id: optional(string()),
+    device_name: optional(string()),
   }),
   /** A lane's read watermark moved (docs/PROTOCOL.md §15); `ts` is the read message's. */
   read: object({ ...laneFields, message_id: string(), device_id: string(), ts: integer() }),
@@ -187,6 +190,7 @@ export const FEATURES: readonly string[] = Object.freeze([
   "message.tools",
   "message.command",
   "read",
+  "message.asks",
 ]);
 
 /** The type name of a frame the gateway stores in the outbox. */
@@ -195,11 +199,18 @@ export type StoredFrameType = (typeof STORED_FRAME_TYPES)[number];
 /** The payload of each gateway → client frame, by frame type. */
 export type ServerPayloads = { [K in ServerFrameType]: Infer<(typeof serverFrameStructs)[K]> };
 
-/** One gateway → client frame as a client receives it. `seq` is set on frames stored in the owner's outbox. */
-export interface ServerFrame<K extends ServerFrameType = ServerFrameType> {
-  type: K;
-  /** The id of the request this frame answers (docs/PROTOCOL.md §1). */
-  id?: string;
-  seq?: number;
-  payload: ServerPayloads[K];
-}
+/**
+ * One gateway → client frame: a union over the frame types, each with its own payload, so a
+ * payload that does not fit its type fails the build. The gateway builds, sends and stores
+ * frames of this type; a client receives them (`seq` is set on frames stored in the owner's
+ * outbox, `id` on the response to a request, docs/PROTOCOL.md §1).
+ */
+export type ServerFrame<K extends ServerFrameType = ServerFrameType> = {
+  [T in K]: {
+    type: T;
+    /** The id of the request this frame answers (docs/PROTOCOL.md §1). */
+    id?: string;
+    seq?: number;
+    payload: ServerPayloads[T];
+  };
+}[K];

@@ -5,6 +5,7 @@
 import { GatewayError } from "../errors.js";
 import { LIMITS } from "../protocol/limits.js";
 import type { Channel } from "../contracts/records.js";
+import type { ServerPayloads } from "../protocol/server-frames.js";
 
 const COLOR = /^#[0-9a-fA-F]{6}$/;
 const PNG = [0x89, 0x50, 0x4e, 0x47];
@@ -59,12 +60,12 @@ export function deriveTitle(text: string, max = 60): string {
  * of it (a record stored by an older version may hold it): only the `channel.created` of a minted
  * thread says `auto: true` ({@link createdPayload}).
  */
-export function channelPayload(channel: Channel): Record<string, unknown> {
+export function channelPayload(channel: Channel): ServerPayloads["channel.created"] {
   const { created_ts: _created, auto: _auto, model: _model, ...wire } = channel;
   return wire;
 }
 
 /** The payload of `channel.created`: the channel, plus `auto: true` when the gateway minted it. */
-export function createdPayload(channel: Channel, auto = false): Record<string, unknown> {
+export function createdPayload(channel: Channel, auto = false): ServerPayloads["channel.created"] {
   return auto ? { ...channelPayload(channel), auto: true } : channelPayload(channel);
 }

@@ -10,6 +10,7 @@ import { nextSubscription, pushTargetError } from "../outbox/push-targets.js";
 import { writeDevice } from "../storage/device-writes.js";
 import { sync, type SyncTarget } from "../outbox/sync.js";
 import type { ClientFrame, ClientPayloads } from "../protocol/client-frames.js";
+import type { ServerPayloads } from "../protocol/server-frames.js";
 import type { CommandRegistry } from "../turn/commands.js";
 import { channelPayload } from "./channel-rules.js";
 import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type Requester } from "./channel-requests.js";
@@ -119,7 +120,7 @@ export async function handleRequest(services: RequestServices, session: RequestS
 }
 
 /** The entries of `channel.list`, each with its `unread` when the storage keeps read state (docs/PROTOCOL.md §15). */
-async function channelEntries(services: RequestServices, owner: Owner): Promise<Array<Record<string, unknown>>> {
+async function channelEntries(services: RequestServices, owner: Owner): Promise<ServerPayloads["channel.list"]["channels"]> {
   const [channels, unread] = await Promise.all([listChannels(services, owner), unreadByChannel(services.storage, owner)]);
   if (!services.storage.capabilities.readState) return channels.map(channelPayload);
   return channels.map((c) => ({ ...channelPayload(c), unread: unread.get(c.chat_id) ?? 0 }));

@@ -5,36 +5,29 @@
  */
 import { deriveTitle, channelPayload, createdPayload } from "./channel-rules.js";
 import { buildChannel, type ChannelServices, type Requester } from "./channel-requests.js";
-import { parseCommand, type BuiltinCommand, type CommandHandler, type CommandRegistry, type CommandSource } from "../turn/commands.js";
+import { parseCommand } from "../turn/commands.js";
 import { GatewayError } from "../errors.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { ResolveLane } from "./channel-directory.js";
-import type { ResolvedOptions } from "../options.js";
-import type { AskServices } from "../asks/ask-services.js";
-import { mediaTakenError } from "./media-attachment.js";
+import { attachedMedia } from "./media-attachment.js";
 import { newId } from "../id-generator.js";
 import type { Owner } from "../ids.js";
-import type { LaneScheduler, LaneTurn } from "../turn/lanes.js";
-import type { Channel, HistoryItem, MediaRef, StoredMessage } from "../contracts/records.js";
-import type { AgentRuntime, CommandInput, RuntimeEvent, TurnInput } from "../contracts/runtime.js";
+import type { LaneScheduler } from "../turn/lanes.js";
+import type { Channel, StoredMessage } from "../contracts/records.js";
 import type { StoredFrame } from "../protocol/protocol.js";
 import type { Lane } from "../contracts/storage.js";
-import { historyItem, messagePayload } from "../protocol/message-payloads.js";
-import { runAnswer } from "../turn/turn.js";
+import { messagePayload } from "../protocol/message-payloads.js";
 import { answerByCommand } from "../asks/ask-answers.js";
 import { isAskCommand } from "../asks/ask-commands.js";
-import { laneModel } from "../asks/lane-model.js";
-import { publishQueue, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
+import { publishQueue } from "./turn-queue.js";
+import { answerWaiting, builtinOf, reply, type RunServices } from "./turn-run.js";
 import { stopTurn } from "./shared-state.js";
 import { checkWhenBusy, markForStart, startTurn } from "./turn-start.js";
 import { respondEcho } from "./stored-echo.js";
 
 /** What the message handlers read and write through: the lane's turns run as answers, and may ask. */
-export interface MessageServices extends QueueServices, ChannelServices {
-  readonly options: AskServices["options"] & Pick<ResolvedOptions, "historyTurns">;
+export interface MessageServices extends RunServices, ChannelServices {
   readonly resolveLane: ResolveLane;
-  readonly commands: CommandRegistry;
-  readonly runtime: AgentRuntime;
   readonly lanes: LaneScheduler;
 }
 
@@ -109,15 +102,7 @@ async function storeAndStart(
   refs: string[],
   requester: Requester,
 ): Promise<StoredMessage> {
-  const media: MediaRef[] = [];
-  if (new Set(refs).size !== refs.length) throw new GatewayError("unsupported", `field "media_refs": list each media_ref once`);
-  for (const ref of refs) {
-    const record = await hub.storage.getMedia(owner, ref);
-    if (!record) throw new GatewayError("not_found", `unknown media_ref "${ref}": upload it and wait for media.upload.ack`);
-    // Storage enforces this too (atomically); checking here answers before anything else happens.
-    if (record.message_id !== undefined) throw mediaTakenError(ref);
-    media.push({ media_id: record.media_id, kind: record.kind, mime: record.mime, size: record.size, filename: record.filename });
-  }
+  const media = await attachedMedia(hub.storage, owner, refs);
   const command = parseCommand(text);
   const builtin = command && (await builtinOf(hub, command.name));
   const isStop = builtin === "/stop";
@@ -131,24 +116,14 @@ async function storeAndStart(
   let lane: Lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
   const frames: StoredFrame[] = [];
   const channels: Channel[] = [];
-  let minted: Channel | undefined;
   // Auto-threading: only in a flat lane, with non-blank text that is not a slash command.
-  if (payload.auto_thread === true && lane.thread_id === null && text.trim() !== "" && !command) {
-    minted = await buildChannel(hub, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id });
+  const minted = payload.auto_thread === true && lane.thread_id === null && text.trim() !== "" && !command ? await mintThread(hub, owner, lane, text) : undefined;
+  if (minted) {
     channels.push(minted);
     frames.push({ type: "channel.created", payload: createdPayload(minted, true) });
     lane = { chat_id: lane.chat_id, thread_id: minted.chat_id };
   }
-  const message: StoredMessage = {
-    message_id: newId("m"),
-    role: "user",
-    text,
-    reasoning: "",
-    ts: hub.now(),
-    media,
-    chat_id: lane.chat_id,
-    thread_id: lane.thread_id,
-  };
+  const message: StoredMessage = { message_id: newId("m"), role: "user", text, reasoning: "", ts: hub.now(), media, chat_id: lane.chat_id, thread_id: lane.thread_id };
   if (payload.reply_to) message.reply_to = payload.reply_to;
   if (payload.client_msg_id !== undefined) {
     message.client_msg_id = payload.client_msg_id;
@@ -178,32 +153,6 @@ async function storeAndStart(
   return message;
 }
 
-/** `/stop`: the lane's running turn, in this process or (through the bus) another; else say so. */
-async function stopLane(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<void> {
-  if ((await stopTurn(hub, owner, lane)).stopped) return;
-  hub.lanes.enqueue(owner, lane, (turn) => reply(hub, owner, lane, message, turn, "Nothing is running here."));
-}
-
-/** Runs the turn of a waiting user message: its command, or an agent turn. */
-export function answerWaiting(hub: MessageServices): AnswerWaiting {
-  return (owner, turn, message) => {
-    const lane: Lane = { chat_id: message.chat_id, thread_id: message.thread_id };
-    const command = parseCommand(message.text);
-    return command ? runCommand(hub, owner, lane, message, turn, command.name, command.args) : runTurn(hub, owner, lane, message, turn).then(() => undefined);
-  };
-}
-
-/** The gateway's own command the name runs, if no runtime or plugin command took it. */
-async function builtinOf(hub: MessageServices, name: string): Promise<BuiltinCommand | undefined> {
-  const source = await hub.commands.resolve(name);
-  return source?.kind === "builtin" ? source.builtin : undefined;
-}
-
-/** True when the name runs the gateway's own `builtin`. */
-async function isBuiltin(hub: MessageServices, name: string, builtin: BuiltinCommand): Promise<boolean> {
-  return (await builtinOf(hub, name)) === builtin;
-}
-
 /** Ask the runtime for a better auto-thread title; keep the derived one when it has none. */
 async function retitle(hub: MessageServices, owner: Owner, thread: Channel, text: string): Promise<void> {
   if (!hub.runtime.generateTitle) return;
@@ -220,110 +169,15 @@ async function retitle(hub: MessageServices, owner: Owner, thread: Channel, text
   }
 }
 
-function turnInput(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, history: HistoryItem[], model: string | undefined): TurnInput {
-  return {
-    owner,
-    chat_id: lane.chat_id,
-    thread_id: lane.thread_id,
-    message: { message_id: message.message_id, text: message.text, media: message.media },
-    history,
-    signal: turn.controller.signal,
-    async readMedia(mediaId) {
-      const store = hub.options.mediaStore;
-      if (!store) throw new GatewayError("unsupported", "this gateway keeps no media");
-      const chunks: Uint8Array[] = [];
-      for await (const chunk of store.read(owner, mediaId)) chunks.push(chunk);
-      return Buffer.concat(chunks);
-    },
-    ask: (request) => hub.asks.ask(owner, lane, turn, request),
-    ...(model !== undefined ? { model } : {}),
-  };
+/** A new thread for an auto-threaded send, titled from its text until the runtime offers better. */
+function mintThread(hub: MessageServices, owner: Owner, lane: Lane, text: string): Promise<Channel> {
+  return buildChannel(hub, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id });
 }
 
-/** The lane's recent conversation for the runtime: no slash commands, nothing before the latest `/new`. */
-async function laneHistory(hub: MessageServices, owner: Owner, lane: Lane, current: string): Promise<HistoryItem[]> {
-  const wanted = hub.options.historyTurns;
-  if (wanted <= 0) return [];
-  const page = await hub.storage.history(owner, { ...lane, limit: Math.min(200, wanted * 2 + 1) });
-  const messages = page?.messages ?? [];
-  let start = 0;
-  const commandIds = new Set<string>();
-  // Whether a name resets is the registry's call (a runtime's own /new replaces the built-in).
-  const resets = new Map<string, Promise<boolean>>();
-  for (const [i, m] of messages.entries()) {
-    const command = m.role === "user" ? parseCommand(m.text) : undefined;
-    if (!command) continue;
-    commandIds.add(m.message_id);
-    if (!resets.has(command.name)) resets.set(command.name, isBuiltin(hub, command.name, "/new"));
-    if (await resets.get(command.name)) start = i + 1;
-  }
-  return messages
-    .slice(start)
-    .filter((m) => m.message_id !== current && m.status !== "streaming" && !m.waiting && !commandIds.has(m.message_id) && !(m.reply_to && commandIds.has(m.reply_to)))
-    .slice(-wanted)
-    .map(historyItem);
-}
-
-/** Run the agent's turn answering a stored user message; resolves with the stored answer. */
-export async function runTurn(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<StoredMessage> {
-  const history = await laneHistory(hub, owner, lane, message.message_id);
-  const model = await laneModel(hub, owner, lane);
-  const input = turnInput(hub, owner, lane, message, turn, history, model);
-  return await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, model: model ?? hub.runtime.model, events: () => hub.runtime.turn(input) });
-}
-
-async function* textEvents(text: string): AsyncIterable<RuntimeEvent> {
-  yield { type: "text", delta: text };
-}
-
-async function reply(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, text: string): Promise<void> {
-  await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, push: false, events: () => textEvents(text) });
-}
-
-async function runCommand(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, name: string, args: string): Promise<void> {
-  const source: CommandSource | undefined = await hub.commands.resolve(name);
-  if (!source) {
-    await reply(hub, owner, lane, message, turn, `Unknown command ${name}. Type /help for the list.`);
-    return;
-  }
-  const canonical = source.entry.name;
-  if (source.kind === "builtin") {
-    if (source.builtin === "/help") {
-      const lines = (await hub.commands.catalog()).map((c) => `${c.name}${c.args_hint ? ` ${c.args_hint}` : ""} — ${c.description}`);
-      await reply(hub, owner, lane, message, turn, `Commands:\n${lines.join("\n")}`);
-    } else if (source.builtin === "/new") {
-      await reply(hub, owner, lane, message, turn, "Started a fresh context: earlier messages here are no longer sent to the agent.");
-    } else {
-      await reply(hub, owner, lane, message, turn, `${canonical} cannot be used here.`);
-    }
-    return;
-  }
-  const history = await laneHistory(hub, owner, lane, message.message_id);
-  const input: CommandInput = { ...turnInput(hub, owner, lane, message, turn, history, await laneModel(hub, owner, lane)), command: canonical, args };
-  if (source.kind === "runtime") {
-    const run = hub.runtime.command;
-    const events = run ? () => run.call(hub.runtime, input) : () => textEvents(`${canonical} is listed by the agent but it has no command handler.`);
-    await runAnswer(hub, { owner, lane, replyTo: message.message_id, turn, push: false, events });
-    return;
-  }
-  const handler = source.handler;
-  await runAnswer(hub, {
-    owner,
-    lane,
-    replyTo: message.message_id,
-    turn,
-    push: false,
-    events: () => pluginEvents(handler(input)),
-  });
-}
-
-async function* pluginEvents(result: ReturnType<CommandHandler>): AsyncIterable<RuntimeEvent> {
-  const value = await result;
-  if (value && typeof value === "object" && Symbol.asyncIterator in value) {
-    yield* value as AsyncIterable<RuntimeEvent>;
-  } else if (typeof value === "string" && value) {
-    yield { type: "text", delta: value };
-  }
+/** `/stop`: the lane's running turn, in this process or (through the bus) another; else say so. */
+async function stopLane(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<void> {
+  if ((await stopTurn(hub, owner, lane)).stopped) return;
+  hub.lanes.enqueue(owner, lane, (turn) => reply(hub, owner, lane, message, turn, "Nothing is running here."));
 }
 
 /** Handle `message.delete`: every id must be in the lane, else nothing is deleted. */

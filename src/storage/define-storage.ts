@@ -23,7 +23,7 @@ const defined = new WeakSet<object>();
  * Idempotent: a storage it returned comes back unchanged.
  *
  * ```ts
- * import { defineStorage } from "chat-gateway";
+ * import { defineStorage } from "chat-gateway/storage";
  * export const myStorage = () => defineStorage({ commit, getMessage, history, listChannels, readOutbox, outboxBounds, listDevices, putDevice });
  * ```
  *

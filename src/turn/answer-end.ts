@@ -78,7 +78,7 @@ export async function finishAnswer(hub: TurnServices, owner: Owner, message: Sto
   noteUsage(message, outcome.usage);
 
   const final: StoredFrame = hub.options.streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
-  const offers = outcome.offers.map((ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, ...where } }));
+  const offers = outcome.offers.map((ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, message_id: ref.message_id ?? id, ...where } }));
   try {
     // Once the crash marker is stored, a save that finds the message gone was raced by a delete.
     const published = await hub.store(owner, { messages: [message], ...(outcome.marked ? { requireMessages: [id] } : {}), ...answered(message) }, [final, ...offers]);
@@ -87,8 +87,8 @@ export async function finishAnswer(hub: TurnServices, owner: Owner, message: Sto
     // The final frame could not be stored: tell the devices live so no one waits forever.
     hub.log.error("storing the final answer failed", error);
     hub.events.emit("error", error);
-    const live: ServerFrame = { type: final.type, payload: { ...final.payload, status: "error" } };
-    hub.live(owner, live);
+    const failed = { ...message, status: "error" as const };
+    hub.live(owner, hub.options.streaming ? { type: "message.stop", payload: stopPayload(failed) } : { type: "message", payload: messagePayload(failed) });
   }
   hub.live(owner, { type: "typing", payload: { on: false, ...where } });
   hub.events.emit("turn:end", { owner, ...where, message_id: id, status });

@@ -13,6 +13,13 @@ import { bareModelId, mergeUsage } from "./runtime-info.js";
 import type { AnswerLimits } from "./turn-limits.js";
 import type { AnswerUpdates } from "./answer-updates.js";
 import { endCall, startedCall } from "./tool-calls.js";
+import type { ServerFrame } from "../protocol/protocol.js";
+import type { ServerPayloads } from "../protocol/server-frames.js";
+
+type AnswerFrameType = "commentary" | "tool.start" | "tool.end";
+type LaneFields = "message_id" | "chat_id" | "thread_id";
+/** A live frame of the answer as the recorder words it: its own fields, typed by the protocol. */
+type LiveAnswerFrame = { [T in AnswerFrameType]: { type: T; payload: Omit<ServerPayloads[T], LaneFields> } }[AnswerFrameType];
 
 function previewOf(args: Record<string, unknown>): string {
   let text: string;
@@ -88,7 +95,7 @@ export class AnswerRecorder {
         this.#updates.schedule();
         break;
       case "commentary":
-        this.#live("commentary", { text: event.text });
+        this.#live({ type: "commentary", payload: { text: event.text } });
         break;
       case "tool-start":
         this.#toolStart(event);
@@ -109,9 +116,12 @@ export class AnswerRecorder {
     }
   }
 
-  #live(type: "commentary" | "tool.start" | "tool.end", fields: Record<string, unknown>): void {
+  /** A live frame of this answer: its lane and message, after the frame's own fields. */
+  #live(frame: LiveAnswerFrame): void {
     const { message_id, chat_id, thread_id } = this.#message;
-    this.#hub.live(this.#owner, { type, payload: { message_id, ...fields, chat_id, thread_id } });
+    // The fields were checked against their frame type above; adding the lane keeps them so, which
+    // the compiler cannot follow through a spread over the union.
+    this.#hub.live(this.#owner, { ...frame, payload: { ...frame.payload, message_id, chat_id, thread_id } } as ServerFrame);
   }
 
   #toolStart(event: ToolStartEvent): void {
@@ -120,7 +130,7 @@ export class AnswerRecorder {
     const args = event.args ?? {};
     const preview = event.preview ?? previewOf(args);
     (this.#message.tools ??= []).push(startedCall(index, event.name, preview, args));
-    this.#live("tool.start", { index, name: event.name, preview, args });
+    this.#live({ type: "tool.start", payload: { index, name: event.name, preview, args } });
   }
 
   #toolEnd(event: ToolEndEvent): void {
@@ -140,7 +150,7 @@ export class AnswerRecorder {
       (this.#message.tools ??= []).push(stored);
     }
     endCall(stored, output, event.ok, duration);
-    this.#live("tool.end", { index, name, output, duration, ok: event.ok });
+    this.#live({ type: "tool.end", payload: { index, name, output, duration, ok: event.ok } });
   }
 
   async #storeMedia(event: MediaEvent): Promise<void> {

@@ -6,6 +6,7 @@
 import type { TurnServices } from "./turn-services.js";
 import type { Owner } from "../ids.js";
 import type { StoredMessage } from "../contracts/records.js";
+import type { ServerPayloads } from "../protocol/server-frames.js";
 
 /** `model` and `tokens` of a live frame, each only when known. */
 export function usageFields(message: StoredMessage): { model?: string; tokens?: number } {
@@ -52,7 +53,7 @@ export class AnswerUpdates {
     this.#dirty = false;
     this.#lastUpdate = this.#hub.now();
     const message = this.#message;
-    const payload: Record<string, unknown> = {
+    const payload: ServerPayloads["message.update"] = {
       message_id: message.message_id,
       text: message.text,
       ...usageFields(message),

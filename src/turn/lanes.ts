@@ -7,6 +7,7 @@ import type { Owner } from "../ids.js";
 import type { LaneLock } from "../contracts/lane-lock.js";
 import type { Lane } from "../contracts/storage.js";
 import type { OutgoingFrame } from "../contracts/bus.js";
+import type { AnsweredAsk } from "../contracts/records.js";
 
 /** Why a running turn was aborted. */
 export type AbortReason = "stop" | "timeout" | "shutdown" | "deleted" | "limit";
@@ -24,6 +25,8 @@ export interface LaneTurn {
   onAsk?: (open: boolean) => void;
   /** Awaited before the answer's final frame is stored: the turn's asks are resolved first. */
   beforeEnd?: () => Promise<void>;
+  /** The turn's asks as they ended, in that order: kept on its answer (docs/PROTOCOL.md §14.5). */
+  asks?: AnsweredAsk[];
   /** The live frames that show the running answer as it stands, to a device that joins mid-turn (docs/PROTOCOL.md §14.3). */
   snapshot?: () => OutgoingFrame[];
 }

@@ -140,6 +140,7 @@ export async function runAnswer(hub: TurnServices, params: AnswerParams): Promis
   limits.dispose();
   updates.dispose();
   await turn.beforeEnd?.();
+  if (turn.asks?.length) message.asks = turn.asks;
 
   await checkpoints.settled();
   // Checked after the last await before the final save: a delete here sets the reason before it stores.

@@ -70,9 +70,24 @@ describe.sequential("web UI - cards in the conversation and small fixes", { time
     await laptop.screenshot({ path: path.join(resultsDir, "card-in-column.png") });
     await phone.locator(".messages .asks .ask-approval").getByRole("button", { name: "Approve" }).click();
     await poll(() => lastAnswerText(laptop)).toBe("You said: tidy up");
-    await poll(() => laptop.locator(".answered-line").last().textContent()).toMatch(/^Approved by you on another device · /);
-    await poll(() => phone.locator(".answered-line").last().textContent()).toMatch(/^Approved by you on this device · /);
+    // The line names the answering device as it named itself (docs/PROTOCOL.md §14.5).
+    await poll(() => laptop.locator(".answered-line").last().textContent()).toMatch(/^Approved by Web \(.*\) · /);
+    await poll(() => phone.locator(".answered-line").last().textContent()).toMatch(/^Approved by Web \(.*\) \(this device\) · /);
+    const pickerId = await laptop.locator(".answered-line").last().getAttribute("data-picker-id");
+    // Drawn live and again from the final answer's asks: still one line, under the answer that asked.
+    await laptop.waitForTimeout(300);
+    for (const page of [laptop, phone]) expect(await page.locator(`.answered-line[data-picker-id="${pickerId}"]`).count()).toBe(1);
+    expect(await laptop.locator(`.answered-line[data-picker-id="${pickerId}"]`).evaluate((el) => el.closest("article.msg.assistant") !== null)).toBe(true);
     await laptop.screenshot({ path: path.join(resultsDir, "card-answered-line.png") });
+    // A device that never saw the card, and the laptop after a reload, draw it from history.
+    const fresh = await openDevice({ viewport: { width: 1280, height: 860 } });
+    await poll(() => fresh.locator(`.answered-line[data-picker-id="${pickerId}"]`).count()).toBe(1);
+    expect(await fresh.locator(`.answered-line[data-picker-id="${pickerId}"]`).textContent()).toMatch(/^Approved by Web \(.*\) · /);
+    await fresh.screenshot({ path: path.join(resultsDir, "card-answered-line-fresh-device.png") });
+    await fresh.context().close();
+    await laptop.reload();
+    await laptop.locator('.conn[data-state="open"]').waitFor({ timeout: 15_000 });
+    await poll(() => laptop.locator(`.answered-line[data-picker-id="${pickerId}"]`).count()).toBe(1);
   });
 
   it("search snippets show plain text with the match marked, and clearing the box closes the results", async () => {

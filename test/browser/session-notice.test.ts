@@ -9,7 +9,7 @@ import { createUserStore } from "chat-gateway/http";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES } from "../http/helpers.js";
-import { buildWebUi, launchChromium, missingChromium, poll, watchProblems } from "./browser.js";
+import { buildWebUi, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let usersFile: string;
@@ -55,10 +55,62 @@ async function openTab(): Promise<Page> {
 
 const screens = (page: Page) => page.evaluate(() => (window as unknown as { signInScreens: Array<string | null> }).signInScreens);
 
+/** Sign in on the form the tab shows. */
+async function signInAs(page: Page, user: string): Promise<void> {
+  await page.locator("#signin-user").waitFor({ timeout: 15_000 });
+  await page.locator("#signin-user").fill(user);
+  await page.locator("#signin-password").fill(`${user}-password`);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator('.conn[data-state="open"]').waitFor({ timeout: 20_000 });
+}
+
+/** The screens after the login check of an open form has run a few times (every 2 s): nothing more may come. */
+async function settled(page: Page): Promise<Array<string | null>> {
+  await page.waitForTimeout(4500);
+  return screens(page);
+}
+
 describe.sequential("the sign-in notice", { timeout: 40_000 }, () => {
-  it("signing out shows 'You are signed out.' once, never 'session ended'", async () => {
+  it("a fresh profile with login on draws the sign-in form once, with no notice", async () => {
     const users = createUserStore(usersFile);
     await users.add("alice", HASHES["alice-password"]);
+    const page = await openTab();
+    await page.locator("#signin-user").waitFor({ timeout: 15_000 });
+    expect(await settled(page)).toEqual([null]);
+    expect(await page.locator(".signin-form").count()).toBe(1);
+    await page.close();
+  });
+
+  it("signing out draws the form once more, saying 'You are signed out.', never 'session ended'", async () => {
+    const page = await openTab();
+    await signInAs(page, "alice");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.locator(".signin-notice").waitFor();
+    expect(await settled(page)).toEqual([null, "You are signed out."]);
+    await page.close();
+  });
+
+  it("a session that ends elsewhere (its cookie no longer good) says 'session ended' once", async () => {
+    const page = await openTab();
+    await signInAs(page, "alice");
+    const cookies = await page.context().cookies(server.url);
+    // The session ends on the server (signed out from another place): the tab's cookie is dead.
+    const out = await fetch(`${server.url}/api/auth/logout`, { method: "POST", body: "{}", headers: { "content-type": "application/json", cookie: cookies.map((c) => `${c.name}=${c.value}`).join("; "), origin: server.url } });
+    expect(out.status).toBeLessThan(300);
+    await page.locator(".signin-notice").waitFor({ timeout: 15_000 });
+    // Its socket is closed (4401) and its next requests answer 401: one form, one notice.
+    await page.evaluate(() => fetch("/api/auth/users").catch(() => undefined));
+    expect(await settled(page)).toEqual([null, "Your session has ended. Please sign in again."]);
+    expect(await page.locator(".signin-notice").count()).toBe(1);
+    await page.screenshot({ path: path.join(resultsDir, "session-ended-once.png") });
+    // Reloaded with the dead cookie, the tab has no session to lose: the plain form, once.
+    await page.reload();
+    await page.locator("#signin-user").waitFor({ timeout: 15_000 });
+    expect(await settled(page)).toEqual([null]);
+    await page.close();
+  });
+
+  it("signing out shows 'You are signed out.' once, never 'session ended'", async () => {
     const page = await openTab();
     await page.locator("#signin-user").waitFor({ timeout: 15_000 });
     await page.locator("#signin-user").fill("alice");

@@ -24,10 +24,19 @@ beforeEach(() => {
 });
 
 async function openDevice(width: number, height: number): Promise<Page> {
+  return visit(await newDevice(width, height));
+}
+
+/** A device's tab, not on the page yet: opening it later costs only the page load. */
+async function newDevice(width: number, height: number): Promise<Page> {
   const context = await browser.newContext({ viewport: { width, height } });
   contexts.push(context);
   const page = await context.newPage();
   watchProblems(page, problems);
+  return page;
+}
+
+async function visit(page: Page): Promise<Page> {
   await page.goto(server.url);
   await page.locator('.conn[data-state="open"]').waitFor({ timeout: 15_000 });
   await page.locator(".conv-header h1", { hasText: "General" }).waitFor({ timeout: 15_000 });
@@ -100,9 +109,11 @@ describe.sequential("web UI - the gateway's shared state", { timeout: 60_000 }, 
     await tablet.locator(".ask-approval").waitFor();
     await stopButton(tablet).waitFor();
     await tablet.screenshot({ path: path.join(resultsDir, "shared-join-card.png") });
+    // The browser side of the next tab is made first: the tool runs only 4 s, on a loaded machine too.
+    const late = await newDevice(1024, 800);
     await laptop.locator(".ask-approval").getByRole("button", { name: "Approve" }).click();
     // A tab opened while the tool runs sees it running, in the answer, with Stop.
-    const late = await openDevice(1024, 800);
+    await visit(late);
     const tool = late.locator("article.msg.assistant .tool.running");
     await tool.waitFor({ timeout: 5000 });
     expect(await tool.locator(".tool-name").textContent()).toBe("echo");
@@ -111,6 +122,25 @@ describe.sequential("web UI - the gateway's shared state", { timeout: 60_000 }, 
     await poll(() => lastAnswer(late).locator(".body").textContent()).toContain("You said: join me");
     await poll(() => stopButton(late).isHidden()).toBe(true);
     await tablet.context().close();
+    await late.context().close();
+  });
+
+  it("a tab that joins after a tool finished shows it finished, with its output, in the running answer", async () => {
+    await poll(() => stopButton(laptop).isHidden()).toBe(true);
+    await send(laptop, `tool: ${long("finished")}`);
+    await laptop.locator("article.msg.assistant.streaming .tool.ok").waitFor({ timeout: 15_000 });
+    const late = await openDevice(1024, 800);
+    // From the join snapshot alone (docs/PROTOCOL.md §14.3): the tool's start and its end.
+    const row = late.locator("article.msg.assistant.streaming .tool.ok");
+    await row.waitFor({ timeout: 5000 });
+    expect(await late.locator("article.msg.assistant.streaming .tool").count()).toBe(1);
+    expect(await row.locator(".tool-name").textContent()).toBe("echo");
+    await row.locator("summary").click();
+    expect(await row.locator("pre.tool-output").textContent()).toBe(long("finished"));
+    expect(await stopButton(late).isVisible()).toBe(true);
+    await late.screenshot({ path: path.join(resultsDir, "shared-join-finished-tool.png") });
+    await stopButton(late).click();
+    await poll(() => lastAnswer(laptop).getAttribute("class")).toContain("status-stopped");
     await late.context().close();
   });
 

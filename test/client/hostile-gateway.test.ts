@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer, type WebSocket } from "ws";
-import { encodeChunk } from "chat-gateway";
+import { encodeChunk } from "chat-gateway/protocol";
 import { createGatewayClient, isClientError, type ClientError, type GatewayClient } from "chat-gateway/client";
 import { Client, startGateway } from "../gateway/harness.js";
 

@@ -60,6 +60,35 @@ describe("typed client - shared state", () => {
     expect(await late.stop(lane)).toBeNull();
   });
 
+  it("client - a late client holds the running answer's finished tools with their outcome, and the running one without", async () => {
+    const tooled: AgentRuntime = {
+      async *turn(input) {
+        yield { type: "tool-start", id: "a", name: "search", args: { q: "cats" } };
+        yield { type: "tool-end", id: "a", output: "3 hits", ok: true, duration: 0.25 };
+        yield { type: "tool-start", id: "b", name: "fetch", args: { url: "http://x" } };
+        yield { type: "text", delta: "Working" };
+        while (!input.signal.aborted) await new Promise((r) => setTimeout(r, 20));
+      },
+    };
+    harness = await startGateway({ runtime: tooled });
+    const lane = { chat_id: "default", thread_id: null };
+    const first = client(harness.url);
+    await first.connect();
+    await first.sendMessage({ chat_id: "default", text: "go" });
+    await until(() => first.runningTurns(lane)[0]?.text === "Working", "the answer on the first client");
+    // The first client saw the tools live; the late one only from the join snapshot: both hold the same.
+    const late = client(harness.url);
+    await late.connect();
+    await until(() => late.runningTurns(lane)[0]?.tools.length === 2, "both tools on the late client");
+    for (const c of [first, late]) {
+      expect(c.runningTurns(lane)[0].tools).toEqual([
+        { index: 0, name: "search", preview: expect.any(String), args: { q: "cats" }, output: "3 hits", ok: true, duration: 0.25 },
+        { index: 1, name: "fetch", preview: expect.any(String), args: { url: "http://x" } },
+      ]);
+    }
+    await late.stop(lane);
+  });
+
   it("client - sendMessage with whenBusy interrupt runs next", async () => {
     harness = await startGateway({ runtime: slow });
     const c = client(harness.url);

@@ -1,7 +1,7 @@
 // The client's browser-safe media helpers agree with the gateway's Node versions.
 import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { decodeChunk, encodeChunk } from "chat-gateway";
+import { decodeChunk, encodeChunk } from "chat-gateway/protocol";
 import { decodeMediaChunk, encodeMediaChunk, sha256Hex } from "chat-gateway/client";
 import { sha256Fallback } from "../../adapters/client/media.js";
 

@@ -1,6 +1,7 @@
 // Every connection is bounded in time, count and rate: tried through real sockets, as an attacker would.
 import { afterEach, describe, expect, it } from "vitest";
-import { encodeChunk, tokenAuthenticator } from "chat-gateway";
+import { encodeChunk } from "chat-gateway/protocol";
+import { tokenAuthenticator } from "chat-gateway";
 import { Client, startGateway, type Harness } from "./harness.js";
 import { sendAndSettle, sha, upload } from "./media-helpers.js";
 import { sleep } from "./runtimes.js";

@@ -1,6 +1,6 @@
 // Uploading media over a real socket, shared by the media and the limits tests.
 import { createHash } from "node:crypto";
-import { encodeChunk } from "chat-gateway";
+import { encodeChunk } from "chat-gateway/protocol";
 import type { Client } from "./harness.js";
 
 export const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");

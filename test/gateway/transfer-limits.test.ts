@@ -1,7 +1,8 @@
 // What one request can make the gateway send is bounded: pulls in flight, bytes queued, history pages.
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, decodeChunk } from "chat-gateway";
+import { ANONYMOUS_OWNER } from "chat-gateway";
+import { decodeChunk } from "chat-gateway/protocol";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
 import { upload } from "./media-helpers.js";
 import { sleep } from "./runtimes.js";

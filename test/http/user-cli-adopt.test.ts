@@ -2,7 +2,8 @@
 // process: what it refuses before asking for a password, and what moves, media files included.
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, defineStorage, type MediaStore, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, type MediaStore, type Storage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
 import type { UserCliData } from "chat-gateway/http";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { memoryStorage } from "chat-gateway/storage/memory";

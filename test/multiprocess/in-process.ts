@@ -3,7 +3,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
-import { createGateway, type Authenticator, type Gateway } from "chat-gateway";
+import { createGateway, type Authenticator, type Gateway, type PushSender } from "chat-gateway";
 import { redisBus, type RedisBus, type RedisBusOptions } from "chat-gateway/bus/redis";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { postgresStorage } from "chat-gateway/storage/postgres";
@@ -34,6 +34,9 @@ export async function startNode(options: {
   redis?: { retryStrategy?: () => number; enableOfflineQueue?: boolean };
   bus?: Pick<RedisBusOptions, "channels">;
   authenticator?: Authenticator;
+  /** Push senders and `pushAfterMs` (docs/PROTOCOL.md §15). */
+  push?: PushSender[];
+  pushAfterMs?: number;
 }): Promise<Node> {
   const storage = postgresStorage({ connectionString: DATABASE_URL, schema: options.schema, poolSize: 3 });
   const redis = new Redis(options.redisUrl ?? REDIS_URL, { connectionName: options.connectionName, lazyConnect: true, ...options.redis });
@@ -47,6 +50,8 @@ export async function startNode(options: {
     bus,
     logger: { info() {}, warn() {}, error() {} },
     ...(options.authenticator ? { authenticator: options.authenticator } : {}),
+    ...(options.push ? { push: options.push } : {}),
+    ...(options.pushAfterMs !== undefined ? { pushAfterMs: options.pushAfterMs } : {}),
   });
   await gateway.start();
   const server = http.createServer();

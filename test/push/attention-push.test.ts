@@ -1,10 +1,11 @@
 // Push follows attention (docs/PROTOCOL.md §15): through a real gateway, the ntfy and FCM senders
 // post to a recording server on 127.0.0.1 that stands in for ntfy and Google.
 import { generateKeyPairSync } from "node:crypto";
-import { afterEach, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { fcmPushSender } from "chat-gateway/push/fcm";
 import { ntfyPushSender } from "chat-gateway/push/ntfy";
 import type { PushSender } from "chat-gateway";
+import { everyStorage } from "../fixtures/storages.js";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { gate, scriptedRuntime, sleep } from "../gateway/runtimes.js";
 import { recordingServer, type RecordingServer } from "./recording-server.js";
@@ -12,6 +13,9 @@ import { recordingServer, type RecordingServer } from "./recording-server.js";
 const PRIVATE_PEM = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }) as string;
 const SEND_PATH = "/v1/projects/demo-project/messages:send";
 const PUSH_AFTER_MS = 300;
+
+const { storages, cleanup } = await everyStorage("attention push");
+afterAll(cleanup);
 
 let h: Harness | undefined;
 let server: RecordingServer | undefined;
@@ -55,19 +59,21 @@ it("push - an answer no connected device reads is pushed after pushAfterMs, exac
   expect(sent.data).toMatchObject({ kind: "message", message_id: final.payload.message_id });
 });
 
-it("push - a read of the answer before pushAfterMs cancels its push; a read of an older message does not", async () => {
-  const { push, server } = await senders();
-  h = await startGateway({ push, pushAfterMs: PUSH_AFTER_MS });
-  const phone = await Client.connect(h.url, { device_id: "phone", caps: { push: "ntfy" }, ntfy_topic: "alice-phone" });
-  const first = (await phone.say({ chat_id: "default", text: "one" })).final;
-  phone.send("read", { chat_id: "default", message_id: first.payload.message_id });
-  await phone.waitFor((f) => f.type === "read");
-  const second = (await phone.say({ chat_id: "default", text: "two" })).final;
-  await until(() => pushes(server).length === 1);
-  await sleep(PUSH_AFTER_MS * 2);
-  // Only the second answer, which nobody read, was pushed.
-  expect(server.requests.filter((r) => r.url === "/ntfy/alice-phone")).toHaveLength(1);
-  expect(second.payload.message_id).not.toBe(first.payload.message_id);
+describe.each(storages)("%s", (_name, make) => {
+  it("push - a read of the answer before pushAfterMs cancels its push; a read of an older message does not", async () => {
+    const { push, server } = await senders();
+    h = await startGateway({ storage: await make(), push, pushAfterMs: PUSH_AFTER_MS });
+    const phone = await Client.connect(h.url, { device_id: "phone", caps: { push: "ntfy" }, ntfy_topic: "alice-phone" });
+    const first = (await phone.say({ chat_id: "default", text: "one" })).final;
+    phone.send("read", { chat_id: "default", message_id: first.payload.message_id });
+    await phone.waitFor((f) => f.type === "read");
+    const second = (await phone.say({ chat_id: "default", text: "two" })).final;
+    await until(() => pushes(server).length === 1);
+    await sleep(PUSH_AFTER_MS * 2);
+    // Only the second answer, which nobody read, was pushed.
+    expect(server.requests.filter((r) => r.url === "/ntfy/alice-phone")).toHaveLength(1);
+    expect(second.payload.message_id).not.toBe(first.payload.message_id);
+  });
 });
 
 it("push - with no device of the owner connected, the answer is pushed at once", async () => {

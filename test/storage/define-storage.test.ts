@@ -1,7 +1,8 @@
 // defineStorage(): what a storage implementation gets checked for, and what createGateway refuses.
 import { describe, expect, it } from "vitest";
 import * as root from "chat-gateway";
-import { createGateway, defineStorage, memoryBus, type Bus, type Change, type Storage, type StorageImplementation } from "chat-gateway";
+import { createGateway, memoryBus, type Bus, type Change, type Storage, type StorageImplementation } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { postgresStorage } from "chat-gateway/storage/postgres";

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
 import type { SearchQuery, Storage, StoredMessage } from "chat-gateway";
-import { foldText } from "chat-gateway";
+import { foldText } from "chat-gateway/storage";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { FOLLOW_UPS, MIGRATIONS } from "../../adapters/storage/postgres/schema.js";

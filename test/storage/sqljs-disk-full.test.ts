@@ -9,7 +9,7 @@ import { readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { encodeChunk } from "chat-gateway";
+import { encodeChunk } from "chat-gateway/protocol";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";

@@ -19,6 +19,11 @@
  * | `error` | the turn throws a {@link GatewayError} with a message a user can act on |
  * | `abort` | the turn ends quietly |
  *
+ * A message sent with `when_busy: "steer"` (docs/PROTOCOL.md §14.4) joins the running turn as a
+ * user message before its next step (through `prepareStep`, after yours when you pass one in
+ * `streamTextOptions`); when the turn would end without another step, one more `streamText` call
+ * answers it.
+ *
  * @example
  * ```ts
  * import { openai } from "@ai-sdk/openai";
@@ -48,6 +53,8 @@ import { pastToolCalls } from "../tool-history.js";
 import { addCallUsage, emptyTotals, reportedUsage, usageEvent } from "../usage.js";
 import type { UsageTotals } from "../usage.js";
 import { gateTools } from "./approvals.js";
+import { steeredRound } from "./steering.js";
+import { SteerInboxes } from "../steer.js";
 import { messageOf, toGatewayError } from "./errors.js";
 import type { AiSdkRuntimeOptions, StreamTextParams } from "./options.js";
 
@@ -74,9 +81,11 @@ export function aiSdkRuntime(options: AiSdkRuntimeOptions): AgentRuntime {
   checkModelChoices("aiSdkRuntime", options.models);
 
   const declared = modelName(options.model);
+  const steers = new SteerInboxes();
   const runtime: AgentRuntime = {
     ...(declared === "unknown" ? {} : { model: declared }),
-    turn: (input) => runTurn(options, maxSteps, input),
+    turn: (input) => runTurn(options, maxSteps, input, steers),
+    steer: (input) => steers.take(input),
     commands: bindingCommands,
     models: () => modelList(modelName(options.model), options.models),
     command: (input) =>
@@ -117,41 +126,63 @@ interface TurnState {
   stepText: boolean;
   totals: UsageTotals;
   model: string;
+  /** The totals of the earlier `streamText` rounds of the turn (a steered message makes another). */
+  base: { completion: number; total: number };
 }
 
-async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: TurnInput): AsyncGenerator<RuntimeEvent> {
+async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: TurnInput, steers: SteerInboxes): AsyncGenerator<RuntimeEvent> {
   if (input.signal.aborted) return;
-  const messages = await buildMessages(options, input);
-  const model = options.models?.find((m) => m.id === input.model)?.model ?? options.model;
-  const result = streamText({
-    ...options.streamTextOptions,
-    model,
-    system: options.system,
-    messages,
-    tools: gateTools(options.tools, options.needsApproval, input, (name, args) => previewOf(options, name, args)),
-    stopWhen: options.stopWhen ?? stepCountIs(maxSteps),
-    providerOptions: options.providerOptions,
-    abortSignal: input.signal,
-    // Errors reach the caller through the `error` part; the default handler would also log them.
-    onError: () => {},
-  } as StreamTextParams);
-
-  // The gateway joins all text into one answer; text before and after a tool call would run together.
-  const state: TurnState = { options, started: new Map(), answered: false, stepText: false, totals: emptyTotals(), model: modelName(model) };
+  const inbox = steers.open(input);
   try {
-    for await (const raw of untilAborted(result.fullStream as AsyncIterable<unknown>, input.signal)) {
+    let messages = await buildMessages(options, input);
+    const model = options.models?.find((m) => m.id === input.model)?.model ?? options.model;
+    // The gateway joins all text into one answer; text before and after a tool call would run together.
+    const state: TurnState = { options, started: new Map(), answered: false, stepText: false, totals: emptyTotals(), model: modelName(model), base: { completion: 0, total: 0 } };
+    for (;;) {
+      const round = steeredRound(inbox);
+      const result = streamText({
+        ...options.streamTextOptions,
+        model,
+        system: options.system,
+        messages,
+        tools: gateTools(options.tools, options.needsApproval, input, (name, args) => previewOf(options, name, args)),
+        stopWhen: options.stopWhen ?? stepCountIs(maxSteps),
+        providerOptions: options.providerOptions,
+        abortSignal: input.signal,
+        prepareStep: round.prepareStep(options.streamTextOptions?.prepareStep),
+        // Errors reach the caller through the `error` part; the default handler would also log them.
+        onError: () => {},
+      } as StreamTextParams);
+      if (!(yield* streamRound(state, result.fullStream as AsyncIterable<unknown>, input.signal))) return;
+      if (inbox.close()) return;
+      // A message was steered in during the last call: one more round answers it.
+      messages = round.merged([...messages, ...((await result.response).messages as ModelMessage[])]);
+      state.base = { completion: state.totals.completion, total: state.totals.total };
+    }
+  } finally {
+    // Failed or stopped: the turn takes no more (a message it had taken ends with it, docs/PROTOCOL.md §14.4).
+    inbox.drain();
+    inbox.close();
+  }
+}
+
+/** One `streamText` call's parts as runtime events; false when the turn was stopped. */
+async function* streamRound(state: TurnState, stream: AsyncIterable<unknown>, signal: AbortSignal): AsyncGenerator<RuntimeEvent, boolean> {
+  try {
+    for await (const raw of untilAborted(stream, signal)) {
       const part = raw as Part;
       if (part.type === "error") {
-        if (input.signal.aborted) return;
+        if (signal.aborted) return false;
         throw toGatewayError(part.error);
       }
-      if (part.type === "abort") return;
+      if (part.type === "abort") return false;
       yield* translatePart(state, part);
     }
   } catch (error) {
-    if (input.signal.aborted) return;
+    if (signal.aborted) return false;
     throw toGatewayError(error);
   }
+  return !signal.aborted;
 }
 
 /** The runtime events of one `fullStream` part (see the table in the module comment). */
@@ -237,8 +268,8 @@ function* turnFinished(state: TurnState, part: Part): Generator<RuntimeEvent> {
   const usage = (part.totalUsage ?? part.usage) as StepUsage | undefined;
   // The SDK's own totals are authoritative over the sum of the steps.
   const totals = usage ? reportedUsage({ prompt: undefined, completion: usage.outputTokens, total: usage.totalTokens, cost: undefined }) : {};
-  if (totals.completion !== undefined) state.totals.completion = totals.completion;
-  if (totals.total !== undefined) state.totals.total = totals.total;
+  if (totals.completion !== undefined) state.totals.completion = state.base.completion + totals.completion;
+  if (totals.total !== undefined) state.totals.total = state.base.total + totals.total;
   yield usageEvent(state.totals, state.model, state.options.contextWindow);
   if (part.finishReason === "tool-calls") {
     // The stop condition ended the loop while the model still wanted tools: say so, or the turn just ends.

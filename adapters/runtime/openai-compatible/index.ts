@@ -4,7 +4,9 @@
  *
  * It streams text and reasoning (`reasoning_content` or `reasoning`), assembles streamed tool
  * calls, runs them through the tools you pass, and loops until the model answers without calling
- * a tool. No SDK: one `fetch` per model call and an SSE parser.
+ * a tool. No SDK: one `fetch` per model call and an SSE parser. A message sent with
+ * `when_busy: "steer"` (docs/PROTOCOL.md §14.4) joins the running turn as a user message before its
+ * next model call.
  *
  * How a turn fails: a refused key, a rate limit, a server error, a connection dropped mid-answer,
  * a malformed chunk, a timeout, or a response past `maxEventBytes` or `maxResponseBytes` ends the
@@ -40,6 +42,7 @@ import type { OfferedModel } from "../models.js";
 import { DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES, byteLimit } from "./response-limits.js";
 import { generateTitle } from "./title.js";
 import { runTurn } from "./tool-loop.js";
+import { SteerInboxes } from "../steer.js";
 import type { OpenAICompatibleTool, TurnConfig } from "./tool-loop.js";
 
 export type { OpenAICompatibleTool } from "./tool-loop.js";
@@ -210,9 +213,11 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     titleModel: options.titleModel ?? options.model,
   };
 
+  const steers = new SteerInboxes();
   const runtime: AgentRuntime = {
     model: options.model,
-    turn: (input) => runTurn(cfg, input),
+    turn: (input) => runTurn(cfg, input, steers),
+    steer: (input) => steers.take(input),
     commands: bindingCommands,
     models: () => modelList(cfg.model, options.models),
     command: (input) =>

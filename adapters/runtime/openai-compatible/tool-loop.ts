@@ -1,6 +1,7 @@
 /**
  * A turn: model calls in a loop, each followed by the tool calls it asked for, until the model
- * answers without calling a tool, the step limit is reached, or the turn is stopped.
+ * answers without calling a tool, the step limit is reached, or the turn is stopped; a message
+ * steered in meanwhile joins before the next call, and gets one of its own when none would follow.
  * @module
  */
 import type { RuntimeEvent, TurnInput } from "chat-gateway";
@@ -15,6 +16,7 @@ import { streamStep } from "./chat-completions.js";
 import type { ClientConfig } from "./chat-completions.js";
 import type { StepResult, ToolCallWire } from "./chunks.js";
 import { buildMessages } from "./messages.js";
+import type { SteerInboxes, TurnSteers } from "../steer.js";
 
 /**
  * A tool the model may call. `parameters` is the JSON schema of its arguments, sent to the model
@@ -59,8 +61,19 @@ export interface TurnConfig extends ClientConfig {
   models?: OfferedModel[];
 }
 
-/** Runs a turn; see the module comment. */
-export async function* runTurn(cfg: TurnConfig, input: TurnInput): AsyncGenerator<RuntimeEvent> {
+/** Runs a turn; see the module comment. Messages steered into it join before its next model call. */
+export async function* runTurn(cfg: TurnConfig, input: TurnInput, steers: SteerInboxes): AsyncGenerator<RuntimeEvent> {
+  const inbox = steers.open(input);
+  try {
+    yield* loop(cfg, input, inbox);
+  } finally {
+    // Failed or stopped: the turn takes no more (a message it had taken ends with it, docs/PROTOCOL.md §14.4).
+    inbox.drain();
+    inbox.close();
+  }
+}
+
+async function* loop(cfg: TurnConfig, input: TurnInput, inbox: TurnSteers): AsyncGenerator<RuntimeEvent> {
   const messages = await buildMessages(cfg, input);
   const toolSpecs = Object.entries(cfg.tools).map(([name, tool]) => ({
     type: "function",
@@ -72,6 +85,7 @@ export async function* runTurn(cfg: TurnConfig, input: TurnInput): AsyncGenerato
 
   for (let step = 1; ; step++) {
     if (input.signal.aborted) return;
+    for (const text of inbox.drain()) messages.push({ role: "user", content: text });
     const body: Record<string, unknown> = {
       model,
       messages,
@@ -89,13 +103,18 @@ export async function* runTurn(cfg: TurnConfig, input: TurnInput): AsyncGenerato
     if (result.finishReason === "length") {
       yield { type: "commentary", text: "The answer was cut off at the model's output limit." };
     }
-    if (result.toolCalls.length === 0) return;
-    if (step >= cfg.maxSteps) {
-      yield {
-        type: "commentary",
-        text: `Stopped after ${cfg.maxSteps} model calls: the model still wanted to call ${result.toolCalls.map((c) => c.function.name).join(", ")}.`,
-      };
-      return;
+    if (result.toolCalls.length === 0 || step >= cfg.maxSteps) {
+      if (inbox.close()) {
+        if (result.toolCalls.length === 0) return;
+        yield {
+          type: "commentary",
+          text: `Stopped after ${cfg.maxSteps} model calls: the model still wanted to call ${result.toolCalls.map((c) => c.function.name).join(", ")}.`,
+        };
+        return;
+      }
+      // A message was steered in during this call: it gets one more, past the step limit too.
+      if (result.text !== "") messages.push({ role: "assistant", content: result.text });
+      continue;
     }
     messages.push({ role: "assistant", content: result.text === "" ? null : result.text, tool_calls: result.toolCalls });
     for (const call of result.toolCalls) {

@@ -34,8 +34,9 @@ import type {
   StoredMessage,
   TurnScope,
 } from "chat-gateway";
-import { defineStorage, expectedChannelsHeld, LIMITS, searchMessages } from "chat-gateway";
-import { countUnread, laneKey, movesForward } from "./read-marks.js";
+import { defineStorage, expectedChannelsHeld, searchMessages } from "chat-gateway/storage";
+import { LIMITS } from "chat-gateway";
+import { countUnread, forgetMarks, laneKey, movesForward } from "./read-marks.js";
 import { memoryHooks } from "./hooks.js";
 
 /** Options of {@link memoryStorage}. */
@@ -175,6 +176,7 @@ function applyChange(s: OwnerState, change: Change, now: () => number): CommitRe
       s.channels.delete(id);
       redact.add(`c:${id}`);
     }
+    forgetMarks(s.reads, gone);
     for (const m of [...s.messages.values()]) {
       if (gone.has(m.chat_id) || (m.thread_id !== null && gone.has(m.thread_id))) {
         deleteMessage(s, m.message_id, orphaned, redact);

@@ -38,6 +38,8 @@ export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<Ad
         await client.query(`UPDATE ${s}.${table} SET owner = $2${data} WHERE owner = $1`, [from, to]);
         counts[table] = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${s}.${table} WHERE owner = $1${redacted}`, [to])).rows[0]!.n);
       }
+      // The watermarks go with the history they mark (docs/PROTOCOL.md §15).
+      await client.query(`UPDATE ${s}.read_marks SET owner = $2 WHERE owner = $1`, [from, to]);
       // `from` keeps its counter: seqs are never reused, also by an owner that starts over.
       await client.query(`UPDATE ${s}.owners SET last_seq = $2 WHERE owner = $1`, [to, last(from)]);
       return { channels: counts.channels!, messages: counts.messages!, outbox: counts.outbox!, media: counts.media! };

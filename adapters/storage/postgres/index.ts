@@ -13,11 +13,13 @@
  * @module
  */
 import type { Pool } from "pg";
-import { defineStorage, type Storage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
+import { type Storage } from "chat-gateway";
 import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
 import { database } from "./database.js";
 import { queries } from "./queries.js";
+import { postgresReadMarks } from "./read-marks.js";
 import { postgresSearch } from "./search-plan.js";
 import { writer } from "./writer.js";
 
@@ -95,5 +97,6 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     adoptOwner: adoptOwner(db),
     ...queries(db),
     ...postgresHooks(db),
+    ...postgresReadMarks(db),
   });
 }

@@ -5,7 +5,8 @@
  * @module
  */
 import type { PoolClient } from "pg";
-import { expectedChannelsHeld, type Channel, type ChannelExpectation, type ChatId, type MediaId, type MediaRecord, type MessageId, type Owner, type StoredMessage } from "chat-gateway";
+import { expectedChannelsHeld } from "chat-gateway/storage";
+import { type Channel, type ChannelExpectation, type ChatId, type MediaId, type MediaRecord, type MessageId, type Owner, type StoredMessage } from "chat-gateway";
 
 /** Whether a message other than `messageId` holds the media (see `Change` in chat-gateway). */
 function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {

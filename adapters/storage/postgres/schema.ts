@@ -153,6 +153,19 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
       message_id text,
       PRIMARY KEY (hook_id, key)
     );`,
+  // 11: read state (docs/PROTOCOL.md §15), see read-marks.ts: one watermark row per owner and lane,
+  // and an index of assistant messages per lane in (ts, message_id) order, so an unread count walks
+  // only the unread answers (at most the cap).
+  (s) => `
+    CREATE TABLE ${s}.read_marks (
+      owner text NOT NULL,
+      chat_id text NOT NULL,
+      thread_key text NOT NULL,
+      ts bigint NOT NULL,
+      message_id text COLLATE "C" NOT NULL,
+      PRIMARY KEY (owner, chat_id, thread_key)
+    );
+    CREATE INDEX messages_assistant ON ${s}.messages (owner, chat_id, thread_key, ts, message_id) WHERE role = 'assistant';`,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

@@ -7,6 +7,7 @@ import type { PoolClient } from "pg";
 import type { Change, CommitResult, Owner, Seq, StoredMessage } from "chat-gateway";
 import type { Database } from "./database.js";
 import { attachMedia, channelsAsExpected, channelsPresent, dropMediaOf, lockOwner, messagesPresent, redactOutbox } from "./integrity.js";
+import { forgetReadMarks, moveReadMark, readMarkMoves } from "./read-marks.js";
 import { lastByKey, prepareMessage } from "./rows.js";
 
 /** Applies one change inside the caller's transaction (`s`: the quoted schema). */
@@ -17,12 +18,14 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
   const deleteMessages = change.deleteMessages ?? [];
   const deleteChannels = change.deleteChannels ?? [];
   const answered = change.answered ?? [];
-  if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length && !answered.length) {
+  if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length && !answered.length && !change.read) {
     return { seqs: [], orphanedMedia: [] };
   }
   if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
   if (!(await channelsPresent(client, s, owner, change.requireChannels ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
   if (!(await channelsAsExpected(client, s, owner, change.expectChannels ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
+  // The owner's lock keeps the watermark as checked until the commit, in every process.
+  if (change.read && !(await readMarkMoves(client, s, owner, change.read))) return { seqs: [], orphanedMedia: [], skipped: true };
   // First of the writes: a change that would take media from another message writes nothing.
   const mediaTaken = await attachMedia(client, s, owner, change.messages ?? []);
   if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
@@ -49,6 +52,7 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
   }
   if (deleteChannels.length) {
     await client.query(`DELETE FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [owner, deleteChannels]);
+    await forgetReadMarks(client, s, owner, deleteChannels);
     deleted.push(
       ...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND (chat_id = ANY($2::text[]) OR thread_key = ANY($2::text[])) RETURNING data`, [owner, deleteChannels]))
         .rows,
@@ -64,6 +68,7 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
   const gone = deleted.map((row) => JSON.parse(row.data) as StoredMessage);
   const orphaned = await dropMediaOf(client, s, owner, gone);
   await redactOutbox(client, s, owner, gone, deleteChannels);
+  if (change.read) await moveReadMark(client, s, owner, change.read);
   const seqs: Seq[] = [];
   if (frames.length) {
     const { rows: counter } = await client.query<{ last_seq: string }>(

@@ -5,7 +5,7 @@ import { laneColumn } from "./search.js";
 import type { Sql } from "./sql.js";
 
 /** The tables keyed by owner whose rows move as they are. Devices never move (see `adopt`). */
-const PLAIN = ["channels", "outbox"] as const;
+const PLAIN = ["channels", "outbox", "read_marks"] as const;
 const HISTORY = ["channels", "messages", "outbox", "media"];
 
 /** Whether the owner holds any record of `tables` (its seq counter aside). */

@@ -1,9 +1,10 @@
 import type { AdoptedCounts, AdoptionRefused, Change, Channel, ChannelExpectation, CommitResult, Device, HookClaim, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
-import { expectedChannelsHeld } from "chat-gateway";
+import { expectedChannelsHeld } from "chat-gateway/storage";
 import { adopt } from "./adopt.js";
 import { applyHookOp, type HookOp } from "./hooks.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { legacyRedactKey } from "./legacy-keys.js";
+import { forgetReadMarks, movesForward, storeReadMark } from "./read-marks.js";
 import { laneColumn } from "./search.js";
 import { lastSeq } from "./seq.js";
 import type { Sql } from "./sql.js";
@@ -131,6 +132,7 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
     if (!sql.get("SELECT 1 FROM channels WHERE owner = ? AND chat_id = ?", [owner, id])) return { seqs: [], orphanedMedia: [], skipped: true };
   }
   if (!channelsAsExpected(sql, owner, c.expectChannels ?? [])) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (c.read && !movesForward(sql, owner, c.read)) return { seqs: [], orphanedMedia: [], skipped: true };
   const mediaTaken = takenMedia(sql, owner, c.messages ?? []);
   if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
   for (const ch of c.channels ?? []) {
@@ -146,6 +148,7 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
   for (const chatId of c.deleteChannels ?? []) {
     sql.run("DELETE FROM channels WHERE owner = ? AND chat_id = ?", [owner, chatId]);
     redact.add(`c:${chatId}`);
+    forgetReadMarks(sql, owner, chatId);
     deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND chat_id = ?", [owner, chatId]), orphaned, redact);
     deleteRows(
       sql,
@@ -156,6 +159,7 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
     );
   }
   redactOutbox(sql, owner, redact);
+  if (c.read) storeReadMark(sql, owner, c.read);
   const seqs: Seq[] = [];
   if (c.outbox?.length) {
     let last = lastSeq(sql, owner);

@@ -46,7 +46,7 @@ export function engineBundle(): Promise<string> {
       platform: "node",
       target: "node20",
       external: ["sql.js"],
-      alias: { "chat-gateway": join(root, "src/index.ts") },
+      alias: { "chat-gateway": join(root, "src/index.ts"), "chat-gateway/storage": join(root, "src/storage/index.ts") },
       logLevel: "silent",
     });
     // Whole or not at all, should several processes build it at once.

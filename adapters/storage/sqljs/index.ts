@@ -1,6 +1,6 @@
 /**
  * Embedded {@link Storage} on sql.js (SQLite compiled to WebAssembly), the default of `npm start`.
- * Needs the optional peer dependency `sql.js`.
+ * Nothing to install beside chat-gateway: `sql.js` is among its dependencies.
  *
  * The database lives in memory. Every write is applied to it and appended to a journal (length,
  * CRC-32, JSON of the change), fsynced in group-committed batches before the write resolves, so the
@@ -63,6 +63,8 @@ import type {
   HookClaim,
   HookRecord,
   OwnedHook,
+  LaneUnread,
+  ReadMark,
   AdoptionRefused,
   Change,
   ChatId,
@@ -88,7 +90,7 @@ import type {
   Channel,
   Logger,
 } from "chat-gateway";
-import { defineStorage } from "chat-gateway";
+import { defineStorage } from "chat-gateway/storage";
 import type { JournalOp } from "./apply.js";
 import { dispatch, type EngineCall, type EngineLink } from "./engine-calls.js";
 import { startEngineProcess } from "./engine-process.js";
@@ -299,6 +301,15 @@ class SqlJsStore implements StorageImplementation {
 
   async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts | AdoptionRefused> {
     return (await this.#write({ k: "adopt", o: from, to })) as AdoptedCounts | AdoptionRefused;
+  }
+
+  // The readState capability (docs/PROTOCOL.md §15): see read-marks.ts.
+  readMarks(owner: Owner): Promise<ReadMark[]> {
+    return this.#read("readMarks", owner);
+  }
+
+  unreadCounts(owner: Owner, cap: number): Promise<LaneUnread[]> {
+    return this.#gate.run(owner, () => this.#read("unreadCounts", owner, cap));
   }
 
   // The hooks capability (docs/PROTOCOL.md §17): see hooks.ts.

@@ -1,6 +1,7 @@
 import { indexAll } from "./fts-shards.js";
 import { HOOKS_MIGRATION } from "./hooks.js";
 import { legacyRedactKey } from "./legacy-keys.js";
+import { READ_MARKS_MIGRATION } from "./read-marks.js";
 import type { Sql } from "./sql.js";
 
 /** SQL to run, or a step that needs code (a loop over rows, say). */
@@ -99,6 +100,8 @@ export const MIGRATIONS: Migration[] = [
   },
   // 6: webhooks (docs/PROTOCOL.md §17), see hooks.ts.
   HOOKS_MIGRATION,
+  // 7: read state (docs/PROTOCOL.md §15), see read-marks.ts.
+  READ_MARKS_MIGRATION,
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */

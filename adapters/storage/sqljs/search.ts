@@ -1,5 +1,6 @@
 import type { Owner, SearchHit, SearchQuery } from "chat-gateway";
-import { compareMatches, firstMatch, foldText, LIMITS, searchTerms, SNIPPET_SCAN, snippetAround, WORD_PATTERN } from "chat-gateway";
+import { compareMatches, firstMatch, foldText, searchTerms, SNIPPET_SCAN, snippetAround, WORD_PATTERN } from "chat-gateway/storage";
+import { LIMITS } from "chat-gateway";
 import { shardsNewestFirst } from "./fts-shards.js";
 import type { Sql } from "./sql.js";
 

@@ -10,7 +10,7 @@ export function pragmaNumber(db: Database, name: string): number {
  * rollback journal then only has to undo a failed transaction, which it can do from memory, and
  * syncing the in-memory file does nothing for durability. SQLite's defaults (the rollback journal
  * as a file beside it, `synchronous = FULL`) made a write 1.8 times as expensive at a million
- * messages (bench/RESULTS.md, "Writes at a million").
+ * messages (bench/RESULTS.md, "sql.js internals").
  */
 export function tuneInMemory(db: Database): void {
   db.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF");

@@ -17,6 +17,7 @@ import { QueuedActions } from "./views/queued-actions.js";
 import { SearchView } from "./views/search.js";
 import { settingsDialog } from "./views/settings-dialog.js";
 import { SidebarView } from "./views/sidebar.js";
+import { ReadMarker } from "./read-marker.js";
 import { Statusbar } from "./views/statusbar.js";
 
 export interface AppOptions {
@@ -66,6 +67,7 @@ export class App implements StoreListener {
   readonly #queued: QueuedActions;
   readonly #typing = h("div", { class: "typing", role: "status", "aria-live": "polite" });
   readonly #main = h("main", { class: "conversation", id: "conversation" });
+  readonly #reader: ReadMarker;
   #destroyed = false;
   #stopOpenLane: () => void = () => undefined;
 
@@ -94,12 +96,10 @@ export class App implements StoreListener {
       sendNow: (msg: Msg) => void this.#queued.sendNow(msg),
     };
     const queued = (msg: Msg) => Boolean(store.current && store.queue(store.current).includes(msg.message_id));
-    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, onMediaError: () => void this.#checkSession() }, loadOlder);
+    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, ownDeviceId: () => this.client.deviceId, onMediaError: () => void this.#checkSession() }, loadOlder);
     this.#composer = new Composer({ client: this.client, store, toasts: this.#toasts, openLane, onSent: () => this.#messages.scrollToBottom() });
-    this.#asks = new AskCardsView(this.client, store, this.#toasts, (line, lane) => {
-      const cur = store.current;
-      if (cur && cur.chat_id === lane.chat_id && cur.thread_id === lane.thread_id) this.#messages.addNote(line);
-    });
+    this.#asks = new AskCardsView(this.client, store, this.#toasts);
+    this.#reader = new ReadMarker(this.client, store, this.#messages.el, (id) => this.#messages.elementOf(id));
     this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
     this.#render();
     this.#wire();
@@ -130,6 +130,11 @@ export class App implements StoreListener {
     if (lane) await this.openLane(lane.chat_id, lane.thread_id);
   }
 
+  /** Destroyed: signed out, or replaced by the sign-in screen. */
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
   destroy(): void {
     this.#destroyed = true;
     this.#stopOpenLane();
@@ -152,6 +157,7 @@ export class App implements StoreListener {
       await this.#loadOlder(lane);
       if (this.#store.current === lane) this.#messages.scrollToBottom();
     }
+    this.#reader.schedule();
   }
 
   // ---------- store listener ----------
@@ -175,6 +181,7 @@ export class App implements StoreListener {
   messageChanged(lane: Lane, msg: Msg): void {
     this.#messages.rerender(lane, msg);
     this.#composer.update();
+    if (lane === this.#store.current) this.#reader.schedule();
   }
 
   messageStreamed(lane: Lane, msg: Msg): void {
@@ -287,6 +294,7 @@ export class App implements StoreListener {
     try {
       const list = await this.client.request("channel.list", {});
       this.#store.setChannels(list.channels);
+      this.#reader.schedule();
     } catch (error) {
       this.#toasts.show(`Could not load channels: ${(error as Error).message}`);
     }
@@ -322,8 +330,10 @@ export class App implements StoreListener {
       await this.client.registerPush({ webpush: null }, { timeoutMs: 2_000 }).catch(() => undefined);
       await unsubscribePush().catch(() => undefined);
     }
-    await logout().catch(() => undefined);
+    // Closed first: the logout ends the session, and the socket's 4401 (or the logout's own 401
+    // when the session had already gone) must not draw a "session ended" form before ours.
     this.destroy();
+    await logout().catch(() => undefined);
     this.#opts.onSignedOut();
   }
 }

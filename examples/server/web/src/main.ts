@@ -25,15 +25,21 @@ async function openIfLoginOff(): Promise<void> {
 
 /** The user of the app on screen: null in local mode (no session), undefined when none runs. */
 let appUser: string | null | undefined;
+/** The sign-in form is on screen. */
+let signingIn = false;
 
 /**
  * A 401 from the socket or the API: "session ended" only when there was a session; a tab in local
- * mode meets login that was just turned on.
+ * mode meets login that was just turned on. The socket and a request often both answer 401 at
+ * once: the form is drawn for the first only, and its notice is not replaced.
  */
 function unauthorized(): void {
+  // Signing out, the app is closed before the logout: the form it asks for says so instead.
+  if (signingIn || app?.destroyed) return;
   // The credential ended (a revoked device, a password change): the push service forgets this
   // browser's subscription, so the gateway's next push to it meets 410 and drops it (docs/PROTOCOL.md §16).
   void unsubscribePush().catch(() => undefined);
+  if (appUser === undefined) return signIn();
   signIn(appUser === null ? "Login is on now: please sign in." : "Your session has ended. Please sign in again.");
 }
 
@@ -41,6 +47,7 @@ function signIn(notice?: string): void {
   app?.destroy();
   app = undefined;
   appUser = undefined;
+  signingIn = true;
   showSignIn(root, notice, (user) => startApp(user), () => void openIfLoginOff());
   clearInterval(loginCheck);
   loginCheck = setInterval(() => void openIfLoginOff(), LOGIN_CHECK_MS);
@@ -49,6 +56,7 @@ function signIn(notice?: string): void {
 
 function startApp(user: string | null): void {
   clearInterval(loginCheck);
+  signingIn = false;
   app?.destroy();
   appUser = user;
   app = new App({

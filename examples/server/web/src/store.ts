@@ -1,6 +1,6 @@
 // The UI state: channels, the messages of each lane, streaming and typing state, and which lane is
 // on screen. Fed by the typed client's events; views render from it and are told what changed.
-import type { Channel, HistoryItem, MediaRef, MessageStatus, RuntimeInfo, ToolCall } from "chat-gateway";
+import type { AnsweredAsk, Channel, HistoryItem, MediaRef, MessageStatus, RuntimeInfo, ToolCall } from "chat-gateway";
 import type { GatewayClient, HistoryPager, RunningTurn } from "chat-gateway/client";
 
 export interface ToolRow {
@@ -32,6 +32,8 @@ export interface Msg {
   commentary: string[];
   /** A gateway command (`/stop`, `/approve`, …): shown as one small line (docs/PROTOCOL.md §14.2). */
   command?: boolean;
+  /** The answer's asks as they ended, one small line each (docs/PROTOCOL.md §14.5). */
+  asks: AnsweredAsk[];
 }
 
 export interface Lane {
@@ -44,7 +46,6 @@ export interface Lane {
   loading: Promise<void> | undefined;
   loaded: boolean;
   typing: boolean;
-  unread: number;
 }
 
 export interface LaneRef {
@@ -90,6 +91,7 @@ export function fromHistory(item: HistoryItem): Msg {
     tools: (item.tools ?? []).map(toolRow),
     commentary: [],
     ...(item.command ? { command: true } : {}),
+    asks: item.asks ?? [],
   };
 }
 
@@ -98,7 +100,7 @@ function toolRow(t: ToolCall): ToolRow {
 }
 
 function blank(id: string): Msg {
-  return { message_id: id, role: "assistant", text: "", reasoning: "", ts: Date.now(), media: [], streaming: true, tools: [], commentary: [] };
+  return { message_id: id, role: "assistant", text: "", reasoning: "", ts: Date.now(), media: [], streaming: true, tools: [], commentary: [], asks: [] };
 }
 
 export class Store {
@@ -150,15 +152,18 @@ export class Store {
     return this.#client.openAsks(lane).length > 0;
   }
 
+  /**
+   * Unread answers of a sidebar entry (a channel with its threads, or a thread), as the gateway
+   * counts them for every device (docs/PROTOCOL.md §15): a read on any device clears them.
+   */
   unread(lane: LaneRef): number {
-    return this.#lanes.get(laneKey(lane.chat_id, lane.thread_id))?.unread ?? 0;
+    return this.#client.unreadCounts()[lane.thread_id ?? lane.chat_id] ?? 0;
   }
 
-  /** Put a lane on screen; its unread count starts over. */
+  /** Put a lane on screen. */
   select(chatId: string, threadId: string | null): Lane {
     const lane = this.lane(chatId, threadId);
     this.#current = lane;
-    lane.unread = 0;
     return lane;
   }
 
@@ -203,7 +208,7 @@ export class Store {
     let lane = this.#lanes.get(key);
     if (!lane) {
       const pager = this.#client.historyPager({ chat_id: chatId, thread_id: threadId }, { limit: 50 });
-      lane = { key, chat_id: chatId, thread_id: threadId, messages: [], byId: new Map(), pager, loading: undefined, loaded: false, typing: false, unread: 0 };
+      lane = { key, chat_id: chatId, thread_id: threadId, messages: [], byId: new Map(), pager, loading: undefined, loaded: false, typing: false };
       this.#lanes.set(key, lane);
     }
     return lane;
@@ -236,24 +241,35 @@ export class Store {
     if (msg.text.length < turn.text.length) msg.text = turn.text;
     if (msg.reasoning.length < turn.reasoning.length) msg.reasoning = turn.reasoning;
     for (const tool of turn.tools) {
-      if (msg.tools.some((t) => t.index === tool.index)) continue;
-      msg.tools.push({ index: tool.index, name: tool.name, preview: tool.preview, args: tool.args });
+      let row = msg.tools.find((t) => t.index === tool.index);
+      if (!row) {
+        msg.tools.push((row = { index: tool.index, name: tool.name, preview: tool.preview, args: tool.args }));
+        changed = true;
+      }
+      // The live state wins: a history page taken mid-turn shows a running tool as failed (docs/PROTOCOL.md §14.1).
+      if (row.ok === tool.ok && row.duration === tool.duration) continue;
+      Object.assign(row, { output: tool.output, duration: tool.duration, ok: tool.ok });
       changed = true;
     }
+    msg.tools.sort((a, b) => a.index - b.index);
     return changed;
+  }
+
+  /**
+   * An ask of an answer ended (live `picker.resolved`): its line shows at once, under that answer;
+   * the answer's own `asks` replace it when it ends, keyed by `picker_id`, so nothing doubles.
+   */
+  noteAnswered(lane: LaneRef, messageId: string, entry: AnsweredAsk): void {
+    const loaded = this.#laneIfLoaded(lane.chat_id, lane.thread_id);
+    const msg = loaded?.byId.get(messageId);
+    if (!loaded || !msg || msg.asks.some((a) => a.picker_id === entry.picker_id)) return;
+    msg.asks = [...msg.asks, entry];
+    this.#listener.messageChanged(loaded, msg);
   }
 
   #laneIfLoaded(chatId: string, threadId: string | null): Lane | undefined {
     const lane = this.#lanes.get(laneKey(chatId, threadId));
     return lane?.loaded ? lane : undefined;
-  }
-
-  #markUnread(chatId: string, threadId: string | null, role: string): void {
-    if (role !== "assistant") return;
-    const lane = this.lane(chatId, threadId);
-    if (lane === this.#current) return;
-    lane.unread++;
-    this.#listener.channelsChanged();
   }
 
   #add(lane: Lane, msg: Msg): Msg {
@@ -271,6 +287,7 @@ export class Store {
     c.on("channel.created", (ch) => this.upsertChannel(ch));
     c.on("channel.renamed", (ch) => this.upsertChannel(ch));
     c.on("channel.deleted", (p) => this.deleteChannel(p.chat_id));
+    c.on("unread", () => this.#listener.channelsChanged());
     c.on("typing", (p) => {
       const lane = this.lane(p.chat_id, p.thread_id);
       lane.typing = p.on;
@@ -282,21 +299,20 @@ export class Store {
     const c = this.#client;
     c.on("message", (p) => {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
-      if (!lane) return this.#markUnread(p.chat_id, p.thread_id, p.role);
+      if (!lane) return;
       const msg = lane.byId.get(p.message_id) ?? this.#add(lane, fromHistory(p));
       const next = fromHistory(p);
-      Object.assign(msg, next, { tools: p.tools ? next.tools : msg.tools, commentary: msg.commentary });
+      Object.assign(msg, next, { tools: p.tools ? next.tools : msg.tools, commentary: msg.commentary, asks: p.asks ? next.asks : msg.asks });
       this.#listener.messageChanged(lane, msg);
-      if (p.role === "assistant" && lane !== this.#current) this.#markUnread(p.chat_id, p.thread_id, p.role);
     });
     c.on("message.stop", (p) => {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
-      if (!lane) return this.#markUnread(p.chat_id, p.thread_id, "assistant");
+      if (!lane) return;
       const msg = lane.byId.get(p.message_id) ?? this.#add(lane, { ...blank(p.message_id), ts: p.ts });
       Object.assign(msg, { text: p.final_text, reasoning: p.reasoning ?? "", runtime: p.runtime, model: p.model ?? msg.model, tokens: p.tokens ?? msg.tokens, status: p.status, media: p.media ?? msg.media, ts: p.ts, streaming: false });
       if (p.tools) msg.tools = p.tools.map(toolRow);
+      if (p.asks) msg.asks = p.asks;
       this.#listener.messageChanged(lane, msg);
-      if (lane !== this.#current) this.#markUnread(p.chat_id, p.thread_id, "assistant");
     });
     c.on("message.deleted", (p) => {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
@@ -341,7 +357,8 @@ export class Store {
       ),
     );
     c.on("commentary", (p) => streaming(p, (msg) => msg.commentary.push(p.text)));
-    c.on("tool.start", (p) => streaming(p, (msg) => msg.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args })));
+    // Keyed by index: a device joining mid-turn may get a tool's start twice (docs/PROTOCOL.md §14.3).
+    c.on("tool.start", (p) => streaming(p, (msg) => void (msg.tools.some((t) => t.index === p.index) || msg.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args }))));
     c.on("tool.end", (p) =>
       streaming(p, (msg) => {
         let row = msg.tools.find((t) => t.index === p.index);

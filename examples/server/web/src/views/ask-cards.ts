@@ -5,7 +5,7 @@ import type { GatewayClient, OpenAsk } from "chat-gateway/client";
 import { h } from "../dom.js";
 import type { Store } from "../store.js";
 import type { Toasts } from "../toasts.js";
-import { answeredLineEl } from "./answered-line.js";
+import { answeredFromLive } from "./answered-line.js";
 
 function stringify(value: unknown): string {
   try {
@@ -31,15 +31,15 @@ export class AskCardsView {
   readonly #seen = new Map<string, OpenAsk>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  /** `onResolved` gets the line an answered card leaves in its lane's transcript. */
-  constructor(client: GatewayClient, store: Store, toasts: Toasts, onResolved: (line: HTMLElement, lane: { chat_id: string; thread_id: string | null }) => void = () => undefined) {
+  constructor(client: GatewayClient, store: Store, toasts: Toasts) {
     this.#client = client;
     this.#store = store;
     this.#toasts = toasts;
+    // The answered card leaves its line under the answer that asked (docs/PROTOCOL.md §14.5).
     client.on("picker.resolved", (p) => {
       const ask = this.#seen.get(p.picker_id);
       this.#seen.delete(p.picker_id);
-      if (ask) onResolved(answeredLineEl(ask, p, client.deviceId), { chat_id: p.chat_id, thread_id: p.thread_id });
+      if (ask) store.noteAnswered(p, ask.message_id, answeredFromLive(ask, p));
     });
   }
 

@@ -6,6 +6,7 @@ import { formatBytes, formatTime, h, icon } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
 import { footerParts, type FooterField } from "../settings.js";
 import type { Msg } from "../store.js";
+import { answeredLineEl } from "./answered-line.js";
 import { commandLabel } from "./command-line.js";
 import { messageActionsEl, queuedActionsEl, type MessageActions } from "./message-actions.js";
 import { toolEl } from "./tool-row.js";
@@ -18,6 +19,8 @@ export interface MessageContext {
   actions: MessageActions;
   /** Whether a user message waits in the gateway's queue of its lane (docs/PROTOCOL.md §14.4). */
   queued(msg: Msg): boolean;
+  /** This device's id: an answered card it answered says so. */
+  ownDeviceId(): string | undefined;
   /** An image failed to load: maybe the session ended. */
   onMediaError(): void;
 }
@@ -64,6 +67,7 @@ export function messageEl(msg: Msg, ctx: MessageContext): HTMLElement {
     tools.length ? h("div", { class: "tools" }, tools) : null,
     msg.text || !msg.streaming || !tools.length ? body : null,
     media.length ? h("div", { class: "media" }, media) : null,
+    msg.asks.length ? h("div", { class: "answered" }, msg.asks.map((a) => answeredLineEl(a, ctx.ownDeviceId()))) : null,
     parts.length ? h("div", { class: "runtime-footer" }, parts.map((p) => h("span", { title: p.title, dataset: { field: p.field } }, p.text))) : null,
     queued ? queuedActionsEl(msg, ctx.actions) : msg.streaming ? null : messageActionsEl(msg, ctx.actions),
   );

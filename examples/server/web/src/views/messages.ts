@@ -46,14 +46,6 @@ export class MessagesView {
     else this.el.append(attached);
   }
 
-  /** A line of the lane on screen that is not a message (an answered card), at the end. */
-  addNote(line: HTMLElement): void {
-    const stick = this.#nearBottom();
-    this.el.append(line);
-    this.placeAttached();
-    if (stick) this.scrollToBottom();
-  }
-
   /** The element of a message of the lane on screen. */
   elementOf(id: string): HTMLElement | undefined {
     return this.#els.get(id);

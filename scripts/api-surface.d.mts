@@ -1,0 +1,2 @@
+export declare const surfaceFile: string;
+export declare function apiSurface(): string;

@@ -1,0 +1,46 @@
+/**
+ * `chat-gateway/storage`: what a storage author needs beyond the contract's types.
+ * {@link defineStorage} turns an implementation of the Storage contract (docs/CUSTOM-STORAGE.md)
+ * into the `Storage` that `createGateway({ storage })` takes; the search helpers rank matches and
+ * cut snippets exactly as the core's fallback does, so a storage with its own `search` capability
+ * answers the same as one without; {@link expectedChannelsHeld} and {@link sameRecord} compare
+ * stored channels the way `Change.expectChannels` requires.
+ *
+ * An embedder who only wires a storage does not need this entry: `chat-gateway` has the types.
+ *
+ * @example A storage of your own
+ * ```ts
+ * import { defineStorage } from "chat-gateway/storage";
+ * export const myStorage = () => defineStorage({ commit, getMessage, history, listChannels, readOutbox, outboxBounds, listDevices, putDevice });
+ * ```
+ * @module
+ */
+export { defineStorage } from "./define-storage.js";
+export { searchMessages, searchScan } from "./search-scan.js";
+export type { SearchScan } from "./search-scan.js";
+export { sameRecord } from "./same-record.js";
+export { expectedChannelsHeld } from "./expected-channels.js";
+export { WORD_PATTERN, foldText, searchTerms, matchText, firstMatch, compareMatches, snippetAround, SNIPPET_SCAN } from "../protocol/search-text.js";
+export type { TextMatch } from "../protocol/search-text.js";
+export type {
+  Storage,
+  StorageImplementation,
+  StorageCapabilities,
+  AdoptedCounts,
+  AdoptionRefused,
+  Change,
+  ChannelExpectation,
+  CommitResult,
+  OutboxFrame,
+  OutboxEntry,
+  OutboxBounds,
+  Lane,
+  HistoryQuery,
+  LaneUnread,
+  ReadMark,
+  HistoryPage,
+  SearchQuery,
+  RetentionPolicy,
+  TurnScope,
+} from "../contracts/storage.js";
+export type { HookRecord, HookMode, OwnedHook, HookClaim } from "../contracts/hooks.js";
