@@ -1,7 +1,7 @@
-// The example server's push senders (docs/PROTOCOL.md §16): ntfy with --ntfy-url, FCM with
+// The example server's push (docs/PROTOCOL.md §16): ntfy with --ntfy-url, FCM with
 // --fcm-service-account, and Web Push always, its VAPID key pair made once in <data-dir>/vapid.json
-// (mode 0600; --vapid-file elsewhere); and --push-after-ms. Processes that share one database share the data folder
-// already (media), so they share one key pair too. Also serves GET /api/push/vapid.
+// (mode 0600; --vapid-file elsewhere), and --push-after-ms. Processes that share one database share
+// the data folder already (media), so they share one key pair too. Also serves GET /api/push/vapid.
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { IncomingMessage, ServerResponse } from "node:http";
