@@ -13,6 +13,7 @@ import { attachWebSocket } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage } from "./data.js";
 import { serverMetrics } from "./metrics.js";
+import { serverPush, type ServerPush } from "./push.js";
 import { serveReady, type ReadyChecks } from "./ready.js";
 import { serveWeb } from "./static.js";
 
@@ -54,7 +55,7 @@ function shownUrl(url: string): string {
  * The HTTP side: readiness, the login gate (which lets signed webhook posts through), webhooks,
  * media, the automations the web UI lists, then the web UI; anything else under /api/ or /ws/ is 404.
  */
-function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>, gateway: Gateway): http.RequestListener {
+function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>, gateway: Gateway, push: ServerPush): http.RequestListener {
   return (req, res) => {
     void (async () => {
       if (await serveReady(ready, req, res)) return;
@@ -62,6 +63,7 @@ function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnTy
       if (await hooks(req, res)) return;
       if (await media(req, res)) return;
       if (await serveAutomations(gateway, protection, req, res)) return;
+      if (push.handle(req, res)) return;
       if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
         return;
@@ -113,6 +115,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   });
   const bus = shared?.bus(storage);
   const agent = pickRuntime(config);
+  const push = await serverPush(config);
   const gateway = createGateway({
     storage,
     runtime: agent.runtime,
@@ -120,9 +123,9 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     authenticator: protection.authenticator(),
     mediaStore: await pickMediaStore(config),
     scheduler: true, // schedules (docs/PROTOCOL.md §17): every process ticks, the storage lets one claim each slot
+    ...push.options,
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
     ...connectionCaps(config),
-    ...(config.pushAfterMs !== undefined ? { pushAfterMs: config.pushAfterMs } : {}),
   });
   // Frames of the other processes must arrive before the first device does.
   await bus?.ready();
@@ -136,7 +139,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   let draining = false;
   const ready: ReadyChecks = { storage, draining: () => draining, ...(shared ? { busConnected: shared.connected } : {}) };
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks, gateway));
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks, gateway, push));
 
   const transport = attachWebSocket(gateway, {
     server,
@@ -150,7 +153,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}, ${push.label}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
 
   let closing: Promise<void> | undefined;
   return {

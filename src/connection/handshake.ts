@@ -13,10 +13,10 @@ import type { Owner, RequestId, Seq } from "../ids.js";
 import { PROTOCOL_VERSION } from "../protocol/limits.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import { FEATURES } from "../protocol/server-frames.js";
-import { pushCapsError, pushTargetError } from "../outbox/push-targets.js";
+import { nextSubscription, pushCapsError, pushTargetError } from "../outbox/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
-import { writeDevice } from "./device-writes.js";
+import { writeDevice } from "../storage/device-writes.js";
 import type { OutboxBounds, Storage } from "../contracts/storage.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedOptions } from "../options.js";
@@ -185,6 +185,8 @@ async function registerDevice(services: HandshakeServices, owner: Owner, p: Hell
     const ntfy = p.ntfy_topic ?? previous?.ntfy_topic;
     if (fcm) device.fcm_token = fcm;
     if (ntfy) device.ntfy_topic = ntfy;
+    const webpush = nextSubscription(p.webpush, previous?.webpush);
+    if (webpush) device.webpush = webpush;
     return device;
   });
 }

@@ -5,6 +5,7 @@ import { authStatus, logout } from "./api.js";
 import { ChannelActions } from "./channel-actions.js";
 import { clear, h } from "./dom.js";
 import { readLastLane, rememberLane } from "./last-lane.js";
+import { currentSubscription, laneFromUrl, onOpenLane, pushSupported, unsubscribePush } from "./pwa.js";
 import { footerFields, streamingSetting } from "./settings.js";
 import { Store, type Lane, type Msg, type StoreListener } from "./store.js";
 import { Toasts } from "./toasts.js";
@@ -38,6 +39,8 @@ function connect(user: string | null): GatewayClient {
     streaming: streamingSetting(),
     // Answers stream as appends (docs/PROTOCOL.md §12); the client joins them into the whole text.
     delta: true,
+    // Web Push (docs/PROTOCOL.md §16): the subscription itself is sent once Settings made one.
+    push: pushSupported() ? "webpush" : "none",
     // One cursor per signed-in user: another account in the same browser has its own outbox.
     cursorStore: localStorageCursorStore(`chat-gateway:cursor:${location.host}:${user ?? "~anonymous"}`),
     // The open asks go with the cursor: after a reload, the frames that opened them come before it.
@@ -68,6 +71,7 @@ export class App implements StoreListener {
   readonly #main = h("main", { class: "conversation", id: "conversation" });
   readonly #reader: ReadMarker;
   #destroyed = false;
+  #stopOpenLane: () => void = () => undefined;
 
   constructor(options: AppOptions) {
     this.#opts = options;
@@ -82,7 +86,7 @@ export class App implements StoreListener {
       user: options.user,
       retry: () => this.client.reconnectNow(),
       search: (query) => void this.#search.search(query),
-      settings: () => settingsDialog(this.client, this.#footer, () => this.#messages.render()),
+      settings: () => settingsDialog(this.client, this.#footer, () => this.#messages.render(), options.user !== null),
       signOut: () => void this.#signOut(),
     });
     this.#sidebar = new SidebarView(store, { openLane, createChannel: () => channelActions.createChannel() });
@@ -115,8 +119,11 @@ export class App implements StoreListener {
     }
     await this.#loadChannels();
     this.client.request("commands.catalog", {}).then((c) => (this.#composer.slash.commands = c.commands), () => undefined);
+    // A subscription made earlier is sent again: this device's record may have lost it (a gone endpoint).
+    void currentSubscription().then((webpush) => webpush && this.client.registerPush({ webpush }), () => undefined);
     const channels = this.#store.channels;
-    const last = readLastLane();
+    // A notification's lane first, then the lane on screen last time.
+    const last = laneFromUrl() ?? readLastLane();
     const lane =
       (last && channels.has(last.thread_id ?? last.chat_id) ? last : undefined) ??
       (() => {
@@ -133,6 +140,7 @@ export class App implements StoreListener {
 
   destroy(): void {
     this.#destroyed = true;
+    this.#stopOpenLane();
     this.#messages.destroy();
     this.#asks.destroy();
     this.client.removeAllListeners();
@@ -242,6 +250,9 @@ export class App implements StoreListener {
     });
     this.#main.addEventListener("click", () => document.body.classList.remove("show-sidebar"));
     window.addEventListener("online", () => this.client.reconnectNow());
+    this.#stopOpenLane = onOpenLane((lane) => {
+      if (this.#store.channels.has(lane.thread_id ?? lane.chat_id)) void this.openLane(lane.chat_id, lane.thread_id);
+    });
     this.#wireDrop();
   }
 
@@ -328,6 +339,11 @@ export class App implements StoreListener {
   }
 
   async #signOut(): Promise<void> {
+    // A signed-out browser must not go on showing this user's notifications.
+    if (await currentSubscription().catch(() => undefined)) {
+      await this.client.registerPush({ webpush: null }, { timeoutMs: 2_000 }).catch(() => undefined);
+      await unsubscribePush().catch(() => undefined);
+    }
     // Closed first: the logout ends the session, and the socket's 4401 (or the logout's own 401
     // when the session had already gone) must not draw a "session ended" form before ours.
     this.destroy();
