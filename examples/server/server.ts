@@ -151,9 +151,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const port = await listen(server, config);
   const closeAdmin = await adminSocket(gateway, protection, config, logger);
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-  const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
-  const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}, ${push.label}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
+  log(startLine(config, url, openReason, `${agent.label}, storage ${storagePath}`, `${push.label}${metricsUrl ? `, metrics ${metricsUrl}` : ""}`));
 
   let closing: Promise<void> | undefined;
   return {
@@ -175,6 +173,13 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
       return closing;
     },
   };
+}
+
+/** The line the server prints once it listens: where, which runtime and storage, login, push and metrics. */
+function startLine(config: ServerConfig, url: string, openReason: string | undefined, parts: string, extras: string): string {
+  const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
+  const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
+  return `chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${parts}, ${login}, ${extras}${warning}`;
 }
 
 /** GET /api/media/<id> for browsers (docs/PROTOCOL.md §9.8): the owner's media only, never as a page. */
