@@ -12,6 +12,7 @@ export const entrypoints = [
   { subpath: "./http", source: "adapters/http/index.ts" },
   { subpath: "./push/ntfy", source: "adapters/push/ntfy/index.ts" },
   { subpath: "./push/fcm", source: "adapters/push/fcm/index.ts" },
+  { subpath: "./push/webpush", source: "adapters/push/webpush/index.ts" },
   { subpath: "./media/fs", source: "adapters/media/fs/index.ts" },
   { subpath: "./media/memory", source: "adapters/media/memory/index.ts" },
   { subpath: "./runtime/openai-compatible", source: "adapters/runtime/openai-compatible/index.ts" },

@@ -18,7 +18,7 @@ export interface DeviceReport {
   ms: number;
   /** storm: Date.now() when the last device was back. */
   doneAt: number;
-  /** storm: reconnect attempts that failed and were tried again. */
+  /** connect: hellos shed with close 1013 and tried again after the hint; storm: reconnect attempts that failed and were tried again. */
   retries: number;
 }
 
@@ -33,12 +33,28 @@ let side: Side = "bare";
 let sockets: WebSocket[] = [];
 let cursors: number[] = [];
 
+/** A refused attempt; `retryAfterMs` is the gateway's hint with close 1013 (docs/PROTOCOL.md §18.5). */
+class Refused extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The wait a 1013 asks for, with jitter as the typed client adds it: [hint, 1.5 hint). */
+const hinted = (ms: number) => ms * (1 + Math.random() / 2);
+
 /** Opens device `i` and resolves when it is back: hello.ok (and sync.done with `sync`); rejects on close. */
 function open(i: number, sync: boolean): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false });
     ws.once("error", reject);
-    ws.once("close", (code) => reject(new Error(`closed ${code}`)));
+    ws.once("close", (code, reason) => {
+      const hint = code === 1013 ? /^retry_after_ms=(\d+)$/.exec(String(reason))?.[1] : undefined;
+      reject(new Refused(`closed ${code}`, hint === undefined ? undefined : Number(hint)));
+    });
     ws.once("open", () => ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: deviceToken(i), device_id: `d${i}`, device_name: "bench" } })));
     ws.on("message", (data) => {
       const frame = JSON.parse(String(data)) as { type: string; seq?: number; payload?: { cursor?: number } };
@@ -54,19 +70,33 @@ function open(i: number, sync: boolean): Promise<WebSocket> {
   });
 }
 
-async function connectAll(count: number): Promise<number> {
+async function connectAll(count: number): Promise<{ ms: number; retries: number }> {
   sockets = new Array(count);
   cursors = new Array(count).fill(0);
   const started = performance.now();
   let next = 0;
+  const refusals = { count: 0 };
   const worker = async () => {
     while (next < count) {
       const i = next++;
-      sockets[i] = await open(i, false);
+      sockets[i] = await openHonouringHints(i, false, refusals);
     }
   };
   await Promise.all(Array.from({ length: OPENING_AT_ONCE }, worker));
-  return performance.now() - started;
+  return { ms: performance.now() - started, retries: refusals.count };
+}
+
+/** Opens device `i`, again after each 1013 as long as its hint says; any other failure throws. */
+async function openHonouringHints(i: number, sync: boolean, refusals: { count: number }): Promise<WebSocket> {
+  for (;;) {
+    try {
+      return await open(i, sync);
+    } catch (error) {
+      if (!(error instanceof Refused) || error.retryAfterMs === undefined) throw error;
+      refusals.count++;
+      await new Promise((r) => setTimeout(r, hinted(error.retryAfterMs!)));
+    }
+  }
 }
 
 /** Every device waits a random time in [0, JITTER_MS), then reconnects with backoff until it is back. */
@@ -80,9 +110,11 @@ async function storm(listening: Promise<void>): Promise<DeviceReport> {
       try {
         sockets[i] = await open(i, side === "gateway");
         return;
-      } catch {
+      } catch (error) {
         retries++;
-        await sleep(Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_MS * 2 ** attempt));
+        // Shed with a hint (1013): come back when it says; anything else: backoff with full jitter.
+        const hint = error instanceof Refused ? error.retryAfterMs : undefined;
+        await sleep(hint !== undefined ? hinted(hint) : Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_MS * 2 ** attempt));
       }
     }
   };
@@ -98,7 +130,7 @@ export async function runDevices(): Promise<void> {
     if (m.kind === "connect") {
       url = m.url;
       side = m.side;
-      reply({ ms: await connectAll(m.count) });
+      reply(await connectAll(m.count));
     } else if (m.kind === "storm") {
       reply(await storm(new Promise<void>((r) => (listened = r))));
     } else if (m.kind === "listening") {

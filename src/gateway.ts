@@ -15,13 +15,14 @@ import { TrafficCounts } from "./connection/traffic.js";
 import { CLOSE_CODES, GatewayError } from "./errors.js";
 import type { GatewayEvents } from "./gateway-events.js";
 import { ConnectionCount } from "./connection/connection-count.js";
+import { HelloGate } from "./connection/hello-gate.js";
 import { sharedBudgets } from "./connection/shared-budgets.js";
 import { awayPush } from "./outbox/away-push.js";
 import { FanOut } from "./outbox/fan-out.js";
 import { Outbox } from "./outbox/outbox.js";
 import { checkedNotification } from "./outbox/notification.js";
 import { ChannelDirectory } from "./requests/channel-directory.js";
-import { LaneScheduler, type AbortReason, type LaneTurn } from "./turn/lanes.js";
+import { LaneScheduler, type LaneTurn } from "./turn/lanes.js";
 import type { ChatId, Owner, Seq } from "./ids.js";
 import type { GatewayOptions, ResolvedOptions } from "./options.js";
 import type { Channel, NotificationKind, StoredMessage } from "./contracts/records.js";
@@ -32,19 +33,23 @@ import { listenForTurns } from "./turn/turn-relay.js";
 import { localTurnFrames } from "./requests/shared-state.js";
 import { recoverTurns } from "./requests/turn-recovery.js";
 import { answerWaiting, runTurn } from "./requests/turn-run.js";
-import { storePrompt } from "./requests/automation-prompt.js";
+import { answerPrompt, droppedError, storePrompt } from "./requests/automation-prompt.js";
 import { runAnswer } from "./turn/turn.js";
 import { OpenAsks } from "./asks/open-asks.js";
 import { arbitrateRelayed } from "./asks/ask-answers.js";
 import { listenForRelays } from "./asks/ask-relay.js";
+import { Scheduler } from "./schedules/scheduler.js";
+import { scheduleApi, type ScheduleApi } from "./schedules/schedule-api.js";
 
 /** What server-side code posts into a channel (`gateway.post`). */
 export type PostInput =
   | { text: string; reasoning?: string }
   | {
       /**
-       * Runs an agent turn on this prompt: stored first as the user message the answer replies
-       * to (also in an automation channel), then answered like `message.send` (docs/PROTOCOL.md §17).
+       * Runs an agent turn on this prompt (at most 16,000 characters): stored first as the user
+       * message the answer replies to (also in an automation channel), waiting on the durable turn
+       * queue so that a crash before its answer is answered after the restart, then answered like
+       * `message.send` (docs/PROTOCOL.md §17.2).
        */
       prompt: string;
     }
@@ -120,6 +125,8 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
   readonly channels: ChannelApi;
   /** The slash-command registry (register plugin commands here). */
   readonly commands: CommandRegistry;
+  /** The owners' schedules (docs/PROTOCOL.md §17); a gateway created with `scheduler` runs them. */
+  readonly schedules: ScheduleApi;
   /** The resolved options (limits as `hello.ok` announces them). */
   readonly options: Readonly<ResolvedOptions>;
 }
@@ -153,7 +160,9 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   readonly options: Readonly<ResolvedOptions>;
   readonly commands: CommandRegistry;
   readonly channels: ChannelApi;
+  readonly schedules: ScheduleApi;
   readonly #services: SessionServices;
+  readonly #scheduler: Scheduler;
   readonly #outbox: Outbox;
   readonly #bus: Bus;
   #state: Lifecycle = "new";
@@ -185,6 +194,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       setDefault: (owner, chatId) => setDefault(services, owner, chatId),
       delete: (owner, chatId) => deleteChannel(services, owner, chatId),
     };
+    this.#scheduler = new Scheduler(services, (owner, notification) => this.notify(owner, notification));
+    this.schedules = scheduleApi(services, this.#scheduler);
   }
 
   async start(): Promise<void> {
@@ -200,6 +211,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     }
     this.#state = "running";
     this.#outbox.pruneOnSchedule();
+    if (this.options.scheduler) this.#scheduler.start(this.options.scheduler.tickMs);
     // With several processes, one that dies leaves turns that no job here will reach: look again
     // now and then. (One process alone finds everything at start.)
     if (this.options.laneLock) {
@@ -216,6 +228,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const draining = options.drainMs !== undefined;
     if (draining) this.#closeCode = CLOSE_CODES.serviceRestart;
     clearInterval(this.#recovery);
+    // No slot is claimed from here on; a run already queued drains or ends like any turn.
+    await this.#scheduler.stop();
     this.#outbox.stopPruning();
     this.#unsubscribe?.();
     const services = this.#services;
@@ -266,20 +280,21 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
         const resolved = await services.resolveLane(owner, chatId, postOptions.threadId);
         this.#checkRunning("post");
         const lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
-        const prompt = "prompt" in input ? await storePrompt(services, owner, lane, input.prompt) : undefined;
+        // A prompt waits on the durable queue (docs/PROTOCOL.md §4.2): a crash mid-run is answered after the restart.
+        if ("prompt" in input) return answerPrompt(services, owner, lane, await storePrompt(services, owner, lane, input.prompt));
         const events = "events" in input ? () => input.events : "text" in input ? () => textOnly(input.text, input.reasoning) : () => textOnly("");
         return new Promise<StoredMessage>((resolve, reject) => {
           const run = async (turn: LaneTurn) => {
             try {
-              const message = prompt ? await runTurn(services, owner, lane, prompt, turn) : await runAnswer(services, { owner, lane, turn, events });
+              const message = await runAnswer(services, { owner, lane, turn, events });
               // The lane went away under the answer: nothing was kept, so there is no message to give.
-              if (turn.reason === "deleted") reject(droppedError("deleted", chatId));
+              if (turn.reason === "deleted") reject(droppedError("deleted", lane));
               else resolve(message);
             } catch (error) {
               reject(error);
             }
           };
-          services.lanes.enqueue(owner, lane, run, (reason) => reject(droppedError(reason, chatId)));
+          services.lanes.enqueue(owner, lane, run, (reason) => reject(droppedError(reason, lane)));
         });
       })(),
     );
@@ -340,6 +355,7 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
     addresses: new ConnectionCount(),
     traffic: new TrafficCounts(),
     admitting: new ConnectionCount(),
+    helloGate: new HelloGate(options.maxHellosInFlight),
     budgets: sharedBudgets(options),
     store: outbox.store,
     live: outbox.live,
@@ -359,12 +375,6 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
 
 /** How long close() waits for running turns to store their final frame (ms). */
 const SHUTDOWN_WAIT_MS = 5_000;
-
-/** Why a post's job never ran (or its answer was dropped with its lane). */
-function droppedError(reason: AbortReason, chatId: ChatId): GatewayError {
-  if (reason === "deleted") return new GatewayError("not_found", `post: chat "${chatId}" was deleted before the answer was stored`);
-  return new GatewayError("unsupported", "post: the gateway shut down before the answer ran");
-}
 
 async function* textOnly(text: string, reasoning?: string): AsyncIterable<RuntimeEvent> {
   if (reasoning) yield { type: "reasoning", delta: reasoning };

@@ -43,6 +43,7 @@ export type {
   CommandCategory,
   DeviceCaps,
   Device,
+  WebPushSubscription,
   MediaRecord,
 } from "./contracts/records.js";
 export type {
@@ -67,6 +68,8 @@ export type {
   TurnScope,
 } from "./contracts/storage.js";
 export type { HookRecord, HookMode, OwnedHook, HookClaim } from "./contracts/hooks.js";
+export type { ScheduleRecord, ScheduleRun, ScheduleRunStatus, OwnedSchedule } from "./contracts/schedules.js";
+export type { ScheduleApi, ScheduleInfo, ScheduleInput } from "./schedules/schedule-api.js";
 export { openAuthenticator, tokenAuthenticator } from "./contracts/authenticator.js";
 export type { Authenticator, AuthRequest, AuthResult, ConnectionContext } from "./contracts/authenticator.js";
 export type {
@@ -103,6 +106,7 @@ export type { LaneLock, LaneLease } from "./contracts/lane-lock.js";
 export type { MediaStore, MediaWriter } from "./contracts/media-store.js";
 export { PushSendError } from "./contracts/push.js";
 export { NTFY_TOPIC_PATTERN, FCM_TOKEN_PATTERN, isNtfyTopic, isFcmToken } from "./outbox/push-targets.js";
+export { isWebPushSubscription } from "./outbox/webpush-subscription.js";
 export type { PushSender, PushMessage } from "./contracts/push.js";
 export type { SessionStore, Session } from "./contracts/session-store.js";
 export type { Revocation } from "./connection/revocation.js";

@@ -77,6 +77,13 @@ export interface GatewayOptions {
    */
   maxConnectionsPerIp?: number;
   /**
+   * Hellos in progress in this process at once (default 128), from a connection's first frame to
+   * its `hello.ok` or refusal. Past it a new connection's first frame gets `rate_limited` and
+   * close 1013 with the reason `retry_after_ms=<n>`, a hint of when to come back, so a reconnect
+   * storm is shed at once rather than queued until everyone waits (docs/PROTOCOL.md §18.5).
+   */
+  maxHellosInFlight?: number;
+  /**
    * Largest `history` page in bytes of message JSON (default 524,288, half of `maxFrameBytes`'s default): fewer
    * messages come back and `has_more` is true. A single message larger than this is sent alone,
    * its `text` and `reasoning` cut to fit and `truncated: true` set.
@@ -147,6 +154,14 @@ export interface GatewayOptions {
    * Two indexed reads per look.
    */
   recoveryIntervalMs?: number;
+  /**
+   * Run the owners' schedules (docs/PROTOCOL.md §17): `true`, or `{ tickMs }`, how often the
+   * scheduler reads every schedule and claims the slots that came due (milliseconds, default
+   * 1,000; a 6-field cron with seconds needs no coarser tick). Needs a storage with the
+   * `schedules` capability. Started by `start()`, stopped by `close()`. Default: off, and
+   * `gateway.schedules` still manages schedules for a gateway elsewhere that runs them.
+   */
+  scheduler?: boolean | { tickMs?: number };
   /** Where warnings and errors go. Default: the console, prefixed `[chat-gateway]` (info is dropped). */
   logger?: Logger;
   /** The clock, epoch milliseconds (for tests). */
@@ -155,8 +170,10 @@ export interface GatewayOptions {
 
 /** Options with every default applied. */
 export type ResolvedOptions = Required<
-  Omit<GatewayOptions, "storage" | "authenticator" | "bus" | "mediaStore" | "push" | "retention" | "backpressure" | "runtimeInfo" | "pushRetry" | "laneLock">
+  Omit<GatewayOptions, "storage" | "authenticator" | "bus" | "mediaStore" | "push" | "retention" | "backpressure" | "runtimeInfo" | "pushRetry" | "laneLock" | "scheduler">
 > & {
+  /** The scheduler's tick (ms), or undefined when this gateway runs no schedules. */
+  scheduler: { tickMs: number } | undefined;
   storage: Storage;
   laneLock: LaneLock | undefined;
   push: PushSender[];

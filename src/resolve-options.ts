@@ -98,6 +98,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     helloTimeoutMs: positive("helloTimeoutMs", options.helloTimeoutMs, LIMITS.helloTimeoutMs),
     maxConnectionsPerOwner: positive("maxConnectionsPerOwner", options.maxConnectionsPerOwner, LIMITS.connectionsPerOwner),
     maxConnectionsPerIp,
+    maxHellosInFlight: wholePositive("maxHellosInFlight", options.maxHellosInFlight, 128),
     historyMaxBytes: positive("historyMaxBytes", options.historyMaxBytes, LIMITS.historyMaxBytes),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),
@@ -114,6 +115,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     pushAfterMs: nonNegative("pushAfterMs", options.pushAfterMs, 60_000),
     pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 5_000),
+    scheduler: options.scheduler ? { tickMs: positive("scheduler.tickMs", options.scheduler === true ? undefined : options.scheduler.tickMs, 1_000) } : undefined,
     logger,
     now: options.now ?? Date.now,
   };

@@ -175,7 +175,7 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     }
   }
 
-  /** Update this device's push target (`fcm.register`); the gateway sends no response. */
+  /** Update this device's push targets (`fcm.register`: `fcm_token`, `ntfy_topic`, or a Web Push subscription as `webpush`, `null` clearing it); the gateway sends no response. */
   async registerPush(target: ClientPayloads["fcm.register"], options: RequestOptions = {}): Promise<void> {
     await this.#connection.waitReady(options.timeoutMs ?? this.#requests.defaultTimeoutMs);
     this.#connection.socket?.send(JSON.stringify({ type: "fcm.register", payload: target }));

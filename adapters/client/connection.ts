@@ -10,6 +10,7 @@ import type { ConnectionState, GatewayClientEvents, StateInfo } from "./events.j
 import type { HelloOkPayload, ServerFrame } from "./frames.js";
 import type { GatewayClientOptions, ReconnectOptions } from "./options.js";
 import type { WebSocketConstructor, WebSocketLike } from "./socket.js";
+import { hintedDelay, retryHint } from "./retry-hint.js";
 
 /** `WebSocket.OPEN`: the constant is not on every implementation's constructor. */
 export const OPEN = 1;
@@ -78,6 +79,8 @@ export class Connection {
   #retryAtOnce = false;
   /** The last close was 1012: the next attempt waits only a jitter. */
   #restartJitter = false;
+  /** The last close was 1013 with a retry hint (ms): the next attempt waits that, plus a jitter. */
+  #retryAfter: number | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
   #hello: HelloOkPayload | undefined;
@@ -322,7 +325,9 @@ export class Connection {
     }
     // 1012: the server drained and restarts (docs/PROTOCOL.md §18); another process may take us now.
     if (event.code === CLOSE_CODES.serviceRestart) this.#restartJitter = true;
-    this.#scheduleRetry(`closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`, !attempt.gotHello);
+    // 1013 with a hint: shed as too busy (docs/PROTOCOL.md §18.5), not refused for the credential.
+    this.#retryAfter = retryHint(event.code, event.reason);
+    this.#scheduleRetry(`closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`, !attempt.gotHello && this.#retryAfter === undefined);
   }
 
   #scheduleRetry(reason: string, beforeHello: boolean): void {
@@ -332,9 +337,11 @@ export class Connection {
       return;
     }
     const retry = () => {
-      const delay = this.#retryAtOnce ? 0 : this.#restartJitter ? restartDelay(reconnect) : backoffDelay(reconnect, this.#attempt);
+      const hint = this.#retryAfter;
+      const delay = this.#retryAtOnce ? 0 : hint !== undefined ? hintedDelay(hint) : this.#restartJitter ? restartDelay(reconnect) : backoffDelay(reconnect, this.#attempt);
       this.#retryAtOnce = false;
       this.#restartJitter = false;
+      this.#retryAfter = undefined;
       this.#attempt++;
       this.#setState("reconnecting", { retryInMs: delay, attempt: this.#attempt, reason });
       this.#retryTimer = setTimeout(() => {

@@ -31,7 +31,7 @@ export interface GatewayClientOptions {
   deviceName?: string;
   /** `caps.media` (default true). */
   media?: boolean;
-  /** `caps.push`: "fcm", "ntfy" or "none" (default "none"), or the name of another push sender the gateway has; the gateway refuses any other at hello and the client stops (docs/PROTOCOL.md §2.3). */
+  /** `caps.push`: "fcm", "ntfy", "webpush" or "none" (default "none"), or the name of another push sender the gateway has; the gateway refuses any other at hello and the client stops (docs/PROTOCOL.md §2.3). */
   push?: string;
   /** `hello.fcm_token`. */
   fcmToken?: string;

@@ -5,6 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressRate } from "./address-rate.js";
+import { sessionCookie } from "./cookies.js";
+import { LOGIN_LIMITS } from "./limits.js";
 import { BodyError, readJson, refuseCrossSite, sendJson, tooMany, type AuthContext } from "./auth-api.js";
 import { createDeviceId, createDeviceToken, deviceTokenDigest, type DeviceTokenStore, type PairedDevice } from "./device-store.js";
 import { addressBlock, clientIp, isTls } from "./gate.js";
@@ -88,7 +90,9 @@ async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerRes
   const token = createDeviceToken();
   const device = { device_id: createDeviceId(), username: pending.username, name: name || pending.name, created: seconds, last_seen: seconds };
   await dctx.devices.add({ ...device, token_sha256: deviceTokenDigest(token) });
-  sendJson(res, 200, { device_id: device.device_id, token, username: device.username, name: device.name });
+  // A browser that redeems is signed in by it: the token becomes its session cookie (HttpOnly, as a login's).
+  const cookie = sessionCookie(ctx.cookieName(req), token, isTls(req, ctx.trustProxy), LOGIN_LIMITS.deviceCookieSeconds);
+  sendJson(res, 200, { device_id: device.device_id, token, username: device.username, name: device.name }, { "set-cookie": cookie });
 }
 
 /** `POST /api/devices/pair {name?}`: a pairing code for the signed-in user, and a URL carrying it. */

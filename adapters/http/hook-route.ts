@@ -8,6 +8,7 @@ import { isGatewayError, type Gateway, type HookRecord, type Owner } from "chat-
 import { BodyError, readBody, sendJson } from "./auth-api.js";
 import { canonicalPath } from "./gate.js";
 import { HOOK_TOLERANCE_SECONDS, parseHookSignature, verifyHookSignature } from "./hook-signature.js";
+import { memoryHookBudget, type HookPostBudget } from "./hook-budget.js";
 
 /** The numbers of webhooks (docs/PROTOCOL.md §17). */
 export const HOOK_LIMITS = {
@@ -31,6 +32,13 @@ export interface HookHandlerOptions {
   now?: () => number;
   /** Receives unexpected failures (the sender gets a bare 500). Default `console.error`. */
   onError?: (error: unknown) => void;
+  /**
+   * Where the 60 posts a minute per hook are counted. Default: in this process, so with several
+   * gateway processes a hook gets 60 a minute from each; give `redisHookBudget(redis)` of
+   * `chat-gateway/redis` to hold the limit across all of them. Should the shared budget fail (Redis
+   * down), the post is counted in this process instead.
+   */
+  postBudget?: HookPostBudget;
 }
 
 /** Answers a request when it is for the hook route; resolves false for any other path. */
@@ -53,7 +61,11 @@ export function createHookHandler(options: HookHandlerOptions): HookHandler {
   if (!prefix.startsWith("/") || !prefix.endsWith("/")) throw new TypeError(`createHookHandler: prefix must start and end with "/", got ${JSON.stringify(prefix)}`);
   const now = options.now ?? Date.now;
   const onError = options.onError ?? ((error: unknown) => console.error(error));
-  const budget = new PostBudget(HOOK_LIMITS.postsPerMinute, 60_000);
+  const local = memoryHookBudget(HOOK_LIMITS.postsPerMinute);
+  const shared = options.postBudget;
+  const budget: HookPostBudget = shared
+    ? { take: (hookId, at) => shared.take(hookId, at).catch((error: unknown) => (onError(error), local.take(hookId, at))) }
+    : local;
   const ctx = { gateway: options.gateway, now, budget };
 
   return async (req, res) => {
@@ -79,7 +91,7 @@ export function createHookHandler(options: HookHandlerOptions): HookHandler {
 interface RouteContext {
   gateway: Gateway;
   now: () => number;
-  budget: PostBudget;
+  budget: HookPostBudget;
 }
 
 async function serve(ctx: RouteContext, hookId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -105,7 +117,7 @@ async function serve(ctx: RouteContext, hookId: string, req: IncomingMessage, re
   if (idempotencyKey !== undefined && (typeof idempotencyKey !== "string" || idempotencyKey === "" || idempotencyKey.length > HOOK_LIMITS.maxKeyLength)) {
     return sendJson(res, 400, { error: `Idempotency-Key must be 1 to ${HOOK_LIMITS.maxKeyLength} characters` });
   }
-  const retryAfter = ctx.budget.take(found.hook.hook_id, at);
+  const retryAfter = await ctx.budget.take(found.hook.hook_id, at);
   if (retryAfter > 0) return sendJson(res, 429, { error: "too many posts to this hook", retry_after: retryAfter }, { "retry-after": String(retryAfter) });
   await deliver(ctx, found, post, { v1: signature.v1, expiresAt: (signature.t + HOOK_TOLERANCE_SECONDS + 1) * 1000, idempotencyKey, at }, res);
 }
@@ -170,26 +182,4 @@ function parsePost(body: Buffer): { text: string; title?: string } | string {
 function preview(text: string): string {
   const line = text.replace(/\s+/g, " ").trim();
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
-}
-
-/** A sliding minute of posts per hook in this process; forgets hooks that went quiet. */
-class PostBudget {
-  readonly #times = new Map<string, number[]>();
-  constructor(
-    readonly limit: number,
-    readonly windowMs: number,
-  ) {}
-
-  /** Takes one post; 0 when allowed, else the seconds until one is. */
-  take(key: string, now: number): number {
-    const kept = (this.#times.get(key) ?? []).filter((t) => t > now - this.windowMs);
-    if (kept.length >= this.limit) {
-      this.#times.set(key, kept);
-      return Math.max(1, Math.ceil((kept[0] + this.windowMs - now) / 1000));
-    }
-    kept.push(now);
-    this.#times.set(key, kept);
-    if (this.#times.size > 10_000) for (const [k, v] of this.#times) if (v.every((t) => t <= now - this.windowMs)) this.#times.delete(k);
-    return 0;
-  }
 }

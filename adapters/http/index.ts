@@ -38,4 +38,5 @@ export type { HookHandler, HookHandlerOptions } from "./hook-route.js";
 export { signHookBody, verifyHookSignature, parseHookSignature, HOOK_TOLERANCE_SECONDS } from "./hook-signature.js";
 export type { HookSignature } from "./hook-signature.js";
 export { addHook, rotateHook, removeHook, listHooks } from "./hook-admin.js";
+export { memoryHookBudget, type HookPostBudget } from "./hook-budget.js";
 export type { HookInfo, NewHook } from "./hook-admin.js";

@@ -22,4 +22,9 @@ export const LOGIN_LIMITS = {
   maxRedeems: 20,
   /** The redeem counting window in seconds. */
   redeemWindowSeconds: 60,
+  /**
+   * `Max-Age` of the cookie a redeem hands a browser: 400 days, the longest browsers keep one. The
+   * device token's own lifetime (90 days from its last use) decides; the cookie only must not end first.
+   */
+  deviceCookieSeconds: 400 * 86_400,
 } as const;

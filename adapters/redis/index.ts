@@ -1,7 +1,8 @@
 /**
  * Shared state on Redis for a gateway that runs as several processes: login sessions
- * ({@link redisSessionStore}), failed-login counts and lockouts ({@link redisLockoutStore}) and the
- * one-turn-at-a-time rule per lane ({@link redisLaneLock}). Frames between processes go through
+ * ({@link redisSessionStore}), failed-login counts and lockouts ({@link redisLockoutStore}), the
+ * one-turn-at-a-time rule per lane ({@link redisLaneLock}) and each webhook's posts a minute
+ * ({@link redisHookBudget}). Frames between processes go through
  * `chat-gateway/bus/redis`; durable data through `chat-gateway/storage/postgres`.
  *
  * Each factory takes an ioredis client of yours and never closes it: a single-node `Redis` or a
@@ -26,5 +27,7 @@ export type { RedisDeviceStoreOptions } from "./devices.js";
 export { redisLockoutStore } from "./lockout.js";
 export type { RedisLockoutStoreOptions } from "./lockout.js";
 export { redisLaneLock } from "./lane-lock.js";
+export { redisHookBudget } from "./hook-budget.js";
+export type { RedisHookBudgetOptions } from "./hook-budget.js";
 export type { RedisLaneLockOptions } from "./lane-lock.js";
 export { subscriberOf, type RedisClient } from "./options.js";

@@ -12,6 +12,7 @@ import { describeDurabilityConformance } from "./storage-durability.js";
 import { describeDeletionConformance, describeRecordDeletion } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
 import { describeHooksConformance } from "./storage-hooks.js";
+import { describeSchedulesConformance } from "./storage-schedules.js";
 import { describeMediaConformance } from "./storage-media.js";
 import { describeReadStateConformance } from "./storage-read-state.js";
 import { A, B, channel, device, ids, mediaRef, msg, thread } from "./storage-records.js";
@@ -145,6 +146,7 @@ export function describeStorageConformance(name: string, make: StorageFactory, o
     describeAdoptionConformance(use, capabilities.adoptOwner, capabilities.media);
     describeHooksConformance(use, capabilities.hooks);
     describeReadStateConformance(use, capabilities.readState, capabilities.adoptOwner);
+    describeSchedulesConformance(use, capabilities);
     describeDevices(use);
     describeConcurrencyConformance(use, () => made.peer, capabilities);
     if (options.persists) describeDurabilityConformance(use, () => made.reopen?.(), capabilities);

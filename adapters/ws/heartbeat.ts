@@ -44,13 +44,20 @@ export function startHeartbeat(wss: WebSocketServer, intervalMs: number, timeout
   }, intervalMs);
   interval.unref();
 
+  // One pair of listeners for every socket (an emitter calls its listeners with itself as `this`),
+  // rather than two closures per idle connection.
+  function onPong(this: WebSocket, data: Buffer): void {
+    const o = outstanding.get(this);
+    if (o && Buffer.isBuffer(data) && data.equals(o.nonce)) clear(this);
+  }
+  function onClose(this: WebSocket): void {
+    clear(this);
+  }
+
   return {
     watch(ws) {
-      ws.on("pong", (data) => {
-        const o = outstanding.get(ws);
-        if (o && Buffer.isBuffer(data) && data.equals(o.nonce)) clear(ws);
-      });
-      ws.on("close", () => clear(ws));
+      ws.on("pong", onPong);
+      ws.on("close", onClose);
     },
     stop() {
       clearInterval(interval);

@@ -7,12 +7,12 @@ import http, { type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type PerMessageDeflateOptions, type WebSocket } from "ws";
-import type { Connection, ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
+import type { ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
 import { startHeartbeat } from "./heartbeat.js";
-import { tickBatch } from "./tick-batch.js";
+import { WsConnection } from "./ws-connection.js";
 import { upgradeGuard, type UpgradeGuardOptions } from "./upgrade-guard.js";
-import { proxyHint } from "./proxy-hint.js";
+import { proxyHint, type ProxyHint } from "./proxy-hint.js";
 
 /**
  * Options of {@link attachWebSocket}. `allowedOrigins` / `allowedHosts` (default none besides the
@@ -135,32 +135,19 @@ async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | un
   }
 }
 
-/** Hand an upgraded socket to the gateway as one of its connections, watched by the heartbeat. */
-function serve(gateway: Gateway, heartbeat: ReturnType<typeof startHeartbeat>, ws: WebSocket, socket: Duplex, context: ConnectionContext): void {
+/**
+ * Hand an upgraded socket to the gateway as one of its connections, watched by the heartbeat.
+ * `counted`: the proxy hint counts its address until it closes.
+ */
+function serve(gateway: Gateway, heartbeat: ReturnType<typeof startHeartbeat>, ws: WebSocket, socket: Duplex, context: ConnectionContext, counted?: ProxyHint): void {
   heartbeat.watch(ws);
-  const batch = tickBatch(socket);
-  const connection: Connection = {
-    send: (text) => {
-      if (ws.readyState !== ws.OPEN) return;
-      batch();
-      ws.send(text);
-    },
-    sendBinary: (data) => {
-      if (ws.readyState !== ws.OPEN) return;
-      batch();
-      ws.send(data, { binary: true });
-    },
-    close: (code, reason) => {
-      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, reason);
-    },
-    get bufferedAmount() {
-      return ws.bufferedAmount;
-    },
-    pause: () => ws.pause(),
-    resume: () => ws.resume(),
-    context,
+  const handle = gateway.accept(new WsConnection(ws, socket, context));
+  // One listener for both ends of a socket: each closure is kept for as long as the connection.
+  const ended = () => {
+    handle.closed();
+    if (counted && context.remoteAddress !== undefined) counted.closed(context.remoteAddress);
+    counted = undefined;
   };
-  const handle = gateway.accept(connection);
   ws.on("message", (data, isBinary) => {
     if (isBinary) {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
@@ -169,8 +156,8 @@ function serve(gateway: Gateway, heartbeat: ReturnType<typeof startHeartbeat>, w
       handle.receiveText(data.toString());
     }
   });
-  ws.on("close", () => handle.closed());
-  ws.on("error", () => handle.closed());
+  ws.on("close", ended);
+  ws.on("error", ended);
 }
 
 /**
@@ -226,8 +213,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     };
     wss.handleUpgrade(request, socket, head, (ws) => {
       socket.off("error", onError);
-      if (hint) ws.once("close", hint.opened(request, context.remoteAddress));
-      serve(gateway, heartbeat, ws, socket, context);
+      serve(gateway, heartbeat, ws, socket, context, hint?.opened(request, context.remoteAddress) ? hint : undefined);
     });
   }
 

@@ -6,6 +6,9 @@
  */
 import type { IncomingMessage } from "node:http";
 
+/** What {@link proxyHint} returns. */
+export type ProxyHint = ReturnType<typeof proxyHint>;
+
 /** Watches upgrades when no `clientAddress` option was given; warns once. */
 export function proxyHint(maxPerAddress: number, warn: (message: string) => void) {
   const open = new Map<string, number>();
@@ -22,20 +25,26 @@ export function proxyHint(maxPerAddress: number, warn: (message: string) => void
     );
   };
   return {
-    /** A socket of `address` opened; returns what to call when it closes. */
-    opened(request: IncomingMessage, address: string | undefined): () => void {
+    /**
+     * A socket of `address` opened: true when it was counted, and {@link closed} is to be called
+     * when it closes. Once the warning is out nothing more is counted.
+     */
+    opened(request: IncomingMessage, address: string | undefined): boolean {
       if (request.headers["x-forwarded-for"] !== undefined || request.headers.forwarded !== undefined) {
         say("a WebSocket upgrade carried X-Forwarded-For or Forwarded, but attachWebSocket has no clientAddress option");
       }
-      if (address === undefined) return () => undefined;
+      if (address === undefined || warned) return false;
       const count = (open.get(address) ?? 0) + 1;
       open.set(address, count);
       if (count >= many) say(`${count} WebSocket connections are open from one address (${address}) and attachWebSocket has no clientAddress option`);
-      return () => {
-        const left = (open.get(address) ?? 1) - 1;
-        if (left > 0) open.set(address, left);
-        else open.delete(address);
-      };
+      if (warned) open.clear();
+      return !warned;
+    },
+    /** A socket counted by {@link opened} closed. */
+    closed(address: string): void {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left > 0) open.set(address, left);
+      else open.delete(address);
     },
   };
 }

@@ -1,4 +1,5 @@
-// The running server's admin socket (<data-dir>/admin.sock, mode 0600): how `hook ...` reaches a
+// The running server's admin socket (<data-dir>/admin.sock, mode 0600): how `hook ...` and
+// `schedule ...` reach a
 // server that holds the data folder (sql.js keeps it to one process), docs/PROTOCOL.md §17.
 // One JSON line in, one JSON line out; only the account that runs the server can connect.
 import { chmod, rm } from "node:fs/promises";
@@ -7,14 +8,20 @@ import { join } from "node:path";
 import { ANONYMOUS_OWNER, isGatewayError, type Gateway, type HookMode } from "chat-gateway";
 import { addHook, listHooks, removeHook, rotateHook, type LoginProtection } from "chat-gateway/http";
 
-/** What the CLI asks: a hook action, for a user when login is on. */
+/** What the CLI asks: a hook action (the default kind) or a schedule action, for a user when login is on. */
 export interface AdminRequest {
-  action: "add" | "list" | "rotate" | "remove";
+  kind?: "hook" | "schedule";
+  action: "add" | "list" | "rotate" | "remove" | "run";
   user?: string;
   name?: string;
   channel?: string;
   mode?: HookMode;
+  cron?: string;
+  tz?: string;
+  prompt?: string;
 }
+
+type AdminReply = { ok: true; result: unknown } | { ok: false; error: string; usage?: true };
 
 /** The socket's path in a data folder. */
 export function adminSocketPath(dataDir: string): string {
@@ -51,11 +58,12 @@ export async function startAdminSocket(gateway: Gateway, protection: LoginProtec
   return () => new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
-async function answer(gateway: Gateway, protection: LoginProtection, line: string): Promise<{ ok: true; result: unknown } | { ok: false; error: string; usage?: true }> {
+async function answer(gateway: Gateway, protection: LoginProtection, line: string): Promise<AdminReply> {
   try {
     const request = JSON.parse(line) as AdminRequest;
     const owner = await ownerOf(protection, request.user);
     if (typeof owner !== "string") return owner;
+    if (request.kind === "schedule") return await scheduleAction(gateway, owner, request);
     switch (request.action) {
       case "add":
         return { ok: true, result: await addHook(gateway, owner, { name: request.name!, channel: request.channel!, mode: request.mode }) };
@@ -74,9 +82,28 @@ async function answer(gateway: Gateway, protection: LoginProtection, line: strin
   }
 }
 
+/** `schedule add|list|remove|run` (docs/PROTOCOL.md §17). */
+async function scheduleAction(gateway: Gateway, owner: string, request: AdminRequest): Promise<AdminReply> {
+  switch (request.action) {
+    case "add":
+      return { ok: true, result: await gateway.schedules.add(owner, { name: request.name!, cron: request.cron!, tz: request.tz, prompt: request.prompt!, channel: request.channel! }) };
+    case "list": {
+      const names = new Map((await gateway.channels.list(owner)).map((c) => [c.chat_id, c.name]));
+      return { ok: true, result: (await gateway.schedules.list(owner)).map((s) => ({ ...s, channel: names.get(s.chat_id) ?? "(deleted)" })) };
+    }
+    case "remove":
+      await gateway.schedules.remove(owner, request.name!);
+      return { ok: true, result: null };
+    case "run":
+      return { ok: true, result: await gateway.schedules.run(owner, request.name!) };
+    default:
+      return { ok: false, error: "unknown action", usage: true };
+  }
+}
+
 /** The owner the hooks belong to: the named user when login is on, the anonymous owner when off. */
 async function ownerOf(protection: LoginProtection, user: string | undefined): Promise<string | { ok: false; error: string; usage?: true }> {
-  if (!(await protection.enabled())) return user === undefined ? ANONYMOUS_OWNER : { ok: false, error: "login is off: hooks belong to the anonymous owner; leave out --user", usage: true };
+  if (!(await protection.enabled())) return user === undefined ? ANONYMOUS_OWNER : { ok: false, error: "login is off: hooks and schedules belong to the anonymous owner; leave out --user", usage: true };
   if (user === undefined) return { ok: false, error: "login is on: name the user with --user NAME", usage: true };
   if (!(await protection.users.load()).users.has(user)) return { ok: false, error: `no user named "${user}"` };
   return user;

@@ -1,6 +1,7 @@
 // The example server's settings: command-line flags beat environment variables beat defaults
 // (docs/PROTOCOL.md §10.2).
 import { join, resolve } from "node:path";
+import type { WebPushSenderOptions } from "chat-gateway/push/webpush";
 
 export interface ServerConfig {
   port: number;
@@ -36,6 +37,16 @@ export interface ServerConfig {
   drainMs?: number;
   /** Port of GET /metrics, on the same host (docs/PROTOCOL.md §18.3); off when undefined. */
   metricsPort?: number;
+  /** An ntfy server to push through (docs/PROTOCOL.md §16); off when undefined. */
+  ntfyUrl?: string;
+  /** A Google service account JSON file to push through FCM; off when undefined. */
+  fcmServiceAccount?: string;
+  /** The VAPID key pair's file (default <data-dir>/vapid.json; made on first start). */
+  vapidFile?: string;
+  /** Who runs the server, for Web Push services: a mailto: or https: URL. */
+  pushSubject?: string;
+  /** Not a flag: a private push service's CA or address for the Web Push sender (embedding, tests). */
+  webPush?: Pick<WebPushSenderOptions, "agent" | "endpointAllowed">;
   /** How long a connected device has to read an answer or an ask before it is pushed (ms; docs/PROTOCOL.md §15). */
   pushAfterMs?: number;
 }
@@ -62,6 +73,10 @@ const OPTIONS = {
   "connections-per-ip": "GATEWAY_CONNECTIONS_PER_IP",
   "drain-ms": "GATEWAY_DRAIN_MS",
   "metrics-port": "GATEWAY_METRICS_PORT",
+  "ntfy-url": "GATEWAY_NTFY_URL",
+  "fcm-service-account": "GATEWAY_FCM_SERVICE_ACCOUNT",
+  "vapid-file": "GATEWAY_VAPID_FILE",
+  "push-subject": "GATEWAY_PUSH_SUBJECT",
   "push-after-ms": "GATEWAY_PUSH_AFTER_MS",
 } as const;
 
@@ -103,6 +118,12 @@ Options (each also read from the environment variable in brackets):
                            interrupted and close sockets with 1012 [GATEWAY_DRAIN_MS] (default 10000)
   --metrics-port N         serve GET /metrics (Prometheus) on this port of the same host
                            [GATEWAY_METRICS_PORT] (default off)
+  --ntfy-url URL           push through this ntfy server to devices with an ntfy_topic [GATEWAY_NTFY_URL]
+  --fcm-service-account FILE  push through FCM with this Google service account [GATEWAY_FCM_SERVICE_ACCOUNT]
+  --vapid-file PATH        Web Push VAPID key pair, made on first start (mode 0600)
+                           [GATEWAY_VAPID_FILE] (default <data-dir>/vapid.json)
+  --push-subject URL       mailto: or https: contact sent to Web Push services
+                           [GATEWAY_PUSH_SUBJECT] (default mailto:chat-gateway@example.invalid)
   --push-after-ms N        push an answer or an ask no device has read within N ms (at once
                            when none is connected), 0 to 86400000 [GATEWAY_PUSH_AFTER_MS] (default 60000)
   --memory                 keep everything in memory (nothing on disk)
@@ -159,6 +180,10 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     allowOpen: allowOpen || flagEnv(env.GATEWAY_ALLOW_OPEN, "GATEWAY_ALLOW_OPEN"),
     allowedHosts: list(get("allowed-hosts")),
     allowedOrigins: list(get("allowed-origins")),
+    ntfyUrl: get("ntfy-url"),
+    fcmServiceAccount: get("fcm-service-account") && resolve(get("fcm-service-account")!),
+    vapidFile: get("vapid-file") && resolve(get("vapid-file")!),
+    pushSubject: get("push-subject"),
   };
 }
 

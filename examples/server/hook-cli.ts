@@ -10,22 +10,33 @@ export const HOOK_USAGE = `usage: hook add NAME --channel CHANNEL [--mode post|t
        hook remove NAME [--user NAME]
 `;
 
-interface Io {
+export interface Io {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
+}
+
+/**
+ * Splits arguments into positional ones and `--name value` flags of `allowed` (the last of a
+ * repeated one wins); undefined on any other `--` argument or a flag without its value.
+ */
+export function splitArgs(args: string[], allowed: readonly string[]): { positional: string[]; flags: Record<string, string> } | undefined {
+  const flags: Record<string, string> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith("--")) positional.push(arg);
+    else if (allowed.includes(arg.slice(2)) && args[i + 1] !== undefined) flags[arg.slice(2)] = args[++i]!;
+    else return undefined;
+  }
+  return { positional, flags };
 }
 
 /** Parses `argv` (after "hook") into a request, or undefined on a usage error. */
 function parse(argv: string[]): AdminRequest | undefined {
   const [action, ...rest] = argv;
-  const flags: Record<string, string> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (!arg.startsWith("--")) positional.push(arg);
-    else if (["--channel", "--mode", "--user"].includes(arg) && rest[i + 1] !== undefined) flags[arg.slice(2)] = rest[++i]!;
-    else return undefined;
-  }
+  const split = splitArgs(rest, ["channel", "mode", "user"]);
+  if (!split) return undefined;
+  const { positional, flags } = split;
   const user = flags.user;
   if (action === "list" && positional.length === 0 && !flags.channel && !flags.mode) return { action, user };
   if ((action === "rotate" || action === "remove") && positional.length === 1 && !flags.channel && !flags.mode) return { action, user, name: positional[0] };
@@ -53,13 +64,11 @@ function ask(path: string, request: AdminRequest): Promise<{ ok: boolean; result
   });
 }
 
-/** Runs `hook ...` against the server whose data folder is `dataDir`. */
-export async function runHookCli(argv: string[], dataDir: string, io: Io): Promise<number> {
-  const request = parse(argv);
-  if (!request) {
-    io.stderr.write(HOOK_USAGE);
-    return 2;
-  }
+/**
+ * Asks the running server over its admin socket: its result, or the exit code after saying on
+ * stderr why not (1 unreachable or refused, 2 a usage error the server found).
+ */
+export async function askServer(dataDir: string, request: AdminRequest, io: Io): Promise<{ result: unknown } | number> {
   let reply;
   try {
     reply = await ask(adminSocketPath(dataDir), request);
@@ -71,6 +80,18 @@ export async function runHookCli(argv: string[], dataDir: string, io: Io): Promi
     io.stderr.write(`${reply.error}\n`);
     return reply.usage ? 2 : 1;
   }
+  return { result: reply.result };
+}
+
+/** Runs `hook ...` against the server whose data folder is `dataDir`. */
+export async function runHookCli(argv: string[], dataDir: string, io: Io): Promise<number> {
+  const request = parse(argv);
+  if (!request) {
+    io.stderr.write(HOOK_USAGE);
+    return 2;
+  }
+  const reply = await askServer(dataDir, request, io);
+  if (typeof reply === "number") return reply;
   if (request.action === "add" || request.action === "rotate") {
     const { hook, secret } = reply.result as NewHook;
     io.stdout.write(`hook_id: ${hook.hook_id}\nsecret: ${secret}\n`);

@@ -3,6 +3,7 @@ import { runUserCli } from "chat-gateway/http";
 import { HELP, parseConfig, UsageError } from "./config.js";
 import { serverData } from "./data.js";
 import { runHookCli } from "./hook-cli.js";
+import { runScheduleCli } from "./schedule-cli.js";
 import { startServer } from "./server.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -22,6 +23,9 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === "hook") {
     // The running server does it: see admin-socket.ts.
     return runHookCli(argv.slice(1), parseConfig([], process.env).dataDir, { stdout: process.stdout, stderr: process.stderr });
+  }
+  if (argv[0] === "schedule") {
+    return runScheduleCli(argv.slice(1), parseConfig([], process.env).dataDir, { stdout: process.stdout, stderr: process.stderr });
   }
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(HELP);

@@ -5,13 +5,15 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ANONYMOUS_OWNER, consoleLogger, type CloseOptions, createGateway, type AgentRuntime, type Gateway, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
 import { startAdminSocket } from "./admin-socket.js";
-import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type LockoutStore, type LoginProtection } from "chat-gateway/http";
+import { serveAutomations } from "./automations.js";
+import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type HookPostBudget, type LockoutStore, type LoginProtection } from "chat-gateway/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage } from "./data.js";
 import { serverMetrics } from "./metrics.js";
+import { serverPush, type ServerPush } from "./push.js";
 import { serveReady, type ReadyChecks } from "./ready.js";
 import { serveWeb } from "./static.js";
 
@@ -51,15 +53,17 @@ function shownUrl(url: string): string {
 
 /**
  * The HTTP side: readiness, the login gate (which lets signed webhook posts through), webhooks,
- * media, then the web UI; anything else under /api/ or /ws/ is 404.
+ * media, the automations the web UI lists, then the web UI; anything else under /api/ or /ws/ is 404.
  */
-function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>): http.RequestListener {
+function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>, gateway: Gateway, push: ServerPush): http.RequestListener {
   return (req, res) => {
     void (async () => {
       if (await serveReady(ready, req, res)) return;
       if (await protection.handle(req, res)) return;
       if (await hooks(req, res)) return;
       if (await media(req, res)) return;
+      if (await serveAutomations(gateway, protection, req, res)) return;
+      if (push.handle(req, res)) return;
       if (req.url?.startsWith("/api/") || req.url?.startsWith("/ws/")) {
         res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
         return;
@@ -73,10 +77,10 @@ function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnTy
   };
 }
 
-/** The admin socket for `hook ...`; without it only those commands are lost, not the server. */
+/** The admin socket for `hook ...` and `schedule ...`; without it only those commands are lost, not the server. */
 function adminSocket(gateway: Gateway, protection: LoginProtection, config: ServerConfig, logger: Logger): Promise<() => Promise<void>> {
   return startAdminSocket(gateway, protection, config.dataDir).catch((error: unknown) => {
-    logger.warn("the admin socket could not start; `hook ...` cannot reach this server", error);
+    logger.warn("the admin socket could not start; `hook ...` and `schedule ...` cannot reach this server", error);
     return async () => undefined;
   });
 }
@@ -111,15 +115,17 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   });
   const bus = shared?.bus(storage);
   const agent = pickRuntime(config);
+  const push = await serverPush(config);
   const gateway = createGateway({
     storage,
     runtime: agent.runtime,
     logger,
     authenticator: protection.authenticator(),
     mediaStore: await pickMediaStore(config),
+    scheduler: true, // schedules (docs/PROTOCOL.md §17): every process ticks, the storage lets one claim each slot
+    ...push.options,
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
     ...connectionCaps(config),
-    ...(config.pushAfterMs !== undefined ? { pushAfterMs: config.pushAfterMs } : {}),
   });
   // Frames of the other processes must arrive before the first device does.
   await bus?.ready();
@@ -128,11 +134,12 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
 
   const media = mediaRoute(storage, gateway, protection);
   // POST /api/hooks/<id> (docs/PROTOCOL.md §17): the signature is the credential, no session.
-  const hooks = createHookHandler({ gateway, onError: (error) => logger.error("webhook failed", error) });
+  // With Redis the 60 posts a minute per hook are counted across every process.
+  const hooks = createHookHandler({ gateway, onError: (error) => logger.error("webhook failed", error), ...(shared ? { postBudget: shared.hookBudget } : {}) });
   let draining = false;
   const ready: ReadyChecks = { storage, draining: () => draining, ...(shared ? { busConnected: shared.connected } : {}) };
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks));
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks, gateway, push));
 
   const transport = attachWebSocket(gateway, {
     server,
@@ -146,7 +153,7 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
-  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
+  log(`chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${agent.label}, storage ${storagePath}, ${login}, ${push.label}${metricsUrl ? `, metrics ${metricsUrl}` : ""}${warning}`);
 
   let closing: Promise<void> | undefined;
   return {
@@ -246,6 +253,7 @@ interface SharedState {
   sessions: SessionStore;
   lockoutStore: LockoutStore;
   laneLock: LaneLock;
+  hookBudget: HookPostBudget;
   /** Whether the Redis connection is up now. */
   connected(): boolean;
   bus(storage: Storage): Bus & { ready(): Promise<void> };
@@ -255,7 +263,7 @@ interface SharedState {
 /** The Redis side of the multi-process mode, or undefined without REDIS_URL. */
 async function sharedState(config: ServerConfig, log: (line: string) => void, logger: Logger): Promise<SharedState | undefined> {
   if (!config.redisUrl) return undefined;
-  const [{ Redis }, { redisBus }, { redisLaneLock, redisLockoutStore, redisSessionStore }] = await Promise.all([
+  const [{ Redis }, { redisBus }, { redisHookBudget, redisLaneLock, redisLockoutStore, redisSessionStore }] = await Promise.all([
     import("ioredis"),
     import("chat-gateway/bus/redis"),
     import("chat-gateway/redis"),
@@ -279,6 +287,7 @@ async function sharedState(config: ServerConfig, log: (line: string) => void, lo
     sessions: redisSessionStore(redis, { prefix }),
     lockoutStore: redisLockoutStore(redis, { prefix }),
     laneLock: redisLaneLock(redis, { prefix, ttlMs: config.laneTtlMs, logger }),
+    hookBudget: redisHookBudget(redis, { prefix }),
     connected: () => redis.status === "ready",
     bus(storage) {
       bus ??= redisBus(redis, { prefix, storage, logger });

@@ -16,6 +16,7 @@ const TYPES: Record<string, string> = {
   ".svg": "image/svg+xml",
   ".png": "image/png",
   ".json": "application/json",
+  ".webmanifest": "application/manifest+json",
   ".map": "application/json",
 };
 
@@ -26,6 +27,10 @@ const SECURITY_HEADERS = {
   "referrer-policy": "no-referrer",
   "content-security-policy": "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
 };
+
+// The service worker (docs/PROTOCOL.md §16) controls the whole origin, and a browser must see a new
+// one at once: no HTTP cache between it and the file.
+const SERVICE_WORKER_HEADERS = { "service-worker-allowed": "/", "cache-control": "no-cache" };
 
 /** A URL path decoded, or undefined when its percent-escapes are malformed (`%zz`): a 404, not a 500. */
 export function decodeOrUndefined(segment: string): string | undefined {
@@ -59,7 +64,7 @@ export async function serveWeb(req: IncomingMessage, res: ServerResponse): Promi
     res.end(`<!doctype html><title>chat-gateway</title><p>chat-gateway is running. The web UI is not built; connect a client to <code>/ws/gateway</code>.</p>`);
     return;
   }
-  res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": String(info.size), ...SECURITY_HEADERS });
+  res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": String(info.size), ...SECURITY_HEADERS, ...(relative === "sw.js" ? SERVICE_WORKER_HEADERS : {}) });
   if (req.method === "HEAD") return void res.end();
   createReadStream(file).pipe(res);
 }

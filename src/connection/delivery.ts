@@ -14,19 +14,27 @@ import { PICKER_FRAME_TYPES } from "../protocol/server-frames.js";
 import { stopAsMessage } from "./wire.js";
 import { Outflow, type OutflowLimits } from "./outflow.js";
 
+/** The connection a {@link Delivery} serves: its device's current caps, and what to do when it is too slow. */
+export interface DeliveryHost {
+  /** Undefined before `hello`. */
+  readonly deviceCaps: DeviceCaps | undefined;
+  /** Past the hard limit: close the connection (1013). */
+  tooSlow(): void;
+}
+
 /** The receiving side of one connection. */
 export class Delivery {
   readonly #order = new FrameOrder();
   readonly #outflow: Outflow;
-  readonly #caps: () => DeviceCaps | undefined;
+  readonly #host: DeliveryHost;
   /** Live frames go out only once `hello.ok` is out; before that they are stale by the time it is. */
   #live = false;
   #stopped = false;
 
-  /** `caps` reads the device's current caps; `overflow` closes the connection (too slow); `sent` counts frames by type. */
-  constructor(conn: Connection, limits: OutflowLimits, caps: () => DeviceCaps | undefined, overflow: () => void, sent?: Map<string, number>) {
-    this.#outflow = new Outflow(conn, limits, overflow, sent);
-    this.#caps = caps;
+  /** `host` gives the device's caps and closes the connection when it is too slow; `sent` counts frames by type. */
+  constructor(conn: Connection, limits: OutflowLimits, host: DeliveryHost, sent?: Map<string, number>) {
+    this.#outflow = new Outflow(conn, limits, host, sent);
+    this.#host = host;
   }
 
   /** From now until {@link release}, live stored frames collect in the returned list (hello.ok's cursor is being read). */
@@ -42,7 +50,7 @@ export class Delivery {
   start(cursor: Seq, held: OutgoingFrame[]): void {
     this.#live = true;
     // caps.delta: from here updates go out as appends to what the device holds (docs/PROTOCOL.md §12).
-    if (this.#caps()?.delta) this.#outflow.sendDeltas();
+    if (this.#host.deviceCaps?.delta) this.#outflow.sendDeltas();
     this.#order.start(cursor);
     for (const frame of held) this.deliver(frame);
   }
@@ -94,7 +102,7 @@ export class Delivery {
 
   /** Send with the device's caps applied: streaming off, media off. */
   #sendShaped(frame: OutgoingFrame, requestId: RequestId | undefined): void {
-    const caps = this.#caps();
+    const caps = this.#host.deviceCaps;
     if (caps && !caps.streaming) {
       if (frame.type === "message.start" || frame.type === "message.update") return;
       if (frame.type === "message.stop") frame = stopAsMessage(frame);

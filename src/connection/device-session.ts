@@ -20,6 +20,7 @@ import type { GatewayEvents } from "../gateway-events.js";
 import type { ResolvedOptions } from "../options.js";
 import type { ConnectionCount } from "./connection-count.js";
 import { Delivery } from "./delivery.js";
+import { outflowLimits } from "./outflow.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import { handleRequest, type RequestServices, type RequestSession } from "../requests/dispatch.js";
@@ -30,20 +31,13 @@ import { LoopShare } from "../loop-share.js";
 import { createUploads, type MediaServices, type Uploads } from "../requests/media-transfer.js";
 import { shareState } from "../requests/shared-state.js";
 import { countFrame, type TrafficCounts } from "./traffic.js";
-import { peekId } from "./wire.js";
+import { peekId, tooBig } from "./wire.js";
+import { retryReason, type HelloGate } from "./hello-gate.js";
+import { BinaryBacklog } from "./binary-backlog.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
 const PROCESS_TAG = randomBytes(4).toString("hex");
-
-/** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
-const BINARY_QUEUE_BYTES = 1024 * 1024;
-/**
- * Binary messages waiting, whatever their size: each costs its queue entry, which a flood of tiny
- * ones makes the larger part. Past it the socket is paused too (a flood of 3-byte messages was
- * read and queued 100,000 at a time, holding every other connection up for 130 ms).
- */
-const BINARY_QUEUE_FRAMES = 1024;
 
 /** What a connection reads and writes through: its handshake's, its requests' and its own. */
 export interface SessionServices extends HandshakeServices, RequestServices, MediaServices {
@@ -56,6 +50,8 @@ export interface SessionServices extends HandshakeServices, RequestServices, Med
   readonly bus: Pick<Bus, "ready" | "publish" | "subscribe">;
   /** Frames and hellos counted for {@link Gateway.stats} (docs/PROTOCOL.md §18.3). */
   readonly traffic: TrafficCounts;
+  /** The process-wide cap on hellos in progress (docs/PROTOCOL.md §18.5). */
+  readonly helloGate: HelloGate;
   /** Start and stop receiving the owner's frames. */
   attach(owner: Owner, subscriber: Subscriber): void;
   detach(owner: Owner, subscriber: Subscriber): void;
@@ -79,20 +75,33 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #helloTimer: NodeJS.Timeout | undefined;
   /** The client address counted against `maxConnectionsPerIp`, released on close. */
   #address: string | undefined;
-  #binaryQueued = 0;
-  #binaryFramesQueued = 0;
-  #paused = false;
+  /** Made at the first binary message: most connections never send one. */
+  #backlog: BinaryBacklog | undefined;
+  /** Since when this connection's hello holds a place under the process's cap on hellos in progress. */
+  #helloSince: number | undefined;
   readonly #admission = new AdmissionWatch();
-  readonly uploads: Uploads;
+  /** Made at the first media frame: an idle connection holds no media state (bench/capacity.ts). */
+  #uploads: Uploads | undefined;
 
   constructor(services: SessionServices, conn: Connection) {
     this.#services = services;
     this.#conn = conn;
     this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
-    const tooSlow = () => this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
-    const limits = { ...services.options.backpressure, deltaIntervalMs: services.options.deltaUpdateIntervalMs };
-    this.#delivery = new Delivery(conn, limits, () => this.#device?.caps, tooSlow, services.traffic.sent);
-    this.uploads = createUploads(services, this);
+    this.#delivery = new Delivery(conn, outflowLimits(services.options), this, services.traffic.sent);
+  }
+
+  get uploads(): Uploads {
+    return (this.#uploads ??= createUploads(this.#services, this));
+  }
+
+  /** For {@link Delivery}: the device's caps once `hello` is done. */
+  get deviceCaps(): DeviceCaps | undefined {
+    return this.#device?.caps;
+  }
+
+  /** For {@link Delivery}: past the hard limit of queued bytes (docs/PROTOCOL.md §2.4). */
+  tooSlow(): void {
+    this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
   }
 
   /**
@@ -139,9 +148,14 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
 
   receiveText(text: string): void {
     if (this.#state === "closed") return;
-    if (this.#tooBig(text)) {
+    if (tooBig(text, this.#services.options.maxFrameBytes)) {
       this.close(CLOSE_CODES.tooBig, "frame too large");
       return;
+    }
+    if (this.#state === "hello" && this.#helloSince === undefined) {
+      // Shed before any work is queued for it: that queue is what stalled everyone in a storm.
+      this.#helloSince = this.#services.helloGate.tryEnter();
+      if (this.#helloSince === undefined) return this.#shed(text);
     }
     // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
     if (!this.#spend()) {
@@ -157,22 +171,9 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
-    this.#binaryQueued += data.byteLength;
-    this.#binaryFramesQueued++;
-    if (!this.#paused && (this.#binaryQueued > BINARY_QUEUE_BYTES || this.#binaryFramesQueued > BINARY_QUEUE_FRAMES) && this.#conn.pause) {
-      this.#paused = true;
-      this.#conn.pause();
-    }
-    this.#enqueue(() =>
-      this.#takeChunk(data).finally(() => {
-        this.#binaryQueued -= data.byteLength;
-        this.#binaryFramesQueued--;
-        if (this.#paused && this.#binaryQueued <= BINARY_QUEUE_BYTES / 2 && this.#binaryFramesQueued <= BINARY_QUEUE_FRAMES / 2) {
-          this.#paused = false;
-          this.#conn.resume?.();
-        }
-      }),
-    );
+    const backlog = (this.#backlog ??= new BinaryBacklog(this.#conn));
+    backlog.add(data.byteLength);
+    this.#enqueue(() => this.#takeChunk(data).finally(() => backlog.done(data.byteLength)));
   }
 
   /**
@@ -193,10 +194,12 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     if (this.#state === "closed") return;
     this.#state = "closed";
     clearTimeout(this.#helloTimer);
+    this.#helloTimer = undefined;
+    this.#helloEnded();
     this.#delivery.stop();
     if (this.#address !== undefined) this.#services.addresses.release(this.#address);
     this.#admission.stop();
-    this.uploads.dropAll();
+    this.#uploads?.dropAll();
     if (this.#attached !== undefined) this.#services.detach(this.#attached, this);
     this.#services.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
   }
@@ -222,14 +225,6 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     const { budgets } = this.#services;
     if (this.#address !== undefined && !budgets.framesPerAddress.take(this.#address)) return false;
     return this.#owner === undefined || budgets.framesPerOwner.take(this.#owner);
-  }
-
-  #tooBig(text: string): boolean {
-    const max = this.#services.options.maxFrameBytes;
-    // UTF-16 length never exceeds UTF-8 length, and UTF-8 is at most 3 bytes per UTF-16 unit.
-    if (text.length > max) return true;
-    if (text.length * 3 <= max) return false;
-    return Buffer.byteLength(text, "utf8") > max;
   }
 
   #enqueue(work: () => Promise<void>): void {
@@ -260,6 +255,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
         return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"), frame.id);
       }
       await this.#hello(frame);
+      this.#helloEnded();
       // #ready() sets the device; a refused hello leaves it unset.
       if (this.#device !== undefined) this.#services.traffic.hellosOk++;
       else this.#services.traffic.hellosRefused++;
@@ -294,6 +290,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
 
   #ready(auth: AuthResult, device: Device, { bounds, held }: Attached, helloOk: ServerFrame, requestId: RequestId | undefined): void {
     clearTimeout(this.#helloTimer);
+    this.#helloTimer = undefined;
     this.#owner = auth.owner;
     this.#user = auth.user;
     this.#device = device;
@@ -328,6 +325,19 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   /** Re-reads the state after an await (TypeScript keeps the narrowing from before it). */
   #isClosed(): boolean {
     return this.#state === "closed";
+  }
+
+  /** Too many hellos in progress: `rate_limited`, then 1013 with when to come back (docs/PROTOCOL.md §18.5). */
+  #shed(text: string): void {
+    const ms = this.#services.helloGate.retryAfterMs();
+    this.#services.traffic.hellosRefused++;
+    this.send({ type: "error", payload: { code: "rate_limited", message: `the server is busy; try again in ${ms} ms` } }, peekId(text));
+    this.close(CLOSE_CODES.tryAgainLater, retryReason(ms));
+  }
+
+  #helloEnded(): void {
+    if (this.#helloSince !== undefined) this.#services.helloGate.leave(this.#helloSince);
+    this.#helloSince = undefined;
   }
 
   #refuseBusy(message: string, requestId?: RequestId): void {

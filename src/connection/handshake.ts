@@ -13,10 +13,10 @@ import type { Owner, RequestId, Seq } from "../ids.js";
 import { PROTOCOL_VERSION } from "../protocol/limits.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import { FEATURES } from "../protocol/server-frames.js";
-import { pushCapsError, pushTargetError } from "../outbox/push-targets.js";
+import { nextSubscription, pushCapsError, pushTargetError } from "../outbox/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
-import { writeDevice } from "./device-writes.js";
+import { writeDevice } from "../storage/device-writes.js";
 import type { OutboxBounds, Storage } from "../contracts/storage.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedOptions } from "../options.js";
@@ -178,15 +178,34 @@ async function registerDevice(services: HandshakeServices, owner: Owner, p: Hell
     const device: Device = {
       device_id: p.device_id,
       device_name: p.device_name ?? "",
-      caps,
+      caps: sharedCaps(caps),
       last_seen: services.now(),
     };
     const fcm = p.fcm_token ?? previous?.fcm_token;
     const ntfy = p.ntfy_topic ?? previous?.ntfy_topic;
     if (fcm) device.fcm_token = fcm;
     if (ntfy) device.ntfy_topic = ntfy;
+    const webpush = nextSubscription(p.webpush, previous?.webpush);
+    if (webpush) device.webpush = webpush;
     return device;
   });
+}
+
+/** Caps seen, by their values: nearly every device of a fleet declares the same few. */
+const capsSeen = new Map<string, DeviceCaps>();
+/** Distinct caps kept; past it a hello's own object is used (`min_protocol` may be any number up to 1). */
+const CAPS_SEEN_MAX = 64;
+
+/**
+ * One object for equal caps, held by every connected device that declared them, rather than one
+ * each (bench/capacity.ts). Nobody changes a device's caps in place: a new hello stores new ones.
+ */
+function sharedCaps(caps: DeviceCaps): DeviceCaps {
+  const key = JSON.stringify([caps.min_protocol, caps.media, caps.push, caps.streaming, caps.pickers, caps.delta]);
+  const seen = capsSeen.get(key);
+  if (seen) return seen;
+  if (capsSeen.size < CAPS_SEEN_MAX) capsSeen.set(key, caps);
+  return caps;
 }
 
 function helloOk(services: HandshakeServices, cursor: Seq, user: string | null): ServerFrame {

@@ -11,6 +11,7 @@ import type { Connection } from "../contracts/connection.js";
 import { encodeFrame } from "./wire.js";
 import { HeldTexts } from "./held-texts.js";
 import { countFrame } from "./traffic.js";
+import type { ResolvedOptions } from "../options.js";
 
 /** How often a held-back update or a waiting reply looks at the socket's buffer again (milliseconds). */
 const DRAIN_POLL_MS = 25;
@@ -23,13 +24,22 @@ export interface OutflowLimits {
   deltaIntervalMs: number;
 }
 
+/** The send limits of a gateway: one object for all its connections rather than one each. */
+const limitsOf = new WeakMap<ResolvedOptions, OutflowLimits>();
+export function outflowLimits(options: ResolvedOptions): OutflowLimits {
+  let limits = limitsOf.get(options);
+  if (!limits) limitsOf.set(options, (limits = { ...options.backpressure, deltaIntervalMs: options.deltaUpdateIntervalMs }));
+  return limits;
+}
+
 /** The send side of one connection. */
 export class Outflow {
   readonly #conn: Connection;
   readonly #limits: OutflowLimits;
-  /** Called once when the hard limit is passed: the owner closes the connection with 1013. */
-  readonly #overflow: () => void;
-  readonly #pendingUpdates = new Map<string, OutgoingFrame>();
+  /** Told once when the hard limit is passed: the owner closes the connection with 1013. */
+  readonly #overflow: { tooSlow(): void };
+  /** Updates held back, by message id; made at the first one (an idle connection never needs it). */
+  #pendingUpdates: Map<string, OutgoingFrame> | undefined;
   #drainTimer: NodeJS.Timeout | undefined;
   #stopped = false;
   /** Set for a device with `caps.delta`. */
@@ -40,7 +50,7 @@ export class Outflow {
   /** Frames written, by type (docs/PROTOCOL.md §18.3). */
   readonly #sent: Map<string, number> | undefined;
 
-  constructor(conn: Connection, limits: OutflowLimits, overflow: () => void, sent?: Map<string, number>) {
+  constructor(conn: Connection, limits: OutflowLimits, overflow: { tooSlow(): void }, sent?: Map<string, number>) {
     this.#conn = conn;
     this.#limits = limits;
     this.#overflow = overflow;
@@ -57,7 +67,7 @@ export class Outflow {
     if (this.#stopped) return false;
     if (this.#conn.bufferedAmount <= this.#limits.hardBytes) return true;
     this.stop();
-    this.#overflow();
+    this.#overflow.tooSlow();
     return false;
   }
 
@@ -70,18 +80,18 @@ export class Outflow {
     if (frame.type === "message.update") {
       const messageId = frame.payload.message_id as string;
       const paced = this.#deltaWait();
-      if (this.#conn.bufferedAmount > this.#limits.softBytes || this.#pendingUpdates.size > 0 || paced > 0) {
+      if (this.#conn.bufferedAmount > this.#limits.softBytes || (this.#pendingUpdates?.size ?? 0) > 0 || paced > 0) {
         // Latest wins: the turn's update carries the whole text, so older pending ones are
         // worthless; a delta device's appends are taken from it when it is written.
-        this.#pendingUpdates.set(messageId, frame);
+        (this.#pendingUpdates ??= new Map()).set(messageId, frame);
         this.#scheduleDrain(paced > 0 ? paced : DRAIN_POLL_MS);
         return;
       }
     } else if (frame.type === "message.stop" || frame.type === "message") {
-      this.#pendingUpdates.delete(frame.payload.message_id as string);
+      this.#pendingUpdates?.delete(frame.payload.message_id as string);
     } else if (frame.type === "message.deleted" && Array.isArray(frame.payload.message_ids)) {
       // A held update written after the delete would re-create the message (docs/PROTOCOL.md §4.5).
-      for (const id of frame.payload.message_ids) this.#pendingUpdates.delete(id as string);
+      for (const id of frame.payload.message_ids) this.#pendingUpdates?.delete(id as string);
     }
     this.#write(frame, requestId);
   }
@@ -119,7 +129,7 @@ export class Outflow {
   /** The connection ended: drop held-back updates and stop sending. */
   stop(): void {
     this.#stopped = true;
-    this.#pendingUpdates.clear();
+    this.#pendingUpdates = undefined;
     if (this.#drainTimer) clearTimeout(this.#drainTimer);
     this.#drainTimer = undefined;
   }
@@ -140,8 +150,8 @@ export class Outflow {
       if (this.#conn.bufferedAmount > this.#limits.softBytes) return this.#scheduleDrain(DRAIN_POLL_MS);
       const paced = this.#deltaWait();
       if (paced > 0) return this.#scheduleDrain(paced);
-      const pending = [...this.#pendingUpdates.values()];
-      this.#pendingUpdates.clear();
+      const pending = [...(this.#pendingUpdates?.values() ?? [])];
+      this.#pendingUpdates = undefined;
       for (const frame of pending) this.#write(frame);
     }, delayMs);
   }

@@ -84,6 +84,9 @@ function heardRevokes(heard: Heard, admission: Admission): boolean {
   return admission.sessions.some((session) => heard.sessions.has(session));
 }
 
+/** Shared by every connection admitted without a session, rather than an empty array each. */
+const NO_SESSIONS: readonly string[] = Object.freeze([]);
+
 /**
  * The revocation side of one connection: what it was admitted with, the revocations it heard while
  * its authenticator ran (whose answer may predate them), and its expiry timer.
@@ -111,7 +114,7 @@ export class AdmissionWatch {
   admit(auth: { user: string | null; sessions?: readonly string[]; expiresAt?: number }, now: () => number, onExpiry: () => void): AdmitVerdict {
     const heard = this.#heard;
     this.#heard = undefined;
-    const admission: Admission = { user: auth.user, sessions: auth.sessions ?? [] };
+    const admission: Admission = { user: auth.user, sessions: auth.sessions ?? NO_SESSIONS };
     if (heard?.overflowed) return "recheck";
     if (heard !== undefined && heardRevokes(heard, admission)) return "revoked";
     this.#admission = admission;

@@ -35,6 +35,14 @@ export function stopAsMessage(stop: OutgoingFrame): OutgoingFrame {
   return frame;
 }
 
+/** Whether a text frame is over `max` bytes of UTF-8, without encoding it when its length decides. */
+export function tooBig(text: string, max: number): boolean {
+  // UTF-16 length never exceeds UTF-8 length, and UTF-8 is at most 3 bytes per UTF-16 unit.
+  if (text.length > max) return true;
+  if (text.length * 3 <= max) return false;
+  return Buffer.byteLength(text, "utf8") > max;
+}
+
 /** Frames longer than this are not parsed just to find their id: a refused flood must stay cheap. */
 const PEEK_MAX_CHARS = 16 * 1024;
 

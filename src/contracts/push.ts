@@ -35,14 +35,28 @@ export interface PushSender {
   accepts(device: Device): boolean;
   /** Deliver. Reject on failure; a {@link PushSendError} with `permanent` true is not retried. */
   send(owner: Owner, device: Device, message: PushMessage): Promise<void>;
+  /**
+   * Optional. After `send` rejected with a {@link PushSendError} whose `gone` is true (the push
+   * service says the target no longer exists: Web Push 404 or 410), the gateway stores what this
+   * returns for the device: `stored` (the record as it is now) without the target that `pushed`
+   * (the record the push was sent for) had, or undefined to leave it, when `stored` already holds
+   * another target. Without it a gone target stays and is tried again on the next push.
+   */
+  forget?(stored: Device, pushed: Device): Device | undefined;
 }
 
-/** A push failure; `permanent` means retrying cannot help (bad token, 4xx other than 429). */
+/**
+ * A push failure; `permanent` means retrying cannot help (bad token, 4xx other than 429); `gone`
+ * (implies permanent) that the target itself no longer exists, so the gateway drops it from the
+ * device through {@link PushSender.forget}.
+ */
 export class PushSendError extends Error {
   readonly permanent: boolean;
-  constructor(message: string, options: { permanent: boolean; cause?: unknown }) {
+  readonly gone: boolean;
+  constructor(message: string, options: { permanent: boolean; gone?: boolean; cause?: unknown }) {
     super(message, { cause: options.cause });
     this.name = "PushSendError";
-    this.permanent = options.permanent;
+    this.gone = options.gone === true;
+    this.permanent = options.permanent || this.gone;
   }
 }

@@ -233,7 +233,7 @@ export interface DeviceCaps {
   /** False: no `media.offer` and no media bytes for this device. */
   media: boolean;
   /**
-   * Push channel this device takes: "fcm", "ntfy" or "none" (the default). It is honoured: a
+   * Push channel this device takes: "fcm", "ntfy", "webpush" or "none" (the default). It is honoured: a
    * device is pushed only by the sender of that name, and never with "none", whatever tokens it has.
    */
   push: string;
@@ -251,6 +251,21 @@ export interface DeviceCaps {
   delta?: boolean;
 }
 
+/**
+ * A browser's Web Push subscription (RFC 8030), the JSON of a `PushSubscription` without its
+ * `expirationTime`: where to post (`endpoint`, always `https:`) and the keys the payload is
+ * encrypted for (RFC 8291), both base64url.
+ */
+export interface WebPushSubscription {
+  endpoint: string;
+  keys: {
+    /** The browser's P-256 public key, an uncompressed point (65 bytes). */
+    p256dh: string;
+    /** The authentication secret (16 bytes). */
+    auth: string;
+  };
+}
+
 /** A device as storage keeps it; updated on every `hello` and `fcm.register`. */
 export interface Device {
   device_id: DeviceId;
@@ -258,6 +273,8 @@ export interface Device {
   caps: DeviceCaps;
   fcm_token?: string;
   ntfy_topic?: string;
+  /** The browser's Web Push subscription (docs/PROTOCOL.md §16), as `hello` or `fcm.register` gave it. */
+  webpush?: WebPushSubscription;
   /** Epoch milliseconds of the latest hello. */
   last_seen: number;
 }

@@ -13,6 +13,7 @@
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
 import type { HookClaim, HookRecord, OwnedHook } from "./hooks.js";
+import type { OwnedSchedule, ScheduleRecord, ScheduleRun } from "./schedules.js";
 import type { Change, CommitResult, HistoryPage, HistoryQuery, LaneUnread, OutboxBounds, OutboxEntry, ReadMark, RetentionPolicy, SearchQuery, TurnScope } from "./storage-change.js";
 
 export type {
@@ -272,6 +273,41 @@ export interface StorageImplementation {
   settleHookKey?(hookId: string, key: string, messageId: string | null): Promise<void>;
 
   /**
+   * **Capability `schedules`: `putSchedule`, `listSchedules`, `allSchedules`, `deleteSchedule`,
+   * `claimScheduleSlot` and `recordScheduleRun`, all or none (docs/PROTOCOL.md §17).** Insert or
+   * replace a schedule by `schedule_id` (and by `name` within the owner: a new schedule of the
+   * same name replaces the old one), `last_slot` and `last_run` as given; durable when it
+   * resolves. Schedule ids are unique across owners.
+   * Without it: no fallback; `putSchedule` rejects `unsupported`, nothing is found, and
+   * `createGateway` refuses the `scheduler` option.
+   */
+  putSchedule?(owner: Owner, schedule: ScheduleRecord): Promise<void>;
+  /** Capability `schedules`: every schedule of the owner, in any order. */
+  listSchedules?(owner: Owner): Promise<ScheduleRecord[]>;
+  /**
+   * Capability `schedules`: every schedule of every owner, in any order. The scheduler of each
+   * process reads it once a tick (default every second), so keep it one indexed read.
+   */
+  allSchedules?(): Promise<OwnedSchedule[]>;
+  /** Capability `schedules`: forget a schedule; false when the owner has no such schedule. */
+  deleteSchedule?(owner: Owner, scheduleId: string): Promise<boolean>;
+  /**
+   * Capability `schedules`: claim a slot (unix ms) of a schedule for this process. Atomically
+   * across every process sharing the storage, it sets `last_slot` to `slot` only when the stored
+   * `last_slot` is smaller, and then resolves the schedule as it now is; otherwise (the slot or a
+   * newer one was claimed already, or the schedule is gone) it changes nothing and resolves
+   * undefined. This is what makes each slot run exactly once across processes.
+   */
+  claimScheduleSlot?(scheduleId: string, slot: number): Promise<OwnedSchedule | undefined>;
+  /**
+   * Capability `schedules`: set `last_run` to `run`, atomically only when the stored `last_run`
+   * still has the key `expected` (`scheduleRunKey` of the run as the caller read it: the same
+   * slot and status; `""` for none). Resolves whether it wrote. Two processes that both see a run
+   * end settle it once: the one that wins raises the run's notification.
+   */
+  recordScheduleRun?(scheduleId: string, run: ScheduleRun, expected: string): Promise<boolean>;
+
+  /**
    * Declares the capabilities that are guarantees rather than members:
    * - `uniqueClientMsgId: true`: `commit` rejects, applying nothing, a message whose
    *   `client_msg_id` another message of the same `chat_id` already has, atomically across every
@@ -307,7 +343,7 @@ export interface AdoptionRefused {
  * Which capabilities a {@link Storage} has natively (`true`) and which the gateway's fallback
  * stands in for (`false`). Each key is documented on the {@link StorageImplementation} member
  * of the same name (`media` covers `getMedia`, `putMedia`, `deleteMedia`; `hooks` covers the six
- * hook members).
+ * hook members, `schedules` the six schedule members).
  */
 export interface StorageCapabilities {
   getChannel: boolean;
@@ -322,6 +358,7 @@ export interface StorageCapabilities {
   readState: boolean;
   uniqueClientMsgId: boolean;
   hooks: boolean;
+  schedules: boolean;
 }
 
 /**

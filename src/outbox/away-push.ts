@@ -7,7 +7,9 @@
 import type { Bus } from "../contracts/bus.js";
 import type { PushMessage, PushSender } from "../contracts/push.js";
 import type { ReadMark, Storage } from "../contracts/storage.js";
-import type { DeviceId, Owner } from "../ids.js";
+import type { Owner } from "../ids.js";
+import type { Device } from "../contracts/records.js";
+import { writeDevice } from "../storage/device-writes.js";
 import type { Logger } from "../logger.js";
 
 /** What away-push reads and sends through. */
@@ -97,23 +99,38 @@ async function pushToDevices(parts: AwayPushParts, owner: Owner, message: PushMe
     const wanted = device.caps?.push;
     if (!wanted || wanted === "none") continue;
     const sender = parts.push.find((s) => s.name === wanted && s.accepts(device));
-    if (sender) void pushWithRetry(parts, owner, device.device_id, () => sender.send(owner, device, message), sender.name);
+    if (sender) void pushWithRetry(parts, owner, device, sender, message);
   }
 }
 
-async function pushWithRetry(parts: AwayPushParts, owner: Owner, deviceId: DeviceId, send: () => Promise<void>, name: string): Promise<void> {
+async function pushWithRetry(parts: AwayPushParts, owner: Owner, device: Device, sender: PushSender, message: PushMessage): Promise<void> {
   const { attempts, backoffMs } = parts.pushRetry;
   for (let attempt = 1; ; attempt++) {
     try {
-      await send();
+      await sender.send(owner, device, message);
       return;
     } catch (error) {
       const permanent = Boolean((error as { permanent?: boolean }).permanent);
       if (permanent || attempt > attempts) {
-        parts.log.warn(`push via ${name} to device ${deviceId} of ${owner} failed${permanent ? " permanently" : ` after ${attempt} attempts`}`, error);
+        parts.log.warn(`push via ${sender.name} to device ${device.device_id} of ${owner} failed${permanent ? " permanently" : ` after ${attempt} attempts`}`, error);
+        if ((error as { gone?: boolean }).gone === true) await forgetTarget(parts, owner, device, sender);
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, backoffMs * 2 ** (attempt - 1)));
     }
+  }
+}
+
+/** The push service says the target is gone: drop it from the stored device, unless a newer one replaced it. */
+async function forgetTarget(parts: AwayPushParts, owner: Owner, pushed: Device, sender: PushSender): Promise<void> {
+  if (!sender.forget) return;
+  const forget = sender.forget.bind(sender);
+  try {
+    const stored = await parts.storage.getDevice(owner, pushed.device_id);
+    if (!stored || !forget(stored, pushed)) return;
+    // Decided again on the record as it is when the write's turn comes, so a newer target stays.
+    await writeDevice(parts.storage, owner, pushed.device_id, (now) => (now && forget(now, pushed)) ?? now ?? stored);
+  } catch (error) {
+    parts.log.warn(`push via ${sender.name}: could not drop the gone target of device ${pushed.device_id}`, error);
   }
 }

@@ -5,7 +5,9 @@
  * request body sent with the operator's credentials.
  * @module
  */
+import type { WebPushSubscription } from "../contracts/records.js";
 import { GatewayError } from "../errors.js";
+import { storedSubscription, webPushSubscriptionError } from "./webpush-subscription.js";
 
 /**
  * An ntfy topic: 1 to 64 letters, digits, `_` or `-`, as ntfy itself allows. Nothing that could
@@ -34,7 +36,7 @@ export function isFcmToken(value: unknown): value is string {
  * The error for the push targets of a `hello` or `fcm.register` payload (`unsupported` naming the
  * field), or undefined when they are valid. An empty string is valid: it clears the target.
  */
-export function pushTargetError(frameType: string, payload: { fcm_token?: string; ntfy_topic?: string }): GatewayError | undefined {
+export function pushTargetError(frameType: string, payload: { fcm_token?: string; ntfy_topic?: string; webpush?: unknown }): GatewayError | undefined {
   const { ntfy_topic, fcm_token } = payload;
   if (ntfy_topic !== undefined && ntfy_topic !== "" && !isNtfyTopic(ntfy_topic)) {
     return new GatewayError("unsupported", `${frameType}: field "ntfy_topic": use 1 to 64 letters, digits, "_" or "-"`);
@@ -42,15 +44,21 @@ export function pushTargetError(frameType: string, payload: { fcm_token?: string
   if (fcm_token !== undefined && fcm_token !== "" && !isFcmToken(fcm_token)) {
     return new GatewayError("unsupported", `${frameType}: field "fcm_token": use 1 to 4096 printable ASCII characters without spaces`);
   }
-  return undefined;
+  return webPushSubscriptionError(frameType, payload.webpush);
+}
+
+/** The Web Push subscription a device keeps after a frame: the one it gave, none for `null`, else the stored one. */
+export function nextSubscription(given: unknown, stored: WebPushSubscription | undefined): WebPushSubscription | undefined {
+  const next = storedSubscription(given);
+  return next === undefined ? stored : (next ?? undefined);
 }
 
 /** The push channels of the protocol (docs/PROTOCOL.md §2.3), declared by devices whatever senders this gateway has. */
-const PROTOCOL_PUSH_CHANNELS: ReadonlySet<string> = new Set(["none", "ntfy", "fcm"]);
+const PROTOCOL_PUSH_CHANNELS: ReadonlySet<string> = new Set(["none", "ntfy", "fcm", "webpush"]);
 
 /**
  * The error for a `hello.caps.push` that names no push channel (`unsupported` naming the field),
- * or undefined: `"none"`, `"ntfy"`, `"fcm"` and the `name` of every push sender this gateway was
+ * or undefined: `"none"`, `"ntfy"`, `"fcm"`, `"webpush"` and the `name` of every push sender this gateway was
  * given are accepted. A typo would otherwise leave the device silently never pushed.
  */
 export function pushCapsError(declared: string, senders: ReadonlyArray<{ readonly name: string }>): GatewayError | undefined {

@@ -6,6 +6,7 @@
  */
 import {
   array,
+  define,
   boolean,
   enums,
   integer,
@@ -19,6 +20,12 @@ import {
 import { mediaKindStruct } from "./record-structs.js";
 
 const id = string();
+/**
+ * Any JSON value: a field whose grammar the gateway checks itself, so that a bad value gets an
+ * error naming the field (`unsupported`) instead of failing the frame's shape.
+ */
+// `{}` is any value but null and undefined; null is taken too (it clears the field).
+const checkedLater = define<{} | null>("checked later", () => true);
 /** A thread id may be absent or null for the flat lane. */
 const threadId = optional(nullable(string()));
 
@@ -40,6 +47,8 @@ export const clientFrameStructs = {
     ),
     fcm_token: optional(string()),
     ntfy_topic: optional(string()),
+    /** A Web Push subscription or null; its grammar is checked with a message naming the field (docs/PROTOCOL.md §16). */
+    webpush: optional(checkedLater),
   }),
   "message.send": type({
     chat_id: id,
@@ -100,7 +109,7 @@ export const clientFrameStructs = {
     before_message_id: optional(nullable(string())),
     limit: optional(integer()),
   }),
-  "fcm.register": type({ fcm_token: optional(string()), ntfy_topic: optional(string()) }),
+  "fcm.register": type({ fcm_token: optional(string()), ntfy_topic: optional(string()), webpush: optional(checkedLater) }),
   "commands.catalog": type({}),
   ping: type({ ts: optional(integer()) }),
   "picker.select": type({ picker_id: string(), option_id: optional(string()), text: optional(string()) }),

@@ -30,7 +30,10 @@ export const CLOSE_CODES = {
   invalidHello: 1008,
   /** A text frame over the size limit. */
   tooBig: 1009,
-  /** A consumer so slow that its send buffer passed the hard cap; it catches up with `sync`. */
+  /**
+   * A consumer so slow that its send buffer passed the hard cap; it catches up with `sync`. With
+   * the reason `retry_after_ms=<n>`: a hello shed as too many were in progress (docs/PROTOCOL.md §18.5).
+   */
   tryAgainLater: 1013,
   /** Authentication failed, hello missing, or hello not completed in time. */
   auth: 4401,

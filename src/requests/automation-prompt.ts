@@ -1,22 +1,31 @@
 /**
  * The prompt of a server-side turn (`gateway.post(owner, chat, {prompt})`, webhooks in mode
- * `turn`, docs/PROTOCOL.md §17): a user message stored in the lane, automation channels
- * included, which only the gateway writes.
+ * `turn`, scheduled runs; docs/PROTOCOL.md §17): a user message stored in the lane, automation
+ * channels included, which only the gateway writes. On a storage that keeps the turn queue it is
+ * stored `waiting` (docs/PROTOCOL.md §4.2), so a crash mid-run is answered after the restart
+ * instead of lost.
  * @module
  */
 import { GatewayError } from "../errors.js";
 import { newId } from "../id-generator.js";
-import type { Owner } from "../ids.js";
+import type { MessageId, Owner } from "../ids.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { Lane } from "../contracts/storage.js";
 import { messagePayload } from "../protocol/message-payloads.js";
+import type { AbortReason } from "../turn/lanes.js";
+import { answerWaiting, runTurn } from "./turn-run.js";
 import type { MessageServices } from "./message-requests.js";
+import { enqueueWaiting, keepsQueue, type AnswerWaiting } from "./turn-queue.js";
 
-/** Store `text` as a user message of the lane, broadcast like any message; resolves with it. */
-export async function storePrompt(hub: MessageServices, owner: Owner, lane: Lane, text: string): Promise<StoredMessage> {
+/** The longest prompt a server-side turn takes, characters. */
+export const MAX_PROMPT_CHARS = 16_000;
+
+/** Store `text` as a user message of the lane (waiting for its answer), broadcast like any message. */
+export async function storePrompt(hub: MessageServices, owner: Owner, lane: Lane, text: string, messageId: MessageId = newId("m")): Promise<StoredMessage> {
   if (typeof text !== "string" || text.trim() === "") throw new GatewayError("unsupported", "post: prompt must be non-empty text");
+  if (text.length > MAX_PROMPT_CHARS) throw new GatewayError("unsupported", `post: prompt is over ${MAX_PROMPT_CHARS} characters`);
   const message: StoredMessage = {
-    message_id: newId("m"),
+    message_id: messageId,
     role: "user",
     text,
     reasoning: "",
@@ -25,6 +34,54 @@ export async function storePrompt(hub: MessageServices, owner: Owner, lane: Lane
     chat_id: lane.chat_id,
     thread_id: lane.thread_id,
   };
-  await hub.store(owner, { messages: [message] }, [{ type: "message", payload: messagePayload(message) }]);
+  if (keepsQueue(hub)) message.waiting = true;
+  const requireChannels = lane.thread_id === null ? [lane.chat_id] : [lane.chat_id, lane.thread_id];
+  const stored = await hub.store(owner, { messages: [message], requireChannels }, [{ type: "message", payload: messagePayload(message) }]);
+  if (!stored.length) throw new GatewayError("not_found", `post: chat "${lane.chat_id}" was deleted`);
   return message;
+}
+
+/**
+ * Queue the turn of a stored prompt on the durable queue; resolves with its stored answer, also
+ * one another process gave (it took the lane first). Rejects `not_found` when the prompt or its
+ * answer went with a deleted chat, `unsupported` when the gateway shut down before it ran (the
+ * prompt then waits, stored, for the next start).
+ */
+export function answerPrompt(hub: MessageServices, owner: Owner, lane: Lane, prompt: StoredMessage): Promise<StoredMessage> {
+  return new Promise<StoredMessage>((resolve, reject) => {
+    let settled = false;
+    const others = answerWaiting(hub);
+    const answer: AnswerWaiting = async (of, turn, message) => {
+      if (message.message_id !== prompt.message_id) return others(of, turn, message);
+      try {
+        const stored = await runTurn(hub, of, lane, message, turn);
+        settled = true;
+        if (turn.reason === "deleted") reject(droppedError("deleted", lane));
+        else resolve(stored);
+      } catch (error) {
+        settled = true;
+        reject(error);
+      }
+    };
+    enqueueWaiting(hub, owner, lane, prompt, answer, (dropped) => {
+      if (settled) return;
+      // Not answered by this job: another process did, a delete took it, or it was never run.
+      findAnswer(hub, owner, prompt).then(
+        (found) => (found && found.status !== "streaming" ? resolve(found) : reject(droppedError(dropped ?? "deleted", lane))),
+        reject,
+      );
+    });
+  });
+}
+
+/** The stored answer to a prompt (an assistant message replying to it), if any. */
+export async function findAnswer(hub: Pick<MessageServices, "storage">, owner: Owner, prompt: StoredMessage): Promise<StoredMessage | undefined> {
+  const page = await hub.storage.history(owner, { chat_id: prompt.chat_id, thread_id: prompt.thread_id, limit: 100 });
+  return page?.messages.find((m) => m.role === "assistant" && m.reply_to === prompt.message_id);
+}
+
+/** Why a server-side turn's job never ran (or its answer was dropped with its lane). */
+export function droppedError(reason: AbortReason, lane: Lane): GatewayError {
+  if (reason === "deleted") return new GatewayError("not_found", `post: chat "${lane.chat_id}" was deleted before the answer was stored`);
+  return new GatewayError("unsupported", "post: the gateway shut down before the answer ran");
 }

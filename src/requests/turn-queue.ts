@@ -16,7 +16,7 @@ import type { Lane } from "../contracts/storage.js";
 import type { MessageId, Owner } from "../ids.js";
 import { messagePayload, stopPayload } from "../protocol/message-payloads.js";
 import type { StoredFrame } from "../protocol/protocol.js";
-import { laneKey, type LaneScheduler, type LaneTurn } from "../turn/lanes.js";
+import { laneKey, type AbortReason, type LaneScheduler, type LaneTurn } from "../turn/lanes.js";
 
 /** What the queue reads and writes through. */
 export interface QueueServices extends AskServices {
@@ -64,22 +64,26 @@ function sameLane(m: StoredMessage, lane: Lane): boolean {
  * the job answers, once it holds the lane, every waiting message of the lane up to its own, oldest
  * first, and none that another process answered or a delete took away meanwhile.
  */
-export function enqueueWaiting(hub: QueueServices, owner: Owner, lane: Lane, message: StoredMessage, answer: AnswerWaiting): void {
+export function enqueueWaiting(hub: QueueServices, owner: Owner, lane: Lane, message: StoredMessage, answer: AnswerWaiting, ended?: JobEnded): void {
   const front = message.interrupt === true;
   if (!keepsQueue(hub)) {
-    hub.lanes.enqueue(owner, lane, (turn) => answer(owner, turn, message), undefined, front);
+    hub.lanes.enqueue(owner, lane, (turn) => answer(owner, turn, message).finally(() => ended?.()), ended, front);
     return;
   }
   const targets = targetsOf(hub.lanes);
   targets.add(message.message_id);
-  hub.lanes.enqueue(
-    owner,
-    lane,
-    (turn) => serve(hub, owner, lane, message.message_id, turn, answer).finally(() => targets.delete(message.message_id)),
-    () => targets.delete(message.message_id),
-    front,
-  );
+  const done = (reason?: AbortReason) => {
+    targets.delete(message.message_id);
+    ended?.(reason);
+  };
+  hub.lanes.enqueue(owner, lane, (turn) => serve(hub, owner, lane, message.message_id, turn, answer).finally(() => done()), done, front);
 }
+
+/**
+ * Told when a queued job is over: after it ran (whether or not it answered its own message: another
+ * process may have), or with the reason it was dropped unrun.
+ */
+export type JobEnded = (dropped?: AbortReason) => void;
 
 async function serve(hub: QueueServices, owner: Owner, lane: Lane, target: MessageId, first: LaneTurn, answer: AnswerWaiting): Promise<void> {
   // Without a lane lock nothing says this gateway holds the lane alone (another gateway may share

@@ -12,10 +12,13 @@ import type { Storage, StorageCapabilities, StorageImplementation } from "../con
 import { scanForClientMsgId, scanSearch } from "./lane-scan.js";
 
 /** The members a storage may leave out. */
-export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "waitingTurns" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner" | "readMarks" | "unreadCounts" | HookMember;
+export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "waitingTurns" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner" | "readMarks" | "unreadCounts" | HookMember | ScheduleMember;
 
 /** The members of the `hooks` capability (docs/PROTOCOL.md §17). */
 type HookMember = "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey";
+
+/** The members of the `schedules` capability (docs/PROTOCOL.md §17). */
+type ScheduleMember = "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun";
 
 /** The required core: a storage without one of these is refused by `defineStorage`. */
 export const REQUIRED_MEMBERS = ["commit", "getMessage", "history", "listChannels", "readOutbox", "outboxBounds", "listDevices", "putDevice"] as const;
@@ -111,6 +114,24 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
       claimHookKey: async () => ({ claimed: true }),
       settleHookKey: async () => undefined,
     }),
+  },
+  {
+    name: "schedules",
+    members: ["putSchedule", "listSchedules", "allSchedules", "deleteSchedule", "claimScheduleSlot", "recordScheduleRun"],
+    fallback: () => ({
+      putSchedule: async () => {
+        throw new GatewayError("unsupported", "this storage keeps no schedules (it lacks the schedules capability)");
+      },
+      listSchedules: async () => [],
+      allSchedules: async () => [],
+      deleteSchedule: async () => false,
+      claimScheduleSlot: async () => undefined,
+      recordScheduleRun: async () => false,
+    }),
+    neededBy: (options) =>
+      options.scheduler
+        ? "options.scheduler needs a storage with the schedules capability (putSchedule, listSchedules, allSchedules, deleteSchedule, claimScheduleSlot, recordScheduleRun): each slot is claimed there so that it runs once across processes"
+        : undefined,
   },
   {
     name: "uniqueClientMsgId",

@@ -44,3 +44,5 @@ export type {
   TurnScope,
 } from "../contracts/storage.js";
 export type { HookRecord, HookMode, OwnedHook, HookClaim } from "../contracts/hooks.js";
+export type { ScheduleRecord, ScheduleRun, ScheduleRunStatus, OwnedSchedule } from "../contracts/schedules.js";
+export { scheduleRunKey } from "../contracts/schedules.js";

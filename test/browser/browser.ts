@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { expect } from "vitest";
 
 /** The browser the tests drive: `CHROMIUM_PATH`, or Debian's chromium (scripts/require-browser.mjs, run before `npm test`, says the same). */
@@ -25,12 +25,15 @@ export const missingChromium = existsSync(CHROMIUM)
   ? undefined
   : `Chromium is missing at ${CHROMIUM}: the browser tests need it. Install it with .ci/browser-deps.sh (apt-get install -y chromium), or set CHROMIUM_PATH to a Chromium or Chrome binary.`;
 
+const ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+}
+
+/** A second browser profile: its own user-data-dir, so nothing (cookies, storage, service workers) is shared. */
+export function launchProfile(userDataDir: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 900, height: 800 } });
 }
 
 /** Records what should never happen on a page: script errors, CSP refusals, dialogs. */

@@ -72,6 +72,8 @@ describe("paired devices", () => {
     const device = await redeem(code.body.code, "my phone");
     expect(device.status).toBe(200);
     expect(device.body.token.length).toBeGreaterThanOrEqual(22);
+    // A browser that redeems is signed in: the token is its HttpOnly session cookie.
+    expect(device.headers["set-cookie"]).toEqual([`gateway_session=${device.body.token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=34560000`]);
     const client = await connectAs(device.body.token);
     expect((await client.request("channel.list")).type).toBe("channel.list");
     const viaHello = await Client.connect(stack.ws, { token: device.body.token }, bearer(session));
@@ -89,7 +91,9 @@ describe("paired devices", () => {
     const clock = manualClock(Date.now());
     stack = await startStack({ usersFile: file, clock: clock.now });
     const session = await tokenOf("alice", "alice-password");
-    expect((await redeem("ABCDEFGHJK")).status).toBe(401);
+    const wrong = await redeem("ABCDEFGHJK");
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers["set-cookie"]).toBeUndefined();
     const used = (await pair(session)).body.code as string;
     expect((await redeem(used)).status).toBe(200);
     const again = await redeem(used);

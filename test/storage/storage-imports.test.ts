@@ -55,6 +55,7 @@ const ALLOWED: Record<string, string> = {
   resolveLogger: "sql.js logs through the gateway's Logger",
   GatewayError: "sql.js words a full disk for the client, and rebuilds errors that crossed from its engine process",
   expectedChannelsHeld: "compares stored channels with what the gateway read, exactly as the core does (Change.expectChannels)",
+  scheduleRunKey: "the key a schedule's latest run is compared on, made the same way in every storage (recordScheduleRun)",
 };
 
 /** What a storage once had to call, now the core's part of the contract. */

@@ -12,8 +12,8 @@ interface HeldKey {
 
 type HookMembers = Required<Pick<StorageImplementation, "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey">>;
 
-/** The six hook members over maps of this process. */
-export function memoryHooks(): HookMembers {
+/** The six hook members over maps of this process, and the move of adoption. */
+export function memoryHooks(): { members: HookMembers; moveOwner(from: Owner, to: Owner): void } {
   const hooks = new Map<string, OwnedHook>();
   const keys = new Map<string, Map<string, HeldKey>>();
 
@@ -22,7 +22,7 @@ export function memoryHooks(): HookMembers {
     keys.delete(hookId);
   }
 
-  return {
+  const members: HookMembers = {
     async putHook(owner: Owner, hook: HookRecord) {
       for (const [id, held] of hooks) if (held.owner === owner && held.hook.name === hook.name && id !== hook.hook_id) forget(id);
       hooks.set(hook.hook_id, { owner, hook: structuredClone(hook) });
@@ -54,6 +54,12 @@ export function memoryHooks(): HookMembers {
       if (!held) return;
       if (messageId === null) keys.get(hookId)!.delete(key);
       else held.messageId = messageId;
+    },
+  };
+  return {
+    members,
+    moveOwner(from, to) {
+      for (const held of hooks.values()) if (held.owner === from) held.owner = to;
     },
   };
 }

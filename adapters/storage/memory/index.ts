@@ -38,6 +38,7 @@ import { defineStorage, expectedChannelsHeld, searchMessages } from "chat-gatewa
 import { LIMITS } from "chat-gateway";
 import { countUnread, forgetMarks, laneKey, movesForward } from "./read-marks.js";
 import { memoryHooks } from "./hooks.js";
+import { memorySchedules } from "./schedules.js";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -358,18 +359,24 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
     return owners.get(owner);
   }
 
+  const hooks = memoryHooks();
+  const schedules = memorySchedules();
   return defineStorage({
     ...messageReads(peek),
     ...outboxMethods(peek),
     ...recordMethods(state, peek),
-    ...memoryHooks(),
+    ...hooks.members,
+    ...schedules.members,
 
     async commit(owner: Owner, change: Change): Promise<CommitResult> {
       return applyChange(state(owner), change, now);
     },
 
     async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts | AdoptionRefused> {
-      return adopt(owners, from, to);
+      const moved = adopt(owners, from, to);
+      // Hooks and schedules go with the channels they post into.
+      if (!("refused" in moved)) for (const part of [hooks, schedules]) part.moveOwner(from, to);
+      return moved;
     },
 
     async unfinishedMessages(scope?: TurnScope) {

@@ -13,6 +13,9 @@ import type { Database } from "./database.js";
  */
 const TABLES = ["channels", "messages", "outbox", "media"] as const;
 
+/** Rows that move with the channels they post into, not counted as history. */
+const WITH_CHANNELS = ["hooks", "schedules"] as const;
+
 /** Moves everything of `from` to `to`, refusing a `to` that has data (see `StorageImplementation.adoptOwner`). */
 export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<AdoptedCounts | AdoptionRefused> {
   const { s } = db;
@@ -40,6 +43,7 @@ export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<Ad
       }
       // The watermarks go with the history they mark (docs/PROTOCOL.md §15).
       await client.query(`UPDATE ${s}.read_marks SET owner = $2 WHERE owner = $1`, [from, to]);
+      for (const table of WITH_CHANNELS) await client.query(`UPDATE ${s}.${table} SET owner = $2 WHERE owner = $1`, [from, to]);
       // `from` keeps its counter: seqs are never reused, also by an owner that starts over.
       await client.query(`UPDATE ${s}.owners SET last_seq = $2 WHERE owner = $1`, [to, last(from)]);
       return { channels: counts.channels!, messages: counts.messages!, outbox: counts.outbox!, media: counts.media! };

@@ -17,6 +17,7 @@ import { defineStorage } from "chat-gateway/storage";
 import { type Storage } from "chat-gateway";
 import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
+import { postgresSchedules } from "./schedules.js";
 import { database } from "./database.js";
 import { queries } from "./queries.js";
 import { postgresReadMarks } from "./read-marks.js";
@@ -98,5 +99,6 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
     ...queries(db),
     ...postgresHooks(db),
     ...postgresReadMarks(db),
+    ...postgresSchedules(db),
   });
 }

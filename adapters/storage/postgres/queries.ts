@@ -9,7 +9,9 @@ import type { Database } from "./database.js";
 import { laneKey } from "./rows.js";
 
 /** The storage methods that read, and those that write one record outside a commit. */
-export type Queries = Omit<Storage, "open" | "close" | "commit" | "search" | "adoptOwner" | "capabilities" | "readMarks" | "unreadCounts" | "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey">;
+export type Queries = Omit<Storage, "open" | "close" | "commit" | "search" | "adoptOwner" | "capabilities" | "readMarks" | "unreadCounts" | "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey" | ScheduleMember>;
+
+type ScheduleMember = "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun";
 
 /** The tables whose rows are one JSON record (`data`) under the owner and a key column. */
 type RecordTable = { table: "channels"; key: "chat_id" } | { table: "messages"; key: "message_id" } | { table: "devices"; key: "device_id" } | { table: "media"; key: "media_id" };

@@ -166,6 +166,19 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
       PRIMARY KEY (owner, chat_id, thread_key)
     );
     CREATE INDEX messages_assistant ON ${s}.messages (owner, chat_id, thread_key, ts, message_id) WHERE role = 'assistant';`,
+  // 12: schedules (docs/PROTOCOL.md §17). `last_slot` is claimed by a conditional UPDATE (each slot
+  // runs once across processes); `run_key` is what the latest run is compared on when replaced.
+  (s) => `
+    CREATE TABLE ${s}.schedules (
+      schedule_id text COLLATE "C" PRIMARY KEY,
+      owner text NOT NULL,
+      name text NOT NULL,
+      data text NOT NULL,
+      last_slot bigint NOT NULL,
+      run text,
+      run_key text NOT NULL DEFAULT '',
+      UNIQUE (owner, name)
+    );`,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

@@ -1,7 +1,8 @@
-import type { AdoptedCounts, AdoptionRefused, Change, Channel, ChannelExpectation, CommitResult, Device, HookClaim, MediaId, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import type { AdoptedCounts, AdoptionRefused, Change, Channel, ChannelExpectation, CommitResult, Device, HookClaim, MediaId, OwnedSchedule, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
 import { expectedChannelsHeld } from "chat-gateway/storage";
 import { adopt } from "./adopt.js";
 import { applyHookOp, type HookOp } from "./hooks.js";
+import { applyScheduleOp, type ScheduleOp } from "./schedules.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import { forgetReadMarks, movesForward, storeReadMark } from "./read-marks.js";
@@ -21,7 +22,8 @@ export type JournalOp =
   | { k: "unmedia"; o: Owner; ids: MediaId[] }
   | { k: "prune"; o: Owner; p: RetentionPolicy; t: number }
   | { k: "adopt"; o: Owner; to: Owner }
-  | HookOp;
+  | HookOp
+  | ScheduleOp;
 
 /** The message without its text, which has a column of its own (the FTS content). */
 function messageData(m: StoredMessage): string {
@@ -190,7 +192,7 @@ function prune(sql: Sql, owner: Owner, policy: RetentionPolicy, now: number): vo
 }
 
 /** What an op answers: a commit's result, an adoption's counts, a hook key claim, a hook deletion's boolean. */
-export type OpResult = CommitResult | AdoptedCounts | AdoptionRefused | HookClaim | boolean | undefined;
+export type OpResult = CommitResult | AdoptedCounts | AdoptionRefused | HookClaim | OwnedSchedule | boolean | undefined;
 
 /** Applies one op; the caller holds the transaction. */
 export function applyOp(sql: Sql, op: JournalOp): OpResult {
@@ -216,6 +218,11 @@ export function applyOp(sql: Sql, op: JournalOp): OpResult {
     case "claim":
     case "settle":
       return applyHookOp(sql, op);
+    case "sched":
+    case "unsched":
+    case "slot":
+    case "run":
+      return applyScheduleOp(sql, op);
     default:
       throw new Error(`unknown journal op ${(op as { k: unknown }).k}`);
   }

@@ -65,6 +65,9 @@ import type {
   OwnedHook,
   LaneUnread,
   ReadMark,
+  OwnedSchedule,
+  ScheduleRecord,
+  ScheduleRun,
   AdoptionRefused,
   Change,
   ChatId,
@@ -335,5 +338,30 @@ class SqlJsStore implements StorageImplementation {
 
   async settleHookKey(hookId: string, key: string, messageId: string | null): Promise<void> {
     await this.#write({ k: "settle", id: hookId, key, m: messageId });
+  }
+
+  // The schedules capability (docs/PROTOCOL.md §17): see schedules.ts.
+  listSchedules(owner: Owner): Promise<ScheduleRecord[]> {
+    return this.#read("listSchedules", owner);
+  }
+
+  allSchedules(): Promise<OwnedSchedule[]> {
+    return this.#read("allSchedules");
+  }
+
+  async putSchedule(owner: Owner, schedule: ScheduleRecord): Promise<void> {
+    await this.#write({ k: "sched", o: owner, s: schedule });
+  }
+
+  async deleteSchedule(owner: Owner, scheduleId: string): Promise<boolean> {
+    return (await this.#write({ k: "unsched", o: owner, id: scheduleId })) as boolean;
+  }
+
+  async claimScheduleSlot(scheduleId: string, slot: number): Promise<OwnedSchedule | undefined> {
+    return (await this.#write({ k: "slot", id: scheduleId, slot })) as OwnedSchedule | undefined;
+  }
+
+  async recordScheduleRun(scheduleId: string, run: ScheduleRun, expected: string): Promise<boolean> {
+    return (await this.#write({ k: "run", id: scheduleId, r: run, x: expected })) as boolean;
   }
 }

@@ -1,6 +1,7 @@
 import { hookQueries } from "./hooks.js";
 import { queries } from "./queries.js";
 import { readMarkQueries } from "./read-marks.js";
+import { scheduleQueries } from "./schedules.js";
 import { searchHits, searchRanked } from "./search.js";
 import type { Sql } from "./sql.js";
 
@@ -10,7 +11,7 @@ import type { Sql } from "./sql.js";
  * A search is two kinds of read (ranking, then snippets a few hits at a time), so that no single
  * read holds the database process up for long (see fair-reads.ts).
  */
-const READS = { ...queries, ...hookQueries, ...readMarkQueries, searchRanked, searchHits } as const;
+const READS = { ...queries, ...hookQueries, ...readMarkQueries, ...scheduleQueries, searchRanked, searchHits } as const;
 
 /** The name of a read of {@link READS}. */
 export type ReadName = keyof typeof READS;

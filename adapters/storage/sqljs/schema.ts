@@ -1,5 +1,6 @@
 import { indexAll } from "./fts-shards.js";
 import { HOOKS_MIGRATION } from "./hooks.js";
+import { SCHEDULES_MIGRATION } from "./schedules.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import { READ_MARKS_MIGRATION } from "./read-marks.js";
 import type { Sql } from "./sql.js";
@@ -102,6 +103,8 @@ export const MIGRATIONS: Migration[] = [
   HOOKS_MIGRATION,
   // 7: read state (docs/PROTOCOL.md §15), see read-marks.ts.
   READ_MARKS_MIGRATION,
+  // 8: schedules (docs/PROTOCOL.md §17), see schedules.ts.
+  SCHEDULES_MIGRATION,
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */

@@ -13,7 +13,11 @@ export function pragmaNumber(db: Database, name: string): number {
  * messages (bench/RESULTS.md, "sql.js internals").
  */
 export function tuneInMemory(db: Database): void {
-  db.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF");
+  // Exclusive locking: nothing else ever opens this in-memory file, and in the default mode
+  // SQLite looks for a hot journal (a failing stat, thrown and caught as a JS exception in
+  // sql.js's file system) at the start of every read; that was a quarter of the database
+  // process's time while devices said hello (bench/capacity.ts).
+  db.exec("PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE");
 }
 
 /** Prepared statements cached by their text, since sql.js parses SQL on every `exec`. */

@@ -1,9 +1,11 @@
 // Builds the web UI into ./dist with esbuild: one ES module bundle (no inline script, no eval, so
-// it runs under the server's `default-src 'self'` CSP), the stylesheet and the page.
+// it runs under the server's `default-src 'self'` CSP), the stylesheet and the page; the service
+// worker, the manifest and its PNG icons (drawn here, icons.mjs) make it an installable app.
 // node examples/server/web/build.mjs [--watch]
-import { copyFile, mkdir } from "node:fs/promises";
+import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { iconPng } from "./icons.mjs";
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const out = here("./dist/");
@@ -30,11 +32,14 @@ const options = {
 };
 // The theme before first paint (src/theme-boot.ts): a classic script, so it blocks the page until it ran.
 const themeOptions = { ...options, entryPoints: [here("./src/theme-boot.ts")], format: "iife", sourcemap: false, outfile: `${out}theme.js` };
+// The service worker: a classic script at the root, so its scope is the whole app.
+const workerOptions = { ...options, entryPoints: [here("./src/sw.ts")], format: "iife", outfile: `${out}sw.js` };
+await Promise.all([writeFile(`${out}icon-192.png`, iconPng(192)), writeFile(`${out}icon-512.png`, iconPng(512)), copyFile(here("./manifest.webmanifest"), `${out}manifest.webmanifest`)]);
 await Promise.all([copyFile(here("./index.html"), `${out}index.html`), copyFile(here("./styles.css"), `${out}styles.css`), copyFile(here("./code-blocks.css"), `${out}code-blocks.css`), copyFile(here("./icon.svg"), `${out}icon.svg`)]);
 if (process.argv.includes("--watch")) {
-  for (const each of [options, themeOptions]) await (await esbuild.context(each)).watch();
+  for (const each of [options, themeOptions, workerOptions]) await (await esbuild.context(each)).watch();
   console.log("watching examples/server/web/src …");
 } else {
-  await Promise.all([esbuild.build(options), esbuild.build(themeOptions)]);
+  await Promise.all([esbuild.build(options), esbuild.build(themeOptions), esbuild.build(workerOptions)]);
   console.log("web UI built into examples/server/web/dist");
 }

@@ -36,3 +36,57 @@ export function login(username: string, password: string): Promise<{ username: s
 export function logout(): Promise<unknown> {
   return call("/api/auth/logout", { method: "POST", body: "{}" });
 }
+
+/** One run of a schedule, as `GET /api/automations` lists it. */
+export interface ScheduleRunInfo {
+  slot: number;
+  status: "running" | "ok" | "error";
+  at: number;
+  error?: string;
+}
+
+/** The signed-in owner's hooks and schedules (`GET /api/automations`, read-only). */
+export interface Automations {
+  hooks: Array<{ name: string; chat_id: string; mode: "post" | "turn" }>;
+  schedules: Array<{ name: string; chat_id: string; cron: string; tz: string; next_run: number | null; last_run: ScheduleRunInfo | null }>;
+}
+
+export function automations(): Promise<Automations> {
+  return call<Automations>("/api/automations");
+}
+
+/** A paired device as `GET /api/devices` lists it (docs/PROTOCOL.md §16); times in Unix seconds. */
+export interface PairedDevice {
+  device_id: string;
+  name: string;
+  created: number;
+  last_seen: number;
+}
+
+export function listDevices(): Promise<{ devices: PairedDevice[] }> {
+  return call("/api/devices");
+}
+
+export function revokeDevice(deviceId: string): Promise<unknown> {
+  return call(`/api/devices/${encodeURIComponent(deviceId)}`, { method: "DELETE" });
+}
+
+export function pairDevice(): Promise<{ code: string; url: string; expires_at: number }> {
+  return call("/api/devices/pair", { method: "POST", body: "{}" });
+}
+
+/** The server's VAPID public key, for `pushManager.subscribe`. */
+export function vapidKey(): Promise<{ public_key: string }> {
+  return call("/api/push/vapid");
+}
+
+/**
+ * Redeem a pairing code: the answer's cookie signs this browser in. Not through `call`: a wrong
+ * code answers 401, which here means "that code", not "sign in again".
+ */
+export async function redeemPairingCode(code: string, deviceName: string): Promise<void> {
+  const res = await fetch("/api/devices/redeem", { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify({ code, device_name: deviceName }) });
+  if (res.ok) return;
+  const body = (await res.json().catch(() => ({}))) as { error?: string };
+  throw new Error(body.error ?? `HTTP ${res.status}`);
+}

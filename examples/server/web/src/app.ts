@@ -5,11 +5,13 @@ import { authStatus, logout } from "./api.js";
 import { ChannelActions } from "./channel-actions.js";
 import { clear, h } from "./dom.js";
 import { readLastLane, rememberLane } from "./last-lane.js";
+import { currentSubscription, laneFromUrl, onOpenLane, pushSupported, unsubscribePush } from "./pwa.js";
 import { footerFields, streamingSetting } from "./settings.js";
 import type { Msg } from "./msg.js";
 import { Store, type Lane, type StoreListener } from "./store.js";
 import { Toasts } from "./toasts.js";
 import { AskCardsView } from "./views/ask-cards.js";
+import { AutomationsView } from "./views/automations.js";
 import { Composer } from "./views/composer.js";
 import { HeaderView } from "./views/header.js";
 import { MessagesView } from "./views/messages.js";
@@ -38,6 +40,8 @@ function connect(user: string | null): GatewayClient {
     streaming: streamingSetting(),
     // Answers stream as appends (docs/PROTOCOL.md §12); the client joins them into the whole text.
     delta: true,
+    // Web Push (docs/PROTOCOL.md §16): the subscription itself is sent once Settings made one.
+    push: pushSupported() ? "webpush" : "none",
     // One cursor per signed-in user: another account in the same browser has its own outbox.
     cursorStore: localStorageCursorStore(`chat-gateway:cursor:${location.host}:${user ?? "~anonymous"}`),
     // The open asks go with the cursor: after a reload, the frames that opened them come before it.
@@ -63,10 +67,12 @@ export class App implements StoreListener {
   readonly #search: SearchView;
   readonly #asks: AskCardsView;
   readonly #queued: QueuedActions;
+  readonly #automations: AutomationsView;
   readonly #typing = h("div", { class: "typing", role: "status", "aria-live": "polite" });
   readonly #main = h("main", { class: "conversation", id: "conversation" });
   readonly #reader: ReadMarker;
   #destroyed = false;
+  #stopOpenLane: () => void = () => undefined;
 
   constructor(options: AppOptions) {
     this.#opts = options;
@@ -81,11 +87,12 @@ export class App implements StoreListener {
       user: options.user,
       retry: () => this.client.reconnectNow(),
       search: (query) => void this.#search.search(query),
-      settings: () => settingsDialog(this.client, this.#footer, () => this.#messages.render()),
+      settings: () => settingsDialog(this.client, this.#footer, () => this.#messages.render(), options.user !== null),
       signOut: () => void this.#signOut(),
     });
     this.#sidebar = new SidebarView(store, { openLane, createChannel: () => channelActions.createChannel() });
     this.#header = new HeaderView(store, channelActions);
+    this.#automations = new AutomationsView(store);
     const actions = {
       regenerate: (msg: Msg) => this.#regenerate(msg),
       edit: (msg: Msg) => this.#composer.editText(msg.text),
@@ -113,8 +120,11 @@ export class App implements StoreListener {
     }
     await this.#loadChannels();
     this.client.request("commands.catalog", {}).then((c) => (this.#composer.slash.commands = c.commands), () => undefined);
+    // A subscription made earlier is sent again: this device's record may have lost it (a gone endpoint).
+    void currentSubscription().then((webpush) => webpush && this.client.registerPush({ webpush }), () => undefined);
     const channels = this.#store.channels;
-    const last = readLastLane();
+    // A notification's lane first, then the lane on screen last time.
+    const last = laneFromUrl() ?? readLastLane();
     const lane =
       (last && channels.has(last.thread_id ?? last.chat_id) ? last : undefined) ??
       (() => {
@@ -131,6 +141,7 @@ export class App implements StoreListener {
 
   destroy(): void {
     this.#destroyed = true;
+    this.#stopOpenLane();
     this.#messages.destroy();
     this.#asks.destroy();
     this.client.removeAllListeners();
@@ -142,6 +153,7 @@ export class App implements StoreListener {
     rememberLane(lane);
     this.#sidebar.render();
     this.#header.render();
+    void this.#automations.render();
     this.#composer.render();
     this.#messages.render();
     this.#asks.render();
@@ -219,7 +231,7 @@ export class App implements StoreListener {
     const root = this.#opts.root;
     clear(root);
     document.title = "chat-gateway";
-    this.#main.append(this.#header.el, this.#messages.el, this.#typing, this.#composer.el);
+    this.#main.append(this.#header.el, this.#automations.el, this.#messages.el, this.#typing, this.#composer.el);
     this.#messages.attach(this.#asks.el);
     root.append(this.#statusbar.el, h("div", { class: "layout" }, this.#sidebar.el, this.#main, this.#search.el), this.#toasts.el);
     this.#setConn("connecting", {});
@@ -230,12 +242,18 @@ export class App implements StoreListener {
     c.on("state", (state, info) => this.#setConn(state, info));
     c.on("unauthorized", () => this.#opts.onUnauthorized());
     c.on("reset", () => void this.#resetAll());
-    c.on("notification", (p) => this.#toasts.show(`${p.title}${p.body ? `: ${p.body}` : ""}`));
+    c.on("notification", (p) => {
+      this.#toasts.show(`${p.title}${p.body ? `: ${p.body}` : ""}`);
+      if (p.kind === "cron" && p.chat_id) this.#newPost(p.chat_id);
+    });
     c.on("error", (p, frame) => {
       if (frame.id === undefined) this.#toasts.show(`Gateway: ${p.message}`);
     });
     this.#main.addEventListener("click", () => document.body.classList.remove("show-sidebar"));
     window.addEventListener("online", () => this.client.reconnectNow());
+    this.#stopOpenLane = onOpenLane((lane) => {
+      if (this.#store.channels.has(lane.thread_id ?? lane.chat_id)) void this.openLane(lane.chat_id, lane.thread_id);
+    });
     this.#wireDrop();
   }
 
@@ -256,6 +274,13 @@ export class App implements StoreListener {
       event.preventDefault();
       for (const file of event.dataTransfer.files) void this.#composer.upload(file);
     });
+  }
+
+  /** A webhook post or scheduled answer: a badge on its channel, or its last result shown anew. */
+  #newPost(chatId: string): void {
+    if (this.#store.current?.chat_id === chatId) void this.#automations.render();
+    this.#store.notePost(chatId);
+    this.#sidebar.render();
   }
 
   #setConn(state: ConnectionState, info: StateInfo): void {
@@ -315,6 +340,11 @@ export class App implements StoreListener {
   }
 
   async #signOut(): Promise<void> {
+    // A signed-out browser must not go on showing this user's notifications.
+    if (await currentSubscription().catch(() => undefined)) {
+      await this.client.registerPush({ webpush: null }, { timeoutMs: 2_000 }).catch(() => undefined);
+      await unsubscribePush().catch(() => undefined);
+    }
     // Closed first: the logout ends the session, and the socket's 4401 (or the logout's own 401
     // when the session had already gone) must not draw a "session ended" form before ours.
     this.destroy();

@@ -2,6 +2,8 @@
 import { App } from "./app.js";
 import { authStatus, handleUnauthorized, Unauthorized } from "./api.js";
 import { h } from "./dom.js";
+import { redeemFromUrl } from "./pairing.js";
+import { registerServiceWorker, unsubscribePush } from "./pwa.js";
 import { showSignIn } from "./signin.js";
 import { followTheme } from "./theme.js";
 
@@ -34,6 +36,9 @@ let signingIn = false;
 function unauthorized(): void {
   // Signing out, the app is closed before the logout: the form it asks for says so instead.
   if (signingIn || app?.destroyed) return;
+  // The credential ended (a revoked device, a password change): the push service forgets this
+  // browser's subscription, so the gateway's next push to it meets 410 and drops it (docs/PROTOCOL.md §16).
+  void unsubscribePush().catch(() => undefined);
   if (appUser === undefined) return signIn();
   signIn(appUser === null ? "Login is on now: please sign in." : "Your session has ended. Please sign in again.");
 }
@@ -65,11 +70,13 @@ function startApp(user: string | null): void {
 
 followTheme();
 handleUnauthorized(unauthorized);
+registerServiceWorker();
 
 async function boot(): Promise<void> {
   try {
+    const pairing = await redeemFromUrl();
     const status = await authStatus();
-    if (status.enabled && !status.user) signIn();
+    if (status.enabled && !status.user) signIn(pairing);
     else startApp(status.user);
   } catch (error) {
     if (error instanceof Unauthorized) return;

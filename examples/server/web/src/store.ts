@@ -47,6 +47,7 @@ export class Store {
   readonly channels = new Map<string, Channel>();
   readonly #lanes = new Map<string, Lane>();
   #current: Lane | undefined;
+  readonly #posts = new Map<string, number>();
   readonly #client: GatewayClient;
   readonly #listener: StoreListener;
 
@@ -100,11 +101,22 @@ export class Store {
     return this.#client.unreadCounts()[lane.thread_id ?? lane.chat_id] ?? 0;
   }
 
-  /** Put a lane on screen. */
+  /** Put a lane on screen; its channel's new automation posts start over. */
   select(chatId: string, threadId: string | null): Lane {
     const lane = this.lane(chatId, threadId);
     this.#current = lane;
+    this.#posts.delete(chatId);
     return lane;
+  }
+
+  /** A webhook post or scheduled answer (`notification {kind: "cron"}`) landed in a channel not on screen. */
+  notePost(chatId: string): void {
+    if (this.#current?.chat_id !== chatId) this.#posts.set(chatId, (this.#posts.get(chatId) ?? 0) + 1);
+  }
+
+  /** New posts of a channel since it was last on screen (its notification badge). */
+  posts(chatId: string): number {
+    return this.#posts.get(chatId) ?? 0;
   }
 
   /** Forget every lane (after a reset); returns the lane that was on screen. */

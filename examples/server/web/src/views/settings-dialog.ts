@@ -1,9 +1,11 @@
-// The settings dialog: which runtime footer fields to show, whether answers stream, and the theme.
+// The settings dialog: which runtime footer fields to show, whether answers stream, the theme,
+// notifications on this browser, and (with login on) the paired devices.
 import type { GatewayClient } from "chat-gateway/client";
 import { infoDialog } from "../dialog.js";
 import { h } from "../dom.js";
 import { FOOTER_FIELDS, setFooterFields, setStreamingSetting, type FooterField } from "../settings.js";
 import { setThemeSetting, themeSetting, type ThemeSetting } from "../theme.js";
+import { devicesSection, pushSection } from "./settings-devices.js";
 
 function themeSelect(): HTMLElement {
   const current = themeSetting();
@@ -13,8 +15,11 @@ function themeSelect(): HTMLElement {
   return h("label", { class: "field", for: "setting-theme" }, "Theme", select);
 }
 
-/** Open the dialog; `footer` is changed in place and `onFooterChange` re-renders the messages. */
-export function settingsDialog(client: GatewayClient, footer: Set<FooterField>, onFooterChange: () => void): void {
+/**
+ * Open the dialog; `footer` is changed in place and `onFooterChange` re-renders the messages.
+ * `signedIn`: login is on, so there are paired devices to show.
+ */
+export function settingsDialog(client: GatewayClient, footer: Set<FooterField>, onFooterChange: () => void, signedIn = false): void {
   const boxes = FOOTER_FIELDS.map(({ field, label }) => {
     const input = h("input", { type: "checkbox", checked: footer.has(field), dataset: { field } });
     input.addEventListener("change", () => {
@@ -34,6 +39,8 @@ export function settingsDialog(client: GatewayClient, footer: Set<FooterField>, 
     h("fieldset", null, h("legend", null, "Runtime footer: show"), ...boxes),
     h("fieldset", null, h("legend", null, "Answers"), h("label", { class: "check" }, streaming, " Stream answers as they are written")),
     themeSelect(),
+    pushSection(client),
     h("p", { class: "hint" }, "These settings belong to this browser."),
+    ...(signedIn ? [devicesSection()] : []),
   ]);
 }

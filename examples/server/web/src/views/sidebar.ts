@@ -1,5 +1,5 @@
-// The channel list: active channels with their threads, favorites first, unread badges, and the
-// archived ones folded away.
+// The channel list: active channels with their threads, favorites first, unread badges, the
+// notification badge of new webhook and scheduled posts, and the archived ones folded away.
 import type { Channel } from "chat-gateway";
 import { compareChannels } from "chat-gateway/protocol";
 import { avatar } from "../avatar.js";
@@ -65,6 +65,7 @@ export class SidebarView {
     const currentId = current ? (current.thread_id ?? current.chat_id) : undefined;
     const lane = laneOf(c);
     const unread = this.#store.unread(lane);
+    const posts = c.kind === "thread" ? 0 : this.#store.posts(c.chat_id);
     return h(
       "button",
       {
@@ -86,6 +87,7 @@ export class SidebarView {
         ? h("span", { class: "badge ask-badge", title: "Waiting for your answer" }, h("span", { "aria-hidden": "true" }, "?"), h("span", { class: "visually-hidden" }, " waiting for your answer"))
         : null,
       unread > 0 ? h("span", { class: "badge" }, String(unread), h("span", { class: "visually-hidden" }, " unread")) : null,
+      posts > 0 ? h("span", { class: "badge post-badge", title: "New posts" }, h("span", { "aria-hidden": "true" }, `🔔 ${posts}`), h("span", { class: "visually-hidden" }, `${posts} new posts`)) : null,
     );
   }
 }

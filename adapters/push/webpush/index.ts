@@ -1,0 +1,205 @@
+/**
+ * A {@link PushSender} for Web Push (RFC 8030): browsers, and the installable web UI on a phone.
+ * The payload is encrypted for the browser (RFC 8291, `aes128gcm`) and the request signed with
+ * the server's VAPID key pair (RFC 8292), both by the `web-push` package. A device opts in with
+ * `caps.push: "webpush"` and its `PushSubscription` as `webpush` in `hello` or `fcm.register`
+ * (docs/PROTOCOL.md §16).
+ *
+ * ```ts
+ * import { fileVapidKeys, webPushSender } from "chat-gateway/push/webpush";
+ * const vapid = await fileVapidKeys("./data/vapid.json"); // made once, mode 0600
+ * const push = webPushSender({ vapid, subject: "mailto:admin@example.com" });
+ * // Serve vapid.publicKey to the browser (GET /api/push/vapid) for `pushManager.subscribe`.
+ * ```
+ * @module
+ */
+import type { Agent } from "node:https";
+import { BlockList, isIP } from "node:net";
+import webPush from "web-push";
+import { isWebPushSubscription, PushSendError } from "chat-gateway";
+import type { Device, Owner, PushMessage, PushSender, WebPushSubscription } from "chat-gateway";
+import { errorText, isPermanentStatus, truncateUtf8 } from "../http-push.js";
+import { isVapidKeys, type VapidKeys } from "./vapid.js";
+
+export { fileVapidKeys, generateVapidKeys, isVapidKeys } from "./vapid.js";
+export type { VapidKeys } from "./vapid.js";
+
+/** How soon a push service should deliver (the `Urgency` header of RFC 8030); a phone may wake up only for `high`. */
+export type WebPushUrgency = "very-low" | "low" | "normal" | "high";
+
+/** Options of {@link webPushSender}. */
+export interface WebPushSenderOptions {
+  /** The server's VAPID key pair ({@link fileVapidKeys}, or one kept elsewhere). */
+  vapid: VapidKeys;
+  /**
+   * Who runs this server, for the push service's operator (RFC 8292 `sub`): a `mailto:` address
+   * or an `https:` URL.
+   */
+  subject: string;
+  /** How long a push service keeps a push for a browser that is offline, seconds. Default 86,400 (a day). */
+  ttlSeconds?: number;
+  /** The urgency of a push. Default `high` for `approval` and `clarify` asks, which hold up a turn; `normal` otherwise. */
+  urgency?: (message: PushMessage) => WebPushUrgency;
+  /**
+   * Whether the server may post to this endpoint. Default: anything but `localhost` and IP
+   * literals of loopback, private, link-local, shared or multicast ranges, so that a device cannot
+   * make the server post into its own network. A test with a local push service allows it here.
+   */
+  endpointAllowed?: (url: URL) => boolean;
+  /** The `https.Agent` of the requests (to trust a private CA, or to keep connections alive). Default: Node's. */
+  agent?: Agent;
+  /** How long one request may take, milliseconds. Default 10,000. */
+  timeoutMs?: number;
+}
+
+/**
+ * What the service worker receives (`event.data.json()`): the push message's fields, its text cut
+ * so that the encrypted record stays within the 4,096 bytes push services take.
+ */
+export interface WebPushPayload {
+  kind: PushMessage["kind"];
+  title: string;
+  body: string;
+  chat_id?: string;
+  thread_id?: string | null;
+  message_id?: string;
+  notification_kind?: string;
+  picker_id?: string;
+}
+
+const MAX_TITLE_BYTES = 200;
+const MAX_BODY_BYTES = 2000;
+
+/**
+ * Create a {@link PushSender} named `"webpush"`. It accepts every device with a `webpush`
+ * subscription. A push service answering 404 or 410 (the subscription expired or was
+ * unsubscribed) rejects with a `gone` {@link PushSendError}, and the gateway drops the
+ * subscription from the device ({@link PushSender.forget}); other 4xx but 429 are permanent.
+ */
+export function webPushSender(options: WebPushSenderOptions): PushSender {
+  const { vapid, subject, agent } = checkOptions(options);
+  const ttl = options.ttlSeconds ?? 86_400;
+  const urgency = options.urgency ?? defaultUrgency;
+  const allowed = options.endpointAllowed ?? isPublicEndpoint;
+  const timeout = options.timeoutMs ?? 10_000;
+  return {
+    name: "webpush",
+
+    accepts(device: Device): boolean {
+      return device.webpush !== undefined;
+    },
+
+    async send(_owner: Owner, device: Device, message: PushMessage): Promise<void> {
+      const subscription = usableSubscription(device, allowed);
+      // The endpoint is a capability URL, like an ntfy topic: logs get its origin only.
+      const where = `${new URL(subscription.endpoint).origin} for device ${device.device_id}`;
+      try {
+        await webPush.sendNotification(subscription, JSON.stringify(payloadOf(message)), {
+          vapidDetails: { subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+          TTL: ttl,
+          urgency: checkUrgency(urgency(message)),
+          contentEncoding: "aes128gcm",
+          timeout,
+          ...(agent ? { agent } : {}),
+        });
+      } catch (cause) {
+        throw failure(cause, where);
+      }
+    },
+
+    forget(stored: Device, pushed: Device): Device | undefined {
+      if (stored.webpush === undefined || stored.webpush.endpoint !== pushed.webpush?.endpoint) return undefined;
+      const { webpush: _gone, ...rest } = stored;
+      return rest;
+    },
+  };
+}
+
+function checkOptions(options: WebPushSenderOptions): { vapid: VapidKeys; subject: string; agent?: Agent } {
+  if (!isVapidKeys(options?.vapid)) {
+    throw new TypeError("webPushSender: `vapid` must be {publicKey, privateKey}: base64url of a P-256 point (65 bytes) and scalar (32 bytes)");
+  }
+  const subject = options.subject;
+  if (typeof subject !== "string" || !/^(mailto:\S+@\S+|https:\/\/\S+)$/.test(subject)) {
+    throw new TypeError("webPushSender: `subject` must be a mailto: address or an https: URL (RFC 8292)");
+  }
+  for (const name of ["ttlSeconds", "timeoutMs"] as const) {
+    const value = options[name];
+    if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new TypeError(`webPushSender: \`${name}\` must be a whole number >= 0`);
+  }
+  for (const name of ["urgency", "endpointAllowed"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") throw new TypeError(`webPushSender: \`${name}\` must be a function`);
+  }
+  return { vapid: options.vapid, subject, ...(options.agent ? { agent: options.agent } : {}) };
+}
+
+/** The device's subscription, checked again: it was stored by this gateway, or by other code. */
+function usableSubscription(device: Device, allowed: (url: URL) => boolean): WebPushSubscription {
+  const subscription = device.webpush;
+  if (!isWebPushSubscription(subscription)) {
+    throw new PushSendError(`webpush: device ${device.device_id} has no valid subscription`, { permanent: true });
+  }
+  if (!allowed(new URL(subscription.endpoint))) {
+    throw new PushSendError(`webpush: device ${device.device_id} has an endpoint this server does not post to (${new URL(subscription.endpoint).host})`, { permanent: true });
+  }
+  return subscription;
+}
+
+function payloadOf(message: PushMessage): WebPushPayload {
+  const payload: WebPushPayload = {
+    kind: message.kind,
+    title: truncateUtf8(message.title, MAX_TITLE_BYTES),
+    body: truncateUtf8(message.body, MAX_BODY_BYTES),
+  };
+  if (message.chat_id !== undefined) payload.chat_id = message.chat_id;
+  if (message.thread_id !== undefined) payload.thread_id = message.thread_id;
+  if (message.message_id !== undefined) payload.message_id = message.message_id;
+  if (message.notification_kind !== undefined) payload.notification_kind = message.notification_kind;
+  if (message.picker_id !== undefined) payload.picker_id = message.picker_id;
+  return payload;
+}
+
+function defaultUrgency(message: PushMessage): WebPushUrgency {
+  const kind = message.notification_kind;
+  return message.kind === "notification" && (kind === "approval" || kind === "clarify") ? "high" : "normal";
+}
+
+function checkUrgency(value: unknown): WebPushUrgency {
+  if (value === "very-low" || value === "low" || value === "normal" || value === "high") return value;
+  throw new PushSendError(`webpush: \`urgency\` returned ${String(value)}; expected very-low, low, normal or high`, { permanent: true });
+}
+
+/** A push service's refusal as a {@link PushSendError}: 404 and 410 mean the subscription is gone. */
+function failure(cause: unknown, where: string): PushSendError {
+  if (cause instanceof PushSendError) return cause;
+  const status = (cause as { statusCode?: unknown }).statusCode;
+  if (cause instanceof webPush.WebPushError && typeof status === "number") {
+    const gone = status === 404 || status === 410;
+    const body = typeof cause.body === "string" && cause.body !== "" ? `: ${cause.body.slice(0, 200)}` : "";
+    return new PushSendError(`webpush: POST to ${where} answered ${status}${gone ? " (subscription gone)" : ""}${body}`, { permanent: isPermanentStatus(status), gone, cause });
+  }
+  return new PushSendError(`webpush: POST to ${where} failed: ${errorText(cause)}`, { permanent: false, cause });
+}
+
+/** Addresses a device must not make the server post to. */
+const INTERNAL = new BlockList();
+for (const [net, bits] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.168.0.0", 16], ["224.0.0.0", 3]] as const) {
+  INTERNAL.addSubnet(net, bits, "ipv4");
+}
+// IPv4-mapped IPv6 addresses (::ffff:127.0.0.1) are matched against the IPv4 ranges by BlockList itself.
+for (const [net, bits] of [["::", 127], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8]] as const) {
+  INTERNAL.addSubnet(net, bits, "ipv6");
+}
+
+/**
+ * The default of {@link WebPushSenderOptions.endpointAllowed}: not `localhost`, not an IP literal
+ * of an internal range. Names are not resolved: a public name pointing inward is the push
+ * service operator's business, not a device's.
+ */
+export function isPublicEndpoint(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost")) return false;
+  const family = isIP(host);
+  if (family === 0) return true;
+  return !INTERNAL.check(host, family === 4 ? "ipv4" : "ipv6");
+}

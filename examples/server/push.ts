@@ -1,0 +1,59 @@
+// The example server's push (docs/PROTOCOL.md §16): ntfy with --ntfy-url, FCM with
+// --fcm-service-account, and Web Push always, its VAPID key pair made once in <data-dir>/vapid.json
+// (mode 0600; --vapid-file elsewhere), and --push-after-ms. Processes that share one database share
+// the data folder already (media), so they share one key pair too. Also serves GET /api/push/vapid.
+import { mkdir, readFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { PushSender } from "chat-gateway";
+import { ntfyPushSender } from "chat-gateway/push/ntfy";
+import { fileVapidKeys, generateVapidKeys, webPushSender, type VapidKeys } from "chat-gateway/push/webpush";
+import type { ServerConfig } from "./config.js";
+
+/** Who runs this server, for push services (RFC 8292), unless --push-subject says. */
+const DEFAULT_SUBJECT = "mailto:chat-gateway@example.invalid";
+
+export interface ServerPush {
+  /** The gateway's push options: the senders, and `pushAfterMs` when --push-after-ms set it. */
+  options: { push: PushSender[]; pushAfterMs?: number };
+  /** Serves `GET /api/push/vapid` → `{public_key}`; false for any other path. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean;
+  /** What the start line says, e.g. "push webpush, ntfy". */
+  label: string;
+}
+
+async function vapidKeys(config: ServerConfig): Promise<VapidKeys> {
+  // In memory nothing outlives the process, the subscriptions included.
+  if (config.memory && !config.vapidFile) return generateVapidKeys();
+  const file = config.vapidFile ?? `${config.dataDir}/vapid.json`;
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  return fileVapidKeys(file);
+}
+
+async function fcmSender(file: string): Promise<PushSender> {
+  // Imported only with --fcm-service-account, so its optional peer (jose) is needed only then.
+  const { fcmPushSender } = await import("chat-gateway/push/fcm");
+  return fcmPushSender({ serviceAccount: JSON.parse(await readFile(file, "utf8")) });
+}
+
+export async function serverPush(config: ServerConfig): Promise<ServerPush> {
+  const vapid = await vapidKeys(config);
+  const senders: PushSender[] = [webPushSender({ vapid, subject: config.pushSubject ?? DEFAULT_SUBJECT, ...config.webPush })];
+  if (config.ntfyUrl) senders.push(ntfyPushSender({ baseUrl: config.ntfyUrl }));
+  if (config.fcmServiceAccount) senders.push(await fcmSender(config.fcmServiceAccount));
+  const body = JSON.stringify({ public_key: vapid.publicKey });
+  return {
+    options: { push: senders, ...(config.pushAfterMs !== undefined ? { pushAfterMs: config.pushAfterMs } : {}) },
+    label: `push ${senders.map((s) => s.name).join(", ")}`,
+    handle(req, res) {
+      if (new URL(req.url ?? "/", "http://x").pathname !== "/api/push/vapid") return false;
+      req.resume();
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        res.writeHead(405, { allow: "GET, HEAD", "content-type": "application/json" }).end(JSON.stringify({ error: "use GET" }));
+        return true;
+      }
+      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(req.method === "HEAD" ? undefined : body);
+      return true;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * Binary messages a connection has read but not yet worked off (upload chunks waiting for the media
+ * store): past a bound the socket stops being read until half of it is worked off, so one
+ * connection's flood neither grows memory nor holds the others up (docs/PROTOCOL.md §2.4).
+ * @module
+ */
+import type { Connection } from "../contracts/connection.js";
+
+/** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
+const BINARY_QUEUE_BYTES = 1024 * 1024;
+/**
+ * Binary messages waiting, whatever their size: each costs its queue entry, which a flood of tiny
+ * ones makes the larger part. Past it the socket is paused too (a flood of 3-byte messages was
+ * read and queued 100,000 at a time, holding every other connection up for 130 ms).
+ */
+const BINARY_QUEUE_FRAMES = 1024;
+
+/** The binary messages of one connection between being read and being worked off. */
+export class BinaryBacklog {
+  #bytes = 0;
+  #frames = 0;
+  #paused = false;
+
+  constructor(private readonly conn: Pick<Connection, "pause" | "resume">) {}
+
+  /** One more message read; pauses the socket past the bound. */
+  add(bytes: number): void {
+    this.#bytes += bytes;
+    this.#frames++;
+    if (!this.#paused && (this.#bytes > BINARY_QUEUE_BYTES || this.#frames > BINARY_QUEUE_FRAMES) && this.conn.pause) {
+      this.#paused = true;
+      this.conn.pause();
+    }
+  }
+
+  /** One message worked off; resumes the socket once half the bound is free again. */
+  done(bytes: number): void {
+    this.#bytes -= bytes;
+    this.#frames--;
+    if (this.#paused && this.#bytes <= BINARY_QUEUE_BYTES / 2 && this.#frames <= BINARY_QUEUE_FRAMES / 2) {
+      this.#paused = false;
+      this.conn.resume?.();
+    }
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The scheduler (docs/PROTOCOL.md §17): every tick it reads the schedules of all owners, claims in
+ * the storage the newest slot each one has due (so each slot runs once across processes, and a
+ * restart runs only the newest slot it missed), and runs it as a turn on the durable queue whose
+ * answer lands in the schedule's automation channel. A slot that comes while the previous run
+ * still goes is claimed and skipped. Each run ends once, in whichever process sees it end first
+ * (the storage's compare-and-set), which raises `notification {kind: "cron"}`.
+ * @module
+ */
+import { GatewayError, isGatewayError } from "../errors.js";
+import { newId } from "../id-generator.js";
+import type { Owner } from "../ids.js";
+import type { StoredMessage } from "../contracts/records.js";
+import { scheduleRunKey, type ScheduleRecord, type ScheduleRun } from "../contracts/schedules.js";
+import type { MessageServices } from "../requests/message-requests.js";
+import { answerPrompt, findAnswer, storePrompt } from "../requests/automation-prompt.js";
+import { newestSlot } from "./cron.js";
+
+/** What a finished run raises: the gateway's `notify`. */
+export type CronNotify = (owner: Owner, notification: { kind: "cron"; title: string; body: string; chat_id: string }) => Promise<unknown>;
+
+/** How long a run may be recorded before its prompt is stored (ms): the starting process is between the two writes. */
+const PROMPT_GRACE_MS = 60_000;
+
+/** Runs the owners' schedules; one per gateway. */
+export class Scheduler {
+  readonly #hub: MessageServices;
+  readonly #notify: CronNotify;
+  #timer: NodeJS.Timeout | undefined;
+  #ticking: Promise<void> | undefined;
+
+  constructor(hub: MessageServices, notify: CronNotify) {
+    this.#hub = hub;
+    this.#notify = notify;
+  }
+
+  /** Tick every `tickMs` until {@link Scheduler.stop}. */
+  start(tickMs: number): void {
+    this.#timer = setInterval(() => void this.tick(), tickMs);
+    // A gateway that is not closed must not keep its process alive for schedules alone.
+    this.#timer.unref();
+    void this.tick();
+  }
+
+  /** No new tick; resolves once the one in flight is over (its runs are the lanes' to end). */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#ticking;
+  }
+
+  /** One look at every schedule; a tick still going makes this one a no-op. */
+  tick(): Promise<void> {
+    this.#ticking ??= this.#visitAll().finally(() => (this.#ticking = undefined));
+    return this.#ticking;
+  }
+
+  async #visitAll(): Promise<void> {
+    try {
+      const now = this.#hub.now();
+      for (const { owner, schedule } of await this.#hub.storage.allSchedules()) {
+        await this.#visit(owner, schedule, now).catch((error) => this.#hub.log.warn(`schedule "${schedule.name}" failed`, error));
+      }
+    } catch (error) {
+      this.#hub.log.warn("reading the schedules failed", error);
+    }
+  }
+
+  async #visit(owner: Owner, schedule: ScheduleRecord, now: number): Promise<void> {
+    if (schedule.last_run?.status === "running") await this.reconcile(owner, schedule, schedule.last_run);
+    const slot = newestSlot(schedule.cron, schedule.tz, Math.max(schedule.last_slot, schedule.created_at), now);
+    if (slot === undefined) return;
+    // Its channel was deleted: nothing can land, so no run is made (`list` still shows the schedule).
+    if (!(await this.#hub.storage.getChannel(owner, schedule.chat_id))) return;
+    const claimed = await this.#hub.storage.claimScheduleSlot(schedule.schedule_id, slot);
+    if (!claimed) return;
+    const previous = claimed.schedule.last_run;
+    if (previous?.status === "running") {
+      this.#hub.log.info(`schedule "${schedule.name}": slot ${new Date(slot).toISOString()} skipped, the previous run still goes`);
+      return;
+    }
+    await this.begin(owner, claimed.schedule, slot, scheduleRunKey(previous));
+  }
+
+  /**
+   * Start a run for `slot`: recorded `running` first (compared with `expected`, the run as read),
+   * then its prompt stored waiting and queued. Resolves with the run once its prompt is stored, or
+   * undefined when another writer changed the latest run first.
+   */
+  async begin(owner: Owner, schedule: ScheduleRecord, slot: number, expected: string): Promise<ScheduleRun | undefined> {
+    const hub = this.#hub;
+    const run: ScheduleRun = { slot, status: "running", prompt_id: newId("m"), at: hub.now() };
+    if (!(await hub.storage.recordScheduleRun(schedule.schedule_id, run, expected))) return undefined;
+    let prompt: StoredMessage;
+    try {
+      const resolved = await hub.resolveLane(owner, schedule.chat_id, null);
+      prompt = await storePrompt(hub, owner, { chat_id: resolved.chat_id, thread_id: null }, schedule.prompt, run.prompt_id);
+    } catch (error) {
+      // Nothing can land: the channel is gone, or the storage refused.
+      await this.#end(owner, schedule, run, { status: "error", error: reasonOf(error) });
+      return run;
+    }
+    answerPrompt(hub, owner, { chat_id: prompt.chat_id, thread_id: null }, prompt).then(
+      (answer) => this.#finish(owner, schedule, run, answer),
+      // Shut down before it ran: the prompt waits, stored, and the next start answers it.
+      (error) => (isGatewayError(error) && error.code === "unsupported" ? undefined : this.#end(owner, schedule, run, { status: "error", error: reasonOf(error) })),
+    ).catch((error) => hub.log.warn(`schedule "${schedule.name}": recording its run failed`, error));
+    return run;
+  }
+
+  /**
+   * A run recorded `running` that no job here will end (its process died, or recovery answered its
+   * prompt): ended from what is stored, once its answer is.
+   */
+  async reconcile(owner: Owner, schedule: ScheduleRecord, run: ScheduleRun): Promise<void> {
+    const hub = this.#hub;
+    const prompt = await hub.storage.getMessage(owner, run.prompt_id);
+    if (!prompt) {
+      if (hub.now() - run.at < PROMPT_GRACE_MS) return;
+      return this.#end(owner, schedule, run, { status: "error", error: "the run's prompt was deleted, or lost before it was stored" });
+    }
+    if (prompt.waiting) return;
+    const answer = await findAnswer(hub, owner, prompt);
+    if (answer && answer.status !== "streaming") await this.#finish(owner, schedule, run, answer);
+  }
+
+  async #finish(owner: Owner, schedule: ScheduleRecord, run: ScheduleRun, answer: StoredMessage): Promise<void> {
+    const failed = answer.status !== "complete";
+    // An error answer ends with why; an interrupted or stopped one says no more than that.
+    const error = !failed ? undefined : (answer.status === "error" && lastParagraph(answer.text)) || `the answer ended ${answer.status}`;
+    await this.#end(owner, schedule, run, { status: failed ? "error" : "ok", answer_id: answer.message_id, ...(error ? { error } : {}) }, answer.text);
+  }
+
+  /** Store the run's end, once across processes; the writer that wins raises the notification. */
+  async #end(owner: Owner, schedule: ScheduleRecord, run: ScheduleRun, end: Pick<ScheduleRun, "status" | "answer_id" | "error">, text?: string): Promise<void> {
+    const ended: ScheduleRun = { slot: run.slot, prompt_id: run.prompt_id, ...end, at: this.#hub.now() };
+    const storage = this.#hub.storage;
+    if (!(await storage.recordScheduleRun(schedule.schedule_id, ended, scheduleRunKey(run)))) {
+      // Another process ended it; or the schedule was removed meanwhile, when only this job knows the run.
+      if ((await storage.listSchedules(owner)).some((s) => s.schedule_id === schedule.schedule_id)) return;
+    }
+    if (end.answer_id === undefined) {
+      this.#hub.log.warn(`schedule "${schedule.name}" failed: ${end.error}`);
+      return;
+    }
+    const body = end.status === "ok" ? oneLine(text ?? "") : `failed: ${oneLine(end.error ?? "")}`;
+    await this.#notify(owner, { kind: "cron", title: schedule.name, body: body || schedule.name, chat_id: schedule.chat_id });
+  }
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof GatewayError ? error.message : "the gateway could not store the run (see its log)";
+}
+
+function lastParagraph(text: string): string {
+  return oneLine(text.trim().split(/\n\s*\n/).pop() ?? "");
+}
+
+/** On one line, cut at 200 characters (what a notification body holds). */
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
