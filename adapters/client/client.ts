@@ -8,7 +8,7 @@ import type { MediaRef } from "chat-gateway";
 import type { ClientPayloads } from "chat-gateway/protocol";
 import { Connection } from "./connection.js";
 import type { WebSocketLike } from "./socket.js";
-import { hasLocalStorage, localStorageCursorStore, memoryCursorStore } from "./cursor.js";
+import { defaultCursorStore, defaultDeviceId, defaultOpenAsksStore } from "./device.js";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents } from "./events.js";
 import type {
@@ -25,26 +25,14 @@ import type {
 } from "./frames.js";
 import { HistoryPager, type LaneQuery } from "./history-pager.js";
 import { randomId } from "./media.js";
-import { localStorageOpenAsksStore, memoryOpenAsksStore, OpenAsks, type PickerFrame } from "./open-asks.js";
-import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions } from "./options.js";
+import { OpenAsks } from "./open-asks.js";
+import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions, type SendInput, type SendOptions } from "./options.js";
 import { Requests } from "./requests.js";
 import { StreamTexts } from "./stream-texts.js";
 import { Replay } from "./sync.js";
 import { Transfers, type Download, type DownloadOptions, type UploadOptions } from "./transfers.js";
 import { LiveTurns, type RunningTurn } from "./live-turns.js";
 import { UnreadCounts } from "./unread.js";
-
-/** What {@link GatewayClient.sendMessage} sends; `client_msg_id` is generated when absent. */
-export type SendInput = ClientPayloads["message.send"];
-
-/** Options of {@link GatewayClient.sendMessage}. */
-export interface SendOptions extends RequestOptions {
-  /**
-   * When the lane's turn is running (docs/PROTOCOL.md §14.4): wait in its queue (`queue`, the
-   * default), stop it and run next (`interrupt`), or hand the text to it (`steer`, when the agent can).
-   */
-  whenBusy?: "queue" | "interrupt" | "steer";
-}
 
 /**
  * A connection to a gateway that stays up: it says hello, syncs from its cursor, and after any
@@ -66,12 +54,8 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     super();
     if (!options.url) throw new TypeError("createGatewayClient: url is required");
     const deviceId = options.deviceId ?? defaultDeviceId();
-    this.#replay = new Replay(
-      options.cursorStore ?? (hasLocalStorage() ? localStorageCursorStore(`chat-gateway:cursor:${options.url}:${deviceId}`) : memoryCursorStore()),
-    );
-    this.#asks = new OpenAsks(
-      options.openAsksStore ?? (hasLocalStorage() ? localStorageOpenAsksStore(`chat-gateway:asks:${options.url}:${deviceId}`) : memoryOpenAsksStore()),
-    );
+    this.#replay = new Replay(options.cursorStore ?? defaultCursorStore(options.url, deviceId));
+    this.#asks = new OpenAsks(options.openAsksStore ?? defaultOpenAsksStore(options.url, deviceId));
     // A new connection is sent the running turns and queues afresh (docs/PROTOCOL.md §14.3).
     this.on("state", (state) => {
       if (state !== "syncing") return;
@@ -339,7 +323,7 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
       this.#transfers.noteOffer(offer.media_id, offer.size);
     }
     this.emit("frame", frame);
-    const asksChanged = this.#trackAsk(frame);
+    const asksChanged = this.#asks.track(frame);
     const live = this.#live.apply(frame);
     const unread = this.#unread.handle(frame);
     (this.emit as (event: string, ...args: unknown[]) => boolean)(frame.type, frame.payload ?? {}, frame);
@@ -348,36 +332,6 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     if (live.queues) this.emit("queues", this.#live.queues());
     if (unread) this.emit("unread", this.#unread.all());
   }
-
-  /** Opens or closes an ask for a picker frame or `picker.resolved`; true when the open asks changed. */
-  #trackAsk(frame: ServerFrame): boolean {
-    switch (frame.type) {
-      case "picker.approval":
-      case "picker.confirm":
-      case "picker.model":
-        return this.#asks.opened(frame as PickerFrame);
-      case "picker.resolved":
-        return this.#asks.resolved(frame.payload as PickerResolvedPayload) !== undefined;
-      default:
-        return false;
-    }
-  }
-}
-
-function defaultDeviceId(): string {
-  if (hasLocalStorage()) {
-    const key = "chat-gateway:device-id";
-    try {
-      const existing = window.localStorage.getItem(key);
-      if (existing) return existing;
-      const id = randomId("web-");
-      window.localStorage.setItem(key, id);
-      return id;
-    } catch {
-      // Storage refused (private mode): a random id for this page.
-    }
-  }
-  return randomId("dev-");
 }
 
 /**

@@ -14,14 +14,13 @@
  * @module
  */
 export { createGatewayClient, GatewayClient } from "./client.js";
-export type { SendInput, SendOptions } from "./client.js";
 export type { RunningTurn, RunningTool, LaneQueue } from "./live-turns.js";
 export { HistoryPager } from "./history-pager.js";
 export type { HistoryRequester, LaneQuery } from "./history-pager.js";
 export { approveCommand, denyCommand, answerCommand, modelCommand } from "./slash-answers.js";
 export { memoryOpenAsksStore, localStorageOpenAsksStore } from "./open-asks.js";
 export type { OpenAsksStore } from "./open-asks.js";
-export type { GatewayClientOptions, ReconnectOptions, RequestOptions } from "./options.js";
+export type { GatewayClientOptions, ReconnectOptions, RequestOptions, SendInput, SendOptions } from "./options.js";
 export type { GatewayClientEvents, ConnectionState, StateInfo } from "./events.js";
 export type { UploadOptions, Download, DownloadOptions } from "./transfers.js";
 export type { WebSocketLike, WebSocketConstructor } from "./socket.js";

@@ -4,7 +4,7 @@
  * that a page reload still shows the cards whose frames came before the stored cursor.
  * @module
  */
-import type { OpenAsk, PickerApprovalPayload, PickerConfirmPayload, PickerModelPayload, PickerResolvedPayload } from "./frames.js";
+import type { OpenAsk, PickerApprovalPayload, PickerConfirmPayload, PickerModelPayload, PickerResolvedPayload, ServerFrame } from "./frames.js";
 
 /**
  * Keeps the open asks between page loads, next to the sync cursor. `get` answers null or
@@ -69,6 +69,20 @@ export class OpenAsks {
   /** One open ask, or undefined when it is not open (never seen, or resolved). */
   get(pickerId: string): OpenAsk | undefined {
     return this.#open.get(pickerId);
+  }
+
+  /** Opens or closes an ask for a picker frame or `picker.resolved`; true when the open asks changed. */
+  track(frame: ServerFrame): boolean {
+    switch (frame.type) {
+      case "picker.approval":
+      case "picker.confirm":
+      case "picker.model":
+        return this.opened(frame as PickerFrame);
+      case "picker.resolved":
+        return this.resolved(frame.payload as PickerResolvedPayload) !== undefined;
+      default:
+        return false;
+    }
   }
 
   /** A picker frame arrived; true when it opened an ask. */

@@ -1,7 +1,8 @@
 /**
- * What a client is configured with: its options, and the per-call options of requests.
+ * What a client is configured with: its options, and the per-call options of requests and sends.
  * @module
  */
+import type { ClientPayloads } from "chat-gateway/protocol";
 import type { CursorStore } from "./cursor.js";
 import type { OpenAsksStore } from "./open-asks.js";
 import type { WebSocketConstructor } from "./socket.js";
@@ -81,6 +82,18 @@ export interface GatewayClientOptions {
 export interface RequestOptions {
   /** Milliseconds to wait for the response (default: the client's `requestTimeoutMs`). */
   timeoutMs?: number;
+}
+
+/** What {@link GatewayClient.sendMessage} sends; `client_msg_id` is generated when absent. */
+export type SendInput = ClientPayloads["message.send"];
+
+/** Options of {@link GatewayClient.sendMessage}. */
+export interface SendOptions extends RequestOptions {
+  /**
+   * When the lane's turn is running (docs/PROTOCOL.md §14.4): wait in its queue (`queue`, the
+   * default), stop it and run next (`interrupt`), or hand the text to it (`steer`, when the agent can).
+   */
+  whenBusy?: "queue" | "interrupt" | "steer";
 }
 
 /** The default of {@link GatewayClientOptions.requestTimeoutMs}, milliseconds. */

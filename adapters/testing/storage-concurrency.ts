@@ -57,14 +57,18 @@ function setDefault(storage: Storage, owner: string, chatId: string): Promise<nu
 export function describeConcurrencyConformance(use: () => Storage, peer: () => Storage, capabilities: StorageCapabilities): void {
   const via = (i: number) => (i % 2 === 0 ? use() : peer());
   describe("concurrency", () => {
-    describeChannelRaces(use, peer, via);
-    describeRecordRaces(use, peer, via, capabilities);
+    describeChannelExpectations(use);
+    describeDefaultChannelRaces(use, peer, via);
+    describeChannelUpdateRaces(use, peer, via);
+    describeDeleteRaces(use, peer, via);
+    describeDeviceRaces(use, peer, via);
+    describeOneWinnerRaces(use, via, capabilities);
     if (capabilities.readState) describeReadRaces(use, via);
   });
 }
 
-/** The channel invariants: one default made on first use, one default after `set_default`s, updates and deletes. */
-function describeChannelRaces(use: () => Storage, peer: () => Storage, via: (i: number) => Storage): void {
+/** What `expectChannels` compares: a channel as read by either call matches; one changed, gone or of another owner does not. */
+function describeChannelExpectations(use: () => Storage): void {
   test("concurrency - a channel expected as read by getChannel and listChannels is found as expected; one changed or gone is not", async () => {
     const full = channel("c1", { favorite: true, icon: null, color: "#123456", automation: true, model: "m", created_ts: 5 });
     await use().commit(A, { channels: [full, thread("t1", "c1")] });
@@ -80,7 +84,10 @@ function describeChannelRaces(use: () => Storage, peer: () => Storage, via: (i: 
     // Another owner's channel of the same id is not this owner's.
     expect((await use().commit(B, { channels: [channel("c1")], expectChannels: [{ chat_id: "c1", channel: null }] })).skipped).toBeFalsy();
   });
+}
 
+/** One default channel: made once on first use, and one left after `set_default`s racing each other. */
+function describeDefaultChannelRaces(use: () => Storage, peer: () => Storage, via: (i: number) => Storage): void {
   test(`concurrency - ${AT_ONCE} first uses of an owner at once make exactly one default channel, default, with one frame`, async () => {
     const results = await Promise.all(
       Array.from({ length: AT_ONCE }, (_, i) =>
@@ -101,7 +108,10 @@ function describeChannelRaces(use: () => Storage, peer: () => Storage, via: (i: 
     expect(defaults).toHaveLength(1);
     expect([...(await replayed(use(), A)).values()].filter((c) => c.is_default).map((c) => c.chat_id)).toEqual(defaults);
   });
+}
 
+/** Updates of one channel racing each other, and an update racing the channel's delete. */
+function describeChannelUpdateRaces(use: () => Storage, peer: () => Storage, via: (i: number) => Storage): void {
   test("concurrency - updates of different fields of one channel at once all land, and an update racing a delete never brings the channel back", async () => {
     await use().commit(A, { channels: [channel("c1"), channel("c2")] });
     const fields: Array<Partial<Channel>> = [{ name: "renamed" }, { archived: true }, { favorite: true }, { color: "#abcdef" }, { icon: null }, { model: "m" }];
@@ -125,11 +135,10 @@ function describeChannelRaces(use: () => Storage, peer: () => Storage, via: (i: 
     expect([update.skipped ?? false, remove.skipped ?? false].sort()).toEqual([false, true]);
     expect((await use().getChannel(A, "c2"))?.name).toBe(remove.skipped ? "late" : undefined);
   });
-
 }
 
-/** Saves racing deletes, devices, one message per `client_msg_id`, adoption racing its target's first write. */
-function describeRecordRaces(use: () => Storage, peer: () => Storage, via: (i: number) => Storage, capabilities: StorageCapabilities): void {
+/** Writes that require a message or channel, racing its delete: none brings it back. */
+function describeDeleteRaces(use: () => Storage, peer: () => Storage, via: (i: number) => Storage): void {
   test(`concurrency - ${AT_ONCE} saves requiring a message, racing its delete, never bring it back`, async () => {
     await use().commit(A, { channels: [channel("c1")], messages: Array.from({ length: AT_ONCE }, (_, i) => msg(`m${i}`, { role: "assistant", status: "streaming", text: "" })) });
     await Promise.all(
@@ -153,7 +162,10 @@ function describeRecordRaces(use: () => Storage, peer: () => Storage, via: (i: n
     expect((await use().outboxBounds(A)).last).toBe(sends.filter((r) => !r.skipped).length);
     expect(await use().commit(A, { messages: [msg("late")], requireChannels: ["c1"] })).toEqual({ seqs: [], orphanedMedia: [], skipped: true });
   });
+}
 
+/** Devices stored at once: different ones all kept, one written many times holds one whole write. */
+function describeDeviceRaces(use: () => Storage, peer: () => Storage, via: (i: number) => Storage): void {
   test(`concurrency - ${AT_ONCE} devices stored at once are all kept, and one device written at once holds one of the writes`, async () => {
     await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => via(i).putDevice(A, device(`d${i}`))));
     expect((await use().listDevices(A)).map((d) => d.device_id).sort()).toEqual(Array.from({ length: AT_ONCE }, (_, i) => `d${i}`).sort());
@@ -161,7 +173,10 @@ function describeRecordRaces(use: () => Storage, peer: () => Storage, via: (i: n
     await Promise.all(writes.map((d, i) => via(i).putDevice(A, d)));
     expect(writes).toContainEqual(await peer().getDevice(A, "same"));
   });
+}
 
+/** Races only one side may win: sends of one `client_msg_id`, and adoption against its target's first write. */
+function describeOneWinnerRaces(use: () => Storage, via: (i: number) => Storage, capabilities: StorageCapabilities): void {
   if (capabilities.uniqueClientMsgId) {
     test(`concurrency - ${AT_ONCE} sends of one client_msg_id at once, through both instances: exactly one is stored`, async () => {
       await use().commit(A, { channels: [channel("c1")] });

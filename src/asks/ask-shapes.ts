@@ -4,7 +4,7 @@
  * the `picker.resolved` frame built from it.
  * @module
  */
-import type { Ask, AskAnswer, AskOption } from "../contracts/runtime.js";
+import type { ApprovalAsk, Ask, AskAnswer, AskOption, ConfirmAsk, ModelAsk } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
 import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
@@ -121,41 +121,57 @@ const DEFAULT_APPROVAL: AskOption[] = [
   { id: "deny", label: "Deny" },
 ];
 
+/** Where an ask opens: its lane, picker id, message and deadline. */
+type AskPlace = Lane & { picker_id: string; message_id: string; expires_at: number };
+
+/** The fields every open ask and its card share. */
+type CardCommon = Pick<PickerSpec, "picker_id" | "chat_id" | "thread_id" | "message_id" | "title">;
+
 /**
  * Check a runtime's ask and build the open ask. Throws TypeError for a request the protocol cannot
  * show (no choice at all, bad ids, too many); text that is too long is cut.
  */
-export function pickerSpec(request: Ask, at: Lane & { picker_id: string; message_id: string; expires_at: number }): PickerSpec {
+export function pickerSpec(request: Ask, at: AskPlace): PickerSpec {
   if (!request || typeof request !== "object") throw new TypeError("ask: the request must be an object");
   const title = cut(request.title, ASK_LIMITS.titleMax);
   const base = { picker_id: at.picker_id, chat_id: at.chat_id, thread_id: at.thread_id, message_id: at.message_id, title };
-  if (request.kind === "model") {
-    const models = checkChoices(request.models, "models", ASK_LIMITS.modelsMax);
-    if (models.length === 0) throw new TypeError("ask: a model ask needs at least one model");
-    const shown = models.map((m, i) => (request.models[i]?.current ? { ...m, current: true as const } : m));
-    const frame: PickerFrame = { type: "picker.model", payload: { ...base, models: shown, expires_at: at.expires_at } };
-    return { ...base, kind: "model", body: "", choices: models.map((m) => m.id), allow_text: false, expires_at: at.expires_at, frame, notice: title, noticeCut: false };
-  }
-  const body = cut(request.body, ASK_LIMITS.bodyMax);
-  if (request.kind === "approval") {
-    const options = request.options === undefined ? DEFAULT_APPROVAL : checkChoices(request.options, "options", ASK_LIMITS.optionsMax);
-    if (options.length === 0) throw new TypeError("ask: an approval needs at least one option");
-    const shown = request.tool ? shownArgs(request.tool.args) : undefined;
-    const tool = request.tool ? { name: cut(request.tool.name, ASK_LIMITS.labelMax), args: shown!.args, ...(shown!.note ? { args_cut: true as const } : {}) } : undefined;
-    // The person must know they do not see the whole call; the note survives the body's cut.
-    const said = shown?.note ? `${cut(request.body, ASK_LIMITS.bodyMax - shown.note.length - 2)}\n\n${shown.note}` : body;
-    const frame: PickerFrame = { type: "picker.approval", payload: { ...base, body: said, ...(tool ? { tool } : {}), options, expires_at: at.expires_at } };
-    const { notice, noticeCut } = notificationBody(said || title, tool, at.picker_id);
-    return { ...base, kind: "approval", body: said, choices: options.map((o) => o.id), allow_text: false, expires_at: at.expires_at, frame, notice, noticeCut };
-  }
-  if (request.kind === "confirm") {
-    const options = checkChoices(request.options ?? [], "options", ASK_LIMITS.optionsMax);
-    const allowText = request.allowText === true;
-    if (options.length === 0 && !allowText) throw new TypeError("ask: a confirm needs options or allowText");
-    const frame: PickerFrame = { type: "picker.confirm", payload: { ...base, body, options, allow_text: allowText, expires_at: at.expires_at } };
-    return { ...base, kind: "confirm", body, choices: options.map((o) => o.id), allow_text: allowText, expires_at: at.expires_at, frame, notice: body || title, noticeCut: false };
-  }
+  if (request.kind === "model") return modelSpec(request, base, at.expires_at);
+  if (request.kind === "approval") return approvalSpec(request, base, at.expires_at);
+  if (request.kind === "confirm") return confirmSpec(request, base, at.expires_at);
   throw new TypeError(`ask: unknown kind ${JSON.stringify((request as { kind?: unknown }).kind)}`);
+}
+
+/** A model ask: the models offered, the current one marked; its notice is the title alone. */
+function modelSpec(request: ModelAsk, base: CardCommon, expiresAt: number): PickerSpec {
+  const models = checkChoices(request.models, "models", ASK_LIMITS.modelsMax);
+  if (models.length === 0) throw new TypeError("ask: a model ask needs at least one model");
+  const shown = models.map((m, i) => (request.models[i]?.current ? { ...m, current: true as const } : m));
+  const frame: PickerFrame = { type: "picker.model", payload: { ...base, models: shown, expires_at: expiresAt } };
+  return { ...base, kind: "model", body: "", choices: models.map((m) => m.id), allow_text: false, expires_at: expiresAt, frame, notice: base.title, noticeCut: false };
+}
+
+/** An approval: its options (approve and deny by default) and the tool call it approves, if any. */
+function approvalSpec(request: ApprovalAsk, base: CardCommon, expiresAt: number): PickerSpec {
+  const body = cut(request.body, ASK_LIMITS.bodyMax);
+  const options = request.options === undefined ? DEFAULT_APPROVAL : checkChoices(request.options, "options", ASK_LIMITS.optionsMax);
+  if (options.length === 0) throw new TypeError("ask: an approval needs at least one option");
+  const shown = request.tool ? shownArgs(request.tool.args) : undefined;
+  const tool = request.tool ? { name: cut(request.tool.name, ASK_LIMITS.labelMax), args: shown!.args, ...(shown!.note ? { args_cut: true as const } : {}) } : undefined;
+  // The person must know they do not see the whole call; the note survives the body's cut.
+  const said = shown?.note ? `${cut(request.body, ASK_LIMITS.bodyMax - shown.note.length - 2)}\n\n${shown.note}` : body;
+  const frame: PickerFrame = { type: "picker.approval", payload: { ...base, body: said, ...(tool ? { tool } : {}), options, expires_at: expiresAt } };
+  const { notice, noticeCut } = notificationBody(said || base.title, tool, base.picker_id);
+  return { ...base, kind: "approval", body: said, choices: options.map((o) => o.id), allow_text: false, expires_at: expiresAt, frame, notice, noticeCut };
+}
+
+/** A confirm: options, free text, or both. */
+function confirmSpec(request: ConfirmAsk, base: CardCommon, expiresAt: number): PickerSpec {
+  const body = cut(request.body, ASK_LIMITS.bodyMax);
+  const options = checkChoices(request.options ?? [], "options", ASK_LIMITS.optionsMax);
+  const allowText = request.allowText === true;
+  if (options.length === 0 && !allowText) throw new TypeError("ask: a confirm needs options or allowText");
+  const frame: PickerFrame = { type: "picker.confirm", payload: { ...base, body, options, allow_text: allowText, expires_at: expiresAt } };
+  return { ...base, kind: "confirm", body, choices: options.map((o) => o.id), allow_text: allowText, expires_at: expiresAt, frame, notice: body || base.title, noticeCut: false };
 }
 
 /** `JSON.stringify`, or what `String` makes of a value JSON cannot hold (a cycle, a BigInt). */

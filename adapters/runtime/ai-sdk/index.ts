@@ -48,14 +48,14 @@ import type { AgentRuntime, RuntimeEvent, TurnInput } from "chat-gateway";
 import { checkToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
 import { checkModelChoices, modelList } from "../models.js";
-import { abridge, argsPreview, cleanTitle, withAttachmentNotes } from "../text.js";
-import { pastToolCalls } from "../tool-history.js";
+import { abridge, argsPreview, cleanTitle } from "../text.js";
 import { addCallUsage, emptyTotals, reportedUsage, usageEvent } from "../usage.js";
 import type { UsageTotals } from "../usage.js";
 import { gateTools } from "./approvals.js";
 import { steeredRound } from "./steering.js";
 import { SteerInboxes } from "../steer.js";
 import { messageOf, toGatewayError } from "./errors.js";
+import { buildMessages } from "./messages.js";
 import type { AiSdkRuntimeOptions, StreamTextParams } from "./options.js";
 
 export type { AiSdkRuntimeOptions, ModelPrices } from "./options.js";
@@ -315,34 +315,6 @@ function previewOf(options: AiSdkRuntimeOptions, name: string, args: Record<stri
     // A broken preview must not fail the turn; fall back to the generic one.
   }
   return argsPreview(name, args);
-}
-
-async function buildMessages(options: AiSdkRuntimeOptions, input: TurnInput): Promise<ModelMessage[]> {
-  const messages: ModelMessage[] = [];
-  for (const item of input.history) {
-    const calls = pastToolCalls(item);
-    if (calls.length > 0) {
-      messages.push({ role: "assistant", content: calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.name, input: c.args })) });
-      messages.push({
-        role: "tool",
-        content: calls.map((c) => ({ type: "tool-result" as const, toolCallId: c.id, toolName: c.name, output: c.ok ? { type: "text" as const, value: c.result } : { type: "error-text" as const, value: c.result } })),
-      });
-    }
-    const text = withAttachmentNotes(item.text, item.media);
-    if (text !== "") messages.push({ role: item.role, content: text });
-  }
-  const { text, media } = input.message;
-  const images = options.vision ? media.filter((m) => m.kind === "image") : [];
-  const userText = withAttachmentNotes(text, media.filter((m) => !images.includes(m)));
-  if (images.length === 0) {
-    messages.push({ role: "user", content: userText });
-  } else {
-    const content: Array<{ type: "text"; text: string } | { type: "image"; image: Uint8Array; mediaType: string }> = [];
-    if (userText !== "") content.push({ type: "text", text: userText });
-    for (const image of images) content.push({ type: "image", image: await input.readMedia(image.media_id), mediaType: image.mime });
-    messages.push({ role: "user", content });
-  }
-  return messages;
 }
 
 const TITLE_PROMPT =

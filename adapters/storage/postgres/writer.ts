@@ -21,14 +21,37 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
   if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length && !answered.length && !change.read) {
     return { seqs: [], orphanedMedia: [] };
   }
-  if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
-  if (!(await channelsPresent(client, s, owner, change.requireChannels ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
-  if (!(await channelsAsExpected(client, s, owner, change.expectChannels ?? []))) return { seqs: [], orphanedMedia: [], skipped: true };
-  // The owner's lock keeps the watermark as checked until the commit, in every process.
-  if (change.read && !(await readMarkMoves(client, s, owner, change.read))) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (!(await preconditionsHold(client, s, owner, change))) return { seqs: [], orphanedMedia: [], skipped: true };
   // First of the writes: a change that would take media from another message writes nothing.
   const mediaTaken = await attachMedia(client, s, owner, change.messages ?? []);
   if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
+  await writeRows(client, s, owner, channels, messages);
+  const gone = await deleteRows(client, s, owner, deleteMessages, deleteChannels);
+  if (answered.length) {
+    // The turns of these user messages ended: they leave the durable turn queue (never re-inserted).
+    await client.query(`UPDATE ${s}.messages SET status = NULL, data = (data::jsonb - 'waiting')::text WHERE owner = $1 AND message_id = ANY($2::text[]) AND status = 'waiting'`, [
+      owner,
+      answered,
+    ]);
+  }
+  const orphaned = await dropMediaOf(client, s, owner, gone);
+  await redactOutbox(client, s, owner, gone, deleteChannels);
+  if (change.read) await moveReadMark(client, s, owner, change.read);
+  const seqs = frames.length ? await appendOutbox(client, s, owner, frames, now) : [];
+  return { seqs, orphanedMedia: orphaned };
+}
+
+/** Whether the messages and channels the change requires are there, as expected, and its read mark may move. */
+async function preconditionsHold(client: PoolClient, s: string, owner: Owner, change: Change): Promise<boolean> {
+  if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return false;
+  if (!(await channelsPresent(client, s, owner, change.requireChannels ?? []))) return false;
+  if (!(await channelsAsExpected(client, s, owner, change.expectChannels ?? []))) return false;
+  // The owner's lock keeps the watermark as checked until the commit, in every process.
+  return !change.read || (await readMarkMoves(client, s, owner, change.read));
+}
+
+/** Upserts the channels, then the messages with their search rows. */
+async function writeRows(client: PoolClient, s: string, owner: Owner, channels: ReadonlyArray<readonly [string, string]>, messages: unknown[][]): Promise<void> {
   for (const [chatId, data] of channels) {
     await client.query(`INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`, [owner, chatId, data]);
   }
@@ -46,6 +69,10 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
       [owner, ...values],
     );
   }
+}
+
+/** Deletes the named messages, then the channels with their read marks and messages; returns every message deleted. */
+async function deleteRows(client: PoolClient, s: string, owner: Owner, deleteMessages: string[], deleteChannels: string[]): Promise<StoredMessage[]> {
   const deleted: Array<{ data: string }> = [];
   if (deleteMessages.length) {
     deleted.push(...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) RETURNING data`, [owner, deleteMessages])).rows);
@@ -58,32 +85,24 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
         .rows,
     );
   }
-  if (answered.length) {
-    // The turns of these user messages ended: they leave the durable turn queue (never re-inserted).
-    await client.query(`UPDATE ${s}.messages SET status = NULL, data = (data::jsonb - 'waiting')::text WHERE owner = $1 AND message_id = ANY($2::text[]) AND status = 'waiting'`, [
-      owner,
-      answered,
-    ]);
-  }
-  const gone = deleted.map((row) => JSON.parse(row.data) as StoredMessage);
-  const orphaned = await dropMediaOf(client, s, owner, gone);
-  await redactOutbox(client, s, owner, gone, deleteChannels);
-  if (change.read) await moveReadMark(client, s, owner, change.read);
+  return deleted.map((row) => JSON.parse(row.data) as StoredMessage);
+}
+
+/** Numbers the frames after the owner's last seq and appends them to the outbox; returns their seqs. */
+async function appendOutbox(client: PoolClient, s: string, owner: Owner, frames: ReadonlyArray<readonly [string, string, string | null]>, now: () => number): Promise<Seq[]> {
+  const { rows: counter } = await client.query<{ last_seq: string }>(
+    `INSERT INTO ${s}.owners (owner, last_seq) VALUES ($1, $2) ON CONFLICT (owner) DO UPDATE SET last_seq = ${s}.owners.last_seq + $2 RETURNING last_seq`,
+    [owner, frames.length],
+  );
+  const last = Number(counter[0].last_seq);
+  const ts = now();
   const seqs: Seq[] = [];
-  if (frames.length) {
-    const { rows: counter } = await client.query<{ last_seq: string }>(
-      `INSERT INTO ${s}.owners (owner, last_seq) VALUES ($1, $2) ON CONFLICT (owner) DO UPDATE SET last_seq = ${s}.owners.last_seq + $2 RETURNING last_seq`,
-      [owner, frames.length],
-    );
-    const last = Number(counter[0].last_seq);
-    const ts = now();
-    for (let i = 0; i < frames.length; i++) seqs.push(last - frames.length + 1 + i);
-    await client.query(
-      `INSERT INTO ${s}.outbox (owner, seq, type, payload, ts, redact_key) SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[])`,
-      [owner, seqs, frames.map((f) => f[0]), frames.map((f) => f[1]), frames.map(() => ts), frames.map((f) => f[2])],
-    );
-  }
-  return { seqs, orphanedMedia: orphaned };
+  for (let i = 0; i < frames.length; i++) seqs.push(last - frames.length + 1 + i);
+  await client.query(
+    `INSERT INTO ${s}.outbox (owner, seq, type, payload, ts, redact_key) SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[])`,
+    [owner, seqs, frames.map((f) => f[0]), frames.map((f) => f[1]), frames.map(() => ts), frames.map((f) => f[2])],
+  );
+  return seqs;
 }
 
 

@@ -2,7 +2,8 @@
 // that shows in the message log, and only while the tab is visible and focused, so a tab left open
 // in the background never clears a badge, or cancels a push, for something nobody saw.
 import type { GatewayClient } from "chat-gateway/client";
-import type { Msg, Store } from "./store.js";
+import type { Msg } from "./msg.js";
+import type { Store } from "./store.js";
 
 export class ReadMarker {
   readonly #client: GatewayClient;

@@ -1,40 +1,8 @@
 // The UI state: channels, the messages of each lane, streaming and typing state, and which lane is
 // on screen. Fed by the typed client's events; views render from it and are told what changed.
-import type { AnsweredAsk, Channel, HistoryItem, MediaRef, MessageStatus, RuntimeInfo, ToolCall } from "chat-gateway";
-import type { GatewayClient, HistoryPager, RunningTurn } from "chat-gateway/client";
-
-export interface ToolRow {
-  index: number;
-  name: string;
-  preview: string;
-  /** The arguments; a string when the gateway cut them (docs/PROTOCOL.md §14.1). */
-  args: Record<string, unknown> | string;
-  output?: unknown;
-  duration?: number;
-  ok?: boolean;
-  truncated?: boolean;
-}
-
-export interface Msg {
-  message_id: string;
-  role: "user" | "assistant";
-  text: string;
-  reasoning: string;
-  ts: number;
-  media: MediaRef[];
-  runtime?: RuntimeInfo;
-  /** Model and tokens of an answer, as the gateway reports them (docs/PROTOCOL.md §4.2). */
-  model?: string;
-  tokens?: number;
-  status?: MessageStatus;
-  streaming: boolean;
-  tools: ToolRow[];
-  commentary: string[];
-  /** A gateway command (`/stop`, `/approve`, …): shown as one small line (docs/PROTOCOL.md §14.2). */
-  command?: boolean;
-  /** The answer's asks as they ended, one small line each (docs/PROTOCOL.md §14.5). */
-  asks: AnsweredAsk[];
-}
+import type { AnsweredAsk, Channel, HistoryItem } from "chat-gateway";
+import type { GatewayClient, HistoryPager } from "chat-gateway/client";
+import { applyRunning, blankAnswer, fromHistory, toolRow, type Msg } from "./msg.js";
 
 export interface Lane {
   key: string;
@@ -74,34 +42,6 @@ export interface StoreListener {
 }
 
 export const laneKey = (chatId: string, threadId: string | null) => `${chatId}|${threadId ?? ""}`;
-
-export function fromHistory(item: HistoryItem): Msg {
-  return {
-    message_id: item.message_id,
-    role: item.role,
-    text: item.text,
-    reasoning: item.reasoning ?? "",
-    ts: item.ts,
-    media: item.media ?? [],
-    runtime: item.runtime,
-    model: item.model,
-    tokens: item.tokens,
-    status: item.status,
-    streaming: item.status === "streaming",
-    tools: (item.tools ?? []).map(toolRow),
-    commentary: [],
-    ...(item.command ? { command: true } : {}),
-    asks: item.asks ?? [],
-  };
-}
-
-function toolRow(t: ToolCall): ToolRow {
-  return { index: t.index, name: t.name, preview: t.preview, args: t.args, output: t.output, duration: t.duration, ok: t.ok, ...(t.truncated ? { truncated: true } : {}) };
-}
-
-function blank(id: string): Msg {
-  return { message_id: id, role: "assistant", text: "", reasoning: "", ts: Date.now(), media: [], streaming: true, tools: [], commentary: [], asks: [] };
-}
 
 export class Store {
   readonly channels = new Map<string, Channel>();
@@ -242,29 +182,9 @@ export class Store {
   #mergeRunning(lane: Lane): void {
     for (const turn of this.#client.runningTurns(lane)) {
       const msg = this.#ensureStreaming(lane, turn.message_id);
-      const changed = this.#applyRunning(msg, turn);
+      const changed = applyRunning(msg, turn);
       if (changed) this.#listener.messageChanged(lane, msg);
     }
-  }
-
-  #applyRunning(msg: Msg, turn: RunningTurn): boolean {
-    let changed = !msg.streaming || msg.text.length < turn.text.length;
-    msg.streaming = true;
-    if (msg.text.length < turn.text.length) msg.text = turn.text;
-    if (msg.reasoning.length < turn.reasoning.length) msg.reasoning = turn.reasoning;
-    for (const tool of turn.tools) {
-      let row = msg.tools.find((t) => t.index === tool.index);
-      if (!row) {
-        msg.tools.push((row = { index: tool.index, name: tool.name, preview: tool.preview, args: tool.args }));
-        changed = true;
-      }
-      // The live state wins: a history page taken mid-turn shows a running tool as failed (docs/PROTOCOL.md §14.1).
-      if (row.ok === tool.ok && row.duration === tool.duration) continue;
-      Object.assign(row, { output: tool.output, duration: tool.duration, ok: tool.ok });
-      changed = true;
-    }
-    msg.tools.sort((a, b) => a.index - b.index);
-    return changed;
   }
 
   /**
@@ -291,7 +211,7 @@ export class Store {
   }
 
   #ensureStreaming(lane: Lane, id: string): Msg {
-    return lane.byId.get(id) ?? this.#add(lane, blank(id));
+    return lane.byId.get(id) ?? this.#add(lane, blankAnswer(id));
   }
 
   #wireChannels(): void {
@@ -320,7 +240,7 @@ export class Store {
     c.on("message.stop", (p) => {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
       if (!lane) return;
-      const msg = lane.byId.get(p.message_id) ?? this.#add(lane, { ...blank(p.message_id), ts: p.ts });
+      const msg = lane.byId.get(p.message_id) ?? this.#add(lane, { ...blankAnswer(p.message_id), ts: p.ts });
       Object.assign(msg, { text: p.final_text, reasoning: p.reasoning ?? "", runtime: p.runtime, model: p.model ?? msg.model, tokens: p.tokens ?? msg.tokens, status: p.status, media: p.media ?? msg.media, ts: p.ts, streaming: false });
       if (p.tools) msg.tools = p.tools.map(toolRow);
       if (p.asks) msg.asks = p.asks;

@@ -3,7 +3,7 @@
 // composer, to be sent as a new message: the protocol has no edit, docs/PROTOCOL.md §4.1).
 import { copyWithFeedback } from "../code-blocks.js";
 import { h } from "../dom.js";
-import type { Msg } from "../store.js";
+import type { Msg } from "../msg.js";
 
 /** What the actions do; the app knows the lane and the composer. */
 export interface MessageActions {

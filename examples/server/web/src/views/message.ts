@@ -5,7 +5,7 @@ import type { MediaRef } from "chat-gateway";
 import { formatBytes, formatTime, h, icon } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
 import { footerParts, type FooterField } from "../settings.js";
-import type { Msg } from "../store.js";
+import type { Msg } from "../msg.js";
 import { answeredLineEl } from "./answered-line.js";
 import { commandLabel } from "./command-line.js";
 import { messageActionsEl, queuedActionsEl, type MessageActions } from "./message-actions.js";

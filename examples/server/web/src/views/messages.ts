@@ -2,7 +2,8 @@
 // most once per frame, and keeping the scroll position near the bottom.
 import { clear, h } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
-import type { Lane, Msg, Store } from "../store.js";
+import type { Msg } from "../msg.js";
+import type { Lane, Store } from "../store.js";
 import { messageEl, type MessageContext } from "./message.js";
 
 export class MessagesView {

@@ -3,7 +3,8 @@
 // "Send now" deletes it and sends its text again with `when_busy: "interrupt"`, which stops the
 // running answer and runs it next.
 import type { GatewayClient } from "chat-gateway/client";
-import type { Msg, Store } from "../store.js";
+import type { Msg } from "../msg.js";
+import type { Store } from "../store.js";
 import type { Toasts } from "../toasts.js";
 
 export class QueuedActions {

@@ -2,7 +2,7 @@
 // text (strings as they are, not JSON-escaped), long ones collapsed behind "Show all". Rows come
 // from the live frames and from the answer's stored `tools` alike (docs/PROTOCOL.md §14.1).
 import { h } from "../dom.js";
-import type { Msg, ToolRow } from "../store.js";
+import type { Msg, ToolRow } from "../msg.js";
 
 /** Text longer than this (characters or lines) starts collapsed. */
 const LONG_CHARS = 600;
