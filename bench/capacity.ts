@@ -103,7 +103,7 @@ async function bundleServer(): Promise<void> {
   const { build } = await import("esbuild");
   mkdirSync(bundleDir, { recursive: true });
   await build({
-    stdin: { contents: 'import { serveCapacity } from "./capacity-server.ts";\nconst a = process.argv.slice(2);\nawait serveCapacity(a[0], a[1], Number(a[2]), Number(a[3]));\n', resolveDir: here, loader: "ts" },
+    stdin: { contents: 'import { serveCapacity } from "./capacity-server.js";\nconst a = process.argv.slice(2);\nawait serveCapacity(a[0], a[1], Number(a[2]), Number(a[3]));\n', resolveDir: here, loader: "ts" },
     bundle: true,
     platform: "node",
     format: "esm",

@@ -3,8 +3,8 @@
  * gateway throws `TypeError` at construction rather than failing on its first connection.
  * @module
  */
-import type { GatewayOptions, ResolvedOptions } from "./options.js";
-import { resolveLogger } from "./logger.js";
+import type { GatewayOptions, ResolvedOptions } from "./options/options.js";
+import { resolveLogger } from "./contracts/logger.js";
 import { LIMITS } from "./protocol/limits.js";
 import { defineStorage } from "./storage/define-storage.js";
 import { refuseMissingCapabilities } from "./storage/capabilities.js";

@@ -67,7 +67,66 @@ function circles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/**
+ * The core's folders, lowest first (src/README.md says what each holds). A file imports from its
+ * own folder and from folders below its own, never from one above: the layers point one way.
+ * "." is src/ itself: createGateway() and the root entry, which wire everything.
+ */
+const LAYERS = [
+  "protocol",
+  "contracts",
+  "support",
+  "options",
+  "media",
+  "storage",
+  "channels",
+  "outbox",
+  "push",
+  "turn",
+  "asks",
+  "lanes",
+  "requests",
+  "schedules",
+  "connection",
+  ".",
+];
+
+/** The folder of a file under src/ ("." for src/ itself), or undefined outside src/. */
+function layerOf(file: string): string | undefined {
+  const path = relative(join(root, "src"), file);
+  if (path.startsWith("..")) return undefined;
+  return path.includes("/") ? path.split("/")[0] : ".";
+}
+
+/** Every import from a folder to one above it, as "from -> to". */
+function layerBreaches(graph: Map<string, string[]>): string[] {
+  const breaches: string[] = [];
+  for (const [file, deps] of graph) {
+    const from = layerOf(file);
+    if (from === undefined) continue;
+    for (const dep of deps) {
+      const to = layerOf(dep);
+      if (to === undefined || to === from) continue;
+      if (LAYERS.indexOf(to) > LAYERS.indexOf(from)) breaches.push(`${relative(root, file)} -> ${relative(root, dep)}`);
+    }
+  }
+  return breaches;
+}
+
 describe("import graph", () => {
+  it("layers - every folder of src/ has its place, and none imports from a folder above it", () => {
+    const files = sourceFiles(join(root, "src"));
+    const folders = new Set(files.map((file) => layerOf(file)!));
+    expect([...folders].filter((folder) => !LAYERS.includes(folder))).toEqual([]);
+    expect(layerBreaches(importGraph(files))).toEqual([]);
+  });
+
+  it("layers - the check finds an import that points up", () => {
+    const low = join(root, "src/protocol/x.ts");
+    const high = join(root, "src/connection/y.ts");
+    expect(layerBreaches(new Map([[low, [high]], [high, [low]]]))).toEqual(["src/protocol/x.ts -> src/connection/y.ts"]);
+  });
+
   it("has no circle in src/ or adapters/", () => {
     const files = [...sourceFiles(join(root, "src")), ...sourceFiles(join(root, "adapters"))];
     const found = circles(importGraph(files)).map((circle) => circle.map((f) => relative(root, f)).join(" -> "));

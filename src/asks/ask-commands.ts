@@ -5,7 +5,7 @@
  * @module
  */
 import type { AskServices } from "./ask-services.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import type { Ask } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
 import type { LaneTurn } from "../turn/lanes.js";
@@ -73,7 +73,7 @@ async function* note(text: string) {
  * Answer a command with a short assistant message at once, beside a turn that may be waiting in
  * the lane for this very answer (so not queued behind it).
  */
-export function replyBeside(hub: AskServices, owner: Owner, lane: Lane, replyTo: string | undefined, text: string): Promise<unknown> {
+export function replyBeside(services: AskServices, owner: Owner, lane: Lane, replyTo: string | undefined, text: string): Promise<unknown> {
   const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
-  return runAnswer(hub, { owner, lane, turn, replyTo, push: false, events: () => note(text) });
+  return runAnswer(services, { owner, lane, turn, replyTo, push: false, events: () => note(text) });
 }

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { AskServices } from "./ask-services.js";
 import type { Respondent } from "../outbox/outbox.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Ask, AskAnswer } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
@@ -42,11 +42,11 @@ export interface RelayedAnswer {
 export type Arbitrate = (entry: OpenAsk, relayed: RelayedAnswer, respondTo: Respondent | undefined) => Promise<void>;
 
 /** A session stand-in that sends the response to a connection of another process. */
-export function remoteSession(hub: AskServices, owner: Owner, connectionId: string): Respondent["session"] {
+export function remoteSession(services: AskServices, owner: Owner, connectionId: string): Respondent["session"] {
   return {
     id: connectionId,
     respond(frame: OutgoingFrame, requestId: string | undefined) {
-      hub.bus.publish({ owner, frame: { type: RESPOND_FRAME, payload: { connection_id: connectionId, request_id: requestId, frame } } });
+      services.bus.publish({ owner, frame: { type: RESPOND_FRAME, payload: { connection_id: connectionId, request_id: requestId, frame } } });
     },
   };
 }
@@ -55,31 +55,31 @@ export function remoteSession(hub: AskServices, owner: Owner, connectionId: stri
  * Listen for relayed answers while this process holds asks of an owner; `arbitrate` handles the
  * ones it holds, and each handled one is acknowledged to its sender.
  */
-export function listenForRelays(hub: AskServices, arbitrate: Arbitrate): void {
-  const asks = hub.asks;
-  asks.onOwner = ownerSubscriptions(hub.bus, (owner, message) => {
+export function listenForRelays(services: AskServices, arbitrate: Arbitrate): void {
+  const asks = services.asks;
+  asks.onOwner = ownerSubscriptions(services.bus, (owner, message) => {
     if (message.frame.type !== RELAY_FRAME) return;
     const { token, ...relayed } = message.frame.payload as unknown as RelayedAnswer & { token: string };
     const entry = relayed.picker_id ? asks.get(owner, relayed.picker_id) : relayed.lane && asks.inLane(owner, relayed.lane, relayed.kind).at(-1);
     if (!entry) return;
-    const respondTo = relayed.connection_id ? { session: remoteSession(hub, owner, relayed.connection_id), requestId: relayed.request_id } : undefined;
-    hub.bus.publish({ owner, frame: { type: ACK_FRAME, payload: { token } } });
-    arbitrate(entry, relayed, respondTo).catch((error) => hub.log.warn("a relayed answer failed", error));
+    const respondTo = relayed.connection_id ? { session: remoteSession(services, owner, relayed.connection_id), requestId: relayed.request_id } : undefined;
+    services.bus.publish({ owner, frame: { type: ACK_FRAME, payload: { token } } });
+    arbitrate(entry, relayed, respondTo).catch((error) => services.log.warn("a relayed answer failed", error));
   });
 }
 
 /** Send an answer to whichever process holds the ask; true when one took it. */
-export async function relay(hub: AskServices, owner: Owner, relayed: RelayedAnswer): Promise<boolean> {
+export async function relay(services: AskServices, owner: Owner, relayed: RelayedAnswer): Promise<boolean> {
   const token = randomUUID();
   let unsubscribe: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
   try {
     return await new Promise<boolean>((resolve) => {
-      unsubscribe = hub.bus.subscribe(owner, (message) => {
+      unsubscribe = services.bus.subscribe(owner, (message) => {
         if (message.frame.type === ACK_FRAME && message.frame.payload.token === token) resolve(true);
       });
       timer = setTimeout(() => resolve(false), ACK_WAIT_MS);
-      void Promise.resolve(hub.bus.ready?.(owner)).then(() => hub.bus.publish({ owner, frame: { type: RELAY_FRAME, payload: { ...relayed, token } } }));
+      void Promise.resolve(services.bus.ready?.(owner)).then(() => services.bus.publish({ owner, frame: { type: RELAY_FRAME, payload: { ...relayed, token } } }));
     });
   } finally {
     clearTimeout(timer);

@@ -6,7 +6,7 @@
  */
 import type { Bus } from "../contracts/bus.js";
 import type { AgentRuntime } from "../contracts/runtime.js";
-import type { ResolveLane } from "../requests/channel-directory.js";
+import type { ResolveLane } from "../channels/channel-directory.js";
 import type { CommandRegistry } from "../turn/commands.js";
 import type { AskRegistryServices, OpenAsks } from "./open-asks.js";
 

@@ -4,18 +4,18 @@
  * others learn the outcome that stands. Expiry, `/stop`, deletion and shutdown resolve them too.
  * @module
  */
-import { newId } from "../id-generator.js";
-import type { ResolvedOptions } from "../options.js";
+import { newId } from "../support/id-generator.js";
+import type { ResolvedOptions } from "../options/options.js";
 import type { TurnOptions, TurnServices } from "../turn/turn-services.js";
 import type { Respondent } from "../outbox/outbox.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import type { LaneTurn } from "../turn/lanes.js";
 import type { Ask, AskAnswer } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
 import { ASK_LIMITS, answeredAsk, askPush, openingFrames, pickerSpec, resolvedFrame, type PickerSpec } from "./ask-shapes.js";
 import type { AnsweredAsk } from "../contracts/records.js";
 import { laneModelChange } from "./lane-model.js";
-import { SUPERSEDED, untilApplied } from "../requests/read-decide-commit.js";
+import { SUPERSEDED, untilApplied } from "../storage/read-decide-commit.js";
 
 /** `setTimeout` fires at once past 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -53,7 +53,7 @@ function key(owner: Owner, pickerId: string): string {
 
 /** The registry of one gateway process. */
 export class OpenAsks {
-  readonly #hub: AskRegistryServices;
+  readonly #services: AskRegistryServices;
   readonly #open = new Map<string, OpenAsk>();
   readonly #recent = new Map<string, Record<string, unknown>>();
   /** Asks past the bounds check and not yet open (their id is being made): they count against the bounds. */
@@ -63,8 +63,8 @@ export class OpenAsks {
   /** Called when an owner gets its first open ask here and when its last one closes. */
   onOwner: ((owner: Owner, open: boolean) => Promise<void> | void) | undefined;
 
-  constructor(hub: AskRegistryServices) {
-    this.#hub = hub;
+  constructor(services: AskRegistryServices) {
+    this.#services = services;
   }
 
   /** The open ask with this id, if this process holds it. */
@@ -112,14 +112,14 @@ export class OpenAsks {
    * the protocol cannot show; otherwise resolves, also when the ask expires or the turn ends.
    */
   async ask(owner: Owner, lane: Lane, turn: LaneTurn, request: Ask): Promise<AskAnswer> {
-    const hub = this.#hub;
+    const services = this.#services;
     if (turn.controller.signal.aborted) return { outcome: abortOutcome(turn) };
     if (!this.#withinBounds(owner, lane)) {
-      hub.log.warn(`ask refused: too many open asks (at most ${ASK_LIMITS.openPerLane} per lane, ${ASK_LIMITS.openPerOwner} per owner)`);
+      services.log.warn(`ask refused: too many open asks (at most ${ASK_LIMITS.openPerLane} per lane, ${ASK_LIMITS.openPerOwner} per owner)`);
       return { outcome: "cancelled" };
     }
-    const wanted = request?.expiresInMs ?? hub.options.askExpiresMs;
-    const lifetime = Math.min(Number.isFinite(wanted) && wanted > 0 ? wanted : hub.options.askExpiresMs, ASK_LIMITS.expiresMaxMs);
+    const wanted = request?.expiresInMs ?? services.options.askExpiresMs;
+    const lifetime = Math.min(Number.isFinite(wanted) && wanted > 0 ? wanted : services.options.askExpiresMs, ASK_LIMITS.expiresMaxMs);
     // Reserved in the step that checked the bounds: asks opened at the same moment all await below.
     const slot = { owner, lane };
     this.#reserved.add(slot);
@@ -127,8 +127,8 @@ export class OpenAsks {
     let opened: number;
     try {
       // The outbox position goes into the id, so another process finds the stored card quickly.
-      const { last } = await hub.storage.outboxBounds(owner);
-      opened = hub.now();
+      const { last } = await services.storage.outboxBounds(owner);
+      opened = services.now();
       spec = pickerSpec(request, { ...lane, picker_id: newId(`pk${last.toString(36)}`), message_id: turn.answer ?? "", expires_at: opened + lifetime });
     } finally {
       this.#reserved.delete(slot);
@@ -142,13 +142,13 @@ export class OpenAsks {
     turn.beforeEnd ??= () => this.#settleTurn(turn);
     try {
       if (first) await this.onOwner?.(owner, true);
-      await hub.store(owner, {}, openingFrames(spec, opened));
+      await services.store(owner, {}, openingFrames(spec, opened));
     } catch (error) {
       this.#open.delete(key(owner, spec.picker_id));
       if (!this.holds(owner)) await this.onOwner?.(owner, false);
       throw error;
     }
-    hub.pushIfAway(owner, askPush(spec));
+    services.pushIfAway(owner, askPush(spec));
     turn.onAsk?.(true);
     entry.timer = setTimeout(() => void this.resolve(owner, spec.picker_id, { outcome: "expired" }), Math.min(lifetime, MAX_TIMER_MS));
     turn.controller.signal.addEventListener("abort", onAbort, { once: true });
@@ -171,7 +171,7 @@ export class OpenAsks {
     const frame = resolvedFrame(entry.spec, answer, deviceId);
     this.#remember(owner, pickerId, frame.payload);
     // Kept on the answer in the order the asks ended (docs/PROTOCOL.md §14.5).
-    const record = answeredAsk(entry.spec, answer, deviceId, this.#hub.now());
+    const record = answeredAsk(entry.spec, answer, deviceId, this.#services.now());
     (entry.turn.asks ??= []).push(record);
     const work = this.#store(entry, answer, frame, respondTo, record);
     let storing = this.#storing.get(entry.turn);
@@ -182,17 +182,17 @@ export class OpenAsks {
   }
 
   async #store(entry: OpenAsk, answer: AskAnswer, frame: ReturnType<typeof resolvedFrame>, respondTo: Responder | undefined, record: AnsweredAsk): Promise<void> {
-    const hub = this.#hub;
+    const services = this.#services;
     const { owner, spec, turn } = entry;
     try {
       await this.#nameDevice(owner, record, frame.payload);
       const chosen = spec.kind === "model" && answer.outcome === "selected" ? answer.option_id : undefined;
       await untilApplied(async () => {
-        const change = chosen ? await laneModelChange(hub, owner, spec, chosen) : {};
-        return (await hub.store(owner, change, [frame], respondTo)).length ? undefined : SUPERSEDED;
+        const change = chosen ? await laneModelChange(services, owner, spec, chosen) : {};
+        return (await services.store(owner, change, [frame], respondTo)).length ? undefined : SUPERSEDED;
       });
     } catch (error) {
-      hub.log.warn("storing an ask's outcome failed", error);
+      services.log.warn("storing an ask's outcome failed", error);
       respondTo?.session.respond({ type: frame.type, payload: frame.payload }, respondTo.requestId);
     } finally {
       if (!this.holds(owner)) await Promise.resolve(this.onOwner?.(owner, false)).catch(() => undefined);
@@ -204,7 +204,7 @@ export class OpenAsks {
   /** Who answered, by the name the device gave: "Approved by Pixel 8" on every device. */
   async #nameDevice(owner: Owner, record: AnsweredAsk, payload: Record<string, unknown>): Promise<void> {
     if (!record.device_id) return;
-    const device = await this.#hub.storage.getDevice(owner, record.device_id).catch(() => undefined);
+    const device = await this.#services.storage.getDevice(owner, record.device_id).catch(() => undefined);
     if (!device?.device_name) return;
     record.device_name = device.device_name;
     payload.device_name = device.device_name;

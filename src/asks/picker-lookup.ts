@@ -3,7 +3,7 @@
  * when no process holds the ask in memory: a late answer, an ask whose process died, start-up.
  * @module
  */
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import type { OutboxEntry, Storage } from "../contracts/storage.js";
 import { PICKER_FRAME_TYPES } from "../protocol/server-frames.js";
 import type { PickerSpec } from "./ask-shapes.js";
@@ -53,10 +53,10 @@ function startOf(pickerId: string): number | undefined {
  * (`readOutbox`'s `types`), so a lookup from a position a client chose (a made-up `picker_id`)
  * reads the owner's few asks, never the payloads of its messages.
  */
-export async function scanOutbox(hub: { storage: Storage }, owner: Owner, after: number, visit: (entry: OutboxEntry) => boolean): Promise<void> {
+export async function scanOutbox(services: { storage: Storage }, owner: Owner, after: number, visit: (entry: OutboxEntry) => boolean): Promise<void> {
   let read = 0;
   while (read < SCAN_MAX) {
-    const entries = await hub.storage.readOutbox(owner, after, PAGE, PICKER_TYPES);
+    const entries = await services.storage.readOutbox(owner, after, PAGE, PICKER_TYPES);
     // A storage may ignore `types`; frames of other types are no ask's.
     for (const entry of entries) if (PICKER_FRAME_TYPES.has(entry.type) && visit(entry)) return;
     // A page ends early at the storage's byte bound, so only an empty one is the end.
@@ -67,11 +67,11 @@ export async function scanOutbox(hub: { storage: Storage }, owner: Owner, after:
 }
 
 /** Find an ask in the owner's outbox; undefined when it is unknown (or another owner's). */
-export async function findPicker(hub: { storage: Storage }, owner: Owner, pickerId: string): Promise<PickerRecord | undefined> {
+export async function findPicker(services: { storage: Storage }, owner: Owner, pickerId: string): Promise<PickerRecord | undefined> {
   const start = startOf(pickerId);
   if (start === undefined) return undefined;
   let found: PickerRecord | undefined;
-  await scanOutbox(hub, owner, start, (entry) => {
+  await scanOutbox(services, owner, start, (entry) => {
     if (entry.payload.picker_id !== pickerId) return false;
     if (entry.type === "picker.resolved") {
       if (found) found.resolved = entry.payload;
@@ -85,9 +85,9 @@ export async function findPicker(hub: { storage: Storage }, owner: Owner, picker
 }
 
 /** The asks of these messages that were never resolved (their turn died with its process). */
-export async function openPickersOf(hub: { storage: Storage }, owner: Owner, messageIds: ReadonlySet<string>): Promise<StoredPicker[]> {
+export async function openPickersOf(services: { storage: Storage }, owner: Owner, messageIds: ReadonlySet<string>): Promise<StoredPicker[]> {
   const open = new Map<string, StoredPicker>();
-  await scanOutbox(hub, owner, 0, (entry) => {
+  await scanOutbox(services, owner, 0, (entry) => {
     const picker = storedPicker(entry);
     if (picker && messageIds.has(picker.message_id)) open.set(picker.picker_id, picker);
     else if (entry.type === "picker.resolved") open.delete(String(entry.payload.picker_id));

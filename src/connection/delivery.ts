@@ -1,14 +1,14 @@
 /**
  * What one connection receives of its owner's frames: live ones from the bus, the responses it
- * caused, and the ones `sync` replays, each seq once and in order (see `outbox/frame-order.ts`),
+ * caused, and the ones `sync` replays, each seq once and in order (see `frame-order.ts`),
  * shaped for the device's caps and sent under the slow-consumer policy (`outflow.ts`).
  * @module
  */
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Connection } from "../contracts/connection.js";
 import type { DeviceCaps } from "../contracts/records.js";
-import type { RequestId, Seq } from "../ids.js";
-import { FrameOrder } from "../outbox/frame-order.js";
+import type { RequestId, Seq } from "../protocol/ids.js";
+import { FrameOrder } from "./frame-order.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import { PICKER_FRAME_TYPES } from "../protocol/server-frames.js";
 import { stopAsMessage } from "./wire.js";

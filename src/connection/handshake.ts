@@ -6,21 +6,21 @@
  */
 import type { Authenticator, AuthResult, ConnectionContext } from "../contracts/authenticator.js";
 import type { OutgoingFrame } from "../contracts/bus.js";
-import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../errors.js";
+import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../protocol/errors.js";
 import type { ClientFrame } from "../protocol/client-frames.js";
 import { helloLimits } from "./hello-limits.js";
-import type { Owner, RequestId, Seq } from "../ids.js";
+import type { Owner, RequestId, Seq } from "../protocol/ids.js";
 import { PROTOCOL_VERSION } from "../protocol/limits.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import { FEATURES } from "../protocol/server-frames.js";
-import { nextSubscription, pushCapsError, pushTargetError } from "../outbox/push-targets.js";
+import { nextSubscription, pushCapsError, pushTargetError } from "../push/push-targets.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
 import { writeDevice } from "../storage/device-writes.js";
 import type { OutboxBounds, Storage } from "../contracts/storage.js";
-import type { Logger } from "../logger.js";
-import type { ResolvedOptions } from "../options.js";
-import type { EnsureDefaultChannel } from "../requests/channel-directory.js";
+import type { Logger } from "../contracts/logger.js";
+import type { ResolvedOptions } from "../options/options.js";
+import type { EnsureDefaultChannel } from "../channels/channel-directory.js";
 import type { ConnectionCount } from "./connection-count.js";
 
 export type HelloFrame = Extract<ClientFrame, { type: "hello" }>;

@@ -3,7 +3,7 @@
  * snake_case.
  * @module
  */
-import type { ResolvedOptions } from "../options.js";
+import type { ResolvedOptions } from "../options/options.js";
 import { LIMITS } from "../protocol/limits.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
 import { ASK_LIMITS } from "../asks/ask-shapes.js";

@@ -11,7 +11,7 @@ import type { Connection } from "../contracts/connection.js";
 import { encodeFrame } from "./wire.js";
 import { HeldTexts } from "./held-texts.js";
 import { countFrame } from "./traffic.js";
-import type { ResolvedOptions } from "../options.js";
+import type { ResolvedOptions } from "../options/options.js";
 
 /** How often a held-back update or a waiting reply looks at the socket's buffer again (milliseconds). */
 const DRAIN_POLL_MS = 25;

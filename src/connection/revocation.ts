@@ -4,15 +4,9 @@
  * @module
  */
 
-/**
- * What ended. `session`: the login session with this id (the id an authenticator returned in
- * `AuthResult.sessions`; the login protection uses the SHA-256 hex of the token). `user`: every
- * connection whose `hello.ok.user` is this name. `anonymous`: every connection admitted without a
- * user (`user: null`, login was off).
- */
-export type Revocation = { session: string } | { user: string } | { anonymous: true };
-
 /** What a connection was admitted with, as far as revocations are concerned. */
+import type { Revocation } from "../contracts/authenticator.js";
+export type { Revocation } from "../contracts/authenticator.js";
 export interface Admission {
   readonly user: string | null;
   readonly sessions: readonly string[];

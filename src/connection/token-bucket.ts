@@ -3,15 +3,9 @@
  * @module
  */
 
-/** Rate limit settings. */
-export interface RateLimit {
-  /** Sustained frames per second. */
-  perSecond: number;
-  /** Frames allowed in a burst. */
-  burst: number;
-}
-
 /** Refills continuously; `take()` is false when the frame must be refused. */
+import type { RateLimit } from "../options/options.js";
+export type { RateLimit } from "../options/options.js";
 export class TokenBucket {
   #tokens: number;
   #last: number;

@@ -2,9 +2,16 @@
  * The `Authenticator` contract: how `hello.token` becomes an owner.
  * @module
  */
-import { GatewayError } from "../errors.js";
-import { ANONYMOUS_OWNER, type DeviceId, type Owner } from "../ids.js";
-import type { Revocation } from "../connection/revocation.js";
+import { GatewayError } from "../protocol/errors.js";
+import { ANONYMOUS_OWNER, type DeviceId, type Owner } from "../protocol/ids.js";
+
+/**
+ * What ended. `session`: the login session with this id (the id an authenticator returned in
+ * `AuthResult.sessions`; the login protection uses the SHA-256 hex of the token). `user`: every
+ * connection whose `hello.ok.user` is this name. `anonymous`: every connection admitted without a
+ * user (`user: null`, login was off).
+ */
+export type Revocation = { session: string } | { user: string } | { anonymous: true };
 
 /** What the transport knows about a connection before `hello`. */
 export interface ConnectionContext {

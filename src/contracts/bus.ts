@@ -3,7 +3,7 @@
  * @module
  */
 import { EventEmitter } from "eventemitter3";
-import type { ConnectionId, Owner, Seq } from "../ids.js";
+import type { ConnectionId, Owner, Seq } from "../protocol/ids.js";
 
 /** A gateway → client frame as the gateway builds it (never validated again on the way out). */
 export interface OutgoingFrame {

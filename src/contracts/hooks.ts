@@ -2,7 +2,7 @@
  * The records of webhooks (docs/PROTOCOL.md §17): what a storage with the `hooks` capability keeps.
  * @module
  */
-import type { ChatId, MessageId, Owner } from "../ids.js";
+import type { ChatId, MessageId, Owner } from "../protocol/ids.js";
 
 /** How a hook's post lands: as an assistant message, or as the prompt of an agent turn. */
 export type HookMode = "post" | "turn";

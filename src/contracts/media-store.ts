@@ -4,7 +4,7 @@
  * `chat-gateway/testing`.
  * @module
  */
-import type { MediaId, Owner } from "../ids.js";
+import type { MediaId, Owner } from "../protocol/ids.js";
 import type { Storage } from "./storage.js";
 
 /** Receives one upload's bytes in order. Nothing is readable until {@link MediaWriter.commit}. */

@@ -2,7 +2,7 @@
  * The `PushSender` contract: how the gateway reaches a device that is not connected.
  * @module
  */
-import type { ChatId, MessageId, Owner } from "../ids.js";
+import type { ChatId, MessageId, Owner } from "../protocol/ids.js";
 import type { Device } from "./records.js";
 
 /** What a push says. */

@@ -3,7 +3,7 @@
  * keeps the same shapes, so nothing is translated between the database and the wire.
  * @module
  */
-import type { ChatId, DeviceId, MediaId, MessageId, Owner } from "../ids.js";
+import type { ChatId, DeviceId, MediaId, MessageId, Owner } from "../protocol/ids.js";
 
 /** Kind of a channel entry (docs/PROTOCOL.md §3). */
 export type ChannelKind = "default" | "channel" | "thread";

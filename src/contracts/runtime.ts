@@ -4,7 +4,7 @@
  * of {@link RuntimeEvent}s.
  * @module
  */
-import type { ChatId, MediaId, MessageId, Owner } from "../ids.js";
+import type { ChatId, MediaId, MessageId, Owner } from "../protocol/ids.js";
 import type { CommandEntry, HistoryItem, MediaKind, MediaRef } from "./records.js";
 
 /** Text arrived: append `delta` to the answer. */

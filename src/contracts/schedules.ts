@@ -3,7 +3,7 @@
  * capability keeps, and how one slot of a schedule is claimed by exactly one process.
  * @module
  */
-import type { ChatId, MessageId, Owner } from "../ids.js";
+import type { ChatId, MessageId, Owner } from "../protocol/ids.js";
 
 /** How a schedule's run ended, or that it still goes. */
 export type ScheduleRunStatus = "running" | "ok" | "error";

@@ -3,7 +3,7 @@
  * history and search queries, outbox entries and retention.
  * @module
  */
-import type { ChatId, MediaId, MessageId, Owner, Seq } from "../ids.js";
+import type { ChatId, MediaId, MessageId, Owner, Seq } from "../protocol/ids.js";
 import type { Channel, StoredMessage } from "./records.js";
 
 /** A frame as kept in the outbox: the gateway → client frame without its `seq`. */

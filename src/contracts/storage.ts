@@ -10,7 +10,7 @@
  * walks through writing one.
  * @module
  */
-import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../ids.js";
+import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../protocol/ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
 import type { HookClaim, HookRecord, OwnedHook } from "./hooks.js";
 import type { OwnedSchedule, ScheduleRecord, ScheduleRun } from "./schedules.js";

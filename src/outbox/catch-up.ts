@@ -7,7 +7,7 @@
  */
 import type { BusMessage } from "../contracts/bus.js";
 import type { Storage } from "../contracts/storage.js";
-import type { Owner, Seq } from "../ids.js";
+import type { Owner, Seq } from "../protocol/ids.js";
 
 /** Frames read back per owner at most. */
 const MAX_REPLAY = 10_000;

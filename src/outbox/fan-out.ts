@@ -4,7 +4,7 @@
  * @module
  */
 import type { Bus, BusMessage, OutgoingFrame } from "../contracts/bus.js";
-import type { ConnectionId, Owner, RequestId } from "../ids.js";
+import type { ConnectionId, Owner, RequestId } from "../protocol/ids.js";
 
 /** Bus frames between gateway processes start so; no device ever receives one. */
 export const INTERNAL_PREFIX = "internal.";

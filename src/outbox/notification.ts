@@ -5,7 +5,7 @@
  */
 import { validate } from "superstruct";
 import type { Notification } from "../contracts/records.js";
-import { GatewayError } from "../errors.js";
+import { GatewayError } from "../protocol/errors.js";
 import { notificationStruct } from "../protocol/record-structs.js";
 
 /** What server code gives `gateway.notify`; `ts` defaults to now. */

@@ -7,8 +7,8 @@
 import type { Bus, OutgoingFrame } from "../contracts/bus.js";
 import type { MediaStore } from "../contracts/media-store.js";
 import type { Change, RetentionPolicy, Storage } from "../contracts/storage.js";
-import type { ConnectionId, Owner, RequestId } from "../ids.js";
-import type { Logger } from "../logger.js";
+import type { ConnectionId, Owner, RequestId } from "../protocol/ids.js";
+import type { Logger } from "../contracts/logger.js";
 import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
 
 /** Outbox appends between two prunes: pruning is an indexed range delete, kept off the per-write path. */

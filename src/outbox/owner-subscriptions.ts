@@ -4,7 +4,7 @@
  * @module
  */
 import type { Bus, BusMessage } from "../contracts/bus.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 
 /**
  * A switch to call as an owner's work here starts (`true`) and ends (`false`): it subscribes

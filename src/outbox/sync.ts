@@ -5,8 +5,8 @@
  */
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Storage } from "../contracts/storage.js";
-import { GatewayError } from "../errors.js";
-import type { Owner, RequestId, Seq } from "../ids.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { Owner, RequestId, Seq } from "../protocol/ids.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 
 /** Outbox entries read per page; the socket must drain between pages. */

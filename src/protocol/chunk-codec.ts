@@ -3,7 +3,7 @@
  * (UTF-8) {media, offset} | bytes`. On Uint8Array and DataView only, so browsers and Node share it.
  * @module
  */
-import { GatewayError } from "../errors.js";
+import { GatewayError } from "./errors.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();

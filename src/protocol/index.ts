@@ -22,7 +22,7 @@
 export { PROTOCOL_VERSION, LIMITS } from "./limits.js";
 export { ERROR_CODES, CLOSE_CODES } from "./codes.js";
 export type { ErrorCode } from "./codes.js";
-export { GatewayError, isGatewayError } from "../errors.js";
+export { GatewayError, isGatewayError } from "./errors.js";
 export { clientFrameStructs } from "./client-frames.js";
 export type { ClientFrame, ClientFrameType, ClientPayloads } from "./client-frames.js";
 export { parseClientFrame, FrameError } from "./parse-client-frame.js";

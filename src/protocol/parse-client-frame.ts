@@ -5,7 +5,7 @@
  * @module
  */
 import { literal, optional, record, string, type, union, unknown, validate, type Struct } from "superstruct";
-import { GatewayError } from "../errors.js";
+import { GatewayError } from "./errors.js";
 import { clientFrameStructs, type ClientFrame } from "./client-frames.js";
 import { frameShapeProblem } from "./frame-shape.js";
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { validate, type Struct } from "superstruct";
-import { GatewayError } from "../errors.js";
+import { GatewayError } from "./errors.js";
 import { serverFrameStructs, type ServerFrame } from "./server-frames.js";
 
 /** The structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */

@@ -6,22 +6,22 @@
  * instead of lost.
  * @module
  */
-import { GatewayError } from "../errors.js";
-import { newId } from "../id-generator.js";
-import type { MessageId, Owner } from "../ids.js";
+import { GatewayError } from "../protocol/errors.js";
+import { newId } from "../support/id-generator.js";
+import type { MessageId, Owner } from "../protocol/ids.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { Lane } from "../contracts/storage.js";
-import { messagePayload } from "../protocol/message-payloads.js";
+import { messagePayload } from "../outbox/message-payloads.js";
 import type { AbortReason } from "../turn/lanes.js";
-import { answerWaiting, runTurn } from "./turn-run.js";
+import { answerWaiting, runTurn } from "../lanes/turn-run.js";
 import type { MessageServices } from "./message-requests.js";
-import { enqueueWaiting, keepsQueue, type AnswerWaiting } from "./turn-queue.js";
+import { enqueueWaiting, keepsQueue, type AnswerWaiting } from "../lanes/turn-queue.js";
 
 /** The longest prompt a server-side turn takes, characters. */
 export const MAX_PROMPT_CHARS = 16_000;
 
 /** Store `text` as a user message of the lane (waiting for its answer), broadcast like any message. */
-export async function storePrompt(hub: MessageServices, owner: Owner, lane: Lane, text: string, messageId: MessageId = newId("m")): Promise<StoredMessage> {
+export async function storePrompt(services: MessageServices, owner: Owner, lane: Lane, text: string, messageId: MessageId = newId("m")): Promise<StoredMessage> {
   if (typeof text !== "string" || text.trim() === "") throw new GatewayError("unsupported", "post: prompt must be non-empty text");
   if (text.length > MAX_PROMPT_CHARS) throw new GatewayError("unsupported", `post: prompt is over ${MAX_PROMPT_CHARS} characters`);
   const message: StoredMessage = {
@@ -29,14 +29,14 @@ export async function storePrompt(hub: MessageServices, owner: Owner, lane: Lane
     role: "user",
     text,
     reasoning: "",
-    ts: hub.now(),
+    ts: services.now(),
     media: [],
     chat_id: lane.chat_id,
     thread_id: lane.thread_id,
   };
-  if (keepsQueue(hub)) message.waiting = true;
+  if (keepsQueue(services)) message.waiting = true;
   const requireChannels = lane.thread_id === null ? [lane.chat_id] : [lane.chat_id, lane.thread_id];
-  const stored = await hub.store(owner, { messages: [message], requireChannels }, [{ type: "message", payload: messagePayload(message) }]);
+  const stored = await services.store(owner, { messages: [message], requireChannels }, [{ type: "message", payload: messagePayload(message) }]);
   if (!stored.length) throw new GatewayError("not_found", `post: chat "${lane.chat_id}" was deleted`);
   return message;
 }
@@ -47,14 +47,14 @@ export async function storePrompt(hub: MessageServices, owner: Owner, lane: Lane
  * answer went with a deleted chat, `unsupported` when the gateway shut down before it ran (the
  * prompt then waits, stored, for the next start).
  */
-export function answerPrompt(hub: MessageServices, owner: Owner, lane: Lane, prompt: StoredMessage): Promise<StoredMessage> {
+export function answerPrompt(services: MessageServices, owner: Owner, lane: Lane, prompt: StoredMessage): Promise<StoredMessage> {
   return new Promise<StoredMessage>((resolve, reject) => {
     let settled = false;
-    const others = answerWaiting(hub);
+    const others = answerWaiting(services);
     const answer: AnswerWaiting = async (of, turn, message) => {
       if (message.message_id !== prompt.message_id) return others(of, turn, message);
       try {
-        const stored = await runTurn(hub, of, lane, message, turn);
+        const stored = await runTurn(services, of, lane, message, turn);
         settled = true;
         if (turn.reason === "deleted") reject(droppedError("deleted", lane));
         else resolve(stored);
@@ -63,10 +63,10 @@ export function answerPrompt(hub: MessageServices, owner: Owner, lane: Lane, pro
         reject(error);
       }
     };
-    enqueueWaiting(hub, owner, lane, prompt, answer, (dropped) => {
+    enqueueWaiting(services, owner, lane, prompt, answer, (dropped) => {
       if (settled) return;
       // Not answered by this job: another process did, a delete took it, or it was never run.
-      findAnswer(hub, owner, prompt).then(
+      findAnswer(services, owner, prompt).then(
         (found) => (found && found.status !== "streaming" ? resolve(found) : reject(droppedError(dropped ?? "deleted", lane))),
         reject,
       );
@@ -75,8 +75,8 @@ export function answerPrompt(hub: MessageServices, owner: Owner, lane: Lane, pro
 }
 
 /** The stored answer to a prompt (an assistant message replying to it), if any. */
-export async function findAnswer(hub: Pick<MessageServices, "storage">, owner: Owner, prompt: StoredMessage): Promise<StoredMessage | undefined> {
-  const page = await hub.storage.history(owner, { chat_id: prompt.chat_id, thread_id: prompt.thread_id, limit: 100 });
+export async function findAnswer(services: Pick<MessageServices, "storage">, owner: Owner, prompt: StoredMessage): Promise<StoredMessage | undefined> {
+  const page = await services.storage.history(owner, { chat_id: prompt.chat_id, thread_id: prompt.thread_id, limit: 100 });
   return page?.messages.find((m) => m.role === "assistant" && m.reply_to === prompt.message_id);
 }
 

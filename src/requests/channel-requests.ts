@@ -4,18 +4,18 @@
  * @module
  */
 import { compareChannels } from "../protocol/channel-order.js";
-import { channelPayload, checkColor, checkIcon, checkName, createdPayload } from "./channel-rules.js";
-import { GatewayError } from "../errors.js";
+import { channelPayload, checkColor, checkIcon, checkName, createdPayload } from "../channels/channel-rules.js";
+import { GatewayError } from "../protocol/errors.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
-import { DEFAULT_CHAT_ID, type EnsureDefaultChannel } from "./channel-directory.js";
+import { DEFAULT_CHAT_ID, type EnsureDefaultChannel } from "../channels/channel-directory.js";
 import type { Respondent, StoreChange } from "../outbox/outbox.js";
 import type { LaneScheduler } from "../turn/lanes.js";
 import type { Storage } from "../contracts/storage.js";
-import { newId } from "../id-generator.js";
-import type { ChatId, Owner } from "../ids.js";
+import { newId } from "../support/id-generator.js";
+import type { ChatId, Owner } from "../protocol/ids.js";
 import type { Channel } from "../contracts/records.js";
 import type { StoredFrame } from "../protocol/protocol.js";
-import { asRead, SUPERSEDED, untilApplied } from "./read-decide-commit.js";
+import { asRead, SUPERSEDED, untilApplied } from "../storage/read-decide-commit.js";
 
 /** Who asked, so the response carries the request id (absent for server-side calls). */
 export type Requester = Respondent | undefined;

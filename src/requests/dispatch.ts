@@ -4,22 +4,22 @@
  */
 import type { Device } from "../contracts/records.js";
 import type { Storage } from "../contracts/storage.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import type { Subscriber } from "../outbox/fan-out.js";
-import { nextSubscription, pushTargetError } from "../outbox/push-targets.js";
+import { nextSubscription, pushTargetError } from "../push/push-targets.js";
 import { writeDevice } from "../storage/device-writes.js";
 import { sync, type SyncTarget } from "../outbox/sync.js";
 import type { ClientFrame, ClientPayloads } from "../protocol/client-frames.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
 import type { CommandRegistry } from "../turn/commands.js";
-import { channelPayload } from "./channel-rules.js";
+import { channelPayload } from "../channels/channel-rules.js";
 import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type Requester } from "./channel-requests.js";
 import { history, search, type ReadServices } from "./lane-reads.js";
-import type { Uploads } from "./media-transfer.js";
+import type { Uploads } from "../media/media-transfer.js";
 import { deleteMessages, sendMessage, type MessageServices } from "./message-requests.js";
 import { selectPicker } from "../asks/ask-answers.js";
 import { completeCommand } from "../asks/completions.js";
-import { shareState, stopTurn } from "./shared-state.js";
+import { shareState, stopTurn } from "../lanes/shared-state.js";
 import { markRead, unreadByChannel } from "./read-state.js";
 
 /** What the handlers read and write through, together. */

@@ -3,14 +3,14 @@
  * @module
  */
 import type { Storage } from "../contracts/storage.js";
-import { GatewayError } from "../errors.js";
-import type { ChatId, Owner } from "../ids.js";
-import type { ResolvedOptions } from "../options.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { ChatId, Owner } from "../protocol/ids.js";
+import type { ResolvedOptions } from "../options/options.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
-import { historyItem } from "../protocol/message-payloads.js";
+import { historyItem } from "../outbox/message-payloads.js";
 import { LIMITS } from "../protocol/limits.js";
 import type { ServerFrame } from "../protocol/protocol.js";
-import type { ResolveLane } from "./channel-directory.js";
+import type { ResolveLane } from "../channels/channel-directory.js";
 import { fitHistory } from "./history-page.js";
 
 /** What the reads need. */

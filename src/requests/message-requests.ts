@@ -3,26 +3,26 @@
  * `message.delete` (docs/PROTOCOL.md §4).
  * @module
  */
-import { deriveTitle, channelPayload, createdPayload } from "./channel-rules.js";
+import { deriveTitle, channelPayload, createdPayload } from "../channels/channel-rules.js";
 import { buildChannel, type ChannelServices, type Requester } from "./channel-requests.js";
 import { parseCommand } from "../turn/commands.js";
-import { GatewayError } from "../errors.js";
+import { GatewayError } from "../protocol/errors.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
-import type { ResolveLane } from "./channel-directory.js";
-import { attachedMedia } from "./media-attachment.js";
-import { newId } from "../id-generator.js";
-import type { Owner } from "../ids.js";
+import type { ResolveLane } from "../channels/channel-directory.js";
+import { attachedMedia } from "../media/media-attachment.js";
+import { newId } from "../support/id-generator.js";
+import type { Owner } from "../protocol/ids.js";
 import type { LaneScheduler } from "../turn/lanes.js";
 import type { Channel, StoredMessage } from "../contracts/records.js";
 import type { StoredFrame } from "../protocol/protocol.js";
 import type { Lane } from "../contracts/storage.js";
-import { messagePayload } from "../protocol/message-payloads.js";
+import { messagePayload } from "../outbox/message-payloads.js";
 import { answerByCommand } from "../asks/ask-answers.js";
 import { isAskCommand } from "../asks/ask-commands.js";
-import { publishQueue } from "./turn-queue.js";
-import { answerWaiting, builtinOf, reply, type RunServices } from "./turn-run.js";
-import { stopTurn } from "./shared-state.js";
-import { checkWhenBusy, markForStart, startTurn } from "./turn-start.js";
+import { publishQueue } from "../lanes/turn-queue.js";
+import { answerWaiting, builtinOf, reply, type RunServices } from "../lanes/turn-run.js";
+import { stopTurn } from "../lanes/shared-state.js";
+import { checkWhenBusy, markForStart, startTurn } from "../lanes/turn-start.js";
 import { respondEcho } from "./stored-echo.js";
 
 /** What the message handlers read and write through: the lane's turns run as answers, and may ask. */
@@ -34,18 +34,18 @@ export interface MessageServices extends RunServices, ChannelServices {
 /** Sends in flight by idempotency key, so a retry racing its original waits for it. */
 const pendingSends = new WeakMap<MessageServices, Map<string, Promise<StoredMessage>>>();
 
-function pendingOf(hub: MessageServices): Map<string, Promise<StoredMessage>> {
-  let map = pendingSends.get(hub);
+function pendingOf(services: MessageServices): Map<string, Promise<StoredMessage>> {
+  let map = pendingSends.get(services);
   if (!map) {
     map = new Map();
-    pendingSends.set(hub, map);
+    pendingSends.set(services, map);
   }
   return map;
 }
 
 /** Handle `message.send`: store and echo the user message, then queue its turn. */
-export async function sendMessage(hub: MessageServices, owner: Owner, payload: ClientPayloads["message.send"], requester: Requester): Promise<StoredMessage> {
-  const resolved = await hub.resolveLane(owner, payload.chat_id, payload.thread_id);
+export async function sendMessage(services: MessageServices, owner: Owner, payload: ClientPayloads["message.send"], requester: Requester): Promise<StoredMessage> {
+  const resolved = await services.resolveLane(owner, payload.chat_id, payload.thread_id);
   if (resolved.channel.automation || resolved.thread?.automation) {
     throw new GatewayError("unsupported", "this is an automation channel: it is read-only");
   }
@@ -57,29 +57,29 @@ export async function sendMessage(hub: MessageServices, owner: Owner, payload: C
   const key = payload.client_msg_id;
   if (key !== undefined) {
     const pendingKey = `${owner}\u0000${resolved.chat_id}\u0000${key}`;
-    const pendings = pendingOf(hub);
+    const pendings = pendingOf(services);
     // Wait for the send of this key in flight here, if any; one that failed leaves the next to try.
     for (let pending = pendings.get(pendingKey); pending; pending = pendings.get(pendingKey)) {
       const earlier = await pending.catch(() => undefined);
       if (earlier) {
-        await respondEcho(hub.storage, owner, earlier, key, requester);
+        await respondEcho(services.storage, owner, earlier, key, requester);
         return earlier;
       }
     }
     // Registered before the look-up awaits, so retries arriving meanwhile wait for this one.
     const work = (async () => {
-      const earlier = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key);
+      const earlier = await services.storage.findByClientMsgId(owner, resolved.chat_id, key);
       if (earlier) {
-        await respondEcho(hub.storage, owner, earlier, key, requester);
+        await respondEcho(services.storage, owner, earlier, key, requester);
         return earlier;
       }
-      return storeAndStart(hub, owner, payload, resolved, text, refs, requester);
+      return storeAndStart(services, owner, payload, resolved, text, refs, requester);
     })().catch(async (error) => {
       // Another process may have stored the same key first (a storage with a unique index rejects
       // the second write): answer with that message, as for any retry.
-      const stored = await hub.storage.findByClientMsgId(owner, resolved.chat_id, key).catch(() => undefined);
+      const stored = await services.storage.findByClientMsgId(owner, resolved.chat_id, key).catch(() => undefined);
       if (!stored) throw error;
-      await respondEcho(hub.storage, owner, stored, key, requester);
+      await respondEcho(services.storage, owner, stored, key, requester);
       return stored;
     });
     pendings.set(pendingKey, work);
@@ -90,11 +90,11 @@ export async function sendMessage(hub: MessageServices, owner: Owner, payload: C
     );
     return await work;
   }
-  return storeAndStart(hub, owner, payload, resolved, text, refs, requester);
+  return storeAndStart(services, owner, payload, resolved, text, refs, requester);
 }
 
 async function storeAndStart(
-  hub: MessageServices,
+  services: MessageServices,
   owner: Owner,
   payload: ClientPayloads["message.send"],
   resolved: Lane & { channel: Channel },
@@ -102,106 +102,106 @@ async function storeAndStart(
   refs: string[],
   requester: Requester,
 ): Promise<StoredMessage> {
-  const media = await attachedMedia(hub.storage, owner, refs);
+  const media = await attachedMedia(services.storage, owner, refs);
   const command = parseCommand(text);
-  const builtin = command && (await builtinOf(hub, command.name));
+  const builtin = command && (await builtinOf(services, command.name));
   const isStop = builtin === "/stop";
   // An answer to an ask acts beside the waiting turn (docs/PROTOCOL.md §11), like /stop.
   const askCommand = builtin && isAskCommand(builtin) ? builtin : undefined;
   if (!isStop && !askCommand) {
-    hub.lanes.checkCapacity(owner);
-    checkWhenBusy(hub, payload.when_busy);
+    services.lanes.checkCapacity(owner);
+    checkWhenBusy(services, payload.when_busy);
   }
 
   let lane: Lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
   const frames: StoredFrame[] = [];
   const channels: Channel[] = [];
   // Auto-threading: only in a flat lane, with non-blank text that is not a slash command.
-  const minted = payload.auto_thread === true && lane.thread_id === null && text.trim() !== "" && !command ? await mintThread(hub, owner, lane, text) : undefined;
+  const minted = payload.auto_thread === true && lane.thread_id === null && text.trim() !== "" && !command ? await mintThread(services, owner, lane, text) : undefined;
   if (minted) {
     channels.push(minted);
     frames.push({ type: "channel.created", payload: createdPayload(minted, true) });
     lane = { chat_id: lane.chat_id, thread_id: minted.chat_id };
   }
-  const message: StoredMessage = { message_id: newId("m"), role: "user", text, reasoning: "", ts: hub.now(), media, chat_id: lane.chat_id, thread_id: lane.thread_id };
+  const message: StoredMessage = { message_id: newId("m"), role: "user", text, reasoning: "", ts: services.now(), media, chat_id: lane.chat_id, thread_id: lane.thread_id };
   if (payload.reply_to) message.reply_to = payload.reply_to;
   if (payload.client_msg_id !== undefined) {
     message.client_msg_id = payload.client_msg_id;
     // Where its echo will be found again for a retry (docs/PROTOCOL.md §4.1).
-    message.echo_after = (await hub.storage.outboxBounds(owner)).last;
+    message.echo_after = (await services.storage.outboxBounds(owner)).last;
   }
-  const start = isStop || askCommand ? { steer: undefined } : markForStart(hub, owner, lane, message, payload.when_busy);
+  const start = isStop || askCommand ? { steer: undefined } : markForStart(services, owner, lane, message, payload.when_busy);
   frames.push({ type: "message", payload: messagePayload(message) });
   // Refused, with nothing stored, when a concurrent channel.delete took the chat or thread first.
   const requireChannels = resolved.thread_id === null ? [resolved.chat_id] : [resolved.chat_id, resolved.thread_id];
-  const stored = await hub.store(owner, { channels, messages: [message], requireChannels }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
+  const stored = await services.store(owner, { channels, messages: [message], requireChannels }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
   if (!stored.length) throw new GatewayError("not_found", `unknown chat_id "${payload.chat_id}"`);
 
-  if (minted) void retitle(hub, owner, minted, text);
+  if (minted) void retitle(services, owner, minted, text);
   if (askCommand) {
     const deviceId = (requester?.session as { device?: { device_id: string } } | undefined)?.device?.device_id ?? "";
-    answerByCommand(hub, owner, lane, { name: askCommand, args: command!.args, replyTo: message.message_id, deviceId }).catch((error) =>
-      hub.log.warn(`${askCommand} failed`, error),
+    answerByCommand(services, owner, lane, { name: askCommand, args: command!.args, replyTo: message.message_id, deviceId }).catch((error) =>
+      services.log.warn(`${askCommand} failed`, error),
     );
     return message;
   }
   if (isStop) {
-    void stopLane(hub, owner, lane, message);
+    void stopLane(services, owner, lane, message);
     return message;
   }
-  await startTurn(hub, owner, lane, message, start.steer, answerWaiting(hub));
+  await startTurn(services, owner, lane, message, start.steer, answerWaiting(services));
   return message;
 }
 
 /** Ask the runtime for a better auto-thread title; keep the derived one when it has none. */
-async function retitle(hub: MessageServices, owner: Owner, thread: Channel, text: string): Promise<void> {
-  if (!hub.runtime.generateTitle) return;
+async function retitle(services: MessageServices, owner: Owner, thread: Channel, text: string): Promise<void> {
+  if (!services.runtime.generateTitle) return;
   try {
-    const title = (await hub.runtime.generateTitle(text, AbortSignal.timeout(30_000))).trim().replace(/\s+/g, " ").slice(0, 100);
+    const title = (await services.runtime.generateTitle(text, AbortSignal.timeout(30_000))).trim().replace(/\s+/g, " ").slice(0, 100);
     if (!title) return;
-    const current = await hub.storage.getChannel(owner, thread.chat_id);
+    const current = await services.storage.getChannel(owner, thread.chat_id);
     if (!current) return;
     const next: Channel = { ...current, name: title };
     // Expecting the thread as read: a rename or deletion meanwhile wins over the generated title.
-    await hub.store(owner, { channels: [next], expectChannels: [{ chat_id: current.chat_id, channel: current }] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
+    await services.store(owner, { channels: [next], expectChannels: [{ chat_id: current.chat_id, channel: current }] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
   } catch (error) {
-    hub.log.warn("generating a thread title failed; the derived title stays", error);
+    services.log.warn("generating a thread title failed; the derived title stays", error);
   }
 }
 
 /** A new thread for an auto-threaded send, titled from its text until the runtime offers better. */
-function mintThread(hub: MessageServices, owner: Owner, lane: Lane, text: string): Promise<Channel> {
-  return buildChannel(hub, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id });
+function mintThread(services: MessageServices, owner: Owner, lane: Lane, text: string): Promise<Channel> {
+  return buildChannel(services, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id });
 }
 
 /** `/stop`: the lane's running turn, in this process or (through the bus) another; else say so. */
-async function stopLane(hub: MessageServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<void> {
-  if ((await stopTurn(hub, owner, lane)).stopped) return;
-  hub.lanes.enqueue(owner, lane, (turn) => reply(hub, owner, lane, message, turn, "Nothing is running here."));
+async function stopLane(services: MessageServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<void> {
+  if ((await stopTurn(services, owner, lane)).stopped) return;
+  services.lanes.enqueue(owner, lane, (turn) => reply(services, owner, lane, message, turn, "Nothing is running here."));
 }
 
 /** Handle `message.delete`: every id must be in the lane, else nothing is deleted. */
-export async function deleteMessages(hub: MessageServices, owner: Owner, payload: ClientPayloads["message.delete"], requester: Requester): Promise<void> {
-  const lane = await hub.resolveLane(owner, payload.chat_id, payload.thread_id);
+export async function deleteMessages(services: MessageServices, owner: Owner, payload: ClientPayloads["message.delete"], requester: Requester): Promise<void> {
+  const lane = await services.resolveLane(owner, payload.chat_id, payload.thread_id);
   if (payload.message_ids.length === 0) throw new GatewayError("unsupported", `field "message_ids": list at least one id`);
   const ids = [...new Set(payload.message_ids)];
   let waiting = false;
   for (const id of ids) {
-    const message = await hub.storage.getMessage(owner, id);
+    const message = await services.storage.getMessage(owner, id);
     if (!message || message.chat_id !== lane.chat_id || message.thread_id !== lane.thread_id) {
       throw new GatewayError("not_found", `unknown message_id "${id}" in this lane`);
     }
     waiting ||= message.waiting === true;
   }
   // Before the delete is stored: from here on the turn sends and stores nothing of its answer.
-  hub.lanes.dropAnswer(owner, lane, ids);
-  await hub.store(
+  services.lanes.dropAnswer(owner, lane, ids);
+  await services.store(
     owner,
     { deleteMessages: ids },
     [{ type: "message.deleted", payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, message_ids: ids } }],
     requester,
   );
   // A waiting message deleted leaves the lane's queue: its turn never runs (docs/PROTOCOL.md §14.4).
-  if (waiting) void publishQueue(hub, owner, { chat_id: lane.chat_id, thread_id: lane.thread_id });
+  if (waiting) void publishQueue(services, owner, { chat_id: lane.chat_id, thread_id: lane.thread_id });
 }
 

@@ -5,11 +5,11 @@
  */
 import type { Device } from "../contracts/records.js";
 import type { Storage } from "../contracts/storage.js";
-import { GatewayError } from "../errors.js";
-import type { Owner } from "../ids.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { Owner } from "../protocol/ids.js";
 import type { StoreChange } from "../outbox/outbox.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
-import type { ResolveLane } from "./channel-directory.js";
+import type { ResolveLane } from "../channels/channel-directory.js";
 
 /** The most `unread` a channel entry shows (docs/PROTOCOL.md §15). */
 export const UNREAD_CAP = 999;

@@ -8,8 +8,8 @@
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { Storage } from "../contracts/storage.js";
-import type { Owner } from "../ids.js";
-import { messagePayload } from "../protocol/message-payloads.js";
+import type { Owner } from "../protocol/ids.js";
+import { messagePayload } from "../outbox/message-payloads.js";
 import type { Requester } from "./channel-requests.js";
 
 /** Frames per page, and pages at most: other devices' sends may land between the note and the echo. */

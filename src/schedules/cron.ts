@@ -6,7 +6,7 @@
  * @module
  */
 import { Cron } from "croner";
-import { GatewayError } from "../errors.js";
+import { GatewayError } from "../protocol/errors.js";
 
 /** Parsed patterns by `cron + tz`, so a tick does not parse every schedule again. */
 const parsed = new Map<string, Cron>();

@@ -5,8 +5,8 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { GatewayError } from "../errors.js";
-import type { ChatId, Owner } from "../ids.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { ChatId, Owner } from "../protocol/ids.js";
 import type { Channel } from "../contracts/records.js";
 import { createChannel } from "../requests/channel-requests.js";
 import type { ScheduleRecord, ScheduleRun } from "../contracts/schedules.js";
@@ -68,13 +68,13 @@ function checkName(name: unknown): string {
 }
 
 /** The channel `chat_id` names, or the channel named `channel` (made as an automation channel when there is none). */
-async function targetChannel(hub: MessageServices, owner: Owner, input: ScheduleInput): Promise<Channel> {
+async function targetChannel(services: MessageServices, owner: Owner, input: ScheduleInput): Promise<Channel> {
   if (typeof input.channel === "string") {
     const name = input.channel.trim();
-    const found = (await hub.storage.listChannels(owner)).find((c) => c.kind === "channel" && c.name === name);
-    return found ?? (await createChannel(hub, owner, { name, kind: "channel", automation: true }));
+    const found = (await services.storage.listChannels(owner)).find((c) => c.kind === "channel" && c.name === name);
+    return found ?? (await createChannel(services, owner, { name, kind: "channel", automation: true }));
   }
-  const channel = typeof input.chat_id === "string" ? await hub.storage.getChannel(owner, input.chat_id) : undefined;
+  const channel = typeof input.chat_id === "string" ? await services.storage.getChannel(owner, input.chat_id) : undefined;
   if (!channel || channel.kind === "thread") throw new GatewayError("not_found", `unknown chat_id "${String(input.chat_id)}"`);
   return channel;
 }
@@ -84,9 +84,9 @@ function info(schedule: ScheduleRecord, now: number): ScheduleInfo {
 }
 
 /** The schedule API over a gateway's services and scheduler. */
-export function scheduleApi(hub: MessageServices, scheduler: Scheduler): ScheduleApi {
+export function scheduleApi(services: MessageServices, scheduler: Scheduler): ScheduleApi {
   const find = async (owner: Owner, name: string): Promise<ScheduleRecord> => {
-    const found = (await hub.storage.listSchedules(owner)).find((s) => s.name === name);
+    const found = (await services.storage.listSchedules(owner)).find((s) => s.name === name);
     if (!found) throw new GatewayError("not_found", `no schedule named "${name}"`);
     return found;
   };
@@ -97,19 +97,19 @@ export function scheduleApi(hub: MessageServices, scheduler: Scheduler): Schedul
       cronOf(input.cron, tz);
       const prompt = input.prompt;
       if (typeof prompt !== "string" || prompt.trim() === "" || prompt.length > MAX_PROMPT_CHARS) throw new GatewayError("unsupported", `a schedule's prompt is 1 to ${MAX_PROMPT_CHARS} characters`);
-      const channel = await targetChannel(hub, owner, input);
+      const channel = await targetChannel(services, owner, input);
       if (!channel.automation) throw new GatewayError("unsupported", `channel "${channel.name}" is not an automation channel: schedules post into automation channels only`);
-      const now = hub.now();
+      const now = services.now();
       const schedule: ScheduleRecord = { schedule_id: `sc_${randomBytes(12).toString("hex")}`, name, chat_id: channel.chat_id, cron: input.cron.trim(), tz, prompt, created_at: now, last_slot: 0 };
-      await hub.storage.putSchedule(owner, schedule);
+      await services.storage.putSchedule(owner, schedule);
       return info(schedule, now);
     },
     async list(owner) {
-      const now = hub.now();
-      return (await hub.storage.listSchedules(owner)).map((s) => info(s, now)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const now = services.now();
+      return (await services.storage.listSchedules(owner)).map((s) => info(s, now)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
     async remove(owner, name) {
-      await hub.storage.deleteSchedule(owner, (await find(owner, name)).schedule_id);
+      await services.storage.deleteSchedule(owner, (await find(owner, name)).schedule_id);
     },
     async run(owner, name) {
       const schedule = await find(owner, name);
@@ -118,7 +118,7 @@ export function scheduleApi(hub: MessageServices, scheduler: Scheduler): Schedul
       const current = (await find(owner, name)).last_run;
       if (current?.status === "running") throw busy();
       // Claimed like a slot: the cron's slots up to now are then taken too, so none runs twice.
-      const claimed = await hub.storage.claimScheduleSlot(schedule.schedule_id, Math.max(hub.now(), schedule.last_slot + 1));
+      const claimed = await services.storage.claimScheduleSlot(schedule.schedule_id, Math.max(services.now(), schedule.last_slot + 1));
       if (!claimed) throw busy();
       const run = await scheduler.begin(owner, claimed.schedule, claimed.schedule.last_slot, scheduleRunKey(current));
       if (!run) throw busy();

@@ -7,9 +7,9 @@
  * (the storage's compare-and-set), which raises `notification {kind: "cron"}`.
  * @module
  */
-import { GatewayError, isGatewayError } from "../errors.js";
-import { newId } from "../id-generator.js";
-import type { Owner } from "../ids.js";
+import { GatewayError, isGatewayError } from "../protocol/errors.js";
+import { newId } from "../support/id-generator.js";
+import type { Owner } from "../protocol/ids.js";
 import type { StoredMessage } from "../contracts/records.js";
 import { scheduleRunKey, type ScheduleRecord, type ScheduleRun } from "../contracts/schedules.js";
 import type { MessageServices } from "../requests/message-requests.js";
@@ -24,13 +24,13 @@ const PROMPT_GRACE_MS = 60_000;
 
 /** Runs the owners' schedules; one per gateway. */
 export class Scheduler {
-  readonly #hub: MessageServices;
+  readonly #services: MessageServices;
   readonly #notify: CronNotify;
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> | undefined;
 
-  constructor(hub: MessageServices, notify: CronNotify) {
-    this.#hub = hub;
+  constructor(services: MessageServices, notify: CronNotify) {
+    this.#services = services;
     this.#notify = notify;
   }
 
@@ -57,12 +57,12 @@ export class Scheduler {
 
   async #visitAll(): Promise<void> {
     try {
-      const now = this.#hub.now();
-      for (const { owner, schedule } of await this.#hub.storage.allSchedules()) {
-        await this.#visit(owner, schedule, now).catch((error) => this.#hub.log.warn(`schedule "${schedule.name}" failed`, error));
+      const now = this.#services.now();
+      for (const { owner, schedule } of await this.#services.storage.allSchedules()) {
+        await this.#visit(owner, schedule, now).catch((error) => this.#services.log.warn(`schedule "${schedule.name}" failed`, error));
       }
     } catch (error) {
-      this.#hub.log.warn("reading the schedules failed", error);
+      this.#services.log.warn("reading the schedules failed", error);
     }
   }
 
@@ -71,12 +71,12 @@ export class Scheduler {
     const slot = newestSlot(schedule.cron, schedule.tz, Math.max(schedule.last_slot, schedule.created_at), now);
     if (slot === undefined) return;
     // Its channel was deleted: nothing can land, so no run is made (`list` still shows the schedule).
-    if (!(await this.#hub.storage.getChannel(owner, schedule.chat_id))) return;
-    const claimed = await this.#hub.storage.claimScheduleSlot(schedule.schedule_id, slot);
+    if (!(await this.#services.storage.getChannel(owner, schedule.chat_id))) return;
+    const claimed = await this.#services.storage.claimScheduleSlot(schedule.schedule_id, slot);
     if (!claimed) return;
     const previous = claimed.schedule.last_run;
     if (previous?.status === "running") {
-      this.#hub.log.info(`schedule "${schedule.name}": slot ${new Date(slot).toISOString()} skipped, the previous run still goes`);
+      this.#services.log.info(`schedule "${schedule.name}": slot ${new Date(slot).toISOString()} skipped, the previous run still goes`);
       return;
     }
     await this.begin(owner, claimed.schedule, slot, scheduleRunKey(previous));
@@ -88,23 +88,23 @@ export class Scheduler {
    * undefined when another writer changed the latest run first.
    */
   async begin(owner: Owner, schedule: ScheduleRecord, slot: number, expected: string): Promise<ScheduleRun | undefined> {
-    const hub = this.#hub;
-    const run: ScheduleRun = { slot, status: "running", prompt_id: newId("m"), at: hub.now() };
-    if (!(await hub.storage.recordScheduleRun(schedule.schedule_id, run, expected))) return undefined;
+    const services = this.#services;
+    const run: ScheduleRun = { slot, status: "running", prompt_id: newId("m"), at: services.now() };
+    if (!(await services.storage.recordScheduleRun(schedule.schedule_id, run, expected))) return undefined;
     let prompt: StoredMessage;
     try {
-      const resolved = await hub.resolveLane(owner, schedule.chat_id, null);
-      prompt = await storePrompt(hub, owner, { chat_id: resolved.chat_id, thread_id: null }, schedule.prompt, run.prompt_id);
+      const resolved = await services.resolveLane(owner, schedule.chat_id, null);
+      prompt = await storePrompt(services, owner, { chat_id: resolved.chat_id, thread_id: null }, schedule.prompt, run.prompt_id);
     } catch (error) {
       // Nothing can land: the channel is gone, or the storage refused.
       await this.#end(owner, schedule, run, { status: "error", error: reasonOf(error) });
       return run;
     }
-    answerPrompt(hub, owner, { chat_id: prompt.chat_id, thread_id: null }, prompt).then(
+    answerPrompt(services, owner, { chat_id: prompt.chat_id, thread_id: null }, prompt).then(
       (answer) => this.#finish(owner, schedule, run, answer),
       // Shut down before it ran: the prompt waits, stored, and the next start answers it.
       (error) => (isGatewayError(error) && error.code === "unsupported" ? undefined : this.#end(owner, schedule, run, { status: "error", error: reasonOf(error) })),
-    ).catch((error) => hub.log.warn(`schedule "${schedule.name}": recording its run failed`, error));
+    ).catch((error) => services.log.warn(`schedule "${schedule.name}": recording its run failed`, error));
     return run;
   }
 
@@ -113,14 +113,14 @@ export class Scheduler {
    * prompt): ended from what is stored, once its answer is.
    */
   async reconcile(owner: Owner, schedule: ScheduleRecord, run: ScheduleRun): Promise<void> {
-    const hub = this.#hub;
-    const prompt = await hub.storage.getMessage(owner, run.prompt_id);
+    const services = this.#services;
+    const prompt = await services.storage.getMessage(owner, run.prompt_id);
     if (!prompt) {
-      if (hub.now() - run.at < PROMPT_GRACE_MS) return;
+      if (services.now() - run.at < PROMPT_GRACE_MS) return;
       return this.#end(owner, schedule, run, { status: "error", error: "the run's prompt was deleted, or lost before it was stored" });
     }
     if (prompt.waiting) return;
-    const answer = await findAnswer(hub, owner, prompt);
+    const answer = await findAnswer(services, owner, prompt);
     if (answer && answer.status !== "streaming") await this.#finish(owner, schedule, run, answer);
   }
 
@@ -133,14 +133,14 @@ export class Scheduler {
 
   /** Store the run's end, once across processes; the writer that wins raises the notification. */
   async #end(owner: Owner, schedule: ScheduleRecord, run: ScheduleRun, end: Pick<ScheduleRun, "status" | "answer_id" | "error">, text?: string): Promise<void> {
-    const ended: ScheduleRun = { slot: run.slot, prompt_id: run.prompt_id, ...end, at: this.#hub.now() };
-    const storage = this.#hub.storage;
+    const ended: ScheduleRun = { slot: run.slot, prompt_id: run.prompt_id, ...end, at: this.#services.now() };
+    const storage = this.#services.storage;
     if (!(await storage.recordScheduleRun(schedule.schedule_id, ended, scheduleRunKey(run)))) {
       // Another process ended it; or the schedule was removed meanwhile, when only this job knows the run.
       if ((await storage.listSchedules(owner)).some((s) => s.schedule_id === schedule.schedule_id)) return;
     }
     if (end.answer_id === undefined) {
-      this.#hub.log.warn(`schedule "${schedule.name}" failed: ${end.error}`);
+      this.#services.log.warn(`schedule "${schedule.name}" failed: ${end.error}`);
       return;
     }
     const body = end.status === "ok" ? oneLine(text ?? "") : `failed: ${oneLine(end.error ?? "")}`;

@@ -3,8 +3,8 @@
  * implementation's plain-data answer, so every storage words them the same.
  * @module
  */
-import { GatewayError } from "../errors.js";
-import type { Owner } from "../ids.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { Owner } from "../protocol/ids.js";
 
 /** Checks the two owners of `adoptOwner` before anything is read: an owner cannot adopt itself. */
 export function checkAdoption(from: Owner, to: Owner): void {

@@ -5,8 +5,8 @@
  * conformance kit.
  * @module
  */
-import { GatewayError } from "../errors.js";
-import type { GatewayOptions } from "../options.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { GatewayOptions } from "../options/options.js";
 import { isInProcessBus } from "../contracts/bus.js";
 import type { Storage, StorageCapabilities, StorageImplementation } from "../contracts/storage.js";
 import { scanForClientMsgId, scanSearch } from "./lane-scan.js";

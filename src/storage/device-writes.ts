@@ -7,7 +7,7 @@
  */
 import type { Device } from "../contracts/records.js";
 import type { Storage } from "../contracts/storage.js";
-import type { DeviceId, Owner } from "../ids.js";
+import type { DeviceId, Owner } from "../protocol/ids.js";
 
 /** Per storage (so two gateways on one process keep apart) and per device: the last write queued. */
 const tails = new WeakMap<Storage, Map<string, Promise<unknown>>>();

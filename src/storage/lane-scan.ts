@@ -3,7 +3,7 @@
  * messages from `history` pages. Each costs a scan; {@link StorageImplementation} states how much.
  * @module
  */
-import type { ChatId, Owner } from "../ids.js";
+import type { ChatId, Owner } from "../protocol/ids.js";
 import type { SearchHit, StoredMessage } from "../contracts/records.js";
 import type { Lane, SearchQuery } from "../contracts/storage-change.js";
 import type { StorageImplementation } from "../contracts/storage.js";

@@ -7,9 +7,9 @@
  */
 import type { Change, CommitResult, OutboxFrame } from "../contracts/storage-change.js";
 import type { AdoptedCounts, AdoptionRefused, StorageImplementation } from "../contracts/storage.js";
-import type { Owner } from "../ids.js";
-import { outboxRedactionKey } from "../outbox/outbox-redaction.js";
-import { mediaTakenError } from "../requests/media-attachment.js";
+import type { Owner } from "../protocol/ids.js";
+import { outboxRedactionKey } from "./outbox-redaction.js";
+import { mediaTakenError } from "../media/media-attachment.js";
 import { adoptionRefusedError, checkAdoption } from "./adoption.js";
 
 type Commit = (owner: Owner, change: Change) => Promise<CommitResult>;

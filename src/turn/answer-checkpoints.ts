@@ -5,7 +5,7 @@
  * @module
  */
 import type { TurnServices } from "./turn-services.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { StoredMessage } from "../contracts/records.js";
 
@@ -13,7 +13,7 @@ import type { StoredMessage } from "../contracts/records.js";
 export class AnswerCheckpoints {
   /** True once the crash marker is stored: later saves require the message to still exist. */
   marked = false;
-  readonly #hub: TurnServices;
+  readonly #services: TurnServices;
   readonly #owner: Owner;
   readonly #message: StoredMessage;
   readonly #turn: LaneTurn;
@@ -21,16 +21,16 @@ export class AnswerCheckpoints {
   #last: number;
 
   /** Starts storing the crash marker at once. */
-  constructor(hub: TurnServices, owner: Owner, message: StoredMessage, turn: LaneTurn) {
-    this.#hub = hub;
+  constructor(services: TurnServices, owner: Owner, message: StoredMessage, turn: LaneTurn) {
+    this.#services = services;
     this.#owner = owner;
     this.#message = message;
     this.#turn = turn;
     this.#last = message.ts;
-    this.#saving = hub.storage
+    this.#saving = services.storage
       .commit(owner, { messages: [{ ...message }] })
       .then(() => (this.marked = true))
-      .catch((error) => hub.log.warn("turn checkpoint failed", error));
+      .catch((error) => services.log.warn("turn checkpoint failed", error));
   }
 
   /** Resolves when every save started so far has settled (they never reject). */
@@ -40,26 +40,26 @@ export class AnswerCheckpoints {
 
   /** Save a snapshot when the interval has passed since the last one (streaming only). */
   maybeSave(): void {
-    const hub = this.#hub;
-    if (!hub.options.streaming || hub.now() - this.#last < hub.options.checkpointIntervalMs) return;
-    this.#last = hub.now();
+    const services = this.#services;
+    if (!services.options.streaming || services.now() - this.#last < services.options.checkpointIntervalMs) return;
+    this.#last = services.now();
     this.save();
   }
 
   /** Save a snapshot now, after the earlier saves. */
   save(): void {
     if (this.#turn.reason === "deleted") return;
-    const { hub, owner, turn } = { hub: this.#hub, owner: this.#owner, turn: this.#turn };
+    const { services, owner, turn } = { services: this.#services, owner: this.#owner, turn: this.#turn };
     const snapshot = { ...this.#message, media: [...this.#message.media] };
     const id = snapshot.message_id;
     this.#saving = this.#saving
-      .then(() => hub.storage.commit(owner, { messages: [snapshot], ...(this.marked ? { requireMessages: [id] } : {}) }))
+      .then(() => services.storage.commit(owner, { messages: [snapshot], ...(this.marked ? { requireMessages: [id] } : {}) }))
       // Deleted meanwhile (also through another process): stop, and store nothing of it again.
       .then((result) => {
         if (!result.skipped) return;
         turn.reason = "deleted";
         turn.controller.abort("deleted");
       })
-      .catch((error) => hub.log.warn("turn checkpoint failed", error));
+      .catch((error) => services.log.warn("turn checkpoint failed", error));
   }
 }

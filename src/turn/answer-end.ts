@@ -5,12 +5,12 @@
  * @module
  */
 import type { TurnServices } from "./turn-services.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { MediaRef, MessageStatus, StoredMessage } from "../contracts/records.js";
 import type { UsageEvent } from "../contracts/runtime.js";
 import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
-import { messagePayload, stopPayload } from "../protocol/message-payloads.js";
+import { messagePayload, stopPayload } from "../outbox/message-payloads.js";
 import { buildRuntimeInfo } from "./runtime-info.js";
 import { noteUsage } from "./answer-recorder.js";
 
@@ -49,51 +49,51 @@ export function abortedOutcome(turn: LaneTurn, limitNote: string | undefined): {
  * The answer's message or lane was deleted: keep nothing, not even the crash marker, nor media the
  * runtime produced after the last checkpoint.
  */
-export async function dropDeleted(hub: TurnServices, owner: Owner, message: StoredMessage): Promise<StoredMessage> {
+export async function dropDeleted(services: TurnServices, owner: Owner, message: StoredMessage): Promise<StoredMessage> {
   const where = { chat_id: message.chat_id, thread_id: message.thread_id };
   const mediaIds = message.media.map((ref) => ref.media_id);
   try {
-    await hub.store(owner, { deleteMessages: [message.message_id], ...answered(message) });
+    await services.store(owner, { deleteMessages: [message.message_id], ...answered(message) });
     if (mediaIds.length) {
-      await hub.storage.deleteMedia(owner, mediaIds);
-      await hub.options.mediaStore?.delete(owner, mediaIds);
+      await services.storage.deleteMedia(owner, mediaIds);
+      await services.options.mediaStore?.delete(owner, mediaIds);
     }
   } catch (error) {
-    hub.log.warn("dropping a deleted answer failed", error);
+    services.log.warn("dropping a deleted answer failed", error);
   }
-  hub.live(owner, { type: "typing", payload: { on: false, ...where } });
-  hub.events.emit("turn:end", { owner, ...where, message_id: message.message_id, status: "stopped" });
+  services.live(owner, { type: "typing", payload: { on: false, ...where } });
+  services.events.emit("turn:end", { owner, ...where, message_id: message.message_id, status: "stopped" });
   return { ...message, status: "stopped" };
 }
 
 /** Store the final frame (and media offers), then typing off, `turn:end` and push. */
-export async function finishAnswer(hub: TurnServices, owner: Owner, message: StoredMessage, outcome: AnswerOutcome): Promise<StoredMessage> {
+export async function finishAnswer(services: TurnServices, owner: Owner, message: StoredMessage, outcome: AnswerOutcome): Promise<StoredMessage> {
   const where = { chat_id: message.chat_id, thread_id: message.thread_id };
   const { status, failure } = outcome;
   const id = message.message_id;
   if (failure) message.text = message.text ? `${message.text}\n\n${failure}` : failure;
   else if (STATUS_NOTE[status] && !message.text) message.text = STATUS_NOTE[status]!;
   message.status = status;
-  message.runtime = buildRuntimeInfo(outcome.usage, hub.now() - outcome.started, hub.options.runtimeInfo);
+  message.runtime = buildRuntimeInfo(outcome.usage, services.now() - outcome.started, services.options.runtimeInfo);
   noteUsage(message, outcome.usage);
 
-  const final: StoredFrame = hub.options.streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
+  const final: StoredFrame = services.options.streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
   const offers = outcome.offers.map((ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, message_id: ref.message_id ?? id, ...where } }));
   try {
     // Once the crash marker is stored, a save that finds the message gone was raced by a delete.
-    const published = await hub.store(owner, { messages: [message], ...(outcome.marked ? { requireMessages: [id] } : {}), ...answered(message) }, [final, ...offers]);
-    if (published.length === 0) return dropDeleted(hub, owner, message);
+    const published = await services.store(owner, { messages: [message], ...(outcome.marked ? { requireMessages: [id] } : {}), ...answered(message) }, [final, ...offers]);
+    if (published.length === 0) return dropDeleted(services, owner, message);
   } catch (error) {
     // The final frame could not be stored: tell the devices live so no one waits forever.
-    hub.log.error("storing the final answer failed", error);
-    hub.events.emit("error", error);
+    services.log.error("storing the final answer failed", error);
+    services.events.emit("error", error);
     const failed = { ...message, status: "error" as const };
-    hub.live(owner, hub.options.streaming ? { type: "message.stop", payload: stopPayload(failed) } : { type: "message", payload: messagePayload(failed) });
+    services.live(owner, services.options.streaming ? { type: "message.stop", payload: stopPayload(failed) } : { type: "message", payload: messagePayload(failed) });
   }
-  hub.live(owner, { type: "typing", payload: { on: false, ...where } });
-  hub.events.emit("turn:end", { owner, ...where, message_id: id, status });
+  services.live(owner, { type: "typing", payload: { on: false, ...where } });
+  services.events.emit("turn:end", { owner, ...where, message_id: id, status });
   if (outcome.push) {
-    hub.pushIfAway(owner, { kind: "message", title: "New answer", body: message.text.slice(0, 200), message_id: id, ...where });
+    services.pushIfAway(owner, { kind: "message", title: "New answer", body: message.text.slice(0, 200), message_id: id, ...where });
   }
   return message;
 }

@@ -5,8 +5,8 @@
  */
 import { createHash } from "node:crypto";
 import type { TurnServices } from "./turn-services.js";
-import { newId } from "../id-generator.js";
-import type { Owner } from "../ids.js";
+import { newId } from "../support/id-generator.js";
+import type { Owner } from "../protocol/ids.js";
 import type { MediaRecord, MediaRef, StoredMessage, ToolCall } from "../contracts/records.js";
 import type { MediaEvent, RuntimeEvent, ToolEndEvent, ToolStartEvent, UsageEvent } from "../contracts/runtime.js";
 import { bareModelId, mergeUsage } from "./runtime-info.js";
@@ -58,7 +58,7 @@ export class AnswerRecorder {
   readonly usage: Omit<UsageEvent, "type">;
   /** Media the answer attached, offered with the final frame. */
   readonly offers: MediaRef[] = [];
-  readonly #hub: TurnServices;
+  readonly #services: TurnServices;
   readonly #owner: Owner;
   readonly #message: StoredMessage;
   readonly #limits: AnswerLimits;
@@ -66,8 +66,8 @@ export class AnswerRecorder {
   #toolIndex = 0;
   readonly #openTools: OpenTool[] = [];
 
-  constructor(hub: TurnServices, owner: Owner, message: StoredMessage, parts: { limits: AnswerLimits; updates: AnswerUpdates; model?: string }) {
-    this.#hub = hub;
+  constructor(services: TurnServices, owner: Owner, message: StoredMessage, parts: { limits: AnswerLimits; updates: AnswerUpdates; model?: string }) {
+    this.#services = services;
     this.#owner = owner;
     this.#message = message;
     this.#limits = parts.limits;
@@ -121,12 +121,12 @@ export class AnswerRecorder {
     const { message_id, chat_id, thread_id } = this.#message;
     // The fields were checked against their frame type above; adding the lane keeps them so, which
     // the compiler cannot follow through a spread over the union.
-    this.#hub.live(this.#owner, { ...frame, payload: { ...frame.payload, message_id, chat_id, thread_id } } as ServerFrame);
+    this.#services.live(this.#owner, { ...frame, payload: { ...frame.payload, message_id, chat_id, thread_id } } as ServerFrame);
   }
 
   #toolStart(event: ToolStartEvent): void {
     const index = this.#toolIndex++;
-    this.#openTools.push({ id: event.id, name: event.name, index, started: this.#hub.now() });
+    this.#openTools.push({ id: event.id, name: event.name, index, started: this.#services.now() });
     const args = event.args ?? {};
     const preview = event.preview ?? previewOf(args);
     (this.#message.tools ??= []).push(startedCall(index, event.name, preview, args));
@@ -142,7 +142,7 @@ export class AnswerRecorder {
     const index = open?.index ?? this.#toolIndex++;
     const name = event.name ?? open?.name ?? "";
     const output = event.output === undefined ? null : event.output;
-    const duration = event.duration ?? (open ? (this.#hub.now() - open.started) / 1000 : 0);
+    const duration = event.duration ?? (open ? (this.#services.now() - open.started) / 1000 : 0);
     let stored = this.#message.tools?.find((t) => t.index === index);
     if (!stored) {
       // An end without its start (the runtime never announced it): kept all the same.
@@ -154,10 +154,10 @@ export class AnswerRecorder {
   }
 
   async #storeMedia(event: MediaEvent): Promise<void> {
-    const hub = this.#hub;
-    const store = hub.options.mediaStore;
+    const services = this.#services;
+    const store = services.options.mediaStore;
     if (!store) {
-      hub.log.warn("runtime attached media but the gateway has no mediaStore; dropped");
+      services.log.warn("runtime attached media but the gateway has no mediaStore; dropped");
       return;
     }
     const mediaId = newId("md");
@@ -179,9 +179,9 @@ export class AnswerRecorder {
       message_id: id,
       owner: this.#owner,
       sha256: createHash("sha256").update(event.data).digest("hex"),
-      created_ts: hub.now(),
+      created_ts: services.now(),
     };
-    await hub.storage.putMedia(this.#owner, record);
+    await services.storage.putMedia(this.#owner, record);
     const ref: MediaRef = { media_id: mediaId, kind: event.kind, mime: event.mime, size: record.size, filename: event.filename };
     this.#message.media.push(ref);
     this.offers.push({ ...ref, message_id: id });

@@ -4,7 +4,7 @@
  * @module
  */
 import type { TurnServices } from "./turn-services.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
 
@@ -18,7 +18,7 @@ export function usageFields(message: StoredMessage): { model?: string; tokens?: 
 
 /** Sends the answer's updates, throttled to the gateway's `updateIntervalMs`. */
 export class AnswerUpdates {
-  readonly #hub: TurnServices;
+  readonly #services: TurnServices;
   readonly #owner: Owner;
   readonly #message: StoredMessage;
   readonly #signal: AbortSignal;
@@ -26,8 +26,8 @@ export class AnswerUpdates {
   #lastUpdate = 0;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(hub: TurnServices, owner: Owner, message: StoredMessage, signal: AbortSignal) {
-    this.#hub = hub;
+  constructor(services: TurnServices, owner: Owner, message: StoredMessage, signal: AbortSignal) {
+    this.#services = services;
     this.#owner = owner;
     this.#message = message;
     this.#signal = signal;
@@ -36,8 +36,8 @@ export class AnswerUpdates {
   /** The message changed: send an update now or when the interval allows. */
   schedule(): void {
     this.#dirty = true;
-    if (!this.#hub.options.streaming || this.#timer) return;
-    const wait = Math.max(0, this.#lastUpdate + this.#hub.options.updateIntervalMs - this.#hub.now());
+    if (!this.#services.options.streaming || this.#timer) return;
+    const wait = Math.max(0, this.#lastUpdate + this.#services.options.updateIntervalMs - this.#services.now());
     this.#timer = setTimeout(() => this.#send(), wait);
   }
 
@@ -51,7 +51,7 @@ export class AnswerUpdates {
     this.#timer = undefined;
     if (!this.#dirty || this.#signal.aborted) return;
     this.#dirty = false;
-    this.#lastUpdate = this.#hub.now();
+    this.#lastUpdate = this.#services.now();
     const message = this.#message;
     const payload: ServerPayloads["message.update"] = {
       message_id: message.message_id,
@@ -61,6 +61,6 @@ export class AnswerUpdates {
       thread_id: message.thread_id,
     };
     if (message.reasoning) payload.reasoning = message.reasoning;
-    this.#hub.live(this.#owner, { type: "message.update", payload });
+    this.#services.live(this.#owner, { type: "message.update", payload });
   }
 }

@@ -2,8 +2,8 @@
  * One turn at a time per lane, in order; a bound on turns per owner.
  * @module
  */
-import { GatewayError } from "../errors.js";
-import type { Owner } from "../ids.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { Owner } from "../protocol/ids.js";
 import type { LaneLock } from "../contracts/lane-lock.js";
 import type { Lane } from "../contracts/storage.js";
 import type { OutgoingFrame } from "../contracts/bus.js";

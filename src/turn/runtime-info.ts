@@ -2,27 +2,11 @@
  * Building the runtime footer object from what a runtime reports.
  * @module
  */
+import type { ModelPrice, RuntimeInfoOptions } from "../options/options.js";
+export type { ModelPrice, RuntimeInfoOptions } from "../options/options.js";
 import { homedir } from "node:os";
 import type { RuntimeInfo } from "../contracts/records.js";
 import type { UsageEvent } from "../contracts/runtime.js";
-
-/** Price of a model, USD per million tokens. */
-export interface ModelPrice {
-  input: number;
-  output: number;
-}
-
-/** Gateway-side settings that complete what a runtime reports. */
-export interface RuntimeInfoOptions {
-  /** Context window in tokens, for `context_pct` when the runtime does not report one; a number or per bare model id. */
-  contextWindow?: number | ((model: string | undefined) => number | undefined);
-  /** Prices by bare model id, for `cost` when the runtime reports none. */
-  prices?: Record<string, ModelPrice>;
-  /** The agent's working directory when the runtime does not report one. */
-  cwd?: string;
-  /** Home folder used to make `cwd` home-relative; defaults to the process's. */
-  home?: string;
-}
 
 /** `openrouter/openai/gpt-5` → `gpt-5`; `models/gemini-2.5` → `gemini-2.5`. */
 export function bareModelId(model: string): string {

@@ -4,7 +4,7 @@
  * not trusted to end on its own.
  * @module
  */
-import { LoopShare } from "../loop-share.js";
+import { LoopShare } from "../support/loop-share.js";
 import type { LaneTurn } from "./lanes.js";
 
 /** `setTimeout` fires at once for a delay past 2^31 - 1 ms; longer limits wait that long (24.8 days). */

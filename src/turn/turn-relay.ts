@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import type { Bus } from "../contracts/bus.js";
 import type { Lane } from "../contracts/storage.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import { randomUUID as processToken } from "node:crypto";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import { INTERNAL_PREFIX, RESPOND_FRAME } from "../outbox/fan-out.js";

@@ -5,10 +5,10 @@
  */
 import type { EventEmitter } from "eventemitter3";
 import type { Storage } from "../contracts/storage.js";
-import type { GatewayEvents } from "../gateway-events.js";
-import type { Logger } from "../logger.js";
-import type { ResolvedOptions } from "../options.js";
-import type { PushIfAway } from "../outbox/away-push.js";
+import type { GatewayEvents } from "../options/gateway-events.js";
+import type { Logger } from "../contracts/logger.js";
+import type { ResolvedOptions } from "../options/options.js";
+import type { PushIfAway } from "../push/away-push.js";
 import type { PublishLive, StoreChange } from "../outbox/outbox.js";
 
 /** The options an answer reads. */

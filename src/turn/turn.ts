@@ -7,8 +7,8 @@
  * @module
  */
 import type { TurnServices } from "./turn-services.js";
-import { newId } from "../id-generator.js";
-import type { MessageId, Owner } from "../ids.js";
+import { newId } from "../support/id-generator.js";
+import type { MessageId, Owner } from "../protocol/ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { MessageStatus, StoredMessage } from "../contracts/records.js";
 import type { RuntimeEvent } from "../contracts/runtime.js";
@@ -54,7 +54,7 @@ interface RunResult {
  * Pull the runtime's events into the recorder until the stream ends, the turn is aborted, the
  * runtime is idle too long or it throws.
  */
-async function pullEvents(hub: TurnServices, params: AnswerParams, recorder: AnswerRecorder, limits: AnswerLimits, checkpoints: AnswerCheckpoints, idle: IdleTimeout): Promise<RunResult> {
+async function pullEvents(services: TurnServices, params: AnswerParams, recorder: AnswerRecorder, limits: AnswerLimits, checkpoints: AnswerCheckpoints, idle: IdleTimeout): Promise<RunResult> {
   const { turn } = params;
   const signal = turn.controller.signal;
   const aborted = new Promise<"aborted">((resolve) => {
@@ -80,7 +80,7 @@ async function pullEvents(hub: TurnServices, params: AnswerParams, recorder: Ans
     }
   } catch (error) {
     if (!signal.aborted) {
-      hub.log.warn(`turn failed in ${params.lane.chat_id}`, error);
+      services.log.warn(`turn failed in ${params.lane.chat_id}`, error);
       return { status: "error", failure: describeFailure(error), iterator };
     }
   }
@@ -89,9 +89,9 @@ async function pullEvents(hub: TurnServices, params: AnswerParams, recorder: Ans
 }
 
 /** Run one answer to its stored end. Never rejects; resolves with the stored message. */
-export async function runAnswer(hub: TurnServices, params: AnswerParams): Promise<StoredMessage> {
+export async function runAnswer(services: TurnServices, params: AnswerParams): Promise<StoredMessage> {
   const { owner, lane, turn } = params;
-  const started = hub.now();
+  const started = services.now();
   const where = { chat_id: lane.chat_id, thread_id: lane.thread_id };
   const message: StoredMessage = {
     message_id: newId("m"),
@@ -106,23 +106,23 @@ export async function runAnswer(hub: TurnServices, params: AnswerParams): Promis
   };
   turn.answer = message.message_id;
   turn.replyTo = params.replyTo;
-  const updates = new AnswerUpdates(hub, owner, message, turn.controller.signal);
+  const updates = new AnswerUpdates(services, owner, message, turn.controller.signal);
 
   // From here the wall clock runs: a slow crash-marker commit counts against the turn too.
-  const limits = new AnswerLimits(hub.options, turn);
-  const recorder = new AnswerRecorder(hub, owner, message, { limits, updates, model: params.model });
-  hub.events.emit("turn:start", { owner, ...where, message_id: message.message_id });
-  hub.live(owner, { type: "typing", payload: { on: true, ...where } });
-  const checkpoints = new AnswerCheckpoints(hub, owner, message, turn);
+  const limits = new AnswerLimits(services.options, turn);
+  const recorder = new AnswerRecorder(services, owner, message, { limits, updates, model: params.model });
+  services.events.emit("turn:start", { owner, ...where, message_id: message.message_id });
+  services.live(owner, { type: "typing", payload: { on: true, ...where } });
+  const checkpoints = new AnswerCheckpoints(services, owner, message, turn);
   // On disk before anyone sees the start: a crash from here on ends in an interrupted stop.
   await checkpoints.settled();
-  if (hub.options.streaming) {
-    hub.live(owner, { type: "message.start", payload: { message_id: message.message_id, role: "assistant", ...usageFields(message), ...where, ...(message.reply_to ? { reply_to: message.reply_to } : {}) } });
+  if (services.options.streaming) {
+    services.live(owner, { type: "message.start", payload: { message_id: message.message_id, role: "assistant", ...usageFields(message), ...where, ...(message.reply_to ? { reply_to: message.reply_to } : {}) } });
   }
 
-  const idle = new IdleTimeout(hub.options.turnTimeoutMs);
+  const idle = new IdleTimeout(services.options.turnTimeoutMs);
   let asking = false;
-  turn.snapshot = () => joinFrames(message, recorder.runningTools(), asking, hub.options.streaming);
+  turn.snapshot = () => joinFrames(message, recorder.runningTools(), asking, services.options.streaming);
   // While the person is asked, typing is off and the idle clock stops (docs/PROTOCOL.md §11).
   turn.onAsk = (open) => {
     asking = open;
@@ -130,9 +130,9 @@ export async function runAnswer(hub: TurnServices, params: AnswerParams): Promis
     else idle.resume();
     if (idle.paused) limits.pause();
     else limits.resume();
-    if (!turn.controller.signal.aborted) hub.live(owner, { type: "typing", payload: { on: !open, ...where } });
+    if (!turn.controller.signal.aborted) services.live(owner, { type: "typing", payload: { on: !open, ...where } });
   };
-  const result = await pullEvents(hub, params, recorder, limits, checkpoints, idle);
+  const result = await pullEvents(services, params, recorder, limits, checkpoints, idle);
   turn.onAsk = undefined;
   turn.snapshot = undefined;
   // A runtime that ignores the signal must not keep the lane: ask it to finish, but do not wait.
@@ -144,8 +144,8 @@ export async function runAnswer(hub: TurnServices, params: AnswerParams): Promis
 
   await checkpoints.settled();
   // Checked after the last await before the final save: a delete here sets the reason before it stores.
-  if (turn.reason === "deleted") return dropDeleted(hub, owner, message);
-  return finishAnswer(hub, owner, message, {
+  if (turn.reason === "deleted") return dropDeleted(services, owner, message);
+  return finishAnswer(services, owner, message, {
     status: result.status,
     failure: result.failure,
     usage: recorder.usage,

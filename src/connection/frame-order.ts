@@ -4,7 +4,7 @@
  * @module
  */
 import type { OutgoingFrame } from "../contracts/bus.js";
-import type { RequestId, Seq } from "../ids.js";
+import type { RequestId, Seq } from "../protocol/ids.js";
 
 /** Where live delivery and replay meet for one connection. */
 export class FrameOrder {

@@ -5,9 +5,9 @@
  */
 import type { Channel } from "../contracts/records.js";
 import type { Lane, Storage } from "../contracts/storage.js";
-import { GatewayError } from "../errors.js";
-import type { ChatId, Owner } from "../ids.js";
-import { asRead, SUPERSEDED, untilApplied } from "./read-decide-commit.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { ChatId, Owner } from "../protocol/ids.js";
+import { asRead, SUPERSEDED, untilApplied } from "../storage/read-decide-commit.js";
 
 /** The default channel's id; every owner has exactly one channel of kind `default`. */
 export const DEFAULT_CHAT_ID: ChatId = "default";

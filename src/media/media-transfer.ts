@@ -4,12 +4,12 @@
  * @module
  */
 import { createHash, type Hash } from "node:crypto";
-import { GatewayError } from "../errors.js";
-import type { MediaId, Owner, RequestId } from "../ids.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { MediaId, Owner, RequestId } from "../protocol/ids.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { Storage } from "../contracts/storage.js";
-import type { Logger } from "../logger.js";
-import type { ResolvedOptions } from "../options.js";
+import type { Logger } from "../contracts/logger.js";
+import type { ResolvedOptions } from "../options/options.js";
 import type { MediaStore, MediaWriter } from "../contracts/media-store.js";
 import { MEDIA_TYPE_MAX_LENGTH, mediaTypeEssence } from "../protocol/media-types.js";
 import { LIMITS } from "../protocol/limits.js";

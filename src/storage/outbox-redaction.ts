@@ -4,7 +4,7 @@
  * each frame its key (`OutboxFrame.redactKey`); the key formats are part of the storage contract.
  * @module
  */
-import type { ChatId, MessageId } from "../ids.js";
+import type { ChatId, MessageId } from "../protocol/ids.js";
 
 /** Frames about a channel or a lane: a channel's name and look, or a notice concerning the lane. */
 const LANE_FRAMES = new Set(["channel.created", "channel.renamed", "notification"]);

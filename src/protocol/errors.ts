@@ -4,10 +4,10 @@
  * @module
  */
 
-import { ERROR_CODES, type ErrorCode } from "./protocol/codes.js";
+import { ERROR_CODES, type ErrorCode } from "./codes.js";
 
-export { ERROR_CODES, CLOSE_CODES } from "./protocol/codes.js";
-export type { ErrorCode } from "./protocol/codes.js";
+export { ERROR_CODES, CLOSE_CODES } from "./codes.js";
+export type { ErrorCode } from "./codes.js";
 
 /**
  * An error with one of the protocol's codes and a message a user can act on. Anything thrown

@@ -13,8 +13,8 @@ import { interruptAsksOf } from "../asks/ask-answers.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { Lane } from "../contracts/storage.js";
-import type { MessageId, Owner } from "../ids.js";
-import { messagePayload, stopPayload } from "../protocol/message-payloads.js";
+import type { MessageId, Owner } from "../protocol/ids.js";
+import { messagePayload, stopPayload } from "../outbox/message-payloads.js";
 import type { StoredFrame } from "../protocol/protocol.js";
 import { laneKey, type AbortReason, type LaneScheduler, type LaneTurn } from "../turn/lanes.js";
 
@@ -51,8 +51,8 @@ function publishedOf(lanes: LaneScheduler): Map<string, string> {
 }
 
 /** Whether the storage keeps the queue, so user messages are stored `waiting`. */
-export function keepsQueue(hub: Pick<QueueServices, "storage">): boolean {
-  return hub.storage.capabilities.waitingTurns;
+export function keepsQueue(services: Pick<QueueServices, "storage">): boolean {
+  return services.storage.capabilities.waitingTurns;
 }
 
 function sameLane(m: StoredMessage, lane: Lane): boolean {
@@ -64,19 +64,19 @@ function sameLane(m: StoredMessage, lane: Lane): boolean {
  * the job answers, once it holds the lane, every waiting message of the lane up to its own, oldest
  * first, and none that another process answered or a delete took away meanwhile.
  */
-export function enqueueWaiting(hub: QueueServices, owner: Owner, lane: Lane, message: StoredMessage, answer: AnswerWaiting, ended?: JobEnded): void {
+export function enqueueWaiting(services: QueueServices, owner: Owner, lane: Lane, message: StoredMessage, answer: AnswerWaiting, ended?: JobEnded): void {
   const front = message.interrupt === true;
-  if (!keepsQueue(hub)) {
-    hub.lanes.enqueue(owner, lane, (turn) => answer(owner, turn, message).finally(() => ended?.()), ended, front);
+  if (!keepsQueue(services)) {
+    services.lanes.enqueue(owner, lane, (turn) => answer(owner, turn, message).finally(() => ended?.()), ended, front);
     return;
   }
-  const targets = targetsOf(hub.lanes);
+  const targets = targetsOf(services.lanes);
   targets.add(message.message_id);
   const done = (reason?: AbortReason) => {
     targets.delete(message.message_id);
     ended?.(reason);
   };
-  hub.lanes.enqueue(owner, lane, (turn) => serve(hub, owner, lane, message.message_id, turn, answer).finally(() => done()), done, front);
+  services.lanes.enqueue(owner, lane, (turn) => serve(services, owner, lane, message.message_id, turn, answer).finally(() => done()), done, front);
 }
 
 /**
@@ -85,27 +85,27 @@ export function enqueueWaiting(hub: QueueServices, owner: Owner, lane: Lane, mes
  */
 export type JobEnded = (dropped?: AbortReason) => void;
 
-async function serve(hub: QueueServices, owner: Owner, lane: Lane, target: MessageId, first: LaneTurn, answer: AnswerWaiting): Promise<void> {
+async function serve(services: QueueServices, owner: Owner, lane: Lane, target: MessageId, first: LaneTurn, answer: AnswerWaiting): Promise<void> {
   // Without a lane lock nothing says this gateway holds the lane alone (another gateway may share
   // the storage): it answers its own message only, in its own lane order.
-  if (hub.options.laneLock === undefined) return serveOwn(hub, owner, lane, target, first, answer);
+  if (services.options.laneLock === undefined) return serveOwn(services, owner, lane, target, first, answer);
   let turn: LaneTurn | undefined = first;
   const served = new Set<MessageId>();
   while (served.size < MAX_SERVED && turn) {
-    const own = await hub.storage.getMessage(owner, target);
+    const own = await services.storage.getMessage(owner, target);
     // Answered by another process, or deleted while it waited: nothing to run.
     if (!own?.waiting) return;
-    if (served.size === 0) await endAbandoned(hub, owner, lane);
-    const waiting = (await hub.storage.waitingTurns({ owner, ...lane })).filter((w) => w.owner === owner && sameLane(w.message, lane)).map((w) => w.message);
+    if (served.size === 0) await endAbandoned(services, owner, lane);
+    const waiting = (await services.storage.waitingTurns({ owner, ...lane })).filter((w) => w.owner === owner && sameLane(w.message, lane)).map((w) => w.message);
     const next = waiting.sort(queueOrder)[0] ?? own;
     // Its end could not be stored: leave it to the next job or restart rather than run it twice here.
     if (served.has(next.message_id)) return;
-    if (served.size > 0) turn = hub.lanes.renew(owner, lane);
+    if (served.size > 0) turn = services.lanes.renew(owner, lane);
     if (!turn || turn.controller.signal.aborted) return;
     served.add(next.message_id);
-    await publishQueue(hub, owner, lane, [next.message_id]);
+    await publishQueue(services, owner, lane, [next.message_id]);
     await answer(owner, turn, next);
-    await publishQueue(hub, owner, lane);
+    await publishQueue(services, owner, lane);
     if (next.message_id === target) return;
   }
 }
@@ -114,9 +114,9 @@ async function serve(hub: QueueServices, owner: Owner, lane: Lane, target: Messa
  * The waiting messages of each of the owner's lanes (of one lane with `lane`), in the order they
  * will run: answers already streaming are not waiting, nor the ids in `running`.
  */
-export async function waitingByLane(hub: QueueServices, owner: Owner, lane?: Lane, running: readonly MessageId[] = []): Promise<Map<string, StoredMessage[]>> {
+export async function waitingByLane(services: QueueServices, owner: Owner, lane?: Lane, running: readonly MessageId[] = []): Promise<Map<string, StoredMessage[]>> {
   const scope = lane ? { owner, ...lane } : { owner };
-  const [waiting, streaming] = await Promise.all([hub.storage.waitingTurns(scope), hub.storage.unfinishedMessages(scope)]);
+  const [waiting, streaming] = await Promise.all([services.storage.waitingTurns(scope), services.storage.unfinishedMessages(scope)]);
   const answered = new Set<string>(running);
   for (const { owner: of, message } of streaming) if (of === owner && message.reply_to) answered.add(message.reply_to);
   const byLane = new Map<string, StoredMessage[]>();
@@ -138,20 +138,20 @@ export function queueFrame(lane: Lane, waiting: StoredMessage[]): ServerFrame {
  * Tell every device of the owner the lane's queue as it now stands (`lane.queue`, live). `running`:
  * messages whose turn is starting, no longer waiting. Only on a storage that keeps the queue.
  */
-export async function publishQueue(hub: QueueServices, owner: Owner, lane: Lane, running: readonly MessageId[] = []): Promise<void> {
-  if (!keepsQueue(hub)) return;
+export async function publishQueue(services: QueueServices, owner: Owner, lane: Lane, running: readonly MessageId[] = []): Promise<void> {
+  if (!keepsQueue(services)) return;
   try {
     const key = laneKey(owner, lane);
-    const waiting = (await waitingByLane(hub, owner, lane, running)).get(key) ?? [];
+    const waiting = (await waitingByLane(services, owner, lane, running)).get(key) ?? [];
     // Only a change is news: a message that runs at once leaves the (empty) list as it was.
     const ids = waiting.map((m) => m.message_id).join(",");
-    const published = publishedOf(hub.lanes);
+    const published = publishedOf(services.lanes);
     if ((published.get(key) ?? "") === ids) return;
     if (ids === "") published.delete(key);
     else published.set(key, ids);
-    hub.live(owner, queueFrame(lane, waiting));
+    services.live(owner, queueFrame(lane, waiting));
   } catch (error) {
-    hub.log.warn("reading the lane's queue failed", error);
+    services.log.warn("reading the lane's queue failed", error);
   }
 }
 
@@ -161,12 +161,12 @@ export function queueOrder(a: StoredMessage, b: StoredMessage): number {
 }
 
 /** The job's own message only, if it still waits (not deleted meanwhile, not answered by a restart's recovery). */
-async function serveOwn(hub: QueueServices, owner: Owner, lane: Lane, target: MessageId, turn: LaneTurn, answer: AnswerWaiting): Promise<void> {
-  const own = await hub.storage.getMessage(owner, target);
+async function serveOwn(services: QueueServices, owner: Owner, lane: Lane, target: MessageId, turn: LaneTurn, answer: AnswerWaiting): Promise<void> {
+  const own = await services.storage.getMessage(owner, target);
   if (!own?.waiting || turn.controller.signal.aborted) return;
-  await publishQueue(hub, owner, lane, [target]);
+  await publishQueue(services, owner, lane, [target]);
   await answer(owner, turn, own);
-  await publishQueue(hub, owner, lane);
+  await publishQueue(services, owner, lane);
 }
 
 /**
@@ -174,9 +174,9 @@ async function serveOwn(hub: QueueServices, owner: Owner, lane: Lane, target: Me
  * lane lock, so no live turn of any process writes there): each becomes
  * `interrupted` (its final frame stored once) and its user message leaves the queue.
  */
-async function endAbandoned(hub: QueueServices, owner: Owner, lane: Lane): Promise<void> {
-  for (const { owner: of, message } of await hub.storage.unfinishedMessages({ owner, ...lane })) {
-    if (of === owner && sameLane(message, lane)) await endInterrupted(hub, owner, message);
+async function endAbandoned(services: QueueServices, owner: Owner, lane: Lane): Promise<void> {
+  for (const { owner: of, message } of await services.storage.unfinishedMessages({ owner, ...lane })) {
+    if (of === owner && sameLane(message, lane)) await endInterrupted(services, owner, message);
   }
 }
 
@@ -185,36 +185,36 @@ async function endAbandoned(hub: QueueServices, owner: Owner, lane: Lane): Promi
  * the gateway's streaming option calls for, its user message answered, its open asks interrupted.
  * Does nothing when the message is gone or no longer streaming.
  */
-export async function endInterrupted(hub: AskServices, owner: Owner, message: StoredMessage): Promise<void> {
-  const current = await hub.storage.getMessage(owner, message.message_id);
+export async function endInterrupted(services: AskServices, owner: Owner, message: StoredMessage): Promise<void> {
+  const current = await services.storage.getMessage(owner, message.message_id);
   if (current?.status !== "streaming") return;
   const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
   // The footer keeps what is known of the answer: at least its model.
   ended.runtime = current.runtime ?? (current.model !== undefined ? { model: current.model } : {});
-  const final: StoredFrame = hub.options.streaming ? { type: "message.stop", payload: stopPayload(ended) } : { type: "message", payload: messagePayload(ended) };
+  const final: StoredFrame = services.options.streaming ? { type: "message.stop", payload: stopPayload(ended) } : { type: "message", payload: messagePayload(ended) };
   // Deleted since it was read: closing it must not bring it back.
-  await hub.store(owner, { messages: [ended], requireMessages: [ended.message_id], ...(ended.reply_to ? { answered: [ended.reply_to] } : {}) }, [final]);
-  await interruptAsksOf(hub, owner, ended.message_id);
+  await services.store(owner, { messages: [ended], requireMessages: [ended.message_id], ...(ended.reply_to ? { answered: [ended.reply_to] } : {}) }, [final]);
+  await interruptAsksOf(services, owner, ended.message_id);
 }
 
 /**
  * Take up the waiting messages that no job of this process will reach (after a restart, or a dead
  * process's): a job for each, queued on its lane in the order they will run.
  */
-export async function recoverWaiting(hub: QueueServices, answer: AnswerWaiting): Promise<void> {
-  if (!keepsQueue(hub)) return;
+export async function recoverWaiting(services: QueueServices, answer: AnswerWaiting): Promise<void> {
+  if (!keepsQueue(services)) return;
   const byLane = new Map<string, Array<{ owner: Owner; message: StoredMessage }>>();
-  for (const entry of await hub.storage.waitingTurns()) {
+  for (const entry of await services.storage.waitingTurns()) {
     const key = laneKey(entry.owner, entry.message);
     byLane.set(key, [...(byLane.get(key) ?? []), entry]);
   }
-  const targets = targetsOf(hub.lanes);
+  const targets = targetsOf(services.lanes);
   for (const entries of byLane.values()) {
     entries.sort((a, b) => queueOrder(a.message, b.message));
     for (const { owner, message } of entries) {
       if (targets.has(message.message_id)) continue;
       // Recovered in lane order: a recovered interrupting message does not jump the local queue again.
-      enqueueWaiting(hub, owner, { chat_id: message.chat_id, thread_id: message.thread_id }, { ...message, interrupt: undefined }, answer);
+      enqueueWaiting(services, owner, { chat_id: message.chat_id, thread_id: message.thread_id }, { ...message, interrupt: undefined }, answer);
     }
   }
 }

@@ -7,10 +7,10 @@
 import type { Bus } from "../contracts/bus.js";
 import type { PushMessage, PushSender } from "../contracts/push.js";
 import type { ReadMark, Storage } from "../contracts/storage.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import type { Device } from "../contracts/records.js";
 import { writeDevice } from "../storage/device-writes.js";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../contracts/logger.js";
 
 /** What away-push reads and sends through. */
 export interface AwayPushParts {

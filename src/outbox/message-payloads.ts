@@ -4,7 +4,7 @@
  * @module
  */
 import type { HistoryItem, StoredMessage } from "../contracts/records.js";
-import type { ServerPayloads } from "./server-frames.js";
+import type { ServerPayloads } from "../protocol/server-frames.js";
 
 /** The gateway's own commands (docs/PROTOCOL.md §4.4, §11), canonical names and aliases. */
 const GATEWAY_COMMANDS = new Set(["/stop", "/cancel", "/new", "/reset", "/help", "/commands", "/approve", "/deny", "/answer", "/model"]);

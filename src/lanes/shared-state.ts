@@ -7,7 +7,7 @@
 import { openingFrames } from "../asks/ask-shapes.js";
 import { isInProcessBus, type Bus, type OutgoingFrame } from "../contracts/bus.js";
 import type { Lane } from "../contracts/storage.js";
-import type { ConnectionId, MessageId, Owner } from "../ids.js";
+import type { ConnectionId, MessageId, Owner } from "../protocol/ids.js";
 import { relayJoin, relayStop } from "../turn/turn-relay.js";
 import { keepsQueue, queueFrame, waitingByLane, type QueueServices } from "./turn-queue.js";
 
@@ -17,8 +17,8 @@ export interface JoinTarget {
   deliver(frame: OutgoingFrame): void;
 }
 
-function sharedBus(hub: QueueServices): boolean {
-  return !isInProcessBus(hub.bus as Bus);
+function sharedBus(services: QueueServices): boolean {
+  return !isInProcessBus(services.bus as Bus);
 }
 
 /**
@@ -26,18 +26,18 @@ function sharedBus(hub: QueueServices): boolean {
  * running, and the id of its answer (null before the answer started). Open asks of the turn
  * resolve `cancelled` as it ends.
  */
-export async function stopTurn(hub: QueueServices, owner: Owner, lane: Lane): Promise<{ stopped: boolean; message_id: MessageId | null }> {
-  const answer = hub.lanes.running(owner, lane)?.answer ?? null;
-  if (hub.lanes.abort(owner, lane, "stop")) return { stopped: true, message_id: answer };
-  if (sharedBus(hub)) return relayStop(hub.bus, owner, lane);
+export async function stopTurn(services: QueueServices, owner: Owner, lane: Lane): Promise<{ stopped: boolean; message_id: MessageId | null }> {
+  const answer = services.lanes.running(owner, lane)?.answer ?? null;
+  if (services.lanes.abort(owner, lane, "stop")) return { stopped: true, message_id: answer };
+  if (sharedBus(services)) return relayStop(services.bus, owner, lane);
   return { stopped: false, message_id: null };
 }
 
 /** The frames of the owner's turns running in this process and of the asks it holds. */
-export function localTurnFrames(hub: QueueServices, owner: Owner): OutgoingFrame[] {
+export function localTurnFrames(services: QueueServices, owner: Owner): OutgoingFrame[] {
   const frames: OutgoingFrame[] = [];
-  for (const turn of hub.lanes.runningOf(owner)) frames.push(...(turn.snapshot?.() ?? []));
-  for (const ask of hub.asks.ofOwner(owner)) frames.push(...openingFrames(ask.spec, ask.opened));
+  for (const turn of services.lanes.runningOf(owner)) frames.push(...(turn.snapshot?.() ?? []));
+  for (const ask of services.asks.ofOwner(owner)) frames.push(...openingFrames(ask.spec, ask.opened));
   return frames;
 }
 
@@ -46,13 +46,13 @@ export function localTurnFrames(hub: QueueServices, owner: Owner): OutgoingFrame
  * finish everything the others can: every running answer with its running tools, every open ask,
  * then `lane.queue` for every lane with waiting messages (docs/PROTOCOL.md §14.3).
  */
-export async function shareState(hub: QueueServices, owner: Owner, target: JoinTarget): Promise<void> {
-  for (const frame of localTurnFrames(hub, owner)) target.deliver(frame);
-  if (sharedBus(hub)) relayJoin(hub.bus, owner, target.id);
-  if (!keepsQueue(hub)) return;
+export async function shareState(services: QueueServices, owner: Owner, target: JoinTarget): Promise<void> {
+  for (const frame of localTurnFrames(services, owner)) target.deliver(frame);
+  if (sharedBus(services)) relayJoin(services.bus, owner, target.id);
+  if (!keepsQueue(services)) return;
   try {
-    for (const waiting of (await waitingByLane(hub, owner)).values()) target.deliver(queueFrame(waiting[0], waiting));
+    for (const waiting of (await waitingByLane(services, owner)).values()) target.deliver(queueFrame(waiting[0], waiting));
   } catch (error) {
-    hub.log.warn("reading the owner's queues failed", error);
+    services.log.warn("reading the owner's queues failed", error);
   }
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import type { WebPushSubscription } from "../contracts/records.js";
-import { GatewayError } from "../errors.js";
+import { GatewayError } from "../protocol/errors.js";
 import { storedSubscription, webPushSubscriptionError } from "./webpush-subscription.js";
 
 /**

@@ -6,7 +6,7 @@
  * @module
  */
 import type { WebPushSubscription } from "../contracts/records.js";
-import { GatewayError } from "../errors.js";
+import { GatewayError } from "../protocol/errors.js";
 
 /** The longest `endpoint` taken, in characters. Real ones are 150 to 500. */
 export const WEBPUSH_ENDPOINT_MAX = 2048;

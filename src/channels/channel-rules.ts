@@ -2,7 +2,7 @@
  * The field rules of channels (docs/PROTOCOL.md §3) and their sort order.
  * @module
  */
-import { GatewayError } from "../errors.js";
+import { GatewayError } from "../protocol/errors.js";
 import { LIMITS } from "../protocol/limits.js";
 import type { Channel } from "../contracts/records.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";

@@ -3,8 +3,8 @@
  * deleting that message deletes the media without taking it from another message.
  * @module
  */
-import { GatewayError } from "../errors.js";
-import type { MediaId, Owner } from "../ids.js";
+import { GatewayError } from "../protocol/errors.js";
+import type { MediaId, Owner } from "../protocol/ids.js";
 import type { MediaRef } from "../contracts/records.js";
 import type { Storage } from "../contracts/storage.js";
 

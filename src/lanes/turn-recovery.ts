@@ -6,28 +6,28 @@
  */
 import type { LaneLease } from "../contracts/lane-lock.js";
 import type { StoredMessage } from "../contracts/records.js";
-import type { Owner } from "../ids.js";
+import type { Owner } from "../protocol/ids.js";
 import { laneKey } from "../turn/lanes.js";
 import { endInterrupted, recoverWaiting, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
 
 /** End every abandoned answer, then take up the waiting messages. */
-export async function recoverTurns(hub: QueueServices, answer: AnswerWaiting): Promise<void> {
-  const open = await hub.storage.unfinishedMessages();
+export async function recoverTurns(services: QueueServices, answer: AnswerWaiting): Promise<void> {
+  const open = await services.storage.unfinishedMessages();
   // Concurrently: a lane held by a live turn elsewhere costs its short lease wait, not the sum of all.
-  await Promise.all(open.map(({ owner, message }) => recoverAbandoned(hub, owner, message)));
-  await recoverWaiting(hub, answer);
+  await Promise.all(open.map(({ owner, message }) => recoverAbandoned(services, owner, message)));
+  await recoverWaiting(services, answer);
 }
 
 /** End an answer left streaming, if its lane is free: a live turn of its own would hold it. */
-async function recoverAbandoned(hub: QueueServices, owner: Owner, message: StoredMessage): Promise<void> {
+async function recoverAbandoned(services: QueueServices, owner: Owner, message: StoredMessage): Promise<void> {
   const lane = { chat_id: message.chat_id, thread_id: message.thread_id };
-  if (hub.lanes.running(owner, lane)) return;
-  const lease = await abandoned(hub, owner, message);
+  if (services.lanes.running(owner, lane)) return;
+  const lease = await abandoned(services, owner, message);
   if (lease === false) return;
   try {
-    await endInterrupted(hub, owner, message);
+    await endInterrupted(services, owner, message);
   } catch (error) {
-    hub.log.warn("ending an interrupted answer failed", error);
+    services.log.warn("ending an interrupted answer failed", error);
   } finally {
     await lease?.release();
   }
@@ -37,8 +37,8 @@ async function recoverAbandoned(hub: QueueServices, owner: Owner, message: Store
  * With several processes, a streaming message may belong to a live turn elsewhere: only a lane
  * whose lease can be taken at once is really abandoned. One process alone recovers them all.
  */
-async function abandoned(hub: QueueServices, owner: Owner, message: StoredMessage): Promise<LaneLease | undefined | false> {
-  const lock = hub.options.laneLock;
+async function abandoned(services: QueueServices, owner: Owner, message: StoredMessage): Promise<LaneLease | undefined | false> {
+  const lock = services.options.laneLock;
   if (!lock) return undefined;
   try {
     return await lock.acquire(laneKey(owner, { chat_id: message.chat_id, thread_id: message.thread_id }), AbortSignal.timeout(200));

@@ -2,18 +2,42 @@
  * The options of {@link createGateway} and their defaults.
  * @module
  */
-import type { Authenticator } from "./contracts/authenticator.js";
-import type { Bus } from "./contracts/bus.js";
-import type { LaneLock } from "./contracts/lane-lock.js";
-import type { MediaStore } from "./contracts/media-store.js";
-import type { PushSender } from "./contracts/push.js";
-import type { RuntimeInfoOptions } from "./turn/runtime-info.js";
-import type { AgentRuntime } from "./contracts/runtime.js";
-import type { RetentionPolicy, Storage, StorageImplementation } from "./contracts/storage.js";
-import type { RateLimit } from "./connection/token-bucket.js";
-import type { Logger } from "./logger.js";
+import type { Authenticator } from "../contracts/authenticator.js";
+import type { Bus } from "../contracts/bus.js";
+import type { LaneLock } from "../contracts/lane-lock.js";
+import type { MediaStore } from "../contracts/media-store.js";
+import type { PushSender } from "../contracts/push.js";
+import type { AgentRuntime } from "../contracts/runtime.js";
+import type { RetentionPolicy, Storage, StorageImplementation } from "../contracts/storage.js";
+import type { Logger } from "../contracts/logger.js";
 
-export type { Logger } from "./logger.js";
+/** Price of a model, USD per million tokens. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+}
+
+/** Gateway-side settings that complete what a runtime reports. */
+export interface RuntimeInfoOptions {
+  /** Context window in tokens, for `context_pct` when the runtime does not report one; a number or per bare model id. */
+  contextWindow?: number | ((model: string | undefined) => number | undefined);
+  /** Prices by bare model id, for `cost` when the runtime reports none. */
+  prices?: Record<string, ModelPrice>;
+  /** The agent's working directory when the runtime does not report one. */
+  cwd?: string;
+  /** Home folder used to make `cwd` home-relative; defaults to the process's. */
+  home?: string;
+}
+
+/** Rate limit settings. */
+export interface RateLimit {
+  /** Sustained frames per second. */
+  perSecond: number;
+  /** Frames allowed in a burst. */
+  burst: number;
+}
+
+export type { Logger } from "../contracts/logger.js";
 
 /** Options of {@link createGateway}. Only `storage` and `runtime` are required. */
 export interface GatewayOptions {

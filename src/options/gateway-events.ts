@@ -2,7 +2,7 @@
  * The events a gateway emits to server-side code (`gateway.on(...)`).
  * @module
  */
-import type { ChatId, ConnectionId, DeviceId, MessageId, Owner } from "./ids.js";
+import type { ChatId, ConnectionId, DeviceId, MessageId, Owner } from "../protocol/ids.js";
 
 /** Events the gateway emits (`gateway.on(...)`). */
 export interface GatewayEvents {
