@@ -2,6 +2,7 @@
 // `hello` or `fcm.register`, the sender posts to a push service on https://127.0.0.1 with a test
 // certificate, and the test decrypts what arrived with the browser's keys (RFC 8291) and checks
 // the VAPID signature (RFC 8292). Bad subscriptions are refused where they enter.
+import type { LookupFunction } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ANONYMOUS_OWNER, CLOSE_CODES } from "chat-gateway";
 import { generateVapidKeys, isPublicEndpoint, webPushSender } from "chat-gateway/push/webpush";
@@ -170,6 +171,19 @@ describe("web push", () => {
     for (const host of ["fcm.googleapis.com", "updates.push.services.mozilla.com", "8.8.8.8", "[2001:4860::1]"]) {
       expect(isPublicEndpoint(new URL(`https://${host}/push`)), host).toBe(true);
     }
+  });
+
+  it("web push - by default a name that resolves to an internal address is refused too, before any connection", async () => {
+    const device = { device_id: "tab", device_name: "", caps: { min_protocol: 1, media: true, push: "webpush", streaming: true }, last_seen: 0, webpush: subscriber("https://push.example.test/push/x").subscription };
+    const resolvingTo = (address: string): LookupFunction => (_host, options, callback) => (options.all ? callback(null, [{ address, family: 4 }]) : callback(null, address, 4));
+    // A public-looking name pointing into the server's network: refused for good, never retried.
+    const inward = webPushSender({ vapid: VAPID, subject: SUBJECT, lookup: resolvingTo("10.1.2.3"), timeoutMs: 2_000 });
+    await expect(inward.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" })).rejects.toMatchObject({ permanent: true, message: expect.stringMatching(/internal address/) });
+    // The same name resolving outward is tried (and fails here only because this machine has no network).
+    const outward = webPushSender({ vapid: VAPID, subject: SUBJECT, lookup: resolvingTo("203.0.113.5"), timeoutMs: 2_000 });
+    const error = await outward.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" }).then(() => undefined, (e: unknown) => e);
+    expect(error).toMatchObject({ permanent: false });
+    expect(String((error as Error).message)).not.toMatch(/internal address/);
   });
 
   it("web push - a sender with a bad VAPID pair or subject is refused at construction", () => {

@@ -13,13 +13,16 @@
  * ```
  * @module
  */
-import type { Agent } from "node:https";
-import { BlockList, isIP } from "node:net";
+import { Agent } from "node:https";
+import type { LookupFunction } from "node:net";
 import webPush from "web-push";
 import { isWebPushSubscription, PushSendError } from "chat-gateway";
 import type { Device, Owner, PushMessage, PushSender, WebPushSubscription } from "chat-gateway";
 import { errorText, isPermanentStatus, truncateUtf8 } from "../http-push.js";
 import { isVapidKeys, type VapidKeys } from "./vapid.js";
+import { INTERNAL_ADDRESS, isPublicEndpoint, publicOnlyLookup } from "./public-lookup.js";
+
+export { isPublicEndpoint } from "./public-lookup.js";
 
 export { fileVapidKeys, generateVapidKeys, isVapidKeys } from "./vapid.js";
 export type { VapidKeys } from "./vapid.js";
@@ -46,8 +49,14 @@ export interface WebPushSenderOptions {
    * make the server post into its own network. A test with a local push service allows it here.
    */
   endpointAllowed?: (url: URL) => boolean;
-  /** The `https.Agent` of the requests (to trust a private CA, or to keep connections alive). Default: Node's. */
+  /**
+   * The `https.Agent` of the requests (to trust a private CA, or to keep connections alive).
+   * Default: one whose names resolve through {@link WebPushSenderOptions.lookup} and never to an
+   * internal address. An agent of your own resolves as it is made to.
+   */
   agent?: Agent;
+  /** How the default agent resolves an endpoint's host name. Default: Node's `dns.lookup`. */
+  lookup?: LookupFunction;
   /** How long one request may take, milliseconds. Default 10,000. */
   timeoutMs?: number;
 }
@@ -77,7 +86,9 @@ const MAX_BODY_BYTES = 2000;
  * subscription from the device ({@link PushSender.forget}); other 4xx but 429 are permanent.
  */
 export function webPushSender(options: WebPushSenderOptions): PushSender {
-  const { vapid, subject, agent } = checkOptions(options);
+  const { vapid, subject } = checkOptions(options);
+  // Endpoints come from devices: by default a name that resolves inward is refused like an address.
+  const agent = options.agent ?? new Agent({ lookup: publicOnlyLookup(options.lookup) });
   const ttl = options.ttlSeconds ?? 86_400;
   const urgency = options.urgency ?? defaultUrgency;
   const allowed = options.endpointAllowed ?? isPublicEndpoint;
@@ -100,7 +111,7 @@ export function webPushSender(options: WebPushSenderOptions): PushSender {
           urgency: checkUrgency(urgency(message)),
           contentEncoding: "aes128gcm",
           timeout,
-          ...(agent ? { agent } : {}),
+          agent,
         });
       } catch (cause) {
         throw failure(cause, where);
@@ -127,7 +138,7 @@ function checkOptions(options: WebPushSenderOptions): { vapid: VapidKeys; subjec
     const value = options[name];
     if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new TypeError(`webPushSender: \`${name}\` must be a whole number >= 0`);
   }
-  for (const name of ["urgency", "endpointAllowed"] as const) {
+  for (const name of ["urgency", "endpointAllowed", "lookup"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") throw new TypeError(`webPushSender: \`${name}\` must be a function`);
   }
   return { vapid: options.vapid, subject, ...(options.agent ? { agent: options.agent } : {}) };
@@ -178,28 +189,6 @@ function failure(cause: unknown, where: string): PushSendError {
     const body = typeof cause.body === "string" && cause.body !== "" ? `: ${cause.body.slice(0, 200)}` : "";
     return new PushSendError(`webpush: POST to ${where} answered ${status}${gone ? " (subscription gone)" : ""}${body}`, { permanent: isPermanentStatus(status), gone, cause });
   }
-  return new PushSendError(`webpush: POST to ${where} failed: ${errorText(cause)}`, { permanent: false, cause });
-}
-
-/** Addresses a device must not make the server post to. */
-const INTERNAL = new BlockList();
-for (const [net, bits] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.168.0.0", 16], ["224.0.0.0", 3]] as const) {
-  INTERNAL.addSubnet(net, bits, "ipv4");
-}
-// IPv4-mapped IPv6 addresses (::ffff:127.0.0.1) are matched against the IPv4 ranges by BlockList itself.
-for (const [net, bits] of [["::", 127], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8]] as const) {
-  INTERNAL.addSubnet(net, bits, "ipv6");
-}
-
-/**
- * The default of {@link WebPushSenderOptions.endpointAllowed}: not `localhost`, not an IP literal
- * of an internal range. Names are not resolved: a public name pointing inward is the push
- * service operator's business, not a device's.
- */
-export function isPublicEndpoint(url: URL): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return false;
-  const family = isIP(host);
-  if (family === 0) return true;
-  return !INTERNAL.check(host, family === 4 ? "ipv4" : "ipv6");
+  const internal = (cause as { code?: unknown }).code === INTERNAL_ADDRESS;
+  return new PushSendError(`webpush: POST to ${where} failed: ${errorText(cause)}`, { permanent: internal, cause });
 }
