@@ -48,6 +48,7 @@ describe("defineStorage", () => {
       readState: false,
       uniqueClientMsgId: false,
       hooks: false,
+      schedules: false,
     });
     for (const member of ["getChannel", "getDevice", "findByClientMsgId", "search", "pruneOutbox", "unfinishedMessages", "waitingTurns", "getMedia", "putMedia", "deleteMedia", "adoptOwner", "putHook", "getHook", "listHooks", "deleteHook", "claimHookKey", "settleHookKey", "open", "close"] as const) {
       expect(typeof storage[member], member).toBe("function");
