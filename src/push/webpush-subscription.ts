@@ -55,7 +55,7 @@ export function webPushSubscriptionError(frameType: string, value: unknown): Gat
   return undefined;
 }
 
-/** True for a subscription {@link webPushSubscriptionError} takes (`null` aside). */
+/** True for a subscription `webPushSubscriptionError` takes (`null` aside). */
 export function isWebPushSubscription(value: unknown): value is WebPushSubscription {
   return value !== null && value !== undefined && webPushSubscriptionError("webpush", value) === undefined;
 }

@@ -1,7 +1,7 @@
 /**
  * Where a Web Push may go. Endpoints come from devices, so a device must not make the server post
  * into its own network: neither through an address in the URL ({@link isPublicEndpoint}) nor
- * through a name that resolves to one ({@link publicOnlyLookup}, which checks the very address
+ * through a name that resolves to one (`publicOnlyLookup`, which checks the very address
  * the connection is then made to, so a name cannot change its answer in between).
  * @module
  */
@@ -28,7 +28,7 @@ function isInternal(address: string): boolean {
 
 /**
  * The default of `endpointAllowed`: not `localhost`, not an IP literal of a loopback, private,
- * link-local, shared or multicast range. Names are checked when they resolve ({@link publicOnlyLookup}).
+ * link-local, shared or multicast range. Names are checked when they resolve (`publicOnlyLookup`).
  */
 export function isPublicEndpoint(url: URL): boolean {
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
