@@ -9,7 +9,7 @@ import type { PushMessage, PushSender } from "../contracts/push.js";
 import type { ReadMark, Storage } from "../contracts/storage.js";
 import type { Owner } from "../protocol/ids.js";
 import type { Device } from "../contracts/records.js";
-import { writeDevice } from "../storage/device-writes.js";
+import { changeDevice } from "../storage/device-writes.js";
 import type { Logger } from "../contracts/logger.js";
 
 /** What away-push reads and sends through. */
@@ -126,10 +126,9 @@ async function forgetTarget(parts: AwayPushParts, owner: Owner, pushed: Device, 
   if (!sender.forget) return;
   const forget = sender.forget.bind(sender);
   try {
-    const stored = await parts.storage.getDevice(owner, pushed.device_id);
-    if (!stored || !forget(stored, pushed)) return;
-    // Decided again on the record as it is when the write's turn comes, so a newer target stays.
-    await writeDevice(parts.storage, owner, pushed.device_id, (now) => (now && forget(now, pushed)) ?? now ?? stored);
+    // Decided on the record as it is when the write's turn comes, so a newer target stays and a
+    // device no longer stored is not written back.
+    await changeDevice(parts.storage, owner, pushed.device_id, (stored) => forget(stored, pushed));
   } catch (error) {
     parts.log.warn(`push via ${sender.name}: could not drop the gone target of device ${pushed.device_id}`, error);
   }
