@@ -1,0 +1,92 @@
+/**
+ * Assembling one gateway for `createGateway()`: the one place where its parts meet, so that
+ * gateway.ts keeps only the lifecycle and the server-side calls.
+ * @module
+ */
+import type { EventEmitter } from "eventemitter3";
+import { openAuthenticator } from "./contracts/authenticator.js";
+import type { Bus } from "./contracts/bus.js";
+import type { CommandRegistry } from "./turn/commands.js";
+import type { SessionServices } from "./connection/device-session.js";
+import { TrafficCounts } from "./connection/traffic.js";
+import type { GatewayEvents } from "./options/gateway-events.js";
+import { ConnectionCount } from "./connection/connection-count.js";
+import { HelloGate } from "./connection/hello-gate.js";
+import { sharedBudgets } from "./connection/shared-budgets.js";
+import { awayPush } from "./push/away-push.js";
+import { FanOut } from "./outbox/fan-out.js";
+import { Outbox } from "./outbox/outbox.js";
+import { ChannelDirectory } from "./channels/channel-directory.js";
+import { LaneScheduler } from "./turn/lanes.js";
+import type { GatewayOptions, ResolvedOptions } from "./options/options.js";
+import { listenForTurns } from "./turn/turn-relay.js";
+import { localTurnFrames } from "./lanes/shared-state.js";
+import { OpenAsks } from "./asks/open-asks.js";
+import { arbitrateRelayed } from "./asks/ask-answers.js";
+import { listenForRelays } from "./asks/ask-relay.js";
+
+/**
+ * The parts of one gateway, each a concept of its own (the outbox, the fan-out to this process's
+ * connections, push, the channel directory, the lanes), with what each consumer reads of them.
+ */
+export function wireServices(
+  options: ResolvedOptions,
+  given: GatewayOptions,
+  bus: Bus,
+  commands: CommandRegistry,
+  events: EventEmitter<GatewayEvents>,
+): { services: SessionServices; outbox: Outbox } {
+  const { storage, logger: log, now } = options;
+  const fanOut = new FanOut(bus);
+  const outbox = new Outbox({
+    storage,
+    bus,
+    retention: options.retention,
+    mediaStore: options.mediaStore,
+    now,
+    log,
+    connectedOwners: fanOut.owners,
+  });
+  const channels = new ChannelDirectory(storage, now);
+  const lanes = new LaneScheduler(options.maxTurnsPerOwner, options.laneLock, (error) =>
+    log.warn("lane lock failed; the turn runs without it", error),
+  );
+  const base = {
+    options,
+    storage,
+    runtime: options.runtime,
+    bus,
+    authenticator: given.authenticator ?? openAuthenticator(),
+    commands,
+    events,
+    log,
+    now,
+    lanes,
+    addresses: new ConnectionCount(),
+    traffic: new TrafficCounts(),
+    admitting: new ConnectionCount(),
+    helloGate: new HelloGate(options.maxHellosInFlight),
+    budgets: sharedBudgets(options),
+    store: outbox.store,
+    live: outbox.live,
+    pushIfAway: awayPush({
+      push: options.push,
+      pushRetry: options.pushRetry,
+      pushAfterMs: options.pushAfterMs,
+      storage,
+      bus,
+      log,
+      connectionCount: fanOut.connectionCount,
+    }),
+    ensureDefaultChannel: channels.ensureDefaultChannel,
+    resolveLane: channels.resolveLane,
+    attach: fanOut.attach,
+    detach: fanOut.detach,
+    connectionCount: fanOut.connectionCount,
+  };
+  // The process running a turn holds its asks; answers from other processes reach it on the bus.
+  const services = { ...base, asks: new OpenAsks(base) };
+  listenForTurns(bus, lanes, (owner) => localTurnFrames(services, owner));
+  listenForRelays(services, (entry, answer, respondTo) => arbitrateRelayed(services, entry, answer, respondTo));
+  return { services, outbox };
+}
