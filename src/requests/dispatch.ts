@@ -13,7 +13,14 @@ import type { ClientFrame, ClientPayloads } from "../protocol/client-frames.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
 import type { CommandRegistry } from "../turn/commands.js";
 import { channelPayload } from "../channels/channel-rules.js";
-import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type Requester } from "./channel-requests.js";
+import {
+  createChannel,
+  deleteChannel,
+  listChannels,
+  setDefault,
+  updateChannel,
+  type Requester,
+} from "./channel-requests.js";
 import { history, search, type ReadServices } from "./lane-reads.js";
 import type { Uploads } from "../media/media-transfer.js";
 import { deleteMessages, sendMessage, type MessageServices } from "./message-requests.js";
@@ -38,7 +45,11 @@ export interface RequestSession extends Subscriber, SyncTarget {
 }
 
 /** Handle one validated frame of a connection that completed hello. */
-export async function handleRequest(services: RequestServices, session: RequestSession, frame: ClientFrame): Promise<void> {
+export async function handleRequest(
+  services: RequestServices,
+  session: RequestSession,
+  frame: ClientFrame,
+): Promise<void> {
   const owner = session.owner;
   const requester: Requester = { session, requestId: frame.id };
   switch (frame.type) {
@@ -80,24 +91,12 @@ export async function handleRequest(services: RequestServices, session: RequestS
       // A device that synced sees every running turn, open ask and queue too (docs/PROTOCOL.md §14.3).
       await shareState(services, owner, session);
       return;
-    case "turn.stop": {
-      const lane = await services.resolveLane(owner, frame.payload.chat_id, frame.payload.thread_id);
-      const { message_id } = await stopTurn(services, owner, lane);
-      session.send({ type: "turn.stopped", payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, message_id } }, frame.id);
-      return;
-    }
 
+    case "turn.stop":
     case "picker.select":
-      await selectPicker(services, session, frame.payload, frame.id);
-      return;
-    case "commands.complete": {
-      const completions = await completeCommand(services, owner, frame.payload);
-      session.send({ type: "commands.complete", payload: { text: frame.payload.text, completions } }, frame.id);
-      return;
-    }
-
+    case "commands.complete":
     case "commands.catalog":
-      session.send({ type: "commands.catalog", payload: { commands: await services.commands.catalog() } }, frame.id);
+      await handleTurnRequest(services, session, frame);
       return;
 
     case "read":
@@ -119,15 +118,58 @@ export async function handleRequest(services: RequestServices, session: RequestS
   }
 }
 
+type TurnRequest = "turn.stop" | "picker.select" | "commands.complete" | "commands.catalog";
+
+/** The requests about a lane's turn: stopping it, answering its ask, and the slash commands. */
+async function handleTurnRequest(
+  services: RequestServices,
+  session: RequestSession,
+  frame: Extract<ClientFrame, { type: TurnRequest }>,
+): Promise<void> {
+  const owner = session.owner;
+  switch (frame.type) {
+    case "turn.stop": {
+      const lane = await services.resolveLane(owner, frame.payload.chat_id, frame.payload.thread_id);
+      const { message_id } = await stopTurn(services, owner, lane);
+      session.send(
+        { type: "turn.stopped", payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, message_id } },
+        frame.id,
+      );
+      return;
+    }
+    case "picker.select":
+      await selectPicker(services, session, frame.payload, frame.id);
+      return;
+    case "commands.complete": {
+      const completions = await completeCommand(services, owner, frame.payload);
+      session.send({ type: "commands.complete", payload: { text: frame.payload.text, completions } }, frame.id);
+      return;
+    }
+    case "commands.catalog":
+      session.send({ type: "commands.catalog", payload: { commands: await services.commands.catalog() } }, frame.id);
+      return;
+  }
+}
+
 /** The entries of `channel.list`, each with its `unread` when the storage keeps read state (docs/PROTOCOL.md §15). */
-async function channelEntries(services: RequestServices, owner: Owner): Promise<ServerPayloads["channel.list"]["channels"]> {
-  const [channels, unread] = await Promise.all([listChannels(services, owner), unreadByChannel(services.storage, owner)]);
+async function channelEntries(
+  services: RequestServices,
+  owner: Owner,
+): Promise<ServerPayloads["channel.list"]["channels"]> {
+  const [channels, unread] = await Promise.all([
+    listChannels(services, owner),
+    unreadByChannel(services.storage, owner),
+  ]);
   if (!services.storage.capabilities.readState) return channels.map(channelPayload);
   return channels.map((c) => ({ ...channelPayload(c), unread: unread.get(c.chat_id) ?? 0 }));
 }
 
 /** `fcm.register`: the device's push targets change; one the frame leaves out stays as it was. */
-async function registerPushTarget(storage: Storage, session: RequestSession, payload: ClientPayloads["fcm.register"]): Promise<void> {
+async function registerPushTarget(
+  storage: Storage,
+  session: RequestSession,
+  payload: ClientPayloads["fcm.register"],
+): Promise<void> {
   const invalid = pushTargetError("fcm.register", payload);
   if (invalid) throw invalid;
   // The target left out is taken as stored: another connection of this device may have just set it.
