@@ -8,9 +8,10 @@ import { CLOSE_CODES, parseServerFrame, PROTOCOL_VERSION, type ClientPayloads } 
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents, StateInfo } from "./events.js";
 import type { HelloOkPayload, ServerFrame } from "./frames.js";
-import type { GatewayClientOptions, ReconnectOptions } from "./options.js";
+import type { GatewayClientOptions } from "./options.js";
 import type { WebSocketConstructor, WebSocketLike } from "./socket.js";
-import { hintedDelay, retryHint } from "./retry-hint.js";
+import { retryHint } from "./retry-hint.js";
+import { finalClose, retryDelay, type Attempt } from "./reconnect-policy.js";
 
 /** `WebSocket.OPEN`: the constant is not on every implementation's constructor. */
 export const OPEN = 1;
@@ -35,35 +36,6 @@ interface Waiter<T> {
   resolve(value: T): void;
   reject(error: ClientError): void;
 }
-
-/** What one socket learnt before it closed, to decide whether to retry. */
-interface Attempt {
-  gotHello: boolean;
-  httpStatus: number | undefined;
-  helloRefusal: string | undefined;
-}
-
-/** The wait before the next attempt: `min(max, initial * factor^attempt)`, less up to `jitter` of it. */
-export function backoffDelay(reconnect: ReconnectOptions | undefined, attempt: number): number {
-  const initial = reconnect?.initialDelayMs ?? 500;
-  const max = reconnect?.maxDelayMs ?? 15_000;
-  const factor = reconnect?.factor ?? 2;
-  const jitter = Math.min(1, Math.max(0, reconnect?.jitter ?? 0.5));
-  const full = Math.min(max, initial * factor ** attempt);
-  return Math.round(full * (1 - jitter * Math.random()));
-}
-
-/**
- * The wait after a 1012 (server restart): at once, but spread at random over up to a second (or
- * `initialDelayMs`, when shorter) so the devices of a drained process do not all come back in the
- * same instant.
- */
-function restartDelay(reconnect: ReconnectOptions | undefined): number {
-  return Math.round(Math.min(reconnect?.initialDelayMs ?? 500, RESTART_SPREAD_MS) * Math.random());
-}
-
-/** The longest wait before reconnecting after a 1012 (ms). */
-const RESTART_SPREAD_MS = 1_000;
 
 /** One client's socket, replaced on every reconnect; the client sees only its frames and states. */
 export class Connection {
@@ -229,7 +201,9 @@ export class Connection {
       const t = this.#options.token;
       token = typeof t === "function" ? await t() : (t ?? "");
       if (this.#stopped) return;
-      ws = this.#options.headers ? new Socket(this.#options.url, undefined, { headers: this.#options.headers }) : new Socket(this.#options.url);
+      ws = this.#options.headers
+        ? new Socket(this.#options.url, undefined, { headers: this.#options.headers })
+        : new Socket(this.#options.url);
     } catch (error) {
       this.#scheduleRetry(error instanceof Error ? error.message : String(error), false);
       return;
@@ -274,12 +248,16 @@ export class Connection {
         frame = parseServerFrame(data);
       } catch (error) {
         // A malformed frame must not reach code that trusts its shape (and throw out of the socket's handler).
-        this.#hooks.events.emit("frame.invalid", new ClientError("unsupported", `dropped a malformed gateway frame: ${(error as Error).message}`));
+        this.#hooks.events.emit(
+          "frame.invalid",
+          new ClientError("unsupported", `dropped a malformed gateway frame: ${(error as Error).message}`),
+        );
         return;
       }
       // A frame type this version does not know: a newer gateway's, to ignore.
       if (frame === undefined) return;
-      if (frame.type === "error" && frame.id === "hello" && !attempt.gotHello) attempt.helloRefusal = (frame.payload as { message?: string }).message;
+      if (frame.type === "error" && frame.id === "hello" && !attempt.gotHello)
+        attempt.helloRefusal = (frame.payload as { message?: string }).message;
       if (frame.type === "hello.ok" && !attempt.gotHello) {
         attempt.gotHello = true;
         this.#onHelloOk(frame as ServerFrame<"hello.ok">);
@@ -287,7 +265,10 @@ export class Connection {
       }
       this.#hooks.onFrame(frame);
     } else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) {
-      const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      const bytes =
+        data instanceof ArrayBuffer
+          ? new Uint8Array(data)
+          : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
       this.#hooks.onBinary(bytes);
     }
   }
@@ -308,26 +289,24 @@ export class Connection {
     if (this.#ws !== ws) return;
     this.#ws = undefined;
     this.#stopPing();
-    this.#hooks.onClosed(new ClientError("disconnected", `the connection closed (${event.code}) before the response`), false);
+    this.#hooks.onClosed(
+      new ClientError("disconnected", `the connection closed (${event.code}) before the response`),
+      false,
+    );
     if (this.#stopped) return;
-    if (event.code === CLOSE_CODES.auth || attempt.httpStatus === 401) {
-      this.stop("unauthorized", event.code === CLOSE_CODES.auth ? "the gateway refused the credential" : "the server answered 401 to the upgrade");
-      return;
-    }
-    if (event.code === CLOSE_CODES.protocolTooNew) {
-      this.stop("closed", "the gateway speaks an older protocol than this client needs");
-      return;
-    }
-    // 1008 after an error to hello: a field of the hello (a push target, `caps.push`) is invalid, so the same hello would fail again.
-    if (event.code === CLOSE_CODES.invalidHello && !attempt.gotHello) {
-      this.stop("closed", `the gateway refused the hello: ${attempt.helloRefusal ?? (event.reason || "invalid hello")}`);
+    const final = finalClose(event, attempt);
+    if (final) {
+      this.stop(final.state, final.reason);
       return;
     }
     // 1012: the server drained and restarts (docs/PROTOCOL.md §18); another process may take us now.
     if (event.code === CLOSE_CODES.serviceRestart) this.#restartJitter = true;
     // 1013 with a hint: shed as too busy (docs/PROTOCOL.md §18.5), not refused for the credential.
     this.#retryAfter = retryHint(event.code, event.reason);
-    this.#scheduleRetry(`closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`, !attempt.gotHello && this.#retryAfter === undefined);
+    this.#scheduleRetry(
+      `closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`,
+      !attempt.gotHello && this.#retryAfter === undefined,
+    );
   }
 
   #scheduleRetry(reason: string, beforeHello: boolean): void {
@@ -337,8 +316,11 @@ export class Connection {
       return;
     }
     const retry = () => {
-      const hint = this.#retryAfter;
-      const delay = this.#retryAtOnce ? 0 : hint !== undefined ? hintedDelay(hint) : this.#restartJitter ? restartDelay(reconnect) : backoffDelay(reconnect, this.#attempt);
+      const delay = retryDelay(reconnect, this.#attempt, {
+        atOnce: this.#retryAtOnce,
+        hint: this.#retryAfter,
+        restart: this.#restartJitter,
+      });
       this.#retryAtOnce = false;
       this.#restartJitter = false;
       this.#retryAfter = undefined;
@@ -352,7 +334,8 @@ export class Connection {
     const check = this.#options.checkAuth;
     if (beforeHello && check) {
       check().then(
-        (ok) => (this.#stopped ? undefined : ok ? retry() : this.stop("unauthorized", "the login session is no longer valid")),
+        (ok) =>
+          this.#stopped ? undefined : ok ? retry() : this.stop("unauthorized", "the login session is no longer valid"),
         () => (this.#stopped ? undefined : retry()),
       );
       return;
