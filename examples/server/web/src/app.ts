@@ -1,12 +1,13 @@
 // The signed-in app: wires one GatewayClient to the store, the views to the store, and holds the
 // actions that span views (open a lane, load older history, reconnect, sign out).
-import { createGatewayClient, isClientError, localStorageCursorStore, localStorageOpenAsksStore, type ConnectionState, type GatewayClient, type StateInfo } from "chat-gateway/client";
+import { isClientError, type ConnectionState, type GatewayClient, type StateInfo } from "chat-gateway/client";
 import { authStatus, logout } from "./api.js";
 import { ChannelActions } from "./channel-actions.js";
 import { clear, h } from "./dom.js";
+import { createAppClient } from "./gateway-client.js";
 import { readLastLane, rememberLane } from "./last-lane.js";
-import { currentSubscription, laneFromUrl, onOpenLane, pushSupported, unsubscribePush } from "./pwa.js";
-import { footerFields, streamingSetting } from "./settings.js";
+import { currentSubscription, laneFromUrl, onOpenLane, unsubscribePush } from "./pwa.js";
+import { footerFields } from "./settings.js";
 import type { Msg } from "./msg.js";
 import { Store, type Lane, type StoreListener } from "./store.js";
 import { Toasts } from "./toasts.js";
@@ -32,27 +33,6 @@ export interface AppOptions {
   onSignedOut(): void;
 }
 
-function connect(user: string | null): GatewayClient {
-  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  return createGatewayClient({
-    url: `${scheme}//${location.host}/ws/gateway`,
-    deviceName: `Web (${navigator.platform || "browser"})`,
-    streaming: streamingSetting(),
-    // Answers stream as appends (docs/PROTOCOL.md §12); the client joins them into the whole text.
-    delta: true,
-    // Web Push (docs/PROTOCOL.md §16): the subscription itself is sent once Settings made one.
-    push: pushSupported() ? "webpush" : "none",
-    // One cursor per signed-in user: another account in the same browser has its own outbox.
-    cursorStore: localStorageCursorStore(`chat-gateway:cursor:${location.host}:${user ?? "~anonymous"}`),
-    // The open asks go with the cursor: after a reload, the frames that opened them come before it.
-    openAsksStore: localStorageOpenAsksStore(`chat-gateway:asks:${location.host}:${user ?? "~anonymous"}`),
-    checkAuth: async () => {
-      const status = await authStatus();
-      return !status.enabled || status.user !== null;
-    },
-  });
-}
-
 export class App implements StoreListener {
   readonly client: GatewayClient;
   readonly #opts: AppOptions;
@@ -76,7 +56,7 @@ export class App implements StoreListener {
 
   constructor(options: AppOptions) {
     this.#opts = options;
-    this.client = connect(options.user);
+    this.client = createAppClient(options.user);
     this.#store = new Store(this.client, this);
     const store = this.#store;
     this.#queued = new QueuedActions(this.client, store, this.#toasts);
@@ -100,11 +80,35 @@ export class App implements StoreListener {
       sendNow: (msg: Msg) => void this.#queued.sendNow(msg),
     };
     const queued = (msg: Msg) => Boolean(store.current && store.queue(store.current).includes(msg.message_id));
-    this.#messages = new MessagesView(store, { openTools: new Set(), footer: this.#footer, actions, queued, ownDeviceId: () => this.client.deviceId, onMediaError: () => void this.#checkSession() }, loadOlder);
-    this.#composer = new Composer({ client: this.client, store, toasts: this.#toasts, openLane, onSent: () => this.#messages.scrollToBottom() });
+    this.#messages = new MessagesView(
+      store,
+      {
+        openTools: new Set(),
+        footer: this.#footer,
+        actions,
+        queued,
+        ownDeviceId: () => this.client.deviceId,
+        onMediaError: () => void this.#checkSession(),
+      },
+      loadOlder,
+    );
+    this.#composer = new Composer({
+      client: this.client,
+      store,
+      toasts: this.#toasts,
+      openLane,
+      onSent: () => this.#messages.scrollToBottom(),
+    });
     this.#asks = new AskCardsView(this.client, store, this.#toasts);
     this.#reader = new ReadMarker(this.client, store, this.#messages.el, (id) => this.#messages.elementOf(id));
-    this.#search = new SearchView({ client: this.client, store, toasts: this.#toasts, openLane, loadOlder, elementOf: (id) => this.#messages.elementOf(id) });
+    this.#search = new SearchView({
+      client: this.client,
+      store,
+      toasts: this.#toasts,
+      openLane,
+      loadOlder,
+      elementOf: (id) => this.#messages.elementOf(id),
+    });
     this.#render();
     this.#wire();
   }
@@ -119,9 +123,15 @@ export class App implements StoreListener {
       return;
     }
     await this.#loadChannels();
-    this.client.request("commands.catalog", {}).then((c) => (this.#composer.slash.commands = c.commands), () => undefined);
+    this.client.request("commands.catalog", {}).then(
+      (c) => (this.#composer.slash.commands = c.commands),
+      () => undefined,
+    );
     // A subscription made earlier is sent again: this device's record may have lost it (a gone endpoint).
-    void currentSubscription().then((webpush) => webpush && this.client.registerPush({ webpush }), () => undefined);
+    void currentSubscription().then(
+      (webpush) => webpush && this.client.registerPush({ webpush }),
+      () => undefined,
+    );
     const channels = this.#store.channels;
     // A notification's lane first, then the lane on screen last time.
     const last = laneFromUrl() ?? readLastLane();
@@ -206,7 +216,9 @@ export class App implements StoreListener {
   #regenerate(answer: Msg): void {
     const lane = this.#store.current;
     const at = lane?.messages.indexOf(answer) ?? -1;
-    const asked = lane?.messages.slice(0, Math.max(at, 0)).findLast((m) => m.role === "user" && m.text.trim() && !m.text.trimStart().startsWith("/"));
+    const asked = lane?.messages
+      .slice(0, Math.max(at, 0))
+      .findLast((m) => m.role === "user" && m.text.trim() && !m.text.trimStart().startsWith("/"));
     if (!asked) return this.#toasts.show("There is no question before this answer to ask again.");
     void this.#composer.sendText(asked.text);
   }
@@ -233,7 +245,11 @@ export class App implements StoreListener {
     document.title = "chat-gateway";
     this.#main.append(this.#header.el, this.#automations.el, this.#messages.el, this.#typing, this.#composer.el);
     this.#messages.attach(this.#asks.el);
-    root.append(this.#statusbar.el, h("div", { class: "layout" }, this.#sidebar.el, this.#main, this.#search.el), this.#toasts.el);
+    root.append(
+      this.#statusbar.el,
+      h("div", { class: "layout" }, this.#sidebar.el, this.#main, this.#search.el),
+      this.#toasts.el,
+    );
     this.#setConn("connecting", {});
   }
 
@@ -293,7 +309,11 @@ export class App implements StoreListener {
   #renderTyping(): void {
     const on = Boolean(this.#store.current?.typing);
     clear(this.#typing);
-    if (on) this.#typing.append(h("span", { class: "dots", "aria-hidden": "true" }, h("i"), h("i"), h("i")), " Agent is typing…");
+    if (on)
+      this.#typing.append(
+        h("span", { class: "dots", "aria-hidden": "true" }, h("i"), h("i"), h("i")),
+        " Agent is typing…",
+      );
     this.#typing.classList.toggle("on", on);
   }
 
@@ -324,7 +344,8 @@ export class App implements StoreListener {
         this.#store.prependPage(lane, await lane.pager.next());
         if (this.#store.current === lane) this.#messages.renderKeepingBottom();
       } catch (error) {
-        if (!isClientError(error, "auth") && !isClientError(error, "closed")) this.#toasts.show(`Could not load history: ${(error as Error).message}`);
+        if (!isClientError(error, "auth") && !isClientError(error, "closed"))
+          this.#toasts.show(`Could not load history: ${(error as Error).message}`);
       } finally {
         lane.loading = undefined;
       }
