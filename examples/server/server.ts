@@ -3,18 +3,37 @@
 // runs as one of several processes: PostgreSQL storage, Redis bus, sessions, lockouts and lane locks.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { ANONYMOUS_OWNER, consoleLogger, type CloseOptions, createGateway, type AgentRuntime, type Gateway, type Bus, type LaneLock, type Logger, type SessionStore, type Storage } from "chat-gateway";
+import {
+  ANONYMOUS_OWNER,
+  consoleLogger,
+  type CloseOptions,
+  createGateway,
+  type AgentRuntime,
+  type Gateway,
+  type Logger,
+  type SessionStore,
+  type Storage,
+} from "chat-gateway";
 import { startAdminSocket } from "./admin-socket.js";
 import { serveAutomations } from "./automations.js";
-import { clientIp, createHookHandler, createLoginProtection, createMediaHandler, isLoopbackName, type HookPostBudget, type LockoutStore, type LoginProtection } from "chat-gateway/http";
+import {
+  clientIp,
+  createHookHandler,
+  createLoginProtection,
+  createMediaHandler,
+  isLoopbackName,
+  type LockoutStore,
+  type LoginProtection,
+} from "chat-gateway/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
-import { attachWebSocket } from "chat-gateway/ws";
+import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage } from "./data.js";
-import { serverMetrics } from "./metrics.js";
+import { serverMetrics, type ServerMetrics } from "./metrics.js";
 import { serverPush, type ServerPush } from "./push.js";
 import { serveReady, type ReadyChecks } from "./ready.js";
+import { sharedState, type SharedState } from "./shared-state.js";
 import { serveWeb } from "./static.js";
 
 export interface RunningServer {
@@ -37,8 +56,15 @@ export interface RunningServer {
 function pickRuntime(config: ServerConfig): { runtime: AgentRuntime; label: string } {
   if (!config.openaiBaseUrl) return { runtime: demoRuntime(), label: "runtime demo (no model: it echoes)" };
   if (!config.openaiModel) throw new TypeError("OPENAI_MODEL (--openai-model) is required with OPENAI_BASE_URL");
-  const runtime = openAICompatibleRuntime({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey, model: config.openaiModel });
-  return { runtime, label: `runtime openai-compatible, model ${config.openaiModel} at ${shownUrl(config.openaiBaseUrl)}` };
+  const runtime = openAICompatibleRuntime({
+    baseUrl: config.openaiBaseUrl,
+    apiKey: config.openaiApiKey,
+    model: config.openaiModel,
+  });
+  return {
+    runtime,
+    label: `runtime openai-compatible, model ${config.openaiModel} at ${shownUrl(config.openaiBaseUrl)}`,
+  };
 }
 
 /** A URL for the log without what may be a secret in it (user, password, query). */
@@ -55,7 +81,14 @@ function shownUrl(url: string): string {
  * The HTTP side: readiness, the login gate (which lets signed webhook posts through), webhooks,
  * media, the automations the web UI lists, then the web UI; anything else under /api/ or /ws/ is 404.
  */
-function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnType<typeof createMediaHandler>, hooks: ReturnType<typeof createHookHandler>, gateway: Gateway, push: ServerPush): http.RequestListener {
+function routes(
+  ready: ReadyChecks,
+  protection: LoginProtection,
+  media: ReturnType<typeof createMediaHandler>,
+  hooks: ReturnType<typeof createHookHandler>,
+  gateway: Gateway,
+  push: ServerPush,
+): http.RequestListener {
   return (req, res) => {
     void (async () => {
       if (await serveReady(ready, req, res)) return;
@@ -78,7 +111,12 @@ function routes(ready: ReadyChecks, protection: LoginProtection, media: ReturnTy
 }
 
 /** The admin socket for `hook ...` and `schedule ...`; without it only those commands are lost, not the server. */
-function adminSocket(gateway: Gateway, protection: LoginProtection, config: ServerConfig, logger: Logger): Promise<() => Promise<void>> {
+function adminSocket(
+  gateway: Gateway,
+  protection: LoginProtection,
+  config: ServerConfig,
+  logger: Logger,
+): Promise<() => Promise<void>> {
   return startAdminSocket(gateway, protection, config.dataDir).catch((error: unknown) => {
     logger.warn("the admin socket could not start; `hook ...` and `schedule ...` cannot reach this server", error);
     return async () => undefined;
@@ -94,19 +132,74 @@ async function listen(server: http.Server, config: ServerConfig): Promise<number
   return (server.address() as AddressInfo).port;
 }
 
-export async function startServer(config: ServerConfig, log: (line: string) => void = console.log): Promise<RunningServer> {
+export async function startServer(
+  config: ServerConfig,
+  log: (line: string) => void = console.log,
+): Promise<RunningServer> {
   if (config.redisUrl && !config.databaseUrl) {
-    throw new TypeError("REDIS_URL (--redis-url) needs DATABASE_URL (--database-url): processes that share Redis must share one database");
+    throw new TypeError(
+      "REDIS_URL (--redis-url) needs DATABASE_URL (--database-url): processes that share Redis must share one database",
+    );
   }
   // One logger for the gateway and every adapter, so their warnings land in one place.
   const logger = consoleLogger("[chat-gateway]");
   const shared = await sharedState(config, log, logger);
   let fail!: (error: Error) => void;
   const failed = new Promise<Error>((resolve) => (fail = resolve));
+  const parts = await startGateway(config, logger, shared, fail);
+  const { gateway, protection, metrics } = parts;
+  let draining = false;
+  const { server, transport } = httpServer(config, logger, shared, parts, () => draining);
+  const port = await listen(server, config);
+  const closeAdmin = await adminSocket(gateway, protection, config, logger);
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+  log(startLine(config, url, parts.openReason, parts.runtimeAndStorage, parts.pushAndMetrics));
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    failed,
+    close(options) {
+      closing ??= (async () => {
+        draining = true;
+        server.close();
+        await closeAdmin();
+        await gateway.close(options);
+        await transport.close();
+        await protection.close();
+        await shared?.close();
+        await metrics.close();
+        server.closeAllConnections();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The gateway and what it runs on, started: storage (counted for metrics), login, the bus, the agent, push. */
+interface GatewayParts {
+  gateway: Gateway;
+  storage: Storage;
+  protection: LoginProtection;
+  push: ServerPush;
+  metrics: ServerMetrics;
+  /** Why login is off (undefined when it is on). */
+  openReason: string | undefined;
+  /** What the start line says of the runtime and the storage, and of push and metrics. */
+  runtimeAndStorage: string;
+  pushAndMetrics: string;
+}
+
+async function startGateway(
+  config: ServerConfig,
+  logger: Logger,
+  shared: SharedState | undefined,
+  fail: (error: Error) => void,
+): Promise<GatewayParts> {
   const metrics = serverMetrics(config);
   const picked = await pickStorage(config, logger, fail);
   const storage = metrics.storage(picked.storage);
-  const storagePath = `${picked.label}${shared ? ", redis" : ""}`;
   const protection = loginProtection(config, logger, shared);
   const openReason = await refuseOpenExposure(config, protection).catch(async (error: unknown) => {
     await protection.close();
@@ -131,16 +224,45 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
   await bus?.ready();
   await gateway.start();
   const metricsUrl = await metrics.start(gateway);
+  return {
+    gateway,
+    storage,
+    protection,
+    push,
+    metrics,
+    openReason,
+    runtimeAndStorage: `${agent.label}, storage ${picked.label}${shared ? ", redis" : ""}`,
+    pushAndMetrics: `${push.label}${metricsUrl ? `, metrics ${metricsUrl}` : ""}`,
+  };
+}
 
+/** The HTTP server in front of the gateway, with its socket transport on /ws/gateway; not listening yet. */
+function httpServer(
+  config: ServerConfig,
+  logger: Logger,
+  shared: SharedState | undefined,
+  parts: GatewayParts,
+  draining: () => boolean,
+): { server: http.Server; transport: WebSocketTransport } {
+  const { gateway, storage, protection, push } = parts;
   const media = mediaRoute(storage, gateway, protection);
   // POST /api/hooks/<id> (docs/PROTOCOL.md §17): the signature is the credential, no session.
   // With Redis the 60 posts a minute per hook are counted across every process.
-  const hooks = createHookHandler({ gateway, onError: (error) => logger.error("webhook failed", error), ...(shared ? { postBudget: shared.hookBudget } : {}) });
-  let draining = false;
-  const ready: ReadyChecks = { storage, draining: () => draining, ...(shared ? { busConnected: shared.connected } : {}) };
+  const hooks = createHookHandler({
+    gateway,
+    onError: (error) => logger.error("webhook failed", error),
+    ...(shared ? { postBudget: shared.hookBudget } : {}),
+  });
+  const ready: ReadyChecks = {
+    storage,
+    draining,
+    ...(shared ? { busConnected: shared.connected } : {}),
+  };
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, routes(ready, protection, media, hooks, gateway, push));
-
+  const server = http.createServer(
+    { headersTimeout: 10_000, requestTimeout: 30_000 },
+    routes(ready, protection, media, hooks, gateway, push),
+  );
   const transport = attachWebSocket(gateway, {
     server,
     path: "/ws/gateway",
@@ -148,42 +270,28 @@ export async function startServer(config: ServerConfig, log: (line: string) => v
     // Behind a reverse proxy every socket comes from the proxy: count the client it names instead.
     clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
   });
-  const port = await listen(server, config);
-  const closeAdmin = await adminSocket(gateway, protection, config, logger);
-  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-  log(startLine(config, url, openReason, `${agent.label}, storage ${storagePath}`, `${push.label}${metricsUrl ? `, metrics ${metricsUrl}` : ""}`));
-
-  let closing: Promise<void> | undefined;
-  return {
-    url,
-    port,
-    failed,
-    close(options) {
-      closing ??= (async () => {
-        draining = true;
-        server.close();
-        await closeAdmin();
-        await gateway.close(options);
-        await transport.close();
-        await protection.close();
-        await shared?.close();
-        await metrics.close();
-        server.closeAllConnections();
-      })();
-      return closing;
-    },
-  };
+  return { server, transport };
 }
 
 /** The line the server prints once it listens: where, which runtime and storage, login, push and metrics. */
-function startLine(config: ServerConfig, url: string, openReason: string | undefined, parts: string, extras: string): string {
+function startLine(
+  config: ServerConfig,
+  url: string,
+  openReason: string | undefined,
+  parts: string,
+  extras: string,
+): string {
   const login = openReason === undefined ? `login on (users file ${config.usersFile})` : `login off: ${openReason}`;
   const warning = openReason === undefined ? "" : `\n${openWarning(config, url)}`;
   return `chat-gateway listening on ${url} (ws ${url.replace(/^http/, "ws")}/ws/gateway), ${parts}, ${login}, ${extras}${warning}`;
 }
 
 /** GET /api/media/<id> for browsers (docs/PROTOCOL.md §9.8): the owner's media only, never as a page. */
-function mediaRoute(storage: Storage, gateway: Gateway, protection: LoginProtection): ReturnType<typeof createMediaHandler> {
+function mediaRoute(
+  storage: Storage,
+  gateway: Gateway,
+  protection: LoginProtection,
+): ReturnType<typeof createMediaHandler> {
   return createMediaHandler({
     storage,
     mediaStore: gateway.options.mediaStore!,
@@ -200,7 +308,11 @@ function connectionCaps(config: ServerConfig): { maxConnectionsPerOwner?: number
 }
 
 /** Login protection for the server's users file, its sessions and lockouts shared through Redis when there is one. */
-function loginProtection(config: ServerConfig, logger: Logger, shared: { sessions: SessionStore; lockoutStore: LockoutStore } | undefined) {
+function loginProtection(
+  config: ServerConfig,
+  logger: Logger,
+  shared: { sessions: SessionStore; lockoutStore: LockoutStore } | undefined,
+) {
   return createLoginProtection({
     usersFile: config.usersFile,
     // On a network address login turning off at runtime would open the server to everyone.
@@ -252,55 +364,4 @@ async function refuseOpenExposure(config: ServerConfig, protection: LoginProtect
     );
   }
   return why;
-}
-
-interface SharedState {
-  sessions: SessionStore;
-  lockoutStore: LockoutStore;
-  laneLock: LaneLock;
-  hookBudget: HookPostBudget;
-  /** Whether the Redis connection is up now. */
-  connected(): boolean;
-  bus(storage: Storage): Bus & { ready(): Promise<void> };
-  close(): Promise<void>;
-}
-
-/** The Redis side of the multi-process mode, or undefined without REDIS_URL. */
-async function sharedState(config: ServerConfig, log: (line: string) => void, logger: Logger): Promise<SharedState | undefined> {
-  if (!config.redisUrl) return undefined;
-  const [{ Redis }, { redisBus }, { redisHookBudget, redisLaneLock, redisLockoutStore, redisSessionStore }] = await Promise.all([
-    import("ioredis"),
-    import("chat-gateway/bus/redis"),
-    import("chat-gateway/redis"),
-  ]);
-  // No offline queue: while Redis is down a command fails at once instead of piling up, so logins
-  // answer with an error, turns run without the lane lock and frames stay local (and are re-sent).
-  const redis = new Redis(config.redisUrl, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  let down = false;
-  redis.on("error", (error: Error) => {
-    if (!down) log(`redis: ${error.message}; retrying`);
-    down = true;
-  });
-  redis.on("ready", () => {
-    if (down) log("redis: connected again");
-    down = false;
-  });
-  await redis.connect();
-  const prefix = config.redisPrefix;
-  let bus: (Bus & { ready(): Promise<void> }) | undefined;
-  return {
-    sessions: redisSessionStore(redis, { prefix }),
-    lockoutStore: redisLockoutStore(redis, { prefix }),
-    laneLock: redisLaneLock(redis, { prefix, ttlMs: config.laneTtlMs, logger }),
-    hookBudget: redisHookBudget(redis, { prefix }),
-    connected: () => redis.status === "ready",
-    bus(storage) {
-      bus ??= redisBus(redis, { prefix, storage, logger });
-      return bus;
-    },
-    async close() {
-      await bus?.close?.();
-      await redis.quit().catch(() => redis.disconnect());
-    },
-  };
 }
