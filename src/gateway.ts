@@ -30,7 +30,7 @@ import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
 import { wireServices } from "./gateway-services.js";
 import { recoverTurns } from "./lanes/turn-recovery.js";
-import { answerWaiting, runTurn } from "./lanes/turn-run.js";
+import { answerWaiting } from "./lanes/turn-run.js";
 import { answerPrompt, droppedError, storePrompt } from "./requests/automation-prompt.js";
 import { runAnswer } from "./turn/turn.js";
 import { Scheduler } from "./schedules/scheduler.js";
