@@ -1,6 +1,6 @@
 // The storage conformance suite, split by area: this file holds the harness and the record-level
-// guarantees of the required core; lanes (outbox, history), deletion, search, media and the other
-// capabilities each have a file of their own.
+// guarantees of the required core; commit, lanes (outbox, history), deletion, search, media and the
+// other capabilities each have a file of their own.
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway";
 import { defineStorage } from "chat-gateway/storage";
@@ -9,6 +9,7 @@ import { describeCapabilitiesConformance } from "./storage-capabilities.js";
 import { describeConcurrencyConformance } from "./storage-concurrency.js";
 import { describeDevices } from "./storage-devices.js";
 import { describeDurabilityConformance } from "./storage-durability.js";
+import { describeCommitAtomicity, describeCommitWrites } from "./storage-commit.js";
 import { describeDeletionConformance, describeRecordDeletion } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
 import { describeHooksConformance } from "./storage-hooks.js";
@@ -53,7 +54,11 @@ export interface StorageConformanceOptions {
  * in-memory instance), not yet opened: the suite calls `open()` before the test and `close()` after
  * it. Return the storage itself, or a {@link StorageUnderTest} when something must be cleaned up.
  */
-export type StorageFactory = () => Storage | StorageImplementation | StorageUnderTest | Promise<Storage | StorageImplementation | StorageUnderTest>;
+export type StorageFactory = () =>
+  | Storage
+  | StorageImplementation
+  | StorageUnderTest
+  | Promise<Storage | StorageImplementation | StorageUnderTest>;
 
 /**
  * Declares, with vitest's `describe`/`test`, the conformance tests of the {@link Storage} contract
@@ -94,8 +99,9 @@ export type StorageFactory = () => Storage | StorageImplementation | StorageUnde
  *   (without it, `createGateway` refuses a media store);
  * - `findByClientMsgId`, `unfinishedMessages` (streaming assistant messages of every owner or of
  *   one lane, or none through the fallback), `waitingTurns` (the durable turn queue: waiting user
- *   messages oldest first, cleared by `Change.answered` in the same commit, never re-inserted), and `uniqueClientMsgId` (a second message with a chat's key is
- *   refused; without it, `createGateway` refuses a bus shared with other processes);
+ *   messages oldest first, cleared by `Change.answered` in the same commit, never re-inserted), and
+ *   `uniqueClientMsgId` (a second message with a chat's key is refused; without it, `createGateway`
+ *   refuses a bus shared with other processes);
  * - `readState`: one watermark per lane, moved only forward by `(ts, message_id)` and atomically
  *   with its change (a read that does not move it applies nothing), forgotten with its channel,
  *   moved by `adoptOwner`; unread counts of assistant messages per lane, stopping at the cap
@@ -115,7 +121,11 @@ export type StorageFactory = () => Storage | StorageImplementation | StorageUnde
  * @param make Makes a fresh, empty storage per test; see {@link StorageFactory}.
  * @param options What the storage declares beyond its capabilities; see {@link StorageConformanceOptions}.
  */
-export function describeStorageConformance(name: string, make: StorageFactory, options: StorageConformanceOptions = {}): void {
+export function describeStorageConformance(
+  name: string,
+  make: StorageFactory,
+  options: StorageConformanceOptions = {},
+): void {
   describe(`storage conformance: ${name}`, async () => {
     const capabilities = await probeCapabilities(make);
     let made: Unpacked;
@@ -133,7 +143,8 @@ export function describeStorageConformance(name: string, make: StorageFactory, o
     });
 
     const use = () => made.storage;
-    describeChannelsAndOwners(use);
+    describeChannels(use);
+    describeOwners(use);
     describeCopies(use);
     describeCommitWrites(use);
     describeCommitAtomicity(use);
@@ -153,17 +164,21 @@ export function describeStorageConformance(name: string, make: StorageFactory, o
   });
 }
 
-/** Channels round-trip and are replaced by chat_id; owners never see each other's records. */
-function describeChannelsAndOwners(use: () => Storage): void {
+/** Channels round-trip and are replaced by chat_id. */
+function describeChannels(use: () => Storage): void {
   describe("channels", () => {
     test("channels - stored, replaced by chat_id and listed with archived ones", async () => {
-      await use().commit(A, { channels: [channel("c1"), channel("c2", { archived: true, favorite: true, color: "#112233" })] });
+      await use().commit(A, {
+        channels: [channel("c1"), channel("c2", { archived: true, favorite: true, color: "#112233" })],
+      });
       await use().commit(A, { channels: [channel("c1", { name: "renamed", icon: null })] });
       expect(await use().getChannel(A, "c1")).toEqual(channel("c1", { name: "renamed", icon: null }));
       expect(await use().getChannel(A, "nope")).toBeUndefined();
       const list = await use().listChannels(A);
       expect(list.map((c) => c.chat_id).sort()).toEqual(["c1", "c2"]);
-      expect(list.find((c) => c.chat_id === "c2")).toEqual(channel("c2", { archived: true, favorite: true, color: "#112233" }));
+      expect(list.find((c) => c.chat_id === "c2")).toEqual(
+        channel("c2", { archived: true, favorite: true, color: "#112233" }),
+      );
     });
 
     test("channels - every optional field round-trips", async () => {
@@ -182,7 +197,10 @@ function describeChannelsAndOwners(use: () => Storage): void {
       expect(await use().getChannel(A, "t9")).toEqual(thread("t9", "c9"));
     });
   });
+}
 
+/** Owners never see each other's records. */
+function describeOwners(use: () => Storage): void {
   describe("owners", () => {
     test("owners - colliding ids never cross owners", async () => {
       await use().commit(A, {
@@ -193,7 +211,10 @@ function describeChannelsAndOwners(use: () => Storage): void {
       await use().commit(B, {
         channels: [channel("c1", { name: "bob's" })],
         messages: [msg("m1", { text: "bravo", client_msg_id: "k1" })],
-        outbox: [{ type: "message", payload: { who: "bob" } }, { type: "message", payload: { who: "bob" } }],
+        outbox: [
+          { type: "message", payload: { who: "bob" } },
+          { type: "message", payload: { who: "bob" } },
+        ],
       });
       await use().putDevice(A, device("d1", { device_name: "alice phone" }));
       await use().putDevice(B, device("d1", { device_name: "bob phone" }));
@@ -222,7 +243,10 @@ function describeChannelsAndOwners(use: () => Storage): void {
       expect(await use().listDevices("nobody")).toEqual([]);
       expect(await use().outboxBounds("nobody")).toEqual({ first: 1, last: 0 });
       expect(await use().readOutbox("nobody", 0, 10)).toEqual([]);
-      expect(await use().history("nobody", { chat_id: "c1", thread_id: null, limit: 10 })).toEqual({ messages: [], has_more: false });
+      expect(await use().history("nobody", { chat_id: "c1", thread_id: null, limit: 10 })).toEqual({
+        messages: [],
+        has_more: false,
+      });
       expect(await use().search("nobody", { query: "text", scope: "all", limit: 10 })).toEqual([]);
     });
   });
@@ -261,114 +285,6 @@ function describeCopies(use: () => Storage): void {
   });
 }
 
-/** Messages round-trip, are replaced by message_id, and a change applies in a fixed order. */
-function describeCommitWrites(use: () => Storage): void {
-  describe("commit", () => {
-    test("commit - a message round-trips with every field", async () => {
-      const m = msg("m1", {
-        role: "assistant",
-        text: "answer",
-        reasoning: "because",
-        model: "demo",
-        tokens: 42,
-        runtime: { model: "demo", context_pct: 12, cwd: "~/x", latency: 1.5, cost: 0.01 },
-        media: [mediaRef("x1"), { ...mediaRef("x2"), kind: "voice", message_id: "m1" }],
-        status: "complete",
-        reply_to: "m0",
-        client_msg_id: "k",
-        thread_id: "t1",
-        // The extensions of docs/PROTOCOL.md §14.1 and §14.5 travel in the record too.
-        tools: [{ index: 0, name: "search", preview: "q=x", args: { q: "x" }, output: { hits: 1 }, ok: true, duration: 0.5 }],
-        asks: [{ picker_id: "pk1", kind: "approval", title: "Run?", outcome: "selected", option_id: "approve", label: "Approve", device_id: "d1", device_name: "Pixel 8", ts: 5 }],
-      });
-      await use().commit(A, { messages: [m] });
-      expect(await use().getMessage(A, "m1")).toEqual(m);
-      expect(await use().getMessage(A, "m2")).toBeUndefined();
-    });
-
-    test("commit - messages are replaced by message_id", async () => {
-      await use().commit(A, { channels: [channel("c1")], messages: [msg("m1", { role: "assistant", text: "partial", status: "streaming" })] });
-      await use().commit(A, { messages: [msg("m1", { role: "assistant", text: "final words", status: "complete", ts: 5 })] });
-      const m = (await use().getMessage(A, "m1"))!;
-      expect(m.text).toBe("final words");
-      expect(m.status).toBe("complete");
-      const page = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 10 }))!;
-      expect(ids(page.messages)).toEqual(["m1"]);
-      expect(await use().search(A, { query: "partial", scope: "all", limit: 10 })).toEqual([]);
-      expect(ids(await use().search(A, { query: "final", scope: "all", limit: 10 }))).toEqual(["m1"]);
-    });
-
-    test("commit - applies upserts before deletions, and outbox last", async () => {
-      const r = await use().commit(A, {
-        channels: [channel("gone"), channel("kept")],
-        messages: [msg("m1", { chat_id: "gone" }), msg("m2", { chat_id: "kept" }), msg("m3", { chat_id: "kept" })],
-        deleteMessages: ["m3"],
-        deleteChannels: ["gone"],
-        outbox: [{ type: "channel.deleted", payload: { chat_id: "gone" } }],
-      });
-      expect(r.seqs).toEqual([1]);
-      expect(r.orphanedMedia).toEqual([]);
-      expect(await use().getChannel(A, "gone")).toBeUndefined();
-      expect(await use().getChannel(A, "kept")).toBeDefined();
-      expect(await use().getMessage(A, "m1")).toBeUndefined();
-      expect(await use().getMessage(A, "m2")).toBeDefined();
-      expect(await use().getMessage(A, "m3")).toBeUndefined();
-    });
-  });
-}
-
-/** An empty change, a change that cannot be stored, and concurrent calls for one owner. */
-function describeCommitAtomicity(use: () => Storage): void {
-  describe("commit", () => {
-    test("commit - an empty change changes nothing and gives no seq", async () => {
-      expect(await use().commit(A, {})).toEqual({ seqs: [], orphanedMedia: [] });
-      expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 0 });
-    });
-
-    test("commit - a change that cannot be stored rejects and leaves nothing behind", async () => {
-      await use().commit(A, { channels: [channel("c0")], outbox: [{ type: "x", payload: {} }] });
-      const poison = { big: 1n, fn: () => 1, sym: Symbol("s") } as unknown as Record<string, unknown>;
-      let rejected = false;
-      try {
-        await use().commit(A, {
-          channels: [channel("c1"), channel("c0", { name: "changed" })],
-          messages: [msg("m1", { chat_id: "c1", text: "half written" })],
-          outbox: [{ type: "message", payload: { ok: true } }, { type: "message", payload: poison }],
-        });
-      } catch {
-        rejected = true;
-      }
-      // An implementation that can store such values has nothing to roll back; every one we
-      // know of rejects, and then not a trace of the change may remain.
-      if (rejected) {
-        expect(await use().getChannel(A, "c1")).toBeUndefined();
-        expect((await use().getChannel(A, "c0"))!.name).toBe("name c0");
-        expect(await use().getMessage(A, "m1")).toBeUndefined();
-        expect(await use().search(A, { query: "half", scope: "all", limit: 5 })).toEqual([]);
-        expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 1 });
-        expect(await use().readOutbox(A, 0, 10)).toHaveLength(1);
-        expect((await use().commit(A, { outbox: [{ type: "x", payload: {} }] })).seqs).toEqual([2]);
-      } else {
-        expect(await use().getMessage(A, "m1")).toBeDefined();
-        expect((await use().outboxBounds(A)).last).toBe(3);
-      }
-    });
-
-    test("commit - calls for one owner apply in call order", async () => {
-      const pending = Array.from({ length: 20 }, (_, i) =>
-        use().commit(A, {
-          messages: [msg("m", { text: `version ${i}`, ts: 1 })],
-          outbox: [{ type: "message", payload: { i } }],
-        }),
-      );
-      const results = await Promise.all(pending);
-      expect(results.map((r) => r.seqs)).toEqual(Array.from({ length: 20 }, (_, i) => [i + 1]));
-      expect((await use().getMessage(A, "m"))!.text).toBe("version 19");
-      expect((await use().readOutbox(A, 0, 100)).map((e) => e.payload.i)).toEqual(Array.from({ length: 20 }, (_, i) => i));
-    });
-  });
-}
-
 interface Unpacked {
   storage: Storage;
   peer: Storage;
@@ -383,7 +299,12 @@ function unpack(made: Storage | StorageImplementation | StorageUnderTest): Unpac
   }
   const { storage, peer, cleanup, reopen } = made as StorageUnderTest;
   const defined = defineStorage(storage);
-  return { storage: defined, peer: peer ? defineStorage(peer) : defined, cleanup, reopen: reopen && (() => defineStorage(reopen())) };
+  return {
+    storage: defined,
+    peer: peer ? defineStorage(peer) : defined,
+    cleanup,
+    reopen: reopen && (() => defineStorage(reopen())),
+  };
 }
 
 /** The storage's capabilities, read from one more storage that is made, never opened, and cleaned up. */

@@ -12,20 +12,13 @@ import type {
   AdoptedCounts,
   AdoptionRefused,
   Change,
-  Channel,
   ChatId,
   CommitResult,
-  Device,
-  DeviceId,
   HistoryPage,
   HistoryQuery,
-  MediaId,
-  MediaRecord,
-  MessageId,
   OutboxBounds,
   OutboxEntry,
   Owner,
-  ReadMark,
   RetentionPolicy,
   SearchHit,
   SearchQuery,
@@ -34,9 +27,11 @@ import type {
   StoredMessage,
   TurnScope,
 } from "chat-gateway";
-import { defineStorage, expectedChannelsHeld, searchMessages } from "chat-gateway/storage";
+import { defineStorage, searchMessages } from "chat-gateway/storage";
 import { LIMITS } from "chat-gateway";
-import { countUnread, forgetMarks, laneKey, movesForward } from "./read-marks.js";
+import { applyChange } from "./commit.js";
+import { emptyState, type OwnerState } from "./owner-state.js";
+import { countUnread } from "./read-marks.js";
 import { memoryHooks } from "./hooks.js";
 import { memorySchedules } from "./schedules.js";
 
@@ -46,26 +41,9 @@ export interface MemoryStorageOptions {
   now?: () => number;
 }
 
-interface OwnerState {
-  channels: Map<ChatId, Channel>;
-  messages: Map<MessageId, StoredMessage>;
-  /** Ascending by `seq`; a redacted entry stays (with `redacted` set) so bounds never move. */
-  outbox: Array<OutboxEntry & { redactKey?: string | null; redacted?: true }>;
-  lastSeq: Seq;
-  devices: Map<DeviceId, Device>;
-  media: Map<MediaId, MediaRecord>;
-  /** One read watermark per lane (docs/PROTOCOL.md §15). */
-  reads: Map<string, ReadMark>;
-}
-
-/** Whether the owner holds no record (its seq counter aside). */
 /** No history: no outbox frame, channel, message or media (devices aside, which adoption leaves). */
 function holdsNoHistory(s: OwnerState): boolean {
   return s.outbox.length === 0 && s.channels.size === 0 && s.messages.size === 0 && s.media.size === 0;
-}
-
-function emptyState(): OwnerState {
-  return { channels: new Map(), messages: new Map(), outbox: [], lastSeq: 0, devices: new Map(), media: new Map(), reads: new Map() };
 }
 
 /** Moves one owner's history to another that holds nothing; devices stay (the `adoptOwner` capability). */
@@ -73,13 +51,19 @@ function adopt(owners: Map<Owner, OwnerState>, from: Owner, to: Owner): AdoptedC
   const s = owners.get(from);
   if (!s || holdsNoHistory(s)) return { channels: 0, messages: 0, outbox: 0, media: 0 };
   const target = owners.get(to);
-  if (target && (target.lastSeq > 0 || !holdsNoHistory(target) || target.devices.size > 0)) return { refused: "target_has_data" };
+  if (target && (target.lastSeq > 0 || !holdsNoHistory(target) || target.devices.size > 0))
+    return { refused: "target_has_data" };
   // One synchronous step: nothing can run between taking the state from one owner and giving it.
   // `from` keeps its last seq, since seqs are never reused, and its devices with their push targets.
   owners.set(from, { ...emptyState(), lastSeq: s.lastSeq, devices: s.devices });
   for (const record of s.media.values()) record.owner = to;
   owners.set(to, { ...s, devices: new Map() });
-  return { channels: s.channels.size, messages: s.messages.size, outbox: s.outbox.filter((e) => !e.redacted).length, media: s.media.size };
+  return {
+    channels: s.channels.size,
+    messages: s.messages.size,
+    outbox: s.outbox.filter((e) => !e.redacted).length,
+    media: s.media.size,
+  };
 }
 
 function byTsThenId(a: StoredMessage, b: StoredMessage): number {
@@ -103,106 +87,18 @@ function firstAfter(outbox: OutboxEntry[], after: Seq): number {
   return lo;
 }
 
-/** Whether a message other than `messageId` holds the media (see `Change` in chat-gateway). */
-function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {
-  return record?.message_id !== undefined && record.message_id !== messageId;
-}
-
-function deleteMessage(s: OwnerState, id: MessageId, orphaned: Set<MediaId>, redact: Set<string>): void {
-  const m = s.messages.get(id);
-  if (!m) return;
-  s.messages.delete(id);
-  redact.add(`m:${id}`);
-  for (const ref of m.media) {
-    if (heldByAnother(s.media.get(ref.media_id), id)) continue;
-    orphaned.add(ref.media_id);
-    s.media.delete(ref.media_id);
-  }
-}
-
-/** The first media the messages would take from another message; checked before anything is applied. */
-function takenMedia(s: OwnerState, messages: StoredMessage[]): MediaId | undefined {
-  const claimed = new Map<MediaId, MessageId>();
-  for (const m of messages) {
-    for (const ref of m.media) {
-      const other = claimed.get(ref.media_id);
-      if ((other !== undefined && other !== m.message_id) || heldByAnother(s.media.get(ref.media_id), m.message_id)) return ref.media_id;
-      claimed.set(ref.media_id, m.message_id);
-    }
-  }
-  return undefined;
-}
-
-function attach(s: OwnerState, m: StoredMessage): void {
-  for (const ref of m.media) {
-    const record = s.media.get(ref.media_id);
-    if (record) record.message_id = m.message_id;
-  }
-}
-
-/** A linear pass over the owner's outbox, which retention bounds. */
-function redactOutbox(s: OwnerState, keys: Set<string>): void {
-  if (keys.size === 0) return;
-  s.outbox.forEach((entry, i) => {
-    const key = entry.redacted ? undefined : entry.redactKey;
-    if (typeof key === "string" && keys.has(key)) s.outbox[i] = { seq: entry.seq, ts: entry.ts, type: "", payload: {}, redacted: true };
-  });
-}
-
-/** Apply one change to an owner's state, all or nothing (see the clone at the top). */
-function applyChange(s: OwnerState, change: Change, now: () => number): CommitResult {
-  // Clone everything before touching state: a value that cannot be stored throws here, while
-  // nothing has been applied yet, which is what keeps the commit all-or-nothing.
-  const c = structuredClone(change);
-  // Commits run to the end without awaiting, so these checks and the writes below are one step.
-  if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
-  if (c.requireChannels?.some((id) => !s.channels.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
-  const expected = c.expectChannels ?? [];
-  if (!expectedChannelsHeld(expected, expected.map((e) => s.channels.get(e.chat_id)))) return { seqs: [], orphanedMedia: [], skipped: true };
-  if (c.read && !movesForward(s.reads, c.read)) return { seqs: [], orphanedMedia: [], skipped: true };
-  const mediaTaken = takenMedia(s, c.messages ?? []);
-  if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
-  for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
-  for (const m of c.messages ?? []) {
-    s.messages.set(m.message_id, m);
-    attach(s, m);
-  }
-  const orphaned = new Set<MediaId>();
-  const redact = new Set<string>();
-  for (const id of c.deleteMessages ?? []) deleteMessage(s, id, orphaned, redact);
-  for (const id of c.answered ?? []) delete s.messages.get(id)?.waiting;
-  if (c.deleteChannels?.length) {
-    const gone = new Set(c.deleteChannels);
-    for (const id of gone) {
-      s.channels.delete(id);
-      redact.add(`c:${id}`);
-    }
-    forgetMarks(s.reads, gone);
-    for (const m of [...s.messages.values()]) {
-      if (gone.has(m.chat_id) || (m.thread_id !== null && gone.has(m.thread_id))) {
-        deleteMessage(s, m.message_id, orphaned, redact);
-      }
-    }
-  }
-  redactOutbox(s, redact);
-  if (c.read) s.reads.set(laneKey(c.read), c.read);
-  const seqs: Seq[] = [];
-  const ts = now();
-  for (const frame of c.outbox ?? []) {
-    const seq = ++s.lastSeq;
-    s.outbox.push({ type: frame.type, payload: frame.payload, redactKey: frame.redactKey, seq, ts });
-    seqs.push(seq);
-  }
-  return { seqs, orphanedMedia: [...orphaned] };
-}
-
 /** Copies of the messages that pass `wanted`, of every owner or of one lane. */
-function listTurns(owners: Map<Owner, OwnerState>, scope: TurnScope | undefined, wanted: (m: StoredMessage) => boolean): Array<{ owner: Owner; message: StoredMessage }> {
+function listTurns(
+  owners: Map<Owner, OwnerState>,
+  scope: TurnScope | undefined,
+  wanted: (m: StoredMessage) => boolean,
+): Array<{ owner: Owner; message: StoredMessage }> {
   const out: Array<{ owner: Owner; message: StoredMessage }> = [];
   const scoped = scope ? [[scope.owner, owners.get(scope.owner)] as const] : [...owners];
   for (const [owner, s] of scoped) {
     for (const m of s?.messages.values() ?? []) {
-      if (scope?.chat_id !== undefined && (m.chat_id !== scope.chat_id || m.thread_id !== (scope.thread_id ?? null))) continue;
+      if (scope?.chat_id !== undefined && (m.chat_id !== scope.chat_id || m.thread_id !== (scope.thread_id ?? null)))
+        continue;
       if (wanted(m)) out.push({ owner, message: structuredClone(m) });
     }
   }
@@ -213,7 +109,9 @@ function listTurns(owners: Map<Owner, OwnerState>, scope: TurnScope | undefined,
 type Peek = (owner: Owner) => OwnerState | undefined;
 
 /** The channel and message reads of {@link memoryStorage}. */
-function messageReads(peek: Peek): Pick<Storage, "getChannel" | "listChannels" | "getMessage" | "findByClientMsgId" | "history" | "search"> {
+function messageReads(
+  peek: Peek,
+): Pick<Storage, "getChannel" | "listChannels" | "getMessage" | "findByClientMsgId" | "history" | "search"> {
   return {
     async getChannel(owner, chatId) {
       const ch = peek(owner)?.channels.get(chatId);
@@ -272,7 +170,11 @@ function outboxMethods(peek: Peek): Pick<Storage, "readOutbox" | "outboxBounds" 
       const outbox = peek(owner)?.outbox ?? [];
       const out: OutboxEntry[] = [];
       let bytes = 0;
-      for (let i = firstAfter(outbox, after); i < outbox.length && out.length < limit && bytes < LIMITS.storagePageBytes; i++) {
+      for (
+        let i = firstAfter(outbox, after);
+        i < outbox.length && out.length < limit && bytes < LIMITS.storagePageBytes;
+        i++
+      ) {
         const { redacted, redactKey: _key, ...entry } = outbox[i];
         if (redacted || (types && !types.includes(entry.type))) continue;
         out.push(structuredClone(entry));
@@ -299,7 +201,10 @@ function outboxMethods(peek: Peek): Pick<Storage, "readOutbox" | "outboxBounds" 
 }
 
 /** The device and media records of {@link memoryStorage}. */
-function recordMethods(state: (owner: Owner) => OwnerState, peek: Peek): Pick<Storage, "getDevice" | "listDevices" | "putDevice" | "getMedia" | "putMedia" | "deleteMedia"> {
+function recordMethods(
+  state: (owner: Owner) => OwnerState,
+  peek: Peek,
+): Pick<Storage, "getDevice" | "listDevices" | "putDevice" | "getMedia" | "putMedia" | "deleteMedia"> {
   return {
     async getDevice(owner, deviceId) {
       const d = peek(owner)?.devices.get(deviceId);
@@ -393,7 +298,9 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
     },
 
     async waitingTurns(scope?: TurnScope) {
-      return listTurns(owners, scope, (m) => m.waiting === true).sort((a, b) => a.message.ts - b.message.ts || (a.message.message_id < b.message.message_id ? -1 : 1));
+      return listTurns(owners, scope, (m) => m.waiting === true).sort(
+        (a, b) => a.message.ts - b.message.ts || (a.message.message_id < b.message.message_id ? -1 : 1),
+      );
     },
   });
 }

@@ -3,32 +3,80 @@
  * devices and media records with their single-row writes. Search is in `search-plan.ts`.
  * @module
  */
-import type { Channel, Device, HistoryPage, HistoryQuery, MediaRecord, OutboxBounds, OutboxEntry, Owner, RetentionPolicy, Storage, StoredMessage, TurnScope } from "chat-gateway";
+import type {
+  Channel,
+  Device,
+  HistoryPage,
+  HistoryQuery,
+  MediaRecord,
+  OutboxBounds,
+  OutboxEntry,
+  Owner,
+  RetentionPolicy,
+  Storage,
+  StoredMessage,
+  TurnScope,
+} from "chat-gateway";
 import { LIMITS } from "chat-gateway";
 import type { Database } from "./database.js";
 import { laneKey } from "./rows.js";
 
 /** The storage methods that read, and those that write one record outside a commit. */
-export type Queries = Omit<Storage, "open" | "close" | "commit" | "search" | "adoptOwner" | "capabilities" | "readMarks" | "unreadCounts" | "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey" | ScheduleMember>;
+export type Queries = Omit<
+  Storage,
+  | "open"
+  | "close"
+  | "commit"
+  | "search"
+  | "adoptOwner"
+  | "capabilities"
+  | "readMarks"
+  | "unreadCounts"
+  | "putHook"
+  | "getHook"
+  | "listHooks"
+  | "deleteHook"
+  | "claimHookKey"
+  | "settleHookKey"
+  | ScheduleMember
+>;
 
-type ScheduleMember = "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun";
+type ScheduleMember =
+  | "putSchedule"
+  | "listSchedules"
+  | "allSchedules"
+  | "deleteSchedule"
+  | "claimScheduleSlot"
+  | "recordScheduleRun";
 
 /** The tables whose rows are one JSON record (`data`) under the owner and a key column. */
-type RecordTable = { table: "channels"; key: "chat_id" } | { table: "messages"; key: "message_id" } | { table: "devices"; key: "device_id" } | { table: "media"; key: "media_id" };
+type RecordTable =
+  | { table: "channels"; key: "chat_id" }
+  | { table: "messages"; key: "message_id" }
+  | { table: "devices"; key: "device_id" }
+  | { table: "media"; key: "media_id" };
 
 /** Reads and writes of one-record rows: the table and column names are the code's own, never input. */
 function records(db: Database) {
   const { s, rows } = db;
   return {
     async one<T>({ table, key }: RecordTable, owner: Owner, id: string): Promise<T | undefined> {
-      const [row] = await rows<{ data: string }>(`SELECT data FROM ${s}.${table} WHERE owner = $1 AND ${key} = $2`, [owner, id]);
+      const [row] = await rows<{ data: string }>(`SELECT data FROM ${s}.${table} WHERE owner = $1 AND ${key} = $2`, [
+        owner,
+        id,
+      ]);
       return row && (JSON.parse(row.data) as T);
     },
     async all<T>({ table }: RecordTable, owner: Owner): Promise<T[]> {
-      return (await rows<{ data: string }>(`SELECT data FROM ${s}.${table} WHERE owner = $1`, [owner])).map((r) => JSON.parse(r.data) as T);
+      return (await rows<{ data: string }>(`SELECT data FROM ${s}.${table} WHERE owner = $1`, [owner])).map(
+        (r) => JSON.parse(r.data) as T,
+      );
     },
     async put({ table, key }: RecordTable, owner: Owner, id: string, record: unknown): Promise<void> {
-      await rows(`INSERT INTO ${s}.${table} (owner, ${key}, data) VALUES ($1, $2, $3) ON CONFLICT (owner, ${key}) DO UPDATE SET data = EXCLUDED.data`, [owner, id, JSON.stringify(record)]);
+      await rows(
+        `INSERT INTO ${s}.${table} (owner, ${key}, data) VALUES ($1, $2, $3) ON CONFLICT (owner, ${key}) DO UPDATE SET data = EXCLUDED.data`,
+        [owner, id, JSON.stringify(record)],
+      );
     },
   };
 }
@@ -47,14 +95,21 @@ function outboxQueries(db: Database): Pick<Queries, "readOutbox" | "outboxBounds
       const cap = Number.isFinite(limit) ? ` LIMIT ${Math.floor(limit)}` : "";
       return (
         // The page ends once the frames before a row hold the contract's byte bound (LIMITS.storagePageBytes).
-        await rows<{ seq: string; type: string; payload: string; ts: string }>(
-          `SELECT seq, type, payload, ts FROM (
+        (
+          await rows<{ seq: string; type: string; payload: string; ts: string }>(
+            `SELECT seq, type, payload, ts FROM (
              SELECT seq, type, payload, ts, sum(octet_length(payload)) OVER (ORDER BY seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS above
              FROM ${s}.outbox WHERE owner = $1 AND seq > $2 AND ${types ? "type = ANY($3::text[])" : "type <> ''"} ORDER BY seq${cap}) page
            WHERE coalesce(above, 0) < ${LIMITS.storagePageBytes}`,
-          types ? [owner, after, [...types]] : [owner, after],
-        )
-      ).map((r) => ({ type: r.type, payload: JSON.parse(r.payload) as Record<string, unknown>, seq: Number(r.seq), ts: Number(r.ts) }));
+            types ? [owner, after, [...types]] : [owner, after],
+          )
+        ).map((r) => ({
+          type: r.type,
+          payload: JSON.parse(r.payload) as Record<string, unknown>,
+          seq: Number(r.seq),
+          ts: Number(r.ts),
+        }))
+      );
     },
 
     async outboxBounds(owner): Promise<OutboxBounds> {
@@ -83,24 +138,47 @@ function outboxQueries(db: Database): Pick<Queries, "readOutbox" | "outboxBounds
   };
 }
 
+/** The turn reads of one storage: streaming answers and waiting user messages, of every owner or of one lane. */
+function turnQueries(db: Database): Pick<Queries, "unfinishedMessages" | "waitingTurns"> {
+  const { s, rows } = db;
+  /** Messages matching `where`, of every owner or of one lane. */
+  async function turnRows(
+    where: string,
+    scope: TurnScope | undefined,
+    order: string,
+  ): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
+    const found =
+      scope?.chat_id !== undefined
+        ? await rows<{ owner: string; data: string }>(
+            `SELECT owner, data FROM ${s}.messages WHERE ${where} AND owner = $1 AND chat_id = $2 AND thread_key = $3${order}`,
+            [scope.owner, scope.chat_id, laneKey(scope.thread_id ?? null)],
+          )
+        : scope
+          ? await rows<{ owner: string; data: string }>(
+              `SELECT owner, data FROM ${s}.messages WHERE ${where} AND owner = $1${order}`,
+              [scope.owner],
+            )
+          : await rows<{ owner: string; data: string }>(
+              `SELECT owner, data FROM ${s}.messages WHERE ${where}${order}`,
+              [],
+            );
+    return found.map((r) => ({ owner: r.owner, message: JSON.parse(r.data) as StoredMessage }));
+  }
+  return {
+    async unfinishedMessages(scope?: TurnScope) {
+      return turnRows("role = 'assistant' AND status = 'streaming'", scope, "");
+    },
+
+    async waitingTurns(scope?: TurnScope) {
+      return turnRows("status = 'waiting'", scope, " ORDER BY owner, chat_id, thread_key, ts, message_id");
+    },
+  };
+}
+
 /** The queries of one storage. */
 export function queries(db: Database): Queries {
   const { s, rows } = db;
   const { one, all, put } = records(db);
-  /** Messages matching `where`, of every owner or of one lane. */
-  async function turnRows(where: string, scope: TurnScope | undefined, order: string): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
-    const found =
-      scope?.chat_id !== undefined
-        ? await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where} AND owner = $1 AND chat_id = $2 AND thread_key = $3${order}`, [
-            scope.owner,
-            scope.chat_id,
-            laneKey(scope.thread_id ?? null),
-          ])
-        : scope
-          ? await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where} AND owner = $1${order}`, [scope.owner])
-          : await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.messages WHERE ${where}${order}`, []);
-    return found.map((r) => ({ owner: r.owner, message: JSON.parse(r.data) as StoredMessage }));
-  }
   return {
     getChannel: (owner, chatId) => one<Channel>(CHANNELS, owner, chatId),
     listChannels: (owner) => all<Channel>(CHANNELS, owner),
@@ -119,7 +197,10 @@ export function queries(db: Database): Queries {
       let before = "";
       const values: unknown[] = [...lane];
       if (query.before !== undefined) {
-        const [anchor] = await rows<{ ts: string }>(`SELECT ts FROM ${s}.messages WHERE owner = $1 AND chat_id = $2 AND thread_key = $3 AND message_id = $4`, [...lane, query.before]);
+        const [anchor] = await rows<{ ts: string }>(
+          `SELECT ts FROM ${s}.messages WHERE owner = $1 AND chat_id = $2 AND thread_key = $3 AND message_id = $4`,
+          [...lane, query.before],
+        );
         if (!anchor) return undefined;
         before = " AND (ts, message_id) < ($4::bigint, $5::text)";
         values.push(anchor.ts, query.before);
@@ -140,13 +221,7 @@ export function queries(db: Database): Queries {
       return { messages: messages.reverse(), has_more: hasMore };
     },
 
-    async unfinishedMessages(scope?: TurnScope) {
-      return turnRows("role = 'assistant' AND status = 'streaming'", scope, "");
-    },
-
-    async waitingTurns(scope?: TurnScope) {
-      return turnRows("status = 'waiting'", scope, " ORDER BY owner, chat_id, thread_key, ts, message_id");
-    },
+    ...turnQueries(db),
     ...outboxQueries(db),
 
     getDevice: (owner, deviceId) => one<Device>(DEVICES, owner, deviceId),
