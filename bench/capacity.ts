@@ -260,7 +260,7 @@ function printTable(results: RunResult[]): void {
   console.log(`- RSS per connection: ${(of("gateway", (r) => r.memory.rss) / of("bare", (r) => r.memory.rss)).toFixed(2)}x (target at most 1.5x)`);
   console.log(`- hello rate: ${(of("gateway", (r) => r.hellosPerSecond) / of("bare", (r) => r.hellosPerSecond)).toFixed(2)}x (target at least 0.6x)`);
   console.log(`- storm time: ${(of("gateway", (r) => r.stormMs) / of("bare", (r) => r.stormMs)).toFixed(2)}x (target at most 2x), probe ping p99 ${of("gateway", (r) => r.pingP99).toFixed(1)} ms (target under 50 ms)`);
-  console.log("\n```json\n" + JSON.stringify(results) + "\n```");
+  console.log(`\n\`\`\`json\n${JSON.stringify(results)}\n\`\`\``);
 }
 
 function checkFileLimit(): void {

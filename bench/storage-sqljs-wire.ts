@@ -88,7 +88,10 @@ class Device {
   request(type: string, payload: unknown): Promise<{ type: string }> {
     const id = `q${++this.#next}`;
     return new Promise((resolve) => {
-      this.#waiting.set(id, (f) => (this.#waiting.delete(id), resolve(f)));
+      this.#waiting.set(id, (f) => {
+        this.#waiting.delete(id);
+        resolve(f);
+      });
       this.ws.send(JSON.stringify({ type, id, payload }));
     });
   }

@@ -20,7 +20,9 @@ export function memoryCursorStore(initial?: number): CursorStore {
   let cursor = initial;
   return {
     get: () => cursor,
-    set: (value) => void (cursor = value),
+    set: (value) => {
+      cursor = value;
+    },
   };
 }
 

@@ -35,7 +35,7 @@ export interface LaneQueue {
 }
 
 /** A tool's end, kept on its entry (one made up when its start never came). */
-function endTool(turn: RunningTurn, p: Record<string, any>): void {
+function endTool(turn: RunningTurn, p: ToolEndPayload): void {
   let tool = turn.tools.find((x) => x.index === p.index);
   if (!tool) {
     tool = { index: p.index, name: p.name, preview: "", args: {} };
@@ -56,27 +56,39 @@ export class LiveTurns {
 
   /** Apply one frame (a `message.update` with its whole text); which of the two views changed. */
   apply(frame: ServerFrame): { turns: boolean; queues: boolean } {
-    const p = frame.payload as Record<string, any>;
     switch (frame.type) {
-      case "message.start":
+      case "message.start": {
+        const p = frame.payload;
         if (this.#turns.has(p.message_id)) return { turns: false, queues: false };
         this.#turns.set(p.message_id, { message_id: p.message_id, chat_id: p.chat_id, thread_id: p.thread_id, ...(p.reply_to ? { reply_to: p.reply_to } : {}), text: "", reasoning: "", tools: [] });
         return { turns: true, queues: false };
-      case "message.update":
+      }
+      case "message.update": {
+        const p = frame.payload;
         return { turns: this.#update(p.message_id, (t) => Object.assign(t, { text: p.text ?? t.text, reasoning: p.reasoning ?? t.reasoning })), queues: false };
-      case "tool.start":
-        return { turns: this.#update(p.message_id, (t) => void (t.tools.some((x) => x.index === p.index) || t.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args }))), queues: false };
-      case "tool.end":
+      }
+      case "tool.start": {
+        const p = frame.payload;
+        const start = (t: RunningTurn) => {
+          if (!t.tools.some((x) => x.index === p.index)) t.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args });
+        };
+        return { turns: this.#update(p.message_id, start), queues: false };
+      }
+      case "tool.end": {
+        const p = frame.payload;
         return { turns: this.#update(p.message_id, (t) => endTool(t, p)), queues: false };
+      }
       case "message.stop":
       case "message":
-        return { turns: this.#turns.delete(p.message_id), queues: false };
+        return { turns: this.#turns.delete(frame.payload.message_id), queues: false };
       case "message.deleted":
-        return { turns: (p.message_ids as string[]).map((id) => this.#turns.delete(id)).some(Boolean), queues: false };
-      case "lane.queue":
-        if (p.message_ids.length === 0) this.#queues.delete(laneKey(p as LaneRef));
-        else this.#queues.set(laneKey(p as LaneRef), { chat_id: p.chat_id, thread_id: p.thread_id, message_ids: [...p.message_ids] });
+        return { turns: frame.payload.message_ids.map((id) => this.#turns.delete(id)).some(Boolean), queues: false };
+      case "lane.queue": {
+        const p = frame.payload;
+        if (p.message_ids.length === 0) this.#queues.delete(laneKey(p));
+        else this.#queues.set(laneKey(p), { chat_id: p.chat_id, thread_id: p.thread_id, message_ids: [...p.message_ids] });
         return { turns: false, queues: true };
+      }
       default:
         return { turns: false, queues: false };
     }

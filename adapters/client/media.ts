@@ -87,7 +87,7 @@ export function sha256Fallback(data: Uint8Array): Uint8Array {
   }
   const out = new Uint8Array(32);
   const outView = new DataView(out.buffer);
-  h.forEach((v, i) => outView.setUint32(i * 4, v));
+  for (const [i, v] of h.entries()) outView.setUint32(i * 4, v);
   return out;
 }
 

@@ -18,7 +18,10 @@ export interface OpenAsksStore {
 /** Open asks kept in memory only (the default outside a browser). */
 export function memoryOpenAsksStore(): OpenAsksStore {
   let kept: OpenAsk[] = [];
-  return { get: () => kept, set: (asks) => void (kept = asks) };
+  return { get: () => kept, set: (asks) => {
+      kept = asks;
+    },
+  };
 }
 
 /** Open asks kept in `localStorage` under `key` (the default in a browser). */

@@ -10,6 +10,7 @@ import { ClientError } from "./errors.js";
 import { CHUNK_BYTES, decodeMediaChunk, encodeMediaChunk, kindOf, randomId, sha256Hex, toBytes } from "./media.js";
 import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions } from "./options.js";
 import type { Requests } from "./requests.js";
+import type { ResponsePayload } from "./frames.js";
 
 /** What {@link GatewayClient.upload} needs besides the bytes. */
 export interface UploadOptions extends RequestOptions {
@@ -109,7 +110,11 @@ export class Transfers {
     let fail!: (error: ClientError) => void;
     const failure = new Promise<never>((_, reject) => (fail = reject));
     const limit = size ?? this.#connection.helloOk?.limits.max_media_bytes ?? Number.MAX_SAFE_INTEGER;
-    const active: ActiveDownload = { chunks: [], received: 0, limit, onProgress: options.onProgress, failed: false, fail: (e) => ((active.failed = true), fail(e)) };
+    const active: ActiveDownload = { chunks: [], received: 0, limit, onProgress: options.onProgress, failed: false, fail: (e) => {
+      active.failed = true;
+      fail(e);
+    },
+  };
     this.#downloads.set(mediaId, active);
     try {
       const pull = this.#requests.request("media.pull", { media_id: mediaId }, options.timeoutMs ?? this.#bulkTimeout());
@@ -170,11 +175,13 @@ export class Transfers {
     const startId = this.#requests.newId();
     const start: StartState = { failure: undefined };
     const started = this.#requests.track(startId, "media.upload.start", undefined);
-    started.catch((error: ClientError) => void (start.failure = error));
+    started.catch((error: ClientError) => {
+      start.failure = error;
+    });
     ws.send(JSON.stringify({ type: "media.upload.start", id: startId, payload: { media_ref: mediaRef, kind, mime, size: bytes.byteLength, filename } }));
     try {
       await this.#sendChunks(ws, mediaRef, bytes, start, options.onProgress);
-      let ack;
+      let ack: ResponsePayload<"media.upload.end">;
       try {
         ack = await this.#requests.request("media.upload.end", { media_ref: mediaRef, sha256 }, timeoutMs);
       } catch (error) {

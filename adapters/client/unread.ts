@@ -77,25 +77,32 @@ export class UnreadCounts {
   }
 
   apply(frame: ServerFrame): UnreadChange {
-    const p = frame.payload as Record<string, any>;
     switch (frame.type) {
       case "channel.list":
-        return this.#list(p.channels);
-      case "channel.created":
+        return this.#list(frame.payload.channels);
+      case "channel.created": {
+        const p = frame.payload;
         if (p.parent_chat_id) this.#parents.set(p.chat_id, p.parent_chat_id);
         if (!this.#known || this.#counts.has(p.chat_id)) return "none";
         this.#counts.set(p.chat_id, 0);
         return "changed";
+      }
       case "channel.deleted":
-        return this.#counts.delete(p.chat_id) ? "changed" : "none";
+        return this.#counts.delete(frame.payload.chat_id) ? "changed" : "none";
       case "message.deleted":
         return this.#known ? "stale" : "none";
-      case "message":
+      case "message": {
+        const p = frame.payload;
         return p.role === "assistant" ? this.#answer(p.chat_id, p.thread_id, { ts: p.ts, message_id: p.message_id }) : "none";
-      case "message.stop":
+      }
+      case "message.stop": {
+        const p = frame.payload;
         return this.#answer(p.chat_id, p.thread_id, { ts: p.ts, message_id: p.message_id });
-      case "read":
+      }
+      case "read": {
+        const p = frame.payload;
         return this.#read(p.chat_id, p.thread_id, { ts: p.ts, message_id: p.message_id });
+      }
       default:
         return "none";
     }

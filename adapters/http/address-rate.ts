@@ -24,7 +24,10 @@ export class AddressRate {
   /** Counts one request of `address`; undefined when within budget, else whole seconds to wait. */
   take(address: string, now: number): number | undefined {
     let window = this.#windows.get(address);
-    if (window === undefined || now - window.start >= this.#windowMs) this.#windows.set(address, (window = { start: now, count: 0 }));
+    if (window === undefined || now - window.start >= this.#windowMs) {
+      window = { start: now, count: 0 };
+      this.#windows.set(address, window);
+    }
     if (window.count >= this.#max) return Math.max(1, Math.ceil((window.start + this.#windowMs - now) / 1000));
     window.count++;
     return undefined;

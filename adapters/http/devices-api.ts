@@ -70,9 +70,15 @@ async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerRes
   const ip = addressBlock(clientIp(req, ctx.trustProxy));
   const now = ctx.clock();
   const retryAfter = dctx.redeems.take(ip, now);
-  if (retryAfter !== undefined) return (req.resume(), tooMany(res, "too many pairing attempts from this address; try again later", retryAfter));
+  if (retryAfter !== undefined) {
+    req.resume();
+    return tooMany(res, "too many pairing attempts from this address; try again later", retryAfter);
+  }
   const lock = ctx.lockoutStore ? await ctx.lockoutStore.check(ip, now) : ctx.lockout.check(ip, now);
-  if (lock.locked) return (req.resume(), tooMany(res, "too many failed logins; try again later", lock.retryAfter));
+  if (lock.locked) {
+    req.resume();
+    return tooMany(res, "too many failed logins; try again later", lock.retryAfter);
+  }
   const body = await bodyOf(ctx, req, res);
   if (body === undefined) return;
   const name = nameOf(body.device_name, "");
@@ -126,14 +132,20 @@ async function revokeDevice(dctx: DevicesContext, username: string, deviceId: st
 export async function serveDevices(dctx: DevicesContext, pathname: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (pathname === "/api/devices/redeem") return redeem(dctx, req, res);
   const session = (await dctx.auth.enabled()).on ? await dctx.auth.sessionOf(req) : undefined;
-  if (session === undefined) return (req.resume(), sendJson(res, 401, { error: "login required" }));
+  if (session === undefined) {
+    req.resume();
+    return sendJson(res, 401, { error: "login required" });
+  }
   if (pathname === "/api/devices/pair") return pair(dctx, session.username, req, res);
   if (pathname === "/api/devices") {
     if (refuseMethod(req, res, "GET")) return;
     req.resume();
     return sendJson(res, 200, { devices: (await dctx.devices.list(session.username)).map(listed) });
   }
-  if (!/^\/api\/devices\/[^/]+$/.test(pathname)) return (req.resume(), sendJson(res, 404, { error: "no such device" }));
+  if (!/^\/api\/devices\/[^/]+$/.test(pathname)) {
+    req.resume();
+    return sendJson(res, 404, { error: "no such device" });
+  }
   // canonicalPath lower-cases, and device ids are mixed case: the id comes from the raw URL.
   const last = new URL(req.url ?? "/", "http://x").pathname.split("/").pop() ?? "";
   let id: string;

@@ -56,7 +56,7 @@ const UNAUTHORIZED = { error: "missing, wrong or stale signature" };
  * prefix (it does for `/api/hooks/`).
  */
 export function createHookHandler(options: HookHandlerOptions): HookHandler {
-  if (!options || !options.gateway) throw new TypeError("createHookHandler: options.gateway is required");
+  if (!options?.gateway) throw new TypeError("createHookHandler: options.gateway is required");
   const prefix = options.prefix ?? "/api/hooks/";
   if (!prefix.startsWith("/") || !prefix.endsWith("/")) throw new TypeError(`createHookHandler: prefix must start and end with "/", got ${JSON.stringify(prefix)}`);
   const now = options.now ?? Date.now;
@@ -64,7 +64,10 @@ export function createHookHandler(options: HookHandlerOptions): HookHandler {
   const local = memoryHookBudget(HOOK_LIMITS.postsPerMinute);
   const shared = options.postBudget;
   const budget: HookPostBudget = shared
-    ? { take: (hookId, at) => shared.take(hookId, at).catch((error: unknown) => (onError(error), local.take(hookId, at))) }
+    ? { take: (hookId, at) => shared.take(hookId, at).catch((error: unknown) => {
+            onError(error);
+            return local.take(hookId, at);
+          }) }
     : local;
   const ctx = { gateway: options.gateway, now, budget };
 

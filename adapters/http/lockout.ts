@@ -28,7 +28,10 @@ export class LoginLockout {
 
   #entry(ip: string): Entry {
     let entry = this.#entries.get(ip);
-    if (entry === undefined) this.#entries.set(ip, (entry = { failures: [], lockedUntil: 0, inFlight: 0, waiters: [] }));
+    if (entry === undefined) {
+      entry = { failures: [], lockedUntil: 0, inFlight: 0, waiters: [] };
+      this.#entries.set(ip, entry);
+    }
     return entry;
   }
 

@@ -265,7 +265,9 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   // Other processes sharing the store end sessions too; their connections here must close as well.
   const unsubscribeStore = sessions.onRevocation?.(revoke);
   const { devices, codes, redeems, unsubscribeDevices } = pairingParts(options, revoke);
-  const sweeper = setInterval(() => [lockout, logouts, redeems].forEach((counts) => counts.sweep(clock())), 60_000);
+  const sweeper = setInterval(() => {
+    for (const counts of [lockout, logouts, redeems]) counts.sweep(clock());
+  }, 60_000);
   sweeper.unref();
   let closed = false;
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Session, SessionStore } from "chat-gateway";
+import type { SessionStore } from "chat-gateway";
 
 /** A new session token: 256 random bits as base64url (43 characters). */
 export function createSessionToken(): string {

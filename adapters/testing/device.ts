@@ -8,6 +8,7 @@ export interface Frame {
   type: string;
   id?: string;
   seq?: number;
+  // biome-ignore lint/suspicious/noExplicitAny: a test device reads any frame's fields; the suites' assertions check them
   payload: Record<string, any>;
 }
 

@@ -18,7 +18,7 @@
  * (and, for runtimes, a WebSocket server on 127.0.0.1) with `ws`, which comes with chat-gateway.
  * @module
  */
-// Imported for the links above: the contracts these suites check live in the core entry.
+// biome-ignore lint/correctness/noUnusedImports: imported for the links above; the contracts these suites check live in the core entry
 import type { AgentRuntime, Bus, Connection, LaneLock, MediaStore, SessionStore, Storage } from "chat-gateway";
 export { describeStorageConformance, type StorageConformanceOptions, type StorageFactory, type StorageUnderTest } from "./storage.js";
 export { describeMediaStoreConformance, type MediaStoreFactory } from "./media-store.js";

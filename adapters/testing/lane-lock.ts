@@ -51,7 +51,9 @@ export function describeLaneLockConformance(name: string, make: LaneLockFactory)
     const current = eachTest<"lock", LaneLock>("lock", make, (made): made is LaneLock => "acquire" in made);
     let lock: LaneLock;
     let peer: LaneLock;
-    beforeEach(() => void ({ value: lock, peer } = current));
+    beforeEach(() => {
+    ({ value: lock, peer } = current);
+  });
     const held: LaneLease[] = [];
     const take = async (from: LaneLock, key: string, signal = forever()) => {
       const lease = await from.acquire(key, signal);
@@ -131,7 +133,9 @@ async function stillWaiting(pending: Promise<unknown>, ms = 200): Promise<boolea
 function describeSignalTests(current: Current<LaneLock>, take: (from: LaneLock, key: string, signal?: AbortSignal) => Promise<LaneLease>): void {
   let lock: LaneLock;
   let peer: LaneLock;
-  beforeEach(() => void ({ value: lock, peer } = current));
+  beforeEach(() => {
+    ({ value: lock, peer } = current);
+  });
 
   test("signal - an abort while waiting rejects with its reason and takes nothing", async () => {
     const first = await take(lock, "aborted");

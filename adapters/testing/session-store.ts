@@ -55,7 +55,9 @@ export function describeSessionStoreConformance(name: string, make: SessionStore
     const current = eachTest<"store", SessionStore>("store", make, (made): made is SessionStore => "create" in made);
     let store: SessionStore;
     let peer: SessionStore;
-    beforeEach(() => void ({ value: store, peer } = current));
+    beforeEach(() => {
+    ({ value: store, peer } = current);
+  });
 
     const session = (username = "alice", lifetime = 3600): Session => ({ token: token(), username, expires_at: now() + lifetime });
 

@@ -27,7 +27,7 @@ export function readChange(m: StoredMessage) {
 /** Lanes with unread messages, in a fixed order (a lane with none may be listed with 0 or left out). */
 export async function unreadOf(storage: Storage, owner: string, cap = 999): Promise<LaneUnread[]> {
   const lanes = (await storage.unreadCounts(owner, cap)).filter((l) => l.unread > 0);
-  return lanes.sort((a, b) => (a.chat_id + "/" + (a.thread_id ?? "")).localeCompare(b.chat_id + "/" + (b.thread_id ?? "")));
+  return lanes.sort((a, b) => (`${a.chat_id}/${a.thread_id ?? ""}`).localeCompare(`${b.chat_id}/${b.thread_id ?? ""}`));
 }
 
 /** Declares the read-state tests; `current` gives the storage of the running test. */

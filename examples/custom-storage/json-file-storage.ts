@@ -10,21 +10,21 @@ import {
   defineStorage,
   expectedChannelsHeld,
 } from "chat-gateway/storage";
-import {
-  type Change,
-  type Channel,
-  type ChatId,
-  type CommitResult,
-  type Device,
-  type DeviceId,
-  type HistoryPage,
-  type HistoryQuery,
-  type MessageId,
-  type OutboxEntry,
-  type OutboxFrame,
-  type Owner,
-  type Storage,
-  type StoredMessage,
+import type {
+  Change,
+  Channel,
+  ChatId,
+  CommitResult,
+  Device,
+  DeviceId,
+  HistoryPage,
+  HistoryQuery,
+  MessageId,
+  OutboxEntry,
+  OutboxFrame,
+  Owner,
+  Storage,
+  StoredMessage,
 } from "chat-gateway";
 
 /** Everything one owner has: what its file holds. */

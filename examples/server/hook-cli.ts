@@ -69,7 +69,7 @@ function ask(path: string, request: AdminRequest): Promise<{ ok: boolean; result
  * stderr why not (1 unreachable or refused, 2 a usage error the server found).
  */
 export async function askServer(dataDir: string, request: AdminRequest, io: Io): Promise<{ result: unknown } | number> {
-  let reply;
+  let reply: Awaited<ReturnType<typeof ask>>;
   try {
     reply = await ask(adminSocketPath(dataDir), request);
   } catch (error) {

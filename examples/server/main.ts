@@ -1,6 +1,6 @@
 // `npm start`: the example server. `user ...` and `device ...` run the user CLI instead.
 import { runUserCli } from "chat-gateway/http";
-import { HELP, parseConfig, UsageError } from "./config.js";
+import { HELP, parseConfig, UsageError, type ServerConfig } from "./config.js";
 import { serverData } from "./data.js";
 import { runHookCli } from "./hook-cli.js";
 import { runScheduleCli } from "./schedule-cli.js";
@@ -31,7 +31,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP);
     return 0;
   }
-  let config;
+  let config: ServerConfig;
   try {
     config = parseConfig(argv, process.env);
   } catch (error) {

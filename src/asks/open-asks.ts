@@ -172,10 +172,14 @@ export class OpenAsks {
     this.#remember(owner, pickerId, frame.payload);
     // Kept on the answer in the order the asks ended (docs/PROTOCOL.md §14.5).
     const record = answeredAsk(entry.spec, answer, deviceId, this.#services.now());
-    (entry.turn.asks ??= []).push(record);
+    entry.turn.asks ??= [];
+    entry.turn.asks.push(record);
     const work = this.#store(entry, answer, frame, respondTo, record);
     let storing = this.#storing.get(entry.turn);
-    if (!storing) this.#storing.set(entry.turn, (storing = new Set()));
+    if (!storing) {
+      storing = new Set();
+      this.#storing.set(entry.turn, storing);
+    }
     storing.add(work);
     void work.finally(() => storing.delete(work));
     return work.then(() => frame.payload);

@@ -28,6 +28,7 @@ const KINDS: Record<string, PickerSpec["kind"]> = { "picker.approval": "approval
 export function storedPicker(entry: Pick<OutboxEntry, "type" | "payload">): StoredPicker | undefined {
   const kind = KINDS[entry.type];
   if (!kind) return undefined;
+  // biome-ignore lint/suspicious/noExplicitAny: a stored ask of any kind; the fields read below are checked where they are used
   const p = entry.payload as Record<string, any>;
   const list: Array<{ id: string }> = (kind === "model" ? p.models : p.options) ?? [];
   return {

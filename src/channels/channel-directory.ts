@@ -66,7 +66,7 @@ export class ChannelDirectory {
     if (!channel) throw new GatewayError("not_found", `unknown chat_id "${chatId}"`);
     if (threadId !== undefined && threadId !== null) {
       const thread = await storage.getChannel(owner, threadId);
-      if (!thread || thread.kind !== "thread" || thread.parent_chat_id !== channel.chat_id) {
+      if (thread?.kind !== "thread" || thread.parent_chat_id !== channel.chat_id) {
         throw new GatewayError("not_found", `unknown thread_id "${threadId}" in chat "${chatId}"`);
       }
       return { chat_id: channel.chat_id, thread_id: thread.chat_id, channel, thread };

@@ -57,7 +57,10 @@ export class HeldTexts {
     this.#remember(messageId, update);
     if (origin === undefined || update.whole) return update;
     let byOrigin = derived.get(update);
-    if (byOrigin === undefined) derived.set(update, (byOrigin = new WeakMap()));
+    if (byOrigin === undefined) {
+      byOrigin = new WeakMap();
+      derived.set(update, byOrigin);
+    }
     let frame = byOrigin.get(origin);
     if (frame === undefined) {
       frame = deltaFrame(update, textsOf(origin));

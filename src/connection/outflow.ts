@@ -28,7 +28,10 @@ export interface OutflowLimits {
 const limitsOf = new WeakMap<ResolvedOptions, OutflowLimits>();
 export function outflowLimits(options: ResolvedOptions): OutflowLimits {
   let limits = limitsOf.get(options);
-  if (!limits) limitsOf.set(options, (limits = { ...options.backpressure, deltaIntervalMs: options.deltaUpdateIntervalMs }));
+  if (!limits) {
+    limits = { ...options.backpressure, deltaIntervalMs: options.deltaUpdateIntervalMs };
+    limitsOf.set(options, limits);
+  }
   return limits;
 }
 
@@ -83,7 +86,8 @@ export class Outflow {
       if (this.#conn.bufferedAmount > this.#limits.softBytes || (this.#pendingUpdates?.size ?? 0) > 0 || paced > 0) {
         // Latest wins: the turn's update carries the whole text, so older pending ones are
         // worthless; a delta device's appends are taken from it when it is written.
-        (this.#pendingUpdates ??= new Map()).set(messageId, frame);
+        this.#pendingUpdates ??= new Map();
+        this.#pendingUpdates.set(messageId, frame);
         this.#scheduleDrain(paced > 0 ? paced : DRAIN_POLL_MS);
         return;
       }

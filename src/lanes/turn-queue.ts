@@ -46,7 +46,10 @@ const lastPublished = new WeakMap<LaneScheduler, Map<string, string>>();
 
 function publishedOf(lanes: LaneScheduler): Map<string, string> {
   let map = lastPublished.get(lanes);
-  if (!map) lastPublished.set(lanes, (map = new Map()));
+  if (!map) {
+    map = new Map();
+    lastPublished.set(lanes, map);
+  }
   return map;
 }
 

@@ -25,6 +25,7 @@ const id = string();
  * error naming the field (`unsupported`) instead of failing the frame's shape.
  */
 // `{}` is any value but null and undefined; null is taken too (it clears the field).
+// biome-ignore lint/complexity/noBannedTypes: any value but undefined, whose fields another struct checks
 const checkedLater = define<{} | null>("checked later", () => true);
 /** A thread id may be absent or null for the flat lane. */
 const threadId = optional(nullable(string()));
@@ -116,6 +117,7 @@ export const clientFrameStructs = {
   "commands.complete": type({ chat_id: id, thread_id: threadId, text: string() }),
   /** The device has shown the lane up to and including `message_id` (docs/PROTOCOL.md §15). */
   read: type({ chat_id: id, thread_id: threadId, message_id: string() }),
+// biome-ignore lint/suspicious/noExplicitAny: superstruct's Struct is invariant in its type parameters: a table of structs of different frames needs any
 } satisfies Record<string, Struct<any, any>>;
 
 

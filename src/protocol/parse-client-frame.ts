@@ -10,6 +10,7 @@ import { clientFrameStructs, type ClientFrame } from "./client-frames.js";
 import { frameShapeProblem } from "./frame-shape.js";
 
 /** The structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */
+// biome-ignore lint/suspicious/noExplicitAny: superstruct's Struct is invariant in its type parameters: a table of structs of different frames needs any
 const structsByType: ReadonlyMap<string, Struct<any, any>> = new Map(Object.entries(clientFrameStructs));
 
 /** The envelope of every frame (docs/PROTOCOL.md §1). */
@@ -55,7 +56,9 @@ function describeFailure(frameType: string, failure: { path: Array<string | numb
  * value with `${value}`, which throws for an object that has its own `toString` field: that frame
  * is refused the same way, without naming the field.
  */
+// biome-ignore lint/suspicious/noExplicitAny: the schema parameter of a struct is not read here
 function check<T>(value: unknown, struct: Struct<T, any>, label: string, frameType: string | undefined, requestId: string | undefined): T {
+  // biome-ignore lint/suspicious/noExplicitAny: the schema parameter of a struct is not read here
   let result: ReturnType<typeof validate<T, any>>;
   try {
     result = validate(value, struct);

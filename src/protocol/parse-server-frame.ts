@@ -9,6 +9,7 @@ import { GatewayError } from "./errors.js";
 import { serverFrameStructs, type ServerFrame } from "./server-frames.js";
 
 /** The structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */
+// biome-ignore lint/suspicious/noExplicitAny: superstruct's Struct is invariant in its type parameters: a table of structs of different frames needs any
 const structsByType: ReadonlyMap<string, Struct<any, any>> = new Map(Object.entries(serverFrameStructs));
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -56,6 +56,7 @@ export function matchText(text: string, terms: readonly string[]): TextMatch | u
  */
 export const SNIPPET_SCAN = 16 * 1024;
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the whole ASCII range, control characters included
 const ASCII = /^[\x00-\x7f]*$/;
 
 /**

@@ -136,6 +136,7 @@ export const serverFrameStructs = {
   /** A lane's read watermark moved (docs/PROTOCOL.md §15); `ts` is the read message's. */
   read: object({ ...laneFields, message_id: string(), device_id: string(), ts: integer() }),
   "commands.complete": object({ text: string(), completions: array(object({ value: string(), description: string() })) }),
+// biome-ignore lint/suspicious/noExplicitAny: superstruct's Struct is invariant in its type parameters: a table of structs of different frames needs any
 } satisfies Record<string, Struct<any, any>>;
 
 /** The type name of a gateway → client frame. */

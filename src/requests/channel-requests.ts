@@ -165,7 +165,7 @@ export async function deleteChannel(services: ChannelServices, owner: Owner, cha
 }
 
 /** Deletes `gone` expecting each as read; the first one's `channel.deleted` answers `requester`. */
-async function deleteAll(services: ChannelServices, owner: Owner, gone: Channel[], requester: Requester): Promise<void | typeof SUPERSEDED> {
+async function deleteAll(services: ChannelServices, owner: Owner, gone: Channel[], requester: Requester): Promise<"deleted" | typeof SUPERSEDED> {
   for (const channel of gone) {
     const lane = channel.kind === "thread" ? { chat_id: channel.parent_chat_id!, thread_id: channel.chat_id } : { chat_id: channel.chat_id, thread_id: null };
     services.lanes.clear(owner, lane);
@@ -173,7 +173,7 @@ async function deleteAll(services: ChannelServices, owner: Owner, gone: Channel[
   const frames: StoredFrame[] = gone.map((c) => ({ type: "channel.deleted", payload: { chat_id: c.chat_id } }));
   const change = { deleteChannels: gone.map((c) => c.chat_id), expectChannels: asRead(gone) };
   const stored = await services.store(owner, change, frames, requester && { ...requester, frameIndex: 0 });
-  return stored.length ? undefined : SUPERSEDED;
+  return stored.length ? "deleted" : SUPERSEDED;
 }
 
 async function deleteAsRead(services: ChannelServices, owner: Owner, chatId: ChatId, requester: Requester): Promise<Channel | typeof SUPERSEDED> {

@@ -38,7 +38,10 @@ export function changeDevice(storage: Storage, owner: Owner, deviceId: DeviceId,
 /** Runs `work` after the writes of this device queued before it in this process. */
 function inTurn<T>(storage: Storage, owner: Owner, deviceId: DeviceId, work: () => Promise<T>): Promise<T> {
   let chains = tails.get(storage);
-  if (!chains) tails.set(storage, (chains = new Map()));
+  if (!chains) {
+    chains = new Map();
+    tails.set(storage, chains);
+  }
   const key = `${owner}\u0000${deviceId}`;
   const write = (chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(work);
   chains.set(key, write);

@@ -9,7 +9,7 @@ import type { Owner } from "../protocol/ids.js";
 import type { LaneTurn } from "./lanes.js";
 import type { MediaRef, MessageStatus, StoredMessage } from "../contracts/records.js";
 import type { UsageEvent } from "../contracts/runtime.js";
-import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
+import type { StoredFrame } from "../protocol/protocol.js";
 import { messagePayload, stopPayload } from "../outbox/message-payloads.js";
 import { buildRuntimeInfo } from "./runtime-info.js";
 import { noteUsage } from "./answer-recorder.js";

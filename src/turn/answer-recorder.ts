@@ -129,7 +129,8 @@ export class AnswerRecorder {
     this.#openTools.push({ id: event.id, name: event.name, index, started: this.#services.now() });
     const args = event.args ?? {};
     const preview = event.preview ?? previewOf(args);
-    (this.#message.tools ??= []).push(startedCall(index, event.name, preview, args));
+    this.#message.tools ??= [];
+    this.#message.tools.push(startedCall(index, event.name, preview, args));
     this.#live({ type: "tool.start", payload: { index, name: event.name, preview, args } });
   }
 
@@ -147,7 +148,8 @@ export class AnswerRecorder {
     if (!stored) {
       // An end without its start (the runtime never announced it): kept all the same.
       stored = startedCall(index, name, "", {});
-      (this.#message.tools ??= []).push(stored);
+      this.#message.tools ??= [];
+      this.#message.tools.push(stored);
     }
     endCall(stored, output, event.ok, duration);
     this.#live({ type: "tool.end", payload: { index, name, output, duration, ok: event.ok } });

@@ -11,6 +11,7 @@ import type { AgentRuntime, CommandInput, RuntimeEvent } from "../contracts/runt
  */
 export type CommandHandler = (
   input: CommandInput,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command may return nothing, as a function without a return statement does
 ) => AsyncIterable<RuntimeEvent> | Promise<string | void> | string | void;
 
 /** The commands the gateway itself runs, by their canonical name. */

@@ -2,7 +2,7 @@
  * Building the runtime footer object from what a runtime reports.
  * @module
  */
-import type { ModelPrice, RuntimeInfoOptions } from "../options/options.js";
+import type { RuntimeInfoOptions } from "../options/options.js";
 export type { ModelPrice, RuntimeInfoOptions } from "../options/options.js";
 import { homedir } from "node:os";
 import type { RuntimeInfo } from "../contracts/records.js";

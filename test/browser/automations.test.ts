@@ -47,7 +47,10 @@ afterAll(async () => {
 async function cli(run: typeof runHookCli, args: string[]): Promise<string> {
   let out = "";
   let err = "";
-  const sink = (add: (s: string) => void) => new Writable({ write: (chunk, _enc, done) => (add(String(chunk)), done()) });
+  const sink = (add: (s: string) => void) => new Writable({ write: (chunk, _enc, done) => {
+      add(String(chunk));
+      done();
+    } });
   const code = await run(args, dataDir, { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)) });
   expect(code, err).toBe(0);
   return out;

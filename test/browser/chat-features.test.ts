@@ -65,7 +65,7 @@ beforeAll(async () => {
     (window as unknown as { __running: string[] }).__running = seen;
     new MutationObserver(() => {
       const row = document.querySelector(".tool.running summary");
-      const text = row && row.querySelector(".spinner") ? (row.textContent ?? "") : "";
+      const text = row?.querySelector(".spinner") ? (row.textContent ?? "") : "";
       if (text && seen.at(-1) !== text) seen.push(text);
     }).observe(document, { subtree: true, childList: true });
   });

@@ -49,7 +49,7 @@ beforeAll(async () => {
     const made: { key?: string; sub?: unknown } = {};
     (window as unknown as { madeSubscription: typeof made }).madeSubscription = made;
     const fake = { endpoint: subscription.endpoint, toJSON: () => ({ ...subscription, expirationTime: null }), unsubscribe: async () => true };
-    PushManager.prototype.subscribe = async function (options?: PushSubscriptionOptionsInit) {
+    PushManager.prototype.subscribe = async (options?: PushSubscriptionOptionsInit) => {
       made.key = btoa(String.fromCharCode(...new Uint8Array(options!.applicationServerKey as ArrayBuffer))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
       made.sub = subscription;
       return fake as unknown as PushSubscription;
@@ -124,7 +124,7 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
 
     // Another device makes a channel and asks there, then leaves: the answer ends with nobody connected.
     const token = await session();
-    const other = await Client.connect(server.url.replace(/^http/, "ws") + "/ws/gateway", { token: "" }, { authorization: `Bearer ${token}` });
+    const other = await Client.connect(`${server.url.replace(/^http/, "ws")}/ws/gateway`, { token: "" }, { authorization: `Bearer ${token}` });
     const created = await other.request("channel.create", { name: "Deploys", kind: "channel" });
     const chatId = created.payload.chat_id as string;
     await page.getByRole("button", { name: "Deploys" }).waitFor();
@@ -146,7 +146,9 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
     await page.getByRole("button", { name: "Settings" }).waitFor();
     await poll(() => page.locator(".conv-title h1").textContent()).not.toContain("Deploys");
     const cdp = await alice.newCDPSession(page);
-    const registrationId = new Promise<string>((resolve) => cdp.on("ServiceWorker.workerRegistrationUpdated", (e) => e.registrations.forEach((r) => !r.isDeleted && resolve(r.registrationId))));
+    const registrationId = new Promise<string>((resolve) => cdp.on("ServiceWorker.workerRegistrationUpdated", (e) => {
+      for (const r of e.registrations) if (!r.isDeleted) resolve(r.registrationId);
+    }));
     await cdp.send("ServiceWorker.enable");
     await cdp.send("ServiceWorker.deliverPushMessage", { origin: server.url, registrationId: await registrationId, data: JSON.stringify(payload) });
     const worker = alice.serviceWorkers()[0];

@@ -7,7 +7,7 @@ import type { RunningServer } from "../../examples/server/server.js";
 import { recordingClient, startExample, tempDir, until } from "./helpers.js";
 
 let servers: RunningServer[] = [];
-let cleanups: Array<() => Promise<void> | void> = [];
+const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const s of servers) await s.close();
   servers = [];

@@ -24,7 +24,7 @@ async function connect(url: string, hello: Record<string, unknown> = {}): Promis
 /** A runtime that asks to run `rm` with `args` (a 120-character preview as the body, as the bindings do) and answers with the outcome. */
 function approvalRuntime(args: Record<string, unknown>, count = 1) {
   return scriptedRuntime(async function* (input) {
-    const preview = `rm(${JSON.stringify(args)})`.slice(0, 119) + "…";
+    const preview = `${`rm(${JSON.stringify(args)})`.slice(0, 119)}…`;
     const asks = Array.from({ length: count }, () => input.ask({ kind: "approval", title: "Run rm?", body: preview, tool: { name: "rm", args } }));
     const answers: AskAnswer[] = await Promise.all(asks);
     yield { type: "text", delta: answers.map((a) => `${a.outcome}:${a.option_id ?? ""}`).join(" ") };

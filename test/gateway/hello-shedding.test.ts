@@ -15,7 +15,7 @@ afterEach(async () => {
 
 /** Token "slow" waits until `release()`; any other token is let in at once. */
 function heldAuthenticator(): { authenticator: Authenticator; release(): void; held(): number } {
-  let waiting: Array<() => void> = [];
+  const waiting: Array<() => void> = [];
   const result: AuthResult = { owner: "ann", user: null };
   return {
     authenticator: {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { decodeChunk, encodeChunk } from "chat-gateway/protocol";
-import { type RuntimeEvent } from "chat-gateway";
+import type { RuntimeEvent } from "chat-gateway";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { Client, startGateway, type Harness } from "./harness.js";
 import { sendAndSettle, sha, upload } from "./media-helpers.js";

@@ -102,7 +102,9 @@ function fakeConnection(buffered: { value: number }) {
   const conn: Connection = {
     send: (t) => void sent.push(t),
     sendBinary: () => undefined,
-    close: (code) => void (closed = code),
+    close: (code) => {
+      closed = code;
+    },
     get bufferedAmount() {
       return buffered.value;
     },

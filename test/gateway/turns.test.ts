@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { RuntimeEvent } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
-import { Client, startGateway, type Frame, type Harness } from "./harness.js";
+import { Client, startGateway, type Harness } from "./harness.js";
 import { gate, scriptedRuntime, sleep } from "./runtimes.js";
 
 let h: Harness | undefined;
@@ -356,4 +356,4 @@ describe("turns", () => {
   });
 });
 
-export type { Frame };
+

@@ -80,7 +80,7 @@ describe("webhooks", () => {
     ];
     expect(replies.map((r) => r.status)).toEqual([401, 401, 401, 401, 401, 401, 401]);
     expect(new Set(replies.map((r) => r.text)).size).toBe(1);
-    const unknown = [await t.post("hk_" + "0".repeat(48), body, { "x-hook-signature": signHookBody(a.secret, body) }), await t.post("nope", body)];
+    const unknown = [await t.post(`hk_${"0".repeat(48)}`, body, { "x-hook-signature": signHookBody(a.secret, body) }), await t.post("nope", body)];
     expect(unknown.map((r) => r.status)).toEqual([404, 404]);
     expect(unknown[0].text).toBe(unknown[1].text);
     expect(await t.lane(a.hook.chat_id)).toEqual([]);

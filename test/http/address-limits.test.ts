@@ -36,7 +36,11 @@ function holdingStore(): SessionStore & { hold(token: string): void; release(): 
       if (token === held?.token) await held.until;
       return store.get(token, now);
     },
-    hold: (token) => void (held = { token, until: new Promise<void>((resolve) => (release = resolve)) }),
+    hold: (token) => {
+      held = { token, until: new Promise<void>((resolve) => {
+        release = resolve;
+      }) };
+    },
     release: () => release(),
   };
 }

@@ -40,7 +40,10 @@ export async function writeUsers(file: string, users: Record<string, unknown>): 
 /** A clock the test moves by hand (milliseconds). */
 export function manualClock(start = Date.UTC(2026, 0, 1)): { now: () => number; advance: (ms: number) => void } {
   let t = start;
-  return { now: () => t, advance: (ms) => void (t += ms) };
+  return { now: () => t, advance: (ms) => {
+      t += ms;
+    },
+  };
 }
 
 export interface TestServer {

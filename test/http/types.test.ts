@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expectTypeOf, it } from "vitest";
 import type { Authenticator, SessionStore, UpgradeDecision } from "chat-gateway";
-import { createLoginProtection, memorySessionStore, runUserCli, UserStoreError, type LoginProtection, type LoginProtectionOptions, type UserCliIO } from "chat-gateway/http";
+import { createLoginProtection, memorySessionStore, runUserCli, type UserStoreError, type LoginProtection, type LoginProtectionOptions, type UserCliIO } from "chat-gateway/http";
 
 describe("public types of chat-gateway/http", () => {
   it("createLoginProtection takes options and returns the protection", () => {

@@ -12,7 +12,7 @@ import { freePort, npm, packedTarball, removeProject, root, run, startUntil, wri
 function blocks(readme: string, heading: string, lang: string): string[] {
   const section = readme.split(/^## /m).find((s) => s.startsWith(heading));
   if (!section) throw new Error(`README has no section "## ${heading}"`);
-  return [...section.matchAll(new RegExp("^```" + lang + "\\n([\\s\\S]*?)^```", "gm"))].map((m) => m[1]!);
+  return [...section.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\``, "gm"))].map((m) => m[1]!);
 }
 
 /** The shell block's commands: one per line or `&&`, comments dropped. */

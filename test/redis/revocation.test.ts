@@ -60,13 +60,13 @@ describe.skipIf(!available)("revocation through Redis", () => {
       // Let SUBSCRIBE reach Redis before publishing.
       await new Promise((resolve) => setTimeout(resolve, 200));
       const now = Math.floor(Date.now() / 1000);
-      await storeA.create({ token: "tok-" + prefix, username: "alice", expires_at: now + 60 }, now);
-      await storeA.delete("tok-" + prefix);
+      await storeA.create({ token: `tok-${prefix}`, username: "alice", expires_at: now + 60 }, now);
+      await storeA.delete(`tok-${prefix}`);
       await storeA.delete("never-existed");
       await storeA.deleteUser("bob");
       const deadline = Date.now() + 2000;
       while (heard.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(heard).toEqual([{ session: sessionId("tok-" + prefix) }, { user: "bob" }]);
+      expect(heard).toEqual([{ session: sessionId(`tok-${prefix}`) }, { user: "bob" }]);
     } finally {
       stop();
     }

@@ -24,10 +24,10 @@ describe.skipIf(!available)("redisSessionStore", () => {
   test("sessions - a session made through one client is found through another, until deleted", async () => {
     const onA = redisSessionStore(a, { prefix });
     const onB = redisSessionStore(b, { prefix });
-    const session = { token: "tok-1-" + runId(), username: "alice", expires_at: now() + 86_400 };
+    const session = { token: `tok-1-${runId()}`, username: "alice", expires_at: now() + 86_400 };
     await onA.create(session, now());
     expect(await onB.get(session.token, now())).toEqual(session);
-    expect(await onB.get(session.token + "x", now())).toBeUndefined();
+    expect(await onB.get(`${session.token}x`, now())).toBeUndefined();
     await onB.delete(session.token);
     expect(await onA.get(session.token, now())).toBeUndefined();
     await onA.delete("unknown");
@@ -35,7 +35,7 @@ describe.skipIf(!available)("redisSessionStore", () => {
 
   test("sessions - keyed by the SHA-256 of the token, which is never stored, with a PX expiry at expires_at", async () => {
     const store = redisSessionStore(a, { prefix });
-    const token = "secret-" + runId();
+    const token = `secret-${runId()}`;
     await store.create({ token, username: "bob", expires_at: now() + 86_400 }, now());
     const digest = createHash("sha256").update(token).digest("hex");
     const keys = await a.keys(`${prefix}*`);
@@ -50,7 +50,7 @@ describe.skipIf(!available)("redisSessionStore", () => {
   test("sessions - an expired session reads as absent and is deleted", async () => {
     const store = redisSessionStore(a, { prefix });
     const t = now();
-    const session = { token: "old-" + runId(), username: "carol", expires_at: t + 10 };
+    const session = { token: `old-${runId()}`, username: "carol", expires_at: t + 10 };
     await store.create(session, t);
     expect(await store.get(session.token, t + 9)).toEqual(session);
     expect(await store.get(session.token, t + 10)).toBeUndefined();

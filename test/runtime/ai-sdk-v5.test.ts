@@ -118,7 +118,10 @@ describe("ai-sdk on ai 5 - streaming", () => {
       doStream: [step([{ type: "tool-call", toolCallId: "call-1", toolName: "add", input: '{"a":2,"b":3}' }], "tool-calls"), step(text("t", "Ok."))],
     });
     const asked: unknown[] = [];
-    const ask = async (request: unknown) => (asked.push(request), { outcome: "selected" as const, option_id: option });
+    const ask = async (request: unknown) => {
+      asked.push(request);
+      return { outcome: "selected" as const, option_id: option };
+    };
     const result = await collect(aiSdkRuntime({ model, tools: tools({ add: addTool }), needsApproval: ["add"] }).turn(input("2+3?", { ask })));
     expect(asked).toEqual([{ kind: "approval", title: "Run add?", body: "add(a=2, b=3)", tool: { name: "add", args: { a: 2, b: 3 } } }]);
     const end = result.events.find((e) => e.type === "tool-end");

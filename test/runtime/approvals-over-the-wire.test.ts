@@ -53,7 +53,10 @@ describe("tool approval over the wire", () => {
       baseUrl: llm.baseUrl,
       model: "m",
       needsApproval: ["rm"],
-      tools: { rm: { parameters: { type: "object" }, execute: ({ path }) => (ran.push(path), "removed") } },
+      tools: { rm: { parameters: { type: "object" }, execute: ({ path }) => {
+        ran.push(path);
+        return "removed";
+      } } },
     });
     const { ask, resolved, final } = await approveOnce(runtime, answer);
     expect(ask).toMatchObject({ kind: "approval", title: "Run rm?", tool: { name: "rm", args: { path: "/tmp/build" } }, options: [{ id: "approve" }, { id: "deny" }] });
@@ -76,7 +79,10 @@ describe("tool approval over the wire", () => {
       baseUrl: llm.baseUrl,
       model: "m",
       needsApproval: ["write"],
-      tools: { write: { parameters: { type: "object" }, execute: (a) => (written.push(a), "ok"), preview: ({ path }) => `write to ${path}` } },
+      tools: { write: { parameters: { type: "object" }, execute: (a) => {
+          written.push(a);
+          return "ok";
+        }, preview: ({ path }) => `write to ${path}` } },
     });
     const { ask } = await approveOnce(runtime, "approve");
     const shown = ask.tool as { name: string; args: Record<string, string>; args_cut?: boolean };
@@ -107,7 +113,10 @@ describe("tool approval over the wire", () => {
       ],
     });
     const ran: string[] = [];
-    const rm = tool({ inputSchema: z.object({ path: z.string() }), needsApproval: true, execute: async ({ path }) => (ran.push(path), "removed") });
+    const rm = tool({ inputSchema: z.object({ path: z.string() }), needsApproval: true, execute: async ({ path }) => {
+          ran.push(path);
+          return "removed";
+        } });
     const { ask, final } = await approveOnce(aiSdkRuntime({ model, tools: { rm }, generateTitle: false }), "approve");
     expect(ask).toMatchObject({ kind: "approval", tool: { name: "rm", args: { path: "/tmp/build" } } });
     expect(ran).toEqual(["/tmp/build"]);

@@ -14,7 +14,10 @@ import { collect, input } from "./turn-helpers.js";
 /** A person who answers every ask with `answer`, and remembers what was asked. */
 function person(answer: AskAnswer) {
   const asked: Ask[] = [];
-  return { asked, ask: async (request: Ask) => (asked.push(request), answer) };
+  return { asked, ask: async (request: Ask) => {
+    asked.push(request);
+    return answer;
+  } };
 }
 const APPROVE: AskAnswer = { outcome: "selected", option_id: "approve" };
 const DENY: AskAnswer = { outcome: "selected", option_id: "deny" };
@@ -41,7 +44,10 @@ describe("openai-compatible - tool approval", () => {
       model: "gpt-4o-mini",
       needsApproval,
       tools: {
-        rm: { parameters: { type: "object" }, execute: (args) => (ran.push(args), "removed") },
+        rm: { parameters: { type: "object" }, execute: (args) => {
+          ran.push(args);
+          return "removed";
+        } },
         ls: { parameters: { type: "object" }, execute: () => "a b" },
       },
     });
@@ -115,7 +121,10 @@ describe("ai-sdk (ai 6) - tool approval", () => {
       rm: tool({
         inputSchema: z.object({ path: z.string() }),
         ...(needsApproval === undefined ? {} : { needsApproval }),
-        execute: async ({ path }) => (ran.push(path), { removed: path }),
+        execute: async ({ path }) => {
+          ran.push(path);
+          return { removed: path };
+        },
       }),
     };
   }
@@ -161,7 +170,10 @@ describe("ai-sdk (ai 6) - tool approval", () => {
       rm: tool({
         inputSchema: z.object({ path: z.string() }),
         needsApproval: async ({ path }) => path.startsWith("/etc"),
-        execute: async ({ path }) => (ran.push(path), "ok"),
+        execute: async ({ path }) => {
+          ran.push(path);
+          return "ok";
+        },
       }),
     };
     const model = new MockLanguageModelV3({ doStream: [callRm(), answer()] });

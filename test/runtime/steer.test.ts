@@ -31,7 +31,10 @@ const answer = (text: string) => sse([chunk({ role: "assistant", content: "" }),
 function gate() {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
-  return { open, execute: async () => (await opened, "waited") };
+  return { open, execute: async () => {
+    await opened;
+    return "waited";
+  } };
 }
 
 type Binding = (baseUrl: string, execute: () => Promise<string>) => AgentRuntime;

@@ -26,7 +26,8 @@ interface Row {
 
 describe.runIf(available)("schedules across processes (PostgreSQL + Redis)", () => {
   test("each slot of a 2-second schedule runs once across two processes", { timeout: 180_000 }, async () => {
-    const c = (cluster = createCluster());
+    cluster = createCluster();
+    const c = cluster;
     const nodes = await Promise.all([c.start("A", { GATEWAY_DEMO_DELAY_MS: "0" }), c.start("B", { GATEWAY_DEMO_DELAY_MS: "0" })]);
     const cli = (args: string[]) =>
       spawnSync(process.execPath, ["--import", "tsx", "examples/server/main.ts", "schedule", ...args], {

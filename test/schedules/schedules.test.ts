@@ -83,7 +83,7 @@ describe("schedules on one process", () => {
 
   it("a failing run stores an answer with status error saying why, and the run records the error", async () => {
     const failing: AgentRuntime = {
-      // eslint-disable-next-line require-yield
+      // biome-ignore lint/correctness/useYield: a runtime that fails before its first event
       async *turn() {
         throw new Error("model quota exhausted");
       },

@@ -43,7 +43,7 @@ async function gateway() {
 }
 
 /** The frames a device got right after hello.ok (up to `count` of the given types). */
-function after(client: Client, type: string): Frame[] {
+function framesOfType(client: Client, type: string): Frame[] {
   return client.frames.filter((f) => f.type === type);
 }
 
@@ -81,9 +81,9 @@ describe("joining mid-flight", () => {
     const plain = await Client.connect(h.url);
     const note = await plain.waitFor((f) => f.type === "notification");
     expect(note.payload).toMatchObject({ kind: "approval", picker_id: card.payload.picker_id });
-    expect(after(plain, "picker.approval")).toEqual([]);
+    expect(framesOfType(plain, "picker.approval")).toEqual([]);
     await sleep(100);
-    expect(after(phone, "typing").filter((f) => f.payload.on === true)).toEqual([]);
+    expect(framesOfType(phone, "typing").filter((f) => f.payload.on === true)).toEqual([]);
     const resolved = await phone.request("picker.select", { picker_id: card.payload.picker_id, option_id: "approve" });
     expect(resolved.type).toBe("picker.resolved");
     const stop = await phone.waitFor((f) => f.type === "message.stop", 10_000);

@@ -84,7 +84,10 @@ describe("defineStorage", () => {
 describe("defineStorage - the core's part of the data contract", () => {
   it("data contract - every outbox frame reaches the implementation with the redaction key the core computed", async () => {
     const seen: Change[] = [];
-    const storage = defineStorage({ ...core(), commit: async (_owner, change) => (seen.push(change), { seqs: [], orphanedMedia: [] }) });
+    const storage = defineStorage({ ...core(), commit: async (_owner, change) => {
+      seen.push(change);
+      return { seqs: [], orphanedMedia: [] };
+    } });
     await storage.commit("a", {
       outbox: [
         { type: "message", payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "hi" } },
@@ -117,7 +120,10 @@ describe("defineStorage - the core's part of the data contract", () => {
     const counts = { channels: 1, messages: 2, outbox: 3, devices: 0, media: 0 };
     const storage = defineStorage({
       ...core(),
-      adoptOwner: async (from, to) => (asked.push([from, to]), to === "busy" ? { refused: "target_has_data" as const } : counts),
+      adoptOwner: async (from, to) => {
+        asked.push([from, to]);
+        return to === "busy" ? { refused: "target_has_data" as const } : counts;
+      },
     });
     expect(storage.capabilities.adoptOwner).toBe(true);
     await expect(storage.adoptOwner("anon", "alice")).resolves.toEqual(counts);

@@ -79,7 +79,7 @@ describe("private files", () => {
 
   test("modes - the users file and its new folder are 0600/0700 under umask 000", async () => {
     const root = await tempDir();
-    await new UserStore(join(root, "conf", "users.json")).write(new Map([["alice", "$2b$10$" + "a".repeat(53)]]));
+    await new UserStore(join(root, "conf", "users.json")).write(new Map([["alice", `$2b$10$${"a".repeat(53)}`]]));
     expectPrivate(await modes(join(root, "conf")));
   });
 });

@@ -103,6 +103,9 @@ export function databasesOf(pid: number): number[] {
 /** The one running database process `pid` started, other than those `killed`; waits for it to be started. */
 export async function databaseOf(pid: number, killed: number[] = []): Promise<number> {
   let found: number[] = [];
-  await until(() => (found = databasesOf(pid).filter((p) => alive(p) && !killed.includes(p))).length === 1, "a database process", 30_000);
+  await until(() => {
+    found = databasesOf(pid).filter((p) => alive(p) && !killed.includes(p));
+    return found.length === 1;
+  }, "a database process", 30_000);
   return found[0]!;
 }

@@ -14,7 +14,7 @@ const LONG_CHARS = 900 * 1024;
 
 function longText(i: number): string {
   // The searched word at the start, then filler words.
-  return `needle ${i} ` + `w${i}x `.repeat(Math.ceil(LONG_CHARS / `w${i}x `.length));
+  return `needle ${i} ${`w${i}x `.repeat(Math.ceil(LONG_CHARS / `w${i}x `.length))}`;
 }
 
 function message(i: number, text: string): StoredMessage {

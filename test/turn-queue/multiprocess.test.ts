@@ -94,7 +94,10 @@ describe.skipIf(!available)("turn queue - PostgreSQL and Redis, several processe
     cluster = createCluster();
     const c = cluster;
     let seed = Number(process.env.FAULT_SEED ?? 20261127);
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     console.log(`fault test seed ${seed}`);
     const names = ["A", "B", "C"];
     const procs: Array<GatewayProcess | undefined> = await Promise.all(names.map((n) => c.start(n, { GATEWAY_DEMO_DELAY_MS: "20" })));

@@ -175,6 +175,7 @@ const WORD_BYTES = 45;
  * would decode it.
  */
 function encodeHeaderText(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it strips
   const clean = text.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
   if (!/[^\x20-\x7e]|=\?/.test(clean)) return clean;
   const words: string[] = [];

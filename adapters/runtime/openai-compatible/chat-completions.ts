@@ -215,7 +215,7 @@ async function* readEvents(
         return false;
       }
       if (read.done) {
-        parser.feed(decoder.decode() + "\n\n");
+        parser.feed(`${decoder.decode()}\n\n`);
         yield* drain();
         // A clean end without `[DONE]` is fine once the model said why it stopped.
         if (!sawDone && !sawFinish) throwUnlessAborted(x, new Error("stream ended before [DONE]"));

@@ -33,6 +33,7 @@
  * ```
  * @module
  */
+// biome-ignore lint/correctness/noUnusedImports: imported for the {@link} in the module comment above
 import type { AgentRuntime, GatewayError } from "chat-gateway";
 import { checkToolApproval } from "../approval.js";
 import type { ToolApproval } from "../approval.js";

@@ -41,7 +41,10 @@ export function memoryHooks(): { members: HookMembers; moveOwner(from: Owner, to
     },
     async claimHookKey(hookId: string, key: string, expiresAt: number, now: number): Promise<HookClaim> {
       let held = keys.get(hookId);
-      if (!held) keys.set(hookId, (held = new Map()));
+      if (!held) {
+        held = new Map();
+        keys.set(hookId, held);
+      }
       // Expired keys go on each claim, so the map stays as large as a day of posts.
       for (const [k, v] of held) if (v.expiresAt <= now) held.delete(k);
       const existing = held.get(key);

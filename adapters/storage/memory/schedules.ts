@@ -4,7 +4,7 @@
  * @module
  */
 import { scheduleRunKey } from "chat-gateway/storage";
-import { type Owner, type OwnedSchedule, type ScheduleRecord, type StorageImplementation } from "chat-gateway";
+import type { Owner, OwnedSchedule, ScheduleRecord, StorageImplementation } from "chat-gateway";
 
 type ScheduleMembers = Required<Pick<StorageImplementation, "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun">>;
 

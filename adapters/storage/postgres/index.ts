@@ -14,7 +14,7 @@
  */
 import type { Pool } from "pg";
 import { defineStorage } from "chat-gateway/storage";
-import { type Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway";
 import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
 import { postgresSchedules } from "./schedules.js";

@@ -6,7 +6,7 @@
  */
 import type { PoolClient } from "pg";
 import { expectedChannelsHeld } from "chat-gateway/storage";
-import { type Channel, type ChannelExpectation, type ChatId, type MediaId, type MediaRecord, type MessageId, type Owner, type StoredMessage } from "chat-gateway";
+import type { Channel, ChannelExpectation, ChatId, MediaId, MediaRecord, MessageId, Owner, StoredMessage } from "chat-gateway";
 
 /** Whether a message other than `messageId` holds the media (see `Change` in chat-gateway). */
 function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {

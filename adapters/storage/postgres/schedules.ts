@@ -5,7 +5,7 @@
  * @module
  */
 import { scheduleRunKey } from "chat-gateway/storage";
-import { type OwnedSchedule, type ScheduleRecord, type ScheduleRun, type StorageImplementation } from "chat-gateway";
+import type { OwnedSchedule, ScheduleRecord, ScheduleRun, StorageImplementation } from "chat-gateway";
 import type { Database } from "./database.js";
 
 type ScheduleMembers = Required<Pick<StorageImplementation, "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun">>;

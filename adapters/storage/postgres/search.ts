@@ -65,6 +65,7 @@ export function tsvectorText(text: string, chatId: ChatId, threadId: ChatId | nu
   return { words: words.map((w) => `'${w}'`).join(" "), lanes: qualified.join(" ") };
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the whole ASCII range, control characters included
 const ASCII = /^[\x00-\x7f]*$/;
 
 /**

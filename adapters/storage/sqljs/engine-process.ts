@@ -156,7 +156,10 @@ class ProcessLink implements EngineLink {
 export async function startEngineProcess(settings: EngineSettings, warn: (message: string) => void, onStop: (gone: Promise<string>) => void): Promise<EngineLink> {
   let started = false;
   let died: Promise<string> | undefined;
-  const link = new ProcessLink(await entry(), warn, (gone) => (started ? onStop(gone) : (died = gone)));
+  const link = new ProcessLink(await entry(), warn, (gone) => {
+    if (started) onStop(gone);
+    else died = gone;
+  });
   try {
     await link.request({ t: "open", settings });
   } catch (error) {

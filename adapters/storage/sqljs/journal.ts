@@ -199,7 +199,9 @@ export class JournalWriter {
         }
         this.#durable = batch[batch.length - 1].lsn;
         for (const p of batch) p.resolve();
-        this.#waiters = this.#waiters.filter((w) => (w.lsn <= this.#durable ? (w.resolve(), false) : true));
+        const due = this.#waiters.filter((w) => w.lsn <= this.#durable);
+        this.#waiters = this.#waiters.filter((w) => w.lsn > this.#durable);
+        for (const w of due) w.resolve();
       }
     } finally {
       this.#flushing = false;

@@ -54,7 +54,14 @@ export class DataDirLockedError extends Error {
 }
 
 /** Shared by every copy of this module in the process (ESM and CommonJS builds alike). */
-const INSTANCE: string = ((globalThis as Record<symbol, string | undefined>)[Symbol.for("chat-gateway.sqljs.instance")] ??= randomBytes(12).toString("hex"));
+const INSTANCE: string = processInstance();
+
+function processInstance(): string {
+  const shared = globalThis as Record<symbol, string | undefined>;
+  const key = Symbol.for("chat-gateway.sqljs.instance");
+  shared[key] ??= randomBytes(12).toString("hex");
+  return shared[key];
+}
 
 async function readText(path: string): Promise<string | undefined> {
   try {

@@ -13,7 +13,10 @@ export class OwnerGate {
   /** Runs `read` once fewer than {@link READS_PER_OWNER} of `owner`'s reads are in flight. */
   async run<T>(owner: string, read: () => Promise<T>): Promise<T> {
     let state = this.#owners.get(owner);
-    if (!state) this.#owners.set(owner, (state = { running: 0, waiting: [] }));
+    if (!state) {
+      state = { running: 0, waiting: [] };
+      this.#owners.set(owner, state);
+    }
     if (state.running >= READS_PER_OWNER) await new Promise<void>((resolve) => state.waiting.push(resolve));
     else state.running++;
     try {

@@ -5,7 +5,7 @@
  * @module
  */
 import { scheduleRunKey } from "chat-gateway/storage";
-import { type Owner, type OwnedSchedule, type ScheduleRecord, type ScheduleRun } from "chat-gateway";
+import type { Owner, OwnedSchedule, ScheduleRecord, ScheduleRun } from "chat-gateway";
 import type { Sql } from "./sql.js";
 
 /** The journaled schedule writes. */

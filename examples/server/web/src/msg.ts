@@ -78,7 +78,8 @@ export function applyRunning(msg: Msg, turn: RunningTurn): boolean {
   for (const tool of turn.tools) {
     let row = msg.tools.find((t) => t.index === tool.index);
     if (!row) {
-      msg.tools.push((row = { index: tool.index, name: tool.name, preview: tool.preview, args: tool.args }));
+      row = { index: tool.index, name: tool.name, preview: tool.preview, args: tool.args };
+      msg.tools.push(row);
       changed = true;
     }
     // The live state wins: a history page taken mid-turn shows a running tool as failed (docs/PROTOCOL.md §14.1).

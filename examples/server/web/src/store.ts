@@ -294,7 +294,10 @@ export class Store {
     c.on("tool.end", (p) =>
       streaming(p, (msg) => {
         let row = msg.tools.find((t) => t.index === p.index);
-        if (!row) msg.tools.push((row = { index: p.index, name: p.name, preview: "", args: {} }));
+        if (!row) {
+          row = { index: p.index, name: p.name, preview: "", args: {} };
+          msg.tools.push(row);
+        }
         Object.assign(row, { output: p.output, duration: p.duration, ok: p.ok });
       }),
     );
