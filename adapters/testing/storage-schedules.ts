@@ -7,7 +7,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { scheduleRunKey } from "chat-gateway/storage";
-import { type ScheduleRecord, type ScheduleRun, type Storage, type StorageCapabilities } from "chat-gateway";
+import type { ScheduleRecord, ScheduleRun, Storage, StorageCapabilities } from "chat-gateway";
 import { A, B, capabilityLabel, channel } from "./storage-records.js";
 
 function schedule(id: string, overrides: Partial<ScheduleRecord> = {}): ScheduleRecord {
