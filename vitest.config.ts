@@ -22,6 +22,10 @@ export default defineConfig({
     outputFile: { json: "test-results/vitest.json" },
     // Type-level tests (expectTypeOf) are checked by the compiler, not only run: every types.test.ts
     // (the core's and each adapter's) and any *.test-d.ts.
-    typecheck: { enabled: true, include: ["test/**/*.test-d.ts", "test/**/types.test.ts"], tsconfig: "./tsconfig.json" },
+    typecheck: {
+      enabled: true,
+      include: ["test/**/*.test-d.ts", "test/**/types.test.ts"],
+      tsconfig: "./tsconfig.json",
+    },
   },
 });

@@ -46,8 +46,10 @@ function bareServer(server: http.Server): void {
   wss.on("connection", (ws) => {
     ws.on("message", (data) => {
       const frame = JSON.parse(String(data)) as { type: string; id?: string };
-      if (frame.type === "hello") ws.send(JSON.stringify({ type: "hello.ok", id: frame.id, payload: { protocol: 1, cursor: 0 } }));
-      else if (frame.type === "ping") ws.send(JSON.stringify({ type: "pong", id: frame.id, payload: { ts: Date.now() } }));
+      if (frame.type === "hello")
+        ws.send(JSON.stringify({ type: "hello.ok", id: frame.id, payload: { protocol: 1, cursor: 0 } }));
+      else if (frame.type === "ping")
+        ws.send(JSON.stringify({ type: "pong", id: frame.id, payload: { ts: Date.now() } }));
     });
   });
 }
@@ -68,7 +70,8 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
     }
     const usage = process.memoryUsage();
     // BENCH_HEAP_SNAPSHOT=dir: a heap snapshot at each measurement, to compare idle with loaded.
-    if (process.env.BENCH_HEAP_SNAPSHOT) writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${side}-${++snapshots}.heapsnapshot`));
+    if (process.env.BENCH_HEAP_SNAPSHOT)
+      writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${side}-${++snapshots}.heapsnapshot`));
     process.send!({ rss: usage.rss, heap: usage.heapUsed + usage.external });
   });
   process.on("disconnect", () => process.exit(0));

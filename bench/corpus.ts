@@ -52,7 +52,16 @@ const T0 = 1_700_000_000_000;
 
 /** Message `i` of a history of `total`, in chat `chat<i % CHATS>`. */
 export function message(i: number, total: number): StoredMessage {
-  return { message_id: id(i), role: i % 2 ? "assistant" : "user", text: text(i, total), reasoning: "", ts: T0 + i, media: [], chat_id: `chat${i % CHATS}`, thread_id: null };
+  return {
+    message_id: id(i),
+    role: i % 2 ? "assistant" : "user",
+    text: text(i, total),
+    reasoning: "",
+    ts: T0 + i,
+    media: [],
+    chat_id: `chat${i % CHATS}`,
+    thread_id: null,
+  };
 }
 
 export function percentiles(samples: number[]) {

@@ -46,14 +46,26 @@ const SIDES: Side[] = ["full", "delta", "delta-50ms", "deflate", "deflate-ws-def
  * `turnPace` sends delta devices an update as often as the turn publishes one (`deltaUpdateIntervalMs: 50`, default 100).
  */
 type ServerKind = "bounded" | "wsDefault" | "turnPace";
-const SERVER_OF: Record<Side, ServerKind> = { full: "bounded", delta: "bounded", "delta-50ms": "turnPace", deflate: "bounded", "deflate-ws-default": "wsDefault" };
+const SERVER_OF: Record<Side, ServerKind> = {
+  full: "bounded",
+  delta: "bounded",
+  "delta-50ms": "turnPace",
+  deflate: "bounded",
+  "deflate-ws-default": "wsDefault",
+};
 
 type ToServer = { kind: "measure-start"; side: Side } | { kind: "measure-stop" } | { kind: "exit" };
-type FromServer = { kind: "ready"; port: number } | { kind: "started" } | { kind: "stats"; wireBytes: number; cpuMs: number; rssDeltaKb: number };
+type FromServer =
+  | { kind: "ready"; port: number }
+  | { kind: "started" }
+  | { kind: "stats"; wireBytes: number; cpuMs: number; rssDeltaKb: number };
 
 /** A 4,000-character answer of English-like words that does not repeat itself (a repeated phrase would flatter compression). */
 function answerText(): string {
-  const words = "the of and model answer stream device token gateway quick brown fox jumps over lazy dog river mountain signal cloud paper window garden market silver morning evening question reason number system future history water light".split(" ");
+  const words =
+    "the of and model answer stream device token gateway quick brown fox jumps over lazy dog river mountain signal cloud paper window garden market silver morning evening question reason number system future history water light".split(
+      " ",
+    );
   let seed = 42;
   let text = "";
   while (text.length < ANSWER_CHARS) {
@@ -94,7 +106,11 @@ async function server(kind: ServerKind): Promise<void> {
   });
   await gateway.start();
   const http1 = http.createServer((_req, res) => res.writeHead(404).end());
-  attachWebSocket(gateway, { server: http1, path: "/ws/gateway", perMessageDeflate: kind === "bounded" ? true : { threshold: 1024 } });
+  attachWebSocket(gateway, {
+    server: http1,
+    path: "/ws/gateway",
+    perMessageDeflate: kind === "bounded" ? true : { threshold: 1024 },
+  });
   const sockets = new Map<Side, Set<Socket>>(SIDES.map((s) => [s, new Set()]));
   http1.on("upgrade", (req, socket: Socket) => {
     const side = new URL(req.url ?? "/", "http://x").searchParams.get("side") as Side;
@@ -115,7 +131,12 @@ async function server(kind: ServerKind): Promise<void> {
       process.send!({ kind: "started" } satisfies FromServer);
     } else if (m.kind === "measure-stop") {
       const used = process.cpuUsage(cpu);
-      process.send!({ kind: "stats", wireBytes: bytesWritten() - written, cpuMs: (used.user + used.system) / 1000, rssDeltaKb: (process.memoryUsage().rss - rss) / 1024 } satisfies FromServer);
+      process.send!({
+        kind: "stats",
+        wireBytes: bytesWritten() - written,
+        cpuMs: (used.user + used.system) / 1000,
+        rssDeltaKb: (process.memoryUsage().rss - rss) / 1024,
+      } satisfies FromServer);
     } else if (m.kind === "exit") process.exit(0);
   });
   process.on("disconnect", () => process.exit(0));
@@ -133,9 +154,14 @@ class ServerChild {
 
   constructor(kind: ServerKind) {
     // --expose-gc: each run starts after a collection, so one side's garbage is not paid for by the next.
-    this.#child = fork(self, ["--server", kind], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: [...process.execArgv, "--expose-gc"] });
+    this.#child = fork(self, ["--server", kind], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      execArgv: [...process.execArgv, "--expose-gc"],
+    });
     this.#child.on("message", (m: FromServer) => this.#waiting.shift()?.(m));
-    this.ready = this.#next().then((m) => (m.kind === "ready" ? m.port : Promise.reject(new Error(`expected ready, got ${m.kind}`))));
+    this.ready = this.#next().then((m) =>
+      m.kind === "ready" ? m.port : Promise.reject(new Error(`expected ready, got ${m.kind}`)),
+    );
   }
 
   #next(): Promise<FromServer> {
@@ -200,9 +226,16 @@ async function connect(side: Side, port: number): Promise<Device[]> {
         ws.once("error", reject);
       });
       const ok = new Promise<void>((resolve, reject) =>
-        ws.once("message", (data) => ((JSON.parse(String(data)) as Frame).type === "hello.ok" ? resolve() : reject(new Error(String(data))))),
+        ws.once("message", (data) =>
+          (JSON.parse(String(data)) as Frame).type === "hello.ok" ? resolve() : reject(new Error(String(data))),
+        ),
       );
-      ws.send(JSON.stringify({ type: "hello", payload: { token: side, device_id: `${side}-${i}`, caps: { delta: side.startsWith("delta") } } }));
+      ws.send(
+        JSON.stringify({
+          type: "hello",
+          payload: { token: side, device_id: `${side}-${i}`, caps: { delta: side.startsWith("delta") } },
+        }),
+      );
       await ok;
       ws.on("message", (data: Buffer, isBinary) => isBinary || onFrame(device, data));
       return device;
@@ -228,7 +261,13 @@ async function runOnce(side: Side, server: ServerChild, devices: Device[]): Prom
   await sleep(200);
   await server.request({ kind: "measure-start", side });
   const t0 = performance.now();
-  devices[0]!.ws.send(JSON.stringify({ type: "message.send", id: `s${++turn}`, payload: { chat_id: "default", text: `question ${turn}` } }));
+  devices[0]!.ws.send(
+    JSON.stringify({
+      type: "message.send",
+      id: `s${++turn}`,
+      payload: { chat_id: "default", text: `question ${turn}` },
+    }),
+  );
   const deadline = t0 + 60_000;
   while (!devices.every((d) => d.stopped)) {
     if (performance.now() > deadline) throw new Error(`${side}: no message.stop on every device`);
@@ -264,7 +303,11 @@ async function main(): Promise<void> {
   if (args[0] === "--server") return server(args[1] as ServerKind);
   const runs = args.includes("--quick") || process.env.BENCH_QUICK ? 1 : 3;
   const floor = Buffer.byteLength(answerText(), "utf8");
-  const servers: Record<ServerKind, ServerChild> = { bounded: new ServerChild("bounded"), wsDefault: new ServerChild("wsDefault"), turnPace: new ServerChild("turnPace") };
+  const servers: Record<ServerKind, ServerChild> = {
+    bounded: new ServerChild("bounded"),
+    wsDefault: new ServerChild("wsDefault"),
+    turnPace: new ServerChild("turnPace"),
+  };
   const devices = new Map<Side, Device[]>();
   const results = new Map<Side, RunResult[]>(SIDES.map((s) => [s, []]));
   const load = loadavg()[0]!;
@@ -272,12 +315,15 @@ async function main(): Promise<void> {
   const firstRss = new Map<Side, number>();
   try {
     for (const side of SIDES) devices.set(side, await connect(side, await servers[SERVER_OF[side]].ready));
-    for (const side of SIDES) firstRss.set(side, (await runOnce(side, servers[SERVER_OF[side]], devices.get(side)!)).rssDeltaKb);
+    for (const side of SIDES)
+      firstRss.set(side, (await runOnce(side, servers[SERVER_OF[side]], devices.get(side)!)).rssDeltaKb);
     for (let i = 0; i < runs; i++) {
       for (const side of SIDES) {
         const r = await runOnce(side, servers[SERVER_OF[side]], devices.get(side)!);
         results.get(side)!.push(r);
-        console.error(`fanout-stream: ${side} run ${i + 1}/${runs}: ${(r.textBytesPerDevice / 1000).toFixed(1)} kB text, ${(r.wireBytesPerDevice / 1000).toFixed(1)} kB wire per device, CPU ${r.serverCpuMs.toFixed(0)} ms`);
+        console.error(
+          `fanout-stream: ${side} run ${i + 1}/${runs}: ${(r.textBytesPerDevice / 1000).toFixed(1)} kB text, ${(r.wireBytesPerDevice / 1000).toFixed(1)} kB wire per device, CPU ${r.serverCpuMs.toFixed(0)} ms`,
+        );
       }
     }
   } finally {
@@ -291,7 +337,9 @@ async function main(): Promise<void> {
       `a ${ANSWER_CHARS}-character answer (${floor} bytes: the floor) in ${CHUNK_CHARS}-character pieces every ${PACE_MS} ms; ` +
       `median of ${runs} measured run(s) per side after a warm-up, sides alternating.\n`,
   );
-  console.log("| side | text bytes per device | × floor | of which message.update (count) | wire bytes per device | × floor | server CPU per run | per device | CPU / full | RSS change, first answer |");
+  console.log(
+    "| side | text bytes per device | × floor | of which message.update (count) | wire bytes per device | × floor | server CPU per run | per device | CPU / full | RSS change, first answer |",
+  );
   console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const side of SIDES) {
     const text = m(side, (r) => r.textBytesPerDevice);
@@ -302,7 +350,9 @@ async function main(): Promise<void> {
     );
   }
   const delta = m("delta", (r) => r.wireBytesPerDevice) / floor;
-  console.log(`\nTarget: delta devices at most 4× the answer on the wire: ${delta <= 4 ? "met" : "NOT met"} (${delta.toFixed(2)}×).`);
+  console.log(
+    `\nTarget: delta devices at most 4× the answer on the wire: ${delta <= 4 ? "met" : "NOT met"} (${delta.toFixed(2)}×).`,
+  );
   console.log(`\n${JSON.stringify(Object.fromEntries(results), null, 1)}`);
 }
 

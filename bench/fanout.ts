@@ -160,7 +160,10 @@ async function bareServer(): Promise<void> {
         if (event.type !== "text") continue;
         text += event.delta;
         // Naive: the whole text so far on every delta, serialised once for all clients.
-        const frame = JSON.stringify({ type: "message.update", payload: { message_id: messageId, text, chat_id: "default", thread_id: null } });
+        const frame = JSON.stringify({
+          type: "message.update",
+          payload: { message_id: messageId, text, chat_id: "default", thread_id: null },
+        });
         for (const client of wss.clients) client.send(frame);
       }
     });
@@ -180,7 +183,10 @@ class ServerChild {
   constructor(side: Side) {
     // BENCH_SERVER_ARGS adds Node flags to the server children only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
     const extra = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
-    this.#child = fork(self, ["--server", side], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: [...process.execArgv, ...extra] });
+    this.#child = fork(self, ["--server", side], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      execArgv: [...process.execArgv, ...extra],
+    });
     this.#child.on("message", (m: FromServer) => this.#waiting.shift()?.resolve(m));
     this.#child.on("exit", (code) => {
       for (const w of this.#waiting.splice(0)) w.reject(new Error(`server ${side} exited with ${code}`));
@@ -265,7 +271,13 @@ async function connect(side: Side, port: number): Promise<Device[]> {
             else reject(new Error(`hello failed: ${String(data)}`));
           });
         });
-        ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: "", device_id: `dev-${i}`, device_name: `bench ${i}` } }));
+        ws.send(
+          JSON.stringify({
+            type: "hello",
+            id: "h",
+            payload: { token: "", device_id: `dev-${i}`, device_name: `bench ${i}` },
+          }),
+        );
         await ok;
       }
       ws.on("message", (data: Buffer, isBinary) => {
@@ -273,7 +285,10 @@ async function connect(side: Side, port: number): Promise<Device[]> {
         device.frames++;
         device.bytes += data.byteLength;
         // Every device parses every frame, as a real client must.
-        const frame = JSON.parse(data.toString("utf8")) as { type: string; payload?: { text?: string; final_text?: string; on?: boolean } };
+        const frame = JSON.parse(data.toString("utf8")) as {
+          type: string;
+          payload?: { text?: string; final_text?: string; on?: boolean };
+        };
         if (frame.type === "message.update") {
           device.updates++;
           if (side === "bare" && frame.payload?.text?.length === ANSWER_CHARS) device.doneAt = performance.now();
@@ -307,10 +322,22 @@ async function runOnce(side: Side, server: ServerChild, devices: Device[]): Prom
   const text = userText();
   const t0 = performance.now();
   if (side === "bare") sender.send(JSON.stringify({ text }));
-  else sender.send(JSON.stringify({ type: "message.send", id: `s${++turn}`, payload: { chat_id: "default", text, client_msg_id: `bench-${turn}` } }));
-  await until(() => devices.every((d) => d.doneAt !== undefined), RUN_TIMEOUT_MS, `${side}: final text on every device`);
+  else
+    sender.send(
+      JSON.stringify({
+        type: "message.send",
+        id: `s${++turn}`,
+        payload: { chat_id: "default", text, client_msg_id: `bench-${turn}` },
+      }),
+    );
+  await until(
+    () => devices.every((d) => d.doneAt !== undefined),
+    RUN_TIMEOUT_MS,
+    `${side}: final text on every device`,
+  );
   const ms = Math.max(...devices.map((d) => d.doneAt!)) - t0;
-  if (side !== "bare") await until(() => devices.every((d) => d.settled), 10_000, `${side}: typing off on every device`);
+  if (side !== "bare")
+    await until(() => devices.every((d) => d.settled), 10_000, `${side}: typing off on every device`);
   const stats = await server.request({ kind: "measure-stop" });
   if (stats.kind !== "stats") throw new Error(`expected stats, got ${stats.kind}`);
   const sum = (f: (d: Device) => number) => devices.reduce((n, d) => n + f(d), 0);
@@ -391,7 +418,11 @@ async function main(): Promise<void> {
   const sides: Side[] = ["gateway", "bare"];
   const servers = new Map<Side, ServerChild>();
   const devices = new Map<Side, Device[]>();
-  const results = new Map<Side, RunResult[]>([["gateway", []], ["bare", []], ["paced", []]]);
+  const results = new Map<Side, RunResult[]>([
+    ["gateway", []],
+    ["bare", []],
+    ["paced", []],
+  ]);
   try {
     for (const side of [...sides, "paced" as const]) {
       const server = new ServerChild(side);
@@ -404,13 +435,17 @@ async function main(): Promise<void> {
       for (const side of sides) {
         const r = await runOnce(side, servers.get(side)!, devices.get(side)!);
         results.get(side)!.push(r);
-        console.error(`fanout: ${side} run ${i + 1}/${runs}: ${r.ms.toFixed(0)} ms, ${(r.wireBytes / 1e6).toFixed(2)} MB, loop p99 ${r.loopP99Ms.toFixed(1)} ms`);
+        console.error(
+          `fanout: ${side} run ${i + 1}/${runs}: ${r.ms.toFixed(0)} ms, ${(r.wireBytes / 1e6).toFixed(2)} MB, loop p99 ${r.loopP99Ms.toFixed(1)} ms`,
+        );
       }
     }
     for (let i = 0; i < pacedRuns; i++) {
       const r = await runOnce("paced", servers.get("paced")!, devices.get("paced")!);
       results.get("paced")!.push(r);
-      console.error(`fanout: paced run ${i + 1}/${pacedRuns}: ${r.ms.toFixed(0)} ms, ${r.updatesPerDevice} updates per device`);
+      console.error(
+        `fanout: paced run ${i + 1}/${pacedRuns}: ${r.ms.toFixed(0)} ms, ${r.updatesPerDevice} updates per device`,
+      );
     }
   } finally {
     for (const list of devices.values()) for (const d of list) d.ws.terminate();
@@ -426,7 +461,9 @@ async function main(): Promise<void> {
       `${ANSWER_CHARS}-character answer in ${CHUNK_CHARS}-character deltas; ${runs} measured runs per side after a warm-up ` +
       `(median, best), ${pacedRuns} paced run(s).\n`,
   );
-  console.log("| side | time to final text on all devices, median (best) | frames per device | message.update per device | text bytes (all devices) | wire bytes (all devices) | wire bytes per device | server loop delay p99, median (best) | loop max, median | server CPU, median |");
+  console.log(
+    "| side | time to final text on all devices, median (best) | frames per device | message.update per device | text bytes (all devices) | wire bytes (all devices) | wire bytes per device | server loop delay p99, median (best) | loop max, median | server CPU, median |",
+  );
   console.log("|---|---|---|---|---|---|---|---|---|---|");
   for (const s of [gateway, bare, paced]) {
     console.log(

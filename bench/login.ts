@@ -26,19 +26,33 @@ const PASSWORD = "bench-password";
 
 type ToServer =
   | { kind: "start"; phase: string }
-  | { kind: "end"; phase: string; logins?: number; ms?: number; statuses?: Record<string, number>; maxGapMs?: number; frames?: number }
+  | {
+      kind: "end";
+      phase: string;
+      logins?: number;
+      ms?: number;
+      statuses?: Record<string, number>;
+      maxGapMs?: number;
+      frames?: number;
+    }
   | { kind: "done" };
 
 async function client(url: string, token: string): Promise<void> {
   const send = (m: ToServer) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
   const arrivals: number[][] = Array.from({ length: DEVICES }, () => []);
   const sockets = await Promise.all(
-    Array.from({ length: DEVICES }, (_, i) => new Promise<WebSocket>((resolve, reject) => {
-      const ws = new WebSocket(`${url.replace("http", "ws")}/ws/gateway`, { headers: { authorization: `Bearer ${token}` } });
-      ws.on("message", () => arrivals[i]!.push(performance.now()));
-      ws.on("open", () => resolve(ws));
-      ws.on("error", reject);
-    })),
+    Array.from(
+      { length: DEVICES },
+      (_, i) =>
+        new Promise<WebSocket>((resolve, reject) => {
+          const ws = new WebSocket(`${url.replace("http", "ws")}/ws/gateway`, {
+            headers: { authorization: `Bearer ${token}` },
+          });
+          ws.on("message", () => arrivals[i]!.push(performance.now()));
+          ws.on("open", () => resolve(ws));
+          ws.on("error", reject);
+        }),
+    ),
   );
   const window = async (phase: string, work: () => Promise<{ logins?: number; statuses?: Record<string, number> }>) => {
     await send({ kind: "start", phase });
@@ -59,7 +73,11 @@ async function client(url: string, token: string): Promise<void> {
     const statuses: Record<string, number> = {};
     await Promise.all(
       Array.from({ length: n }, async () => {
-        const res = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: PASSWORD }) });
+        const res = await fetch(`${url}/api/auth/login`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ username: "alice", password: PASSWORD }),
+        });
         await res.arrayBuffer();
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
       }),
@@ -67,7 +85,8 @@ async function client(url: string, token: string): Promise<void> {
     return { logins: n, statuses };
   };
   await window("baseline (streaming, no logins, 2 s)", () => new Promise((r) => setTimeout(() => r({}), 2000)));
-  for (let round = 1; round <= ROUNDS; round++) await window(`${AT_ONCE} logins at once, round ${round}`, () => logins(AT_ONCE));
+  for (let round = 1; round <= ROUNDS; round++)
+    await window(`${AT_ONCE} logins at once, round ${round}`, () => logins(AT_ONCE));
   await window(`storm: ${STORM} logins at once`, () => logins(STORM));
   for (const ws of sockets) ws.close();
   await send({ kind: "done" });
@@ -89,12 +108,19 @@ async function server(): Promise<void> {
   });
   let n = 0;
   const stream = setInterval(() => {
-    const frame = JSON.stringify({ type: "message.delta", payload: { chat_id: "c1", thread_id: null, text: `piece ${n++} ` } });
+    const frame = JSON.stringify({
+      type: "message.delta",
+      payload: { chat_id: "c1", thread_id: null, text: `piece ${n++} ` },
+    });
     for (const ws of wss.clients) ws.send(frame);
   }, FRAME_MS);
   await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
-  const token = await fetch(`${url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: PASSWORD }) }).then((r) => r.json() as Promise<{ token: string }>);
+  const token = await fetch(`${url}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "alice", password: PASSWORD }),
+  }).then((r) => r.json() as Promise<{ token: string }>);
 
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   const rows: string[] = [];
@@ -116,8 +142,14 @@ async function server(): Promise<void> {
           totalLogins += m.statuses?.["200"] ?? 0;
           totalMs += m.ms!;
         }
-        const statuses = m.statuses ? Object.entries(m.statuses).map(([s, c]) => `${c}×${s}`).join(", ") : "–";
-        rows.push(`| ${m.phase} | ${(m.ms! / 1000).toFixed(2)} s | ${statuses} | ${rate} | ${p(50)} | ${p(99)} | ${(histogram.max / 1e6).toFixed(1)} | ${m.maxGapMs!.toFixed(1)} |`);
+        const statuses = m.statuses
+          ? Object.entries(m.statuses)
+              .map(([s, c]) => `${c}×${s}`)
+              .join(", ")
+          : "–";
+        rows.push(
+          `| ${m.phase} | ${(m.ms! / 1000).toFixed(2)} s | ${statuses} | ${rate} | ${p(50)} | ${p(99)} | ${(histogram.max / 1e6).toFixed(1)} | ${m.maxGapMs!.toFixed(1)} |`,
+        );
       }
     });
   });
@@ -139,8 +171,12 @@ async function server(): Promise<void> {
   await protection.close();
   await rm(dir, { recursive: true, force: true });
 
-  console.log(`Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), bcrypt cost 12, 2 workers, login queue 32, ${DEVICES} devices streaming a frame each per ${FRAME_MS} ms.\n`);
-  console.log("| phase | wall time | answers | logins/s | loop delay p50 (ms) | p99 (ms) | max (ms) | longest gap between frames at a device (ms) |");
+  console.log(
+    `Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), bcrypt cost 12, 2 workers, login queue 32, ${DEVICES} devices streaming a frame each per ${FRAME_MS} ms.\n`,
+  );
+  console.log(
+    "| phase | wall time | answers | logins/s | loop delay p50 (ms) | p99 (ms) | max (ms) | longest gap between frames at a device (ms) |",
+  );
   console.log("|---|---|---|---|---|---|---|---|");
   for (const row of rows) console.log(row);
   console.log(contrast);

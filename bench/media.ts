@@ -192,7 +192,10 @@ class ServerChild {
     // --expose-gc: the baseline is taken right after a full GC, so garbage from earlier runs does not hide growth.
     // BENCH_SERVER_ARGS adds Node flags to the server child only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
     const extra = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
-    this.#child = fork(self, ["--server", dir, ...process.argv.filter((a) => a.startsWith("--mib="))], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: [...process.execArgv, "--expose-gc", ...extra] });
+    this.#child = fork(self, ["--server", dir, ...process.argv.filter((a) => a.startsWith("--mib="))], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      execArgv: [...process.execArgv, "--expose-gc", ...extra],
+    });
     this.#child.on("message", (m: FromServer) => this.#waiting.shift()?.resolve(m));
     this.#child.on("exit", (code) => {
       for (const w of this.#waiting.splice(0)) w.reject(new Error(`media server exited with ${code}`));
@@ -274,7 +277,11 @@ class Device {
   request(type: string, payload: Record<string, unknown>, timeoutMs = STEP_TIMEOUT_MS): Promise<Frame> {
     const id = `r${++this.#next}`;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${type}: no answer in ${timeoutMs} ms (last error: ${JSON.stringify(this.lastError)})`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(new Error(`${type}: no answer in ${timeoutMs} ms (last error: ${JSON.stringify(this.lastError)})`)),
+        timeoutMs,
+      );
       this.#byId.set(id, (f) => {
         clearTimeout(timer);
         resolve(f);
@@ -289,7 +296,9 @@ class Device {
 
   /** Send one binary message; resolves when it has been written to the socket. */
   sendBinary(data: Uint8Array): Promise<void> {
-    return new Promise((resolve, reject) => this.ws.send(data, { binary: true }, (error) => (error ? reject(error) : resolve())));
+    return new Promise((resolve, reject) =>
+      this.ws.send(data, { binary: true }, (error) => (error ? reject(error) : resolve())),
+    );
   }
 }
 
@@ -326,7 +335,13 @@ async function copyFile(from: string, to: string, sync: boolean): Promise<number
 
 async function upload(device: Device, file: string, size: number, ref: string, sha256: string): Promise<number> {
   const t0 = performance.now();
-  device.send("media.upload.start", { media_ref: ref, kind: "document", mime: "application/octet-stream", size, filename: "bench.bin" });
+  device.send("media.upload.start", {
+    media_ref: ref,
+    kind: "document",
+    mime: "application/octet-stream",
+    size,
+    filename: "bench.bin",
+  });
   let offset = 0;
   let lastWrite: Promise<void> = Promise.resolve();
   for await (const piece of createReadStream(file, { highWaterMark: CHUNK_BYTES }) as AsyncIterable<Buffer>) {
@@ -338,7 +353,8 @@ async function upload(device: Device, file: string, size: number, ref: string, s
   }
   await lastWrite;
   const ack = await device.request("media.upload.end", { media_ref: ref, sha256 });
-  if (ack.type !== "media.upload.ack" || ack.payload?.ok !== true) throw new Error(`upload not acknowledged: ${JSON.stringify(ack)}`);
+  if (ack.type !== "media.upload.ack" || ack.payload?.ok !== true)
+    throw new Error(`upload not acknowledged: ${JSON.stringify(ack)}`);
   return performance.now() - t0;
 }
 
@@ -348,7 +364,8 @@ async function pull(device: Device, size: number, ref: string, sha256: string): 
   let failure: string | undefined;
   device.onBinary = (data) => {
     const chunk = decodeChunk(data);
-    if (chunk.media !== ref || chunk.offset !== received) failure ??= `chunk ${chunk.media}@${chunk.offset}, expected ${ref}@${received}`;
+    if (chunk.media !== ref || chunk.offset !== received)
+      failure ??= `chunk ${chunk.media}@${chunk.offset}, expected ${ref}@${received}`;
     received += chunk.bytes.byteLength;
     hash.update(chunk.bytes);
   };
@@ -358,7 +375,8 @@ async function pull(device: Device, size: number, ref: string, sha256: string): 
   device.onBinary = () => undefined;
   if (end.type !== "media.pull.end" || end.payload?.ok !== true) throw new Error(`pull failed: ${JSON.stringify(end)}`);
   if (failure) throw new Error(`pull out of order: ${failure}`);
-  if (received !== size || hash.digest("hex") !== sha256) throw new Error(`pull returned ${received} bytes with another sha256`);
+  if (received !== size || hash.digest("hex") !== sha256)
+    throw new Error(`pull returned ${received} bytes with another sha256`);
   return ms;
 }
 
@@ -439,18 +457,28 @@ async function main(): Promise<void> {
   const growth = runs.map((r) => (r.upload.peakRss - r.upload.baselineRss) / MiB);
   const pullGrowth = runs.map((r) => (r.pull.peakRss - r.pull.baselineRss) / MiB);
   const worstGrowth = Math.max(...growth);
-  console.log(`Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), a ${FILE_BYTES / MiB} MiB file of random bytes in ${tmpdir()}, ${rounds} round(s); median (best). ws masking in both processes: ${masking()}.\n`);
-  console.log("| operation | time | throughput | vs plain copy | server RSS baseline → peak (growth) | Buffer memory growth, peak | received, not yet written, peak | server loop delay p99 / max | server CPU |");
+  console.log(
+    `Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), a ${FILE_BYTES / MiB} MiB file of random bytes in ${tmpdir()}, ${rounds} round(s); median (best). ws masking in both processes: ${masking()}.\n`,
+  );
+  console.log(
+    "| operation | time | throughput | vs plain copy | server RSS baseline → peak (growth) | Buffer memory growth, peak | received, not yet written, peak | server loop delay p99 / max | server CPU |",
+  );
   console.log("|---|---|---|---|---|---|---|---|---|");
   const range = (xs: number[]) => `${median(xs).toFixed(0)} ms (${Math.min(...xs).toFixed(0)})`;
   console.log(`| copy, node:fs streams | ${range(copies)} | ${mbps(copyMs)} MB/s | 1.00× | – | – | – | – | – |`);
-  console.log(`| copy, node:fs streams + fsync | ${range(syncedCopies)} | ${mbps(median(syncedCopies))} MB/s | ${(median(syncedCopies) / copyMs).toFixed(2)}× | – | – | – | – | – |`);
+  console.log(
+    `| copy, node:fs streams + fsync | ${range(syncedCopies)} | ${mbps(median(syncedCopies))} MB/s | ${(median(syncedCopies) / copyMs).toFixed(2)}× | – | – | – | – | – |`,
+  );
   const rss = (r: Run["upload"]) =>
     `${(r.baselineRss / MiB).toFixed(0)} → ${(r.peakRss / MiB).toFixed(0)} MiB (+${((r.peakRss - r.baselineRss) / MiB).toFixed(1)}) | ` +
     `+${(r.peakArrayBuffersGrowth / MiB).toFixed(1)} MiB`;
   runs.forEach((r, i) => {
-    console.log(`| upload, round ${i + 1} | ${r.uploadMs.toFixed(0)} ms | ${mbps(r.uploadMs)} MB/s | ${(r.uploadMs / copyMs).toFixed(2)}× | ${rss(r.upload)} | ${(r.upload.peakQueuedBytes / MiB).toFixed(1)} MiB | ${r.upload.loopP99Ms.toFixed(1)} / ${r.upload.loopMaxMs.toFixed(1)} ms | ${r.upload.cpuMs.toFixed(0)} ms |`);
-    console.log(`| pull, round ${i + 1} | ${r.pullMs.toFixed(0)} ms | ${mbps(r.pullMs)} MB/s | ${(r.pullMs / copyMs).toFixed(2)}× | ${rss(r.pull)} | – | ${r.pull.loopP99Ms.toFixed(1)} / ${r.pull.loopMaxMs.toFixed(1)} ms | ${r.pull.cpuMs.toFixed(0)} ms |`);
+    console.log(
+      `| upload, round ${i + 1} | ${r.uploadMs.toFixed(0)} ms | ${mbps(r.uploadMs)} MB/s | ${(r.uploadMs / copyMs).toFixed(2)}× | ${rss(r.upload)} | ${(r.upload.peakQueuedBytes / MiB).toFixed(1)} MiB | ${r.upload.loopP99Ms.toFixed(1)} / ${r.upload.loopMaxMs.toFixed(1)} ms | ${r.upload.cpuMs.toFixed(0)} ms |`,
+    );
+    console.log(
+      `| pull, round ${i + 1} | ${r.pullMs.toFixed(0)} ms | ${mbps(r.pullMs)} MB/s | ${(r.pullMs / copyMs).toFixed(2)}× | ${rss(r.pull)} | – | ${r.pull.loopP99Ms.toFixed(1)} / ${r.pull.loopMaxMs.toFixed(1)} ms | ${r.pull.cpuMs.toFixed(0)} ms |`,
+    );
   });
   console.log(
     `\nTargets: upload within 2× the copy time: ${uploadMs <= 2 * copyMs ? "met" : "NOT met"} (${(uploadMs / copyMs).toFixed(2)}×, median); ` +

@@ -67,7 +67,15 @@ interface Proc {
 function startGateway(env: Record<string, string>): Promise<Proc> {
   const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
     cwd: root,
-    env: { ...process.env, PORT: "0", GATEWAY_DEMO_DELAY_MS: "0", GATEWAY_DEMO_CHUNK_CHARS: "10", GATEWAY_CONNECTIONS_PER_OWNER: "10000", GATEWAY_CONNECTIONS_PER_IP: "10000", ...env },
+    env: {
+      ...process.env,
+      PORT: "0",
+      GATEWAY_DEMO_DELAY_MS: "0",
+      GATEWAY_DEMO_CHUNK_CHARS: "10",
+      GATEWAY_CONNECTIONS_PER_OWNER: "10000",
+      GATEWAY_CONNECTIONS_PER_IP: "10000",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -123,7 +131,13 @@ async function connect(url: string): Promise<Device> {
     ws.once("open", () => resolve());
     ws.once("error", reject);
   });
-  ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: "", device_id: `bench-${++deviceN}`, device_name: "bench" } }));
+  ws.send(
+    JSON.stringify({
+      type: "hello",
+      id: "h",
+      payload: { token: "", device_id: `bench-${++deviceN}`, device_name: "bench" },
+    }),
+  );
   await hello;
   return {
     ws,
@@ -150,13 +164,22 @@ async function fanout(
   cluster: { schema: string; prefix: string; dataDir: string },
   counter: { count: number },
 ): Promise<FanoutResult> {
-  const env = { GATEWAY_DATA_DIR: cluster.dataDir, DATABASE_URL, DATABASE_SCHEMA: cluster.schema, REDIS_URL, REDIS_PREFIX: cluster.prefix, GATEWAY_DEMO_DELAY_MS: String(delayMs) };
+  const env = {
+    GATEWAY_DATA_DIR: cluster.dataDir,
+    DATABASE_URL,
+    DATABASE_SCHEMA: cluster.schema,
+    REDIS_URL,
+    REDIS_PREFIX: cluster.prefix,
+    GATEWAY_DEMO_DELAY_MS: String(delayMs),
+  };
   const procs = await Promise.all(Array.from({ length: processes }, () => startGateway(env)));
   const devices: Device[] = [];
   try {
     // Connect in batches: 200 handshakes at once on 2 shared cores only measure the scheduler.
     for (let i = 0; i < DEVICES; i += 20) {
-      devices.push(...(await Promise.all(Array.from({ length: 20 }, (_, k) => connect(procs[(i + k) % processes].ws)))));
+      devices.push(
+        ...(await Promise.all(Array.from({ length: 20 }, (_, k) => connect(procs[(i + k) % processes].ws)))),
+      );
     }
     const result: FanoutResult = { layout, finalMs: [], redisMessages: [], redisPerSecond: [] };
     const text = userText();
@@ -212,7 +235,9 @@ async function busThroughput(prefix: string): Promise<Throughput[]> {
       const off = busB.subscribe("bench", () => {
         if (++got === count) done?.();
       });
-      const payload = chars ? { message_id: "m_bench", text: "x".repeat(chars), chat_id: "default", thread_id: null } : { on: true, chat_id: "default", thread_id: null };
+      const payload = chars
+        ? { message_id: "m_bench", text: "x".repeat(chars), chat_id: "default", thread_id: null }
+        : { on: true, chat_id: "default", thread_id: null };
       const bytes = JSON.stringify(payload).length + 60;
       const t0 = performance.now();
       for (let i = 0; i < count; i++) {
@@ -263,14 +288,24 @@ async function storageOps(name: string, storage: Storage): Promise<StorageResult
     for (let i = 0; i < count; i++) await fn(i);
     ops[op] = count / ((performance.now() - t0) / 1000);
   };
-  await time("commit (message + outbox frame)", n, (i) => storage.commit(owner, { messages: [msg(i)], outbox: [{ type: "message", payload: { i } }] }));
+  await time("commit (message + outbox frame)", n, (i) =>
+    storage.commit(owner, { messages: [msg(i)], outbox: [{ type: "message", payload: { i } }] }),
+  );
   await time("commit, 8 concurrent", n, async (i) => {
     if (i % 8) return;
-    await Promise.all(Array.from({ length: 8 }, (_, k) => storage.commit(owner, { messages: [msg(n + i + k)], outbox: [{ type: "message", payload: { i } }] })));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, k) =>
+        storage.commit(owner, { messages: [msg(n + i + k)], outbox: [{ type: "message", payload: { i } }] }),
+      ),
+    );
   });
   await time("getMessage", n, (i) => storage.getMessage(owner, msg(i).message_id));
-  await time("history page of 50", n / 4, (i) => storage.history(owner, { chat_id: "c1", thread_id: null, limit: 50, before: msg(n - 1 - i).message_id }));
-  await time("search (2 words)", n / 8, (i) => storage.search(owner, { query: `${words[i % 10]} ${words[(i + 3) % 10]}`, scope: "all", limit: 20 }));
+  await time("history page of 50", n / 4, (i) =>
+    storage.history(owner, { chat_id: "c1", thread_id: null, limit: 50, before: msg(n - 1 - i).message_id }),
+  );
+  await time("search (2 words)", n / 8, (i) =>
+    storage.search(owner, { query: `${words[i % 10]} ${words[(i + 3) % 10]}`, scope: "all", limit: 20 }),
+  );
   await time("readOutbox page of 100", n / 4, (i) => storage.readOutbox(owner, i * 4, 100));
   await storage.close?.();
   return { storage: name, opsPerSecond: ops };
@@ -286,7 +321,9 @@ async function main(): Promise<void> {
     await admin.connect();
     await redis.connect();
   } catch (error) {
-    console.log(`multiprocess bench: skipped, PostgreSQL or Redis is not reachable (${(error as Error).message}); run .ci/services.sh`);
+    console.log(
+      `multiprocess bench: skipped, PostgreSQL or Redis is not reachable (${(error as Error).message}); run .ci/services.sh`,
+    );
     await admin.end().catch(() => undefined);
     redis.disconnect();
     return;
@@ -295,9 +332,20 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-multi-"));
   const subscriber = redis.duplicate();
   try {
-    const setup: RoutingSetup = { databaseUrl: DATABASE_URL, redisUrl: REDIS_URL, owners: quick ? 300 : 1000, processes: 3, id, questionChars: 390 };
-    const dropSchema = (schema: string) => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).then(() => undefined);
-    const routing = [await routingTraffic(setup, "owner", dropSchema), await routingTraffic(setup, "shared", dropSchema)];
+    const setup: RoutingSetup = {
+      databaseUrl: DATABASE_URL,
+      redisUrl: REDIS_URL,
+      owners: quick ? 300 : 1000,
+      processes: 3,
+      id,
+      questionChars: 390,
+    };
+    const dropSchema = (schema: string) =>
+      admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).then(() => undefined);
+    const routing = [
+      await routingTraffic(setup, "owner", dropSchema),
+      await routingTraffic(setup, "shared", dropSchema),
+    ];
     const churn = await subscriptionChurn(REDIS_URL, `bench:${id}:churn:`, 1000);
     printRouting(setup, routing, churn);
     if (routingOnly) {
@@ -340,15 +388,20 @@ async function main(): Promise<void> {
     }
 
     console.log(`\n### Fan-out: ${DEVICES} devices, ${ANSWER_CHARS}-character answer, median of ${RUNS} turns\n`);
-    console.log("| layout | time to final text on every device | messages through Redis per turn | messages/s through Redis |");
+    console.log(
+      "| layout | time to final text on every device | messages through Redis per turn | messages/s through Redis |",
+    );
     console.log("|---|---|---|---|");
     for (const f of fan) {
-      console.log(`| ${f.layout} | ${median(f.finalMs).toFixed(0)} ms (min ${Math.min(...f.finalMs).toFixed(0)}, max ${Math.max(...f.finalMs).toFixed(0)}) | ${median(f.redisMessages)} | ${median(f.redisPerSecond).toFixed(0)} |`);
+      console.log(
+        `| ${f.layout} | ${median(f.finalMs).toFixed(0)} ms (min ${Math.min(...f.finalMs).toFixed(0)}, max ${Math.max(...f.finalMs).toFixed(0)}) | ${median(f.redisMessages)} | ${median(f.redisPerSecond).toFixed(0)} |`,
+      );
     }
     console.log("\n### Redis bus throughput: one process publishes, another receives (redisBus to redisBus)\n");
     console.log("| frame | frames | messages/s | MB/s |");
     console.log("|---|---|---|---|");
-    for (const t of throughput) console.log(`| ${t.frame} | ${t.frames} | ${t.perSecond.toFixed(0)} | ${t.mbPerSecond.toFixed(1)} |`);
+    for (const t of throughput)
+      console.log(`| ${t.frame} | ${t.frames} | ${t.perSecond.toFixed(0)} | ${t.mbPerSecond.toFixed(1)} |`);
     console.log(`\n### Storage operations per second (${quick ? 400 : 2000} messages)\n`);
     const kinds = Object.keys(stores[0].opsPerSecond);
     console.log(`| operation | ${stores.map((s) => s.storage).join(" | ")} | postgres / sql.js |`);

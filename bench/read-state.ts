@@ -45,12 +45,35 @@ async function filledDatabase(): Promise<Sql> {
   const sql = new Sql(new (await initSqlJs()).Database());
   migrate(sql);
   const channels = Array.from({ length: LANES / 2 }, (_, i) => [
-    { chat_id: `c${i}`, name: `c${i}`, kind: "channel" as const, parent_chat_id: null, is_default: false, archived: false },
-    { chat_id: `t${i}`, name: `t${i}`, kind: "thread" as const, parent_chat_id: `c${i}`, is_default: false, archived: false },
+    {
+      chat_id: `c${i}`,
+      name: `c${i}`,
+      kind: "channel" as const,
+      parent_chat_id: null,
+      is_default: false,
+      archived: false,
+    },
+    {
+      chat_id: `t${i}`,
+      name: `t${i}`,
+      kind: "thread" as const,
+      parent_chat_id: `c${i}`,
+      is_default: false,
+      archived: false,
+    },
   ]).flat();
   sql.transaction(() => applyOp(sql, { k: "commit", o: OWNER, t: 0, c: { channels } }));
   const lane = (n: number) => ({ chat_id: `c${(n % LANES) >> 1}`, thread_id: n % 2 ? `t${(n % LANES) >> 1}` : null });
-  const message = (n: number): StoredMessage => ({ message_id: `m${String(n).padStart(7, "0")}`, role: Math.floor(n / LANES) % 2 ? "assistant" : "user", text: `message ${n} lorem ipsum dolor sit amet`, reasoning: "", ts: 1_700_000_000_000 + n, media: [], ...lane(n), status: "complete" });
+  const message = (n: number): StoredMessage => ({
+    message_id: `m${String(n).padStart(7, "0")}`,
+    role: Math.floor(n / LANES) % 2 ? "assistant" : "user",
+    text: `message ${n} lorem ipsum dolor sit amet`,
+    reasoning: "",
+    ts: 1_700_000_000_000 + n,
+    media: [],
+    ...lane(n),
+    status: "complete",
+  });
   for (let i = 0; i < MESSAGES; i += 1000) {
     const messages = Array.from({ length: Math.min(1000, MESSAGES - i) }, (_, k) => message(i + k));
     sql.transaction(() => applyOp(sql, { k: "commit", o: OWNER, t: 0, c: { messages } }));
@@ -58,7 +81,14 @@ async function filledDatabase(): Promise<Sql> {
   // Each lane read up to its middle: every count walks to the cap.
   for (let n = MESSAGES / 2; n < MESSAGES / 2 + LANES; n++) {
     const m = message(n);
-    sql.transaction(() => applyOp(sql, { k: "commit", o: OWNER, t: 0, c: { read: { chat_id: m.chat_id, thread_id: m.thread_id, message_id: m.message_id, ts: m.ts } } }));
+    sql.transaction(() =>
+      applyOp(sql, {
+        k: "commit",
+        o: OWNER,
+        t: 0,
+        c: { read: { chat_id: m.chat_id, thread_id: m.thread_id, message_id: m.message_id, ts: m.ts } },
+      }),
+    );
   }
   return sql;
 }
@@ -88,7 +118,21 @@ async function storageCost(): Promise<string[]> {
   for (let i = 0; i < 200; i++) {
     const n = MESSAGES - 1 - 2 * LANES + i; // newer and newer marks of the last lanes
     const started = performance.now();
-    sql.transaction(() => applyOp(sql, { k: "commit", o: OWNER, t: 0, c: { read: { chat_id: "c0", thread_id: null, message_id: `r${String(i).padStart(4, "0")}`, ts: 1_800_000_000_000 + n } } }));
+    sql.transaction(() =>
+      applyOp(sql, {
+        k: "commit",
+        o: OWNER,
+        t: 0,
+        c: {
+          read: {
+            chat_id: "c0",
+            thread_id: null,
+            message_id: `r${String(i).padStart(4, "0")}`,
+            ts: 1_800_000_000_000 + n,
+          },
+        },
+      }),
+    );
     readMs.push(performance.now() - started);
   }
   const lanes = readMarkQueries.unreadCounts(sql, OWNER, 999).length;
@@ -121,7 +165,11 @@ async function turns(push: boolean, count: number): Promise<TurnTimes> {
   const dir = await mkdtemp(path.join(tmpdir(), "cg-bench-read-"));
   let stoppedAt = 0;
   const decisionMs: number[] = [];
-  const sender: PushSender = { name: "ntfy", accepts: () => true, send: async () => void decisionMs.push(performance.now() - stoppedAt) };
+  const sender: PushSender = {
+    name: "ntfy",
+    accepts: () => true,
+    send: async () => void decisionMs.push(performance.now() - stoppedAt),
+  };
   const gateway = createGateway({
     storage: sqlJsStorage({ dir, inProcess: true }),
     runtime: demoRuntime({ delayMs: 0 }),
@@ -134,18 +182,30 @@ async function turns(push: boolean, count: number): Promise<TurnTimes> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const ws = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`);
   await new Promise((resolve) => ws.once("open", resolve));
-  const next = (type: string) => new Promise<Record<string, unknown>>((resolve) => {
-    const on = (data: WebSocket.RawData) => {
-      const frame = JSON.parse(String(data));
-      if (frame.type === type) {
-        ws.off("message", on);
-        resolve(frame.payload);
-      }
-    };
-    ws.on("message", on);
-  });
+  const next = (type: string) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const on = (data: WebSocket.RawData) => {
+        const frame = JSON.parse(String(data));
+        if (frame.type === type) {
+          ws.off("message", on);
+          resolve(frame.payload);
+        }
+      };
+      ws.on("message", on);
+    });
   const helloOk = next("hello.ok");
-  ws.send(JSON.stringify({ type: "hello", payload: { token: "", device_id: "phone", device_name: "phone", caps: { min_protocol: 1, media: false, push: push ? "ntfy" : "none", streaming: true }, ntfy_topic: "t" } }));
+  ws.send(
+    JSON.stringify({
+      type: "hello",
+      payload: {
+        token: "",
+        device_id: "phone",
+        device_name: "phone",
+        caps: { min_protocol: 1, media: false, push: push ? "ntfy" : "none", streaming: true },
+        ntfy_topic: "t",
+      },
+    }),
+  );
   await helloOk;
   const turnMs: number[] = [];
   for (let i = 0; i < count; i++) {
@@ -193,4 +253,8 @@ const cost = await storageCost();
 console.error("read-state bench: turns…");
 const lines = [...cost, ...(await pushDecision())];
 console.log(lines.join("\n"));
-console.log(`load average: ${loadavg().map((n) => n.toFixed(2)).join(", ")}`);
+console.log(
+  `load average: ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(", ")}`,
+);

@@ -42,7 +42,16 @@ function longText(bytes: number, seed: number): string {
 }
 
 function message(i: number, text: string): StoredMessage {
-  return { message_id: `m${i}`, role: "user", text, reasoning: "", ts: 1_700_000_000_000 + i, media: [], chat_id: "default", thread_id: null };
+  return {
+    message_id: `m${i}`,
+    role: "user",
+    text,
+    reasoning: "",
+    ts: 1_700_000_000_000 + i,
+    media: [],
+    chat_id: "default",
+    thread_id: null,
+  };
 }
 
 async function fill(storage: Storage): Promise<void> {
@@ -81,12 +90,21 @@ async function main(): Promise<void> {
     await storage.open();
     const filled = performance.now();
     await fill(storage);
-    const results: Record<string, unknown> = { messages: MESSAGES, mib: MIB, flood: FLOOD, fillS: r1((performance.now() - filled) / 1000) };
+    const results: Record<string, unknown> = {
+      messages: MESSAGES,
+      mib: MIB,
+      flood: FLOOD,
+      fillS: r1((performance.now() - filled) / 1000),
+    };
     for (const kind of (args.kinds ?? "search,history,sync").split(",")) {
       const runs: Array<{ otherMs: number; floodMs: number }> = [];
       for (let i = 0; i < ROUNDS; i++) runs.push(await round(storage, kind));
       const other = runs.map((r) => r.otherMs);
-      results[kind] = { otherMedianMs: r1(median(other)), otherWorstMs: r1(Math.max(...other)), floodMedianMs: r1(median(runs.map((r) => r.floodMs))) };
+      results[kind] = {
+        otherMedianMs: r1(median(other)),
+        otherWorstMs: r1(Math.max(...other)),
+        floodMedianMs: r1(median(runs.map((r) => r.floodMs))),
+      };
       console.error(kind, JSON.stringify(results[kind]));
     }
     console.log(JSON.stringify(results, null, 2));

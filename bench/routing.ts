@@ -83,7 +83,14 @@ interface Proc {
   url: string;
 }
 
-async function startProc(setup: RoutingSetup, mode: ChannelMode, schema: string, prefix: string, tokens: Record<string, string>, calls: Map<string, number>): Promise<Proc> {
+async function startProc(
+  setup: RoutingSetup,
+  mode: ChannelMode,
+  schema: string,
+  prefix: string,
+  tokens: Record<string, string>,
+  calls: Map<string, number>,
+): Promise<Proc> {
   const storage = counted(postgresStorage({ connectionString: setup.databaseUrl, schema, poolSize: 5 }), calls);
   const redis = new Redis(setup.redisUrl);
   const bus = redisBus(redis, { prefix, storage, channels: mode, warn: () => undefined });
@@ -100,7 +107,14 @@ async function startProc(setup: RoutingSetup, mode: ChannelMode, schema: string,
   const server = http.createServer();
   const transport = attachWebSocket(gateway, { server, path: "/ws/gateway" });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { redis, bus, gateway, server, transport, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws/gateway` };
+  return {
+    redis,
+    bus,
+    gateway,
+    server,
+    transport,
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws/gateway`,
+  };
 }
 
 async function stopProc(p: Proc): Promise<void> {
@@ -180,7 +194,9 @@ async function turns(devices: Device[][], question: string): Promise<void> {
   for (let i = 0; i < devices.length; i += 100) {
     await Promise.all(
       devices.slice(i, i + 100).map(async ([first, second]) => {
-        first.ws.send(JSON.stringify({ type: "message.send", id: "s", payload: { chat_id: "default", text: question } }));
+        first.ws.send(
+          JSON.stringify({ type: "message.send", id: "s", payload: { chat_id: "default", text: question } }),
+        );
         await Promise.all([first.stopsReach(1), second.stopsReach(1)]);
       }),
     );
@@ -188,7 +204,13 @@ async function turns(devices: Device[][], question: string): Promise<void> {
 }
 
 /** A process's share (the messages of the owners it serves) against what arrived on its subscription. */
-function traffic(n: number, served: string[], perOwner: Map<string, Count>, now: RedisBusStats, before: RedisBusStats): ProcessTraffic {
+function traffic(
+  n: number,
+  served: string[],
+  perOwner: Map<string, Count>,
+  now: RedisBusStats,
+  before: RedisBusStats,
+): ProcessTraffic {
   const share = served.map((o) => perOwner.get(o) ?? { messages: 0, bytes: 0 });
   return {
     process: n + 1,
@@ -201,7 +223,11 @@ function traffic(n: number, served: string[], perOwner: Map<string, Count>, now:
 }
 
 /** One run of the traffic measurement in one channel mode. */
-export async function routingTraffic(setup: RoutingSetup, mode: ChannelMode, dropSchema: (schema: string) => Promise<void>): Promise<RoutingResult> {
+export async function routingTraffic(
+  setup: RoutingSetup,
+  mode: ChannelMode,
+  dropSchema: (schema: string) => Promise<void>,
+): Promise<RoutingResult> {
   const schema = `bench_${setup.id}_${mode}`;
   const prefix = `bench:${setup.id}:${mode}:`;
   const owners = Array.from({ length: setup.owners }, (_, i) => `o${i}`);
@@ -221,7 +247,13 @@ export async function routingTraffic(setup: RoutingSetup, mode: ChannelMode, dro
     calls.clear();
     for (let i = 0; i < owners.length; i += 50) {
       const batch = owners.slice(i, i + 50);
-      devices.push(...(await Promise.all(batch.map((o, k) => Promise.all(placement[i + k].map((p, d) => connect(procs[p].url, `k-${o}`, `${o}-d${d}`)))))));
+      devices.push(
+        ...(await Promise.all(
+          batch.map((o, k) =>
+            Promise.all(placement[i + k].map((p, d) => connect(procs[p].url, `k-${o}`, `${o}-d${d}`))),
+          ),
+        )),
+      );
     }
     await Promise.all(procs.map((p) => p.bus.ready()));
     const connectMs = performance.now() - t0;
@@ -236,7 +268,15 @@ export async function routingTraffic(setup: RoutingSetup, mode: ChannelMode, dro
     const turnsMs = performance.now() - t0;
     // Frames published after message.stop (typing off) still count once they arrive.
     await new Promise((r) => setTimeout(r, 300));
-    const perProcess = procs.map((p, n) => traffic(n, owners.filter((_, i) => placement[i].includes(n)), counter.perOwner, p.bus.stats, before[n]));
+    const perProcess = procs.map((p, n) =>
+      traffic(
+        n,
+        owners.filter((_, i) => placement[i].includes(n)),
+        counter.perOwner,
+        p.bus.stats,
+        before[n],
+      ),
+    );
     const all = [...counter.perOwner.values()];
     const storageOnTurns = Object.fromEntries(calls);
 
@@ -306,7 +346,13 @@ export async function subscriptionChurn(redisUrl: string, prefix: string, owners
       await bus.ready();
       const disconnectMs = performance.now() - t0;
       const disconnectCommands = bus.stats.commands - c0;
-      out.push({ pattern: oneTurn ? `${owners} devices in one event-loop turn` : `${owners} devices one per turn`, connectMs, connectCommands, disconnectMs, disconnectCommands });
+      out.push({
+        pattern: oneTurn ? `${owners} devices in one event-loop turn` : `${owners} devices one per turn`,
+        connectMs,
+        connectCommands,
+        disconnectMs,
+        disconnectCommands,
+      });
     }
   } finally {
     await bus.close?.();
@@ -319,18 +365,28 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 
 /** Markdown tables of both measurements. */
 export function printRouting(setup: RoutingSetup, runs: RoutingResult[], churn: ChurnResult[]): void {
-  console.log(`\n### Routing: ${setup.owners} owners × 2 devices over ${setup.processes} processes, one streamed answer each (${setup.questionChars}-character question)\n`);
-  console.log("| channels | process | owners served | its share: messages / bytes | arrived from Redis: messages / bytes | arrived / share |");
+  console.log(
+    `\n### Routing: ${setup.owners} owners × 2 devices over ${setup.processes} processes, one streamed answer each (${setup.questionChars}-character question)\n`,
+  );
+  console.log(
+    "| channels | process | owners served | its share: messages / bytes | arrived from Redis: messages / bytes | arrived / share |",
+  );
   console.log("|---|---|---|---|---|---|");
   for (const run of runs) {
     for (const p of run.perProcess) {
-      console.log(`| ${run.mode} | ${p.process} | ${p.ownersServed} | ${p.shareMessages} / ${kb(p.shareBytes)} | ${p.arrivedMessages} / ${kb(p.arrivedBytes)} | ${(p.arrivedMessages / p.shareMessages).toFixed(2)} / ${(p.arrivedBytes / p.shareBytes).toFixed(2)} |`);
+      console.log(
+        `| ${run.mode} | ${p.process} | ${p.ownersServed} | ${p.shareMessages} / ${kb(p.shareBytes)} | ${p.arrivedMessages} / ${kb(p.arrivedBytes)} | ${(p.arrivedMessages / p.shareMessages).toFixed(2)} / ${(p.arrivedBytes / p.shareBytes).toFixed(2)} |`,
+      );
     }
   }
-  console.log("\n| channels | all messages / bytes through Redis | connect 2 devices per owner | turns | devices leave | bus commands on connect / leave |");
+  console.log(
+    "\n| channels | all messages / bytes through Redis | connect 2 devices per owner | turns | devices leave | bus commands on connect / leave |",
+  );
   console.log("|---|---|---|---|---|---|");
   for (const run of runs) {
-    console.log(`| ${run.mode} | ${run.totalMessages} / ${kb(run.totalBytes)} | ${run.connectMs.toFixed(0)} ms | ${run.turnsMs.toFixed(0)} ms | ${run.disconnectMs.toFixed(0)} ms | ${run.connectCommands} / ${run.disconnectCommands} |`);
+    console.log(
+      `| ${run.mode} | ${run.totalMessages} / ${kb(run.totalBytes)} | ${run.connectMs.toFixed(0)} ms | ${run.turnsMs.toFixed(0)} ms | ${run.disconnectMs.toFixed(0)} ms | ${run.connectCommands} / ${run.disconnectCommands} |`,
+    );
   }
   const per = (calls: Record<string, number>, n: number) =>
     Object.entries(calls)
@@ -339,9 +395,15 @@ export function printRouting(setup: RoutingSetup, runs: RoutingResult[], churn: 
       .join(", ");
   console.log("\n| channels | storage calls per device connect | storage calls per turn |");
   console.log("|---|---|---|");
-  for (const run of runs) console.log(`| ${run.mode} | ${per(run.storageOnConnect, setup.owners * 2)} | ${per(run.storageOnTurns, setup.owners)} |`);
+  for (const run of runs)
+    console.log(
+      `| ${run.mode} | ${per(run.storageOnConnect, setup.owners * 2)} | ${per(run.storageOnTurns, setup.owners)} |`,
+    );
   console.log("\n### Subscription churn on one process (owner channels)\n");
   console.log("| pattern | connect: until active | commands | disconnect: until done | commands |");
   console.log("|---|---|---|---|---|");
-  for (const c of churn) console.log(`| ${c.pattern} | ${c.connectMs.toFixed(0)} ms | ${c.connectCommands} | ${c.disconnectMs.toFixed(0)} ms | ${c.disconnectCommands} |`);
+  for (const c of churn)
+    console.log(
+      `| ${c.pattern} | ${c.connectMs.toFixed(0)} ms | ${c.connectCommands} | ${c.disconnectMs.toFixed(0)} ms | ${c.disconnectCommands} |`,
+    );
 }

@@ -68,7 +68,9 @@ async function main(): Promise<number> {
   if (names.length > 0) {
     selected = [];
     for (const wanted of names) {
-      const bench = available.find((b) => b.name === wanted || b.aliases.includes(wanted) || b.file === wanted || b.file === `${wanted}.ts`);
+      const bench = available.find(
+        (b) => b.name === wanted || b.aliases.includes(wanted) || b.file === wanted || b.file === `${wanted}.ts`,
+      );
       if (!bench) {
         console.error(`unknown bench "${wanted}"; available: ${available.map((b) => b.name).join(", ")}`);
         return 2;

@@ -33,13 +33,29 @@ const sizesArg = args.find((a) => a.startsWith("--sizes="));
 /** Keep each size's PostgreSQL schema (`bench_search_keep_<size>`) and reuse it when it holds that many messages. */
 const keep = args.includes("--keep");
 const postgresOnly = args.includes("--postgres-only");
-const sizes = sizesArg ? sizesArg.slice(8).split(",").map(Number) : args.includes("--quick") ? [10_000] : [10_000, 1_000_000];
+const sizes = sizesArg
+  ? sizesArg.slice(8).split(",").map(Number)
+  : args.includes("--quick")
+    ? [10_000]
+    : [10_000, 1_000_000];
 
 const QUERIES: Array<{ name: string; runs: number; query: (k: number) => SearchQuery }> = [
   { name: "rare word (10 matches), all chats", runs: 300, query: () => ({ query: RARE, scope: "all", limit: 20 }) },
-  { name: "common word (1 in 5 messages), all chats", runs: 200, query: () => ({ query: COMMON, scope: "all", limit: 20 }) },
-  { name: "common word, one chat", runs: 200, query: (k) => ({ query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }) },
-  { name: "two words (common + rare prefix), all chats", runs: 200, query: () => ({ query: `${COMMON} quet`, scope: "all", limit: 20 }) },
+  {
+    name: "common word (1 in 5 messages), all chats",
+    runs: 200,
+    query: () => ({ query: COMMON, scope: "all", limit: 20 }),
+  },
+  {
+    name: "common word, one chat",
+    runs: 200,
+    query: (k) => ({ query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }),
+  },
+  {
+    name: "two words (common + rare prefix), all chats",
+    runs: 200,
+    query: () => ({ query: `${COMMON} quet`, scope: "all", limit: 20 }),
+  },
 ];
 
 interface Row {
@@ -69,12 +85,23 @@ async function insertAll(admin: pg.Client, schema: string, total: number): Promi
     await admin.query(
       `INSERT INTO "${schema}".messages (owner, message_id, chat_id, thread_key, role, ts, text, data, lanes)
        SELECT $1, m, c, '', r, t, x, d, l::tsvector FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) AS u(m, c, r, t, x, d, l)`,
-      [OWNER, ...(["message_id", "chat_id", "role", "ts", "text"] as const).map((f) => batch.map((m) => m[f])), batch.map((m) => JSON.stringify(m)), vectors.map((v) => v.lanes)],
+      [
+        OWNER,
+        ...(["message_id", "chat_id", "role", "ts", "text"] as const).map((f) => batch.map((m) => m[f])),
+        batch.map((m) => JSON.stringify(m)),
+        vectors.map((v) => v.lanes),
+      ],
     );
     await admin.query(
       `INSERT INTO "${schema}".message_search (owner, message_id, ts, words, folded)
        SELECT $1, m, t, w::tsvector, f FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[]) AS u(m, t, w, f)`,
-      [OWNER, batch.map((m) => m.message_id), batch.map((m) => m.ts), vectors.map((v) => v.words), batch.map((m) => foldedWords(m.text))],
+      [
+        OWNER,
+        batch.map((m) => m.message_id),
+        batch.map((m) => m.ts),
+        vectors.map((v) => v.words),
+        batch.map((m) => foldedWords(m.text)),
+      ],
     );
   }
 }
@@ -103,11 +130,21 @@ const TURN = 10;
  * storages alternating, until each has run the query `runs` times. Queries per second are
  * one storage's runs over the time they took, one after another.
  */
-async function measure(storages: Array<{ name: string; storage: Storage; fillPerSecond: number }>, total: number): Promise<Row[]> {
-  const rows: Row[] = storages.map(({ name, fillPerSecond }) => ({ storage: name, messages: total, fillPerSecond, queries: {} }));
+async function measure(
+  storages: Array<{ name: string; storage: Storage; fillPerSecond: number }>,
+  total: number,
+): Promise<Row[]> {
+  const rows: Row[] = storages.map(({ name, fillPerSecond }) => ({
+    storage: name,
+    messages: total,
+    fillPerSecond,
+    queries: {},
+  }));
   for (const q of QUERIES) {
     const samples = storages.map(() => [] as number[]);
-    const hits = await Promise.all(storages.map(async ({ storage }) => (await storage.search(OWNER, q.query(0))).length));
+    const hits = await Promise.all(
+      storages.map(async ({ storage }) => (await storage.search(OWNER, q.query(0))).length),
+    );
     for (const { storage } of storages) for (let k = 0; k < 10; k++) await storage.search(OWNER, q.query(k));
     for (let done = 0; done < q.runs; done += TURN) {
       for (const [i, { storage }] of storages.entries()) {
@@ -120,7 +157,12 @@ async function measure(storages: Array<{ name: string; storage: Storage; fillPer
     }
     samples.forEach((taken, i) => {
       const { p50, p99 } = percentiles(taken);
-      rows[i].queries[q.name] = { p50, p99, perSecond: Math.round(taken.length / (taken.reduce((a, b) => a + b, 0) / 1000)), hits: hits[i] };
+      rows[i].queries[q.name] = {
+        p50,
+        p99,
+        perSecond: Math.round(taken.length / (taken.reduce((a, b) => a + b, 0) / 1000)),
+        hits: hits[i],
+      };
     });
   }
   return rows;
@@ -131,7 +173,9 @@ async function main(): Promise<void> {
   try {
     await admin.connect();
   } catch (error) {
-    console.log(`search bench: skipped, PostgreSQL is not reachable (${(error as Error).message}); run .ci/services.sh`);
+    console.log(
+      `search bench: skipped, PostgreSQL is not reachable (${(error as Error).message}); run .ci/services.sh`,
+    );
     return;
   }
   const rows: Row[] = [];
@@ -181,7 +225,9 @@ async function main(): Promise<void> {
   } finally {
     await admin.end();
   }
-  console.log(`\nNode ${process.version}; load average (1 min) after each size: ${load.map((l) => l.toFixed(1)).join(", ")}\n`);
+  console.log(
+    `\nNode ${process.version}; load average (1 min) after each size: ${load.map((l) => l.toFixed(1)).join(", ")}\n`,
+  );
   console.log("| messages | query | postgres p50 / p99 ms | sql.js p50 / p99 ms | postgres q/s | sql.js q/s | hits |");
   console.log("|---|---|---|---|---|---|---|");
   for (const total of sizes) {
@@ -189,9 +235,13 @@ async function main(): Promise<void> {
     for (const q of QUERIES) {
       const a = p!.queries[q.name];
       const b = s?.queries[q.name] ?? { p50: "–", p99: "–", perSecond: "–", hits: a.hits };
-      console.log(`| ${total.toLocaleString("en")} | ${q.name} | ${a.p50} / ${a.p99} | ${b.p50} / ${b.p99} | ${a.perSecond} | ${b.perSecond} | ${a.hits === b.hits ? a.hits : `${a.hits} vs ${b.hits}`} |`);
+      console.log(
+        `| ${total.toLocaleString("en")} | ${q.name} | ${a.p50} / ${a.p99} | ${b.p50} / ${b.p99} | ${a.perSecond} | ${b.perSecond} | ${a.hits === b.hits ? a.hits : `${a.hits} vs ${b.hits}`} |`,
+      );
     }
-    console.log(`| ${total.toLocaleString("en")} | fill, messages/s (postgres: direct INSERT of 5,000 rows; sql.js: commit of 1,000) | ${Number.isNaN(p!.fillPerSecond) ? "kept schema" : p!.fillPerSecond} | ${s?.fillPerSecond ?? "–"} | | | |`);
+    console.log(
+      `| ${total.toLocaleString("en")} | fill, messages/s (postgres: direct INSERT of 5,000 rows; sql.js: commit of 1,000) | ${Number.isNaN(p!.fillPerSecond) ? "kept schema" : p!.fillPerSecond} | ${s?.fillPerSecond ?? "–"} | | | |`,
+    );
   }
   console.log(`\n\`\`\`json\n${JSON.stringify(rows)}\n\`\`\``);
 }

@@ -26,8 +26,22 @@ let n = 0;
 function commitOp(): JournalOp {
   const i = n++;
   const text = `${"lorem ipsum dolor sit amet ".repeat(11)}${i}`;
-  const m = { message_id: `apply${i}`, role: "user" as const, text, reasoning: "", ts: Date.now(), media: [], chat_id: "c1", thread_id: null };
-  return { k: "commit", o: "bench", t: Date.now(), c: { messages: [m], outbox: [{ type: "message", payload: { id: m.message_id } }] } };
+  const m = {
+    message_id: `apply${i}`,
+    role: "user" as const,
+    text,
+    reasoning: "",
+    ts: Date.now(),
+    media: [],
+    chat_id: "c1",
+    thread_id: null,
+  };
+  return {
+    k: "commit",
+    o: "bench",
+    t: Date.now(),
+    c: { messages: [m], outbox: [{ type: "message", payload: { id: m.message_id } }] },
+  };
 }
 
 function msPerWrite(settings: string): number {
@@ -41,4 +55,5 @@ const DEFAULTS = "PRAGMA journal_mode = DELETE; PRAGMA synchronous = FULL";
 const TUNED = "PRAGMA journal_mode = MEMORY; PRAGMA synchronous = OFF";
 console.log(JSON.stringify({ loadAverageBefore: loadavg().map((l) => +l.toFixed(2)), writes }));
 msPerWrite(DEFAULTS); // warm-up
-for (let round = 0; round < 3; round++) console.log(JSON.stringify({ round, sqliteDefaults: msPerWrite(DEFAULTS), inMemorySettings: msPerWrite(TUNED) }));
+for (let round = 0; round < 3; round++)
+  console.log(JSON.stringify({ round, sqliteDefaults: msPerWrite(DEFAULTS), inMemorySettings: msPerWrite(TUNED) }));

@@ -31,11 +31,34 @@ const times: number[] = [];
 for (let i = 0; i < writes; i++) {
   const started = performance.now();
   const text = `${"lorem ipsum dolor sit amet ".repeat(11)}${i}`;
-  await storage.commit("bench", { messages: [{ message_id: `w${i}`, role: "user", text, reasoning: "", ts: Date.now(), media: [], chat_id: "c1", thread_id: null }] });
+  await storage.commit("bench", {
+    messages: [
+      {
+        message_id: `w${i}`,
+        role: "user",
+        text,
+        reasoning: "",
+        ts: Date.now(),
+        media: [],
+        chat_id: "c1",
+        thread_id: null,
+      },
+    ],
+  });
   times.push(performance.now() - started);
 }
 const sorted = [...times].sort((a, b) => a - b);
 const at = (q: number) => Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(2));
-console.log(JSON.stringify({ load, openMs: Math.round(openMs), p50: at(0.5), p99: at(0.99), maxMs: Math.round(sorted.at(-1)!), slowest: times.indexOf(sorted.at(-1)!), over100ms: times.filter((t) => t > 100).length }));
+console.log(
+  JSON.stringify({
+    load,
+    openMs: Math.round(openMs),
+    p50: at(0.5),
+    p99: at(0.99),
+    maxMs: Math.round(sorted.at(-1)!),
+    slowest: times.indexOf(sorted.at(-1)!),
+    over100ms: times.filter((t) => t > 100).length,
+  }),
+);
 await storage.close();
 rmSync(dir, { recursive: true, force: true });

@@ -45,16 +45,26 @@ function childrenPeakMB(): number[] {
 }
 
 function newestSnapshotMB(): number {
-  const snaps = readdirSync(dir).filter((n) => /^snapshot-\d+\.db$/.test(n)).sort();
+  const snaps = readdirSync(dir)
+    .filter((n) => /^snapshot-\d+\.db$/.test(n))
+    .sort();
   return snaps.length ? Math.round(statSync(join(dir, snaps.at(-1)!)).size / 1024 / 1024) : 0;
 }
 
 // SNAPSHOT_BYTES: take a snapshot every so many journal bytes, so that a short run meets several.
 const every = process.env.SNAPSHOT_BYTES ? Number(process.env.SNAPSHOT_BYTES) : undefined;
-const storage = sqlJsStorage({ dir, snapshotMinBytes: every, snapshotMaxBytes: every, onWarning: (m) => process.stderr.write(`${m}\n`) });
+const storage = sqlJsStorage({
+  dir,
+  snapshotMinBytes: every,
+  snapshotMaxBytes: every,
+  onWarning: (m) => process.stderr.write(`${m}\n`),
+});
 const commits: number[] = [];
 const searches: number[] = [];
-for (const [name, samples] of [["commit", commits], ["search", searches]] as const) {
+for (const [name, samples] of [
+  ["commit", commits],
+  ["search", searches],
+] as const) {
   const original = storage[name].bind(storage) as (...args: unknown[]) => Promise<unknown>;
   (storage as unknown as Record<string, unknown>)[name] = async (...args: unknown[]) => {
     const t = performance.now();
@@ -80,7 +90,14 @@ const gateway = createGateway({
 await gateway.start();
 // The chats the writers and the corpus use (bench/corpus.ts): a send needs its channel to exist.
 await storage.commit("~anonymous", {
-  channels: Array.from({ length: CHATS }, (_, i) => ({ chat_id: `chat${i}`, name: `chat ${i}`, kind: "channel" as const, parent_chat_id: null, is_default: false, archived: false })),
+  channels: Array.from({ length: CHATS }, (_, i) => ({
+    chat_id: `chat${i}`,
+    name: `chat ${i}`,
+    kind: "channel" as const,
+    parent_chat_id: null,
+    is_default: false,
+    archived: false,
+  })),
 });
 const server = http.createServer((_req, res) => res.writeHead(404).end());
 const transport = attachWebSocket(gateway, { server, path: "/ws/gateway" });
@@ -101,12 +118,17 @@ process.on("message", async (m: { t: string }) => {
       loopDelay: { p50: ms(eld.percentile(50)), p99: ms(eld.percentile(99)), max: ms(eld.max) },
       commit: percentiles(commits),
       // Stalls a percentile hides: a snapshot or a growth of the database makes a few long ones.
-      slowCommits: Object.fromEntries([100, 250, 1000].map((ms) => [`over${ms}ms`, commits.filter((c) => c > ms).length])),
+      slowCommits: Object.fromEntries(
+        [100, 250, 1000].map((ms) => [`over${ms}ms`, commits.filter((c) => c > ms).length]),
+      ),
       search: percentiles(searches),
       servingPeakMB: Math.round(process.resourceUsage().maxRSS / 1024),
       databaseProcessPeakMB: childrenPeakMB(),
       snapshotMB: newestSnapshotMB(),
-      newestSnapshot: readdirSync(dir).filter((n) => /^snapshot-\d+\.db$/.test(n)).sort().at(-1),
+      newestSnapshot: readdirSync(dir)
+        .filter((n) => /^snapshot-\d+\.db$/.test(n))
+        .sort()
+        .at(-1),
     });
   } else if (m.t === "close") {
     await gateway.close();

@@ -26,19 +26,41 @@ function coreOnly(full: Storage): Storage {
 
 async function fill(size: number): Promise<Storage> {
   const storage = memoryStorage();
-  const channels = Array.from({ length: CHATS }, (_, i) => ({ chat_id: `chat${i}`, name: `chat ${i}`, kind: "channel" as const, parent_chat_id: null, is_default: false, archived: false }));
+  const channels = Array.from({ length: CHATS }, (_, i) => ({
+    chat_id: `chat${i}`,
+    name: `chat ${i}`,
+    kind: "channel" as const,
+    parent_chat_id: null,
+    is_default: false,
+    archived: false,
+  }));
   await storage.commit(OWNER, { channels });
   for (let i = 0; i < size; i += 1000) {
-    const messages = Array.from({ length: Math.min(1000, size - i) }, (_, k) => ({ ...message(i + k, size), client_msg_id: `key${i + k}` }));
+    const messages = Array.from({ length: Math.min(1000, size - i) }, (_, k) => ({
+      ...message(i + k, size),
+      client_msg_id: `key${i + k}`,
+    }));
     await storage.commit(OWNER, { messages });
   }
   return storage;
 }
 
 const CASES: Array<{ name: string; runs: number; call: (s: Storage, size: number, k: number) => Promise<unknown> }> = [
-  { name: "search, rare word, all chats", runs: 10, call: (s) => s.search(OWNER, { query: RARE, scope: "all", limit: 20 }) },
-  { name: "search, common word, one chat", runs: 10, call: (s, _n, k) => s.search(OWNER, { query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }) },
-  { name: "findByClientMsgId, a key in its chat", runs: 20, call: (s, n, k) => s.findByClientMsgId(OWNER, `chat${(k * 7919) % n % CHATS}`, `key${(k * 7919) % n}`) },
+  {
+    name: "search, rare word, all chats",
+    runs: 10,
+    call: (s) => s.search(OWNER, { query: RARE, scope: "all", limit: 20 }),
+  },
+  {
+    name: "search, common word, one chat",
+    runs: 10,
+    call: (s, _n, k) => s.search(OWNER, { query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }),
+  },
+  {
+    name: "findByClientMsgId, a key in its chat",
+    runs: 20,
+    call: (s, n, k) => s.findByClientMsgId(OWNER, `chat${((k * 7919) % n) % CHATS}`, `key${(k * 7919) % n}`),
+  },
 ];
 
 const rows: string[] = [];
@@ -54,10 +76,16 @@ for (const size of sizes) {
     const p50 = (x: number, y: number) => +((x + y) / 2).toFixed(2);
     const nat = p50(a.p50, a2.p50);
     const fb = p50(b.p50, b2.p50);
-    rows.push(`| ${size.toLocaleString("en")} | ${c.name} | ${nat} | ${fb} | ${Math.max(b.p99, b2.p99).toFixed(1)} | ${(fb / Math.max(nat, 0.001)).toFixed(1)}× |`);
+    rows.push(
+      `| ${size.toLocaleString("en")} | ${c.name} | ${nat} | ${fb} | ${Math.max(b.p99, b2.p99).toFixed(1)} | ${(fb / Math.max(nat, 0.001)).toFixed(1)}× |`,
+    );
   }
 }
-console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}, Node ${process.version}\n`);
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")}, Node ${process.version}\n`,
+);
 console.log("| messages | call | native p50 ms | fallback p50 ms | fallback p99 ms | fallback ÷ native |");
 console.log("| ---: | --- | ---: | ---: | ---: | ---: |");
 for (const r of rows) console.log(r);

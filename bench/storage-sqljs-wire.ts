@@ -50,7 +50,12 @@ interface Server {
 
 async function startServer(root: string, dir: string, env: NodeJS.ProcessEnv = {}): Promise<Server> {
   if (root !== here) await copyFile(join(here, "bench/sqljs-wire-server.ts"), join(root, "bench/sqljs-wire-server.ts"));
-  const child = fork(join(root, "bench/sqljs-wire-server.ts"), [dir], { cwd: root, env: { ...process.env, ...env }, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(join(root, "bench/sqljs-wire-server.ts"), [dir], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const first = await new Promise<{ port: number; t0: number; timeOrigin: number }>((resolve, reject) => {
     child.once("message", resolve);
     child.once("exit", (code) => reject(new Error(`server exited ${code}`)));
@@ -110,7 +115,10 @@ async function write(devices: Device[], sends: number) {
   let refused = 0;
   const send = async (d: Device, w: number, n: number) => {
     const t = performance.now();
-    const reply = await d.request("message.send", { chat_id: `chat${(w + n) % CHATS}`, text: `writer ${w} says ${n} ${COMMON}` });
+    const reply = await d.request("message.send", {
+      chat_id: `chat${(w + n) % CHATS}`,
+      text: `writer ${w} says ${n} ${COMMON}`,
+    });
     latencies.push(performance.now() - t);
     if (reply.type !== "message") refused++;
   };
@@ -135,7 +143,11 @@ async function write(devices: Device[], sends: number) {
       }),
     );
   }
-  return { roundTrip: percentiles(latencies), refused, sendsPerSec: Math.round(sends / ((performance.now() - started) / 1000)) };
+  return {
+    roundTrip: percentiles(latencies),
+    refused,
+    sendsPerSec: Math.round(sends / ((performance.now() - started) / 1000)),
+  };
 }
 
 async function connect(url: string, n: number, tag: string): Promise<Device[]> {
@@ -165,7 +177,11 @@ async function large(design: { name: string; root: string }, corpus: string) {
   // and hold up the journal's fsyncs for hundreds of ms: written back now, before the clock starts.
   execFileSync("sync");
   // A snapshot every 4 MiB of journal, so that the writes below meet a few at this size.
-  const server = await startServer(design.root, dir, args.snapshotBytes === "default" ? {} : { SNAPSHOT_BYTES: String(Number(args.snapshotBytes ?? 4 * 1024 * 1024)) });
+  const server = await startServer(
+    design.root,
+    dir,
+    args.snapshotBytes === "default" ? {} : { SNAPSHOT_BYTES: String(Number(args.snapshotBytes ?? 4 * 1024 * 1024)) },
+  );
   const [first] = await connect(server.url, 1, "first");
   const helloAt = Date.now();
   const startup = { fromOpenMs: helloAt - server.t0, fromProcessStartMs: Math.round(helloAt - server.timeOrigin) };

@@ -59,7 +59,10 @@ async function runSize(total: number): Promise<void> {
     let next = total;
     const one = () => {
       const i = next++;
-      return storage.commit(OWNER, { messages: [message(i, total)], outbox: [{ type: "message", payload: { message_id: id(i) } }] });
+      return storage.commit(OWNER, {
+        messages: [message(i, total)],
+        outbox: [{ type: "message", payload: { message_id: id(i) } }],
+      });
     };
     const writes = 2000;
     t = performance.now();
@@ -82,30 +85,46 @@ async function runSize(total: number): Promise<void> {
     result.writesPerSecConcurrent32 = Math.round((concurrent * perWriter) / ((performance.now() - t) / 1000));
     result.writeConcurrent32 = percentiles(latencies);
 
-    result.historyNewest = await timed(500, (k) => storage.history(OWNER, { chat_id: `chat${k % CHATS}`, thread_id: null, limit: 50 }));
+    result.historyNewest = await timed(500, (k) =>
+      storage.history(OWNER, { chat_id: `chat${k % CHATS}`, thread_id: null, limit: 50 }),
+    );
     // A page near the very start of a chat: the before message is the chat's 60th oldest (or its middle).
     const depth = Math.min(60, Math.floor(total / CHATS / 2));
     result.historyDeep = await timed(500, async (k) => {
       const c = k % CHATS;
-      const page = await storage.history(OWNER, { chat_id: `chat${c}`, thread_id: null, limit: 50, before: id(c + CHATS * depth) });
+      const page = await storage.history(OWNER, {
+        chat_id: `chat${c}`,
+        thread_id: null,
+        limit: 50,
+        before: id(c + CHATS * depth),
+      });
       if (!page) throw new Error("deep page not found");
     });
     const rareHits = (await storage.search(OWNER, { query: RARE, scope: "all", limit: 20 })).length;
     const commonHits = (await storage.search(OWNER, { query: COMMON, scope: "all", limit: 20 })).length;
-    result.searchRare = { ...(await timed(200, () => storage.search(OWNER, { query: RARE, scope: "all", limit: 20 }))), hits: rareHits };
+    result.searchRare = {
+      ...(await timed(200, () => storage.search(OWNER, { query: RARE, scope: "all", limit: 20 }))),
+      hits: rareHits,
+    };
     result.searchCommon = {
       ...(await timed(50, () => storage.search(OWNER, { query: COMMON, scope: "all", limit: 20 }))),
       hits: commonHits,
       matching: Math.ceil(total / 5),
     };
-    result.searchCommonInChat = await timed(50, (k) => storage.search(OWNER, { query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }));
+    result.searchCommonInChat = await timed(50, (k) =>
+      storage.search(OWNER, { query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }),
+    );
 
     // Start-up with a journal to replay: a child writes 5,000 acknowledged messages and is killed.
     await storage.close();
     const journalWrites = 5000;
-    const child = spawn(process.execPath, ["--import", "tsx", self, "--child-write", dir, String(next), String(journalWrites), String(total)], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", self, "--child-write", dir, String(next), String(journalWrites), String(total)],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     let out = "";
     await new Promise<void>((resolve, reject) => {
       child.stdout.setEncoding("utf8").on("data", (c: string) => {
@@ -125,7 +144,8 @@ async function runSize(total: number): Promise<void> {
     result.startupSnapshotPlusJournalMs = Math.round(performance.now() - t);
     result.journalRecordsReplayed = journalWrites;
     const bounds = await storage.outboxBounds(OWNER);
-    if (bounds.last !== Math.ceil(total / batch) + writes + concurrent * perWriter + journalWrites) throw new Error(`lost writes: ${JSON.stringify(bounds)}`);
+    if (bounds.last !== Math.ceil(total / batch) + writes + concurrent * perWriter + journalWrites)
+      throw new Error(`lost writes: ${JSON.stringify(bounds)}`);
     t = performance.now();
     await storage.close();
     result.closeWithSnapshotMs = Math.round(performance.now() - t);
@@ -159,8 +179,14 @@ async function runNative(total: number): Promise<void> {
       const ints = (p: unknown[]) => p.map((v) => (typeof v === "number" && Number.isSafeInteger(v) ? BigInt(v) : v));
       return {
         run: (q: string, p: unknown[] = []) => void stmt(q).run(...ints(p)),
-        get: (q: string, p: unknown[] = []) => stmt(q).raw().get(...ints(p)),
-        all: (q: string, p: unknown[] = []) => stmt(q).raw().all(...ints(p)),
+        get: (q: string, p: unknown[] = []) =>
+          stmt(q)
+            .raw()
+            .get(...ints(p)),
+        all: (q: string, p: unknown[] = []) =>
+          stmt(q)
+            .raw()
+            .all(...ints(p)),
         transaction: <T>(fn: () => T): T => d.transaction(fn)(),
       } as unknown as Sql;
     };
@@ -172,7 +198,14 @@ async function runNative(total: number): Promise<void> {
     const fillStart = performance.now();
     for (let i = 0; i < total; i += 1000) {
       const messages = Array.from({ length: Math.min(1000, total - i) }, (_, k) => message(i + k, total));
-      sql.transaction(() => applyOp(sql, { k: "commit", o: OWNER, c: { messages, outbox: [{ type: "message", payload: { upto: i } }] }, t: Date.now() }));
+      sql.transaction(() =>
+        applyOp(sql, {
+          k: "commit",
+          o: OWNER,
+          c: { messages, outbox: [{ type: "message", payload: { upto: i } }] },
+          t: Date.now(),
+        }),
+      );
     }
     result.fillMessagesPerSec = Math.round(total / ((performance.now() - fillStart) / 1000));
     db.close();
@@ -186,7 +219,12 @@ async function runNative(total: number): Promise<void> {
     const one = async () => {
       const i = next++;
       sql.transaction(() =>
-        applyOp(sql, { k: "commit", o: OWNER, c: { messages: [message(i, total)], outbox: [{ type: "message", payload: { message_id: id(i) } }] }, t: Date.now() }),
+        applyOp(sql, {
+          k: "commit",
+          o: OWNER,
+          c: { messages: [message(i, total)], outbox: [{ type: "message", payload: { message_id: id(i) } }] },
+          t: Date.now(),
+        }),
       );
     };
     const writes = 2000;
@@ -195,18 +233,28 @@ async function runNative(total: number): Promise<void> {
     result.writesPerSecSequential = Math.round(writes / ((performance.now() - t) / 1000));
     const depth = Math.min(60, Math.floor(total / CHATS / 2));
     const history = (chat: string, before?: string) => {
-      if (!before) return sql.all("SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = '' ORDER BY ts DESC, message_id DESC LIMIT 51", [OWNER, chat]);
+      if (!before)
+        return sql.all(
+          "SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = '' ORDER BY ts DESC, message_id DESC LIMIT 51",
+          [OWNER, chat],
+        );
       const at = sql.get("SELECT ts FROM messages WHERE owner = ? AND message_id = ?", [OWNER, before])!;
       return sql.all(
         "SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = '' AND (ts, message_id) < (?, ?) ORDER BY ts DESC, message_id DESC LIMIT 51",
         [OWNER, chat, at[0], before],
       );
     };
-    result.historyNewest = await timed(500, async (k) => history(`chat${k % CHATS}`).map((r) => JSON.parse(r[1] as string)));
-    result.historyDeep = await timed(500, async (k) => history(`chat${k % CHATS}`, id((k % CHATS) + CHATS * depth)).map((r) => JSON.parse(r[1] as string)));
+    result.historyNewest = await timed(500, async (k) =>
+      history(`chat${k % CHATS}`).map((r) => JSON.parse(r[1] as string)),
+    );
+    result.historyDeep = await timed(500, async (k) =>
+      history(`chat${k % CHATS}`, id((k % CHATS) + CHATS * depth)).map((r) => JSON.parse(r[1] as string)),
+    );
     result.searchRare = await timed(200, async () => search(sql, OWNER, { query: RARE, scope: "all", limit: 20 }));
     result.searchCommon = await timed(50, async () => search(sql, OWNER, { query: COMMON, scope: "all", limit: 20 }));
-    result.searchCommonInChat = await timed(50, async (k) => search(sql, OWNER, { query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }));
+    result.searchCommonInChat = await timed(50, async (k) =>
+      search(sql, OWNER, { query: COMMON, scope: "chat", chat_id: `chat${k % CHATS}`, limit: 20 }),
+    );
     db.close();
     result.dbFiles = await filesOnDisk(dir);
     result.peakRssMB = mb(process.resourceUsage().maxRSS * 1024);
@@ -224,7 +272,10 @@ async function childWrite(dir: string, from: number, count: number, total: numbe
   await Promise.all(
     Array.from({ length: 16 }, async (_, w) => {
       for (let i = from + w; i < from + count; i += 16) {
-        await storage.commit(OWNER, { messages: [message(i, total)], outbox: [{ type: "message", payload: { message_id: id(i) } }] });
+        await storage.commit(OWNER, {
+          messages: [message(i, total)],
+          outbox: [{ type: "message", payload: { message_id: id(i) } }],
+        });
       }
     }),
   );
@@ -253,7 +304,11 @@ function table(rows: Array<Record<string, any>>): string {
     line("close (final snapshot), ms", (r) => String(r.closeWithSnapshotMs)),
     line("snapshot size, MB", (r) => String(r.snapshotMB)),
     line("peak RSS, MB", (r) => String(r.peakRssMB)),
-    line("files after a crash", (r) => Object.entries(r.filesAfterCrash as Record<string, number>).map(([f, s]) => `${f} ${mb(s)} MB`).join(", ")),
+    line("files after a crash", (r) =>
+      Object.entries(r.filesAfterCrash as Record<string, number>)
+        .map(([f, s]) => `${f} ${mb(s)} MB`)
+        .join(", "),
+    ),
   ].join("\n");
 }
 
@@ -273,7 +328,11 @@ function nativeTable(rows: Array<Record<string, any>>): string {
     line("search common word, one chat: p50 / p99 ms", p("searchCommonInChat")),
     line("open, ms", (r) => String(r.startupSnapshotOnlyMs)),
     line("peak RSS, MB", (r) => String(r.peakRssMB)),
-    line("files", (r) => Object.entries(r.dbFiles as Record<string, number>).map(([f, s]) => `${f} ${mb(s)} MB`).join(", ")),
+    line("files", (r) =>
+      Object.entries(r.dbFiles as Record<string, number>)
+        .map(([f, s]) => `${f} ${mb(s)} MB`)
+        .join(", "),
+    ),
   ].join("\n");
 }
 
@@ -290,7 +349,9 @@ async function main(): Promise<void> {
       : [10_000, 100_000];
   const run = async (mode: string, size: number) => {
     console.error(`storage bench: ${mode} ${size} messages…`);
-    const child = spawn(process.execPath, ["--max-old-space-size=4096", "--import", "tsx", self, mode, String(size)], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--max-old-space-size=4096", "--import", "tsx", self, mode, String(size)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
     const code = await new Promise<number | null>((r) => child.on("exit", r));

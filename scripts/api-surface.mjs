@@ -11,8 +11,15 @@ export const surfaceFile = `${root}test/package/surface.txt`;
 
 /** Every entry's exports, sorted, as `subpath`, then `  value name` and `  type name` lines. */
 export function apiSurface() {
-  const config = ts.getParsedCommandLineOfConfigFile(`${root}tsconfig.json`, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} });
-  const program = ts.createProgram(entrypoints.map((e) => `${root}${e.source}`), config.options);
+  const config = ts.getParsedCommandLineOfConfigFile(
+    `${root}tsconfig.json`,
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} },
+  );
+  const program = ts.createProgram(
+    entrypoints.map((e) => `${root}${e.source}`),
+    config.options,
+  );
   const checker = program.getTypeChecker();
   const lines = [];
   for (const entry of entrypoints) {

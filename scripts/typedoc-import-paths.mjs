@@ -10,7 +10,12 @@ function sourceName(source) {
 }
 
 export function load(app) {
-  const names = new Map(entrypoints.map((e) => [sourceName(e.source), e.subpath === "." ? "chat-gateway" : `chat-gateway/${e.subpath.slice(2)}`]));
+  const names = new Map(
+    entrypoints.map((e) => [
+      sourceName(e.source),
+      e.subpath === "." ? "chat-gateway" : `chat-gateway/${e.subpath.slice(2)}`,
+    ]),
+  );
   app.converter.on(Converter.EVENT_RESOLVE_BEGIN, (context) => {
     for (const module of context.project.getReflectionsByKind(ReflectionKind.Module)) {
       const name = names.get(module.name);

@@ -28,7 +28,11 @@ export interface GatewayStats {
 }
 
 /** A snapshot: later traffic does not change it. */
-export function statsOf(connections: number, turns: { running: number; waiting: number }, traffic: TrafficCounts): GatewayStats {
+export function statsOf(
+  connections: number,
+  turns: { running: number; waiting: number },
+  traffic: TrafficCounts,
+): GatewayStats {
   return {
     connections,
     turnsRunning: turns.running,

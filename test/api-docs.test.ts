@@ -8,6 +8,8 @@ it("api docs - every module is named by its import path", async () => {
   const app = await Application.bootstrapWithPlugins({ options: "typedoc.json" } as never);
   const project = await app.convert();
   const names = (project?.children ?? []).map((c) => c.name).sort();
-  const imports = entrypoints.map((e) => (e.subpath === "." ? "chat-gateway" : `chat-gateway/${e.subpath.slice(2)}`)).sort();
+  const imports = entrypoints
+    .map((e) => (e.subpath === "." ? "chat-gateway" : `chat-gateway/${e.subpath.slice(2)}`))
+    .sort();
   expect(names).toEqual(imports);
 }, 120_000);

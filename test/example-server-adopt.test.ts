@@ -42,7 +42,11 @@ async function chatAnonymously(server: ServerProcess): Promise<Buffer> {
 
 /** Signs in as alice: her connection and her bearer header. */
 async function signIn(server: ServerProcess): Promise<{ c: Client; auth: Record<string, string> }> {
-  const login = await fetch(`${server.base}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "correct horse" }) });
+  const login = await fetch(`${server.base}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "alice", password: "correct horse" }),
+  });
   expect(login.status).toBe(200);
   const auth = { authorization: `Bearer ${(await login.json()).token}` };
   const c = await Client.connect(server.ws, {}, auth);
@@ -50,7 +54,9 @@ async function signIn(server: ServerProcess): Promise<{ c: Client; auth: Record<
   return { c, auth };
 }
 
-async function defaultHistory(c: Client): Promise<Array<{ role: string; text: string; media: Array<{ media_id: string }> }>> {
+async function defaultHistory(
+  c: Client,
+): Promise<Array<{ role: string; text: string; media: Array<{ media_id: string }> }>> {
   return (await c.request("history", { chat_id: "default" })).payload.messages;
 }
 
@@ -79,7 +85,9 @@ async function adoptThroughRestart(env: Record<string, string>): Promise<void> {
   expect(media.status).toBe(200);
   expect(Buffer.from(await media.arrayBuffer())).toEqual(picture);
   // The search index moved with the messages.
-  const hits = (await c.request("search", { query: "hello", scope: "all" })).payload.hits as Array<{ message_id: string }>;
+  const hits = (await c.request("search", { query: "hello", scope: "all" })).payload.hits as Array<{
+    message_id: string;
+  }>;
   expect(hits.length).toBe(2);
   await c.close();
 }
@@ -101,7 +109,9 @@ describe("example server - the first user adopts the chats made while login was 
     await chatAnonymously(server);
     const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
     expect(add.status).toBe(1);
-    expect(add.stderr).toMatch(/cannot open the storage to adopt the anonymous chats .*stop the server first, or add the user with --no-adopt/);
+    expect(add.stderr).toMatch(
+      /cannot open the storage to adopt the anonymous chats .*stop the server first, or add the user with --no-adopt/,
+    );
     expect((await (await fetch(`${server.base}/api/auth/status`)).json()).enabled).toBe(false);
     expect(runServerCli(["user", "list"], env).stdout).toBe("");
   });
@@ -137,6 +147,10 @@ describe.skipIf(!pgAvailable)("example server - adoption on PostgreSQL", () => {
   afterAll(() => dropSchema(schema));
 
   it("adopt - postgres: the chat, its history and its media are alice's after user add and a restart", async () => {
-    await adoptThroughRestart({ GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")), DATABASE_URL, DATABASE_SCHEMA: schema });
+    await adoptThroughRestart({
+      GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")),
+      DATABASE_URL,
+      DATABASE_SCHEMA: schema,
+    });
   });
 });

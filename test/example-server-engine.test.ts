@@ -20,11 +20,15 @@ afterEach(() => {
 /** The texts of the user messages in the default channel. */
 async function userTexts(c: Client): Promise<string[]> {
   const history = await c.request("history", { chat_id: "default", limit: 50 });
-  return history.payload.messages.filter((m: { role: string }) => m.role === "user").map((m: { text: string }) => m.text);
+  return history.payload.messages
+    .filter((m: { role: string }) => m.role === "user")
+    .map((m: { text: string }) => m.text);
 }
 
 describe("example server and its database process", () => {
-  it("example server - goes on after its database process is killed, and exits 1 closing sockets with 1001 once it cannot be kept running", { timeout: 120_000 }, async () => {
+  it("example server - goes on after its database process is killed, and exits 1 closing sockets with 1001 once it cannot be kept running", {
+    timeout: 120_000,
+  }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-engine-"));
     const server = await startServerProcess({ GATEWAY_DATA_DIR: dataDir });
     child = server.child;
@@ -51,7 +55,9 @@ describe("example server and its database process", () => {
     }
     expect(await c.closedPromise).toBe(1001);
     expect(await exited).toBe(1);
-    expect(server.output()).toContain("sql.js storage: the database process stopped (SIGKILL) after 3 restarts within 60 s; not starting it again; stopping the server");
+    expect(server.output()).toContain(
+      "sql.js storage: the database process stopped (SIGKILL) after 3 restarts within 60 s; not starting it again; stopping the server",
+    );
     expect(readdirSync(join(dataDir, "db"))).not.toContain("LOCK");
 
     // What the process manager does next: a fresh start on the same folder, with every message.

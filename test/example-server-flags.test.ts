@@ -30,7 +30,10 @@ function fromHelp(help: string): Flags {
 function fromTable(markdown: string, heading: string): Flags {
   const section = markdown.slice(markdown.indexOf(heading));
   const table = section.slice(section.indexOf("| flag |")).split("\n\n")[0]!;
-  const rows = table.split("\n").slice(2).map((row) => row.split("|").slice(1, 3));
+  const rows = table
+    .split("\n")
+    .slice(2)
+    .map((row) => row.split("|").slice(1, 3));
   const ticked = (cell: string | undefined, pattern: RegExp) => [...(cell ?? "").matchAll(pattern)].map((m) => m[1]!);
   return {
     flags: sorted(rows.flatMap(([flag]) => ticked(flag, /`(--[a-z-]+)`/g))),
@@ -39,7 +42,11 @@ function fromTable(markdown: string, heading: string): Flags {
 }
 
 describe("example server flags", async () => {
-  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "examples/server/main.ts", "--help"], { cwd: root });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ["--import", "tsx", "examples/server/main.ts", "--help"],
+    { cwd: root },
+  );
   const help = fromHelp(stdout);
 
   it("example server flags - --help lists flags and variables (the parse found them)", () => {
@@ -68,8 +75,13 @@ describe("example server flags - --push-after-ms", () => {
     expect(parseConfig([], { GATEWAY_PUSH_AFTER_MS: "" }).pushAfterMs).toBeUndefined();
   });
 
-  it.each(["-1", "1.5", "soon", "86400001", "1e12"])("example server flags - --push-after-ms %s is a usage error naming the range", (value) => {
-    expect(() => parseConfig(["--push-after-ms", value], {})).toThrow(UsageError);
-    expect(() => parseConfig([], { GATEWAY_PUSH_AFTER_MS: value })).toThrow(/push-after-ms must be an integer from 0 to 86400000/);
-  });
+  it.each(["-1", "1.5", "soon", "86400001", "1e12"])(
+    "example server flags - --push-after-ms %s is a usage error naming the range",
+    (value) => {
+      expect(() => parseConfig(["--push-after-ms", value], {})).toThrow(UsageError);
+      expect(() => parseConfig([], { GATEWAY_PUSH_AFTER_MS: value })).toThrow(
+        /push-after-ms must be an integer from 0 to 86400000/,
+      );
+    },
+  );
 });

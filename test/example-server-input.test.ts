@@ -34,17 +34,32 @@ describe("example server input", () => {
 
     const refused = await upload(c, "r1", "text/html\r\nSet-Cookie: a=b", Buffer.from("abc"));
     expect(refused).toMatchObject({ type: "error", payload: { code: "not_found" } });
-    expect(c.frames.find((f) => f.id === "r1-s")).toMatchObject({ type: "error", payload: { code: "unsupported", message: expect.stringContaining('"mime"') } });
+    expect(c.frames.find((f) => f.id === "r1-s")).toMatchObject({
+      type: "error",
+      payload: { code: "unsupported", message: expect.stringContaining('"mime"') },
+    });
 
     // A mime that is no media type never gets stored, so it can never reach a Content-Type header.
-    expect(await upload(c, "r2", "not a mime type", Buffer.from("abc"))).toMatchObject({ type: "error", payload: { code: "not_found" } });
-    expect(c.frames.find((f) => f.id === "r2-s")).toMatchObject({ type: "error", payload: { code: "unsupported", message: expect.stringContaining('"mime"') } });
+    expect(await upload(c, "r2", "not a mime type", Buffer.from("abc"))).toMatchObject({
+      type: "error",
+      payload: { code: "not_found" },
+    });
+    expect(c.frames.find((f) => f.id === "r2-s")).toMatchObject({
+      type: "error",
+      payload: { code: "unsupported", message: expect.stringContaining('"mime"') },
+    });
 
     // Parameters are stored as sent and left out of the served type.
-    expect(await upload(c, "r3", "text/plain; charset=utf-8", Buffer.from("xyz"))).toMatchObject({ type: "media.upload.ack", payload: { ok: true } });
+    expect(await upload(c, "r3", "text/plain; charset=utf-8", Buffer.from("xyz"))).toMatchObject({
+      type: "media.upload.ack",
+      payload: { ok: true },
+    });
     expect((await fetch(`${server.url}/api/media/r3`)).headers.get("content-type")).toBe("text/plain");
 
-    expect(await upload(c, "r4", "text/plain", Buffer.from("lone"), "a\ud800b.txt")).toMatchObject({ type: "media.upload.ack", payload: { ok: true } });
+    expect(await upload(c, "r4", "text/plain", Buffer.from("lone"), "a\ud800b.txt")).toMatchObject({
+      type: "media.upload.ack",
+      payload: { ok: true },
+    });
     const lone = await fetch(`${server.url}/api/media/r4`);
     expect(lone.status).toBe(200);
     expect(lone.headers.get("content-disposition")).toContain("filename*=UTF-8''a%EF%BF%BDb.txt");

@@ -24,8 +24,16 @@ function commandLine(args: string[], prefix: string[]): [string, string[]] {
 }
 
 /** Starts `examples/server/main.ts` on a free port; resolves at its start line. */
-export function startServerProcess(env: Record<string, string>, args: string[] = [], prefix: string[] = []): Promise<ServerProcess> {
-  const child = spawn(...commandLine(args, prefix), { cwd: root, env: { ...process.env, PORT: "0", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export function startServerProcess(
+  env: Record<string, string>,
+  args: string[] = [],
+  prefix: string[] = [],
+): Promise<ServerProcess> {
+  const child = spawn(...commandLine(args, prefix), {
+    cwd: root,
+    env: { ...process.env, PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
@@ -52,5 +60,11 @@ export function startServerProcess(env: Record<string, string>, args: string[] =
 
 /** Runs `examples/server/main.ts` with `args` to its end (the `user` subcommand, a refused start); killed after 2 minutes, so a start that should have been refused fails instead of hanging. */
 export function runServerCli(args: string[], env: Record<string, string>, input?: string, prefix: string[] = []) {
-  return spawnSync(...commandLine(args, prefix), { cwd: root, env: { ...process.env, ...env }, input, encoding: "utf8", timeout: 120_000 });
+  return spawnSync(...commandLine(args, prefix), {
+    cwd: root,
+    env: { ...process.env, ...env },
+    input,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
 }

@@ -47,7 +47,11 @@ async function printed(server: ServerProcess, text: string): Promise<void> {
 }
 
 async function signIn(server: ServerProcess): Promise<Client> {
-  const login = await fetch(`${server.base}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "correct horse" }) });
+  const login = await fetch(`${server.base}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "alice", password: "correct horse" }),
+  });
   expect(login.status).toBe(200);
   const c = await Client.connect(server.ws, {}, { authorization: `Bearer ${(await login.json()).token}` });
   expect(c.frames[0]!.payload.user).toBe("alice");
@@ -80,7 +84,9 @@ describe("example server - login fails closed", () => {
     expect(after.output()).toMatch(/login on/);
     await expectAnonymousRefused(after);
     const alice = await signIn(after);
-    expect((await alice.request("history", { chat_id: "default" })).payload.messages.map((m: { text: string }) => m.text)).toEqual(["hello", "You said: hello"]);
+    expect(
+      (await alice.request("history", { chat_id: "default" })).payload.messages.map((m: { text: string }) => m.text),
+    ).toEqual(["hello", "You said: hello"]);
     await alice.close();
   }, 240_000);
 
@@ -123,7 +129,9 @@ describe("example server - login fails closed", () => {
     writeFileSync(join(env.GATEWAY_DATA_DIR, "users.json"), "{users: alice}");
     const refused = runServerCli(["--host", "0.0.0.0"], env);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 with login off: the users file cannot be used \(.*is not valid JSON.*\).*Fix it/);
+    expect(refused.stderr).toMatch(
+      /refusing to listen on 0\.0\.0\.0 with login off: the users file cannot be used \(.*is not valid JSON.*\).*Fix it/,
+    );
   }, 120_000);
 
   it("users file - on a non-loopback address, removing the last user leaves login on: nobody gets in without a session", async () => {

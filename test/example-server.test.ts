@@ -36,7 +36,9 @@ describe("example server", () => {
     const c = await Client.connect(ws);
     expect((await c.say({ chat_id: "default", text: "tool: hello" })).final.payload.final_text).toBe("You said: hello");
     // Text of several lines is echoed on its own paragraph, so a code fence in it still opens.
-    expect((await c.say({ chat_id: "default", text: "```js\nx()\n```" })).final.payload.final_text).toBe("You said:\n\n```js\nx()\n```");
+    expect((await c.say({ chat_id: "default", text: "```js\nx()\n```" })).final.payload.final_text).toBe(
+      "You said:\n\n```js\nx()\n```",
+    );
     const exited = new Promise<number | null>((r) => child!.once("exit", (code) => r(code)));
     child!.kill("SIGTERM");
     expect(await c.closedPromise).toBe(1012);
@@ -51,7 +53,11 @@ describe("example server", () => {
     expect(add.status).toBe(0);
     expect((await (await fetch(`${base}/api/auth/status`)).json()).enabled).toBe(true);
     expect((await fetch(`${base}/api/auth/users`)).status).toBe(401);
-    const login = await fetch(`${base}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "correct horse" }) });
+    const login = await fetch(`${base}/api/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "alice", password: "correct horse" }),
+    });
     const { token } = await login.json();
     const c = await Client.connect(ws, {}, { authorization: `Bearer ${token}` });
     expect(c.frames[0].payload.user).toBe("alice");
@@ -75,7 +81,10 @@ describe("example server", () => {
     // Open, yet still local mode: the address it arrived on is served, a foreign host name is not.
     const port = new URL(open.base).port;
     expect(await (await fetch(`http://127.0.0.1:${port}/api/ping`)).json()).toEqual({ ok: true });
-    expect((await request(`http://127.0.0.1:${port}`, { path: "/api/ping", headers: { host: "rebind.attacker.example" } })).status).toBe(421);
+    expect(
+      (await request(`http://127.0.0.1:${port}`, { path: "/api/ping", headers: { host: "rebind.attacker.example" } }))
+        .status,
+    ).toBe(421);
     child!.kill("SIGKILL");
     const flagged = await start({ GATEWAY_DATA_DIR: dataDir }, ["--host", "0.0.0.0", "--allow-open"]);
     expect(flagged.output()).toMatch(/login off/);
@@ -86,14 +95,31 @@ describe("example server", () => {
     const { base, ws } = await start({ GATEWAY_DATA_DIR: join(dataDir, "data") });
     const c = await Client.connect(ws);
     const svg = Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`);
-    c.send("media.upload.start", { media_ref: "s1", kind: "image", mime: "image/svg+xml", size: svg.length, filename: "x.svg" });
+    c.send("media.upload.start", {
+      media_ref: "s1",
+      kind: "image",
+      mime: "image/svg+xml",
+      size: svg.length,
+      filename: "x.svg",
+    });
     c.raw(Buffer.from(encodeChunk("s1", 0, svg)));
-    expect((await c.request("media.upload.end", { media_ref: "s1", sha256: createHash("sha256").update(svg).digest("hex") })).payload.ok).toBe(true);
-    const bad = await c.request("media.upload.start", { media_ref: "s2", kind: "image", mime: "text/html\r\nx: y", size: 1, filename: "x" });
+    expect(
+      (await c.request("media.upload.end", { media_ref: "s1", sha256: createHash("sha256").update(svg).digest("hex") }))
+        .payload.ok,
+    ).toBe(true);
+    const bad = await c.request("media.upload.start", {
+      media_ref: "s2",
+      kind: "image",
+      mime: "text/html\r\nx: y",
+      size: 1,
+      filename: "x",
+    });
     expect(bad.payload.code).toBe("unsupported");
     const got = await fetch(`${base}/api/media/s1`);
     expect(got.status).toBe(200);
-    expect(Object.fromEntries([...got.headers].filter(([k]) => /^content-(type|disposition|security)|^x-content/.test(k)))).toEqual({
+    expect(
+      Object.fromEntries([...got.headers].filter(([k]) => /^content-(type|disposition|security)|^x-content/.test(k))),
+    ).toEqual({
       "content-type": "image/svg+xml",
       "content-disposition": `attachment; filename="x.svg"; filename*=UTF-8''x.svg`,
       "content-security-policy": "default-src 'none'; sandbox",
@@ -101,7 +127,8 @@ describe("example server", () => {
     });
     expect(Buffer.from(await got.arrayBuffer())).toEqual(svg);
     expect((await fetch(`${base}/api/media/%ZZ`)).status).toBe(404);
-    for (const path of ["data", "data/db", "data/media"]) expect((statSync(join(dataDir, path)).mode & 0o777).toString(8)).toBe("700");
+    for (const path of ["data", "data/db", "data/media"])
+      expect((statSync(join(dataDir, path)).mode & 0o777).toString(8)).toBe("700");
   });
 
   it("example server - behind --trust-proxy 1 each forwarded client has its own --connections-per-ip budget", async () => {
@@ -118,7 +145,12 @@ describe("example server", () => {
   it("example server - the start line names the runtime, its model and the model server's URL, without credentials", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-example-"));
     const env = { GATEWAY_DATA_DIR: dataDir, OPENAI_API_KEY: "sk-secret" };
-    const { output } = await start(env, ["--openai-base-url", "http://ann:hunter2@127.0.0.1:9/v1?key=sk-query", "--openai-model", "llama3.2"]);
+    const { output } = await start(env, [
+      "--openai-base-url",
+      "http://ann:hunter2@127.0.0.1:9/v1?key=sk-query",
+      "--openai-model",
+      "llama3.2",
+    ]);
     expect(output()).toMatch(/, runtime openai-compatible, model llama3\.2 at http:\/\/127\.0\.0\.1:9\/v1, storage /);
     expect(output()).not.toMatch(/hunter2|sk-query|sk-secret/);
   });
@@ -126,7 +158,8 @@ describe("example server", () => {
   it("example server - --help lists the flags and exits 0; an unknown flag exits 2", () => {
     const help = cli(["--help"], {});
     expect(help.status).toBe(0);
-    for (const flag of ["--port", "--host", "--data-dir", "--users-file", "--service", "--openai-base-url"]) expect(help.stdout).toContain(flag);
+    for (const flag of ["--port", "--host", "--data-dir", "--users-file", "--service", "--openai-base-url"])
+      expect(help.stdout).toContain(flag);
     const bad = cli(["--bogus"], {});
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("unknown argument: --bogus");

@@ -22,9 +22,12 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
 
 /** The file an import specifier names, as the build resolves it (package subpaths included). */
 function target(from: string, specifier: string): string | undefined {
-  const entry = entrypoints.find((e) => (e.subpath === "." ? "chat-gateway" : `chat-gateway/${e.subpath.slice(2)}`) === specifier);
+  const entry = entrypoints.find(
+    (e) => (e.subpath === "." ? "chat-gateway" : `chat-gateway/${e.subpath.slice(2)}`) === specifier,
+  );
   if (entry) return join(root, entry.source);
-  if (specifier.startsWith("chat-gateway/")) return join(root, "adapters", specifier.slice("chat-gateway/".length), "index.ts");
+  if (specifier.startsWith("chat-gateway/"))
+    return join(root, "adapters", specifier.slice("chat-gateway/".length), "index.ts");
   if (!specifier.startsWith(".")) return undefined;
   const file = resolve(dirname(from), specifier.replace(/\.js$/, ".ts"));
   return existsSync(file) ? file : join(file.replace(/\.ts$/, ""), "index.ts");
@@ -124,7 +127,14 @@ describe("import graph", () => {
   it("layers - the check finds an import that points up", () => {
     const low = join(root, "src/protocol/x.ts");
     const high = join(root, "src/connection/y.ts");
-    expect(layerBreaches(new Map([[low, [high]], [high, [low]]]))).toEqual(["src/protocol/x.ts -> src/connection/y.ts"]);
+    expect(
+      layerBreaches(
+        new Map([
+          [low, [high]],
+          [high, [low]],
+        ]),
+      ),
+    ).toEqual(["src/protocol/x.ts -> src/connection/y.ts"]);
   });
 
   it("has no circle in src/ or adapters/", () => {
@@ -139,8 +149,22 @@ describe("import graph", () => {
     const b = join(root, "src/b.ts");
     const index = join(root, "src/index.ts");
     const adapter = join(root, "adapters/x/index.ts");
-    expect(circles(new Map([[a, [b]], [b, [a]]]))).toEqual([[a, b, a]]);
+    expect(
+      circles(
+        new Map([
+          [a, [b]],
+          [b, [a]],
+        ]),
+      ),
+    ).toEqual([[a, b, a]]);
     expect(target(adapter, "chat-gateway")).toBe(index);
-    expect(circles(new Map([[index, [adapter]], [adapter, [target(adapter, "chat-gateway")!]]]))).toHaveLength(1);
+    expect(
+      circles(
+        new Map([
+          [index, [adapter]],
+          [adapter, [target(adapter, "chat-gateway")!]],
+        ]),
+      ),
+    ).toHaveLength(1);
   });
 });

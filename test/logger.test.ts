@@ -44,7 +44,9 @@ describe("logger", () => {
   ])("createGateway refuses a logger that is %s with a TypeError", (_, logger) => {
     const options = { storage: memoryStorage(), runtime: demoRuntime(), logger: logger as never };
     expect(() => createGateway(options)).toThrow(TypeError);
-    expect(() => createGateway(options)).toThrow(/createGateway: logger must be an object with info, warn and error methods/);
+    expect(() => createGateway(options)).toThrow(
+      /createGateway: logger must be an object with info, warn and error methods/,
+    );
   });
 
   test("createGateway's default logger is the console, prefixed [chat-gateway]", () => {

@@ -9,10 +9,14 @@ const root = join(import.meta.dirname, "..");
 
 it("package - every relative link in the shipped Markdown points into the tarball", () => {
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-  const [pack] = JSON.parse(execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" }));
+  const [pack] = JSON.parse(
+    execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" }),
+  );
   const shipped = new Set<string>(pack.files.map((f: { path: string }) => f.path));
   const markdown = [...shipped].filter((f) => f.endsWith(".md"));
-  expect(markdown).toEqual(expect.arrayContaining(["README.md", "docs/PROTOCOL.md", "bench/RESULTS.md", "examples/server/README.md"]));
+  expect(markdown).toEqual(
+    expect.arrayContaining(["README.md", "docs/PROTOCOL.md", "bench/RESULTS.md", "examples/server/README.md"]),
+  );
   // Pages for contributors stay in the repository: the bench notebook (the results page ships)
   // and the PostgreSQL search internals (docs/MULTIPROCESS.md keeps what an operator needs).
   expect(markdown).not.toContain("bench/NOTES.md");
@@ -22,7 +26,9 @@ it("package - every relative link in the shipped Markdown points into the tarbal
     for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
       if (/^[a-z]+:/.test(target!)) continue;
       const path = normalize(join(dirname(file), target!));
-      expect(shipped.has(path) || [...shipped].some((f) => f.startsWith(`${path}/`)), `${file} links ${target}`).toBe(true);
+      expect(shipped.has(path) || [...shipped].some((f) => f.startsWith(`${path}/`)), `${file} links ${target}`).toBe(
+        true,
+      );
     }
   }
 });

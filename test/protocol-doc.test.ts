@@ -6,7 +6,13 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { clientFrameStructs, parseClientFrame, SERVER_FRAME_TYPES, STORED_FRAME_TYPES, type ServerFrameType } from "chat-gateway/protocol";
+import {
+  clientFrameStructs,
+  parseClientFrame,
+  SERVER_FRAME_TYPES,
+  STORED_FRAME_TYPES,
+  type ServerFrameType,
+} from "chat-gateway/protocol";
 import { GatewayError } from "chat-gateway";
 import type { ServerFrameType as ClientSideServerFrameType } from "chat-gateway/client";
 import { serverFrameStructs } from "chat-gateway/protocol";
@@ -135,7 +141,9 @@ describe("docs/PROTOCOL.md", () => {
     expect(spelledOut.length).toBeGreaterThan(15);
     for (const row of spelledOut) {
       const named = [...row.cells[1]!.matchAll(/([a-z_]+)\??/g)].map((m) => m[1]);
-      expect(named.sort(), `payload of ${row.type}`).toEqual(fieldsOf(serverFrameStructs[row.type as ServerFrameType]).sort());
+      expect(named.sort(), `payload of ${row.type}`).toEqual(
+        fieldsOf(serverFrameStructs[row.type as ServerFrameType]).sort(),
+      );
     }
     const stored = rows.filter((r) => r.cells[2] === "yes").map((r) => r.type);
     expect(stored.sort()).toEqual([...STORED_FRAME_TYPES].sort());
@@ -159,11 +167,24 @@ describe("docs/PROTOCOL.md", () => {
 
   it("describes the seed's once-planned frames in §11, and the gateway now accepts them", () => {
     const asks = sectionText("11");
-    for (const type of ["picker.select", "commands.complete", "picker.approval", "picker.confirm", "picker.model", "picker.resolved"]) {
+    for (const type of [
+      "picker.select",
+      "commands.complete",
+      "picker.approval",
+      "picker.confirm",
+      "picker.model",
+      "picker.resolved",
+    ]) {
       expect(asks).toContain(`\`${type}`);
     }
-    expect(parseClientFrame(JSON.stringify({ type: "picker.select", payload: { picker_id: "p1", option_id: "approve" } })).type).toBe("picker.select");
-    expect(parseClientFrame(JSON.stringify({ type: "commands.complete", payload: { chat_id: "default", text: "/mo" } })).type).toBe("commands.complete");
+    expect(
+      parseClientFrame(JSON.stringify({ type: "picker.select", payload: { picker_id: "p1", option_id: "approve" } }))
+        .type,
+    ).toBe("picker.select");
+    expect(
+      parseClientFrame(JSON.stringify({ type: "commands.complete", payload: { chat_id: "default", text: "/mo" } }))
+        .type,
+    ).toBe("commands.complete");
     expect(() => parseClientFrame(JSON.stringify({ type: "picker.select", payload: {} }))).toThrow(GatewayError);
   });
 

@@ -14,9 +14,7 @@ import type {
   StorageImplementation,
   TurnInput,
 } from "chat-gateway";
-import type {
-  ClientPayloads,
-} from "chat-gateway/protocol";
+import type { ClientPayloads } from "chat-gateway/protocol";
 import { consoleLogger, createGateway, GatewayError as GatewayErrorClass } from "chat-gateway";
 import { defineStorage } from "chat-gateway/storage";
 import type { LoginProtectionOptions } from "chat-gateway/http";
@@ -35,7 +33,9 @@ describe("public types", () => {
   it("types - a runtime is an async iterable of events and receives the abort signal", () => {
     expectTypeOf<ReturnType<AgentRuntime["turn"]>>().toEqualTypeOf<AsyncIterable<RuntimeEvent>>();
     expectTypeOf<TurnInput["signal"]>().toEqualTypeOf<AbortSignal>();
-    expectTypeOf<Extract<RuntimeEvent, { type: "tool-start" }>>().toHaveProperty("args").toEqualTypeOf<Record<string, unknown>>();
+    expectTypeOf<Extract<RuntimeEvent, { type: "tool-start" }>>()
+      .toHaveProperty("args")
+      .toEqualTypeOf<Record<string, unknown>>();
   });
 
   it("types - client payloads are derived from the frame structs", () => {
@@ -46,9 +46,18 @@ describe("public types", () => {
 
   it("types - records and errors", () => {
     expectTypeOf<Channel["kind"]>().toEqualTypeOf<"default" | "channel" | "thread">();
-    expectTypeOf<GatewayError["code"]>().toEqualTypeOf<"auth" | "not_found" | "rate_limited" | "media_too_large" | "unsupported" | "internal">();
-    expectTypeOf(GatewayErrorClass).constructorParameters.toEqualTypeOf<[code: GatewayError["code"], message: string, options?: { cause?: unknown }]>();
-    expectTypeOf<Authenticator["authenticate"]>().returns.resolves.toEqualTypeOf<{ owner: string; user: string | null; sessions?: readonly string[]; expiresAt?: number } | null>();
+    expectTypeOf<GatewayError["code"]>().toEqualTypeOf<
+      "auth" | "not_found" | "rate_limited" | "media_too_large" | "unsupported" | "internal"
+    >();
+    expectTypeOf(GatewayErrorClass).constructorParameters.toEqualTypeOf<
+      [code: GatewayError["code"], message: string, options?: { cause?: unknown }]
+    >();
+    expectTypeOf<Authenticator["authenticate"]>().returns.resolves.toEqualTypeOf<{
+      owner: string;
+      user: string | null;
+      sessions?: readonly string[];
+      expiresAt?: number;
+    } | null>();
   });
 
   it("types - the gateway and its adapters take one Logger as logger", () => {
@@ -61,7 +70,9 @@ describe("public types", () => {
   });
 
   it("types - a storage implementation needs only the core; defineStorage gives every member and the capabilities", () => {
-    expectTypeOf<Pick<StorageImplementation, "search" | "pruneOutbox" | "getMedia">>().toEqualTypeOf<Partial<Pick<Storage, "search" | "pruneOutbox" | "getMedia">>>();
+    expectTypeOf<Pick<StorageImplementation, "search" | "pruneOutbox" | "getMedia">>().toEqualTypeOf<
+      Partial<Pick<Storage, "search" | "pruneOutbox" | "getMedia">>
+    >();
     expectTypeOf<StorageImplementation["commit"]>().toEqualTypeOf<Storage["commit"]>();
     expectTypeOf(defineStorage).returns.toEqualTypeOf<Storage>();
     expectTypeOf<Storage["capabilities"]>().toEqualTypeOf<Readonly<StorageCapabilities>>();

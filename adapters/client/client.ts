@@ -26,7 +26,13 @@ import type {
 import { HistoryPager, type LaneQuery } from "./history-pager.js";
 import { randomId } from "./media.js";
 import { OpenAsks } from "./open-asks.js";
-import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions, type SendInput, type SendOptions } from "./options.js";
+import {
+  MIN_BULK_TIMEOUT_MS,
+  type GatewayClientOptions,
+  type RequestOptions,
+  type SendInput,
+  type SendOptions,
+} from "./options.js";
 import { Requests } from "./requests.js";
 import { StreamTexts } from "./stream-texts.js";
 import { Replay } from "./sync.js";
@@ -149,12 +155,20 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
    * from an `error` frame with this id, `timeout`, `disconnected` (the socket dropped first; the
    * request may or may not have been handled) or `closed`.
    */
-  async request<T extends RequestType>(type: T, payload: RequestPayload<T>, options: RequestOptions = {}): Promise<ResponsePayload<T>> {
+  async request<T extends RequestType>(
+    type: T,
+    payload: RequestPayload<T>,
+    options: RequestOptions = {},
+  ): Promise<ResponsePayload<T>> {
     return this.#requests.request(type, payload, options.timeoutMs);
   }
 
   /** The whole response frame of a request (with `seq` when the response is stored). */
-  requestFrame<T extends RequestType>(type: T, payload: RequestPayload<T>, options: RequestOptions = {}): Promise<ServerFrame> {
+  requestFrame<T extends RequestType>(
+    type: T,
+    payload: RequestPayload<T>,
+    options: RequestOptions = {},
+  ): Promise<ServerFrame> {
     return this.#requests.call(type, payload as Record<string, unknown>, options.timeoutMs);
   }
 
@@ -164,7 +178,11 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
    * stored once (the gateway recognises the retry).
    */
   async sendMessage(input: SendInput, options: SendOptions = {}): Promise<MessagePayload> {
-    const payload = { ...input, client_msg_id: input.client_msg_id ?? randomId("cm"), ...(options.whenBusy ? { when_busy: options.whenBusy } : {}) };
+    const payload = {
+      ...input,
+      client_msg_id: input.client_msg_id ?? randomId("cm"),
+      ...(options.whenBusy ? { when_busy: options.whenBusy } : {}),
+    };
     const deadline = Date.now() + (options.timeoutMs ?? this.#requests.defaultTimeoutMs);
     for (;;) {
       try {
@@ -225,7 +243,11 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
    * nothing; resolves with the id of the stopped answer, or `null` when nothing was running.
    */
   async stop(lane: LaneRef, options: RequestOptions = {}): Promise<string | null> {
-    const stopped = await this.request("turn.stop", { chat_id: lane.chat_id, thread_id: lane.thread_id ?? null }, options);
+    const stopped = await this.request(
+      "turn.stop",
+      { chat_id: lane.chat_id, thread_id: lane.thread_id ?? null },
+      options,
+    );
     return stopped.message_id;
   }
 
@@ -236,7 +258,9 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
    */
   openAsks(lane?: LaneRef): OpenAsk[] {
     const all = this.#asks.list();
-    return lane === undefined ? all : all.filter((ask) => ask.chat_id === lane.chat_id && (ask.thread_id ?? null) === (lane.thread_id ?? null));
+    return lane === undefined
+      ? all
+      : all.filter((ask) => ask.chat_id === lane.chat_id && (ask.thread_id ?? null) === (lane.thread_id ?? null));
   }
 
   /**
@@ -246,7 +270,11 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
    * Rejects `not_found` for an unknown ask, `unsupported` for an option not offered or text not
    * allowed.
    */
-  async select(pickerId: string, answer: { option_id?: string; text?: string }, options: RequestOptions = {}): Promise<PickerResolvedPayload> {
+  async select(
+    pickerId: string,
+    answer: { option_id?: string; text?: string },
+    options: RequestOptions = {},
+  ): Promise<PickerResolvedPayload> {
     return this.request("picker.select", { picker_id: pickerId, ...answer }, options);
   }
 
@@ -256,7 +284,11 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
    * command has none.
    */
   async complete(lane: LaneRef, text: string, options: RequestOptions = {}): Promise<Completion[]> {
-    const response = await this.request("commands.complete", { chat_id: lane.chat_id, thread_id: lane.thread_id, text }, options);
+    const response = await this.request(
+      "commands.complete",
+      { chat_id: lane.chat_id, thread_id: lane.thread_id, text },
+      options,
+    );
     return response.completions;
   }
 
@@ -292,7 +324,11 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     if (this.#connection.socket !== ws) return;
     const base = this.#replay.begin(stored, hello.cursor);
     try {
-      const done = await this.#requests.request("sync", { cursor: base }, Math.max(this.#requests.defaultTimeoutMs, MIN_BULK_TIMEOUT_MS));
+      const done = await this.#requests.request(
+        "sync",
+        { cursor: base },
+        Math.max(this.#requests.defaultTimeoutMs, MIN_BULK_TIMEOUT_MS),
+      );
       if (this.#connection.socket !== ws) return;
       if (this.#replay.finish(done)) this.emit("reset", done.cursor);
       this.#connection.markSynced(this.#replay.cursor ?? done.cursor);

@@ -6,7 +6,15 @@
  */
 import type { ServerPayloads } from "chat-gateway/protocol";
 
-export type { ServerPayloads, ServerFrame, ServerFrameType, ResponseTypes, RequestType, RequestPayload, ResponsePayload } from "chat-gateway/protocol";
+export type {
+  ServerPayloads,
+  ServerFrame,
+  ServerFrameType,
+  ResponseTypes,
+  RequestType,
+  RequestPayload,
+  ResponsePayload,
+} from "chat-gateway/protocol";
 
 /** Where a conversation frame belongs: a channel and, for a thread, the thread's own id (null in the channel's flat lane). */
 export type LaneRef = Pick<ServerPayloads["typing"], "chat_id" | "thread_id">;

@@ -14,7 +14,11 @@ export interface LaneQuery {
 
 /** What the pager asks of the client: one `history` request (a `GatewayClient` is one). */
 export interface HistoryRequester {
-  request(type: "history", payload: RequestPayload<"history">, options?: RequestOptions): Promise<ResponsePayload<"history">>;
+  request(
+    type: "history",
+    payload: RequestPayload<"history">,
+    options?: RequestOptions,
+  ): Promise<ResponsePayload<"history">>;
 }
 
 /** Pages backwards through a lane's history with `before_message_id` (docs/PROTOCOL.md §5). */

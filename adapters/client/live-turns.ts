@@ -11,7 +11,8 @@ import type { LaneRef, ServerFrame, ToolEndPayload, ToolStartPayload } from "./f
  * A tool of a running answer: still running until its `tool.end` (then `ok`, `output` and
  * `duration` are set). A client that joins mid-turn gets the finished ones too (docs/PROTOCOL.md §14.3).
  */
-export type RunningTool = Pick<ToolStartPayload, "index" | "name" | "preview" | "args"> & Partial<Pick<ToolEndPayload, "output" | "ok" | "duration">>;
+export type RunningTool = Pick<ToolStartPayload, "index" | "name" | "preview" | "args"> &
+  Partial<Pick<ToolEndPayload, "output" | "ok" | "duration">>;
 
 /** An answer still streaming in a lane. */
 export interface RunningTurn {
@@ -60,17 +61,31 @@ export class LiveTurns {
       case "message.start": {
         const p = frame.payload;
         if (this.#turns.has(p.message_id)) return { turns: false, queues: false };
-        this.#turns.set(p.message_id, { message_id: p.message_id, chat_id: p.chat_id, thread_id: p.thread_id, ...(p.reply_to ? { reply_to: p.reply_to } : {}), text: "", reasoning: "", tools: [] });
+        this.#turns.set(p.message_id, {
+          message_id: p.message_id,
+          chat_id: p.chat_id,
+          thread_id: p.thread_id,
+          ...(p.reply_to ? { reply_to: p.reply_to } : {}),
+          text: "",
+          reasoning: "",
+          tools: [],
+        });
         return { turns: true, queues: false };
       }
       case "message.update": {
         const p = frame.payload;
-        return { turns: this.#update(p.message_id, (t) => Object.assign(t, { text: p.text ?? t.text, reasoning: p.reasoning ?? t.reasoning })), queues: false };
+        return {
+          turns: this.#update(p.message_id, (t) =>
+            Object.assign(t, { text: p.text ?? t.text, reasoning: p.reasoning ?? t.reasoning }),
+          ),
+          queues: false,
+        };
       }
       case "tool.start": {
         const p = frame.payload;
         const start = (t: RunningTurn) => {
-          if (!t.tools.some((x) => x.index === p.index)) t.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args });
+          if (!t.tools.some((x) => x.index === p.index))
+            t.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args });
         };
         return { turns: this.#update(p.message_id, start), queues: false };
       }
@@ -86,7 +101,8 @@ export class LiveTurns {
       case "lane.queue": {
         const p = frame.payload;
         if (p.message_ids.length === 0) this.#queues.delete(laneKey(p));
-        else this.#queues.set(laneKey(p), { chat_id: p.chat_id, thread_id: p.thread_id, message_ids: [...p.message_ids] });
+        else
+          this.#queues.set(laneKey(p), { chat_id: p.chat_id, thread_id: p.thread_id, message_ids: [...p.message_ids] });
         return { turns: false, queues: true };
       }
       default:
@@ -110,7 +126,9 @@ export class LiveTurns {
   /** The running answers, of one lane when given. */
   turns(lane?: LaneRef): RunningTurn[] {
     const all = [...this.#turns.values()];
-    return lane === undefined ? all : all.filter((t) => t.chat_id === lane.chat_id && t.thread_id === (lane.thread_id ?? null));
+    return lane === undefined
+      ? all
+      : all.filter((t) => t.chat_id === lane.chat_id && t.thread_id === (lane.thread_id ?? null));
   }
 
   /** Every lane's queue, or one lane's waiting message ids (empty when none wait). */

@@ -4,7 +4,14 @@
  * that a page reload still shows the cards whose frames came before the stored cursor.
  * @module
  */
-import type { OpenAsk, PickerApprovalPayload, PickerConfirmPayload, PickerModelPayload, PickerResolvedPayload, ServerFrame } from "./frames.js";
+import type {
+  OpenAsk,
+  PickerApprovalPayload,
+  PickerConfirmPayload,
+  PickerModelPayload,
+  PickerResolvedPayload,
+  ServerFrame,
+} from "./frames.js";
 
 /**
  * Keeps the open asks between page loads, next to the sync cursor. `get` answers null or
@@ -18,7 +25,9 @@ export interface OpenAsksStore {
 /** Open asks kept in memory only (the default outside a browser). */
 export function memoryOpenAsksStore(): OpenAsksStore {
   let kept: OpenAsk[] = [];
-  return { get: () => kept, set: (asks) => {
+  return {
+    get: () => kept,
+    set: (asks) => {
       kept = asks;
     },
   };

@@ -78,7 +78,11 @@ export class Requests {
   }
 
   /** Send a request once connected (`sync` goes out during the hello) and wait for its response frame. */
-  async call(type: string, payload: Record<string, unknown>, timeoutMs: number = this.defaultTimeoutMs): Promise<ServerFrame> {
+  async call(
+    type: string,
+    payload: Record<string, unknown>,
+    timeoutMs: number = this.defaultTimeoutMs,
+  ): Promise<ServerFrame> {
     const started = Date.now();
     if (type !== "sync") await this.#connection.waitReady(timeoutMs);
     const ws = this.#connection.socket;
@@ -90,7 +94,11 @@ export class Requests {
   }
 
   /** {@link call} with typed payloads, resolving with the response's payload. */
-  async request<T extends RequestType>(type: T, payload: RequestPayload<T>, timeoutMs?: number): Promise<ResponsePayload<T>> {
+  async request<T extends RequestType>(
+    type: T,
+    payload: RequestPayload<T>,
+    timeoutMs?: number,
+  ): Promise<ResponsePayload<T>> {
     const frame = await this.call(type, payload as Record<string, unknown>, timeoutMs);
     return frame.payload as ResponsePayload<T>;
   }

@@ -17,4 +17,8 @@ export interface WebSocketLike {
 }
 
 /** A WebSocket constructor: `new WebSocket(url)`, plus an options argument for `ws` (headers). */
-export type WebSocketConstructor = new (url: string, protocols?: string | string[], options?: { headers?: Record<string, string> }) => WebSocketLike;
+export type WebSocketConstructor = new (
+  url: string,
+  protocols?: string | string[],
+  options?: { headers?: Record<string, string> },
+) => WebSocketLike;

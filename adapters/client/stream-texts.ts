@@ -34,8 +34,10 @@ export class StreamTexts {
   /** Follow the frames that start and end answers. */
   observe(frame: ServerFrame): void {
     const p = frame.payload as { message_id?: string; message_ids?: string[] };
-    if (frame.type === "message.start" && p.message_id) this.#remember(p.message_id, { text: "", reasoning: "", gap: false });
-    else if ((frame.type === "message.stop" || frame.type === "message") && p.message_id) this.#held.delete(p.message_id);
+    if (frame.type === "message.start" && p.message_id)
+      this.#remember(p.message_id, { text: "", reasoning: "", gap: false });
+    else if ((frame.type === "message.stop" || frame.type === "message") && p.message_id)
+      this.#held.delete(p.message_id);
     else if (frame.type === "message.deleted") for (const id of p.message_ids ?? []) this.#held.delete(id);
   }
 

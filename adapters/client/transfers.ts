@@ -105,24 +105,37 @@ export class Transfers {
 
   /** Download one media id; see {@link GatewayClient.download}. */
   async download(mediaId: string, options: DownloadOptions = {}): Promise<Download> {
-    if (this.#downloads.has(mediaId)) throw new ClientError("unsupported", `media ${mediaId} is already being downloaded`, "media.pull");
+    if (this.#downloads.has(mediaId))
+      throw new ClientError("unsupported", `media ${mediaId} is already being downloaded`, "media.pull");
     const size = options.size ?? this.#offered.get(mediaId);
     let fail!: (error: ClientError) => void;
     const failure = new Promise<never>((_, reject) => (fail = reject));
     const limit = size ?? this.#connection.helloOk?.limits.max_media_bytes ?? Number.MAX_SAFE_INTEGER;
-    const active: ActiveDownload = { chunks: [], received: 0, limit, onProgress: options.onProgress, failed: false, fail: (e) => {
-      active.failed = true;
-      fail(e);
-    },
-  };
+    const active: ActiveDownload = {
+      chunks: [],
+      received: 0,
+      limit,
+      onProgress: options.onProgress,
+      failed: false,
+      fail: (e) => {
+        active.failed = true;
+        fail(e);
+      },
+    };
     this.#downloads.set(mediaId, active);
     try {
-      const pull = this.#requests.request("media.pull", { media_id: mediaId }, options.timeoutMs ?? this.#bulkTimeout());
+      const pull = this.#requests.request(
+        "media.pull",
+        { media_id: mediaId },
+        options.timeoutMs ?? this.#bulkTimeout(),
+      );
       // A failed download stops waiting at once; the pull's own end or timeout is then of no interest.
       pull.catch(() => undefined);
       const end = await Promise.race([pull, failure]);
-      if (!end.ok) throw new ClientError("download_failed", `the gateway could not read media ${mediaId}`, "media.pull");
-      if (size !== undefined && active.received !== size) throw downloadFailed(mediaId, `${active.received} bytes arrived of the ${size} offered`);
+      if (!end.ok)
+        throw new ClientError("download_failed", `the gateway could not read media ${mediaId}`, "media.pull");
+      if (size !== undefined && active.received !== size)
+        throw downloadFailed(mediaId, `${active.received} bytes arrived of the ${size} offered`);
       const bytes = new Uint8Array(active.received);
       let at = 0;
       for (const chunk of active.chunks) {
@@ -130,7 +143,8 @@ export class Transfers {
         at += chunk.byteLength;
       }
       const sha256 = await sha256Hex(bytes);
-      if (options.sha256 !== undefined && sha256 !== options.sha256.toLowerCase()) throw downloadFailed(mediaId, `its sha256 is ${sha256}, not ${options.sha256}`);
+      if (options.sha256 !== undefined && sha256 !== options.sha256.toLowerCase())
+        throw downloadFailed(mediaId, `its sha256 is ${sha256}, not ${options.sha256}`);
       return { media_id: mediaId, bytes, sha256 };
     } finally {
       this.#downloads.delete(mediaId);
@@ -144,8 +158,12 @@ export class Transfers {
     const active = this.#downloads.get(chunk.media);
     if (!active || active.failed) return;
     // The gateway sends a download's chunks in order, back to back; anything else is not that media.
-    if (chunk.offset !== active.received) return active.fail(downloadFailed(chunk.media, `a chunk at offset ${chunk.offset} came where ${active.received} was next`));
-    if (active.received + chunk.bytes.byteLength > active.limit) return active.fail(downloadFailed(chunk.media, `more than the ${active.limit} bytes it may have arrived`));
+    if (chunk.offset !== active.received)
+      return active.fail(
+        downloadFailed(chunk.media, `a chunk at offset ${chunk.offset} came where ${active.received} was next`),
+      );
+    if (active.received + chunk.bytes.byteLength > active.limit)
+      return active.fail(downloadFailed(chunk.media, `more than the ${active.limit} bytes it may have arrived`));
     // Copy: the chunk may share a buffer that the socket reuses.
     active.chunks.push(chunk.bytes.slice());
     active.received += chunk.bytes.byteLength;
@@ -167,7 +185,11 @@ export class Transfers {
     await this.#connection.waitReady(timeoutMs);
     const limit = this.#connection.helloOk?.limits.max_media_bytes;
     if (limit !== undefined && bytes.byteLength > limit) {
-      throw new ClientError("media_too_large", `${filename} is ${bytes.byteLength} bytes; the gateway takes at most ${limit}`, "media.upload.start");
+      throw new ClientError(
+        "media_too_large",
+        `${filename} is ${bytes.byteLength} bytes; the gateway takes at most ${limit}`,
+        "media.upload.start",
+      );
     }
     const mediaRef = randomId("u");
     const ws = this.#connection.socket!;
@@ -178,7 +200,13 @@ export class Transfers {
     started.catch((error: ClientError) => {
       start.failure = error;
     });
-    ws.send(JSON.stringify({ type: "media.upload.start", id: startId, payload: { media_ref: mediaRef, kind, mime, size: bytes.byteLength, filename } }));
+    ws.send(
+      JSON.stringify({
+        type: "media.upload.start",
+        id: startId,
+        payload: { media_ref: mediaRef, kind, mime, size: bytes.byteLength, filename },
+      }),
+    );
     try {
       await this.#sendChunks(ws, mediaRef, bytes, start, options.onProgress);
       let ack: ResponsePayload<"media.upload.end">;
@@ -189,19 +217,31 @@ export class Transfers {
         throw start.failure ?? error;
       }
       if (start.failure) throw start.failure;
-      if (!ack.ok) throw new ClientError("upload_failed", `the gateway refused upload ${mediaRef}: size or sha256 did not match`, "media.upload.end");
+      if (!ack.ok)
+        throw new ClientError(
+          "upload_failed",
+          `the gateway refused upload ${mediaRef}: size or sha256 did not match`,
+          "media.upload.end",
+        );
       return { media_id: ack.media_ref, kind, mime, size: bytes.byteLength, filename };
     } finally {
       this.#requests.settle(startId);
     }
   }
 
-  async #sendChunks(ws: WebSocketLike, mediaRef: string, bytes: Uint8Array, start: StartState, onProgress: UploadOptions["onProgress"]): Promise<void> {
+  async #sendChunks(
+    ws: WebSocketLike,
+    mediaRef: string,
+    bytes: Uint8Array,
+    start: StartState,
+    onProgress: UploadOptions["onProgress"],
+  ): Promise<void> {
     let offset = 0;
     onProgress?.(0, bytes.byteLength);
     while (offset < bytes.byteLength) {
       if (start.failure) throw start.failure;
-      if (this.#connection.socket !== ws) throw new ClientError("disconnected", "the connection dropped during the upload", "media.upload.start");
+      if (this.#connection.socket !== ws)
+        throw new ClientError("disconnected", "the connection dropped during the upload", "media.upload.start");
       const piece = bytes.subarray(offset, Math.min(bytes.byteLength, offset + CHUNK_BYTES));
       ws.send(encodeMediaChunk(mediaRef, offset, piece));
       offset += piece.byteLength;

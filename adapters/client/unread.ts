@@ -93,7 +93,9 @@ export class UnreadCounts {
         return this.#known ? "stale" : "none";
       case "message": {
         const p = frame.payload;
-        return p.role === "assistant" ? this.#answer(p.chat_id, p.thread_id, { ts: p.ts, message_id: p.message_id }) : "none";
+        return p.role === "assistant"
+          ? this.#answer(p.chat_id, p.thread_id, { ts: p.ts, message_id: p.message_id })
+          : "none";
       }
       case "message.stop": {
         const p = frame.payload;
@@ -108,7 +110,9 @@ export class UnreadCounts {
     }
   }
 
-  #list(channels: Array<{ chat_id: string; kind?: string; parent_chat_id?: string | null; unread?: number }>): UnreadChange {
+  #list(
+    channels: Array<{ chat_id: string; kind?: string; parent_chat_id?: string | null; unread?: number }>,
+  ): UnreadChange {
     this.#counts.clear();
     for (const c of channels) {
       this.#counts.set(c.chat_id, c.unread ?? 0);
@@ -125,7 +129,8 @@ export class UnreadCounts {
     this.#newest.set(lane, point);
     const mark = this.#marks.get(lane);
     if (!this.#known || (mark && !after(point, mark))) return "none";
-    for (const id of threadId ? [threadId, chatId] : [chatId]) this.#counts.set(id, Math.min(CAP, (this.#counts.get(id) ?? 0) + 1));
+    for (const id of threadId ? [threadId, chatId] : [chatId])
+      this.#counts.set(id, Math.min(CAP, (this.#counts.get(id) ?? 0) + 1));
     return "changed";
   }
 
@@ -136,7 +141,9 @@ export class UnreadCounts {
     this.#marks.set(lane, point);
     if (!this.#known) return "none";
     const newest = this.#newest.get(lane);
-    const laneCount = threadId ? (this.#counts.get(threadId) ?? 0) : (this.#counts.get(chatId) ?? 0) - this.#threadsOf(chatId);
+    const laneCount = threadId
+      ? (this.#counts.get(threadId) ?? 0)
+      : (this.#counts.get(chatId) ?? 0) - this.#threadsOf(chatId);
     if (laneCount === 0) return "none";
     // Older answers may stay unread, or the count stopped at the cap: only the gateway knows.
     if (!newest || after(newest, point) || (this.#counts.get(chatId) ?? 0) >= CAP) return "stale";

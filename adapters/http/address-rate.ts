@@ -35,6 +35,7 @@ export class AddressRate {
 
   /** Forgets windows that ended; keeps memory bounded under a scan of many addresses. */
   sweep(now: number): void {
-    for (const [address, window] of this.#windows) if (now - window.start >= this.#windowMs) this.#windows.delete(address);
+    for (const [address, window] of this.#windows)
+      if (now - window.start >= this.#windowMs) this.#windows.delete(address);
   }
 }

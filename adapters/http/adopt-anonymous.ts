@@ -3,7 +3,16 @@
  * made before the password is asked for, then the move itself, media files included.
  * @module
  */
-import { ANONYMOUS_OWNER, isGatewayError, type AdoptedCounts, type ChatId, type MediaId, type MediaStore, type Owner, type Storage } from "chat-gateway";
+import {
+  ANONYMOUS_OWNER,
+  isGatewayError,
+  type AdoptedCounts,
+  type ChatId,
+  type MediaId,
+  type MediaStore,
+  type Owner,
+  type Storage,
+} from "chat-gateway";
 import { UserStoreError } from "./user-store.js";
 
 /** The gateway's data, for the first `user add` to hand the anonymous owner's chats to the new user. */
@@ -34,25 +43,43 @@ const NO_ADOPT_HINT = "add the user with --no-adopt to leave the chats made whil
 export async function prepareAdoption(data: UserCliData, to: Owner): Promise<PendingAdoption | undefined> {
   const { storage, mediaStore } = data;
   if (!storage.capabilities.adoptOwner) {
-    throw new UserStoreError(`this storage cannot hand the anonymous chats to ${to} (it lacks the adoptOwner capability); ${NO_ADOPT_HINT}`);
+    throw new UserStoreError(
+      `this storage cannot hand the anonymous chats to ${to} (it lacks the adoptOwner capability); ${NO_ADOPT_HINT}`,
+    );
   }
   try {
     await storage.open();
   } catch (error) {
-    throw new UserStoreError(`cannot open the storage to adopt the anonymous chats (${(error as Error).message}); stop the server first, or ${NO_ADOPT_HINT}`);
+    throw new UserStoreError(
+      `cannot open the storage to adopt the anonymous chats (${(error as Error).message}); stop the server first, or ${NO_ADOPT_HINT}`,
+    );
   }
   const close = () => storage.close();
   try {
     if (await holdsData(storage, to)) {
-      throw new UserStoreError(`${to} already has chats of its own (a user of that name existed before): its data and the anonymous chats cannot be merged; ${NO_ADOPT_HINT}, or choose another name`);
+      throw new UserStoreError(
+        `${to} already has chats of its own (a user of that name existed before): its data and the anonymous chats cannot be merged; ${NO_ADOPT_HINT}, or choose another name`,
+      );
     }
-    const [channels, devices, bounds] = await Promise.all([storage.listChannels(ANONYMOUS_OWNER), storage.listDevices(ANONYMOUS_OWNER), storage.outboxBounds(ANONYMOUS_OWNER)]);
+    const [channels, devices, bounds] = await Promise.all([
+      storage.listChannels(ANONYMOUS_OWNER),
+      storage.listDevices(ANONYMOUS_OWNER),
+      storage.outboxBounds(ANONYMOUS_OWNER),
+    ]);
     // History only: the devices stay where they are (anyone local could register one while login was off).
     if (channels.length === 0 && bounds.last === 0) {
       await close();
       return undefined;
     }
-    return { plan: describePlan(channels.map((c) => c.name), devices.length, to), run: () => adopt(storage, mediaStore, to), close };
+    return {
+      plan: describePlan(
+        channels.map((c) => c.name),
+        devices.length,
+        to,
+      ),
+      run: () => adopt(storage, mediaStore, to),
+      close,
+    };
   } catch (error) {
     await close();
     throw error;
@@ -60,7 +87,11 @@ export async function prepareAdoption(data: UserCliData, to: Owner): Promise<Pen
 }
 
 async function holdsData(storage: Storage, owner: Owner): Promise<boolean> {
-  const [channels, devices, bounds] = await Promise.all([storage.listChannels(owner), storage.listDevices(owner), storage.outboxBounds(owner)]);
+  const [channels, devices, bounds] = await Promise.all([
+    storage.listChannels(owner),
+    storage.listDevices(owner),
+    storage.outboxBounds(owner),
+  ]);
   return channels.length > 0 || devices.length > 0 || bounds.last > 0;
 }
 
@@ -72,7 +103,10 @@ async function holdsData(storage: Storage, owner: Owner): Promise<boolean> {
 export function describePlan(channelNames: readonly string[], devices: number, to: Owner): string {
   const shown = channelNames.slice(0, 10).map((name) => JSON.stringify(name.slice(0, 40)));
   const names = shown.length === 0 ? "" : ` (${shown.join(", ")}${channelNames.length > shown.length ? ", …" : ""})`;
-  const kept = devices === 0 ? "" : `; not the ${devices} devices registered while login was off: they get ${to}'s messages and pushes only once they sign in as ${to}`;
+  const kept =
+    devices === 0
+      ? ""
+      : `; not the ${devices} devices registered while login was off: they get ${to}'s messages and pushes only once they sign in as ${to}`;
   return `${to} will adopt the chats made while login was off: ${channelNames.length} channels and threads${names}, with their messages and media${kept}`;
 }
 
@@ -99,7 +133,9 @@ async function adopt(storage: Storage, mediaStore: MediaStore | undefined, to: O
 async function heldMedia(storage: Storage, owner: Owner): Promise<MediaId[]> {
   const ids = new Set<MediaId>();
   for (const c of await storage.listChannels(owner)) {
-    const lane: { chat_id: ChatId; thread_id: ChatId | null } = c.parent_chat_id ? { chat_id: c.parent_chat_id, thread_id: c.chat_id } : { chat_id: c.chat_id, thread_id: null };
+    const lane: { chat_id: ChatId; thread_id: ChatId | null } = c.parent_chat_id
+      ? { chat_id: c.parent_chat_id, thread_id: c.chat_id }
+      : { chat_id: c.chat_id, thread_id: null };
     let before: string | undefined;
     for (;;) {
       const page = await storage.history(owner, { ...lane, limit: 200, ...(before === undefined ? {} : { before }) });

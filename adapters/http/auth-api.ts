@@ -39,7 +39,12 @@ export interface AuthContext {
 }
 
 /** Sends a JSON body; auth answers must never be cached. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
@@ -113,10 +118,20 @@ const METHODS: Record<string, readonly string[]> = {
 };
 
 /** Serves one of the public endpoints of docs/PROTOCOL.md §9.1; `pathname` is one of them. */
-export async function serveAuthApi(ctx: AuthContext, pathname: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function serveAuthApi(
+  ctx: AuthContext,
+  pathname: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const allowed = METHODS[pathname]!;
   if (!allowed.includes(req.method ?? "")) {
-    sendJson(res, 405, { error: `method ${req.method} not allowed; use ${allowed.join(" or ")}` }, { allow: allowed.join(", ") });
+    sendJson(
+      res,
+      405,
+      { error: `method ${req.method} not allowed; use ${allowed.join(" or ")}` },
+      { allow: allowed.join(", ") },
+    );
     return;
   }
   // A bearer token is never sent by a browser on its own, so a post carrying one is no CSRF.
@@ -128,7 +143,11 @@ export async function serveAuthApi(ctx: AuthContext, pathname: string, req: Inco
     case "/api/auth/status": {
       const { on } = await ctx.enabled();
       const session = on ? await ctx.sessionOf(req) : undefined;
-      return sendJson(res, 200, { enabled: on, user: session?.username ?? null, expires_at: session?.expires_at ?? null });
+      return sendJson(res, 200, {
+        enabled: on,
+        user: session?.username ?? null,
+        expires_at: session?.expires_at ?? null,
+      });
     }
     case "/api/auth/users": {
       const { on, users } = await ctx.enabled();
@@ -152,7 +171,11 @@ const JSON_TYPE = /^application\/json\s*(?:;|$)/i;
  */
 export function refuseCrossSite(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): boolean {
   const foreign = ctx.guard.origin(req);
-  const refusal = foreign ?? (JSON_TYPE.test(req.headers["content-type"] ?? "") ? undefined : { status: 415, message: "send the body as application/json" });
+  const refusal =
+    foreign ??
+    (JSON_TYPE.test(req.headers["content-type"] ?? "")
+      ? undefined
+      : { status: 415, message: "send the body as application/json" });
   if (refusal === undefined) return false;
   req.resume();
   sendJson(res, refusal.status, { error: refusal.message });
@@ -168,10 +191,17 @@ async function logout(ctx: AuthContext, req: IncomingMessage, res: ServerRespons
   const retryAfter = ctx.logouts.take(addressBlock(clientIp(req, ctx.trustProxy)), ctx.clock());
   if (retryAfter !== undefined) return tooMany(res, "too many logouts from this address; try again later", retryAfter);
   const credential = readCredential(req, ctx.cookieName(req));
-  const session = credential === undefined ? undefined : await ctx.sessions.get(credential.token, Math.floor(ctx.clock() / 1000));
+  const session =
+    credential === undefined ? undefined : await ctx.sessions.get(credential.token, Math.floor(ctx.clock() / 1000));
   // Its connections close even when the store fails to forget it (the answer is then 500).
-  if (session !== undefined) await ctx.sessions.delete(credential!.token).finally(() => ctx.revoke({ session: sessionId(credential!.token) }));
-  sendJson(res, 200, { ok: true }, { "set-cookie": clearedSessionCookie(ctx.cookieName(req), isTls(req, ctx.trustProxy)) });
+  if (session !== undefined)
+    await ctx.sessions.delete(credential!.token).finally(() => ctx.revoke({ session: sessionId(credential!.token) }));
+  sendJson(
+    res,
+    200,
+    { ok: true },
+    { "set-cookie": clearedSessionCookie(ctx.cookieName(req), isTls(req, ctx.trustProxy)) },
+  );
 }
 
 export function tooMany(res: ServerResponse, error: string, retryAfter: number): void {
@@ -197,7 +227,8 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
     const shared = ctx.lockoutStore ? await ctx.lockoutStore.check(ip, ctx.clock()) : undefined;
     const lock = shared ?? ctx.lockout.check(ip, ctx.clock());
     if (lock.locked) return tooMany(res, "too many failed logins; try again later", lock.retryAfter);
-    if (ctx.verifier.pending + ctx.waiting.count >= ctx.verifier.capacity) return tooMany(res, "too many logins at once; try again shortly", 1);
+    if (ctx.verifier.pending + ctx.waiting.count >= ctx.verifier.capacity)
+      return tooMany(res, "too many logins at once; try again shortly", 1);
     if (ctx.lockout.begin(ip, ctx.clock(), shared?.failures)) break;
     // This IP already has enough attempts in flight to be locked out by them: wait for one.
     ctx.waiting.count++;
@@ -231,5 +262,10 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
   const seconds = Math.floor(now / 1000);
   const session: Session = { token: createSessionToken(), username, expires_at: seconds + LOGIN_LIMITS.sessionSeconds };
   await ctx.sessions.create(session, seconds);
-  sendJson(res, 200, { token: session.token, username, expires_at: session.expires_at }, { "set-cookie": sessionCookie(ctx.cookieName(req), session.token, isTls(req, ctx.trustProxy)) });
+  sendJson(
+    res,
+    200,
+    { token: session.token, username, expires_at: session.expires_at },
+    { "set-cookie": sessionCookie(ctx.cookieName(req), session.token, isTls(req, ctx.trustProxy)) },
+  );
 }

@@ -27,7 +27,12 @@ export function sessionCookieName(service: string, secure: boolean): string {
  * The `Set-Cookie` value that hands a browser its session (docs/PROTOCOL.md §9.3), or a paired
  * device's token (docs/PROTOCOL.md §16).
  */
-export function sessionCookie(name: string, token: string, secure: boolean, maxAgeSeconds: number = LOGIN_LIMITS.sessionSeconds): string {
+export function sessionCookie(
+  name: string,
+  token: string,
+  secure: boolean,
+  maxAgeSeconds: number = LOGIN_LIMITS.sessionSeconds,
+): string {
   return `${name}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`;
 }
 

@@ -60,7 +60,9 @@ export async function runDeviceCli(argv: readonly string[], io: DeviceCliIO): Pr
   const [command, user, id, ...extra] = parsed.args;
   const shape = command === "list" ? id === undefined : command === "revoke" && id !== undefined && extra.length === 0;
   if (!shape || user === undefined) {
-    io.stderr.write(`${command === undefined ? "missing device command" : `bad device command`}\n\n${DEVICE_CLI_USAGE}`);
+    io.stderr.write(
+      `${command === undefined ? "missing device command" : `bad device command`}\n\n${DEVICE_CLI_USAGE}`,
+    );
     return 2;
   }
   const file = parsed.file ?? (io.env.GATEWAY_USERS_FILE || undefined) ?? io.defaultUsersFile;
@@ -72,7 +74,8 @@ export async function runDeviceCli(argv: readonly string[], io: DeviceCliIO): Pr
   try {
     if (command === "list") {
       const devices = await store.list(user);
-      for (const d of devices) io.stdout.write(`${d.device_id}\t${d.name}\tcreated ${iso(d.created)}\tlast seen ${iso(d.last_seen)}\n`);
+      for (const d of devices)
+        io.stdout.write(`${d.device_id}\t${d.name}\tcreated ${iso(d.created)}\tlast seen ${iso(d.last_seen)}\n`);
       if (devices.length === 0) io.stderr.write(`${user} has no paired devices\n`);
       return 0;
     }

@@ -19,9 +19,15 @@ const POLL_MS = 250;
 function isDevice(value: unknown): value is StoredDevice {
   const d = value as Record<string, unknown>;
   return (
-    typeof d === "object" && d !== null &&
-    typeof d.device_id === "string" && typeof d.username === "string" && typeof d.name === "string" &&
-    typeof d.created === "number" && typeof d.last_seen === "number" && typeof d.token_sha256 === "string" && /^[0-9a-f]{64}$/.test(d.token_sha256)
+    typeof d === "object" &&
+    d !== null &&
+    typeof d.device_id === "string" &&
+    typeof d.username === "string" &&
+    typeof d.name === "string" &&
+    typeof d.created === "number" &&
+    typeof d.last_seen === "number" &&
+    typeof d.token_sha256 === "string" &&
+    /^[0-9a-f]{64}$/.test(d.token_sha256)
   );
 }
 
@@ -35,7 +41,8 @@ async function readDevices(file: string): Promise<Map<string, StoredDevice>> {
     throw error;
   }
   const parsed = JSON.parse(text) as { devices?: unknown };
-  if (!Array.isArray(parsed?.devices) || !parsed.devices.every(isDevice)) throw new Error(`device store ${file} is malformed`);
+  if (!Array.isArray(parsed?.devices) || !parsed.devices.every(isDevice))
+    throw new Error(`device store ${file} is malformed`);
   return new Map(parsed.devices.map((d) => [d.token_sha256, d]));
 }
 
@@ -103,7 +110,8 @@ export function fileDeviceStore(file: string): DeviceTokenStore {
     list: async (username) => (await read()).list(username),
     remove: (username, id) => change((ops) => ops.remove(username, id)),
     // A user with no device costs no write (the CLI calls it on every remove and set-password).
-    removeUser: async (username) => ((await (await read()).list(username)).length === 0 ? [] : change((ops) => ops.removeUser(username))),
+    removeUser: async (username) =>
+      (await (await read()).list(username)).length === 0 ? [] : change((ops) => ops.removeUser(username)),
     onRevocation(listener) {
       listeners.add(listener);
       timer ??= setInterval(() => void load().catch(() => undefined), POLL_MS);

@@ -65,8 +65,11 @@ export function deviceTokenDigest(token: string): string {
 }
 
 /** The common operations over a table of devices keyed by token digest. */
-export function deviceTable(table: Map<string, StoredDevice>): Omit<DeviceTokenStore, "add" | "onRevocation"> & { add(device: StoredDevice): void } {
-  const byId = (username: string | undefined, id: string) => [...table.values()].find((d) => d.device_id === id && (username === undefined || d.username === username));
+export function deviceTable(
+  table: Map<string, StoredDevice>,
+): Omit<DeviceTokenStore, "add" | "onRevocation"> & { add(device: StoredDevice): void } {
+  const byId = (username: string | undefined, id: string) =>
+    [...table.values()].find((d) => d.device_id === id && (username === undefined || d.username === username));
   return {
     add(device) {
       table.set(device.token_sha256, { ...device });
@@ -80,7 +83,10 @@ export function deviceTable(table: Map<string, StoredDevice>): Omit<DeviceTokenS
       if (found !== undefined) found.last_seen = now;
     },
     async list(username) {
-      return [...table.values()].filter((d) => d.username === username).sort((a, b) => a.created - b.created).map((d) => ({ ...d }));
+      return [...table.values()]
+        .filter((d) => d.username === username)
+        .sort((a, b) => a.created - b.created)
+        .map((d) => ({ ...d }));
     },
     async remove(username, id) {
       const found = byId(username, id);
@@ -106,7 +112,11 @@ export function memoryDeviceStore(): DeviceTokenStore {
  * for 90 days (it is then forgotten). A use is recorded at most once an hour, and the session
  * expires 90 days after it: a device token is not ended by the 24-hour session expiry.
  */
-export async function deviceSession(devices: DeviceTokenStore, token: string, now: number): Promise<Session | undefined> {
+export async function deviceSession(
+  devices: DeviceTokenStore,
+  token: string,
+  now: number,
+): Promise<Session | undefined> {
   const found = await devices.find(deviceTokenDigest(token));
   if (found === undefined) return undefined;
   if (found.last_seen + DEVICE_TOKEN_SECONDS <= now) {

@@ -8,7 +8,13 @@ import type { AddressRate } from "./address-rate.js";
 import { sessionCookie } from "./cookies.js";
 import { LOGIN_LIMITS } from "./limits.js";
 import { BodyError, readJson, refuseCrossSite, sendJson, tooMany, type AuthContext } from "./auth-api.js";
-import { createDeviceId, createDeviceToken, deviceTokenDigest, type DeviceTokenStore, type PairedDevice } from "./device-store.js";
+import {
+  createDeviceId,
+  createDeviceToken,
+  deviceTokenDigest,
+  type DeviceTokenStore,
+  type PairedDevice,
+} from "./device-store.js";
 import { addressBlock, clientIp, isTls } from "./gate.js";
 import type { PairingCodes } from "./pairing-codes.js";
 
@@ -35,7 +41,11 @@ function listed(d: PairedDevice): Omit<PairedDevice, "username"> {
 }
 
 /** The JSON body as an object, or undefined after answering 400/413. */
-async function bodyOf(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): Promise<Record<string, unknown> | undefined> {
+async function bodyOf(
+  ctx: AuthContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<Record<string, unknown> | undefined> {
   try {
     const body = await readJson(req, ctx.maxBodyBytes);
     if (typeof body === "object" && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
@@ -83,7 +93,9 @@ async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerRes
   if (body === undefined) return;
   const name = nameOf(body.device_name, "");
   if (typeof body.code !== "string" || body.code.length > 64 || name === undefined) {
-    return sendJson(res, 400, { error: `send {code, device_name?}: a code string and a name of 1 to ${MAX_NAME} characters` });
+    return sendJson(res, 400, {
+      error: `send {code, device_name?}: a code string and a name of 1 to ${MAX_NAME} characters`,
+    });
   }
   const seconds = Math.floor(now / 1000);
   const pending = dctx.codes.take(body.code, seconds);
@@ -94,11 +106,27 @@ async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerRes
     return sendJson(res, 401, { error: "invalid, used or expired pairing code" });
   }
   const token = createDeviceToken();
-  const device = { device_id: createDeviceId(), username: pending.username, name: name || pending.name, created: seconds, last_seen: seconds };
+  const device = {
+    device_id: createDeviceId(),
+    username: pending.username,
+    name: name || pending.name,
+    created: seconds,
+    last_seen: seconds,
+  };
   await dctx.devices.add({ ...device, token_sha256: deviceTokenDigest(token) });
   // A browser that redeems is signed in by it: the token becomes its session cookie (HttpOnly, as a login's).
-  const cookie = sessionCookie(ctx.cookieName(req), token, isTls(req, ctx.trustProxy), LOGIN_LIMITS.deviceCookieSeconds);
-  sendJson(res, 200, { device_id: device.device_id, token, username: device.username, name: device.name }, { "set-cookie": cookie });
+  const cookie = sessionCookie(
+    ctx.cookieName(req),
+    token,
+    isTls(req, ctx.trustProxy),
+    LOGIN_LIMITS.deviceCookieSeconds,
+  );
+  sendJson(
+    res,
+    200,
+    { device_id: device.device_id, token, username: device.username, name: device.name },
+    { "set-cookie": cookie },
+  );
 }
 
 /** `POST /api/devices/pair {name?}`: a pairing code for the signed-in user, and a URL carrying it. */
@@ -116,7 +144,13 @@ async function pair(dctx: DevicesContext, username: string, req: IncomingMessage
 }
 
 /** `DELETE /api/devices/{device_id}`: revokes one device of the signed-in user; its sockets close with 4401. */
-async function revokeDevice(dctx: DevicesContext, username: string, deviceId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function revokeDevice(
+  dctx: DevicesContext,
+  username: string,
+  deviceId: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   if (refuseMethod(req, res, "DELETE")) return;
   req.resume();
   // A cookie-authenticated DELETE from a foreign page would need a CORS preflight, but refuse it outright.
@@ -129,7 +163,12 @@ async function revokeDevice(dctx: DevicesContext, username: string, deviceId: st
 }
 
 /** Serves a device endpoint (`isDevicesPath(pathname)`). */
-export async function serveDevices(dctx: DevicesContext, pathname: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function serveDevices(
+  dctx: DevicesContext,
+  pathname: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   if (pathname === "/api/devices/redeem") return redeem(dctx, req, res);
   const session = (await dctx.auth.enabled()).on ? await dctx.auth.sessionOf(req) : undefined;
   if (session === undefined) {

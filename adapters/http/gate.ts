@@ -4,7 +4,13 @@ import type { TLSSocket } from "node:tls";
 import { readCookie } from "./cookies.js";
 
 /** The endpoints of the login API, open to everyone (docs/PROTOCOL.md §9.1). */
-export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/api/ping", "/api/auth/status", "/api/auth/login", "/api/auth/logout", "/api/auth/users"]);
+export const PUBLIC_PATHS: ReadonlySet<string> = new Set([
+  "/api/ping",
+  "/api/auth/status",
+  "/api/auth/login",
+  "/api/auth/logout",
+  "/api/auth/users",
+]);
 
 /**
  * The path as the most lenient router would read it: the path of an absolute-form URL,
@@ -97,7 +103,10 @@ export function clientIp(req: IncomingMessage, trust: TrustProxy | undefined): s
   const n = hops(trust);
   const header = req.headers["x-forwarded-for"];
   if (n > 0 && header !== undefined) {
-    const list = (Array.isArray(header) ? header.join(",") : header).split(",").map((s) => s.trim()).filter(Boolean);
+    const list = (Array.isArray(header) ? header.join(",") : header)
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (list.length > 0) ip = list[Math.max(0, list.length - n)]!;
   }
   return ip.startsWith("::ffff:") ? ip.slice(7) : ip;
@@ -156,7 +165,11 @@ export function ownOrigin(req: IncomingMessage, trust: TrustProxy | undefined): 
  * The Origin rule of docs/PROTOCOL.md §9.4 for a cookie-authenticated WebSocket upgrade: no `Origin`
  * (not a browser) passes; otherwise it must be the server's own origin or an allowed one.
  */
-export function originAllowed(req: IncomingMessage, allowed: ReadonlySet<string>, trust: TrustProxy | undefined): boolean {
+export function originAllowed(
+  req: IncomingMessage,
+  allowed: ReadonlySet<string>,
+  trust: TrustProxy | undefined,
+): boolean {
   const header = req.headers.origin;
   if (header === undefined) return true;
   const origin = normalizeOrigin(header);

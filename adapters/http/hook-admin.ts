@@ -26,16 +26,25 @@ function newSecret(): string {
 }
 
 function checkName(name: unknown): string {
-  if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new GatewayError("unsupported", "a hook name is 1 to 64 letters, digits, '.', '_' or '-'");
+  if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+    throw new GatewayError("unsupported", "a hook name is 1 to 64 letters, digits, '.', '_' or '-'");
   return name;
 }
 
 /** The owner's automation channel of that name, created as one when the owner has none. */
-async function automationChannel(gateway: Gateway, owner: Owner, name: string): Promise<{ chat_id: string; name: string }> {
+async function automationChannel(
+  gateway: Gateway,
+  owner: Owner,
+  name: string,
+): Promise<{ chat_id: string; name: string }> {
   const channels = await gateway.channels.list(owner);
   const found = channels.find((c) => c.name === name.trim() && c.kind === "channel");
   if (found) {
-    if (!found.automation) throw new GatewayError("unsupported", `channel "${name}" is not an automation channel: hooks post into automation channels only`);
+    if (!found.automation)
+      throw new GatewayError(
+        "unsupported",
+        `channel "${name}" is not an automation channel: hooks post into automation channels only`,
+      );
     return found;
   }
   return gateway.channels.create(owner, { name, kind: "channel", automation: true });
@@ -46,12 +55,23 @@ async function automationChannel(gateway: Gateway, owner: Owner, name: string): 
  * hook of the same name is replaced. The secret is in the answer and nowhere else readable.
  * @throws {GatewayError} `unsupported` on a bad name or mode, or a storage without the hooks capability
  */
-export async function addHook(gateway: Gateway, owner: Owner, input: { name: string; channel: string; mode?: HookMode }): Promise<NewHook> {
+export async function addHook(
+  gateway: Gateway,
+  owner: Owner,
+  input: { name: string; channel: string; mode?: HookMode },
+): Promise<NewHook> {
   const name = checkName(input.name);
   const mode = input.mode ?? "post";
   if (mode !== "post" && mode !== "turn") throw new GatewayError("unsupported", `mode must be "post" or "turn"`);
   const channel = await automationChannel(gateway, owner, input.channel);
-  const hook: HookRecord = { hook_id: newHookId(), name, chat_id: channel.chat_id, mode, secret: newSecret(), created_at: Date.now() };
+  const hook: HookRecord = {
+    hook_id: newHookId(),
+    name,
+    chat_id: channel.chat_id,
+    mode,
+    secret: newSecret(),
+    created_at: Date.now(),
+  };
   await gateway.options.storage.putHook(owner, hook);
   return { hook: info(hook, channel.name), secret: hook.secret };
 }
@@ -80,7 +100,9 @@ export async function removeHook(gateway: Gateway, owner: Owner, name: string): 
 export async function listHooks(gateway: Gateway, owner: Owner): Promise<HookInfo[]> {
   const hooks = await gateway.options.storage.listHooks(owner);
   const names = new Map((await gateway.channels.list(owner)).map((c) => [c.chat_id, c.name]));
-  return hooks.map((h) => info(h, names.get(h.chat_id) ?? "(deleted)")).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return hooks
+    .map((h) => info(h, names.get(h.chat_id) ?? "(deleted)"))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 async function findHook(gateway: Gateway, owner: Owner, name: string): Promise<HookRecord> {

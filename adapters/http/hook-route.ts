@@ -58,16 +58,20 @@ const UNAUTHORIZED = { error: "missing, wrong or stale signature" };
 export function createHookHandler(options: HookHandlerOptions): HookHandler {
   if (!options?.gateway) throw new TypeError("createHookHandler: options.gateway is required");
   const prefix = options.prefix ?? "/api/hooks/";
-  if (!prefix.startsWith("/") || !prefix.endsWith("/")) throw new TypeError(`createHookHandler: prefix must start and end with "/", got ${JSON.stringify(prefix)}`);
+  if (!prefix.startsWith("/") || !prefix.endsWith("/"))
+    throw new TypeError(`createHookHandler: prefix must start and end with "/", got ${JSON.stringify(prefix)}`);
   const now = options.now ?? Date.now;
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const local = memoryHookBudget(HOOK_LIMITS.postsPerMinute);
   const shared = options.postBudget;
   const budget: HookPostBudget = shared
-    ? { take: (hookId, at) => shared.take(hookId, at).catch((error: unknown) => {
+    ? {
+        take: (hookId, at) =>
+          shared.take(hookId, at).catch((error: unknown) => {
             onError(error);
             return local.take(hookId, at);
-          }) }
+          }),
+      }
     : local;
   const ctx = { gateway: options.gateway, now, budget };
 
@@ -99,7 +103,8 @@ interface RouteContext {
 
 async function serve(ctx: RouteContext, hookId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const storage = ctx.gateway.options.storage;
-  const found = hookId.length > 0 && hookId.length <= 200 && !hookId.includes("/") ? await storage.getHook(hookId) : undefined;
+  const found =
+    hookId.length > 0 && hookId.length <= 200 && !hookId.includes("/") ? await storage.getHook(hookId) : undefined;
   if (!found) {
     req.resume();
     return sendJson(res, 404, { error: "unknown hook" });
@@ -108,21 +113,38 @@ async function serve(ctx: RouteContext, hookId: string, req: IncomingMessage, re
   try {
     body = await readBody(req, HOOK_LIMITS.maxBodyBytes);
   } catch (error) {
-    if (error instanceof BodyError) return sendJson(res, error.status, { error: error.message }, { connection: "close" });
+    if (error instanceof BodyError)
+      return sendJson(res, error.status, { error: error.message }, { connection: "close" });
     throw error;
   }
   const signature = parseHookSignature(req.headers["x-hook-signature"]);
   const at = ctx.now();
-  if (!signature || !verifyHookSignature(found.hook.secret, body, signature, at)) return sendJson(res, 401, UNAUTHORIZED);
+  if (!signature || !verifyHookSignature(found.hook.secret, body, signature, at))
+    return sendJson(res, 401, UNAUTHORIZED);
   const post = parsePost(body);
   if (typeof post === "string") return sendJson(res, 400, { error: post });
   const idempotencyKey = req.headers["idempotency-key"];
-  if (idempotencyKey !== undefined && (typeof idempotencyKey !== "string" || idempotencyKey === "" || idempotencyKey.length > HOOK_LIMITS.maxKeyLength)) {
+  if (
+    idempotencyKey !== undefined &&
+    (typeof idempotencyKey !== "string" || idempotencyKey === "" || idempotencyKey.length > HOOK_LIMITS.maxKeyLength)
+  ) {
     return sendJson(res, 400, { error: `Idempotency-Key must be 1 to ${HOOK_LIMITS.maxKeyLength} characters` });
   }
   const retryAfter = await ctx.budget.take(found.hook.hook_id, at);
-  if (retryAfter > 0) return sendJson(res, 429, { error: "too many posts to this hook", retry_after: retryAfter }, { "retry-after": String(retryAfter) });
-  await deliver(ctx, found, post, { v1: signature.v1, expiresAt: (signature.t + HOOK_TOLERANCE_SECONDS + 1) * 1000, idempotencyKey, at }, res);
+  if (retryAfter > 0)
+    return sendJson(
+      res,
+      429,
+      { error: "too many posts to this hook", retry_after: retryAfter },
+      { "retry-after": String(retryAfter) },
+    );
+  await deliver(
+    ctx,
+    found,
+    post,
+    { v1: signature.v1, expiresAt: (signature.t + HOOK_TOLERANCE_SECONDS + 1) * 1000, idempotencyKey, at },
+    res,
+  );
 }
 
 interface Claims {
@@ -136,14 +158,23 @@ interface Claims {
  * The idempotency key first: a sender retrying a post it never heard back from resends the very
  * same request, and must get the first `message_id`, not 409. Then the signature, once per window.
  */
-async function deliver(ctx: RouteContext, found: { owner: Owner; hook: HookRecord }, post: { text: string; title?: string }, claims: Claims, res: ServerResponse): Promise<void> {
+async function deliver(
+  ctx: RouteContext,
+  found: { owner: Owner; hook: HookRecord },
+  post: { text: string; title?: string },
+  claims: Claims,
+  res: ServerResponse,
+): Promise<void> {
   const { gateway } = ctx;
   const storage = gateway.options.storage;
   const { hook, owner } = found;
   const idem = claims.idempotencyKey === undefined ? undefined : `idem:${claims.idempotencyKey}`;
   if (idem) {
     const held = await storage.claimHookKey(hook.hook_id, idem, claims.at + HOOK_LIMITS.idempotencyMs, claims.at);
-    if (!held.claimed) return held.message_id ? sendJson(res, 202, { message_id: held.message_id }) : sendJson(res, 409, { error: "a post with this Idempotency-Key is still running" });
+    if (!held.claimed)
+      return held.message_id
+        ? sendJson(res, 202, { message_id: held.message_id })
+        : sendJson(res, 409, { error: "a post with this Idempotency-Key is still running" });
   }
   const sig = `sig:${claims.v1}`;
   const fresh = await storage.claimHookKey(hook.hook_id, sig, claims.expiresAt, claims.at);
@@ -153,18 +184,29 @@ async function deliver(ctx: RouteContext, found: { owner: Owner; hook: HookRecor
   }
   let messageId: string;
   try {
-    const message = await gateway.post(owner, hook.chat_id, hook.mode === "turn" ? { prompt: post.text } : { text: post.text });
+    const message = await gateway.post(
+      owner,
+      hook.chat_id,
+      hook.mode === "turn" ? { prompt: post.text } : { text: post.text },
+    );
     messageId = message.message_id;
   } catch (error) {
     // Nothing landed: the idempotency key is given up so that a retry runs the post.
     if (idem) await storage.settleHookKey(hook.hook_id, idem, null);
-    if (isGatewayError(error) && error.code === "not_found") return sendJson(res, 404, { error: "the hook's channel no longer exists" });
-    if (isGatewayError(error) && error.code === "unsupported") return sendJson(res, 503, { error: "the gateway is not running" }, { "retry-after": "5" });
+    if (isGatewayError(error) && error.code === "not_found")
+      return sendJson(res, 404, { error: "the hook's channel no longer exists" });
+    if (isGatewayError(error) && error.code === "unsupported")
+      return sendJson(res, 503, { error: "the gateway is not running" }, { "retry-after": "5" });
     throw error;
   }
   if (idem) await storage.settleHookKey(hook.hook_id, idem, messageId);
   await storage.settleHookKey(hook.hook_id, sig, messageId);
-  await gateway.notify(owner, { kind: "cron", title: post.title ?? hook.name, body: preview(post.text), chat_id: hook.chat_id });
+  await gateway.notify(owner, {
+    kind: "cron",
+    title: post.title ?? hook.name,
+    body: preview(post.text),
+    chat_id: hook.chat_id,
+  });
   sendJson(res, 202, { message_id: messageId });
 }
 
@@ -178,7 +220,8 @@ function parsePost(body: Buffer): { text: string; title?: string } | string {
   }
   const { text, title } = (value && typeof value === "object" ? value : {}) as Record<string, unknown>;
   if (typeof text !== "string" || text.trim() === "") return `field "text" must be non-empty text`;
-  if (title !== undefined && (typeof title !== "string" || title.trim() === "" || title.length > 200)) return `field "title" must be 1 to 200 characters`;
+  if (title !== undefined && (typeof title !== "string" || title.trim() === "" || title.length > 200))
+    return `field "title" must be 1 to 200 characters`;
   return title === undefined ? { text } : { text, title };
 }
 

@@ -31,7 +31,11 @@ export function parseHookSignature(header: string | string[] | undefined): HookS
  * await fetch(url, { method: "POST", headers: { "x-hook-signature": header }, body });
  * ```
  */
-export function signHookBody(secret: string, body: string | Uint8Array, t: number = Math.floor(Date.now() / 1000)): string {
+export function signHookBody(
+  secret: string,
+  body: string | Uint8Array,
+  t: number = Math.floor(Date.now() / 1000),
+): string {
   return `t=${t},v1=${hmac(secret, t, body).toString("hex")}`;
 }
 
@@ -44,7 +48,12 @@ function hmac(secret: string, t: number, body: string | Uint8Array): Buffer {
  * `nowMs`. The HMACs are compared in constant time, so the answer's timing says nothing of how
  * much of a guess was right.
  */
-export function verifyHookSignature(secret: string, body: Uint8Array, signature: HookSignature, nowMs: number): boolean {
+export function verifyHookSignature(
+  secret: string,
+  body: Uint8Array,
+  signature: HookSignature,
+  nowMs: number,
+): boolean {
   if (Math.abs(nowMs / 1000 - signature.t) > HOOK_TOLERANCE_SECONDS) return false;
   return timingSafeEqual(hmac(secret, signature.t, body), Buffer.from(signature.v1, "hex"));
 }

@@ -11,7 +11,15 @@
  */
 export { createLoginProtection } from "./login-protection.js";
 export type { LoginProtection, LoginProtectionOptions } from "./login-protection.js";
-export { UserStore, UserStoreError, createUserStore, isValidUsername, checkUsername, checkNewPassword, INVALID_USERNAME_MESSAGE } from "./user-store.js";
+export {
+  UserStore,
+  UserStoreError,
+  createUserStore,
+  isValidUsername,
+  checkUsername,
+  checkNewPassword,
+  INVALID_USERNAME_MESSAGE,
+} from "./user-store.js";
 export type { UserStoreState, UserStoreSnapshot } from "./user-store.js";
 export { PasswordVerifier, hashPassword, truncatePassword, isBcryptHash } from "./passwords.js";
 export type { PasswordVerifierOptions } from "./passwords.js";

@@ -1,7 +1,7 @@
 import { LOGIN_LIMITS } from "./limits.js";
 
 /** The verdict of {@link LoginLockout.check}. */
-export type LockoutCheck = { locked: false } | { locked: true; /** whole seconds until it lifts */ retryAfter: number };
+export type LockoutCheck = { locked: false } | { locked: true /** whole seconds until it lifts */; retryAfter: number };
 
 interface Entry {
   /** Times of failures within the window, ms. */
@@ -113,7 +113,8 @@ export class LoginLockout {
   sweep(now: number): void {
     for (const [ip, entry] of this.#entries) {
       this.#prune(entry, now);
-      if (entry.failures.length === 0 && entry.lockedUntil === 0 && entry.inFlight === 0 && entry.waiters.length === 0) this.#entries.delete(ip);
+      if (entry.failures.length === 0 && entry.lockedUntil === 0 && entry.inFlight === 0 && entry.waiters.length === 0)
+        this.#entries.delete(ip);
     }
   }
 

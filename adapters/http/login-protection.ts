@@ -133,32 +133,53 @@ export interface LoginProtection {
 const SERVICE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** The options that need checking before anything starts, checked, and the logger they name. */
-function checkedOptions(options: LoginProtectionOptions): { service: string; guard: ReturnType<typeof createRequestGuard>; maxBodyBytes: number; logger: Logger } {
+function checkedOptions(options: LoginProtectionOptions): {
+  service: string;
+  guard: ReturnType<typeof createRequestGuard>;
+  maxBodyBytes: number;
+  logger: Logger;
+} {
   const service = options.service ?? "gateway";
-  if (!SERVICE.test(service)) throw new TypeError(`createLoginProtection: service ${JSON.stringify(service)} must be 1 to 64 letters, digits, "_", "-" or "."`);
-  const guard = createRequestGuard({ allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, trustProxy: options.trustProxy }, "createLoginProtection");
+  if (!SERVICE.test(service))
+    throw new TypeError(
+      `createLoginProtection: service ${JSON.stringify(service)} must be 1 to 64 letters, digits, "_", "-" or "."`,
+    );
+  const guard = createRequestGuard(
+    { allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, trustProxy: options.trustProxy },
+    "createLoginProtection",
+  );
   const maxBodyBytes = options.maxBodyBytes ?? 16_384;
-  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256) throw new TypeError("createLoginProtection: maxBodyBytes must be an integer >= 256");
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256)
+    throw new TypeError("createLoginProtection: maxBodyBytes must be an integer >= 256");
   const store = options.lockoutStore;
-  if (store !== undefined && (typeof store?.check !== "function" || typeof store.fail !== "function" || typeof store.succeed !== "function")) {
+  if (
+    store !== undefined &&
+    (typeof store?.check !== "function" || typeof store.fail !== "function" || typeof store.succeed !== "function")
+  ) {
     throw new TypeError("createLoginProtection: lockoutStore must have check, fail and succeed methods");
   }
-  const logger = resolveLogger("createLoginProtection", "chat-gateway/http:", options.logger, { name: "log", value: options.log });
+  const logger = resolveLogger("createLoginProtection", "chat-gateway/http:", options.logger, {
+    name: "log",
+    value: options.log,
+  });
   return { service, guard, maxBodyBytes, logger };
 }
 
 /** Every revocation goes to each gateway listening; one listener failing does not stop the others. */
-function revocationFanout(logger: Logger): { listeners: Set<(revocation: Revocation) => void>; revoke(revocation: Revocation): void } {
-const listeners = new Set<(revocation: Revocation) => void>();
-function revoke(revocation: Revocation): void {
-  for (const listener of [...listeners]) {
-    try {
-      listener(revocation);
-    } catch (error) {
-      logger.error(`a revocation listener failed: ${String(error)}`);
+function revocationFanout(logger: Logger): {
+  listeners: Set<(revocation: Revocation) => void>;
+  revoke(revocation: Revocation): void;
+} {
+  const listeners = new Set<(revocation: Revocation) => void>();
+  function revoke(revocation: Revocation): void {
+    for (const listener of [...listeners]) {
+      try {
+        listener(revocation);
+      } catch (error) {
+        logger.error(`a revocation listener failed: ${String(error)}`);
+      }
     }
   }
-}
   return { listeners, revoke };
 }
 
@@ -183,7 +204,12 @@ function pairingParts(options: LoginProtectionOptions, revoke: (revocation: Revo
   const devices = options.devices ?? fileDeviceStore(devicesFileOf(options.usersFile));
   // A device revoked by the CLI or another process closes its connections here too.
   const unsubscribeDevices = devices.onRevocation?.((digest) => revoke({ session: digest }));
-  return { devices, codes: new PairingCodes(), redeems: new AddressRate(LOGIN_LIMITS.maxRedeems, LOGIN_LIMITS.redeemWindowSeconds), unsubscribeDevices };
+  return {
+    devices,
+    codes: new PairingCodes(),
+    redeems: new AddressRate(LOGIN_LIMITS.maxRedeems, LOGIN_LIMITS.redeemWindowSeconds),
+    unsubscribeDevices,
+  };
 }
 
 /**
@@ -271,12 +297,25 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   sweeper.unref();
   let closed = false;
 
-  const watch = watchUserStore(users, { sessions, devices, userChanged: (name) => codes.dropUser(name), revoke, log: (m) => logger.warn(m), alarm: (m) => logger.error(m), staysOn: options.loginStaysOn === true });
+  const watch = watchUserStore(users, {
+    sessions,
+    devices,
+    userChanged: (name) => codes.dropUser(name),
+    revoke,
+    log: (m) => logger.warn(m),
+    alarm: (m) => logger.error(m),
+    staysOn: options.loginStaysOn === true,
+  });
   const { enabledNow, validSession, sessionOf } = sessionChecks(watch, sessions, devices, clock, cookieName);
 
   const ctx: AuthContext = {
     users,
-    sessions, verifier, lockout, lockoutStore: options.lockoutStore, logouts, cookieName,
+    sessions,
+    verifier,
+    lockout,
+    lockoutStore: options.lockoutStore,
+    logouts,
+    cookieName,
     trustProxy: options.trustProxy,
     maxBodyBytes,
     waiting: { count: 0 },

@@ -56,7 +56,8 @@ export function createMediaHandler(options: MediaHandlerOptions): MediaHandler {
     throw new TypeError("createMediaHandler: options.storage, options.mediaStore and options.ownerOf are required");
   }
   const prefix = options.prefix ?? "/api/media/";
-  if (!prefix.startsWith("/") || !prefix.endsWith("/")) throw new TypeError(`createMediaHandler: prefix must start and end with "/", got ${JSON.stringify(prefix)}`);
+  if (!prefix.startsWith("/") || !prefix.endsWith("/"))
+    throw new TypeError(`createMediaHandler: prefix must start and end with "/", got ${JSON.stringify(prefix)}`);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
 
   return async (req, res) => {
@@ -145,5 +146,7 @@ export function contentDisposition(inline: boolean, filename: string): string {
 }
 
 function json(res: ServerResponse, status: number, error: string): void {
-  res.writeHead(status, { "content-type": "application/json", "x-content-type-options": "nosniff" }).end(JSON.stringify({ error }));
+  res
+    .writeHead(status, { "content-type": "application/json", "x-content-type-options": "nosniff" })
+    .end(JSON.stringify({ error }));
 }

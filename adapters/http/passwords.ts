@@ -60,7 +60,9 @@ export interface PasswordVerifierOptions {
  * Where the worker lives: next to this module, in the sources and in the build alike. The CommonJS
  * build has an empty `import.meta`; its `__filename` (the bundle) is in the same folder.
  */
-const WORKER_FILE = fileURLToPath(new URL("./bcrypt-worker.mjs", typeof import.meta.url === "string" ? import.meta.url : pathToFileURL(__filename)));
+const WORKER_FILE = fileURLToPath(
+  new URL("./bcrypt-worker.mjs", typeof import.meta.url === "string" ? import.meta.url : pathToFileURL(__filename)),
+);
 
 /**
  * Checks passwords against bcrypt hashes on a small pool of worker threads, so that the event
@@ -81,9 +83,12 @@ export class PasswordVerifier {
   constructor(options: PasswordVerifierOptions = {}) {
     const workers = options.workers ?? 2;
     const maxQueue = options.maxQueue ?? 32;
-    if (!Number.isInteger(workers) || workers < 1) throw new TypeError("PasswordVerifier: workers must be an integer >= 1");
-    if (!Number.isInteger(maxQueue) || maxQueue < 0) throw new TypeError("PasswordVerifier: maxQueue must be an integer >= 0");
-    if (!existsSync(WORKER_FILE)) throw new TypeError(`PasswordVerifier: the bcrypt worker ${WORKER_FILE} is missing from the installed package`);
+    if (!Number.isInteger(workers) || workers < 1)
+      throw new TypeError("PasswordVerifier: workers must be an integer >= 1");
+    if (!Number.isInteger(maxQueue) || maxQueue < 0)
+      throw new TypeError("PasswordVerifier: maxQueue must be an integer >= 0");
+    if (!existsSync(WORKER_FILE))
+      throw new TypeError(`PasswordVerifier: the bcrypt worker ${WORKER_FILE} is missing from the installed package`);
     this.#workers = workers;
     this.#capacity = workers + maxQueue;
   }
@@ -114,8 +119,16 @@ export class PasswordVerifier {
     const usable = hash !== undefined && isBcryptHash(hash);
     this.#pending++;
     try {
-      this.#pool ??= new Piscina({ filename: WORKER_FILE, minThreads: this.#workers, maxThreads: this.#workers, idleTimeout: 60_000 });
-      const matched: boolean = await this.#pool.run({ password: truncatePassword(password), hash: usable ? hash : DUMMY_HASH });
+      this.#pool ??= new Piscina({
+        filename: WORKER_FILE,
+        minThreads: this.#workers,
+        maxThreads: this.#workers,
+        idleTimeout: 60_000,
+      });
+      const matched: boolean = await this.#pool.run({
+        password: truncatePassword(password),
+        hash: usable ? hash : DUMMY_HASH,
+      });
       return usable && matched;
     } finally {
       this.#pending--;

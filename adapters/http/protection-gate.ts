@@ -14,7 +14,13 @@ import { canonicalPath, isGatedPath, isSignedPath, PUBLIC_PATHS, readCredential 
  * `LoginProtection.handle`: while login is off, a request must name a host of this machine
  * (DNS rebinding); the auth API is served; a gated path needs a valid session while login is on.
  */
-export async function handleRequest(dctx: DevicesContext, signedIn: WeakMap<IncomingMessage, string>, logger: Logger, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+export async function handleRequest(
+  dctx: DevicesContext,
+  signedIn: WeakMap<IncomingMessage, string>,
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<boolean> {
   const pathname = canonicalPath(req.url);
   const ctx = dctx.auth;
   try {

@@ -45,7 +45,12 @@ function hostName(value: string | undefined): string | undefined {
 
 /** True for the names that can only mean this machine. */
 export function isLoopbackName(name: string): boolean {
-  return name === "localhost" || name.endsWith(".localhost") || name === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+  return (
+    name === "localhost" ||
+    name.endsWith(".localhost") ||
+    name === "[::1]" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
+  );
 }
 
 /** The address a connection arrived on, as a host name (`[v6]` in brackets). */
@@ -56,14 +61,21 @@ function arrivedOn(req: IncomingMessage): string | undefined {
   return address.includes(":") ? `[${address.toLowerCase()}]` : address;
 }
 
-function names(owner: string, option: string, list: readonly string[] | "*" | undefined, normal: (entry: string) => string | undefined, example: string): Set<string> | "*" {
+function names(
+  owner: string,
+  option: string,
+  list: readonly string[] | "*" | undefined,
+  normal: (entry: string) => string | undefined,
+  example: string,
+): Set<string> | "*" {
   if (list === "*") return "*";
   if (list === undefined) return new Set();
   if (!Array.isArray(list)) throw new TypeError(`${owner}: ${option} must be an array of strings or "*"`);
   const set = new Set<string>();
   for (const entry of list) {
     const value = typeof entry === "string" ? normal(entry) : undefined;
-    if (value === undefined) throw new TypeError(`${owner}: ${option} entry ${JSON.stringify(entry)} is not ${example}`);
+    if (value === undefined)
+      throw new TypeError(`${owner}: ${option} entry ${JSON.stringify(entry)} is not ${example}`);
     set.add(value);
   }
   return set;
@@ -77,15 +89,31 @@ function names(owner: string, option: string, list: readonly string[] | "*" | un
  * @throws {TypeError} on a bad `allowedOrigins` or `allowedHosts` entry
  */
 export function createRequestGuard(options: RequestGuardOptions = {}, owner = "createRequestGuard"): RequestGuard {
-  const origins = names(owner, "allowedOrigins", options.allowedOrigins, normalizeOrigin, "an origin like https://example.com");
-  const hosts = names(owner, "allowedHosts", options.allowedHosts, (e) => NAME.exec(e.trim().toLowerCase())?.[1], "a host name like chat.example.com (no port)");
+  const origins = names(
+    owner,
+    "allowedOrigins",
+    options.allowedOrigins,
+    normalizeOrigin,
+    "an origin like https://example.com",
+  );
+  const hosts = names(
+    owner,
+    "allowedHosts",
+    options.allowedHosts,
+    (e) => NAME.exec(e.trim().toLowerCase())?.[1],
+    "a host name like chat.example.com (no port)",
+  );
   const trust = options.trustProxy;
   return {
     host(req) {
       if (hosts === "*") return undefined;
       const name = hostName(forwardedHost(req, trust));
       if (name !== undefined && (isLoopbackName(name) || name === arrivedOn(req) || hosts.has(name))) return undefined;
-      return { status: 421, message: "host not allowed: this server answers for its loopback names, its address and the configured hosts only" };
+      return {
+        status: 421,
+        message:
+          "host not allowed: this server answers for its loopback names, its address and the configured hosts only",
+      };
     },
     origin(req) {
       if (origins === "*" || originAllowed(req, origins, trust)) return undefined;

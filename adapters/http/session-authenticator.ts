@@ -1,4 +1,11 @@
-import { ANONYMOUS_OWNER, GatewayError, type Authenticator, type Owner, type Revocation, type Session } from "chat-gateway";
+import {
+  ANONYMOUS_OWNER,
+  GatewayError,
+  type Authenticator,
+  type Owner,
+  type Revocation,
+  type Session,
+} from "chat-gateway";
 import { sessionId } from "./sessions.js";
 
 /** What {@link sessionAuthenticator} needs from the login protection. */
@@ -34,18 +41,22 @@ export function sessionAuthenticator(lookup: SessionLookup): Authenticator {
       if (context.session !== undefined) {
         // Looked up again: the session may have ended (logout, user removed) since the upgrade.
         const session = await lookup.session(context.session.token);
-        if (session === undefined || session.username !== context.session.username) throw new GatewayError("auth", "session expired; sign in again");
+        if (session === undefined || session.username !== context.session.username)
+          throw new GatewayError("auth", "session expired; sign in again");
         used.push(session);
       }
       if (token !== "") {
         const session = await lookup.session(token);
         if (session === undefined) throw new GatewayError("auth", "invalid or expired session token");
-        if (used[0] !== undefined && session.username !== used[0].username) throw new GatewayError("auth", "hello.token belongs to another user than the connection's session");
+        if (used[0] !== undefined && session.username !== used[0].username)
+          throw new GatewayError("auth", "hello.token belongs to another user than the connection's session");
         used.push(session);
       }
       if (used.length > 0) return admitted(used);
       throw new GatewayError("auth", "login required");
     },
-    ...(lookup.onRevocation ? { onRevocation: (listener: (revocation: Revocation) => void) => lookup.onRevocation!(listener) } : {}),
+    ...(lookup.onRevocation
+      ? { onRevocation: (listener: (revocation: Revocation) => void) => lookup.onRevocation!(listener) }
+      : {}),
   };
 }

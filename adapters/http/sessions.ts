@@ -37,7 +37,11 @@ export function memorySessionStore(): SessionStore {
     async create(session, now) {
       for (const [key, s] of byDigest) if (s.expires_at <= now) byDigest.delete(key);
       const presented = digest(session.token);
-      byDigest.set(presented.toString("hex"), { digest: presented, username: session.username, expires_at: session.expires_at });
+      byDigest.set(presented.toString("hex"), {
+        digest: presented,
+        username: session.username,
+        expires_at: session.expires_at,
+      });
     },
     async get(token, now) {
       const presented = digest(token);

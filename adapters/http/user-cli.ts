@@ -130,7 +130,8 @@ function readLine(stdin: NodeJS.ReadableStream): Promise<string> {
 /** Reads one line from a terminal in raw mode, echoing nothing. */
 function promptHidden(io: UserCliIO, prompt: string): Promise<string> {
   const { stdin, stderr } = io;
-  if (typeof stdin.setRawMode !== "function") return Promise.reject(new UserStoreError("cannot turn off echo on this terminal"));
+  if (typeof stdin.setRawMode !== "function")
+    return Promise.reject(new UserStoreError("cannot turn off echo on this terminal"));
   // Echo goes off before the prompt shows, so nothing typed after seeing it is ever echoed.
   stdin.setRawMode(true);
   stderr.write(prompt);
@@ -198,7 +199,10 @@ async function becomeFolderOwner(file: string, uid: number | undefined): Promise
     process.setgid(owner.gid);
     process.setuid(owner.uid);
   } catch (error) {
-    throw new UserStoreError(`cannot act as the owner (uid ${owner.uid}) of the folder of ${file}: ${(error as Error).message}; run the command as that user`, { cause: error });
+    throw new UserStoreError(
+      `cannot act as the owner (uid ${owner.uid}) of the folder of ${file}: ${(error as Error).message}; run the command as that user`,
+      { cause: error },
+    );
   }
 }
 
@@ -206,7 +210,13 @@ async function becomeFolderOwner(file: string, uid: number | undefined): Promise
  * Adopts first, then writes the user: a failure in between leaves the user missing, and running
  * `user add` again finds nothing left to adopt and adds it.
  */
-async function addUser(io: UserCliIO, store: UserStore, name: string, first: boolean, adopting: PendingAdoption | undefined): Promise<void> {
+async function addUser(
+  io: UserCliIO,
+  store: UserStore,
+  name: string,
+  first: boolean,
+  adopting: PendingAdoption | undefined,
+): Promise<void> {
   const hash = await hashPassword(await readCheckedPassword(io));
   const adopted = await adopting?.run();
   await store.add(name, hash);
@@ -285,7 +295,8 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
     if (parsed.command === "add") {
       checkUsername(name);
       if (users.has(name)) throw new UserStoreError(`user ${name} already exists`);
-      const adopting = users.size === 0 && !parsed.noAdopt && io.data ? await prepareAdoption(await io.data(), name) : undefined;
+      const adopting =
+        users.size === 0 && !parsed.noAdopt && io.data ? await prepareAdoption(await io.data(), name) : undefined;
       if (adopting) io.stdout.write(`${adopting.plan}\n`);
       try {
         await addUser(io, store, name, users.size === 0, adopting);
@@ -304,7 +315,9 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
       io.stderr.write("interrupted\n");
       return 1;
     }
-    io.stderr.write(`${error instanceof UserStoreError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`}\n`);
+    io.stderr.write(
+      `${error instanceof UserStoreError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`}\n`,
+    );
     return 1;
   }
 }

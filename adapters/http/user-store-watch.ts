@@ -65,7 +65,9 @@ export function watchUserStore(users: UserStore, options: UserStoreWatchOptions)
     if (before.users.size === 0 && now.users.size > 0) revoke({ anonymous: true });
     if (names.length === 0) return;
     revoking = revoking
-      .then(() => Promise.all(names.map((name) => Promise.all([sessions.deleteUser(name), options.devices?.removeUser(name)]))))
+      .then(() =>
+        Promise.all(names.map((name) => Promise.all([sessions.deleteUser(name), options.devices?.removeUser(name)]))),
+      )
       .then(
         () => undefined,
         (error: unknown) => log(`could not end the sessions of ${names.join(", ")}: ${String(error)}`),
@@ -76,14 +78,17 @@ export function watchUserStore(users: UserStore, options: UserStoreWatchOptions)
   function adopt(now: UserStoreSnapshot): void {
     const before = inForce;
     if (now.state === "unreadable" && before !== undefined && before.state !== "unreadable") {
-      alarm(`${now.problem ?? `user store ${users.path} cannot be used`}; keeping the ${before.users.size} users read before (login stays ${before.users.size > 0 ? "on" : "off"}) until it is fixed`);
+      alarm(
+        `${now.problem ?? `user store ${users.path} cannot be used`}; keeping the ${before.users.size} users read before (login stays ${before.users.size > 0 ? "on" : "off"}) until it is fixed`,
+      );
       return;
     }
     if (now.problem) log(now.state === "unreadable" ? `${now.problem}; treated as no users` : now.problem);
     if (before?.state === "unreadable" && now.state !== "unreadable") log(`user store ${users.path} can be used again`);
     inForce = now;
     if (now.users.size > 0) on = true;
-    else if (on && options.staysOn) alarm(`user store ${users.path} holds no user; login stays on, so nobody can sign in until a user is added`);
+    else if (on && options.staysOn)
+      alarm(`user store ${users.path} holds no user; login stays on, so nobody can sign in until a user is added`);
     if (before) changed(before, now);
   }
 
@@ -97,8 +102,15 @@ export function watchUserStore(users: UserStore, options: UserStoreWatchOptions)
     return inForce!;
   }
 
-  const timer = setInterval(() => void snapshot().catch((error: unknown) => log(`reading the user store failed: ${String(error)}`)), USER_STORE_POLL_MS);
+  const timer = setInterval(
+    () => void snapshot().catch((error: unknown) => log(`reading the user store failed: ${String(error)}`)),
+    USER_STORE_POLL_MS,
+  );
   timer.unref();
   void snapshot();
-  return { snapshot, loginOn: () => (inForce?.users.size ?? 0) > 0 || (on && options.staysOn === true), close: () => clearInterval(timer) };
+  return {
+    snapshot,
+    loginOn: () => (inForce?.users.size ?? 0) > 0 || (on && options.staysOn === true),
+    close: () => clearInterval(timer),
+  };
 }

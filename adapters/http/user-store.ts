@@ -35,7 +35,8 @@ export interface UserStoreSnapshot {
 const USERNAME = /^[A-Za-z0-9_.-]{1,32}$/;
 
 /** The message for an invalid username. */
-export const INVALID_USERNAME_MESSAGE = "invalid username: use 1 to 32 characters (letters, digits, underscore, hyphen, full stop)";
+export const INVALID_USERNAME_MESSAGE =
+  "invalid username: use 1 to 32 characters (letters, digits, underscore, hyphen, full stop)";
 
 /** True for 1 to 32 ASCII letters, digits, underscores, hyphens and full stops. */
 export function isValidUsername(name: string): boolean {
@@ -55,7 +56,9 @@ export function checkNewPassword(password: string): void {
   if (password.length === 0) throw new UserStoreError("password must not be empty");
   const bytes = Buffer.byteLength(password, "utf8");
   if (bytes > LOGIN_LIMITS.maxPasswordBytes) {
-    throw new UserStoreError(`password is too long: ${bytes} bytes of UTF-8, at most ${LOGIN_LIMITS.maxPasswordBytes} allowed`);
+    throw new UserStoreError(
+      `password is too long: ${bytes} bytes of UTF-8, at most ${LOGIN_LIMITS.maxPasswordBytes} allowed`,
+    );
   }
 }
 
@@ -144,13 +147,20 @@ export class UserStore {
       text = await fs.readFile(this.path, "utf8");
     } catch (error) {
       if (isMissing(error)) return { state: "absent", users: new Map() };
-      return { state: "unreadable", users: new Map(), problem: `cannot read user store ${this.path}: ${reason(error)}` };
+      return {
+        state: "unreadable",
+        users: new Map(),
+        problem: `cannot read user store ${this.path}: ${reason(error)}`,
+      };
     }
     const parsed = parse(text);
     if ("malformed" in parsed) {
       return { state: "unreadable", users: new Map(), problem: `user store ${this.path} is ${parsed.malformed}` };
     }
-    const problem = parsed.dropped > 0 ? `user store ${this.path}: ${parsed.dropped} entries that are not string pairs were ignored` : undefined;
+    const problem =
+      parsed.dropped > 0
+        ? `user store ${this.path}: ${parsed.dropped} entries that are not string pairs were ignored`
+        : undefined;
     return { state: parsed.users.size > 0 ? "enabled" : "empty", users: parsed.users, ...(problem ? { problem } : {}) };
   }
 
@@ -168,7 +178,8 @@ export class UserStore {
       throw new UserStoreError(`cannot read user store ${this.path}: ${reason(error)}`, { cause: error });
     }
     const parsed = parse(text);
-    if ("malformed" in parsed) throw new UserStoreError(`user store ${this.path} is ${parsed.malformed}; fix or remove it`);
+    if ("malformed" in parsed)
+      throw new UserStoreError(`user store ${this.path} is ${parsed.malformed}; fix or remove it`);
     return parsed.users;
   }
 
@@ -228,7 +239,9 @@ export class UserStore {
     try {
       await fs.mkdir(dir, { recursive: true, mode: 0o700 });
     } catch (error) {
-      throw new UserStoreError(`cannot create folder ${dir} for user store ${this.path}: ${reason(error)}`, { cause: error });
+      throw new UserStoreError(`cannot create folder ${dir} for user store ${this.path}: ${reason(error)}`, {
+        cause: error,
+      });
     }
     // A null-prototype object keeps a user called "__proto__" an ordinary key.
     const table: Record<string, string> = Object.create(null);

@@ -10,7 +10,12 @@ const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
  * unref'd, so it costs nothing measurable and never keeps the process alive.
  */
 export function sampleEventLoop(registry: Registry): { stop(): void } {
-  const delay = new Histogram({ name: "chat_gateway_event_loop_delay_seconds", help: "How late a timer fired, sampled every 0.5 s, seconds.", buckets: BUCKETS, registers: [registry] });
+  const delay = new Histogram({
+    name: "chat_gateway_event_loop_delay_seconds",
+    help: "How late a timer fired, sampled every 0.5 s, seconds.",
+    buckets: BUCKETS,
+    registers: [registry],
+  });
   let expected = performance.now() + SAMPLE_EVERY_MS;
   const timer = setInterval(() => {
     const now = performance.now();

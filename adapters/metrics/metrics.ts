@@ -48,16 +48,35 @@ export function gatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetr
   const registry = options.registry ?? new Registry();
   const registers = [registry];
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
-  const storageCalls = new Histogram({ name: "chat_gateway_storage_call_duration_seconds", help: "Storage calls by method, seconds.", labelNames: ["op"], buckets: STORAGE_BUCKETS, registers });
-  const pushes = new Counter({ name: "chat_gateway_push_total", help: "Push notifications sent, by sender and result.", labelNames: ["kind", "result"], registers });
-  const turns = new Histogram({ name: "chat_gateway_turn_duration_seconds", help: "Turns from start to end, seconds.", buckets: TURN_BUCKETS, registers });
+  const storageCalls = new Histogram({
+    name: "chat_gateway_storage_call_duration_seconds",
+    help: "Storage calls by method, seconds.",
+    labelNames: ["op"],
+    buckets: STORAGE_BUCKETS,
+    registers,
+  });
+  const pushes = new Counter({
+    name: "chat_gateway_push_total",
+    help: "Push notifications sent, by sender and result.",
+    labelNames: ["kind", "result"],
+    registers,
+  });
+  const turns = new Histogram({
+    name: "chat_gateway_turn_duration_seconds",
+    help: "Turns from start to end, seconds.",
+    buckets: TURN_BUCKETS,
+    registers,
+  });
   const loop = sampleEventLoop(registry);
   let observed: Gateway | undefined;
   gaugesOf(registry, () => observed?.stats());
   return {
     registry,
     observe(gateway) {
-      if (observed) throw new TypeError("gatewayMetrics: observe() takes one gateway; make another gatewayMetrics() with its own registry for a second");
+      if (observed)
+        throw new TypeError(
+          "gatewayMetrics: observe() takes one gateway; make another gatewayMetrics() with its own registry for a second",
+        );
       observed = gateway;
       const started = new Map<string, number>();
       gateway.on("turn:start", (turn) => started.set(turn.message_id, performance.now()));
@@ -90,7 +109,8 @@ export function gatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetr
         return;
       }
       registry.metrics().then(
-        (text) => res.writeHead(200, { "content-type": registry.contentType }).end(req.method === "HEAD" ? undefined : text),
+        (text) =>
+          res.writeHead(200, { "content-type": registry.contentType }).end(req.method === "HEAD" ? undefined : text),
         () => res.writeHead(500, { "content-type": "text/plain" }).end("metrics failed\n"),
       );
     },
@@ -118,7 +138,12 @@ function gaugesOf(registry: Registry, stats: () => ReturnType<Gateway["stats"]> 
   gauge("chat_gateway_turns_running", "Turns running in this process.", (s) => s.turnsRunning);
   gauge("chat_gateway_turns_waiting", "Turns waiting for their lane in this process.", (s) => s.turnsWaiting);
   // Counters kept by the gateway: copied at scrape time (prom-client counters only go up, so reset and add).
-  const counter = (name: string, help: string, label: string, read: (s: ReturnType<Gateway["stats"]>) => Record<string, number>) =>
+  const counter = (
+    name: string,
+    help: string,
+    label: string,
+    read: (s: ReturnType<Gateway["stats"]>) => Record<string, number>,
+  ) =>
     new Counter({
       name,
       help,
@@ -131,7 +156,10 @@ function gaugesOf(registry: Registry, stats: () => ReturnType<Gateway["stats"]> 
         for (const [value, count] of Object.entries(read(now))) this.inc({ [label]: value }, count);
       },
     });
-  counter("chat_gateway_hellos_total", "Handshakes by result (ok, refused).", "result", (s) => ({ ok: s.hellos.ok, refused: s.hellos.refused }));
+  counter("chat_gateway_hellos_total", "Handshakes by result (ok, refused).", "result", (s) => ({
+    ok: s.hellos.ok,
+    refused: s.hellos.refused,
+  }));
   counter("chat_gateway_frames_received_total", "Client frames received, by type.", "type", (s) => s.framesReceived);
   counter("chat_gateway_frames_sent_total", "Frames sent to clients, by type.", "type", (s) => s.framesSent);
 }

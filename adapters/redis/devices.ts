@@ -10,7 +10,14 @@ export interface RedisDeviceStoreOptions {
 
 function parse(digest: string, fields: Record<string, string>): StoredDevice | undefined {
   if (fields.device_id === undefined || fields.username === undefined) return undefined;
-  return { device_id: fields.device_id, username: fields.username, name: fields.name ?? "", created: Number(fields.created), last_seen: Number(fields.last_seen), token_sha256: digest };
+  return {
+    device_id: fields.device_id,
+    username: fields.username,
+    name: fields.name ?? "",
+    created: Number(fields.created),
+    last_seen: Number(fields.last_seen),
+    token_sha256: digest,
+  };
 }
 
 /**
@@ -46,7 +53,11 @@ export function redisDeviceStore(redis: RedisClient, options: RedisDeviceStoreOp
     if (devices.length === 0) return;
     const multi = redis.multi();
     for (const d of devices) {
-      multi.del(deviceKey(d.token_sha256)).hdel(userKey(d.username), d.device_id).hdel(idsKey, d.device_id).publish(channel, d.token_sha256);
+      multi
+        .del(deviceKey(d.token_sha256))
+        .hdel(userKey(d.username), d.device_id)
+        .hdel(idsKey, d.device_id)
+        .publish(channel, d.token_sha256);
     }
     await multi.exec();
   }
@@ -65,7 +76,8 @@ export function redisDeviceStore(redis: RedisClient, options: RedisDeviceStoreOp
     async touch(id, now) {
       const digest = await redis.hget(idsKey, id);
       // Only an existing device: a touch racing a revocation must not bring a bare hash back.
-      if (digest !== null && (await redis.exists(deviceKey(digest))) === 1) await redis.hset(deviceKey(digest), "last_seen", String(now));
+      if (digest !== null && (await redis.exists(deviceKey(digest))) === 1)
+        await redis.hset(deviceKey(digest), "last_seen", String(now));
     },
     list,
     async remove(username, id) {

@@ -51,7 +51,11 @@ export function redisHookBudget(redis: RedisClient, options: RedisHookBudgetOpti
     async take(hookId, now) {
       const at = Math.floor(now);
       const member = `${at}-${randomBytes(6).toString("hex")}`;
-      const wait = (await withTimeout(redis.eval(TAKE, 1, `${prefix}hook-posts:${hookId}`, String(at), String(windowMs), String(limit), member), 2_000, "redisHookBudget")) as number;
+      const wait = (await withTimeout(
+        redis.eval(TAKE, 1, `${prefix}hook-posts:${hookId}`, String(at), String(windowMs), String(limit), member),
+        2_000,
+        "redisHookBudget",
+      )) as number;
       return wait === 0 ? 0 : Math.max(1, Math.ceil(wait / 1000));
     },
   };

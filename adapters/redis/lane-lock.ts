@@ -33,7 +33,8 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   const v = value ?? fallback;
-  if (!Number.isFinite(v) || v <= 0) throw new TypeError(`redisLaneLock: ${name} must be a positive number of milliseconds`);
+  if (!Number.isFinite(v) || v <= 0)
+    throw new TypeError(`redisLaneLock: ${name} must be a positive number of milliseconds`);
   return v;
 }
 
@@ -68,7 +69,10 @@ export function redisLaneLock(redis: RedisClient, options: RedisLaneLockOptions 
   const pollMs = positive("pollMs", options.pollMs, 25);
   const maxWaitMs = positive("maxWaitMs", options.maxWaitMs, 600_000);
   const timeoutMs = positive("commandTimeoutMs", options.commandTimeoutMs, 2_000);
-  const logger = resolveLogger("redisLaneLock", "chat-gateway/redis:", options.logger, { name: "warn", value: options.warn });
+  const logger = resolveLogger("redisLaneLock", "chat-gateway/redis:", options.logger, {
+    name: "warn",
+    value: options.warn,
+  });
 
   return {
     async acquire(key, signal) {
@@ -85,17 +89,22 @@ export function redisLaneLock(redis: RedisClient, options: RedisLaneLockOptions 
         wait = Math.min(wait * 2, 400);
       }
       let released = false;
-      const renew = setInterval(() => {
-        withTimeout(redis.eval(RENEW, 1, leaseKey, token, String(ttlMs)), timeoutMs, "redisLaneLock")
-          .then((kept) => {
-            if (kept === 0 && !released) {
-              clearInterval(renew);
-              logger.warn(`lease of lane ${key} was lost (Redis unreachable for longer than ttlMs?); another process may start a turn on it`);
-            }
-          })
-          // A failed renewal is retried at the next tick; the lease lives ttlMs from the last success.
-          .catch(() => undefined);
-      }, Math.max(1, Math.floor(ttlMs / 3)));
+      const renew = setInterval(
+        () => {
+          withTimeout(redis.eval(RENEW, 1, leaseKey, token, String(ttlMs)), timeoutMs, "redisLaneLock")
+            .then((kept) => {
+              if (kept === 0 && !released) {
+                clearInterval(renew);
+                logger.warn(
+                  `lease of lane ${key} was lost (Redis unreachable for longer than ttlMs?); another process may start a turn on it`,
+                );
+              }
+            })
+            // A failed renewal is retried at the next tick; the lease lives ttlMs from the last success.
+            .catch(() => undefined);
+        },
+        Math.max(1, Math.floor(ttlMs / 3)),
+      );
       renew.unref();
       const lease: LaneLease = {
         async release() {

@@ -66,13 +66,30 @@ export function redisLockoutStore(redis: RedisClient, options: RedisLockoutStore
   const keys = (ip: string) => [`${prefix}login-failures:${tag(ip)}`, `${prefix}login-lock:${tag(ip)}`] as const;
   return {
     async check(ip, now): Promise<SharedLockoutCheck> {
-      const [locked, until, failures] = (await redis.eval(CHECK, 2, ...keys(ip), String(Math.floor(now)), String(windowMs))) as [number, number, number];
+      const [locked, until, failures] = (await redis.eval(
+        CHECK,
+        2,
+        ...keys(ip),
+        String(Math.floor(now)),
+        String(windowMs),
+      )) as [number, number, number];
       if (locked === 1) return { locked: true, retryAfter: Math.max(1, Math.ceil((until - now) / 1000)), failures: 0 };
       return { locked: false, failures };
     },
     async fail(ip, now) {
       const member = `${Math.floor(now)}-${randomBytes(6).toString("hex")}`;
-      return (await redis.eval(FAIL, 2, ...keys(ip), String(Math.floor(now)), String(windowMs), String(max), String(lockMs), member)) === 1;
+      return (
+        (await redis.eval(
+          FAIL,
+          2,
+          ...keys(ip),
+          String(Math.floor(now)),
+          String(windowMs),
+          String(max),
+          String(lockMs),
+          member,
+        )) === 1
+      );
     },
     async succeed(ip) {
       await redis.del(keys(ip)[0]);

@@ -8,14 +8,15 @@ export function isCluster(redis: RedisClient): redis is Cluster {
   return redis.isCluster;
 }
 
-
 /** Key prefix shared by the Redis adapters unless told otherwise. */
 export const DEFAULT_PREFIX = "chat-gateway:";
 
 /** Refuses what is not an ioredis client, and prefixes that would collide with other data. */
 export function checkRedis(factory: string, redis: RedisClient, prefix: string | undefined): string {
   if (typeof redis !== "object" || redis === null || typeof (redis as { eval?: unknown }).eval !== "function") {
-    throw new TypeError(`${factory}: the first argument must be an ioredis client (new Redis(url) or new Cluster(nodes))`);
+    throw new TypeError(
+      `${factory}: the first argument must be an ioredis client (new Redis(url) or new Cluster(nodes))`,
+    );
   }
   const p = prefix ?? DEFAULT_PREFIX;
   if (typeof p !== "string" || p.length === 0) throw new TypeError(`${factory}: prefix must be a non-empty string`);
@@ -41,7 +42,10 @@ export function withTimeout<T>(work: Promise<T>, ms: number, what: string): Prom
  */
 export function subscriberOf(redis: RedisClient): RedisClient {
   const sub = isCluster(redis)
-    ? redis.duplicate([], { enableOfflineQueue: true, redisOptions: { ...redis.options.redisOptions, autoResubscribe: true } })
+    ? redis.duplicate([], {
+        enableOfflineQueue: true,
+        redisOptions: { ...redis.options.redisOptions, autoResubscribe: true },
+      })
     : (redis as Redis).duplicate({ lazyConnect: false, enableOfflineQueue: true, autoResubscribe: true });
   sub.on("error", () => undefined);
   return sub;

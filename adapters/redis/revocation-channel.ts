@@ -7,7 +7,11 @@ import { subscriberOf, type RedisClient } from "./options.js";
  * (undefined) is dropped. Shared by the session and device stores, whose channels differ only in
  * what a message says.
  */
-export function revocationChannel<T>(redis: RedisClient, channel: string, parse: (text: string) => T | undefined): (listener: (revocation: T) => void) => () => void {
+export function revocationChannel<T>(
+  redis: RedisClient,
+  channel: string,
+  parse: (text: string) => T | undefined,
+): (listener: (revocation: T) => void) => () => void {
   const listeners = new Set<(revocation: T) => void>();
   let subscriber: RedisClient | undefined;
 

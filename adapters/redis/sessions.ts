@@ -79,7 +79,17 @@ export function redisSessionStore(redis: RedisClient, options: RedisSessionStore
       // Already expired: storing it would only make get() delete it.
       if (!(ttlMs > 0)) return;
       const d = digest(session.token);
-      await redis.eval(CREATE, 2, sessionKey + d, userKey + session.username, d, session.username, String(session.expires_at), String(Math.ceil(ttlMs)), sessionKey);
+      await redis.eval(
+        CREATE,
+        2,
+        sessionKey + d,
+        userKey + session.username,
+        d,
+        session.username,
+        String(session.expires_at),
+        String(Math.ceil(ttlMs)),
+        sessionKey,
+      );
     },
     async get(token, now) {
       const d = digest(token);

@@ -16,10 +16,16 @@ import { argsPreview } from "./text.js";
  * const byArgs: ToolApproval = (name, args) => name === "shell" && !String(args.command).startsWith("ls");
  * ```
  */
-export type ToolApproval = readonly string[] | ((toolName: string, args: Record<string, unknown>) => boolean | Promise<boolean>);
+export type ToolApproval =
+  | readonly string[]
+  | ((toolName: string, args: Record<string, unknown>) => boolean | Promise<boolean>);
 
 /** Whether `rule` makes this call wait for approval. A rule that throws asks: failing closed is the safe side. */
-export async function callNeedsApproval(rule: ToolApproval | undefined, name: string, args: Record<string, unknown>): Promise<boolean> {
+export async function callNeedsApproval(
+  rule: ToolApproval | undefined,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<boolean> {
   if (rule === undefined) return false;
   if (typeof rule !== "function") return rule.includes(name);
   try {

@@ -7,8 +7,20 @@
 import type { CommandEntry, CommandInput, RuntimeEvent } from "chat-gateway";
 
 const COMMANDS: CommandEntry[] = [
-  { name: "/models", description: "Show the model of this chat, and choose another when several are offered", args_hint: "", category: "Session", aliases: [] },
-  { name: "/tools", description: "List the tools the model can call", args_hint: "", category: "Tools & Skills", aliases: [] },
+  {
+    name: "/models",
+    description: "Show the model of this chat, and choose another when several are offered",
+    args_hint: "",
+    category: "Session",
+    aliases: [],
+  },
+  {
+    name: "/tools",
+    description: "List the tools the model can call",
+    args_hint: "",
+    category: "Tools & Skills",
+    aliases: [],
+  },
 ];
 
 /** The command list, copied so a caller cannot change the binding's own. */
@@ -31,7 +43,10 @@ export async function* runBindingCommand(input: CommandInput, facts: BindingFact
     const { tools } = facts;
     yield {
       type: "text",
-      delta: tools.length === 0 ? "No tools." : tools.map(([n, description]) => `- ${n}${description ? `: ${description}` : ""}`).join("\n"),
+      delta:
+        tools.length === 0
+          ? "No tools."
+          : tools.map(([n, description]) => `- ${n}${description ? `: ${description}` : ""}`).join("\n"),
     };
   } else {
     yield { type: "text", delta: `Unknown command ${input.command}` };

@@ -11,7 +11,10 @@ export interface OfferedModel {
 }
 
 /** The default model first, then the other offered ones, each once, labelled. */
-export function modelList(defaultId: string, offered: readonly OfferedModel[] | undefined): { id: string; label: string }[] {
+export function modelList(
+  defaultId: string,
+  offered: readonly OfferedModel[] | undefined,
+): { id: string; label: string }[] {
   const list = [{ id: defaultId }, ...(offered ?? [])];
   const seen = new Set<string>();
   return list.flatMap((m) => {
@@ -25,13 +28,21 @@ export function modelList(defaultId: string, offered: readonly OfferedModel[] | 
  * The model of a turn. A lane's choice the binding does not offer (the offer changed since, or
  * another runtime's id) falls back to the default rather than reaching the provider.
  */
-export function turnModel(defaultId: string, offered: readonly OfferedModel[] | undefined, chosen: string | undefined): string {
+export function turnModel(
+  defaultId: string,
+  offered: readonly OfferedModel[] | undefined,
+  chosen: string | undefined,
+): string {
   return chosen !== undefined && (offered ?? []).some((m) => m.id === chosen) ? chosen : defaultId;
 }
 
 /** Whether `models` is a usable list; a `TypeError` for the binding to throw at creation otherwise. */
 export function checkModelChoices(binding: string, models: unknown): void {
   if (models === undefined) return;
-  if (Array.isArray(models) && models.every((m) => m !== null && typeof m === "object" && typeof m.id === "string" && m.id !== "")) return;
+  if (
+    Array.isArray(models) &&
+    models.every((m) => m !== null && typeof m === "object" && typeof m.id === "string" && m.id !== "")
+  )
+    return;
   throw new TypeError(`${binding}: models must be a list of { id, label? } with non-empty ids`);
 }

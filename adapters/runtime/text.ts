@@ -30,7 +30,11 @@ export function withAttachmentNotes(text: string, media: TurnInput["message"]["m
  */
 export function cleanTitle(content: string): string {
   const withoutThinking = content.replace(/<think>[\s\S]*?<\/think>/g, "");
-  const line = withoutThinking.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? "";
+  const line =
+    withoutThinking
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l !== "") ?? "";
   const bare = line
     .replace(/^(title\s*:\s*)/i, "")
     .replace(/^["'“”‘’*#\s]+|["'“”‘’*\s]+$/g, "")

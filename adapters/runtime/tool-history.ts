@@ -31,5 +31,11 @@ function resultOf(call: ToolCall): string {
 /** The tool calls of a history item, empty when it has none (or is not an answer). */
 export function pastToolCalls(item: HistoryItem): PastToolCall[] {
   if (item.role !== "assistant" || !item.tools?.length) return [];
-  return item.tools.map((call) => ({ id: `call_${item.message_id}_${call.index}`, name: call.name, args: argsOf(call), result: resultOf(call), ok: call.ok }));
+  return item.tools.map((call) => ({
+    id: `call_${item.message_id}_${call.index}`,
+    name: call.name,
+    args: argsOf(call),
+    result: resultOf(call),
+    ok: call.ok,
+  }));
 }

@@ -33,7 +33,11 @@ function recorder(bus: Bus, owner: string): { got: BusMessage[]; stop: () => voi
 }
 
 function frame(i: number): OutgoingFrame {
-  return { type: "message.update", payload: { i, text: `update ${i}`, nested: { list: [i, "é🎉"] } }, ...(i % 3 === 0 ? { seq: i + 1 } : {}) };
+  return {
+    type: "message.update",
+    payload: { i, text: `update ${i}`, nested: { list: [i, "é🎉"] } },
+    ...(i % 3 === 0 ? { seq: i + 1 } : {}),
+  };
 }
 
 /** Subscribes have taken effect in this bus and its peer (a no-op for a bus without `ready`). */
@@ -69,7 +73,12 @@ async function ready(owner: string, ...buses: Bus[]): Promise<void> {
  */
 export function describeBusConformance(name: string, make: BusFactory): void {
   describe(`bus conformance: ${name}`, () => {
-    const current = eachTest<"bus", Bus>("bus", make, (made): made is Bus => "publish" in made, (bus) => bus.close?.());
+    const current = eachTest<"bus", Bus>(
+      "bus",
+      make,
+      (made): made is Bus => "publish" in made,
+      (bus) => bus.close?.(),
+    );
     let bus: Bus;
     beforeEach(() => {
       bus = current.value;
@@ -79,7 +88,11 @@ export function describeBusConformance(name: string, make: BusFactory): void {
       const first = recorder(bus, "alice");
       const second = recorder(bus, "alice");
       await ready("alice", bus);
-      const sent: BusMessage[] = Array.from({ length: 300 }, (_, i) => ({ owner: "alice", frame: frame(i), ...(i % 7 === 0 ? { except: `conn-${i}` } : {}) }));
+      const sent: BusMessage[] = Array.from({ length: 300 }, (_, i) => ({
+        owner: "alice",
+        frame: frame(i),
+        ...(i % 7 === 0 ? { except: `conn-${i}` } : {}),
+      }));
       for (const message of sent) bus.publish(message);
       await until(() => first.got.length >= 300 && second.got.length >= 300, "300 frames on both subscribers", 10_000);
       await sleep(50);
@@ -92,7 +105,8 @@ export function describeBusConformance(name: string, make: BusFactory): void {
       const recorders = owners.map((owner) => recorder(bus, owner));
       await ready("alice", bus);
       await Promise.all(owners.map((owner) => ready(owner, bus)));
-      for (let round = 0; round < 3; round++) for (const owner of owners) bus.publish({ owner, frame: { type: "typing", payload: { owner, round } } });
+      for (let round = 0; round < 3; round++)
+        for (const owner of owners) bus.publish({ owner, frame: { type: "typing", payload: { owner, round } } });
       await until(() => recorders.every((r) => r.got.length >= 3), "3 frames for every owner");
       await sleep(50);
       for (const [i, owner] of owners.entries()) {
@@ -150,7 +164,11 @@ function describeProcessTests(current: Current<Bus>): void {
     const here = recorder(bus, "dave");
     const there = recorder(peer, "dave");
     await ready("dave", bus, peer);
-    const sent = Array.from({ length: 200 }, (_, i) => ({ owner: "dave", frame: frame(i), ...(i === 5 ? { except: "conn-5" } : {}) }));
+    const sent = Array.from({ length: 200 }, (_, i) => ({
+      owner: "dave",
+      frame: frame(i),
+      ...(i === 5 ? { except: "conn-5" } : {}),
+    }));
     for (const message of sent) peer.publish(message);
     await until(() => here.got.length >= 200 && there.got.length >= 200, "200 frames in both processes", 10_000);
     await sleep(100);

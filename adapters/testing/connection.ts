@@ -87,14 +87,24 @@ export function describeConnectionConformance(name: string, serve: TransportFact
 }
 
 /** A started gateway served by the transport; `accepted` fills as devices connect. */
-type Start = (options?: Partial<GatewayOptions>) => Promise<{ gateway: Gateway; accepted: Connection[]; connect: () => Promise<Device> }>;
+type Start = (
+  options?: Partial<GatewayOptions>,
+) => Promise<{ gateway: Gateway; accepted: Connection[]; connect: () => Promise<Device> }>;
 
 /** Starts a gateway with `options`, serves it with the transport, and queues both stops. */
-async function startServed(serve: TransportFactory, stops: Array<() => Promise<void>>, options: Partial<GatewayOptions>) {
+async function startServed(
+  serve: TransportFactory,
+  stops: Array<() => Promise<void>>,
+  options: Partial<GatewayOptions>,
+) {
   const gateway = createGateway({
     storage: memoryStorage(),
     mediaStore: memoryMediaStore(),
-    runtime: { turn: async function* (input) { yield { type: "text", delta: `echo: ${input.message.text}` }; } },
+    runtime: {
+      turn: async function* (input) {
+        yield { type: "text", delta: `echo: ${input.message.text}` };
+      },
+    },
     logger: quiet,
     ...options,
   });
@@ -134,7 +144,6 @@ function describeHandshakeTests(start: Start): void {
     future.send("hello", { token: "", device_id: "d-future", caps: { min_protocol: 2 } }, "h1");
     expect(await future.closed()).toBe(4426);
   });
-
 }
 
 function describeTrafficTests(start: Start): void {
@@ -175,7 +184,6 @@ function describeTrafficTests(start: Start): void {
     await until(() => accepted[0].bufferedAmount === 0, "bufferedAmount to fall back to 0");
     expect(device.text[0].length).toBe(big.length);
   });
-
 }
 
 function describeCloseTests(start: Start): void {
@@ -184,7 +192,10 @@ function describeCloseTests(start: Start): void {
     const first = await connect();
     await first.hello();
     const second = await connect();
-    expect(await second.request("hello", { token: "", device_id: "d2" })).toMatchObject({ type: "error", payload: { code: "rate_limited" } });
+    expect(await second.request("hello", { token: "", device_id: "d2" })).toMatchObject({
+      type: "error",
+      payload: { code: "rate_limited" },
+    });
     expect(await second.closed()).toBe(4429);
     first.socket.close();
     await first.closed();

@@ -34,7 +34,9 @@ export class Device {
   }
 
   send(type: string, payload?: Record<string, unknown>, id?: string): void {
-    this.socket.send(JSON.stringify({ type, ...(id === undefined ? {} : { id }), ...(payload === undefined ? {} : { payload }) }));
+    this.socket.send(
+      JSON.stringify({ type, ...(id === undefined ? {} : { id }), ...(payload === undefined ? {} : { payload }) }),
+    );
   }
 
   /** Sends a request and resolves with the frame that carries its `id`. */
@@ -46,7 +48,12 @@ export class Device {
 
   /** Sends `hello` and resolves with `hello.ok`; throws with the answer otherwise. */
   async hello(extra: Record<string, unknown> = {}): Promise<Frame> {
-    const answer = await this.request("hello", { token: "", device_id: `kit-device-${++lastId}`, device_name: "conformance kit", ...extra });
+    const answer = await this.request("hello", {
+      token: "",
+      device_id: `kit-device-${++lastId}`,
+      device_name: "conformance kit",
+      ...extra,
+    });
     if (answer.type !== "hello.ok") throw new Error(`hello was refused: ${JSON.stringify(answer)}`);
     return answer;
   }
@@ -54,11 +61,18 @@ export class Device {
   /** Resolves with the first frame (from index `from`) that matches. */
   async waitFor(match: (frame: Frame) => boolean, what: string, ms = 5_000, from = 0): Promise<Frame> {
     let found: Frame | undefined;
-    await until(() => {
-      found = this.frames.slice(from).find(match);
-      if (!found && this.closeCode !== undefined) throw new Error(`closed with ${this.closeCode} while waiting for ${what}; last frames ${JSON.stringify(this.frames.slice(-3))}`);
-      return found !== undefined;
-    }, what, ms);
+    await until(
+      () => {
+        found = this.frames.slice(from).find(match);
+        if (!found && this.closeCode !== undefined)
+          throw new Error(
+            `closed with ${this.closeCode} while waiting for ${what}; last frames ${JSON.stringify(this.frames.slice(-3))}`,
+          );
+        return found !== undefined;
+      },
+      what,
+      ms,
+    );
     return found!;
   }
 

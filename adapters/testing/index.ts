@@ -20,12 +20,31 @@
  */
 // biome-ignore lint/correctness/noUnusedImports: imported for the links above; the contracts these suites check live in the core entry
 import type { AgentRuntime, Bus, Connection, LaneLock, MediaStore, SessionStore, Storage } from "chat-gateway";
-export { describeStorageConformance, type StorageConformanceOptions, type StorageFactory, type StorageUnderTest } from "./storage.js";
+export {
+  describeStorageConformance,
+  type StorageConformanceOptions,
+  type StorageFactory,
+  type StorageUnderTest,
+} from "./storage.js";
 export { describeMediaStoreConformance, type MediaStoreFactory } from "./media-store.js";
 export { describeBusConformance, type BusFactory, type BusUnderTest } from "./bus.js";
-export { describeSessionStoreConformance, type SessionStoreFactory, type SessionStoreUnderTest } from "./session-store.js";
-export { describeLockoutStoreConformance, type LockoutStoreFactory, type LockoutStoreUnderTest } from "./lockout-store.js";
+export {
+  describeSessionStoreConformance,
+  type SessionStoreFactory,
+  type SessionStoreUnderTest,
+} from "./session-store.js";
+export {
+  describeLockoutStoreConformance,
+  type LockoutStoreFactory,
+  type LockoutStoreUnderTest,
+} from "./lockout-store.js";
 export { describeLaneLockConformance, type LaneLockFactory, type LaneLockUnderTest } from "./lane-lock.js";
-export { describeAgentRuntimeConformance, type RuntimeFactory, type RuntimeScenario, type RuntimeUnderTest, type RuntimeConformanceOptions } from "./runtime.js";
+export {
+  describeAgentRuntimeConformance,
+  type RuntimeFactory,
+  type RuntimeScenario,
+  type RuntimeUnderTest,
+  type RuntimeConformanceOptions,
+} from "./runtime.js";
 export { webSocketClient, type ClientSocket } from "./client-socket.js";
 export { describeConnectionConformance, type TransportFactory, type TransportUnderTest } from "./connection.js";

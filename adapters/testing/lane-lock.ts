@@ -52,8 +52,8 @@ export function describeLaneLockConformance(name: string, make: LaneLockFactory)
     let lock: LaneLock;
     let peer: LaneLock;
     beforeEach(() => {
-    ({ value: lock, peer } = current);
-  });
+      ({ value: lock, peer } = current);
+    });
     const held: LaneLease[] = [];
     const take = async (from: LaneLock, key: string, signal = forever()) => {
       const lease = await from.acquire(key, signal);
@@ -116,7 +116,6 @@ export function describeLaneLockConformance(name: string, make: LaneLockFactory)
       await expect(third).rejects.toThrow("done waiting");
     });
 
-
     describeSignalTests(current, take);
   });
 }
@@ -124,13 +123,19 @@ export function describeLaneLockConformance(name: string, make: LaneLockFactory)
 /** Whether `pending` is still unsettled after `ms` milliseconds. */
 async function stillWaiting(pending: Promise<unknown>, ms = 200): Promise<boolean> {
   let settled = false;
-  pending.then(() => (settled = true), () => (settled = true));
+  pending.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   await sleep(ms);
   return !settled;
 }
 
 /** What `signal` does to an acquire, and any key string. */
-function describeSignalTests(current: Current<LaneLock>, take: (from: LaneLock, key: string, signal?: AbortSignal) => Promise<LaneLease>): void {
+function describeSignalTests(
+  current: Current<LaneLock>,
+  take: (from: LaneLock, key: string, signal?: AbortSignal) => Promise<LaneLease>,
+): void {
   let lock: LaneLock;
   let peer: LaneLock;
   beforeEach(() => {

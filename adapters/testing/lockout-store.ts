@@ -17,7 +17,10 @@ export interface LockoutStoreUnderTest {
  * Makes the lockout store for one test: called before every test, it returns a store (or a
  * {@link LockoutStoreUnderTest}) with the rule's defaults. The suite uses fresh IPs in each test.
  */
-export type LockoutStoreFactory = () => LockoutStore | LockoutStoreUnderTest | Promise<LockoutStore | LockoutStoreUnderTest>;
+export type LockoutStoreFactory = () =>
+  | LockoutStore
+  | LockoutStoreUnderTest
+  | Promise<LockoutStore | LockoutStoreUnderTest>;
 
 const S = 1000;
 
@@ -105,7 +108,9 @@ export function describeLockoutStoreConformance(name: string, make: LockoutStore
 
     test("concurrency - 10 failures recorded at once lock the IP exactly once", async () => {
       const addr = ip();
-      const started = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? peer : store).fail(addr, t0 + S)));
+      const started = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? peer : store).fail(addr, t0 + S)),
+      );
       expect(started.filter(Boolean)).toHaveLength(1);
       expect((await store.check(addr, t0 + 2 * S)).locked).toBe(true);
     });

@@ -156,7 +156,10 @@ function describeOwnersAndConcurrency(make: MediaStoreFactory): void {
 
   it("concurrency - writers with different ids interleave without mixing bytes", async () => {
     const store = await make();
-    const items = Array.from({ length: 6 }, (_, i) => ({ id: `m${i}`, bytes: pseudoRandomBytes(200_000 + i * 777, 10 + i) }));
+    const items = Array.from({ length: 6 }, (_, i) => ({
+      id: `m${i}`,
+      bytes: pseudoRandomBytes(200_000 + i * 777, 10 + i),
+    }));
     const writers = await Promise.all(items.map((item) => store.createWriter("alice", item.id)));
     const chunk = 4_099;
     for (let offset = 0; offset < 210_000; offset += chunk) {

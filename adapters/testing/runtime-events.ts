@@ -1,6 +1,13 @@
 // What a well-formed stream of runtime events is, and a turn driven directly (without a gateway).
 import { expect } from "vitest";
-import { GatewayError, type AgentRuntime, type Ask, type AskAnswer, type RuntimeEvent, type TurnInput } from "chat-gateway";
+import {
+  GatewayError,
+  type AgentRuntime,
+  type Ask,
+  type AskAnswer,
+  type RuntimeEvent,
+  type TurnInput,
+} from "chat-gateway";
 
 const MEDIA_KINDS = new Set(["image", "audio", "video", "document", "voice"]);
 const USAGE_NUMBERS = ["promptTokens", "completionTokens", "totalTokens", "contextWindow", "cost"] as const;
@@ -30,7 +37,11 @@ function closes(open: Array<{ id?: string; name: string }>, end: { id?: string; 
 }
 
 /** Checks one usage event, and that its totals did not shrink since the previous one. */
-function checkUsage(event: Extract<RuntimeEvent, { type: "usage" }>, previous: Partial<Record<string, number>>, where: string): void {
+function checkUsage(
+  event: Extract<RuntimeEvent, { type: "usage" }>,
+  previous: Partial<Record<string, number>>,
+  where: string,
+): void {
   for (const key of USAGE_NUMBERS) {
     const value = event[key];
     if (value === undefined) continue;
@@ -40,7 +51,9 @@ function checkUsage(event: Extract<RuntimeEvent, { type: "usage" }>, previous: P
       previous[key] = value;
     }
   }
-  expect(optional(event.model, "string") && optional(event.cwd, "string"), `${where}: model and cwd are strings`).toBe(true);
+  expect(optional(event.model, "string") && optional(event.cwd, "string"), `${where}: model and cwd are strings`).toBe(
+    true,
+  );
 }
 
 /**
@@ -65,14 +78,23 @@ export function checkEvents(events: RuntimeEvent[], completed: boolean): void {
       case "tool-start":
         expect(typeof event.name === "string" && event.name.length > 0, `${where}: a tool name`).toBe(true);
         expect(isPlainObject(event.args) && isJson(event.args), `${where}: args are a JSON object`).toBe(true);
-        expect(optional(event.id, "string") && optional(event.preview, "string"), `${where}: id and preview are strings`).toBe(true);
+        expect(
+          optional(event.id, "string") && optional(event.preview, "string"),
+          `${where}: id and preview are strings`,
+        ).toBe(true);
         open.push({ id: event.id, name: event.name });
         break;
       case "tool-end": {
         expect(typeof event.ok, `${where}: ok`).toBe("boolean");
         expect(isJson(event.output), `${where}: output is a JSON value`).toBe(true);
-        expect(optional(event.id, "string") && optional(event.name, "string"), `${where}: id and name are strings`).toBe(true);
-        expect(event.duration === undefined || (Number.isFinite(event.duration) && event.duration >= 0), `${where}: duration`).toBe(true);
+        expect(
+          optional(event.id, "string") && optional(event.name, "string"),
+          `${where}: id and name are strings`,
+        ).toBe(true);
+        expect(
+          event.duration === undefined || (Number.isFinite(event.duration) && event.duration >= 0),
+          `${where}: duration`,
+        ).toBe(true);
         const at = closes(open, event);
         expect(at, `${where}: ends a tool call that started`).toBeGreaterThanOrEqual(0);
         open.splice(at, 1);
@@ -83,7 +105,10 @@ export function checkEvents(events: RuntimeEvent[], completed: boolean): void {
         break;
       case "media":
         expect(MEDIA_KINDS.has(event.kind), `${where}: kind`).toBe(true);
-        expect(typeof event.mime === "string" && typeof event.filename === "string", `${where}: mime and filename`).toBe(true);
+        expect(
+          typeof event.mime === "string" && typeof event.filename === "string",
+          `${where}: mime and filename`,
+        ).toBe(true);
         expect(event.data instanceof Uint8Array, `${where}: data is a Uint8Array`).toBe(true);
         break;
       case "done":
@@ -101,7 +126,8 @@ export function checkAsk(ask: Ask): void {
   const where = `ask ${JSON.stringify(ask).slice(0, 200)}`;
   expect(["approval", "confirm", "model"], `${where}: kind`).toContain(ask.kind);
   expect(typeof ask.title === "string" && ask.title.length > 0, `${where}: a title`).toBe(true);
-  if (ask.kind === "model") expect(Array.isArray(ask.models) && ask.models.length > 0, `${where}: models to choose from`).toBe(true);
+  if (ask.kind === "model")
+    expect(Array.isArray(ask.models) && ask.models.length > 0, `${where}: models to choose from`).toBe(true);
 }
 
 /** How one direct turn went. */
@@ -129,7 +155,15 @@ export function turnInput(text: string, signal: AbortSignal, asks: Ask[]): TurnI
     message: { message_id: "kit-message-3", text, media: [] },
     history: [
       { message_id: "kit-message-1", role: "user", text: "Hello", reasoning: "", ts, media: [] },
-      { message_id: "kit-message-2", role: "assistant", text: "Hello! How can I help?", reasoning: "", ts: ts + 1_000, media: [], status: "complete" },
+      {
+        message_id: "kit-message-2",
+        role: "assistant",
+        text: "Hello! How can I help?",
+        reasoning: "",
+        ts: ts + 1_000,
+        media: [],
+        status: "complete",
+      },
     ],
     signal,
     readMedia: async (mediaId) => {
@@ -143,7 +177,12 @@ export function turnInput(text: string, signal: AbortSignal, asks: Ask[]): TurnI
 }
 
 /** Runs one turn of `runtime` directly; `onEvent` sees each event as it comes. */
-export async function runTurn(runtime: AgentRuntime, text: string, signal: AbortSignal, onEvent?: (event: RuntimeEvent) => void): Promise<DirectTurn> {
+export async function runTurn(
+  runtime: AgentRuntime,
+  text: string,
+  signal: AbortSignal,
+  onEvent?: (event: RuntimeEvent) => void,
+): Promise<DirectTurn> {
   const events: RuntimeEvent[] = [];
   const asks: Ask[] = [];
   let error: unknown;

@@ -29,7 +29,9 @@ export interface RuntimeUnderTest {
  * server, queue the matching response on a loopback stand-in of that server; for a scripted one,
  * return the message text that triggers the behaviour. Each runtime runs one turn.
  */
-export type RuntimeFactory = (scenario: RuntimeScenario) => AgentRuntime | RuntimeUnderTest | Promise<AgentRuntime | RuntimeUnderTest>;
+export type RuntimeFactory = (
+  scenario: RuntimeScenario,
+) => AgentRuntime | RuntimeUnderTest | Promise<AgentRuntime | RuntimeUnderTest>;
 
 /** What the runtime can do, so the suite declares only the tests that apply. */
 export interface RuntimeConformanceOptions {
@@ -80,7 +82,11 @@ const DEFAULT_TEXT: Record<RuntimeScenario, string> = {
  * @param make Makes the runtime for one scenario; see {@link RuntimeFactory}.
  * @param options What the runtime can do; see {@link RuntimeConformanceOptions}.
  */
-export function describeAgentRuntimeConformance(name: string, make: RuntimeFactory, options: RuntimeConformanceOptions = {}): void {
+export function describeAgentRuntimeConformance(
+  name: string,
+  make: RuntimeFactory,
+  options: RuntimeConformanceOptions = {},
+): void {
   const abortWithinMs = options.abortWithinMs ?? 2_000;
   describe(`runtime conformance: ${name}`, () => {
     const cleanups: Array<() => Promise<void>> = [];
@@ -119,10 +125,18 @@ export function describeAgentRuntimeConformance(name: string, make: RuntimeFacto
       const finalText: string = final.payload.final_text;
       expect(final.payload.status).toBe("complete");
       expect(finalText.trim().length).toBeGreaterThan(0);
-      expect(frames.filter((f) => f.type === "message.start").map((f) => f.payload.message_id)).toEqual([final.payload.message_id]);
-      for (const update of frames.filter((f) => f.type === "message.update")) expect(finalText.startsWith(update.payload.text)).toBe(true);
+      expect(frames.filter((f) => f.type === "message.start").map((f) => f.payload.message_id)).toEqual([
+        final.payload.message_id,
+      ]);
+      for (const update of frames.filter((f) => f.type === "message.update"))
+        expect(finalText.startsWith(update.payload.text)).toBe(true);
       const history = await device.request("history", { chat_id: echo.payload.chat_id, limit: 10 });
-      expect(history.payload.messages.at(-1)).toMatchObject({ message_id: final.payload.message_id, role: "assistant", text: finalText, status: "complete" });
+      expect(history.payload.messages.at(-1)).toMatchObject({
+        message_id: final.payload.message_id,
+        role: "assistant",
+        text: finalText,
+        status: "complete",
+      });
     });
 
     test("commands - commands(), when implemented, lists well-formed entries", async () => {
@@ -155,7 +169,11 @@ function describeAbortTests(setUp: SetUp, abortWithinMs: number): void {
         controller.abort(new Error("stopped by the conformance suite"));
       }
     });
-    const result = await within(turn, `the turn to end within ${abortWithinMs} ms of the abort`, abortWithinMs + 10_000);
+    const result = await within(
+      turn,
+      `the turn to end within ${abortWithinMs} ms of the abort`,
+      abortWithinMs + 10_000,
+    );
     expect(abortedAt, "the long turn yielded an event to abort after").toBeGreaterThan(0);
     expect(Date.now() - abortedAt, "milliseconds from abort to the end of the turn").toBeLessThanOrEqual(abortWithinMs);
     checkEvents(result.events, false);

@@ -10,7 +10,10 @@ import { A, B, capabilityLabel, channel, device, ids, media, mediaRef, msg, thre
 
 const NOTHING = { channels: 0, messages: 0, outbox: 0, media: 0 };
 /** A push target registered while login was off: never the adopting owner's. */
-const PLANTED = { ntfy_topic: "planted-topic", caps: { min_protocol: 1, media: true, push: "ntfy" as const, streaming: true } };
+const PLANTED = {
+  ntfy_topic: "planted-topic",
+  caps: { min_protocol: 1, media: true, push: "ntfy" as const, streaming: true },
+};
 
 /** Gives owner A two chats, a thread, messages (one holding media), a redacted frame and a device with a push target. */
 async function fillOwnerA(storage: Storage, withMedia: boolean): Promise<void> {
@@ -28,7 +31,10 @@ async function fillOwnerA(storage: Storage, withMedia: boolean): Promise<void> {
       { type: "message.new", payload: { message_id: "m3" } },
     ],
   });
-  await storage.commit(A, { deleteMessages: ["m3"], outbox: [{ type: "message.deleted", payload: { message_ids: ["m3"] } }] });
+  await storage.commit(A, {
+    deleteMessages: ["m3"],
+    outbox: [{ type: "message.deleted", payload: { message_ids: ["m3"] } }],
+  });
   await storage.putDevice(A, device("d1", PLANTED));
 }
 
@@ -65,7 +71,11 @@ function describeAdoptionAbsent(use: () => Storage, withMedia: boolean): void {
 function describeAdoptionMoves(use: () => Storage, withMedia: boolean): void {
   test("adoptOwner - moves channels, messages, outbox and seqs, and media; devices and their push targets stay with the old owner", async () => {
     await fillOwnerA(use(), withMedia);
-    const before = { channels: await use().listChannels(A), outbox: await use().readOutbox(A, 0, 100), bounds: await use().outboxBounds(A) };
+    const before = {
+      channels: await use().listChannels(A),
+      outbox: await use().readOutbox(A, 0, 100),
+      bounds: await use().outboxBounds(A),
+    };
     expect(await use().adoptOwner(A, B)).toEqual({ channels: 3, messages: 2, outbox: 3, media: withMedia ? 1 : 0 });
     const byId = (list: Array<{ chat_id: string }>) => [...list].sort((x, y) => x.chat_id.localeCompare(y.chat_id));
     expect(byId(await use().listChannels(B))).toEqual(byId(before.channels));
@@ -75,7 +85,10 @@ function describeAdoptionMoves(use: () => Storage, withMedia: boolean): void {
     expect(await use().readOutbox(B, 0, 100)).toEqual(before.outbox);
     expect(await use().outboxBounds(B)).toEqual(before.bounds);
     expect(await use().listDevices(B)).toEqual([]);
-    expect(ids(await use().search(B, { query: "quokka", scope: "chat", chat_id: "c1", limit: 10 })).sort()).toEqual(["m1", "m2"]);
+    expect(ids(await use().search(B, { query: "quokka", scope: "chat", chat_id: "c1", limit: 10 })).sort()).toEqual([
+      "m1",
+      "m2",
+    ]);
     if (withMedia) expect(await use().getMedia(B, "x1")).toEqual({ ...media(B, "x1"), message_id: "m1" });
 
     expect(await use().listChannels(A)).toEqual([]);
@@ -104,7 +117,10 @@ function describeAdoptionRefusals(use: () => Storage, withMedia: boolean): void 
   test("adoptOwner - refused into an owner that has data of its own, and nothing moves", async () => {
     await fillOwnerA(use(), withMedia);
     await use().putDevice(B, device("d9"));
-    await expect(use().adoptOwner(A, B)).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining("already has data") });
+    await expect(use().adoptOwner(A, B)).rejects.toMatchObject({
+      code: "unsupported",
+      message: expect.stringContaining("already has data"),
+    });
     expect((await use().listDevices(B)).map((d) => d.device_id)).toEqual(["d9"]);
     expect(await use().listChannels(B)).toEqual([]);
     expect((await use().listChannels(A)).length).toBe(3);

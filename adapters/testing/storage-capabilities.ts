@@ -33,7 +33,11 @@ function describeFindByClientMsgId(current: () => Storage, capabilities: Storage
     test("findByClientMsgId - finds the message in any lane of the chat, and only there", async () => {
       await storage.commit(A, {
         channels: [channel("c1"), thread("t1", "c1"), channel("c2")],
-        messages: [msg("m1", { client_msg_id: "k1" }), msg("m2", { client_msg_id: "k2", thread_id: "t1" }), msg("m3", { client_msg_id: "k3", chat_id: "c2" })],
+        messages: [
+          msg("m1", { client_msg_id: "k1" }),
+          msg("m2", { client_msg_id: "k2", thread_id: "t1" }),
+          msg("m3", { client_msg_id: "k3", chat_id: "c2" }),
+        ],
       });
       expect((await storage.findByClientMsgId(A, "c1", "k1"))?.message_id).toBe("m1");
       expect((await storage.findByClientMsgId(A, "c1", "k2"))?.message_id).toBe("m2");
@@ -75,7 +79,12 @@ function describePrunePolicy(use: () => Storage): void {
   });
 
   test("pruneOutbox - prune by age drops only older frames", async () => {
-    await use().commit(A, { outbox: [{ type: "message", payload: { n: 1 } }, { type: "message", payload: { n: 2 } }] });
+    await use().commit(A, {
+      outbox: [
+        { type: "message", payload: { n: 1 } },
+        { type: "message", payload: { n: 2 } },
+      ],
+    });
     await sleep(15);
     await use().commit(A, { outbox: [{ type: "message", payload: { n: 3 } }] });
     const [, , newest] = await use().readOutbox(A, 0, 10);
@@ -88,7 +97,12 @@ function describePrunePolicy(use: () => Storage): void {
 /** Pruning at its edges: everything, nothing, another owner's frames, redacted ones. */
 function describePruneEdges(use: () => Storage): void {
   test("pruneOutbox - pruning everything keeps last and seqs are never reused", async () => {
-    await use().commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+    await use().commit(A, {
+      outbox: [
+        { type: "message", payload: {} },
+        { type: "message", payload: {} },
+      ],
+    });
     await use().pruneOutbox(A, { maxFrames: 0, maxAgeMs: 86_400_000 }, Date.now());
     expect(await use().outboxBounds(A)).toEqual({ first: 3, last: 2 });
     expect(await use().readOutbox(A, 0, 10)).toEqual([]);
@@ -99,15 +113,30 @@ function describePruneEdges(use: () => Storage): void {
   });
 
   test("pruneOutbox - an unlimited policy keeps everything", async () => {
-    await use().commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+    await use().commit(A, {
+      outbox: [
+        { type: "message", payload: {} },
+        { type: "message", payload: {} },
+      ],
+    });
     await use().pruneOutbox(A, { maxFrames: Infinity, maxAgeMs: Infinity }, Date.now() + 1e9);
     expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 2 });
     expect(await use().readOutbox(A, 0, Infinity)).toHaveLength(2);
   });
 
   test("pruneOutbox - pruning one owner leaves the others alone", async () => {
-    await use().commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
-    await use().commit(B, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+    await use().commit(A, {
+      outbox: [
+        { type: "message", payload: {} },
+        { type: "message", payload: {} },
+      ],
+    });
+    await use().commit(B, {
+      outbox: [
+        { type: "message", payload: {} },
+        { type: "message", payload: {} },
+      ],
+    });
     await use().pruneOutbox(A, { maxFrames: 0, maxAgeMs: 0 }, Date.now() + 1000);
     expect(await use().outboxBounds(B)).toEqual({ first: 1, last: 2 });
     expect(await use().readOutbox(B, 0, 10)).toHaveLength(2);
@@ -116,7 +145,11 @@ function describePruneEdges(use: () => Storage): void {
   test("pruneOutbox - pruning still drops redacted frames from the front", async () => {
     await use().commit(A, {
       messages: [msg("m1")],
-      outbox: [{ type: "message", payload: { message_id: "m1", text: "secret" } }, { type: "x", payload: {} }, { type: "x", payload: {} }],
+      outbox: [
+        { type: "message", payload: { message_id: "m1", text: "secret" } },
+        { type: "x", payload: {} },
+        { type: "x", payload: {} },
+      ],
     });
     await use().commit(A, { deleteMessages: ["m1"] });
     await use().pruneOutbox(A, { maxFrames: 1, maxAgeMs: Infinity }, Date.now());
@@ -129,7 +162,12 @@ function describePruneEdges(use: () => Storage): void {
 function describePruneFallback(use: () => Storage): void {
   describe(capabilityLabel("pruneOutbox", false), () => {
     test("pruneOutbox - the fallback keeps every frame, and the bounds do not move", async () => {
-      await use().commit(A, { outbox: [{ type: "message", payload: {} }, { type: "message", payload: {} }] });
+      await use().commit(A, {
+        outbox: [
+          { type: "message", payload: {} },
+          { type: "message", payload: {} },
+        ],
+      });
       await use().pruneOutbox(A, { maxFrames: 0, maxAgeMs: 0 }, Date.now() + 1000);
       expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 2 });
       expect(await use().readOutbox(A, 0, 10)).toHaveLength(2);
@@ -157,7 +195,9 @@ function describeUnfinishedMessages(current: () => Storage, capabilities: Storag
         await storage.commit(B, { messages: [msg("s2", { role: "assistant", status: "streaming", thread_id: "t1" })] });
         const open = await storage.unfinishedMessages();
         expect(open.map((u) => `${u.owner}/${u.message.message_id}`).sort()).toEqual([`${A}/s1`, `${B}/s2`]);
-        expect(open.find((u) => u.owner === B)!.message).toEqual(expect.objectContaining({ thread_id: "t1", status: "streaming", role: "assistant" }));
+        expect(open.find((u) => u.owner === B)!.message).toEqual(
+          expect.objectContaining({ thread_id: "t1", status: "streaming", role: "assistant" }),
+        );
         await storage.commit(A, { messages: [msg("s1", { role: "assistant", status: "interrupted" })] });
         await storage.commit(B, { deleteMessages: ["s2"] });
         expect(await storage.unfinishedMessages()).toEqual([]);
@@ -183,10 +223,17 @@ function describeUniqueClientMsgId(current: () => Storage, capabilities: Storage
   if (capabilities.uniqueClientMsgId) {
     describe(capabilityLabel("uniqueClientMsgId", true), () => {
       test("uniqueClientMsgId - a second message with a chat's client_msg_id is refused and nothing of its change applies", async () => {
-        await storage.commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [msg("m1", { client_msg_id: "k" })] });
+        await storage.commit(A, {
+          channels: [channel("c1"), thread("t1", "c1")],
+          messages: [msg("m1", { client_msg_id: "k" })],
+        });
         const before = await storage.outboxBounds(A);
         await expect(
-          storage.commit(A, { channels: [channel("c-new")], messages: [msg("m2", { client_msg_id: "k", thread_id: "t1" })], outbox: [{ type: "message", payload: {} }] }),
+          storage.commit(A, {
+            channels: [channel("c-new")],
+            messages: [msg("m2", { client_msg_id: "k", thread_id: "t1" })],
+            outbox: [{ type: "message", payload: {} }],
+          }),
         ).rejects.toBeDefined();
         expect(await storage.getMessage(A, "m2")).toBeUndefined();
         expect(await storage.getChannel(A, "c-new")).toBeUndefined();
@@ -198,7 +245,9 @@ function describeUniqueClientMsgId(current: () => Storage, capabilities: Storage
       });
 
       test("uniqueClientMsgId - of sends racing with one key, exactly one is stored", async () => {
-        const sends = Array.from({ length: 8 }, (_, i) => storage.commit(A, { messages: [msg(`race-${i}`, { client_msg_id: "same" })] }));
+        const sends = Array.from({ length: 8 }, (_, i) =>
+          storage.commit(A, { messages: [msg(`race-${i}`, { client_msg_id: "same" })] }),
+        );
         const settled = await Promise.allSettled(sends);
         expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(1);
         const stored = await Promise.all(Array.from({ length: 8 }, (_, i) => storage.getMessage(A, `race-${i}`)));

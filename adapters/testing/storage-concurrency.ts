@@ -15,24 +15,36 @@ const AT_ONCE = 20;
 
 /** The owner's default channel as the gateway makes it on first use. */
 function general(extra: Partial<Channel> = {}): Channel {
-  return channel("default", { name: "General", kind: "default", is_default: true, created_ts: 1_700_000_000_000, ...extra });
+  return channel("default", {
+    name: "General",
+    kind: "default",
+    is_default: true,
+    created_ts: 1_700_000_000_000,
+    ...extra,
+  });
 }
 
 const asRead = (channels: Channel[]): ChannelExpectation[] => channels.map((c) => ({ chat_id: c.chat_id, channel: c }));
 
 /** Reads, decides and commits until the commit is not skipped, as the gateway does. */
-async function untilApplied(decide: () => Promise<Change>, commit: (change: Change) => Promise<CommitResult>): Promise<number> {
+async function untilApplied(
+  decide: () => Promise<Change>,
+  commit: (change: Change) => Promise<CommitResult>,
+): Promise<number> {
   for (let attempt = 1; attempt <= 10 * AT_ONCE; attempt++) {
     if (!(await commit(await decide())).skipped) return attempt;
   }
-  throw new Error("a change expecting the channels as just read was skipped every time: does the storage return channels exactly as stored?");
+  throw new Error(
+    "a change expecting the channels as just read was skipped every time: does the storage return channels exactly as stored?",
+  );
 }
 
 /** The channels a device holds after replaying the owner's outbox from the start. */
 async function replayed(storage: Storage, owner: string): Promise<Map<string, Channel>> {
   const held = new Map<string, Channel>();
   for (const entry of await storage.readOutbox(owner, 0, 100_000)) {
-    if (entry.type === "channel.renamed" || entry.type === "channel.created") held.set(entry.payload.chat_id as string, entry.payload as unknown as Channel);
+    if (entry.type === "channel.renamed" || entry.type === "channel.created")
+      held.set(entry.payload.chat_id as string, entry.payload as unknown as Channel);
   }
   return held;
 }
@@ -44,7 +56,11 @@ function setDefault(storage: Storage, owner: string, chatId: string): Promise<nu
       const target = (await storage.getChannel(owner, chatId))!;
       const previous = (await storage.listChannels(owner)).filter((c) => c.is_default && c.chat_id !== chatId);
       const changed = [...previous.map((c) => ({ ...c, is_default: false })), { ...target, is_default: true }];
-      return { channels: changed, expectChannels: asRead([target, ...previous]), outbox: changed.map((c) => ({ type: "channel.renamed", payload: { ...c } })) };
+      return {
+        channels: changed,
+        expectChannels: asRead([target, ...previous]),
+        outbox: changed.map((c) => ({ type: "channel.renamed", payload: { ...c } })),
+      };
     },
     (change) => storage.commit(owner, change),
   );
@@ -54,7 +70,11 @@ function setDefault(storage: Storage, owner: string, chatId: string): Promise<nu
  * Declares the concurrency tests. `use` is the storage of the running test, `peer` a second
  * instance on the same data (or the same storage again).
  */
-export function describeConcurrencyConformance(use: () => Storage, peer: () => Storage, capabilities: StorageCapabilities): void {
+export function describeConcurrencyConformance(
+  use: () => Storage,
+  peer: () => Storage,
+  capabilities: StorageCapabilities,
+): void {
   const via = (i: number) => (i % 2 === 0 ? use() : peer());
   describe("concurrency", () => {
     describeChannelExpectations(use);
@@ -70,19 +90,47 @@ export function describeConcurrencyConformance(use: () => Storage, peer: () => S
 /** What `expectChannels` compares: a channel as read by either call matches; one changed, gone or of another owner does not. */
 function describeChannelExpectations(use: () => Storage): void {
   test("concurrency - a channel expected as read by getChannel and listChannels is found as expected; one changed or gone is not", async () => {
-    const full = channel("c1", { favorite: true, icon: null, color: "#123456", automation: true, model: "m", created_ts: 5 });
+    const full = channel("c1", {
+      favorite: true,
+      icon: null,
+      color: "#123456",
+      automation: true,
+      model: "m",
+      created_ts: 5,
+    });
     await use().commit(A, { channels: [full, thread("t1", "c1")] });
     const got = (await use().getChannel(A, "c1"))!;
     const listed = (await use().listChannels(A)).find((c) => c.chat_id === "c1")!;
-    expect((await use().commit(A, { channels: [{ ...got, name: "one" }], expectChannels: asRead([got]), outbox: [{ type: "x", payload: {} }] })).skipped).toBeFalsy();
-    expect(await use().commit(A, { channels: [{ ...listed, name: "two" }], expectChannels: asRead([listed]), outbox: [{ type: "x", payload: {} }] })).toEqual({ seqs: [], orphanedMedia: [], skipped: true });
-    expect(await use().commit(A, { channels: [channel("c9")], expectChannels: [{ chat_id: "t1", channel: null }] })).toMatchObject({ skipped: true });
-    expect(await use().commit(A, { channels: [channel("c9")], expectChannels: [{ chat_id: "c1", channel: got }] })).toMatchObject({ skipped: true });
+    expect(
+      (
+        await use().commit(A, {
+          channels: [{ ...got, name: "one" }],
+          expectChannels: asRead([got]),
+          outbox: [{ type: "x", payload: {} }],
+        })
+      ).skipped,
+    ).toBeFalsy();
+    expect(
+      await use().commit(A, {
+        channels: [{ ...listed, name: "two" }],
+        expectChannels: asRead([listed]),
+        outbox: [{ type: "x", payload: {} }],
+      }),
+    ).toEqual({ seqs: [], orphanedMedia: [], skipped: true });
+    expect(
+      await use().commit(A, { channels: [channel("c9")], expectChannels: [{ chat_id: "t1", channel: null }] }),
+    ).toMatchObject({ skipped: true });
+    expect(
+      await use().commit(A, { channels: [channel("c9")], expectChannels: [{ chat_id: "c1", channel: got }] }),
+    ).toMatchObject({ skipped: true });
     expect(await use().getChannel(A, "c9")).toBeUndefined();
     expect((await use().getChannel(A, "c1"))!.name).toBe("one");
     expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 1 });
     // Another owner's channel of the same id is not this owner's.
-    expect((await use().commit(B, { channels: [channel("c1")], expectChannels: [{ chat_id: "c1", channel: null }] })).skipped).toBeFalsy();
+    expect(
+      (await use().commit(B, { channels: [channel("c1")], expectChannels: [{ chat_id: "c1", channel: null }] }))
+        .skipped,
+    ).toBeFalsy();
   });
 }
 
@@ -91,7 +139,11 @@ function describeDefaultChannelRaces(use: () => Storage, peer: () => Storage, vi
   test(`concurrency - ${AT_ONCE} first uses of an owner at once make exactly one default channel, default, with one frame`, async () => {
     const results = await Promise.all(
       Array.from({ length: AT_ONCE }, (_, i) =>
-        via(i).commit(A, { channels: [general({ name: `General ${i}` })], expectChannels: [{ chat_id: "default", channel: null }], outbox: [{ type: "channel.created", payload: { chat_id: "default", i } }] }),
+        via(i).commit(A, {
+          channels: [general({ name: `General ${i}` })],
+          expectChannels: [{ chat_id: "default", channel: null }],
+          outbox: [{ type: "channel.created", payload: { chat_id: "default", i } }],
+        }),
       ),
     );
     const applied = results.flatMap((r, i) => (r.skipped ? [] : [i]));
@@ -106,7 +158,9 @@ function describeDefaultChannelRaces(use: () => Storage, peer: () => Storage, vi
     await Promise.all(targets.map((t, i) => setDefault(via(i), A, t.chat_id)));
     const defaults = (await peer().listChannels(A)).filter((c) => c.is_default).map((c) => c.chat_id);
     expect(defaults).toHaveLength(1);
-    expect([...(await replayed(use(), A)).values()].filter((c) => c.is_default).map((c) => c.chat_id)).toEqual(defaults);
+    expect([...(await replayed(use(), A)).values()].filter((c) => c.is_default).map((c) => c.chat_id)).toEqual(
+      defaults,
+    );
   });
 }
 
@@ -114,7 +168,14 @@ function describeDefaultChannelRaces(use: () => Storage, peer: () => Storage, vi
 function describeChannelUpdateRaces(use: () => Storage, peer: () => Storage, via: (i: number) => Storage): void {
   test("concurrency - updates of different fields of one channel at once all land, and an update racing a delete never brings the channel back", async () => {
     await use().commit(A, { channels: [channel("c1"), channel("c2")] });
-    const fields: Array<Partial<Channel>> = [{ name: "renamed" }, { archived: true }, { favorite: true }, { color: "#abcdef" }, { icon: null }, { model: "m" }];
+    const fields: Array<Partial<Channel>> = [
+      { name: "renamed" },
+      { archived: true },
+      { favorite: true },
+      { color: "#abcdef" },
+      { icon: null },
+      { model: "m" },
+    ];
     await Promise.all(
       fields.map((patch, i) =>
         untilApplied(
@@ -129,8 +190,16 @@ function describeChannelUpdateRaces(use: () => Storage, peer: () => Storage, via
     expect(await peer().getChannel(A, "c1")).toEqual(channel("c1", Object.assign({}, ...fields)));
     const read = (await use().getChannel(A, "c2"))!;
     const [update, remove] = await Promise.all([
-      use().commit(A, { channels: [{ ...read, name: "late" }], expectChannels: asRead([read]), outbox: [{ type: "channel.renamed", payload: { chat_id: "c2" } }] }),
-      peer().commit(A, { deleteChannels: ["c2"], expectChannels: asRead([read]), outbox: [{ type: "channel.deleted", payload: { chat_id: "c2" } }] }),
+      use().commit(A, {
+        channels: [{ ...read, name: "late" }],
+        expectChannels: asRead([read]),
+        outbox: [{ type: "channel.renamed", payload: { chat_id: "c2" } }],
+      }),
+      peer().commit(A, {
+        deleteChannels: ["c2"],
+        expectChannels: asRead([read]),
+        outbox: [{ type: "channel.deleted", payload: { chat_id: "c2" } }],
+      }),
     ]);
     expect([update.skipped ?? false, remove.skipped ?? false].sort()).toEqual([false, true]);
     expect((await use().getChannel(A, "c2"))?.name).toBe(remove.skipped ? "late" : undefined);
@@ -140,11 +209,20 @@ function describeChannelUpdateRaces(use: () => Storage, peer: () => Storage, via
 /** Writes that require a message or channel, racing its delete: none brings it back. */
 function describeDeleteRaces(use: () => Storage, peer: () => Storage, via: (i: number) => Storage): void {
   test(`concurrency - ${AT_ONCE} saves requiring a message, racing its delete, never bring it back`, async () => {
-    await use().commit(A, { channels: [channel("c1")], messages: Array.from({ length: AT_ONCE }, (_, i) => msg(`m${i}`, { role: "assistant", status: "streaming", text: "" })) });
+    await use().commit(A, {
+      channels: [channel("c1")],
+      messages: Array.from({ length: AT_ONCE }, (_, i) =>
+        msg(`m${i}`, { role: "assistant", status: "streaming", text: "" }),
+      ),
+    });
     await Promise.all(
       Array.from({ length: AT_ONCE }, (_, i) => [
         via(i).commit(A, { deleteMessages: [`m${i}`] }),
-        via(i + 1).commit(A, { messages: [msg(`m${i}`, { role: "assistant", text: `secret ${i}` })], outbox: [{ type: "message.stop", payload: { message_id: `m${i}`, text: `secret ${i}` } }], requireMessages: [`m${i}`] }),
+        via(i + 1).commit(A, {
+          messages: [msg(`m${i}`, { role: "assistant", text: `secret ${i}` })],
+          outbox: [{ type: "message.stop", payload: { message_id: `m${i}`, text: `secret ${i}` } }],
+          requireMessages: [`m${i}`],
+        }),
       ]).flat(),
     );
     for (let i = 0; i < AT_ONCE; i++) expect(await use().getMessage(A, `m${i}`)).toBeUndefined();
@@ -155,12 +233,22 @@ function describeDeleteRaces(use: () => Storage, peer: () => Storage, via: (i: n
     await use().commit(A, { channels: [channel("c1")] });
     const [, ...sends] = await Promise.all([
       peer().commit(A, { deleteChannels: ["c1"] }),
-      ...Array.from({ length: AT_ONCE }, (_, i) => via(i).commit(A, { messages: [msg(`s${i}`, { text: `sent ${i}` })], requireChannels: ["c1"], outbox: [{ type: "message", payload: { message_id: `s${i}` } }] })),
+      ...Array.from({ length: AT_ONCE }, (_, i) =>
+        via(i).commit(A, {
+          messages: [msg(`s${i}`, { text: `sent ${i}` })],
+          requireChannels: ["c1"],
+          outbox: [{ type: "message", payload: { message_id: `s${i}` } }],
+        }),
+      ),
     ]);
     for (let i = 0; i < AT_ONCE; i++) expect(await use().getMessage(A, `s${i}`)).toBeUndefined();
     // A send stored before the deletion went with it (its frame redacted); a skipped one gave out no seq.
     expect((await use().outboxBounds(A)).last).toBe(sends.filter((r) => !r.skipped).length);
-    expect(await use().commit(A, { messages: [msg("late")], requireChannels: ["c1"] })).toEqual({ seqs: [], orphanedMedia: [], skipped: true });
+    expect(await use().commit(A, { messages: [msg("late")], requireChannels: ["c1"] })).toEqual({
+      seqs: [],
+      orphanedMedia: [],
+      skipped: true,
+    });
   });
 }
 
@@ -168,19 +256,34 @@ function describeDeleteRaces(use: () => Storage, peer: () => Storage, via: (i: n
 function describeDeviceRaces(use: () => Storage, peer: () => Storage, via: (i: number) => Storage): void {
   test(`concurrency - ${AT_ONCE} devices stored at once are all kept, and one device written at once holds one of the writes`, async () => {
     await Promise.all(Array.from({ length: AT_ONCE }, (_, i) => via(i).putDevice(A, device(`d${i}`))));
-    expect((await use().listDevices(A)).map((d) => d.device_id).sort()).toEqual(Array.from({ length: AT_ONCE }, (_, i) => `d${i}`).sort());
-    const writes = Array.from({ length: AT_ONCE }, (_, i) => device("same", { device_name: `name ${i}`, last_seen: i }));
+    expect((await use().listDevices(A)).map((d) => d.device_id).sort()).toEqual(
+      Array.from({ length: AT_ONCE }, (_, i) => `d${i}`).sort(),
+    );
+    const writes = Array.from({ length: AT_ONCE }, (_, i) =>
+      device("same", { device_name: `name ${i}`, last_seen: i }),
+    );
     await Promise.all(writes.map((d, i) => via(i).putDevice(A, d)));
     expect(writes).toContainEqual(await peer().getDevice(A, "same"));
   });
 }
 
 /** Races only one side may win: sends of one `client_msg_id`, and adoption against its target's first write. */
-function describeOneWinnerRaces(use: () => Storage, via: (i: number) => Storage, capabilities: StorageCapabilities): void {
+function describeOneWinnerRaces(
+  use: () => Storage,
+  via: (i: number) => Storage,
+  capabilities: StorageCapabilities,
+): void {
   if (capabilities.uniqueClientMsgId) {
     test(`concurrency - ${AT_ONCE} sends of one client_msg_id at once, through both instances: exactly one is stored`, async () => {
       await use().commit(A, { channels: [channel("c1")] });
-      const settled = await Promise.allSettled(Array.from({ length: AT_ONCE }, (_, i) => via(i).commit(A, { messages: [msg(`k${i}`, { client_msg_id: "same" })], outbox: [{ type: "message", payload: {} }] })));
+      const settled = await Promise.allSettled(
+        Array.from({ length: AT_ONCE }, (_, i) =>
+          via(i).commit(A, {
+            messages: [msg(`k${i}`, { client_msg_id: "same" })],
+            outbox: [{ type: "message", payload: {} }],
+          }),
+        ),
+      );
       expect(settled.filter((s) => s.status === "fulfilled")).toHaveLength(1);
       expect(await use().outboxBounds(A)).toEqual({ first: 1, last: 1 });
     });
@@ -190,14 +293,28 @@ function describeOneWinnerRaces(use: () => Storage, via: (i: number) => Storage,
     test(`${capabilityLabel("adoptOwner", true)}: racing the first write of the owner it adopts into, exactly one of them applies`, async () => {
       for (let round = 0; round < 10; round++) {
         const [from, to] = [`from-${round}`, `to-${round}`];
-        await use().commit(from, { channels: [general()], outbox: [{ type: "channel.created", payload: { chat_id: "default" } }, { type: "x", payload: {} }] });
+        await use().commit(from, {
+          channels: [general()],
+          outbox: [
+            { type: "channel.created", payload: { chat_id: "default" } },
+            { type: "x", payload: {} },
+          ],
+        });
         const [adopted, first] = await Promise.allSettled([
           via(round).adoptOwner(from, to),
-          via(round + 1).commit(to, { channels: [general({ name: "fresh" })], expectChannels: [{ chat_id: "default", channel: null }], outbox: [{ type: "channel.created", payload: { chat_id: "default" } }] }),
+          via(round + 1).commit(to, {
+            channels: [general({ name: "fresh" })],
+            expectChannels: [{ chat_id: "default", channel: null }],
+            outbox: [{ type: "channel.created", payload: { chat_id: "default" } }],
+          }),
         ]);
         if (first.status === "rejected") throw first.reason;
         const firstApplied = !first.value.skipped;
-        expect({ round, adopted: adopted.status === "fulfilled", firstApplied }).toEqual({ round, adopted: !firstApplied, firstApplied });
+        expect({ round, adopted: adopted.status === "fulfilled", firstApplied }).toEqual({
+          round,
+          adopted: !firstApplied,
+          firstApplied,
+        });
         expect(await use().listChannels(to)).toEqual([general(firstApplied ? { name: "fresh" } : {})]);
         expect(await use().outboxBounds(to)).toEqual(firstApplied ? { first: 1, last: 1 } : { first: 1, last: 2 });
       }
@@ -217,7 +334,9 @@ function describeReadRaces(use: () => Storage, via: (i: number) => Storage): voi
     await use().commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [...flat, ...side] });
     // A fixed shuffle (7 is prime to 20): old and new reads interleave.
     const order = Array.from({ length: AT_ONCE }, (_, i) => (i * 7) % AT_ONCE);
-    const results = await Promise.all(order.flatMap((n, i) => [via(i).commit(A, readChange(flat[n])), via(i + 1).commit(A, readChange(side[n]))]));
+    const results = await Promise.all(
+      order.flatMap((n, i) => [via(i).commit(A, readChange(flat[n])), via(i + 1).commit(A, readChange(side[n]))]),
+    );
     const applied = results.filter((r) => !r.skipped).length;
     const frames = await use().readOutbox(A, 0, 1000);
     expect(frames).toHaveLength(applied);
@@ -228,6 +347,8 @@ function describeReadRaces(use: () => Storage, via: (i: number) => Storage): voi
       expect(new Set(ts).size).toBe(ts.length);
     }
     const marks = (await use().readMarks(A)).sort((x, y) => x.message_id.localeCompare(y.message_id));
-    expect(marks).toEqual([markOf(flat[AT_ONCE - 1]), markOf(side[AT_ONCE - 1])].sort((x, y) => x.message_id.localeCompare(y.message_id)));
+    expect(marks).toEqual(
+      [markOf(flat[AT_ONCE - 1]), markOf(side[AT_ONCE - 1])].sort((x, y) => x.message_id.localeCompare(y.message_id)),
+    );
   });
 }

@@ -78,8 +78,14 @@ function describeMessageRedaction(use: () => Storage): void {
       outbox: [
         { type: "message", payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "secret one" } },
         { type: "message", payload: { message_id: "m2", chat_id: "c1", thread_id: null, text: "kept two" } },
-        { type: "message.stop", payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "secret one", status: "complete" } },
-        { type: "media.offer", payload: { message_id: "m1", media_id: "x1", filename: "secret.png", chat_id: "c1", thread_id: null } },
+        {
+          type: "message.stop",
+          payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "secret one", status: "complete" },
+        },
+        {
+          type: "media.offer",
+          payload: { message_id: "m1", media_id: "x1", filename: "secret.png", chat_id: "c1", thread_id: null },
+        },
         { type: "notification", payload: { kind: "generic", title: "t", body: "b", ts: 1 } },
       ],
     });
@@ -110,19 +116,32 @@ function describeChannelRedaction(use: () => Storage): void {
   test("redaction - deleting a channel redacts the frames of its messages, its threads' messages, the channels themselves and notices about them", async () => {
     await use().commit(A, {
       channels: [channel("c1"), thread("t1", "c1"), channel("c2")],
-      messages: [msg("flat", { text: "secret flat" }), msg("in-t1", { thread_id: "t1", text: "secret thread" }), msg("other", { chat_id: "c2", text: "kept other" })],
+      messages: [
+        msg("flat", { text: "secret flat" }),
+        msg("in-t1", { thread_id: "t1", text: "secret thread" }),
+        msg("other", { chat_id: "c2", text: "kept other" }),
+      ],
       outbox: [
         { type: "channel.created", payload: { chat_id: "c1", name: "secret name" } },
         { type: "channel.renamed", payload: { chat_id: "t1", name: "secret thread name" } },
         { type: "message", payload: { message_id: "flat", chat_id: "c1", thread_id: null, text: "secret flat" } },
-        { type: "message.stop", payload: { message_id: "in-t1", chat_id: "c1", thread_id: "t1", text: "secret thread" } },
-        { type: "notification", payload: { kind: "generic", title: "secret notice", body: "b", ts: 1, chat_id: "c1", thread_id: "t1" } },
+        {
+          type: "message.stop",
+          payload: { message_id: "in-t1", chat_id: "c1", thread_id: "t1", text: "secret thread" },
+        },
+        {
+          type: "notification",
+          payload: { kind: "generic", title: "secret notice", body: "b", ts: 1, chat_id: "c1", thread_id: "t1" },
+        },
         { type: "notification", payload: { kind: "generic", title: "general notice", body: "b", ts: 1 } },
         { type: "channel.created", payload: { chat_id: "c2", name: "kept name" } },
         { type: "message", payload: { message_id: "other", chat_id: "c2", thread_id: null, text: "kept other" } },
       ],
     });
-    await use().commit(A, { deleteChannels: ["c1", "t1"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
+    await use().commit(A, {
+      deleteChannels: ["c1", "t1"],
+      outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }],
+    });
     const all = await outboxText(use(), A);
     expect(all).not.toContain("secret");
     expect((await use().readOutbox(A, 0, Infinity)).map((e) => [e.seq, e.type])).toEqual([
@@ -139,7 +158,10 @@ function describeChannelRedaction(use: () => Storage): void {
 export function describeRecordDeletion(use: () => Storage): void {
   describe("deletion", () => {
     test("deletion - deleting messages takes them from every read; unknown ids are ignored", async () => {
-      await use().commit(A, { channels: [channel("c1")], messages: [msg("m1", { text: "gone words" }), msg("m2", { text: "kept words" })] });
+      await use().commit(A, {
+        channels: [channel("c1")],
+        messages: [msg("m1", { text: "gone words" }), msg("m2", { text: "kept words" })],
+      });
       const r = await use().commit(A, { deleteMessages: ["m1", "unknown"] });
       expect(r).toEqual({ seqs: [], orphanedMedia: [] });
       expect(await use().getMessage(A, "m1")).toBeUndefined();
@@ -158,7 +180,10 @@ export function describeRecordDeletion(use: () => Storage): void {
           msg("other", { chat_id: "c2", text: "doomed words" }),
         ],
       });
-      const r = await use().commit(A, { deleteChannels: ["c1", "t1", "t2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
+      const r = await use().commit(A, {
+        deleteChannels: ["c1", "t1", "t2"],
+        outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }],
+      });
       expect(r.seqs).toEqual([1]);
       expect((await use().listChannels(A)).map((c) => c.chat_id)).toEqual(["c2"]);
       for (const id of ["flat", "in-t1", "in-t2"]) expect(await use().getMessage(A, id)).toBeUndefined();
@@ -168,7 +193,10 @@ export function describeRecordDeletion(use: () => Storage): void {
     });
 
     test("deletion - a thread deleted alone takes only its own messages", async () => {
-      await use().commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [msg("flat"), msg("in-t1", { thread_id: "t1" })] });
+      await use().commit(A, {
+        channels: [channel("c1"), thread("t1", "c1")],
+        messages: [msg("flat"), msg("in-t1", { thread_id: "t1" })],
+      });
       await use().commit(A, { deleteChannels: ["t1"] });
       expect(await use().getChannel(A, "c1")).toBeDefined();
       expect(await use().getMessage(A, "flat")).toBeDefined();

@@ -9,7 +9,15 @@ import type { HookRecord, Storage } from "chat-gateway";
 import { A, B, capabilityLabel } from "./storage-records.js";
 
 function hook(id: string, overrides: Partial<HookRecord> = {}): HookRecord {
-  return { hook_id: id, name: id, chat_id: "c1", mode: "post", secret: `secret-${id}`, created_at: 1_000, ...overrides };
+  return {
+    hook_id: id,
+    name: id,
+    chat_id: "c1",
+    mode: "post",
+    secret: `secret-${id}`,
+    created_at: 1_000,
+    ...overrides,
+  };
 }
 
 /** Declares the hook tests; `current` gives the storage of the running test. */
@@ -67,7 +75,9 @@ export function describeHooksConformance(current: () => Storage, declared: boole
 
     test("hooks - of concurrent claims of one key exactly one wins", async () => {
       await storage.putHook(A, hook("h1"));
-      const claims = await Promise.all(Array.from({ length: 8 }, () => storage.claimHookKey("h1", "same", 5_000, 1_000)));
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, () => storage.claimHookKey("h1", "same", 5_000, 1_000)),
+      );
       expect(claims.filter((c) => c.claimed)).toHaveLength(1);
     });
   });

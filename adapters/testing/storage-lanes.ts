@@ -25,7 +25,9 @@ function describeOutbox(use: () => Storage): void {
     test("outbox - seqs start at 1 and grow by one across commits without gaps", async () => {
       const all: number[] = [];
       for (const n of [1, 3, 0, 2, 1]) {
-        const r = await use().commit(A, { outbox: Array.from({ length: n }, (_, i) => ({ type: "notification", payload: { i } })) });
+        const r = await use().commit(A, {
+          outbox: Array.from({ length: n }, (_, i) => ({ type: "notification", payload: { i } })),
+        });
         expect(r.seqs).toHaveLength(n);
         all.push(...r.seqs);
       }
@@ -35,18 +37,27 @@ function describeOutbox(use: () => Storage): void {
 
     test("outbox - readOutbox returns frames after the cursor in seq order, at most limit", async () => {
       const before = Date.now();
-      await use().commit(A, { outbox: Array.from({ length: 10 }, (_, i) => ({ type: i % 2 ? "message" : "message.stop", payload: { i, text: "é \u{1F600}" } })) });
+      await use().commit(A, {
+        outbox: Array.from({ length: 10 }, (_, i) => ({
+          type: i % 2 ? "message" : "message.stop",
+          payload: { i, text: "é \u{1F600}" },
+        })),
+      });
       const after = Date.now();
       const page = await use().readOutbox(A, 3, 4);
       expect(page.map((e) => e.seq)).toEqual([4, 5, 6, 7]);
-      expect(page[0]).toEqual({ type: "message", payload: { i: 3, text: "é \u{1F600}" }, seq: 4, ts: expect.any(Number) });
+      expect(page[0]).toEqual({
+        type: "message",
+        payload: { i: 3, text: "é \u{1F600}" },
+        seq: 4,
+        ts: expect.any(Number),
+      });
       expect(page[0].ts).toBeGreaterThanOrEqual(before);
       expect(page[0].ts).toBeLessThanOrEqual(after);
       expect((await use().readOutbox(A, 8, 100)).map((e) => e.seq)).toEqual([9, 10]);
       expect(await use().readOutbox(A, 10, 100)).toEqual([]);
       expect((await use().readOutbox(A, 0, 1)).map((e) => e.seq)).toEqual([1]);
     });
-
   });
 }
 
@@ -61,11 +72,16 @@ function describeHistory(use: () => Storage): void {
 /** A lane read page by page: oldest first within a page, newest page first, no gap or repeat at ties. */
 function describeHistoryPages(use: () => Storage): void {
   test("history - an empty lane gives an empty page", async () => {
-    expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 50 })).toEqual({ messages: [], has_more: false });
+    expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 50 })).toEqual({
+      messages: [],
+      has_more: false,
+    });
   });
 
   test("history - newest page comes oldest first with has_more", async () => {
-    await use().commit(A, { messages: [msg("a", { ts: 30 }), msg("b", { ts: 10 }), msg("c", { ts: 20 }), msg("d", { ts: 40 })] });
+    await use().commit(A, {
+      messages: [msg("a", { ts: 30 }), msg("b", { ts: 10 }), msg("c", { ts: 20 }), msg("d", { ts: 40 })],
+    });
     const page = (await use().history(A, { chat_id: "c1", thread_id: null, limit: 3 }))!;
     expect(ids(page.messages)).toEqual(["c", "a", "d"]);
     expect(page.has_more).toBe(true);
@@ -98,7 +114,9 @@ function describeHistoryPages(use: () => Storage): void {
       all.push(msg(`id-${(i * 7919) % 1000}`.padEnd(9, "x"), { ts }));
     }
     for (let i = 0; i < all.length; i += 250) await use().commit(A, { messages: all.slice(i, i + 250) });
-    await use().commit(A, { messages: [msg("other-lane", { thread_id: "t1", ts: 5000 }), msg("other-chat", { chat_id: "c2", ts: 5000 })] });
+    await use().commit(A, {
+      messages: [msg("other-lane", { thread_id: "t1", ts: 5000 }), msg("other-chat", { chat_id: "c2", ts: 5000 })],
+    });
     const expected = ids([...all].sort((a, b) => a.ts - b.ts || (a.message_id < b.message_id ? -1 : 1)));
     const seen: string[] = [];
     let before: string | undefined;
@@ -121,7 +139,12 @@ function describeHistoryPages(use: () => Storage): void {
 function describeHistoryLanes(use: () => Storage): void {
   test("history - lanes are separate: flat lane, each thread, each channel", async () => {
     await use().commit(A, {
-      messages: [msg("flat"), msg("in-t1", { thread_id: "t1" }), msg("in-t2", { thread_id: "t2" }), msg("other", { chat_id: "c2" })],
+      messages: [
+        msg("flat"),
+        msg("in-t1", { thread_id: "t1" }),
+        msg("in-t2", { thread_id: "t2" }),
+        msg("other", { chat_id: "c2" }),
+      ],
     });
     expect(ids((await use().history(A, { chat_id: "c1", thread_id: null, limit: 50 }))!.messages)).toEqual(["flat"]);
     expect(ids((await use().history(A, { chat_id: "c1", thread_id: "t1", limit: 50 }))!.messages)).toEqual(["in-t1"]);
@@ -135,6 +158,9 @@ function describeHistoryLanes(use: () => Storage): void {
     expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "in-t1" })).toBeUndefined();
     expect(await use().history(A, { chat_id: "c1", thread_id: "t1", limit: 5, before: "flat" })).toBeUndefined();
     expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "bobs" })).toBeUndefined();
-    expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "flat" })).toEqual({ messages: [], has_more: false });
+    expect(await use().history(A, { chat_id: "c1", thread_id: null, limit: 5, before: "flat" })).toEqual({
+      messages: [],
+      has_more: false,
+    });
   });
 }

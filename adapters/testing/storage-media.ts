@@ -93,7 +93,10 @@ function describeMediaRecords(current: () => Storage): void {
           msg("other", { chat_id: "c2", media: [mediaRef("x-other")], text: "doomed words" }),
         ],
       });
-      const r = await storage.commit(A, { deleteChannels: ["c1", "t1", "t2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }] });
+      const r = await storage.commit(A, {
+        deleteChannels: ["c1", "t1", "t2"],
+        outbox: [{ type: "channel.deleted", payload: { chat_id: "c1" } }],
+      });
       expect(r.seqs).toEqual([1]);
       expect(r.orphanedMedia.sort()).toEqual(["x-flat", "x-thread"]);
       expect((await storage.listChannels(A)).map((c) => c.chat_id)).toEqual(["c2"]);
@@ -129,11 +132,19 @@ function describeMediaAttachment(current: () => Storage): void {
         { messages: [msg("m3", { media: [mediaRef("from-agent")] })] },
       ]) {
         await expect(
-          storage.commit(A, { ...refused, channels: [channel("c-new")], outbox: [{ type: "message", payload: { message_id: "m2" } }] }),
+          storage.commit(A, {
+            ...refused,
+            channels: [channel("c-new")],
+            outbox: [{ type: "message", payload: { message_id: "m2" } }],
+          }),
         ).rejects.toMatchObject({ code: "unsupported" });
       }
       await storage.putMedia(A, media(A, "x2"));
-      await expect(storage.commit(A, { messages: [msg("m4", { media: [mediaRef("x2")] }), msg("m5", { media: [mediaRef("x2")] })] })).rejects.toMatchObject({
+      await expect(
+        storage.commit(A, {
+          messages: [msg("m4", { media: [mediaRef("x2")] }), msg("m5", { media: [mediaRef("x2")] })],
+        }),
+      ).rejects.toMatchObject({
         code: "unsupported",
       });
       for (const id of ["m2", "m3", "m4", "m5"]) expect(await storage.getMessage(A, id)).toBeUndefined();

@@ -27,7 +27,7 @@ export function readChange(m: StoredMessage) {
 /** Lanes with unread messages, in a fixed order (a lane with none may be listed with 0 or left out). */
 export async function unreadOf(storage: Storage, owner: string, cap = 999): Promise<LaneUnread[]> {
   const lanes = (await storage.unreadCounts(owner, cap)).filter((l) => l.unread > 0);
-  return lanes.sort((a, b) => (`${a.chat_id}/${a.thread_id ?? ""}`).localeCompare(`${b.chat_id}/${b.thread_id ?? ""}`));
+  return lanes.sort((a, b) => `${a.chat_id}/${a.thread_id ?? ""}`.localeCompare(`${b.chat_id}/${b.thread_id ?? ""}`));
 }
 
 /** Declares the read-state tests; `current` gives the storage of the running test. */
@@ -55,7 +55,11 @@ export function describeReadStateConformance(current: () => Storage, declared: b
       await storage.commit(A, { channels: [channel("c1")], messages: [a1, a2, a3, tie] });
       expect((await storage.commit(A, readChange(a2))).seqs).toEqual([1]);
       for (const older of [a1, tie, a2]) {
-        expect(await storage.commit(A, { ...readChange(older), messages: [msg("never")] })).toEqual({ seqs: [], orphanedMedia: [], skipped: true });
+        expect(await storage.commit(A, { ...readChange(older), messages: [msg("never")] })).toEqual({
+          seqs: [],
+          orphanedMedia: [],
+          skipped: true,
+        });
       }
       expect(await storage.getMessage(A, "never")).toBeUndefined();
       expect(await storage.outboxBounds(A)).toEqual({ first: 1, last: 1 });
@@ -86,7 +90,9 @@ export function describeReadStateConformance(current: () => Storage, declared: b
       ]);
       expect(await unreadOf(storage, B, 10)).toEqual([{ chat_id: "c1", thread_id: null, unread: 1 }]);
       const byId = (x: ReadMark, y: ReadMark) => x.message_id.localeCompare(y.message_id);
-      expect((await storage.readMarks(A)).sort(byId)).toEqual([markOf(busy[3]), markOf(flat[1]), markOf(side[1])].sort(byId));
+      expect((await storage.readMarks(A)).sort(byId)).toEqual(
+        [markOf(busy[3]), markOf(flat[1]), markOf(side[1])].sort(byId),
+      );
     });
 
     describeMarksMoving(() => storage, adoptOwner);
@@ -115,7 +121,11 @@ function describeMarksMoving(current: () => Storage, adoptOwner: boolean): void 
     test("readState - adoptOwner moves the watermarks with the history", async () => {
       const storage = current();
       const f1 = answer("f1");
-      await storage.commit("from", { channels: [channel("c1")], messages: [f1, answer("f2")], outbox: [{ type: "x", payload: {} }] });
+      await storage.commit("from", {
+        channels: [channel("c1")],
+        messages: [f1, answer("f2")],
+        outbox: [{ type: "x", payload: {} }],
+      });
       await storage.commit("from", readChange(f1));
       await storage.adoptOwner("from", "to");
       expect(await storage.readMarks("to")).toEqual([markOf(f1)]);

@@ -9,7 +9,15 @@ export const A = "alice";
 export const B = "bob";
 
 export function channel(chat_id: string, extra: Partial<Channel> = {}): Channel {
-  return { chat_id, name: `name ${chat_id}`, kind: "channel", parent_chat_id: null, is_default: false, archived: false, ...extra };
+  return {
+    chat_id,
+    name: `name ${chat_id}`,
+    kind: "channel",
+    parent_chat_id: null,
+    is_default: false,
+    archived: false,
+    ...extra,
+  };
 }
 
 export function thread(chat_id: string, parent: string): Channel {
@@ -54,4 +62,5 @@ export const ids = (ms: Array<{ message_id: string }>) => ms.map((m) => m.messag
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The describe label of a capability's tests: checked as declared, or what stands in when it is not. */
-export const capabilityLabel = (name: string, native: boolean, absent = "core fallback") => `${name} (${native ? "capability" : absent})`;
+export const capabilityLabel = (name: string, native: boolean, absent = "core fallback") =>
+  `${name} (${native ? "capability" : absent})`;

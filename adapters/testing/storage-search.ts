@@ -36,15 +36,24 @@ export function describeSearchConformance(current: () => Storage, native: boolea
 function describeWordMatching(use: () => Storage, search: Search): void {
   test("search - finds words across the owner's messages with the hit's fields", async () => {
     await use().commit(A, {
-      messages: [msg("m1", { text: "The quick brown fox", role: "assistant", ts: 100 }), msg("m2", { text: "lazy dog", thread_id: "t1", ts: 200 })],
+      messages: [
+        msg("m1", { text: "The quick brown fox", role: "assistant", ts: 100 }),
+        msg("m2", { text: "lazy dog", thread_id: "t1", ts: 200 }),
+      ],
     });
-    expect(await search("fox")).toEqual([{ message_id: "m1", chat_id: "c1", thread_id: null, role: "assistant", snippet: "The quick brown fox", ts: 100 }]);
-    expect(await search("dog")).toEqual([{ message_id: "m2", chat_id: "c1", thread_id: "t1", role: "user", snippet: "lazy dog", ts: 200 }]);
+    expect(await search("fox")).toEqual([
+      { message_id: "m1", chat_id: "c1", thread_id: null, role: "assistant", snippet: "The quick brown fox", ts: 100 },
+    ]);
+    expect(await search("dog")).toEqual([
+      { message_id: "m2", chat_id: "c1", thread_id: "t1", role: "user", snippet: "lazy dog", ts: 200 },
+    ]);
     expect(await search("cat")).toEqual([]);
   });
 
   test("search - is case-insensitive and ignores diacritics both ways", async () => {
-    await use().commit(A, { messages: [msg("m1", { text: "Un café très crème à Zürich" }), msg("m2", { text: "plain cafe" })] });
+    await use().commit(A, {
+      messages: [msg("m1", { text: "Un café très crème à Zürich" }), msg("m2", { text: "plain cafe" })],
+    });
     expect(ids(await search("CAFE")).sort()).toEqual(["m1", "m2"]);
     expect(ids(await search("café")).sort()).toEqual(["m1", "m2"]);
     expect(ids(await search("zurich"))).toEqual(["m1"]);
@@ -71,7 +80,9 @@ function describeWordMatching(use: () => Storage, search: Search): void {
   });
 
   test("search - matches word prefixes, not word middles", async () => {
-    await use().commit(A, { messages: [msg("m1", { text: "configuration management" }), msg("m2", { text: "reconfigure" })] });
+    await use().commit(A, {
+      messages: [msg("m1", { text: "configuration management" }), msg("m2", { text: "reconfigure" })],
+    });
     expect(ids(await search("config"))).toEqual(["m1"]);
     expect(ids(await search("manag conf"))).toEqual(["m1"]);
     expect(await search("uration")).toEqual([]);
@@ -81,8 +92,24 @@ function describeWordMatching(use: () => Storage, search: Search): void {
 /** Input that is not plain words: query syntax is searched as words, blank input finds nothing. */
 function describeQueryLikeInput(use: () => Storage, search: Search): void {
   test("search - input that looks like query syntax is searched as plain words", async () => {
-    await use().commit(A, { messages: [msg("m1", { text: "use AND or NOT near the foo-bar (quoted) \"text\" with c++ and 2*3" })] });
-    for (const q of ['"foo', "foo AND", "NOT foo", "foo OR", "(foo", "foo*", "-foo", "foo:bar", "NEAR/2 foo", "^foo", "foo'bar", "c++", "2*3"]) {
+    await use().commit(A, {
+      messages: [msg("m1", { text: 'use AND or NOT near the foo-bar (quoted) "text" with c++ and 2*3' })],
+    });
+    for (const q of [
+      '"foo',
+      "foo AND",
+      "NOT foo",
+      "foo OR",
+      "(foo",
+      "foo*",
+      "-foo",
+      "foo:bar",
+      "NEAR/2 foo",
+      "^foo",
+      "foo'bar",
+      "c++",
+      "2*3",
+    ]) {
       expect(ids(await search(q)), q).toEqual(["m1"]);
     }
   });
@@ -113,7 +140,9 @@ function describeScopeRankingSnippets(use: () => Storage, search: Search): void 
   });
 
   test("search - returns at most limit hits", async () => {
-    await use().commit(A, { messages: Array.from({ length: 30 }, (_, i) => msg(`m${i}`, { text: `common word ${i}`, ts: i })) });
+    await use().commit(A, {
+      messages: Array.from({ length: 30 }, (_, i) => msg(`m${i}`, { text: `common word ${i}`, ts: i })),
+    });
     const hits = await search("common", { limit: 7 });
     expect(ids(hits)).toEqual(["m29", "m28", "m27", "m26", "m25", "m24", "m23"]);
     expect(await search("common", { limit: 1 })).toHaveLength(1);
@@ -144,7 +173,9 @@ function describeScopeRankingSnippets(use: () => Storage, search: Search): void 
 
   test("search - snippet is at most 200 characters with context around the first hit", async () => {
     const long = `${"lorem ipsum ".repeat(60)}the needle sits here ${"dolor sit amet ".repeat(60)}`;
-    await use().commit(A, { messages: [msg("long", { text: long }), msg("start", { text: `needle first ${"x".repeat(500)}` })] });
+    await use().commit(A, {
+      messages: [msg("long", { text: long }), msg("start", { text: `needle first ${"x".repeat(500)}` })],
+    });
     const hits = await search("needle");
     expect(hits).toHaveLength(2);
     for (const h of hits) {

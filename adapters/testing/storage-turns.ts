@@ -42,7 +42,10 @@ function describeTurnsFallback(use: () => Storage): void {
 function describeWaitingTurns(use: () => Storage): void {
   describe(capabilityLabel("waitingTurns", true), () => {
     test("waitingTurns - lists waiting user messages of every owner, oldest first in each lane, and one lane with a scope", async () => {
-      await use().commit(A, { channels: [channel("c1"), thread("t1", "c1")], messages: [msg("a2", { waiting: true }), msg("done"), msg("t", { waiting: true, thread_id: "t1" })] });
+      await use().commit(A, {
+        channels: [channel("c1"), thread("t1", "c1")],
+        messages: [msg("a2", { waiting: true }), msg("done"), msg("t", { waiting: true, thread_id: "t1" })],
+      });
       await use().commit(A, { messages: [msg("a1", { waiting: true, ts: 1 })] });
       await use().commit(B, { channels: [channel("c1")], messages: [msg("b1", { waiting: true })] });
       const all = ids(await use().waitingTurns());
@@ -56,7 +59,10 @@ function describeWaitingTurns(use: () => Storage): void {
     });
 
     test("waitingTurns - the commit that stores an answer clears its message's mark in the same step, and nothing else", async () => {
-      await use().commit(A, { channels: [channel("c1")], messages: [msg("q1", { waiting: true }), msg("q2", { waiting: true })] });
+      await use().commit(A, {
+        channels: [channel("c1")],
+        messages: [msg("q1", { waiting: true }), msg("q2", { waiting: true })],
+      });
       const result = await use().commit(A, {
         messages: [msg("ans", { role: "assistant", status: "complete", reply_to: "q1" })],
         answered: ["q1"],
@@ -75,7 +81,10 @@ function describeWaitingTurns(use: () => Storage): void {
     test("waitingTurns - answering a message deleted while it waited never brings it back", async () => {
       await use().commit(A, { channels: [channel("c1")], messages: [msg("gone", { waiting: true })] });
       await use().commit(A, { deleteMessages: ["gone"] });
-      await use().commit(A, { answered: ["gone"], messages: [msg("late", { role: "assistant", status: "interrupted", reply_to: "gone" })] });
+      await use().commit(A, {
+        answered: ["gone"],
+        messages: [msg("late", { role: "assistant", status: "interrupted", reply_to: "gone" })],
+      });
       expect(await use().getMessage(A, "gone")).toBeUndefined();
       expect(await use().waitingTurns()).toEqual([]);
     });
@@ -93,7 +102,10 @@ function describeUnfinishedScope(use: () => Storage): void {
   test("unfinishedMessages - with a scope, lists the streaming answers of that lane of that owner", async () => {
     await use().commit(A, {
       channels: [channel("c1"), thread("t1", "c1")],
-      messages: [msg("s1", { role: "assistant", status: "streaming" }), msg("s2", { role: "assistant", status: "streaming", thread_id: "t1" })],
+      messages: [
+        msg("s1", { role: "assistant", status: "streaming" }),
+        msg("s2", { role: "assistant", status: "streaming", thread_id: "t1" }),
+      ],
     });
     await use().commit(B, { messages: [msg("s3", { role: "assistant", status: "streaming" })] });
     // A storage may list more than the scope (the gateway filters), never less.

@@ -13,7 +13,11 @@ interface Outstanding {
 }
 
 /** Ping every socket each `intervalMs`; terminate those that do not answer within `timeoutMs`. */
-export function startHeartbeat(wss: WebSocketServer, intervalMs: number, timeoutMs: number): { watch(ws: WebSocket): void; stop(): void } {
+export function startHeartbeat(
+  wss: WebSocketServer,
+  intervalMs: number,
+  timeoutMs: number,
+): { watch(ws: WebSocket): void; stop(): void } {
   const outstanding = new WeakMap<WebSocket, Outstanding>();
   const timers = new Set<NodeJS.Timeout>();
 

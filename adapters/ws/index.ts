@@ -93,7 +93,15 @@ export interface WebSocketTransport {
   close(): Promise<void>;
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable" };
+const STATUS_TEXT: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+};
 
 /** Answer an upgrade with an HTTP error and destroy the socket once the answer is written. */
 function refuse(socket: Duplex, status: number, message: string): void {
@@ -118,7 +126,8 @@ function peerAddress(request: IncomingMessage): string | undefined {
 
 function milliseconds(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) throw new TypeError(`attachWebSocket: ${name} must be a positive number of milliseconds, got ${String(value)}`);
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(`attachWebSocket: ${name} must be a positive number of milliseconds, got ${String(value)}`);
   return value;
 }
 
@@ -139,7 +148,14 @@ async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | un
  * Hand an upgraded socket to the gateway as one of its connections, watched by the heartbeat.
  * `counted`: the proxy hint counts its address until it closes.
  */
-function serve(gateway: Gateway, heartbeat: ReturnType<typeof startHeartbeat>, ws: WebSocket, socket: Duplex, context: ConnectionContext, counted?: ProxyHint): void {
+function serve(
+  gateway: Gateway,
+  heartbeat: ReturnType<typeof startHeartbeat>,
+  ws: WebSocket,
+  socket: Duplex,
+  context: ConnectionContext,
+  counted?: ProxyHint,
+): void {
   heartbeat.watch(ws);
   const handle = gateway.accept(new WsConnection(ws, socket, context));
   // One listener for both ends of a socket: each closure is kept for as long as the connection.
@@ -150,7 +166,11 @@ function serve(gateway: Gateway, heartbeat: ReturnType<typeof startHeartbeat>, w
   };
   ws.on("message", (data, isBinary) => {
     if (isBinary) {
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+      const bytes = Array.isArray(data)
+        ? Buffer.concat(data)
+        : data instanceof ArrayBuffer
+          ? new Uint8Array(data)
+          : data;
       handle.receiveBinary(bytes);
     } else {
       handle.receiveText(data.toString());
@@ -176,15 +196,21 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   const pongTimeoutMs = milliseconds("pongTimeoutMs", options.pongTimeoutMs, Math.min(10_000, heartbeatMs));
   const handshakeTimeoutMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
   const clientAddress = options.clientAddress ?? peerAddress;
-  const hint = options.clientAddress ? undefined : proxyHint(gateway.options.maxConnectionsPerIp, (message) => gateway.options.logger.warn(message));
+  const hint = options.clientAddress
+    ? undefined
+    : proxyHint(gateway.options.maxConnectionsPerIp, (message) => gateway.options.logger.warn(message));
   const guard = upgradeGuard(options);
-  const perMessageDeflate = options.perMessageDeflate === true ? { ...BOUNDED_DEFLATE } : (options.perMessageDeflate ?? false);
+  const perMessageDeflate =
+    options.perMessageDeflate === true ? { ...BOUNDED_DEFLATE } : (options.perMessageDeflate ?? false);
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate });
   const heartbeat = startHeartbeat(wss, heartbeatMs, pongTimeoutMs);
   let closing = false;
 
   /** Run the origin/host guard and the upgrade gate in time; answers the refusal itself and then yields undefined. */
-  async function gate(request: IncomingMessage, socket: Duplex): Promise<Extract<UpgradeDecision, { ok: true }> | undefined> {
+  async function gate(
+    request: IncomingMessage,
+    socket: Duplex,
+  ): Promise<Extract<UpgradeDecision, { ok: true }> | undefined> {
     if (closing) return void refuse(socket, 503, "server shutting down");
     const refusal = guard?.(request);
     if (refusal) return void refuse(socket, refusal.status, refusal.message);
@@ -270,7 +296,11 @@ export interface ListeningTransport extends WebSocketTransport {
  */
 export async function listenWebSocket(gateway: Gateway, options: ListenOptions = {}): Promise<ListeningTransport> {
   const handshakeMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
-  const bounds = { headersTimeout: handshakeMs, requestTimeout: handshakeMs, connectionsCheckingInterval: Math.max(50, Math.min(1_000, handshakeMs / 2)) };
+  const bounds = {
+    headersTimeout: handshakeMs,
+    requestTimeout: handshakeMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, handshakeMs / 2)),
+  };
   const server = http.createServer(bounds, (_req, res) => {
     res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found" }));
   });

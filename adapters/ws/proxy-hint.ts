@@ -31,12 +31,17 @@ export function proxyHint(maxPerAddress: number, warn: (message: string) => void
      */
     opened(request: IncomingMessage, address: string | undefined): boolean {
       if (request.headers["x-forwarded-for"] !== undefined || request.headers.forwarded !== undefined) {
-        say("a WebSocket upgrade carried X-Forwarded-For or Forwarded, but attachWebSocket has no clientAddress option");
+        say(
+          "a WebSocket upgrade carried X-Forwarded-For or Forwarded, but attachWebSocket has no clientAddress option",
+        );
       }
       if (address === undefined || warned) return false;
       const count = (open.get(address) ?? 0) + 1;
       open.set(address, count);
-      if (count >= many) say(`${count} WebSocket connections are open from one address (${address}) and attachWebSocket has no clientAddress option`);
+      if (count >= many)
+        say(
+          `${count} WebSocket connections are open from one address (${address}) and attachWebSocket has no clientAddress option`,
+        );
       if (warned) open.clear();
       return !warned;
     },

@@ -12,9 +12,14 @@ export interface UpgradeGuardOptions extends Pick<RequestGuardOptions, "allowedO
  * gate of its own (the login protection's) applies them itself, with its own options.
  * @throws {TypeError} on a bad `allowedOrigins` or `allowedHosts` entry
  */
-export function upgradeGuard(options: UpgradeGuardOptions): ((request: IncomingMessage) => GuardRefusal | undefined) | undefined {
+export function upgradeGuard(
+  options: UpgradeGuardOptions,
+): ((request: IncomingMessage) => GuardRefusal | undefined) | undefined {
   const configured = options.allowedOrigins !== undefined || options.allowedHosts !== undefined;
   if (options.authorizeUpgrade !== undefined && !configured) return undefined;
-  const guard = createRequestGuard({ allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts }, "attachWebSocket");
+  const guard = createRequestGuard(
+    { allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts },
+    "attachWebSocket",
+  );
   return (request) => guard.host(request) ?? guard.origin(request);
 }

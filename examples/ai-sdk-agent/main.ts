@@ -21,13 +21,24 @@ import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk";
 
 // The agent you already have.
 const system = "You are a helpful assistant. Use the clock tool for anything about time.";
-const tools = { clock: tool({ description: "The current time, ISO 8601", inputSchema: z.object({}), execute: async () => new Date().toISOString() }) };
+const tools = {
+  clock: tool({
+    description: "The current time, ISO 8601",
+    inputSchema: z.object({}),
+    execute: async () => new Date().toISOString(),
+  }),
+};
 
 /** The model from the environment: a local OpenAI-compatible server when `OPENAI_BASE_URL` is set. */
 export function modelFromEnv(env: NodeJS.ProcessEnv = process.env): LanguageModel {
   if (!env.OPENAI_BASE_URL) return (env.AI_MODEL ?? "openai/gpt-4o-mini") as LanguageModel;
   // includeUsage asks the server for token counts on the stream, as the answer footer shows them.
-  const provider = createOpenAICompatible({ name: "local", baseURL: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY, includeUsage: true });
+  const provider = createOpenAICompatible({
+    name: "local",
+    baseURL: env.OPENAI_BASE_URL,
+    apiKey: env.OPENAI_API_KEY,
+    includeUsage: true,
+  });
   return provider(env.OPENAI_MODEL ?? "llama3.2");
 }
 
@@ -48,4 +59,5 @@ export async function start({ port = Number(process.env.PORT ?? 8787), model = m
   };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) console.log(`chat-gateway on ${(await start()).url}`);
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  console.log(`chat-gateway on ${(await start()).url}`);

@@ -23,4 +23,5 @@ export async function start({ port = Number(process.env.PORT ?? 8787) } = {}) {
   };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) console.log(`chat-gateway on ${(await start()).url}`);
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  console.log(`chat-gateway on ${(await start()).url}`);

@@ -46,7 +46,13 @@ export interface CalculatorOptions {
  */
 export function calculatorRuntime(options: CalculatorOptions = {}): AgentRuntime {
   const delayMs = options.delayMs ?? 20;
-  const about: CommandEntry = { name: "/about", description: "What this agent can do", args_hint: "", category: "Info", aliases: [] };
+  const about: CommandEntry = {
+    name: "/about",
+    description: "What this agent can do",
+    args_hint: "",
+    category: "Info",
+    aliases: [],
+  };
 
   async function* turn(input: TurnInput): AsyncGenerator<RuntimeEvent> {
     const text = input.message.text;
@@ -64,7 +70,14 @@ export function calculatorRuntime(options: CalculatorOptions = {}): AgentRuntime
       yield* say("Ask me to calculate something, like 2 + 3, or to count to 10.", delayMs, input.signal);
     }
     const promptTokens = Math.ceil(text.length / 4);
-    yield { type: "usage", model: MODEL, promptTokens, completionTokens: 12, totalTokens: promptTokens + 12, contextWindow: 4096 };
+    yield {
+      type: "usage",
+      model: MODEL,
+      promptTokens,
+      completionTokens: 12,
+      totalTokens: promptTokens + 12,
+      contextWindow: 4096,
+    };
   }
 
   return {

@@ -6,10 +6,7 @@
 // Fine for a few owners with a few thousand messages each: every write rewrites the owner's file.
 import { mkdir, open, rename } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  defineStorage,
-  expectedChannelsHeld,
-} from "chat-gateway/storage";
+import { defineStorage, expectedChannelsHeld } from "chat-gateway/storage";
 import type {
   Change,
   Channel,
@@ -78,7 +75,10 @@ function ownerFiles(dir: string) {
       owners.set(owner, Promise.resolve(draft));
       return result;
     });
-    writes.set(owner, run.catch(() => undefined));
+    writes.set(
+      owner,
+      run.catch(() => undefined),
+    );
     return run;
   }
 
@@ -158,7 +158,13 @@ function applyChange(d: OwnerData, c: Change): CommitResult {
   if (c.requireChannels?.some((id) => !d.channels[id])) return { seqs: [], orphanedMedia: [], skipped: true };
   // Writes of one owner apply one at a time, so nothing changes between this check and the writes.
   const expected = c.expectChannels ?? [];
-  if (!expectedChannelsHeld(expected, expected.map((e) => d.channels[e.chat_id]))) return { seqs: [], orphanedMedia: [], skipped: true };
+  if (
+    !expectedChannelsHeld(
+      expected,
+      expected.map((e) => d.channels[e.chat_id]),
+    )
+  )
+    return { seqs: [], orphanedMedia: [], skipped: true };
   for (const ch of c.channels ?? []) d.channels[ch.chat_id] = ch;
   for (const m of c.messages ?? []) d.messages[m.message_id] = m;
   const redact = new Set<string>();
@@ -176,7 +182,9 @@ function applyChange(d: OwnerData, c: Change): CommitResult {
   for (const m of Object.values(d.messages)) {
     if (gone.has(m.chat_id) || (m.thread_id !== null && gone.has(m.thread_id))) deleteMessage(m.message_id);
   }
-  d.outbox = d.outbox.map((e) => (!e.redacted && redact.has(e.redactKey ?? "") ? { seq: e.seq, ts: e.ts, type: "", payload: {}, redacted: true } : e));
+  d.outbox = d.outbox.map((e) =>
+    !e.redacted && redact.has(e.redactKey ?? "") ? { seq: e.seq, ts: e.ts, type: "", payload: {}, redacted: true } : e,
+  );
   const ts = Date.now();
   const seqs = (c.outbox ?? []).map((frame) => {
     d.outbox.push({ ...frame, seq: ++d.lastSeq, ts });

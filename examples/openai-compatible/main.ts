@@ -12,12 +12,23 @@ import { attachWebSocket } from "chat-gateway/ws";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 
 /** Starts the gateway on 127.0.0.1:`port` (0: any free port); returns its WebSocket URL and a `close`. */
-export async function start({ port = Number(process.env.PORT ?? 8787), baseUrl = process.env.OPENAI_BASE_URL ?? "http://127.0.0.1:11434/v1", model = process.env.OPENAI_MODEL ?? "llama3.2", apiKey = process.env.OPENAI_API_KEY } = {}) {
+export async function start({
+  port = Number(process.env.PORT ?? 8787),
+  baseUrl = process.env.OPENAI_BASE_URL ?? "http://127.0.0.1:11434/v1",
+  model = process.env.OPENAI_MODEL ?? "llama3.2",
+  apiKey = process.env.OPENAI_API_KEY,
+} = {}) {
   const runtime = openAICompatibleRuntime({
     baseUrl,
     apiKey,
     model,
-    tools: { clock: { description: "The current time, ISO 8601", parameters: { type: "object", properties: {} }, execute: () => new Date().toISOString() } },
+    tools: {
+      clock: {
+        description: "The current time, ISO 8601",
+        parameters: { type: "object", properties: {} },
+        execute: () => new Date().toISOString(),
+      },
+    },
   });
   const gateway = createGateway({ storage: memoryStorage(), runtime });
   await gateway.start();
@@ -34,4 +45,5 @@ export async function start({ port = Number(process.env.PORT ?? 8787), baseUrl =
   };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) console.log(`chat-gateway on ${(await start()).url}`);
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  console.log(`chat-gateway on ${(await start()).url}`);

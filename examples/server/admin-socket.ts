@@ -29,7 +29,11 @@ export function adminSocketPath(dataDir: string): string {
 }
 
 /** Listens on the admin socket; resolves with its close. */
-export async function startAdminSocket(gateway: Gateway, protection: LoginProtection, dataDir: string): Promise<() => Promise<void>> {
+export async function startAdminSocket(
+  gateway: Gateway,
+  protection: LoginProtection,
+  dataDir: string,
+): Promise<() => Promise<void>> {
   const path = adminSocketPath(dataDir);
   // A socket file left by a server that died; the data folder's lock says no other server runs.
   await rm(path, { force: true });
@@ -66,7 +70,10 @@ async function answer(gateway: Gateway, protection: LoginProtection, line: strin
     if (request.kind === "schedule") return await scheduleAction(gateway, owner, request);
     switch (request.action) {
       case "add":
-        return { ok: true, result: await addHook(gateway, owner, { name: request.name!, channel: request.channel!, mode: request.mode }) };
+        return {
+          ok: true,
+          result: await addHook(gateway, owner, { name: request.name!, channel: request.channel!, mode: request.mode }),
+        };
       case "rotate":
         return { ok: true, result: await rotateHook(gateway, owner, request.name!) };
       case "remove":
@@ -86,10 +93,25 @@ async function answer(gateway: Gateway, protection: LoginProtection, line: strin
 async function scheduleAction(gateway: Gateway, owner: string, request: AdminRequest): Promise<AdminReply> {
   switch (request.action) {
     case "add":
-      return { ok: true, result: await gateway.schedules.add(owner, { name: request.name!, cron: request.cron!, tz: request.tz, prompt: request.prompt!, channel: request.channel! }) };
+      return {
+        ok: true,
+        result: await gateway.schedules.add(owner, {
+          name: request.name!,
+          cron: request.cron!,
+          tz: request.tz,
+          prompt: request.prompt!,
+          channel: request.channel!,
+        }),
+      };
     case "list": {
       const names = new Map((await gateway.channels.list(owner)).map((c) => [c.chat_id, c.name]));
-      return { ok: true, result: (await gateway.schedules.list(owner)).map((s) => ({ ...s, channel: names.get(s.chat_id) ?? "(deleted)" })) };
+      return {
+        ok: true,
+        result: (await gateway.schedules.list(owner)).map((s) => ({
+          ...s,
+          channel: names.get(s.chat_id) ?? "(deleted)",
+        })),
+      };
     }
     case "remove":
       await gateway.schedules.remove(owner, request.name!);
@@ -102,8 +124,18 @@ async function scheduleAction(gateway: Gateway, owner: string, request: AdminReq
 }
 
 /** The owner the hooks belong to: the named user when login is on, the anonymous owner when off. */
-async function ownerOf(protection: LoginProtection, user: string | undefined): Promise<string | { ok: false; error: string; usage?: true }> {
-  if (!(await protection.enabled())) return user === undefined ? ANONYMOUS_OWNER : { ok: false, error: "login is off: hooks and schedules belong to the anonymous owner; leave out --user", usage: true };
+async function ownerOf(
+  protection: LoginProtection,
+  user: string | undefined,
+): Promise<string | { ok: false; error: string; usage?: true }> {
+  if (!(await protection.enabled()))
+    return user === undefined
+      ? ANONYMOUS_OWNER
+      : {
+          ok: false,
+          error: "login is off: hooks and schedules belong to the anonymous owner; leave out --user",
+          usage: true,
+        };
   if (user === undefined) return { ok: false, error: "login is on: name the user with --user NAME", usage: true };
   if (!(await protection.users.load()).users.has(user)) return { ok: false, error: `no user named "${user}"` };
   return user;

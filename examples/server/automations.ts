@@ -7,7 +7,12 @@ import { ANONYMOUS_OWNER, type Gateway } from "chat-gateway";
 import { listHooks, type LoginProtection } from "chat-gateway/http";
 
 /** Answers GET /api/automations; false for any other path. */
-export async function serveAutomations(gateway: Gateway, protection: LoginProtection, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+export async function serveAutomations(
+  gateway: Gateway,
+  protection: LoginProtection,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<boolean> {
   if ((req.url ?? "").split("?")[0] !== "/api/automations") return false;
   const headers = { "content-type": "application/json", "cache-control": "no-store" };
   if (req.method !== "GET") {
@@ -22,7 +27,14 @@ export async function serveAutomations(gateway: Gateway, protection: LoginProtec
   const [hooks, schedules] = await Promise.all([listHooks(gateway, owner), gateway.schedules.list(owner)]);
   const body = {
     hooks: hooks.map((h) => ({ name: h.name, chat_id: h.chat_id, mode: h.mode })),
-    schedules: schedules.map((s) => ({ name: s.name, chat_id: s.chat_id, cron: s.cron, tz: s.tz, next_run: s.next_run, last_run: s.last_run ?? null })),
+    schedules: schedules.map((s) => ({
+      name: s.name,
+      chat_id: s.chat_id,
+      cron: s.cron,
+      tz: s.tz,
+      next_run: s.next_run,
+      last_run: s.last_run ?? null,
+    })),
   };
   res.writeHead(200, headers).end(JSON.stringify(body));
   return true;

@@ -151,11 +151,13 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
   }
   const get = (name: keyof typeof OPTIONS) => flags[name] ?? (env[OPTIONS[name]] || undefined);
   const port = Number(get("port") ?? 8787);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`port must be 0 to 65535, got ${get("port")}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`port must be 0 to 65535, got ${get("port")}`);
   const dataDir = resolve(get("data-dir") ?? "data");
   const laneTtl = get("lane-ttl-ms");
   const laneTtlMs = laneTtl === undefined ? undefined : Number(laneTtl);
-  if (laneTtlMs !== undefined && (!Number.isInteger(laneTtlMs) || laneTtlMs < 100)) throw new UsageError(`lane-ttl-ms must be an integer >= 100, got ${laneTtl}`);
+  if (laneTtlMs !== undefined && (!Number.isInteger(laneTtlMs) || laneTtlMs < 100))
+    throw new UsageError(`lane-ttl-ms must be an integer >= 100, got ${laneTtl}`);
   return {
     port,
     trustProxy: count(get("trust-proxy"), "trust-proxy", 0) ?? 0,
@@ -188,17 +190,27 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
 }
 
 /** A whole-number setting of at least `min` (and at most `max`), or undefined when not given. */
-function count(value: string | undefined, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+function count(
+  value: string | undefined,
+  name: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) {
-    throw new UsageError(`${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`}, got ${value}`);
+    throw new UsageError(
+      `${name} must be an integer ${max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`}, got ${value}`,
+    );
   }
   return n;
 }
 
 function list(value: string | undefined): string[] | undefined {
-  const items = value?.split(",").map((item) => item.trim()).filter(Boolean);
+  const items = value
+    ?.split(",")
+    .map((item) => item.trim())
+    .filter(Boolean);
   return items && items.length > 0 ? items : undefined;
 }
 

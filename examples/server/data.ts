@@ -13,11 +13,18 @@ import type { ServerConfig } from "./config.js";
  * The configured storage, not opened, and how the start line names it. `onFatal` learns that the
  * sql.js database process could not be brought back (without it, that ends the process).
  */
-export async function pickStorage(config: ServerConfig, logger: Logger, onFatal?: (error: Error) => void): Promise<{ storage: Storage; label: string }> {
+export async function pickStorage(
+  config: ServerConfig,
+  logger: Logger,
+  onFatal?: (error: Error) => void,
+): Promise<{ storage: Storage; label: string }> {
   if (config.databaseUrl) {
     // Imported only in this mode, so the optional pg peer is not needed otherwise.
     const { postgresStorage } = await import("chat-gateway/storage/postgres");
-    return { storage: postgresStorage({ connectionString: config.databaseUrl, schema: config.databaseSchema }), label: `postgres (schema ${config.databaseSchema ?? "public"})` };
+    return {
+      storage: postgresStorage({ connectionString: config.databaseUrl, schema: config.databaseSchema }),
+      label: `postgres (schema ${config.databaseSchema ?? "public"})`,
+    };
   }
   if (config.memory) return { storage: memoryStorage(), label: "memory" };
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });

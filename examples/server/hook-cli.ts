@@ -19,7 +19,10 @@ export interface Io {
  * Splits arguments into positional ones and `--name value` flags of `allowed` (the last of a
  * repeated one wins); undefined on any other `--` argument or a flag without its value.
  */
-export function splitArgs(args: string[], allowed: readonly string[]): { positional: string[]; flags: Record<string, string> } | undefined {
+export function splitArgs(
+  args: string[],
+  allowed: readonly string[],
+): { positional: string[]; flags: Record<string, string> } | undefined {
   const flags: Record<string, string> = {};
   const positional: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -39,14 +42,23 @@ function parse(argv: string[]): AdminRequest | undefined {
   const { positional, flags } = split;
   const user = flags.user;
   if (action === "list" && positional.length === 0 && !flags.channel && !flags.mode) return { action, user };
-  if ((action === "rotate" || action === "remove") && positional.length === 1 && !flags.channel && !flags.mode) return { action, user, name: positional[0] };
-  if (action === "add" && positional.length === 1 && flags.channel && (flags.mode === undefined || flags.mode === "post" || flags.mode === "turn")) {
+  if ((action === "rotate" || action === "remove") && positional.length === 1 && !flags.channel && !flags.mode)
+    return { action, user, name: positional[0] };
+  if (
+    action === "add" &&
+    positional.length === 1 &&
+    flags.channel &&
+    (flags.mode === undefined || flags.mode === "post" || flags.mode === "turn")
+  ) {
     return { action, user, name: positional[0], channel: flags.channel, mode: flags.mode as AdminRequest["mode"] };
   }
   return undefined;
 }
 
-function ask(path: string, request: AdminRequest): Promise<{ ok: boolean; result?: unknown; error?: string; usage?: true }> {
+function ask(
+  path: string,
+  request: AdminRequest,
+): Promise<{ ok: boolean; result?: unknown; error?: string; usage?: true }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(path);
     let reply = "";
@@ -73,7 +85,9 @@ export async function askServer(dataDir: string, request: AdminRequest, io: Io):
   try {
     reply = await ask(adminSocketPath(dataDir), request);
   } catch (error) {
-    io.stderr.write(`cannot reach the running server through ${adminSocketPath(dataDir)} (${(error as Error).message}); start the server first\n`);
+    io.stderr.write(
+      `cannot reach the running server through ${adminSocketPath(dataDir)} (${(error as Error).message}); start the server first\n`,
+    );
     return 1;
   }
   if (!reply.ok) {

@@ -22,10 +22,16 @@ async function main(argv: string[]): Promise<number> {
   }
   if (argv[0] === "hook") {
     // The running server does it: see admin-socket.ts.
-    return runHookCli(argv.slice(1), parseConfig([], process.env).dataDir, { stdout: process.stdout, stderr: process.stderr });
+    return runHookCli(argv.slice(1), parseConfig([], process.env).dataDir, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+    });
   }
   if (argv[0] === "schedule") {
-    return runScheduleCli(argv.slice(1), parseConfig([], process.env).dataDir, { stdout: process.stdout, stderr: process.stderr });
+    return runScheduleCli(argv.slice(1), parseConfig([], process.env).dataDir, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+    });
   }
   if (argv.includes("--help") || argv.includes("-h")) {
     process.stdout.write(HELP);

@@ -15,7 +15,8 @@ export interface ServerMetrics {
 }
 
 export function serverMetrics(config: ServerConfig): ServerMetrics {
-  if (config.metricsPort === undefined) return { storage: (storage) => storage, start: async () => undefined, close: async () => undefined };
+  if (config.metricsPort === undefined)
+    return { storage: (storage) => storage, start: async () => undefined, close: async () => undefined };
   const metrics: GatewayMetrics = gatewayMetrics();
   const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, metrics.handler());
   return {

@@ -38,7 +38,9 @@ async function fcmSender(file: string): Promise<PushSender> {
 
 export async function serverPush(config: ServerConfig): Promise<ServerPush> {
   const vapid = await vapidKeys(config);
-  const senders: PushSender[] = [webPushSender({ vapid, subject: config.pushSubject ?? DEFAULT_SUBJECT, ...config.webPush })];
+  const senders: PushSender[] = [
+    webPushSender({ vapid, subject: config.pushSubject ?? DEFAULT_SUBJECT, ...config.webPush }),
+  ];
   if (config.ntfyUrl) senders.push(ntfyPushSender({ baseUrl: config.ntfyUrl }));
   if (config.fcmServiceAccount) senders.push(await fcmSender(config.fcmServiceAccount));
   const body = JSON.stringify({ public_key: vapid.publicKey });
@@ -49,10 +51,14 @@ export async function serverPush(config: ServerConfig): Promise<ServerPush> {
       if (new URL(req.url ?? "/", "http://x").pathname !== "/api/push/vapid") return false;
       req.resume();
       if (req.method !== "GET" && req.method !== "HEAD") {
-        res.writeHead(405, { allow: "GET, HEAD", "content-type": "application/json" }).end(JSON.stringify({ error: "use GET" }));
+        res
+          .writeHead(405, { allow: "GET, HEAD", "content-type": "application/json" })
+          .end(JSON.stringify({ error: "use GET" }));
         return true;
       }
-      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(req.method === "HEAD" ? undefined : body);
+      res
+        .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+        .end(req.method === "HEAD" ? undefined : body);
       return true;
     },
   };

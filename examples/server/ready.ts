@@ -21,11 +21,15 @@ const STORAGE_WAIT_MS = 2_000;
 export async function serveReady(checks: ReadyChecks, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
   if (canonicalPath(req.url) !== "/api/ready") return false;
   if (req.method !== "GET" && req.method !== "HEAD") {
-    res.writeHead(405, { "content-type": "application/json", allow: "GET, HEAD" }).end(JSON.stringify({ error: `method ${req.method} not allowed; use GET or HEAD` }));
+    res
+      .writeHead(405, { "content-type": "application/json", allow: "GET, HEAD" })
+      .end(JSON.stringify({ error: `method ${req.method} not allowed; use GET or HEAD` }));
     return true;
   }
   const ok = !checks.draining() && (checks.busConnected?.() ?? true) && (await storageAnswers(checks.storage));
-  res.writeHead(ok ? 200 : 503, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify({ ok }));
+  res
+    .writeHead(ok ? 200 : 503, { "content-type": "application/json", "cache-control": "no-store" })
+    .end(JSON.stringify({ ok }));
   return true;
 }
 
@@ -34,7 +38,13 @@ async function storageAnswers(storage: Storage): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), STORAGE_WAIT_MS)));
   try {
-    return await Promise.race([storage.outboxBounds(ANONYMOUS_OWNER).then(() => true, () => false), late]);
+    return await Promise.race([
+      storage.outboxBounds(ANONYMOUS_OWNER).then(
+        () => true,
+        () => false,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

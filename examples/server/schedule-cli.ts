@@ -19,11 +19,20 @@ function parse(argv: string[]): AdminRequest | undefined {
   const { user, ...given } = flags;
   const base = { kind: "schedule" as const, user };
   if (action === "add" && positional.length === 1 && given.cron && given.channel && given.prompt !== undefined) {
-    return { ...base, action, name: positional[0], cron: given.cron, tz: given.tz, channel: given.channel, prompt: given.prompt };
+    return {
+      ...base,
+      action,
+      name: positional[0],
+      cron: given.cron,
+      tz: given.tz,
+      channel: given.channel,
+      prompt: given.prompt,
+    };
   }
   if (Object.keys(given).length > 0) return undefined;
   if (action === "list" && positional.length === 0) return { ...base, action };
-  if ((action === "remove" || action === "run") && positional.length === 1) return { ...base, action, name: positional[0] };
+  if ((action === "remove" || action === "run") && positional.length === 1)
+    return { ...base, action, name: positional[0] };
   return undefined;
 }
 
@@ -52,7 +61,8 @@ export async function runScheduleCli(argv: string[], dataDir: string, io: Io): P
     io.stdout.write(`schedule: ${added.name}\nnext_run: ${when(added.next_run)}\n`);
   } else if (request.action === "list") {
     // Tab-separated: name, channel, cron, time zone, next run, last result.
-    for (const s of reply.result as Array<ScheduleInfo & { channel: string }>) io.stdout.write(`${s.name}\t${s.channel}\t${s.cron}\t${s.tz}\t${when(s.next_run)}\t${lastResult(s.last_run)}\n`);
+    for (const s of reply.result as Array<ScheduleInfo & { channel: string }>)
+      io.stdout.write(`${s.name}\t${s.channel}\t${s.cron}\t${s.tz}\t${when(s.next_run)}\t${lastResult(s.last_run)}\n`);
   } else if (request.action === "run") {
     io.stdout.write(`prompt_id: ${(reply.result as ScheduleRun).prompt_id}\n`);
   }

@@ -6,9 +6,10 @@ import { extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // From source the build sits in ./web/dist; in the package's bin build it is copied to dist/web.
-const root = [new URL("./web/dist/", import.meta.url), new URL("../web/", import.meta.url)]
-  .map((url) => fileURLToPath(url))
-  .find((dir) => existsSync(`${dir}index.html`)) ?? fileURLToPath(new URL("./web/dist/", import.meta.url));
+const root =
+  [new URL("./web/dist/", import.meta.url), new URL("../web/", import.meta.url)]
+    .map((url) => fileURLToPath(url))
+    .find((dir) => existsSync(`${dir}index.html`)) ?? fileURLToPath(new URL("./web/dist/", import.meta.url));
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
@@ -25,7 +26,8 @@ const TYPES: Record<string, string> = {
 const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
-  "content-security-policy": "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+  "content-security-policy":
+    "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
 };
 
 // The service worker (docs/PROTOCOL.md §16) controls the whole origin, and a browser must see a new
@@ -61,10 +63,17 @@ export async function serveWeb(req: IncomingMessage, res: ServerResponse): Promi
   }
   if (!info?.isFile()) {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...SECURITY_HEADERS });
-    res.end(`<!doctype html><title>chat-gateway</title><p>chat-gateway is running. The web UI is not built; connect a client to <code>/ws/gateway</code>.</p>`);
+    res.end(
+      `<!doctype html><title>chat-gateway</title><p>chat-gateway is running. The web UI is not built; connect a client to <code>/ws/gateway</code>.</p>`,
+    );
     return;
   }
-  res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream", "content-length": String(info.size), ...SECURITY_HEADERS, ...(relative === "sw.js" ? SERVICE_WORKER_HEADERS : {}) });
+  res.writeHead(200, {
+    "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+    "content-length": String(info.size),
+    ...SECURITY_HEADERS,
+    ...(relative === "sw.js" ? SERVICE_WORKER_HEADERS : {}),
+  });
   if (req.method === "HEAD") return void res.end();
   createReadStream(file).pipe(res);
 }

@@ -16,7 +16,16 @@ import type { OpenAsk } from "./open-asks.js";
 import { resolvedFrame, selectionProblem, type Selection } from "./ask-shapes.js";
 import { findPicker, openPickersOf, type StoredPicker } from "./picker-lookup.js";
 import { relay, selected, type RelayedAnswer } from "./ask-relay.js";
-import { approvalNeedsId, ASK_COMMAND_KINDS, choiceLabels, commandSelection, namesPicker, noneOpen, replyBeside, type AskCommand } from "./ask-commands.js";
+import {
+  approvalNeedsId,
+  ASK_COMMAND_KINDS,
+  choiceLabels,
+  commandSelection,
+  namesPicker,
+  noneOpen,
+  replyBeside,
+  type AskCommand,
+} from "./ask-commands.js";
 
 type RespondTo = Respondent;
 
@@ -24,14 +33,27 @@ type RespondTo = Respondent;
  * Resolve an ask held here with a relayed or local answer. Resolves with why the answer does not
  * fit (the ask stays open), or undefined once it is resolved.
  */
-export async function arbitrate(services: AskServices, entry: OpenAsk, answer: RelayedAnswer, respondTo?: RespondTo): Promise<string | undefined> {
+export async function arbitrate(
+  services: AskServices,
+  entry: OpenAsk,
+  answer: RelayedAnswer,
+  respondTo?: RespondTo,
+): Promise<string | undefined> {
   let selection: Selection = answer.selection ?? {};
   if (answer.command) {
     if (answer.command.name === "/approve" && answer.picker_id === undefined) {
-      const refused = approvalNeedsId(entry.spec, services.asks.inLane(entry.owner, entry.spec, "approval").map((a) => a.spec.picker_id));
+      const refused = approvalNeedsId(
+        entry.spec,
+        services.asks.inLane(entry.owner, entry.spec, "approval").map((a) => a.spec.picker_id),
+      );
       if (refused) return refused;
     }
-    const made = commandSelection(entry.spec, answer.command.name as AskCommand, answer.command.args, choiceLabels(entry.spec.frame.payload));
+    const made = commandSelection(
+      entry.spec,
+      answer.command.name as AskCommand,
+      answer.command.args,
+      choiceLabels(entry.spec.frame.payload),
+    );
     if (typeof made === "string") return made;
     selection = made;
   }
@@ -42,18 +64,32 @@ export async function arbitrate(services: AskServices, entry: OpenAsk, answer: R
 }
 
 /** The arbiter's side of a relayed answer: resolve it, or tell the sender why not. */
-export async function arbitrateRelayed(services: AskServices, entry: OpenAsk, answer: RelayedAnswer, respondTo: RespondTo | undefined): Promise<void> {
+export async function arbitrateRelayed(
+  services: AskServices,
+  entry: OpenAsk,
+  answer: RelayedAnswer,
+  respondTo: RespondTo | undefined,
+): Promise<void> {
   const problem = await arbitrate(services, entry, answer, respondTo);
   if (!problem) return;
   if (answer.command) await replyBeside(services, entry.owner, entry.spec, undefined, problem);
-  else respondTo?.session.respond({ type: "error", payload: { code: "unsupported", message: problem } }, respondTo.requestId);
+  else
+    respondTo?.session.respond(
+      { type: "error", payload: { code: "unsupported", message: problem } },
+      respondTo.requestId,
+    );
 }
 
 /**
  * Close an ask that no process holds: its turn is gone (a crash), so it ends `interrupted`. With a
  * lane lock the lane must be free, or the turn still runs elsewhere.
  */
-async function closeAbandoned(services: AskServices, owner: Owner, picker: StoredPicker, respondTo?: RespondTo): Promise<Record<string, unknown>> {
+async function closeAbandoned(
+  services: AskServices,
+  owner: Owner,
+  picker: StoredPicker,
+  respondTo?: RespondTo,
+): Promise<Record<string, unknown>> {
   const lock = services.options.laneLock;
   let lease: { release(): Promise<void> } | undefined;
   if (lock) {
@@ -73,14 +109,25 @@ async function closeAbandoned(services: AskServices, owner: Owner, picker: Store
 }
 
 /** Handle `picker.select`: the response is `picker.resolved`, with the outcome that stands. */
-export async function selectPicker(services: AskServices, session: Respondent["session"] & { owner: Owner; device: { device_id: string } }, payload: ClientPayloads["picker.select"], requestId: string | undefined): Promise<void> {
+export async function selectPicker(
+  services: AskServices,
+  session: Respondent["session"] & { owner: Owner; device: { device_id: string } },
+  payload: ClientPayloads["picker.select"],
+  requestId: string | undefined,
+): Promise<void> {
   const owner = session.owner;
   const id = payload.picker_id;
   const selection: Selection = {};
   if (payload.option_id !== undefined) selection.option_id = payload.option_id;
   if (payload.text !== undefined) selection.text = payload.text;
   const respondTo = { session, requestId };
-  const answer: RelayedAnswer = { picker_id: id, selection, device_id: session.device.device_id, connection_id: session.id, request_id: requestId };
+  const answer: RelayedAnswer = {
+    picker_id: id,
+    selection,
+    device_id: session.device.device_id,
+    connection_id: session.id,
+    request_id: requestId,
+  };
   const held = services.asks.get(owner, id);
   if (held) {
     const problem = await arbitrate(services, held, answer, respondTo);
@@ -99,11 +146,20 @@ export async function selectPicker(services: AskServices, session: Respondent["s
 }
 
 /** Answer by slash command (`/approve`, `/deny`, `/answer`, `/model`); says so when nothing is open. */
-export async function answerByCommand(services: AskServices, owner: Owner, lane: Lane, command: { name: AskCommand; args: string; replyTo: string; deviceId: string }): Promise<void> {
+export async function answerByCommand(
+  services: AskServices,
+  owner: Owner,
+  lane: Lane,
+  command: { name: AskCommand; args: string; replyTo: string; deviceId: string },
+): Promise<void> {
   const { name, args } = command;
   const kind = ASK_COMMAND_KINDS[name];
   const byId = namesPicker(name, args);
-  const answer: RelayedAnswer = { device_id: command.deviceId, command: { name, args }, ...(byId ? { picker_id: args } : { lane, kind }) };
+  const answer: RelayedAnswer = {
+    device_id: command.deviceId,
+    command: { name, args },
+    ...(byId ? { picker_id: args } : { lane, kind }),
+  };
   const say = (text: string) => replyBeside(services, owner, lane, command.replyTo, text);
   const held = byId ? services.asks.get(owner, args) : services.asks.inLane(owner, lane, kind).at(-1);
   if (held && held.spec.kind === kind) {
@@ -126,5 +182,9 @@ export async function answerByCommand(services: AskServices, owner: Owner, lane:
 export async function interruptAsksOf(services: AskServices, owner: Owner, messageId: string): Promise<void> {
   const open = await openPickersOf(services, owner, new Set([messageId]));
   if (open.length === 0) return;
-  await services.store(owner, {}, open.map((picker) => resolvedFrame(picker, { outcome: "interrupted" })));
+  await services.store(
+    owner,
+    {},
+    open.map((picker) => resolvedFrame(picker, { outcome: "interrupted" })),
+  );
 }

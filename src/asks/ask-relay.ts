@@ -46,7 +46,10 @@ export function remoteSession(services: AskServices, owner: Owner, connectionId:
   return {
     id: connectionId,
     respond(frame: OutgoingFrame, requestId: string | undefined) {
-      services.bus.publish({ owner, frame: { type: RESPOND_FRAME, payload: { connection_id: connectionId, request_id: requestId, frame } } });
+      services.bus.publish({
+        owner,
+        frame: { type: RESPOND_FRAME, payload: { connection_id: connectionId, request_id: requestId, frame } },
+      });
     },
   };
 }
@@ -60,9 +63,13 @@ export function listenForRelays(services: AskServices, arbitrate: Arbitrate): vo
   asks.onOwner = ownerSubscriptions(services.bus, (owner, message) => {
     if (message.frame.type !== RELAY_FRAME) return;
     const { token, ...relayed } = message.frame.payload as unknown as RelayedAnswer & { token: string };
-    const entry = relayed.picker_id ? asks.get(owner, relayed.picker_id) : relayed.lane && asks.inLane(owner, relayed.lane, relayed.kind).at(-1);
+    const entry = relayed.picker_id
+      ? asks.get(owner, relayed.picker_id)
+      : relayed.lane && asks.inLane(owner, relayed.lane, relayed.kind).at(-1);
     if (!entry) return;
-    const respondTo = relayed.connection_id ? { session: remoteSession(services, owner, relayed.connection_id), requestId: relayed.request_id } : undefined;
+    const respondTo = relayed.connection_id
+      ? { session: remoteSession(services, owner, relayed.connection_id), requestId: relayed.request_id }
+      : undefined;
     services.bus.publish({ owner, frame: { type: ACK_FRAME, payload: { token } } });
     arbitrate(entry, relayed, respondTo).catch((error) => services.log.warn("a relayed answer failed", error));
   });
@@ -79,7 +86,9 @@ export async function relay(services: AskServices, owner: Owner, relayed: Relaye
         if (message.frame.type === ACK_FRAME && message.frame.payload.token === token) resolve(true);
       });
       timer = setTimeout(() => resolve(false), ACK_WAIT_MS);
-      void Promise.resolve(services.bus.ready?.(owner)).then(() => services.bus.publish({ owner, frame: { type: RELAY_FRAME, payload: { ...relayed, token } } }));
+      void Promise.resolve(services.bus.ready?.(owner)).then(() =>
+        services.bus.publish({ owner, frame: { type: RELAY_FRAME, payload: { ...relayed, token } } }),
+      );
     });
   } finally {
     clearTimeout(timer);

@@ -67,7 +67,9 @@ function checkChoices(list: unknown, where: string, max: number): AskOption[] {
   return list.map((choice: Partial<AskOption>) => {
     const id = choice?.id;
     if (typeof id !== "string" || id === "" || id.length > ASK_LIMITS.optionIdMax || /\s/.test(id)) {
-      throw new TypeError(`ask: each of ${where} needs an id of 1 to ${ASK_LIMITS.optionIdMax} characters without spaces`);
+      throw new TypeError(
+        `ask: each of ${where} needs an id of 1 to ${ASK_LIMITS.optionIdMax} characters without spaces`,
+      );
     }
     if (seen.has(id)) throw new TypeError(`ask: ${where} has the id "${id}" twice`);
     seen.add(id);
@@ -81,7 +83,8 @@ function checkChoices(list: unknown, where: string, max: number): AskOption[] {
  * a note saying how much there was.
  */
 function shownArgs(args: unknown): { args: Record<string, unknown>; note?: string } {
-  const record = args !== null && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+  const record =
+    args !== null && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
   const max = ASK_LIMITS.toolArgsMaxBytes;
   const size = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? "null");
   let total: number;
@@ -103,7 +106,10 @@ function shownArgs(args: unknown): { args: Record<string, unknown>; note?: strin
     kept[key] = value;
     used += size(key) + size(value) + 2;
   }
-  return { args: kept, note: `The call's arguments are ${Math.ceil(total / 1024)} KiB of JSON; only the first ${max / 1024} KiB are shown.` };
+  return {
+    args: kept,
+    note: `The call's arguments are ${Math.ceil(total / 1024)} KiB of JSON; only the first ${max / 1024} KiB are shown.`,
+  };
 }
 
 /** `text` cut so that its JSON takes at most `bytes`, ending with `…`. */
@@ -134,7 +140,13 @@ type CardCommon = Pick<PickerSpec, "picker_id" | "chat_id" | "thread_id" | "mess
 export function pickerSpec(request: Ask, at: AskPlace): PickerSpec {
   if (!request || typeof request !== "object") throw new TypeError("ask: the request must be an object");
   const title = cut(request.title, ASK_LIMITS.titleMax);
-  const base = { picker_id: at.picker_id, chat_id: at.chat_id, thread_id: at.thread_id, message_id: at.message_id, title };
+  const base = {
+    picker_id: at.picker_id,
+    chat_id: at.chat_id,
+    thread_id: at.thread_id,
+    message_id: at.message_id,
+    title,
+  };
   if (request.kind === "model") return modelSpec(request, base, at.expires_at);
   if (request.kind === "approval") return approvalSpec(request, base, at.expires_at);
   if (request.kind === "confirm") return confirmSpec(request, base, at.expires_at);
@@ -147,21 +159,51 @@ function modelSpec(request: ModelAsk, base: CardCommon, expiresAt: number): Pick
   if (models.length === 0) throw new TypeError("ask: a model ask needs at least one model");
   const shown = models.map((m, i) => (request.models[i]?.current ? { ...m, current: true as const } : m));
   const frame: PickerFrame = { type: "picker.model", payload: { ...base, models: shown, expires_at: expiresAt } };
-  return { ...base, kind: "model", body: "", choices: models.map((m) => m.id), allow_text: false, expires_at: expiresAt, frame, notice: base.title, noticeCut: false };
+  return {
+    ...base,
+    kind: "model",
+    body: "",
+    choices: models.map((m) => m.id),
+    allow_text: false,
+    expires_at: expiresAt,
+    frame,
+    notice: base.title,
+    noticeCut: false,
+  };
 }
 
 /** An approval: its options (approve and deny by default) and the tool call it approves, if any. */
 function approvalSpec(request: ApprovalAsk, base: CardCommon, expiresAt: number): PickerSpec {
   const body = cut(request.body, ASK_LIMITS.bodyMax);
-  const options = request.options === undefined ? DEFAULT_APPROVAL : checkChoices(request.options, "options", ASK_LIMITS.optionsMax);
+  const options =
+    request.options === undefined ? DEFAULT_APPROVAL : checkChoices(request.options, "options", ASK_LIMITS.optionsMax);
   if (options.length === 0) throw new TypeError("ask: an approval needs at least one option");
   const shown = request.tool ? shownArgs(request.tool.args) : undefined;
-  const tool = request.tool ? { name: cut(request.tool.name, ASK_LIMITS.labelMax), args: shown!.args, ...(shown!.note ? { args_cut: true as const } : {}) } : undefined;
+  const tool = request.tool
+    ? {
+        name: cut(request.tool.name, ASK_LIMITS.labelMax),
+        args: shown!.args,
+        ...(shown!.note ? { args_cut: true as const } : {}),
+      }
+    : undefined;
   // The person must know they do not see the whole call; the note survives the body's cut.
   const said = shown?.note ? `${cut(request.body, ASK_LIMITS.bodyMax - shown.note.length - 2)}\n\n${shown.note}` : body;
-  const frame: PickerFrame = { type: "picker.approval", payload: { ...base, body: said, ...(tool ? { tool } : {}), options, expires_at: expiresAt } };
+  const frame: PickerFrame = {
+    type: "picker.approval",
+    payload: { ...base, body: said, ...(tool ? { tool } : {}), options, expires_at: expiresAt },
+  };
   const { notice, noticeCut } = notificationBody(said || base.title, tool, base.picker_id);
-  return { ...base, kind: "approval", body: said, choices: options.map((o) => o.id), allow_text: false, expires_at: expiresAt, frame, notice, noticeCut };
+  return {
+    ...base,
+    kind: "approval",
+    body: said,
+    choices: options.map((o) => o.id),
+    allow_text: false,
+    expires_at: expiresAt,
+    frame,
+    notice,
+    noticeCut,
+  };
 }
 
 /** A confirm: options, free text, or both. */
@@ -170,8 +212,21 @@ function confirmSpec(request: ConfirmAsk, base: CardCommon, expiresAt: number): 
   const options = checkChoices(request.options ?? [], "options", ASK_LIMITS.optionsMax);
   const allowText = request.allowText === true;
   if (options.length === 0 && !allowText) throw new TypeError("ask: a confirm needs options or allowText");
-  const frame: PickerFrame = { type: "picker.confirm", payload: { ...base, body, options, allow_text: allowText, expires_at: expiresAt } };
-  return { ...base, kind: "confirm", body, choices: options.map((o) => o.id), allow_text: allowText, expires_at: expiresAt, frame, notice: body || base.title, noticeCut: false };
+  const frame: PickerFrame = {
+    type: "picker.confirm",
+    payload: { ...base, body, options, allow_text: allowText, expires_at: expiresAt },
+  };
+  return {
+    ...base,
+    kind: "confirm",
+    body,
+    choices: options.map((o) => o.id),
+    allow_text: allowText,
+    expires_at: expiresAt,
+    frame,
+    notice: body || base.title,
+    noticeCut: false,
+  };
 }
 
 /** `JSON.stringify`, or what `String` makes of a value JSON cannot hold (a cycle, a BigInt). */
@@ -189,7 +244,11 @@ function argsText(args: unknown): string {
  * shows, so when the arguments do not fit it says so, and `/approve` then needs the picker id
  * (docs/PROTOCOL.md §11.1).
  */
-export function notificationBody(shown: string, tool: { name: string; args: unknown } | undefined, pickerId: string): { notice: string; noticeCut: boolean } {
+export function notificationBody(
+  shown: string,
+  tool: { name: string; args: unknown } | undefined,
+  pickerId: string,
+): { notice: string; noticeCut: boolean } {
   if (!tool) return { notice: shown, noticeCut: false };
   const full = `${shown}\n\n${tool.name} arguments: ${argsText(tool.args)}`;
   if (full.length <= ASK_LIMITS.bodyMax) return { notice: full, noticeCut: false };
@@ -213,10 +272,7 @@ export function openingFrames(spec: PickerSpec, now: number): StoredFrame[] {
     thread_id: spec.thread_id,
     picker_id: spec.picker_id,
   };
-  return [
-    spec.frame,
-    { type: "notification", payload: notification },
-  ];
+  return [spec.frame, { type: "notification", payload: notification }];
 }
 
 /** The push for a device with no connection: the question as the body. */
@@ -234,7 +290,12 @@ export function askPush(spec: PickerSpec): PushMessage {
 
 /** The `picker.resolved` frame of an outcome. */
 export function resolvedFrame(spec: Lane & { picker_id: string }, answer: AskAnswer, deviceId?: string): StoredFrame {
-  const payload: ServerPayloads["picker.resolved"] = { picker_id: spec.picker_id, chat_id: spec.chat_id, thread_id: spec.thread_id, outcome: answer.outcome };
+  const payload: ServerPayloads["picker.resolved"] = {
+    picker_id: spec.picker_id,
+    chat_id: spec.chat_id,
+    thread_id: spec.thread_id,
+    outcome: answer.outcome,
+  };
   if (answer.option_id !== undefined) payload.option_id = answer.option_id;
   if (answer.text !== undefined) payload.text = answer.text;
   if (deviceId !== undefined) payload.device_id = deviceId;
@@ -242,8 +303,19 @@ export function resolvedFrame(spec: Lane & { picker_id: string }, answer: AskAns
 }
 
 /** The record of how an ask ended, kept on its answer (docs/PROTOCOL.md §14.5). */
-export function answeredAsk(spec: PickerSpec, answer: AskAnswer, deviceId: string | undefined, now: number): AnsweredAsk {
-  const record: AnsweredAsk = { picker_id: spec.picker_id, kind: spec.kind, title: spec.title, outcome: answer.outcome, ts: now };
+export function answeredAsk(
+  spec: PickerSpec,
+  answer: AskAnswer,
+  deviceId: string | undefined,
+  now: number,
+): AnsweredAsk {
+  const record: AnsweredAsk = {
+    picker_id: spec.picker_id,
+    kind: spec.kind,
+    title: spec.title,
+    outcome: answer.outcome,
+    ts: now,
+  };
   if (answer.option_id !== undefined) {
     record.option_id = answer.option_id;
     const shown = spec.frame.payload;
@@ -266,11 +338,16 @@ export interface Selection {
  * Why a selection does not fit the ask (`unsupported`), or undefined when it fits. An option
  * that was not offered, text where it is not allowed or too long, or neither.
  */
-export function selectionProblem(spec: Pick<PickerSpec, "choices" | "allow_text">, selection: Selection): string | undefined {
+export function selectionProblem(
+  spec: Pick<PickerSpec, "choices" | "allow_text">,
+  selection: Selection,
+): string | undefined {
   const { option_id: optionId, text } = selection;
   if (optionId === undefined && text === undefined) return "picker.select needs option_id or text";
-  if (optionId !== undefined && !spec.choices.includes(optionId)) return `option "${cut(optionId, 64)}" is not offered; choose one of: ${spec.choices.join(", ")}`;
+  if (optionId !== undefined && !spec.choices.includes(optionId))
+    return `option "${cut(optionId, 64)}" is not offered; choose one of: ${spec.choices.join(", ")}`;
   if (text !== undefined && !spec.allow_text) return "this ask takes no text answer; choose one of its options";
-  if (text !== undefined && text.length > ASK_LIMITS.textMax) return `a text answer has at most ${ASK_LIMITS.textMax} characters`;
+  if (text !== undefined && text.length > ASK_LIMITS.textMax)
+    return `a text answer has at most ${ASK_LIMITS.textMax} characters`;
   return undefined;
 }

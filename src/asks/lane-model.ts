@@ -18,7 +18,12 @@ export async function laneModel(services: { storage: Storage }, owner: Owner, la
  * or `channel.set_default` in between is not undone: the commit is skipped and decided again);
  * empty when the lane is gone.
  */
-export async function laneModelChange(services: { storage: Storage }, owner: Owner, lane: Lane, model: string): Promise<Change> {
+export async function laneModelChange(
+  services: { storage: Storage },
+  owner: Owner,
+  lane: Lane,
+  model: string,
+): Promise<Change> {
   const record = await services.storage.getChannel(owner, lane.thread_id ?? lane.chat_id);
   return record ? { channels: [{ ...record, model }], expectChannels: asRead([record]) } : {};
 }

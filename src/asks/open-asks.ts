@@ -12,7 +12,15 @@ import type { Owner } from "../protocol/ids.js";
 import type { LaneTurn } from "../turn/lanes.js";
 import type { Ask, AskAnswer } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
-import { ASK_LIMITS, answeredAsk, askPush, openingFrames, pickerSpec, resolvedFrame, type PickerSpec } from "./ask-shapes.js";
+import {
+  ASK_LIMITS,
+  answeredAsk,
+  askPush,
+  openingFrames,
+  pickerSpec,
+  resolvedFrame,
+  type PickerSpec,
+} from "./ask-shapes.js";
 import type { AnsweredAsk } from "../contracts/records.js";
 import { laneModelChange } from "./lane-model.js";
 import { SUPERSEDED, untilApplied } from "../storage/read-decide-commit.js";
@@ -80,7 +88,11 @@ export class OpenAsks {
   /** Open asks of a lane, newest last; of one kind when given. */
   inLane(owner: Owner, lane: Lane, kind?: Ask["kind"]): OpenAsk[] {
     return [...this.#open.values()].filter(
-      (a) => a.owner === owner && a.spec.chat_id === lane.chat_id && a.spec.thread_id === lane.thread_id && (!kind || a.spec.kind === kind),
+      (a) =>
+        a.owner === owner &&
+        a.spec.chat_id === lane.chat_id &&
+        a.spec.thread_id === lane.thread_id &&
+        (!kind || a.spec.kind === kind),
     );
   }
 
@@ -115,11 +127,16 @@ export class OpenAsks {
     const services = this.#services;
     if (turn.controller.signal.aborted) return { outcome: abortOutcome(turn) };
     if (!this.#withinBounds(owner, lane)) {
-      services.log.warn(`ask refused: too many open asks (at most ${ASK_LIMITS.openPerLane} per lane, ${ASK_LIMITS.openPerOwner} per owner)`);
+      services.log.warn(
+        `ask refused: too many open asks (at most ${ASK_LIMITS.openPerLane} per lane, ${ASK_LIMITS.openPerOwner} per owner)`,
+      );
       return { outcome: "cancelled" };
     }
     const wanted = request?.expiresInMs ?? services.options.askExpiresMs;
-    const lifetime = Math.min(Number.isFinite(wanted) && wanted > 0 ? wanted : services.options.askExpiresMs, ASK_LIMITS.expiresMaxMs);
+    const lifetime = Math.min(
+      Number.isFinite(wanted) && wanted > 0 ? wanted : services.options.askExpiresMs,
+      ASK_LIMITS.expiresMaxMs,
+    );
     // Reserved in the step that checked the bounds: asks opened at the same moment all await below.
     const slot = { owner, lane };
     this.#reserved.add(slot);
@@ -129,14 +146,27 @@ export class OpenAsks {
       // The outbox position goes into the id, so another process finds the stored card quickly.
       const { last } = await services.storage.outboxBounds(owner);
       opened = services.now();
-      spec = pickerSpec(request, { ...lane, picker_id: newId(`pk${last.toString(36)}`), message_id: turn.answer ?? "", expires_at: opened + lifetime });
+      spec = pickerSpec(request, {
+        ...lane,
+        picker_id: newId(`pk${last.toString(36)}`),
+        message_id: turn.answer ?? "",
+        expires_at: opened + lifetime,
+      });
     } finally {
       this.#reserved.delete(slot);
     }
     let finish!: (answer: AskAnswer) => void;
     const answered = new Promise<AskAnswer>((resolve) => (finish = resolve));
     const onAbort = () => void this.resolve(owner, spec.picker_id, { outcome: abortOutcome(turn) });
-    const entry: OpenAsk = { owner, spec, turn, opened, finish, timer: undefined, stopListening: () => turn.controller.signal.removeEventListener("abort", onAbort) };
+    const entry: OpenAsk = {
+      owner,
+      spec,
+      turn,
+      opened,
+      finish,
+      timer: undefined,
+      stopListening: () => turn.controller.signal.removeEventListener("abort", onAbort),
+    };
     const first = !this.holds(owner);
     this.#open.set(key(owner, spec.picker_id), entry);
     turn.beforeEnd ??= () => this.#settleTurn(turn);
@@ -150,7 +180,10 @@ export class OpenAsks {
     }
     services.pushIfAway(owner, askPush(spec));
     turn.onAsk?.(true);
-    entry.timer = setTimeout(() => void this.resolve(owner, spec.picker_id, { outcome: "expired" }), Math.min(lifetime, MAX_TIMER_MS));
+    entry.timer = setTimeout(
+      () => void this.resolve(owner, spec.picker_id, { outcome: "expired" }),
+      Math.min(lifetime, MAX_TIMER_MS),
+    );
     turn.controller.signal.addEventListener("abort", onAbort, { once: true });
     // Aborted while the card was being stored: the listener above came too late.
     if (turn.controller.signal.aborted) onAbort();
@@ -161,7 +194,13 @@ export class OpenAsks {
    * Resolve an open ask held here; the first call wins. Resolves with the stored
    * `picker.resolved` payload, or undefined when this process holds no such open ask.
    */
-  resolve(owner: Owner, pickerId: string, answer: AskAnswer, deviceId?: string, respondTo?: Responder): Promise<Record<string, unknown>> | undefined {
+  resolve(
+    owner: Owner,
+    pickerId: string,
+    answer: AskAnswer,
+    deviceId?: string,
+    respondTo?: Responder,
+  ): Promise<Record<string, unknown>> | undefined {
     const entry = this.#open.get(key(owner, pickerId));
     if (!entry) return undefined;
     // Decided here, synchronously: whatever comes after finds the ask gone.
@@ -185,7 +224,13 @@ export class OpenAsks {
     return work.then(() => frame.payload);
   }
 
-  async #store(entry: OpenAsk, answer: AskAnswer, frame: ReturnType<typeof resolvedFrame>, respondTo: Responder | undefined, record: AnsweredAsk): Promise<void> {
+  async #store(
+    entry: OpenAsk,
+    answer: AskAnswer,
+    frame: ReturnType<typeof resolvedFrame>,
+    respondTo: Responder | undefined,
+    record: AnsweredAsk,
+  ): Promise<void> {
     const services = this.#services;
     const { owner, spec, turn } = entry;
     try {

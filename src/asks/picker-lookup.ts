@@ -14,7 +14,10 @@ const PICKER_TYPES: readonly string[] = [...PICKER_FRAME_TYPES];
 const SCAN_MAX = 20_000;
 
 /** What the stored card says, enough to judge an answer. */
-export type StoredPicker = Pick<PickerSpec, "picker_id" | "kind" | "chat_id" | "thread_id" | "message_id" | "choices" | "allow_text">;
+export type StoredPicker = Pick<
+  PickerSpec,
+  "picker_id" | "kind" | "chat_id" | "thread_id" | "message_id" | "choices" | "allow_text"
+>;
 
 /** A stored card and, when it ended, how. */
 export interface PickerRecord {
@@ -22,7 +25,11 @@ export interface PickerRecord {
   resolved?: Record<string, unknown>;
 }
 
-const KINDS: Record<string, PickerSpec["kind"]> = { "picker.approval": "approval", "picker.confirm": "confirm", "picker.model": "model" };
+const KINDS: Record<string, PickerSpec["kind"]> = {
+  "picker.approval": "approval",
+  "picker.confirm": "confirm",
+  "picker.model": "model",
+};
 
 /** The card of a stored picker frame, or undefined for any other frame. */
 export function storedPicker(entry: Pick<OutboxEntry, "type" | "payload">): StoredPicker | undefined {
@@ -54,7 +61,12 @@ function startOf(pickerId: string): number | undefined {
  * (`readOutbox`'s `types`), so a lookup from a position a client chose (a made-up `picker_id`)
  * reads the owner's few asks, never the payloads of its messages.
  */
-export async function scanOutbox(services: { storage: Storage }, owner: Owner, after: number, visit: (entry: OutboxEntry) => boolean): Promise<void> {
+export async function scanOutbox(
+  services: { storage: Storage },
+  owner: Owner,
+  after: number,
+  visit: (entry: OutboxEntry) => boolean,
+): Promise<void> {
   let read = 0;
   while (read < SCAN_MAX) {
     const entries = await services.storage.readOutbox(owner, after, PAGE, PICKER_TYPES);
@@ -68,7 +80,11 @@ export async function scanOutbox(services: { storage: Storage }, owner: Owner, a
 }
 
 /** Find an ask in the owner's outbox; undefined when it is unknown (or another owner's). */
-export async function findPicker(services: { storage: Storage }, owner: Owner, pickerId: string): Promise<PickerRecord | undefined> {
+export async function findPicker(
+  services: { storage: Storage },
+  owner: Owner,
+  pickerId: string,
+): Promise<PickerRecord | undefined> {
   const start = startOf(pickerId);
   if (start === undefined) return undefined;
   let found: PickerRecord | undefined;
@@ -86,7 +102,11 @@ export async function findPicker(services: { storage: Storage }, owner: Owner, p
 }
 
 /** The asks of these messages that were never resolved (their turn died with its process). */
-export async function openPickersOf(services: { storage: Storage }, owner: Owner, messageIds: ReadonlySet<string>): Promise<StoredPicker[]> {
+export async function openPickersOf(
+  services: { storage: Storage },
+  owner: Owner,
+  messageIds: ReadonlySet<string>,
+): Promise<StoredPicker[]> {
   const open = new Map<string, StoredPicker>();
   await scanOutbox(services, owner, 0, (entry) => {
     const picker = storedPicker(entry);

@@ -51,7 +51,9 @@ export class ChannelDirectory {
         created_ts: this.#now(),
       };
       const expectChannels = [{ chat_id: DEFAULT_CHAT_ID, channel: null }, ...asRead(defaults)];
-      return (await this.#storage.commit(owner, { channels: [channel], expectChannels })).skipped ? SUPERSEDED : undefined;
+      return (await this.#storage.commit(owner, { channels: [channel], expectChannels })).skipped
+        ? SUPERSEDED
+        : undefined;
     });
     this.#defaultEnsured.add(owner);
   };

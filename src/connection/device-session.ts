@@ -117,7 +117,9 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
         return;
       }
       if (!this.#services.addresses.tryAdd(address, this.#services.options.maxConnectionsPerIp)) {
-        this.#refuseBusy(`too many connections from this address (at most ${this.#services.options.maxConnectionsPerIp})`);
+        this.#refuseBusy(
+          `too many connections from this address (at most ${this.#services.options.maxConnectionsPerIp})`,
+        );
         return;
       }
       this.#address = address;
@@ -159,7 +161,10 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     }
     // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
     if (!this.#spend()) {
-      this.send({ type: "error", payload: { code: "rate_limited", message: "too many frames; slow down" } }, peekId(text));
+      this.send(
+        { type: "error", payload: { code: "rate_limited", message: "too many frames; slow down" } },
+        peekId(text),
+      );
       return;
     }
     this.#enqueue(() => this.#handleText(text));
@@ -201,7 +206,11 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#admission.stop();
     this.#uploads?.dropAll();
     if (this.#attached !== undefined) this.#services.detach(this.#attached, this);
-    this.#services.events.emit("disconnect", { owner: this.#owner, deviceId: this.#device?.device_id, connectionId: this.id });
+    this.#services.events.emit("disconnect", {
+      owner: this.#owner,
+      deviceId: this.#device?.device_id,
+      connectionId: this.id,
+    });
   }
 
   close(code: number, reason: string): void {
@@ -230,9 +239,12 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #enqueue(work: () => Promise<void>): void {
     // Frames that need no I/O (garbage past the budget) would otherwise run back to back as
     // microtasks, holding every other connection up until the whole flood is worked off.
-    this.#queue = this.#queue.then(() => this.#share.breathe()).then(work).catch((error) => {
-      this.#services.log.error("unhandled error in a connection", error);
-    });
+    this.#queue = this.#queue
+      .then(() => this.#share.breathe())
+      .then(work)
+      .catch((error) => {
+        this.#services.log.error("unhandled error in a connection", error);
+      });
   }
 
   async #handleText(text: string): Promise<void> {
@@ -244,7 +256,10 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       const requestId = error instanceof FrameError ? error.requestId : undefined;
       if (this.#state === "hello") {
         this.#services.traffic.hellosRefused++;
-        return this.#refuseAuth(new GatewayError("auth", `the first frame must be a valid hello (${(error as Error).message})`), requestId);
+        return this.#refuseAuth(
+          new GatewayError("auth", `the first frame must be a valid hello (${(error as Error).message})`),
+          requestId,
+        );
       }
       return this.#sendError(error, requestId);
     }
@@ -261,7 +276,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       else this.#services.traffic.hellosRefused++;
       return;
     }
-    if (frame.type === "hello") return this.#sendError(new GatewayError("unsupported", "hello was already sent on this connection"), frame.id);
+    if (frame.type === "hello")
+      return this.#sendError(new GatewayError("unsupported", "hello was already sent on this connection"), frame.id);
     try {
       await handleRequest(this.#services, this, frame);
     } catch (error) {
@@ -288,7 +304,13 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     );
   }
 
-  #ready(auth: AuthResult, device: Device, { bounds, held }: Attached, helloOk: ServerFrame, requestId: RequestId | undefined): void {
+  #ready(
+    auth: AuthResult,
+    device: Device,
+    { bounds, held }: Attached,
+    helloOk: ServerFrame,
+    requestId: RequestId | undefined,
+  ): void {
     clearTimeout(this.#helloTimer);
     this.#helloTimer = undefined;
     this.#owner = auth.owner;
@@ -299,7 +321,9 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#delivery.start(bounds.last, held);
     this.#services.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
     // Joining mid-flight: running answers, open asks and queues, live (docs/PROTOCOL.md §14.3).
-    shareState(this.#services, auth.owner, this).catch((error) => this.#services.log.warn("sending the shared state failed", error));
+    shareState(this.#services, auth.owner, this).catch((error) =>
+      this.#services.log.warn("sending the shared state failed", error),
+    );
   }
 
   /**
@@ -331,7 +355,10 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #shed(text: string): void {
     const ms = this.#services.helloGate.retryAfterMs();
     this.#services.traffic.hellosRefused++;
-    this.send({ type: "error", payload: { code: "rate_limited", message: `the server is busy; try again in ${ms} ms` } }, peekId(text));
+    this.send(
+      { type: "error", payload: { code: "rate_limited", message: `the server is busy; try again in ${ms} ms` } },
+      peekId(text),
+    );
     this.close(CLOSE_CODES.tryAgainLater, retryReason(ms));
   }
 

@@ -63,7 +63,13 @@ export interface HelloHost {
   /** Subscribes to the owner's frames; it attaches synchronously, before its first await. */
   attach(owner: Owner): Promise<Attached>;
   /** Admitted: the connection becomes ready, sends `helloOk` and then the frames held back. */
-  ready(auth: AuthResult, device: Device, attached: Attached, helloOk: ServerFrame, requestId: RequestId | undefined): void;
+  ready(
+    auth: AuthResult,
+    device: Device,
+    attached: Attached,
+    helloOk: ServerFrame,
+    requestId: RequestId | undefined,
+  ): void;
 }
 
 /** Runs `hello` through to `hello.ok`, or refuses it with the protocol's error code and closes. */
@@ -76,7 +82,8 @@ export async function shakeHands(host: HelloHost, frame: HelloFrame): Promise<vo
   // from this synchronous step until the attach counts it, so parallel hellos cannot all pass it.
   const { admitting, connectionCount, options } = host.services;
   const most = options.maxConnectionsPerOwner;
-  if (!admitting.tryAdd(auth.owner, most - connectionCount(auth.owner))) return host.refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
+  if (!admitting.tryAdd(auth.owner, most - connectionCount(auth.owner)))
+    return host.refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
   try {
     let attaching: Promise<Attached>;
     let device: Device;
@@ -121,7 +128,16 @@ function acceptsHello(host: HelloHost, frame: HelloFrame, caps: DeviceCaps): boo
     return false;
   }
   if (caps.min_protocol > PROTOCOL_VERSION) {
-    host.send({ type: "error", payload: { code: "unsupported", message: `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}` } }, frame.id);
+    host.send(
+      {
+        type: "error",
+        payload: {
+          code: "unsupported",
+          message: `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}`,
+        },
+      },
+      frame.id,
+    );
     host.close(CLOSE_CODES.protocolTooNew, "protocol too new");
     return false;
   }
@@ -140,11 +156,13 @@ async function authenticate(host: HelloHost, frame: HelloFrame): Promise<AuthRes
     const auth = await askAuthenticator(host, frame);
     if (auth === undefined) return undefined;
     if (host.isClosed()) return void host.admission.abandon();
-    const expired = () => host.isClosed() || host.refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
+    const expired = () =>
+      host.isClosed() || host.refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
     const verdict = host.admission.admit(auth, () => host.services.now(), expired);
     // Too many revocations to remember came meanwhile: a new answer postdates them (fail closed at last).
     if (verdict === "recheck" && round < MAX_AUTH_ROUNDS) continue;
-    if (verdict !== "admitted") return void host.refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
+    if (verdict !== "admitted")
+      return void host.refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
     if (host.isClosed()) return undefined;
     return auth;
   }
@@ -156,7 +174,11 @@ async function askAuthenticator(host: HelloHost, frame: HelloFrame): Promise<Aut
   let auth;
   host.admission.begin();
   try {
-    auth = await host.services.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: host.context });
+    auth = await host.services.authenticator.authenticate({
+      token: p.token,
+      deviceId: p.device_id,
+      context: host.context,
+    });
   } catch (error) {
     host.admission.abandon();
     if (isGatewayError(error) && error.code === "auth") return void host.refuseAuth(error, frame.id);
@@ -171,7 +193,12 @@ async function askAuthenticator(host: HelloHost, frame: HelloFrame): Promise<Aut
 }
 
 /** Stores the device record; a push target the hello leaves out stays as it was. */
-async function registerDevice(services: HandshakeServices, owner: Owner, p: HelloFrame["payload"], caps: DeviceCaps): Promise<Device> {
+async function registerDevice(
+  services: HandshakeServices,
+  owner: Owner,
+  p: HelloFrame["payload"],
+  caps: DeviceCaps,
+): Promise<Device> {
   const storage = services.storage;
   await services.ensureDefaultChannel(owner);
   return writeDevice(storage, owner, p.device_id, (previous) => {

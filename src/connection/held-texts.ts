@@ -79,7 +79,10 @@ export class HeldTexts {
 
 function textsOf(frame: OutgoingFrame): Texts {
   const p = frame.payload;
-  return { text: typeof p.text === "string" ? p.text : "", reasoning: typeof p.reasoning === "string" ? p.reasoning : "" };
+  return {
+    text: typeof p.text === "string" ? p.text : "",
+    reasoning: typeof p.reasoning === "string" ? p.reasoning : "",
+  };
 }
 
 /**
@@ -98,7 +101,10 @@ function deltaFrame(update: OutgoingFrame, held: Texts): OutgoingFrame {
   else payload.text = now.text;
   if (!reasoningGrows) payload.reasoning = now.reasoning;
   else if (now.reasoning.length > held.reasoning.length) {
-    Object.assign(payload, { reasoning_offset: held.reasoning.length, reasoning_append: now.reasoning.slice(held.reasoning.length) });
+    Object.assign(payload, {
+      reasoning_offset: held.reasoning.length,
+      reasoning_append: now.reasoning.slice(held.reasoning.length),
+    });
   }
   return { type: update.type, payload };
 }

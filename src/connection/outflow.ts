@@ -110,7 +110,8 @@ export class Outflow {
         this.#nextDeltaAt = performance.now() + this.#limits.deltaIntervalMs;
       } else if (frame.type === "message.start") held.started(p.message_id as string);
       else if (frame.type === "message.stop" || frame.type === "message") held.ended(p.message_id as string);
-      else if (frame.type === "message.deleted" && Array.isArray(p.message_ids)) for (const id of p.message_ids) held.ended(id as string);
+      else if (frame.type === "message.deleted" && Array.isArray(p.message_ids))
+        for (const id of p.message_ids) held.ended(id as string);
     }
     this.#conn.send(encodeFrame(frame, requestId));
     if (this.#sent !== undefined) countFrame(this.#sent, frame.type);

@@ -46,7 +46,12 @@ export interface SharedBudgets {
 }
 
 /** The shared budgets of one gateway process. */
-export function sharedBudgets(o: { rateLimitPerAddress: RateLimit; rateLimitPerOwner: RateLimit; connectRateLimit: RateLimit; now: () => number }): SharedBudgets {
+export function sharedBudgets(o: {
+  rateLimitPerAddress: RateLimit;
+  rateLimitPerOwner: RateLimit;
+  connectRateLimit: RateLimit;
+  now: () => number;
+}): SharedBudgets {
   return {
     framesPerAddress: new KeyedBuckets(o.rateLimitPerAddress, o.now),
     framesPerOwner: new KeyedBuckets(o.rateLimitPerOwner, o.now),

@@ -11,11 +11,19 @@ const asMessage = new WeakMap<OutgoingFrame, OutgoingFrame>();
 /** The JSON text of a frame, with an optional request id; cached when there is no id. */
 export function encodeFrame(frame: OutgoingFrame, id?: string): string {
   if (id !== undefined) {
-    return JSON.stringify(frame.seq === undefined ? { type: frame.type, id, payload: frame.payload } : { type: frame.type, id, seq: frame.seq, payload: frame.payload });
+    return JSON.stringify(
+      frame.seq === undefined
+        ? { type: frame.type, id, payload: frame.payload }
+        : { type: frame.type, id, seq: frame.seq, payload: frame.payload },
+    );
   }
   let text = encoded.get(frame);
   if (text === undefined) {
-    text = JSON.stringify(frame.seq === undefined ? { type: frame.type, payload: frame.payload } : { type: frame.type, seq: frame.seq, payload: frame.payload });
+    text = JSON.stringify(
+      frame.seq === undefined
+        ? { type: frame.type, payload: frame.payload }
+        : { type: frame.type, seq: frame.seq, payload: frame.payload },
+    );
     encoded.set(frame, text);
   }
   return text;

@@ -24,8 +24,10 @@ const LEVELS = ["info", "warn", "error"] as const;
 export function consoleLogger(prefix: string): Logger {
   return {
     info: () => undefined,
-    warn: (message, detail) => (detail === undefined ? console.warn(`${prefix} ${message}`) : console.warn(`${prefix} ${message}`, detail)),
-    error: (message, detail) => (detail === undefined ? console.error(`${prefix} ${message}`) : console.error(`${prefix} ${message}`, detail)),
+    warn: (message, detail) =>
+      detail === undefined ? console.warn(`${prefix} ${message}`) : console.warn(`${prefix} ${message}`, detail),
+    error: (message, detail) =>
+      detail === undefined ? console.error(`${prefix} ${message}`) : console.error(`${prefix} ${message}`, detail),
   };
 }
 
@@ -37,11 +39,20 @@ export function consoleLogger(prefix: string): Logger {
  * @throws {TypeError} when `logger` lacks one of `info`, `warn`, `error`, or `legacy.value` is given
  *   and is not a function
  */
-export function resolveLogger(where: string, prefix: string, logger: unknown, legacy?: { name: string; value: unknown }): Logger {
+export function resolveLogger(
+  where: string,
+  prefix: string,
+  logger: unknown,
+  legacy?: { name: string; value: unknown },
+): Logger {
   if (logger !== undefined) {
-    const missing = LEVELS.filter((level) => typeof (logger as Partial<Record<string, unknown>> | null)?.[level] !== "function");
+    const missing = LEVELS.filter(
+      (level) => typeof (logger as Partial<Record<string, unknown>> | null)?.[level] !== "function",
+    );
     if (typeof logger !== "object" || logger === null || missing.length > 0) {
-      throw new TypeError(`${where}: logger must be an object with info, warn and error methods${logger !== null && typeof logger === "object" ? ` (missing ${missing.join(", ")})` : ""}`);
+      throw new TypeError(
+        `${where}: logger must be an object with info, warn and error methods${logger !== null && typeof logger === "object" ? ` (missing ${missing.join(", ")})` : ""}`,
+      );
     }
     return logger as Logger;
   }

@@ -14,7 +14,19 @@ import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../protoc
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
 import type { HookClaim, HookRecord, OwnedHook } from "./hooks.js";
 import type { OwnedSchedule, ScheduleRecord, ScheduleRun } from "./schedules.js";
-import type { Change, CommitResult, HistoryPage, HistoryQuery, LaneUnread, OutboxBounds, OutboxEntry, ReadMark, RetentionPolicy, SearchQuery, TurnScope } from "./storage-change.js";
+import type {
+  Change,
+  CommitResult,
+  HistoryPage,
+  HistoryQuery,
+  LaneUnread,
+  OutboxBounds,
+  OutboxEntry,
+  ReadMark,
+  RetentionPolicy,
+  SearchQuery,
+  TurnScope,
+} from "./storage-change.js";
 
 export type {
   Change,

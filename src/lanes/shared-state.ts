@@ -26,7 +26,11 @@ function sharedBus(services: QueueServices): boolean {
  * running, and the id of its answer (null before the answer started). Open asks of the turn
  * resolve `cancelled` as it ends.
  */
-export async function stopTurn(services: QueueServices, owner: Owner, lane: Lane): Promise<{ stopped: boolean; message_id: MessageId | null }> {
+export async function stopTurn(
+  services: QueueServices,
+  owner: Owner,
+  lane: Lane,
+): Promise<{ stopped: boolean; message_id: MessageId | null }> {
   const answer = services.lanes.running(owner, lane)?.answer ?? null;
   if (services.lanes.abort(owner, lane, "stop")) return { stopped: true, message_id: answer };
   if (sharedBus(services)) return relayStop(services.bus, owner, lane);
@@ -51,7 +55,8 @@ export async function shareState(services: QueueServices, owner: Owner, target: 
   if (sharedBus(services)) relayJoin(services.bus, owner, target.id);
   if (!keepsQueue(services)) return;
   try {
-    for (const waiting of (await waitingByLane(services, owner)).values()) target.deliver(queueFrame(waiting[0], waiting));
+    for (const waiting of (await waitingByLane(services, owner)).values())
+      target.deliver(queueFrame(waiting[0], waiting));
   } catch (error) {
     services.log.warn("reading the owner's queues failed", error);
   }

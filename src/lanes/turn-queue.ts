@@ -67,7 +67,14 @@ function sameLane(m: StoredMessage, lane: Lane): boolean {
  * the job answers, once it holds the lane, every waiting message of the lane up to its own, oldest
  * first, and none that another process answered or a delete took away meanwhile.
  */
-export function enqueueWaiting(services: QueueServices, owner: Owner, lane: Lane, message: StoredMessage, answer: AnswerWaiting, ended?: JobEnded): void {
+export function enqueueWaiting(
+  services: QueueServices,
+  owner: Owner,
+  lane: Lane,
+  message: StoredMessage,
+  answer: AnswerWaiting,
+  ended?: JobEnded,
+): void {
   const front = message.interrupt === true;
   if (!keepsQueue(services)) {
     services.lanes.enqueue(owner, lane, (turn) => answer(owner, turn, message).finally(() => ended?.()), ended, front);
@@ -79,7 +86,13 @@ export function enqueueWaiting(services: QueueServices, owner: Owner, lane: Lane
     targets.delete(message.message_id);
     ended?.(reason);
   };
-  services.lanes.enqueue(owner, lane, (turn) => serve(services, owner, lane, message.message_id, turn, answer).finally(() => done()), done, front);
+  services.lanes.enqueue(
+    owner,
+    lane,
+    (turn) => serve(services, owner, lane, message.message_id, turn, answer).finally(() => done()),
+    done,
+    front,
+  );
 }
 
 /**
@@ -88,7 +101,14 @@ export function enqueueWaiting(services: QueueServices, owner: Owner, lane: Lane
  */
 export type JobEnded = (dropped?: AbortReason) => void;
 
-async function serve(services: QueueServices, owner: Owner, lane: Lane, target: MessageId, first: LaneTurn, answer: AnswerWaiting): Promise<void> {
+async function serve(
+  services: QueueServices,
+  owner: Owner,
+  lane: Lane,
+  target: MessageId,
+  first: LaneTurn,
+  answer: AnswerWaiting,
+): Promise<void> {
   // Without a lane lock nothing says this gateway holds the lane alone (another gateway may share
   // the storage): it answers its own message only, in its own lane order.
   if (services.options.laneLock === undefined) return serveOwn(services, owner, lane, target, first, answer);
@@ -99,7 +119,9 @@ async function serve(services: QueueServices, owner: Owner, lane: Lane, target: 
     // Answered by another process, or deleted while it waited: nothing to run.
     if (!own?.waiting) return;
     if (served.size === 0) await endAbandoned(services, owner, lane);
-    const waiting = (await services.storage.waitingTurns({ owner, ...lane })).filter((w) => w.owner === owner && sameLane(w.message, lane)).map((w) => w.message);
+    const waiting = (await services.storage.waitingTurns({ owner, ...lane }))
+      .filter((w) => w.owner === owner && sameLane(w.message, lane))
+      .map((w) => w.message);
     const next = waiting.sort(queueOrder)[0] ?? own;
     // Its end could not be stored: leave it to the next job or restart rather than run it twice here.
     if (served.has(next.message_id)) return;
@@ -117,9 +139,17 @@ async function serve(services: QueueServices, owner: Owner, lane: Lane, target: 
  * The waiting messages of each of the owner's lanes (of one lane with `lane`), in the order they
  * will run: answers already streaming are not waiting, nor the ids in `running`.
  */
-export async function waitingByLane(services: QueueServices, owner: Owner, lane?: Lane, running: readonly MessageId[] = []): Promise<Map<string, StoredMessage[]>> {
+export async function waitingByLane(
+  services: QueueServices,
+  owner: Owner,
+  lane?: Lane,
+  running: readonly MessageId[] = [],
+): Promise<Map<string, StoredMessage[]>> {
   const scope = lane ? { owner, ...lane } : { owner };
-  const [waiting, streaming] = await Promise.all([services.storage.waitingTurns(scope), services.storage.unfinishedMessages(scope)]);
+  const [waiting, streaming] = await Promise.all([
+    services.storage.waitingTurns(scope),
+    services.storage.unfinishedMessages(scope),
+  ]);
   const answered = new Set<string>(running);
   for (const { owner: of, message } of streaming) if (of === owner && message.reply_to) answered.add(message.reply_to);
   const byLane = new Map<string, StoredMessage[]>();
@@ -134,14 +164,22 @@ export async function waitingByLane(services: QueueServices, owner: Owner, lane?
 }
 
 export function queueFrame(lane: Lane, waiting: StoredMessage[]): ServerFrame {
-  return { type: "lane.queue", payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, message_ids: waiting.map((m) => m.message_id) } };
+  return {
+    type: "lane.queue",
+    payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, message_ids: waiting.map((m) => m.message_id) },
+  };
 }
 
 /**
  * Tell every device of the owner the lane's queue as it now stands (`lane.queue`, live). `running`:
  * messages whose turn is starting, no longer waiting. Only on a storage that keeps the queue.
  */
-export async function publishQueue(services: QueueServices, owner: Owner, lane: Lane, running: readonly MessageId[] = []): Promise<void> {
+export async function publishQueue(
+  services: QueueServices,
+  owner: Owner,
+  lane: Lane,
+  running: readonly MessageId[] = [],
+): Promise<void> {
   if (!keepsQueue(services)) return;
   try {
     const key = laneKey(owner, lane);
@@ -160,11 +198,22 @@ export async function publishQueue(services: QueueServices, owner: Owner, lane: 
 
 /** Lane order: a message sent with `when_busy: "interrupt"` first, then oldest first. */
 export function queueOrder(a: StoredMessage, b: StoredMessage): number {
-  return Number(b.interrupt === true) - Number(a.interrupt === true) || a.ts - b.ts || (a.message_id < b.message_id ? -1 : a.message_id > b.message_id ? 1 : 0);
+  return (
+    Number(b.interrupt === true) - Number(a.interrupt === true) ||
+    a.ts - b.ts ||
+    (a.message_id < b.message_id ? -1 : a.message_id > b.message_id ? 1 : 0)
+  );
 }
 
 /** The job's own message only, if it still waits (not deleted meanwhile, not answered by a restart's recovery). */
-async function serveOwn(services: QueueServices, owner: Owner, lane: Lane, target: MessageId, turn: LaneTurn, answer: AnswerWaiting): Promise<void> {
+async function serveOwn(
+  services: QueueServices,
+  owner: Owner,
+  lane: Lane,
+  target: MessageId,
+  turn: LaneTurn,
+  answer: AnswerWaiting,
+): Promise<void> {
   const own = await services.storage.getMessage(owner, target);
   if (!own?.waiting || turn.controller.signal.aborted) return;
   await publishQueue(services, owner, lane, [target]);
@@ -191,12 +240,26 @@ async function endAbandoned(services: QueueServices, owner: Owner, lane: Lane): 
 export async function endInterrupted(services: AskServices, owner: Owner, message: StoredMessage): Promise<void> {
   const current = await services.storage.getMessage(owner, message.message_id);
   if (current?.status !== "streaming") return;
-  const ended: StoredMessage = { ...current, status: "interrupted", text: current.text || "(interrupted: the gateway restarted)" };
+  const ended: StoredMessage = {
+    ...current,
+    status: "interrupted",
+    text: current.text || "(interrupted: the gateway restarted)",
+  };
   // The footer keeps what is known of the answer: at least its model.
   ended.runtime = current.runtime ?? (current.model !== undefined ? { model: current.model } : {});
-  const final: StoredFrame = services.options.streaming ? { type: "message.stop", payload: stopPayload(ended) } : { type: "message", payload: messagePayload(ended) };
+  const final: StoredFrame = services.options.streaming
+    ? { type: "message.stop", payload: stopPayload(ended) }
+    : { type: "message", payload: messagePayload(ended) };
   // Deleted since it was read: closing it must not bring it back.
-  await services.store(owner, { messages: [ended], requireMessages: [ended.message_id], ...(ended.reply_to ? { answered: [ended.reply_to] } : {}) }, [final]);
+  await services.store(
+    owner,
+    {
+      messages: [ended],
+      requireMessages: [ended.message_id],
+      ...(ended.reply_to ? { answered: [ended.reply_to] } : {}),
+    },
+    [final],
+  );
   await interruptAsksOf(services, owner, ended.message_id);
 }
 
@@ -217,7 +280,13 @@ export async function recoverWaiting(services: QueueServices, answer: AnswerWait
     for (const { owner, message } of entries) {
       if (targets.has(message.message_id)) continue;
       // Recovered in lane order: a recovered interrupting message does not jump the local queue again.
-      enqueueWaiting(services, owner, { chat_id: message.chat_id, thread_id: message.thread_id }, { ...message, interrupt: undefined }, answer);
+      enqueueWaiting(
+        services,
+        owner,
+        { chat_id: message.chat_id, thread_id: message.thread_id },
+        { ...message, interrupt: undefined },
+        answer,
+      );
     }
   }
 }

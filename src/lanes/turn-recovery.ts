@@ -37,11 +37,18 @@ async function recoverAbandoned(services: QueueServices, owner: Owner, message: 
  * With several processes, a streaming message may belong to a live turn elsewhere: only a lane
  * whose lease can be taken at once is really abandoned. One process alone recovers them all.
  */
-async function abandoned(services: QueueServices, owner: Owner, message: StoredMessage): Promise<LaneLease | undefined | false> {
+async function abandoned(
+  services: QueueServices,
+  owner: Owner,
+  message: StoredMessage,
+): Promise<LaneLease | undefined | false> {
   const lock = services.options.laneLock;
   if (!lock) return undefined;
   try {
-    return await lock.acquire(laneKey(owner, { chat_id: message.chat_id, thread_id: message.thread_id }), AbortSignal.timeout(200));
+    return await lock.acquire(
+      laneKey(owner, { chat_id: message.chat_id, thread_id: message.thread_id }),
+      AbortSignal.timeout(200),
+    );
   } catch {
     return false;
   }

@@ -3,7 +3,13 @@
  * runtime's), or the agent's turn with the lane's recent history and chosen model.
  * @module
  */
-import { parseCommand, type BuiltinCommand, type CommandHandler, type CommandRegistry, type CommandSource } from "../turn/commands.js";
+import {
+  parseCommand,
+  type BuiltinCommand,
+  type CommandHandler,
+  type CommandRegistry,
+  type CommandSource,
+} from "../turn/commands.js";
 import { GatewayError } from "../protocol/errors.js";
 import type { ResolvedOptions } from "../options/options.js";
 import type { AskServices } from "../asks/ask-services.js";
@@ -29,7 +35,9 @@ export function answerWaiting(services: RunServices): AnswerWaiting {
   return (owner, turn, message) => {
     const lane: Lane = { chat_id: message.chat_id, thread_id: message.thread_id };
     const command = parseCommand(message.text);
-    return command ? runCommand(services, owner, lane, message, turn, command.name, command.args) : runTurn(services, owner, lane, message, turn).then(() => undefined);
+    return command
+      ? runCommand(services, owner, lane, message, turn, command.name, command.args)
+      : runTurn(services, owner, lane, message, turn).then(() => undefined);
   };
 }
 
@@ -44,7 +52,15 @@ async function isBuiltin(services: RunServices, name: string, builtin: BuiltinCo
   return (await builtinOf(services, name)) === builtin;
 }
 
-function turnInput(services: RunServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, history: HistoryItem[], model: string | undefined): TurnInput {
+function turnInput(
+  services: RunServices,
+  owner: Owner,
+  lane: Lane,
+  message: StoredMessage,
+  turn: LaneTurn,
+  history: HistoryItem[],
+  model: string | undefined,
+): TurnInput {
   return {
     owner,
     chat_id: lane.chat_id,
@@ -83,28 +99,70 @@ async function laneHistory(services: RunServices, owner: Owner, lane: Lane, curr
   }
   return messages
     .slice(start)
-    .filter((m) => m.message_id !== current && m.status !== "streaming" && !m.waiting && !commandIds.has(m.message_id) && !(m.reply_to && commandIds.has(m.reply_to)))
+    .filter(
+      (m) =>
+        m.message_id !== current &&
+        m.status !== "streaming" &&
+        !m.waiting &&
+        !commandIds.has(m.message_id) &&
+        !(m.reply_to && commandIds.has(m.reply_to)),
+    )
     .slice(-wanted)
     .map(historyItem);
 }
 
 /** Run the agent's turn answering a stored user message; resolves with the stored answer. */
-export async function runTurn(services: RunServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn): Promise<StoredMessage> {
+export async function runTurn(
+  services: RunServices,
+  owner: Owner,
+  lane: Lane,
+  message: StoredMessage,
+  turn: LaneTurn,
+): Promise<StoredMessage> {
   const history = await laneHistory(services, owner, lane, message.message_id);
   const model = await laneModel(services, owner, lane);
   const input = turnInput(services, owner, lane, message, turn, history, model);
-  return await runAnswer(services, { owner, lane, replyTo: message.message_id, turn, model: model ?? services.runtime.model, events: () => services.runtime.turn(input) });
+  return await runAnswer(services, {
+    owner,
+    lane,
+    replyTo: message.message_id,
+    turn,
+    model: model ?? services.runtime.model,
+    events: () => services.runtime.turn(input),
+  });
 }
 
 async function* textEvents(text: string): AsyncIterable<RuntimeEvent> {
   yield { type: "text", delta: text };
 }
 
-export async function reply(services: RunServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, text: string): Promise<void> {
-  await runAnswer(services, { owner, lane, replyTo: message.message_id, turn, push: false, events: () => textEvents(text) });
+export async function reply(
+  services: RunServices,
+  owner: Owner,
+  lane: Lane,
+  message: StoredMessage,
+  turn: LaneTurn,
+  text: string,
+): Promise<void> {
+  await runAnswer(services, {
+    owner,
+    lane,
+    replyTo: message.message_id,
+    turn,
+    push: false,
+    events: () => textEvents(text),
+  });
 }
 
-async function runCommand(services: RunServices, owner: Owner, lane: Lane, message: StoredMessage, turn: LaneTurn, name: string, args: string): Promise<void> {
+async function runCommand(
+  services: RunServices,
+  owner: Owner,
+  lane: Lane,
+  message: StoredMessage,
+  turn: LaneTurn,
+  name: string,
+  args: string,
+): Promise<void> {
   const source: CommandSource | undefined = await services.commands.resolve(name);
   if (!source) {
     await reply(services, owner, lane, message, turn, `Unknown command ${name}. Type /help for the list.`);
@@ -113,20 +171,35 @@ async function runCommand(services: RunServices, owner: Owner, lane: Lane, messa
   const canonical = source.entry.name;
   if (source.kind === "builtin") {
     if (source.builtin === "/help") {
-      const lines = (await services.commands.catalog()).map((c) => `${c.name}${c.args_hint ? ` ${c.args_hint}` : ""} — ${c.description}`);
+      const lines = (await services.commands.catalog()).map(
+        (c) => `${c.name}${c.args_hint ? ` ${c.args_hint}` : ""} — ${c.description}`,
+      );
       await reply(services, owner, lane, message, turn, `Commands:\n${lines.join("\n")}`);
     } else if (source.builtin === "/new") {
-      await reply(services, owner, lane, message, turn, "Started a fresh context: earlier messages here are no longer sent to the agent.");
+      await reply(
+        services,
+        owner,
+        lane,
+        message,
+        turn,
+        "Started a fresh context: earlier messages here are no longer sent to the agent.",
+      );
     } else {
       await reply(services, owner, lane, message, turn, `${canonical} cannot be used here.`);
     }
     return;
   }
   const history = await laneHistory(services, owner, lane, message.message_id);
-  const input: CommandInput = { ...turnInput(services, owner, lane, message, turn, history, await laneModel(services, owner, lane)), command: canonical, args };
+  const input: CommandInput = {
+    ...turnInput(services, owner, lane, message, turn, history, await laneModel(services, owner, lane)),
+    command: canonical,
+    args,
+  };
   if (source.kind === "runtime") {
     const run = services.runtime.command;
-    const events = run ? () => run.call(services.runtime, input) : () => textEvents(`${canonical} is listed by the agent but it has no command handler.`);
+    const events = run
+      ? () => run.call(services.runtime, input)
+      : () => textEvents(`${canonical} is listed by the agent but it has no command handler.`);
     await runAnswer(services, { owner, lane, replyTo: message.message_id, turn, push: false, events });
     return;
   }
@@ -149,4 +222,3 @@ async function* pluginEvents(result: ReturnType<CommandHandler>): AsyncIterable<
     yield { type: "text", delta: value };
   }
 }
-

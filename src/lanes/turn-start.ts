@@ -23,14 +23,24 @@ export interface StartServices extends QueueServices {
 
 /** Refuse, before anything is stored, a `when_busy` the runtime cannot honour. */
 export function checkWhenBusy(services: StartServices, whenBusy: WhenBusy | undefined): void {
-  if (whenBusy === "steer" && !services.runtime.steer) throw new GatewayError("unsupported", `field "when_busy": this agent cannot be steered; send with "queue" or "interrupt"`);
+  if (whenBusy === "steer" && !services.runtime.steer)
+    throw new GatewayError(
+      "unsupported",
+      `field "when_busy": this agent cannot be steered; send with "queue" or "interrupt"`,
+    );
 }
 
 /**
  * How the message is stored: `steer` when it goes to the lane's running turn in this process
  * instead of a turn of its own, else whether it waits in the durable queue and jumps it.
  */
-export function markForStart(services: StartServices, owner: Owner, lane: Lane, message: StoredMessage, whenBusy: WhenBusy | undefined): { steer: LaneTurn | undefined } {
+export function markForStart(
+  services: StartServices,
+  owner: Owner,
+  lane: Lane,
+  message: StoredMessage,
+  whenBusy: WhenBusy | undefined,
+): { steer: LaneTurn | undefined } {
   const running = whenBusy === "steer" ? services.lanes.running(owner, lane) : undefined;
   if (running?.replyTo !== undefined && !running.controller.signal.aborted) return { steer: running };
   // Stored as waiting in the same commit as its echo: from then on a crash cannot lose its turn.
@@ -40,10 +50,23 @@ export function markForStart(services: StartServices, owner: Owner, lane: Lane, 
 }
 
 /** After the message is stored: hand it to the running turn, or queue its turn (stopping the running one first for `interrupt`). */
-export async function startTurn(services: StartServices, owner: Owner, lane: Lane, message: StoredMessage, steer: LaneTurn | undefined, answer: AnswerWaiting): Promise<void> {
+export async function startTurn(
+  services: StartServices,
+  owner: Owner,
+  lane: Lane,
+  message: StoredMessage,
+  steer: LaneTurn | undefined,
+  answer: AnswerWaiting,
+): Promise<void> {
   if (steer) {
     const taken = await Promise.resolve(
-      services.runtime.steer!({ owner, chat_id: lane.chat_id, thread_id: lane.thread_id, turn_message_id: steer.replyTo!, message: { message_id: message.message_id, text: message.text, media: message.media } }),
+      services.runtime.steer!({
+        owner,
+        chat_id: lane.chat_id,
+        thread_id: lane.thread_id,
+        turn_message_id: steer.replyTo!,
+        message: { message_id: message.message_id, text: message.text, media: message.media },
+      }),
     ).catch((error) => {
       services.log.warn("the runtime's steer failed; the message waits for a turn of its own", error);
       return false;

@@ -20,15 +20,27 @@ export function mediaTakenError(mediaId: MediaId): GatewayError {
 }
 
 /** The media a send attaches, each ref checked: listed once, uploaded, and held by no message yet. */
-export async function attachedMedia(storage: Pick<Storage, "getMedia">, owner: Owner, refs: readonly string[]): Promise<MediaRef[]> {
-  if (new Set(refs).size !== refs.length) throw new GatewayError("unsupported", `field "media_refs": list each media_ref once`);
+export async function attachedMedia(
+  storage: Pick<Storage, "getMedia">,
+  owner: Owner,
+  refs: readonly string[],
+): Promise<MediaRef[]> {
+  if (new Set(refs).size !== refs.length)
+    throw new GatewayError("unsupported", `field "media_refs": list each media_ref once`);
   const media: MediaRef[] = [];
   for (const ref of refs) {
     const record = await storage.getMedia(owner, ref);
-    if (!record) throw new GatewayError("not_found", `unknown media_ref "${ref}": upload it and wait for media.upload.ack`);
+    if (!record)
+      throw new GatewayError("not_found", `unknown media_ref "${ref}": upload it and wait for media.upload.ack`);
     // Storage enforces this too (atomically); checking here answers before anything else happens.
     if (record.message_id !== undefined) throw mediaTakenError(ref);
-    media.push({ media_id: record.media_id, kind: record.kind, mime: record.mime, size: record.size, filename: record.filename });
+    media.push({
+      media_id: record.media_id,
+      kind: record.kind,
+      mime: record.mime,
+      size: record.size,
+      filename: record.filename,
+    });
   }
   return media;
 }

@@ -32,7 +32,10 @@ export interface MediaServices {
   readonly storage: Storage;
   readonly log: Logger;
   now(): number;
-  readonly options: Pick<ResolvedOptions, "mediaStore" | "maxMediaBytes" | "maxUploadsPerConnection" | "maxPullsPerConnection">;
+  readonly options: Pick<
+    ResolvedOptions,
+    "mediaStore" | "maxMediaBytes" | "maxUploadsPerConnection" | "maxPullsPerConnection"
+  >;
 }
 
 /** A connection's uploads in flight and its pulls. */
@@ -63,7 +66,10 @@ async function checkUploadStart(
 ): Promise<void> {
   if (meta.size < 0) throw new GatewayError("unsupported", `field "size": must not be negative`);
   if (meta.size > services.options.maxMediaBytes) {
-    throw new GatewayError("media_too_large", `media "${meta.media_ref}" is ${meta.size} bytes; the limit is ${services.options.maxMediaBytes}`);
+    throw new GatewayError(
+      "media_too_large",
+      `media "${meta.media_ref}" is ${meta.size} bytes; the limit is ${services.options.maxMediaBytes}`,
+    );
   }
   if (!meta.media_ref) throw new GatewayError("unsupported", `field "media_ref": must not be empty`);
   if (!mediaTypeEssence(meta.mime)) {
@@ -76,7 +82,10 @@ async function checkUploadStart(
     throw new GatewayError("unsupported", `media_ref "${meta.media_ref}" is already in flight or uploaded`);
   }
   if (uploads.size >= services.options.maxUploadsPerConnection) {
-    throw new GatewayError("rate_limited", `too many uploads in flight (at most ${services.options.maxUploadsPerConnection})`);
+    throw new GatewayError(
+      "rate_limited",
+      `too many uploads in flight (at most ${services.options.maxUploadsPerConnection})`,
+    );
   }
 }
 
@@ -111,21 +120,38 @@ async function streamPull(
 }
 
 /** Why a chunk cannot extend its upload (too big, out of order, past the declared size), if it cannot. */
-function chunkProblem(chunk: { media: string; offset: number; bytes: Uint8Array }, upload: Upload): GatewayError | undefined {
+function chunkProblem(
+  chunk: { media: string; offset: number; bytes: Uint8Array },
+  upload: Upload,
+): GatewayError | undefined {
   if (chunk.bytes.byteLength > LIMITS.mediaChunkBytes) {
-    return new GatewayError("media_too_large", `media "${chunk.media}": a chunk of ${chunk.bytes.byteLength} bytes is over the ${LIMITS.mediaChunkBytes} a chunk may carry; upload dropped`);
+    return new GatewayError(
+      "media_too_large",
+      `media "${chunk.media}": a chunk of ${chunk.bytes.byteLength} bytes is over the ${LIMITS.mediaChunkBytes} a chunk may carry; upload dropped`,
+    );
   }
   if (chunk.offset !== upload.received) {
-    return new GatewayError("unsupported", `media "${chunk.media}": chunk at offset ${chunk.offset}, expected ${upload.received}; upload dropped`);
+    return new GatewayError(
+      "unsupported",
+      `media "${chunk.media}": chunk at offset ${chunk.offset}, expected ${upload.received}; upload dropped`,
+    );
   }
   if (upload.received + chunk.bytes.byteLength > upload.meta.size) {
-    return new GatewayError("media_too_large", `media "${chunk.media}": more bytes than the declared size ${upload.meta.size}; upload dropped`);
+    return new GatewayError(
+      "media_too_large",
+      `media "${chunk.media}": more bytes than the declared size ${upload.meta.size}; upload dropped`,
+    );
   }
   return undefined;
 }
 
 /** Keep a verified upload: commit its bytes and record it, or leave neither behind. */
-async function commitUpload(services: MediaServices, session: MediaSession, upload: Upload, digest: string): Promise<void> {
+async function commitUpload(
+  services: MediaServices,
+  session: MediaSession,
+  upload: Upload,
+  digest: string,
+): Promise<void> {
   const media_ref = upload.meta.media_ref;
   try {
     await upload.writer.commit();
@@ -216,7 +242,11 @@ export function createUploads(services: MediaServices, session: MediaSession): U
     async pull(mediaId, requestId) {
       const media = store();
       const most = services.options.maxPullsPerConnection;
-      if (pulling >= most) throw new GatewayError("rate_limited", `too many media pulls in flight (at most ${most}); wait for a media.pull.end`);
+      if (pulling >= most)
+        throw new GatewayError(
+          "rate_limited",
+          `too many media pulls in flight (at most ${most}); wait for a media.pull.end`,
+        );
       const record = await services.storage.getMedia(session.owner, mediaId);
       if (!record) throw new GatewayError("not_found", `unknown media_id "${mediaId}"`);
       pulling += 1;

@@ -13,7 +13,9 @@ export interface GatewayEvents {
   /** A turn began. */
   "turn:start": [info: { owner: Owner; chat_id: ChatId; thread_id: ChatId | null; message_id: MessageId }];
   /** A turn ended, with how. */
-  "turn:end": [info: { owner: Owner; chat_id: ChatId; thread_id: ChatId | null; message_id: MessageId; status: string }];
+  "turn:end": [
+    info: { owner: Owner; chat_id: ChatId; thread_id: ChatId | null; message_id: MessageId; status: string },
+  ];
   /** Something unexpected happened; it was logged and reported to the client as `internal`. */
   error: [error: unknown];
 }

@@ -83,7 +83,9 @@ export function outboxCatchUp(hooks: OutboxCatchUpHooks): OutboxCatchUp {
 
   function readBack(missed: Gaps, storage: Storage): Promise<unknown> {
     const reads = [...missed].map(([owner, gap]) =>
-      readGap(storage, owner, gap).catch((error: Error) => hooks.warn(`reading back the frames missed by ${owner} failed: ${error.message}`)),
+      readGap(storage, owner, gap).catch((error: Error) =>
+        hooks.warn(`reading back the frames missed by ${owner} failed: ${error.message}`),
+      ),
     );
     return Promise.all(reads);
   }
@@ -101,7 +103,11 @@ export function outboxCatchUp(hooks: OutboxCatchUpHooks): OutboxCatchUp {
     noteGap,
     linkDown() {
       if (hooks.closed() || gaps) return;
-      gaps = new Map([...seen].filter(([owner]) => hooks.hasSubscriber(owner)).map(([owner, after]) => [owner, { after, delivered: new Set<Seq>() }]));
+      gaps = new Map(
+        [...seen]
+          .filter(([owner]) => hooks.hasSubscriber(owner))
+          .map(([owner, after]) => [owner, { after, delivered: new Set<Seq>() }]),
+      );
       // Owners with no stored frame delivered yet: their catch-up starts where their outbox ends now.
       for (const owner of hooks.owners()) if (!gaps.has(owner)) void noteGap(owner);
     },
@@ -113,7 +119,10 @@ export function outboxCatchUp(hooks: OutboxCatchUpHooks): OutboxCatchUp {
       if (!storage) return () => Promise.resolve();
       replaying.add(missed);
       // Each read catches its own failure, so this never rejects.
-      return () => readBack(missed, storage).then(() => undefined).finally(() => replaying.delete(missed));
+      return () =>
+        readBack(missed, storage)
+          .then(() => undefined)
+          .finally(() => replaying.delete(missed));
     },
   };
 }

@@ -44,7 +44,11 @@ export class FanOut {
         // Frames between gateway processes: only a response for one of these connections goes on.
         if (frame.type.startsWith(INTERNAL_PREFIX)) {
           if (frame.type !== RESPOND_FRAME) return;
-          const { connection_id: id, request_id: requestId, frame: response } = frame.payload as { connection_id: ConnectionId; request_id?: RequestId; frame: OutgoingFrame };
+          const {
+            connection_id: id,
+            request_id: requestId,
+            frame: response,
+          } = frame.payload as { connection_id: ConnectionId; request_id?: RequestId; frame: OutgoingFrame };
           for (const s of subscribers) if (s.id === id) s.respond(response, requestId);
           return;
         }

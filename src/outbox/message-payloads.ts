@@ -7,7 +7,18 @@ import type { HistoryItem, StoredMessage } from "../contracts/records.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
 
 /** The gateway's own commands (docs/PROTOCOL.md §4.4, §11), canonical names and aliases. */
-const GATEWAY_COMMANDS = new Set(["/stop", "/cancel", "/new", "/reset", "/help", "/commands", "/approve", "/deny", "/answer", "/model"]);
+const GATEWAY_COMMANDS = new Set([
+  "/stop",
+  "/cancel",
+  "/new",
+  "/reset",
+  "/help",
+  "/commands",
+  "/approve",
+  "/deny",
+  "/answer",
+  "/model",
+]);
 
 /**
  * Whether a user message's text is one of the gateway's commands (docs/PROTOCOL.md §14: such a
@@ -20,7 +31,14 @@ export function isGatewayCommand(text: string): boolean {
 
 /** A history item (docs/PROTOCOL.md §5), with the `status` and `reply_to` extensions; storage-only fields dropped. */
 export function historyItem(m: StoredMessage): HistoryItem & { reply_to?: string } {
-  const item: HistoryItem & { reply_to?: string } = { message_id: m.message_id, role: m.role, text: m.text, reasoning: m.reasoning, ts: m.ts, media: m.media };
+  const item: HistoryItem & { reply_to?: string } = {
+    message_id: m.message_id,
+    role: m.role,
+    text: m.text,
+    reasoning: m.reasoning,
+    ts: m.ts,
+    media: m.media,
+  };
   if (m.model !== undefined) item.model = m.model;
   if (m.tokens !== undefined) item.tokens = m.tokens;
   if (m.runtime !== undefined) item.runtime = m.runtime;
@@ -43,5 +61,12 @@ export function messagePayload(m: StoredMessage, clientMsgId?: string): ServerPa
 /** The payload of the `message.stop` that ends a streamed assistant message: `final_text` for `text`. */
 export function stopPayload(m: StoredMessage): ServerPayloads["message.stop"] {
   const { role: _role, text, ...rest } = historyItem(m);
-  return { ...rest, final_text: text, runtime: m.runtime ?? {}, status: m.status ?? "complete", chat_id: m.chat_id, thread_id: m.thread_id };
+  return {
+    ...rest,
+    final_text: text,
+    runtime: m.runtime ?? {},
+    status: m.status ?? "complete",
+    chat_id: m.chat_id,
+    thread_id: m.thread_id,
+  };
 }

@@ -28,14 +28,22 @@ function pruneScheduleMs(retention: RetentionPolicy): number {
 
 /** The connection that asked for a change, answered with one of its frames in publish order. */
 export interface Respondent {
-  readonly session: { readonly id: ConnectionId; respond(frame: OutgoingFrame, requestId: RequestId | undefined): void };
+  readonly session: {
+    readonly id: ConnectionId;
+    respond(frame: OutgoingFrame, requestId: RequestId | undefined): void;
+  };
   readonly requestId: RequestId | undefined;
   /** Which of the change's frames answers the request (default the first). */
   readonly frameIndex?: number;
 }
 
 /** Commits a change with its frames and publishes them in order; resolves with them as published. */
-export type StoreChange = (owner: Owner, change: Change, frames?: StoredFrame[], respondTo?: Respondent) => Promise<OutgoingFrame[]>;
+export type StoreChange = (
+  owner: Owner,
+  change: Change,
+  frames?: StoredFrame[],
+  respondTo?: Respondent,
+) => Promise<OutgoingFrame[]>;
 
 /** Publishes a frame that is not stored to every device of the owner (but `except`). */
 export type PublishLive = (owner: Owner, frame: ServerFrame, except?: ConnectionId) => void;
@@ -126,7 +134,8 @@ export class Outbox {
   pruneOnSchedule(): void {
     if (this.#schedule) return;
     this.#schedule = setInterval(() => {
-      for (const owner of new Set([...this.#appendsSincePrune.keys(), ...this.#parts.connectedOwners()])) this.#prune(owner);
+      for (const owner of new Set([...this.#appendsSincePrune.keys(), ...this.#parts.connectedOwners()]))
+        this.#prune(owner);
     }, pruneScheduleMs(this.#parts.retention));
     this.#schedule.unref();
   }

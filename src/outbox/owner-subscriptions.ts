@@ -11,7 +11,10 @@ import type { Owner } from "../protocol/ids.js";
  * `listener` to the owner's bus frames once, and unsubscribes when the work ends. Resolves once
  * the subscription is ready (`bus.ready`).
  */
-export function ownerSubscriptions(bus: Pick<Bus, "subscribe" | "ready">, listener: (owner: Owner, message: BusMessage) => void): (owner: Owner, active: boolean) => Promise<void> {
+export function ownerSubscriptions(
+  bus: Pick<Bus, "subscribe" | "ready">,
+  listener: (owner: Owner, message: BusMessage) => void,
+): (owner: Owner, active: boolean) => Promise<void> {
   const listening = new Map<Owner, () => void>();
   return async (owner, active) => {
     if (!active) {
@@ -20,7 +23,10 @@ export function ownerSubscriptions(bus: Pick<Bus, "subscribe" | "ready">, listen
       return;
     }
     if (listening.has(owner)) return;
-    listening.set(owner, bus.subscribe(owner, (message) => listener(owner, message)));
+    listening.set(
+      owner,
+      bus.subscribe(owner, (message) => listener(owner, message)),
+    );
     await bus.ready?.(owner);
   };
 }

@@ -24,14 +24,23 @@ export interface SyncTarget {
 }
 
 /** Handle `sync {cursor}` for the owner's connection `target`. */
-export async function sync(storage: Storage, owner: Owner, cursor: Seq, requestId: RequestId | undefined, target: SyncTarget): Promise<void> {
+export async function sync(
+  storage: Storage,
+  owner: Owner,
+  cursor: Seq,
+  requestId: RequestId | undefined,
+  target: SyncTarget,
+): Promise<void> {
   if (cursor < 0) throw new GatewayError("unsupported", `field "cursor": use an integer of at least 0`);
   await target.replay(async () => {
     const bounds = await storage.outboxBounds(owner);
     // A cursor from before what is kept, or one this gateway never gave: the client refetches history.
     const reset = cursor > bounds.last || (cursor < bounds.last && cursor + 1 < bounds.first);
     if (!reset) await replayRange(storage, owner, cursor, bounds.last, target);
-    target.send({ type: "sync.done", payload: reset ? { cursor: bounds.last, reset: true } : { cursor: bounds.last } }, requestId);
+    target.send(
+      { type: "sync.done", payload: reset ? { cursor: bounds.last, reset: true } : { cursor: bounds.last } },
+      requestId,
+    );
     return bounds.last;
   });
 }

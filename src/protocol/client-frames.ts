@@ -110,16 +110,19 @@ export const clientFrameStructs = {
     before_message_id: optional(nullable(string())),
     limit: optional(integer()),
   }),
-  "fcm.register": type({ fcm_token: optional(string()), ntfy_topic: optional(string()), webpush: optional(checkedLater) }),
+  "fcm.register": type({
+    fcm_token: optional(string()),
+    ntfy_topic: optional(string()),
+    webpush: optional(checkedLater),
+  }),
   "commands.catalog": type({}),
   ping: type({ ts: optional(integer()) }),
   "picker.select": type({ picker_id: string(), option_id: optional(string()), text: optional(string()) }),
   "commands.complete": type({ chat_id: id, thread_id: threadId, text: string() }),
   /** The device has shown the lane up to and including `message_id` (docs/PROTOCOL.md §15). */
   read: type({ chat_id: id, thread_id: threadId, message_id: string() }),
-// biome-ignore lint/suspicious/noExplicitAny: superstruct's Struct is invariant in its type parameters: a table of structs of different frames needs any
+  // biome-ignore lint/suspicious/noExplicitAny: superstruct's Struct is invariant in its type parameters: a table of structs of different frames needs any
 } satisfies Record<string, Struct<any, any>>;
-
 
 /** The type name of a client frame. */
 export type ClientFrameType = keyof typeof clientFrameStructs;
@@ -131,4 +134,3 @@ export type ClientPayloads = { [K in ClientFrameType]: Infer<(typeof clientFrame
 export type ClientFrame = {
   [K in ClientFrameType]: { type: K; id?: string; payload: ClientPayloads[K] };
 }[ClientFrameType];
-

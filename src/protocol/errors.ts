@@ -36,7 +36,10 @@ export class GatewayError extends Error {
 
 /** True for a {@link GatewayError}, also one from another copy of the package. */
 export function isGatewayError(error: unknown): error is GatewayError {
-  return error instanceof GatewayError || (error instanceof Error && error.name === "GatewayError" && typeof (error as GatewayError).code === "string");
+  return (
+    error instanceof GatewayError ||
+    (error instanceof Error && error.name === "GatewayError" && typeof (error as GatewayError).code === "string")
+  );
 }
 
 /** The `{code, message}` a client may see for any thrown value: internal details never leak. */

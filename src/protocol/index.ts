@@ -26,7 +26,13 @@ export { GatewayError, isGatewayError } from "./errors.js";
 export { clientFrameStructs } from "./client-frames.js";
 export type { ClientFrame, ClientFrameType, ClientPayloads } from "./client-frames.js";
 export { parseClientFrame, FrameError } from "./parse-client-frame.js";
-export { serverFrameStructs, SERVER_FRAME_TYPES, STORED_FRAME_TYPES, PICKER_FRAME_TYPES, FEATURES } from "./server-frames.js";
+export {
+  serverFrameStructs,
+  SERVER_FRAME_TYPES,
+  STORED_FRAME_TYPES,
+  PICKER_FRAME_TYPES,
+  FEATURES,
+} from "./server-frames.js";
 export type { ServerFrame, ServerFrameType, ServerPayloads, StoredFrameType } from "./server-frames.js";
 export { parseServerFrame, serverFrameProblem } from "./parse-server-frame.js";
 export type { ResponseTypes, RequestType, RequestPayload, ResponsePayload } from "./responses.js";

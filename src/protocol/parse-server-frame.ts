@@ -21,7 +21,8 @@ function envelopeProblem(frame: unknown): string | undefined {
   if (!isObject(frame)) return "a frame is a JSON object";
   if (typeof frame.type !== "string") return `field "type": expected a string`;
   if (frame.id !== undefined && typeof frame.id !== "string") return `${frame.type}: field "id": expected a string`;
-  if (frame.seq !== undefined && !(Number.isSafeInteger(frame.seq) && (frame.seq as number) > 0)) return `${frame.type}: field "seq": expected a positive integer`;
+  if (frame.seq !== undefined && !(Number.isSafeInteger(frame.seq) && (frame.seq as number) > 0))
+    return `${frame.type}: field "seq": expected a positive integer`;
   if (!isObject(frame.payload)) return `${frame.type}: field "payload": expected an object`;
   return undefined;
 }
@@ -71,5 +72,10 @@ export function parseServerFrame(text: string): ServerFrame | undefined {
   if (!struct) return undefined;
   const [failure, valid] = validate(payload, struct, { coerce: true, mask: true });
   if (failure) throw new GatewayError("unsupported", failureText(type, failure));
-  return { type, ...(id === undefined ? {} : { id }), ...(seq === undefined ? {} : { seq }), payload: valid } as ServerFrame;
+  return {
+    type,
+    ...(id === undefined ? {} : { id }),
+    ...(seq === undefined ? {} : { seq }),
+    payload: valid,
+  } as ServerFrame;
 }

@@ -6,7 +6,21 @@
  * fields it does not know instead of failing.
  * @module
  */
-import { array, boolean, enums, integer, literal, nullable, number, object, optional, record, string, union, unknown } from "superstruct";
+import {
+  array,
+  boolean,
+  enums,
+  integer,
+  literal,
+  nullable,
+  number,
+  object,
+  optional,
+  record,
+  string,
+  union,
+  unknown,
+} from "superstruct";
 
 /** A conversation's lane: a channel, and the thread or null for its flat lane (docs/PROTOCOL.md §1). */
 export const laneFields = { chat_id: string(), thread_id: nullable(string()) };
@@ -136,5 +150,11 @@ export const commandEntryStruct = object({
 });
 
 /** The error codes (docs/PROTOCOL.md §8.1). */
-export const errorCodeStruct = enums(["auth", "not_found", "rate_limited", "media_too_large", "unsupported", "internal"]);
-
+export const errorCodeStruct = enums([
+  "auth",
+  "not_found",
+  "rate_limited",
+  "media_too_large",
+  "unsupported",
+  "internal",
+]);

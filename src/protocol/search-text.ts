@@ -17,7 +17,10 @@ const SNIPPET_LEAD = 60;
 
 /** Lower case without diacritics, so `Café` and `cafe` compare equal. */
 export function foldText(text: string): string {
-  return text.normalize("NFD").replace(/\p{M}+/gu, "").toLowerCase();
+  return text
+    .normalize("NFD")
+    .replace(/\p{M}+/gu, "")
+    .toLowerCase();
 }
 
 /** The distinct folded words of user input, at most `max`: user text is words, never syntax. */
@@ -79,7 +82,12 @@ export function compareMatches(
   a: { terms: number; hits: number; ts: number; message_id: string },
   b: { terms: number; hits: number; ts: number; message_id: string },
 ): number {
-  return b.terms - a.terms || b.hits - a.hits || b.ts - a.ts || (a.message_id < b.message_id ? 1 : a.message_id > b.message_id ? -1 : 0);
+  return (
+    b.terms - a.terms ||
+    b.hits - a.hits ||
+    b.ts - a.ts ||
+    (a.message_id < b.message_id ? 1 : a.message_id > b.message_id ? -1 : 0)
+  );
 }
 
 /** Characters on either side of a snippet's hit that are looked at: a snippet is 200 of them. */

@@ -3,7 +3,22 @@
  * payload, the types derived from them, and which of them the gateway stores in the outbox.
  * @module
  */
-import { array, boolean, enums, integer, literal, nullable, number, object, optional, record, string, unknown, type Infer, type Struct } from "superstruct";
+import {
+  array,
+  boolean,
+  enums,
+  integer,
+  literal,
+  nullable,
+  number,
+  object,
+  optional,
+  record,
+  string,
+  unknown,
+  type Infer,
+  type Struct,
+} from "superstruct";
 import {
   channelStruct,
   commandEntryStruct,
@@ -40,7 +55,13 @@ const helloLimits = object({
 /** A choice on a picker card (docs/PROTOCOL.md §11). */
 const pickerOption = object({ id: string(), label: string() });
 /** Fields every picker card carries (docs/PROTOCOL.md §11). */
-const pickerFields = { picker_id: string(), ...laneFields, message_id: string(), title: string(), expires_at: integer() };
+const pickerFields = {
+  picker_id: string(),
+  ...laneFields,
+  message_id: string(),
+  title: string(),
+  expires_at: integer(),
+};
 
 /** The payload struct of every gateway → client frame, by frame type. */
 export const serverFrameStructs = {
@@ -55,7 +76,13 @@ export const serverFrameStructs = {
   }),
   message: object({ ...messageFields, ...laneFields, client_msg_id: optional(string()) }),
   /** `reply_to` (**extension**): the user message this answer answers, so a client knows the stream before the stop. */
-  "message.start": object({ message_id: string(), role: literal("assistant"), model: optional(string()), reply_to: optional(string()), ...laneFields }),
+  "message.start": object({
+    message_id: string(),
+    role: literal("assistant"),
+    model: optional(string()),
+    reply_to: optional(string()),
+    ...laneFields,
+  }),
   /**
    * The whole `text`, or for a device with `caps.delta` (docs/PROTOCOL.md §12) `offset`/`append`
    * onto the text it holds; reasoning likewise, whole or `reasoning_offset`/`reasoning_append`.
@@ -89,8 +116,23 @@ export const serverFrameStructs = {
   }),
   "message.deleted": object({ ...laneFields, message_ids: array(string()) }),
   commentary: object({ message_id: string(), text: string(), ...laneFields }),
-  "tool.start": object({ message_id: string(), index: integer(), name: string(), preview: string(), args: record(string(), unknown()), ...laneFields }),
-  "tool.end": object({ message_id: string(), index: integer(), name: string(), output: unknown(), duration: number(), ok: boolean(), ...laneFields }),
+  "tool.start": object({
+    message_id: string(),
+    index: integer(),
+    name: string(),
+    preview: string(),
+    args: record(string(), unknown()),
+    ...laneFields,
+  }),
+  "tool.end": object({
+    message_id: string(),
+    index: integer(),
+    name: string(),
+    output: unknown(),
+    duration: number(),
+    ok: boolean(),
+    ...laneFields,
+  }),
   typing: object({ on: boolean(), ...laneFields }),
   "turn.stopped": object({ ...laneFields, message_id: nullable(string()) }),
   "lane.queue": object({ ...laneFields, message_ids: array(string()) }),
@@ -100,7 +142,12 @@ export const serverFrameStructs = {
   "channel.renamed": channelStruct,
   "channel.deleted": object({ chat_id: string() }),
   "search.results": object({ query: string(), scope: enums(["all", "chat"]), hits: array(searchHitStruct) }),
-  history: object({ ...laneFields, messages: array(historyItemStruct), has_more: boolean(), oldest_message_id: nullable(string()) }),
+  history: object({
+    ...laneFields,
+    messages: array(historyItemStruct),
+    has_more: boolean(),
+    oldest_message_id: nullable(string()),
+  }),
   "commands.catalog": object({ commands: array(commandEntryStruct) }),
   "media.offer": object({
     media_id: string(),
@@ -123,7 +170,10 @@ export const serverFrameStructs = {
     options: array(pickerOption),
   }),
   "picker.confirm": object({ ...pickerFields, body: string(), options: array(pickerOption), allow_text: boolean() }),
-  "picker.model": object({ ...pickerFields, models: array(object({ id: string(), label: string(), current: optional(literal(true)) })) }),
+  "picker.model": object({
+    ...pickerFields,
+    models: array(object({ id: string(), label: string(), current: optional(literal(true)) })),
+  }),
   "picker.resolved": object({
     picker_id: string(),
     ...laneFields,
@@ -135,8 +185,11 @@ export const serverFrameStructs = {
   }),
   /** A lane's read watermark moved (docs/PROTOCOL.md §15); `ts` is the read message's. */
   read: object({ ...laneFields, message_id: string(), device_id: string(), ts: integer() }),
-  "commands.complete": object({ text: string(), completions: array(object({ value: string(), description: string() })) }),
-// biome-ignore lint/suspicious/noExplicitAny: superstruct's Struct is invariant in its type parameters: a table of structs of different frames needs any
+  "commands.complete": object({
+    text: string(),
+    completions: array(object({ value: string(), description: string() })),
+  }),
+  // biome-ignore lint/suspicious/noExplicitAny: superstruct's Struct is invariant in its type parameters: a table of structs of different frames needs any
 } satisfies Record<string, Struct<any, any>>;
 
 /** The type name of a gateway → client frame. */
@@ -169,7 +222,12 @@ export const STORED_FRAME_TYPES = [
 ] as const satisfies readonly ServerFrameType[];
 
 /** The frames of docs/PROTOCOL.md §11 that only a device with `caps.pickers` receives. */
-export const PICKER_FRAME_TYPES: ReadonlySet<string> = new Set(["picker.approval", "picker.confirm", "picker.model", "picker.resolved"]);
+export const PICKER_FRAME_TYPES: ReadonlySet<string> = new Set([
+  "picker.approval",
+  "picker.confirm",
+  "picker.model",
+  "picker.resolved",
+]);
 
 /**
  * The extensions this gateway honours, listed in `hello.ok.features` (docs/PROTOCOL.md §2.1) so

@@ -48,7 +48,9 @@ export function awayPush(parts: AwayPushParts): PushIfAway {
       claimed.add(key);
       if (claimed.size > CLAIMS_KEPT) claimed.delete(claimed.values().next().value as string);
     }
-    void decide(parts, owner, message, key !== undefined).catch((error) => parts.log.warn("push: deciding failed", error));
+    void decide(parts, owner, message, key !== undefined).catch((error) =>
+      parts.log.warn("push: deciding failed", error),
+    );
   };
 }
 
@@ -59,7 +61,12 @@ function claimKey(owner: Owner, message: PushMessage): string | undefined {
   return undefined;
 }
 
-async function decide(parts: AwayPushParts, owner: Owner, message: PushMessage, followsAttention: boolean): Promise<void> {
+async function decide(
+  parts: AwayPushParts,
+  owner: Owner,
+  message: PushMessage,
+  followsAttention: boolean,
+): Promise<void> {
   if (!(await isAway(parts, owner))) {
     if (!followsAttention) return;
     const before = await laneMark(parts.storage, owner, message);
@@ -78,14 +85,21 @@ async function isAway(parts: AwayPushParts, owner: Owner): Promise<boolean> {
 async function laneMark(storage: Storage, owner: Owner, message: PushMessage): Promise<ReadMark | undefined> {
   if (message.chat_id === undefined) return undefined;
   const threadId = message.thread_id ?? null;
-  return (await storage.readMarks(owner)).find((m) => m.chat_id === message.chat_id && (m.thread_id ?? null) === threadId);
+  return (await storage.readMarks(owner)).find(
+    (m) => m.chat_id === message.chat_id && (m.thread_id ?? null) === threadId,
+  );
 }
 
 /**
  * An answer is read when its lane's watermark reaches it by `(ts, message_id)`; an ask, which has
  * no message of its own in the lane, when the lane's watermark moved since the ask was raised.
  */
-async function wasRead(storage: Storage, owner: Owner, message: PushMessage, before: ReadMark | undefined): Promise<boolean> {
+async function wasRead(
+  storage: Storage,
+  owner: Owner,
+  message: PushMessage,
+  before: ReadMark | undefined,
+): Promise<boolean> {
   const mark = await laneMark(storage, owner, message);
   if (!mark) return false;
   if (message.message_id === undefined) return mark.message_id !== before?.message_id;
@@ -103,7 +117,13 @@ async function pushToDevices(parts: AwayPushParts, owner: Owner, message: PushMe
   }
 }
 
-async function pushWithRetry(parts: AwayPushParts, owner: Owner, device: Device, sender: PushSender, message: PushMessage): Promise<void> {
+async function pushWithRetry(
+  parts: AwayPushParts,
+  owner: Owner,
+  device: Device,
+  sender: PushSender,
+  message: PushMessage,
+): Promise<void> {
   const { attempts, backoffMs } = parts.pushRetry;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -112,7 +132,10 @@ async function pushWithRetry(parts: AwayPushParts, owner: Owner, device: Device,
     } catch (error) {
       const permanent = Boolean((error as { permanent?: boolean }).permanent);
       if (permanent || attempt > attempts) {
-        parts.log.warn(`push via ${sender.name} to device ${device.device_id} of ${owner} failed${permanent ? " permanently" : ` after ${attempt} attempts`}`, error);
+        parts.log.warn(
+          `push via ${sender.name} to device ${device.device_id} of ${owner} failed${permanent ? " permanently" : ` after ${attempt} attempts`}`,
+          error,
+        );
         if ((error as { gone?: boolean }).gone === true) await forgetTarget(parts, owner, device, sender);
         return;
       }

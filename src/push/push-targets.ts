@@ -36,19 +36,28 @@ export function isFcmToken(value: unknown): value is string {
  * The error for the push targets of a `hello` or `fcm.register` payload (`unsupported` naming the
  * field), or undefined when they are valid. An empty string is valid: it clears the target.
  */
-export function pushTargetError(frameType: string, payload: { fcm_token?: string; ntfy_topic?: string; webpush?: unknown }): GatewayError | undefined {
+export function pushTargetError(
+  frameType: string,
+  payload: { fcm_token?: string; ntfy_topic?: string; webpush?: unknown },
+): GatewayError | undefined {
   const { ntfy_topic, fcm_token } = payload;
   if (ntfy_topic !== undefined && ntfy_topic !== "" && !isNtfyTopic(ntfy_topic)) {
     return new GatewayError("unsupported", `${frameType}: field "ntfy_topic": use 1 to 64 letters, digits, "_" or "-"`);
   }
   if (fcm_token !== undefined && fcm_token !== "" && !isFcmToken(fcm_token)) {
-    return new GatewayError("unsupported", `${frameType}: field "fcm_token": use 1 to 4096 printable ASCII characters without spaces`);
+    return new GatewayError(
+      "unsupported",
+      `${frameType}: field "fcm_token": use 1 to 4096 printable ASCII characters without spaces`,
+    );
   }
   return webPushSubscriptionError(frameType, payload.webpush);
 }
 
 /** The Web Push subscription a device keeps after a frame: the one it gave, none for `null`, else the stored one. */
-export function nextSubscription(given: unknown, stored: WebPushSubscription | undefined): WebPushSubscription | undefined {
+export function nextSubscription(
+  given: unknown,
+  stored: WebPushSubscription | undefined,
+): WebPushSubscription | undefined {
   const next = storedSubscription(given);
   return next === undefined ? stored : (next ?? undefined);
 }
@@ -61,9 +70,17 @@ const PROTOCOL_PUSH_CHANNELS: ReadonlySet<string> = new Set(["none", "ntfy", "fc
  * or undefined: `"none"`, `"ntfy"`, `"fcm"`, `"webpush"` and the `name` of every push sender this gateway was
  * given are accepted. A typo would otherwise leave the device silently never pushed.
  */
-export function pushCapsError(declared: string, senders: ReadonlyArray<{ readonly name: string }>): GatewayError | undefined {
+export function pushCapsError(
+  declared: string,
+  senders: ReadonlyArray<{ readonly name: string }>,
+): GatewayError | undefined {
   if (PROTOCOL_PUSH_CHANNELS.has(declared) || senders.some((sender) => sender.name === declared)) return undefined;
-  const known = [...new Set([...PROTOCOL_PUSH_CHANNELS, ...senders.map((sender) => sender.name)])].map((name) => JSON.stringify(name)).join(", ");
+  const known = [...new Set([...PROTOCOL_PUSH_CHANNELS, ...senders.map((sender) => sender.name)])]
+    .map((name) => JSON.stringify(name))
+    .join(", ");
   const shown = JSON.stringify(declared.length > 64 ? `${declared.slice(0, 64)}…` : declared);
-  return new GatewayError("unsupported", `hello: field "caps.push": ${shown} is not a push channel of this gateway; use one of ${known}`);
+  return new GatewayError(
+    "unsupported",
+    `hello: field "caps.push": ${shown} is not a push channel of this gateway; use one of ${known}`,
+  );
 }

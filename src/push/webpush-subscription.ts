@@ -43,14 +43,18 @@ function endpointProblem(value: unknown): string | undefined {
  */
 export function webPushSubscriptionError(frameType: string, value: unknown): GatewayError | undefined {
   if (value === undefined || value === null) return undefined;
-  const field = (name: string, hint: string) => new GatewayError("unsupported", `${frameType}: field "webpush${name}": ${hint}`);
-  if (typeof value !== "object" || Array.isArray(value)) return field("", "send the browser's subscription {endpoint, keys: {p256dh, auth}}, or null to clear it");
+  const field = (name: string, hint: string) =>
+    new GatewayError("unsupported", `${frameType}: field "webpush${name}": ${hint}`);
+  if (typeof value !== "object" || Array.isArray(value))
+    return field("", "send the browser's subscription {endpoint, keys: {p256dh, auth}}, or null to clear it");
   const { endpoint, keys } = value as { endpoint?: unknown; keys?: unknown };
   const problem = endpointProblem(endpoint);
   if (problem !== undefined) return field(".endpoint", problem);
-  if (typeof keys !== "object" || keys === null || Array.isArray(keys)) return field(".keys", "send {p256dh, auth}, both base64url");
+  if (typeof keys !== "object" || keys === null || Array.isArray(keys))
+    return field(".keys", "send {p256dh, auth}, both base64url");
   const { p256dh, auth } = keys as { p256dh?: unknown; auth?: unknown };
-  if (keyBytes(p256dh, 65)?.[0] !== 4) return field(".keys.p256dh", "use the base64url of an uncompressed P-256 point (65 bytes)");
+  if (keyBytes(p256dh, 65)?.[0] !== 4)
+    return field(".keys.p256dh", "use the base64url of an uncompressed P-256 point (65 bytes)");
   if (keyBytes(auth, 16) === undefined) return field(".keys.auth", "use the base64url of 16 bytes");
   return undefined;
 }

@@ -21,9 +21,17 @@ import { enqueueWaiting, keepsQueue, type AnswerWaiting } from "../lanes/turn-qu
 export const MAX_PROMPT_CHARS = 16_000;
 
 /** Store `text` as a user message of the lane (waiting for its answer), broadcast like any message. */
-export async function storePrompt(services: MessageServices, owner: Owner, lane: Lane, text: string, messageId: MessageId = newId("m")): Promise<StoredMessage> {
-  if (typeof text !== "string" || text.trim() === "") throw new GatewayError("unsupported", "post: prompt must be non-empty text");
-  if (text.length > MAX_PROMPT_CHARS) throw new GatewayError("unsupported", `post: prompt is over ${MAX_PROMPT_CHARS} characters`);
+export async function storePrompt(
+  services: MessageServices,
+  owner: Owner,
+  lane: Lane,
+  text: string,
+  messageId: MessageId = newId("m"),
+): Promise<StoredMessage> {
+  if (typeof text !== "string" || text.trim() === "")
+    throw new GatewayError("unsupported", "post: prompt must be non-empty text");
+  if (text.length > MAX_PROMPT_CHARS)
+    throw new GatewayError("unsupported", `post: prompt is over ${MAX_PROMPT_CHARS} characters`);
   const message: StoredMessage = {
     message_id: messageId,
     role: "user",
@@ -36,7 +44,9 @@ export async function storePrompt(services: MessageServices, owner: Owner, lane:
   };
   if (keepsQueue(services)) message.waiting = true;
   const requireChannels = lane.thread_id === null ? [lane.chat_id] : [lane.chat_id, lane.thread_id];
-  const stored = await services.store(owner, { messages: [message], requireChannels }, [{ type: "message", payload: messagePayload(message) }]);
+  const stored = await services.store(owner, { messages: [message], requireChannels }, [
+    { type: "message", payload: messagePayload(message) },
+  ]);
   if (!stored.length) throw new GatewayError("not_found", `post: chat "${lane.chat_id}" was deleted`);
   return message;
 }
@@ -47,7 +57,12 @@ export async function storePrompt(services: MessageServices, owner: Owner, lane:
  * answer went with a deleted chat, `unsupported` when the gateway shut down before it ran (the
  * prompt then waits, stored, for the next start).
  */
-export function answerPrompt(services: MessageServices, owner: Owner, lane: Lane, prompt: StoredMessage): Promise<StoredMessage> {
+export function answerPrompt(
+  services: MessageServices,
+  owner: Owner,
+  lane: Lane,
+  prompt: StoredMessage,
+): Promise<StoredMessage> {
   return new Promise<StoredMessage>((resolve, reject) => {
     let settled = false;
     const others = answerWaiting(services);
@@ -67,7 +82,8 @@ export function answerPrompt(services: MessageServices, owner: Owner, lane: Lane
       if (settled) return;
       // Not answered by this job: another process did, a delete took it, or it was never run.
       findAnswer(services, owner, prompt).then(
-        (found) => (found && found.status !== "streaming" ? resolve(found) : reject(droppedError(dropped ?? "deleted", lane))),
+        (found) =>
+          found && found.status !== "streaming" ? resolve(found) : reject(droppedError(dropped ?? "deleted", lane)),
         reject,
       );
     });
@@ -75,13 +91,22 @@ export function answerPrompt(services: MessageServices, owner: Owner, lane: Lane
 }
 
 /** The stored answer to a prompt (an assistant message replying to it), if any. */
-export async function findAnswer(services: Pick<MessageServices, "storage">, owner: Owner, prompt: StoredMessage): Promise<StoredMessage | undefined> {
-  const page = await services.storage.history(owner, { chat_id: prompt.chat_id, thread_id: prompt.thread_id, limit: 100 });
+export async function findAnswer(
+  services: Pick<MessageServices, "storage">,
+  owner: Owner,
+  prompt: StoredMessage,
+): Promise<StoredMessage | undefined> {
+  const page = await services.storage.history(owner, {
+    chat_id: prompt.chat_id,
+    thread_id: prompt.thread_id,
+    limit: 100,
+  });
   return page?.messages.find((m) => m.role === "assistant" && m.reply_to === prompt.message_id);
 }
 
 /** Why a server-side turn's job never ran (or its answer was dropped with its lane). */
 export function droppedError(reason: AbortReason, lane: Lane): GatewayError {
-  if (reason === "deleted") return new GatewayError("not_found", `post: chat "${lane.chat_id}" was deleted before the answer was stored`);
+  if (reason === "deleted")
+    return new GatewayError("not_found", `post: chat "${lane.chat_id}" was deleted before the answer was stored`);
   return new GatewayError("unsupported", "post: the gateway shut down before the answer ran");
 }

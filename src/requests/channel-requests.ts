@@ -47,7 +47,9 @@ export interface ChannelInput {
 export async function listChannels(services: ChannelServices, owner: Owner): Promise<Channel[]> {
   await services.ensureDefaultChannel(owner);
   // `auto` belongs to `channel.created` only; a record stored by an older version may still hold it.
-  return (await services.storage.listChannels(owner)).map(({ auto: _auto, ...channel }) => channel).sort(compareChannels);
+  return (await services.storage.listChannels(owner))
+    .map(({ auto: _auto, ...channel }) => channel)
+    .sort(compareChannels);
 }
 
 /** Validate and build a new channel record (not stored). */
@@ -56,7 +58,11 @@ export async function buildChannel(services: ChannelServices, owner: Owner, inpu
 }
 
 /** The new channel record, with the parent (of a thread) it was checked against. */
-async function checkedChannel(services: ChannelServices, owner: Owner, input: ChannelInput): Promise<{ channel: Channel; parent?: Channel }> {
+async function checkedChannel(
+  services: ChannelServices,
+  owner: Owner,
+  input: ChannelInput,
+): Promise<{ channel: Channel; parent?: Channel }> {
   const kind = input.kind ?? "channel";
   const channel: Channel = {
     chat_id: newId(kind === "thread" ? "t" : "c"),
@@ -68,7 +74,8 @@ async function checkedChannel(services: ChannelServices, owner: Owner, input: Ch
     created_ts: services.now(),
   };
   if (kind === "thread") {
-    if (!input.parent_chat_id) throw new GatewayError("unsupported", `field "parent_chat_id": a thread needs its parent channel`);
+    if (!input.parent_chat_id)
+      throw new GatewayError("unsupported", `field "parent_chat_id": a thread needs its parent channel`);
     const parent = await services.storage.getChannel(owner, input.parent_chat_id);
     if (!parent) throw new GatewayError("not_found", `unknown parent_chat_id "${input.parent_chat_id}"`);
     if (parent.kind === "thread") throw new GatewayError("unsupported", "a thread cannot have threads");
@@ -92,13 +99,23 @@ function withOptions(channel: Channel, input: ChannelInput): Channel {
 }
 
 /** Create a channel or thread, store `channel.created` and broadcast it. */
-export async function createChannel(services: ChannelServices, owner: Owner, input: ChannelInput, requester?: Requester): Promise<Channel> {
+export async function createChannel(
+  services: ChannelServices,
+  owner: Owner,
+  input: ChannelInput,
+  requester?: Requester,
+): Promise<Channel> {
   await services.ensureDefaultChannel(owner);
   // A thread expects its parent as checked: one deleted meanwhile is `not_found` on the next try.
   return untilApplied(async () => {
     const { channel, parent } = await checkedChannel(services, owner, input);
     const change = { channels: [channel], expectChannels: asRead(parent ? [parent] : []) };
-    const stored = await services.store(owner, change, [{ type: "channel.created", payload: createdPayload(channel, input.auto) }], requester);
+    const stored = await services.store(
+      owner,
+      change,
+      [{ type: "channel.created", payload: createdPayload(channel, input.auto) }],
+      requester,
+    );
     return stored.length ? channel : SUPERSEDED;
   });
 }
@@ -122,13 +139,23 @@ export async function updateChannel(
     if (input.icon !== undefined) next.icon = checkIcon(input.icon);
     if (input.color !== undefined) next.color = checkColor(input.color);
     const change = { channels: [next], expectChannels: asRead([current]) };
-    const stored = await services.store(owner, change, [{ type: "channel.renamed", payload: channelPayload(next) }], requester);
+    const stored = await services.store(
+      owner,
+      change,
+      [{ type: "channel.renamed", payload: channelPayload(next) }],
+      requester,
+    );
     return stored.length ? next : SUPERSEDED;
   });
 }
 
 /** Make a channel the default; both the new and the previous default get `channel.renamed`. */
-export async function setDefault(services: ChannelServices, owner: Owner, chatId: ChatId, requester?: Requester): Promise<Channel> {
+export async function setDefault(
+  services: ChannelServices,
+  owner: Owner,
+  chatId: ChatId,
+  requester?: Requester,
+): Promise<Channel> {
   await services.ensureDefaultChannel(owner);
   // Many at once: each commits expecting the target and the default it demotes as read, so one
   // wins and the others decide again from the new default; one default at every moment.
@@ -140,7 +167,10 @@ export async function setDefault(services: ChannelServices, owner: Owner, chatId
     const previous = (await services.storage.listChannels(owner)).filter((c) => c.is_default && c.chat_id !== chatId);
     const next: Channel = { ...target, is_default: true };
     const demoted = previous.map((c) => ({ ...c, is_default: false }));
-    const frames: StoredFrame[] = [next, ...demoted].map((c) => ({ type: "channel.renamed", payload: channelPayload(c) }));
+    const frames: StoredFrame[] = [next, ...demoted].map((c) => ({
+      type: "channel.renamed",
+      payload: channelPayload(c),
+    }));
     // Demoted first: a storage with a unique "one default per owner" index never holds two.
     const change = { channels: [...demoted, next], expectChannels: asRead([target, ...previous]) };
     const stored = await services.store(owner, change, frames, requester);
@@ -152,7 +182,12 @@ export async function setDefault(services: ChannelServices, owner: Owner, chatId
  * Delete a channel with its threads, messages and their media. The channel of kind `default` and
  * the current default cannot be deleted.
  */
-export async function deleteChannel(services: ChannelServices, owner: Owner, chatId: ChatId, requester?: Requester): Promise<void> {
+export async function deleteChannel(
+  services: ChannelServices,
+  owner: Owner,
+  chatId: ChatId,
+  requester?: Requester,
+): Promise<void> {
   // Expects the channel as read: one made the default meanwhile is refused on the next try.
   const target = await untilApplied(() => deleteAsRead(services, owner, chatId, requester));
   if (target.kind === "thread") return;
@@ -165,9 +200,17 @@ export async function deleteChannel(services: ChannelServices, owner: Owner, cha
 }
 
 /** Deletes `gone` expecting each as read; the first one's `channel.deleted` answers `requester`. */
-async function deleteAll(services: ChannelServices, owner: Owner, gone: Channel[], requester: Requester): Promise<"deleted" | typeof SUPERSEDED> {
+async function deleteAll(
+  services: ChannelServices,
+  owner: Owner,
+  gone: Channel[],
+  requester: Requester,
+): Promise<"deleted" | typeof SUPERSEDED> {
   for (const channel of gone) {
-    const lane = channel.kind === "thread" ? { chat_id: channel.parent_chat_id!, thread_id: channel.chat_id } : { chat_id: channel.chat_id, thread_id: null };
+    const lane =
+      channel.kind === "thread"
+        ? { chat_id: channel.parent_chat_id!, thread_id: channel.chat_id }
+        : { chat_id: channel.chat_id, thread_id: null };
     services.lanes.clear(owner, lane);
   }
   const frames: StoredFrame[] = gone.map((c) => ({ type: "channel.deleted", payload: { chat_id: c.chat_id } }));
@@ -176,12 +219,25 @@ async function deleteAll(services: ChannelServices, owner: Owner, gone: Channel[
   return stored.length ? "deleted" : SUPERSEDED;
 }
 
-async function deleteAsRead(services: ChannelServices, owner: Owner, chatId: ChatId, requester: Requester): Promise<Channel | typeof SUPERSEDED> {
+async function deleteAsRead(
+  services: ChannelServices,
+  owner: Owner,
+  chatId: ChatId,
+  requester: Requester,
+): Promise<Channel | typeof SUPERSEDED> {
   const target = await services.storage.getChannel(owner, chatId);
   if (!target) throw new GatewayError("not_found", `unknown chat_id "${chatId}"`);
-  if (target.kind === "default" || target.chat_id === DEFAULT_CHAT_ID) throw new GatewayError("unsupported", "the default channel cannot be deleted");
-  if (target.is_default) throw new GatewayError("unsupported", "the current default channel cannot be deleted; make another channel the default first");
-  const threads = target.kind === "thread" ? [] : (await services.storage.listChannels(owner)).filter((c) => c.parent_chat_id === target.chat_id);
+  if (target.kind === "default" || target.chat_id === DEFAULT_CHAT_ID)
+    throw new GatewayError("unsupported", "the default channel cannot be deleted");
+  if (target.is_default)
+    throw new GatewayError(
+      "unsupported",
+      "the current default channel cannot be deleted; make another channel the default first",
+    );
+  const threads =
+    target.kind === "thread"
+      ? []
+      : (await services.storage.listChannels(owner)).filter((c) => c.parent_chat_id === target.chat_id);
   // The requested channel's frame is the response; its threads' frames are broadcast only.
   return (await deleteAll(services, owner, [target, ...threads], requester)) === SUPERSEDED ? SUPERSEDED : target;
 }

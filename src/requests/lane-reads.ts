@@ -23,16 +23,26 @@ export interface ReadServices {
 /** A page size from a request: default, clamp to the maximum, `unsupported` below 1. */
 function pageLimit(limit: number | undefined, fallback: number, max: number, field = "limit"): number {
   if (limit === undefined) return fallback;
-  if (!Number.isInteger(limit) || limit < 1) throw new GatewayError("unsupported", `field "${field}": use an integer of at least 1`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new GatewayError("unsupported", `field "${field}": use an integer of at least 1`);
   return Math.min(limit, max);
 }
 
 /** The `history` response: a page of the lane, newest last, cut to `historyMaxBytes`. */
-export async function history(services: ReadServices, owner: Owner, p: ClientPayloads["history"]): Promise<ServerFrame> {
+export async function history(
+  services: ReadServices,
+  owner: Owner,
+  p: ClientPayloads["history"],
+): Promise<ServerFrame> {
   const limit = pageLimit(p.limit, LIMITS.historyDefault, LIMITS.historyMax);
   const lane = await services.resolveLane(owner, p.chat_id, p.thread_id);
   const before = p.before_message_id ?? undefined;
-  const page = await services.storage.history(owner, { chat_id: lane.chat_id, thread_id: lane.thread_id, before, limit });
+  const page = await services.storage.history(owner, {
+    chat_id: lane.chat_id,
+    thread_id: lane.thread_id,
+    before,
+    limit,
+  });
   if (!page) throw new GatewayError("not_found", `unknown before_message_id "${before}" in this lane`);
   const fitted = fitHistory(page.messages.map(historyItem), services.options.historyMaxBytes);
   return {
@@ -59,6 +69,7 @@ export async function search(services: ReadServices, owner: Owner, p: ClientPayl
     thread_id = lane.thread_id ?? undefined;
   }
   const query = p.query.trim();
-  const hits = query === "" ? [] : await services.storage.search(owner, { query, scope: p.scope, chat_id, thread_id, limit });
+  const hits =
+    query === "" ? [] : await services.storage.search(owner, { query, scope: p.scope, chat_id, thread_id, limit });
   return { type: "search.results", payload: { query: p.query, scope: p.scope, hits } };
 }

@@ -44,7 +44,12 @@ function pendingOf(services: MessageServices): Map<string, Promise<StoredMessage
 }
 
 /** Handle `message.send`: store and echo the user message, then queue its turn. */
-export async function sendMessage(services: MessageServices, owner: Owner, payload: ClientPayloads["message.send"], requester: Requester): Promise<StoredMessage> {
+export async function sendMessage(
+  services: MessageServices,
+  owner: Owner,
+  payload: ClientPayloads["message.send"],
+  requester: Requester,
+): Promise<StoredMessage> {
   const resolved = await services.resolveLane(owner, payload.chat_id, payload.thread_id);
   if (resolved.channel.automation || resolved.thread?.automation) {
     throw new GatewayError("unsupported", "this is an automation channel: it is read-only");
@@ -52,7 +57,8 @@ export async function sendMessage(services: MessageServices, owner: Owner, paylo
   const text = payload.text ?? "";
   const refs = payload.media_refs ?? [];
   // Empty means "": whitespace is text a person chose to send (docs/PROTOCOL.md §4.1).
-  if (text === "" && refs.length === 0) throw new GatewayError("unsupported", `field "text": empty text needs media_refs`);
+  if (text === "" && refs.length === 0)
+    throw new GatewayError("unsupported", `field "text": empty text needs media_refs`);
 
   const key = payload.client_msg_id;
   if (key !== undefined) {
@@ -117,32 +123,53 @@ async function storeAndStart(
   const frames: StoredFrame[] = [];
   const channels: Channel[] = [];
   // Auto-threading: only in a flat lane, with non-blank text that is not a slash command.
-  const minted = payload.auto_thread === true && lane.thread_id === null && text.trim() !== "" && !command ? await mintThread(services, owner, lane, text) : undefined;
+  const minted =
+    payload.auto_thread === true && lane.thread_id === null && text.trim() !== "" && !command
+      ? await mintThread(services, owner, lane, text)
+      : undefined;
   if (minted) {
     channels.push(minted);
     frames.push({ type: "channel.created", payload: createdPayload(minted, true) });
     lane = { chat_id: lane.chat_id, thread_id: minted.chat_id };
   }
-  const message: StoredMessage = { message_id: newId("m"), role: "user", text, reasoning: "", ts: services.now(), media, chat_id: lane.chat_id, thread_id: lane.thread_id };
+  const message: StoredMessage = {
+    message_id: newId("m"),
+    role: "user",
+    text,
+    reasoning: "",
+    ts: services.now(),
+    media,
+    chat_id: lane.chat_id,
+    thread_id: lane.thread_id,
+  };
   if (payload.reply_to) message.reply_to = payload.reply_to;
   if (payload.client_msg_id !== undefined) {
     message.client_msg_id = payload.client_msg_id;
     // Where its echo will be found again for a retry (docs/PROTOCOL.md §4.1).
     message.echo_after = (await services.storage.outboxBounds(owner)).last;
   }
-  const start = isStop || askCommand ? { steer: undefined } : markForStart(services, owner, lane, message, payload.when_busy);
+  const start =
+    isStop || askCommand ? { steer: undefined } : markForStart(services, owner, lane, message, payload.when_busy);
   frames.push({ type: "message", payload: messagePayload(message) });
   // Refused, with nothing stored, when a concurrent channel.delete took the chat or thread first.
   const requireChannels = resolved.thread_id === null ? [resolved.chat_id] : [resolved.chat_id, resolved.thread_id];
-  const stored = await services.store(owner, { channels, messages: [message], requireChannels }, frames, requester && { ...requester, frameIndex: frames.length - 1 });
+  const stored = await services.store(
+    owner,
+    { channels, messages: [message], requireChannels },
+    frames,
+    requester && { ...requester, frameIndex: frames.length - 1 },
+  );
   if (!stored.length) throw new GatewayError("not_found", `unknown chat_id "${payload.chat_id}"`);
 
   if (minted) void retitle(services, owner, minted, text);
   if (askCommand) {
     const deviceId = (requester?.session as { device?: { device_id: string } } | undefined)?.device?.device_id ?? "";
-    answerByCommand(services, owner, lane, { name: askCommand, args: command!.args, replyTo: message.message_id, deviceId }).catch((error) =>
-      services.log.warn(`${askCommand} failed`, error),
-    );
+    answerByCommand(services, owner, lane, {
+      name: askCommand,
+      args: command!.args,
+      replyTo: message.message_id,
+      deviceId,
+    }).catch((error) => services.log.warn(`${askCommand} failed`, error));
     return message;
   }
   if (isStop) {
@@ -157,13 +184,20 @@ async function storeAndStart(
 async function retitle(services: MessageServices, owner: Owner, thread: Channel, text: string): Promise<void> {
   if (!services.runtime.generateTitle) return;
   try {
-    const title = (await services.runtime.generateTitle(text, AbortSignal.timeout(30_000))).trim().replace(/\s+/g, " ").slice(0, 100);
+    const title = (await services.runtime.generateTitle(text, AbortSignal.timeout(30_000)))
+      .trim()
+      .replace(/\s+/g, " ")
+      .slice(0, 100);
     if (!title) return;
     const current = await services.storage.getChannel(owner, thread.chat_id);
     if (!current) return;
     const next: Channel = { ...current, name: title };
     // Expecting the thread as read: a rename or deletion meanwhile wins over the generated title.
-    await services.store(owner, { channels: [next], expectChannels: [{ chat_id: current.chat_id, channel: current }] }, [{ type: "channel.renamed", payload: channelPayload(next) }]);
+    await services.store(
+      owner,
+      { channels: [next], expectChannels: [{ chat_id: current.chat_id, channel: current }] },
+      [{ type: "channel.renamed", payload: channelPayload(next) }],
+    );
   } catch (error) {
     services.log.warn("generating a thread title failed; the derived title stays", error);
   }
@@ -171,19 +205,31 @@ async function retitle(services: MessageServices, owner: Owner, thread: Channel,
 
 /** A new thread for an auto-threaded send, titled from its text until the runtime offers better. */
 function mintThread(services: MessageServices, owner: Owner, lane: Lane, text: string): Promise<Channel> {
-  return buildChannel(services, owner, { name: deriveTitle(text) || "Thread", kind: "thread", parent_chat_id: lane.chat_id });
+  return buildChannel(services, owner, {
+    name: deriveTitle(text) || "Thread",
+    kind: "thread",
+    parent_chat_id: lane.chat_id,
+  });
 }
 
 /** `/stop`: the lane's running turn, in this process or (through the bus) another; else say so. */
 async function stopLane(services: MessageServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<void> {
   if ((await stopTurn(services, owner, lane)).stopped) return;
-  services.lanes.enqueue(owner, lane, (turn) => reply(services, owner, lane, message, turn, "Nothing is running here."));
+  services.lanes.enqueue(owner, lane, (turn) =>
+    reply(services, owner, lane, message, turn, "Nothing is running here."),
+  );
 }
 
 /** Handle `message.delete`: every id must be in the lane, else nothing is deleted. */
-export async function deleteMessages(services: MessageServices, owner: Owner, payload: ClientPayloads["message.delete"], requester: Requester): Promise<void> {
+export async function deleteMessages(
+  services: MessageServices,
+  owner: Owner,
+  payload: ClientPayloads["message.delete"],
+  requester: Requester,
+): Promise<void> {
   const lane = await services.resolveLane(owner, payload.chat_id, payload.thread_id);
-  if (payload.message_ids.length === 0) throw new GatewayError("unsupported", `field "message_ids": list at least one id`);
+  if (payload.message_ids.length === 0)
+    throw new GatewayError("unsupported", `field "message_ids": list at least one id`);
   const ids = [...new Set(payload.message_ids)];
   let waiting = false;
   for (const id of ids) {
@@ -204,4 +250,3 @@ export async function deleteMessages(services: MessageServices, owner: Owner, pa
   // A waiting message deleted leaves the lane's queue: its turn never runs (docs/PROTOCOL.md §14.4).
   if (waiting) void publishQueue(services, owner, { chat_id: lane.chat_id, thread_id: lane.thread_id });
 }
-

@@ -26,8 +26,14 @@ export interface ReadStateServices {
  * unknown one, is `not_found` and stores nothing. A read not newer than the lane's watermark
  * stores and sends nothing: the watermark never moves back.
  */
-export async function markRead(services: ReadStateServices, owner: Owner, device: Device, payload: ClientPayloads["read"]): Promise<void> {
-  if (!services.storage.capabilities.readState) throw new GatewayError("unsupported", "read: this gateway's storage keeps no read state");
+export async function markRead(
+  services: ReadStateServices,
+  owner: Owner,
+  device: Device,
+  payload: ClientPayloads["read"],
+): Promise<void> {
+  if (!services.storage.capabilities.readState)
+    throw new GatewayError("unsupported", "read: this gateway's storage keeps no read state");
   const lane = await services.resolveLane(owner, payload.chat_id, payload.thread_id);
   const message = await services.storage.getMessage(owner, payload.message_id);
   if (!message || message.chat_id !== lane.chat_id || (message.thread_id ?? null) !== lane.thread_id) {

@@ -21,7 +21,9 @@ async function storedEcho(storage: Storage, owner: Owner, message: StoredMessage
   if (after === undefined) return undefined;
   for (let page = 0; page < PAGES; page++) {
     const entries = await storage.readOutbox(owner, after, PAGE, ["message"]);
-    for (const e of entries) if (e.type === "message" && e.payload.message_id === message.message_id) return { type: "message", payload: e.payload, seq: e.seq };
+    for (const e of entries)
+      if (e.type === "message" && e.payload.message_id === message.message_id)
+        return { type: "message", payload: e.payload, seq: e.seq };
     if (entries.length === 0) return undefined;
     after = entries[entries.length - 1]!.seq;
   }
@@ -29,8 +31,17 @@ async function storedEcho(storage: Storage, owner: Owner, message: StoredMessage
 }
 
 /** Answer a retried send with its stored echo; rebuilt without `seq` only when the frame is not found. */
-export async function respondEcho(storage: Storage, owner: Owner, message: StoredMessage, key: string, requester: Requester): Promise<void> {
+export async function respondEcho(
+  storage: Storage,
+  owner: Owner,
+  message: StoredMessage,
+  key: string,
+  requester: Requester,
+): Promise<void> {
   if (!requester) return;
-  const frame = (await storedEcho(storage, owner, message).catch(() => undefined)) ?? { type: "message", payload: messagePayload(message, key) };
+  const frame = (await storedEcho(storage, owner, message).catch(() => undefined)) ?? {
+    type: "message",
+    payload: messagePayload(message, key),
+  };
   requester.session.respond(frame, requester.requestId);
 }

@@ -17,7 +17,8 @@ const MAX_CRON_CHARS = 200;
 
 /** A time zone the runtime knows (IANA name), else why not. */
 export function checkTimeZone(tz: unknown): string {
-  if (typeof tz !== "string" || tz === "" || tz.length > 64) throw new GatewayError("unsupported", "a time zone is an IANA name such as UTC or Europe/Berlin");
+  if (typeof tz !== "string" || tz === "" || tz.length > 64)
+    throw new GatewayError("unsupported", "a time zone is an IANA name such as UTC or Europe/Berlin");
   try {
     new Intl.DateTimeFormat("en", { timeZone: tz });
   } catch {
@@ -28,18 +29,26 @@ export function checkTimeZone(tz: unknown): string {
 
 /** The pattern of a cron expression in a time zone; a bad one is refused with the reason. */
 export function cronOf(cron: unknown, tz: string): Cron {
-  if (typeof cron !== "string" || cron.trim() === "" || cron.length > MAX_CRON_CHARS) throw new GatewayError("unsupported", `a cron expression is 1 to ${MAX_CRON_CHARS} characters`);
+  if (typeof cron !== "string" || cron.trim() === "" || cron.length > MAX_CRON_CHARS)
+    throw new GatewayError("unsupported", `a cron expression is 1 to ${MAX_CRON_CHARS} characters`);
   const key = `${cron}\u0000${tz}`;
   const known = parsed.get(key);
   if (known) return known;
   const fields = cron.trim().split(/\s+/).length;
-  if (fields !== 5 && fields !== 6) throw new GatewayError("unsupported", `invalid cron "${cron}": give 5 fields (minute hour day month weekday), or 6 with seconds first`);
+  if (fields !== 5 && fields !== 6)
+    throw new GatewayError(
+      "unsupported",
+      `invalid cron "${cron}": give 5 fields (minute hour day month weekday), or 6 with seconds first`,
+    );
   let pattern: Cron;
   try {
     pattern = new Cron(cron, { timezone: checkTimeZone(tz), paused: true });
     pattern.nextRun(new Date());
   } catch (error) {
-    throw new GatewayError("unsupported", `invalid cron "${cron}": ${(error as Error).message.replace(/^CronPattern: /, "")}`);
+    throw new GatewayError(
+      "unsupported",
+      `invalid cron "${cron}": ${(error as Error).message.replace(/^CronPattern: /, "")}`,
+    );
   }
   if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value as string);
   parsed.set(key, pattern);

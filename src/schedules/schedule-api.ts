@@ -63,7 +63,8 @@ export interface ScheduleApi {
 }
 
 function checkName(name: unknown): string {
-  if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new GatewayError("unsupported", "a schedule name is 1 to 64 letters, digits, '.', '_' or '-'");
+  if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+    throw new GatewayError("unsupported", "a schedule name is 1 to 64 letters, digits, '.', '_' or '-'");
   return name;
 }
 
@@ -74,8 +75,10 @@ async function targetChannel(services: MessageServices, owner: Owner, input: Sch
     const found = (await services.storage.listChannels(owner)).find((c) => c.kind === "channel" && c.name === name);
     return found ?? (await createChannel(services, owner, { name, kind: "channel", automation: true }));
   }
-  const channel = typeof input.chat_id === "string" ? await services.storage.getChannel(owner, input.chat_id) : undefined;
-  if (!channel || channel.kind === "thread") throw new GatewayError("not_found", `unknown chat_id "${String(input.chat_id)}"`);
+  const channel =
+    typeof input.chat_id === "string" ? await services.storage.getChannel(owner, input.chat_id) : undefined;
+  if (!channel || channel.kind === "thread")
+    throw new GatewayError("not_found", `unknown chat_id "${String(input.chat_id)}"`);
   return channel;
 }
 
@@ -96,17 +99,33 @@ export function scheduleApi(services: MessageServices, scheduler: Scheduler): Sc
       const tz = checkTimeZone(input.tz ?? "UTC");
       cronOf(input.cron, tz);
       const prompt = input.prompt;
-      if (typeof prompt !== "string" || prompt.trim() === "" || prompt.length > MAX_PROMPT_CHARS) throw new GatewayError("unsupported", `a schedule's prompt is 1 to ${MAX_PROMPT_CHARS} characters`);
+      if (typeof prompt !== "string" || prompt.trim() === "" || prompt.length > MAX_PROMPT_CHARS)
+        throw new GatewayError("unsupported", `a schedule's prompt is 1 to ${MAX_PROMPT_CHARS} characters`);
       const channel = await targetChannel(services, owner, input);
-      if (!channel.automation) throw new GatewayError("unsupported", `channel "${channel.name}" is not an automation channel: schedules post into automation channels only`);
+      if (!channel.automation)
+        throw new GatewayError(
+          "unsupported",
+          `channel "${channel.name}" is not an automation channel: schedules post into automation channels only`,
+        );
       const now = services.now();
-      const schedule: ScheduleRecord = { schedule_id: `sc_${randomBytes(12).toString("hex")}`, name, chat_id: channel.chat_id, cron: input.cron.trim(), tz, prompt, created_at: now, last_slot: 0 };
+      const schedule: ScheduleRecord = {
+        schedule_id: `sc_${randomBytes(12).toString("hex")}`,
+        name,
+        chat_id: channel.chat_id,
+        cron: input.cron.trim(),
+        tz,
+        prompt,
+        created_at: now,
+        last_slot: 0,
+      };
       await services.storage.putSchedule(owner, schedule);
       return info(schedule, now);
     },
     async list(owner) {
       const now = services.now();
-      return (await services.storage.listSchedules(owner)).map((s) => info(s, now)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return (await services.storage.listSchedules(owner))
+        .map((s) => info(s, now))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
     async remove(owner, name) {
       await services.storage.deleteSchedule(owner, (await find(owner, name)).schedule_id);
@@ -118,7 +137,10 @@ export function scheduleApi(services: MessageServices, scheduler: Scheduler): Sc
       const current = (await find(owner, name)).last_run;
       if (current?.status === "running") throw busy();
       // Claimed like a slot: the cron's slots up to now are then taken too, so none runs twice.
-      const claimed = await services.storage.claimScheduleSlot(schedule.schedule_id, Math.max(services.now(), schedule.last_slot + 1));
+      const claimed = await services.storage.claimScheduleSlot(
+        schedule.schedule_id,
+        Math.max(services.now(), schedule.last_slot + 1),
+      );
       if (!claimed) throw busy();
       const run = await scheduler.begin(owner, claimed.schedule, claimed.schedule.last_slot, scheduleRunKey(current));
       if (!run) throw busy();

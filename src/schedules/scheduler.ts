@@ -17,7 +17,10 @@ import { answerPrompt, findAnswer, storePrompt } from "../requests/automation-pr
 import { newestSlot } from "./cron.js";
 
 /** What a finished run raises: the gateway's `notify`. */
-export type CronNotify = (owner: Owner, notification: { kind: "cron"; title: string; body: string; chat_id: string }) => Promise<unknown>;
+export type CronNotify = (
+  owner: Owner,
+  notification: { kind: "cron"; title: string; body: string; chat_id: string },
+) => Promise<unknown>;
 
 /** How long a run may be recorded before its prompt is stored (ms): the starting process is between the two writes. */
 const PROMPT_GRACE_MS = 60_000;
@@ -59,7 +62,9 @@ export class Scheduler {
     try {
       const now = this.#services.now();
       for (const { owner, schedule } of await this.#services.storage.allSchedules()) {
-        await this.#visit(owner, schedule, now).catch((error) => this.#services.log.warn(`schedule "${schedule.name}" failed`, error));
+        await this.#visit(owner, schedule, now).catch((error) =>
+          this.#services.log.warn(`schedule "${schedule.name}" failed`, error),
+        );
       }
     } catch (error) {
       this.#services.log.warn("reading the schedules failed", error);
@@ -76,7 +81,9 @@ export class Scheduler {
     if (!claimed) return;
     const previous = claimed.schedule.last_run;
     if (previous?.status === "running") {
-      this.#services.log.info(`schedule "${schedule.name}": slot ${new Date(slot).toISOString()} skipped, the previous run still goes`);
+      this.#services.log.info(
+        `schedule "${schedule.name}": slot ${new Date(slot).toISOString()} skipped, the previous run still goes`,
+      );
       return;
     }
     await this.begin(owner, claimed.schedule, slot, scheduleRunKey(previous));
@@ -87,24 +94,40 @@ export class Scheduler {
    * then its prompt stored waiting and queued. Resolves with the run once its prompt is stored, or
    * undefined when another writer changed the latest run first.
    */
-  async begin(owner: Owner, schedule: ScheduleRecord, slot: number, expected: string): Promise<ScheduleRun | undefined> {
+  async begin(
+    owner: Owner,
+    schedule: ScheduleRecord,
+    slot: number,
+    expected: string,
+  ): Promise<ScheduleRun | undefined> {
     const services = this.#services;
     const run: ScheduleRun = { slot, status: "running", prompt_id: newId("m"), at: services.now() };
     if (!(await services.storage.recordScheduleRun(schedule.schedule_id, run, expected))) return undefined;
     let prompt: StoredMessage;
     try {
       const resolved = await services.resolveLane(owner, schedule.chat_id, null);
-      prompt = await storePrompt(services, owner, { chat_id: resolved.chat_id, thread_id: null }, schedule.prompt, run.prompt_id);
+      prompt = await storePrompt(
+        services,
+        owner,
+        { chat_id: resolved.chat_id, thread_id: null },
+        schedule.prompt,
+        run.prompt_id,
+      );
     } catch (error) {
       // Nothing can land: the channel is gone, or the storage refused.
       await this.#end(owner, schedule, run, { status: "error", error: reasonOf(error) });
       return run;
     }
-    answerPrompt(services, owner, { chat_id: prompt.chat_id, thread_id: null }, prompt).then(
-      (answer) => this.#finish(owner, schedule, run, answer),
-      // Shut down before it ran: the prompt waits, stored, and the next start answers it.
-      (error) => (isGatewayError(error) && error.code === "unsupported" ? undefined : this.#end(owner, schedule, run, { status: "error", error: reasonOf(error) })),
-    ).catch((error) => services.log.warn(`schedule "${schedule.name}": recording its run failed`, error));
+    answerPrompt(services, owner, { chat_id: prompt.chat_id, thread_id: null }, prompt)
+      .then(
+        (answer) => this.#finish(owner, schedule, run, answer),
+        // Shut down before it ran: the prompt waits, stored, and the next start answers it.
+        (error) =>
+          isGatewayError(error) && error.code === "unsupported"
+            ? undefined
+            : this.#end(owner, schedule, run, { status: "error", error: reasonOf(error) }),
+      )
+      .catch((error) => services.log.warn(`schedule "${schedule.name}": recording its run failed`, error));
     return run;
   }
 
@@ -117,7 +140,10 @@ export class Scheduler {
     const prompt = await services.storage.getMessage(owner, run.prompt_id);
     if (!prompt) {
       if (services.now() - run.at < PROMPT_GRACE_MS) return;
-      return this.#end(owner, schedule, run, { status: "error", error: "the run's prompt was deleted, or lost before it was stored" });
+      return this.#end(owner, schedule, run, {
+        status: "error",
+        error: "the run's prompt was deleted, or lost before it was stored",
+      });
     }
     if (prompt.waiting) return;
     const answer = await findAnswer(services, owner, prompt);
@@ -127,12 +153,26 @@ export class Scheduler {
   async #finish(owner: Owner, schedule: ScheduleRecord, run: ScheduleRun, answer: StoredMessage): Promise<void> {
     const failed = answer.status !== "complete";
     // An error answer ends with why; an interrupted or stopped one says no more than that.
-    const error = !failed ? undefined : (answer.status === "error" && lastParagraph(answer.text)) || `the answer ended ${answer.status}`;
-    await this.#end(owner, schedule, run, { status: failed ? "error" : "ok", answer_id: answer.message_id, ...(error ? { error } : {}) }, answer.text);
+    const error = !failed
+      ? undefined
+      : (answer.status === "error" && lastParagraph(answer.text)) || `the answer ended ${answer.status}`;
+    await this.#end(
+      owner,
+      schedule,
+      run,
+      { status: failed ? "error" : "ok", answer_id: answer.message_id, ...(error ? { error } : {}) },
+      answer.text,
+    );
   }
 
   /** Store the run's end, once across processes; the writer that wins raises the notification. */
-  async #end(owner: Owner, schedule: ScheduleRecord, run: ScheduleRun, end: Pick<ScheduleRun, "status" | "answer_id" | "error">, text?: string): Promise<void> {
+  async #end(
+    owner: Owner,
+    schedule: ScheduleRecord,
+    run: ScheduleRun,
+    end: Pick<ScheduleRun, "status" | "answer_id" | "error">,
+    text?: string,
+  ): Promise<void> {
     const ended: ScheduleRun = { slot: run.slot, prompt_id: run.prompt_id, ...end, at: this.#services.now() };
     const storage = this.#services.storage;
     if (!(await storage.recordScheduleRun(schedule.schedule_id, ended, scheduleRunKey(run)))) {
@@ -144,7 +184,12 @@ export class Scheduler {
       return;
     }
     const body = end.status === "ok" ? oneLine(text ?? "") : `failed: ${oneLine(end.error ?? "")}`;
-    await this.#notify(owner, { kind: "cron", title: schedule.name, body: body || schedule.name, chat_id: schedule.chat_id });
+    await this.#notify(owner, {
+      kind: "cron",
+      title: schedule.name,
+      body: body || schedule.name,
+      chat_id: schedule.chat_id,
+    });
   }
 }
 
@@ -153,7 +198,12 @@ function reasonOf(error: unknown): string {
 }
 
 function lastParagraph(text: string): string {
-  return oneLine(text.trim().split(/\n\s*\n/).pop() ?? "");
+  return oneLine(
+    text
+      .trim()
+      .split(/\n\s*\n/)
+      .pop() ?? "",
+  );
 }
 
 /** On one line, cut at 200 characters (what a notification body holds). */

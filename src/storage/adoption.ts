@@ -13,5 +13,8 @@ export function checkAdoption(from: Owner, to: Owner): void {
 
 /** The `unsupported` error of `adoptOwner` into an owner that has data of its own. */
 export function adoptionRefusedError(to: Owner): GatewayError {
-  return new GatewayError("unsupported", `${to} already has data of its own: adopting would mix two owners' chats and seqs, so nothing was moved`);
+  return new GatewayError(
+    "unsupported",
+    `${to} already has data of its own: adopting would mix two owners' chats and seqs, so nothing was moved`,
+  );
 }

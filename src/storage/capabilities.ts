@@ -12,16 +12,46 @@ import type { Storage, StorageCapabilities, StorageImplementation } from "../con
 import { scanForClientMsgId, scanSearch } from "./lane-scan.js";
 
 /** The members a storage may leave out. */
-export type OptionalMember = "getChannel" | "getDevice" | "findByClientMsgId" | "search" | "pruneOutbox" | "unfinishedMessages" | "waitingTurns" | "getMedia" | "putMedia" | "deleteMedia" | "adoptOwner" | "readMarks" | "unreadCounts" | HookMember | ScheduleMember;
+export type OptionalMember =
+  | "getChannel"
+  | "getDevice"
+  | "findByClientMsgId"
+  | "search"
+  | "pruneOutbox"
+  | "unfinishedMessages"
+  | "waitingTurns"
+  | "getMedia"
+  | "putMedia"
+  | "deleteMedia"
+  | "adoptOwner"
+  | "readMarks"
+  | "unreadCounts"
+  | HookMember
+  | ScheduleMember;
 
 /** The members of the `hooks` capability (docs/PROTOCOL.md §17). */
 type HookMember = "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey";
 
 /** The members of the `schedules` capability (docs/PROTOCOL.md §17). */
-type ScheduleMember = "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun";
+type ScheduleMember =
+  | "putSchedule"
+  | "listSchedules"
+  | "allSchedules"
+  | "deleteSchedule"
+  | "claimScheduleSlot"
+  | "recordScheduleRun";
 
 /** The required core: a storage without one of these is refused by `defineStorage`. */
-export const REQUIRED_MEMBERS = ["commit", "getMessage", "history", "listChannels", "readOutbox", "outboxBounds", "listDevices", "putDevice"] as const;
+export const REQUIRED_MEMBERS = [
+  "commit",
+  "getMessage",
+  "history",
+  "listChannels",
+  "readOutbox",
+  "outboxBounds",
+  "listDevices",
+  "putDevice",
+] as const;
 
 type Core = Pick<StorageImplementation, (typeof REQUIRED_MEMBERS)[number]>;
 
@@ -40,12 +70,16 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
   {
     name: "getChannel",
     members: ["getChannel"],
-    fallback: (core) => ({ getChannel: async (owner, chatId) => (await core.listChannels(owner)).find((c) => c.chat_id === chatId) }),
+    fallback: (core) => ({
+      getChannel: async (owner, chatId) => (await core.listChannels(owner)).find((c) => c.chat_id === chatId),
+    }),
   },
   {
     name: "getDevice",
     members: ["getDevice"],
-    fallback: (core) => ({ getDevice: async (owner, deviceId) => (await core.listDevices(owner)).find((d) => d.device_id === deviceId) }),
+    fallback: (core) => ({
+      getDevice: async (owner, deviceId) => (await core.listDevices(owner)).find((d) => d.device_id === deviceId),
+    }),
   },
   {
     name: "findByClientMsgId",
@@ -92,7 +126,10 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
     members: ["adoptOwner"],
     fallback: () => ({
       adoptOwner: async () => {
-        throw new GatewayError("unsupported", "this storage cannot move one owner's data to another (it lacks the adoptOwner capability)");
+        throw new GatewayError(
+          "unsupported",
+          "this storage cannot move one owner's data to another (it lacks the adoptOwner capability)",
+        );
       },
     }),
   },
@@ -117,7 +154,14 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
   },
   {
     name: "schedules",
-    members: ["putSchedule", "listSchedules", "allSchedules", "deleteSchedule", "claimScheduleSlot", "recordScheduleRun"],
+    members: [
+      "putSchedule",
+      "listSchedules",
+      "allSchedules",
+      "deleteSchedule",
+      "claimScheduleSlot",
+      "recordScheduleRun",
+    ],
     fallback: () => ({
       putSchedule: async () => {
         throw new GatewayError("unsupported", "this storage keeps no schedules (it lacks the schedules capability)");

@@ -4,7 +4,13 @@
  * @module
  */
 // AdoptionRefused and CommitResult for TSDoc links only.
-import type { AdoptionRefused, CommitResult, Storage, StorageCapabilities, StorageImplementation } from "../contracts/storage.js";
+import type {
+  AdoptionRefused,
+  CommitResult,
+  Storage,
+  StorageCapabilities,
+  StorageImplementation,
+} from "../contracts/storage.js";
 import { REQUIRED_MEMBERS, STORAGE_CAPABILITIES, type CapabilitySpec } from "./capabilities.js";
 import { checkedAdoption, keyedCommit } from "./storage-answers.js";
 
@@ -36,25 +42,34 @@ const defined = new WeakSet<object>();
  */
 export function defineStorage(implementation: StorageImplementation): Storage {
   if (defined.has(implementation)) return implementation as Storage;
-  if (!implementation || typeof implementation !== "object") throw new TypeError("defineStorage: a storage implementation object is required");
+  if (!implementation || typeof implementation !== "object")
+    throw new TypeError("defineStorage: a storage implementation object is required");
   const impl = implementation as unknown as Record<string, unknown>;
   const method = (name: string) => (impl[name] as (...args: unknown[]) => unknown).bind(implementation);
   for (const name of REQUIRED_MEMBERS) {
-    if (typeof impl[name] !== "function") throw new TypeError(`defineStorage: the storage has no ${name}() method; the required core is ${REQUIRED_MEMBERS.join(", ")}`);
+    if (typeof impl[name] !== "function")
+      throw new TypeError(
+        `defineStorage: the storage has no ${name}() method; the required core is ${REQUIRED_MEMBERS.join(", ")}`,
+      );
   }
   const declared = declaredFlags(implementation.capabilities);
-  const core = Object.fromEntries(REQUIRED_MEMBERS.map((name) => [name, method(name)])) as Pick<Storage, (typeof REQUIRED_MEMBERS)[number]>;
+  const core = Object.fromEntries(REQUIRED_MEMBERS.map((name) => [name, method(name)])) as Pick<
+    Storage,
+    (typeof REQUIRED_MEMBERS)[number]
+  >;
   // The implementation answers in plain data: the core keys its frames and words its refusals.
   core.commit = keyedCommit(core.commit);
   const capabilities = {} as StorageCapabilities;
   const members: Record<string, unknown> = {};
   for (const spec of STORAGE_CAPABILITIES) {
     const supplied = suppliedMembers(spec, impl, declared);
-    capabilities[spec.name] = spec.members.length > 0 ? supplied && declared[spec.name] !== false : declared[spec.name] === true;
+    capabilities[spec.name] =
+      spec.members.length > 0 ? supplied && declared[spec.name] !== false : declared[spec.name] === true;
     if (supplied) for (const name of spec.members) members[name] = method(name);
     else Object.assign(members, spec.fallback?.(core));
   }
-  if (typeof impl.adoptOwner === "function") members.adoptOwner = checkedAdoption(method("adoptOwner") as NonNullable<StorageImplementation["adoptOwner"]>);
+  if (typeof impl.adoptOwner === "function")
+    members.adoptOwner = checkedAdoption(method("adoptOwner") as NonNullable<StorageImplementation["adoptOwner"]>);
   const storage = {
     ...core,
     ...members,
@@ -68,22 +83,31 @@ export function defineStorage(implementation: StorageImplementation): Storage {
 
 function declaredFlags(given: unknown): Partial<StorageCapabilities> {
   if (given === undefined) return {};
-  if (!given || typeof given !== "object") throw new TypeError("defineStorage: capabilities must be an object such as { uniqueClientMsgId: true }");
+  if (!given || typeof given !== "object")
+    throw new TypeError("defineStorage: capabilities must be an object such as { uniqueClientMsgId: true }");
   const known = new Set(STORAGE_CAPABILITIES.map((spec) => spec.name as string));
   for (const [name, value] of Object.entries(given)) {
-    if (!known.has(name)) throw new TypeError(`defineStorage: unknown capability "${name}"; known: ${[...known].join(", ")}`);
+    if (!known.has(name))
+      throw new TypeError(`defineStorage: unknown capability "${name}"; known: ${[...known].join(", ")}`);
     if (typeof value !== "boolean") throw new TypeError(`defineStorage: capabilities.${name} must be true or false`);
   }
   return given as Partial<StorageCapabilities>;
 }
 
 /** Whether the implementation supplies every member of the capability; refuses a partial set. */
-function suppliedMembers(spec: CapabilitySpec, impl: Record<string, unknown>, declared: Partial<StorageCapabilities>): boolean {
+function suppliedMembers(
+  spec: CapabilitySpec,
+  impl: Record<string, unknown>,
+  declared: Partial<StorageCapabilities>,
+): boolean {
   if (spec.members.length === 0) return false;
   const missing = spec.members.filter((name) => typeof impl[name] !== "function");
   if (missing.length > 0 && missing.length < spec.members.length) {
-    throw new TypeError(`defineStorage: the ${spec.name} capability needs ${spec.members.join(", ")} together; missing ${missing.join(", ")}`);
+    throw new TypeError(
+      `defineStorage: the ${spec.name} capability needs ${spec.members.join(", ")} together; missing ${missing.join(", ")}`,
+    );
   }
-  if (missing.length > 0 && declared[spec.name] === true) throw new TypeError(`defineStorage: capabilities.${spec.name} is declared but ${missing.join(", ")} is missing`);
+  if (missing.length > 0 && declared[spec.name] === true)
+    throw new TypeError(`defineStorage: capabilities.${spec.name} is declared but ${missing.join(", ")} is missing`);
   return missing.length === 0;
 }

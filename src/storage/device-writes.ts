@@ -13,7 +13,12 @@ import type { DeviceId, Owner } from "../protocol/ids.js";
 const tails = new WeakMap<Storage, Map<string, Promise<unknown>>>();
 
 /** Stores `next(stored)` for the device, after the writes of it queued before; resolves with what was stored. */
-export function writeDevice(storage: Storage, owner: Owner, deviceId: DeviceId, next: (stored: Device | undefined) => Device): Promise<Device> {
+export function writeDevice(
+  storage: Storage,
+  owner: Owner,
+  deviceId: DeviceId,
+  next: (stored: Device | undefined) => Device,
+): Promise<Device> {
   return inTurn(storage, owner, deviceId, async () => {
     const device = next(await storage.getDevice(owner, deviceId));
     await storage.putDevice(owner, device);
@@ -26,7 +31,12 @@ export function writeDevice(storage: Storage, owner: Owner, deviceId: DeviceId, 
  * when the device is not stored (any more) or `change` returns undefined: a change must not bring
  * back a record it did not find.
  */
-export function changeDevice(storage: Storage, owner: Owner, deviceId: DeviceId, change: (stored: Device) => Device | undefined): Promise<Device | undefined> {
+export function changeDevice(
+  storage: Storage,
+  owner: Owner,
+  deviceId: DeviceId,
+  change: (stored: Device) => Device | undefined,
+): Promise<Device | undefined> {
   return inTurn(storage, owner, deviceId, async () => {
     const stored = await storage.getDevice(owner, deviceId);
     const next = stored && change(stored);

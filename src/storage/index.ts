@@ -20,7 +20,16 @@ export { searchMessages, searchScan } from "./search-scan.js";
 export type { SearchScan } from "./search-scan.js";
 export { sameRecord } from "./same-record.js";
 export { expectedChannelsHeld } from "./expected-channels.js";
-export { WORD_PATTERN, foldText, searchTerms, matchText, firstMatch, compareMatches, snippetAround, SNIPPET_SCAN } from "../protocol/search-text.js";
+export {
+  WORD_PATTERN,
+  foldText,
+  searchTerms,
+  matchText,
+  firstMatch,
+  compareMatches,
+  snippetAround,
+  SNIPPET_SCAN,
+} from "../protocol/search-text.js";
 export type { TextMatch } from "../protocol/search-text.js";
 export type {
   Storage,

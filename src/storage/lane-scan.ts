@@ -38,7 +38,12 @@ async function* pagesOf(core: Core, owner: Owner, lane: Lane): AsyncGenerator<St
 }
 
 /** `findByClientMsgId` by paging through the chat's flat lane and its threads. */
-export async function scanForClientMsgId(core: Core, owner: Owner, chatId: ChatId, clientMsgId: string): Promise<StoredMessage | undefined> {
+export async function scanForClientMsgId(
+  core: Core,
+  owner: Owner,
+  chatId: ChatId,
+  clientMsgId: string,
+): Promise<StoredMessage | undefined> {
   for (const lane of await lanesOf(core, owner)) {
     if (lane.chat_id !== chatId && lane.thread_id !== chatId) continue;
     for await (const page of pagesOf(core, owner, lane)) {

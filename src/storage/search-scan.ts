@@ -18,7 +18,8 @@ export interface SearchScan {
 }
 
 /** Newest first: `ts`, then `message_id`, both descending. */
-const byAge = (a: Found, b: Found) => b.ts - a.ts || (a.message_id < b.message_id ? 1 : a.message_id > b.message_id ? -1 : 0);
+const byAge = (a: Found, b: Found) =>
+  b.ts - a.ts || (a.message_id < b.message_id ? 1 : a.message_id > b.message_id ? -1 : 0);
 
 /**
  * The best `limit` matches as docs/PROTOCOL.md §5 ranks them: those with every word first, then
@@ -27,7 +28,9 @@ const byAge = (a: Found, b: Found) => b.ts - a.ts || (a.message_id < b.message_i
  */
 function ranked(found: Found[], words: number, limit: number): Found[] {
   const newest = (matches: Found[]) => matches.sort(byAge).slice(0, LIMITS.searchCandidates);
-  const every = newest(found.filter((f) => f.terms === words)).sort(compareMatches).slice(0, limit);
+  const every = newest(found.filter((f) => f.terms === words))
+    .sort(compareMatches)
+    .slice(0, limit);
   if (every.length >= limit || words < 2) return every;
   const seen = new Set(every.map((f) => f.message_id));
   const any = newest(found).filter((f) => !seen.has(f.message_id));

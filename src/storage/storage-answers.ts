@@ -26,7 +26,10 @@ function keyed(frame: OutboxFrame): OutboxFrame {
  */
 export function keyedCommit(commit: NonNullable<StorageImplementation["commit"]>): Commit {
   return async (owner, change) => {
-    const result = await commit(owner, change.outbox?.length ? { ...change, outbox: change.outbox.map(keyed) } : change);
+    const result = await commit(
+      owner,
+      change.outbox?.length ? { ...change, outbox: change.outbox.map(keyed) } : change,
+    );
     if (result.mediaTaken !== undefined) throw mediaTakenError(result.mediaTaken);
     return result;
   };

@@ -53,7 +53,9 @@ export class AnswerCheckpoints {
     const snapshot = { ...this.#message, media: [...this.#message.media] };
     const id = snapshot.message_id;
     this.#saving = this.#saving
-      .then(() => services.storage.commit(owner, { messages: [snapshot], ...(this.marked ? { requireMessages: [id] } : {}) }))
+      .then(() =>
+        services.storage.commit(owner, { messages: [snapshot], ...(this.marked ? { requireMessages: [id] } : {}) }),
+      )
       // Deleted meanwhile (also through another process): stop, and store nothing of it again.
       .then((result) => {
         if (!result.skipped) return;

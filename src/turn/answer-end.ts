@@ -39,7 +39,10 @@ function answered(message: StoredMessage): { answered?: string[] } {
 }
 
 /** The status an aborted turn ends with, and what to tell the user. */
-export function abortedOutcome(turn: LaneTurn, limitNote: string | undefined): { status: MessageStatus; failure?: string } {
+export function abortedOutcome(
+  turn: LaneTurn,
+  limitNote: string | undefined,
+): { status: MessageStatus; failure?: string } {
   if (turn.reason === "timeout") return { status: "error", failure: "The agent did not answer in time." };
   if (turn.reason === "limit") return { status: "error", failure: limitNote };
   return { status: turn.reason === "shutdown" ? "interrupted" : "stopped" };
@@ -49,7 +52,11 @@ export function abortedOutcome(turn: LaneTurn, limitNote: string | undefined): {
  * The answer's message or lane was deleted: keep nothing, not even the crash marker, nor media the
  * runtime produced after the last checkpoint.
  */
-export async function dropDeleted(services: TurnServices, owner: Owner, message: StoredMessage): Promise<StoredMessage> {
+export async function dropDeleted(
+  services: TurnServices,
+  owner: Owner,
+  message: StoredMessage,
+): Promise<StoredMessage> {
   const where = { chat_id: message.chat_id, thread_id: message.thread_id };
   const mediaIds = message.media.map((ref) => ref.media_id);
   try {
@@ -67,7 +74,12 @@ export async function dropDeleted(services: TurnServices, owner: Owner, message:
 }
 
 /** Store the final frame (and media offers), then typing off, `turn:end` and push. */
-export async function finishAnswer(services: TurnServices, owner: Owner, message: StoredMessage, outcome: AnswerOutcome): Promise<StoredMessage> {
+export async function finishAnswer(
+  services: TurnServices,
+  owner: Owner,
+  message: StoredMessage,
+  outcome: AnswerOutcome,
+): Promise<StoredMessage> {
   const where = { chat_id: message.chat_id, thread_id: message.thread_id };
   const { status, failure } = outcome;
   const id = message.message_id;
@@ -77,23 +89,42 @@ export async function finishAnswer(services: TurnServices, owner: Owner, message
   message.runtime = buildRuntimeInfo(outcome.usage, services.now() - outcome.started, services.options.runtimeInfo);
   noteUsage(message, outcome.usage);
 
-  const final: StoredFrame = services.options.streaming ? { type: "message.stop", payload: stopPayload(message) } : { type: "message", payload: messagePayload(message) };
-  const offers = outcome.offers.map((ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, message_id: ref.message_id ?? id, ...where } }));
+  const final: StoredFrame = services.options.streaming
+    ? { type: "message.stop", payload: stopPayload(message) }
+    : { type: "message", payload: messagePayload(message) };
+  const offers = outcome.offers.map(
+    (ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, message_id: ref.message_id ?? id, ...where } }),
+  );
   try {
     // Once the crash marker is stored, a save that finds the message gone was raced by a delete.
-    const published = await services.store(owner, { messages: [message], ...(outcome.marked ? { requireMessages: [id] } : {}), ...answered(message) }, [final, ...offers]);
+    const published = await services.store(
+      owner,
+      { messages: [message], ...(outcome.marked ? { requireMessages: [id] } : {}), ...answered(message) },
+      [final, ...offers],
+    );
     if (published.length === 0) return dropDeleted(services, owner, message);
   } catch (error) {
     // The final frame could not be stored: tell the devices live so no one waits forever.
     services.log.error("storing the final answer failed", error);
     services.events.emit("error", error);
     const failed = { ...message, status: "error" as const };
-    services.live(owner, services.options.streaming ? { type: "message.stop", payload: stopPayload(failed) } : { type: "message", payload: messagePayload(failed) });
+    services.live(
+      owner,
+      services.options.streaming
+        ? { type: "message.stop", payload: stopPayload(failed) }
+        : { type: "message", payload: messagePayload(failed) },
+    );
   }
   services.live(owner, { type: "typing", payload: { on: false, ...where } });
   services.events.emit("turn:end", { owner, ...where, message_id: id, status });
   if (outcome.push) {
-    services.pushIfAway(owner, { kind: "message", title: "New answer", body: message.text.slice(0, 200), message_id: id, ...where });
+    services.pushIfAway(owner, {
+      kind: "message",
+      title: "New answer",
+      body: message.text.slice(0, 200),
+      message_id: id,
+      ...where,
+    });
   }
   return message;
 }

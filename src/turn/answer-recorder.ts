@@ -19,7 +19,9 @@ import type { ServerPayloads } from "../protocol/server-frames.js";
 type AnswerFrameType = "commentary" | "tool.start" | "tool.end";
 type LaneFields = "message_id" | "chat_id" | "thread_id";
 /** A live frame of the answer as the recorder words it: its own fields, typed by the protocol. */
-type LiveAnswerFrame = { [T in AnswerFrameType]: { type: T; payload: Omit<ServerPayloads[T], LaneFields> } }[AnswerFrameType];
+type LiveAnswerFrame = {
+  [T in AnswerFrameType]: { type: T; payload: Omit<ServerPayloads[T], LaneFields> };
+}[AnswerFrameType];
 
 function previewOf(args: Record<string, unknown>): string {
   let text: string;
@@ -66,7 +68,12 @@ export class AnswerRecorder {
   #toolIndex = 0;
   readonly #openTools: OpenTool[] = [];
 
-  constructor(services: TurnServices, owner: Owner, message: StoredMessage, parts: { limits: AnswerLimits; updates: AnswerUpdates; model?: string }) {
+  constructor(
+    services: TurnServices,
+    owner: Owner,
+    message: StoredMessage,
+    parts: { limits: AnswerLimits; updates: AnswerUpdates; model?: string },
+  ) {
     this.#services = services;
     this.#owner = owner;
     this.#message = message;
@@ -121,7 +128,10 @@ export class AnswerRecorder {
     const { message_id, chat_id, thread_id } = this.#message;
     // The fields were checked against their frame type above; adding the lane keeps them so, which
     // the compiler cannot follow through a spread over the union.
-    this.#services.live(this.#owner, { ...frame, payload: { ...frame.payload, message_id, chat_id, thread_id } } as ServerFrame);
+    this.#services.live(this.#owner, {
+      ...frame,
+      payload: { ...frame.payload, message_id, chat_id, thread_id },
+    } as ServerFrame);
   }
 
   #toolStart(event: ToolStartEvent): void {
@@ -184,7 +194,13 @@ export class AnswerRecorder {
       created_ts: services.now(),
     };
     await services.storage.putMedia(this.#owner, record);
-    const ref: MediaRef = { media_id: mediaId, kind: event.kind, mime: event.mime, size: record.size, filename: event.filename };
+    const ref: MediaRef = {
+      media_id: mediaId,
+      kind: event.kind,
+      mime: event.mime,
+      size: record.size,
+      filename: event.filename,
+    };
     this.#message.media.push(ref);
     this.offers.push({ ...ref, message_id: id });
   }

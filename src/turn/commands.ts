@@ -19,18 +19,67 @@ export type BuiltinCommand = "/help" | "/stop" | "/new" | "/approve" | "/deny" |
 
 /** Commands every gateway has. Their behaviour lives in the gateway; these are their catalog entries. */
 export const BUILTIN_COMMANDS: readonly CommandEntry[] = [
-  { name: "/help", description: "List the available commands", args_hint: "", category: "Info", aliases: ["/commands"] },
-  { name: "/stop", description: "Stop the running answer in this conversation", args_hint: "", category: "Session", aliases: ["/cancel"] },
-  { name: "/new", description: "Start a fresh context in this conversation", args_hint: "", category: "Session", aliases: ["/reset"] },
+  {
+    name: "/help",
+    description: "List the available commands",
+    args_hint: "",
+    category: "Info",
+    aliases: ["/commands"],
+  },
+  {
+    name: "/stop",
+    description: "Stop the running answer in this conversation",
+    args_hint: "",
+    category: "Session",
+    aliases: ["/cancel"],
+  },
+  {
+    name: "/new",
+    description: "Start a fresh context in this conversation",
+    args_hint: "",
+    category: "Session",
+    aliases: ["/reset"],
+  },
   // Answers to the agent's asks, for devices without pickers (docs/PROTOCOL.md §11).
-  { name: "/approve", description: "Approve the agent's waiting request (the newest, or the one named)", args_hint: "[picker_id]", category: "Session", aliases: [] },
-  { name: "/deny", description: "Deny the agent's waiting request (the newest, or the one named)", args_hint: "[picker_id]", category: "Session", aliases: [] },
-  { name: "/answer", description: "Answer the agent's open question", args_hint: "<text>", category: "Session", aliases: [] },
-  { name: "/model", description: "Choose the model the agent offered for this conversation", args_hint: "<id>", category: "Session", aliases: [] },
+  {
+    name: "/approve",
+    description: "Approve the agent's waiting request (the newest, or the one named)",
+    args_hint: "[picker_id]",
+    category: "Session",
+    aliases: [],
+  },
+  {
+    name: "/deny",
+    description: "Deny the agent's waiting request (the newest, or the one named)",
+    args_hint: "[picker_id]",
+    category: "Session",
+    aliases: [],
+  },
+  {
+    name: "/answer",
+    description: "Answer the agent's open question",
+    args_hint: "<text>",
+    category: "Session",
+    aliases: [],
+  },
+  {
+    name: "/model",
+    description: "Choose the model the agent offered for this conversation",
+    args_hint: "<id>",
+    category: "Session",
+    aliases: [],
+  },
 ];
 
 /** The six command categories of docs/PROTOCOL.md §6; a catalog entry has one of them. */
-export const COMMAND_CATEGORIES: readonly CommandCategory[] = ["Session", "Configuration", "Tools & Skills", "Info", "Exit", "Plugin"];
+export const COMMAND_CATEGORIES: readonly CommandCategory[] = [
+  "Session",
+  "Configuration",
+  "Tools & Skills",
+  "Info",
+  "Exit",
+  "Plugin",
+];
 
 /** A parsed slash command. */
 export interface ParsedCommand {
@@ -65,7 +114,10 @@ export interface CommandRegistry {
    * whitespace, and are lower-cased; `category` must be one of the six (`Session`,
    * `Configuration`, `Tools & Skills`, `Info`, `Exit`, `Plugin`). Anything else throws `TypeError`.
    */
-  register(entry: Omit<CommandEntry, "category" | "aliases" | "args_hint"> & Partial<CommandEntry>, handler: CommandHandler): void;
+  register(
+    entry: Omit<CommandEntry, "category" | "aliases" | "args_hint"> & Partial<CommandEntry>,
+    handler: CommandHandler,
+  ): void;
   /** Remove a plugin command. */
   unregister(name: string): void;
   /**
@@ -85,13 +137,19 @@ const COMMAND_NAME = /^\/[^\s/]\S*$/;
 function checkName(name: unknown, where: string): string {
   const lower = typeof name === "string" ? name.trim().toLowerCase() : "";
   if (!COMMAND_NAME.test(lower)) {
-    throw new TypeError(`${where}: ${JSON.stringify(name)} is not a command name (a leading slash, then at least one character, no spaces, e.g. "/weather")`);
+    throw new TypeError(
+      `${where}: ${JSON.stringify(name)} is not a command name (a leading slash, then at least one character, no spaces, e.g. "/weather")`,
+    );
   }
   return lower;
 }
 
 /** Validate a catalog entry (plugin registration or a runtime's list) into its normal form. */
-function checkEntry(entry: Partial<CommandEntry> & { name: string; description: string }, where: string, fallbackCategory?: CommandCategory): CommandEntry {
+function checkEntry(
+  entry: Partial<CommandEntry> & { name: string; description: string },
+  where: string,
+  fallbackCategory?: CommandCategory,
+): CommandEntry {
   if (!entry || typeof entry !== "object") throw new TypeError(`${where}: a command entry must be an object`);
   const name = checkName(entry.name, `${where}: name`);
   if (typeof entry.description !== "string") throw new TypeError(`${where}: ${name}: description must be a string`);
@@ -99,12 +157,22 @@ function checkEntry(entry: Partial<CommandEntry> & { name: string; description: 
   if (typeof argsHint !== "string") throw new TypeError(`${where}: ${name}: args_hint must be a string`);
   const category = entry.category ?? fallbackCategory;
   if (!COMMAND_CATEGORIES.includes(category as CommandCategory)) {
-    throw new TypeError(`${where}: ${name}: category must be one of ${COMMAND_CATEGORIES.join(", ")}; got ${JSON.stringify(entry.category)}`);
+    throw new TypeError(
+      `${where}: ${name}: category must be one of ${COMMAND_CATEGORIES.join(", ")}; got ${JSON.stringify(entry.category)}`,
+    );
   }
   const aliases = entry.aliases ?? [];
   if (!Array.isArray(aliases)) throw new TypeError(`${where}: ${name}: aliases must be an array of command names`);
-  const checked = aliases.map((alias) => checkName(alias, `${where}: ${name}: alias`)).filter((alias) => alias !== name);
-  return { name, description: entry.description, args_hint: argsHint, category: category as CommandCategory, aliases: [...new Set(checked)] };
+  const checked = aliases
+    .map((alias) => checkName(alias, `${where}: ${name}: alias`))
+    .filter((alias) => alias !== name);
+  return {
+    name,
+    description: entry.description,
+    args_hint: argsHint,
+    category: category as CommandCategory,
+    aliases: [...new Set(checked)],
+  };
 }
 
 /**
@@ -124,7 +192,10 @@ function unclaimed(entry: CommandEntry, claimed: Set<string>, promote: boolean):
 }
 
 /** Create the registry for one gateway; `warn` hears of runtime entries left out of the catalog. */
-export function createCommandRegistry(runtime: AgentRuntime, warn: (message: string) => void = () => undefined): CommandRegistry {
+export function createCommandRegistry(
+  runtime: AgentRuntime,
+  warn: (message: string) => void = () => undefined,
+): CommandRegistry {
   const plugins = new Map<string, { entry: CommandEntry; handler: CommandHandler }>();
   const warned = new Set<string>();
 

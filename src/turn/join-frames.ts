@@ -11,20 +11,52 @@ import type { StoredMessage, ToolCall } from "../contracts/records.js";
 import { usageFields } from "./answer-updates.js";
 
 /** The frames that show a running answer as it stands. */
-export function joinFrames(message: StoredMessage, running: ToolCall[], asking: boolean, streaming: boolean): OutgoingFrame[] {
+export function joinFrames(
+  message: StoredMessage,
+  running: ToolCall[],
+  asking: boolean,
+  streaming: boolean,
+): OutgoingFrame[] {
   const open = new Set(running.map((t) => t.index));
   const where = { chat_id: message.chat_id, thread_id: message.thread_id };
   const frames: OutgoingFrame[] = [];
   if (streaming) {
     const id = message.message_id;
-    frames.push({ type: "message.start", payload: { message_id: id, role: "assistant", ...usageFields(message), ...where } });
-    frames.push({ type: "message.update", whole: true, payload: { message_id: id, text: message.text, ...(message.reasoning ? { reasoning: message.reasoning } : {}), ...usageFields(message), ...where } });
+    frames.push({
+      type: "message.start",
+      payload: { message_id: id, role: "assistant", ...usageFields(message), ...where },
+    });
+    frames.push({
+      type: "message.update",
+      whole: true,
+      payload: {
+        message_id: id,
+        text: message.text,
+        ...(message.reasoning ? { reasoning: message.reasoning } : {}),
+        ...usageFields(message),
+        ...where,
+      },
+    });
     // The same frames the answer's devices saw live, so a client needs no other path (docs/PROTOCOL.md §14.3).
     for (const tool of message.tools ?? []) {
       const args = typeof tool.args === "string" ? { truncated_arguments: tool.args } : tool.args;
-      frames.push({ type: "tool.start", payload: { message_id: id, index: tool.index, name: tool.name, preview: tool.preview, args, ...where } });
+      frames.push({
+        type: "tool.start",
+        payload: { message_id: id, index: tool.index, name: tool.name, preview: tool.preview, args, ...where },
+      });
       if (open.has(tool.index)) continue;
-      frames.push({ type: "tool.end", payload: { message_id: id, index: tool.index, name: tool.name, output: tool.output, duration: tool.duration, ok: tool.ok, ...where } });
+      frames.push({
+        type: "tool.end",
+        payload: {
+          message_id: id,
+          index: tool.index,
+          name: tool.name,
+          output: tool.output,
+          duration: tool.duration,
+          ok: tool.ok,
+          ...where,
+        },
+      });
     }
   }
   if (!asking) frames.push({ type: "typing", payload: { on: true, ...where } });

@@ -149,7 +149,8 @@ export class LaneScheduler {
   renew(owner: Owner, lane: Lane): LaneTurn | undefined {
     const state = this.#lanes.get(laneKey(owner, lane));
     const current = state?.running;
-    if (this.#held || !state || !current || current.reason === "shutdown" || current.reason === "deleted") return undefined;
+    if (this.#held || !state || !current || current.reason === "shutdown" || current.reason === "deleted")
+      return undefined;
     const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
     state.running = turn;
     return turn;

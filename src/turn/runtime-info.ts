@@ -49,7 +49,11 @@ export function buildRuntimeInfo(
   info.latency = Math.round(latencyMs / 10) / 100;
   if (usage.cost !== undefined) {
     info.cost = usage.cost;
-  } else if (model && options.prices?.[model] && (usage.promptTokens !== undefined || usage.completionTokens !== undefined)) {
+  } else if (
+    model &&
+    options.prices?.[model] &&
+    (usage.promptTokens !== undefined || usage.completionTokens !== undefined)
+  ) {
     const price = options.prices[model];
     info.cost = ((usage.promptTokens ?? 0) * price.input + (usage.completionTokens ?? 0) * price.output) / 1_000_000;
   }

@@ -64,7 +64,9 @@ export class AnswerLimits {
   fit(used: number, delta: string): string {
     const room = this.#options.maxAnswerChars - used;
     if (delta.length <= room) return delta;
-    this.#end(`The answer was cut off at the gateway's limit of ${this.#options.maxAnswerChars.toLocaleString("en-US")} characters.`);
+    this.#end(
+      `The answer was cut off at the gateway's limit of ${this.#options.maxAnswerChars.toLocaleString("en-US")} characters.`,
+    );
     if (room <= 0) return "";
     // Never keep half of a surrogate pair: the stored text must stay valid UTF-16.
     const cut = isHighSurrogate(delta.charCodeAt(room - 1)) ? room - 1 : room;

@@ -32,15 +32,24 @@ const ACK_WAIT_MS = 1_500;
  * Carry out the stops other processes relay for the owners whose turns run here, and send a
  * joining device of another process the frames `snapshot` gives for the owner.
  */
-export function listenForTurns(bus: Pick<Bus, "publish" | "subscribe" | "ready">, lanes: LaneScheduler, snapshot: (owner: Owner) => OutgoingFrame[]): void {
+export function listenForTurns(
+  bus: Pick<Bus, "publish" | "subscribe" | "ready">,
+  lanes: LaneScheduler,
+  snapshot: (owner: Owner) => OutgoingFrame[],
+): void {
   const subscriptions = ownerSubscriptions(bus, (owner, message) => {
     const { type, payload } = message.frame;
     if (type === STOP_FRAME) {
       const { chat_id, thread_id, token } = payload as unknown as Lane & { token: string };
       const answer = lanes.running(owner, { chat_id, thread_id })?.answer ?? null;
-      if (lanes.abort(owner, { chat_id, thread_id }, "stop")) bus.publish({ owner, frame: { type: STOPPED_FRAME, payload: { token, message_id: answer } } });
+      if (lanes.abort(owner, { chat_id, thread_id }, "stop"))
+        bus.publish({ owner, frame: { type: STOPPED_FRAME, payload: { token, message_id: answer } } });
     } else if (type === JOIN_FRAME && payload.from !== SELF) {
-      for (const frame of snapshot(owner)) bus.publish({ owner, frame: { type: RESPOND_FRAME, payload: { connection_id: payload.connection_id, frame } } });
+      for (const frame of snapshot(owner))
+        bus.publish({
+          owner,
+          frame: { type: RESPOND_FRAME, payload: { connection_id: payload.connection_id, frame } },
+        });
     }
   });
   // A bus whose link is down resolves `ready` late or fails it: the subscription stands either way.
@@ -53,7 +62,11 @@ export function relayJoin(bus: Pick<Bus, "publish">, owner: Owner, connectionId:
 }
 
 /** Ask every other process to stop the lane's running turn; whether one did, and the id of the answer it stopped. */
-export async function relayStop(bus: Pick<Bus, "publish" | "subscribe" | "ready">, owner: Owner, lane: Lane): Promise<{ stopped: boolean; message_id: string | null }> {
+export async function relayStop(
+  bus: Pick<Bus, "publish" | "subscribe" | "ready">,
+  owner: Owner,
+  lane: Lane,
+): Promise<{ stopped: boolean; message_id: string | null }> {
   const token = randomUUID();
   let unsubscribe: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -61,10 +74,16 @@ export async function relayStop(bus: Pick<Bus, "publish" | "subscribe" | "ready"
     return await new Promise((resolve) => {
       unsubscribe = bus.subscribe(owner, (message) => {
         const { type, payload } = message.frame;
-        if (type === STOPPED_FRAME && payload.token === token) resolve({ stopped: true, message_id: (payload.message_id as string | null) ?? null });
+        if (type === STOPPED_FRAME && payload.token === token)
+          resolve({ stopped: true, message_id: (payload.message_id as string | null) ?? null });
       });
       timer = setTimeout(() => resolve({ stopped: false, message_id: null }), ACK_WAIT_MS);
-      void Promise.resolve(bus.ready?.(owner)).then(() => bus.publish({ owner, frame: { type: STOP_FRAME, payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, token } } }));
+      void Promise.resolve(bus.ready?.(owner)).then(() =>
+        bus.publish({
+          owner,
+          frame: { type: STOP_FRAME, payload: { chat_id: lane.chat_id, thread_id: lane.thread_id, token } },
+        }),
+      );
     });
   } finally {
     clearTimeout(timer);

@@ -14,7 +14,14 @@ import type { PublishLive, StoreChange } from "../outbox/outbox.js";
 /** The options an answer reads. */
 export type TurnOptions = Pick<
   ResolvedOptions,
-  "streaming" | "checkpointIntervalMs" | "mediaStore" | "runtimeInfo" | "turnTimeoutMs" | "updateIntervalMs" | "maxAnswerChars" | "maxTurnMs"
+  | "streaming"
+  | "checkpointIntervalMs"
+  | "mediaStore"
+  | "runtimeInfo"
+  | "turnTimeoutMs"
+  | "updateIntervalMs"
+  | "maxAnswerChars"
+  | "maxTurnMs"
 >;
 
 /** What an answer reads and writes through. */

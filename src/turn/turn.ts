@@ -54,7 +54,14 @@ interface RunResult {
  * Pull the runtime's events into the recorder until the stream ends, the turn is aborted, the
  * runtime is idle too long or it throws.
  */
-async function pullEvents(services: TurnServices, params: AnswerParams, recorder: AnswerRecorder, limits: AnswerLimits, checkpoints: AnswerCheckpoints, idle: IdleTimeout): Promise<RunResult> {
+async function pullEvents(
+  services: TurnServices,
+  params: AnswerParams,
+  recorder: AnswerRecorder,
+  limits: AnswerLimits,
+  checkpoints: AnswerCheckpoints,
+  idle: IdleTimeout,
+): Promise<RunResult> {
   const { turn } = params;
   const signal = turn.controller.signal;
   const aborted = new Promise<"aborted">((resolve) => {
@@ -117,7 +124,16 @@ export async function runAnswer(services: TurnServices, params: AnswerParams): P
   // On disk before anyone sees the start: a crash from here on ends in an interrupted stop.
   await checkpoints.settled();
   if (services.options.streaming) {
-    services.live(owner, { type: "message.start", payload: { message_id: message.message_id, role: "assistant", ...usageFields(message), ...where, ...(message.reply_to ? { reply_to: message.reply_to } : {}) } });
+    services.live(owner, {
+      type: "message.start",
+      payload: {
+        message_id: message.message_id,
+        role: "assistant",
+        ...usageFields(message),
+        ...where,
+        ...(message.reply_to ? { reply_to: message.reply_to } : {}),
+      },
+    });
   }
 
   const idle = new IdleTimeout(services.options.turnTimeoutMs);

@@ -59,7 +59,8 @@ async function send(page: Page, text: string): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).press("Enter");
 }
 
-const lastAnswerText = async (page: Page) => ((await page.locator(".msg.assistant:not(.streaming) .body").last().textContent()) ?? "").trim();
+const lastAnswerText = async (page: Page) =>
+  ((await page.locator(".msg.assistant:not(.streaming) .body").last().textContent()) ?? "").trim();
 
 describe.sequential("web UI - asks", { timeout: 40_000 }, () => {
   it("shows an approval card with the tool, its full arguments, the time left, and labelled buttons", async () => {
@@ -67,7 +68,9 @@ describe.sequential("web UI - asks", { timeout: 40_000 }, () => {
     const card = laptop.locator(".ask-approval");
     await card.waitFor();
     expect(await card.locator(".tool-name").textContent()).toBe("echo");
-    expect(JSON.parse((await card.locator(".tool-args").textContent()) ?? "")).toEqual({ text: "clean the build folder" });
+    expect(JSON.parse((await card.locator(".tool-args").textContent()) ?? "")).toEqual({
+      text: "clean the build folder",
+    });
     expect(await card.locator(".ask-expires").textContent()).toMatch(/Time left: (9:[0-5]\d|10:00)/);
     expect(await card.getByRole("button", { name: "Approve" }).isVisible()).toBe(true);
     expect(await card.getByRole("button", { name: "Deny" }).isVisible()).toBe(true);
@@ -76,7 +79,9 @@ describe.sequential("web UI - asks", { timeout: 40_000 }, () => {
     expect(await card.locator(".tool-args").isVisible()).toBe(false);
     await card.locator(".ask-tool summary").click();
     // The channel waits for an answer: its sidebar entry says so.
-    expect(await laptop.locator('button.channel[data-chat-id="default"] .ask-badge').textContent()).toContain("waiting for your answer");
+    expect(await laptop.locator('button.channel[data-chat-id="default"] .ask-badge').textContent()).toContain(
+      "waiting for your answer",
+    );
     expect(await axeViolations(laptop)).toEqual([]);
     await card.screenshot({ path: path.join(resultsDir, "ask-approval.png") });
     await laptop.screenshot({ path: path.join(resultsDir, "ask-approval-page.png") });
@@ -117,7 +122,9 @@ describe.sequential("web UI - asks", { timeout: 40_000 }, () => {
     await send(laptop, "ask: tea or coffee?");
     const card = laptop.locator(".ask-confirm");
     await card.waitFor();
-    expect(await card.locator(".ask-title, .ask-body").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining("tea or coffee?")]));
+    expect(await card.locator(".ask-title, .ask-body").allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining("tea or coffee?")]),
+    );
     expect(await card.getByRole("button", { name: /yes/i }).isVisible()).toBe(true);
     expect(await card.getByRole("button", { name: /no/i }).isVisible()).toBe(true);
     const field = card.getByRole("textbox", { name: /Your answer/ });
@@ -133,7 +140,10 @@ describe.sequential("web UI - asks", { timeout: 40_000 }, () => {
     await send(laptop, "model:");
     const card = laptop.locator(".ask-model");
     await card.waitFor();
-    expect(await card.getByRole("group", { name: "Choose a model" }).getByRole("button").allTextContents()).toEqual(["Demo (current)", "Demo (fast)"]);
+    expect(await card.getByRole("group", { name: "Choose a model" }).getByRole("button").allTextContents()).toEqual([
+      "Demo (current)",
+      "Demo (fast)",
+    ]);
     expect(await axeViolations(laptop)).toEqual([]);
     await card.screenshot({ path: path.join(resultsDir, "ask-model.png") });
     await card.locator('[data-option-id="demo-fast"]').click();

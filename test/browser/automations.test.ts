@@ -12,7 +12,15 @@ import { runHookCli } from "../../examples/server/hook-cli.js";
 import { runScheduleCli } from "../../examples/server/schedule-cli.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES, request } from "../http/helpers.js";
-import { axeViolations, buildWebUi, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
+import {
+  axeViolations,
+  buildWebUi,
+  launchChromium,
+  missingChromium,
+  poll,
+  resultsDir,
+  watchProblems,
+} from "./browser.js";
 
 let server: RunningServer;
 let dataDir: string;
@@ -47,10 +55,13 @@ afterAll(async () => {
 async function cli(run: typeof runHookCli, args: string[]): Promise<string> {
   let out = "";
   let err = "";
-  const sink = (add: (s: string) => void) => new Writable({ write: (chunk, _enc, done) => {
-      add(String(chunk));
-      done();
-    } });
+  const sink = (add: (s: string) => void) =>
+    new Writable({
+      write: (chunk, _enc, done) => {
+        add(String(chunk));
+        done();
+      },
+    });
   const code = await run(args, dataDir, { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)) });
   expect(code, err).toBe(0);
   return out;
@@ -61,7 +72,20 @@ describe.sequential("automation channels in the web UI", { timeout: 90_000 }, ()
     const added = await cli(runHookCli, ["add", "ci", "--channel", "Reports", "--user", "alice"]);
     const hookId = /^hook_id: (\S+)$/m.exec(added)![1]!;
     const secret = /^secret: (\S+)$/m.exec(added)![1]!;
-    await cli(runScheduleCli, ["add", "nightly", "--cron", "0 3 * * *", "--tz", "Europe/Berlin", "--channel", "Reports", "--prompt", "summarise the day", "--user", "alice"]);
+    await cli(runScheduleCli, [
+      "add",
+      "nightly",
+      "--cron",
+      "0 3 * * *",
+      "--tz",
+      "Europe/Berlin",
+      "--channel",
+      "Reports",
+      "--prompt",
+      "summarise the day",
+      "--user",
+      "alice",
+    ]);
     await cli(runScheduleCli, ["run", "nightly", "--user", "alice"]);
     await poll(async () => /\tok at /.test(await cli(runScheduleCli, ["list", "--user", "alice"]))).toBe(true);
 
@@ -76,7 +100,12 @@ describe.sequential("automation channels in the web UI", { timeout: 90_000 }, ()
     await expect(reports.locator(".post-badge").count()).resolves.toBe(0);
 
     const body = JSON.stringify({ text: "build 42 passed", title: "CI" });
-    const posted = await request(server.url, { method: "POST", path: `/api/hooks/${hookId}`, headers: { "content-type": "application/json", "x-hook-signature": signHookBody(secret, body) }, body });
+    const posted = await request(server.url, {
+      method: "POST",
+      path: `/api/hooks/${hookId}`,
+      headers: { "content-type": "application/json", "x-hook-signature": signHookBody(secret, body) },
+      body,
+    });
     expect(posted.status).toBe(202);
     await poll(() => reports.locator(".post-badge").textContent()).toContain("1 new posts");
 
@@ -90,7 +119,12 @@ describe.sequential("automation channels in the web UI", { timeout: 90_000 }, ()
     // Read-only: no composer, no way to change them here.
     await expect(page.locator(".readonly-note").isVisible()).resolves.toBe(true);
     await expect(panel.locator("button, input").count()).resolves.toBe(0);
-    await poll(() => page.locator(".msg").allTextContents().then((t) => t.join(" "))).toContain("build 42 passed");
+    await poll(() =>
+      page
+        .locator(".msg")
+        .allTextContents()
+        .then((t) => t.join(" ")),
+    ).toContain("build 42 passed");
     await page.screenshot({ path: path.join(resultsDir, "automations.png") });
     expect(await axeViolations(page)).toEqual([]);
 

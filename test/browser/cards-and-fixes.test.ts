@@ -58,7 +58,8 @@ async function send(page: Page, text: string): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).press("Enter");
 }
 
-const lastAnswerText = async (page: Page) => ((await page.locator(".msg.assistant:not(.streaming) .body").last().textContent()) ?? "").trim();
+const lastAnswerText = async (page: Page) =>
+  ((await page.locator(".msg.assistant:not(.streaming) .body").last().textContent()) ?? "").trim();
 
 describe.sequential("web UI - cards in the conversation and small fixes", { timeout: 40_000 }, () => {
   it("the card sits in the message column after its answer, and its answer leaves a line naming the device", async () => {
@@ -66,23 +67,36 @@ describe.sequential("web UI - cards in the conversation and small fixes", { time
     const card = laptop.locator(".messages .asks .ask-approval");
     await card.waitFor();
     // Right after the answer it belongs to, inside the scrolling log.
-    expect(await laptop.locator(".messages .asks").evaluate((el) => el.previousElementSibling?.matches("article.msg.assistant.streaming"))).toBe(true);
+    expect(
+      await laptop
+        .locator(".messages .asks")
+        .evaluate((el) => el.previousElementSibling?.matches("article.msg.assistant.streaming")),
+    ).toBe(true);
     await laptop.screenshot({ path: path.join(resultsDir, "card-in-column.png") });
     await phone.locator(".messages .asks .ask-approval").getByRole("button", { name: "Approve" }).click();
     await poll(() => lastAnswerText(laptop)).toBe("You said: tidy up");
     // The line names the answering device as it named itself (docs/PROTOCOL.md §14.5).
     await poll(() => laptop.locator(".answered-line").last().textContent()).toMatch(/^Approved by Web \(.*\) · /);
-    await poll(() => phone.locator(".answered-line").last().textContent()).toMatch(/^Approved by Web \(.*\) \(this device\) · /);
+    await poll(() => phone.locator(".answered-line").last().textContent()).toMatch(
+      /^Approved by Web \(.*\) \(this device\) · /,
+    );
     const pickerId = await laptop.locator(".answered-line").last().getAttribute("data-picker-id");
     // Drawn live and again from the final answer's asks: still one line, under the answer that asked.
     await laptop.waitForTimeout(300);
-    for (const page of [laptop, phone]) expect(await page.locator(`.answered-line[data-picker-id="${pickerId}"]`).count()).toBe(1);
-    expect(await laptop.locator(`.answered-line[data-picker-id="${pickerId}"]`).evaluate((el) => el.closest("article.msg.assistant") !== null)).toBe(true);
+    for (const page of [laptop, phone])
+      expect(await page.locator(`.answered-line[data-picker-id="${pickerId}"]`).count()).toBe(1);
+    expect(
+      await laptop
+        .locator(`.answered-line[data-picker-id="${pickerId}"]`)
+        .evaluate((el) => el.closest("article.msg.assistant") !== null),
+    ).toBe(true);
     await laptop.screenshot({ path: path.join(resultsDir, "card-answered-line.png") });
     // A device that never saw the card, and the laptop after a reload, draw it from history.
     const fresh = await openDevice({ viewport: { width: 1280, height: 860 } });
     await poll(() => fresh.locator(`.answered-line[data-picker-id="${pickerId}"]`).count()).toBe(1);
-    expect(await fresh.locator(`.answered-line[data-picker-id="${pickerId}"]`).textContent()).toMatch(/^Approved by Web \(.*\) · /);
+    expect(await fresh.locator(`.answered-line[data-picker-id="${pickerId}"]`).textContent()).toMatch(
+      /^Approved by Web \(.*\) · /,
+    );
     await fresh.screenshot({ path: path.join(resultsDir, "card-answered-line-fresh-device.png") });
     await fresh.context().close();
     await laptop.reload();
@@ -130,7 +144,8 @@ describe.sequential("web UI - cards in the conversation and small fixes", { time
 
   it("the phone drawer dims the conversation behind it, and a tap there closes it", async () => {
     await phone.getByRole("button", { name: "Show channels" }).click();
-    const backdrop = () => phone.locator(".conversation").evaluate((el) => getComputedStyle(el, "::before").backgroundColor);
+    const backdrop = () =>
+      phone.locator(".conversation").evaluate((el) => getComputedStyle(el, "::before").backgroundColor);
     await poll(backdrop).toMatch(/^rgba\(20, 25, 40, 0\.45\)$/);
     await phone.screenshot({ path: path.join(resultsDir, "drawer-backdrop.png") });
     await phone.mouse.click(370, 400);
@@ -144,7 +159,11 @@ describe.sequential("web UI - cards in the conversation and small fixes", { time
     await dialog.waitFor();
     const colours = await dialog.evaluate((el) => {
       const select = el.querySelector("select")!;
-      return { dialog: getComputedStyle(el).backgroundColor, select: getComputedStyle(select).backgroundColor, text: getComputedStyle(select).color };
+      return {
+        dialog: getComputedStyle(el).backgroundColor,
+        select: getComputedStyle(select).backgroundColor,
+        text: getComputedStyle(select).color,
+      };
     });
     expect(colours.dialog).not.toBe("rgb(255, 255, 255)");
     expect(colours.select).toBe("rgb(34, 39, 49)");

@@ -8,7 +8,15 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
-import { axeViolations, buildWebUi, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
+import {
+  axeViolations,
+  buildWebUi,
+  launchChromium,
+  missingChromium,
+  poll,
+  resultsDir,
+  watchProblems,
+} from "./browser.js";
 
 let server: RunningServer;
 let dataDir: string;
@@ -116,7 +124,13 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
     // Tab from the copy button reaches the code itself, with a visible focus ring.
     await block.locator(".copy-code").focus();
     await page.keyboard.press("Tab");
-    expect(await pre.evaluate((el) => [document.activeElement === el, el.matches(":focus-visible"), getComputedStyle(el).outlineStyle])).toEqual([true, true, "solid"]);
+    expect(
+      await pre.evaluate((el) => [
+        document.activeElement === el,
+        el.matches(":focus-visible"),
+        getComputedStyle(el).outlineStyle,
+      ]),
+    ).toEqual([true, true, "solid"]);
     expect(await pre.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
     for (let i = 0; i < 5; i++) await page.keyboard.press("ArrowRight");
     await poll(() => pre.evaluate((el) => el.scrollLeft)).toBeGreaterThan(0);
@@ -177,7 +191,9 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
     await poll(() => queued.count()).toBe(1);
     await poll(async () => (await users.last().textContent())?.trim()).toBe("and then this");
     await poll(() => queued.count()).toBe(0);
-    await poll(async () => (await (await lastAnswer()).locator(".body").textContent())?.trim()).toBe("You said: and then this");
+    await poll(async () => (await (await lastAnswer()).locator(".body").textContent())?.trim()).toBe(
+      "You said: and then this",
+    );
   });
 
   it("holds a message sent while offline and sends it once the connection is back", async () => {
@@ -190,14 +206,20 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
     expect(await queued.locator(".pending-state").textContent()).toBe("Waiting for connection");
     server = await startExample(dataDir, port);
     const users = page.locator(".msg.user .body");
-    await expect.poll(async () => (await users.last().textContent())?.trim(), { timeout: 20_000 }).toBe("sent when we are back");
+    await expect
+      .poll(async () => (await users.last().textContent())?.trim(), { timeout: 20_000 })
+      .toBe("sent when we are back");
     expect(await queued.count()).toBe(0);
     expect(await users.filter({ hasText: "sent when we are back" }).count()).toBe(1);
-    await poll(async () => (await (await lastAnswer()).locator(".body").textContent())?.trim()).toBe("You said: sent when we are back");
+    await poll(async () => (await (await lastAnswer()).locator(".body").textContent())?.trim()).toBe(
+      "You said: sent when we are back",
+    );
   });
 
   it("marks the match in search results, which wrap instead of running off the panel", async () => {
-    await ask(`The albatross ${"glides over the southern ocean for hours without flapping ".repeat(3)}Albatrosses-everywhere`);
+    await ask(
+      `The albatross ${"glides over the southern ocean for hours without flapping ".repeat(3)}Albatrosses-everywhere`,
+    );
     const search = page.getByRole("searchbox", { name: "Search messages" });
     await search.fill("albatross");
     await search.press("Enter");
@@ -206,12 +228,20 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
     expect((await hit.locator("mark").allTextContents()).map((t) => t.toLowerCase())).toContain("albatross");
     const panel = page.getByRole("complementary", { name: "Search results" });
     expect(await panel.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
-    expect(await hit.evaluate((el) => el.getBoundingClientRect().right <= el.closest("aside")!.getBoundingClientRect().right)).toBe(true);
+    expect(
+      await hit.evaluate(
+        (el) => el.getBoundingClientRect().right <= el.closest("aside")!.getBoundingClientRect().right,
+      ),
+    ).toBe(true);
     await page.getByRole("button", { name: "Close search results" }).click();
   });
 
   it("follows the system's dark mode live, and the theme setting overrides it", async () => {
-    const theme = () => page.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.documentElement).backgroundColor]);
+    const theme = () =>
+      page.evaluate(() => [
+        document.documentElement.dataset.theme,
+        getComputedStyle(document.documentElement).backgroundColor,
+      ]);
     expect(await theme()).toEqual(["light", "rgb(246, 247, 249)"]);
     await page.emulateMedia({ colorScheme: "dark" });
     await poll(theme).toEqual(["dark", "rgb(20, 23, 28)"]);
@@ -236,7 +266,10 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
       // Without app.js the page can only be dark if the theme was set before it.
       await fresh.route("**/app.js", (route) => route.abort());
       await fresh.goto(server.url);
-      const painted = await fresh.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.documentElement).backgroundColor]);
+      const painted = await fresh.evaluate(() => [
+        document.documentElement.dataset.theme,
+        getComputedStyle(document.documentElement).backgroundColor,
+      ]);
       expect(painted).toEqual(["dark", "rgb(20, 23, 28)"]);
     } finally {
       await dark.close();
@@ -259,7 +292,8 @@ describe.sequential("web UI answer controls", { timeout: 40_000 }, () => {
       await page.emulateMedia({ colorScheme: shot.scheme });
       await poll(() => page.evaluate(() => document.documentElement.dataset.theme)).toBe(shot.scheme);
       // On a small screen the sidebar slides away: wait until it is out of the picture.
-      if (shot.width < 900) await poll(() => page.locator(".sidebar").evaluate((el) => el.getBoundingClientRect().right <= 0)).toBe(true);
+      if (shot.width < 900)
+        await poll(() => page.locator(".sidebar").evaluate((el) => el.getBoundingClientRect().right <= 0)).toBe(true);
       await page.locator(".messages").evaluate((el) => (el.scrollTop = el.scrollHeight));
       await page.screenshot({ path: path.join(resultsDir, `${shot.name}.png`) });
       found[shot.name] = await axeViolations(page);

@@ -35,7 +35,12 @@ describe("web UI CSP", () => {
     const refused = await page.evaluate(async (own) => {
       const blocked: string[] = [];
       document.addEventListener("securitypolicyviolation", (e) => blocked.push(e.blockedURI));
-      for (const url of [`ws://${own}/ws/gateway`, "ws://127.0.0.2:9/x", `ws://localhost:${own.split(":")[1]}/x`, "wss://evil.example/x"]) {
+      for (const url of [
+        `ws://${own}/ws/gateway`,
+        "ws://127.0.0.2:9/x",
+        `ws://localhost:${own.split(":")[1]}/x`,
+        "wss://evil.example/x",
+      ]) {
         try {
           new WebSocket(url).close();
         } catch {

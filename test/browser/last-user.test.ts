@@ -61,7 +61,10 @@ async function expectLocalMode(page: Page, text: string): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).waitFor({ timeout: 15_000 });
   await page.locator('.conn[data-state="open"]').waitFor({ timeout: 15_000 });
   expect(await page.locator("#signin-user").count()).toBe(0);
-  expect(await page.evaluate(() => fetch("/api/auth/status").then((r) => r.json()))).toMatchObject({ enabled: false, user: null });
+  expect(await page.evaluate(() => fetch("/api/auth/status").then((r) => r.json()))).toMatchObject({
+    enabled: false,
+    user: null,
+  });
   await page.getByRole("textbox", { name: "Message" }).fill(text);
   await page.getByRole("textbox", { name: "Message" }).press("Enter");
   await poll(() => page.locator(".msg", { hasText: `You said: ${text}` }).count()).toBeGreaterThan(0);

@@ -15,7 +15,15 @@ import { startServer, type RunningServer } from "../../examples/server/server.js
 import { Client } from "../gateway/harness.js";
 import { HASHES } from "../http/helpers.js";
 import { fakePushService, subscriber, type FakePushService, type Subscriber } from "../push/fake-push-service.js";
-import { buildWebUi, launchChromium, launchProfile, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
+import {
+  buildWebUi,
+  launchChromium,
+  launchProfile,
+  missingChromium,
+  poll,
+  resultsDir,
+  watchProblems,
+} from "./browser.js";
 
 let server: RunningServer;
 let service: FakePushService;
@@ -40,7 +48,18 @@ beforeAll(async () => {
   phone = subscriber(`${service.url}/push/alice-browser`);
   // Answers take a moment, so the asking socket has closed when one ends: nobody is connected, so it is pushed at once (§15).
   process.env.GATEWAY_DEMO_DELAY_MS = "100";
-  server = await startServer({ port: 0, host: "127.0.0.1", dataDir: dir, usersFile, service: "gateway", memory: false, webPush: { agent: service.agent, endpointAllowed: () => true } }, () => undefined);
+  server = await startServer(
+    {
+      port: 0,
+      host: "127.0.0.1",
+      dataDir: dir,
+      usersFile,
+      service: "gateway",
+      memory: false,
+      webPush: { agent: service.agent, endpointAllowed: () => true },
+    },
+    () => undefined,
+  );
   browser = await launchChromium();
   alice = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   await alice.grantPermissions(["notifications"], { origin: server.url });
@@ -48,9 +67,16 @@ beforeAll(async () => {
   await alice.addInitScript((subscription) => {
     const made: { key?: string; sub?: unknown } = {};
     (window as unknown as { madeSubscription: typeof made }).madeSubscription = made;
-    const fake = { endpoint: subscription.endpoint, toJSON: () => ({ ...subscription, expirationTime: null }), unsubscribe: async () => true };
+    const fake = {
+      endpoint: subscription.endpoint,
+      toJSON: () => ({ ...subscription, expirationTime: null }),
+      unsubscribe: async () => true,
+    };
     PushManager.prototype.subscribe = async (options?: PushSubscriptionOptionsInit) => {
-      made.key = btoa(String.fromCharCode(...new Uint8Array(options!.applicationServerKey as ArrayBuffer))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+      made.key = btoa(String.fromCharCode(...new Uint8Array(options!.applicationServerKey as ArrayBuffer)))
+        .replace(/\+/g, "-")
+        .replace(/\//g, "_")
+        .replace(/=+$/, "");
       made.sub = subscription;
       return fake as unknown as PushSubscription;
     };
@@ -77,7 +103,11 @@ async function signIn(p: Page): Promise<void> {
 
 /** A bearer session for a device of the test itself. */
 async function session(): Promise<string> {
-  const res = await fetch(`${server.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "alice-password" }) });
+  const res = await fetch(`${server.url}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "alice", password: "alice-password" }),
+  });
   return ((await res.json()) as { token: string }).token;
 }
 
@@ -89,7 +119,9 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
     expect(sw.headers.get("content-type")).toMatch(/^text\/javascript/);
     const manifest = await fetch(`${server.url}/manifest.webmanifest`);
     expect(manifest.headers.get("content-type")).toBe("application/manifest+json");
-    const icons = ((await manifest.json()) as { icons: Array<{ src: string; sizes: string }> }).icons.filter((i) => i.src.endsWith(".png"));
+    const icons = ((await manifest.json()) as { icons: Array<{ src: string; sizes: string }> }).icons.filter((i) =>
+      i.src.endsWith(".png"),
+    );
     expect(icons.map((i) => i.sizes)).toEqual(["192x192", "512x512"]);
     for (const icon of icons) {
       const png = Buffer.from(await (await fetch(`${server.url}${icon.src}`)).arrayBuffer());
@@ -97,12 +129,24 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
       expect(`${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`).toBe(icon.sizes);
     }
     await signIn(page);
-    expect(await page.evaluate(async () => (await navigator.serviceWorker.ready).active?.scriptURL)).toBe(`${server.url}/sw.js`);
+    expect(await page.evaluate(async () => (await navigator.serviceWorker.ready).active?.scriptURL)).toBe(
+      `${server.url}/sw.js`,
+    );
     // Shell files were cached on install; API answers are not, even after the app fetched them.
     await poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
     await page.evaluate(() => fetch("/api/auth/status"));
-    const cached = await page.evaluate(async () => (await Promise.all((await caches.keys()).map(async (k) => (await (await caches.open(k)).keys()).map((r) => new URL(r.url).pathname)))).flat());
-    expect(cached).toEqual(expect.arrayContaining(["/", "/app.js", "/styles.css", "/manifest.webmanifest", "/icon-192.png"]));
+    const cached = await page.evaluate(async () =>
+      (
+        await Promise.all(
+          (
+            await caches.keys()
+          ).map(async (k) => (await (await caches.open(k)).keys()).map((r) => new URL(r.url).pathname)),
+        )
+      ).flat(),
+    );
+    expect(cached).toEqual(
+      expect.arrayContaining(["/", "/app.js", "/styles.css", "/manifest.webmanifest", "/icon-192.png"]),
+    );
     expect(cached.filter((p) => p.startsWith("/api/") || p.startsWith("/ws/"))).toEqual([]);
     // Offline, the app still starts from the cache (and says the server cannot be reached).
     await alice.setOffline(true);
@@ -117,14 +161,22 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
     await page.getByRole("button", { name: "Settings" }).click();
     await page.locator("#setting-push").check();
     await page.getByText("This browser gets a notification").waitFor();
-    const vapid = (await (await page.evaluate(() => fetch("/api/push/vapid").then((r) => r.json()))) as { public_key: string }).public_key;
-    expect(await page.evaluate(() => (window as unknown as { madeSubscription: { key?: string } }).madeSubscription.key)).toBe(vapid);
+    const vapid = (
+      (await await page.evaluate(() => fetch("/api/push/vapid").then((r) => r.json()))) as { public_key: string }
+    ).public_key;
+    expect(
+      await page.evaluate(() => (window as unknown as { madeSubscription: { key?: string } }).madeSubscription.key),
+    ).toBe(vapid);
     await page.screenshot({ path: path.join(resultsDir, "pwa-settings-push.png") });
     await page.keyboard.press("Escape");
 
     // Another device makes a channel and asks there, then leaves: the answer ends with nobody connected.
     const token = await session();
-    const other = await Client.connect(`${server.url.replace(/^http/, "ws")}/ws/gateway`, { token: "" }, { authorization: `Bearer ${token}` });
+    const other = await Client.connect(
+      `${server.url.replace(/^http/, "ws")}/ws/gateway`,
+      { token: "" },
+      { authorization: `Bearer ${token}` },
+    );
     const created = await other.request("channel.create", { name: "Deploys", kind: "channel" });
     const chatId = created.payload.chat_id as string;
     await page.getByRole("button", { name: "Deploys" }).waitFor();
@@ -146,18 +198,36 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
     await page.getByRole("button", { name: "Settings" }).waitFor();
     await poll(() => page.locator(".conv-title h1").textContent()).not.toContain("Deploys");
     const cdp = await alice.newCDPSession(page);
-    const registrationId = new Promise<string>((resolve) => cdp.on("ServiceWorker.workerRegistrationUpdated", (e) => {
-      for (const r of e.registrations) if (!r.isDeleted) resolve(r.registrationId);
-    }));
+    const registrationId = new Promise<string>((resolve) =>
+      cdp.on("ServiceWorker.workerRegistrationUpdated", (e) => {
+        for (const r of e.registrations) if (!r.isDeleted) resolve(r.registrationId);
+      }),
+    );
     await cdp.send("ServiceWorker.enable");
-    await cdp.send("ServiceWorker.deliverPushMessage", { origin: server.url, registrationId: await registrationId, data: JSON.stringify(payload) });
+    await cdp.send("ServiceWorker.deliverPushMessage", {
+      origin: server.url,
+      registrationId: await registrationId,
+      data: JSON.stringify(payload),
+    });
     const worker = alice.serviceWorkers()[0];
-    const shown = () => worker.evaluate(async () => (await (self as unknown as { registration: ServiceWorkerRegistration }).registration.getNotifications()).map((n) => ({ title: n.title, body: n.body, data: n.data })));
+    const shown = () =>
+      worker.evaluate(async () =>
+        (await (self as unknown as { registration: ServiceWorkerRegistration }).registration.getNotifications()).map(
+          (n) => ({ title: n.title, body: n.body, data: n.data }),
+        ),
+      );
     await poll(async () => (await shown()).length).toBe(1);
-    expect((await shown())[0]).toEqual({ title: "New answer", body: payload.body, data: { lane: { chat_id: chatId, thread_id: null } } });
+    expect((await shown())[0]).toEqual({
+      title: "New answer",
+      body: payload.body,
+      data: { lane: { chat_id: chatId, thread_id: null } },
+    });
     // What a click on it does (a headless browser has no notification to click).
     await worker.evaluate(async () => {
-      const scope = self as unknown as { registration: ServiceWorkerRegistration; openLane(lane: unknown): Promise<void> };
+      const scope = self as unknown as {
+        registration: ServiceWorkerRegistration;
+        openLane(lane: unknown): Promise<void>;
+      };
       const [notification] = await scope.registration.getNotifications();
       notification.close();
       await scope.openLane(notification.data.lane);
@@ -177,7 +247,11 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
     made.addData(url);
     made.make();
     const dark = await page.locator("svg.qr path").getAttribute("d");
-    expect(dark!.match(/M/g)!.length).toBe(Array.from({ length: made.getModuleCount() ** 2 }, (_, i) => made.isDark(Math.floor(i / made.getModuleCount()), i % made.getModuleCount())).filter(Boolean).length);
+    expect(dark!.match(/M/g)!.length).toBe(
+      Array.from({ length: made.getModuleCount() ** 2 }, (_, i) =>
+        made.isDark(Math.floor(i / made.getModuleCount()), i % made.getModuleCount()),
+      ).filter(Boolean).length,
+    );
     await page.screenshot({ path: path.join(resultsDir, "pwa-settings-pair.png") });
 
     const profile = await mkdtemp(path.join(tmpdir(), "cg-pwa-profile-"));

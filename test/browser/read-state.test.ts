@@ -52,8 +52,10 @@ afterAll(async () => {
   await cleanup?.();
 });
 
-const badge = (page: Page, chatId: string) => page.locator(`.sidebar .channel[data-chat-id="${chatId}"] .badge:not(.ask-badge)`);
-const badgeText = async (page: Page, chatId: string) => ((await badge(page, chatId).count()) ? (await badge(page, chatId).textContent())?.replace(/\D+/g, "") : "none");
+const badge = (page: Page, chatId: string) =>
+  page.locator(`.sidebar .channel[data-chat-id="${chatId}"] .badge:not(.ask-badge)`);
+const badgeText = async (page: Page, chatId: string) =>
+  (await badge(page, chatId).count()) ? (await badge(page, chatId).textContent())?.replace(/\D+/g, "") : "none";
 
 /** Makes the page's tab look hidden (or visible again) to the page, and tells it. */
 async function setHidden(page: Page, hidden: boolean): Promise<void> {

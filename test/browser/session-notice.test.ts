@@ -46,14 +46,18 @@ async function openTab(): Promise<Page> {
     const seen: Array<string | null> = [];
     (window as unknown as { signInScreens: Array<string | null> }).signInScreens = seen;
     new MutationObserver((records) => {
-      for (const r of records) for (const node of r.addedNodes) if (node instanceof HTMLElement && node.querySelector?.("#signin-user")) seen.push(node.querySelector(".signin-notice")?.textContent ?? null);
+      for (const r of records)
+        for (const node of r.addedNodes)
+          if (node instanceof HTMLElement && node.querySelector?.("#signin-user"))
+            seen.push(node.querySelector(".signin-notice")?.textContent ?? null);
     }).observe(document, { childList: true, subtree: true });
   });
   await page.goto(server.url);
   return page;
 }
 
-const screens = (page: Page) => page.evaluate(() => (window as unknown as { signInScreens: Array<string | null> }).signInScreens);
+const screens = (page: Page) =>
+  page.evaluate(() => (window as unknown as { signInScreens: Array<string | null> }).signInScreens);
 
 /** Sign in on the form the tab shows. */
 async function signInAs(page: Page, user: string): Promise<void> {
@@ -95,7 +99,15 @@ describe.sequential("the sign-in notice", { timeout: 40_000 }, () => {
     await signInAs(page, "alice");
     const cookies = await page.context().cookies(server.url);
     // The session ends on the server (signed out from another place): the tab's cookie is dead.
-    const out = await fetch(`${server.url}/api/auth/logout`, { method: "POST", body: "{}", headers: { "content-type": "application/json", cookie: cookies.map((c) => `${c.name}=${c.value}`).join("; "), origin: server.url } });
+    const out = await fetch(`${server.url}/api/auth/logout`, {
+      method: "POST",
+      body: "{}",
+      headers: {
+        "content-type": "application/json",
+        cookie: cookies.map((c) => `${c.name}=${c.value}`).join("; "),
+        origin: server.url,
+      },
+    });
     expect(out.status).toBeLessThan(300);
     await page.locator(".signin-notice").waitFor({ timeout: 15_000 });
     // Its socket is closed (4401) and its next requests answer 401: one form, one notice.

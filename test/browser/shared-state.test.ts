@@ -94,7 +94,8 @@ describe.sequential("web UI - the gateway's shared state", { timeout: 60_000 }, 
   it("a typed gateway command shows as one small line, not a bubble, on every device and after a reload", async () => {
     const before = (await userBubbles(laptop)).length;
     await send(laptop, "/stop");
-    for (const page of [laptop, phone]) await poll(() => page.locator(".command-line .command-what").last().textContent()).toBe("Stopped");
+    for (const page of [laptop, phone])
+      await poll(() => page.locator(".command-line .command-what").last().textContent()).toBe("Stopped");
     expect((await userBubbles(laptop)).length).toBe(before);
     await phone.reload();
     await phone.locator(".command-line").last().waitFor();
@@ -177,10 +178,13 @@ describe.sequential("web UI - the gateway's shared state", { timeout: 60_000 }, 
     await phone.screenshot({ path: path.join(resultsDir, "shared-queue-phone.png") });
     await laptop.screenshot({ path: path.join(resultsDir, "shared-queue-laptop.png") });
     await phone.getByRole("button", { name: "Cancel queued message: second" }).click();
-    for (const page of [laptop, phone]) await poll(() => page.locator("article.msg.user.queued .body").allInnerTexts()).toEqual(["third"]);
+    for (const page of [laptop, phone])
+      await poll(() => page.locator("article.msg.user.queued .body").allInnerTexts()).toEqual(["third"]);
     await poll(() => laptop.locator("article.msg.user .body").allTextContents()).not.toContain("second");
     await phone.getByRole("button", { name: "Send now, stopping the answer: third" }).click();
-    await poll(() => laptop.locator("article.msg.assistant.status-stopped .body").last().textContent()).toContain("You said: busy");
+    await poll(() => laptop.locator("article.msg.assistant.status-stopped .body").last().textContent()).toContain(
+      "You said: busy",
+    );
     await poll(() => lastAnswer(laptop).locator(".body").textContent()).toContain("You said: third");
     expect(await laptop.locator("article.msg.user.queued").count()).toBe(0);
     await poll(() => phone.locator("article.msg.user.queued").count()).toBe(0);

@@ -62,7 +62,12 @@ function png(width: number, height: number): Buffer {
       rows[at + 2] = Math.round((y / height) * 255);
     }
   }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(rows)), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", deflateSync(rows)),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }
 
 /** The serious and critical accessibility violations of the page. */
@@ -84,7 +89,6 @@ async function send(text: string): Promise<void> {
   await page.getByRole("textbox", { name: "Message" }).fill(text);
   await page.getByRole("textbox", { name: "Message" }).press("Enter");
 }
-
 
 // Every test fails (none is skipped) when the browser is missing.
 beforeEach(() => {
@@ -140,7 +144,9 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await poll(() => page.getByRole("alert").textContent()).toMatch(/Wrong username or password/);
 
     await signIn();
-    expect(await page.evaluate(() => (window as unknown as { __conn: string[] }).__conn)).toEqual(expect.arrayContaining(["Connecting…", "Catching up…", "Connected"]));
+    expect(await page.evaluate(() => (window as unknown as { __conn: string[] }).__conn)).toEqual(
+      expect.arrayContaining(["Connecting…", "Catching up…", "Connected"]),
+    );
     await poll(() => page.locator(".statusbar .user-name").textContent()).toContain("alice");
     expect(await page.getByRole("button", { name: "Sign out" }).isVisible()).toBe(true);
     expect(await page.locator(".conv-header h1").textContent()).toBe("General");
@@ -184,10 +190,14 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await poll(() => wire.received.slice(from).some((f) => f.type === "message.stop")).toBe(true);
     const frames = wire.received.slice(from);
     const stop = frames.find((f) => f.type === "message.stop")!;
-    const updates = frames.filter((f) => f.type === "message.update" && f.payload.message_id === stop.payload.message_id);
+    const updates = frames.filter(
+      (f) => f.type === "message.update" && f.payload.message_id === stop.payload.message_id,
+    );
     expect(updates.length).toBeGreaterThan(3);
     expect(updates.every((f) => typeof f.payload.offset === "number" && f.payload.text === undefined)).toBe(true);
-    await poll(async () => (await page.locator(".msg.assistant:not(.streaming) .body").last().textContent())?.trim()).toBe(stop.payload.final_text);
+    await poll(async () =>
+      (await page.locator(".msg.assistant:not(.streaming) .body").last().textContent())?.trim(),
+    ).toBe(stop.payload.final_text);
     const shown = await page.evaluate((final) => {
       const seen = (window as unknown as { __streamed: string[] }).__streamed;
       return { count: seen.length, notPrefixes: seen.filter((s) => !final.startsWith(s.trim())) };
@@ -201,7 +211,9 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     const row = page.locator('.tool.ok[data-tool="echo"]').last();
     await row.waitFor();
     // The answer streams in under the finished tool row.
-    await expect.poll(() => page.locator(".msg.assistant.streaming .body").textContent(), { timeout: 5000 }).toMatch(/^You said: fetch/);
+    await expect
+      .poll(() => page.locator(".msg.assistant.streaming .body").textContent(), { timeout: 5000 })
+      .toMatch(/^You said: fetch/);
     expect(await page.locator(".typing").textContent()).toContain("Agent is typing");
     await page.locator(".msg.assistant:not(.streaming) .runtime-footer").last().waitFor();
     await row.locator("summary").click();
@@ -307,7 +319,9 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await send("Plan the garden party");
     await expect.poll(() => page.locator(".conv-header h1").textContent(), { timeout: 10_000 }).toMatch(/^General › /);
     await page.locator(".msg.assistant:not(.streaming) .runtime-footer").last().waitFor();
-    expect(await page.locator(".msg.assistant .body").last().textContent()).toContain("You said: Plan the garden party");
+    expect(await page.locator(".msg.assistant .body").last().textContent()).toContain(
+      "You said: Plan the garden party",
+    );
     expect(await page.locator(".sidebar .threads button.channel").count()).toBe(1);
     expect(await page.getByRole("checkbox", { name: "Auto-thread" }).isVisible()).toBe(false);
     await page.locator('.sidebar button.channel:has-text("General")').click();
@@ -315,22 +329,43 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
 
   it("shows channels another device creates (automation without a composer, colour, icon) and pages back through history when scrolled up", async () => {
     const { token } = await page.evaluate(async () => {
-      const res = await fetch("/api/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "alice-password" }) });
+      const res = await fetch("/api/auth/login", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ username: "alice", password: "alice-password" }),
+      });
       return res.json();
     });
     const { createGatewayClient } = await import("chat-gateway/client");
-    const other = createGatewayClient({ url: `${server.url.replace("http", "ws")}/ws/gateway`, token, headers: { authorization: `Bearer ${token}` }, pingIntervalMs: 0, WebSocket: checkingWebSocket(true) });
+    const other = createGatewayClient({
+      url: `${server.url.replace("http", "ws")}/ws/gateway`,
+      token,
+      headers: { authorization: `Bearer ${token}` },
+      pingIntervalMs: 0,
+      WebSocket: checkingWebSocket(true),
+    });
     try {
       await other.connect();
       const ch = await other.request("channel.create", { name: "Long history", kind: "channel" });
       await page.locator('.sidebar button.channel:has-text("Long history")').waitFor();
-      await other.request("channel.create", { name: "Nightly jobs", kind: "channel", automation: true, color: "#ffcc00" });
+      await other.request("channel.create", {
+        name: "Nightly jobs",
+        kind: "channel",
+        automation: true,
+        color: "#ffcc00",
+      });
       const icon = png(8, 8).toString("base64");
       await other.request("channel.create", { name: "Pictured", kind: "channel", icon });
       const nightly = page.locator('.sidebar button.channel:has-text("Nightly jobs")');
       await nightly.waitFor();
-      expect(await nightly.locator(".avatar").evaluate((el) => [el.textContent, getComputedStyle(el).backgroundColor, getComputedStyle(el).color])).toEqual(["N", "rgb(255, 204, 0)", "rgb(17, 17, 17)"]);
-      expect(await page.locator('.sidebar button.channel:has-text("Pictured") img.avatar').getAttribute("src")).toBe(`data:image/png;base64,${icon}`);
+      expect(
+        await nightly
+          .locator(".avatar")
+          .evaluate((el) => [el.textContent, getComputedStyle(el).backgroundColor, getComputedStyle(el).color]),
+      ).toEqual(["N", "rgb(255, 204, 0)", "rgb(17, 17, 17)"]);
+      expect(await page.locator('.sidebar button.channel:has-text("Pictured") img.avatar').getAttribute("src")).toBe(
+        `data:image/png;base64,${icon}`,
+      );
       await nightly.click();
       await page.locator(".readonly-note").waitFor();
       expect(await page.locator("form.composer").isVisible()).toBe(false);
@@ -395,7 +430,11 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await server.close();
     server = await startExample(dataDir, port);
     await page.locator("#signin-user").waitFor({ timeout: 20_000 });
-    expect((await page.evaluate(() => (window as unknown as { __conn: string[] }).__conn)).some((t) => t.startsWith("Reconnecting"))).toBe(true);
+    expect(
+      (await page.evaluate(() => (window as unknown as { __conn: string[] }).__conn)).some((t) =>
+        t.startsWith("Reconnecting"),
+      ),
+    ).toBe(true);
     expect(await page.locator(".signin-notice").textContent()).toMatch(/session has ended/);
     await signIn();
     expect(await page.locator(".msg").count()).toBeGreaterThan(0);

@@ -43,7 +43,11 @@ describe.skipIf(!available)("redisBus", () => {
     for (const prefix of prefixes) await dropKeys(admin, prefix);
     for (const c of clients) c.disconnect();
   });
-  const frame = (i: number, seq?: number): OutgoingFrame => ({ type: "message.update", payload: { i }, ...(seq ? { seq } : {}) });
+  const frame = (i: number, seq?: number): OutgoingFrame => ({
+    type: "message.update",
+    payload: { i },
+    ...(seq ? { seq } : {}),
+  });
 
   test("bus - frames reach the owner's subscribers in every process, in order, once each; except applies in the publishing process only", async () => {
     const prefix = `t:${runId()}:`;
@@ -57,7 +61,8 @@ describe.skipIf(!available)("redisBus", () => {
     b.subscribe("bob", (m) => bobOnB.push(m));
     // Subscribing to an owner's channel takes a round trip to Redis.
     await Promise.all([a.ready(), b.ready()]);
-    for (let i = 0; i < 200; i++) a.publish({ owner: "alice", frame: frame(i), ...(i === 0 ? { except: "conn-1" } : {}) });
+    for (let i = 0; i < 200; i++)
+      a.publish({ owner: "alice", frame: frame(i), ...(i === 0 ? { except: "conn-1" } : {}) });
     // Delivery in the publishing process is synchronous.
     expect(onA).toHaveLength(200);
     await until(() => onB.length === 200);
@@ -121,7 +126,12 @@ describe.skipIf(!available)("redisBus", () => {
       const storage = memoryStorage();
       const a = await bus(client(), { prefix, channels });
       const logger = recordingLogger();
-      const b = await bus(client({ connectionName: name, retryStrategy: () => 400 }), { prefix, storage, channels, logger });
+      const b = await bus(client({ connectionName: name, retryStrategy: () => 400 }), {
+        prefix,
+        storage,
+        channels,
+        logger,
+      });
       const onB: BusMessage[] = [];
       b.subscribe("alice", (m) => onB.push(m));
       await b.ready("alice");
@@ -149,7 +159,9 @@ describe.skipIf(!available)("redisBus", () => {
       expect(onB.map((m) => m.frame.seq)).toEqual([1, 2, 3]);
       expect(b.stats.recovered).toBe(2);
       // The operator learns of the outage and its end through the logger the bus was given.
-      expect(logger.lines.warn).toEqual(expect.arrayContaining([expect.stringMatching(/lost the Redis subscription/), "Redis subscription is back"]));
+      expect(logger.lines.warn).toEqual(
+        expect.arrayContaining([expect.stringMatching(/lost the Redis subscription/), "Redis subscription is back"]),
+      );
       expect(logger.lines.error).toEqual([]);
     });
   }
@@ -261,7 +273,9 @@ describe.skipIf(!available)("redisBus", () => {
 
   /** The subscriber connection of a bus whose client was named `name`, as Redis lists it. */
   async function subscriberOf(name: string): Promise<{ sub: number; ssub: number }> {
-    const line = ((await client().client("LIST")) as string).split("\n").find((l) => l.includes(` name=${name} `) && !/ sub=0 psub=0 ssub=0 /.test(l));
+    const line = ((await client().client("LIST")) as string)
+      .split("\n")
+      .find((l) => l.includes(` name=${name} `) && !/ sub=0 psub=0 ssub=0 /.test(l));
     if (!line) return { sub: 0, ssub: 0 };
     return { sub: Number(/ sub=(\d+)/.exec(line)![1]), ssub: Number(/ ssub=(\d+)/.exec(line)![1]) };
   }
@@ -270,7 +284,9 @@ describe.skipIf(!available)("redisBus", () => {
     test(`bus - ${channels} channels: a process receives from Redis only the frames of owners it has a subscriber for`, async () => {
       const prefix = `t:${runId()}:`;
       const names = ["a", "b", "c", "d"].map((n) => `bus-${n}-${runId()}`);
-      const [a, b, c, d] = await Promise.all(names.map((connectionName) => bus(client({ connectionName }), { prefix, channels })));
+      const [a, b, c, d] = await Promise.all(
+        names.map((connectionName) => bus(client({ connectionName }), { prefix, channels })),
+      );
       const onB: BusMessage[] = [];
       const onC: BusMessage[] = [];
       b.subscribe("alice", (m) => onB.push(m));
@@ -339,7 +355,9 @@ describe.skipIf(!available)("redisBus", () => {
   test("bus - a client that is not ioredis is refused at construction", () => {
     expect(() => redisBus({} as Redis)).toThrow(TypeError);
     expect(() => redisBus(client(), { maxPending: -1 })).toThrow(TypeError);
-    expect(() => redisBus(client(), { logger: { warn() {} } as never })).toThrow(/redisBus: logger must be an object with info, warn and error methods \(missing info, error\)/);
+    expect(() => redisBus(client(), { logger: { warn() {} } as never })).toThrow(
+      /redisBus: logger must be an object with info, warn and error methods \(missing info, error\)/,
+    );
     expect(() => redisBus(client(), { warn: 1 as never })).toThrow(/redisBus: warn must be a function/);
   });
 });

@@ -18,7 +18,8 @@ import { cleanupAfterEach, exampleServer, testClient, until, wsUrl } from "./hel
 
 const cleanups = cleanupAfterEach();
 const example = () => exampleServer(cleanups);
-const device = (server: RunningServer, options: Partial<GatewayClientOptions> = {}) => testClient(cleanups, wsUrl(server), options);
+const device = (server: RunningServer, options: Partial<GatewayClientOptions> = {}) =>
+  testClient(cleanups, wsUrl(server), options);
 
 const lane = { chat_id: "default", thread_id: null };
 
@@ -28,7 +29,10 @@ function nextAsk(c: GatewayClient, kind: OpenAsk["kind"]): Promise<OpenAsk> {
 }
 
 function finalText(frames: ServerFrame[]): Promise<string> {
-  return until(() => frames.findLast((f) => f.type === "message.stop")?.payload as { final_text: string } | undefined, "the answer").then((p) => p.final_text);
+  return until(
+    () => frames.findLast((f) => f.type === "message.stop")?.payload as { final_text: string } | undefined,
+    "the answer",
+  ).then((p) => p.final_text);
 }
 
 describe("client - asks", () => {
@@ -41,10 +45,20 @@ describe("client - asks", () => {
     c.on("asks", (open) => changes.push(open.length));
     await c.sendMessage({ ...lane, text: "approve: hello" });
     const ask = await nextAsk(c, "approval");
-    expect(ask).toMatchObject({ kind: "approval", chat_id: "default", thread_id: null, tool: { name: "echo", args: { text: "hello" } } });
+    expect(ask).toMatchObject({
+      kind: "approval",
+      chat_id: "default",
+      thread_id: null,
+      tool: { name: "echo", args: { text: "hello" } },
+    });
     expect(ask.expires_at).toBeGreaterThan(Date.now());
     const resolved = await c.select(ask.picker_id, { option_id: "approve" });
-    expect(resolved).toMatchObject({ picker_id: ask.picker_id, outcome: "selected", option_id: "approve", device_id: c.deviceId });
+    expect(resolved).toMatchObject({
+      picker_id: ask.picker_id,
+      outcome: "selected",
+      option_id: "approve",
+      device_id: c.deviceId,
+    });
     expect(c.openAsks()).toEqual([]);
     expect(await finalText(frames)).toBe("You said: hello");
     expect(changes).toEqual([1, 0]);
@@ -74,7 +88,9 @@ describe("client - asks", () => {
     await expect(c.select("pk-nope", { option_id: "approve" })).rejects.toSatisfy((e) => isClientError(e, "not_found"));
     await c.sendMessage({ ...lane, text: "approve: x" });
     const ask = await nextAsk(c, "approval");
-    await expect(c.select(ask.picker_id, { option_id: "maybe" })).rejects.toSatisfy((e) => isClientError(e, "unsupported"));
+    await expect(c.select(ask.picker_id, { option_id: "maybe" })).rejects.toSatisfy((e) =>
+      isClientError(e, "unsupported"),
+    );
     expect(c.openAsks(lane)).toHaveLength(1);
     await c.select(ask.picker_id, { option_id: "deny" });
   });
@@ -125,15 +141,36 @@ describe("client - asks", () => {
   });
 
   it("keeps only well-formed asks from its store, and none past the store's bound", () => {
-    const ask = { kind: "approval", picker_id: "pk1", chat_id: "default", thread_id: null, message_id: "m1", title: "Run?", body: "", options: [], expires_at: Date.now() + 60_000 };
+    const ask = {
+      kind: "approval",
+      picker_id: "pk1",
+      chat_id: "default",
+      thread_id: null,
+      message_id: "m1",
+      title: "Run?",
+      body: "",
+      options: [],
+      expires_at: Date.now() + 60_000,
+    };
     const junk = [null, 7, "x", { ...ask, picker_id: 9 }, { ...ask, kind: "bribe" }, { ...ask, expires_at: "soon" }];
     const store = { get: () => [...junk, ask], set: () => undefined };
     const c = createGatewayClient({ url: "ws://127.0.0.1:9/ws/gateway", openAsksStore: store });
     expect(c.openAsks().map((a) => a.picker_id)).toEqual(["pk1"]);
     const many = Array.from({ length: 500 }, (_, i) => ({ ...ask, picker_id: `pk${i}` }));
-    const crowded = createGatewayClient({ url: "ws://127.0.0.1:9/ws/gateway", openAsksStore: { get: () => many, set: () => undefined } });
+    const crowded = createGatewayClient({
+      url: "ws://127.0.0.1:9/ws/gateway",
+      openAsksStore: { get: () => many, set: () => undefined },
+    });
     expect(crowded.openAsks()).toHaveLength(200);
-    const broken = createGatewayClient({ url: "ws://127.0.0.1:9/ws/gateway", openAsksStore: { get: () => { throw new Error("disk"); }, set: () => undefined } });
+    const broken = createGatewayClient({
+      url: "ws://127.0.0.1:9/ws/gateway",
+      openAsksStore: {
+        get: () => {
+          throw new Error("disk");
+        },
+        set: () => undefined,
+      },
+    });
     expect(broken.openAsks()).toEqual([]);
   });
 
@@ -143,7 +180,10 @@ describe("client - asks", () => {
     await c.connect();
     await c.ready();
     await c.sendMessage({ ...lane, text: "ask: which one?" });
-    const note = await until(() => frames.find((f) => f.type === "notification")?.payload as { kind: string; picker_id?: string } | undefined, "a notification");
+    const note = await until(
+      () => frames.find((f) => f.type === "notification")?.payload as { kind: string; picker_id?: string } | undefined,
+      "a notification",
+    );
     expect(note).toMatchObject({ kind: "clarify" });
     expect(frames.some((f) => f.type.startsWith("picker."))).toBe(false);
     expect(c.openAsks()).toEqual([]);

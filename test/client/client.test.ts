@@ -11,7 +11,8 @@ const cleanups = cleanupAfterEach();
 const example = () => exampleServer(cleanups);
 const client = (url: string, options: Partial<GatewayClientOptions> = {}) => testClient(cleanups, url, options);
 
-const ofMessage = (frames: ServerFrame[], id: string) => frames.filter((f) => (f.payload as { message_id?: string }).message_id === id);
+const ofMessage = (frames: ServerFrame[], id: string) =>
+  frames.filter((f) => (f.payload as { message_id?: string }).message_id === id);
 
 describe("client - conversation", () => {
   it("says hello, streams an answer as typed events, and ends with message.stop and typing off", async () => {
@@ -54,7 +55,9 @@ describe("client - conversation", () => {
     const list = await c.request("channel.list", {});
     expect(list.channels.map((ch) => ch.name)).toEqual(expect.arrayContaining(["Work"]));
 
-    const ended = new Promise<{ name: string; output: unknown; ok: boolean; duration: number }>((resolve) => c.on("tool.end", resolve));
+    const ended = new Promise<{ name: string; output: unknown; ok: boolean; duration: number }>((resolve) =>
+      c.on("tool.end", resolve),
+    );
     const started = new Promise<{ args: Record<string, unknown> }>((resolve) => c.on("tool.start", resolve));
     await c.sendMessage({ chat_id: created.chat_id, text: "tool: ping" });
     expect((await started).args).toEqual({ text: "ping" });
@@ -66,7 +69,9 @@ describe("client - conversation", () => {
     const { client: c, frames } = client(wsUrl(server), { streaming: false });
     await c.connect();
     await c.ready();
-    const whole = new Promise<ServerFrame<"message">>((resolve) => c.on("message", (p, f) => p.role === "assistant" && resolve(f)));
+    const whole = new Promise<ServerFrame<"message">>((resolve) =>
+      c.on("message", (p, f) => p.role === "assistant" && resolve(f)),
+    );
     const echo = await c.sendMessage({ chat_id: "default", text: "no stream" });
     const answer = await whole;
     expect(answer.payload).toMatchObject({ role: "assistant", text: "You said: no stream", reply_to: echo.message_id });
@@ -91,7 +96,9 @@ describe("client - requests", () => {
     await c.connect();
     // fcm.register has no response frame: the request can only time out.
     const started = Date.now();
-    const error = await c.request("fcm.register" as "ping", { ntfy_topic: "t" } as never, { timeoutMs: 150 }).catch((e: unknown) => e);
+    const error = await c
+      .request("fcm.register" as "ping", { ntfy_topic: "t" } as never, { timeoutMs: 150 })
+      .catch((e: unknown) => e);
     expect(isClientError(error, "timeout")).toBe(true);
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     // The connection is still usable.
@@ -102,7 +109,9 @@ describe("client - requests", () => {
     const server = await example();
     const { client: c } = client(wsUrl(server));
     await c.connect();
-    const notFound = await c.request("history", { chat_id: "default", before_message_id: "nope" }).catch((e: unknown) => e);
+    const notFound = await c
+      .request("history", { chat_id: "default", before_message_id: "nope" })
+      .catch((e: unknown) => e);
     expect(isClientError(notFound, "not_found")).toBe(true);
     expect((notFound as Error).message).toMatch(/before_message_id/);
     const unsupported = await c.request("history", { chat_id: "default", limit: 0 }).catch((e: unknown) => e);
@@ -116,7 +125,9 @@ describe("client - requests", () => {
     cleanups.push(cleanup);
     const { HASHES } = await import("../http/helpers.js");
     const { writeFile } = await import("node:fs/promises");
-    await writeFile(`${dir}/users.json`, JSON.stringify({ users: { alice: HASHES["alice-password"] } }), { mode: 0o600 });
+    await writeFile(`${dir}/users.json`, JSON.stringify({ users: { alice: HASHES["alice-password"] } }), {
+      mode: 0o600,
+    });
     const server = await startExample(dir);
     cleanups.push(() => server.close());
 
@@ -127,7 +138,11 @@ describe("client - requests", () => {
     expect(isClientError(await refused, "auth")).toBe(true);
     expect(anonymous.state).toBe("unauthorized");
 
-    const login = await fetch(`${server.url}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: "alice-password" }) });
+    const login = await fetch(`${server.url}/api/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "alice", password: "alice-password" }),
+    });
     const { token } = (await login.json()) as { token: string };
     const { client: signedIn } = client(wsUrl(server), { token, headers: { authorization: `Bearer ${token}` } });
     expect((await signedIn.connect()).user).toBe("alice");
@@ -173,7 +188,8 @@ describe("client - sync and history", () => {
     expect(await pager.next()).toEqual([]);
 
     const all: string[] = [];
-    for await (const page of c.historyPager({ chat_id: "default", thread_id: null })) all.unshift(...page.map((m) => m.text));
+    for await (const page of c.historyPager({ chat_id: "default", thread_id: null }))
+      all.unshift(...page.map((m) => m.text));
     expect(all).toHaveLength(230);
     expect(new Set(all).size).toBe(230);
     expect(all[0]).toBe("note 0");
@@ -217,7 +233,11 @@ describe("client - sync and history", () => {
     await c.connect();
     const bytes = randomBytes(600 * 1024);
     const progress: number[] = [];
-    const ref = await c.upload(bytes, { mime: "image/png", filename: "pic.png", onProgress: (sent) => progress.push(sent) });
+    const ref = await c.upload(bytes, {
+      mime: "image/png",
+      filename: "pic.png",
+      onProgress: (sent) => progress.push(sent),
+    });
     expect(ref).toMatchObject({ kind: "image", mime: "image/png", size: bytes.length, filename: "pic.png" });
     expect(progress.at(-1)).toBe(bytes.length);
     expect(progress.length).toBeGreaterThanOrEqual(4);
@@ -238,7 +258,11 @@ describe("client - sync and history", () => {
     expect((await small.upload(new Uint8Array(1000), { mime: "image/png" })).size).toBe(1000);
 
     // More uploads at once than the gateway keeps in flight per connection (4): they queue.
-    const many = await Promise.all(Array.from({ length: 7 }, (_, i) => c.upload(randomBytes(2 * 1024 * 1024), { mime: "application/pdf", filename: `f${i}.pdf` })));
+    const many = await Promise.all(
+      Array.from({ length: 7 }, (_, i) =>
+        c.upload(randomBytes(2 * 1024 * 1024), { mime: "application/pdf", filename: `f${i}.pdf` }),
+      ),
+    );
     expect(new Set(many.map((m) => m.media_id)).size).toBe(7);
 
     const missing = await c.download("md-nope").catch((e: unknown) => e);

@@ -56,7 +56,13 @@ describe("typed client, delta updates", () => {
     await delta.client.ready();
     await full.client.ready();
     const echo = await delta.client.sendMessage({ chat_id: "default", text: "go" });
-    const stop = await until(() => delta.frames.find((f) => f.type === "message.stop" && (f.payload as { reply_to?: string }).reply_to === echo.message_id), "stop");
+    const stop = await until(
+      () =>
+        delta.frames.find(
+          (f) => f.type === "message.stop" && (f.payload as { reply_to?: string }).reply_to === echo.message_id,
+        ),
+      "stop",
+    );
     await until(() => full.frames.some((f) => f.type === "message.stop"), "stop on the full-text client");
 
     expect(delta.updates.length).toBeGreaterThan(5);
@@ -80,18 +86,43 @@ describe("typed client, delta updates", () => {
     const lane = { chat_id: "default", thread_id: null };
     wss.on("connection", (ws) => {
       ws.on("message", (data) => {
-        const frame = JSON.parse(String(data)) as { type: string; id?: string; payload: { caps?: { delta?: boolean } } };
-        const send = (type: string, payload: object, id?: string) => ws.send(JSON.stringify({ type, ...(id ? { id } : {}), payload }));
+        const frame = JSON.parse(String(data)) as {
+          type: string;
+          id?: string;
+          payload: { caps?: { delta?: boolean } };
+        };
+        const send = (type: string, payload: object, id?: string) =>
+          ws.send(JSON.stringify({ type, ...(id ? { id } : {}), payload }));
         if (frame.type === "hello") {
           if (frame.payload.caps?.delta !== true) return ws.close(4000, "expected caps.delta");
-          send("hello.ok", { protocol: 1, cursor: 0, user: null, streaming: true, limits: { max_frame_bytes: 1 << 20, max_media_bytes: 1 << 20, history_max: 100, search_max: 50 }, features: ["delta"] }, frame.id);
+          send(
+            "hello.ok",
+            {
+              protocol: 1,
+              cursor: 0,
+              user: null,
+              streaming: true,
+              limits: { max_frame_bytes: 1 << 20, max_media_bytes: 1 << 20, history_max: 100, search_max: 50 },
+              features: ["delta"],
+            },
+            frame.id,
+          );
         } else if (frame.type === "sync") {
           send("sync.done", { cursor: 0 }, frame.id);
           send("message.start", { message_id: "m1", role: "assistant", ...lane });
           send("message.update", { message_id: "m1", offset: 0, append: "Hello", ...lane });
           send("message.update", { message_id: "m1", offset: 9, append: " lost", ...lane });
           send("message.update", { message_id: "m1", offset: 10, append: " also dropped", ...lane });
-          send("message.stop", { message_id: "m1", final_text: "Hello world", reasoning: "", runtime: {}, ts: 1, media: [], status: "complete", ...lane });
+          send("message.stop", {
+            message_id: "m1",
+            final_text: "Hello world",
+            reasoning: "",
+            runtime: {},
+            ts: 1,
+            media: [],
+            status: "complete",
+            ...lane,
+          });
         }
       });
     });

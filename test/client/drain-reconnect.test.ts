@@ -38,7 +38,11 @@ async function reconnectAfter(close: (server: RunningServer) => Promise<void>) {
   servers.push(second);
   const front = await balancer();
   front.target.port = first.port;
-  const { client } = recordingClient({ url: `ws://127.0.0.1:${front.port}/ws/gateway`, deviceId: "drain-dev", reconnect: { initialDelayMs: 30_000, maxDelayMs: 30_000, jitter: 0 } });
+  const { client } = recordingClient({
+    url: `ws://127.0.0.1:${front.port}/ws/gateway`,
+    deviceId: "drain-dev",
+    reconnect: { initialDelayMs: 30_000, maxDelayMs: 30_000, jitter: 0 },
+  });
   cleanups.push(() => client.close());
   const infos: StateInfo[] = [];
   client.on("state", (state, info) => state === "reconnecting" && infos.push(info));

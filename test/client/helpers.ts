@@ -3,7 +3,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
-import { createGatewayClient, type GatewayClient, type GatewayClientOptions, type ServerFrame } from "chat-gateway/client";
+import {
+  createGatewayClient,
+  type GatewayClient,
+  type GatewayClientOptions,
+  type ServerFrame,
+} from "chat-gateway/client";
 import { startServer, type RunningServer } from "../../examples/server/server.js";
 import { checkingWebSocket } from "../fixtures/frame-check.js";
 
@@ -13,8 +18,15 @@ export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<v
 }
 
 /** The example server (sql.js storage, media files, login off unless `usersFile` has users). */
-export function startExample(dataDir: string, port = 0, usersFile = path.join(dataDir, "users.json")): Promise<RunningServer> {
-  return startServer({ port, host: "127.0.0.1", dataDir, usersFile, service: "gateway", memory: false }, () => undefined);
+export function startExample(
+  dataDir: string,
+  port = 0,
+  usersFile = path.join(dataDir, "users.json"),
+): Promise<RunningServer> {
+  return startServer(
+    { port, host: "127.0.0.1", dataDir, usersFile, service: "gateway", memory: false },
+    () => undefined,
+  );
 }
 
 export function wsUrl(server: { url: string }): string {
@@ -23,7 +35,12 @@ export function wsUrl(server: { url: string }): string {
 
 /** A client with fast reconnects that keeps every frame it emits; every frame it receives is checked against the protocol's structs. */
 export function recordingClient(options: GatewayClientOptions): { client: GatewayClient; frames: ServerFrame[] } {
-  const client = createGatewayClient({ reconnect: { initialDelayMs: 50, maxDelayMs: 300 }, pingIntervalMs: 0, WebSocket: checkingWebSocket(Boolean(options.headers)), ...options });
+  const client = createGatewayClient({
+    reconnect: { initialDelayMs: 50, maxDelayMs: 300 },
+    pingIntervalMs: 0,
+    WebSocket: checkingWebSocket(Boolean(options.headers)),
+    ...options,
+  });
   const frames: ServerFrame[] = [];
   client.on("frame", (frame) => frames.push(frame));
   return { client, frames };
@@ -58,7 +75,11 @@ export async function exampleServer(cleanups: Array<() => Promise<void> | void>)
 }
 
 /** A recording client with a fresh device id, closed after the test. */
-export function testClient(cleanups: Array<() => Promise<void> | void>, url: string, options: Partial<GatewayClientOptions> = {}) {
+export function testClient(
+  cleanups: Array<() => Promise<void> | void>,
+  url: string,
+  options: Partial<GatewayClientOptions> = {},
+) {
   const made = recordingClient({ url, deviceId: `dev-${Math.random().toString(36).slice(2)}`, ...options });
   cleanups.push(() => made.client.close());
   return made;

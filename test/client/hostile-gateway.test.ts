@@ -58,13 +58,23 @@ describe("client against a hostile gateway", () => {
     const invalid: ClientError[] = [];
     const typing: unknown[] = [];
     let sendBad!: () => void;
-    const ready = hostile(() => {}, (ws) => {
-      sendBad = () => {
-        for (const bad of ['{"type":"message.update","payload":null}', '{"type":"message.stop","payload":{"message_id":5}}', '{"type":"message"}', "[1,2", '{"type":"picker.approval","payload":{"picker_id":"p"}}']) ws.send(bad);
-        ws.send(JSON.stringify({ type: "some.future.frame", payload: {} }));
-        ws.send(JSON.stringify({ type: "typing", payload: { ...lane, on: true } }));
-      };
-    });
+    const ready = hostile(
+      () => {},
+      (ws) => {
+        sendBad = () => {
+          for (const bad of [
+            '{"type":"message.update","payload":null}',
+            '{"type":"message.stop","payload":{"message_id":5}}',
+            '{"type":"message"}',
+            "[1,2",
+            '{"type":"picker.approval","payload":{"picker_id":"p"}}',
+          ])
+            ws.send(bad);
+          ws.send(JSON.stringify({ type: "some.future.frame", payload: {} }));
+          ws.send(JSON.stringify({ type: "typing", payload: { ...lane, on: true } }));
+        };
+      },
+    );
     const c = await ready;
     c.on("frame.invalid", (error) => invalid.push(error));
     c.on("typing", (p) => typing.push(p));
@@ -72,7 +82,10 @@ describe("client against a hostile gateway", () => {
     await expect.poll(() => typing.length).toBe(1);
     expect(invalid.map((e) => [e.code, e.message])).toEqual([
       ["unsupported", 'dropped a malformed gateway frame: message.update: field "payload": expected an object'],
-      ["unsupported", expect.stringMatching(/^dropped a malformed gateway frame: message.stop: field "payload\.message_id": /)],
+      [
+        "unsupported",
+        expect.stringMatching(/^dropped a malformed gateway frame: message.stop: field "payload\.message_id": /),
+      ],
       ["unsupported", 'dropped a malformed gateway frame: message: field "payload": expected an object'],
       ["unsupported", "dropped a malformed gateway frame: a gateway frame is not JSON"],
       ["unsupported", expect.stringMatching(/^dropped a malformed gateway frame: picker\.approval: field "payload\./)],
@@ -104,22 +117,41 @@ describe("client against a hostile gateway", () => {
         ws.send(JSON.stringify({ type: "media.pull.end", id, payload: { ok: true, media_id: "good" } }));
       },
     };
-    const c = await hostile((ws, frame) => frame.type === "media.pull" && sends[frame.payload.media_id as string]!(ws, frame.id!), (ws) => {
-      const offer = { kind: "document", mime: "text/plain", size: good.length, filename: "f.txt", message_id: "m1", ...lane };
-      for (const media_id of Object.keys(sends)) ws.send(JSON.stringify({ type: "media.offer", payload: { ...offer, media_id } }));
-    });
+    const c = await hostile(
+      (ws, frame) => frame.type === "media.pull" && sends[frame.payload.media_id as string]!(ws, frame.id!),
+      (ws) => {
+        const offer = {
+          kind: "document",
+          mime: "text/plain",
+          size: good.length,
+          filename: "f.txt",
+          message_id: "m1",
+          ...lane,
+        };
+        for (const media_id of Object.keys(sends))
+          ws.send(JSON.stringify({ type: "media.offer", payload: { ...offer, media_id } }));
+      },
+    );
     await expect.poll(() => c.state).toBe("open");
     await new Promise((resolve) => setTimeout(resolve, 100));
     const failure = async (id: string, options = {}) => {
-      const error = await c.download(id, options).then(() => undefined, (e: unknown) => e);
-      expect([id, isClientError(error, "download_failed") ? "download_failed" : String(error)]).toEqual([id, "download_failed"]);
+      const error = await c.download(id, options).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect([id, isClientError(error, "download_failed") ? "download_failed" : String(error)]).toEqual([
+        id,
+        "download_failed",
+      ]);
       return (error as Error).message;
     };
     expect(await failure("flood")).toBe("download of media flood failed: more than the 11 bytes it may have arrived");
     expect(await failure("gap")).toBe("download of media gap failed: a chunk at offset 1000000 came where 4 was next");
     expect(await failure("short")).toBe("download of media short failed: 4 bytes arrived of the 11 offered");
     const digest = createHash("sha256").update(good).digest("hex");
-    expect(await failure("good", { sha256: "0".repeat(64) })).toBe(`download of media good failed: its sha256 is ${digest}, not ${"0".repeat(64)}`);
+    expect(await failure("good", { sha256: "0".repeat(64) })).toBe(
+      `download of media good failed: its sha256 is ${digest}, not ${"0".repeat(64)}`,
+    );
     const ok = await c.download("good", { sha256: digest });
     expect([Buffer.from(ok.bytes).toString(), ok.sha256]).toEqual(["hello media", digest]);
   });

@@ -55,7 +55,11 @@ describe("typed client - shared state", () => {
     const stopped = await late.stop(lane);
     expect(stopped).toBe(running.message_id);
     // The waiting message runs next and leaves the queue; when it ends nothing is running.
-    await until(() => late.laneQueue(lane).length === 0 && late.runningTurns(lane).length === 0, "the queue drained", 10_000);
+    await until(
+      () => late.laneQueue(lane).length === 0 && late.runningTurns(lane).length === 0,
+      "the queue drained",
+      10_000,
+    );
     expect(queues.at(-1)).toEqual([]);
     expect(await late.stop(lane)).toBeNull();
   });
@@ -82,7 +86,15 @@ describe("typed client - shared state", () => {
     await until(() => late.runningTurns(lane)[0]?.tools.length === 2, "both tools on the late client");
     for (const c of [first, late]) {
       expect(c.runningTurns(lane)[0].tools).toEqual([
-        { index: 0, name: "search", preview: expect.any(String), args: { q: "cats" }, output: "3 hits", ok: true, duration: 0.25 },
+        {
+          index: 0,
+          name: "search",
+          preview: expect.any(String),
+          args: { q: "cats" },
+          output: "3 hits",
+          ok: true,
+          duration: 0.25,
+        },
         { index: 1, name: "fetch", preview: expect.any(String), args: { url: "http://x" } },
       ]);
     }
@@ -95,7 +107,10 @@ describe("typed client - shared state", () => {
     await c.connect();
     const stops: Array<{ reply_to?: string; status: string }> = [];
     c.on("message.stop", (p) => stops.push({ reply_to: p.reply_to, status: p.status }));
-    const long = await c.sendMessage({ chat_id: "default", text: Array.from({ length: 80 }, (_, i) => `w${i}`).join(" ") });
+    const long = await c.sendMessage({
+      chat_id: "default",
+      text: Array.from({ length: 80 }, (_, i) => `w${i}`).join(" "),
+    });
     await until(() => c.runningTurns().length === 1, "running");
     const urgent = await c.sendMessage({ chat_id: "default", text: "now" }, { whenBusy: "interrupt" });
     await until(() => stops.length === 2, "both ends", 10_000);

@@ -28,13 +28,22 @@ it("client - survives a server restart mid-turn: reconnects, syncs, gets the int
     await client.connect();
     await client.ready();
     const warmup = await client.sendMessage({ chat_id: "default", text: "warm up" });
-    await until(() => frames.find((f) => f.type === "message.stop" && (f.payload as { reply_to?: string }).reply_to === warmup.message_id), "warm-up answer");
+    await until(
+      () =>
+        frames.find(
+          (f) => f.type === "message.stop" && (f.payload as { reply_to?: string }).reply_to === warmup.message_id,
+        ),
+      "warm-up answer",
+    );
 
     // About 60 pieces 15 ms apart: long enough to stop the server in the middle.
     const long = `long ${"word ".repeat(120)}`;
     const from = frames.length;
     const echo = await client.sendMessage({ chat_id: "default", text: long });
-    const update = await until(() => frames.slice(from).find((f) => f.type === "message.update"), "the first streamed piece");
+    const update = await until(
+      () => frames.slice(from).find((f) => f.type === "message.update"),
+      "the first streamed piece",
+    );
     const answerId = (update.payload as { message_id: string }).message_id;
     await first.close();
     servers = [];
@@ -43,7 +52,11 @@ it("client - survives a server restart mid-turn: reconnects, syncs, gets the int
     servers.push(second);
     await until(() => states.includes("reconnecting"), "reconnecting");
     const stop = await until(
-      () => frames.find((f): f is ServerFrame<"message.stop"> => f.type === "message.stop" && (f.payload as { message_id: string }).message_id === answerId),
+      () =>
+        frames.find(
+          (f): f is ServerFrame<"message.stop"> =>
+            f.type === "message.stop" && (f.payload as { message_id: string }).message_id === answerId,
+        ),
       "the interrupted message.stop",
       10_000,
     );
@@ -54,20 +67,39 @@ it("client - survives a server restart mid-turn: reconnects, syncs, gets the int
 
     // The conversation goes on against the new server.
     const after = await client.sendMessage({ chat_id: "default", text: "after restart" });
-    await until(() => frames.find((f) => f.type === "message.stop" && (f.payload as { reply_to?: string }).reply_to === after.message_id), "answer after restart");
+    await until(
+      () =>
+        frames.find(
+          (f) => f.type === "message.stop" && (f.payload as { reply_to?: string }).reply_to === after.message_id,
+        ),
+      "answer after restart",
+    );
 
     const stored = frames.filter((f) => f.seq !== undefined);
     const seqs = stored.map((f) => f.seq!);
     expect(new Set(seqs).size).toBe(seqs.length);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
-    expect(frames.filter((f) => f.type === "message.stop" && (f.payload as { message_id: string }).message_id === answerId)).toHaveLength(1);
-    expect(frames.filter((f) => f.type === "message" && (f.payload as { message_id: string }).message_id === echo.message_id)).toHaveLength(1);
+    expect(
+      frames.filter((f) => f.type === "message.stop" && (f.payload as { message_id: string }).message_id === answerId),
+    ).toHaveLength(1);
+    expect(
+      frames.filter(
+        (f) => f.type === "message" && (f.payload as { message_id: string }).message_id === echo.message_id,
+      ),
+    ).toHaveLength(1);
     expect(client.cursor).toBe(seqs.at(-1));
     expect(states).toEqual(expect.arrayContaining(["connecting", "syncing", "open", "reconnecting"]));
     expect(syncs).toBe(2);
 
     const history = await client.request("history", { chat_id: "default" });
-    expect(history.messages.map((m) => m.text)).toEqual(["warm up", "You said: warm up", long, stop.payload.final_text, "after restart", "You said: after restart"]);
+    expect(history.messages.map((m) => m.text)).toEqual([
+      "warm up",
+      "You said: warm up",
+      long,
+      stop.payload.final_text,
+      "after restart",
+      "You said: after restart",
+    ]);
   } finally {
     client.close();
   }

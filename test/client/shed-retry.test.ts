@@ -19,7 +19,10 @@ it("client - after 1013 with a retry hint it waits the hint plus a jitter, not i
   // The first hello ("hold") stays in progress until released, so the gateway's one place is taken.
   let release: (() => void) | undefined;
   const result: AuthResult = { owner: "ann", user: null };
-  const authenticate = ({ token }: { token: string }) => (token === "hold" ? new Promise<AuthResult>((resolve) => (release = () => resolve(result))) : Promise.resolve(result));
+  const authenticate = ({ token }: { token: string }) =>
+    token === "hold"
+      ? new Promise<AuthResult>((resolve) => (release = () => resolve(result)))
+      : Promise.resolve(result);
   h = await startGateway({ maxHellosInFlight: 1, authenticator: { authenticate } });
   const holder = createGatewayClient({ url: h.url, deviceId: "holder", token: "hold", pingIntervalMs: 0 });
   cleanups.push(() => holder.close());
@@ -27,7 +30,13 @@ it("client - after 1013 with a retry hint it waits the hint plus a jitter, not i
   await until(() => release, "the held hello at the authenticator");
 
   // A 30 s backoff: only the hint can bring it back within the test.
-  const client = createGatewayClient({ url: h.url, deviceId: "shed", token: "go", pingIntervalMs: 0, reconnect: { initialDelayMs: 30_000, maxDelayMs: 30_000, jitter: 0 } });
+  const client = createGatewayClient({
+    url: h.url,
+    deviceId: "shed",
+    token: "go",
+    pingIntervalMs: 0,
+    reconnect: { initialDelayMs: 30_000, maxDelayMs: 30_000, jitter: 0 },
+  });
   cleanups.push(() => client.close());
   const waits: StateInfo[] = [];
   client.on("state", (state, info) => state === "reconnecting" && waits.push(info));

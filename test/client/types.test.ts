@@ -1,7 +1,13 @@
 // The client's public types: events carry their frame's payload; requests resolve to their response's payload.
 import { describe, expectTypeOf, it } from "vitest";
 import type { Channel, HistoryItem } from "chat-gateway";
-import type { GatewayClient, HistoryPayload, MessageStopPayload, ServerFrame, ToolEndPayload } from "chat-gateway/client";
+import type {
+  GatewayClient,
+  HistoryPayload,
+  MessageStopPayload,
+  ServerFrame,
+  ToolEndPayload,
+} from "chat-gateway/client";
 
 describe("client types", () => {
   it("maps events and requests to their payloads", () => {
@@ -20,7 +26,11 @@ describe("client types", () => {
         expectTypeOf(frame).toEqualTypeOf<ServerFrame<"message.stop">>();
       });
       client.on("tool.end", (payload) => expectTypeOf(payload.ok).toEqualTypeOf<boolean>());
-      client.on("state", (state) => expectTypeOf(state).toEqualTypeOf<"connecting" | "syncing" | "open" | "reconnecting" | "unauthorized" | "closed">());
+      client.on("state", (state) =>
+        expectTypeOf(state).toEqualTypeOf<
+          "connecting" | "syncing" | "open" | "reconnecting" | "unauthorized" | "closed"
+        >(),
+      );
       // @ts-expect-error: history needs a chat_id
       await client.request("history", {});
     };

@@ -22,7 +22,12 @@ function client(url: string, deviceId: string): GatewayClient {
 }
 
 /** Sends `text` in the lane and resolves with its answer's `message.stop` as `on` sees it. */
-async function answered(from: GatewayClient, on: GatewayClient, lane: { chat_id: string; thread_id?: string | null }, text: string): Promise<ServerFrame<"message.stop">> {
+async function answered(
+  from: GatewayClient,
+  on: GatewayClient,
+  lane: { chat_id: string; thread_id?: string | null },
+  text: string,
+): Promise<ServerFrame<"message.stop">> {
   const stop = new Promise<ServerFrame<"message.stop">>((resolve) => {
     const seen = (_p: unknown, frame: ServerFrame<"message.stop">) => {
       if (frame.payload.final_text.includes(text)) {
@@ -67,7 +72,9 @@ describe("typed client - read state", () => {
 
     const changes: Array<Record<string, number>> = [];
     laptop.on("unread", (counts) => changes.push(counts));
-    const three = (await laptop.request("history", { chat_id: "default", thread_id: side.chat_id, limit: 5 })).messages.at(-1)!;
+    const three = (
+      await laptop.request("history", { chat_id: "default", thread_id: side.chat_id, limit: 5 })
+    ).messages.at(-1)!;
     await phone.markRead({ chat_id: "default", thread_id: side.chat_id }, three.message_id);
     await until(() => laptop.unreadCounts().default === 0, "laptop.unreadCounts().default === 0");
     expect(laptop.unreadCounts()).toMatchObject({ default: 0, [side.chat_id]: 0 });

@@ -26,7 +26,10 @@ afterEach(async () => {
 
 /** Start the gateway process; resolves with its WebSocket URL. */
 async function startProcess(folder: string): Promise<string> {
-  child = spawn(process.execPath, ["--import", "tsx", fixture, folder], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+  child = spawn(process.execPath, ["--import", "tsx", fixture, folder], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let out = "";
     child!.stdout!.on("data", (chunk) => {
@@ -45,7 +48,10 @@ async function ended(proc: ChildProcess, signal: NodeJS.Signals): Promise<void> 
   await exit;
 }
 
-for (const [how, signal] of [["a crash", "SIGKILL"], ["a shutdown", "SIGTERM"]] as const) {
+for (const [how, signal] of [
+  ["a crash", "SIGKILL"],
+  ["a shutdown", "SIGTERM"],
+] as const) {
   it(`asks restart - after ${how} mid-ask the ask is resolved interrupted, and a device learns it by sync`, async () => {
     dir = await mkdtemp(join(tmpdir(), "asks-restart-"));
     const url = await startProcess(dir);
@@ -68,7 +74,9 @@ for (const [how, signal] of [["a crash", "SIGKILL"], ["a shutdown", "SIGTERM"]] 
     const stop = b.of("message.stop").find((f) => f.payload.message_id === card.payload.message_id)!;
     expect(stop.payload.status).toBe("interrupted");
     // A late answer learns the outcome that stands; the lane keeps its model.
-    expect((await b.request("picker.select", { picker_id: card.payload.picker_id, option_id: "approve" })).payload.outcome).toBe("interrupted");
+    expect(
+      (await b.request("picker.select", { picker_id: card.payload.picker_id, option_id: "approve" })).payload.outcome,
+    ).toBe("interrupted");
     const next = await b.say({ chat_id: "default", text: "still fast?" });
     expect(next.final.payload.runtime.model).toBe("demo-fast");
   }, 30_000);

@@ -25,7 +25,9 @@ async function connect(url: string, hello: Record<string, unknown> = {}): Promis
 function approvalRuntime(args: Record<string, unknown>, count = 1) {
   return scriptedRuntime(async function* (input) {
     const preview = `${`rm(${JSON.stringify(args)})`.slice(0, 119)}…`;
-    const asks = Array.from({ length: count }, () => input.ask({ kind: "approval", title: "Run rm?", body: preview, tool: { name: "rm", args } }));
+    const asks = Array.from({ length: count }, () =>
+      input.ask({ kind: "approval", title: "Run rm?", body: preview, tool: { name: "rm", args } }),
+    );
     const answers: AskAnswer[] = await Promise.all(asks);
     yield { type: "text", delta: answers.map((a) => `${a.outcome}:${a.option_id ?? ""}`).join(" ") };
   });
@@ -60,10 +62,14 @@ describe("asks - what a device without cards approves", () => {
     const id = note.payload.picker_id as string;
     expect(note.payload.body.length).toBeLessThanOrEqual(4_000);
     expect(note.payload.body).not.toContain("TAIL");
-    expect(note.payload.body).toContain(`[cut: the arguments are longer than this notification; read them on a device with cards, or approve anyway with /approve ${id}]`);
+    expect(note.payload.body).toContain(
+      `[cut: the arguments are longer than this notification; read them on a device with cards, or approve anyway with /approve ${id}]`,
+    );
     const refused = await command(a, "/approve");
     expect(refused.payload.final_text).toContain(`approve it by id: /approve ${id}`);
-    expect(a.frames.some((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id)).toBe(false);
+    expect(a.frames.some((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id)).toBe(
+      false,
+    );
     await a.request("message.send", { chat_id: "default", text: `/approve ${id}` });
     const final = await a.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id);
     expect(final.payload.final_text).toBe("selected:approve");
@@ -79,7 +85,9 @@ describe("asks - what a device without cards approves", () => {
     const refused = await command(a, "/approve");
     expect(refused.payload.final_text).toMatch(/^2 approvals are open here; approve one by id: /);
     for (const id of ids) expect(refused.payload.final_text).toContain(`/approve ${id}`);
-    expect(a.frames.some((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id)).toBe(false);
+    expect(a.frames.some((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id)).toBe(
+      false,
+    );
     await a.request("message.send", { chat_id: "default", text: `/approve ${ids[0]}` });
     await a.request("message.send", { chat_id: "default", text: "/deny" });
     const final = await a.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id);
@@ -92,9 +100,17 @@ describe("asks - what a device without cards approves", () => {
     const echo = await a.request("message.send", { chat_id: "default", text: "clean up" });
     await a.waitFor(() => a.of("picker.approval").length === 4);
     const cards = a.of("picker.approval");
-    for (const card of cards) await a.request("picker.select", { picker_id: card.payload.picker_id, option_id: "deny" });
+    for (const card of cards)
+      await a.request("picker.select", { picker_id: card.payload.picker_id, option_id: "deny" });
     const final = await a.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id);
-    expect(final.payload.final_text.split(" ").sort()).toEqual(["cancelled:", "cancelled:", "selected:deny", "selected:deny", "selected:deny", "selected:deny"]);
+    expect(final.payload.final_text.split(" ").sort()).toEqual([
+      "cancelled:",
+      "cancelled:",
+      "selected:deny",
+      "selected:deny",
+      "selected:deny",
+      "selected:deny",
+    ]);
     expect(a.of("picker.approval")).toHaveLength(4);
   });
 });

@@ -10,7 +10,8 @@ let h: Harness | undefined;
 const clients: Client[] = [];
 afterEach(async () => {
   // Every frame any device got, cards and completions included, matches its protocol struct.
-  for (const c of clients.splice(0)) for (const f of c.frames) expect(serverFrameProblem(f), JSON.stringify(f)).toBeUndefined();
+  for (const c of clients.splice(0))
+    for (const f of c.frames) expect(serverFrameProblem(f), JSON.stringify(f)).toBeUndefined();
   await h?.close();
   h = undefined;
 });
@@ -24,7 +25,12 @@ async function connect(url: string, hello: Record<string, unknown> = {}): Promis
 const PICKERS = { caps: { pickers: true } };
 
 /** Send text and wait for the picker card it raises on a pickers device. */
-async function askVia(sender: Client, watcher: Client, text: string, type = "picker.approval"): Promise<{ echo: Frame; card: Frame }> {
+async function askVia(
+  sender: Client,
+  watcher: Client,
+  text: string,
+  type = "picker.approval",
+): Promise<{ echo: Frame; card: Frame }> {
   const from = watcher.frames.length;
   const echo = await sender.request("message.send", { chat_id: "default", text });
   const card = await watcher.waitFor((f) => f.type === type, 5000, from);
@@ -41,20 +47,37 @@ describe("asks", () => {
     const a = await connect(h.url, PICKERS);
     const b = await connect(h.url);
     const c = await connect(h.url, PICKERS);
-    expect(a.frames[0]!.payload.features).toEqual(expect.arrayContaining(["pickers", "commands.complete", "client_msg_id", "channel.create"]));
+    expect(a.frames[0]!.payload.features).toEqual(
+      expect.arrayContaining(["pickers", "commands.complete", "client_msg_id", "channel.create"]),
+    );
     expect(a.frames[0]!.payload.limits.picker_text_max).toBe(4000);
     const { echo, card } = await askVia(a, a, "approve: hello");
     expect(card.seq).toBeGreaterThan(echo.seq!);
-    expect(card.payload).toMatchObject({ chat_id: "default", thread_id: null, title: "Run echo?", tool: { name: "echo", args: { text: "hello" } }, options: [{ id: "approve" }, { id: "deny" }] });
+    expect(card.payload).toMatchObject({
+      chat_id: "default",
+      thread_id: null,
+      title: "Run echo?",
+      tool: { name: "echo", args: { text: "hello" } },
+      options: [{ id: "approve" }, { id: "deny" }],
+    });
     expect(card.payload.expires_at).toBeGreaterThan(Date.now() + 9 * 60_000);
     const start = a.frames.find((f) => f.type === "message.start")!;
     expect(card.payload.message_id).toBe(start.payload.message_id);
     const note = await b.waitFor((f) => f.type === "notification");
-    expect(note.payload).toMatchObject({ kind: "approval", title: "Run echo?", chat_id: "default", thread_id: null, picker_id: card.payload.picker_id });
+    expect(note.payload).toMatchObject({
+      kind: "approval",
+      title: "Run echo?",
+      chat_id: "default",
+      thread_id: null,
+      picker_id: card.payload.picker_id,
+    });
     await a.waitFor((f) => f.type === "typing" && f.payload.on === false);
     const id = card.payload.picker_id;
 
-    const [first, second] = await Promise.all([a.request("picker.select", { picker_id: id, option_id: "approve" }), c.request("picker.select", { picker_id: id, option_id: "deny" })]);
+    const [first, second] = await Promise.all([
+      a.request("picker.select", { picker_id: id, option_id: "approve" }),
+      c.request("picker.select", { picker_id: id, option_id: "deny" }),
+    ]);
     expect(first.type).toBe("picker.resolved");
     expect(second.type).toBe("picker.resolved");
     expect(second.payload).toEqual(first.payload);
@@ -62,7 +85,8 @@ describe("asks", () => {
     const winner = first.payload.option_id as string;
     const final = await finalOf(a, echo);
     expect(final.payload.final_text).toBe(winner === "approve" ? "You said: hello" : "Denied.");
-    if (winner === "approve") expect(a.of("tool.start")[0]!.payload).toMatchObject({ name: "echo", message_id: card.payload.message_id });
+    if (winner === "approve")
+      expect(a.of("tool.start")[0]!.payload).toMatchObject({ name: "echo", message_id: card.payload.message_id });
     // Resolved once: one stored frame (a late answer's response is a copy without seq); b never sees one.
     await c.waitFor((f) => f.type === "message.stop");
     const copies = [...a.of("picker.resolved"), ...c.of("picker.resolved")];
@@ -80,9 +104,15 @@ describe("asks", () => {
     const bob = await connect(h.url, { ...PICKERS, token: "bob" });
     const { echo, card } = await askVia(a, a, "approve: x");
     const id = card.payload.picker_id;
-    expect((await a.request("picker.select", { picker_id: "pk0_nope-nope-nope", option_id: "approve" })).payload.code).toBe("not_found");
-    expect((await a.request("picker.select", { picker_id: "garbage", option_id: "approve" })).payload.code).toBe("not_found");
-    expect((await bob.request("picker.select", { picker_id: id, option_id: "approve" })).payload.code).toBe("not_found");
+    expect(
+      (await a.request("picker.select", { picker_id: "pk0_nope-nope-nope", option_id: "approve" })).payload.code,
+    ).toBe("not_found");
+    expect((await a.request("picker.select", { picker_id: "garbage", option_id: "approve" })).payload.code).toBe(
+      "not_found",
+    );
+    expect((await bob.request("picker.select", { picker_id: id, option_id: "approve" })).payload.code).toBe(
+      "not_found",
+    );
     expect((await a.request("picker.select", { picker_id: id, option_id: "maybe" })).payload.code).toBe("unsupported");
     expect((await a.request("picker.select", { picker_id: id, text: "sure" })).payload.code).toBe("unsupported");
     expect((await a.request("picker.select", { picker_id: id })).payload.code).toBe("unsupported");
@@ -96,9 +126,17 @@ describe("asks", () => {
     h = await startGateway();
     const a = await connect(h.url, PICKERS);
     const { echo, card } = await askVia(a, a, "ask: Which colour?", "picker.confirm");
-    expect(card.payload).toMatchObject({ title: "Which colour?", allow_text: true, options: [{ id: "yes" }, { id: "no" }] });
-    expect((await a.request("picker.select", { picker_id: card.payload.picker_id, text: "x".repeat(4001) })).payload.code).toBe("unsupported");
-    expect((await a.request("picker.select", { picker_id: card.payload.picker_id, text: "teal" })).payload).toMatchObject({ outcome: "selected", text: "teal" });
+    expect(card.payload).toMatchObject({
+      title: "Which colour?",
+      allow_text: true,
+      options: [{ id: "yes" }, { id: "no" }],
+    });
+    expect(
+      (await a.request("picker.select", { picker_id: card.payload.picker_id, text: "x".repeat(4001) })).payload.code,
+    ).toBe("unsupported");
+    expect(
+      (await a.request("picker.select", { picker_id: card.payload.picker_id, text: "teal" })).payload,
+    ).toMatchObject({ outcome: "selected", text: "teal" });
     expect((await finalOf(a, echo)).payload.final_text).toBe("You answered: teal");
   });
 
@@ -159,7 +197,15 @@ describe("asks", () => {
     await a.waitFor((f) => f.type === "notification" && f.payload.kind === "clarify");
     const bad = a.frames.length;
     await a.request("message.send", { chat_id: "default", text: "/answer" });
-    expect((await a.waitFor((f) => f.type === "message.stop" && f.payload.final_text === "Type your answer after /answer.", 5000, bad)).payload.chat_id).toBe("default");
+    expect(
+      (
+        await a.waitFor(
+          (f) => f.type === "message.stop" && f.payload.final_text === "Type your answer after /answer.",
+          5000,
+          bad,
+        )
+      ).payload.chat_id,
+    ).toBe("default");
     await a.request("message.send", { chat_id: "default", text: "/answer No" });
     expect((await finalOf(a, asked)).payload.final_text).toBe("You answered: no");
   });
@@ -180,30 +226,46 @@ describe("asks", () => {
     await finalOf(a, echo);
     const again = await connect(h.url, PICKERS);
     await again.request("sync", { cursor: 0 });
-    expect(again.of("picker.resolved")[0]!.payload).toMatchObject({ outcome: "selected", device_id: expect.any(String) });
+    expect(again.of("picker.resolved")[0]!.payload).toMatchObject({
+      outcome: "selected",
+      device_id: expect.any(String),
+    });
   });
 
   it("asks - the model picker sets the lane's model for later turns; commands.complete completes commands, picker ids and model ids", async () => {
     h = await startGateway();
     const a = await connect(h.url, PICKERS);
-    const complete = (text: string) => a.request("commands.complete", { chat_id: "default", text }).then((f) => f.payload);
+    const complete = (text: string) =>
+      a.request("commands.complete", { chat_id: "default", text }).then((f) => f.payload);
     expect((await complete("/mo")).completions.map((c: any) => c.value)).toEqual(["/model"]);
-    expect((await complete("/model ")).completions.map((c: any) => c.value)).toEqual(["/model demo", "/model demo-fast"]);
-    expect((await complete("/model demo-")).completions).toEqual([{ value: "/model demo-fast", description: "Demo (fast)" }]);
+    expect((await complete("/model ")).completions.map((c: any) => c.value)).toEqual([
+      "/model demo",
+      "/model demo-fast",
+    ]);
+    expect((await complete("/model demo-")).completions).toEqual([
+      { value: "/model demo-fast", description: "Demo (fast)" },
+    ]);
     expect(await complete("hello")).toEqual({ text: "hello", completions: [] });
     expect((await a.request("commands.complete", { chat_id: "nope", text: "/m" })).payload.code).toBe("not_found");
 
     const { echo, card } = await askVia(a, a, "model:", "picker.model");
-    expect(card.payload.models).toEqual([{ id: "demo", label: "Demo", current: true }, { id: "demo-fast", label: "Demo (fast)" }]);
+    expect(card.payload.models).toEqual([
+      { id: "demo", label: "Demo", current: true },
+      { id: "demo-fast", label: "Demo (fast)" },
+    ]);
     expect((await complete("/approve ")).completions).toEqual([]);
-    expect((await a.request("picker.select", { picker_id: card.payload.picker_id, option_id: "gpt" })).payload.code).toBe("unsupported");
+    expect(
+      (await a.request("picker.select", { picker_id: card.payload.picker_id, option_id: "gpt" })).payload.code,
+    ).toBe("unsupported");
     await a.request("picker.select", { picker_id: card.payload.picker_id, option_id: "demo-fast" });
     expect((await finalOf(a, echo)).payload.final_text).toBe("Model: demo-fast");
     const next = await a.say({ chat_id: "default", text: "hi" });
     expect(next.final.payload.runtime.model).toBe("demo-fast");
 
     const open = await askVia(a, a, "approve: x");
-    expect((await complete("/approve ")).completions).toEqual([{ value: `/approve ${open.card.payload.picker_id}`, description: "Run echo?" }]);
+    expect((await complete("/approve ")).completions).toEqual([
+      { value: `/approve ${open.card.payload.picker_id}`, description: "Run echo?" },
+    ]);
     await a.request("picker.select", { picker_id: open.card.payload.picker_id, option_id: "approve" });
     await finalOf(a, open.echo);
   });
@@ -215,13 +277,17 @@ describe("asks", () => {
         yield { type: "text", delta: "unreachable" };
       },
       {
-        commands: () => [{ name: "/deploy", description: "Deploy", args_hint: "<env>", category: "Tools & Skills", aliases: [] }],
+        commands: () => [
+          { name: "/deploy", description: "Deploy", args_hint: "<env>", category: "Tools & Skills", aliases: [] },
+        ],
         complete: async ({ text }) => [{ value: "/deploy prod", description: `for ${text}` }],
       },
     );
     h = await startGateway({ runtime });
     const a = await connect(h.url, PICKERS);
-    expect((await a.request("commands.complete", { chat_id: "default", text: "/deploy p" })).payload.completions).toEqual([{ value: "/deploy prod", description: "for /deploy p" }]);
+    expect(
+      (await a.request("commands.complete", { chat_id: "default", text: "/deploy p" })).payload.completions,
+    ).toEqual([{ value: "/deploy prod", description: "for /deploy p" }]);
     const { final } = await a.say({ chat_id: "default", text: "go" });
     expect(final.payload).toMatchObject({ status: "error" });
     expect(final.payload.final_text).toContain("ask: a confirm needs options or allowText");

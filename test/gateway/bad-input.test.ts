@@ -9,7 +9,10 @@ let c: Client;
 const logged: unknown[] = [];
 
 beforeAll(async () => {
-  h = await startGateway({ rateLimit: { perSecond: 10_000, burst: 10_000 }, logger: { info() {}, warn() {}, error: (...args: unknown[]) => void logged.push(args) } });
+  h = await startGateway({
+    rateLimit: { perSecond: 10_000, burst: 10_000 },
+    logger: { info() {}, warn() {}, error: (...args: unknown[]) => void logged.push(args) },
+  });
   c = await Client.connect(h.url);
 });
 afterAll(async () => {
@@ -24,7 +27,10 @@ describe("bad input", () => {
     const id = `b${++next}`;
     const from = c.frames.length;
     c.raw(k.id === false ? k.frame : `{"id":${JSON.stringify(id)},${k.frame.slice(1)}`);
-    const answer = k.id === false ? await c.waitFor((f) => f.type === "error", 5000, from) : await c.waitFor((f) => f.id === id, 5000, from);
+    const answer =
+      k.id === false
+        ? await c.waitFor((f) => f.type === "error", 5000, from)
+        : await c.waitFor((f) => f.id === id, 5000, from);
     if (k.id === false) expect(answer.id).toBeUndefined();
     if ("type" in k.expect) {
       expect(answer.type, JSON.stringify(answer.payload)).toBe(k.expect.type);

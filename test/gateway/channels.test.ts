@@ -20,13 +20,34 @@ describe("channels", () => {
     h = await startGateway();
     const a = await Client.connect(h.url);
     const b = await Client.connect(h.url);
-    const created = await a.request("channel.create", { name: "  Work  ", kind: "channel", color: "#aa00FF", icon: PNG_1x1 });
-    expect(created).toMatchObject({ type: "channel.created", seq: 1, payload: { name: "Work", kind: "channel", parent_chat_id: null, is_default: false, archived: false, color: "#aa00FF", icon: PNG_1x1 } });
+    const created = await a.request("channel.create", {
+      name: "  Work  ",
+      kind: "channel",
+      color: "#aa00FF",
+      icon: PNG_1x1,
+    });
+    expect(created).toMatchObject({
+      type: "channel.created",
+      seq: 1,
+      payload: {
+        name: "Work",
+        kind: "channel",
+        parent_chat_id: null,
+        is_default: false,
+        archived: false,
+        color: "#aa00FF",
+        icon: PNG_1x1,
+      },
+    });
     const seen = await b.waitFor((f) => f.type === "channel.created");
     expect(seen.id).toBeUndefined();
     expect(seen.seq).toBe(1);
     expect(a.of("channel.created")).toHaveLength(1);
-    const thread = await a.request("channel.create", { name: "T", kind: "thread", parent_chat_id: created.payload.chat_id });
+    const thread = await a.request("channel.create", {
+      name: "T",
+      kind: "thread",
+      parent_chat_id: created.payload.chat_id,
+    });
     expect(thread.payload).toMatchObject({ kind: "thread", parent_chat_id: created.payload.chat_id });
   });
 
@@ -52,17 +73,30 @@ describe("channels", () => {
   it("channels - 100 characters is the longest name", async () => {
     h = await startGateway();
     const c = await Client.connect(h.url);
-    expect((await c.request("channel.create", { name: "é".repeat(100), kind: "channel" })).type).toBe("channel.created");
+    expect((await c.request("channel.create", { name: "é".repeat(100), kind: "channel" })).type).toBe(
+      "channel.created",
+    );
   });
 
   it("channels - update renames, archives, restyles and answers channel.renamed", async () => {
     h = await startGateway();
     const c = await Client.connect(h.url);
     const { payload } = await c.request("channel.create", { name: "Old", kind: "channel" });
-    const renamed = await c.request("channel.update", { chat_id: payload.chat_id, name: "New", archived: true, favorite: true, color: null });
-    expect(renamed).toMatchObject({ type: "channel.renamed", payload: { chat_id: payload.chat_id, name: "New", archived: true, favorite: true, color: null } });
+    const renamed = await c.request("channel.update", {
+      chat_id: payload.chat_id,
+      name: "New",
+      archived: true,
+      favorite: true,
+      color: null,
+    });
+    expect(renamed).toMatchObject({
+      type: "channel.renamed",
+      payload: { chat_id: payload.chat_id, name: "New", archived: true, favorite: true, color: null },
+    });
     expect((await c.request("channel.update", { chat_id: "missing", name: "x" })).payload.code).toBe("not_found");
-    const listed = (await c.request("channel.list", {})).payload.channels.find((x: any) => x.chat_id === payload.chat_id);
+    const listed = (await c.request("channel.list", {})).payload.channels.find(
+      (x: any) => x.chat_id === payload.chat_id,
+    );
     expect(listed).toMatchObject({ name: "New", archived: true });
   });
 

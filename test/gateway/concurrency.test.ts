@@ -31,7 +31,10 @@ if (await postgresAvailable("concurrency through the wire")) {
       async storages() {
         const schema = `t_${runId()}`;
         schemas.push(schema);
-        return [postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 }), postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 })];
+        return [
+          postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 }),
+          postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 }),
+        ];
       },
       cleanup: async () => {
         for (const schema of schemas.splice(0)) await dropSchema(schema);
@@ -56,13 +59,16 @@ let storages: Storage[] = [];
 
 async function start(setup: Setup): Promise<string[]> {
   storages = await setup.storages();
-  for (const storage of storages) gateways.push(await startGateway({ storage, maxConnectionsPerOwner: 100, maxConnectionsPerIp: 200 }));
+  for (const storage of storages)
+    gateways.push(await startGateway({ storage, maxConnectionsPerOwner: 100, maxConnectionsPerIp: 200 }));
   return gateways.map((h) => h.url);
 }
 
 /** `count` devices of one new owner, connecting and saying hello all at once, spread over the gateways. */
 async function connectAtOnce(urls: string[], count: number): Promise<Client[]> {
-  const connected = await Promise.all(Array.from({ length: count }, (_, i) => Client.connect(urls[i % urls.length], { device_id: `race-${i}` })));
+  const connected = await Promise.all(
+    Array.from({ length: count }, (_, i) => Client.connect(urls[i % urls.length], { device_id: `race-${i}` })),
+  );
   clients.push(...connected);
   return connected;
 }
@@ -73,8 +79,11 @@ async function replayedChannels(url: string): Promise<Map<string, Record<string,
   const done = await replayer.request("sync", { cursor: 0 }, 20_000);
   expect(done.type).toBe("sync.done");
   const held = new Map<string, Record<string, any>>();
-  for (const frame of replayer.frames.filter((f): f is Frame & { seq: number } => f.seq !== undefined).sort((a, b) => a.seq - b.seq)) {
-    if (frame.type === "channel.created" || frame.type === "channel.renamed") held.set(frame.payload.chat_id, frame.payload);
+  for (const frame of replayer.frames
+    .filter((f): f is Frame & { seq: number } => f.seq !== undefined)
+    .sort((a, b) => a.seq - b.seq)) {
+    if (frame.type === "channel.created" || frame.type === "channel.renamed")
+      held.set(frame.payload.chat_id, frame.payload);
   }
   return held;
 }
@@ -93,9 +102,13 @@ describe.each(setups)("one default channel under concurrency (%s)", (_name, setu
     const urls = await start(setup);
     const devices = await connectAtOnce(urls, 20);
     const made: string[] = [];
-    for (let i = 0; i < 20; i++) made.push((await devices[0].request("channel.create", { name: `c${i}`, kind: "channel" })).payload.chat_id);
-    const answers = await Promise.all(devices.map((device, i) => device.request("channel.set_default", { chat_id: made[i] }, 30_000)));
-    for (const [i, answer] of answers.entries()) expect(answer.payload).toMatchObject({ chat_id: made[i], is_default: true });
+    for (let i = 0; i < 20; i++)
+      made.push((await devices[0].request("channel.create", { name: `c${i}`, kind: "channel" })).payload.chat_id);
+    const answers = await Promise.all(
+      devices.map((device, i) => device.request("channel.set_default", { chat_id: made[i] }, 30_000)),
+    );
+    for (const [i, answer] of answers.entries())
+      expect(answer.payload).toMatchObject({ chat_id: made[i], is_default: true });
     const listed = (await devices[0].request("channel.list", {})).payload.channels as Array<Record<string, any>>;
     const defaults = listed.filter((c) => c.is_default);
     expect(defaults).toHaveLength(1);
@@ -108,7 +121,11 @@ describe.each(setups)("one message per client_msg_id under concurrency (%s)", (_
   test("20 sends of one client_msg_id at once, from devices of one owner: every answer is the same stored message, and one answer is stored", async () => {
     const urls = await start(setup);
     const devices = await connectAtOnce(urls, 20);
-    const echoes = await Promise.all(devices.map((device) => device.request("message.send", { chat_id: "default", text: "once", client_msg_id: "same-key" }, 30_000)));
+    const echoes = await Promise.all(
+      devices.map((device) =>
+        device.request("message.send", { chat_id: "default", text: "once", client_msg_id: "same-key" }, 30_000),
+      ),
+    );
     expect(new Set(echoes.map((e) => e.payload.message_id)).size).toBe(1);
     const history = await devices[0].request("history", { chat_id: "default", limit: 50 }, 20_000);
     const users = (history.payload.messages as Array<Record<string, any>>).filter((m) => m.role === "user");
@@ -119,7 +136,9 @@ describe.each(setups)("one message per client_msg_id under concurrency (%s)", (_
 describe.each(setups)("device records under concurrency (%s)", (_name, setup) => {
   test("20 hellos of one device at once, one of them with a push target, and two connections registering one target each: every target is kept", async () => {
     const [url] = await start(setup);
-    const hellos = Array.from({ length: 20 }, (_, i) => Client.connect(url, { device_id: "phone", ...(i === 7 ? { ntfy_topic: "topic-7" } : {}) }));
+    const hellos = Array.from({ length: 20 }, (_, i) =>
+      Client.connect(url, { device_id: "phone", ...(i === 7 ? { ntfy_topic: "topic-7" } : {}) }),
+    );
     clients.push(...(await Promise.all(hellos)));
     expect(await storages[0].getDevice(ANONYMOUS_OWNER, "phone")).toMatchObject({ ntfy_topic: "topic-7" });
     const [a, b] = clients;
@@ -127,7 +146,10 @@ describe.each(setups)("device records under concurrency (%s)", (_name, setup) =>
     b.send("fcm.register", { ntfy_topic: "topic-b" });
     // A connection's frames are handled in order: once these answer, the registrations are stored.
     await Promise.all([a.request("channel.list", {}), b.request("channel.list", {})]);
-    expect(await storages[0].getDevice(ANONYMOUS_OWNER, "phone")).toMatchObject({ fcm_token: "token-a", ntfy_topic: "topic-b" });
+    expect(await storages[0].getDevice(ANONYMOUS_OWNER, "phone")).toMatchObject({
+      fcm_token: "token-a",
+      ntfy_topic: "topic-b",
+    });
   }, 60_000);
 });
 
@@ -145,7 +167,9 @@ describe("a storage that changes channels on the way out", () => {
     const made = await device.request("channel.create", { name: "other", kind: "channel" });
     const answer = await device.request("channel.set_default", { chat_id: made.payload.chat_id }, 20_000);
     expect(answer).toMatchObject({ type: "error", payload: { code: "internal" } });
-    expect((await inner.listChannels(ANONYMOUS_OWNER)).filter((c) => c.is_default).map((c) => c.chat_id)).toEqual(["default"]);
+    expect((await inner.listChannels(ANONYMOUS_OWNER)).filter((c) => c.is_default).map((c) => c.chat_id)).toEqual([
+      "default",
+    ]);
   });
 });
 
@@ -154,7 +178,8 @@ describe("a storage that changes channels on the way out", () => {
  * stored while the deletion ran are deleted just after it (on the deleter's gateway).
  */
 async function deletedOnce(deleter: Client, threadIds: string[]): Promise<void> {
-  for (const id of threadIds) await deleter.waitFor((f) => f.type === "channel.deleted" && f.payload.chat_id === id, 20_000);
+  for (const id of threadIds)
+    await deleter.waitFor((f) => f.type === "channel.deleted" && f.payload.chat_id === id, 20_000);
 }
 
 describe.each(setups)("threads racing their channel's deletion (%s)", (_name, setup) => {
@@ -164,11 +189,19 @@ describe.each(setups)("threads racing their channel's deletion (%s)", (_name, se
     const parent = (await devices[0].request("channel.create", { name: "doomed", kind: "channel" })).payload.chat_id;
     const [deleted, ...created] = await Promise.all([
       devices[20].request("channel.delete", { chat_id: parent }, 30_000),
-      ...devices.slice(0, 20).map((device, i) => device.request("channel.create", { name: `t${i}`, kind: "thread", parent_chat_id: parent }, 30_000)),
+      ...devices
+        .slice(0, 20)
+        .map((device, i) =>
+          device.request("channel.create", { name: `t${i}`, kind: "thread", parent_chat_id: parent }, 30_000),
+        ),
     ]);
     expect(deleted.type).toBe("channel.deleted");
-    for (const answer of created) expect(answer.type === "channel.created" || answer.payload.code === "not_found").toBe(true);
-    await deletedOnce(devices[20], created.filter((a) => a.type === "channel.created").map((a) => a.payload.chat_id));
+    for (const answer of created)
+      expect(answer.type === "channel.created" || answer.payload.code === "not_found").toBe(true);
+    await deletedOnce(
+      devices[20],
+      created.filter((a) => a.type === "channel.created").map((a) => a.payload.chat_id),
+    );
     for (const url of urls) {
       const [reader] = await connectAtOnce([url], 1);
       const channels = (await reader.request("channel.list", {})).payload.channels as Array<Record<string, any>>;
@@ -184,18 +217,38 @@ describe.each(setups)("messages racing their channel's deletion (%s)", (_name, s
     const doomed = (await devices[0].request("channel.create", { name: "doomed", kind: "channel" })).payload.chat_id;
     const [deleted, ...sent] = await Promise.all([
       devices[12].request("channel.delete", { chat_id: doomed }, 30_000),
-      ...devices.slice(0, 12).map((device, i) => device.request("message.send", { chat_id: doomed, text: `racing words ${i}`, auto_thread: i % 2 === 0 }, 30_000)),
+      ...devices
+        .slice(0, 12)
+        .map((device, i) =>
+          device.request(
+            "message.send",
+            { chat_id: doomed, text: `racing words ${i}`, auto_thread: i % 2 === 0 },
+            30_000,
+          ),
+        ),
     ]);
     expect(deleted.type).toBe("channel.deleted");
     for (const answer of sent) expect(answer.type === "message" || answer.payload.code === "not_found").toBe(true);
-    await deletedOnce(devices[12], sent.filter((a) => a.type === "message" && a.payload.thread_id).map((a) => a.payload.thread_id));
+    await deletedOnce(
+      devices[12],
+      sent.filter((a) => a.type === "message" && a.payload.thread_id).map((a) => a.payload.thread_id),
+    );
     for (const storage of storages) {
       // The user's messages; an answer's placeholder from a turn that started just before the
       // deletion is the turn's to keep out (not checked here).
-      const kept = (await storage.history(ANONYMOUS_OWNER, { chat_id: doomed, thread_id: null, limit: 100 }))?.messages ?? [];
+      const kept =
+        (await storage.history(ANONYMOUS_OWNER, { chat_id: doomed, thread_id: null, limit: 100 }))?.messages ?? [];
       expect(kept.filter((m) => m.role === "user")).toEqual([]);
-      expect((await storage.search(ANONYMOUS_OWNER, { query: "racing", scope: "all", limit: 50 })).filter((h) => h.role === "user")).toEqual([]);
-      expect((await storage.listChannels(ANONYMOUS_OWNER)).filter((c) => c.chat_id === doomed || c.parent_chat_id === doomed)).toEqual([]);
+      expect(
+        (await storage.search(ANONYMOUS_OWNER, { query: "racing", scope: "all", limit: 50 })).filter(
+          (h) => h.role === "user",
+        ),
+      ).toEqual([]);
+      expect(
+        (await storage.listChannels(ANONYMOUS_OWNER)).filter(
+          (c) => c.chat_id === doomed || c.parent_chat_id === doomed,
+        ),
+      ).toEqual([]);
     }
   }, 60_000);
 });

@@ -21,7 +21,13 @@ async function raw(url: string, headers?: Record<string, string>): Promise<Clien
 
 describe("connection limits", () => {
   it("limits - hello.ok announces every bound a client can plan around", async () => {
-    h = await startGateway({ rateLimit: { perSecond: 7, burst: 21 }, maxPullsPerConnection: 3, helloTimeoutMs: 4_000, historyMaxBytes: 9_000, maxConnectionsPerOwner: 5 });
+    h = await startGateway({
+      rateLimit: { perSecond: 7, burst: 21 },
+      maxPullsPerConnection: 3,
+      helloTimeoutMs: 4_000,
+      historyMaxBytes: 9_000,
+      maxConnectionsPerOwner: 5,
+    });
     const c = await Client.connect(h.url);
     expect(c.frames[0].payload.limits).toEqual({
       max_frame_bytes: 1024 * 1024,
@@ -44,7 +50,9 @@ describe("connection limits", () => {
     const done = await Client.connect(h.url);
     const silent = await raw(h.url);
     expect(await Promise.race([silent.closedPromise, sleep(2_000).then(() => -1)])).toBe(4408);
-    expect(silent.frames).toEqual([{ type: "error", payload: { code: "auth", message: "hello not completed within 200 ms" } }]);
+    expect(silent.frames).toEqual([
+      { type: "error", payload: { code: "auth", message: "hello not completed within 200 ms" } },
+    ]);
     await sleep(100);
     expect(done.closeCode).toBeUndefined();
     expect((await done.request("ping", {})).type).toBe("pong");
@@ -124,7 +132,8 @@ describe("connection limits", () => {
     expect((await upload(c, "ok", bytes, { chunk: 1000 })).payload).toEqual({ ok: true, media_ref: "ok" });
     const from = c.frames.length;
     const started = Date.now();
-    for (let i = 0; i < 20_000; i++) c.raw(i % 2 ? Buffer.from([1, 2, 3]) : Buffer.from(encodeChunk("nobody", 0, Buffer.alloc(10))));
+    for (let i = 0; i < 20_000; i++)
+      c.raw(i % 2 ? Buffer.from([1, 2, 3]) : Buffer.from(encodeChunk("nobody", 0, Buffer.alloc(10))));
     await c.waitFor((f) => f.type === "error", 30_000, from);
     // Still open and answering once the flood is worked off (frames are handled in order).
     let answer = await c.request("ping", {}, 60_000);
@@ -142,9 +151,19 @@ describe("connection limits", () => {
     expect(replies.every((f) => f.type === "error")).toBe(true);
     // The upload path still works after the flood, once the budget refilled.
     await sleep(1_000);
-    expect(await sendAndSettle(c, "media.upload.start", { media_ref: "after", kind: "document", mime: "text/plain", size: 2, filename: "a" })).toBeUndefined();
+    expect(
+      await sendAndSettle(c, "media.upload.start", {
+        media_ref: "after",
+        kind: "document",
+        mime: "text/plain",
+        size: 2,
+        filename: "a",
+      }),
+    ).toBeUndefined();
     c.raw(Buffer.from(encodeChunk("after", 0, Buffer.from("hi"))));
-    expect((await c.request("media.upload.end", { media_ref: "after", sha256: sha(Buffer.from("hi")) })).payload.ok).toBe(true);
+    expect(
+      (await c.request("media.upload.end", { media_ref: "after", sha256: sha(Buffer.from("hi")) })).payload.ok,
+    ).toBe(true);
   }, 120_000);
 
   it("limits - a flood of garbage on one connection does not hold up another connection's frames", async () => {

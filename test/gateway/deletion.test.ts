@@ -67,7 +67,9 @@ describe("deleting a message while its answer streams", () => {
     await replay.request("sync", { cursor: 0 });
     expect(replay.frames.filter(about(id))).toEqual([]);
     expect(JSON.stringify(replay.frames)).not.toContain("secret partial");
-    expect((await a.request("history", { chat_id: "default" })).payload.messages.map((m: any) => m.message_id)).not.toContain(id);
+    expect(
+      (await a.request("history", { chat_id: "default" })).payload.messages.map((m: any) => m.message_id),
+    ).not.toContain(id);
   });
 });
 
@@ -85,13 +87,22 @@ const storages: Array<[string, () => Storage]> = [
 
 describe.each(storages)("sync after a delete never replays deleted content (%s)", (_name, make) => {
   it("delete - a deleted message's frames replay as nothing; message.deleted and the cursor stay", async () => {
-    h = await startGateway({ storage: make(), runtime: scriptedRuntime(async function* (input) {
-      yield { type: "text", delta: input.message.text === "the password is hunter2" ? "noted, hidden answer" : "ok" } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      storage: make(),
+      runtime: scriptedRuntime(async function* (input) {
+        yield {
+          type: "text",
+          delta: input.message.text === "the password is hunter2" ? "noted, hidden answer" : "ok",
+        } as RuntimeEvent;
+      }),
+    });
     const a = await Client.connect(h.url);
     const { echo, final } = await a.say({ chat_id: "default", text: "the password is hunter2" });
     await a.say({ chat_id: "default", text: "unrelated" });
-    await a.request("message.delete", { chat_id: "default", message_ids: [echo.payload.message_id, final.payload.message_id] });
+    await a.request("message.delete", {
+      chat_id: "default",
+      message_ids: [echo.payload.message_id, final.payload.message_id],
+    });
     const last = Math.max(...a.frames.map((f) => f.seq ?? 0));
 
     const late = await Client.connect(h.url, { device_id: "late" });
@@ -106,9 +117,12 @@ describe.each(storages)("sync after a delete never replays deleted content (%s)"
   });
 
   it("delete - a deleted channel's frames (its name, its messages, its threads') replay as nothing", async () => {
-    h = await startGateway({ storage: make(), runtime: scriptedRuntime(async function* () {
-      yield { type: "text", delta: "ok" } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      storage: make(),
+      runtime: scriptedRuntime(async function* () {
+        yield { type: "text", delta: "ok" } as RuntimeEvent;
+      }),
+    });
     const a = await Client.connect(h.url);
     const created = await a.request("channel.create", { name: "Project Nightingale", kind: "channel" });
     const chat = created.payload.chat_id as string;

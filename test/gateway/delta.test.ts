@@ -2,7 +2,14 @@
 // caps.delta on one owner, a slow consumer through the public Connection contract, a device that
 // joins mid-stream, and a text rewritten mid-stream by another publisher on the bus.
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, createGateway, memoryBus, type Connection, type GatewayOptions, type RuntimeEvent } from "chat-gateway";
+import {
+  ANONYMOUS_OWNER,
+  createGateway,
+  memoryBus,
+  type Connection,
+  type GatewayOptions,
+  type RuntimeEvent,
+} from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
 import { gate, scriptedRuntime, sleep } from "./runtimes.js";
@@ -36,7 +43,10 @@ function chunked(text: string, next: () => number): string[] {
 const SAMPLE = "Héllo 👋 wörld, 你好 🎉🎉 — naïve café 👩‍💻 done. ".repeat(12);
 
 /** What a delta device holds after applying its updates in order; throws on an offset that does not match. */
-function assemble(frames: Frame[], messageId: string): { text: string; reasoning: string; appends: number; full: number } {
+function assemble(
+  frames: Frame[],
+  messageId: string,
+): { text: string; reasoning: string; appends: number; full: number } {
   const held = { text: "", reasoning: "", appends: 0, full: 0 };
   for (const f of frames) {
     if (f.payload.message_id !== messageId || f.type !== "message.update") continue;
@@ -51,7 +61,8 @@ function assemble(frames: Frame[], messageId: string): { text: string; reasoning
     }
     if (typeof p.reasoning === "string") held.reasoning = p.reasoning;
     else if (p.reasoning_offset !== undefined) {
-      if (p.reasoning_offset !== held.reasoning.length) throw new Error(`reasoning_offset ${p.reasoning_offset}, held ${held.reasoning.length}`);
+      if (p.reasoning_offset !== held.reasoning.length)
+        throw new Error(`reasoning_offset ${p.reasoning_offset}, held ${held.reasoning.length}`);
       held.reasoning += p.reasoning_append;
     }
   }
@@ -88,8 +99,15 @@ describe("delta updates", () => {
   it("delta - appends concatenate to exactly final_text and reasoning, across surrogate pairs; a device without caps.delta sees full texts", async () => {
     const next = random(7);
     const text = chunked(SAMPLE, next).map((delta) => ({ type: "text" as const, delta }));
-    const reasoning = chunked("Thinking 🤔 about it… 🧠".repeat(5), next).map((delta) => ({ type: "reasoning" as const, delta }));
-    h = await startGateway({ updateIntervalMs: 1, deltaUpdateIntervalMs: 0, runtime: streamOf([...reasoning, ...text]) });
+    const reasoning = chunked("Thinking 🤔 about it… 🧠".repeat(5), next).map((delta) => ({
+      type: "reasoning" as const,
+      delta,
+    }));
+    h = await startGateway({
+      updateIntervalMs: 1,
+      deltaUpdateIntervalMs: 0,
+      runtime: streamOf([...reasoning, ...text]),
+    });
     const delta = await Client.connect(h.url, { caps: { delta: true } });
     const full = await Client.connect(h.url);
     const { final } = await full.say({ chat_id: "default", text: "go" });
@@ -150,7 +168,13 @@ describe("delta updates", () => {
   });
 
   it("delta - deltaUpdateIntervalMs must be 0 or more", () => {
-    expect(() => createGateway({ storage: memoryStorage(), runtime: scriptedRuntime(async function* () {}), deltaUpdateIntervalMs: -1 } as GatewayOptions)).toThrow(/deltaUpdateIntervalMs/);
+    expect(() =>
+      createGateway({
+        storage: memoryStorage(),
+        runtime: scriptedRuntime(async function* () {}),
+        deltaUpdateIntervalMs: -1,
+      } as GatewayOptions),
+    ).toThrow(/deltaUpdateIntervalMs/);
   });
 
   it("delta - hello.ok lists the delta feature", async () => {
@@ -177,7 +201,9 @@ describe("delta updates", () => {
     const buffered = { value: 0 };
     const slow = fakeConnection(buffered);
     const handle = h.gateway.accept(slow.conn);
-    handle.receiveText(JSON.stringify({ type: "hello", payload: { token: "", device_id: "slow", caps: { delta: true } } }));
+    handle.receiveText(
+      JSON.stringify({ type: "hello", payload: { token: "", device_id: "slow", caps: { delta: true } } }),
+    );
     await sleep(20);
     handle.receiveText(JSON.stringify({ type: "message.send", payload: { chat_id: "default", text: "go" } }));
     await sleep(100);

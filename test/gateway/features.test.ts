@@ -41,14 +41,27 @@ describe("search", () => {
     expect((await c.request("search", { query: "zebra", scope: "all", limit: 0 })).payload.code).toBe("unsupported");
     expect((await c.request("search", { query: "   ", scope: "all" })).payload.hits).toEqual([]);
     expect((await c.request("search", { query: "zebra", scope: "chat" })).payload.code).toBe("unsupported");
-    expect((await c.request("search", { query: "zebra", scope: "chat", chat_id: "nope" })).payload.code).toBe("not_found");
+    expect((await c.request("search", { query: "zebra", scope: "chat", chat_id: "nope" })).payload.code).toBe(
+      "not_found",
+    );
     expect((await c.request("search", { query: 'zeb* "unbalanced (', scope: "all" })).type).toBe("search.results");
   });
 
   it("search - limit default 20 and clamp to search_max", async () => {
     h = await startGateway({ searchMax: 30 });
     const storage = (h.gateway.options as any).storage;
-    await storage.commit(ANONYMOUS_OWNER, { messages: Array.from({ length: 60 }, (_, i) => ({ message_id: `m${i}`, role: "user", text: `needle ${i}`, reasoning: "", ts: i, media: [], chat_id: "default", thread_id: null })) });
+    await storage.commit(ANONYMOUS_OWNER, {
+      messages: Array.from({ length: 60 }, (_, i) => ({
+        message_id: `m${i}`,
+        role: "user",
+        text: `needle ${i}`,
+        reasoning: "",
+        ts: i,
+        media: [],
+        chat_id: "default",
+        thread_id: null,
+      })),
+    });
     const c = await Client.connect(h.url);
     expect(c.frames[0].payload.limits.search_max).toBe(30);
     expect((await c.request("search", { query: "needle", scope: "all" })).payload.hits).toHaveLength(20);
@@ -70,7 +83,9 @@ describe("auto-threading", () => {
     expect(created.seq).toBeLessThan(echo.seq!);
     expect(echo.payload).toMatchObject({ chat_id: "default", thread_id: created.payload.chat_id });
     expect(final.payload.thread_id).toBe(created.payload.chat_id);
-    const renamed = await a.waitFor((f) => f.type === "channel.renamed" && f.payload.chat_id === created.payload.chat_id);
+    const renamed = await a.waitFor(
+      (f) => f.type === "channel.renamed" && f.payload.chat_id === created.payload.chat_id,
+    );
     expect(renamed.payload.name).toBe("Demo: Plan the quarterly offsite for the");
     expect(renamed.payload.auto).toBeUndefined();
     await b.waitFor((f) => f.type === "channel.renamed");
@@ -80,7 +95,8 @@ describe("auto-threading", () => {
   it("auto-threading - no thread outside the conditions: in a thread, blank text, a slash command, or auto_thread false", async () => {
     h = await startGateway();
     const a = await Client.connect(h.url);
-    const th = (await a.request("channel.create", { name: "T", kind: "thread", parent_chat_id: "default" })).payload.chat_id;
+    const th = (await a.request("channel.create", { name: "T", kind: "thread", parent_chat_id: "default" })).payload
+      .chat_id;
     await a.say({ chat_id: th, text: "inside a thread", auto_thread: true });
     await a.say({ chat_id: "default", text: "/help", auto_thread: true });
     await a.say({ chat_id: "default", text: "plain", auto_thread: false });
@@ -95,28 +111,39 @@ describe("auto-threading", () => {
   });
 
   it("auto-threading - auto: true is on channel.created only; channel.list, a replay's later frames and the server API carry the thread as it is", async () => {
-    h = await startGateway({ runtime: scriptedRuntime(async function* () {
-      yield { type: "text", delta: "ok" } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* () {
+        yield { type: "text", delta: "ok" } as RuntimeEvent;
+      }),
+    });
     const a = await Client.connect(h.url);
     await a.say({ chat_id: "default", text: "a thread of its own", auto_thread: true });
     const created = a.of("channel.created")[0];
     expect(created.payload.auto).toBe(true);
-    const listed = (await a.request("channel.list", {})).payload.channels.find((c: any) => c.chat_id === created.payload.chat_id);
+    const listed = (await a.request("channel.list", {})).payload.channels.find(
+      (c: any) => c.chat_id === created.payload.chat_id,
+    );
     expect(listed).toMatchObject({ kind: "thread", name: "a thread of its own" });
     expect(listed).not.toHaveProperty("auto");
     expect((await h.gateway.channels.list(ANONYMOUS_OWNER)).some((c) => "auto" in c)).toBe(false);
     await a.request("channel.update", { chat_id: created.payload.chat_id, favorite: true });
     const late = await Client.connect(h.url);
     await late.request("sync", { cursor: 0 });
-    const replayed = late.frames.filter((f) => f.payload?.chat_id === created.payload.chat_id && f.type.startsWith("channel."));
-    expect(replayed.map((f) => [f.type, f.payload.auto])).toEqual([["channel.created", true], ["channel.renamed", undefined]]);
+    const replayed = late.frames.filter(
+      (f) => f.payload?.chat_id === created.payload.chat_id && f.type.startsWith("channel."),
+    );
+    expect(replayed.map((f) => [f.type, f.payload.auto])).toEqual([
+      ["channel.created", true],
+      ["channel.renamed", undefined],
+    ]);
   });
 
   it("auto-threading - without generateTitle the derived title stays", async () => {
-    h = await startGateway({ runtime: scriptedRuntime(async function* () {
-      yield { type: "text", delta: "ok" } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* () {
+        yield { type: "text", delta: "ok" } as RuntimeEvent;
+      }),
+    });
     const a = await Client.connect(h.url);
     await a.say({ chat_id: "default", text: "short title", auto_thread: true });
     await sleep(50);
@@ -139,28 +166,45 @@ describe("automation channels and notifications", () => {
     const stop = await c.waitFor((f) => f.type === "message.stop" && f.payload.chat_id === auto.chat_id);
     expect(stop.payload.final_text).toBe("Backup finished: 3 GB");
     expect(stop.payload.runtime).toBeDefined();
-    const streamed = h.gateway.post(ANONYMOUS_OWNER, auto.chat_id, { events: (async function* () {
-      yield { type: "text", delta: "part 1, " } as RuntimeEvent;
-      await sleep(80);
-      yield { type: "text", delta: "part 2" } as RuntimeEvent;
-    })() });
+    const streamed = h.gateway.post(ANONYMOUS_OWNER, auto.chat_id, {
+      events: (async function* () {
+        yield { type: "text", delta: "part 1, " } as RuntimeEvent;
+        await sleep(80);
+        yield { type: "text", delta: "part 2" } as RuntimeEvent;
+      })(),
+    });
     const done = await streamed;
     const last = await c.waitFor((f) => f.type === "message.stop" && f.payload.message_id === done.message_id);
     expect(last.payload.final_text).toBe("part 1, part 2");
     expect(c.of("message.update").length).toBeGreaterThan(0);
     const hist = await c.request("history", { chat_id: auto.chat_id });
     expect(hist.payload.messages.map((m: any) => m.role)).toEqual(["assistant", "assistant"]);
-    await expect(h.gateway.channels.create(ANONYMOUS_OWNER, { name: "bad", kind: "thread", parent_chat_id: "default", automation: true })).rejects.toMatchObject({ code: "unsupported" });
+    await expect(
+      h.gateway.channels.create(ANONYMOUS_OWNER, {
+        name: "bad",
+        kind: "thread",
+        parent_chat_id: "default",
+        automation: true,
+      }),
+    ).rejects.toMatchObject({ code: "unsupported" });
   });
 
   it("notifications - gateway.notify reaches every device, is stored, and replays on sync", async () => {
     h = await startGateway();
     const a = await Client.connect(h.url);
     const b = await Client.connect(h.url);
-    const seq = await h.gateway.notify(ANONYMOUS_OWNER, { kind: "approval", title: "Approve deploy?", body: "prod, v2.3", ts: 123 });
+    const seq = await h.gateway.notify(ANONYMOUS_OWNER, {
+      kind: "approval",
+      title: "Approve deploy?",
+      body: "prod, v2.3",
+      ts: 123,
+    });
     for (const c of [a, b]) {
       const n = await c.waitFor((f) => f.type === "notification");
-      expect(n).toMatchObject({ seq, payload: { kind: "approval", title: "Approve deploy?", body: "prod, v2.3", ts: 123 } });
+      expect(n).toMatchObject({
+        seq,
+        payload: { kind: "approval", title: "Approve deploy?", body: "prod, v2.3", ts: 123 },
+      });
     }
     const later = await Client.connect(h.url);
     await later.request("sync", { cursor: seq - 1 });
@@ -170,15 +214,38 @@ describe("automation channels and notifications", () => {
 
 describe("commands", () => {
   it("commands - the catalog lists built-ins, the runtime's commands and plugin commands with the five fields", async () => {
-    h = await startGateway({ runtime: { ...demoRuntime({ delayMs: 0 }), commands: () => [{ name: "/model", description: "Switch model", args_hint: "<name>", category: "Configuration", aliases: ["/m"] }] } });
-    h.gateway.commands.register({ name: "/Weather", description: "Weather now", aliases: ["/w"] }, ({ args }) => `Sunny in ${args || "Lisbon"}`);
+    h = await startGateway({
+      runtime: {
+        ...demoRuntime({ delayMs: 0 }),
+        commands: () => [
+          {
+            name: "/model",
+            description: "Switch model",
+            args_hint: "<name>",
+            category: "Configuration",
+            aliases: ["/m"],
+          },
+        ],
+      },
+    });
+    h.gateway.commands.register(
+      { name: "/Weather", description: "Weather now", aliases: ["/w"] },
+      ({ args }) => `Sunny in ${args || "Lisbon"}`,
+    );
     const c = await Client.connect(h.url);
     const catalog = (await c.request("commands.catalog", {})).payload.commands;
     const names = catalog.map((x: any) => x.name);
     // The runtime's /model takes the name from the built-in that answers model pickers.
     expect(names).toEqual(["/help", "/stop", "/new", "/approve", "/deny", "/answer", "/model", "/weather"]);
-    for (const entry of catalog) expect(Object.keys(entry).sort()).toEqual(["aliases", "args_hint", "category", "description", "name"]);
-    expect(catalog.find((x: any) => x.name === "/weather")).toEqual({ name: "/weather", description: "Weather now", args_hint: "", category: "Plugin", aliases: ["/w"] });
+    for (const entry of catalog)
+      expect(Object.keys(entry).sort()).toEqual(["aliases", "args_hint", "category", "description", "name"]);
+    expect(catalog.find((x: any) => x.name === "/weather")).toEqual({
+      name: "/weather",
+      description: "Weather now",
+      args_hint: "",
+      category: "Plugin",
+      aliases: ["/w"],
+    });
     const viaAlias = await c.say({ chat_id: "default", text: "/W Porto" });
     expect(viaAlias.final.payload.final_text).toBe("Sunny in Porto");
     const help = await c.say({ chat_id: "default", text: "/help" });
@@ -195,14 +262,23 @@ describe("commands", () => {
       ...demoRuntime({ delayMs: 0 }),
       commands: () => [
         { name: "/help", description: "The agent's own help", args_hint: "", category: "Info" as const, aliases: [] },
-        { name: "/reset", description: "Reset the agent's memory", args_hint: "", category: "Session" as const, aliases: [] },
+        {
+          name: "/reset",
+          description: "Reset the agent's memory",
+          args_hint: "",
+          category: "Session" as const,
+          aliases: [],
+        },
         { name: "/broken", description: "Bad category", args_hint: "", category: "Misc" as any, aliases: [] },
       ],
       async *command(input: { command: string }) {
         yield { type: "text", delta: `runtime ran ${input.command}` } as RuntimeEvent;
       },
     };
-    h = await startGateway({ runtime, logger: { info() {}, error() {}, warn: (message: string) => warnings.push(message) } });
+    h = await startGateway({
+      runtime,
+      logger: { info() {}, error() {}, warn: (message: string) => warnings.push(message) },
+    });
     h.gateway.commands.register({ name: "/new", description: "A plugin's fresh start" }, () => "plugin ran /new");
     const c = await Client.connect(h.url);
     const catalog = (await c.request("commands.catalog", {})).payload.commands;
@@ -222,8 +298,12 @@ describe("commands", () => {
     expect((await c.say({ chat_id: "default", text: "/help" })).final.payload.final_text).toBe("runtime ran /help");
     expect((await c.say({ chat_id: "default", text: "/reset" })).final.payload.final_text).toBe("runtime ran /reset");
     expect((await c.say({ chat_id: "default", text: "/new" })).final.payload.final_text).toBe("plugin ran /new");
-    expect((await c.say({ chat_id: "default", text: "/commands" })).final.payload.final_text).toMatch(/^Commands:\n\/commands — List the available commands\n/);
-    expect((await c.say({ chat_id: "default", text: "/broken" })).final.payload.final_text).toMatch(/Unknown command \/broken/);
+    expect((await c.say({ chat_id: "default", text: "/commands" })).final.payload.final_text).toMatch(
+      /^Commands:\n\/commands — List the available commands\n/,
+    );
+    expect((await c.say({ chat_id: "default", text: "/broken" })).final.payload.final_text).toMatch(
+      /Unknown command \/broken/,
+    );
   });
 
   it("commands - a plugin entry that is not a valid catalog entry throws TypeError at registration", async () => {
@@ -235,12 +315,28 @@ describe("commands", () => {
     expect(() => commands.register({ name: "/two words", description: "space" }, run)).toThrow(TypeError);
     expect(() => commands.register({ name: "/", description: "bare slash" }, run)).toThrow(TypeError);
     expect(() => commands.register({ name: "/ok", description: "bad alias", aliases: ["w"] }, run)).toThrow(/alias/);
-    expect(() => commands.register({ name: "/ok", description: "bad category", category: "Fun" as any }, run)).toThrow(/category must be one of Session, Configuration, Tools & Skills, Info, Exit, Plugin/);
+    expect(() => commands.register({ name: "/ok", description: "bad category", category: "Fun" as any }, run)).toThrow(
+      /category must be one of Session, Configuration, Tools & Skills, Info, Exit, Plugin/,
+    );
     expect(() => commands.register({ name: "/ok", description: 5 as any }, run)).toThrow(/description/);
     expect(() => commands.register({ name: "/ok", description: "no handler" }, undefined as any)).toThrow(TypeError);
-    expect((await commands.catalog()).map((x) => x.name)).toEqual(["/help", "/stop", "/new", "/approve", "/deny", "/answer", "/model"]);
+    expect((await commands.catalog()).map((x) => x.name)).toEqual([
+      "/help",
+      "/stop",
+      "/new",
+      "/approve",
+      "/deny",
+      "/answer",
+      "/model",
+    ]);
     commands.register({ name: "/ok", description: "fine", category: "Tools & Skills" }, run);
-    expect((await commands.catalog()).at(-1)).toEqual({ name: "/ok", description: "fine", args_hint: "", category: "Tools & Skills", aliases: [] });
+    expect((await commands.catalog()).at(-1)).toEqual({
+      name: "/ok",
+      description: "fine",
+      args_hint: "",
+      category: "Tools & Skills",
+      aliases: [],
+    });
   });
 
   it("commands - slash commands and their replies stay out of the agent's history; /new starts a fresh context", async () => {
@@ -260,10 +356,13 @@ describe("commands", () => {
 
   it("commands - /stop with nothing running says so; /stop does not wait behind the running turn", async () => {
     const g = gate();
-    h = await startGateway({ runtime: scriptedRuntime(async function* (input) {
-      if (input.message.text === "slow") await Promise.race([g.wait, new Promise((r) => input.signal.addEventListener("abort", r))]);
-      yield { type: "text", delta: "x" } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* (input) {
+        if (input.message.text === "slow")
+          await Promise.race([g.wait, new Promise((r) => input.signal.addEventListener("abort", r))]);
+        yield { type: "text", delta: "x" } as RuntimeEvent;
+      }),
+    });
     const c = await Client.connect(h.url);
     const idle = await c.say({ chat_id: "default", text: "/stop" });
     expect(idle.final.payload.final_text).toBe("Nothing is running here.");
@@ -285,7 +384,10 @@ describe("message.delete", () => {
     await a.say({ chat_id: "default", text: "keep this" });
     const ids = [echo.payload.message_id, final.payload.message_id];
     const answer = await a.request("message.delete", { chat_id: "default", message_ids: ids });
-    expect(answer).toMatchObject({ type: "message.deleted", payload: { chat_id: "default", thread_id: null, message_ids: ids } });
+    expect(answer).toMatchObject({
+      type: "message.deleted",
+      payload: { chat_id: "default", thread_id: null, message_ids: ids },
+    });
     expect(answer.seq).toBeGreaterThan(0);
     const seen = await b.waitFor((f) => f.type === "message.deleted");
     expect(seen.id).toBeUndefined();
@@ -301,12 +403,15 @@ describe("message.delete", () => {
   it("message.delete - an id not in that lane is not_found and nothing is deleted", async () => {
     h = await startGateway();
     const a = await Client.connect(h.url);
-    const th = (await a.request("channel.create", { name: "T", kind: "thread", parent_chat_id: "default" })).payload.chat_id;
+    const th = (await a.request("channel.create", { name: "T", kind: "thread", parent_chat_id: "default" })).payload
+      .chat_id;
     const inThread = (await a.say({ chat_id: th, text: "in thread" })).echo.payload.message_id;
     const flat = (await a.say({ chat_id: "default", text: "flat" })).echo.payload.message_id;
     const answer = await a.request("message.delete", { chat_id: "default", message_ids: [flat, inThread] });
     expect(answer.payload.code).toBe("not_found");
-    expect((await a.request("history", { chat_id: "default" })).payload.messages.map((m: any) => m.message_id)).toContain(flat);
+    expect(
+      (await a.request("history", { chat_id: "default" })).payload.messages.map((m: any) => m.message_id),
+    ).toContain(flat);
   });
 });
 
@@ -339,7 +444,11 @@ describe("push", () => {
           yield { type: "text", delta: `You said: ${input.message.text}` } as RuntimeEvent;
         }),
       });
-      const phone = await Client.connect(h.url, { device_id: "phone", ntfy_topic: "ann-phone", caps: { push: "ntfy" } });
+      const phone = await Client.connect(h.url, {
+        device_id: "phone",
+        ntfy_topic: "ann-phone",
+        caps: { push: "ntfy" },
+      });
       await Client.connect(h.url, { device_id: "laptop" }).then((c) => c.close());
       // connected: no push
       await phone.say({ chat_id: "default", text: "while here" });
@@ -363,11 +472,23 @@ describe("push", () => {
   it("push - caps.push is honoured: a device that declares none, or a channel it has no target for, gets no push", async () => {
     const ntfy = await recordingServer();
     try {
-      h = await startGateway({ push: [ntfyPushSender({ baseUrl: ntfy.url })], pushRetry: { attempts: 0, backoffMs: 1 } });
-      await Client.connect(h.url, { device_id: "quiet", ntfy_topic: "quiet-topic", fcm_token: "quiet-token", caps: { push: "none" } }).then((c) => c.close());
+      h = await startGateway({
+        push: [ntfyPushSender({ baseUrl: ntfy.url })],
+        pushRetry: { attempts: 0, backoffMs: 1 },
+      });
+      await Client.connect(h.url, {
+        device_id: "quiet",
+        ntfy_topic: "quiet-topic",
+        fcm_token: "quiet-token",
+        caps: { push: "none" },
+      }).then((c) => c.close());
       await Client.connect(h.url, { device_id: "undeclared", ntfy_topic: "undeclared-topic" }).then((c) => c.close());
-      await Client.connect(h.url, { device_id: "fcm-only", ntfy_topic: "fcm-only-topic", caps: { push: "fcm" } }).then((c) => c.close());
-      await Client.connect(h.url, { device_id: "loud", ntfy_topic: "loud-topic", caps: { push: "ntfy" } }).then((c) => c.close());
+      await Client.connect(h.url, { device_id: "fcm-only", ntfy_topic: "fcm-only-topic", caps: { push: "fcm" } }).then(
+        (c) => c.close(),
+      );
+      await Client.connect(h.url, { device_id: "loud", ntfy_topic: "loud-topic", caps: { push: "ntfy" } }).then((c) =>
+        c.close(),
+      );
       await sleep(50);
       await h.gateway.notify(ANONYMOUS_OWNER, { kind: "cron", title: "Digest", body: "2 items" });
       await h.gateway.post(ANONYMOUS_OWNER, "default", { text: "posted while away" });

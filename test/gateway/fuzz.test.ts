@@ -16,8 +16,21 @@ import { Client, startGateway, type Harness } from "./harness.js";
 import { badJsonTexts, hostileStrings, nestedArrays } from "../fixtures/bad-values.js";
 
 const FRAME_TYPES = Object.keys(clientFrameStructs);
-const JUNK_TYPES = ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf", "isPrototypeOf", "picker.select", "commands.complete", "hello", ""];
-const FIELD_NAMES = [...new Set(Object.values(clientFrameStructs).flatMap((s) => Object.keys((s as { schema: object }).schema)))];
+const JUNK_TYPES = [
+  "toString",
+  "constructor",
+  "__proto__",
+  "hasOwnProperty",
+  "valueOf",
+  "isPrototypeOf",
+  "picker.select",
+  "commands.complete",
+  "hello",
+  "",
+];
+const FIELD_NAMES = [
+  ...new Set(Object.values(clientFrameStructs).flatMap((s) => Object.keys((s as { schema: object }).schema))),
+];
 /** Requests that answer nothing when they succeed. */
 const SILENT_ON_SUCCESS = new Set(["fcm.register", "media.upload.start"]);
 
@@ -25,7 +38,12 @@ const SILENT_ON_SUCCESS = new Set(["fcm.register", "media.upload.start"]);
 const jsonText: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)) },
   { weight: 3, arbitrary: fc.constantFrom(...badJsonTexts()) },
-  { weight: 2, arbitrary: fc.constantFrom(...hostileStrings, "default", "channel", "thread", "all", "chat", "image", "hi").map((s) => JSON.stringify(s)) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom(...hostileStrings, "default", "channel", "thread", "all", "chat", "image", "hi")
+      .map((s) => JSON.stringify(s)),
+  },
   {
     weight: 1,
     arbitrary: fc.oneof(
@@ -44,7 +62,10 @@ type Shape = { type: string; schema: unknown };
 function fitting(struct: Shape): fc.Arbitrary<string> {
   const wrong = { weight: 1, arbitrary: jsonText };
   const strings = fc
-    .oneof({ weight: 2, arbitrary: fc.constant("default") }, { weight: 3, arbitrary: fc.constantFrom(...hostileStrings, "hi", "/stop", "/help", "image/png", "#00ff00") })
+    .oneof(
+      { weight: 2, arbitrary: fc.constant("default") },
+      { weight: 3, arbitrary: fc.constantFrom(...hostileStrings, "hi", "/stop", "/help", "image/png", "#00ff00") },
+    )
     .map((v) => JSON.stringify(v));
   const byType: Record<string, () => fc.Arbitrary<string>> = {
     string: () => strings,
@@ -59,18 +80,36 @@ function fitting(struct: Shape): fc.Arbitrary<string> {
 }
 
 function fittingObject(schema: Record<string, Shape>): fc.Arbitrary<string> {
-  const fields = Object.entries(schema).map(([name, field]) => fc.option(fitting(field).map((v) => `${JSON.stringify(name)}:${v}`), { nil: undefined, freq: 4 }));
+  const fields = Object.entries(schema).map(([name, field]) =>
+    fc.option(
+      fitting(field).map((v) => `${JSON.stringify(name)}:${v}`),
+      { nil: undefined, freq: 4 },
+    ),
+  );
   return fc.tuple(...fields).map((parts) => `{${parts.filter((p) => p !== undefined).join(",")}}`);
 }
 
 /** A payload: any JSON, an object of real and junk field names with random values, or one that mostly fits the frame type. */
 function payloadText(type: string | undefined): fc.Arbitrary<string> {
   const loose = fc
-    .array(fc.tuple(fc.oneof(fc.constantFrom(...FIELD_NAMES), fc.constantFrom(...JUNK_TYPES), fc.string({ maxLength: 6 })), jsonText), { maxLength: 6 })
+    .array(
+      fc.tuple(
+        fc.oneof(fc.constantFrom(...FIELD_NAMES), fc.constantFrom(...JUNK_TYPES), fc.string({ maxLength: 6 })),
+        jsonText,
+      ),
+      { maxLength: 6 },
+    )
     .map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(",")}}`);
-  const struct = type !== undefined && Object.hasOwn(clientFrameStructs, type) ? (clientFrameStructs as unknown as Record<string, Shape>)[type] : undefined;
+  const struct =
+    type !== undefined && Object.hasOwn(clientFrameStructs, type)
+      ? (clientFrameStructs as unknown as Record<string, Shape>)[type]
+      : undefined;
   if (!struct) return fc.oneof(jsonText, loose);
-  return fc.oneof({ weight: 1, arbitrary: jsonText }, { weight: 1, arbitrary: loose }, { weight: 4, arbitrary: fitting(struct) });
+  return fc.oneof(
+    { weight: 1, arbitrary: jsonText },
+    { weight: 1, arbitrary: loose },
+    { weight: 4, arbitrary: fitting(struct) },
+  );
 }
 
 interface TextFrame {
@@ -89,13 +128,20 @@ const textFrame: fc.Arbitrary<TextFrame> = fc.oneof(
     weight: 8,
     arbitrary: fc
       .oneof(
-        { weight: 4, arbitrary: fc.constantFrom(...FRAME_TYPES, ...JUNK_TYPES).map((t) => ({ text: JSON.stringify(t), type: t as string | undefined })) },
+        {
+          weight: 4,
+          arbitrary: fc
+            .constantFrom(...FRAME_TYPES, ...JUNK_TYPES)
+            .map((t) => ({ text: JSON.stringify(t), type: t as string | undefined })),
+        },
         { weight: 1, arbitrary: jsonText.map((text) => ({ text, type: undefined as string | undefined })) },
       )
       .chain((type) =>
         fc.record({
           type: fc.constant(type),
-          id: fc.option(fc.oneof({ weight: 3, arbitrary: fc.constant('"@ID@"') }, { weight: 1, arbitrary: jsonText }), { nil: undefined }),
+          id: fc.option(fc.oneof({ weight: 3, arbitrary: fc.constant('"@ID@"') }, { weight: 1, arbitrary: jsonText }), {
+            nil: undefined,
+          }),
           payload: fc.option(payloadText(type.type), { nil: undefined, freq: 8 }),
         }),
       )
@@ -105,7 +151,12 @@ const textFrame: fc.Arbitrary<TextFrame> = fc.oneof(
         template: `{"type":${type.text}${id === undefined ? "" : `,"id":${id}`}${payload === undefined ? "" : `,"payload":${payload}`}}`,
       })),
   },
-  { weight: 1, arbitrary: fc.oneof(jsonText, fc.string({ maxLength: 40 })).map((template) => ({ kind: "text" as const, template, type: undefined })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(jsonText, fc.string({ maxLength: 40 }))
+      .map((template) => ({ kind: "text" as const, template, type: undefined })),
+  },
 );
 
 const binaryFrame: fc.Arbitrary<BinaryFrame> = fc.oneof(
@@ -120,7 +171,10 @@ const binaryFrame: fc.Arbitrary<BinaryFrame> = fc.oneof(
   }),
 );
 
-const frames = fc.array(fc.oneof({ weight: 6, arbitrary: textFrame }, { weight: 1, arbitrary: binaryFrame }), { minLength: 5, maxLength: 30 });
+const frames = fc.array(fc.oneof({ weight: 6, arbitrary: textFrame }, { weight: 1, arbitrary: binaryFrame }), {
+  minLength: 5,
+  maxLength: 30,
+});
 
 const logged: unknown[] = [];
 const recordErrors = { info() {}, warn() {}, error: (...args: unknown[]) => void logged.push(args) };
@@ -148,7 +202,10 @@ const storages: StorageCase[] = [
           name: "postgres",
           make: async () => {
             const schema = `t_${runId()}`;
-            return { storage: postgresStorage({ connectionString: DATABASE_URL, schema }), drop: () => dropSchema(schema) };
+            return {
+              storage: postgresStorage({ connectionString: DATABASE_URL, schema }),
+              drop: () => dropSchema(schema),
+            };
           },
         },
       ]
@@ -209,7 +266,10 @@ describe.each(storages)("fuzz over $name storage", (storageCase) => {
         const internal = answers.filter((f) => f.type === "error" && f.payload.code === "internal");
         expect(internal, JSON.stringify(batch).slice(0, 2000)).toEqual([]);
         const answered = new Set(answers.map((f) => f.id));
-        expect(expectAnswer.filter((id) => !answered.has(id)), JSON.stringify(batch).slice(0, 2000)).toEqual([]);
+        expect(
+          expectAnswer.filter((id) => !answered.has(id)),
+          JSON.stringify(batch).slice(0, 2000),
+        ).toEqual([]);
         expect(fuzzer.closeCode).toBeUndefined();
 
         expect((await watcher.request("ping", { ts: 2 })).payload.ts).toBe(2);
@@ -229,7 +289,11 @@ describe("fuzz - first frames", () => {
   it("fuzz - a random first frame on a fresh connection gets hello.ok or a clear refusal with its id, never internal", async () => {
     // Every case is a fresh connection from one address: lift the connect rate it would hit.
     const open = await startGateway({ logger: recordErrors, connectRateLimit: { perSecond: 10_000, burst: 10_000 } });
-    const first = fc.oneof({ weight: 3, arbitrary: textFrame.filter((f) => f.type === "hello") }, { weight: 2, arbitrary: textFrame }, { weight: 1, arbitrary: binaryFrame });
+    const first = fc.oneof(
+      { weight: 3, arbitrary: textFrame.filter((f) => f.type === "hello") },
+      { weight: 2, arbitrary: textFrame },
+      { weight: 1, arbitrary: binaryFrame },
+    );
     try {
       await fc.assert(
         fc.asyncProperty(first, async (frame) => {
@@ -246,7 +310,9 @@ describe("fuzz - first frames", () => {
           expect(answer?.type, JSON.stringify(frame).slice(0, 500)).toBe("error");
           expect(["auth", "unsupported"]).toContain(answer!.payload.code);
           if (text?.includes(JSON.stringify(id))) expect(answer!.id).toBe(id);
-          expect([CLOSE_CODES.auth, CLOSE_CODES.invalidHello, CLOSE_CODES.protocolTooNew]).toContain(await c.closedPromise);
+          expect([CLOSE_CODES.auth, CLOSE_CODES.invalidHello, CLOSE_CODES.protocolTooNew]).toContain(
+            await c.closedPromise,
+          );
         }),
         { numRuns: 80 },
       );

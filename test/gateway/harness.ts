@@ -101,10 +101,19 @@ export class Client {
     for (const w of this.#waiters.splice(0)) w();
   }
 
-  static async connect(url: string, hello: Record<string, unknown> = {}, headers?: Record<string, string>): Promise<Client> {
+  static async connect(
+    url: string,
+    hello: Record<string, unknown> = {},
+    headers?: Record<string, string>,
+  ): Promise<Client> {
     const client = new Client(url, headers);
     await client.opened;
-    const ok = await client.request("hello", { token: "", device_id: `dev-${++nextId}`, device_name: "test", ...hello });
+    const ok = await client.request("hello", {
+      token: "",
+      device_id: `dev-${++nextId}`,
+      device_name: "test",
+      ...hello,
+    });
     if (ok.type !== "hello.ok") throw new Error(`hello failed: ${JSON.stringify(ok)}`);
     return client;
   }
@@ -132,7 +141,10 @@ export class Client {
       if (this.shapeError) throw this.shapeError;
       const found = this.frames.slice(from).find(match);
       if (found) return found;
-      if (this.closeCode !== undefined) throw new Error(`socket closed (${this.closeCode}) while waiting; frames: ${JSON.stringify(this.frames.slice(-5))}`);
+      if (this.closeCode !== undefined)
+        throw new Error(
+          `socket closed (${this.closeCode}) while waiting; frames: ${JSON.stringify(this.frames.slice(-5))}`,
+        );
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out waiting; last frames: ${JSON.stringify(this.frames.slice(-5))}`);
       await new Promise<void>((resolve) => {
@@ -156,7 +168,13 @@ export class Client {
     if (echo.type !== "message") throw new Error(`send failed: ${JSON.stringify(echo)}`);
     const off = await this.waitFor((f) => f.type === "typing" && f.payload.on === false, 5000, from);
     void off;
-    const final = this.frames.slice(from).find((f) => (f.type === "message.stop" || (f.type === "message" && f.payload.role === "assistant")) && f.payload.reply_to === echo.payload.message_id);
+    const final = this.frames
+      .slice(from)
+      .find(
+        (f) =>
+          (f.type === "message.stop" || (f.type === "message" && f.payload.role === "assistant")) &&
+          f.payload.reply_to === echo.payload.message_id,
+      );
     if (!final) throw new Error("no final frame");
     return { echo, final };
   }

@@ -19,7 +19,10 @@ function heldAuthenticator(): { authenticator: Authenticator; release(): void; h
   const result: AuthResult = { owner: "ann", user: null };
   return {
     authenticator: {
-      authenticate: ({ token }) => (token === "slow" ? new Promise<AuthResult>((resolve) => waiting.push(() => resolve(result))) : Promise.resolve(result)),
+      authenticate: ({ token }) =>
+        token === "slow"
+          ? new Promise<AuthResult>((resolve) => waiting.push(() => resolve(result)))
+          : Promise.resolve(result),
     },
     release() {
       for (const go of waiting.splice(0)) go();
@@ -35,12 +38,20 @@ interface Outcome {
 }
 
 /** Opens a socket, says hello with `token`, and resolves with what came back once it closes. */
-function helloUntilClosed(url: string, token: string, i: number): { ws: WebSocket; frames: Outcome["frames"]; outcome: Promise<Outcome> } {
+function helloUntilClosed(
+  url: string,
+  token: string,
+  i: number,
+): { ws: WebSocket; frames: Outcome["frames"]; outcome: Promise<Outcome> } {
   const ws = new WebSocket(url);
   const frames: Outcome["frames"] = [];
-  ws.on("open", () => ws.send(JSON.stringify({ type: "hello", id: `h${i}`, payload: { token, device_id: `flood-${i}` } })));
+  ws.on("open", () =>
+    ws.send(JSON.stringify({ type: "hello", id: `h${i}`, payload: { token, device_id: `flood-${i}` } })),
+  );
   ws.on("message", (data) => frames.push(JSON.parse(String(data))));
-  const outcome = new Promise<Outcome>((resolve) => ws.on("close", (code, reason) => resolve({ frames, code, reason: String(reason) })));
+  const outcome = new Promise<Outcome>((resolve) =>
+    ws.on("close", (code, reason) => resolve({ frames, code, reason: String(reason) })),
+  );
   ws.on("error", () => undefined);
   return { ws, frames, outcome };
 }
@@ -61,11 +72,19 @@ describe("hello shedding", () => {
     const held = Array.from({ length: 3 }, (_, i) => helloUntilClosed(h!.url, "slow", i));
     await until(() => auth.held() === 3, "three hellos in progress");
 
-    const shed = await Promise.all(Array.from({ length: 6 }, (_, i) => helloUntilClosed(h!.url, "fast", 10 + i).outcome));
+    const shed = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => helloUntilClosed(h!.url, "fast", 10 + i).outcome),
+    );
     const hints: number[] = [];
     shed.forEach((s, i) => {
       expect(s.code).toBe(1013);
-      expect(s.frames).toEqual([{ type: "error", id: `h${10 + i}`, payload: { code: "rate_limited", message: expect.stringContaining("try again in") } }]);
+      expect(s.frames).toEqual([
+        {
+          type: "error",
+          id: `h${10 + i}`,
+          payload: { code: "rate_limited", message: expect.stringContaining("try again in") },
+        },
+      ]);
       const match = /^retry_after_ms=(\d+)$/.exec(s.reason);
       expect(match, s.reason).not.toBeNull();
       hints.push(Number(match![1]));

@@ -18,7 +18,9 @@ describe("hello", () => {
     const c = await rawClient(h.url);
     c.send("channel.list", {}, "x1");
     expect(await c.closedPromise).toBe(4401);
-    expect(c.frames).toEqual([{ type: "error", id: "x1", payload: { code: "auth", message: expect.stringContaining("hello") } }]);
+    expect(c.frames).toEqual([
+      { type: "error", id: "x1", payload: { code: "auth", message: expect.stringContaining("hello") } },
+    ]);
   });
 
   it("hello - a first hello of the wrong shape gets auth with its request id, then 4401", async () => {
@@ -26,7 +28,9 @@ describe("hello", () => {
     const c = await rawClient(h.url);
     c.send("hello", { token: "", device_id: 42 }, "h7");
     expect(await c.closedPromise).toBe(4401);
-    expect(c.frames).toEqual([{ type: "error", id: "h7", payload: { code: "auth", message: expect.stringContaining("device_id") } }]);
+    expect(c.frames).toEqual([
+      { type: "error", id: "h7", payload: { code: "auth", message: expect.stringContaining("device_id") } },
+    ]);
   });
 
   it("hello - malformed JSON first gets auth and close 4401", async () => {
@@ -53,7 +57,13 @@ describe("hello", () => {
   });
 
   it("hello - an authenticator that crashes is internal, without details, and closes with 1011", async () => {
-    h = await startGateway({ authenticator: { authenticate: async () => { throw new Error("redis at 10.0.0.5 unreachable"); } } });
+    h = await startGateway({
+      authenticator: {
+        authenticate: async () => {
+          throw new Error("redis at 10.0.0.5 unreachable");
+        },
+      },
+    });
     const c = await rawClient(h.url);
     c.send("hello", { token: "t", device_id: "d" }, "h1");
     expect(await c.closedPromise).toBe(1011);
@@ -76,11 +86,21 @@ describe("hello", () => {
   });
 
   it("hello - hello.ok carries protocol, cursor, user, streaming and limits", async () => {
-    h = await startGateway({ authenticator: tokenAuthenticator({ tok: "ann" }), streaming: false, maxMediaBytes: 1234 });
+    h = await startGateway({
+      authenticator: tokenAuthenticator({ tok: "ann" }),
+      streaming: false,
+      maxMediaBytes: 1234,
+    });
     const c = await Client.connect(h.url, { token: "tok" });
     expect(c.frames[0]).toMatchObject({
       type: "hello.ok",
-      payload: { protocol: 1, cursor: 0, user: "ann", streaming: false, limits: { max_frame_bytes: 1048576, max_media_bytes: 1234, history_max: 200, search_max: 100 } },
+      payload: {
+        protocol: 1,
+        cursor: 0,
+        user: "ann",
+        streaming: false,
+        limits: { max_frame_bytes: 1048576, max_media_bytes: 1234, history_max: 200, search_max: 100 },
+      },
     });
   });
 
@@ -95,12 +115,22 @@ describe("hello", () => {
   it("hello - the device is stored and updated on every hello, push targets kept", async () => {
     const storage = memoryStorage();
     h = await startGateway({ storage });
-    const a = await Client.connect(h.url, { device_id: "phone", device_name: "Old", fcm_token: "f1", caps: { push: "fcm", media: false } });
+    const a = await Client.connect(h.url, {
+      device_id: "phone",
+      device_name: "Old",
+      fcm_token: "f1",
+      caps: { push: "fcm", media: false },
+    });
     await a.close();
     const b = await Client.connect(h.url, { device_id: "phone", device_name: "New" });
     const owner = ANONYMOUS_OWNER;
     const device = await storage.getDevice(owner, "phone");
-    expect(device).toMatchObject({ device_id: "phone", device_name: "New", fcm_token: "f1", caps: { min_protocol: 1, media: true, push: "none", streaming: true } });
+    expect(device).toMatchObject({
+      device_id: "phone",
+      device_name: "New",
+      fcm_token: "f1",
+      caps: { min_protocol: 1, media: true, push: "none", streaming: true },
+    });
     b.send("fcm.register", { ntfy_topic: "topic-1" });
     // fcm.register has no response; frames are handled in order, so the pong comes after it.
     await b.request("ping", {});
@@ -136,7 +166,9 @@ describe("owners", () => {
     await ann2.waitFor((f) => f.type === "message.stop");
     expect(bob.frames.map((f) => f.type)).toEqual(["hello.ok"]);
     expect((await bob.request("history", { chat_id: created.payload.chat_id })).payload.code).toBe("not_found");
-    expect((await bob.request("message.send", { chat_id: created.payload.chat_id, text: "x" })).payload.code).toBe("not_found");
+    expect((await bob.request("message.send", { chat_id: created.payload.chat_id, text: "x" })).payload.code).toBe(
+      "not_found",
+    );
     expect((await bob.request("search", { query: "private", scope: "all" })).payload.hits).toEqual([]);
     const list = await bob.request("channel.list", {});
     expect(list.payload.channels.map((c: any) => c.chat_id)).toEqual(["default"]);

@@ -91,7 +91,9 @@ describe("lifecycle - gateway.post settles", () => {
     expect((error as Error).message).toMatch(/shut down/);
     expect(await Promise.race([closing.then(() => "closed"), sleep(3000).then(() => "hung")])).toBe("closed");
     // After close, a post is refused at once.
-    expect(((await rejectionOf(h.gateway.post(ANONYMOUS_OWNER, "default", { text: "late" }))) as GatewayError).code).toBe("unsupported");
+    expect(
+      ((await rejectionOf(h.gateway.post(ANONYMOUS_OWNER, "default", { text: "late" }))) as GatewayError).code,
+    ).toBe("unsupported");
   });
 
   it("post - an answer that throws rejects the post with that error, and close() still resolves", async () => {
@@ -134,7 +136,10 @@ describe("lifecycle - start and close", () => {
   });
 
   it("close - a process that creates, starts and closes a gateway exits on its own at once", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(root, "test/fixtures/gateway-close.ts")], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", join(root, "test/fixtures/gateway-close.ts")], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     let closedAt = 0;

@@ -5,11 +5,23 @@ import type { Client } from "./harness.js";
 
 export const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
-export async function upload(c: Client, ref: string, bytes: Buffer, opts: { size?: number; hash?: string; chunk?: number } = {}) {
-  const start = await sendAndSettle(c, "media.upload.start", { media_ref: ref, kind: "image", mime: "image/png", size: opts.size ?? bytes.length, filename: `${ref}.png` });
+export async function upload(
+  c: Client,
+  ref: string,
+  bytes: Buffer,
+  opts: { size?: number; hash?: string; chunk?: number } = {},
+) {
+  const start = await sendAndSettle(c, "media.upload.start", {
+    media_ref: ref,
+    kind: "image",
+    mime: "image/png",
+    size: opts.size ?? bytes.length,
+    filename: `${ref}.png`,
+  });
   if (start) return start;
   const step = opts.chunk ?? 256 * 1024;
-  for (let at = 0; at < bytes.length; at += step) c.raw(Buffer.from(encodeChunk(ref, at, bytes.subarray(at, at + step))));
+  for (let at = 0; at < bytes.length; at += step)
+    c.raw(Buffer.from(encodeChunk(ref, at, bytes.subarray(at, at + step))));
   return c.request("media.upload.end", { media_ref: ref, sha256: opts.hash ?? sha(bytes) });
 }
 

@@ -36,7 +36,9 @@ describe("media", () => {
     const ack = await upload(a, "ref-1", bytes, { chunk: 100_000 });
     expect(ack).toMatchObject({ type: "media.upload.ack", payload: { ok: true, media_ref: "ref-1" } });
     const { echo } = await a.say({ chat_id: "default", text: "look", media_refs: ["ref-1"] });
-    expect(echo.payload.media).toEqual([{ media_id: "ref-1", kind: "image", mime: "image/png", size: 700_000, filename: "ref-1.png" }]);
+    expect(echo.payload.media).toEqual([
+      { media_id: "ref-1", kind: "image", mime: "image/png", size: 700_000, filename: "ref-1.png" },
+    ]);
     const item = (await a.request("history", { chat_id: "default" })).payload.messages[0];
     expect(item.media[0].media_id).toBe("ref-1");
     const b = await Client.connect(h.url);
@@ -61,7 +63,9 @@ describe("media", () => {
     expect(bad.payload).toEqual({ ok: false, media_ref: "bad-hash" });
     const short = await upload(a, "short", randomBytes(1000), { size: 2000 });
     expect(short.payload).toEqual({ ok: false, media_ref: "short" });
-    expect((await a.request("message.send", { chat_id: "default", text: "x", media_refs: ["bad-hash"] })).payload.code).toBe("not_found");
+    expect(
+      (await a.request("message.send", { chat_id: "default", text: "x", media_refs: ["bad-hash"] })).payload.code,
+    ).toBe("not_found");
     expect((await a.request("media.pull", { media_id: "short" })).payload.code).toBe("not_found");
     expect(readdirSync(dir)).toEqual([]);
     // the same ref can be uploaded again after a failure
@@ -72,11 +76,25 @@ describe("media", () => {
     const dir = mkdtempSync(join(tmpdir(), "media-"));
     h = await startGateway({ maxMediaBytes: 5000, mediaStore: fsMediaStore({ dir }) });
     const a = await Client.connect(h.url);
-    const big = await sendAndSettle(a, "media.upload.start", { media_ref: "big", kind: "video", mime: "video/mp4", size: 5001, filename: "v.mp4" });
+    const big = await sendAndSettle(a, "media.upload.start", {
+      media_ref: "big",
+      kind: "video",
+      mime: "video/mp4",
+      size: 5001,
+      filename: "v.mp4",
+    });
     expect(big?.payload.code).toBe("media_too_large");
-    await sendAndSettle(a, "media.upload.start", { media_ref: "liar", kind: "document", mime: "text/plain", size: 10, filename: "a.txt" });
+    await sendAndSettle(a, "media.upload.start", {
+      media_ref: "liar",
+      kind: "document",
+      mime: "text/plain",
+      size: 10,
+      filename: "a.txt",
+    });
     a.raw(Buffer.from(encodeChunk("liar", 0, randomBytes(11))));
-    const err = await a.waitFor((f) => f.type === "error" && f.payload.code === "media_too_large" && f.payload.message.includes("liar"));
+    const err = await a.waitFor(
+      (f) => f.type === "error" && f.payload.code === "media_too_large" && f.payload.message.includes("liar"),
+    );
     expect(err.payload.message).toContain("liar");
     expect((await a.request("media.upload.end", { media_ref: "liar", sha256: "x" })).payload.code).toBe("not_found");
     expect(readdirSync(dir)).toEqual([]);
@@ -87,21 +105,39 @@ describe("media", () => {
     h = await startGateway({ mediaStore: fsMediaStore({ dir }) });
     const a = await Client.connect(h.url);
     const bytes = randomBytes(256 * 1024 + 1);
-    await sendAndSettle(a, "media.upload.start", { media_ref: "fat", kind: "image", mime: "image/png", size: bytes.length, filename: "fat.png" });
+    await sendAndSettle(a, "media.upload.start", {
+      media_ref: "fat",
+      kind: "image",
+      mime: "image/png",
+      size: bytes.length,
+      filename: "fat.png",
+    });
     a.raw(Buffer.from(encodeChunk("fat", 0, bytes)));
     const err = await a.waitFor((f) => f.type === "error" && f.payload.code === "media_too_large");
     expect(err.payload.message).toContain('"fat"');
-    expect((await a.request("media.upload.end", { media_ref: "fat", sha256: sha(bytes) })).payload.code).toBe("not_found");
+    expect((await a.request("media.upload.end", { media_ref: "fat", sha256: sha(bytes) })).payload.code).toBe(
+      "not_found",
+    );
     expect(readdirSync(dir)).toEqual([]);
     // The ref is free again, and the same bytes in protocol-sized chunks go through.
-    expect(await upload(a, "fat", bytes)).toMatchObject({ type: "media.upload.ack", payload: { ok: true, media_ref: "fat" } });
+    expect(await upload(a, "fat", bytes)).toMatchObject({
+      type: "media.upload.ack",
+      payload: { ok: true, media_ref: "fat" },
+    });
   });
 
   it("media - a ref in flight or already uploaded is unsupported; more uploads than allowed in flight is rate_limited", async () => {
     h = await startGateway({ maxUploadsPerConnection: 2 });
     const a = await Client.connect(h.url);
     await upload(a, "done", Buffer.from("x"));
-    const start = (ref: string) => sendAndSettle(a, "media.upload.start", { media_ref: ref, kind: "image", mime: "image/png", size: 4, filename: "f" });
+    const start = (ref: string) =>
+      sendAndSettle(a, "media.upload.start", {
+        media_ref: ref,
+        kind: "image",
+        mime: "image/png",
+        size: 4,
+        filename: "f",
+      });
     expect((await start("done"))?.payload.code).toBe("unsupported");
     expect(await start("p1")).toBeUndefined();
     expect((await start("p1"))?.payload.code).toBe("unsupported");
@@ -125,7 +161,7 @@ describe("media", () => {
     ["text/html\u0000", false],
     ["image/png; ", false],
     ["image/png;charset", false],
-    ["image/png; a=b; c=\"d\r\n\"", false],
+    ['image/png; a=b; c="d\r\n"', false],
     ["image /png", false],
     ["image/png, text/html", false],
     [`image/${"x".repeat(128)}`, false],
@@ -144,11 +180,15 @@ describe("media", () => {
       if (ok) {
         expect(error).toBeUndefined();
         a.raw(Buffer.from(encodeChunk(ref, 0, Buffer.from("x"))));
-        expect((await a.request("media.upload.end", { media_ref: ref, sha256: sha(Buffer.from("x")) })).payload.ok).toBe(true);
+        expect(
+          (await a.request("media.upload.end", { media_ref: ref, sha256: sha(Buffer.from("x")) })).payload.ok,
+        ).toBe(true);
       } else {
         expect(error).toMatchObject({ id: `start-${ref}`, payload: { code: "unsupported" } });
         // U+0000 is refused for every string of a frame before the mime rule is reached.
-        expect(error!.payload.message).toMatch(/^field "mime": must be a media type "type\/subtype"|must not contain U\+0000/);
+        expect(error!.payload.message).toMatch(
+          /^field "mime": must be a media type "type\/subtype"|must not contain U\+0000/,
+        );
         expect((await a.request("media.upload.end", { media_ref: ref, sha256: "x" })).payload.code).toBe("not_found");
       }
     });
@@ -159,7 +199,17 @@ describe("media", () => {
     const a = await Client.connect(h.url);
     const x = randomBytes(300_000);
     const y = randomBytes(200_000);
-    for (const [ref, b] of [["x", x], ["y", y]] as const) await sendAndSettle(a, "media.upload.start", { media_ref: ref, kind: "document", mime: "application/octet-stream", size: b.length, filename: ref });
+    for (const [ref, b] of [
+      ["x", x],
+      ["y", y],
+    ] as const)
+      await sendAndSettle(a, "media.upload.start", {
+        media_ref: ref,
+        kind: "document",
+        mime: "application/octet-stream",
+        size: b.length,
+        filename: ref,
+      });
     for (let at = 0; at < 300_000; at += 50_000) {
       a.raw(Buffer.from(encodeChunk("x", at, x.subarray(at, at + 50_000))));
       if (at < 200_000) a.raw(Buffer.from(encodeChunk("y", at, y.subarray(at, at + 50_000))));
@@ -172,7 +222,13 @@ describe("media", () => {
     const dir = mkdtempSync(join(tmpdir(), "media-"));
     h = await startGateway({ mediaStore: fsMediaStore({ dir }) });
     const a = await Client.connect(h.url);
-    await sendAndSettle(a, "media.upload.start", { media_ref: "gone", kind: "audio", mime: "audio/ogg", size: 100_000, filename: "a.ogg" });
+    await sendAndSettle(a, "media.upload.start", {
+      media_ref: "gone",
+      kind: "audio",
+      mime: "audio/ogg",
+      size: 100_000,
+      filename: "a.ogg",
+    });
     a.raw(Buffer.from(encodeChunk("gone", 0, randomBytes(50_000))));
     await a.request("ping", {});
     expect(readdirSync(dir).length).toBe(1);
@@ -188,23 +244,34 @@ describe("media", () => {
     await upload(ann, "mine", Buffer.from("secret"));
     const bob = await Client.connect(h.url, { token: "b" });
     expect((await bob.request("media.pull", { media_id: "mine" })).payload.code).toBe("not_found");
-    expect((await bob.request("message.send", { chat_id: "default", text: "x", media_refs: ["mine"] })).payload.code).toBe("not_found");
+    expect(
+      (await bob.request("message.send", { chat_id: "default", text: "x", media_refs: ["mine"] })).payload.code,
+    ).toBe("not_found");
     const noMedia = await Client.connect(h.url, { token: "a", caps: { media: false } });
     expect((await noMedia.request("media.pull", { media_id: "mine" })).payload.code).toBe("unsupported");
   });
 
   it("media - an assistant message with media sends media.offer with message_id, stored, and not to devices without caps.media", async () => {
     const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
-    h = await startGateway({ runtime: scriptedRuntime(async function* () {
-      yield { type: "text", delta: "here is a picture" } as RuntimeEvent;
-      yield { type: "media", kind: "image", mime: "image/png", filename: "chart.png", data: png } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* () {
+        yield { type: "text", delta: "here is a picture" } as RuntimeEvent;
+        yield { type: "media", kind: "image", mime: "image/png", filename: "chart.png", data: png } as RuntimeEvent;
+      }),
+    });
     const a = await Client.connect(h.url);
     const blind = await Client.connect(h.url, { caps: { media: false } });
     const { final } = await a.say({ chat_id: "default", text: "draw" });
     const offer = await a.waitFor((f) => f.type === "media.offer");
     expect(offer.seq).toBe(final.seq! + 1);
-    expect(offer.payload).toMatchObject({ kind: "image", mime: "image/png", filename: "chart.png", size: png.length, message_id: final.payload.message_id, chat_id: "default" });
+    expect(offer.payload).toMatchObject({
+      kind: "image",
+      mime: "image/png",
+      filename: "chart.png",
+      size: png.length,
+      message_id: final.payload.message_id,
+      chat_id: "default",
+    });
     expect(final.payload.media[0].media_id).toBe(offer.payload.media_id);
     const got = await pull(a, offer.payload.media_id);
     expect(got.bytes.equals(png)).toBe(true);
@@ -227,7 +294,9 @@ describe("media", () => {
     expect(again.type).toBe("error");
     expect(again.payload.code).toBe("unsupported");
     expect(again.payload.message).toContain("upload the file again");
-    expect((await a.request("history", { chat_id: "default" })).payload.messages.map((m: any) => m.text)).not.toContain("second");
+    expect((await a.request("history", { chat_id: "default" })).payload.messages.map((m: any) => m.text)).not.toContain(
+      "second",
+    );
     // The holder keeps its media until it is deleted; then the bytes go with it.
     expect(sha((await pull(a, "photo")).bytes)).toBe(sha(bytes));
     await a.request("message.delete", { chat_id: "default", message_ids: [first.payload.message_id] });
@@ -242,16 +311,24 @@ describe("media", () => {
 
   it("media - an assistant's media id, or one ref twice, is refused as media_refs and the assistant keeps its media", async () => {
     const png = Buffer.from("89504e470d0a1a0a", "hex");
-    h = await startGateway({ runtime: scriptedRuntime(async function* () {
-      yield { type: "media", kind: "image", mime: "image/png", filename: "chart.png", data: png } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* () {
+        yield { type: "media", kind: "image", mime: "image/png", filename: "chart.png", data: png } as RuntimeEvent;
+      }),
+    });
     const a = await Client.connect(h.url);
     await a.say({ chat_id: "default", text: "draw" });
     const offer = await a.waitFor((f) => f.type === "media.offer");
-    const reuse = await a.request("message.send", { chat_id: "default", text: "look at this", media_refs: [offer.payload.media_id] });
+    const reuse = await a.request("message.send", {
+      chat_id: "default",
+      text: "look at this",
+      media_refs: [offer.payload.media_id],
+    });
     expect(reuse.payload.code).toBe("unsupported");
     await upload(a, "twice", Buffer.from("x"));
-    expect((await a.request("message.send", { chat_id: "default", text: "x", media_refs: ["twice", "twice"] })).payload.code).toBe("unsupported");
+    expect(
+      (await a.request("message.send", { chat_id: "default", text: "x", media_refs: ["twice", "twice"] })).payload.code,
+    ).toBe("unsupported");
     expect((await pull(a, offer.payload.media_id)).bytes.equals(png)).toBe(true);
   });
 
@@ -263,6 +340,8 @@ describe("media", () => {
     await a.request("ping", {});
     expect(a.of("error").map((e) => e.payload.code)).toEqual(["unsupported", "unsupported"]);
     a.raw(Buffer.from(encodeChunk("nobody", 0, Buffer.from("x"))));
-    expect((await a.waitFor((f) => f.type === "error" && f.payload.code === "not_found")).payload.message).toContain("nobody");
+    expect((await a.waitFor((f) => f.type === "error" && f.payload.code === "not_found")).payload.message).toContain(
+      "nobody",
+    );
   });
 });

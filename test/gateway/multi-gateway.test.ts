@@ -18,7 +18,10 @@ function sharedLock(): LaneLock {
       const previous = tails.get(key) ?? Promise.resolve();
       let release!: () => void;
       const mine = new Promise<void>((r) => (release = r));
-      tails.set(key, previous.then(() => mine));
+      tails.set(
+        key,
+        previous.then(() => mine),
+      );
       return new Promise((resolve, reject) => {
         const onAbort = () => {
           // Gave up waiting: pass the turn on as soon as it comes.
@@ -61,7 +64,10 @@ describe("several gateways on one storage", () => {
     open.push(a, b);
     const ca = await Client.connect(a.url);
     const cb = await Client.connect(b.url);
-    await Promise.all([ca.request("message.send", { chat_id: "default", text: "1" }), cb.request("message.send", { chat_id: "default", text: "2" })]);
+    await Promise.all([
+      ca.request("message.send", { chat_id: "default", text: "1" }),
+      cb.request("message.send", { chat_id: "default", text: "2" }),
+    ]);
     await ca.waitFor(() => ca.of("message.stop").length === 2, 5000);
     expect(rec.max()).toBe(1);
     // both devices saw both answers through the shared bus
@@ -74,10 +80,15 @@ describe("several gateways on one storage", () => {
     const lock = sharedLock();
     let finish!: () => void;
     const held = new Promise<void>((r) => (finish = r));
-    const a = await startGateway({ storage, bus, laneLock: lock, runtime: scriptedRuntime(async function* () {
-      yield { type: "text", delta: "still going" } as RuntimeEvent;
-      await held;
-    }) });
+    const a = await startGateway({
+      storage,
+      bus,
+      laneLock: lock,
+      runtime: scriptedRuntime(async function* () {
+        yield { type: "text", delta: "still going" } as RuntimeEvent;
+        await held;
+      }),
+    });
     open.push(a);
     const ca = await Client.connect(a.url);
     await ca.request("message.send", { chat_id: "default", text: "long" });
@@ -99,7 +110,19 @@ describe("several gateways on one storage", () => {
     const cb = await Client.connect(b.url);
     // What a process killed mid-turn leaves behind: a streaming message whose lease has lapsed.
     await storage.commit(ANONYMOUS_OWNER, {
-      messages: [{ message_id: "m-crashed", role: "assistant", text: "half", reasoning: "", ts: 1, media: [], status: "streaming", chat_id: "default", thread_id: null }],
+      messages: [
+        {
+          message_id: "m-crashed",
+          role: "assistant",
+          text: "half",
+          reasoning: "",
+          ts: 1,
+          media: [],
+          status: "streaming",
+          chat_id: "default",
+          thread_id: null,
+        },
+      ],
     });
     const stop = await cb.waitFor((f) => f.type === "message.stop", 3000);
     expect(stop.payload).toMatchObject({ message_id: "m-crashed", status: "interrupted", final_text: "half" });
@@ -114,7 +137,10 @@ describe("several gateways on one storage", () => {
     open.push(a, b);
     const ca = await Client.connect(a.url);
     const cb = await Client.connect(b.url);
-    await Promise.all([ca.request("message.send", { chat_id: "default", text: "1" }), cb.request("message.send", { chat_id: "default", text: "2" })]);
+    await Promise.all([
+      ca.request("message.send", { chat_id: "default", text: "1" }),
+      cb.request("message.send", { chat_id: "default", text: "2" }),
+    ]);
     await ca.waitFor(() => ca.of("message.stop").length === 2, 5000);
     expect(rec.max()).toBe(2);
   });
@@ -142,7 +168,9 @@ describe("several gateways on one storage", () => {
     await ca.request("message.send", { chat_id: "default", text: "go" });
     const id = (await cb.waitFor((f) => f.type === "message.start")).payload.message_id;
     await cb.waitFor((f) => f.type === "message.update");
-    expect((await cb.request("message.delete", { chat_id: "default", message_ids: [id] })).type).toBe("message.deleted");
+    expect((await cb.request("message.delete", { chat_id: "default", message_ids: [id] })).type).toBe(
+      "message.deleted",
+    );
     // The turn runs on the other gateway: its next checkpoint finds the message gone and stops it.
     await ca.waitFor((f) => f.type === "typing" && f.payload.on === false, 1500);
     await sleep(50);
@@ -167,16 +195,16 @@ describe("several gateways on one storage", () => {
       },
     };
     async function uniqueCommit(owner: string, change: Parameters<Storage["commit"]>[1]) {
-        for (const m of change.messages ?? []) {
-          if (m.client_msg_id !== undefined) {
-            const existing = await inner.findByClientMsgId(owner, m.chat_id, m.client_msg_id);
-            if (existing && existing.message_id !== m.message_id) {
-              rejected++;
-              throw new Error("duplicate key value violates unique constraint");
-            }
+      for (const m of change.messages ?? []) {
+        if (m.client_msg_id !== undefined) {
+          const existing = await inner.findByClientMsgId(owner, m.chat_id, m.client_msg_id);
+          if (existing && existing.message_id !== m.message_id) {
+            rejected++;
+            throw new Error("duplicate key value violates unique constraint");
           }
         }
-        return inner.commit(owner, change);
+      }
+      return inner.commit(owner, change);
     }
     const bus = memoryBus();
     const a = await startGateway({ storage, bus });
@@ -192,7 +220,9 @@ describe("several gateways on one storage", () => {
     expect(y.type).toBe("message");
     expect(x.payload.message_id).toBe(y.payload.message_id);
     await sleep(100);
-    const users = (await ca.request("history", { chat_id: "default" })).payload.messages.filter((m: any) => m.role === "user");
+    const users = (await ca.request("history", { chat_id: "default" })).payload.messages.filter(
+      (m: any) => m.role === "user",
+    );
     expect(users).toHaveLength(1);
     expect(rejected).toBe(1);
   });

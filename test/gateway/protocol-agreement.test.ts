@@ -58,7 +58,9 @@ describe("message.start", () => {
     const starts = c.of("message.start");
     expect(starts.map((f) => f.payload.reply_to)).toEqual([first.payload.message_id, second.payload.message_id]);
     for (const start of starts) {
-      const stop = c.frames.find((f) => f.type === "message.stop" && f.payload.message_id === start.payload.message_id)!;
+      const stop = c.frames.find(
+        (f) => f.type === "message.stop" && f.payload.message_id === start.payload.message_id,
+      )!;
       expect(stop.payload.reply_to).toBe(start.payload.reply_to);
     }
   });
@@ -69,14 +71,26 @@ describe("notifications", () => {
     h = await startGateway();
     const c = await Client.connect(h.url);
     const cursor = (await c.request("sync", { cursor: 0 })).payload.cursor as number;
-    await expect(h.gateway.notify(ANONYMOUS_OWNER, { kind: "reminder" as never, title: "t", body: "b" })).rejects.toMatchObject({
+    await expect(
+      h.gateway.notify(ANONYMOUS_OWNER, { kind: "reminder" as never, title: "t", body: "b" }),
+    ).rejects.toMatchObject({
       code: "unsupported",
       message: expect.stringContaining('field "kind"'),
     });
-    await expect(h.gateway.notify(ANONYMOUS_OWNER, { kind: "generic", title: 5 as never, body: "b" })).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining('field "title"') });
+    await expect(
+      h.gateway.notify(ANONYMOUS_OWNER, { kind: "generic", title: 5 as never, body: "b" }),
+    ).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining('field "title"') });
     expect((await c.request("sync", { cursor })).payload).toEqual({ cursor });
     expect(c.of("notification")).toEqual([]);
-    for (const kind of ["channel_renamed", "channel_created", "channel_deleted", "cron", "approval", "clarify", "generic"] as const) {
+    for (const kind of [
+      "channel_renamed",
+      "channel_created",
+      "channel_deleted",
+      "cron",
+      "approval",
+      "clarify",
+      "generic",
+    ] as const) {
       await h.gateway.notify(ANONYMOUS_OWNER, { kind, title: kind, body: "b" });
     }
     await c.waitFor(() => c.of("notification").length === 7);
@@ -90,9 +104,17 @@ describe("caps.push", () => {
     await c.opened;
     c.send("hello", { token: "", device_id: "typo", caps: { push: "nfty" } }, "h1");
     expect(await c.closedPromise).toBe(1008);
-    expect(c.frames).toEqual([{ type: "error", id: "h1", payload: { code: "unsupported", message: expect.stringContaining('field "caps.push"') } }]);
+    expect(c.frames).toEqual([
+      {
+        type: "error",
+        id: "h1",
+        payload: { code: "unsupported", message: expect.stringContaining('field "caps.push"') },
+      },
+    ]);
     expect(c.frames[0]!.payload.message).toContain('"ntfy"');
-    expect((await h.gateway.options.storage.listDevices(ANONYMOUS_OWNER)).map((d) => d.device_id)).not.toContain("typo");
+    expect((await h.gateway.options.storage.listDevices(ANONYMOUS_OWNER)).map((d) => d.device_id)).not.toContain(
+      "typo",
+    );
   });
 
   it("hello - caps.push accepts none, ntfy, fcm and the name of any push sender the gateway was given", async () => {

@@ -25,7 +25,13 @@ describe.each(storages)("%s", (_name, make) => {
 
     phone.send("read", { chat_id: "default", message_id: second.payload.message_id });
     const seen = await tablet.waitFor((f) => f.type === "read");
-    expect(seen.payload).toEqual({ chat_id: "default", thread_id: null, message_id: second.payload.message_id, device_id: "phone", ts: expect.any(Number) });
+    expect(seen.payload).toEqual({
+      chat_id: "default",
+      thread_id: null,
+      message_id: second.payload.message_id,
+      device_id: "phone",
+      ts: expect.any(Number),
+    });
     expect(seen.seq).toEqual(expect.any(Number));
     await phone.waitFor((f) => f.type === "read");
 
@@ -53,7 +59,10 @@ describe.each(storages)("%s", (_name, make) => {
     const created = await phone.request("channel.create", { name: "Work", kind: "channel" });
     const answer = (await phone.say({ chat_id: "default", text: "hi" })).final;
 
-    const otherLane = await phone.request("read", { chat_id: created.payload.chat_id, message_id: answer.payload.message_id });
+    const otherLane = await phone.request("read", {
+      chat_id: created.payload.chat_id,
+      message_id: answer.payload.message_id,
+    });
     expect(otherLane.type).toBe("error");
     expect(otherLane.payload.code).toBe("not_found");
     const unknown = await phone.request("read", { chat_id: "default", message_id: "m-nope" });
@@ -61,7 +70,11 @@ describe.each(storages)("%s", (_name, make) => {
     const noChannel = await phone.request("read", { chat_id: "c-nope", message_id: answer.payload.message_id });
     expect(noChannel.payload.code).toBe("not_found");
     // A thread is a lane of its own: the channel's answer is not in it, nor a thread's in the channel.
-    const inThread = await phone.request("read", { chat_id: "default", thread_id: side.payload.chat_id, message_id: answer.payload.message_id });
+    const inThread = await phone.request("read", {
+      chat_id: "default",
+      thread_id: side.payload.chat_id,
+      message_id: answer.payload.message_id,
+    });
     expect(inThread.payload.code).toBe("not_found");
     expect(await storage.readMarks(ANONYMOUS_OWNER)).toEqual([]);
 
@@ -82,15 +95,34 @@ describe.each(storages)("%s", (_name, make) => {
     const thread = await phone.request("channel.create", { name: "Side", kind: "thread", parent_chat_id: "default" });
     const work = await phone.request("channel.create", { name: "Busy", kind: "channel" });
     const message = (id: string, chat: string, threadId: string | null, ts: number): StoredMessage =>
-      ({ message_id: id, chat_id: chat, thread_id: threadId, role: "assistant", text: id, reasoning: "", ts, media: [], status: "complete" }) as StoredMessage;
-    const busy = Array.from({ length: 1005 }, (_, i) => message(`b${String(i).padStart(4, "0")}`, work.payload.chat_id, null, 1_000 + i));
+      ({
+        message_id: id,
+        chat_id: chat,
+        thread_id: threadId,
+        role: "assistant",
+        text: id,
+        reasoning: "",
+        ts,
+        media: [],
+        status: "complete",
+      }) as StoredMessage;
+    const busy = Array.from({ length: 1005 }, (_, i) =>
+      message(`b${String(i).padStart(4, "0")}`, work.payload.chat_id, null, 1_000 + i),
+    );
     await storage.commit(ANONYMOUS_OWNER, {
-      messages: [message("f1", "default", null, 10), message("f2", "default", null, 20), message("t1", "default", thread.payload.chat_id, 30), ...busy],
+      messages: [
+        message("f1", "default", null, 10),
+        message("f2", "default", null, 20),
+        message("t1", "default", thread.payload.chat_id, 30),
+        ...busy,
+      ],
     });
 
     const unread = async () => {
       const list = await phone.request("channel.list", {});
-      return Object.fromEntries(list.payload.channels.map((c: { chat_id: string; unread: number }) => [c.chat_id, c.unread]));
+      return Object.fromEntries(
+        list.payload.channels.map((c: { chat_id: string; unread: number }) => [c.chat_id, c.unread]),
+      );
     };
     expect(await unread()).toEqual({ default: 3, [thread.payload.chat_id]: 1, [work.payload.chat_id]: 999 });
     phone.send("read", { chat_id: "default", message_id: "f1" });

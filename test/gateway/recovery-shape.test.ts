@@ -11,7 +11,18 @@ afterEach(async () => {
   harness = undefined;
 });
 
-const left = { message_id: "m-left", role: "assistant" as const, text: "half", reasoning: "", ts: 1, media: [], status: "streaming" as const, model: "demo", chat_id: "default", thread_id: null };
+const left = {
+  message_id: "m-left",
+  role: "assistant" as const,
+  text: "half",
+  reasoning: "",
+  ts: 1,
+  media: [],
+  status: "streaming" as const,
+  model: "demo",
+  chat_id: "default",
+  thread_id: null,
+};
 
 describe("recovery's final frame", () => {
   it("recovery - streaming off: the interrupted answer is stored as an assistant message, never message.stop", async () => {
@@ -23,7 +34,12 @@ describe("recovery's final frame", () => {
     await c.waitFor((f) => f.type === "sync.done");
     expect(c.of("message.stop")).toEqual([]);
     const ended = c.frames.find((f) => f.type === "message" && f.payload.message_id === "m-left")!;
-    expect(ended.payload).toMatchObject({ role: "assistant", status: "interrupted", text: "half", runtime: { model: "demo" } });
+    expect(ended.payload).toMatchObject({
+      role: "assistant",
+      status: "interrupted",
+      text: "half",
+      runtime: { model: "demo" },
+    });
   });
 
   it("recovery - streaming on: a message.stop whose runtime names the model", async () => {
@@ -33,6 +49,11 @@ describe("recovery's final frame", () => {
     const c = await Client.connect(harness.url);
     c.send("sync", { cursor: 0 }, "s");
     const stop = await c.waitFor((f) => f.type === "message.stop");
-    expect(stop.payload).toMatchObject({ message_id: "m-left", status: "interrupted", final_text: "half", runtime: { model: "demo" } });
+    expect(stop.payload).toMatchObject({
+      message_id: "m-left",
+      status: "interrupted",
+      final_text: "half",
+      runtime: { model: "demo" },
+    });
   });
 });

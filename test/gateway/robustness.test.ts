@@ -38,12 +38,30 @@ describe("robustness", () => {
     const errors = bad.of("error");
     expect(errors.length).toBeGreaterThanOrEqual(14);
     const byId = Object.fromEntries(errors.filter((e) => e.id).map((e) => [e.id, e.payload.code]));
-    expect(byId).toMatchObject({ g1: "unsupported", g2: "unsupported", g3: "unsupported", g4: "unsupported", g5: "unsupported", g8: "unsupported", g9: "not_found", g10: "not_found", g11: "unsupported", g12: "not_found" });
-    expect(errors.filter((e) => !e.id).slice(0, 4).map((e) => e.payload.code)).toEqual(["unsupported", "unsupported", "unsupported", "unsupported"]);
+    expect(byId).toMatchObject({
+      g1: "unsupported",
+      g2: "unsupported",
+      g3: "unsupported",
+      g4: "unsupported",
+      g5: "unsupported",
+      g8: "unsupported",
+      g9: "not_found",
+      g10: "not_found",
+      g11: "unsupported",
+      g12: "not_found",
+    });
+    expect(
+      errors
+        .filter((e) => !e.id)
+        .slice(0, 4)
+        .map((e) => e.payload.code),
+    ).toEqual(["unsupported", "unsupported", "unsupported", "unsupported"]);
     for (const e of errors) expect(e.payload.message).not.toMatch(/at .*\.ts:\d+/);
     // the odd-but-valid text was taken as a message
     await bad.waitFor((f) => f.type === "message.stop");
-    expect((await good.say({ chat_id: "default", text: "still fine" })).final.payload.final_text).toBe("You said: still fine");
+    expect((await good.say({ chat_id: "default", text: "still fine" })).final.payload.final_text).toBe(
+      "You said: still fine",
+    );
   });
 
   it("robustness - a text frame over 1 MiB closes with 1009 and other connections go on", async () => {
@@ -82,10 +100,13 @@ describe("robustness", () => {
     const { memoryStorage } = await import("chat-gateway/storage/memory");
     const storage = memoryStorage();
     let fail = false;
-    const flaky = { ...storage, async search(...args: Parameters<typeof storage.search>) {
-      if (fail) throw new Error("disk on fire at /secret/path");
-      return storage.search(...args);
-    } };
+    const flaky = {
+      ...storage,
+      async search(...args: Parameters<typeof storage.search>) {
+        if (fail) throw new Error("disk on fire at /secret/path");
+        return storage.search(...args);
+      },
+    };
     h = await startGateway({ storage: flaky });
     const c = await Client.connect(h.url);
     fail = true;

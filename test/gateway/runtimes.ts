@@ -2,7 +2,10 @@
 import type { AgentRuntime, RuntimeEvent, TurnInput } from "chat-gateway";
 
 /** A runtime that yields the events a test hands it, turn by turn. */
-export function scriptedRuntime(script: (input: TurnInput) => AsyncIterable<RuntimeEvent>, extra: Partial<AgentRuntime> = {}): AgentRuntime & { inputs: TurnInput[] } {
+export function scriptedRuntime(
+  script: (input: TurnInput) => AsyncIterable<RuntimeEvent>,
+  extra: Partial<AgentRuntime> = {},
+): AgentRuntime & { inputs: TurnInput[] } {
   const inputs: TurnInput[] = [];
   return {
     inputs,

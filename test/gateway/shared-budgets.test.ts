@@ -30,13 +30,19 @@ async function pings(c: Client, count: number): Promise<{ answered: number; refu
   for (const id of ids) c.send("ping", {}, id);
   await c.waitFor(() => ids.every((id) => c.frames.some((f) => f.id === id)), 5000, from);
   const replies = c.frames.slice(from).filter((f) => ids.includes(f.id!));
-  return { answered: replies.filter((f) => f.type === "pong").length, refused: replies.filter((f) => f.payload?.code === "rate_limited").length };
+  return {
+    answered: replies.filter((f) => f.type === "pong").length,
+    refused: replies.filter((f) => f.payload?.code === "rate_limited").length,
+  };
 }
 
 describe("shared budgets", () => {
   it("budgets - churning connections from one address does not refill its frame budget; another address has its own", async () => {
     // The per-connection budget alone would answer every ping of every new connection.
-    h = await startGateway({ rateLimit: { perSecond: 1000, burst: 1000 }, rateLimitPerAddress: { perSecond: 0.001, burst: 30 } }, byHeader);
+    h = await startGateway(
+      { rateLimit: { perSecond: 1000, burst: 1000 }, rateLimitPerAddress: { perSecond: 0.001, burst: 30 } },
+      byHeader,
+    );
     let answered = 0;
     let refusedHellos = 0;
     for (let round = 0; round < 4; round++) {
@@ -57,7 +63,10 @@ describe("shared budgets", () => {
   });
 
   it("budgets - one owner's connections share a budget across addresses, counted after hello", async () => {
-    h = await startGateway({ rateLimit: { perSecond: 1000, burst: 1000 }, rateLimitPerOwner: { perSecond: 0.001, burst: 10 } }, byHeader);
+    h = await startGateway(
+      { rateLimit: { perSecond: 1000, burst: 1000 }, rateLimitPerOwner: { perSecond: 0.001, burst: 10 } },
+      byHeader,
+    );
     const a = await raw(h.url, "10.0.0.1");
     expect((await a.request("hello", { token: "", device_id: "a" })).type).toBe("hello.ok");
     expect(await pings(a, 15)).toEqual({ answered: 10, refused: 5 });
@@ -75,7 +84,10 @@ describe("shared budgets", () => {
     }
     const over = await raw(h.url, "10.0.0.1");
     expect(await over.closedPromise).toBe(4429);
-    expect(over.frames[0]).toMatchObject({ type: "error", payload: { code: "rate_limited", message: "too many new connections from this address; reconnect with backoff" } });
+    expect(over.frames[0]).toMatchObject({
+      type: "error",
+      payload: { code: "rate_limited", message: "too many new connections from this address; reconnect with backoff" },
+    });
     const other = await raw(h.url, "10.0.0.2");
     expect((await other.request("hello", { token: "", device_id: "elsewhere" })).type).toBe("hello.ok");
   });
@@ -83,7 +95,11 @@ describe("shared budgets", () => {
   it("budgets - a hello refused by the owner's connection cap stores no device record, also when hellos race", async () => {
     h = await startGateway({ maxConnectionsPerOwner: 2 });
     const sockets = await Promise.all(Array.from({ length: 6 }, () => raw(h!.url, "127.0.0.1")));
-    const answers = await Promise.all(sockets.map((c, i) => c.request("hello", { token: "", device_id: `race-${i}`, ntfy_topic: `planted-${i}`, caps: { push: "ntfy" } })));
+    const answers = await Promise.all(
+      sockets.map((c, i) =>
+        c.request("hello", { token: "", device_id: `race-${i}`, ntfy_topic: `planted-${i}`, caps: { push: "ntfy" } }),
+      ),
+    );
     const admitted = sockets.map((_, i) => `race-${i}`).filter((_, i) => answers[i]!.type === "hello.ok");
     expect(admitted).toHaveLength(2);
     expect(answers.filter((f) => f.payload.code === "rate_limited")).toHaveLength(4);

@@ -10,11 +10,33 @@ describe("gateway smoke", () => {
     const c = await Client.connect(h.url);
     const hello = c.frames[0];
     expect(hello.type).toBe("hello.ok");
-    expect(hello.payload).toMatchObject({ protocol: 1, cursor: 0, user: null, streaming: true, limits: { history_max: 200, search_max: 100 } });
+    expect(hello.payload).toMatchObject({
+      protocol: 1,
+      cursor: 0,
+      user: null,
+      streaming: true,
+      limits: { history_max: 200, search_max: 100 },
+    });
     const list = await c.request("channel.list", {});
-    expect(list.payload.channels).toEqual([{ chat_id: "default", name: "General", kind: "default", parent_chat_id: null, is_default: true, archived: false, unread: 0 }]);
+    expect(list.payload.channels).toEqual([
+      {
+        chat_id: "default",
+        name: "General",
+        kind: "default",
+        parent_chat_id: null,
+        is_default: true,
+        archived: false,
+        unread: 0,
+      },
+    ]);
     const { echo, final } = await c.say({ chat_id: "default", text: "hello there", client_msg_id: "k1" });
-    expect(echo.payload).toMatchObject({ role: "user", text: "hello there", chat_id: "default", thread_id: null, client_msg_id: "k1" });
+    expect(echo.payload).toMatchObject({
+      role: "user",
+      text: "hello there",
+      chat_id: "default",
+      thread_id: null,
+      client_msg_id: "k1",
+    });
     expect(echo.seq).toBe(1);
     expect(final.type).toBe("message.stop");
     expect(final.payload.final_text).toBe("You said: hello there");

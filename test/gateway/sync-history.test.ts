@@ -15,11 +15,13 @@ const maxSeq = (c: Client) => Math.max(0, ...c.frames.map((f) => f.seq ?? 0));
 describe("sync", () => {
   it("sync - a socket dropped mid-turn reconnects and gets exactly the stored frames it missed", async () => {
     const g = gate();
-    h = await startGateway({ runtime: scriptedRuntime(async function* (input) {
-      yield { type: "text", delta: "part one " } as RuntimeEvent;
-      if (input.message.text === "long") await g.wait;
-      yield { type: "text", delta: "part two" } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* (input) {
+        yield { type: "text", delta: "part one " } as RuntimeEvent;
+        if (input.message.text === "long") await g.wait;
+        yield { type: "text", delta: "part two" } as RuntimeEvent;
+      }),
+    });
     const a = await Client.connect(h.url);
     const b = await Client.connect(h.url, { device_id: "phone" });
     await a.request("message.send", { chat_id: "default", text: "long" });
@@ -75,7 +77,10 @@ describe("sync", () => {
     await b.request("sync", { cursor: 0 });
     const replayed = b.frames.filter((f) => f.seq !== undefined);
     expect(replayed.map((f) => f.type)).toEqual(["message", "message"]);
-    expect(replayed[1]).toMatchObject({ seq: final.seq, payload: { role: "assistant", text: "You said: hi", message_id: final.payload.message_id } });
+    expect(replayed[1]).toMatchObject({
+      seq: final.seq,
+      payload: { role: "assistant", text: "You said: hi", message_id: final.payload.message_id },
+    });
   });
 
   it("sync - a cursor older than the kept outbox, or newer than any given, answers reset", async () => {
@@ -114,7 +119,11 @@ describe("history", () => {
     let before: string | undefined;
     let pages = 0;
     for (;;) {
-      const page = await c.request("history", { chat_id: "default", limit: 37, ...(before ? { before_message_id: before } : {}) });
+      const page = await c.request("history", {
+        chat_id: "default",
+        limit: 37,
+        ...(before ? { before_message_id: before } : {}),
+      });
       expect(page.type).toBe("history");
       seen.unshift(...page.payload.messages.map((m: any) => m.message_id));
       pages++;
@@ -123,14 +132,25 @@ describe("history", () => {
     }
     expect(pages).toBe(Math.ceil(1000 / 37));
     expect(new Set(seen).size).toBe(1000);
-    const byTsThenId = [...messages].sort((x, y) => x.ts - y.ts || (x.message_id < y.message_id ? -1 : 1)).map((m) => m.message_id);
+    const byTsThenId = [...messages]
+      .sort((x, y) => x.ts - y.ts || (x.message_id < y.message_id ? -1 : 1))
+      .map((m) => m.message_id);
     expect(seen).toEqual(byTsThenId);
   });
 
   it("history - limit default 50, clamp 200, below 1 or not an integer unsupported; unknown before is not_found; empty page", async () => {
     const storage = memoryStorage();
     await storage.commit(ANONYMOUS_OWNER, {
-      messages: Array.from({ length: 250 }, (_, i) => ({ message_id: `m${1000 + i}`, role: "user" as const, text: `t${i}`, reasoning: "", ts: i, media: [], chat_id: "default", thread_id: null })),
+      messages: Array.from({ length: 250 }, (_, i) => ({
+        message_id: `m${1000 + i}`,
+        role: "user" as const,
+        text: `t${i}`,
+        reasoning: "",
+        ts: i,
+        media: [],
+        chat_id: "default",
+        thread_id: null,
+      })),
     });
     h = await startGateway({ storage });
     const c = await Client.connect(h.url);
@@ -141,9 +161,15 @@ describe("history", () => {
     expect((await c.request("history", { chat_id: "default", limit: 500 })).payload.messages).toHaveLength(200);
     expect((await c.request("history", { chat_id: "default", limit: 0 })).payload.code).toBe("unsupported");
     expect((await c.request("history", { chat_id: "default", limit: 1.5 })).payload.code).toBe("unsupported");
-    expect((await c.request("history", { chat_id: "default", before_message_id: "zzz" })).payload.code).toBe("not_found");
+    expect((await c.request("history", { chat_id: "default", before_message_id: "zzz" })).payload.code).toBe(
+      "not_found",
+    );
     const other = (await c.request("channel.create", { name: "Empty", kind: "channel" })).payload.chat_id;
-    expect((await c.request("history", { chat_id: other })).payload).toMatchObject({ messages: [], has_more: false, oldest_message_id: null });
+    expect((await c.request("history", { chat_id: other })).payload).toMatchObject({
+      messages: [],
+      has_more: false,
+      oldest_message_id: null,
+    });
   });
 
   it("history - the runtime footer survives a restart", async () => {
@@ -155,19 +181,30 @@ describe("history", () => {
     h = await startGateway({ storage });
     const b = await Client.connect(h.url);
     const item = (await b.request("history", { chat_id: "default" })).payload.messages[1];
-    expect(item).toMatchObject({ role: "assistant", text: "You said: keep", model: "demo", runtime: final.payload.runtime, reasoning: "", media: [] });
+    expect(item).toMatchObject({
+      role: "assistant",
+      text: "You said: keep",
+      model: "demo",
+      runtime: final.payload.runtime,
+      reasoning: "",
+      media: [],
+    });
     expect(typeof item.tokens).toBe("number");
   });
 
   it("restart - a turn in flight when the gateway stops gets a terminal message.stop marked interrupted", async () => {
     const storage = memoryStorage();
     const g = gate();
-    h = await startGateway({ storage, checkpointIntervalMs: 1, runtime: scriptedRuntime(async function* () {
-      yield { type: "text", delta: "half an ans" } as RuntimeEvent;
-      await sleep(20);
-      yield { type: "text", delta: "wer" } as RuntimeEvent;
-      await g.wait;
-    }) });
+    h = await startGateway({
+      storage,
+      checkpointIntervalMs: 1,
+      runtime: scriptedRuntime(async function* () {
+        yield { type: "text", delta: "half an ans" } as RuntimeEvent;
+        await sleep(20);
+        yield { type: "text", delta: "wer" } as RuntimeEvent;
+        await g.wait;
+      }),
+    });
     const a = await Client.connect(h.url);
     await a.request("message.send", { chat_id: "default", text: "go" });
     await a.waitFor((f) => f.type === "message.update" && f.payload.text === "half an answer");
@@ -184,10 +221,12 @@ describe("history", () => {
   });
 
   it("shutdown - close() ends running turns as interrupted, stores them, and closes sockets with 1001", async () => {
-    h = await startGateway({ runtime: scriptedRuntime(async function* (input) {
-      yield { type: "text", delta: "working" } as RuntimeEvent;
-      await new Promise((r) => input.signal.addEventListener("abort", r));
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* (input) {
+        yield { type: "text", delta: "working" } as RuntimeEvent;
+        await new Promise((r) => input.signal.addEventListener("abort", r));
+      }),
+    });
     const a = await Client.connect(h.url);
     await a.request("message.send", { chat_id: "default", text: "go" });
     await a.waitFor((f) => f.type === "message.start");

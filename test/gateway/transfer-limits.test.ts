@@ -40,7 +40,8 @@ describe("transfer limits", () => {
     await sleep(300);
     resumeReading(c);
     expect(await c.waitFor((f) => f.id === "p3")).toMatchObject({ type: "error", payload: { code: "rate_limited" } });
-    for (const id of ["p1", "p2"]) expect((await c.waitFor((f) => f.id === id, 10_000)).payload).toEqual({ ok: true, media_id: "big" });
+    for (const id of ["p1", "p2"])
+      expect((await c.waitFor((f) => f.id === id, 10_000)).payload).toEqual({ ok: true, media_id: "big" });
     expect(pulledBytes(c, "big").length).toBe(2 * bytes.length);
     // The slots are free again.
     expect((await c.request("media.pull", { media_id: "big" }, 10_000)).payload.ok).toBe(true);
@@ -94,12 +95,17 @@ describe("transfer limits", () => {
     h = await startGateway({ historyMaxBytes: cap });
     const c = await Client.connect(h.url);
     const posted: string[] = [];
-    for (let i = 0; i < 12; i++) posted.push((await h.gateway.post(ANONYMOUS_OWNER, "default", { text: `${i} ${"x".repeat(3000)}` })).message_id);
+    for (let i = 0; i < 12; i++)
+      posted.push((await h.gateway.post(ANONYMOUS_OWNER, "default", { text: `${i} ${"x".repeat(3000)}` })).message_id);
     const seen: string[] = [];
     let before: string | undefined;
     for (let pages = 0; ; pages++) {
       expect(pages).toBeLessThan(12);
-      const page = await c.request("history", { chat_id: "default", limit: 200, ...(before ? { before_message_id: before } : {}) });
+      const page = await c.request("history", {
+        chat_id: "default",
+        limit: 200,
+        ...(before ? { before_message_id: before } : {}),
+      });
       expect(frameBytes(page)).toBeLessThanOrEqual(cap + 500);
       expect(page.payload.messages.length).toBeGreaterThan(0);
       expect(page.payload.messages.length).toBeLessThan(12);
@@ -115,7 +121,7 @@ describe("transfer limits", () => {
     h = await startGateway({ historyMaxBytes: cap });
     const c = await Client.connect(h.url);
     const older = (await h.gateway.post(ANONYMOUS_OWNER, "default", { text: "older" })).message_id;
-    const text = "é😀\"\n".repeat(20_000);
+    const text = 'é😀"\n'.repeat(20_000);
     const huge = await h.gateway.post(ANONYMOUS_OWNER, "default", { text, reasoning: "r".repeat(50_000) });
     const page = await c.request("history", { chat_id: "default" });
     expect(frameBytes(page)).toBeLessThanOrEqual(cap + 500);

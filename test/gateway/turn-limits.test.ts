@@ -14,7 +14,8 @@ afterEach(async () => {
 /** What the runtime saw of its own end: the abort and whether its iterator was returned. */
 function ending() {
   const seen = { aborted: false, returned: false, reason: undefined as unknown, pulledAfterAbort: 0 };
-  const watch = (input: TurnInput) => input.signal.addEventListener("abort", () => Object.assign(seen, { aborted: true, reason: input.signal.reason }));
+  const watch = (input: TurnInput) =>
+    input.signal.addEventListener("abort", () => Object.assign(seen, { aborted: true, reason: input.signal.reason }));
   return { seen, watch };
 }
 
@@ -26,7 +27,8 @@ async function stored(c: Client, messageId: string): Promise<Record<string, any>
   return found;
 }
 
-const updates = (c: Client, messageId: string): Frame[] => c.of("message.update").filter((f) => f.payload.message_id === messageId);
+const updates = (c: Client, messageId: string): Frame[] =>
+  c.of("message.update").filter((f) => f.payload.message_id === messageId);
 
 describe("turn limits", () => {
   it("turn limits - an answer past maxAnswerChars keeps what fits, ends with status error and says why, devices and storage agree", async () => {
@@ -52,15 +54,24 @@ describe("turn limits", () => {
     expect(final.payload.status).toBe("error");
     const [answer, note] = final.payload.final_text.split("\n\n");
     expect(answer.length + final.payload.reasoning.length).toBe(5_000);
-    expect(answer).toBe(Array.from({ length: 5 }, (_, i) => String(i).repeat(1000)).join("").slice(0, 4_700));
+    expect(answer).toBe(
+      Array.from({ length: 5 }, (_, i) => String(i).repeat(1000))
+        .join("")
+        .slice(0, 4_700),
+    );
     expect(note).toBe("The answer was cut off at the gateway's limit of 5,000 characters.");
-    for (const u of updates(c, final.payload.message_id)) expect(u.payload.text.length + (u.payload.reasoning ?? "").length).toBeLessThanOrEqual(5_000);
+    for (const u of updates(c, final.payload.message_id))
+      expect(u.payload.text.length + (u.payload.reasoning ?? "").length).toBeLessThanOrEqual(5_000);
     expect(c.of("typing").at(-1)!.payload.on).toBe(false);
     await expect.poll(() => seen.returned).toBe(true);
     expect(seen).toMatchObject({ aborted: true, reason: "limit", pulledAfterAbort: 0 });
 
     const copy = await stored(c, final.payload.message_id);
-    expect({ text: copy.text, reasoning: copy.reasoning, status: copy.status }).toEqual({ text: final.payload.final_text, reasoning: final.payload.reasoning, status: "error" });
+    expect({ text: copy.text, reasoning: copy.reasoning, status: copy.status }).toEqual({
+      text: final.payload.final_text,
+      reasoning: final.payload.reasoning,
+      status: "error",
+    });
     // The lane is free again.
     const next = await c.say({ chat_id: "default", text: "again" });
     expect(next.final.payload.status).toBe("error");
@@ -100,7 +111,9 @@ describe("turn limits", () => {
     expect(took).toBeGreaterThanOrEqual(550);
     expect(took).toBeLessThan(3_000);
     expect(final.payload.status).toBe("error");
-    expect(final.payload.final_text).toMatch(/^\.+\n\nThe agent was stopped: the turn ran past the gateway's limit of 600 ms\.$/);
+    expect(final.payload.final_text).toMatch(
+      /^\.+\n\nThe agent was stopped: the turn ran past the gateway's limit of 600 ms\.$/,
+    );
     expect(c.of("typing").at(-1)!.payload.on).toBe(false);
     await expect.poll(() => seen.returned).toBe(true);
     expect(seen).toMatchObject({ aborted: true, reason: "limit" });

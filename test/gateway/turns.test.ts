@@ -10,7 +10,11 @@ afterEach(async () => {
   h = undefined;
 });
 
-const turnFrames = (c: Client, from = 0) => c.frames.slice(from).filter((f) => f.type !== "hello.ok").map((f) => f.type);
+const turnFrames = (c: Client, from = 0) =>
+  c.frames
+    .slice(from)
+    .filter((f) => f.type !== "hello.ok")
+    .map((f) => f.type);
 
 describe("turns", () => {
   it("turns - the echo answers the sender with its id and is broadcast to the other devices without", async () => {
@@ -33,7 +37,16 @@ describe("turns", () => {
         yield { type: "text", delta: piece };
         await sleep(70);
       }
-      yield { type: "usage", model: "openrouter/openai/gpt-5", promptTokens: 500, completionTokens: 20, totalTokens: 520, contextWindow: 1000, cost: 0.01, cwd: `${process.env.HOME}/proj` };
+      yield {
+        type: "usage",
+        model: "openrouter/openai/gpt-5",
+        promptTokens: 500,
+        completionTokens: 20,
+        totalTokens: 520,
+        contextWindow: 1000,
+        cost: 0.01,
+        cwd: `${process.env.HOME}/proj`,
+      };
     });
     h = await startGateway({ runtime });
     const c = await Client.connect(h.url);
@@ -67,15 +80,18 @@ describe("turns", () => {
   it("turns - streaming frames and history carry model and tokens as soon as the runtime reports them; message.start the runtime's declared model", async () => {
     const reported = gate();
     const finish = gate();
-    const runtime = scriptedRuntime(async function* (): AsyncIterable<RuntimeEvent> {
-      yield { type: "text", delta: "first " };
-      yield { type: "usage", model: "vendor/other-2", promptTokens: 30, completionTokens: 12 };
-      // Past the checkpoint interval, so the next event checkpoints the streaming message.
-      await sleep(5);
-      yield { type: "text", delta: "second" };
-      reported.release();
-      await finish.wait;
-    }, { model: "acme/big-1" });
+    const runtime = scriptedRuntime(
+      async function* (): AsyncIterable<RuntimeEvent> {
+        yield { type: "text", delta: "first " };
+        yield { type: "usage", model: "vendor/other-2", promptTokens: 30, completionTokens: 12 };
+        // Past the checkpoint interval, so the next event checkpoints the streaming message.
+        await sleep(5);
+        yield { type: "text", delta: "second" };
+        reported.release();
+        await finish.wait;
+      },
+      { model: "acme/big-1" },
+    );
     h = await startGateway({ runtime, checkpointIntervalMs: 1 });
     const c = await Client.connect(h.url);
     await c.request("message.send", { chat_id: "default", text: "go" });
@@ -87,19 +103,30 @@ describe("turns", () => {
     expect(update.payload).toMatchObject({ model: "other-2", tokens: 42 });
     // Mid-stream, history already holds them (the checkpoint of the streaming message).
     await sleep(50);
-    const streaming = (await c.request("history", { chat_id: "default" })).payload.messages.find((m: any) => m.role === "assistant");
+    const streaming = (await c.request("history", { chat_id: "default" })).payload.messages.find(
+      (m: any) => m.role === "assistant",
+    );
     expect(streaming).toMatchObject({ status: "streaming", model: "other-2", tokens: 42 });
     finish.release();
     const stop = await c.waitFor((f) => f.type === "message.stop");
-    expect(stop.payload).toMatchObject({ final_text: "first second", model: "other-2", tokens: 42, runtime: { model: "other-2" } });
-    const stored = (await c.request("history", { chat_id: "default" })).payload.messages.find((m: any) => m.role === "assistant");
+    expect(stop.payload).toMatchObject({
+      final_text: "first second",
+      model: "other-2",
+      tokens: 42,
+      runtime: { model: "other-2" },
+    });
+    const stored = (await c.request("history", { chat_id: "default" })).payload.messages.find(
+      (m: any) => m.role === "assistant",
+    );
     expect(stored).toMatchObject({ status: "complete", model: "other-2", tokens: 42 });
   });
 
   it("turns - without a declared or reported model, message.start and the final frame carry none", async () => {
-    h = await startGateway({ runtime: scriptedRuntime(async function* () {
-      yield { type: "text", delta: "plain" } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* () {
+        yield { type: "text", delta: "plain" } as RuntimeEvent;
+      }),
+    });
     const c = await Client.connect(h.url);
     const { final } = await c.say({ chat_id: "default", text: "go" });
     expect(c.of("message.start")[0].payload).not.toHaveProperty("model");
@@ -113,7 +140,13 @@ describe("turns", () => {
     await c.say({ chat_id: "default", text: "tool: ping pong" });
     const start = c.of("tool.start")[0];
     const end = c.of("tool.end")[0];
-    expect(start.payload).toMatchObject({ index: 0, name: "echo", args: { text: "ping pong" }, chat_id: "default", thread_id: null });
+    expect(start.payload).toMatchObject({
+      index: 0,
+      name: "echo",
+      args: { text: "ping pong" },
+      chat_id: "default",
+      thread_id: null,
+    });
     expect(typeof start.payload.preview).toBe("string");
     expect(end.payload).toMatchObject({ index: 0, name: "echo", output: "ping pong", ok: true });
     expect(typeof end.payload.duration).toBe("number");
@@ -134,12 +167,14 @@ describe("turns", () => {
   });
 
   it("turns - a device with caps.streaming false gets one message instead of start/update/stop", async () => {
-    h = await startGateway({ runtime: scriptedRuntime(async function* () {
-      for (let i = 0; i < 5; i++) {
-        yield { type: "text", delta: `${i}` } as RuntimeEvent;
-        await sleep(60);
-      }
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* () {
+        for (let i = 0; i < 5; i++) {
+          yield { type: "text", delta: `${i}` } as RuntimeEvent;
+          await sleep(60);
+        }
+      }),
+    });
     const plain = await Client.connect(h.url, { caps: { streaming: false } });
     const live = await Client.connect(h.url);
     const { final } = await live.say({ chat_id: "default", text: "count" });
@@ -148,7 +183,12 @@ describe("turns", () => {
     expect(plain.of("message.update")).toEqual([]);
     expect(plain.of("message.stop")).toEqual([]);
     expect(got.seq).toBe(final.seq);
-    expect(got.payload).toMatchObject({ message_id: final.payload.message_id, text: "01234", role: "assistant", runtime: final.payload.runtime });
+    expect(got.payload).toMatchObject({
+      message_id: final.payload.message_id,
+      text: "01234",
+      role: "assistant",
+      runtime: final.payload.runtime,
+    });
   });
 
   it("turns - the gateway streaming setting off sends and stores one message", async () => {
@@ -198,10 +238,12 @@ describe("turns", () => {
   });
 
   it("turns - a runtime that throws ends the turn with a message saying so, the runtime object, and typing off", async () => {
-    h = await startGateway({ runtime: scriptedRuntime(async function* (input) {
-      yield { type: "text", delta: "partial" } as RuntimeEvent;
-      if (input.message.text === "boom") throw new Error("model server exploded");
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* (input) {
+        yield { type: "text", delta: "partial" } as RuntimeEvent;
+        if (input.message.text === "boom") throw new Error("model server exploded");
+      }),
+    });
     const c = await Client.connect(h.url);
     const { final } = await c.say({ chat_id: "default", text: "boom" });
     expect(final.payload.status).toBe("error");
@@ -214,10 +256,13 @@ describe("turns", () => {
   });
 
   it("turns - a runtime that hangs past the timeout ends its turn as failed", async () => {
-    h = await startGateway({ turnTimeoutMs: 200, runtime: scriptedRuntime(async function* () {
-      yield { type: "text", delta: "a" } as RuntimeEvent;
-      await new Promise(() => undefined);
-    }) });
+    h = await startGateway({
+      turnTimeoutMs: 200,
+      runtime: scriptedRuntime(async function* () {
+        yield { type: "text", delta: "a" } as RuntimeEvent;
+        await new Promise(() => undefined);
+      }),
+    });
     const c = await Client.connect(h.url);
     const { final } = await c.say({ chat_id: "default", text: "hang" });
     expect(final.payload.status).toBe("error");
@@ -268,10 +313,12 @@ describe("turns", () => {
 
   it("turns - a device that disconnects does not cancel its turn", async () => {
     const g = gate();
-    h = await startGateway({ runtime: scriptedRuntime(async function* () {
-      await g.wait;
-      yield { type: "text", delta: "finished anyway" } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* () {
+        await g.wait;
+        yield { type: "text", delta: "finished anyway" } as RuntimeEvent;
+      }),
+    });
     const a = await Client.connect(h.url);
     await a.request("message.send", { chat_id: "default", text: "go" });
     await a.close();
@@ -279,17 +326,23 @@ describe("turns", () => {
     await sleep(100);
     const b = await Client.connect(h.url);
     const hist = await b.request("history", { chat_id: "default" });
-    expect(hist.payload.messages.at(-1)).toMatchObject({ role: "assistant", text: "finished anyway", status: "complete" });
+    expect(hist.payload.messages.at(-1)).toMatchObject({
+      role: "assistant",
+      text: "finished anyway",
+      status: "complete",
+    });
   });
 
   it("turns - message.update is coalesced to at most one per 50 ms and the final text is complete", async () => {
     const text = "x".repeat(2000);
-    h = await startGateway({ runtime: scriptedRuntime(async function* () {
-      for (let i = 0; i < text.length; i += 10) {
-        yield { type: "text", delta: text.slice(i, i + 10) } as RuntimeEvent;
-        if (i % 200 === 0) await sleep(5);
-      }
-    }) });
+    h = await startGateway({
+      runtime: scriptedRuntime(async function* () {
+        for (let i = 0; i < text.length; i += 10) {
+          yield { type: "text", delta: text.slice(i, i + 10) } as RuntimeEvent;
+          if (i % 200 === 0) await sleep(5);
+        }
+      }),
+    });
     const c = await Client.connect(h.url);
     const { final } = await c.say({ chat_id: "default", text: "flood" });
     const updates = c.of("message.update");
@@ -303,8 +356,12 @@ describe("turns", () => {
     expect((await c.request("message.send", { chat_id: "default", text: "" })).payload.code).toBe("unsupported");
     expect((await c.request("message.send", { chat_id: "default" })).payload.code).toBe("unsupported");
     expect((await c.request("message.send", { chat_id: "nope", text: "x" })).payload.code).toBe("not_found");
-    expect((await c.request("message.send", { chat_id: "default", thread_id: "nope", text: "x" })).payload.code).toBe("not_found");
-    expect((await c.request("message.send", { chat_id: "default", text: "x", media_refs: ["ghost"] })).payload.code).toBe("not_found");
+    expect((await c.request("message.send", { chat_id: "default", thread_id: "nope", text: "x" })).payload.code).toBe(
+      "not_found",
+    );
+    expect(
+      (await c.request("message.send", { chat_id: "default", text: "x", media_refs: ["ghost"] })).payload.code,
+    ).toBe("not_found");
     expect((await c.request("history", { chat_id: "default" })).payload.messages).toEqual([]);
     expect((await c.request("sync", { cursor: 0 })).payload.cursor).toBe(0);
   });
@@ -324,25 +381,33 @@ describe("turns", () => {
 
   it("turns - too many turns in flight for one owner is rate_limited and not stored", async () => {
     const g = gate();
-    h = await startGateway({ maxTurnsPerOwner: 2, runtime: scriptedRuntime(async function* () {
-      await g.wait;
-      yield { type: "text", delta: "ok" } as RuntimeEvent;
-    }) });
+    h = await startGateway({
+      maxTurnsPerOwner: 2,
+      runtime: scriptedRuntime(async function* () {
+        await g.wait;
+        yield { type: "text", delta: "ok" } as RuntimeEvent;
+      }),
+    });
     const c = await Client.connect(h.url);
     await c.request("message.send", { chat_id: "default", text: "1" });
     await c.request("message.send", { chat_id: "default", text: "2" });
     const third = await c.request("message.send", { chat_id: "default", text: "3" });
     expect(third.payload.code).toBe("rate_limited");
     g.release();
-    await c.waitFor((f) => f.type === "message.stop" && f.payload.final_text === "ok" && c.of("message.stop").length === 2);
-    const users = (await c.request("history", { chat_id: "default" })).payload.messages.filter((m: any) => m.role === "user");
+    await c.waitFor(
+      (f) => f.type === "message.stop" && f.payload.final_text === "ok" && c.of("message.stop").length === 2,
+    );
+    const users = (await c.request("history", { chat_id: "default" })).payload.messages.filter(
+      (m: any) => m.role === "user",
+    );
     expect(users.map((m: any) => m.text)).toEqual(["1", "2"]);
   });
 
   it("threads - a thread's id as chat_id means that thread, and frames carry both ids", async () => {
     h = await startGateway();
     const c = await Client.connect(h.url);
-    const th = (await c.request("channel.create", { name: "T", kind: "thread", parent_chat_id: "default" })).payload.chat_id;
+    const th = (await c.request("channel.create", { name: "T", kind: "thread", parent_chat_id: "default" })).payload
+      .chat_id;
     const a = await c.say({ chat_id: th, text: "via thread id" });
     expect(a.echo.payload).toMatchObject({ chat_id: "default", thread_id: th });
     expect(a.final.payload).toMatchObject({ chat_id: "default", thread_id: th });
@@ -355,5 +420,3 @@ describe("turns", () => {
     expect(inThread.payload).toMatchObject({ chat_id: "default", thread_id: th });
   });
 });
-
-

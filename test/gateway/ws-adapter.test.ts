@@ -50,7 +50,9 @@ describe("ws adapter", () => {
   it("ws - an upgrade gate refusal answers its HTTP status and never upgrades", async () => {
     h = await startGateway({}, { authorizeUpgrade: () => ({ ok: false, status: 401, message: "sign in first" }) });
     const ws = new WebSocket(h.url);
-    const status = await new Promise<number>((resolve) => ws.once("unexpected-response", (_req, res) => resolve(res.statusCode!)));
+    const status = await new Promise<number>((resolve) =>
+      ws.once("unexpected-response", (_req, res) => resolve(res.statusCode!)),
+    );
     expect(status).toBe(401);
   });
 
@@ -137,12 +139,28 @@ describe("ws adapter", () => {
     expect(() => createGateway({} as any)).toThrow(TypeError);
     expect(() => createGateway({ storage: memoryStorage() } as any)).toThrow(/runtime/);
     expect(() => createGateway({ storage: {} as any, runtime: demoRuntime() })).toThrow(/storage/);
-    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), maxFrameBytes: -1 })).toThrow(/maxFrameBytes/);
-    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), push: [{} as any] })).toThrow(/PushSender/);
-    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), helloTimeoutMs: 0 })).toThrow(/helloTimeoutMs/);
-    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), maxConnectionsPerIp: Number.NaN })).toThrow(/maxConnectionsPerIp/);
-    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), backpressure: { softBytes: 10, hardBytes: 5 } })).toThrow(/hardBytes/);
-    expect(() => attachWebSocket(createGateway({ storage: memoryStorage(), runtime: demoRuntime() }), { pongTimeoutMs: -1 })).toThrow(TypeError);
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), maxFrameBytes: -1 })).toThrow(
+      /maxFrameBytes/,
+    );
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), push: [{} as any] })).toThrow(
+      /PushSender/,
+    );
+    expect(() => createGateway({ storage: memoryStorage(), runtime: demoRuntime(), helloTimeoutMs: 0 })).toThrow(
+      /helloTimeoutMs/,
+    );
+    expect(() =>
+      createGateway({ storage: memoryStorage(), runtime: demoRuntime(), maxConnectionsPerIp: Number.NaN }),
+    ).toThrow(/maxConnectionsPerIp/);
+    expect(() =>
+      createGateway({
+        storage: memoryStorage(),
+        runtime: demoRuntime(),
+        backpressure: { softBytes: 10, hardBytes: 5 },
+      }),
+    ).toThrow(/hardBytes/);
+    expect(() =>
+      attachWebSocket(createGateway({ storage: memoryStorage(), runtime: demoRuntime() }), { pongTimeoutMs: -1 }),
+    ).toThrow(TypeError);
   });
 });
 
@@ -151,14 +169,21 @@ function upgradeRequest(path: string): string {
 }
 
 /** Write raw bytes to the server and read until it closes the connection (or `waitMs` passes). */
-async function rawHttp(port: number, request: string, waitMs = 2_000): Promise<{ text: string; endedByServer: boolean; ms: number }> {
+async function rawHttp(
+  port: number,
+  request: string,
+  waitMs = 2_000,
+): Promise<{ text: string; endedByServer: boolean; ms: number }> {
   const started = Date.now();
   const socket = net.connect(port, "127.0.0.1");
   let text = "";
   socket.on("data", (d) => (text += d.toString()));
   socket.on("error", () => undefined);
   if (request) socket.write(request);
-  const endedByServer = await Promise.race([new Promise<boolean>((resolve) => socket.once("close", () => resolve(true))), sleep(waitMs).then(() => false)]);
+  const endedByServer = await Promise.race([
+    new Promise<boolean>((resolve) => socket.once("close", () => resolve(true))),
+    sleep(waitMs).then(() => false),
+  ]);
   socket.destroy();
   return { text, endedByServer, ms: Date.now() - started };
 }

@@ -16,8 +16,14 @@ afterEach(async () => {
 });
 
 /** `main.ts hook ...` as a person runs it, while the server runs. */
-function hookCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts", "hook", ...args], { cwd: join(import.meta.dirname, "../.."), env: { ...process.env, ...env } });
+function hookCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts", "hook", ...args], {
+    cwd: join(import.meta.dirname, "../.."),
+    env: { ...process.env, ...env },
+  });
   let out = "";
   let err = "";
   child.stdout.on("data", (d) => (out += d));
@@ -27,7 +33,12 @@ function hookCli(args: string[], env: Record<string, string>): Promise<{ code: n
 
 function post(base: string, hookId: string, secret: string, text: string) {
   const body = JSON.stringify({ text });
-  return request(base, { method: "POST", path: `/api/hooks/${hookId}`, headers: { "content-type": "application/json", "x-hook-signature": signHookBody(secret, body) }, body });
+  return request(base, {
+    method: "POST",
+    path: `/api/hooks/${hookId}`,
+    headers: { "content-type": "application/json", "x-hook-signature": signHookBody(secret, body) },
+    body,
+  });
 }
 
 function parseNew(out: string): { hookId: string; secret: string } {

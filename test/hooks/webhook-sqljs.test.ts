@@ -14,7 +14,10 @@ it("hooks and their delivery keys survive closing and reopening the data folder"
   await first.close();
   const { storage: second } = await openStorage(dir);
   expect(await second.getHook("hk_1")).toEqual({ owner: "alice", hook });
-  expect(await second.claimHookKey("hk_1", "idem:k", Date.now() + 60_000, Date.now())).toEqual({ claimed: false, message_id: "m1" });
+  expect(await second.claimHookKey("hk_1", "idem:k", Date.now() + 60_000, Date.now())).toEqual({
+    claimed: false,
+    message_id: "m1",
+  });
   expect(await second.deleteHook("alice", "hk_1")).toBe(true);
   await second.close();
 });

@@ -30,7 +30,12 @@ async function setup(runtime?: AgentRuntime) {
   const base = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
   const storage = gateway.options.storage as Storage;
   function post(hookId: string, body: string | Buffer, headers: Record<string, string> = {}) {
-    return request(base, { method: "POST", path: `/api/hooks/${hookId}`, headers: { "content-type": "application/json", ...headers }, body });
+    return request(base, {
+      method: "POST",
+      path: `/api/hooks/${hookId}`,
+      headers: { "content-type": "application/json", ...headers },
+      body,
+    });
   }
   function signed(hookId: string, secret: string, payload: unknown, headers: Record<string, string> = {}, t?: number) {
     const body = JSON.stringify(payload);
@@ -54,10 +59,14 @@ describe("webhooks", () => {
     const reply = await t.signed(hook.hook_id, secret, { text: "build 41 passed", title: "CI" });
     expect(reply.status).toBe(202);
     const messages = await t.lane(hook.chat_id);
-    expect(messages.map((m) => [m.role, m.text, m.status, m.message_id])).toEqual([["assistant", "build 41 passed", "complete", reply.body.message_id]]);
+    expect(messages.map((m) => [m.role, m.text, m.status, m.message_id])).toEqual([
+      ["assistant", "build 41 passed", "complete", reply.body.message_id],
+    ]);
     const channel = (await t.gateway.channels.list(owner)).find((c) => c.chat_id === hook.chat_id)!;
     expect(channel).toMatchObject({ name: "Builds", automation: true });
-    expect(await t.frames("notification")).toEqual([expect.objectContaining({ kind: "cron", title: "CI", body: "build 41 passed", chat_id: hook.chat_id })]);
+    expect(await t.frames("notification")).toEqual([
+      expect.objectContaining({ kind: "cron", title: "CI", body: "build 41 passed", chat_id: hook.chat_id }),
+    ]);
     // The secret is never listed.
     expect(JSON.stringify(await listHooks(t.gateway, owner))).not.toContain(secret);
   });
@@ -76,17 +85,24 @@ describe("webhooks", () => {
       await t.post(a.hook.hook_id, body, { "x-hook-signature": signHookBody(a.secret, body, now + 301) }),
       await t.post(a.hook.hook_id, body, { "x-hook-signature": signHookBody(b.secret, body) }),
       // Signed over another body.
-      await t.post(a.hook.hook_id, body, { "x-hook-signature": signHookBody(a.secret, JSON.stringify({ text: "other" })) }),
+      await t.post(a.hook.hook_id, body, {
+        "x-hook-signature": signHookBody(a.secret, JSON.stringify({ text: "other" })),
+      }),
     ];
     expect(replies.map((r) => r.status)).toEqual([401, 401, 401, 401, 401, 401, 401]);
     expect(new Set(replies.map((r) => r.text)).size).toBe(1);
-    const unknown = [await t.post(`hk_${"0".repeat(48)}`, body, { "x-hook-signature": signHookBody(a.secret, body) }), await t.post("nope", body)];
+    const unknown = [
+      await t.post(`hk_${"0".repeat(48)}`, body, { "x-hook-signature": signHookBody(a.secret, body) }),
+      await t.post("nope", body),
+    ];
     expect(unknown.map((r) => r.status)).toEqual([404, 404]);
     expect(unknown[0].text).toBe(unknown[1].text);
     expect(await t.lane(a.hook.chat_id)).toEqual([]);
     expect(await t.frames("notification")).toEqual([]);
     // Within the window, the tolerance accepts a clock a little off.
-    expect((await t.post(a.hook.hook_id, body, { "x-hook-signature": signHookBody(a.secret, body, now - 250) })).status).toBe(202);
+    expect(
+      (await t.post(a.hook.hook_id, body, { "x-hook-signature": signHookBody(a.secret, body, now - 250) })).status,
+    ).toBe(202);
   });
 
   it("refuses a replayed signature with 409 and posts once", async () => {
@@ -105,13 +121,28 @@ describe("webhooks", () => {
     const { hook, secret } = await addHook(t.gateway, owner, { name: "ci", channel: "Builds" });
     const first = await t.signed(hook.hook_id, secret, { text: "deploy" }, { "idempotency-key": "run-7" });
     // A fresh signature (a new t) with the same key, and the very same request resent.
-    const second = await t.signed(hook.hook_id, secret, { text: "deploy" }, { "idempotency-key": "run-7" }, Math.floor(Date.now() / 1000) - 5);
+    const second = await t.signed(
+      hook.hook_id,
+      secret,
+      { text: "deploy" },
+      { "idempotency-key": "run-7" },
+      Math.floor(Date.now() / 1000) - 5,
+    );
     expect([first.status, second.status]).toEqual([202, 202]);
     expect(second.body.message_id).toBe(first.body.message_id);
-    const other = await t.signed(hook.hook_id, secret, { text: "deploy" }, { "idempotency-key": "run-8" }, Math.floor(Date.now() / 1000) - 6);
+    const other = await t.signed(
+      hook.hook_id,
+      secret,
+      { text: "deploy" },
+      { "idempotency-key": "run-8" },
+      Math.floor(Date.now() / 1000) - 6,
+    );
     expect(other.status).toBe(202);
     expect(other.body.message_id).not.toBe(first.body.message_id);
-    expect((await t.lane(hook.chat_id)).map((m) => m.message_id)).toEqual([first.body.message_id, other.body.message_id]);
+    expect((await t.lane(hook.chat_id)).map((m) => m.message_id)).toEqual([
+      first.body.message_id,
+      other.body.message_id,
+    ]);
   });
 
   it("refuses a body over 64 KiB with 413 and a 61st post within a minute with 429", async () => {

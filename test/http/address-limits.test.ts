@@ -37,16 +37,23 @@ function holdingStore(): SessionStore & { hold(token: string): void; release(): 
       return store.get(token, now);
     },
     hold: (token) => {
-      held = { token, until: new Promise<void>((resolve) => {
-        release = resolve;
-      }) };
+      held = {
+        token,
+        until: new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+      };
     },
     release: () => release(),
   };
 }
 
 function logout(from: string, headers: Record<string, string> = {}) {
-  return request(stack!.srv.url, { method: "POST", path: "/api/auth/logout", headers: { "x-forwarded-for": from, "content-type": "application/json", ...headers } });
+  return request(stack!.srv.url, {
+    method: "POST",
+    path: "/api/auth/logout",
+    headers: { "x-forwarded-for": from, "content-type": "application/json", ...headers },
+  });
 }
 
 async function signIn(from = "10.0.0.9"): Promise<string> {
@@ -69,7 +76,9 @@ describe("address limits", () => {
 
     const statuses: number[] = [];
     for (let batch = 0; batch < 24; batch++) {
-      const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => logout("203.0.113.7", { authorization: `Bearer made-up-${batch}-${i}` })));
+      const replies = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => logout("203.0.113.7", { authorization: `Bearer made-up-${batch}-${i}` })),
+      );
       statuses.push(...replies.map((r) => r.status));
     }
     sessions.release();
@@ -77,7 +86,10 @@ describe("address limits", () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(30);
     expect(statuses.filter((s) => s === 429)).toHaveLength(1170);
     const refused = await logout("203.0.113.7", { authorization: "Bearer another" });
-    expect(refused.body).toEqual({ error: "too many logouts from this address; try again later", retry_after: expect.any(Number) });
+    expect(refused.body).toEqual({
+      error: "too many logouts from this address; try again later",
+      retry_after: expect.any(Number),
+    });
     expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1);
     expect((await hello).type).toBe("hello.ok");
     expect((await open.request("channel.list")).type).toBe("channel.list");
@@ -91,7 +103,9 @@ describe("address limits", () => {
 
   it("logout flood - an IPv6 client is budgeted by its /64, whatever address of it each logout comes from", async () => {
     stack = await startStack({ usersFile: file, trustProxy: true });
-    const replies = await Promise.all(Array.from({ length: 31 }, (_, i) => logout(`2001:db8:1:2::${(i + 1).toString(16)}`)));
+    const replies = await Promise.all(
+      Array.from({ length: 31 }, (_, i) => logout(`2001:db8:1:2::${(i + 1).toString(16)}`)),
+    );
     expect(replies.filter((r) => r.status === 429)).toHaveLength(1);
     expect((await logout("2001:db8:1:2:ffff:ffff:ffff:ffff")).status).toBe(429);
     expect((await logout("2001:db8:1:3::1")).status).toBe(200);
@@ -100,10 +114,17 @@ describe("address limits", () => {
   it("lockout - failed logins from many addresses of one IPv6 /64 lock that /64 out; another /64 may still sign in", async () => {
     stack = await startStack({ usersFile: file, trustProxy: true });
     for (let i = 1; i <= 10; i++) {
-      expect((await login(stack.srv.url, "alice", "wrong", { "x-forwarded-for": `2001:db8:1:2:${i.toString(16)}::1` })).status).toBe(401);
+      expect(
+        (await login(stack.srv.url, "alice", "wrong", { "x-forwarded-for": `2001:db8:1:2:${i.toString(16)}::1` }))
+          .status,
+      ).toBe(401);
     }
-    const locked = await login(stack.srv.url, "alice", "alice-password", { "x-forwarded-for": "2001:db8:1:2:abcd::99" });
+    const locked = await login(stack.srv.url, "alice", "alice-password", {
+      "x-forwarded-for": "2001:db8:1:2:abcd::99",
+    });
     expect(locked.status).toBe(429);
-    expect((await login(stack.srv.url, "alice", "alice-password", { "x-forwarded-for": "2001:db8:1:3::1" })).status).toBe(200);
+    expect(
+      (await login(stack.srv.url, "alice", "alice-password", { "x-forwarded-for": "2001:db8:1:3::1" })).status,
+    ).toBe(200);
   }, 60_000);
 });

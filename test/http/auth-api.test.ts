@@ -6,7 +6,17 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createLoginProtection, memorySessionStore, UserStore } from "chat-gateway/http";
-import { HASHES, bearer, login, manualClock, request, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
+import {
+  HASHES,
+  bearer,
+  login,
+  manualClock,
+  request,
+  startServer,
+  tempDir,
+  writeUsers,
+  type TestServer,
+} from "./helpers.js";
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -28,12 +38,19 @@ describe("http - protection off (no users)", () => {
   it("ping, status, users and every gated path are open; login fails like an unknown user", async () => {
     srv = await startServer({ usersFile: file });
     expect(await request(srv.url, { path: "/api/ping" })).toMatchObject({ status: 200, body: { ok: true } });
-    expect((await request(srv.url, { path: "/api/auth/status" })).body).toEqual({ enabled: false, user: null, expires_at: null });
+    expect((await request(srv.url, { path: "/api/auth/status" })).body).toEqual({
+      enabled: false,
+      user: null,
+      expires_at: null,
+    });
     expect((await request(srv.url, { path: "/api/auth/users" })).body).toEqual({ users: [] });
     const app = await request(srv.url, { path: "/api/chats" });
     expect(app).toMatchObject({ status: 200, body: { app: "/api/chats", user: null } });
     expect((await request(srv.url, { path: "/ws/gateway" })).status).toBe(200);
-    expect(await login(srv.url, "alice", "alice-password")).toMatchObject({ status: 401, body: { error: "invalid username or password" } });
+    expect(await login(srv.url, "alice", "alice-password")).toMatchObject({
+      status: 401,
+      body: { error: "invalid username or password" },
+    });
   });
 
   it("a malformed store is no users, and the server says so", async () => {
@@ -59,14 +76,24 @@ describe("http - protection on", () => {
     expect(reply.body.username).toBe("alice");
     expect(reply.body.token).toMatch(/^[A-Za-z0-9_-]{43}$/); // 256 bits, base64url
     expect(reply.body.expires_at).toBe(Math.floor(clock.now() / 1000) + 86_400);
-    expect(reply.headers["set-cookie"]).toEqual([`gateway_session=${reply.body.token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=86400`]);
+    expect(reply.headers["set-cookie"]).toEqual([
+      `gateway_session=${reply.body.token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=86400`,
+    ]);
     expect(reply.headers["cache-control"]).toBe("no-store");
   });
 
   it("status tells who is signed in", async () => {
-    expect((await request(srv!.url, { path: "/api/auth/status" })).body).toEqual({ enabled: true, user: null, expires_at: null });
+    expect((await request(srv!.url, { path: "/api/auth/status" })).body).toEqual({
+      enabled: true,
+      user: null,
+      expires_at: null,
+    });
     const { body } = await login(srv!.url, "alice", "alice-password");
-    expect((await request(srv!.url, { path: "/api/auth/status", headers: bearer(body.token) })).body).toEqual({ enabled: true, user: "alice", expires_at: body.expires_at });
+    expect((await request(srv!.url, { path: "/api/auth/status", headers: bearer(body.token) })).body).toEqual({
+      enabled: true,
+      user: "alice",
+      expires_at: body.expires_at,
+    });
   });
 
   it("every bad credential gets the same 401 body", async () => {
@@ -108,8 +135,18 @@ describe("http - protection on", () => {
 
   it("a session opens the gate, and userOf tells the routes who it is", async () => {
     const { body, headers } = await login(srv!.url, "alice", "alice-password");
-    expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).body).toEqual({ app: "/api/chats", user: "alice" });
-    expect((await request(srv!.url, { path: "/api/chats", headers: { cookie: `theme=dark; ${cookieOf(headers["set-cookie"])}` } })).body.user).toBe("alice");
+    expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).body).toEqual({
+      app: "/api/chats",
+      user: "alice",
+    });
+    expect(
+      (
+        await request(srv!.url, {
+          path: "/api/chats",
+          headers: { cookie: `theme=dark; ${cookieOf(headers["set-cookie"])}` },
+        })
+      ).body.user,
+    ).toBe("alice");
   });
 
   it("bearer beats cookie; an empty bearer falls back to the cookie", async () => {
@@ -124,34 +161,69 @@ describe("http - protection on", () => {
     expect(await user({ authorization: "Bearer", cookie: `gateway_session=${bob}` })).toBe("bob");
     expect(await user({ authorization: "Bearer    ", cookie: `gateway_session=${bob}` })).toBe("bob");
     expect(await user({ authorization: `bEaReR   ${alice}  ` })).toBe("alice");
-    expect(await user({ authorization: `Basic ${Buffer.from("alice:alice-password").toString("base64")}`, cookie: `gateway_session=${bob}` })).toBe("bob");
+    expect(
+      await user({
+        authorization: `Basic ${Buffer.from("alice:alice-password").toString("base64")}`,
+        cookie: `gateway_session=${bob}`,
+      }),
+    ).toBe("bob");
     expect(await user({ cookie: "other_session=x" })).toBe(401);
   });
 
   it("users lists sorted names to a signed-in caller only", async () => {
     expect((await request(srv!.url, { path: "/api/auth/users" })).status).toBe(401);
     const { body } = await login(srv!.url, "bob", "bob-password");
-    expect((await request(srv!.url, { path: "/api/auth/users", headers: bearer(body.token) })).body).toEqual({ users: ["alice", "bob", "long"] });
+    expect((await request(srv!.url, { path: "/api/auth/users", headers: bearer(body.token) })).body).toEqual({
+      users: ["alice", "bob", "long"],
+    });
   });
 
   it("logout ends the presented session and clears the cookie", async () => {
     const { body } = await login(srv!.url, "alice", "alice-password");
-    const out = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { cookie: `gateway_session=${body.token}`, "content-type": "application/json" } });
+    const out = await request(srv!.url, {
+      method: "POST",
+      path: "/api/auth/logout",
+      headers: { cookie: `gateway_session=${body.token}`, "content-type": "application/json" },
+    });
     expect(out.status).toBe(200);
     expect(out.body).toEqual({ ok: true });
     expect(out.headers["set-cookie"]).toEqual(["gateway_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0"]);
     expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).status).toBe(401);
-    expect((await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { "content-type": "application/json" } })).body).toEqual({ ok: true });
+    expect(
+      (
+        await request(srv!.url, {
+          method: "POST",
+          path: "/api/auth/logout",
+          headers: { "content-type": "application/json" },
+        })
+      ).body,
+    ).toEqual({ ok: true });
   });
 
   it("logout by bearer token needs neither a JSON body nor an Origin check; by cookie it still does", async () => {
     const { body } = await login(srv!.url, "alice", "alice-password");
-    const byCookie = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { cookie: `gateway_session=${body.token}` } });
+    const byCookie = await request(srv!.url, {
+      method: "POST",
+      path: "/api/auth/logout",
+      headers: { cookie: `gateway_session=${body.token}` },
+    });
     expect(byCookie.status).toBe(415);
-    const foreign = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { cookie: `gateway_session=${body.token}`, "content-type": "application/json", origin: "https://evil.example" } });
+    const foreign = await request(srv!.url, {
+      method: "POST",
+      path: "/api/auth/logout",
+      headers: {
+        cookie: `gateway_session=${body.token}`,
+        "content-type": "application/json",
+        origin: "https://evil.example",
+      },
+    });
     expect(foreign.status).toBe(403);
     expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).status).toBe(200);
-    const out = await request(srv!.url, { method: "POST", path: "/api/auth/logout", headers: { ...bearer(body.token), origin: "https://app.example" } });
+    const out = await request(srv!.url, {
+      method: "POST",
+      path: "/api/auth/logout",
+      headers: { ...bearer(body.token), origin: "https://app.example" },
+    });
     expect(out).toMatchObject({ status: 200, body: { ok: true } });
     expect((await request(srv!.url, { path: "/api/chats", headers: bearer(body.token) })).status).toBe(401);
   });
@@ -180,7 +252,13 @@ describe("http - protection on", () => {
   });
 
   it("bad login bodies: 400 for wrong JSON or fields, 413 over the size limit", async () => {
-    const post = (body: string) => request(srv!.url, { method: "POST", path: "/api/auth/login", headers: { "content-type": "application/json" }, body });
+    const post = (body: string) =>
+      request(srv!.url, {
+        method: "POST",
+        path: "/api/auth/login",
+        headers: { "content-type": "application/json" },
+        body,
+      });
     expect((await post("{oops")).status).toBe(400);
     expect((await post('{"username": "alice"}')).status).toBe(400);
     expect((await post('{"username": "alice", "password": 5}')).status).toBe(400);
@@ -226,7 +304,9 @@ describe("http - lockout over HTTP", () => {
     srv = await startServer({ usersFile: file, clock: clock.now });
     const token = (await login(srv.url, "alice", "alice-password")).body.token;
     // Twelve at once: judged as if one after another, so the 11th and 12th meet the lockout.
-    const statuses = await Promise.all(Array.from({ length: 12 }, () => login(srv!.url, "alice", "wrong").then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, () => login(srv!.url, "alice", "wrong").then((r) => r.status)),
+    );
     expect(statuses.sort()).toEqual([...Array(10).fill(401), 429, 429]);
     const locked = await login(srv.url, "alice", "alice-password");
     expect(locked.status).toBe(429);
@@ -256,10 +336,16 @@ describe("http - lockout over HTTP", () => {
   it("behind a trusted proxy the lockout is per forwarded client", async () => {
     await writeUsers(file, { alice: HASHES["alice-password"] });
     srv = await startServer({ usersFile: file, trustProxy: true });
-    await Promise.all(Array.from({ length: 10 }, () => login(srv!.url, "alice", "wrong", { "x-forwarded-for": "198.51.100.1, 203.0.113.7" })));
+    await Promise.all(
+      Array.from({ length: 10 }, () =>
+        login(srv!.url, "alice", "wrong", { "x-forwarded-for": "198.51.100.1, 203.0.113.7" }),
+      ),
+    );
     expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-for": "203.0.113.7" })).status).toBe(429);
     // The left entry is the client's own claim; only the proxy's (rightmost) entry decides.
-    expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-for": "203.0.113.7, 203.0.113.8" })).status).toBe(200);
+    expect(
+      (await login(srv.url, "alice", "alice-password", { "x-forwarded-for": "203.0.113.7, 203.0.113.8" })).status,
+    ).toBe(200);
   });
 });
 
@@ -274,7 +360,11 @@ describe("http - a login storm", () => {
   it("logins beyond the bounded queue are refused with 429 at once", async () => {
     await writeUsers(file, { alice: HASHES["alice-password"] });
     srv = await startServer({ usersFile: file, workers: 1, maxLoginQueue: 2, trustProxy: true });
-    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => login(srv!.url, "alice", "alice-password", { "x-forwarded-for": `192.0.2.${i}` })));
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        login(srv!.url, "alice", "alice-password", { "x-forwarded-for": `192.0.2.${i}` }),
+      ),
+    );
     const busy = replies.filter((r) => r.status === 429);
     expect(replies.filter((r) => r.status === 200)).toHaveLength(3);
     expect(busy).toHaveLength(5);
@@ -289,7 +379,25 @@ describe("http - TLS", () => {
   let cert: string;
   beforeAll(async () => {
     const tls = await tempDir();
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", `${tls.dir}/k.pem`, "-out", `${tls.dir}/c.pem`, "-days", "1", "-subj", "/CN=localhost"], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        `${tls.dir}/k.pem`,
+        "-out",
+        `${tls.dir}/c.pem`,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+      ],
+      { stdio: "ignore" },
+    );
     key = readFileSync(`${tls.dir}/k.pem`, "utf8");
     cert = readFileSync(`${tls.dir}/c.pem`, "utf8");
     await tls.cleanup();
@@ -307,20 +415,35 @@ describe("http - TLS", () => {
     const port = (server.address() as AddressInfo).port;
     const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
       new Promise<{ status: number; setCookie: string[] | undefined }>((resolve, reject) => {
-        const req = https.request({ host: "127.0.0.1", port, method, path, rejectUnauthorized: false, headers }, (res) => {
-          res.resume();
-          resolve({ status: res.statusCode!, setCookie: res.headers["set-cookie"] });
-        });
+        const req = https.request(
+          { host: "127.0.0.1", port, method, path, rejectUnauthorized: false, headers },
+          (res) => {
+            res.resume();
+            resolve({ status: res.statusCode!, setCookie: res.headers["set-cookie"] });
+          },
+        );
         req.on("error", reject);
         req.end(body);
       });
-    const { setCookie } = await send("POST", "/api/auth/login", { "content-type": "application/json" }, JSON.stringify({ username: "alice", password: "alice-password" }));
-    expect(setCookie?.[0]).toMatch(/^__Host-myapp_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Lax; Path=\/; Max-Age=86400; Secure$/);
+    const { setCookie } = await send(
+      "POST",
+      "/api/auth/login",
+      { "content-type": "application/json" },
+      JSON.stringify({ username: "alice", password: "alice-password" }),
+    );
+    expect(setCookie?.[0]).toMatch(
+      /^__Host-myapp_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Lax; Path=\/; Max-Age=86400; Secure$/,
+    );
     const token = setCookie![0]!.split(";")[0]!.split("=")[1]!;
     expect((await send("GET", "/api/chats", { cookie: `__Host-myapp_session=${token}` })).status).toBe(200);
     // A cookie without the prefix could have been planted by a sibling subdomain or a plain-HTTP page.
     expect((await send("GET", "/api/chats", { cookie: `myapp_session=${token}` })).status).toBe(401);
-    const out = await send("POST", "/api/auth/logout", { cookie: `__Host-myapp_session=${token}`, "content-type": "application/json" }, "{}");
+    const out = await send(
+      "POST",
+      "/api/auth/logout",
+      { cookie: `__Host-myapp_session=${token}`, "content-type": "application/json" },
+      "{}",
+    );
     expect(out.setCookie).toEqual(["__Host-myapp_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0; Secure"]);
     expect((await send("GET", "/api/chats", { cookie: `__Host-myapp_session=${token}` })).status).toBe(401);
     server.closeAllConnections();
@@ -330,10 +453,14 @@ describe("http - TLS", () => {
   it("and behind a trusted TLS proxy (X-Forwarded-Proto), not an untrusted one", async () => {
     await writeUsers(file, { alice: HASHES["alice-password"] });
     srv = await startServer({ usersFile: file, trustProxy: true });
-    expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0]).toMatch(/^__Host-gateway_session=.*; Secure$/);
+    expect(
+      (await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0],
+    ).toMatch(/^__Host-gateway_session=.*; Secure$/);
     await srv.close();
     srv = await startServer({ usersFile: file });
-    expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0]).toMatch(/^gateway_session=(?!.*Secure)/);
+    expect(
+      (await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0],
+    ).toMatch(/^gateway_session=(?!.*Secure)/);
   });
 });
 

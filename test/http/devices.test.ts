@@ -4,7 +4,18 @@ import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Client } from "../gateway/harness.js";
-import { bearer, HASHES, login, manualClock, request, runUserCliProcess, startStack, tempDir, writeUsers, type Stack } from "./helpers.js";
+import {
+  bearer,
+  HASHES,
+  login,
+  manualClock,
+  request,
+  runUserCliProcess,
+  startStack,
+  tempDir,
+  writeUsers,
+  type Stack,
+} from "./helpers.js";
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -32,11 +43,21 @@ async function tokenOf(username: string, password: string): Promise<string> {
 }
 
 function pair(token: string, body: unknown = {}) {
-  return request(stack!.srv.url, { method: "POST", path: "/api/devices/pair", headers: { ...JSON_TYPE, ...bearer(token) }, body: JSON.stringify(body) });
+  return request(stack!.srv.url, {
+    method: "POST",
+    path: "/api/devices/pair",
+    headers: { ...JSON_TYPE, ...bearer(token) },
+    body: JSON.stringify(body),
+  });
 }
 
 function redeem(code: string, deviceName = "phone") {
-  return request(stack!.srv.url, { method: "POST", path: "/api/devices/redeem", headers: JSON_TYPE, body: JSON.stringify({ code, device_name: deviceName }) });
+  return request(stack!.srv.url, {
+    method: "POST",
+    path: "/api/devices/redeem",
+    headers: JSON_TYPE,
+    body: JSON.stringify({ code, device_name: deviceName }),
+  });
 }
 
 function devicesOf(token: string) {
@@ -73,14 +94,23 @@ describe("paired devices", () => {
     expect(device.status).toBe(200);
     expect(device.body.token.length).toBeGreaterThanOrEqual(22);
     // A browser that redeems is signed in: the token is its HttpOnly session cookie.
-    expect(device.headers["set-cookie"]).toEqual([`gateway_session=${device.body.token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=34560000`]);
+    expect(device.headers["set-cookie"]).toEqual([
+      `gateway_session=${device.body.token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=34560000`,
+    ]);
     const client = await connectAs(device.body.token);
     expect((await client.request("channel.list")).type).toBe("channel.list");
     const viaHello = await Client.connect(stack.ws, { token: device.body.token }, bearer(session));
     clients.push(viaHello);
     const list = await devicesOf(device.body.token);
     expect(list.status).toBe(200);
-    expect(list.body.devices).toEqual([{ device_id: device.body.device_id, name: "my phone", created: expect.any(Number), last_seen: expect.any(Number) }]);
+    expect(list.body.devices).toEqual([
+      {
+        device_id: device.body.device_id,
+        name: "my phone",
+        created: expect.any(Number),
+        last_seen: expect.any(Number),
+      },
+    ]);
     expect((await devicesOf(await tokenOf("bob", "bob-password"))).body.devices).toEqual([]);
     const stored = await readFile(path.join(dir, "devices.json"), "utf8");
     expect(stored).not.toContain(device.body.token);
@@ -123,13 +153,21 @@ describe("paired devices", () => {
     const laptop = await paired(session, "laptop");
     const phoneSocket = await connectAs(phone.token);
     const laptopSocket = await connectAs(laptop.token);
-    const gone = await request(stack.srv.url, { method: "DELETE", path: `/api/devices/${phone.device_id}`, headers: bearer(session) });
+    const gone = await request(stack.srv.url, {
+      method: "DELETE",
+      path: `/api/devices/${phone.device_id}`,
+      headers: bearer(session),
+    });
     expect(gone.status).toBe(200);
     expect(await closedWithin(phoneSocket, 1000)).toBe(4401);
     expect((await devicesOf(phone.token)).status).toBe(401);
     expect((await laptopSocket.request("channel.list")).type).toBe("channel.list");
     expect((await devicesOf(laptop.token)).body.devices.map((d: { name: string }) => d.name)).toEqual(["laptop"]);
-    const unknown = await request(stack.srv.url, { method: "DELETE", path: `/api/devices/${phone.device_id}`, headers: bearer(session) });
+    const unknown = await request(stack.srv.url, {
+      method: "DELETE",
+      path: `/api/devices/${phone.device_id}`,
+      headers: bearer(session),
+    });
     expect(unknown.status).toBe(404);
   });
 
@@ -137,7 +175,15 @@ describe("paired devices", () => {
     stack = await startStack({ usersFile: file });
     const phone = await paired(await tokenOf("alice", "alice-password"));
     const bob = await tokenOf("bob", "bob-password");
-    expect((await request(stack.srv.url, { method: "DELETE", path: `/api/devices/${phone.device_id}`, headers: bearer(bob) })).status).toBe(404);
+    expect(
+      (
+        await request(stack.srv.url, {
+          method: "DELETE",
+          path: `/api/devices/${phone.device_id}`,
+          headers: bearer(bob),
+        })
+      ).status,
+    ).toBe(404);
     expect((await devicesOf(phone.token)).status).toBe(200);
   });
 
@@ -168,11 +214,19 @@ describe("paired devices", () => {
 
   it("pairing needs a session; bad bodies get 400", async () => {
     stack = await startStack({ usersFile: file });
-    expect((await request(stack.srv.url, { method: "POST", path: "/api/devices/pair", headers: JSON_TYPE, body: "{}" })).status).toBe(401);
+    expect(
+      (await request(stack.srv.url, { method: "POST", path: "/api/devices/pair", headers: JSON_TYPE, body: "{}" }))
+        .status,
+    ).toBe(401);
     expect((await request(stack.srv.url, { path: "/api/devices" })).status).toBe(401);
     const session = await tokenOf("alice", "alice-password");
     expect((await pair(session, { name: "x".repeat(65) })).status).toBe(400);
-    const bad = await request(stack.srv.url, { method: "POST", path: "/api/devices/redeem", headers: JSON_TYPE, body: JSON.stringify({ code: 5 }) });
+    const bad = await request(stack.srv.url, {
+      method: "POST",
+      path: "/api/devices/redeem",
+      headers: JSON_TYPE,
+      body: JSON.stringify({ code: 5 }),
+    });
     expect(bad.status).toBe(400);
   });
 

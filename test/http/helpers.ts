@@ -6,7 +6,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createGateway, type Gateway } from "chat-gateway";
 import { PassThrough, Readable } from "node:stream";
-import { createLoginProtection, runUserCli, type LoginProtection, type LoginProtectionOptions, type UserCliIO } from "chat-gateway/http";
+import {
+  createLoginProtection,
+  runUserCli,
+  type LoginProtection,
+  type LoginProtectionOptions,
+  type UserCliIO,
+} from "chat-gateway/http";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
@@ -21,9 +27,21 @@ export const HASHES = {
 
 /** Hashes made by other bcrypt implementations (published test vectors). */
 export const FOREIGN_HASHES = [
-  { impl: "OpenBSD/Openwall $2a$", password: "U*U", hash: "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW" },
-  { impl: "pyca/bcrypt $2b$", password: "Kk4DQuMMfZL9o", hash: "$2b$04$cVWp4XaNU8a4v1uMRum2SO026BWLIoQMD/TXg5uZV.0P.uO8m3YEm" },
-  { impl: "PHP password_hash $2y$", password: "rasmuslerdorf", hash: "$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a" },
+  {
+    impl: "OpenBSD/Openwall $2a$",
+    password: "U*U",
+    hash: "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW",
+  },
+  {
+    impl: "pyca/bcrypt $2b$",
+    password: "Kk4DQuMMfZL9o",
+    hash: "$2b$04$cVWp4XaNU8a4v1uMRum2SO026BWLIoQMD/TXg5uZV.0P.uO8m3YEm",
+  },
+  {
+    impl: "PHP password_hash $2y$",
+    password: "rasmuslerdorf",
+    hash: "$2y$10$.vGA1O9wmRjrwAVXD98HNOgsNpDczlqm3Jq7KnEd1rVAGv3Fykk1a",
+  },
 ];
 
 const quietLogger = { info() {}, warn() {}, error() {} };
@@ -40,7 +58,9 @@ export async function writeUsers(file: string, users: Record<string, unknown>): 
 /** A clock the test moves by hand (milliseconds). */
 export function manualClock(start = Date.UTC(2026, 0, 1)): { now: () => number; advance: (ms: number) => void } {
   let t = start;
-  return { now: () => t, advance: (ms) => {
+  return {
+    now: () => t,
+    advance: (ms) => {
       t += ms;
     },
   };
@@ -57,7 +77,10 @@ export interface TestServer {
 }
 
 /** A real node:http server on 127.0.0.1 with the protection mounted as documented; app routes answer 200 `{app, user}`. */
-export async function startServer(options: LoginProtectionOptions, extra?: (server: http.Server, protection: LoginProtection) => void): Promise<TestServer> {
+export async function startServer(
+  options: LoginProtectionOptions,
+  extra?: (server: http.Server, protection: LoginProtection) => void,
+): Promise<TestServer> {
   // Quiet unless the test listens (through logger or the deprecated log).
   const protection = createLoginProtection({ logger: options.log ? undefined : quietLogger, ...options });
   const seen: Array<string | null> = [];
@@ -93,11 +116,21 @@ export interface Reply {
 }
 
 /** One HTTP request with node:http (fetch would hide Set-Cookie handling and raw paths). */
-export function request(url: string, init: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Reply> {
+export function request(
+  url: string,
+  init: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Reply> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, method: init.method ?? "GET", path: init.path ?? "/", headers: init.headers, agent: false },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: init.method ?? "GET",
+        path: init.path ?? "/",
+        headers: init.headers,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -119,8 +152,18 @@ export function request(url: string, init: { method?: string; path?: string; hea
   });
 }
 
-export function login(url: string, username: string, password: string, headers: Record<string, string> = {}): Promise<Reply> {
-  return request(url, { method: "POST", path: "/api/auth/login", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ username, password }) });
+export function login(
+  url: string,
+  username: string,
+  password: string,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  return request(url, {
+    method: "POST",
+    path: "/api/auth/login",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ username, password }),
+  });
 }
 
 export function bearer(token: string): Record<string, string> {
@@ -131,7 +174,10 @@ export function bearer(token: string): Record<string, string> {
  * Runs the user CLI in this process with real streams, as root unless `uid` says otherwise;
  * `input` is what standard input holds.
  */
-export async function runUserCliHere(argv: string[], options: Partial<Omit<UserCliIO, "stdin" | "stdout" | "stderr">> & { input?: string } = {}) {
+export async function runUserCliHere(
+  argv: string[],
+  options: Partial<Omit<UserCliIO, "stdin" | "stdout" | "stderr">> & { input?: string } = {},
+) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = "";
@@ -139,7 +185,15 @@ export async function runUserCliHere(argv: string[], options: Partial<Omit<UserC
   stdout.on("data", (c) => (out += c));
   stderr.on("data", (c) => (err += c));
   const { input, ...io } = options;
-  const code = await runUserCli(argv, { isTTY: false, uid: 0, env: {}, ...io, stdin: Readable.from([input ?? ""]), stdout, stderr });
+  const code = await runUserCli(argv, {
+    isTTY: false,
+    uid: 0,
+    env: {},
+    ...io,
+    stdin: Readable.from([input ?? ""]),
+    stdout,
+    stderr,
+  });
   return { code, out, err };
 }
 
@@ -147,10 +201,19 @@ export async function runUserCliHere(argv: string[], options: Partial<Omit<UserC
  * Runs the user CLI (examples/server/user-cli.ts) as a child process on the users file `file`,
  * with the data folder next to it (the first `user add` opens it to adopt the anonymous chats).
  */
-export function runUserCliProcess(file: string, args: string[], input: string | undefined, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+export function runUserCliProcess(
+  file: string,
+  args: string[],
+  input: string | undefined,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const root = path.resolve(import.meta.dirname, "../..");
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/server/user-cli.ts", ...args], { cwd: root, env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file), ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/server/user-cli.ts", ...args], {
+      cwd: root,
+      env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file), ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (c) => (out += c));
@@ -175,8 +238,17 @@ export async function startStack(options: LoginProtectionOptions): Promise<Stack
   let gateway!: Gateway;
   let transport!: WebSocketTransport;
   const srv = await startServer(options, (server, protection) => {
-    gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime({ delayMs: 0 }), authenticator: protection.authenticator(), logger: quiet });
-    transport = attachWebSocket(gateway, { server, path: "/ws/gateway", authorizeUpgrade: (req) => protection.authorizeUpgrade(req) });
+    gateway = createGateway({
+      storage: memoryStorage(),
+      runtime: demoRuntime({ delayMs: 0 }),
+      authenticator: protection.authenticator(),
+      logger: quiet,
+    });
+    transport = attachWebSocket(gateway, {
+      server,
+      path: "/ws/gateway",
+      authorizeUpgrade: (req) => protection.authorizeUpgrade(req),
+    });
   });
   await gateway.start();
   return {

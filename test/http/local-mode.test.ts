@@ -48,8 +48,11 @@ describe("ws adapter without the http adapter (library users)", () => {
     const { url } = await start();
     const port = new URL(url).port;
     expect(await upgrade(url, { host: `rebind.attacker.example:${port}` })).toBe(421);
-    expect(await upgrade(url, { host: `rebind.attacker.example:${port}`, origin: `http://rebind.attacker.example:${port}` })).toBe(421);
-    for (const host of [`localhost:${port}`, `app.localhost:${port}`, `127.0.0.1:${port}`]) expect(await upgrade(url, { host })).toBe(101);
+    expect(
+      await upgrade(url, { host: `rebind.attacker.example:${port}`, origin: `http://rebind.attacker.example:${port}` }),
+    ).toBe(421);
+    for (const host of [`localhost:${port}`, `app.localhost:${port}`, `127.0.0.1:${port}`])
+      expect(await upgrade(url, { host })).toBe(101);
   });
 
   it("a client without Origin (not a browser) connects and chats", async () => {
@@ -59,7 +62,7 @@ describe("ws adapter without the http adapter (library users)", () => {
     await client.close();
   });
 
-  it("allowedOrigins and allowedHosts let configured sites in, \"*\" lets every one in; bad entries are a TypeError", async () => {
+  it('allowedOrigins and allowedHosts let configured sites in, "*" lets every one in; bad entries are a TypeError', async () => {
     const { url } = await start({ allowedOrigins: ["https://app.example.com"], allowedHosts: ["chat.example.com"] });
     expect(await upgrade(url, { origin: "https://app.example.com" })).toBe(101);
     expect(await upgrade(url, { host: "chat.example.com", origin: "https://app.example.com" })).toBe(101);
@@ -94,7 +97,10 @@ describe("login protection with login off", () => {
   /** A gateway whose ws adapter is gated by the protection, as the example server mounts it. */
   async function gated(options: { allowedOrigins?: string[]; allowedHosts?: string[] } = {}): Promise<string> {
     const protection = createLoginProtection({ usersFile: file, log: () => undefined, ...options });
-    harness = await startGateway({ authenticator: protection.authenticator() }, { authorizeUpgrade: (req) => protection.authorizeUpgrade(req) });
+    harness = await startGateway(
+      { authenticator: protection.authenticator() },
+      { authorizeUpgrade: (req) => protection.authorizeUpgrade(req) },
+    );
     const close = harness.close;
     harness.close = async () => {
       await close();
@@ -122,18 +128,24 @@ describe("login protection with login off", () => {
       expect(refused.body.error).toMatch(/host not allowed/);
     }
     expect((await request(srv.url, { path: "/api/auth/status" })).status).toBe(200);
-    expect((await request(srv.url, { path: "/index.html", headers: { host: `localhost:${srv.port}` } })).status).toBe(200);
+    expect((await request(srv.url, { path: "/index.html", headers: { host: `localhost:${srv.port}` } })).status).toBe(
+      200,
+    );
   });
 
   it("with login on, the Host rule is off: a session is required instead", async () => {
     await writeUsers(file, { alice: HASHES["alice-password"] });
     srv = await startServer({ usersFile: file });
-    expect((await request(srv.url, { path: "/api/auth/status", headers: { host: "chat.example.com" } })).status).toBe(200);
+    expect((await request(srv.url, { path: "/api/auth/status", headers: { host: "chat.example.com" } })).status).toBe(
+      200,
+    );
     expect((await request(srv.url, { path: "/api/chats", headers: { host: "chat.example.com" } })).status).toBe(401);
   });
 
   it("allowedHosts entries are validated at construction", () => {
-    expect(() => createLoginProtection({ usersFile: file, allowedHosts: ["https://chat.example.com"] })).toThrow(TypeError);
+    expect(() => createLoginProtection({ usersFile: file, allowedHosts: ["https://chat.example.com"] })).toThrow(
+      TypeError,
+    );
     expect(() => createLoginProtection({ usersFile: file, allowedOrigins: ["chat.example.com"] })).toThrow(TypeError);
   });
 });
@@ -154,7 +166,8 @@ describe("login CSRF", () => {
     await cleanup();
   });
   const body = JSON.stringify({ username: "alice", password: "alice-password" });
-  const post = (p: string, headers: Record<string, string>) => request(srv!.url, { method: "POST", path: p, headers, body });
+  const post = (p: string, headers: Record<string, string>) =>
+    request(srv!.url, { method: "POST", path: p, headers, body });
 
   it("a login posted as text/plain (or a form) is 415 and sets no cookie", async () => {
     for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
@@ -167,10 +180,15 @@ describe("login CSRF", () => {
   });
 
   it("a login or logout from a foreign Origin is 403 and sets no cookie; own and allowed origins sign in", async () => {
-    const foreign = await post("/api/auth/login", { "content-type": "application/json", origin: "https://evil.example" });
+    const foreign = await post("/api/auth/login", {
+      "content-type": "application/json",
+      origin: "https://evil.example",
+    });
     expect(foreign.status).toBe(403);
     expect(foreign.headers["set-cookie"]).toBeUndefined();
-    expect((await post("/api/auth/logout", { "content-type": "application/json", origin: "https://evil.example" })).status).toBe(403);
+    expect(
+      (await post("/api/auth/logout", { "content-type": "application/json", origin: "https://evil.example" })).status,
+    ).toBe(403);
     for (const origin of [srv!.url, "https://app.example.com"]) {
       const ok = await post("/api/auth/login", { "content-type": "application/json; charset=utf-8", origin });
       expect(ok.status).toBe(200);

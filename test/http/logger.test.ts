@@ -29,7 +29,12 @@ afterEach(async () => {
 
 /** A session store whose Redis is unreachable (nothing listens on port 1): every command fails at once. */
 function unreachableSessions() {
-  redis = new Redis("redis://127.0.0.1:1", { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis = new Redis("redis://127.0.0.1:1", {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   redis.on("error", () => undefined);
   return redisSessionStore(redis, { prefix: "t:logger:" });
 }
@@ -50,7 +55,9 @@ describe("http - logger", () => {
     srv = await startServer({ usersFile: file, logger, sessions: unreachableSessions() });
     const reply = await request(srv.url, { path: "/api/chats", headers: bearer("a".repeat(43)) });
     expect(reply).toMatchObject({ status: 500, body: { error: "internal error" } });
-    expect(logger.lines.error).toEqual([expect.stringMatching(/^login protection failed on GET \/api\/chats: .*(writeable|closed|ECONNREFUSED)/s)]);
+    expect(logger.lines.error).toEqual([
+      expect.stringMatching(/^login protection failed on GET \/api\/chats: .*(writeable|closed|ECONNREFUSED)/s),
+    ]);
   });
 
   it("the deprecated log still receives an unexpected failure", async () => {
@@ -67,10 +74,14 @@ describe("http - logger", () => {
     ["an object without error", { info() {}, warn() {} }],
   ])("a logger that is %s is a TypeError at construction", (_, logger) => {
     expect(() => createLoginProtection({ usersFile: file, logger: logger as never })).toThrow(TypeError);
-    expect(() => createLoginProtection({ usersFile: file, logger: logger as never })).toThrow(/createLoginProtection: logger must be an object with info, warn and error methods/);
+    expect(() => createLoginProtection({ usersFile: file, logger: logger as never })).toThrow(
+      /createLoginProtection: logger must be an object with info, warn and error methods/,
+    );
   });
 
   it("a deprecated log that is not a function is a TypeError at construction", () => {
-    expect(() => createLoginProtection({ usersFile: file, log: "console" as never })).toThrow(/createLoginProtection: log must be a function/);
+    expect(() => createLoginProtection({ usersFile: file, log: "console" as never })).toThrow(
+      /createLoginProtection: log must be a function/,
+    );
   });
 });

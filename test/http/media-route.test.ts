@@ -26,7 +26,12 @@ async function setup() {
   const mediaStore = h.gateway.options.mediaStore as MediaStore;
   const errors: unknown[] = [];
   // The owner comes from a header here; an application passes protection.userOf(req).
-  const media = createMediaHandler({ storage, mediaStore, ownerOf: (req) => (req.headers["x-user"] as string | undefined) ?? ANONYMOUS_OWNER, onError: (e) => errors.push(e) });
+  const media = createMediaHandler({
+    storage,
+    mediaStore,
+    ownerOf: (req) => (req.headers["x-user"] as string | undefined) ?? ANONYMOUS_OWNER,
+    onError: (e) => errors.push(e),
+  });
   web = http.createServer((req, res) => {
     void media(req, res).then((handled) => handled || res.writeHead(418).end());
   });
@@ -36,7 +41,10 @@ async function setup() {
   async function upload(ref: string, mime: string, filename: string, bytes: Buffer, kind = "image") {
     device.send("media.upload.start", { media_ref: ref, kind, mime, size: bytes.length, filename });
     device.raw(Buffer.from(encodeChunk(ref, 0, bytes)));
-    const ack = await device.request("media.upload.end", { media_ref: ref, sha256: createHash("sha256").update(bytes).digest("hex") });
+    const ack = await device.request("media.upload.end", {
+      media_ref: ref,
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+    });
     expect(ack.payload).toEqual({ ok: true, media_ref: ref });
   }
   return { base, storage, mediaStore, upload, errors };
@@ -82,7 +90,13 @@ describe("media route", () => {
 
   it("media route - file names cannot break the header: quotes, CR/LF, slashes, non-ASCII", async () => {
     const { base, upload } = await setup();
-    await upload("n1", "application/pdf", 'a"b\\c/d\r\nSet-Cookie: x=1; évé €(1)*\'.pdf', Buffer.from("%PDF"), "document");
+    await upload(
+      "n1",
+      "application/pdf",
+      "a\"b\\c/d\r\nSet-Cookie: x=1; évé €(1)*'.pdf",
+      Buffer.from("%PDF"),
+      "document",
+    );
     const reply = await request(base, { path: "/api/media/n1" });
     expect(reply.headers["set-cookie"]).toBeUndefined();
     expect(reply.headers["content-disposition"]).toBe(
@@ -90,28 +104,55 @@ describe("media route", () => {
         `filename*=UTF-8''a%22b%5Cc%2Fd%0D%0ASet-Cookie%3A%20x%3D1%3B%20%C3%A9v%C3%A9%20%E2%82%AC%281%29%2A%27.pdf`,
     );
     await upload("n2", "image/png", "", Buffer.from("x"));
-    expect((await request(base, { path: "/api/media/n2" })).headers["content-disposition"]).toBe(`inline; filename="media"; filename*=UTF-8''media`);
+    expect((await request(base, { path: "/api/media/n2" })).headers["content-disposition"]).toBe(
+      `inline; filename="media"; filename*=UTF-8''media`,
+    );
   });
 
   it("media route - malformed, unknown, nested, over-long and another owner's ids are 404; other methods 405; HEAD has no body", async () => {
     const { base, upload, storage, errors } = await setup();
     await upload("mine", "image/png", "a.png", Buffer.from("png"));
     await upload("50%", "image/png", "b.png", Buffer.from("pct"));
-    for (const path of ["/api/media/%ZZ", "/api/media/%E0%A4%A", "/api/media/unknown", "/api/media/mine/x", "/api/media/", `/api/media/${"a".repeat(1025)}`]) {
+    for (const path of [
+      "/api/media/%ZZ",
+      "/api/media/%E0%A4%A",
+      "/api/media/unknown",
+      "/api/media/mine/x",
+      "/api/media/",
+      `/api/media/${"a".repeat(1025)}`,
+    ]) {
       const reply = await request(base, { path });
-      expect({ path, status: reply.status, body: reply.body }).toEqual({ path, status: 404, body: { error: "not found" } });
+      expect({ path, status: reply.status, body: reply.body }).toEqual({
+        path,
+        status: 404,
+        body: { error: "not found" },
+      });
       expect(reply.headers["x-content-type-options"]).toBe("nosniff");
     }
     expect((await request(base, { path: "/api/media/50%25" })).text).toBe("pct");
     expect((await request(base, { path: "/api/media/mine?download=1" })).text).toBe("png");
     // Bob's id exists, but not for the anonymous owner; and Bob sees his own only.
-    await storage.putMedia("bob", { media_id: "bobs", kind: "image", mime: "image/png", size: 1, filename: "b", owner: "bob", sha256: "", created_ts: 1 });
+    await storage.putMedia("bob", {
+      media_id: "bobs",
+      kind: "image",
+      mime: "image/png",
+      size: 1,
+      filename: "b",
+      owner: "bob",
+      sha256: "",
+      created_ts: 1,
+    });
     expect((await request(base, { path: "/api/media/bobs" })).status).toBe(404);
     expect((await request(base, { path: "/api/media/mine", headers: { "x-user": "bob" } })).status).toBe(404);
     const post = await request(base, { method: "POST", path: "/api/media/mine" });
     expect([post.status, post.headers.allow]).toEqual([405, "GET, HEAD"]);
     const head = await request(base, { method: "HEAD", path: "/api/media/mine" });
-    expect([head.status, head.text, head.headers["content-length"], head.headers["content-type"]]).toEqual([200, "", "3", "image/png"]);
+    expect([head.status, head.text, head.headers["content-length"], head.headers["content-type"]]).toEqual([
+      200,
+      "",
+      "3",
+      "image/png",
+    ]);
     expect((await request(base, { path: "/elsewhere" })).status).toBe(418);
     // A record whose bytes are gone (bob's) is a 404 too, not a 500.
     expect((await request(base, { path: "/api/media/bobs", headers: { "x-user": "bob" } })).status).toBe(404);
@@ -123,11 +164,24 @@ describe("media route", () => {
     const writer = await mediaStore.createWriter(ANONYMOUS_OWNER, "old");
     await writer.write(Buffer.from("<script>alert(1)</script>"));
     await writer.commit();
-    await storage.putMedia(ANONYMOUS_OWNER, { media_id: "old", kind: "image", mime: "text/html\r\nX-Evil: 1", size: 25, filename: "o.html", owner: ANONYMOUS_OWNER, sha256: "", created_ts: 1 });
+    await storage.putMedia(ANONYMOUS_OWNER, {
+      media_id: "old",
+      kind: "image",
+      mime: "text/html\r\nX-Evil: 1",
+      size: 25,
+      filename: "o.html",
+      owner: ANONYMOUS_OWNER,
+      sha256: "",
+      created_ts: 1,
+    });
     const reply = await request(base, { path: "/api/media/old" });
     expect(reply.status).toBe(200);
     expect(reply.headers["x-evil"]).toBeUndefined();
-    expect(reply.headers).toMatchObject({ ...SAFE, "content-type": "application/octet-stream", "content-disposition": `attachment; filename="o.html"; filename*=UTF-8''o.html` });
+    expect(reply.headers).toMatchObject({
+      ...SAFE,
+      "content-type": "application/octet-stream",
+      "content-disposition": `attachment; filename="o.html"; filename*=UTF-8''o.html`,
+    });
   });
 
   it("media route - with login off other sites cannot embed or fetch media: same-origin CORP, 403 to Sec-Fetch-Site cross-site", async () => {
@@ -135,21 +189,52 @@ describe("media route", () => {
     await upload("pic", "image/png", "p.png", Buffer.from("png"));
     for (const site of ["same-origin", "same-site", "none", undefined]) {
       const reply = await request(base, { path: "/api/media/pic", headers: site ? { "sec-fetch-site": site } : {} });
-      expect([site, reply.status, reply.text, reply.headers["cross-origin-resource-policy"]]).toEqual([site, 200, "png", "same-origin"]);
+      expect([site, reply.status, reply.text, reply.headers["cross-origin-resource-policy"]]).toEqual([
+        site,
+        200,
+        "png",
+        "same-origin",
+      ]);
     }
-    const embedded = await request(base, { path: "/api/media/pic", headers: { "sec-fetch-site": "cross-site", "sec-fetch-dest": "image" } });
-    expect([embedded.status, embedded.body, embedded.headers["cross-origin-resource-policy"]]).toEqual([403, { error: "cross-site request refused" }, "same-origin"]);
+    const embedded = await request(base, {
+      path: "/api/media/pic",
+      headers: { "sec-fetch-site": "cross-site", "sec-fetch-dest": "image" },
+    });
+    expect([embedded.status, embedded.body, embedded.headers["cross-origin-resource-policy"]]).toEqual([
+      403,
+      { error: "cross-site request refused" },
+      "same-origin",
+    ]);
     // A signed-in owner's media are guarded by the credential, so the app decides who embeds them.
     const writer = await mediaStore.createWriter("bob", "bobs");
     await writer.write(Buffer.from("b"));
     await writer.commit();
-    await storage.putMedia("bob", { media_id: "bobs", kind: "image", mime: "image/png", size: 1, filename: "b", owner: "bob", sha256: "", created_ts: 1 });
-    const bobs = await request(base, { path: "/api/media/bobs", headers: { "x-user": "bob", "sec-fetch-site": "cross-site" } });
+    await storage.putMedia("bob", {
+      media_id: "bobs",
+      kind: "image",
+      mime: "image/png",
+      size: 1,
+      filename: "b",
+      owner: "bob",
+      sha256: "",
+      created_ts: 1,
+    });
+    const bobs = await request(base, {
+      path: "/api/media/bobs",
+      headers: { "x-user": "bob", "sec-fetch-site": "cross-site" },
+    });
     expect([bobs.status, bobs.headers["cross-origin-resource-policy"]]).toEqual([200, undefined]);
   });
 
   it("media route - misconfiguration throws TypeError", () => {
     expect(() => createMediaHandler({} as never)).toThrow(TypeError);
-    expect(() => createMediaHandler({ storage: {} as Storage, mediaStore: {} as MediaStore, ownerOf: () => null, prefix: "/media" })).toThrow(TypeError);
+    expect(() =>
+      createMediaHandler({
+        storage: {} as Storage,
+        mediaStore: {} as MediaStore,
+        ownerOf: () => null,
+        prefix: "/media",
+      }),
+    ).toThrow(TypeError);
   });
 });

@@ -46,14 +46,19 @@ describe("passwords", () => {
   });
 
   it("refuses a check beyond workers + maxQueue with rate_limited, and recovers", async () => {
-    const runs = Array.from({ length: 4 }, () => verifier.verify("nope", HASHES["bob-password"]).then(
-      (v) => ({ ok: v }),
-      (e: unknown) => ({ error: e }),
-    ));
+    const runs = Array.from({ length: 4 }, () =>
+      verifier.verify("nope", HASHES["bob-password"]).then(
+        (v) => ({ ok: v }),
+        (e: unknown) => ({ error: e }),
+      ),
+    );
     const results = await Promise.all(runs);
     const refused = results.filter((r) => "error" in r);
     expect(refused).toHaveLength(1);
-    expect(isGatewayError((refused[0] as { error: unknown }).error) && (refused[0] as { error: { code: string } }).error.code).toBe("rate_limited");
+    expect(
+      isGatewayError((refused[0] as { error: unknown }).error) &&
+        (refused[0] as { error: { code: string } }).error.code,
+    ).toBe("rate_limited");
     expect(verifier.pending).toBe(0);
     expect(await verifier.verify("bob-password", HASHES["bob-password"])).toBe(true);
   });

@@ -54,7 +54,11 @@ describe("revocation - login on", () => {
     const [first, second] = [await tokenOf("alice", "alice-password"), await tokenOf("alice", "alice-password")];
     const a1 = await connectAs(first);
     const a2 = await connectAs(second);
-    const out = await request(stack!.srv.url, { method: "POST", path: "/api/auth/logout", headers: { authorization: `Bearer ${first}`, "content-type": "application/json" } });
+    const out = await request(stack!.srv.url, {
+      method: "POST",
+      path: "/api/auth/logout",
+      headers: { authorization: `Bearer ${first}`, "content-type": "application/json" },
+    });
     expect(out.status).toBe(200);
     expect(await closedWithin(a1, 1000)).toBe(4401);
     expect(a1.of("error").at(-1)?.payload.code).toBe("auth");
@@ -169,4 +173,3 @@ describe("revocation - a hello being authenticated", () => {
     expect(fresh.frames[0]!.type).toBe("hello.ok");
   });
 });
-

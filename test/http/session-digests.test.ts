@@ -27,7 +27,10 @@ process.stdout.write(id);
 function run(snapshot: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const root = path.resolve(import.meta.dirname, "../..");
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", SCRIPT, snapshot], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", SCRIPT, snapshot], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (c) => (out += c));
     child.on("error", reject);

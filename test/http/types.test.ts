@@ -1,7 +1,15 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describe, expectTypeOf, it } from "vitest";
 import type { Authenticator, SessionStore, UpgradeDecision } from "chat-gateway";
-import { createLoginProtection, memorySessionStore, runUserCli, type UserStoreError, type LoginProtection, type LoginProtectionOptions, type UserCliIO } from "chat-gateway/http";
+import {
+  createLoginProtection,
+  memorySessionStore,
+  runUserCli,
+  type UserStoreError,
+  type LoginProtection,
+  type LoginProtectionOptions,
+  type UserCliIO,
+} from "chat-gateway/http";
 
 describe("public types of chat-gateway/http", () => {
   it("createLoginProtection takes options and returns the protection", () => {
@@ -13,8 +21,12 @@ describe("public types of chat-gateway/http", () => {
   });
 
   it("the protection's methods", () => {
-    expectTypeOf<LoginProtection["handle"]>().toEqualTypeOf<(req: IncomingMessage, res: ServerResponse) => Promise<boolean>>();
-    expectTypeOf<LoginProtection["authorizeUpgrade"]>().toEqualTypeOf<(req: IncomingMessage) => Promise<UpgradeDecision>>();
+    expectTypeOf<LoginProtection["handle"]>().toEqualTypeOf<
+      (req: IncomingMessage, res: ServerResponse) => Promise<boolean>
+    >();
+    expectTypeOf<LoginProtection["authorizeUpgrade"]>().toEqualTypeOf<
+      (req: IncomingMessage) => Promise<UpgradeDecision>
+    >();
     expectTypeOf<LoginProtection["authenticator"]>().returns.toEqualTypeOf<Authenticator>();
     expectTypeOf<LoginProtection["userOf"]>().returns.toEqualTypeOf<string | null>();
     expectTypeOf<LoginProtection["close"]>().returns.toEqualTypeOf<Promise<void>>();

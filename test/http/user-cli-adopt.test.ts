@@ -37,14 +37,42 @@ async function readFile(store: MediaStore, owner: string, id: string): Promise<B
 /** The anonymous owner's chat: a message holding a picture, its frame, a device. */
 async function chatAnonymously(storage: Storage, mediaStore: MediaStore): Promise<void> {
   await putFile(mediaStore, ANONYMOUS_OWNER, "pic", Buffer.from("picture"));
-  await storage.putMedia(ANONYMOUS_OWNER, { media_id: "pic", kind: "image", mime: "image/png", size: 7, filename: "p.png", owner: ANONYMOUS_OWNER, sha256: "ab".repeat(32), created_ts: 1 });
+  await storage.putMedia(ANONYMOUS_OWNER, {
+    media_id: "pic",
+    kind: "image",
+    mime: "image/png",
+    size: 7,
+    filename: "p.png",
+    owner: ANONYMOUS_OWNER,
+    sha256: "ab".repeat(32),
+    created_ts: 1,
+  });
   await storage.commit(ANONYMOUS_OWNER, {
-    channels: [{ chat_id: "default", name: "Default", kind: "channel", parent_chat_id: null, is_default: true, archived: false }],
-    messages: [{ message_id: "m1", role: "user", text: "hello", reasoning: "", ts: 1, media: [{ media_id: "pic", kind: "image", mime: "image/png", size: 7, filename: "p.png" }], chat_id: "default", thread_id: null }],
+    channels: [
+      { chat_id: "default", name: "Default", kind: "channel", parent_chat_id: null, is_default: true, archived: false },
+    ],
+    messages: [
+      {
+        message_id: "m1",
+        role: "user",
+        text: "hello",
+        reasoning: "",
+        ts: 1,
+        media: [{ media_id: "pic", kind: "image", mime: "image/png", size: 7, filename: "p.png" }],
+        chat_id: "default",
+        thread_id: null,
+      },
+    ],
     outbox: [{ type: "message.new", payload: { message_id: "m1" } }],
   });
   // Anything local could have registered it, with its own push target, while login was off.
-  await storage.putDevice(ANONYMOUS_OWNER, { device_id: "d1", device_name: "phone", caps: { min_protocol: 1, media: true, push: "ntfy", streaming: true }, last_seen: 1, ntfy_topic: "planted" });
+  await storage.putDevice(ANONYMOUS_OWNER, {
+    device_id: "d1",
+    device_name: "phone",
+    caps: { min_protocol: 1, media: true, push: "ntfy", streaming: true },
+    last_seen: 1,
+    ntfy_topic: "planted",
+  });
 }
 
 describe("user CLI - the first user add adopts the anonymous owner's data", () => {
@@ -75,7 +103,9 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
     expect(storage.capabilities.adoptOwner).toBe(false);
     const { code, err } = await cli(["user", "add", "alice"], { storage });
     expect(code).toBe(1);
-    expect(err).toMatch(/cannot hand the anonymous chats to alice \(it lacks the adoptOwner capability\); add the user with --no-adopt/);
+    expect(err).toMatch(
+      /cannot hand the anonymous chats to alice \(it lacks the adoptOwner capability\); add the user with --no-adopt/,
+    );
     expect((await cli(["user", "add", "alice", "--no-adopt"], { storage })).code).toBe(0);
   });
 
@@ -83,7 +113,12 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
     const storage = memoryStorage();
     const mediaStore = memoryMediaStore();
     await chatAnonymously(storage, mediaStore);
-    await storage.putDevice("alice", { device_id: "old", device_name: "old phone", caps: { min_protocol: 1, media: true, push: "none", streaming: true }, last_seen: 1 });
+    await storage.putDevice("alice", {
+      device_id: "old",
+      device_name: "old phone",
+      caps: { min_protocol: 1, media: true, push: "none", streaming: true },
+      last_seen: 1,
+    });
     const { code, err } = await cli(["user", "add", "alice"], { storage, mediaStore });
     expect(code).toBe(1);
     expect(err).toMatch(/alice already has chats of its own .*cannot be merged/);
@@ -94,7 +129,11 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
 
   it("adopt - with nothing to adopt, or for a second user, only the user is added", async () => {
     const storage = memoryStorage();
-    expect(await cli(["user", "add", "alice"], { storage })).toEqual({ code: 0, out: "added alice; login protection is on\n", err: "" });
+    expect(await cli(["user", "add", "alice"], { storage })).toEqual({
+      code: 0,
+      out: "added alice; login protection is on\n",
+      err: "",
+    });
     await chatAnonymously(storage, memoryMediaStore());
     expect(await cli(["user", "add", "bob"], { storage })).toEqual({ code: 0, out: "added bob\n", err: "" });
     expect(await storage.listChannels("bob")).toEqual([]);

@@ -3,7 +3,18 @@ import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { INVALID_USERNAME_MESSAGE, USER_CLI_USAGE } from "chat-gateway/http";
-import { HASHES, bearer, login, request, runUserCliHere, runUserCliProcess, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
+import {
+  HASHES,
+  bearer,
+  login,
+  request,
+  runUserCliHere,
+  runUserCliProcess,
+  startServer,
+  tempDir,
+  writeUsers,
+  type TestServer,
+} from "./helpers.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SCRIPT = "examples/server/user-cli.ts";
@@ -24,7 +35,11 @@ afterEach(async () => {
 
 /** Runs the CLI in this process with real streams; `input` is what standard input holds. */
 function cli(argv: string[], options: { input?: string; uid?: number; env?: Record<string, string> } = {}) {
-  return runUserCliHere(argv, { input: options.input, uid: options.uid ?? 0, env: options.env ?? { GATEWAY_USERS_FILE: file } });
+  return runUserCliHere(argv, {
+    input: options.input,
+    uid: options.uid ?? 0,
+    env: options.env ?? { GATEWAY_USERS_FILE: file },
+  });
 }
 
 describe("user CLI - usage (exit 2)", () => {
@@ -60,7 +75,12 @@ describe("user CLI - value errors (exit 1, the message on stderr)", () => {
     ["username too long", ["user", "add", "x".repeat(33)], "pw\n", `${INVALID_USERNAME_MESSAGE}\n`],
     ["empty password", ["user", "add", "alice"], "\n", "password must not be empty\n"],
     ["no input at all", ["user", "add", "alice"], "", "password must not be empty\n"],
-    ["password over 72 bytes", ["user", "add", "alice"], `${"é".repeat(37)}\n`, "password is too long: 74 bytes of UTF-8, at most 72 allowed\n"],
+    [
+      "password over 72 bytes",
+      ["user", "add", "alice"],
+      `${"é".repeat(37)}\n`,
+      "password is too long: 74 bytes of UTF-8, at most 72 allowed\n",
+    ],
     ["set-password of an unknown user", ["user", "set-password", "zed"], "pw\n", "user zed does not exist\n"],
     ["remove of an unknown user", ["user", "remove", "zed"], "", "user zed does not exist\n"],
   ])("%s", async (_label, argv, input, message) => {
@@ -72,12 +92,19 @@ describe("user CLI - value errors (exit 1, the message on stderr)", () => {
 
   it("duplicate username on add", async () => {
     await writeUsers(file, { bob: HASHES["bob-password"] });
-    expect(await cli(["user", "add", "bob"], { input: "pw\n" })).toEqual({ code: 1, out: "", err: "user bob already exists\n" });
+    expect(await cli(["user", "add", "bob"], { input: "pw\n" })).toEqual({
+      code: 1,
+      out: "",
+      err: "user bob already exists\n",
+    });
   });
 
   it("set-password over 72 bytes", async () => {
     await writeUsers(file, { bob: HASHES["bob-password"] });
-    expect(await cli(["user", "set-password", "bob"], { input: `${"x".repeat(73)}\n` })).toMatchObject({ code: 1, err: "password is too long: 73 bytes of UTF-8, at most 72 allowed\n" });
+    expect(await cli(["user", "set-password", "bob"], { input: `${"x".repeat(73)}\n` })).toMatchObject({
+      code: 1,
+      err: "password is too long: 73 bytes of UTF-8, at most 72 allowed\n",
+    });
   });
 
   it("a store folder that cannot be created, named in the message", async () => {
@@ -89,7 +116,9 @@ describe("user CLI - value errors (exit 1, the message on stderr)", () => {
   });
 
   it("a store file that cannot be written, named in the message", async () => {
-    const { code, err } = await cli(["user", "add", "alice", "--users-file=/proc/self/users.json"], { input: "alice-password\n" });
+    const { code, err } = await cli(["user", "add", "alice", "--users-file=/proc/self/users.json"], {
+      input: "alice-password\n",
+    });
     expect(code).toBe(1);
     expect(err).toMatch(/^cannot write user store \/proc\/self\/users\.json: /);
   });
@@ -129,7 +158,11 @@ describe("user CLI - success (exit 0)", () => {
 });
 
 /** Runs the real script as a child process. */
-function run(args: string[], input: string | undefined, env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
+function run(
+  args: string[],
+  input: string | undefined,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string }> {
   return runUserCliProcess(file, args, input, env);
 }
 
@@ -138,7 +171,11 @@ describe("user CLI - as a child process against a running server", () => {
     srv = await startServer({ usersFile: file });
     expect((await request(srv.url, { path: "/api/chats" })).status).toBe(200);
 
-    expect(await run(["user", "add", "alice"], "first-password\nignored second line\n")).toEqual({ code: 0, out: "added alice; login protection is on\n", err: "" });
+    expect(await run(["user", "add", "alice"], "first-password\nignored second line\n")).toEqual({
+      code: 0,
+      out: "added alice; login protection is on\n",
+      err: "",
+    });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     const stored = JSON.parse(await readFile(file, "utf8"));
     expect(stored.users.alice).toMatch(/^\$2b\$12\$/);
@@ -153,9 +190,17 @@ describe("user CLI - as a child process against a running server", () => {
     expect((await request(srv.url, { path: "/api/chats", headers: bearer(first.body.token) })).status).toBe(401);
 
     expect(await run(["user", "list"], undefined)).toEqual({ code: 0, out: "alice\n", err: "" });
-    expect(await run(["user", "remove", "alice"], undefined)).toEqual({ code: 0, out: "removed alice; no users left, login protection is off\n", err: "" });
+    expect(await run(["user", "remove", "alice"], undefined)).toEqual({
+      code: 0,
+      out: "removed alice; no users left, login protection is off\n",
+      err: "",
+    });
     expect((await request(srv.url, { path: "/api/chats" })).status).toBe(200);
-    expect(await run(["user", "remove", "alice"], undefined)).toEqual({ code: 1, out: "", err: "user alice does not exist\n" });
+    expect(await run(["user", "remove", "alice"], undefined)).toEqual({
+      code: 1,
+      out: "",
+      err: "user alice does not exist\n",
+    });
     expect((await run(["user", "add", "no way"], "pw\n")).code).toBe(1);
     expect((await run(["user", "frob"], undefined)).code).toBe(2);
   }, 30_000);
@@ -165,7 +210,11 @@ describe("user CLI - as a child process against a running server", () => {
 function runOnTerminal(args: string[], answers: string[]): Promise<{ code: number | null; screen: string }> {
   return new Promise((resolve, reject) => {
     const command = [process.execPath, "--import", "tsx", SCRIPT, ...args].map((a) => `'${a}'`).join(" ");
-    const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file) }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd: ROOT,
+      env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file) },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let screen = "";
     let prompts = 0;
     child.stdout.on("data", (c) => {

@@ -1,7 +1,13 @@
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { UserStore, UserStoreError, checkNewPassword, checkUsername, INVALID_USERNAME_MESSAGE } from "chat-gateway/http";
+import {
+  UserStore,
+  UserStoreError,
+  checkNewPassword,
+  checkUsername,
+  INVALID_USERNAME_MESSAGE,
+} from "chat-gateway/http";
 import { HASHES, tempDir, writeUsers } from "./helpers.js";
 
 let dir: string;
@@ -112,8 +118,12 @@ describe("user store - writing", () => {
   it("value errors: duplicate, unknown user on set-password and remove", async () => {
     const store = new UserStore(path.join(dir, "users.json"));
     await store.add("alice", HASHES["alice-password"]);
-    await expect(store.add("alice", HASHES["bob-password"])).rejects.toThrow(new UserStoreError("user alice already exists"));
-    await expect(store.setHash("bob", HASHES["bob-password"])).rejects.toThrow(new UserStoreError("user bob does not exist"));
+    await expect(store.add("alice", HASHES["bob-password"])).rejects.toThrow(
+      new UserStoreError("user alice already exists"),
+    );
+    await expect(store.setHash("bob", HASHES["bob-password"])).rejects.toThrow(
+      new UserStoreError("user bob does not exist"),
+    );
     await expect(store.remove("bob")).rejects.toThrow(new UserStoreError("user bob does not exist"));
   });
 
@@ -168,9 +178,12 @@ describe("user store - validation", () => {
     expect(() => checkUsername(name)).not.toThrow();
   });
 
-  it.each(["", "x".repeat(33), "bad name", "al/ice", "ålice", "alice!", "a\nb", "~anonymous"])("rejects username %j with the seed's message", (name) => {
-    expect(() => checkUsername(name)).toThrow(new UserStoreError(INVALID_USERNAME_MESSAGE));
-  });
+  it.each(["", "x".repeat(33), "bad name", "al/ice", "ålice", "alice!", "a\nb", "~anonymous"])(
+    "rejects username %j with the seed's message",
+    (name) => {
+      expect(() => checkUsername(name)).toThrow(new UserStoreError(INVALID_USERNAME_MESSAGE));
+    },
+  );
 
   it("passwords: not empty, at most 72 bytes of UTF-8", () => {
     expect(() => checkNewPassword("")).toThrow(new UserStoreError("password must not be empty"));

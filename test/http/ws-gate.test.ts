@@ -22,7 +22,9 @@ function mount(server: http.Server, protection: TestServer["protection"]): void 
     const decision = await protection.authorizeUpgrade(req);
     if (!decision.ok) {
       const body = JSON.stringify({ error: decision.message });
-      socket.end(`HTTP/1.1 ${decision.status} ${http.STATUS_CODES[decision.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${decision.status} ${http.STATUS_CODES[decision.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -47,9 +49,15 @@ afterEach(async () => {
 });
 
 /** Opens a socket; resolves the HTTP status of a refusal, or 101 once open. */
-function connect(p: string, options: { headers?: Record<string, string>; origin?: string } = {}): Promise<{ status: number; body?: string; ws?: WebSocket }> {
+function connect(
+  p: string,
+  options: { headers?: Record<string, string>; origin?: string } = {},
+): Promise<{ status: number; body?: string; ws?: WebSocket }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${srv!.port}${p}`, { headers: options.headers, ...(options.origin ? { origin: options.origin } : {}) });
+    const ws = new WebSocket(`ws://127.0.0.1:${srv!.port}${p}`, {
+      headers: options.headers,
+      ...(options.origin ? { origin: options.origin } : {}),
+    });
     ws.on("open", () => resolve({ status: 101, ws }));
     ws.on("unexpected-response", (_req, res) => {
       let body = "";
@@ -80,7 +88,10 @@ describe("ws gate - protection on", () => {
   beforeEach(async () => {
     await writeUsers(file, { alice: HASHES["alice-password"], bob: HASHES["bob-password"] });
     srv = await startServer({ usersFile: file, allowedOrigins: ["https://app.example.com"] }, mount);
-    [alice, bob] = await Promise.all([login(srv.url, "alice", "alice-password"), login(srv.url, "bob", "bob-password")]).then((r) => r.map((x) => x.body.token as string));
+    [alice, bob] = await Promise.all([
+      login(srv.url, "alice", "alice-password"),
+      login(srv.url, "bob", "bob-password"),
+    ]).then((r) => r.map((x) => x.body.token as string));
   });
 
   it("no session: 401 before the upgrade, with a JSON body", async () => {
@@ -98,15 +109,24 @@ describe("ws gate - protection on", () => {
   });
 
   it("bearer beats cookie; an empty bearer falls back to the cookie", async () => {
-    expect(await open("/ws/gateway", { headers: { authorization: `Bearer ${alice}`, cookie: `gateway_session=${bob}` } })).toBe(101);
-    expect(await open("/ws/gateway", { headers: { authorization: "Bearer bad", cookie: `gateway_session=${bob}` } })).toBe(401);
-    expect(await open("/ws/gateway", { headers: { authorization: "Bearer ", cookie: `gateway_session=${bob}` } })).toBe(101);
+    expect(
+      await open("/ws/gateway", { headers: { authorization: `Bearer ${alice}`, cookie: `gateway_session=${bob}` } }),
+    ).toBe(101);
+    expect(
+      await open("/ws/gateway", { headers: { authorization: "Bearer bad", cookie: `gateway_session=${bob}` } }),
+    ).toBe(401);
+    expect(await open("/ws/gateway", { headers: { authorization: "Bearer ", cookie: `gateway_session=${bob}` } })).toBe(
+      101,
+    );
     expect(accepted.map((d) => d.context?.session?.username)).toEqual(["alice", "bob"]);
   });
 
   it("Origin rule: a cookie upgrade from a foreign origin is 403; own origin, allowed origins and no Origin pass", async () => {
     const cookie = { cookie: `gateway_session=${alice}` };
-    expect(await connect("/ws/gateway", { headers: cookie, origin: "https://evil.example" })).toEqual({ status: 403, body: '{"error":"origin not allowed"}' });
+    expect(await connect("/ws/gateway", { headers: cookie, origin: "https://evil.example" })).toEqual({
+      status: 403,
+      body: '{"error":"origin not allowed"}',
+    });
     expect(await open("/ws/gateway", { headers: cookie, origin: "null" })).toBe(403);
     expect(await open("/ws/gateway", { headers: cookie, origin: `http://localhost:${srv!.port}` })).toBe(403);
     expect(await open("/ws/gateway", { headers: cookie, origin: `https://127.0.0.1:${srv!.port}` })).toBe(403);
@@ -116,7 +136,9 @@ describe("ws gate - protection on", () => {
   });
 
   it("a bearer upgrade is not subject to the Origin rule", async () => {
-    expect(await open("/ws/gateway", { headers: { authorization: `Bearer ${alice}` }, origin: "https://evil.example" })).toBe(101);
+    expect(
+      await open("/ws/gateway", { headers: { authorization: `Bearer ${alice}` }, origin: "https://evil.example" }),
+    ).toBe(101);
   });
 
   it("an upgrade outside /api/ and /ws/ is not gated and carries no session", async () => {
@@ -139,20 +161,46 @@ describe("authenticator - the hello rules of PROTOCOL §2", () => {
   it("protection on: the upgrade's session, or a token of the same user; everything else is auth", async () => {
     await writeUsers(file, { alice: HASHES["alice-password"], bob: HASHES["bob-password"] });
     srv = await startServer({ usersFile: file });
-    const [alice, alice2, bob] = await Promise.all([login(srv.url, "alice", "alice-password"), login(srv.url, "alice", "alice-password"), login(srv.url, "bob", "bob-password")]).then((r) => r.map((x) => x.body.token as string));
+    const [alice, alice2, bob] = await Promise.all([
+      login(srv.url, "alice", "alice-password"),
+      login(srv.url, "alice", "alice-password"),
+      login(srv.url, "bob", "bob-password"),
+    ]).then((r) => r.map((x) => x.body.token as string));
     const auth = srv.protection.authenticator();
-    const refused = (p: Promise<unknown>) => p.then(() => "accepted", (e: unknown) => (e instanceof GatewayError ? e.code : e));
+    const refused = (p: Promise<unknown>) =>
+      p.then(
+        () => "accepted",
+        (e: unknown) => (e instanceof GatewayError ? e.code : e),
+      );
     // The sessions used are named (for revocation) and the result expires with the first of them.
     const expiresAt = expect.any(Number);
-    expect(await auth.authenticate(hello("", session("alice", alice)))).toEqual({ owner: "alice", user: "alice", sessions: [sessionId(alice)], expiresAt });
-    expect(await auth.authenticate(hello(alice2, session("alice", alice)))).toEqual({ owner: "alice", user: "alice", sessions: [sessionId(alice), sessionId(alice2)], expiresAt });
-    expect(await auth.authenticate(hello(bob))).toEqual({ owner: "bob", user: "bob", sessions: [sessionId(bob)], expiresAt });
+    expect(await auth.authenticate(hello("", session("alice", alice)))).toEqual({
+      owner: "alice",
+      user: "alice",
+      sessions: [sessionId(alice)],
+      expiresAt,
+    });
+    expect(await auth.authenticate(hello(alice2, session("alice", alice)))).toEqual({
+      owner: "alice",
+      user: "alice",
+      sessions: [sessionId(alice), sessionId(alice2)],
+      expiresAt,
+    });
+    expect(await auth.authenticate(hello(bob))).toEqual({
+      owner: "bob",
+      user: "bob",
+      sessions: [sessionId(bob)],
+      expiresAt,
+    });
     expect(await refused(auth.authenticate(hello(bob, session("alice", alice))))).toBe("auth");
     expect(await refused(auth.authenticate(hello("forged", session("alice", alice))))).toBe("auth");
     expect(await refused(auth.authenticate(hello("")))).toBe("auth");
     expect(await refused(auth.authenticate(hello("", session("bob", alice))))).toBe("auth");
     // Logged out between the upgrade and hello.
-    await fetch(`${srv.url}/api/auth/logout`, { method: "POST", headers: { authorization: `Bearer ${alice}`, "content-type": "application/json" } });
+    await fetch(`${srv.url}/api/auth/logout`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${alice}`, "content-type": "application/json" },
+    });
     expect(await refused(auth.authenticate(hello("", session("alice", alice))))).toBe("auth");
     // A user removed by the CLI.
     await new UserStore(file).remove("bob");
@@ -168,7 +216,10 @@ describe("a login during a running stream", () => {
     let timer: NodeJS.Timeout | undefined;
     wss.on("connection", (ws) => {
       let n = 0;
-      timer = setInterval(() => ws.send(JSON.stringify({ type: "message.delta", payload: { text: `piece ${n++}` } })), 5);
+      timer = setInterval(
+        () => ws.send(JSON.stringify({ type: "message.delta", payload: { text: `piece ${n++}` } })),
+        5,
+      );
     });
     const { ws } = await connect("/ws/gateway", { headers: { authorization: `Bearer ${token}` } });
     const arrivals: number[] = [];
@@ -177,7 +228,11 @@ describe("a login during a running stream", () => {
     const delay = monitorEventLoopDelay({ resolution: 5 });
     delay.enable();
     const from = arrivals.length;
-    const replies = await Promise.all(Array.from({ length: 4 }, (_, i) => login(srv!.url, "alice", i % 2 ? "alice-password" : "wrong", { "x-forwarded-for": `192.0.2.${i}` })));
+    const replies = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        login(srv!.url, "alice", i % 2 ? "alice-password" : "wrong", { "x-forwarded-for": `192.0.2.${i}` }),
+      ),
+    );
     delay.disable();
     clearInterval(timer);
     ws!.close();

@@ -20,13 +20,18 @@ describe.skipIf(!available)("asks across gateway processes", { timeout: 60_000 }
     devices.push(c);
     return c;
   };
-  const finalOf = (c: Client, echo: Frame) => c.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id, 10_000);
+  const finalOf = (c: Client, echo: Frame) =>
+    c.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id, 10_000);
 
   beforeAll(async () => {
     cluster = createCluster();
     cluster.addUser("alice", PASSWORD);
     [a, b] = await Promise.all([cluster.start("A"), cluster.start("B")]);
-    const res = await fetch(`${a.base}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password: PASSWORD }) });
+    const res = await fetch(`${a.base}/api/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: "alice", password: PASSWORD }),
+    });
     token = ((await res.json()) as { token: string }).token;
   }, 60_000);
 
@@ -54,7 +59,9 @@ describe.skipIf(!available)("asks across gateway processes", { timeout: 60_000 }
     const stored = [...onA.of("picker.resolved"), ...onB.of("picker.resolved")].filter((f) => f.seq !== undefined);
     expect(new Set(stored.map((f) => f.seq)).size).toBe(1);
     // A late answer on the other process learns the same outcome.
-    expect((await onB.request("picker.select", { picker_id: id, option_id: "approve" }, 10_000)).payload).toEqual(fromA.payload);
+    expect((await onB.request("picker.select", { picker_id: id, option_id: "approve" }, 10_000)).payload).toEqual(
+      fromA.payload,
+    );
   });
 
   test("multi-process asks - a device without pickers on the other process answers by /approve; with nothing open it is told so", async () => {
@@ -64,7 +71,10 @@ describe.skipIf(!available)("asks across gateway processes", { timeout: 60_000 }
     await plain.waitFor((f) => f.type === "notification" && f.payload.kind === "approval", 10_000);
     await plain.request("message.send", { chat_id: "default", text: "/approve" });
     expect((await finalOf(onA, echo)).payload.final_text).toBe("You said: from afar");
-    const resolved = await onA.waitFor((f) => f.type === "picker.resolved" && f.payload.device_id === "plain-on-b", 10_000);
+    const resolved = await onA.waitFor(
+      (f) => f.type === "picker.resolved" && f.payload.device_id === "plain-on-b",
+      10_000,
+    );
     expect(resolved.payload).toMatchObject({ outcome: "selected", option_id: "approve" });
     expect(plain.frames.some((f) => f.type.startsWith("picker."))).toBe(false);
     const none = await plain.request("message.send", { chat_id: "default", text: "/deny" });

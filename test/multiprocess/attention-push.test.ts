@@ -41,21 +41,40 @@ describe.skipIf(!available)("push that follows attention across gateway processe
 
   beforeAll(async () => {
     server = await recordingServer((request) => {
-      if (request.url === "/token") return { json: { access_token: "access-1", expires_in: 3600, token_type: "Bearer" } };
+      if (request.url === "/token")
+        return { json: { access_token: "access-1", expires_in: 3600, token_type: "Bearer" } };
       if (request.url === SEND_PATH) return { json: { name: "projects/demo-project/messages/0:1" } };
       return { json: { id: "ntfy-1" } };
     });
-    const privateKey = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }) as string;
+    const privateKey = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({
+      type: "pkcs8",
+      format: "pem",
+    }) as string;
     const push = (): PushSender[] => [
       ntfyPushSender({ baseUrl: `${server.url}/ntfy` }),
       fcmPushSender({
-        serviceAccount: { project_id: "demo-project", client_email: "push@demo-project.iam.gserviceaccount.com", private_key: privateKey, token_uri: `${server.url}/token` },
+        serviceAccount: {
+          project_id: "demo-project",
+          client_email: "push@demo-project.iam.gserviceaccount.com",
+          private_key: privateKey,
+          token_uri: `${server.url}/token`,
+        },
         apiBaseUrl: server.url,
       }),
     ];
     const authenticator = tokenAuthenticator({ "t-alice": "alice", "t-bob": "bob" });
     for (const name of ["A", "B"]) {
-      nodes.push(await startNode({ name, schema, prefix, connectionName: `push-${name}-${id}`, authenticator, push: push(), pushAfterMs: PUSH_AFTER_MS }));
+      nodes.push(
+        await startNode({
+          name,
+          schema,
+          prefix,
+          connectionName: `push-${name}-${id}`,
+          authenticator,
+          push: push(),
+          pushAfterMs: PUSH_AFTER_MS,
+        }),
+      );
     }
   });
 
@@ -71,7 +90,12 @@ describe.skipIf(!available)("push that follows attention across gateway processe
 
   test("multi-process push - a read through process B cancels the push process A decided; the answer nobody reads is pushed once", async () => {
     const [a, b] = nodes;
-    const phone = await device(a, { token: "t-alice", device_id: "phone", caps: { push: "ntfy" }, ntfy_topic: "alice-phone" });
+    const phone = await device(a, {
+      token: "t-alice",
+      device_id: "phone",
+      caps: { push: "ntfy" },
+      ntfy_topic: "alice-phone",
+    });
     const laptop = await device(b, { token: "t-alice", device_id: "laptop" });
     const read = await say(phone, "read this one on the laptop");
     await laptop.waitFor((f) => f.type === "message.stop" && f.payload.message_id === read.payload.message_id, 10_000);
@@ -87,15 +111,36 @@ describe.skipIf(!available)("push that follows attention across gateway processe
 
   test("multi-process push - turns on both processes, targets on both: each answer reaches each target exactly once", async () => {
     const [a, b] = nodes;
-    const phone = await device(a, { token: "t-bob", device_id: "phone", caps: { push: "ntfy" }, ntfy_topic: "bob-phone" });
-    const tablet = await device(b, { token: "t-bob", device_id: "tablet", caps: { push: "fcm" }, fcm_token: "fcm-bob" });
-    const answers = await Promise.all([say(phone, "one from A"), say(tablet, "two from B"), say(phone, "three from A"), say(tablet, "four from B")]);
+    const phone = await device(a, {
+      token: "t-bob",
+      device_id: "phone",
+      caps: { push: "ntfy" },
+      ntfy_topic: "bob-phone",
+    });
+    const tablet = await device(b, {
+      token: "t-bob",
+      device_id: "tablet",
+      caps: { push: "fcm" },
+      fcm_token: "fcm-bob",
+    });
+    const answers = await Promise.all([
+      say(phone, "one from A"),
+      say(tablet, "two from B"),
+      say(phone, "three from A"),
+      say(tablet, "four from B"),
+    ]);
     const fcmPosts = () => posts(SEND_PATH).filter((r) => JSON.parse(r.body).message.token === "fcm-bob");
     for (let i = 0; i < 500 && (posts("/ntfy/bob-phone").length < 4 || fcmPosts().length < 4); i++) await sleep(10);
     await sleep(PUSH_AFTER_MS * 3);
     const texts = answers.map((f) => f.payload.final_text.slice(0, 200)).sort();
-    expect(posts("/ntfy/bob-phone").map((r) => r.body).sort()).toEqual(texts);
-    const fcmIds = fcmPosts().map((r) => JSON.parse(r.body).message.data.message_id).sort();
+    expect(
+      posts("/ntfy/bob-phone")
+        .map((r) => r.body)
+        .sort(),
+    ).toEqual(texts);
+    const fcmIds = fcmPosts()
+      .map((r) => JSON.parse(r.body).message.data.message_id)
+      .sort();
     expect(fcmIds).toEqual(answers.map((f) => f.payload.message_id).sort());
   });
 });

@@ -5,10 +5,15 @@ import { Client, type Frame } from "../gateway/harness.js";
 import { postgresAvailable, redisAvailable } from "../fixtures/services.js";
 import { createCluster, type Cluster, type GatewayProcess } from "./cluster.js";
 
-const available = (await postgresAvailable("multi-process gateways")) && (await redisAvailable("multi-process gateways"));
+const available =
+  (await postgresAvailable("multi-process gateways")) && (await redisAvailable("multi-process gateways"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, ms = 10_000): Promise<T> {
+async function until<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  ms = 10_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await check();
@@ -28,12 +33,20 @@ async function say(c: Client, text: string): Promise<{ echo: Frame; final: Frame
   const from = c.frames.length;
   const echo = await c.request("message.send", { chat_id: "default", text });
   if (echo.type !== "message") throw new Error(`send failed: ${JSON.stringify(echo)}`);
-  const final = await c.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id, 10_000, from);
+  const final = await c.waitFor(
+    (f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id,
+    10_000,
+    from,
+  );
   return { echo, final };
 }
 
 async function login(base: string, password = PASSWORD): Promise<Response> {
-  return fetch(`${base}/api/auth/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "alice", password }) });
+  return fetch(`${base}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username: "alice", password }),
+  });
 }
 
 describe.skipIf(!available)("multi-process gateways on PostgreSQL and Redis", { timeout: 60_000 }, () => {
@@ -68,11 +81,24 @@ describe.skipIf(!available)("multi-process gateways on PostgreSQL and Redis", { 
   test("multi-process - a session made on A works on B, and logging out on B ends it on A", async () => {
     const onB = await device(b);
     expect(onB.frames[0].payload.user).toBe("alice");
-    expect((await fetch(`${b.base}/api/auth/users`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect((await fetch(`${b.base}/api/auth/users`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(
+      200,
+    );
     const second = ((await (await login(b.base)).json()) as { token: string }).token;
-    expect((await fetch(`${b.base}/api/auth/logout`, { method: "POST", headers: { authorization: `Bearer ${second}`, "content-type": "application/json" } })).status).toBeLessThan(300);
-    expect((await fetch(`${a.base}/api/auth/users`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(401);
-    expect((await fetch(`${a.base}/api/auth/users`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${b.base}/api/auth/logout`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${second}`, "content-type": "application/json" },
+        })
+      ).status,
+    ).toBeLessThan(300);
+    expect((await fetch(`${a.base}/api/auth/users`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(
+      401,
+    );
+    expect((await fetch(`${a.base}/api/auth/users`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(
+      200,
+    );
     await onB.close();
   });
 
@@ -83,7 +109,10 @@ describe.skipIf(!available)("multi-process gateways on PostgreSQL and Redis", { 
     const { echo, final } = await say(onA, "tool: hello from A");
     const id = final.payload.message_id as string;
     await onB.waitFor((f) => f.type === "message.stop" && f.payload.message_id === id, 10_000, fromB);
-    const seen = (c: Client, from: number) => c.frames.slice(from).filter((f) => f.payload?.message_id === id || f.payload?.message_id === echo.payload.message_id);
+    const seen = (c: Client, from: number) =>
+      c.frames
+        .slice(from)
+        .filter((f) => f.payload?.message_id === id || f.payload?.message_id === echo.payload.message_id);
     const onAFrames = seen(onA, 0).map((f) => f.type);
     const onBFrames = seen(onB, fromB).map((f) => f.type);
     expect(onBFrames).toContain("message");
@@ -99,7 +128,11 @@ describe.skipIf(!available)("multi-process gateways on PostgreSQL and Redis", { 
     // And the other way round.
     const fromA = onA.frames.length;
     const back = await say(onB, "from B");
-    await onA.waitFor((f) => f.type === "message.stop" && f.payload.message_id === back.final.payload.message_id, 10_000, fromA);
+    await onA.waitFor(
+      (f) => f.type === "message.stop" && f.payload.message_id === back.final.payload.message_id,
+      10_000,
+      fromA,
+    );
     await onA.close();
     await onB.close();
   });
@@ -131,13 +164,29 @@ describe.skipIf(!available)("multi-process gateways on PostgreSQL and Redis", { 
     const onC = await device(slow);
     const onB = await device(b);
     const fromB = onB.frames.length;
-    const echo = await onC.request("message.send", { chat_id: "default", text: "a rather long question that streams slowly", client_msg_id: "k-kill" });
+    const echo = await onC.request("message.send", {
+      chat_id: "default",
+      text: "a rather long question that streams slowly",
+      client_msg_id: "k-kill",
+    });
     expect(echo.type).toBe("message");
     const start = await onB.waitFor((f) => f.type === "message.start", 10_000, fromB);
-    await onB.waitFor((f) => f.type === "message.update" && f.payload.message_id === start.payload.message_id, 10_000, fromB);
+    await onB.waitFor(
+      (f) => f.type === "message.update" && f.payload.message_id === start.payload.message_id,
+      10_000,
+      fromB,
+    );
     // The turn's crash marker (the streaming message) is written as the turn starts, without waiting;
     // kill once it is in the database, as a crash a moment later would find it.
-    await until(async () => (await cluster.query(`SELECT 1 FROM messages WHERE message_id = $1 AND status = 'streaming'`, [start.payload.message_id])).length > 0, "the crash marker");
+    await until(
+      async () =>
+        (
+          await cluster.query(`SELECT 1 FROM messages WHERE message_id = $1 AND status = 'streaming'`, [
+            start.payload.message_id,
+          ])
+        ).length > 0,
+      "the crash marker",
+    );
     const acknowledged = stored(onC).map((f) => f.seq!);
     await slow.kill();
 
@@ -148,15 +197,28 @@ describe.skipIf(!available)("multi-process gateways on PostgreSQL and Redis", { 
     const all = new Set(stored(reader, from).map((f) => f.seq));
     for (const seq of acknowledged) expect(all.has(seq)).toBe(true);
     const history = await reader.request("history", { chat_id: "default" });
-    expect((history.payload.messages as Array<{ message_id: string }>).map((m) => m.message_id)).toContain(echo.payload.message_id);
+    expect((history.payload.messages as Array<{ message_id: string }>).map((m) => m.message_id)).toContain(
+      echo.payload.message_id,
+    );
     // A retry of the acknowledged send, now on B, is recognised rather than stored twice.
-    const retry = await reader.request("message.send", { chat_id: "default", text: "a rather long question that streams slowly", client_msg_id: "k-kill" });
+    const retry = await reader.request("message.send", {
+      chat_id: "default",
+      text: "a rather long question that streams slowly",
+      client_msg_id: "k-kill",
+    });
     expect(retry.payload.message_id).toBe(echo.payload.message_id);
 
     // The dead process's lane lease runs out (1.5 s here); a process started after that closes the turn.
-    await until(async () => (await cluster.redis.keys(`${cluster.prefix}lane:*`)).length === 0, "the dead lease to expire");
+    await until(
+      async () => (await cluster.redis.keys(`${cluster.prefix}lane:*`)).length === 0,
+      "the dead lease to expire",
+    );
     const restarted = await cluster.start("C2");
-    const stop = await onB.waitFor((f) => f.type === "message.stop" && f.payload.message_id === start.payload.message_id, 15_000, fromB);
+    const stop = await onB.waitFor(
+      (f) => f.type === "message.stop" && f.payload.message_id === start.payload.message_id,
+      15_000,
+      fromB,
+    );
     expect(stop.payload.status).toBe("interrupted");
     expect(typeof stop.seq).toBe("number");
     await restarted.stop();
@@ -172,9 +234,17 @@ describe.skipIf(!available)("multi-process gateways on PostgreSQL and Redis", { 
     await onD.request("message.send", { chat_id: "default", text: "keep streaming while E starts, for a good while" });
     const start = await onD.waitFor((f) => f.type === "message.start", 10_000, from);
     const late = await cluster.start("E");
-    const stop = await onD.waitFor((f) => f.type === "message.stop" && f.payload.message_id === start.payload.message_id, 30_000, from);
+    const stop = await onD.waitFor(
+      (f) => f.type === "message.stop" && f.payload.message_id === start.payload.message_id,
+      30_000,
+      from,
+    );
     expect(stop.payload.status).toBe("complete");
-    expect(onD.frames.slice(from).filter((f: Frame) => f.type === "message.stop" && f.payload.message_id === start.payload.message_id)).toHaveLength(1);
+    expect(
+      onD.frames
+        .slice(from)
+        .filter((f: Frame) => f.type === "message.stop" && f.payload.message_id === start.payload.message_id),
+    ).toHaveLength(1);
     await late.stop();
     await slow.stop();
   });

@@ -39,7 +39,11 @@ export async function startNode(options: {
   pushAfterMs?: number;
 }): Promise<Node> {
   const storage = postgresStorage({ connectionString: DATABASE_URL, schema: options.schema, poolSize: 3 });
-  const redis = new Redis(options.redisUrl ?? REDIS_URL, { connectionName: options.connectionName, lazyConnect: true, ...options.redis });
+  const redis = new Redis(options.redisUrl ?? REDIS_URL, {
+    connectionName: options.connectionName,
+    lazyConnect: true,
+    ...options.redis,
+  });
   redis.on("error", () => undefined);
   await redis.connect();
   const bus = redisBus(redis, { prefix: options.prefix, storage, warn: () => undefined, ...options.bus });

@@ -20,7 +20,13 @@ describe.skipIf(!available)("a gateway that loses Redis", () => {
   async function node(name: string): Promise<Node> {
     // Named connections, so the test can cut exactly this process's links; slow to come back, so
     // the outage lasts long enough to act in.
-    const n = await startNode({ name, schema, prefix, connectionName: `outage-${name}-${id}`, redis: { retryStrategy: () => 800, enableOfflineQueue: false } });
+    const n = await startNode({
+      name,
+      schema,
+      prefix,
+      connectionName: `outage-${name}-${id}`,
+      redis: { retryStrategy: () => 800, enableOfflineQueue: false },
+    });
     nodes.push(n);
     return n;
   }
@@ -58,7 +64,8 @@ describe.skipIf(!available)("a gateway that loses Redis", () => {
     await dropSchema(schema);
   });
 
-  const stopOf = (c: Client, messageId: string) => c.frames.find((f: Frame) => f.type === "message.stop" && f.payload.reply_to === messageId);
+  const stopOf = (c: Client, messageId: string) =>
+    c.frames.find((f: Frame) => f.type === "message.stop" && f.payload.reply_to === messageId);
 
   test("outage - the cut-off process serves its own devices, and afterwards every device holds every stored frame", async () => {
     const [a, b] = nodes;
@@ -73,7 +80,11 @@ describe.skipIf(!available)("a gateway that loses Redis", () => {
     // B's own device still gets B's whole turn, live frames included.
     const fromB = onB.frames.length;
     const onBTurn = await onB.request("message.send", { chat_id: "default", text: "during the outage, on B" });
-    const stopOnB = await onB.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === onBTurn.payload.message_id, 5000, fromB);
+    const stopOnB = await onB.waitFor(
+      (f) => f.type === "message.stop" && f.payload.reply_to === onBTurn.payload.message_id,
+      5000,
+      fromB,
+    );
     expect(onB.frames.slice(fromB).some((f) => f.type === "message.start")).toBe(true);
     // A turn on A meanwhile: B's device cannot hear it yet.
     const onATurn = await onA.request("message.send", { chat_id: "default", text: "during the outage, on A" });
@@ -85,7 +96,9 @@ describe.skipIf(!available)("a gateway that loses Redis", () => {
     // Redis is back for B: it re-sends what it kept and reads back what it missed.
     await onA.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === onBTurn.payload.message_id, 10_000);
     await onB.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === onATurn.payload.message_id, 10_000);
-    expect(onA.frames.find((f) => f.type === "message" && f.payload.message_id === onBTurn.payload.message_id)?.seq).toBe(onBTurn.seq);
+    expect(
+      onA.frames.find((f) => f.type === "message" && f.payload.message_id === onBTurn.payload.message_id)?.seq,
+    ).toBe(onBTurn.seq);
     expect(stopOf(onA, onBTurn.payload.message_id as string)!.seq).toBe(stopOnB.seq);
     // Each stored frame arrived once on each device.
     await sleep(200);

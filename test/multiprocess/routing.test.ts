@@ -11,7 +11,8 @@ import { slowLink, type SlowLink } from "../fixtures/slow-link.js";
 
 const available = (await postgresAvailable("redis routing")) && (await redisAvailable("redis routing"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const seqsOf = (c: Client, from = 0) => c.frames.slice(from).flatMap((f: Frame) => (typeof f.seq === "number" ? [f.seq] : []));
+const seqsOf = (c: Client, from = 0) =>
+  c.frames.slice(from).flatMap((f: Frame) => (typeof f.seq === "number" ? [f.seq] : []));
 
 describe.skipIf(!available)("gateways that receive only what they serve", () => {
   const id = runId();
@@ -28,12 +29,22 @@ describe.skipIf(!available)("gateways that receive only what they serve", () => 
   };
 
   beforeAll(async () => {
-    for (const name of ["A", "B"]) nodes.push(await startNode({ name, schema, prefix, connectionName: `routing-${name}-${id}`, authenticator }));
+    for (const name of ["A", "B"])
+      nodes.push(await startNode({ name, schema, prefix, connectionName: `routing-${name}-${id}`, authenticator }));
     // C reaches Redis over a link that takes 40 ms each way out: its subscriptions become active
     // well after its PostgreSQL reads, the window a frame could fall through.
     const { hostname, port } = new URL(REDIS_URL);
     link = await slowLink({ host: hostname, port: Number(port || 6379) }, 40);
-    nodes.push(await startNode({ name: "C", schema, prefix, connectionName: `routing-C-${id}`, redisUrl: link.url, authenticator }));
+    nodes.push(
+      await startNode({
+        name: "C",
+        schema,
+        prefix,
+        connectionName: `routing-C-${id}`,
+        redisUrl: link.url,
+        authenticator,
+      }),
+    );
   });
 
   afterAll(async () => {
@@ -61,7 +72,11 @@ describe.skipIf(!available)("gateways that receive only what they serve", () => 
     const aliceOnB = await device(b, "t-alice");
     const from = aliceOnB.frames.length;
     const second = await alice.request("message.send", { chat_id: "default", text: "now B serves her too" });
-    await aliceOnB.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === second.payload.message_id, 10_000, from);
+    await aliceOnB.waitFor(
+      (f) => f.type === "message.stop" && f.payload.reply_to === second.payload.message_id,
+      10_000,
+      from,
+    );
     expect(aliceOnB.frames.slice(from).some((f) => f.type === "message.start")).toBe(true);
     expect(b.bus.stats.arrived).toBeGreaterThan(before);
 
@@ -81,7 +96,8 @@ describe.skipIf(!available)("gateways that receive only what they serve", () => 
     let last = 0;
     // A stores one frame after another for alice, published through Redis as each commits.
     const producer = (async () => {
-      for (let i = 0; running && i < 5000; i++) last = await a.gateway.notify("alice", { kind: "generic", title: "tick", body: String(i) });
+      for (let i = 0; running && i < 5000; i++)
+        last = await a.gateway.notify("alice", { kind: "generic", title: "tick", body: String(i) });
     })();
     const late: { client: Client; cursor: number; synced: boolean }[] = [];
     for (let i = 0; i < 10; i++) {

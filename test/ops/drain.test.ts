@@ -46,7 +46,10 @@ describe("draining on SIGTERM", () => {
     const device = await Client.connect(first.ws);
     const running = await device.request("message.send", { chat_id: "default", text: words(30), client_msg_id: "k0" });
     const waiting = [];
-    for (let i = 1; i <= 2; i++) waiting.push(await device.request("message.send", { chat_id: "default", text: `waiting ${i}`, client_msg_id: `k${i}` }));
+    for (let i = 1; i <= 2; i++)
+      waiting.push(
+        await device.request("message.send", { chat_id: "default", text: `waiting ${i}`, client_msg_id: `k${i}` }),
+      );
     await device.waitFor((f) => f.type === "message.update", 10_000);
     const exit = exited(first);
     first.child.kill("SIGTERM");
@@ -57,7 +60,9 @@ describe("draining on SIGTERM", () => {
     expect(await device.closedPromise).toBe(1012);
     expect(await exit).toBe(0);
     // The running answer was stored complete before the socket closed.
-    const final = device.frames.find((f) => f.type === "message.stop" && f.payload.reply_to === running.payload.message_id);
+    const final = device.frames.find(
+      (f) => f.type === "message.stop" && f.payload.reply_to === running.payload.message_id,
+    );
     expect([final?.payload.status, final?.payload.final_text]).toEqual(["complete", `You said: ${words(30)}`]);
 
     const second = await start(dataDir, { GATEWAY_DEMO_DELAY_MS: "0" });
@@ -83,7 +88,9 @@ describe("draining on SIGTERM", () => {
     server.child.kill("SIGTERM");
     expect(await device.closedPromise).toBe(1012);
     expect(await exit).toBe(0);
-    const stop = device.frames.find((f) => f.type === "message.stop" && f.payload.reply_to === running.payload.message_id);
+    const stop = device.frames.find(
+      (f) => f.type === "message.stop" && f.payload.reply_to === running.payload.message_id,
+    );
     expect(stop?.payload.status ?? "no message.stop").toBe("interrupted");
   }, 60_000);
 });

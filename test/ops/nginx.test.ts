@@ -31,7 +31,25 @@ async function freePort(): Promise<number> {
 
 /** nginx in the foreground with the recipe's location block, TLS on `port`, in front of `upstream`. */
 async function startNginx(dir: string, port: number, upstream: string): Promise<void> {
-  const made = spawnSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem"), "-days", "1", "-subj", "/CN=localhost"], { encoding: "utf8" });
+  const made = spawnSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+      "-days",
+      "1",
+      "-subj",
+      "/CN=localhost",
+    ],
+    { encoding: "utf8" },
+  );
   expect(made.status, made.stderr).toBe(0);
   const temp = (name: string) => `${name}_temp_path ${join(dir, name)};`;
   writeFileSync(
@@ -63,7 +81,15 @@ http {
   let err = "";
   child.stderr!.on("data", (d) => (err += d));
   for (let i = 0; i < 100; i++) {
-    const up = await new Promise<boolean>((resolve) => net.connect(port, "127.0.0.1").once("connect", function (this: net.Socket) { this.destroy(); resolve(true); }).once("error", () => resolve(false)));
+    const up = await new Promise<boolean>((resolve) =>
+      net
+        .connect(port, "127.0.0.1")
+        .once("connect", function (this: net.Socket) {
+          this.destroy();
+          resolve(true);
+        })
+        .once("error", () => resolve(false)),
+    );
     if (up) return;
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 100));
@@ -73,10 +99,22 @@ http {
 
 function loginOverHttps(port: number): Promise<{ status: number; cookie: string[] }> {
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: "127.0.0.1", port, path: "/api/auth/login", method: "POST", rejectUnauthorized: false, headers: { "content-type": "application/json", host: "localhost" } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, cookie: ([] as string[]).concat(res.headers["set-cookie"] ?? []) }));
-    });
+    const req = https.request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/api/auth/login",
+        method: "POST",
+        rejectUnauthorized: false,
+        headers: { "content-type": "application/json", host: "localhost" },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, cookie: ([] as string[]).concat(res.headers["set-cookie"] ?? []) }),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(JSON.stringify({ username: "alice", password: "alice-password" }));
   });
@@ -86,7 +124,11 @@ it("nginx - TLS in front with --trust-proxy 1: the login cookie is Secure and th
   expect(existsSync(NGINX), "nginx is not installed: run .ci/proxy-deps.sh (apt-get install nginx-light)").toBe(true);
   const dir = mkdtempSync(join(tmpdir(), "gw-nginx-"));
   await writeUsers(join(dir, "users.json"), { alice: HASHES["alice-password"] });
-  const server: ServerProcess = await startServerProcess({ GATEWAY_DATA_DIR: join(dir, "data"), GATEWAY_USERS_FILE: join(dir, "users.json"), GATEWAY_TRUST_PROXY: "1" });
+  const server: ServerProcess = await startServerProcess({
+    GATEWAY_DATA_DIR: join(dir, "data"),
+    GATEWAY_USERS_FILE: join(dir, "users.json"),
+    GATEWAY_TRUST_PROXY: "1",
+  });
   children.push(server.child);
   const port = await freePort();
   await startNginx(dir, port, server.base);
@@ -97,9 +139,20 @@ it("nginx - TLS in front with --trust-proxy 1: the login cookie is Secure and th
   const session = login.cookie.find((c) => c.startsWith("__Host-gateway_session="));
   expect(session).toMatch(/;\s*Secure/i);
 
-  const ws = new WebSocket(`wss://127.0.0.1:${port}/ws/gateway`, { rejectUnauthorized: false, headers: { cookie: session!.split(";")[0]!, host: "localhost" } });
+  const ws = new WebSocket(`wss://127.0.0.1:${port}/ws/gateway`, {
+    rejectUnauthorized: false,
+    headers: { cookie: session!.split(";")[0]!, host: "localhost" },
+  });
   const first = await new Promise<Record<string, unknown>>((resolve, reject) => {
-    ws.once("open", () => ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: "", device_id: "behind-nginx", device_name: "test" } })));
+    ws.once("open", () =>
+      ws.send(
+        JSON.stringify({
+          type: "hello",
+          id: "h",
+          payload: { token: "", device_id: "behind-nginx", device_name: "test" },
+        }),
+      ),
+    );
     ws.once("message", (data) => resolve(JSON.parse(String(data))));
     ws.once("error", reject);
   });

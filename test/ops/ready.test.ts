@@ -17,14 +17,20 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function get(base: string, pathname: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+async function get(
+  base: string,
+  pathname: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${base}${pathname}`, { headers });
   return { status: res.status, body: await res.json() };
 }
 
 /** serveReady alone on a real HTTP server. */
 async function readyServer(checks: ReadyChecks): Promise<string> {
-  const server = http.createServer((req, res) => void serveReady(checks, req, res).then((done) => done || res.writeHead(404).end("{}")));
+  const server = http.createServer(
+    (req, res) => void serveReady(checks, req, res).then((done) => done || res.writeHead(404).end("{}")),
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -46,7 +52,11 @@ it("ready - the example server answers 200 {ok: true}, with login on, without a 
 it("ready - 503 {ok: false} when the storage fails, and when the bus is down", async () => {
   const storage = memoryStorage();
   let failing = false;
-  const flaky: Storage = { ...storage, outboxBounds: (owner) => (failing ? Promise.reject(new Error("db down: secret detail")) : storage.outboxBounds(owner)) };
+  const flaky: Storage = {
+    ...storage,
+    outboxBounds: (owner) =>
+      failing ? Promise.reject(new Error("db down: secret detail")) : storage.outboxBounds(owner),
+  };
   let busUp = true;
   const base = await readyServer({ storage: flaky, busConnected: () => busUp, draining: () => false });
   expect(await get(base, "/api/ready")).toEqual({ status: 200, body: { ok: true } });

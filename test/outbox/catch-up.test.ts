@@ -20,11 +20,13 @@ function setup(subscribed: string[]) {
     warn: (message) => warnings.push(message),
   };
   const catchUp = outboxCatchUp(hooks);
-  const commit = async (owner: string, i: number) => (await storage.commit(owner, { outbox: [{ type: "message", payload: { i } }] })).seqs[0];
+  const commit = async (owner: string, i: number) =>
+    (await storage.commit(owner, { outbox: [{ type: "message", payload: { i } }] })).seqs[0];
   return { storage, delivered, warnings, catchUp, commit, recovered: () => recovered };
 }
 
-const seqsOf = (messages: BusMessage[], owner: string) => messages.filter((m) => m.owner === owner).map((m) => m.frame.seq);
+const seqsOf = (messages: BusMessage[], owner: string) =>
+  messages.filter((m) => m.owner === owner).map((m) => m.frame.seq);
 
 describe("outbox catch-up", () => {
   it("reads back what was missed while the link was down, once, skipping what arrived live", async () => {

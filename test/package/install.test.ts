@@ -4,9 +4,23 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { symlink } from "node:fs/promises";
 import { join } from "node:path";
-import { freePort, packedProject, removeProject, root, run, startUntil, writeFiles } from "../fixtures/packed-project.js";
+import {
+  freePort,
+  packedProject,
+  removeProject,
+  root,
+  run,
+  startUntil,
+  writeFiles,
+} from "../fixtures/packed-project.js";
 
-const DEFAULT_ENTRIES = ["chat-gateway", "chat-gateway/ws", "chat-gateway/storage/sqljs", "chat-gateway/http", "chat-gateway/client"];
+const DEFAULT_ENTRIES = [
+  "chat-gateway",
+  "chat-gateway/ws",
+  "chat-gateway/storage/sqljs",
+  "chat-gateway/http",
+  "chat-gateway/client",
+];
 const OPTIONAL = [
   { entry: "chat-gateway/storage/postgres", peer: "pg" },
   { entry: "chat-gateway/push/fcm", peer: "jose" },
@@ -14,7 +28,12 @@ const OPTIONAL = [
   { entry: "chat-gateway/testing", peer: "vitest" },
 ];
 /** Entries whose types come from an optional peer that ships its own (the user installs it to use them). */
-const TYPED_BY_PEER = new Set(["chat-gateway/runtime/ai-sdk", "chat-gateway/redis", "chat-gateway/bus/redis", "chat-gateway/testing"]);
+const TYPED_BY_PEER = new Set([
+  "chat-gateway/runtime/ai-sdk",
+  "chat-gateway/redis",
+  "chat-gateway/bus/redis",
+  "chat-gateway/testing",
+]);
 
 let project: string | undefined;
 beforeAll(async () => {
@@ -46,8 +65,19 @@ describe("package - one install", () => {
   });
 
   it("package - the bin with --database-url but without pg exits 1 saying to install pg", async () => {
-    const args = ["node_modules/.bin/chat-gateway", "--port", "0", "--database-url", "postgres://127.0.0.1:9/none", "--data-dir", join(project!, "pg-data")];
-    const failed = await node(args).then(() => undefined, (e: { code: number; stderr: string }) => e);
+    const args = [
+      "node_modules/.bin/chat-gateway",
+      "--port",
+      "0",
+      "--database-url",
+      "postgres://127.0.0.1:9/none",
+      "--data-dir",
+      join(project!, "pg-data"),
+    ];
+    const failed = await node(args).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(failed?.code).toBe(1);
     expect(failed?.stderr.trim()).toBe("chat-gateway/storage/postgres needs the package `pg`: npm install pg");
   });
@@ -57,14 +87,23 @@ describe("package - one install", () => {
     await node(["--input-type=commonjs", "-e", DEFAULT_ENTRIES.map(requiring).join("\n")]);
   });
 
-  it.each(OPTIONAL)("package - $entry without $peer throws one error naming it, in ESM and CommonJS", async ({ entry, peer }) => {
-    const message = `${entry} needs the package \`${peer}\`: npm install ${peer}`;
-    for (const [type, load] of [["module", importing], ["commonjs", requiring]] as const) {
-      const failed = await node([`--input-type=${type}`, "-e", load(entry)]).then(() => undefined, (e: { stderr: string }) => e);
-      expect(failed, `${type} ${entry}`).toBeDefined();
-      expect(failed!.stderr).toContain(message);
-    }
-  });
+  it.each(OPTIONAL)(
+    "package - $entry without $peer throws one error naming it, in ESM and CommonJS",
+    async ({ entry, peer }) => {
+      const message = `${entry} needs the package \`${peer}\`: npm install ${peer}`;
+      for (const [type, load] of [
+        ["module", importing],
+        ["commonjs", requiring],
+      ] as const) {
+        const failed = await node([`--input-type=${type}`, "-e", load(entry)]).then(
+          () => undefined,
+          (e: { stderr: string }) => e,
+        );
+        expect(failed, `${type} ${entry}`).toBeDefined();
+        expect(failed!.stderr).toContain(message);
+      }
+    },
+  );
 
   it("package - the shipped types check under tsc --strict without skipLibCheck or @types of optional peers", async () => {
     const entries = (await import(join(root, "entrypoints.mjs"))).entrypoints as Array<{ subpath: string }>;
@@ -77,10 +116,21 @@ describe("package - one install", () => {
       await symlink(join(root, "node_modules", peer), join(project!, "node_modules", peer), "dir").catch(() => {});
     }
     expect(names.filter((n) => TYPED_BY_PEER.has(n))).toHaveLength(TYPED_BY_PEER.size);
-    const source = checked.map((n, i) => `import * as entry${i} from ${JSON.stringify(n)};\nvoid entry${i};`).join("\n");
+    const source = checked
+      .map((n, i) => `import * as entry${i} from ${JSON.stringify(n)};\nvoid entry${i};`)
+      .join("\n");
     await writeFiles(project!, { "check.ts": source, "check.cts": source });
     const tsc = join(root, "node_modules/typescript/bin/tsc");
-    const flags = ["--strict", "--noEmit", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"];
+    const flags = [
+      "--strict",
+      "--noEmit",
+      "--module",
+      "nodenext",
+      "--moduleResolution",
+      "nodenext",
+      "--target",
+      "es2022",
+    ];
     const result = await node([tsc, ...flags, "check.ts", "check.cts"]).then(
       () => "",
       (e: { stdout: string }) => e.stdout,

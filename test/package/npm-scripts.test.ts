@@ -24,7 +24,10 @@ async function tempDir(): Promise<string> {
 
 it("npm test - without Chromium the pretest stops the run and says what to install", async () => {
   const missing = join(await tempDir(), "chromium");
-  const failed = await run(npm, ["run", "pretest"], { cwd: root, env: { ...process.env, CHROMIUM_PATH: missing } }).then(
+  const failed = await run(npm, ["run", "pretest"], {
+    cwd: root,
+    env: { ...process.env, CHROMIUM_PATH: missing },
+  }).then(
     () => undefined,
     (error: { code: number; stderr: string }) => error,
   );
@@ -37,11 +40,21 @@ it("npm test - without Chromium the pretest stops the run and says what to insta
 });
 
 it("npm pack - builds before packing, so a fresh clone's tarball holds dist/", async () => {
-  const { scripts } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> };
+  const { scripts } = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as {
+    scripts: Record<string, string>;
+  };
   const dir = await tempDir();
   // The repository's prepack, with a build that stands in for tsup (which takes minutes).
   const build = `node -e "require('node:fs').mkdirSync('dist');require('node:fs').writeFileSync('dist/index.js','')"`;
-  await writeFile(join(dir, "package.json"), JSON.stringify({ name: "fresh-clone", version: "1.0.0", files: ["dist"], scripts: { prepack: scripts.prepack, build } }));
+  await writeFile(
+    join(dir, "package.json"),
+    JSON.stringify({
+      name: "fresh-clone",
+      version: "1.0.0",
+      files: ["dist"],
+      scripts: { prepack: scripts.prepack, build },
+    }),
+  );
   const { stdout } = await run(npm, ["pack", "--dry-run", "--json"], { cwd: dir });
   const [pack] = JSON.parse(stdout.slice(stdout.indexOf("["))) as Array<{ files: Array<{ path: string }> }>;
   expect(pack!.files.map((f) => f.path)).toContain("dist/index.js");

@@ -11,9 +11,14 @@ const readme = readFileSync(join(root, "README.md"), "utf8");
 
 it("README - the table of packages to install names exactly the optional peers", () => {
   const table = readme.slice(readme.indexOf("| import | install beside chat-gateway |")).split("\n\n")[0]!;
-  const rows = table.split("\n").slice(2).map((row) => row.split("|")[2] ?? "");
+  const rows = table
+    .split("\n")
+    .slice(2)
+    .map((row) => row.split("|")[2] ?? "");
   // A row's second cell is "nothing …" or the packages to install, each in backticks.
-  const named = rows.filter((cell) => !cell.trim().startsWith("nothing")).flatMap((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
+  const named = rows
+    .filter((cell) => !cell.trim().startsWith("nothing"))
+    .flatMap((cell) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!));
   const toInstall = named.filter((name) => !name.startsWith("@ai-sdk/"));
   expect(rows.length).toBeGreaterThan(1);
   expect(new Set(toInstall)).toEqual(new Set(Object.keys(pkg.peerDependencies)));

@@ -6,7 +6,16 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { freePort, npm, packedTarball, removeProject, root, run, startUntil, writeFiles } from "../fixtures/packed-project.js";
+import {
+  freePort,
+  npm,
+  packedTarball,
+  removeProject,
+  root,
+  run,
+  startUntil,
+  writeFiles,
+} from "../fixtures/packed-project.js";
 
 /** The fenced blocks of one `## ` section of the README, by language. */
 function blocks(readme: string, heading: string, lang: string): string[] {
@@ -53,10 +62,18 @@ it("README - the Quick start's server and client blocks run as written and strea
   expect(runs.map((r) => r.join(" "))).toEqual(["npx tsx server.ts", "npx tsx client.ts"]);
 
   const port = String(await freePort());
-  await writeFiles(project!, { "server.ts": server!.replaceAll("8787", port), "client.ts": client!.replaceAll("8787", port) });
+  await writeFiles(project!, {
+    "server.ts": server!.replaceAll("8787", port),
+    "client.ts": client!.replaceAll("8787", port),
+  });
   const tsx = join(project!, "node_modules/.bin/tsx");
   // The server says where it listens once it does; the client runs to its end by itself.
-  const running = await startUntil(tsx, ["server.ts"], project!, new RegExp(`listening on ws://127\\.0\\.0\\.1:${port}/ws/gateway\n`));
+  const running = await startUntil(
+    tsx,
+    ["server.ts"],
+    project!,
+    new RegExp(`listening on ws://127\\.0\\.0\\.1:${port}/ws/gateway\n`),
+  );
   children.push(running.child);
   const { stdout: done } = await run(tsx, ["client.ts"], { cwd: project!, timeout: 120_000 });
   expect(done.match(/so far:/g)!.length).toBeGreaterThan(1);

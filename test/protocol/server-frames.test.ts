@@ -3,7 +3,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { GatewayError, parseServerFrame, serverFrameProblem, SERVER_FRAME_TYPES, serverFrameStructs } from "chat-gateway/protocol";
+import {
+  GatewayError,
+  parseServerFrame,
+  serverFrameProblem,
+  SERVER_FRAME_TYPES,
+  serverFrameStructs,
+} from "chat-gateway/protocol";
 
 const dir = join(import.meta.dirname, "../fixtures/server-frames");
 const fixtures = readdirSync(dir).filter((f) => f.endsWith(".json"));

@@ -6,7 +6,11 @@ import { parseServerFrame } from "chat-gateway/protocol";
 
 describe("protocol types", () => {
   it("derives each payload from its struct", () => {
-    expectTypeOf<ServerPayloads["typing"]>().toEqualTypeOf<{ on: boolean; chat_id: string; thread_id: string | null }>();
+    expectTypeOf<ServerPayloads["typing"]>().toEqualTypeOf<{
+      on: boolean;
+      chat_id: string;
+      thread_id: string | null;
+    }>();
     expectTypeOf<ServerPayloads["history"]["messages"]>().toExtend<HistoryItem[]>();
     expectTypeOf<ServerPayloads["channel.created"]>().toExtend<Channel>();
     expectTypeOf<ServerPayloads["error"]["code"]>().toEqualTypeOf<ErrorCode>();

@@ -8,7 +8,10 @@ import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { gate, scriptedRuntime } from "../gateway/runtimes.js";
 import { recordingServer, type RecordingServer } from "./recording-server.js";
 
-const PRIVATE_PEM = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }) as string;
+const PRIVATE_PEM = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({
+  type: "pkcs8",
+  format: "pem",
+}) as string;
 const SEND_PATH = "/v1/projects/demo-project/messages:send";
 
 let h: Harness | undefined;
@@ -30,14 +33,24 @@ it("ask push - with no device connected, an ask is pushed at high priority with 
     return { json: { id: "ntfy-1" } };
   });
   const fcm = fcmPushSender({
-    serviceAccount: { project_id: "demo-project", client_email: "push@demo-project.iam.gserviceaccount.com", private_key: PRIVATE_PEM, token_uri: `${server.url}/token` },
+    serviceAccount: {
+      project_id: "demo-project",
+      client_email: "push@demo-project.iam.gserviceaccount.com",
+      private_key: PRIVATE_PEM,
+      token_uri: `${server.url}/token`,
+    },
     apiBaseUrl: server.url,
   });
   const release = gate();
   let asked: Promise<unknown> | undefined;
   const runtime = scriptedRuntime(async function* (input) {
     await release.wait;
-    asked = input.ask({ kind: "confirm", title: "Deploy now?", body: "Deploy build 42 to production?", options: [{ id: "yes", label: "Yes" }] });
+    asked = input.ask({
+      kind: "confirm",
+      title: "Deploy now?",
+      body: "Deploy build 42 to production?",
+      options: [{ id: "yes", label: "Yes" }],
+    });
     const answer = await asked;
     yield { type: "text", delta: JSON.stringify(answer) };
   });
@@ -53,7 +66,10 @@ it("ask push - with no device connected, an ask is pushed at high priority with 
   await until(() => gone === 2);
   release.release();
 
-  await until(() => server!.requests.some((r) => r.url === "/ntfy/alice-phone") && server!.requests.some((r) => r.url === SEND_PATH));
+  await until(
+    () =>
+      server!.requests.some((r) => r.url === "/ntfy/alice-phone") && server!.requests.some((r) => r.url === SEND_PATH),
+  );
   const ntfy = server.requests.find((r) => r.url === "/ntfy/alice-phone")!;
   expect(ntfy.headers.priority).toBe("4");
   expect(ntfy.headers.title).toBe("Deploy now?");
@@ -63,13 +79,20 @@ it("ask push - with no device connected, an ask is pushed at high priority with 
     token: "fcm-token-1",
     notification: { title: "Deploy now?", body: "Deploy build 42 to production?" },
     android: { priority: "high" },
-    data: { kind: "notification", notification_kind: "clarify", chat_id: "default", picker_id: expect.stringMatching(/^pk/) },
+    data: {
+      kind: "notification",
+      notification_kind: "clarify",
+      chat_id: "default",
+      picker_id: expect.stringMatching(/^pk/),
+    },
   });
   // The device comes back, finds the card by sync, and answers it.
   const back = await Client.connect(h.url, { caps: { push: "fcm", pickers: true }, fcm_token: "fcm-token-1" });
   await back.request("sync", { cursor: 0 });
   const card = back.of("picker.confirm")[0]!;
   expect(card.payload.picker_id).toBe(sent.data.picker_id);
-  expect((await back.request("picker.select", { picker_id: card.payload.picker_id, option_id: "yes" })).payload.outcome).toBe("selected");
+  expect(
+    (await back.request("picker.select", { picker_id: card.payload.picker_id, option_id: "yes" })).payload.outcome,
+  ).toBe("selected");
   expect(await asked).toEqual({ outcome: "selected", option_id: "yes" });
 });

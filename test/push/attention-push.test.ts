@@ -10,7 +10,10 @@ import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { gate, scriptedRuntime, sleep } from "../gateway/runtimes.js";
 import { recordingServer, type RecordingServer } from "./recording-server.js";
 
-const PRIVATE_PEM = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }) as string;
+const PRIVATE_PEM = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({
+  type: "pkcs8",
+  format: "pem",
+}) as string;
 const SEND_PATH = "/v1/projects/demo-project/messages:send";
 const PUSH_AFTER_MS = 300;
 
@@ -32,13 +35,22 @@ async function senders(): Promise<{ push: PushSender[]; server: RecordingServer 
     return { json: { id: "ntfy-1" } };
   });
   const fcm = fcmPushSender({
-    serviceAccount: { project_id: "demo-project", client_email: "push@demo-project.iam.gserviceaccount.com", private_key: PRIVATE_PEM, token_uri: `${server.url}/token` },
+    serviceAccount: {
+      project_id: "demo-project",
+      client_email: "push@demo-project.iam.gserviceaccount.com",
+      private_key: PRIVATE_PEM,
+      token_uri: `${server.url}/token`,
+    },
     apiBaseUrl: server.url,
   });
   return { push: [ntfyPushSender({ baseUrl: `${server.url}/ntfy` }), fcm], server };
 }
 
-const pushes = (s: RecordingServer) => s.requests.filter((r) => r.url === "/ntfy/alice-phone" || r.url === SEND_PATH).map((r) => (r.url === SEND_PATH ? "fcm" : "ntfy")).sort();
+const pushes = (s: RecordingServer) =>
+  s.requests
+    .filter((r) => r.url === "/ntfy/alice-phone" || r.url === SEND_PATH)
+    .map((r) => (r.url === SEND_PATH ? "fcm" : "ntfy"))
+    .sort();
 
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !check(); i++) await sleep(10);
@@ -49,7 +61,9 @@ it("push - an answer no connected device reads is pushed after pushAfterMs, exac
   h = await startGateway({ push, pushAfterMs: PUSH_AFTER_MS });
   // A socket left open that never reads (a background tab) does not swallow the push.
   const phone = await Client.connect(h.url, { device_id: "phone", caps: { push: "ntfy" }, ntfy_topic: "alice-phone" });
-  await Client.connect(h.url, { device_id: "tablet", caps: { push: "fcm" }, fcm_token: "fcm-token-1" }).then((c) => c.close());
+  await Client.connect(h.url, { device_id: "tablet", caps: { push: "fcm" }, fcm_token: "fcm-token-1" }).then((c) =>
+    c.close(),
+  );
   const { final } = await phone.say({ chat_id: "default", text: "hello" });
   expect(pushes(server)).toEqual([]);
   await until(() => pushes(server).length === 2);
@@ -63,7 +77,11 @@ describe.each(storages)("%s", (_name, make) => {
   it("push - a read of the answer before pushAfterMs cancels its push; a read of an older message does not", async () => {
     const { push, server } = await senders();
     h = await startGateway({ storage: await make(), push, pushAfterMs: PUSH_AFTER_MS });
-    const phone = await Client.connect(h.url, { device_id: "phone", caps: { push: "ntfy" }, ntfy_topic: "alice-phone" });
+    const phone = await Client.connect(h.url, {
+      device_id: "phone",
+      caps: { push: "ntfy" },
+      ntfy_topic: "alice-phone",
+    });
     const first = (await phone.say({ chat_id: "default", text: "one" })).final;
     phone.send("read", { chat_id: "default", message_id: first.payload.message_id });
     await phone.waitFor((f) => f.type === "read");

@@ -2,7 +2,13 @@ import { generateKeyPairSync, verify, type KeyObject } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { PushSendError, type Device, type PushMessage } from "chat-gateway";
 import { fcmPushSender, type FcmPushSenderOptions } from "chat-gateway/push/fcm";
-import { recordingServer, refusedUrl, type RecordedRequest, type RecordingServer, type ScriptedResponse } from "./recording-server.js";
+import {
+  recordingServer,
+  refusedUrl,
+  type RecordedRequest,
+  type RecordingServer,
+  type ScriptedResponse,
+} from "./recording-server.js";
 
 const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
 const PRIVATE_PEM = privateKey.export({ type: "pkcs8", format: "pem" }) as string;
@@ -242,7 +248,10 @@ describe("fcmPushSender", () => {
     const google = await fakeGoogle();
     google.tokenAnswer = { status: 503, text: "unavailable" };
     const push = google.sender();
-    await expect(push.send("alice", device(), reply)).rejects.toMatchObject({ name: "PushSendError", permanent: false });
+    await expect(push.send("alice", device(), reply)).rejects.toMatchObject({
+      name: "PushSendError",
+      permanent: false,
+    });
     google.tokenAnswer = undefined;
     await push.send("alice", device(), reply);
     expect(google.tokenRequests()).toHaveLength(2);
@@ -264,7 +273,10 @@ describe("fcmPushSender", () => {
     const google = await fakeGoogle();
     const denied = { status: 401, json: { error: { code: 401, message: "Auth error", status: "UNAUTHENTICATED" } } };
     google.sendAnswers.push(denied, denied);
-    const error = await google.sender().send("alice", device(), reply).catch((e: unknown) => e);
+    const error = await google
+      .sender()
+      .send("alice", device(), reply)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PushSendError);
     expect(error).toMatchObject({ permanent: true });
     expect(google.sendRequests()).toHaveLength(2);
@@ -273,7 +285,10 @@ describe("fcmPushSender", () => {
   it("errors - an UNREGISTERED device token is a permanent failure", async () => {
     const google = await fakeGoogle();
     google.sendAnswers.push(unregistered());
-    const error = await google.sender().send("alice", device(), reply).catch((e: unknown) => e);
+    const error = await google
+      .sender()
+      .send("alice", device(), reply)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PushSendError);
     expect(error).toMatchObject({ permanent: true });
     expect((error as Error).message).toContain("UNREGISTERED");
@@ -296,8 +311,14 @@ describe("fcmPushSender", () => {
     [503, "UNAVAILABLE", false],
   ])("errors - %i %s rejects with PushSendError, permanent %s", async (status, code, permanent) => {
     const google = await fakeGoogle();
-    google.sendAnswers.push({ status, json: { error: { code: status, message: "nope", details: [{ errorCode: code }] } } });
-    const error = await google.sender().send("alice", device(), reply).catch((e: unknown) => e);
+    google.sendAnswers.push({
+      status,
+      json: { error: { code: status, message: "nope", details: [{ errorCode: code }] } },
+    });
+    const error = await google
+      .sender()
+      .send("alice", device(), reply)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PushSendError);
     expect(error).toMatchObject({ permanent });
     expect((error as Error).message).toContain(code);
@@ -305,7 +326,10 @@ describe("fcmPushSender", () => {
 
   it("errors - an unreachable FCM is a non-permanent PushSendError", async () => {
     const google = await fakeGoogle();
-    const error = await google.sender({ apiBaseUrl: await refusedUrl() }).send("alice", device(), reply).catch((e: unknown) => e);
+    const error = await google
+      .sender({ apiBaseUrl: await refusedUrl() })
+      .send("alice", device(), reply)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PushSendError);
     expect(error).toMatchObject({ permanent: false });
   });
@@ -314,16 +338,25 @@ describe("fcmPushSender", () => {
     const account = { project_id: "p", client_email: "e@p", private_key: PRIVATE_PEM };
     expect(() => fcmPushSender(undefined as never)).toThrow(TypeError);
     expect(() => fcmPushSender({ serviceAccount: { ...account, project_id: "" } })).toThrow(/project_id/);
-    expect(() => fcmPushSender({ serviceAccount: { ...account, client_email: undefined as never } })).toThrow(/client_email/);
-    expect(() => fcmPushSender({ serviceAccount: { ...account, private_key: "not a key" } })).toThrow(/PEM private key/);
-    const ec = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "pem" }) as string;
+    expect(() => fcmPushSender({ serviceAccount: { ...account, client_email: undefined as never } })).toThrow(
+      /client_email/,
+    );
+    expect(() => fcmPushSender({ serviceAccount: { ...account, private_key: "not a key" } })).toThrow(
+      /PEM private key/,
+    );
+    const ec = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({
+      type: "pkcs8",
+      format: "pem",
+    }) as string;
     expect(() => fcmPushSender({ serviceAccount: { ...account, private_key: ec } })).toThrow(/RSA/);
     expect(() => fcmPushSender({ serviceAccount: account, apiBaseUrl: "nope" })).toThrow(/apiBaseUrl/);
     expect(() => fcmPushSender({ serviceAccount: account, tokenUrl: "file:///etc/token" })).toThrow(/tokenUrl/);
     for (const project_id of ["..", ".", "a/b", "../x", "p?x=1", "p q", "x".repeat(101)]) {
       expect(() => fcmPushSender({ serviceAccount: { ...account, project_id } }), project_id).toThrow(/project_id/);
     }
-    expect(() => fcmPushSender({ serviceAccount: { ...account, project_id: "example.com:my-project_1" } })).not.toThrow();
+    expect(() =>
+      fcmPushSender({ serviceAccount: { ...account, project_id: "example.com:my-project_1" } }),
+    ).not.toThrow();
   });
 
   it("send - a stored token outside the grammar is a permanent PushSendError and nothing is sent", async () => {

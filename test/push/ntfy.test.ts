@@ -14,7 +14,13 @@ function device(extra: Partial<Device> = {}): Device {
   };
 }
 
-const reply: PushMessage = { kind: "message", title: "Assistant", body: "The build is green 🎉", chat_id: "c1", message_id: "m1" };
+const reply: PushMessage = {
+  kind: "message",
+  title: "Assistant",
+  body: "The build is green 🎉",
+  chat_id: "c1",
+  message_id: "m1",
+};
 
 /**
  * Go's mime.WordDecoder, as ntfy uses it: each encoded word decodes on its own (so a character
@@ -101,8 +107,18 @@ describe("ntfyPushSender", () => {
   it("send - approval and clarify notifications default to high priority", async () => {
     const { url, requests } = await ntfy();
     const push = ntfyPushSender({ baseUrl: url });
-    await push.send("alice", device(), { kind: "notification", notification_kind: "approval", title: "Approve?", body: "rm -rf build" });
-    await push.send("alice", device(), { kind: "notification", notification_kind: "cron", title: "Cron", body: "done" });
+    await push.send("alice", device(), {
+      kind: "notification",
+      notification_kind: "approval",
+      title: "Approve?",
+      body: "rm -rf build",
+    });
+    await push.send("alice", device(), {
+      kind: "notification",
+      notification_kind: "cron",
+      title: "Cron",
+      body: "done",
+    });
     expect(requests.map((r) => r.headers.priority)).toEqual(["4", "3"]);
   });
 
@@ -152,7 +168,9 @@ describe("ntfyPushSender", () => {
     [503, false],
   ])("errors - a %i answer rejects with PushSendError, permanent %s", async (status, permanent) => {
     const { url } = await ntfy({ status, json: { code: status * 100, http: status, error: "nope from ntfy" } });
-    const error = await ntfyPushSender({ baseUrl: url }).send("alice", device(), reply).catch((e: unknown) => e);
+    const error = await ntfyPushSender({ baseUrl: url })
+      .send("alice", device(), reply)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PushSendError);
     expect(error).toMatchObject({ permanent });
     expect((error as Error).message).toContain(String(status));
@@ -161,14 +179,20 @@ describe("ntfyPushSender", () => {
   });
 
   it("errors - an unreachable server is a non-permanent PushSendError", async () => {
-    const error = await ntfyPushSender({ baseUrl: await refusedUrl() }).send("alice", device(), reply).catch((e: unknown) => e);
+    const error = await ntfyPushSender({ baseUrl: await refusedUrl() })
+      .send("alice", device(), reply)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PushSendError);
     expect(error).toMatchObject({ permanent: false });
   });
 
   it("errors - a server that does not answer in time is a non-permanent PushSendError", async () => {
-    server = await recordingServer(() => new Promise<ScriptedResponse>((resolve) => setTimeout(() => resolve({}), 2_000)));
-    const error = await ntfyPushSender({ baseUrl: server.url, timeoutMs: 100 }).send("alice", device(), reply).catch((e: unknown) => e);
+    server = await recordingServer(
+      () => new Promise<ScriptedResponse>((resolve) => setTimeout(() => resolve({}), 2_000)),
+    );
+    const error = await ntfyPushSender({ baseUrl: server.url, timeoutMs: 100 })
+      .send("alice", device(), reply)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PushSendError);
     expect(error).toMatchObject({ permanent: false });
   });

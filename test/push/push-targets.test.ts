@@ -9,7 +9,18 @@ import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { sleep } from "../gateway/runtimes.js";
 import { recordingServer, type RecordingServer } from "./recording-server.js";
 
-const HOSTILE_TOPICS = ["..", "../x", "a/b", "%2e%2e", "x".repeat(65), "a b", "t?x=1", "t#x", "caf\u00e9", "..%2fadmin"];
+const HOSTILE_TOPICS = [
+  "..",
+  "../x",
+  "a/b",
+  "%2e%2e",
+  "x".repeat(65),
+  "a b",
+  "t?x=1",
+  "t#x",
+  "caf\u00e9",
+  "..%2fadmin",
+];
 const HOSTILE_TOKENS = ["a b", "x".repeat(4097), "tok\nen", "\u00e9"];
 
 let h: Harness | undefined;
@@ -23,7 +34,11 @@ afterEach(async () => {
 async function setup() {
   ntfy = await recordingServer(() => ({ json: { id: "x" } }));
   const storage = memoryStorage();
-  h = await startGateway({ storage, push: [ntfyPushSender({ baseUrl: `${ntfy.url}/ntfy`, token: "tk_operator" })], pushRetry: { attempts: 1, backoffMs: 10 } });
+  h = await startGateway({
+    storage,
+    push: [ntfyPushSender({ baseUrl: `${ntfy.url}/ntfy`, token: "tk_operator" })],
+    pushRetry: { attempts: 1, backoffMs: 10 },
+  });
   return { storage, ntfy, h };
 }
 
@@ -34,23 +49,30 @@ async function pushNow(harness: Harness): Promise<void> {
 }
 
 describe("push targets", () => {
-  it.each(HOSTILE_TOPICS)("push targets - hello with ntfy_topic %j is refused with unsupported and closed; nothing is stored or pushed", async (topic) => {
-    const { storage, ntfy, h } = await setup();
-    const c = new Client(h.url);
-    await c.opened;
-    c.send("hello", { token: "", device_id: "phone", ntfy_topic: topic }, "h1");
-    const answer = await c.waitFor((f) => f.id === "h1");
-    expect(answer).toMatchObject({ type: "error", id: "h1", payload: { code: "unsupported" } });
-    expect(answer.payload.message).toContain('"ntfy_topic"');
-    expect(await c.closedPromise).toBe(CLOSE_CODES.invalidHello);
-    expect(await storage.getDevice(ANONYMOUS_OWNER, "phone")).toBeUndefined();
-    await pushNow(h);
-    expect(ntfy.requests).toEqual([]);
-  });
+  it.each(HOSTILE_TOPICS)(
+    "push targets - hello with ntfy_topic %j is refused with unsupported and closed; nothing is stored or pushed",
+    async (topic) => {
+      const { storage, ntfy, h } = await setup();
+      const c = new Client(h.url);
+      await c.opened;
+      c.send("hello", { token: "", device_id: "phone", ntfy_topic: topic }, "h1");
+      const answer = await c.waitFor((f) => f.id === "h1");
+      expect(answer).toMatchObject({ type: "error", id: "h1", payload: { code: "unsupported" } });
+      expect(answer.payload.message).toContain('"ntfy_topic"');
+      expect(await c.closedPromise).toBe(CLOSE_CODES.invalidHello);
+      expect(await storage.getDevice(ANONYMOUS_OWNER, "phone")).toBeUndefined();
+      await pushNow(h);
+      expect(ntfy.requests).toEqual([]);
+    },
+  );
 
   it("push targets - fcm.register with a hostile topic or token answers unsupported with its id and keeps the valid topic; pushes go to that topic only", async () => {
     const { storage, ntfy, h } = await setup();
-    const phone = await Client.connect(h.url, { device_id: "phone", ntfy_topic: "Phone_topic-1", caps: { push: "ntfy" } });
+    const phone = await Client.connect(h.url, {
+      device_id: "phone",
+      ntfy_topic: "Phone_topic-1",
+      caps: { push: "ntfy" },
+    });
     for (const [i, topic] of HOSTILE_TOPICS.entries()) {
       const answer = await phone.request("fcm.register", { ntfy_topic: topic });
       expect(answer).toMatchObject({ type: "error", payload: { code: "unsupported" } });
@@ -65,7 +87,9 @@ describe("push targets", () => {
     expect((await storage.getDevice(ANONYMOUS_OWNER, "phone"))?.fcm_token).toBeUndefined();
     await phone.close();
     await pushNow(h);
-    expect(ntfy.requests.map((r) => [r.method, r.url, r.headers.authorization])).toEqual([["POST", "/ntfy/Phone_topic-1", "Bearer tk_operator"]]);
+    expect(ntfy.requests.map((r) => [r.method, r.url, r.headers.authorization])).toEqual([
+      ["POST", "/ntfy/Phone_topic-1", "Bearer tk_operator"],
+    ]);
   });
 
   it("push targets - the longest valid topic is taken, and an empty topic clears it", async () => {

@@ -36,14 +36,24 @@ async function until(check: () => boolean): Promise<void> {
 
 /** Notify the anonymous owner while no device is connected. */
 function notify(harness: Harness, title = "Ping"): Promise<unknown> {
-  return harness.gateway.notify(ANONYMOUS_OWNER, { kind: "approval", title, body: "Approve the deploy? ✔", chat_id: "default", thread_id: null });
+  return harness.gateway.notify(ANONYMOUS_OWNER, {
+    kind: "approval",
+    title,
+    body: "Approve the deploy? ✔",
+    chat_id: "default",
+    thread_id: null,
+  });
 }
 
 describe("web push", () => {
   it("web push - a subscription from hello gets the notification, encrypted for the browser and signed with the VAPID key", async () => {
     const { service, h, storage } = await setup();
     const browser = subscriber(`${service.url}/push/abc`);
-    const tab = await Client.connect(h.url, { device_id: "tab", caps: { push: "webpush" }, webpush: { ...browser.subscription, expirationTime: null } });
+    const tab = await Client.connect(h.url, {
+      device_id: "tab",
+      caps: { push: "webpush" },
+      webpush: { ...browser.subscription, expirationTime: null },
+    });
     expect((await storage.getDevice(ANONYMOUS_OWNER, "tab"))?.webpush).toEqual(browser.subscription);
     await tab.close();
     await notify(h);
@@ -52,7 +62,12 @@ describe("web push", () => {
     expect(request.path).toBe("/push/abc");
     expect(request.headers).toMatchObject({ "content-encoding": "aes128gcm", ttl: "86400", urgency: "high" });
     expect(JSON.parse(browser.decrypt(request.body))).toEqual({
-      kind: "notification", title: "Ping", body: "Approve the deploy? ✔", chat_id: "default", thread_id: null, notification_kind: "approval",
+      kind: "notification",
+      title: "Ping",
+      body: "Approve the deploy? ✔",
+      chat_id: "default",
+      thread_id: null,
+      notification_kind: "approval",
     });
     const claims = vapidClaims(request.headers);
     expect(claims).toMatchObject({ aud: service.url, sub: SUBJECT, k: VAPID.publicKey });
@@ -66,7 +81,11 @@ describe("web push", () => {
     tab.send("fcm.register", { webpush: browser.subscription });
     expect((await tab.request("ping", {})).type).toBe("pong");
     expect((await storage.getDevice(ANONYMOUS_OWNER, "tab"))?.webpush).toEqual(browser.subscription);
-    const other = await Client.connect(h.url, { device_id: "other", caps: { push: "none" }, webpush: subscriber(`${service.url}/push/other`).subscription });
+    const other = await Client.connect(h.url, {
+      device_id: "other",
+      caps: { push: "none" },
+      webpush: subscriber(`${service.url}/push/other`).subscription,
+    });
     await Promise.all([tab.close(), other.close()]);
     await notify(h, "first");
     await until(() => service.requests.length === 1);
@@ -83,34 +102,45 @@ describe("web push", () => {
     expect(service.requests).toHaveLength(1);
   });
 
-  it.each([404, 410])("web push - a push service answering %i removes the subscription, and nothing is posted to it again", async (status) => {
-    const { service, h, storage } = await setup();
-    service.answer("/push/gone", status);
-    const gone = subscriber(`${service.url}/push/gone`);
-    const kept = subscriber(`${service.url}/push/kept`);
-    await (await Client.connect(h.url, { device_id: "gone", caps: { push: "webpush" }, webpush: gone.subscription })).close();
-    await (await Client.connect(h.url, { device_id: "kept", caps: { push: "webpush" }, webpush: kept.subscription })).close();
-    await notify(h, "first");
-    await until(() => service.requests.length === 2);
-    for (let i = 0; i < 200 && (await storage.getDevice(ANONYMOUS_OWNER, "gone"))?.webpush; i++) await sleep(10);
-    expect((await storage.getDevice(ANONYMOUS_OWNER, "gone"))?.webpush).toBeUndefined();
-    expect((await storage.getDevice(ANONYMOUS_OWNER, "kept"))?.webpush).toEqual(kept.subscription);
-    await notify(h, "second");
-    await until(() => service.requests.length === 3);
-    await sleep(200);
-    expect(service.requests.map((r) => r.path).sort()).toEqual(["/push/gone", "/push/kept", "/push/kept"]);
-  });
+  it.each([404, 410])(
+    "web push - a push service answering %i removes the subscription, and nothing is posted to it again",
+    async (status) => {
+      const { service, h, storage } = await setup();
+      service.answer("/push/gone", status);
+      const gone = subscriber(`${service.url}/push/gone`);
+      const kept = subscriber(`${service.url}/push/kept`);
+      await (
+        await Client.connect(h.url, { device_id: "gone", caps: { push: "webpush" }, webpush: gone.subscription })
+      ).close();
+      await (
+        await Client.connect(h.url, { device_id: "kept", caps: { push: "webpush" }, webpush: kept.subscription })
+      ).close();
+      await notify(h, "first");
+      await until(() => service.requests.length === 2);
+      for (let i = 0; i < 200 && (await storage.getDevice(ANONYMOUS_OWNER, "gone"))?.webpush; i++) await sleep(10);
+      expect((await storage.getDevice(ANONYMOUS_OWNER, "gone"))?.webpush).toBeUndefined();
+      expect((await storage.getDevice(ANONYMOUS_OWNER, "kept"))?.webpush).toEqual(kept.subscription);
+      await notify(h, "second");
+      await until(() => service.requests.length === 3);
+      await sleep(200);
+      expect(service.requests.map((r) => r.path).sort()).toEqual(["/push/gone", "/push/kept", "/push/kept"]);
+    },
+  );
 
   it("web push - a subscription replaced while a push to the old one failed with 410 is kept", async () => {
     const { service, h, storage } = await setup();
     const old = subscriber(`${service.url}/push/old`);
     const fresh = subscriber(`${service.url}/push/fresh`);
     service.answer("/push/old", 410);
-    await (await Client.connect(h.url, { device_id: "tab", caps: { push: "webpush" }, webpush: old.subscription })).close();
+    await (
+      await Client.connect(h.url, { device_id: "tab", caps: { push: "webpush" }, webpush: old.subscription })
+    ).close();
     const sender = webPushSender({ vapid: VAPID, subject: SUBJECT, agent: service.agent, endpointAllowed: () => true });
     const device = (await storage.getDevice(ANONYMOUS_OWNER, "tab"))!;
     // What the gateway does after the 410, with the device re-subscribed meanwhile.
-    await expect(sender.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" })).rejects.toMatchObject({ gone: true, permanent: true });
+    await expect(
+      sender.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" }),
+    ).rejects.toMatchObject({ gone: true, permanent: true });
     const replaced = { ...device, webpush: fresh.subscription };
     expect(sender.forget!(replaced, device)).toBeUndefined();
     expect(sender.forget!(device, device)).not.toHaveProperty("webpush");
@@ -127,24 +157,43 @@ describe("web push", () => {
     ["a string", "https://push.example.com/x", "webpush"],
     ["an array", [endpoint(), keys], "webpush"],
     ["no keys", { endpoint: endpoint() }, "webpush.keys"],
-    ["a p256dh of the wrong length", { endpoint: endpoint(), keys: { ...keys, p256dh: keys.p256dh.slice(0, 40) } }, "webpush.keys.p256dh"],
+    [
+      "a p256dh of the wrong length",
+      { endpoint: endpoint(), keys: { ...keys, p256dh: keys.p256dh.slice(0, 40) } },
+      "webpush.keys.p256dh",
+    ],
     ["a huge p256dh", { endpoint: endpoint(), keys: { ...keys, p256dh: "A".repeat(100_000) } }, "webpush.keys.p256dh"],
-    ["a compressed p256dh", { endpoint: endpoint(), keys: { ...keys, p256dh: Buffer.alloc(65, 2).toString("base64url") } }, "webpush.keys.p256dh"],
-    ["an auth that is not base64url", { endpoint: endpoint(), keys: { ...keys, auth: "not base64 at all!!!!!" } }, "webpush.keys.auth"],
-    ["an auth of 32 bytes", { endpoint: endpoint(), keys: { ...keys, auth: Buffer.alloc(32, 1).toString("base64url") } }, "webpush.keys.auth"],
+    [
+      "a compressed p256dh",
+      { endpoint: endpoint(), keys: { ...keys, p256dh: Buffer.alloc(65, 2).toString("base64url") } },
+      "webpush.keys.p256dh",
+    ],
+    [
+      "an auth that is not base64url",
+      { endpoint: endpoint(), keys: { ...keys, auth: "not base64 at all!!!!!" } },
+      "webpush.keys.auth",
+    ],
+    [
+      "an auth of 32 bytes",
+      { endpoint: endpoint(), keys: { ...keys, auth: Buffer.alloc(32, 1).toString("base64url") } },
+      "webpush.keys.auth",
+    ],
   ];
 
-  it.each(BAD)("web push - hello with %s is refused with unsupported naming the field, closed 1008, nothing stored", async (_what, webpush, field) => {
-    const { h, storage } = await setup();
-    const c = new Client(h.url);
-    await c.opened;
-    c.send("hello", { token: "", device_id: "tab", caps: { push: "webpush" }, webpush }, "h1");
-    const answer = await c.waitFor((f) => f.id === "h1");
-    expect(answer).toMatchObject({ type: "error", id: "h1", payload: { code: "unsupported" } });
-    expect(answer.payload.message).toContain(`"${field}"`);
-    expect(await c.closedPromise).toBe(CLOSE_CODES.invalidHello);
-    expect(await storage.getDevice(ANONYMOUS_OWNER, "tab")).toBeUndefined();
-  });
+  it.each(BAD)(
+    "web push - hello with %s is refused with unsupported naming the field, closed 1008, nothing stored",
+    async (_what, webpush, field) => {
+      const { h, storage } = await setup();
+      const c = new Client(h.url);
+      await c.opened;
+      c.send("hello", { token: "", device_id: "tab", caps: { push: "webpush" }, webpush }, "h1");
+      const answer = await c.waitFor((f) => f.id === "h1");
+      expect(answer).toMatchObject({ type: "error", id: "h1", payload: { code: "unsupported" } });
+      expect(answer.payload.message).toContain(`"${field}"`);
+      expect(await c.closedPromise).toBe(CLOSE_CODES.invalidHello);
+      expect(await storage.getDevice(ANONYMOUS_OWNER, "tab")).toBeUndefined();
+    },
+  );
 
   it("web push - fcm.register with a bad subscription answers unsupported with its id and keeps the stored one", async () => {
     const { h, storage, service } = await setup();
@@ -162,10 +211,30 @@ describe("web push", () => {
   it("web push - by default the sender never posts to loopback or private addresses", async () => {
     service = await fakePushService();
     const sender = webPushSender({ vapid: VAPID, subject: SUBJECT, agent: service.agent });
-    const device = { device_id: "tab", device_name: "", caps: { min_protocol: 1, media: true, push: "webpush", streaming: true }, last_seen: 0, webpush: subscriber(`${service.url}/push/x`).subscription };
-    await expect(sender.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" })).rejects.toMatchObject({ permanent: true, gone: false });
+    const device = {
+      device_id: "tab",
+      device_name: "",
+      caps: { min_protocol: 1, media: true, push: "webpush", streaming: true },
+      last_seen: 0,
+      webpush: subscriber(`${service.url}/push/x`).subscription,
+    };
+    await expect(
+      sender.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" }),
+    ).rejects.toMatchObject({ permanent: true, gone: false });
     expect(service.requests).toEqual([]);
-    for (const host of ["localhost", "127.0.0.1", "10.1.2.3", "172.20.0.1", "192.168.1.1", "169.254.169.254", "[::1]", "[fd00::1]", "[fe80::1]", "[::ffff:127.0.0.1]", "app.localhost"]) {
+    for (const host of [
+      "localhost",
+      "127.0.0.1",
+      "10.1.2.3",
+      "172.20.0.1",
+      "192.168.1.1",
+      "169.254.169.254",
+      "[::1]",
+      "[fd00::1]",
+      "[fe80::1]",
+      "[::ffff:127.0.0.1]",
+      "app.localhost",
+    ]) {
       expect(isPublicEndpoint(new URL(`https://${host}/push`)), host).toBe(false);
     }
     for (const host of ["fcm.googleapis.com", "updates.push.services.mozilla.com", "8.8.8.8", "[2001:4860::1]"]) {
@@ -174,14 +243,33 @@ describe("web push", () => {
   });
 
   it("web push - by default a name that resolves to an internal address is refused too, before any connection", async () => {
-    const device = { device_id: "tab", device_name: "", caps: { min_protocol: 1, media: true, push: "webpush", streaming: true }, last_seen: 0, webpush: subscriber("https://push.example.test/push/x").subscription };
-    const resolvingTo = (address: string): LookupFunction => (_host, options, callback) => (options.all ? callback(null, [{ address, family: 4 }]) : callback(null, address, 4));
+    const device = {
+      device_id: "tab",
+      device_name: "",
+      caps: { min_protocol: 1, media: true, push: "webpush", streaming: true },
+      last_seen: 0,
+      webpush: subscriber("https://push.example.test/push/x").subscription,
+    };
+    const resolvingTo =
+      (address: string): LookupFunction =>
+      (_host, options, callback) =>
+        options.all ? callback(null, [{ address, family: 4 }]) : callback(null, address, 4);
     // A public-looking name pointing into the server's network: refused for good, never retried.
     const inward = webPushSender({ vapid: VAPID, subject: SUBJECT, lookup: resolvingTo("10.1.2.3"), timeoutMs: 2_000 });
-    await expect(inward.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" })).rejects.toMatchObject({ permanent: true, message: expect.stringMatching(/internal address/) });
+    await expect(
+      inward.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" }),
+    ).rejects.toMatchObject({ permanent: true, message: expect.stringMatching(/internal address/) });
     // The same name resolving outward is tried (and fails here only because this machine has no network).
-    const outward = webPushSender({ vapid: VAPID, subject: SUBJECT, lookup: resolvingTo("203.0.113.5"), timeoutMs: 2_000 });
-    const error = await outward.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" }).then(() => undefined, (e: unknown) => e);
+    const outward = webPushSender({
+      vapid: VAPID,
+      subject: SUBJECT,
+      lookup: resolvingTo("203.0.113.5"),
+      timeoutMs: 2_000,
+    });
+    const error = await outward.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ permanent: false });
     expect(String((error as Error).message)).not.toMatch(/internal address/);
   });

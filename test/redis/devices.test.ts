@@ -36,8 +36,18 @@ describe.skipIf(!available)("paired devices through Redis", () => {
   });
 
   async function pairOn(stack: Stack, session: string, name: string): Promise<{ device_id: string; token: string }> {
-    const code = await request(stack.srv.url, { method: "POST", path: "/api/devices/pair", headers: { ...JSON_TYPE, ...bearer(session) }, body: "{}" });
-    const done = await request(stack.srv.url, { method: "POST", path: "/api/devices/redeem", headers: JSON_TYPE, body: JSON.stringify({ code: code.body.code, device_name: name }) });
+    const code = await request(stack.srv.url, {
+      method: "POST",
+      path: "/api/devices/pair",
+      headers: { ...JSON_TYPE, ...bearer(session) },
+      body: "{}",
+    });
+    const done = await request(stack.srv.url, {
+      method: "POST",
+      path: "/api/devices/redeem",
+      headers: JSON_TYPE,
+      body: JSON.stringify({ code: code.body.code, device_name: name }),
+    });
     expect(done.status).toBe(200);
     return done.body;
   }
@@ -56,15 +66,25 @@ describe.skipIf(!available)("paired devices through Redis", () => {
     clients.push(onB, laptopOnB);
     // Let B's SUBSCRIBE reach Redis before A publishes.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const gone = await request(a.srv.url, { method: "DELETE", path: `/api/devices/${phone.device_id}`, headers: bearer(session) });
+    const gone = await request(a.srv.url, {
+      method: "DELETE",
+      path: `/api/devices/${phone.device_id}`,
+      headers: bearer(session),
+    });
     expect(gone.status).toBe(200);
-    const closed = await Promise.race([onB.closedPromise, new Promise((resolve) => setTimeout(() => resolve("open"), 1000))]);
+    const closed = await Promise.race([
+      onB.closedPromise,
+      new Promise((resolve) => setTimeout(() => resolve("open"), 1000)),
+    ]);
     expect(closed).toBe(4401);
     expect((await request(b.srv.url, { path: "/api/devices", headers: bearer(phone.token) })).status).toBe(401);
     expect((await laptopOnB.request("channel.list")).type).toBe("channel.list");
     const listed = await request(b.srv.url, { path: "/api/devices", headers: bearer(laptop.token) });
     expect(listed.body.devices.map((d: { name: string }) => d.name)).toEqual(["laptop"]);
     const keys = await redisA.keys(`${prefix}*`);
-    for (const key of keys) expect(JSON.stringify(await redisA.type(key) === "hash" ? await redisA.hgetall(key) : {})).not.toContain(laptop.token);
+    for (const key of keys)
+      expect(JSON.stringify((await redisA.type(key)) === "hash" ? await redisA.hgetall(key) : {})).not.toContain(
+        laptop.token,
+      );
   });
 });

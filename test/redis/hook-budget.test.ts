@@ -48,13 +48,17 @@ describe.runIf(available)("redisHookBudget", () => {
     expect(() => redisHookBudget(client(), { limit: 0 })).toThrow(TypeError);
   });
 
-  it("two handlers sharing Redis refuse the 61st post of a minute to one hook with 429, whichever takes it", { timeout: 60_000 }, async () => {
+  it("two handlers sharing Redis refuse the 61st post of a minute to one hook with 429, whichever takes it", {
+    timeout: 60_000,
+  }, async () => {
     h = await startGateway();
     const gateway = h.gateway;
     const bases: string[] = [];
     for (let i = 0; i < 2; i++) {
       const hooks = createHookHandler({ gateway, postBudget: redisHookBudget(client(), { prefix }) });
-      const server = http.createServer((req, res) => void hooks(req, res).then((handled) => handled || res.writeHead(418).end()));
+      const server = http.createServer(
+        (req, res) => void hooks(req, res).then((handled) => handled || res.writeHead(418).end()),
+      );
       servers.push(server);
       await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
       bases.push(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
@@ -62,7 +66,12 @@ describe.runIf(available)("redisHookBudget", () => {
     const { hook, secret } = await addHook(gateway, ANONYMOUS_OWNER, { name: "ci", channel: "Builds" });
     const post = (base: string, n: number) => {
       const body = JSON.stringify({ text: `post ${n}` });
-      return request(base, { method: "POST", path: `/api/hooks/${hook.hook_id}`, headers: { "content-type": "application/json", "x-hook-signature": signHookBody(secret, body) }, body });
+      return request(base, {
+        method: "POST",
+        path: `/api/hooks/${hook.hook_id}`,
+        headers: { "content-type": "application/json", "x-hook-signature": signHookBody(secret, body) },
+        body,
+      });
     };
     const statuses: number[] = [];
     for (let n = 0; n < 60; n++) statuses.push((await post(bases[n % 2]!, n)).status);

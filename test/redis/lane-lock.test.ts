@@ -91,7 +91,10 @@ describe.skipIf(!available)("redisLaneLock", () => {
     const logger = recordingLogger();
     const legacy: string[] = [];
     const viaLogger = await redisLaneLock(a, { prefix, ttlMs: 300, logger }).acquire("lost-1", never());
-    const viaAlias = await redisLaneLock(a, { prefix, ttlMs: 300, warn: (m) => legacy.push(m) }).acquire("lost-2", never());
+    const viaAlias = await redisLaneLock(a, { prefix, ttlMs: 300, warn: (m) => legacy.push(m) }).acquire(
+      "lost-2",
+      never(),
+    );
     // Another process took the lanes over (as after an outage longer than ttlMs).
     await b.set(`${prefix}lane:lost-1`, "someone-else", "PX", 5000);
     await b.set(`${prefix}lane:lost-2`, "someone-else", "PX", 5000);
@@ -108,7 +111,9 @@ describe.skipIf(!available)("redisLaneLock", () => {
     expect(() => redisLaneLock(a, { ttlMs: 0 })).toThrow(TypeError);
     expect(() => redisLaneLock(a, { pollMs: -1 })).toThrow(TypeError);
     expect(() => redisLaneLock(null as unknown as Redis)).toThrow(TypeError);
-    expect(() => redisLaneLock(a, { logger: console.warn as never })).toThrow(/redisLaneLock: logger must be an object with info, warn and error methods/);
+    expect(() => redisLaneLock(a, { logger: console.warn as never })).toThrow(
+      /redisLaneLock: logger must be an object with info, warn and error methods/,
+    );
     expect(() => redisLaneLock(a, { warn: "console" as never })).toThrow(/redisLaneLock: warn must be a function/);
   });
 });

@@ -40,13 +40,23 @@ describe.skipIf(!available)("revocation through Redis", () => {
     const a = await startStack({ usersFile, sessions: redisSessionStore(redisA, { prefix }) });
     const b = await startStack({ usersFile, sessions: redisSessionStore(redisB, { prefix }) });
     stacks.push(a, b);
-    const [first, second] = await Promise.all([login(a.srv.url, "alice", "alice-password"), login(a.srv.url, "alice", "alice-password")]).then((r) => r.map((x) => x.body.token as string));
+    const [first, second] = await Promise.all([
+      login(a.srv.url, "alice", "alice-password"),
+      login(a.srv.url, "alice", "alice-password"),
+    ]).then((r) => r.map((x) => x.body.token as string));
     const onB = await Client.connect(b.ws, {}, { authorization: `Bearer ${first}` });
     const otherOnB = await Client.connect(b.ws, {}, { authorization: `Bearer ${second}` });
     clients.push(onB, otherOnB);
-    const out = await request(a.srv.url, { method: "POST", path: "/api/auth/logout", headers: { authorization: `Bearer ${first}`, "content-type": "application/json" } });
+    const out = await request(a.srv.url, {
+      method: "POST",
+      path: "/api/auth/logout",
+      headers: { authorization: `Bearer ${first}`, "content-type": "application/json" },
+    });
     expect(out.status).toBe(200);
-    const closed = await Promise.race([onB.closedPromise, new Promise((resolve) => setTimeout(() => resolve("open"), 1000))]);
+    const closed = await Promise.race([
+      onB.closedPromise,
+      new Promise((resolve) => setTimeout(() => resolve("open"), 1000)),
+    ]);
     expect(closed).toBe(4401);
     expect((await otherOnB.request("channel.list")).type).toBe("channel.list");
   });

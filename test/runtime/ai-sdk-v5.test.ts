@@ -16,15 +16,18 @@ vi.mock("ai", async () => {
 });
 
 // The provider-level stream part, taken from the mock so the test needs no import from @ai-sdk/provider.
-type StreamPart = Awaited<ReturnType<MockLanguageModelV2["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
+type StreamPart =
+  Awaited<ReturnType<MockLanguageModelV2["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
 
 // ai 5's tool() types differ from ai 6's, which the binding's options are typed with.
 const tools = (set: Record<string, unknown>) => set as AiSdkRuntimeOptions["tools"];
 
-
-
 // Version 2 of the provider spec: a flat usage and a plain finish reason.
-const usage = (input: number, output: number) => ({ inputTokens: input, outputTokens: output, totalTokens: input + output });
+const usage = (input: number, output: number) => ({
+  inputTokens: input,
+  outputTokens: output,
+  totalTokens: input + output,
+});
 
 function step(parts: unknown[], finish: "stop" | "tool-calls" = "stop", tokens: [number, number] = [10, 5]) {
   const chunks = [
@@ -67,7 +70,12 @@ describe("ai-sdk on ai 5 - streaming", () => {
         ...text("t", "Hello", ", world"),
       ]),
     });
-    const runtime = aiSdkRuntime({ model, system: "Be brief.", contextWindow: 32_000, prices: { input: 1, output: 2 } });
+    const runtime = aiSdkRuntime({
+      model,
+      system: "Be brief.",
+      contextWindow: 32_000,
+      prices: { input: 1, output: 2 },
+    });
     const history = [
       { message_id: "m1", role: "user" as const, text: "Hi", reasoning: "", ts: 1, media: [] },
       { message_id: "m2", role: "assistant" as const, text: "Hello!", reasoning: "", ts: 2, media: [] },
@@ -93,7 +101,11 @@ describe("ai-sdk on ai 5 - streaming", () => {
   it("runs a tool call through the AI SDK and reports its start and end", async () => {
     const model = new MockLanguageModelV2({
       doStream: [
-        step([{ type: "tool-call", toolCallId: "call-1", toolName: "add", input: '{"a":2,"b":3}' }], "tool-calls", [20, 8]),
+        step(
+          [{ type: "tool-call", toolCallId: "call-1", toolName: "add", input: '{"a":2,"b":3}' }],
+          "tool-calls",
+          [20, 8],
+        ),
         step(text("t", "It is 5."), "stop", [40, 4]),
       ],
     });
@@ -102,7 +114,13 @@ describe("ai-sdk on ai 5 - streaming", () => {
     expect(result.text).toBe("It is 5.");
     const start = result.events.find((e) => e.type === "tool-start");
     const end = result.events.find((e) => e.type === "tool-end");
-    expect(start).toEqual({ type: "tool-start", id: "call-1", name: "add", args: { a: 2, b: 3 }, preview: "add(a=2, b=3)" });
+    expect(start).toEqual({
+      type: "tool-start",
+      id: "call-1",
+      name: "add",
+      args: { a: 2, b: 3 },
+      preview: "add(a=2, b=3)",
+    });
     expect(end).toMatchObject({ type: "tool-end", id: "call-1", name: "add", output: { sum: 5 }, ok: true });
     expect((end as { duration: number }).duration).toBeGreaterThanOrEqual(0);
     expect(result.usage).toMatchObject({ promptTokens: 40, completionTokens: 12, totalTokens: 72 });
@@ -113,33 +131,49 @@ describe("ai-sdk on ai 5 - streaming", () => {
   it.each([
     ["approved", "approve", true],
     ["denied", "deny", false],
-  ])("the needsApproval option asks before a call; %s, the tool runs or the model is told", async (_label, option, runs) => {
-    const model = new MockLanguageModelV2({
-      doStream: [step([{ type: "tool-call", toolCallId: "call-1", toolName: "add", input: '{"a":2,"b":3}' }], "tool-calls"), step(text("t", "Ok."))],
-    });
-    const asked: unknown[] = [];
-    const ask = async (request: unknown) => {
-      asked.push(request);
-      return { outcome: "selected" as const, option_id: option };
-    };
-    const result = await collect(aiSdkRuntime({ model, tools: tools({ add: addTool }), needsApproval: ["add"] }).turn(input("2+3?", { ask })));
-    expect(asked).toEqual([{ kind: "approval", title: "Run add?", body: "add(a=2, b=3)", tool: { name: "add", args: { a: 2, b: 3 } } }]);
-    const end = result.events.find((e) => e.type === "tool-end");
-    const prompt = JSON.stringify(model.doStreamCalls[1].prompt);
-    if (runs) {
-      expect(end).toMatchObject({ ok: true, output: { sum: 5 } });
-      expect(prompt).toContain('"sum":5');
-    } else {
-      expect(end).toMatchObject({ ok: false, output: "The person denied this tool call; it was not run." });
-      expect(prompt).toContain("The person denied this tool call");
-    }
-    expect(result.text).toBe("Ok.");
-  });
+  ])(
+    "the needsApproval option asks before a call; %s, the tool runs or the model is told",
+    async (_label, option, runs) => {
+      const model = new MockLanguageModelV2({
+        doStream: [
+          step([{ type: "tool-call", toolCallId: "call-1", toolName: "add", input: '{"a":2,"b":3}' }], "tool-calls"),
+          step(text("t", "Ok.")),
+        ],
+      });
+      const asked: unknown[] = [];
+      const ask = async (request: unknown) => {
+        asked.push(request);
+        return { outcome: "selected" as const, option_id: option };
+      };
+      const result = await collect(
+        aiSdkRuntime({ model, tools: tools({ add: addTool }), needsApproval: ["add"] }).turn(input("2+3?", { ask })),
+      );
+      expect(asked).toEqual([
+        { kind: "approval", title: "Run add?", body: "add(a=2, b=3)", tool: { name: "add", args: { a: 2, b: 3 } } },
+      ]);
+      const end = result.events.find((e) => e.type === "tool-end");
+      const prompt = JSON.stringify(model.doStreamCalls[1].prompt);
+      if (runs) {
+        expect(end).toMatchObject({ ok: true, output: { sum: 5 } });
+        expect(prompt).toContain('"sum":5');
+      } else {
+        expect(end).toMatchObject({ ok: false, output: "The person denied this tool call; it was not run." });
+        expect(prompt).toContain("The person denied this tool call");
+      }
+      expect(result.text).toBe("Ok.");
+    },
+  );
 
   it("separates text written before a tool call from the text after it", async () => {
     const model = new MockLanguageModelV2({
       doStream: [
-        step([...text("a", "Let me check."), { type: "tool-call", toolCallId: "c1", toolName: "add", input: '{"a":1,"b":2}' }], "tool-calls"),
+        step(
+          [
+            ...text("a", "Let me check."),
+            { type: "tool-call", toolCallId: "c1", toolName: "add", input: '{"a":1,"b":2}' },
+          ],
+          "tool-calls",
+        ),
         step(text("b", "It is ", "3.")),
       ],
     });
@@ -163,22 +197,40 @@ describe("ai-sdk on ai 5 - streaming", () => {
     });
     const result = await collect(aiSdkRuntime({ model, tools: tools({ explode }) }).turn(input("go")));
     expect(result.error).toBeUndefined();
-    expect(result.events.find((e) => e.type === "tool-end")).toMatchObject({ id: "call-9", name: "explode", ok: false, output: "disk full" });
+    expect(result.events.find((e) => e.type === "tool-end")).toMatchObject({
+      id: "call-9",
+      name: "explode",
+      ok: false,
+      output: "disk full",
+    });
     expect(result.text).toBe("That tool failed.");
     expect(JSON.stringify(model.doStreamCalls[1].prompt)).toContain("disk full");
   });
 
   it("honours maxSteps", async () => {
-    const again = () => step([{ type: "tool-call", toolCallId: `c${Math.random()}`, toolName: "add", input: '{"a":1,"b":1}' }], "tool-calls");
+    const again = () =>
+      step(
+        [{ type: "tool-call", toolCallId: `c${Math.random()}`, toolName: "add", input: '{"a":1,"b":1}' }],
+        "tool-calls",
+      );
     const model = new MockLanguageModelV2({ doStream: [again(), again(), again()] });
-    const { events } = await collect(aiSdkRuntime({ model, tools: tools({ add: addTool }), maxSteps: 2 }).turn(input("loop")));
+    const { events } = await collect(
+      aiSdkRuntime({ model, tools: tools({ add: addTool }), maxSteps: 2 }).turn(input("loop")),
+    );
     expect(model.doStreamCalls).toHaveLength(2);
-    expect(events.at(-1)).toEqual({ type: "commentary", text: "Stopped at the step limit: the model still wanted to call tools." });
+    expect(events.at(-1)).toEqual({
+      type: "commentary",
+      text: "Stopped at the step limit: the model still wanted to call tools.",
+    });
   });
 
   it("ends the turn with a clear error on an error part, after the text so far", async () => {
     const model = new MockLanguageModelV2({
-      doStream: { stream: simulateReadableStream<StreamPart>({ chunks: [...text("t", "partial"), { type: "error", error: new Error("overloaded") }] as StreamPart[] }) },
+      doStream: {
+        stream: simulateReadableStream<StreamPart>({
+          chunks: [...text("t", "partial"), { type: "error", error: new Error("overloaded") }] as StreamPart[],
+        }),
+      },
     });
     const result = await collect(aiSdkRuntime({ model }).turn(input("x")));
     expect(result.text).toBe("partial");
@@ -200,7 +252,9 @@ describe("ai-sdk on ai 5 - streaming", () => {
       },
     });
     const result = await collect(aiSdkRuntime({ model, streamTextOptions: { maxRetries: 0 } }).turn(input("x")));
-    expect((result.error as Error).message).toBe("Rate limited by the model provider; retry after 20 s: Too Many Requests");
+    expect((result.error as Error).message).toBe(
+      "Rate limited by the model provider; retry after 20 s: Too Many Requests",
+    );
     expect((result.error as { code: string }).code).toBe("rate_limited");
   });
 

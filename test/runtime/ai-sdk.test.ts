@@ -7,9 +7,8 @@ import { collect, input } from "./turn-helpers.js";
 import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk";
 
 // The provider-level stream part, taken from the mock so the test needs no import from @ai-sdk/provider.
-type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
-
-
+type StreamPart =
+  Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
 
 const usage = (input: number, output: number) => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
@@ -49,7 +48,12 @@ describe("ai-sdk - streaming", () => {
         ...text("t", "Hello", ", world"),
       ]),
     });
-    const runtime = aiSdkRuntime({ model, system: "Be brief.", contextWindow: 32_000, prices: { input: 1, output: 2 } });
+    const runtime = aiSdkRuntime({
+      model,
+      system: "Be brief.",
+      contextWindow: 32_000,
+      prices: { input: 1, output: 2 },
+    });
     const history = [
       { message_id: "m1", role: "user" as const, text: "Hi", reasoning: "", ts: 1, media: [] },
       { message_id: "m2", role: "assistant" as const, text: "Hello!", reasoning: "", ts: 2, media: [] },
@@ -75,7 +79,11 @@ describe("ai-sdk - streaming", () => {
   it("runs a tool call through the AI SDK and reports its start and end", async () => {
     const model = new MockLanguageModelV3({
       doStream: [
-        step([{ type: "tool-call", toolCallId: "call-1", toolName: "add", input: '{"a":2,"b":3}' }], "tool-calls", [20, 8]),
+        step(
+          [{ type: "tool-call", toolCallId: "call-1", toolName: "add", input: '{"a":2,"b":3}' }],
+          "tool-calls",
+          [20, 8],
+        ),
         step(text("t", "It is 5."), "stop", [40, 4]),
       ],
     });
@@ -84,7 +92,13 @@ describe("ai-sdk - streaming", () => {
     expect(result.text).toBe("It is 5.");
     const start = result.events.find((e) => e.type === "tool-start");
     const end = result.events.find((e) => e.type === "tool-end");
-    expect(start).toEqual({ type: "tool-start", id: "call-1", name: "add", args: { a: 2, b: 3 }, preview: "add(a=2, b=3)" });
+    expect(start).toEqual({
+      type: "tool-start",
+      id: "call-1",
+      name: "add",
+      args: { a: 2, b: 3 },
+      preview: "add(a=2, b=3)",
+    });
     expect(end).toMatchObject({ type: "tool-end", id: "call-1", name: "add", output: { sum: 5 }, ok: true });
     expect((end as { duration: number }).duration).toBeGreaterThanOrEqual(0);
     expect(result.usage).toMatchObject({ promptTokens: 40, completionTokens: 12, totalTokens: 72 });
@@ -95,7 +109,13 @@ describe("ai-sdk - streaming", () => {
   it("separates text written before a tool call from the text after it", async () => {
     const model = new MockLanguageModelV3({
       doStream: [
-        step([...text("a", "Let me check."), { type: "tool-call", toolCallId: "c1", toolName: "add", input: '{"a":1,"b":2}' }], "tool-calls"),
+        step(
+          [
+            ...text("a", "Let me check."),
+            { type: "tool-call", toolCallId: "c1", toolName: "add", input: '{"a":1,"b":2}' },
+          ],
+          "tool-calls",
+        ),
         step(text("b", "It is ", "3.")),
       ],
     });
@@ -119,22 +139,38 @@ describe("ai-sdk - streaming", () => {
     });
     const result = await collect(aiSdkRuntime({ model, tools: { explode } }).turn(input("go")));
     expect(result.error).toBeUndefined();
-    expect(result.events.find((e) => e.type === "tool-end")).toMatchObject({ id: "call-9", name: "explode", ok: false, output: "disk full" });
+    expect(result.events.find((e) => e.type === "tool-end")).toMatchObject({
+      id: "call-9",
+      name: "explode",
+      ok: false,
+      output: "disk full",
+    });
     expect(result.text).toBe("That tool failed.");
     expect(JSON.stringify(model.doStreamCalls[1].prompt)).toContain("disk full");
   });
 
   it("honours maxSteps", async () => {
-    const again = () => step([{ type: "tool-call", toolCallId: `c${Math.random()}`, toolName: "add", input: '{"a":1,"b":1}' }], "tool-calls");
+    const again = () =>
+      step(
+        [{ type: "tool-call", toolCallId: `c${Math.random()}`, toolName: "add", input: '{"a":1,"b":1}' }],
+        "tool-calls",
+      );
     const model = new MockLanguageModelV3({ doStream: [again(), again(), again()] });
     const { events } = await collect(aiSdkRuntime({ model, tools: { add: addTool }, maxSteps: 2 }).turn(input("loop")));
     expect(model.doStreamCalls).toHaveLength(2);
-    expect(events.at(-1)).toEqual({ type: "commentary", text: "Stopped at the step limit: the model still wanted to call tools." });
+    expect(events.at(-1)).toEqual({
+      type: "commentary",
+      text: "Stopped at the step limit: the model still wanted to call tools.",
+    });
   });
 
   it("ends the turn with a clear error on an error part, after the text so far", async () => {
     const model = new MockLanguageModelV3({
-      doStream: { stream: simulateReadableStream<StreamPart>({ chunks: [...text("t", "partial"), { type: "error", error: new Error("overloaded") }] as StreamPart[] }) },
+      doStream: {
+        stream: simulateReadableStream<StreamPart>({
+          chunks: [...text("t", "partial"), { type: "error", error: new Error("overloaded") }] as StreamPart[],
+        }),
+      },
     });
     const result = await collect(aiSdkRuntime({ model }).turn(input("x")));
     expect(result.text).toBe("partial");
@@ -156,7 +192,9 @@ describe("ai-sdk - streaming", () => {
       },
     });
     const result = await collect(aiSdkRuntime({ model, streamTextOptions: { maxRetries: 0 } }).turn(input("x")));
-    expect((result.error as Error).message).toBe("Rate limited by the model provider; retry after 20 s: Too Many Requests");
+    expect((result.error as Error).message).toBe(
+      "Rate limited by the model provider; retry after 20 s: Too Many Requests",
+    );
     expect((result.error as { code: string }).code).toBe("rate_limited");
   });
 
@@ -237,7 +275,9 @@ describe("ai-sdk - messages, titles and commands", () => {
     ];
     await collect(aiSdkRuntime({ model }).turn(input("again", { history })));
     const prompt = model.doStreamCalls[0].prompt as Array<{ role: string; content: any }>;
-    const call = prompt.find((m) => m.role === "assistant" && Array.isArray(m.content) && m.content[0]?.type === "tool-call")!;
+    const call = prompt.find(
+      (m) => m.role === "assistant" && Array.isArray(m.content) && m.content[0]?.type === "tool-call",
+    )!;
     expect(call.content.map((p: any) => [p.toolCallId, p.toolName, p.input])).toEqual([
       ["call_a1_0", "add", { a: 1, b: 2 }],
       ["call_a1_1", "add", {}],
@@ -247,7 +287,9 @@ describe("ai-sdk - messages, titles and commands", () => {
       ["call_a1_0", { type: "text", value: '{"sum":3}' }],
       ["call_a1_1", { type: "error-text", value: "boom" }],
     ]);
-    expect(prompt.indexOf(results)).toBeLessThan(prompt.findIndex((m) => m.role === "assistant" && JSON.stringify(m.content).includes("It is 3.")));
+    expect(prompt.indexOf(results)).toBeLessThan(
+      prompt.findIndex((m) => m.role === "assistant" && JSON.stringify(m.content).includes("It is 3.")),
+    );
   });
 
   it("generates a short title", async () => {
@@ -268,7 +310,8 @@ describe("ai-sdk - messages, titles and commands", () => {
     const model = new MockLanguageModelV3({ modelId: "mock-1" });
     const runtime = aiSdkRuntime({ model, tools: { add: addTool } });
     expect((await runtime.commands!()).map((c) => c.name)).toEqual(["/models", "/tools"]);
-    const run = async (command: string) => (await collect(runtime.command!({ ...input(command), command, args: "" }))).text;
+    const run = async (command: string) =>
+      (await collect(runtime.command!({ ...input(command), command, args: "" }))).text;
     expect(await run("/models")).toBe("Model: mock-1");
     expect(await run("/tools")).toBe("- add: Adds two numbers");
     expect(model.doStreamCalls).toHaveLength(0);

@@ -37,7 +37,13 @@ async function approveOnce(runtime: AgentRuntime, answer: "approve" | "deny") {
 
 describe("tool approval over the wire", () => {
   const CALL = sse([
-    chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "rm", arguments: '{"path":"/tmp/build"}' } }] }),
+    chunk({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { index: 0, id: "call_1", type: "function", function: { name: "rm", arguments: '{"path":"/tmp/build"}' } },
+      ],
+    }),
     chunk({}, {}, "tool_calls"),
   ]);
   const DONE = sse([chunk({ content: "All done." }), chunk({}, {}, "stop")]);
@@ -53,13 +59,23 @@ describe("tool approval over the wire", () => {
       baseUrl: llm.baseUrl,
       model: "m",
       needsApproval: ["rm"],
-      tools: { rm: { parameters: { type: "object" }, execute: ({ path }) => {
-        ran.push(path);
-        return "removed";
-      } } },
+      tools: {
+        rm: {
+          parameters: { type: "object" },
+          execute: ({ path }) => {
+            ran.push(path);
+            return "removed";
+          },
+        },
+      },
     });
     const { ask, resolved, final } = await approveOnce(runtime, answer);
-    expect(ask).toMatchObject({ kind: "approval", title: "Run rm?", tool: { name: "rm", args: { path: "/tmp/build" } }, options: [{ id: "approve" }, { id: "deny" }] });
+    expect(ask).toMatchObject({
+      kind: "approval",
+      title: "Run rm?",
+      tool: { name: "rm", args: { path: "/tmp/build" } },
+      options: [{ id: "approve" }, { id: "deny" }],
+    });
     expect(resolved).toMatchObject({ outcome: "selected", option_id: answer, device_id: "phone" });
     expect(ran).toEqual(expectedRuns);
     expect(final.final_text).toContain("All done.");
@@ -72,17 +88,29 @@ describe("tool approval over the wire", () => {
     const content = "é".repeat(100_000);
     const args = { path: "/tmp/notes", content, mode: "append" };
     llm = await startFakeLlmServer();
-    const call = chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "write", arguments: JSON.stringify(args) } }] });
+    const call = chunk({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { index: 0, id: "call_1", type: "function", function: { name: "write", arguments: JSON.stringify(args) } },
+      ],
+    });
     llm.respond(stream(sse([call, chunk({}, {}, "tool_calls")])), stream(DONE));
     const written: unknown[] = [];
     const runtime = openAICompatibleRuntime({
       baseUrl: llm.baseUrl,
       model: "m",
       needsApproval: ["write"],
-      tools: { write: { parameters: { type: "object" }, execute: (a) => {
-          written.push(a);
-          return "ok";
-        }, preview: ({ path }) => `write to ${path}` } },
+      tools: {
+        write: {
+          parameters: { type: "object" },
+          execute: (a) => {
+            written.push(a);
+            return "ok";
+          },
+          preview: ({ path }) => `write to ${path}`,
+        },
+      },
     });
     const { ask } = await approveOnce(runtime, "approve");
     const shown = ask.tool as { name: string; args: Record<string, string>; args_cut?: boolean };
@@ -91,7 +119,9 @@ describe("tool approval over the wire", () => {
     expect(Buffer.byteLength(JSON.stringify(shown.args))).toBeGreaterThan(60 * 1024);
     expect(shown.args.content).toMatch(/^é+…$/);
     expect(shown.args).not.toHaveProperty("mode");
-    expect(ask.body).toBe("write to /tmp/notes\n\nThe call's arguments are 196 KiB of JSON; only the first 64 KiB are shown.");
+    expect(ask.body).toBe(
+      "write to /tmp/notes\n\nThe call's arguments are 196 KiB of JSON; only the first 64 KiB are shown.",
+    );
     // The stored card a later device syncs is just as bounded.
     const page = await device!.request("sync", { cursor: 0 });
     expect(JSON.stringify(page).length).toBeLessThan(200 * 1024);
@@ -99,24 +129,43 @@ describe("tool approval over the wire", () => {
   });
 
   it("ai-sdk: a needsApproval tool waits for the device and runs once approved", async () => {
-    type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
-    const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };
+    type StreamPart =
+      Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
+    const usage = {
+      inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: 1, text: 1, reasoning: undefined },
+    };
     const step = (parts: unknown[], finish: string) => ({
       stream: simulateReadableStream<StreamPart>({
-        chunks: [{ type: "stream-start", warnings: [] }, ...parts, { type: "finish", finishReason: { unified: finish, raw: finish }, usage }] as StreamPart[],
+        chunks: [
+          { type: "stream-start", warnings: [] },
+          ...parts,
+          { type: "finish", finishReason: { unified: finish, raw: finish }, usage },
+        ] as StreamPart[],
       }),
     });
     const model = new MockLanguageModelV3({
       doStream: [
         step([{ type: "tool-call", toolCallId: "c1", toolName: "rm", input: '{"path":"/tmp/build"}' }], "tool-calls"),
-        step([{ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "All done." }, { type: "text-end", id: "t" }], "stop"),
+        step(
+          [
+            { type: "text-start", id: "t" },
+            { type: "text-delta", id: "t", delta: "All done." },
+            { type: "text-end", id: "t" },
+          ],
+          "stop",
+        ),
       ],
     });
     const ran: string[] = [];
-    const rm = tool({ inputSchema: z.object({ path: z.string() }), needsApproval: true, execute: async ({ path }) => {
-          ran.push(path);
-          return "removed";
-        } });
+    const rm = tool({
+      inputSchema: z.object({ path: z.string() }),
+      needsApproval: true,
+      execute: async ({ path }) => {
+        ran.push(path);
+        return "removed";
+      },
+    });
     const { ask, final } = await approveOnce(aiSdkRuntime({ model, tools: { rm }, generateTitle: false }), "approve");
     expect(ask).toMatchObject({ kind: "approval", tool: { name: "rm", args: { path: "/tmp/build" } } });
     expect(ran).toEqual(["/tmp/build"]);

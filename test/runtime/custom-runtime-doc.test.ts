@@ -47,6 +47,8 @@ test("docs/CUSTOM-RUNTIME.md - starts from the AI SDK binding with includeUsage,
   const example = await readFile(join(root, "examples/ai-sdk-agent/main.ts"), "utf8");
   expect(example).toContain("includeUsage: true");
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-  const [pack] = JSON.parse(execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" }));
+  const [pack] = JSON.parse(
+    execFileSync(npm, ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: root, encoding: "utf8" }),
+  );
   expect(pack.files.map((f: { path: string }) => f.path)).toContain("examples/ai-sdk-agent/main.ts");
 });

@@ -11,7 +11,8 @@ import type { FakeLlmServer } from "./fake-llm-server.js";
 import { checkedFrame } from "../fixtures/frame-check.js";
 
 type Frame = { type: string; id?: string; payload?: any; seq?: number };
-type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
+type StreamPart =
+  Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -28,7 +29,7 @@ async function ask(url: string, text: string): Promise<Frame[]> {
     if (isBinary) return;
     const frame = checkedFrame<Frame>(String(data));
     frames.push(frame);
-    for (const w of waiters.splice(0)) (w.match(frame) ? w.resolve(frame) : waiters.push(w));
+    for (const w of waiters.splice(0)) w.match(frame) ? w.resolve(frame) : waiters.push(w);
   });
   const next = (match: (f: Frame) => boolean) =>
     new Promise<Frame>((resolve) => {
@@ -37,7 +38,9 @@ async function ask(url: string, text: string): Promise<Frame[]> {
       else waiters.push({ match, resolve });
     });
   await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
-  socket.send(JSON.stringify({ type: "hello", id: "h", payload: { token: "", device_id: "test-device", device_name: "vitest" } }));
+  socket.send(
+    JSON.stringify({ type: "hello", id: "h", payload: { token: "", device_id: "test-device", device_name: "vitest" } }),
+  );
   await next((f) => f.type === "hello.ok");
   socket.send(JSON.stringify({ type: "channel.list", id: "l" }));
   const list = await next((f) => f.type === "channel.list");
@@ -48,7 +51,9 @@ async function ask(url: string, text: string): Promise<Frame[]> {
 }
 
 function finalOf(frames: Frame[]) {
-  const final = frames.find((f) => f.type === "message.stop" || (f.type === "message" && f.payload.role === "assistant"))!;
+  const final = frames.find(
+    (f) => f.type === "message.stop" || (f.type === "message" && f.payload.role === "assistant"),
+  )!;
   return { text: final.payload.final_text ?? final.payload.text, tokens: final.payload.tokens };
 }
 
@@ -66,7 +71,15 @@ async function clockThenNoon(): Promise<FakeLlmServer> {
   const llm = await startFakeLlmServer();
   cleanups.push(() => llm.close());
   llm.respond(
-    stream(sse([chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "clock", arguments: "{}" } }] }, {}, "tool_calls")])),
+    stream(
+      sse([
+        chunk(
+          { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "clock", arguments: "{}" } }] },
+          {},
+          "tool_calls",
+        ),
+      ]),
+    ),
     stream(
       sse([
         chunk({ content: "It is " }),

@@ -38,7 +38,9 @@ export async function startFakeLlmServer(): Promise<FakeLlmServer> {
     requests.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body, closedEarly });
     const handler = queue.shift();
     if (!handler) {
-      res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "no handler queued" } }));
+      res
+        .writeHead(500, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { message: "no handler queued" } }));
       return;
     }
     try {
@@ -65,11 +67,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `data: <json>\n\n` for each chunk, then `data: [DONE]`. */
 export function sse(chunks: unknown[], { done = true } = {}): string {
-  return chunks.map((c) => `data: ${typeof c === "string" ? c : JSON.stringify(c)}\n\n`).join("") + (done ? "data: [DONE]\n\n" : "");
+  return (
+    chunks.map((c) => `data: ${typeof c === "string" ? c : JSON.stringify(c)}\n\n`).join("") +
+    (done ? "data: [DONE]\n\n" : "")
+  );
 }
 
 /** Streams `body` as an SSE response, in pieces of `pieceBytes` bytes (splitting lines, JSON and UTF-8 sequences). */
-export function stream(body: string, { pieceBytes = 0, delayMs = 0, headers = {} as Record<string, string> } = {}): Handler {
+export function stream(
+  body: string,
+  { pieceBytes = 0, delayMs = 0, headers = {} as Record<string, string> } = {},
+): Handler {
   return async (_req, res) => {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
     res.flushHeaders();
@@ -93,7 +101,11 @@ export function json(status: number, payload: unknown, headers: Record<string, s
 }
 
 /** OpenAI's chunk envelope around one choice delta. */
-export function chunk(delta: Record<string, unknown>, extra: Record<string, unknown> = {}, finish: string | null = null) {
+export function chunk(
+  delta: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+  finish: string | null = null,
+) {
   return {
     id: "chatcmpl-1",
     object: "chat.completion.chunk",
@@ -108,7 +120,10 @@ export function chunk(delta: Record<string, unknown>, extra: Record<string, unkn
  * A server that never ends its response: `head`, then `piece(i)` for i = 0, 1, 2… as fast as the
  * client reads, until the client goes away. `written` counts the bytes it managed to send.
  */
-export function endless(piece: (i: number) => string, { head = "", status = 200, contentType = "text/event-stream" } = {}): Handler & { written: { bytes: number } } {
+export function endless(
+  piece: (i: number) => string,
+  { head = "", status = 200, contentType = "text/event-stream" } = {},
+): Handler & { written: { bytes: number } } {
   const written = { bytes: 0 };
   const handler = async (_req: http.IncomingMessage, res: http.ServerResponse) => {
     const closed = new Promise<void>((resolve) => res.once("close", resolve));

@@ -19,9 +19,15 @@ afterEach(async () => {
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-async function setup(runtimeOptions: Partial<OpenAICompatibleRuntimeOptions> = {}, gatewayOptions: Partial<GatewayOptions> = {}) {
+async function setup(
+  runtimeOptions: Partial<OpenAICompatibleRuntimeOptions> = {},
+  gatewayOptions: Partial<GatewayOptions> = {},
+) {
   llm = await startFakeLlmServer();
-  h = await startGateway({ runtime: openAICompatibleRuntime({ baseUrl: llm.baseUrl, model: "m", ...runtimeOptions }), ...gatewayOptions });
+  h = await startGateway({
+    runtime: openAICompatibleRuntime({ baseUrl: llm.baseUrl, model: "m", ...runtimeOptions }),
+    ...gatewayOptions,
+  });
   return { llm, c: await Client.connect(h.url) };
 }
 
@@ -33,7 +39,11 @@ async function turn(c: Client, text: string, timeoutMs = 10_000): Promise<{ fina
   try {
     const from = c.frames.length;
     const echo = await c.request("message.send", { chat_id: "default", text });
-    const final = await c.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id, timeoutMs, from);
+    const final = await c.waitFor(
+      (f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id,
+      timeoutMs,
+      from,
+    );
     await c.waitFor((f) => f.type === "typing" && f.payload.on === false, 2_000, from);
     return { final, heapGrowth: peak - baseline };
   } finally {
@@ -57,7 +67,9 @@ describe("a hostile model server", () => {
     const { final, heapGrowth } = await turn(c, "hi");
 
     expect(final.payload.status).toBe("error");
-    expect(final.payload.final_text).toMatch(/^Before the flood\.\n\nThe agent failed: The model server sent a stream event \(or a line without end\) over the 256 KiB limit; the request was aborted/);
+    expect(final.payload.final_text).toMatch(
+      /^Before the flood\.\n\nThe agent failed: The model server sent a stream event \(or a line without end\) over the 256 KiB limit; the request was aborted/,
+    );
     await llm.requests[0].closedEarly;
     expect(heapGrowth).toBeLessThan(32 * MiB);
     expect((await stored(c, final.payload.message_id)).text).toBe(final.payload.final_text);
@@ -68,41 +80,68 @@ describe("a hostile model server", () => {
     llm.respond(endless(() => `data: ${"x".repeat(1000)}\n`.repeat(16), { head: before }));
     const { final } = await turn(c, "hi");
     expect(final.payload.status).toBe("error");
-    expect(final.payload.final_text).toMatch(/over the 64 KiB limit; the request was aborted and the answer is incomplete$/);
+    expect(final.payload.final_text).toMatch(
+      /over the 64 KiB limit; the request was aborted and the answer is incomplete$/,
+    );
     await llm.requests[0].closedEarly;
   });
 
   it("hostile model - a stream of valid chunks that never ends is cut at maxResponseBytes", async () => {
     // Chunks without content: the gateway's answer limit never sees them, the body limit does.
     const { llm, c } = await setup({ maxResponseBytes: 2 * MiB });
-    const flood = endless(() => sse(Array.from({ length: 64 }, () => chunk({ role: "assistant" }, { padding: "p".repeat(800) })), { done: false }), { head: before });
+    const flood = endless(
+      () =>
+        sse(
+          Array.from({ length: 64 }, () => chunk({ role: "assistant" }, { padding: "p".repeat(800) })),
+          { done: false },
+        ),
+      { head: before },
+    );
     llm.respond(flood);
     const { final } = await turn(c, "hi");
     expect(final.payload.status).toBe("error");
-    expect(final.payload.final_text).toBe("Before the flood.\n\nThe agent failed: The model server's response passed the 2 MiB limit; the request was aborted and the answer is incomplete");
+    expect(final.payload.final_text).toBe(
+      "Before the flood.\n\nThe agent failed: The model server's response passed the 2 MiB limit; the request was aborted and the answer is incomplete",
+    );
     await llm.requests[0].closedEarly;
   });
 
   it("hostile model - a JSON answer that never ends is cut at maxResponseBytes, and so is an endless error body", async () => {
     const { llm, c } = await setup({ maxResponseBytes: 512 * KiB });
-    llm.respond(endless(() => "a".repeat(16 * KiB), { contentType: "application/json", head: '{"choices":[{"message":{"content":"' }));
+    llm.respond(
+      endless(() => "a".repeat(16 * KiB), {
+        contentType: "application/json",
+        head: '{"choices":[{"message":{"content":"',
+      }),
+    );
     const { final } = await turn(c, "json");
     expect(final.payload.status).toBe("error");
-    expect(final.payload.final_text).toBe("The agent failed: The model server's response passed the 512 KiB limit; the request was aborted and the answer is incomplete");
+    expect(final.payload.final_text).toBe(
+      "The agent failed: The model server's response passed the 512 KiB limit; the request was aborted and the answer is incomplete",
+    );
     await llm.requests[0].closedEarly;
 
     // Of an error body only the start is read; the status is what the user needs.
     llm.respond(endless(() => "overloaded ".repeat(1000), { status: 503, contentType: "text/plain" }));
     const failed = await turn(c, "error body");
-    expect(failed.final.payload.final_text).toMatch(/^The agent failed: The model server failed \(HTTP 503\): overloaded overloaded .{0,300}$/);
+    expect(failed.final.payload.final_text).toMatch(
+      /^The agent failed: The model server failed \(HTTP 503\): overloaded overloaded .{0,300}$/,
+    );
     await llm.requests[1].closedEarly;
   });
 
   it("hostile model - a title answer that never ends is cut at maxResponseBytes too", async () => {
     llm = await startFakeLlmServer();
     const runtime = openAICompatibleRuntime({ baseUrl: llm.baseUrl, model: "m", maxResponseBytes: 64 * KiB });
-    llm.respond(endless(() => "t".repeat(8 * KiB), { contentType: "application/json", head: '{"choices":[{"message":{"content":"' }));
-    await expect(runtime.generateTitle!("name this chat", new AbortController().signal)).rejects.toThrow("The model server's response passed the 64 KiB limit");
+    llm.respond(
+      endless(() => "t".repeat(8 * KiB), {
+        contentType: "application/json",
+        head: '{"choices":[{"message":{"content":"',
+      }),
+    );
+    await expect(runtime.generateTitle!("name this chat", new AbortController().signal)).rejects.toThrow(
+      "The model server's response passed the 64 KiB limit",
+    );
     await llm.requests[0].closedEarly;
   });
 
@@ -110,7 +149,14 @@ describe("a hostile model server", () => {
     const { llm, c } = await setup({}, { maxAnswerChars: 150_000 });
     const other = await Client.connect(h!.url);
     // Thousands of tiny deltas per write: the gateway handles every one of them.
-    llm.respond(endless((i) => sse(Array.from({ length: 200 }, (_, j) => chunk({ content: String((i + j) % 10) })), { done: false })));
+    llm.respond(
+      endless((i) =>
+        sse(
+          Array.from({ length: 200 }, (_, j) => chunk({ content: String((i + j) % 10) })),
+          { done: false },
+        ),
+      ),
+    );
     const sending = turn(c, "flood");
     let ended = false;
     void sending.finally(() => (ended = true));
@@ -135,7 +181,10 @@ describe("a hostile model server", () => {
     expect(note).toBe("The answer was cut off at the gateway's limit of 150,000 characters.");
     await llm.requests[0].closedEarly;
     for (const u of c.of("message.update")) expect(u.payload.text.length).toBeLessThanOrEqual(150_000);
-    expect(await stored(c, final.payload.message_id)).toMatchObject({ text: final.payload.final_text, status: "error" });
+    expect(await stored(c, final.payload.message_id)).toMatchObject({
+      text: final.payload.final_text,
+      status: "error",
+    });
   });
 
   it("hostile model - endless 64 KiB deltas stop at the default answer limit; what a device receives stays bounded", async () => {
@@ -166,14 +215,24 @@ describe("a hostile model server", () => {
     const { llm, c } = await setup({ tools: { clock: { parameters: { type: "object" }, execute: () => "noon" } } });
     const other = await Client.connect(h!.url);
     // 120 bytes that once froze the process for about 90 s while a sparse array was walked.
-    llm.respond(stream(sse([chunk({ tool_calls: [{ index: 4294967294, id: "c", function: { name: "clock", arguments: "{}" } }] })])));
+    llm.respond(
+      stream(
+        sse([chunk({ tool_calls: [{ index: 4294967294, id: "c", function: { name: "clock", arguments: "{}" } }] })]),
+      ),
+    );
     const { final } = await turn(c, "what time is it");
     expect(final.payload.status).toBe("error");
-    expect(final.payload.final_text).toBe("The agent failed: The model server sent a tool call numbered 4294967294; at most 128 calls (0 to 127) are taken from one model call");
+    expect(final.payload.final_text).toBe(
+      "The agent failed: The model server sent a tool call numbered 4294967294; at most 128 calls (0 to 127) are taken from one model call",
+    );
     expect((await other.request("ping", {})).type).toBe("pong");
     for (const index of [-1, 1.5, 128]) {
-      llm.respond(stream(sse([chunk({ tool_calls: [{ index, id: "c", function: { name: "clock", arguments: "{}" } }] })])));
-      expect((await turn(c, `index ${index}`)).final.payload.final_text).toContain(`sent a tool call numbered ${index};`);
+      llm.respond(
+        stream(sse([chunk({ tool_calls: [{ index, id: "c", function: { name: "clock", arguments: "{}" } }] })])),
+      );
+      expect((await turn(c, `index ${index}`)).final.payload.final_text).toContain(
+        `sent a tool call numbered ${index};`,
+      );
     }
     // No call ran: the model was never asked again with a tool result.
     expect(llm.requests).toHaveLength(4);
@@ -181,15 +240,23 @@ describe("a hostile model server", () => {
 
   it("hostile model - more than 128 tool calls in one model call end the turn; 128 are run", async () => {
     const calls = (n: number, by: "index" | "id") =>
-      Array.from({ length: n }, (_, i) => ({ ...(by === "index" ? { index: i } : {}), id: `c${i}`, function: { name: "clock", arguments: "{}" } }));
+      Array.from({ length: n }, (_, i) => ({
+        ...(by === "index" ? { index: i } : {}),
+        id: `c${i}`,
+        function: { name: "clock", arguments: "{}" },
+      }));
     let ran = 0;
-    const { llm, c } = await setup({ tools: { clock: { parameters: { type: "object" }, execute: () => String(++ran) } } });
+    const { llm, c } = await setup({
+      tools: { clock: { parameters: { type: "object" }, execute: () => String(++ran) } },
+    });
     llm.respond(stream(sse([chunk({ tool_calls: calls(129, "index") })])));
     expect((await turn(c, "129 by index")).final.payload.final_text).toContain("sent a tool call numbered 128;");
     // Servers that send no index are bounded by the count of calls instead.
     llm.respond(stream(sse([chunk({ tool_calls: calls(129, "id") })])));
     const { final } = await turn(c, "129 by id");
-    expect(final.payload.final_text).toBe("The agent failed: The model server asked for more than 128 tool calls in one model call; the turn was ended");
+    expect(final.payload.final_text).toBe(
+      "The agent failed: The model server asked for more than 128 tool calls in one model call; the turn was ended",
+    );
     expect(ran).toBe(0);
     llm.respond(stream(sse([chunk({ tool_calls: calls(128, "index") })])), stream(sse([chunk({ content: "done" })])));
     expect((await turn(c, "128")).final.payload).toMatchObject({ status: "complete", final_text: "done" });
@@ -206,7 +273,11 @@ describe("a hostile model server", () => {
   });
 
   it("hostile model - byte limits must be whole positive numbers", () => {
-    expect(() => openAICompatibleRuntime({ baseUrl: "http://127.0.0.1:1/v1", model: "m", maxEventBytes: 0 })).toThrow(TypeError);
-    expect(() => openAICompatibleRuntime({ baseUrl: "http://127.0.0.1:1/v1", model: "m", maxResponseBytes: 1.5 })).toThrow(/maxResponseBytes must be a whole number of bytes/);
+    expect(() => openAICompatibleRuntime({ baseUrl: "http://127.0.0.1:1/v1", model: "m", maxEventBytes: 0 })).toThrow(
+      TypeError,
+    );
+    expect(() =>
+      openAICompatibleRuntime({ baseUrl: "http://127.0.0.1:1/v1", model: "m", maxResponseBytes: 1.5 }),
+    ).toThrow(/maxResponseBytes must be a whole number of bytes/);
   });
 });

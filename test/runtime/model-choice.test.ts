@@ -21,7 +21,8 @@ describe("openai-compatible - the lane's model", () => {
   });
 
   const ANSWER = sse([chunk({ content: "Hi" }), chunk({}, {}, "stop")]);
-  const runtime = () => openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "small", models: [{ id: "large", label: "Large" }] });
+  const runtime = () =>
+    openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "small", models: [{ id: "large", label: "Large" }] });
 
   it.each([
     ["an offered model is used", "large", "large"],
@@ -35,13 +36,19 @@ describe("openai-compatible - the lane's model", () => {
   });
 
   it("refuses a models option that is not a list of ids", () => {
-    expect(() => openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "m", models: [{ id: "" }] })).toThrow(/models must be a list/);
+    expect(() => openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "m", models: [{ id: "" }] })).toThrow(
+      /models must be a list/,
+    );
   });
 });
 
 describe("ai-sdk - the lane's model", () => {
-  type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
-  const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };
+  type StreamPart =
+    Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
+  const usage = {
+    inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: 1, text: 1, reasoning: undefined },
+  };
   const answer = (text: string) => ({
     stream: simulateReadableStream<StreamPart>({
       chunks: [
@@ -84,12 +91,19 @@ describe("/models over the wire", () => {
   }
 
   it("opens a model picker with the offered models, and the lane's later turns use the choice", async () => {
-    const runtime = openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "small", models: [{ id: "large", label: "Large" }], generateTitle: false });
+    const runtime = openAICompatibleRuntime({
+      baseUrl: server.baseUrl,
+      model: "small",
+      models: [{ id: "large", label: "Large" }],
+      generateTitle: false,
+    });
     h = await startGateway({ runtime });
     phone = createGatewayClient({ url: h.url, deviceId: "phone", reconnect: false, pingIntervalMs: 0 });
     await phone.connect();
     await phone.ready();
-    expect((await phone.complete({ chat_id: "default", thread_id: null }, "/model l")).map((c) => c.value)).toEqual(["/model large"]);
+    expect((await phone.complete({ chat_id: "default", thread_id: null }, "/model l")).map((c) => c.value)).toEqual([
+      "/model large",
+    ]);
 
     const answered = say("/models");
     const ask = await until(() => phone.openAsks().find((a) => a.kind === "model"), "the model picker");

@@ -4,5 +4,8 @@ import { addTool, scenarioServer } from "./fake-llm-scenarios.js";
 
 describeAgentRuntimeConformance("openai-compatible", async (scenario) => {
   const { server, cleanup } = await scenarioServer(scenario);
-  return { runtime: openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "gpt-4o-mini", tools: { add: addTool } }), cleanup };
+  return {
+    runtime: openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "gpt-4o-mini", tools: { add: addTool } }),
+    cleanup,
+  };
 });

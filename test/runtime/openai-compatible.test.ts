@@ -14,8 +14,6 @@ afterEach(async () => {
   await server.close();
 });
 
-
-
 function runtime(extra: Partial<OpenAICompatibleRuntimeOptions> = {}) {
   return openAICompatibleRuntime({ baseUrl: server.baseUrl, model: "gpt-4o-mini", ...extra });
 }
@@ -97,7 +95,13 @@ describe("openai-compatible - streaming shapes", () => {
   });
 
   it("streams llama.cpp reasoning_content and reads usage from the finishing chunk", async () => {
-    const base = { id: "chatcmpl-x", object: "chat.completion.chunk", created: 1, model: "qwen3-8b-q4_k_m.gguf", system_fingerprint: "b6000" };
+    const base = {
+      id: "chatcmpl-x",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "qwen3-8b-q4_k_m.gguf",
+      system_fingerprint: "b6000",
+    };
     server.respond(
       stream(
         sse([
@@ -117,7 +121,13 @@ describe("openai-compatible - streaming shapes", () => {
     const { text, reasoning, usage } = await collect(runtime().turn(input("x")));
     expect(reasoning).toBe("Let me think.");
     expect(text).toBe("42");
-    expect(usage).toEqual({ type: "usage", model: "qwen3-8b-q4_k_m.gguf", promptTokens: 30, completionTokens: 8, totalTokens: 38 });
+    expect(usage).toEqual({
+      type: "usage",
+      model: "qwen3-8b-q4_k_m.gguf",
+      promptTokens: 30,
+      completionTokens: 8,
+      totalTokens: 38,
+    });
   });
 
   it("takes vLLM reasoning once when it comes under both names", async () => {
@@ -137,7 +147,13 @@ describe("openai-compatible - streaming shapes", () => {
   });
 
   it("streams Ollama's shape with a whole tool call in one chunk and no index", async () => {
-    const base = { id: "chatcmpl-450", object: "chat.completion.chunk", created: 1, model: "llama3.2", system_fingerprint: "fp_ollama" };
+    const base = {
+      id: "chatcmpl-450",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "llama3.2",
+      system_fingerprint: "fp_ollama",
+    };
     server.respond(
       stream(
         sse([
@@ -146,7 +162,13 @@ describe("openai-compatible - streaming shapes", () => {
             choices: [
               {
                 index: 0,
-                delta: { role: "assistant", content: "", tool_calls: [{ id: "call_x1", type: "function", function: { name: "clock", arguments: '{"tz":"UTC"}' } }] },
+                delta: {
+                  role: "assistant",
+                  content: "",
+                  tool_calls: [
+                    { id: "call_x1", type: "function", function: { name: "clock", arguments: '{"tz":"UTC"}' } },
+                  ],
+                },
                 finish_reason: null,
               },
             ],
@@ -155,26 +177,72 @@ describe("openai-compatible - streaming shapes", () => {
           { ...base, choices: [], usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 } },
         ]),
       ),
-      stream(sse([{ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "It is noon." }, finish_reason: "stop" }] }])),
+      stream(
+        sse([
+          {
+            ...base,
+            choices: [{ index: 0, delta: { role: "assistant", content: "It is noon." }, finish_reason: "stop" }],
+          },
+        ]),
+      ),
     );
     const rt = runtime({
-      tools: { clock: { description: "time", parameters: { type: "object", properties: { tz: { type: "string" } } }, execute: ({ tz }) => `12:00 ${tz}` } },
+      tools: {
+        clock: {
+          description: "time",
+          parameters: { type: "object", properties: { tz: { type: "string" } } },
+          execute: ({ tz }) => `12:00 ${tz}`,
+        },
+      },
     });
     const { events, text } = await collect(rt.turn(input("time?")));
     expect(text).toBe("It is noon.");
-    expect(events.find((e) => e.type === "tool-start")).toMatchObject({ id: "call_x1", name: "clock", args: { tz: "UTC" } });
+    expect(events.find((e) => e.type === "tool-start")).toMatchObject({
+      id: "call_x1",
+      name: "clock",
+      args: { tz: "UTC" },
+    });
     expect(events.find((e) => e.type === "tool-end")).toMatchObject({ id: "call_x1", output: "12:00 UTC", ok: true });
-    expect(server.requests[1].body.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "call_x1", content: "12:00 UTC" });
+    expect(server.requests[1].body.messages.at(-1)).toEqual({
+      role: "tool",
+      tool_call_id: "call_x1",
+      content: "12:00 UTC",
+    });
   });
 
   it("streams OpenRouter's reasoning and takes the cost it reports over configured prices", async () => {
-    const base = { id: "gen-1", provider: "DeepInfra", model: "deepseek/deepseek-r1", object: "chat.completion.chunk", created: 1 };
+    const base = {
+      id: "gen-1",
+      provider: "DeepInfra",
+      model: "deepseek/deepseek-r1",
+      object: "chat.completion.chunk",
+      created: 1,
+    };
     server.respond(
       stream(
         ": OPENROUTER PROCESSING\n\n" +
           sse([
-            { ...base, choices: [{ index: 0, delta: { role: "assistant", content: "", reasoning: "Think", reasoning_details: [] }, finish_reason: null }] },
-            { ...base, choices: [{ index: 0, delta: { role: "assistant", content: "Done" }, finish_reason: "stop", native_finish_reason: "stop" }] },
+            {
+              ...base,
+              choices: [
+                {
+                  index: 0,
+                  delta: { role: "assistant", content: "", reasoning: "Think", reasoning_details: [] },
+                  finish_reason: null,
+                },
+              ],
+            },
+            {
+              ...base,
+              choices: [
+                {
+                  index: 0,
+                  delta: { role: "assistant", content: "Done" },
+                  finish_reason: "stop",
+                  native_finish_reason: "stop",
+                },
+              ],
+            },
             {
               ...base,
               choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }],
@@ -208,7 +276,11 @@ describe("openai-compatible - streaming shapes", () => {
 
 describe("openai-compatible - tools", () => {
   const toolStep = sse([
-    chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "add", arguments: "" } }] }),
+    chunk({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "add", arguments: "" } }],
+    }),
     chunk({ tool_calls: [{ index: 0, function: { arguments: '{"a": ' } }] }),
     chunk({ tool_calls: [{ index: 1, id: "call_b", type: "function", function: { name: "add", arguments: "" } }] }),
     chunk({ tool_calls: [{ index: 0, function: { arguments: '2, "b": 3}' } }] }),
@@ -233,7 +305,13 @@ describe("openai-compatible - tools", () => {
     expect(text).toBe("5 and 2");
     const tools = events.filter((e) => e.type === "tool-start" || e.type === "tool-end");
     expect(tools.map((e) => e.type)).toEqual(["tool-start", "tool-end", "tool-start", "tool-end"]);
-    expect(tools[0]).toEqual({ type: "tool-start", id: "call_a", name: "add", args: { a: 2, b: 3 }, preview: "add(a=2, b=3)" });
+    expect(tools[0]).toEqual({
+      type: "tool-start",
+      id: "call_a",
+      name: "add",
+      args: { a: 2, b: 3 },
+      preview: "add(a=2, b=3)",
+    });
     expect(tools[1]).toMatchObject({ type: "tool-end", id: "call_a", name: "add", output: { sum: 5 }, ok: true });
     expect((tools[1] as { duration: number }).duration).toBeGreaterThanOrEqual(0);
     expect(tools[3]).toMatchObject({ id: "call_b", output: { sum: 2 }, ok: true });
@@ -241,7 +319,9 @@ describe("openai-compatible - tools", () => {
     expect(usage).toMatchObject({ promptTokens: 160, completionTokens: 24, totalTokens: 284 });
 
     const [first, second] = server.requests;
-    expect(first.body.tools).toEqual([{ type: "function", function: { name: "add", description: "Adds two numbers", parameters: addTool.parameters } }]);
+    expect(first.body.tools).toEqual([
+      { type: "function", function: { name: "add", description: "Adds two numbers", parameters: addTool.parameters } },
+    ]);
     expect(second.body.messages.slice(1)).toEqual([
       {
         role: "assistant",
@@ -261,7 +341,15 @@ describe("openai-compatible - tools", () => {
       stream(
         sse([
           chunk({ content: "Let me check." }),
-          chunk({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "add", arguments: '{"a":1,"b":2}' } }] }, {}, "tool_calls"),
+          chunk(
+            {
+              tool_calls: [
+                { index: 0, id: "c", type: "function", function: { name: "add", arguments: '{"a":1,"b":2}' } },
+              ],
+            },
+            {},
+            "tool_calls",
+          ),
         ]),
       ),
       stream(sse([chunk({ content: "It is 3." }, {}, "stop")])),
@@ -273,7 +361,15 @@ describe("openai-compatible - tools", () => {
 
   it("reports a throwing tool as failed, gives the model the error, and goes on", async () => {
     server.respond(
-      stream(sse([chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "fail", arguments: "{}" } }] }, {}, "tool_calls")])),
+      stream(
+        sse([
+          chunk(
+            { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "fail", arguments: "{}" } }] },
+            {},
+            "tool_calls",
+          ),
+        ]),
+      ),
       stream(sse([chunk({ content: "Sorry, that failed." }, {}, "stop")])),
     );
     const rt = runtime({
@@ -289,7 +385,11 @@ describe("openai-compatible - tools", () => {
     const { events, text, error } = await collect(rt.turn(input("go")));
     expect(error).toBeUndefined();
     expect(events.find((e) => e.type === "tool-end")).toMatchObject({ name: "fail", ok: false, output: "disk full" });
-    expect(server.requests[1].body.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "call_1", content: "Error: disk full" });
+    expect(server.requests[1].body.messages.at(-1)).toEqual({
+      role: "tool",
+      tool_call_id: "call_1",
+      content: "Error: disk full",
+    });
     expect(text).toBe("Sorry, that failed.");
   });
 
@@ -313,23 +413,48 @@ describe("openai-compatible - tools", () => {
       { id: "c1", ok: false, output: "Unknown tool: nope" },
       { id: "c2", ok: false },
     ]);
-    expect(events.find((e) => e.type === "tool-start" && e.id === "c2")).toMatchObject({ args: { arguments: "{not json" } });
+    expect(events.find((e) => e.type === "tool-start" && e.id === "c2")).toMatchObject({
+      args: { arguments: "{not json" },
+    });
     expect(server.requests[1].body.messages.at(-1).content).toMatch(/^Error: Invalid arguments for add/);
   });
 
   it("gives the model the text form of a tool result that is not JSON", async () => {
     server.respond(
-      stream(sse([chunk({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "big", arguments: "{}" } }] }, {}, "tool_calls")])),
+      stream(
+        sse([
+          chunk(
+            { tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "big", arguments: "{}" } }] },
+            {},
+            "tool_calls",
+          ),
+        ]),
+      ),
       stream(sse([chunk({ content: "ok" }, {}, "stop")])),
     );
-    const { events, error } = await collect(runtime({ tools: { big: { parameters: {}, execute: () => 10n ** 20n } } }).turn(input("x")));
+    const { events, error } = await collect(
+      runtime({ tools: { big: { parameters: {}, execute: () => 10n ** 20n } } }).turn(input("x")),
+    );
     expect(error).toBeUndefined();
     expect(events.find((e) => e.type === "tool-end")).toMatchObject({ ok: true, output: "100000000000000000000" });
     expect(server.requests[1].body.messages.at(-1).content).toBe("100000000000000000000");
   });
 
   it("stops at maxSteps without running the last calls, and says so", async () => {
-    const again = () => stream(sse([chunk({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "add", arguments: '{"a":1,"b":1}' } }] }, {}, "tool_calls")]));
+    const again = () =>
+      stream(
+        sse([
+          chunk(
+            {
+              tool_calls: [
+                { index: 0, id: "c", type: "function", function: { name: "add", arguments: '{"a":1,"b":1}' } },
+              ],
+            },
+            {},
+            "tool_calls",
+          ),
+        ]),
+      );
     server.respond(again(), again(), again());
     let runs = 0;
     const rt = runtime({ maxSteps: 2, tools: { add: { ...addTool, execute: () => ++runs } } });
@@ -338,7 +463,10 @@ describe("openai-compatible - tools", () => {
     expect(server.requests).toHaveLength(2);
     expect(runs).toBe(1);
     expect(events.filter((e) => e.type === "tool-start")).toHaveLength(1);
-    expect(events.at(-1)).toMatchObject({ type: "commentary", text: expect.stringContaining("Stopped after 2 model calls") });
+    expect(events.at(-1)).toMatchObject({
+      type: "commentary",
+      text: expect.stringContaining("Stopped after 2 model calls"),
+    });
   });
 });
 
@@ -351,7 +479,9 @@ describe("openai-compatible - failures", () => {
   }
 
   it("says the API key was refused on 401", async () => {
-    server.respond(json(401, { error: { message: "Incorrect API key provided: sk-bad", type: "invalid_request_error" } }));
+    server.respond(
+      json(401, { error: { message: "Incorrect API key provided: sk-bad", type: "invalid_request_error" } }),
+    );
     const { message } = await failure();
     expect(message).toMatch(/^The model server refused the API key \(HTTP 401\)/);
   });
@@ -389,14 +519,18 @@ describe("openai-compatible - failures", () => {
   });
 
   it("keeps the text before a malformed chunk and names the chunk", async () => {
-    server.respond(stream(`data: ${JSON.stringify(chunk({ content: "ok " }))}\n\ndata: {"choices": [oops\n\ndata: [DONE]\n\n`));
+    server.respond(
+      stream(`data: ${JSON.stringify(chunk({ content: "ok " }))}\n\ndata: {"choices": [oops\n\ndata: [DONE]\n\n`),
+    );
     const { text, message } = await failure();
     expect(text).toBe("ok ");
     expect(message).toMatch(/^The model server sent a malformed stream chunk: \{"choices": \[oops/);
   });
 
   it("reports an error the server sends mid-stream", async () => {
-    server.respond(stream(sse([chunk({ content: "a" }), { error: { message: "Provider returned error", code: 502 } }])));
+    server.respond(
+      stream(sse([chunk({ content: "a" }), { error: { message: "Provider returned error", code: 502 } }])),
+    );
     const { text, message } = await failure();
     expect(text).toBe("a");
     expect(message).toBe("The model server reported an error: Provider returned error");
@@ -433,7 +567,9 @@ describe("openai-compatible - failures", () => {
 
 describe("openai-compatible - timeouts and request options", () => {
   it("does not count a slow consumer against the server's timeout", async () => {
-    server.respond(stream(sse([chunk({ content: "a" }), chunk({ content: "b" }, {}, "stop")]), { pieceBytes: 40, delayMs: 5 }));
+    server.respond(
+      stream(sse([chunk({ content: "a" }), chunk({ content: "b" }, {}, "stop")]), { pieceBytes: 40, delayMs: 5 }),
+    );
     let text = "";
     let error: unknown;
     try {
@@ -477,7 +613,17 @@ describe("openai-compatible - abort", () => {
   });
 
   it("stops waiting for a tool that ignores the signal", async () => {
-    server.respond(stream(sse([chunk({ tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "slow", arguments: "{}" } }] }, {}, "tool_calls")])));
+    server.respond(
+      stream(
+        sse([
+          chunk(
+            { tool_calls: [{ index: 0, id: "c", type: "function", function: { name: "slow", arguments: "{}" } }] },
+            {},
+            "tool_calls",
+          ),
+        ]),
+      ),
+    );
     const controller = new AbortController();
     let toolSignal: AbortSignal | undefined;
     const rt = runtime({
@@ -515,14 +661,18 @@ describe("openai-compatible - messages, titles and commands", () => {
       { media_id: "img1", kind: "image" as const, mime: "image/png", size: 3, filename: "a.png" },
       { media_id: "doc1", kind: "document" as const, mime: "application/pdf", size: 10, filename: "b.pdf" },
     ];
-    server.respond(stream(sse([chunk({ content: "a" }, {}, "stop")])), stream(sse([chunk({ content: "b" }, {}, "stop")])));
+    server.respond(
+      stream(sse([chunk({ content: "a" }, {}, "stop")])),
+      stream(sse([chunk({ content: "b" }, {}, "stop")])),
+    );
     const readMedia = async (id: string) => (id === "img1" ? new Uint8Array([1, 2, 3]) : new Uint8Array());
     const base = input("look", { readMedia });
     await collect(runtime().turn({ ...base, message: { ...base.message, media } }));
     await collect(runtime({ vision: true }).turn({ ...base, message: { ...base.message, media } }));
     expect(server.requests[0].body.messages.at(-1)).toEqual({
       role: "user",
-      content: "look\n[Attached image: a.png (image/png, 3 bytes)]\n[Attached document: b.pdf (application/pdf, 10 bytes)]",
+      content:
+        "look\n[Attached image: a.png (image/png, 3 bytes)]\n[Attached document: b.pdf (application/pdf, 10 bytes)]",
     });
     expect(server.requests[1].body.messages.at(-1)).toEqual({
       role: "user",
@@ -534,17 +684,34 @@ describe("openai-compatible - messages, titles and commands", () => {
   });
 
   it("generates a short title with a non-streaming call", async () => {
-    server.respond(json(200, { choices: [{ index: 0, message: { role: "assistant", content: '<think>hm</think>\n"Planning a Summer Trip to Paris and Lyon."' } }] }));
+    server.respond(
+      json(200, {
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: '<think>hm</think>\n"Planning a Summer Trip to Paris and Lyon."' },
+          },
+        ],
+      }),
+    );
     const rt = runtime({ titleModel: "tiny" });
-    const title = await rt.generateTitle!("I want to plan a trip to Paris and Lyon this summer", new AbortController().signal);
+    const title = await rt.generateTitle!(
+      "I want to plan a trip to Paris and Lyon this summer",
+      new AbortController().signal,
+    );
     expect(title).toBe("Planning a Summer Trip to Paris");
     expect(server.requests[0].body).toMatchObject({ model: "tiny", stream: false });
-    expect(server.requests[0].body.messages[1]).toEqual({ role: "user", content: "I want to plan a trip to Paris and Lyon this summer" });
+    expect(server.requests[0].body.messages[1]).toEqual({
+      role: "user",
+      content: "I want to plan a trip to Paris and Lyon this summer",
+    });
   });
 
   it("fails the title on an HTTP error and offers no title when disabled", async () => {
     server.respond(json(503, { error: { message: "loading model" } }));
-    await expect(runtime().generateTitle!("x", new AbortController().signal)).rejects.toThrow("The model server failed (HTTP 503): loading model");
+    await expect(runtime().generateTitle!("x", new AbortController().signal)).rejects.toThrow(
+      "The model server failed (HTTP 503): loading model",
+    );
     expect(runtime({ generateTitle: false }).generateTitle).toBeUndefined();
   });
 
@@ -561,6 +728,8 @@ describe("openai-compatible - messages, titles and commands", () => {
     expect(() => openAICompatibleRuntime({ baseUrl: "localhost:8080", model: "m" })).toThrow(TypeError);
     expect(() => openAICompatibleRuntime({ baseUrl: "http://x", model: "" })).toThrow(TypeError);
     expect(() => openAICompatibleRuntime({ baseUrl: "http://x", model: "m", maxSteps: 0 })).toThrow(TypeError);
-    expect(() => openAICompatibleRuntime({ baseUrl: "http://x", model: "m", tools: { t: {} as never } })).toThrow(TypeError);
+    expect(() => openAICompatibleRuntime({ baseUrl: "http://x", model: "m", tools: { t: {} as never } })).toThrow(
+      TypeError,
+    );
   });
 });

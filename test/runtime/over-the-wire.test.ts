@@ -16,26 +16,52 @@ afterEach(async () => {
   llm = undefined;
 });
 
-const usage = (prompt: number, completion: number) => ({ id: "c", object: "chat.completion.chunk", created: 1, model: "openai/gpt-4o-mini", choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
+const usage = (prompt: number, completion: number) => ({
+  id: "c",
+  object: "chat.completion.chunk",
+  created: 1,
+  model: "openai/gpt-4o-mini",
+  choices: [],
+  usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+});
 
 describe("openai-compatible over the wire", () => {
   it("over the wire - reasoning, a tool that throws (ok false), the turn goes on, footer from usage", async () => {
     llm = await startFakeLlmServer();
     llm.respond(
-      stream(sse([
-        chunk({ role: "assistant", reasoning_content: "I should look it up. " }),
-        chunk({ tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "lookup", arguments: "" } }] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: '"Lisbon"}' } }] }, {}, "tool_calls"),
-        usage(100, 10),
-      ])),
-      stream(sse([chunk({ content: "The lookup failed, " }), chunk({ content: "but Lisbon is sunny." }, {}, "stop"), usage(150, 12)]), { pieceBytes: 7, delayMs: 5 }),
+      stream(
+        sse([
+          chunk({ role: "assistant", reasoning_content: "I should look it up. " }),
+          chunk({
+            tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "lookup", arguments: "" } }],
+          }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '"Lisbon"}' } }] }, {}, "tool_calls"),
+          usage(100, 10),
+        ]),
+      ),
+      stream(
+        sse([
+          chunk({ content: "The lookup failed, " }),
+          chunk({ content: "but Lisbon is sunny." }, {}, "stop"),
+          usage(150, 12),
+        ]),
+        { pieceBytes: 7, delayMs: 5 },
+      ),
     );
     const runtime = openAICompatibleRuntime({
       baseUrl: llm.baseUrl,
       model: "openai/gpt-4o-mini",
       contextWindow: 1000,
-      tools: { lookup: { description: "Look up weather", parameters: { type: "object", properties: { city: { type: "string" } } }, execute: async () => { throw new Error("weather service down"); } } },
+      tools: {
+        lookup: {
+          description: "Look up weather",
+          parameters: { type: "object", properties: { city: { type: "string" } } },
+          execute: async () => {
+            throw new Error("weather service down");
+          },
+        },
+      },
     });
     h = await startGateway({ runtime });
     const c = await Client.connect(h.url);
@@ -45,7 +71,12 @@ describe("openai-compatible over the wire", () => {
     expect(start.payload).toMatchObject({ index: 0, name: "lookup", args: { city: "Lisbon" } });
     expect(end.payload).toMatchObject({ index: 0, name: "lookup", ok: false });
     expect(JSON.stringify(end.payload.output)).toContain("weather service down");
-    expect(final.payload).toMatchObject({ status: "complete", reasoning: "I should look it up. ", model: "gpt-4o-mini", tokens: 272 });
+    expect(final.payload).toMatchObject({
+      status: "complete",
+      reasoning: "I should look it up. ",
+      model: "gpt-4o-mini",
+      tokens: 272,
+    });
     expect(final.payload.final_text).toContain("but Lisbon is sunny.");
     expect(final.payload.runtime).toMatchObject({ model: "gpt-4o-mini", context_pct: 15 });
     // the model got the tool's error as the tool result
@@ -96,7 +127,8 @@ describe("openai-compatible over the wire", () => {
 });
 
 // The provider-level stream part, taken from the mock so the test needs no import from @ai-sdk/provider.
-type StreamPart = Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
+type StreamPart =
+  Awaited<ReturnType<MockLanguageModelV3["doStream"]>>["stream"] extends ReadableStream<infer T> ? T : never;
 
 /** A provider stream that never finishes: a text delta per pull, every `everyMs` (or task), until its signal aborts. */
 function endlessModel(delta: string, everyMs = 0) {
@@ -135,7 +167,9 @@ describe("ai-sdk over the wire - the gateway's limits apply to it as they are", 
     const c = await Client.connect(h.url);
     const { final } = await c.say({ chat_id: "default", text: "go on" });
     expect(final.payload.status).toBe("error");
-    expect(final.payload.final_text).toBe(`${"y".repeat(20_000)}\n\nThe answer was cut off at the gateway's limit of 20,000 characters.`);
+    expect(final.payload.final_text).toBe(
+      `${"y".repeat(20_000)}\n\nThe answer was cut off at the gateway's limit of 20,000 characters.`,
+    );
     expect(seen.signal?.aborted).toBe(true);
   });
 
@@ -145,7 +179,9 @@ describe("ai-sdk over the wire - the gateway's limits apply to it as they are", 
     const c = await Client.connect(h.url);
     const { final } = await c.say({ chat_id: "default", text: "go on" });
     expect(final.payload.status).toBe("error");
-    expect(final.payload.final_text).toMatch(/^z+\n\nThe agent was stopped: the turn ran past the gateway's limit of 400 ms\.$/);
+    expect(final.payload.final_text).toMatch(
+      /^z+\n\nThe agent was stopped: the turn ran past the gateway's limit of 400 ms\.$/,
+    );
     expect(seen.signal?.aborted).toBe(true);
   });
 });

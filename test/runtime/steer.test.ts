@@ -20,33 +20,60 @@ afterEach(async () => {
 
 const usage = { ...chunk({}), choices: [], usage: { prompt_tokens: 30, completion_tokens: 5, total_tokens: 35 } };
 const waitCall = sse([
-  chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "wait", arguments: "" } }] }),
+  chunk({
+    role: "assistant",
+    content: null,
+    tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "wait", arguments: "" } }],
+  }),
   chunk({ tool_calls: [{ index: 0, function: { arguments: "{}" } }] }),
   chunk({}, {}, "tool_calls"),
   usage,
 ]);
-const answer = (text: string) => sse([chunk({ role: "assistant", content: "" }), ...text.split(/(?<= )/).map((w) => chunk({ content: w })), chunk({}, {}, "stop"), usage]);
+const answer = (text: string) =>
+  sse([
+    chunk({ role: "assistant", content: "" }),
+    ...text.split(/(?<= )/).map((w) => chunk({ content: w })),
+    chunk({}, {}, "stop"),
+    usage,
+  ]);
 
 /** The tool `wait` returns once the test lets it. */
 function gate() {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
-  return { open, execute: async () => {
-    await opened;
-    return "waited";
-  } };
+  return {
+    open,
+    execute: async () => {
+      await opened;
+      return "waited";
+    },
+  };
 }
 
 type Binding = (baseUrl: string, execute: () => Promise<string>) => AgentRuntime;
 const parameters = { type: "object", properties: {} };
 const BINDINGS: Record<string, Binding> = {
-  "openai-compatible": (baseUrl, execute) => openAICompatibleRuntime({ baseUrl, model: "gpt-4o-mini", generateTitle: false, tools: { wait: { parameters, execute } } }),
+  "openai-compatible": (baseUrl, execute) =>
+    openAICompatibleRuntime({
+      baseUrl,
+      model: "gpt-4o-mini",
+      generateTitle: false,
+      tools: { wait: { parameters, execute } },
+    }),
   "ai-sdk": (baseUrl, execute) =>
     aiSdkRuntime({
-      model: createOpenAICompatible({ name: "loopback", baseURL: baseUrl, includeUsage: true }).chatModel("gpt-4o-mini"),
+      model: createOpenAICompatible({ name: "loopback", baseURL: baseUrl, includeUsage: true }).chatModel(
+        "gpt-4o-mini",
+      ),
       generateTitle: false,
       streamTextOptions: { maxRetries: 0 },
-      tools: { wait: tool({ description: "waits", inputSchema: jsonSchema<Record<string, never>>(parameters as never), execute }) },
+      tools: {
+        wait: tool({
+          description: "waits",
+          inputSchema: jsonSchema<Record<string, never>>(parameters as never),
+          execute,
+        }),
+      },
     }),
 };
 
@@ -69,16 +96,26 @@ describe.each(Object.keys(BINDINGS))("steer - %s", (name) => {
     llm.respond(stream(waitCall), stream(answer("Noted, cats too.")));
     const first = await device.request("message.send", { chat_id: "default", text: "start" });
     await device.waitFor((f) => f.type === "tool.start", 10_000);
-    const steered = await device.request("message.send", { chat_id: "default", text: "mention cats", when_busy: "steer" });
+    const steered = await device.request("message.send", {
+      chat_id: "default",
+      text: "mention cats",
+      when_busy: "steer",
+    });
     expect(steered.type).toBe("message");
     wait.open();
     const stop = await device.waitFor((f) => f.type === "message.stop", 10_000);
-    expect(stop.payload).toMatchObject({ reply_to: first.payload.message_id, status: "complete", final_text: "Noted, cats too." });
+    expect(stop.payload).toMatchObject({
+      reply_to: first.payload.message_id,
+      status: "complete",
+      final_text: "Noted, cats too.",
+    });
     expect(llm.requests).toHaveLength(2);
     const sent = llm.requests[1].body.messages as Array<{ role: string; content: unknown }>;
     expect(sent.map((m) => m.role).slice(-3)).toEqual(["assistant", "tool", "user"]);
     expect(textOf(sent.at(-1)!)).toBe("mention cats");
-    expect(llm.requests[0].body.messages.some((m: { content: unknown }) => textOf(m as never) === "mention cats")).toBe(false);
+    expect(llm.requests[0].body.messages.some((m: { content: unknown }) => textOf(m as never) === "mention cats")).toBe(
+      false,
+    );
     // It never waited in the queue, and no second answer comes.
     const history = await device.request("history", { chat_id: "default" });
     expect(history.payload.messages.map((m: { role: string; text: string }) => [m.role, m.text])).toEqual([
@@ -91,10 +128,17 @@ describe.each(Object.keys(BINDINGS))("steer - %s", (name) => {
 
   it("steer - during the last model call: the turn makes one more request for it, after the answer so far", async () => {
     const { llm, device } = await setUp(BINDINGS[name]);
-    llm.respond(stream(answer("Hello there, my good friend."), { pieceBytes: 100, delayMs: 100 }), stream(answer("And about cats: yes.")));
+    llm.respond(
+      stream(answer("Hello there, my good friend."), { pieceBytes: 100, delayMs: 100 }),
+      stream(answer("And about cats: yes.")),
+    );
     await device.request("message.send", { chat_id: "default", text: "hi" });
     await device.waitFor((f) => f.type === "message.update", 10_000);
-    const steered = await device.request("message.send", { chat_id: "default", text: "mention cats", when_busy: "steer" });
+    const steered = await device.request("message.send", {
+      chat_id: "default",
+      text: "mention cats",
+      when_busy: "steer",
+    });
     expect(steered.type).toBe("message");
     const stop = await device.waitFor((f) => f.type === "message.stop", 20_000);
     expect(stop.payload.final_text).toBe("Hello there, my good friend.\n\nAnd about cats: yes.");

@@ -8,7 +8,8 @@ import { postgresAvailable, redisAvailable } from "../fixtures/services.js";
 import { createCluster, type Cluster } from "../multiprocess/cluster.js";
 import { until } from "../../adapters/testing/wait.js";
 
-const available = (await postgresAvailable("schedules across processes")) && (await redisAvailable("schedules across processes"));
+const available =
+  (await postgresAvailable("schedules across processes")) && (await redisAvailable("schedules across processes"));
 
 let cluster: Cluster | undefined;
 afterEach(async () => {
@@ -28,7 +29,10 @@ describe.runIf(available)("schedules across processes (PostgreSQL + Redis)", () 
   test("each slot of a 2-second schedule runs once across two processes", { timeout: 180_000 }, async () => {
     cluster = createCluster();
     const c = cluster;
-    const nodes = await Promise.all([c.start("A", { GATEWAY_DEMO_DELAY_MS: "0" }), c.start("B", { GATEWAY_DEMO_DELAY_MS: "0" })]);
+    const nodes = await Promise.all([
+      c.start("A", { GATEWAY_DEMO_DELAY_MS: "0" }),
+      c.start("B", { GATEWAY_DEMO_DELAY_MS: "0" }),
+    ]);
     const cli = (args: string[]) =>
       spawnSync(process.execPath, ["--import", "tsx", "examples/server/main.ts", "schedule", ...args], {
         cwd: join(import.meta.dirname, "../.."),
@@ -37,14 +41,23 @@ describe.runIf(available)("schedules across processes (PostgreSQL + Redis)", () 
       });
     const added = cli(["add", "tick", "--cron", "*/2 * * * * *", "--channel", "Reports", "--prompt", "status please"]);
     expect(added.status, `${added.stderr}${nodes.map((n) => n.output()).join("\n")}`).toBe(0);
-    const messages = async () => (await c.query("SELECT message_id, role, status, data::json ->> 'reply_to' AS reply_to, ts FROM messages WHERE chat_id <> 'default' ORDER BY ts, message_id")) as Row[];
+    const messages = async () =>
+      (await c.query(
+        "SELECT message_id, role, status, data::json ->> 'reply_to' AS reply_to, ts FROM messages WHERE chat_id <> 'default' ORDER BY ts, message_id",
+      )) as Row[];
     await until(async () => (await messages()).filter((m) => m.role === "assistant").length >= 4, "four runs", 60_000);
     expect(cli(["remove", "tick"]).status).toBe(0);
-    const cron = async () => ((await c.query("SELECT payload FROM outbox WHERE type = 'notification'")) as Array<{ payload: string }>).filter((r) => JSON.parse(r.payload).kind === "cron").length;
+    const cron = async () =>
+      ((await c.query("SELECT payload FROM outbox WHERE type = 'notification'")) as Array<{ payload: string }>).filter(
+        (r) => JSON.parse(r.payload).kind === "cron",
+      ).length;
     await until(
       async () => {
         const all = await messages();
-        return all.every((m) => m.status !== "waiting" && m.status !== "streaming") && (await cron()) === all.filter((m) => m.role === "assistant").length;
+        return (
+          all.every((m) => m.status !== "waiting" && m.status !== "streaming") &&
+          (await cron()) === all.filter((m) => m.role === "assistant").length
+        );
       },
       "the last run to end",
       30_000,

@@ -23,15 +23,24 @@ async function setup(runtime: AgentRuntime = demoRuntime({ delayMs: 0 })) {
   const gateway = h.gateway;
   const storage = gateway.options.storage as Storage;
   const channel = await gateway.channels.create(owner, { name: "Reports", kind: "channel", automation: true });
-  const lane = async () => (await storage.history(owner, { chat_id: channel.chat_id, thread_id: null, limit: 200 }))!.messages;
-  const notifications = async () => (await storage.readOutbox(owner, 0, 1000)).filter((f) => f.type === "notification").map((f) => f.payload as Record<string, unknown>);
+  const lane = async () =>
+    (await storage.history(owner, { chat_id: channel.chat_id, thread_id: null, limit: 200 }))!.messages;
+  const notifications = async () =>
+    (await storage.readOutbox(owner, 0, 1000))
+      .filter((f) => f.type === "notification")
+      .map((f) => f.payload as Record<string, unknown>);
   return { gateway, storage, channel, lane, notifications };
 }
 
 describe("schedules on one process", () => {
   it("a cron every 2 seconds runs each slot once; each answer lands in the channel with a cron notification", async () => {
     const t = await setup();
-    const added = await t.gateway.schedules.add(owner, { name: "tick", cron: "*/2 * * * * *", chat_id: t.channel.chat_id, prompt: "status please" });
+    const added = await t.gateway.schedules.add(owner, {
+      name: "tick",
+      cron: "*/2 * * * * *",
+      chat_id: t.channel.chat_id,
+      prompt: "status please",
+    });
     expect(added).toMatchObject({ name: "tick", tz: "UTC", last_slot: 0 });
     expect(added.next_run! % 2000).toBe(0);
     await waitFor(async () => (await t.lane()).filter((m) => m.role === "assistant").length >= 3, 15_000);
@@ -44,7 +53,10 @@ describe("schedules on one process", () => {
     // The notification follows its stored answer.
     await waitFor(async () => {
       const lane = await t.lane();
-      return lane.every((m) => !m.waiting && m.status !== "streaming") && (await cronCount()) === lane.filter((m) => m.role === "assistant").length;
+      return (
+        lane.every((m) => !m.waiting && m.status !== "streaming") &&
+        (await cronCount()) === lane.filter((m) => m.role === "assistant").length
+      );
     }, 10_000);
     const messages = await t.lane();
     const prompts = messages.filter((m) => m.role === "user");
@@ -63,15 +75,36 @@ describe("schedules on one process", () => {
   it("refuses a bad cron, an unknown time zone, a channel that is not an automation channel, an unknown one, and a bad name", async () => {
     const t = await setup();
     const base = { name: "x", cron: "0 9 * * *", chat_id: t.channel.chat_id, prompt: "p" };
-    await expect(t.gateway.schedules.add(owner, { ...base, cron: "61 * * * *" })).rejects.toMatchObject({ code: "unsupported", message: expect.stringMatching(/invalid cron "61 \* \* \* \*".*minute/) });
-    await expect(t.gateway.schedules.add(owner, { ...base, cron: "* * * *" })).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining("give 5 fields") });
-    await expect(t.gateway.schedules.add(owner, { ...base, cron: "0 0 0 * * * *" })).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining("give 5 fields") });
-    await expect(t.gateway.schedules.add(owner, { ...base, tz: "Mars/Base" })).rejects.toMatchObject({ code: "unsupported", message: 'unknown time zone "Mars/Base": use an IANA name such as UTC or Europe/Berlin' });
-    await expect(t.gateway.schedules.add(owner, { ...base, name: "no spaces" })).rejects.toMatchObject({ code: "unsupported" });
-    await expect(t.gateway.schedules.add(owner, { ...base, prompt: " " })).rejects.toMatchObject({ code: "unsupported" });
-    await expect(t.gateway.schedules.add(owner, { ...base, chat_id: "nope" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(t.gateway.schedules.add(owner, { ...base, cron: "61 * * * *" })).rejects.toMatchObject({
+      code: "unsupported",
+      message: expect.stringMatching(/invalid cron "61 \* \* \* \*".*minute/),
+    });
+    await expect(t.gateway.schedules.add(owner, { ...base, cron: "* * * *" })).rejects.toMatchObject({
+      code: "unsupported",
+      message: expect.stringContaining("give 5 fields"),
+    });
+    await expect(t.gateway.schedules.add(owner, { ...base, cron: "0 0 0 * * * *" })).rejects.toMatchObject({
+      code: "unsupported",
+      message: expect.stringContaining("give 5 fields"),
+    });
+    await expect(t.gateway.schedules.add(owner, { ...base, tz: "Mars/Base" })).rejects.toMatchObject({
+      code: "unsupported",
+      message: 'unknown time zone "Mars/Base": use an IANA name such as UTC or Europe/Berlin',
+    });
+    await expect(t.gateway.schedules.add(owner, { ...base, name: "no spaces" })).rejects.toMatchObject({
+      code: "unsupported",
+    });
+    await expect(t.gateway.schedules.add(owner, { ...base, prompt: " " })).rejects.toMatchObject({
+      code: "unsupported",
+    });
+    await expect(t.gateway.schedules.add(owner, { ...base, chat_id: "nope" })).rejects.toMatchObject({
+      code: "not_found",
+    });
     const plain = await t.gateway.channels.create(owner, { name: "Chat", kind: "channel" });
-    await expect(t.gateway.schedules.add(owner, { ...base, chat_id: plain.chat_id })).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining("not an automation channel") });
+    await expect(t.gateway.schedules.add(owner, { ...base, chat_id: plain.chat_id })).rejects.toMatchObject({
+      code: "unsupported",
+      message: expect.stringContaining("not an automation channel"),
+    });
     expect(await t.gateway.schedules.list(owner)).toEqual([]);
     const ok = await t.gateway.schedules.add(owner, { ...base, tz: "Europe/Berlin" });
     // 09:00 in Berlin is 08:00 or 07:00 UTC.
@@ -89,16 +122,27 @@ describe("schedules on one process", () => {
       },
     };
     const t = await setup(failing);
-    await t.gateway.schedules.add(owner, { name: "nightly", cron: "0 3 * * *", chat_id: t.channel.chat_id, prompt: "summarise" });
+    await t.gateway.schedules.add(owner, {
+      name: "nightly",
+      cron: "0 3 * * *",
+      chat_id: t.channel.chat_id,
+      prompt: "summarise",
+    });
     await t.gateway.schedules.run(owner, "nightly");
     await waitFor(async () => (await t.gateway.schedules.list(owner))[0]!.last_run?.status === "error", 10_000);
     const [answer] = (await t.lane()).filter((m) => m.role === "assistant");
     expect(answer).toMatchObject({ status: "error" });
     expect(answer!.text).toContain("model quota exhausted");
     const [listed] = await t.gateway.schedules.list(owner);
-    expect(listed!.last_run).toMatchObject({ status: "error", answer_id: answer!.message_id, error: expect.stringContaining("model quota exhausted") });
+    expect(listed!.last_run).toMatchObject({
+      status: "error",
+      answer_id: answer!.message_id,
+      error: expect.stringContaining("model quota exhausted"),
+    });
     const cron = (await t.notifications()).filter((n) => n.kind === "cron");
-    expect(cron).toEqual([expect.objectContaining({ title: "nightly", body: expect.stringMatching(/^failed: .*model quota exhausted/) })]);
+    expect(cron).toEqual([
+      expect.objectContaining({ title: "nightly", body: expect.stringMatching(/^failed: .*model quota exhausted/) }),
+    ]);
   });
 
   it("a run that still goes makes `run` refuse and the next slot skip; it ends once", async () => {
@@ -111,10 +155,18 @@ describe("schedules on one process", () => {
       },
     };
     const t = await setup(slow);
-    await t.gateway.schedules.add(owner, { name: "busy", cron: "* * * * * *", chat_id: t.channel.chat_id, prompt: "go" });
+    await t.gateway.schedules.add(owner, {
+      name: "busy",
+      cron: "* * * * * *",
+      chat_id: t.channel.chat_id,
+      prompt: "go",
+    });
     await waitFor(async () => (await t.gateway.schedules.list(owner))[0]!.last_run?.status === "running", 10_000);
     const first = (await t.gateway.schedules.list(owner))[0]!.last_run!;
-    await expect(t.gateway.schedules.run(owner, "busy")).rejects.toMatchObject({ code: "unsupported", message: expect.stringContaining("still goes") });
+    await expect(t.gateway.schedules.run(owner, "busy")).rejects.toMatchObject({
+      code: "unsupported",
+      message: expect.stringContaining("still goes"),
+    });
     // Slots come every second meanwhile: each is claimed and skipped, none queues a prompt.
     await waitFor(async () => (await t.gateway.schedules.list(owner))[0]!.last_slot >= first.slot + 2000, 10_000);
     expect((await t.lane()).filter((m) => m.role === "user")).toHaveLength(1);
@@ -129,7 +181,12 @@ describe("schedules on one process", () => {
 
   it("a schedule whose channel was deleted makes no run and stays listed", async () => {
     const t = await setup();
-    await t.gateway.schedules.add(owner, { name: "orphan", cron: "* * * * * *", chat_id: t.channel.chat_id, prompt: "p" });
+    await t.gateway.schedules.add(owner, {
+      name: "orphan",
+      cron: "* * * * * *",
+      chat_id: t.channel.chat_id,
+      prompt: "p",
+    });
     await t.gateway.channels.delete(owner, t.channel.chat_id);
     await new Promise((r) => setTimeout(r, 2_500));
     const [listed] = await t.gateway.schedules.list(owner);

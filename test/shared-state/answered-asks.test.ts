@@ -20,9 +20,25 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const runtime: AgentRuntime = {
   async *turn(input) {
     if (input.message.text === "asks") {
-      const approval = await input.ask({ kind: "approval", title: "Run rm?", tool: { name: "rm", args: { path: "/tmp/x" } } });
-      const model = await input.ask({ kind: "model", title: "Which model?", models: [{ id: "gpt-4o", label: "GPT-4o" }, { id: "small", label: "Small" }] });
-      const late = await input.ask({ kind: "confirm", title: "Anything else?", options: [{ id: "no", label: "No" }], expiresInMs: 50 });
+      const approval = await input.ask({
+        kind: "approval",
+        title: "Run rm?",
+        tool: { name: "rm", args: { path: "/tmp/x" } },
+      });
+      const model = await input.ask({
+        kind: "model",
+        title: "Which model?",
+        models: [
+          { id: "gpt-4o", label: "GPT-4o" },
+          { id: "small", label: "Small" },
+        ],
+      });
+      const late = await input.ask({
+        kind: "confirm",
+        title: "Anything else?",
+        options: [{ id: "no", label: "No" }],
+        expiresInMs: 50,
+      });
       yield { type: "text", delta: `${approval.option_id} ${model.option_id} ${late.outcome}` };
       return;
     }
@@ -39,18 +55,45 @@ describe("answered asks on the answer", () => {
     const dir = await tempDir();
     harness = await startGateway({ storage: sqlJsStorage({ dir }), runtime });
     const laptop = await Client.connect(harness.url, { caps: { pickers: true }, device_name: "Laptop" });
-    const phone = await Client.connect(harness.url, { caps: { pickers: true }, device_id: "pixel", device_name: "Pixel 8" });
+    const phone = await Client.connect(harness.url, {
+      caps: { pickers: true },
+      device_id: "pixel",
+      device_name: "Pixel 8",
+    });
     await laptop.request("message.send", { chat_id: "default", text: "asks" });
     const approval = await phone.waitFor((f) => f.type === "picker.approval", 10_000);
-    const resolved = await phone.request("picker.select", { picker_id: approval.payload.picker_id, option_id: "approve" });
+    const resolved = await phone.request("picker.select", {
+      picker_id: approval.payload.picker_id,
+      option_id: "approve",
+    });
     expect(resolved.payload).toMatchObject({ outcome: "selected", device_id: "pixel", device_name: "Pixel 8" });
     const model = await laptop.waitFor((f) => f.type === "picker.model", 10_000);
     await laptop.request("message.send", { chat_id: "default", text: `/model gpt-4o` });
-    const stop = await laptop.waitFor((f) => f.type === "message.stop" && f.payload.final_text.startsWith("approve"), 10_000);
+    const stop = await laptop.waitFor(
+      (f) => f.type === "message.stop" && f.payload.final_text.startsWith("approve"),
+      10_000,
+    );
     expect(stop.payload.final_text).toBe("approve gpt-4o expired");
     const expected = [
-      { picker_id: approval.payload.picker_id, kind: "approval", title: "Run rm?", outcome: "selected", option_id: "approve", label: "Approve", device_id: "pixel", device_name: "Pixel 8" },
-      { picker_id: model.payload.picker_id, kind: "model", title: "Which model?", outcome: "selected", option_id: "gpt-4o", label: "GPT-4o", device_name: "Laptop" },
+      {
+        picker_id: approval.payload.picker_id,
+        kind: "approval",
+        title: "Run rm?",
+        outcome: "selected",
+        option_id: "approve",
+        label: "Approve",
+        device_id: "pixel",
+        device_name: "Pixel 8",
+      },
+      {
+        picker_id: model.payload.picker_id,
+        kind: "model",
+        title: "Which model?",
+        outcome: "selected",
+        option_id: "gpt-4o",
+        label: "GPT-4o",
+        device_name: "Laptop",
+      },
       { kind: "confirm", title: "Anything else?", outcome: "expired" },
     ];
     expect(stop.payload.asks).toMatchObject(expected);
@@ -64,7 +107,11 @@ describe("answered asks on the answer", () => {
     const page = await fresh.request("history", { chat_id: "default" });
     const answer = page.payload.messages.find((m: { message_id: string }) => m.message_id === stop.payload.message_id);
     expect(answer.asks).toEqual(stop.payload.asks);
-    expect(page.payload.messages.filter((m: { role: string }) => m.role === "user").every((m: { asks?: unknown }) => m.asks === undefined)).toBe(true);
+    expect(
+      page.payload.messages
+        .filter((m: { role: string }) => m.role === "user")
+        .every((m: { asks?: unknown }) => m.asks === undefined),
+    ).toBe(true);
   });
 
   it("join - a device joining mid-turn gets the answer's finished tools (start then end) and its running one (start only), in call order", async () => {
@@ -74,13 +121,19 @@ describe("answered asks on the answer", () => {
     await a.waitFor((f) => f.type === "message.update" && String(f.payload.text).startsWith("Working"), 10_000);
     const b = await Client.connect(harness.url);
     await b.waitFor((f) => f.type === "typing" && f.payload.on === true);
-    const tools = b.frames.filter((f) => f.type === "tool.start" || f.type === "tool.end").map((f) => [f.type, f.payload.index, f.payload.name]);
+    const tools = b.frames
+      .filter((f) => f.type === "tool.start" || f.type === "tool.end")
+      .map((f) => [f.type, f.payload.index, f.payload.name]);
     expect(tools).toEqual([
       ["tool.start", 0, "search"],
       ["tool.end", 0, "search"],
       ["tool.start", 1, "fetch"],
     ]);
-    expect(b.frames.find((f) => f.type === "tool.end")!.payload).toMatchObject({ output: { hits: 3 }, ok: true, duration: 0.5 });
+    expect(b.frames.find((f) => f.type === "tool.end")!.payload).toMatchObject({
+      output: { hits: 3 },
+      ok: true,
+      duration: 0.5,
+    });
     expect(b.frames.find((f) => f.type === "tool.start" && f.payload.index === 0)!.payload.args).toEqual({ q: "cats" });
     await b.request("turn.stop", { chat_id: "default" });
     const stop = await a.waitFor((f) => f.type === "message.stop", 10_000);

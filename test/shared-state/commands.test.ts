@@ -22,14 +22,29 @@ describe("commands read as commands", () => {
     const stop = await device.request("message.send", { chat_id: "default", text: "/STOP" });
     expect(stop.payload.command).toBe(true);
     const page = await device.request("history", { chat_id: "default", limit: 50 });
-    const byText = new Map((page.payload.messages as Array<Record<string, any>>).filter((m) => m.role === "user").map((m) => [m.text, m.command]));
-    expect(Object.fromEntries(byText)).toEqual({ "  /help": true, "hello /help": undefined, "/frobnicate": undefined, "/STOP": true });
+    const byText = new Map(
+      (page.payload.messages as Array<Record<string, any>>)
+        .filter((m) => m.role === "user")
+        .map((m) => [m.text, m.command]),
+    );
+    expect(Object.fromEntries(byText)).toEqual({
+      "  /help": true,
+      "hello /help": undefined,
+      "/frobnicate": undefined,
+      "/STOP": true,
+    });
     // Answers never carry it.
-    expect((page.payload.messages as Array<Record<string, any>>).filter((m) => m.role === "assistant").some((m) => "command" in m)).toBe(false);
+    expect(
+      (page.payload.messages as Array<Record<string, any>>)
+        .filter((m) => m.role === "assistant")
+        .some((m) => "command" in m),
+    ).toBe(false);
     const late = await Client.connect(harness.url);
     late.send("sync", { cursor: 0 }, "s1");
     await late.waitFor((f) => f.type === "sync.done");
-    const replayed = late.frames.filter((f) => f.type === "message" && f.payload.role === "user").map((f) => [f.payload.text, f.payload.command]);
+    const replayed = late.frames
+      .filter((f) => f.type === "message" && f.payload.role === "user")
+      .map((f) => [f.payload.text, f.payload.command]);
     expect(replayed).toEqual([
       ["  /help", true],
       ["hello /help", undefined],

@@ -22,7 +22,12 @@ const slowRuntime: AgentRuntime = {
     if (input.message.text === "ask") {
       yield { type: "text", delta: "Checking. " };
       yield { type: "tool-start", id: "t1", name: "rm", args: { path: "/tmp/x" } };
-      const answer = await input.ask({ kind: "approval", title: "Delete /tmp/x?", body: "rm /tmp/x", tool: { name: "rm", args: { path: "/tmp/x" } } });
+      const answer = await input.ask({
+        kind: "approval",
+        title: "Delete /tmp/x?",
+        body: "rm /tmp/x",
+        tool: { name: "rm", args: { path: "/tmp/x" } },
+      });
       yield { type: "tool-end", id: "t1", output: answer.option_id ?? answer.outcome, ok: true };
       yield { type: "text", delta: `done: ${answer.option_id ?? answer.outcome}` };
       return;
@@ -55,7 +60,12 @@ describe("joining mid-flight", () => {
     const update = await a.waitFor((f) => f.type === "message.update" && String(f.payload.text).length > 20, 10_000);
     const b = await Client.connect(h.url);
     const start = await b.waitFor((f) => f.type === "message.start");
-    expect(start.payload).toMatchObject({ message_id: update.payload.message_id, role: "assistant", chat_id: "default", thread_id: null });
+    expect(start.payload).toMatchObject({
+      message_id: update.payload.message_id,
+      role: "assistant",
+      chat_id: "default",
+      thread_id: null,
+    });
     const joined = await b.waitFor((f) => f.type === "message.update");
     expect(String(joined.payload.text).length).toBeGreaterThan(20);
     expect(String(joined.payload.text).startsWith("You said:")).toBe(true);
@@ -98,7 +108,11 @@ describe("joining mid-flight", () => {
     const w1 = await a.request("message.send", { chat_id: "default", text: "first waiting" });
     const w2 = await a.request("message.send", { chat_id: "default", text: "second waiting" });
     const queued = await a.waitFor((f) => f.type === "lane.queue" && f.payload.message_ids.length === 2);
-    expect(queued.payload).toEqual({ chat_id: "default", thread_id: null, message_ids: [w1.payload.message_id, w2.payload.message_id] });
+    expect(queued.payload).toEqual({
+      chat_id: "default",
+      thread_id: null,
+      message_ids: [w1.payload.message_id, w2.payload.message_id],
+    });
     const b = await Client.connect(h.url);
     const joined = await b.waitFor((f) => f.type === "lane.queue");
     expect(joined.payload.message_ids).toEqual([w1.payload.message_id, w2.payload.message_id]);
@@ -108,7 +122,10 @@ describe("joining mid-flight", () => {
     const shrunk = await a.waitFor((f) => f.type === "lane.queue" && f.payload.message_ids.length === 1, 5_000, fromA);
     expect(shrunk.payload.message_ids).toEqual([w2.payload.message_id]);
     await b.waitFor((f) => f.type === "lane.queue" && f.payload.message_ids.length === 1, 5_000, from);
-    const last = await a.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === w2.payload.message_id, 20_000);
+    const last = await a.waitFor(
+      (f) => f.type === "message.stop" && f.payload.reply_to === w2.payload.message_id,
+      20_000,
+    );
     expect(last.payload.final_text).toContain("second waiting");
     expect(a.frames.some((f) => f.type === "message.stop" && f.payload.reply_to === w1.payload.message_id)).toBe(false);
     await a.waitFor((f) => f.type === "lane.queue" && f.payload.message_ids.length === 0);
@@ -123,7 +140,10 @@ describe("stopping and interrupting", () => {
     const update = await a.waitFor((f) => f.type === "message.update", 10_000);
     const b = await Client.connect(h.url);
     const stopped = await b.request("turn.stop", { chat_id: "default" });
-    expect(stopped).toMatchObject({ type: "turn.stopped", payload: { chat_id: "default", thread_id: null, message_id: update.payload.message_id } });
+    expect(stopped).toMatchObject({
+      type: "turn.stopped",
+      payload: { chat_id: "default", thread_id: null, message_id: update.payload.message_id },
+    });
     const end = await a.waitFor((f) => f.type === "message.stop");
     expect(end.payload.status).toBe("stopped");
     const idle = await b.request("turn.stop", { chat_id: "default" });
@@ -141,7 +161,8 @@ describe("stopping and interrupting", () => {
     const waiting = await a.request("message.send", { chat_id: "default", text: "patient" });
     const urgent = await a.request("message.send", { chat_id: "default", text: "urgent", when_busy: "interrupt" });
     const stops: Frame[] = [];
-    for (const id of [first, urgent, waiting].map((e) => e.payload.message_id)) stops.push(await a.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === id, 20_000));
+    for (const id of [first, urgent, waiting].map((e) => e.payload.message_id))
+      stops.push(await a.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === id, 20_000));
     expect(stops[0].payload.status).toBe("stopped");
     const order = stops.map((s) => a.frames.indexOf(s));
     expect(order).toEqual([...order].sort((x, y) => x - y));

@@ -53,7 +53,15 @@ describe("tool calls kept on the answer", () => {
       [1, "write", false],
       [2, "slow", false],
     ]);
-    expect(tools[0]).toEqual({ index: 0, name: "search", preview: '{"q":"cats"}', args: { q: "cats" }, output: { hits: 2 }, ok: true, duration: 0.5 });
+    expect(tools[0]).toEqual({
+      index: 0,
+      name: "search",
+      preview: '{"q":"cats"}',
+      args: { q: "cats" },
+      output: { hits: 2 },
+      ok: true,
+      duration: 0.5,
+    });
     expect(tools[1].truncated).toBe(true);
     expect(typeof tools[1].args).toBe("string");
     expect(Buffer.byteLength(tools[1].args)).toBeLessThanOrEqual(16 * 1024);
@@ -76,7 +84,19 @@ describe("tool calls kept on the answer", () => {
 
   it("tools - the OpenAI-compatible binding sends earlier tool calls and results as the model's own messages", async () => {
     llm = await startFakeLlmServer();
-    llm.respond(stream(sse([{ id: "x", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" }] }])));
+    llm.respond(
+      stream(
+        sse([
+          {
+            id: "x",
+            object: "chat.completion.chunk",
+            created: 1,
+            model: "m",
+            choices: [{ index: 0, delta: { content: "ok" }, finish_reason: "stop" }],
+          },
+        ]),
+      ),
+    );
     const runtime = openAICompatibleRuntime({ baseUrl: llm.baseUrl, model: "m" });
     const history: HistoryItem[] = [
       { message_id: "u1", role: "user", text: "find cats", reasoning: "", ts: 1, media: [] },
@@ -89,11 +109,29 @@ describe("tool calls kept on the answer", () => {
         media: [],
         tools: [
           { index: 0, name: "search", preview: "", args: { q: "cats" }, output: { hits: 2 }, ok: true, duration: 0.1 },
-          { index: 1, name: "write", preview: "", args: '{"body":"xx', output: null, ok: false, duration: 0, truncated: true },
+          {
+            index: 1,
+            name: "write",
+            preview: "",
+            args: '{"body":"xx',
+            output: null,
+            ok: false,
+            duration: 0,
+            truncated: true,
+          },
         ],
       },
     ];
-    for await (const _ of runtime.turn({ owner: "o", chat_id: "c", thread_id: null, message: { message_id: "u2", text: "more", media: [] }, history, signal: new AbortController().signal, readMedia: async () => new Uint8Array(), ask: async () => ({ outcome: "cancelled" }) })) {
+    for await (const _ of runtime.turn({
+      owner: "o",
+      chat_id: "c",
+      thread_id: null,
+      message: { message_id: "u2", text: "more", media: [] },
+      history,
+      signal: new AbortController().signal,
+      readMedia: async () => new Uint8Array(),
+      ask: async () => ({ outcome: "cancelled" }),
+    })) {
       // drain
     }
     const messages = llm.requests[0].body.messages;
@@ -104,7 +142,11 @@ describe("tool calls kept on the answer", () => {
         content: null,
         tool_calls: [
           { id: "call_a1_0", type: "function", function: { name: "search", arguments: '{"q":"cats"}' } },
-          { id: "call_a1_1", type: "function", function: { name: "write", arguments: '{"truncated_arguments":"{\\"body\\":\\"xx"}' } },
+          {
+            id: "call_a1_1",
+            type: "function",
+            function: { name: "write", arguments: '{"truncated_arguments":"{\\"body\\":\\"xx"}' },
+          },
         ],
       },
       { role: "tool", tool_call_id: "call_a1_0", content: '{"hits":2}' },

@@ -31,17 +31,27 @@ describe("a gateway on the JSON file storage", () => {
     const first = await startGateway({ storage: jsonFileStorage({ dir }), mediaStore: undefined });
     const c = await Client.connect(first.url);
     const { echo, final } = await c.say({ chat_id: "default", text: "remember the lighthouse", client_msg_id: "k1" });
-    const retry = await c.request("message.send", { chat_id: "default", text: "remember the lighthouse", client_msg_id: "k1" });
+    const retry = await c.request("message.send", {
+      chat_id: "default",
+      text: "remember the lighthouse",
+      client_msg_id: "k1",
+    });
     expect(retry.payload.message_id).toBe(echo.payload.message_id);
     const hits = await c.request("search", { query: "lighthouse", scope: "all" });
-    expect((hits.payload.hits as Array<{ message_id: string }>).map((h) => h.message_id)).toEqual([final.payload.message_id, echo.payload.message_id]);
+    expect((hits.payload.hits as Array<{ message_id: string }>).map((h) => h.message_id)).toEqual([
+      final.payload.message_id,
+      echo.payload.message_id,
+    ]);
     await c.close();
     await first.close();
 
     const second = await startGateway({ storage: jsonFileStorage({ dir }), mediaStore: undefined });
     const d = await Client.connect(second.url);
     const history = await d.request("history", { chat_id: "default" });
-    expect((history.payload.messages as Array<{ text: string }>).map((m) => m.text)).toEqual(["remember the lighthouse", "You said: remember the lighthouse"]);
+    expect((history.payload.messages as Array<{ text: string }>).map((m) => m.text)).toEqual([
+      "remember the lighthouse",
+      "You said: remember the lighthouse",
+    ]);
     await d.close();
     await second.close();
   });

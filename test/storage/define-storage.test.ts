@@ -1,7 +1,14 @@
 // defineStorage(): what a storage implementation gets checked for, and what createGateway refuses.
 import { describe, expect, it } from "vitest";
 import * as root from "chat-gateway";
-import { createGateway, memoryBus, type Bus, type Change, type Storage, type StorageImplementation } from "chat-gateway";
+import {
+  createGateway,
+  memoryBus,
+  type Bus,
+  type Change,
+  type Storage,
+  type StorageImplementation,
+} from "chat-gateway";
 import { defineStorage } from "chat-gateway/storage";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { memoryStorage } from "chat-gateway/storage/memory";
@@ -14,7 +21,8 @@ const sharedBus: Bus = { publish() {}, subscribe: () => () => undefined };
 
 /** The required core of a real storage, nothing more. */
 function core(): StorageImplementation {
-  const { commit, getMessage, history, listChannels, readOutbox, outboxBounds, listDevices, putDevice } = memoryStorage();
+  const { commit, getMessage, history, listChannels, readOutbox, outboxBounds, listDevices, putDevice } =
+    memoryStorage();
   return { commit, getMessage, history, listChannels, readOutbox, outboxBounds, listDevices, putDevice };
 }
 
@@ -23,14 +31,22 @@ describe("defineStorage", () => {
     const { readOutbox: _dropped, ...rest } = core();
     expect(() => defineStorage(rest as StorageImplementation)).toThrow(TypeError);
     expect(() => defineStorage(rest as StorageImplementation)).toThrow(/the storage has no readOutbox\(\) method/);
-    expect(() => createGateway({ storage: rest as StorageImplementation, runtime })).toThrow(/options\.storage: defineStorage: the storage has no readOutbox\(\)/);
+    expect(() => createGateway({ storage: rest as StorageImplementation, runtime })).toThrow(
+      /options\.storage: defineStorage: the storage has no readOutbox\(\)/,
+    );
   });
 
   it("defineStorage - media needs its three members together, and a declared capability needs its members", () => {
     const media = memoryStorage();
-    expect(() => defineStorage({ ...core(), getMedia: media.getMedia, putMedia: media.putMedia })).toThrow(/media capability needs getMedia, putMedia, deleteMedia together; missing deleteMedia/);
-    expect(() => defineStorage({ ...core(), capabilities: { search: true } })).toThrow(/capabilities\.search is declared but search is missing/);
-    expect(() => defineStorage({ ...core(), capabilities: { fastSearch: true } as never })).toThrow(/unknown capability "fastSearch"/);
+    expect(() => defineStorage({ ...core(), getMedia: media.getMedia, putMedia: media.putMedia })).toThrow(
+      /media capability needs getMedia, putMedia, deleteMedia together; missing deleteMedia/,
+    );
+    expect(() => defineStorage({ ...core(), capabilities: { search: true } })).toThrow(
+      /capabilities\.search is declared but search is missing/,
+    );
+    expect(() => defineStorage({ ...core(), capabilities: { fastSearch: true } as never })).toThrow(
+      /unknown capability "fastSearch"/,
+    );
   });
 
   it("defineStorage - fills in what is missing and reports what is native; defining again returns the same storage", () => {
@@ -50,7 +66,27 @@ describe("defineStorage", () => {
       hooks: false,
       schedules: false,
     });
-    for (const member of ["getChannel", "getDevice", "findByClientMsgId", "search", "pruneOutbox", "unfinishedMessages", "waitingTurns", "getMedia", "putMedia", "deleteMedia", "adoptOwner", "putHook", "getHook", "listHooks", "deleteHook", "claimHookKey", "settleHookKey", "open", "close"] as const) {
+    for (const member of [
+      "getChannel",
+      "getDevice",
+      "findByClientMsgId",
+      "search",
+      "pruneOutbox",
+      "unfinishedMessages",
+      "waitingTurns",
+      "getMedia",
+      "putMedia",
+      "deleteMedia",
+      "adoptOwner",
+      "putHook",
+      "getHook",
+      "listHooks",
+      "deleteHook",
+      "claimHookKey",
+      "settleHookKey",
+      "open",
+      "close",
+    ] as const) {
       expect(typeof storage[member], member).toBe("function");
     }
     expect(defineStorage(storage)).toBe(storage);
@@ -84,10 +120,13 @@ describe("defineStorage", () => {
 describe("defineStorage - the core's part of the data contract", () => {
   it("data contract - every outbox frame reaches the implementation with the redaction key the core computed", async () => {
     const seen: Change[] = [];
-    const storage = defineStorage({ ...core(), commit: async (_owner, change) => {
-      seen.push(change);
-      return { seqs: [], orphanedMedia: [] };
-    } });
+    const storage = defineStorage({
+      ...core(),
+      commit: async (_owner, change) => {
+        seen.push(change);
+        return { seqs: [], orphanedMedia: [] };
+      },
+    });
     await storage.commit("a", {
       outbox: [
         { type: "message", payload: { message_id: "m1", chat_id: "c1", thread_id: null, text: "hi" } },
@@ -102,16 +141,26 @@ describe("defineStorage - the core's part of the data contract", () => {
     });
     expect(seen[0].outbox!.map((f) => f.redactKey)).toEqual(["m:m1", "m:m2", "c:c1", "c:t1", "c:c1", null, null, null]);
     // The deletion notices keep ids only: a replay after the deletion still hands them out.
-    expect(seen[0].outbox![6]).toEqual({ type: "message.deleted", payload: { chat_id: "c1", thread_id: null, message_ids: ["m1"] }, redactKey: null });
+    expect(seen[0].outbox![6]).toEqual({
+      type: "message.deleted",
+      payload: { chat_id: "c1", thread_id: null, message_ids: ["m1"] },
+      redactKey: null,
+    });
   });
 
   it("data contract - an implementation that answers mediaTaken makes commit reject with the unsupported error clients get", async () => {
-    const storage = defineStorage({ ...core(), commit: async () => ({ seqs: [], orphanedMedia: [], mediaTaken: "up1" }) });
-    const refused = await storage.commit("a", { outbox: [{ type: "message", payload: { message_id: "m1" } }] }).catch((error: unknown) => error);
+    const storage = defineStorage({
+      ...core(),
+      commit: async () => ({ seqs: [], orphanedMedia: [], mediaTaken: "up1" }),
+    });
+    const refused = await storage
+      .commit("a", { outbox: [{ type: "message", payload: { message_id: "m1" } }] })
+      .catch((error: unknown) => error);
     expect(root.isGatewayError(refused)).toBe(true);
     expect(refused).toMatchObject({
       code: "unsupported",
-      message: 'media_ref "up1" is already attached to a message: each upload goes with one message (media_refs come from media.upload.ack); upload the file again',
+      message:
+        'media_ref "up1" is already attached to a message: each upload goes with one message (media_refs come from media.upload.ack); upload the file again',
     });
   });
 
@@ -131,7 +180,10 @@ describe("defineStorage - the core's part of the data contract", () => {
       code: "unsupported",
       message: "busy already has data of its own: adopting would mix two owners' chats and seqs, so nothing was moved",
     });
-    await expect(storage.adoptOwner("alice", "alice")).rejects.toMatchObject({ code: "unsupported", message: "alice cannot adopt its own data" });
+    await expect(storage.adoptOwner("alice", "alice")).rejects.toMatchObject({
+      code: "unsupported",
+      message: "alice cannot adopt its own data",
+    });
     expect(asked).toEqual([
       ["anon", "alice"],
       ["anon", "busy"],
@@ -139,7 +191,16 @@ describe("defineStorage - the core's part of the data contract", () => {
   });
 
   it("data contract - the root entry no longer exports the helpers storages had to call", () => {
-    for (const name of ["outboxRedactionKey", "messageRedactionKey", "channelRedactionKey", "heldByAnother", "mediaTakenError", "checkAdoption", "adoptionRefusedError", "NOTHING_ADOPTED"]) {
+    for (const name of [
+      "outboxRedactionKey",
+      "messageRedactionKey",
+      "channelRedactionKey",
+      "heldByAnother",
+      "mediaTakenError",
+      "checkAdoption",
+      "adoptionRefusedError",
+      "NOTHING_ADOPTED",
+    ]) {
       expect(root, name).not.toHaveProperty(name);
     }
   });
@@ -148,16 +209,24 @@ describe("defineStorage - the core's part of the data contract", () => {
 describe("createGateway and storage capabilities", () => {
   it("capabilities - a media store needs the media capability; without a media store a core-only storage is fine", () => {
     expect(() => createGateway({ storage: core(), runtime, mediaStore: memoryMediaStore() })).toThrow(
-      new TypeError("createGateway: options.mediaStore needs a storage with the media capability (getMedia, putMedia, deleteMedia): the gateway keeps each upload's owner, size, checksum and holding message there"),
+      new TypeError(
+        "createGateway: options.mediaStore needs a storage with the media capability (getMedia, putMedia, deleteMedia): the gateway keeps each upload's owner, size, checksum and holding message there",
+      ),
     );
     expect(() => createGateway({ storage: core(), runtime })).not.toThrow();
     expect(() => createGateway({ storage: memoryStorage(), runtime, mediaStore: memoryMediaStore() })).not.toThrow();
   });
 
   it("capabilities - a bus shared with other processes needs uniqueClientMsgId, which PostgreSQL declares and the single-process storages do not", async () => {
-    for (const storage of [memoryStorage(), sqlJsStorage({ dir: "/nonexistent/never-opened" }), defineStorage(core())]) {
+    for (const storage of [
+      memoryStorage(),
+      sqlJsStorage({ dir: "/nonexistent/never-opened" }),
+      defineStorage(core()),
+    ]) {
       expect(storage.capabilities.uniqueClientMsgId).toBe(false);
-      expect(() => createGateway({ storage, runtime, bus: sharedBus })).toThrow(/options\.bus shares this storage with other processes, which needs the uniqueClientMsgId capability/);
+      expect(() => createGateway({ storage, runtime, bus: sharedBus })).toThrow(
+        /options\.bus shares this storage with other processes, which needs the uniqueClientMsgId capability/,
+      );
       expect(() => createGateway({ storage, runtime, bus: memoryBus() })).not.toThrow();
       expect(() => createGateway({ storage, runtime })).not.toThrow();
     }

@@ -23,13 +23,29 @@ const CHARS = 400 * 1024;
 const PER_PAGE = Math.ceil(LIMITS.storagePageBytes / CHARS);
 
 function message(i: number): StoredMessage {
-  return { message_id: `m${i}`, role: "user", text: `${i} `.padEnd(CHARS, "x"), reasoning: "", ts: 1_000 + i, media: [], chat_id: "c1", thread_id: null };
+  return {
+    message_id: `m${i}`,
+    role: "user",
+    text: `${i} `.padEnd(CHARS, "x"),
+    reasoning: "",
+    ts: 1_000 + i,
+    media: [],
+    chat_id: "c1",
+    thread_id: null,
+  };
 }
 
 const storages: Array<[string, () => Promise<Storage>]> = [
   ["memory", async () => memoryStorage()],
   ["sqljs", async () => sqlJsStorage({ dir: await tempDir(), inProcess: true })],
-  ...(pgAvailable ? [["postgres", async () => postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 2 })] as [string, () => Promise<Storage>]] : []),
+  ...(pgAvailable
+    ? [
+        ["postgres", async () => postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 2 })] as [
+          string,
+          () => Promise<Storage>,
+        ],
+      ]
+    : []),
 ];
 
 describe.each(storages)("%s - pages bounded in bytes", (_name, make) => {
@@ -37,13 +53,22 @@ describe.each(storages)("%s - pages bounded in bytes", (_name, make) => {
     const storage = await make();
     await storage.open();
     try {
-      for (let i = 0; i < COUNT; i++) await storage.commit("a", { messages: [message(i)], outbox: [{ type: "message", payload: { text: message(i).text } }] });
+      for (let i = 0; i < COUNT; i++)
+        await storage.commit("a", {
+          messages: [message(i)],
+          outbox: [{ type: "message", payload: { text: message(i).text } }],
+        });
       await storage.commit("a", { outbox: [{ type: "picker.resolved", payload: { picker_id: "p1" } }] });
 
       const seen: string[] = [];
       let before: string | undefined;
       for (;;) {
-        const page = (await storage.history("a", { chat_id: "c1", thread_id: null, limit: 200, ...(before ? { before } : {}) }))!;
+        const page = (await storage.history("a", {
+          chat_id: "c1",
+          thread_id: null,
+          limit: 200,
+          ...(before ? { before } : {}),
+        }))!;
         expect(page.messages.length).toBeLessThanOrEqual(PER_PAGE);
         seen.unshift(...page.messages.map((m) => m.message_id));
         if (!page.has_more) break;
@@ -60,7 +85,9 @@ describe.each(storages)("%s - pages bounded in bytes", (_name, make) => {
       expect(rest.map((e) => e.seq)).toEqual([4, 5, 6]);
       expect((await storage.readOutbox("a", 6, 500)).map((e) => e.type)).toEqual(["picker.resolved"]);
 
-      expect((await storage.readOutbox("a", 0, 500, ["picker.resolved"])).map((e) => [e.seq, e.payload])).toEqual([[7, { picker_id: "p1" }]]);
+      expect((await storage.readOutbox("a", 0, 500, ["picker.resolved"])).map((e) => [e.seq, e.payload])).toEqual([
+        [7, { picker_id: "p1" }],
+      ]);
       expect(await storage.readOutbox("a", 7, 500, ["picker.resolved"])).toEqual([]);
     } finally {
       await storage.close();

@@ -22,34 +22,48 @@ describe("picker lookups through an index", () => {
       if (typeof step === "string") db.exec(step);
       else step(sql);
     }
-    const plan = db.exec(`EXPLAIN QUERY PLAN ${outboxPageSql(PICKERS)}`, ["alice", 0, ...PICKERS, 500])[0]!.values.map((r) => String(r[3])).join("\n");
+    const plan = db
+      .exec(`EXPLAIN QUERY PLAN ${outboxPageSql(PICKERS)}`, ["alice", 0, ...PICKERS, 500])[0]!
+      .values.map((r) => String(r[3]))
+      .join("\n");
     expect(plan).toMatch(/outbox_by_type/);
     db.close();
   });
 
-  test.skipIf(!pgUp)("postgres - the picker page reads the outbox_type index, also over many frames of other types", async () => {
-    const schema = `t_${runId()}`;
-    const storage = postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 2 });
-    await storage.open();
-    try {
-      const frames = Array.from({ length: 2000 }, (_, i) => ({ type: "message", payload: { message_id: `m${i}`, text: "x".repeat(200) } }));
-      for (let i = 0; i < 10; i++) await storage.commit("alice", { outbox: frames.slice(i * 200, i * 200 + 200) });
-      await storage.commit("alice", { outbox: [{ type: "picker.approval", payload: { picker_id: "pk1_aaaaaaaaaaaa", message_id: "m1" } }] });
-      const client = new pg.Client({ connectionString: DATABASE_URL });
-      await client.connect();
+  test.skipIf(!pgUp)(
+    "postgres - the picker page reads the outbox_type index, also over many frames of other types",
+    async () => {
+      const schema = `t_${runId()}`;
+      const storage = postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 2 });
+      await storage.open();
       try {
-        await client.query(`SET search_path TO "${schema}"`);
-        await client.query("ANALYZE outbox");
-        const { rows } = await client.query("EXPLAIN SELECT seq FROM outbox WHERE owner = $1 AND seq > $2 AND type = ANY($3::text[]) ORDER BY seq LIMIT 500", ["alice", 0, PICKERS]);
-        expect(rows.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/outbox_type/);
+        const frames = Array.from({ length: 2000 }, (_, i) => ({
+          type: "message",
+          payload: { message_id: `m${i}`, text: "x".repeat(200) },
+        }));
+        for (let i = 0; i < 10; i++) await storage.commit("alice", { outbox: frames.slice(i * 200, i * 200 + 200) });
+        await storage.commit("alice", {
+          outbox: [{ type: "picker.approval", payload: { picker_id: "pk1_aaaaaaaaaaaa", message_id: "m1" } }],
+        });
+        const client = new pg.Client({ connectionString: DATABASE_URL });
+        await client.connect();
+        try {
+          await client.query(`SET search_path TO "${schema}"`);
+          await client.query("ANALYZE outbox");
+          const { rows } = await client.query(
+            "EXPLAIN SELECT seq FROM outbox WHERE owner = $1 AND seq > $2 AND type = ANY($3::text[]) ORDER BY seq LIMIT 500",
+            ["alice", 0, PICKERS],
+          );
+          expect(rows.map((r) => r["QUERY PLAN"]).join("\n")).toMatch(/outbox_type/);
+        } finally {
+          await client.end();
+        }
+        const found = await storage.readOutbox("alice", 0, 500, PICKERS);
+        expect(found.map((f) => f.type)).toEqual(["picker.approval"]);
       } finally {
-        await client.end();
+        await storage.close();
+        await dropSchema(schema);
       }
-      const found = await storage.readOutbox("alice", 0, 500, PICKERS);
-      expect(found.map((f) => f.type)).toEqual(["picker.approval"]);
-    } finally {
-      await storage.close();
-      await dropSchema(schema);
-    }
-  });
+    },
+  );
 });

@@ -57,12 +57,18 @@ describe.skipIf(!available)("postgres - one default channel per owner", () => {
         ["carol", channel("default", true)],
         ["dave", channel("default", false)],
       ];
-      for (const [owner, c] of rows) await client.query(`INSERT INTO "${schema}".channels (owner, chat_id, data) VALUES ($1, $2, $3)`, [owner, c.chat_id, JSON.stringify(c)]);
+      for (const [owner, c] of rows)
+        await client.query(`INSERT INTO "${schema}".channels (owner, chat_id, data) VALUES ($1, $2, $3)`, [
+          owner,
+          c.chat_id,
+          JSON.stringify(c),
+        ]);
     } finally {
       await client.end();
     }
     const upgraded = await open();
-    const defaults = async (owner: string) => (await upgraded.listChannels(owner)).filter((c) => c.is_default).map((c) => c.chat_id);
+    const defaults = async (owner: string) =>
+      (await upgraded.listChannels(owner)).filter((c) => c.is_default).map((c) => c.chat_id);
     expect(await defaults("alice")).toEqual(["default"]);
     expect(await defaults("bob")).toEqual(["b1"]);
     expect(await defaults("carol")).toEqual(["default"]);

@@ -29,11 +29,25 @@ describe.skipIf(!available)("postgres storage - prepared search statements", () 
   const OWNER = "prepared";
 
   /** A storage on a pool of one connection, and what that connection has prepared. */
-  async function onOneConnection(extra: Partial<PostgresStorageOptions>, work: (s: Storage, statements: () => Promise<Array<{ statement: string; generic: number; custom: number }>>) => Promise<void>) {
+  async function onOneConnection(
+    extra: Partial<PostgresStorageOptions>,
+    work: (
+      s: Storage,
+      statements: () => Promise<Array<{ statement: string; generic: number; custom: number }>>,
+    ) => Promise<void>,
+  ) {
     const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
     const storage = postgresStorage({ pool, schema, ...extra });
     try {
-      await work(storage, async () => (await pool.query(`SELECT statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name LIKE 'cg\\_%'`)).rows);
+      await work(
+        storage,
+        async () =>
+          (
+            await pool.query(
+              `SELECT statement, generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name LIKE 'cg\\_%'`,
+            )
+          ).rows,
+      );
     } finally {
       await storage.close?.();
       await pool.end();

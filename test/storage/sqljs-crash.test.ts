@@ -17,7 +17,10 @@ afterAll(async () => {
 
 /** Runs the writer until a random moment, kills it with SIGKILL, and returns what it acknowledged. */
 async function runAndKill(round: number): Promise<{ acks: Map<string, number>; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", writer, dir, String(round)], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", writer, dir, String(round)], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const acks = new Map<string, number>();
   let stderr = "";
   let buffered = "";
@@ -45,7 +48,9 @@ async function runAndKill(round: number): Promise<{ acks: Map<string, number>; s
   return { acks, stderr };
 }
 
-test("crash - SIGKILL at random moments loses no acknowledged write and leaves no half write", { timeout: 120_000 }, async () => {
+test("crash - SIGKILL at random moments loses no acknowledged write and leaves no half write", {
+  timeout: 120_000,
+}, async () => {
   dir = await mkdtemp(join(tmpdir(), "cg-sqljs-crash-"));
   const acknowledged = new Map<string, number>();
   let totalAcks = 0;
@@ -75,7 +80,11 @@ test("crash - SIGKILL at random moments loses no acknowledged write and leaves n
         expect(m?.text, `round ${round}: message of ${id}`).toBe(`message ${id} ${"x".repeat(200)}`);
       }
       for (const id of acknowledged.keys()) expect(channels.has(id)).toBe(true);
-      const page = await storage.history("crash", { chat_id: [...acknowledged.keys()].at(-1) ?? "none", thread_id: null, limit: 5 });
+      const page = await storage.history("crash", {
+        chat_id: [...acknowledged.keys()].at(-1) ?? "none",
+        thread_id: null,
+        limit: 5,
+      });
       expect(page!.messages.length).toBe(acknowledged.size ? 1 : 0);
     } finally {
       await storage.close();

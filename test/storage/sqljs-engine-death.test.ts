@@ -9,7 +9,8 @@ import { Client, startGateway, type Frame, type Harness } from "../gateway/harne
 import { recordingLogger } from "../fixtures/recording-logger.js";
 import { databaseOf, removeTempDirs, tempDir, until } from "./sqljs-helpers.js";
 
-const IN_FLIGHT = "the server's database stopped while this request was in flight, so it may not have been done; send it again";
+const IN_FLIGHT =
+  "the server's database stopped while this request was in flight, so it may not have been done; send it again";
 const quietLogger = { info() {}, warn() {}, error() {} };
 
 let h: Harness | undefined;
@@ -38,14 +39,26 @@ function sendLoad(clients: Client[]): Load {
     for (let n = 0; !stopping; n++) {
       const key = `d${who}-m${n}`;
       for (let attempt = 0; ; attempt++) {
-        const answer = await client.request("message.send", { chat_id: "default", text: key, client_msg_id: key }, 30_000);
+        const answer = await client.request(
+          "message.send",
+          { chat_id: "default", text: key, client_msg_id: key },
+          30_000,
+        );
         if (answer.type === "message") {
           acked.push(key);
           // The answer keeps the turns queued under the owner's limit; it may not come: a retry can
           // find the message kept by the attempt that failed, which started no turn (the stored
           // echo comes back, docs/PROTOCOL.md §4.1), and a turn whose first reads were in flight
           // when the process died ends without one. Answers are not what this test is about.
-          if (attempt === 0) await client.waitFor((f) => (f.type === "message" || f.type === "message.stop") && f.payload.reply_to === answer.payload.message_id, 10_000).catch(() => undefined);
+          if (attempt === 0)
+            await client
+              .waitFor(
+                (f) =>
+                  (f.type === "message" || f.type === "message.stop") &&
+                  f.payload.reply_to === answer.payload.message_id,
+                10_000,
+              )
+              .catch(() => undefined);
           break;
         }
         errors.push(answer);
@@ -68,11 +81,15 @@ async function userTexts(url: string): Promise<string[]> {
   const reader = await Client.connect(url);
   const history = await reader.request("history", { chat_id: "default", limit: 500 });
   await reader.close();
-  return history.payload.messages.filter((m: { role: string }) => m.role === "user").map((m: { text: string }) => m.text);
+  return history.payload.messages
+    .filter((m: { role: string }) => m.role === "user")
+    .map((m: { text: string }) => m.text);
 }
 
 describe("sql.js database process killed under load", () => {
-  test("engine death - requests waiting on the killed process answer a clear error, later sends succeed, nothing acknowledged is lost", { timeout: 120_000 }, async () => {
+  test("engine death - requests waiting on the killed process answer a clear error, later sends succeed, nothing acknowledged is lost", {
+    timeout: 120_000,
+  }, async () => {
     const dir = await tempDir();
     const logger = recordingLogger();
     h = await startGateway({ storage: sqlJsStorage({ dir, logger }), logger: quietLogger });
@@ -85,18 +102,23 @@ describe("sql.js database process killed under load", () => {
     const database = await databaseOf(process.pid);
     process.kill(database, "SIGSTOP");
     const before = load.acked.length;
-    const send = (probe: Client, i: number) => probe.request("message.send", { chat_id: "default", text: `probe-${i}`, client_msg_id: `probe-${i}` }, 30_000);
+    const send = (probe: Client, i: number) =>
+      probe.request("message.send", { chat_id: "default", text: `probe-${i}`, client_msg_id: `probe-${i}` }, 30_000);
     const waiting = probes.map(send);
     await new Promise((r) => setTimeout(r, 1000));
     process.kill(database, "SIGKILL");
-    for (const answer of await Promise.all(waiting)) expect(answer).toMatchObject({ type: "error", payload: { code: "internal", message: IN_FLIGHT } });
+    for (const answer of await Promise.all(waiting))
+      expect(answer).toMatchObject({ type: "error", payload: { code: "internal", message: IN_FLIGHT } });
     // Sent again, as the error says: each is stored once.
-    for (const answer of await Promise.all(probes.map(send))) expect(answer).toMatchObject({ type: "message", payload: { role: "user" } });
+    for (const answer of await Promise.all(probes.map(send)))
+      expect(answer).toMatchObject({ type: "message", payload: { role: "user" } });
     const acked = () => [...load.acked, "probe-0", "probe-1", "probe-2"];
     await until(() => load.acked.length >= before + 15, "sends after the kill", 60_000);
     await load.stop();
     for (const error of load.errors) expect(error.payload).toEqual({ code: "internal", message: IN_FLIGHT });
-    expect(logger.lines.warn).toContain("sql.js storage: the database process stopped (SIGKILL); starting it again on the same folder (restart 1 of at most 3 within 60 s)");
+    expect(logger.lines.warn).toContain(
+      "sql.js storage: the database process stopped (SIGKILL); starting it again on the same folder (restart 1 of at most 3 within 60 s)",
+    );
     expect(await databaseOf(process.pid, [database])).not.toBe(database);
 
     // Every acknowledged message once, those retried after an error included.

@@ -51,7 +51,17 @@ export async function openStorage(dir: string, options: Partial<SqlJsStorageOpti
 }
 
 export function message(id: string, extra: Partial<StoredMessage> = {}): StoredMessage {
-  return { message_id: id, role: "user", text: `words of ${id}`, reasoning: "", ts: 1_700_000_000_000, media: [], chat_id: "c1", thread_id: null, ...extra };
+  return {
+    message_id: id,
+    role: "user",
+    text: `words of ${id}`,
+    reasoning: "",
+    ts: 1_700_000_000_000,
+    media: [],
+    chat_id: "c1",
+    thread_id: null,
+    ...extra,
+  };
 }
 
 /** One commit that writes a message and an outbox frame with the same id. */
@@ -81,11 +91,7 @@ export function alive(pid: number): boolean {
 /** The processes `pid` started, from /proc. */
 export function childrenOf(pid: number): number[] {
   return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, "utf8")
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number),
+    readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number),
   );
 }
 
@@ -103,9 +109,13 @@ export function databasesOf(pid: number): number[] {
 /** The one running database process `pid` started, other than those `killed`; waits for it to be started. */
 export async function databaseOf(pid: number, killed: number[] = []): Promise<number> {
   let found: number[] = [];
-  await until(() => {
-    found = databasesOf(pid).filter((p) => alive(p) && !killed.includes(p));
-    return found.length === 1;
-  }, "a database process", 30_000);
+  await until(
+    () => {
+      found = databasesOf(pid).filter((p) => alive(p) && !killed.includes(p));
+      return found.length === 1;
+    },
+    "a database process",
+    30_000,
+  );
   return found[0]!;
 }

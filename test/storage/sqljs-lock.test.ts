@@ -46,7 +46,9 @@ describe("sql.js lock", () => {
     expect(await files(dir)).not.toContain("LOCK");
   });
 
-  test("lock - the folder is refused to another process, then taken over once that process is killed", { timeout: 30_000 }, async () => {
+  test("lock - the folder is refused to another process, then taken over once that process is killed", {
+    timeout: 30_000,
+  }, async () => {
     const dir = await tempDir();
     const holder = start(dir, "hold");
     expect(await holder.firstLine).toBe("ready");
@@ -86,11 +88,19 @@ describe("sql.js lock", () => {
     await storage.close();
   });
 
-  test("lock - a holder that died but is not reaped yet (a zombie) does not hold the folder", { timeout: 30_000 }, async () => {
+  test("lock - a holder that died but is not reaped yet (a zombie) does not hold the folder", {
+    timeout: 30_000,
+  }, async () => {
     const dir = await tempDir();
     // `exec sleep` becomes the holder's parent and never waits for it: once killed, it stays a zombie.
-    const parent = spawn("sh", ["-c", `"${process.execPath}" --import tsx "${fixture}" "${dir}" hold & exec sleep 600`], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
-    await new Promise<void>((resolve) => parent.stdout.on("data", (chunk) => String(chunk).includes("ready") && resolve()));
+    const parent = spawn(
+      "sh",
+      ["-c", `"${process.execPath}" --import tsx "${fixture}" "${dir}" hold & exec sleep 600`],
+      { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    await new Promise<void>((resolve) =>
+      parent.stdout.on("data", (chunk) => String(chunk).includes("ready") && resolve()),
+    );
     const holder = JSON.parse(await readFile(join(dir, "LOCK"), "utf8")).pid as number;
     expect(holder).not.toBe(parent.pid);
     process.kill(holder, "SIGKILL");
@@ -110,7 +120,10 @@ describe("sql.js lock", () => {
     const dir = await tempDir();
     const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
     // Same pid, same boot, another instance: the process that wrote it is gone, since the pid is ours.
-    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: process.pid, host: hostname(), since: 1, boot, start: "1", instance: "earlier" }));
+    await writeFile(
+      join(dir, "LOCK"),
+      JSON.stringify({ pid: process.pid, host: hostname(), since: 1, boot, start: "1", instance: "earlier" }),
+    );
     const { storage } = await openStorage(dir);
     expect(JSON.parse(await readFile(join(dir, "LOCK"), "utf8"))).toMatchObject({ pid: process.pid, boot });
     expect((await storage.commit("alice", write("m0"))).seqs).toEqual([1]);
@@ -126,7 +139,17 @@ describe("sql.js lock", () => {
     const dir = await tempDir();
     const other = start(await tempDir(), "hold");
     expect(await other.firstLine).toBe("ready");
-    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: other.child.pid, host: hostname(), since: 1, boot: "another-boot", start: "1", instance: "x" }));
+    await writeFile(
+      join(dir, "LOCK"),
+      JSON.stringify({
+        pid: other.child.pid,
+        host: hostname(),
+        since: 1,
+        boot: "another-boot",
+        start: "1",
+        instance: "x",
+      }),
+    );
     const { storage } = await openStorage(dir);
     await storage.close();
     other.child.kill("SIGKILL");
@@ -151,7 +174,9 @@ describe("sql.js lock", () => {
     await holder.exited;
   });
 
-  test("lock - two processes taking over the same stale lock: exactly one gets the folder", { timeout: 30_000 }, async () => {
+  test("lock - two processes taking over the same stale lock: exactly one gets the folder", {
+    timeout: 30_000,
+  }, async () => {
     const dir = await tempDir();
     const dead = spawn(process.execPath, ["-e", ""]);
     await new Promise((r) => dead.on("exit", r));
@@ -167,7 +192,9 @@ describe("sql.js lock", () => {
   // What a container sees: PID 1 in a PID namespace of its own, a fresh one after each restart.
   const container = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"];
 
-  test("lock - a container restarted after a crash (PID 1 in a fresh PID namespace) gets its folder back; a live one keeps it", { timeout: 60_000 }, async () => {
+  test("lock - a container restarted after a crash (PID 1 in a fresh PID namespace) gets its folder back; a live one keeps it", {
+    timeout: 60_000,
+  }, async () => {
     const dir = await tempDir();
     const first = start(dir, "hold", container);
     expect(await first.firstLine).toBe("ready");
@@ -175,7 +202,9 @@ describe("sql.js lock", () => {
     expect(held.pid).toBe(1);
     // Another container, also PID 1: the holder's pid means nothing there, its heartbeat does.
     const sibling = start(dir, "try", container);
-    expect(await sibling.firstLine).toMatch(/^DataDirLockedError: sql.js storage: data folder .* is in use by process 1 /);
+    expect(await sibling.firstLine).toMatch(
+      /^DataDirLockedError: sql.js storage: data folder .* is in use by process 1 /,
+    );
     expect(await sibling.exited).toBe(1);
 
     first.child.kill("SIGKILL");
@@ -191,7 +220,10 @@ describe("sql.js lock", () => {
   test("lock - a lock from another PID namespace that nobody touched for a while is taken over at once", async () => {
     const dir = await tempDir();
     const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
-    await writeFile(join(dir, "LOCK"), JSON.stringify({ pid: 1, host: hostname(), since: 1, boot, start: "5", instance: "x", ns: "pid:[1]" }));
+    await writeFile(
+      join(dir, "LOCK"),
+      JSON.stringify({ pid: 1, host: hostname(), since: 1, boot, start: "5", instance: "x", ns: "pid:[1]" }),
+    );
     const old = new Date(Date.now() - 60_000);
     await utimes(join(dir, "LOCK"), old, old);
     const started = Date.now();
@@ -200,17 +232,33 @@ describe("sql.js lock", () => {
     await storage.close();
   });
 
-  test("lock - another host name on this machine (a recreated container) is judged by its heartbeat; another machine's lock is honoured", { timeout: 30_000 }, async () => {
+  test("lock - another host name on this machine (a recreated container) is judged by its heartbeat; another machine's lock is honoured", {
+    timeout: 30_000,
+  }, async () => {
     const dir = await tempDir();
     const path = join(dir, "LOCK");
     const boot = (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
     const old = new Date(Date.now() - 60_000);
-    await writeFile(path, JSON.stringify({ pid: 1, host: "elsewhere", since: 1, boot: "another-machine", start: "5", instance: "x", ns: "pid:[1]" }));
+    await writeFile(
+      path,
+      JSON.stringify({
+        pid: 1,
+        host: "elsewhere",
+        since: 1,
+        boot: "another-machine",
+        start: "5",
+        instance: "x",
+        ns: "pid:[1]",
+      }),
+    );
     await utimes(path, old, old);
     await expect(sqlJsStorage({ dir }).open()).rejects.toThrow(/in use by process 1 on elsewhere/);
 
     // Same kernel, another name: alive while the file is touched...
-    await writeFile(path, JSON.stringify({ pid: 1, host: "c0ffee", since: 1, boot, start: "5", instance: "x", ns: "pid:[1]" }));
+    await writeFile(
+      path,
+      JSON.stringify({ pid: 1, host: "c0ffee", since: 1, boot, start: "5", instance: "x", ns: "pid:[1]" }),
+    );
     const beat = setInterval(() => void utimes(path, new Date(), new Date()).catch(() => undefined), 300);
     await expect(sqlJsStorage({ dir, onWarning: () => {} }).open()).rejects.toThrow(/in use by process 1 on c0ffee/);
     clearInterval(beat);

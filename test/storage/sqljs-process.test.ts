@@ -10,7 +10,17 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
 import { GatewayError, type Change, type StoredMessage } from "chat-gateway";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { alive, databaseOf, databasesOf, message, openStorage, removeTempDirs, tempDir, until as untilHolds, write } from "./sqljs-helpers.js";
+import {
+  alive,
+  databaseOf,
+  databasesOf,
+  message,
+  openStorage,
+  removeTempDirs,
+  tempDir,
+  until as untilHolds,
+  write,
+} from "./sqljs-helpers.js";
 
 afterEach(removeTempDirs);
 
@@ -26,10 +36,17 @@ async function until(condition: () => boolean, ms: number): Promise<boolean> {
 }
 
 describe("sql.js database process", () => {
-  test("process - the database process exits when the process that opened the storage is killed", { timeout: 60_000 }, async () => {
+  test("process - the database process exits when the process that opened the storage is killed", {
+    timeout: 60_000,
+  }, async () => {
     const dir = await tempDir();
-    const writer = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-crash-writer.ts", dir, "0"], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
-    await new Promise<void>((resolve) => writer.stdout.on("data", (chunk) => String(chunk).includes("ack") && resolve()));
+    const writer = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-crash-writer.ts", dir, "0"], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await new Promise<void>((resolve) =>
+      writer.stdout.on("data", (chunk) => String(chunk).includes("ack") && resolve()),
+    );
     const [database] = databasesOf(writer.pid!);
     expect(database).toBeGreaterThan(0);
     writer.kill("SIGKILL");
@@ -40,28 +57,40 @@ describe("sql.js database process", () => {
     await storage.close();
   });
 
-  test("process - a killed database process is started again on the same folder: calls in flight fail clearly, later calls succeed, nothing acknowledged is lost", { timeout: 60_000 }, async () => {
+  test("process - a killed database process is started again on the same folder: calls in flight fail clearly, later calls succeed, nothing acknowledged is lost", {
+    timeout: 60_000,
+  }, async () => {
     const dir = await tempDir();
     const { storage, warnings } = await openStorage(dir);
     for (let i = 1; i <= 20; i++) await storage.commit("alice", write(`m${i}`));
     const first = await databaseOf(process.pid, []);
     // Issued, then the process killed before it could answer any of them.
-    const inFlight = [storage.commit("alice", write("lost-1")), storage.getMessage("alice", "m1"), storage.commit("alice", write("lost-2"))];
+    const inFlight = [
+      storage.commit("alice", write("lost-1")),
+      storage.getMessage("alice", "m1"),
+      storage.commit("alice", write("lost-2")),
+    ];
     process.kill(first, "SIGKILL");
     for (const result of await Promise.allSettled(inFlight)) {
       expect(result.status).toBe("rejected");
       const error = (result as PromiseRejectedResult).reason as GatewayError;
       expect(error).toBeInstanceOf(GatewayError);
       expect(error.code).toBe("internal");
-      expect(error.message).toBe("the server's database stopped while this request was in flight, so it may not have been done; send it again");
+      expect(error.message).toBe(
+        "the server's database stopped while this request was in flight, so it may not have been done; send it again",
+      );
     }
     // Later calls wait for the new process, which holds every acknowledged write.
     expect((await storage.commit("alice", write("m21"))).seqs).toEqual([21]);
     expect((await storage.getMessage("alice", "m20"))?.text).toBe(message("m20").text);
-    expect((await storage.readOutbox("alice", 0, 100)).map((e) => e.payload.id)).toEqual(Array.from({ length: 21 }, (_, i) => `m${i + 1}`));
+    expect((await storage.readOutbox("alice", 0, 100)).map((e) => e.payload.id)).toEqual(
+      Array.from({ length: 21 }, (_, i) => `m${i + 1}`),
+    );
     const second = await databaseOf(process.pid, [first]);
     expect(second).not.toBe(first);
-    expect(warnings).toContain("sql.js storage: the database process stopped (SIGKILL); starting it again on the same folder (restart 1 of at most 3 within 60 s)");
+    expect(warnings).toContain(
+      "sql.js storage: the database process stopped (SIGKILL); starting it again on the same folder (restart 1 of at most 3 within 60 s)",
+    );
     await storage.close();
     expect(alive(second)).toBe(false);
 
@@ -70,7 +99,9 @@ describe("sql.js database process", () => {
     await again.storage.close();
   });
 
-  test("process - a database process that keeps dying is given up on: onFatal is called once, every call fails, close still releases the folder", { timeout: 120_000 }, async () => {
+  test("process - a database process that keeps dying is given up on: onFatal is called once, every call fails, close still releases the folder", {
+    timeout: 120_000,
+  }, async () => {
     const dir = await tempDir();
     const fatal: Error[] = [];
     const { storage, warnings } = await openStorage(dir, { onFatal: (error) => fatal.push(error) });
@@ -86,10 +117,15 @@ describe("sql.js database process", () => {
       await storage.commit("alice", write(`r${round}`));
     }
     await untilHolds(() => fatal.length > 0, "onFatal");
-    expect(fatal.map((e) => e.message)).toEqual(["sql.js storage: the database process stopped (SIGKILL) after 3 restarts within 60 s; not starting it again"]);
+    expect(fatal.map((e) => e.message)).toEqual([
+      "sql.js storage: the database process stopped (SIGKILL) after 3 restarts within 60 s; not starting it again",
+    ]);
     const refused = await storage.getMessage("alice", "m1").catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(GatewayError);
-    expect(refused).toMatchObject({ code: "internal", message: "the server's database stopped and could not be restarted; the server must be restarted" });
+    expect(refused).toMatchObject({
+      code: "internal",
+      message: "the server's database stopped and could not be restarted; the server must be restarted",
+    });
     expect(databasesOf(process.pid).filter(alive)).toEqual([]);
     await storage.close();
     expect(fatal).toHaveLength(1);
@@ -99,7 +135,9 @@ describe("sql.js database process", () => {
     await again.storage.close();
   });
 
-  test("process - a database process that cannot be started again on its folder is given up on after 3 attempts", { timeout: 120_000 }, async () => {
+  test("process - a database process that cannot be started again on its folder is given up on after 3 attempts", {
+    timeout: 120_000,
+  }, async () => {
     const dir = await tempDir();
     const fatal: Error[] = [];
     const { storage, warnings } = await openStorage(dir, { onFatal: (error) => fatal.push(error) });
@@ -109,34 +147,54 @@ describe("sql.js database process", () => {
     process.kill(await databaseOf(process.pid), "SIGKILL");
     await untilHolds(() => fatal.length > 0, "onFatal");
     expect(warnings.filter((w) => w.includes("starting it again"))).toHaveLength(3);
-    expect(fatal[0]!.message).toMatch(/^sql\.js storage: the database process could not be started again \(no intact snapshot in .*\) after 3 restarts within 60 s; not starting it again$/);
-    await expect(storage.getMessage("alice", "m1")).rejects.toMatchObject({ code: "internal", message: "the server's database stopped and could not be restarted; the server must be restarted" });
+    expect(fatal[0]!.message).toMatch(
+      /^sql\.js storage: the database process could not be started again \(no intact snapshot in .*\) after 3 restarts within 60 s; not starting it again$/,
+    );
+    await expect(storage.getMessage("alice", "m1")).rejects.toMatchObject({
+      code: "internal",
+      message: "the server's database stopped and could not be restarted; the server must be restarted",
+    });
     await storage.close();
   });
 
-  test("process - without onFatal, a database process that cannot be kept running ends the process with exit code 1", { timeout: 120_000 }, async () => {
+  test("process - without onFatal, a database process that cannot be kept running ends the process with exit code 1", {
+    timeout: 120_000,
+  }, async () => {
     const dir = await tempDir();
-    const holder = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-lock-holder.ts", dir, "hold"], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    const holder = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-lock-holder.ts", dir, "hold"], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     holder.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     const exited = new Promise<number | null>((resolve) => holder.once("exit", (code) => resolve(code)));
-    await new Promise<void>((resolve) => holder.stdout.on("data", (chunk) => String(chunk).includes("ready") && resolve()));
+    await new Promise<void>((resolve) =>
+      holder.stdout.on("data", (chunk) => String(chunk).includes("ready") && resolve()),
+    );
     const killed: number[] = [];
     for (let round = 1; round <= 4; round++) {
       const pid = await databaseOf(holder.pid!, killed);
       killed.push(pid);
       process.kill(pid, "SIGKILL");
-      if (round < 4) await untilHolds(() => stderr.includes(`(restart ${round} of at most 3 within 60 s)`), `restart ${round}`);
+      if (round < 4)
+        await untilHolds(() => stderr.includes(`(restart ${round} of at most 3 within 60 s)`), `restart ${round}`);
     }
     expect(await exited).toBe(1);
-    expect(stderr).toMatch(/Error: sql\.js storage: the database process .* after 3 restarts within 60 s; not starting it again/);
+    expect(stderr).toMatch(
+      /Error: sql\.js storage: the database process .* after 3 restarts within 60 s; not starting it again/,
+    );
   });
 
-  test("process - calls made together cross to the database process together, and one that cannot be copied there fails alone", { timeout: 60_000 }, async () => {
+  test("process - calls made together cross to the database process together, and one that cannot be copied there fails alone", {
+    timeout: 60_000,
+  }, async () => {
     const dir = await tempDir();
     const { storage } = await openStorage(dir);
     // Same tick: one message to the database process. A function cannot cross a process boundary.
-    const uncopyable = { ...write("bad"), outbox: [{ type: "message", payload: { id: "bad", f: () => 1 } }] } as unknown as Change;
+    const uncopyable = {
+      ...write("bad"),
+      outbox: [{ type: "message", payload: { id: "bad", f: () => 1 } }],
+    } as unknown as Change;
     const results = await Promise.allSettled([
       storage.commit("alice", write("m1")),
       storage.commit("alice", uncopyable),
@@ -145,12 +203,14 @@ describe("sql.js database process", () => {
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
     expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/could not be cloned/);
-    expect(((results[3] as PromiseFulfilledResult<StoredMessage | undefined>).value)?.text).toBe(message("m1").text);
+    expect((results[3] as PromiseFulfilledResult<StoredMessage | undefined>).value?.text).toBe(message("m1").text);
     expect((await storage.readOutbox("alice", 0, 10)).map((e) => e.payload.id)).toEqual(["m1", "m2"]);
     await storage.close();
   });
 
-  test("process - inProcess, or a given sqlJs module, runs on the calling thread, over the same folder format", { timeout: 60_000 }, async () => {
+  test("process - inProcess, or a given sqlJs module, runs on the calling thread, over the same folder format", {
+    timeout: 60_000,
+  }, async () => {
     const dir = await tempDir();
     const here = sqlJsStorage({ dir, inProcess: true });
     await here.open();

@@ -18,7 +18,16 @@ function longText(i: number): string {
 }
 
 function message(i: number, text: string): StoredMessage {
-  return { message_id: `m${String(i).padStart(3, "0")}`, role: "user", text, reasoning: "", ts: 1_700_000_000_000 + i, media: [], chat_id: "default", thread_id: null };
+  return {
+    message_id: `m${String(i).padStart(3, "0")}`,
+    role: "user",
+    text,
+    reasoning: "",
+    ts: 1_700_000_000_000 + i,
+    media: [],
+    chat_id: "default",
+    thread_id: null,
+  };
 }
 
 let storage: Storage;
@@ -77,8 +86,12 @@ describe("sql.js reads bounded in bytes", () => {
   test("storage - reads take turns per owner in the database process: another owner's read comes second, not after the flood", async () => {
     const order: string[] = [];
     // Sent in one tick, so they reach the database process together, alice's first.
-    const flood = Array.from({ length: 4 }, (_, i) => storage.history("alice", { chat_id: "default", thread_id: null, limit: 200 }).then(() => order.push(`alice${i}`)));
-    const other = storage.history("bob", { chat_id: "default", thread_id: null, limit: 1 }).then(() => order.push("bob"));
+    const flood = Array.from({ length: 4 }, (_, i) =>
+      storage.history("alice", { chat_id: "default", thread_id: null, limit: 200 }).then(() => order.push(`alice${i}`)),
+    );
+    const other = storage
+      .history("bob", { chat_id: "default", thread_id: null, limit: 1 })
+      .then(() => order.push("bob"));
     await Promise.all([...flood, other]);
     expect(order).toEqual(["alice0", "bob", "alice1", "alice2", "alice3"]);
   }, 120_000);
@@ -87,7 +100,9 @@ describe("sql.js reads bounded in bytes", () => {
     const alice = await Client.connect(h.url, { token: "alice" });
     const done = await alice.request("sync", { cursor: 0 }, 120_000);
     expect(done).toMatchObject({ type: "sync.done", payload: { cursor: LONG } });
-    expect(alice.frames.filter((f) => f.type === "message").map((f) => f.seq)).toEqual(Array.from({ length: LONG }, (_, i) => i + 1));
+    expect(alice.frames.filter((f) => f.type === "message").map((f) => f.seq)).toEqual(
+      Array.from({ length: LONG }, (_, i) => i + 1),
+    );
     expect(alice.closeCode).toBeUndefined();
     await alice.close();
   }, 180_000);
@@ -102,9 +117,22 @@ describe("sql.js reads bounded in bytes", () => {
     const flood = sendAll(
       alice,
       [
-        ...Array.from({ length: 6 }, () => ["history", { chat_id: "default", limit: 200 }] as [string, Record<string, unknown>]),
-        ...Array.from({ length: 4 }, () => ["search", { query: "needle", scope: "all", limit: 100 }] as [string, Record<string, unknown>]),
-        ...Array.from({ length: 2 }, (_, i) => ["picker.select", { picker_id: `pk0_madeupid00${i}`, option_id: "yes" }] as [string, Record<string, unknown>]),
+        ...Array.from(
+          { length: 6 },
+          () => ["history", { chat_id: "default", limit: 200 }] as [string, Record<string, unknown>],
+        ),
+        ...Array.from(
+          { length: 4 },
+          () => ["search", { query: "needle", scope: "all", limit: 100 }] as [string, Record<string, unknown>],
+        ),
+        ...Array.from(
+          { length: 2 },
+          (_, i) =>
+            ["picker.select", { picker_id: `pk0_madeupid00${i}`, option_id: "yes" }] as [
+              string,
+              Record<string, unknown>,
+            ],
+        ),
         ["sync", { cursor: 0 }],
       ],
       "flood",
@@ -119,7 +147,13 @@ describe("sql.js reads bounded in bytes", () => {
     expect(arrivals.indexOf(`bob:${bobs.id}`)).toBeLessThan(lastOfFlood);
 
     const types = answers.map((f) => f.type);
-    expect(types).toEqual([...Array(6).fill("history"), ...Array(4).fill("search.results"), "error", "error", "sync.done"]);
+    expect(types).toEqual([
+      ...Array(6).fill("history"),
+      ...Array(4).fill("search.results"),
+      "error",
+      "error",
+      "sync.done",
+    ]);
     for (const f of answers.slice(0, 6)) expect(f.payload.has_more).toBe(true);
     for (const f of answers.slice(6, 10)) expect(f.payload.hits).toHaveLength(LONG);
     expect(answers.slice(10, 12).map((f) => f.payload.code)).toEqual(["not_found", "not_found"]);

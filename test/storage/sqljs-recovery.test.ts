@@ -21,7 +21,9 @@ async function journalOnly(n: number): Promise<string> {
 async function ids(dir: string) {
   const { storage, warnings } = await openStorage(dir);
   const present = (await storage.readOutbox("alice", 0, 1000)).map((e) => e.payload.id);
-  const messages = (await storage.history("alice", { chat_id: "c1", thread_id: null, limit: 200 }))!.messages.map((m) => m.message_id);
+  const messages = (await storage.history("alice", { chat_id: "c1", thread_id: null, limit: 200 }))!.messages.map(
+    (m) => m.message_id,
+  );
   return { storage, warnings, present, messages };
 }
 

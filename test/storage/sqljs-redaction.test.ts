@@ -31,7 +31,13 @@ describe("sql.js redaction of outbox frames written before version 3", () => {
       ["message", { message_id: "m3", chat_id: "c1", thread_id: null, text: "kept three" }],
     ];
     frames.forEach(([type, payload], i) => {
-      db.run("INSERT INTO outbox (owner, seq, ts, type, payload) VALUES (?, ?, ?, ?, ?)", [owner, i + 1, 1_700_000_000_000, type, JSON.stringify(payload)]);
+      db.run("INSERT INTO outbox (owner, seq, ts, type, payload) VALUES (?, ?, ?, ?, ?)", [
+        owner,
+        i + 1,
+        1_700_000_000_000,
+        type,
+        JSON.stringify(payload),
+      ]);
     });
     db.run("INSERT INTO outbox_last (owner, last) VALUES (?, ?)", [owner, frames.length]);
     sql.free();
@@ -40,11 +46,16 @@ describe("sql.js redaction of outbox frames written before version 3", () => {
 
     const { storage } = await openStorage(dir);
     await storage.commit(owner, {
-      channels: [{ chat_id: "c2", name: "n", kind: "channel", parent_chat_id: null, is_default: false, archived: false }],
+      channels: [
+        { chat_id: "c2", name: "n", kind: "channel", parent_chat_id: null, is_default: false, archived: false },
+      ],
       messages: [message("m1"), message("m2", { chat_id: "c2" }), message("m3")],
     });
     await storage.commit(owner, { deleteMessages: ["m1"] });
-    await storage.commit(owner, { deleteChannels: ["c2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c2" } }] });
+    await storage.commit(owner, {
+      deleteChannels: ["c2"],
+      outbox: [{ type: "channel.deleted", payload: { chat_id: "c2" } }],
+    });
     const left = await storage.readOutbox(owner, 0, Infinity);
     expect(JSON.stringify(left)).not.toContain("secret");
     expect(left.map((e) => e.seq)).toEqual([4, 5]);
@@ -63,7 +74,16 @@ describe("sql.js redaction of outbox frames journaled before the core handed in 
       o: owner,
       t: 1_700_000_000_000,
       c: {
-        channels: [{ chat_id: "c2", name: "secret channel", kind: "channel", parent_chat_id: null, is_default: false, archived: false }],
+        channels: [
+          {
+            chat_id: "c2",
+            name: "secret channel",
+            kind: "channel",
+            parent_chat_id: null,
+            is_default: false,
+            archived: false,
+          },
+        ],
         messages: [message("m1"), message("m2", { chat_id: "c2" }), message("m3")],
         outbox: [
           { type: "channel.created", payload: { chat_id: "c2", name: "secret channel" } },
@@ -78,7 +98,10 @@ describe("sql.js redaction of outbox frames journaled before the core handed in 
     const { storage, warnings } = await openStorage(dir);
     expect((await storage.readOutbox(owner, 0, Infinity)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     await storage.commit(owner, { deleteMessages: ["m1"] });
-    await storage.commit(owner, { deleteChannels: ["c2"], outbox: [{ type: "channel.deleted", payload: { chat_id: "c2" } }] });
+    await storage.commit(owner, {
+      deleteChannels: ["c2"],
+      outbox: [{ type: "channel.deleted", payload: { chat_id: "c2" } }],
+    });
     const left = await storage.readOutbox(owner, 0, Infinity);
     expect(JSON.stringify(left)).not.toContain("secret");
     expect(left.map((e) => [e.seq, e.type])).toEqual([

@@ -11,13 +11,47 @@ afterEach(removeTempDirs);
 async function fill(dir: string, options = {}) {
   const { storage } = await openStorage(dir, options);
   await storage.commit("alice", {
-    channels: [{ chat_id: "c1", name: "General", kind: "default", parent_chat_id: null, is_default: true, archived: false }],
-    messages: [message("m1", { text: "Crème brûlée recipe", media: [{ media_id: "x1", kind: "image", mime: "image/png", size: 3, filename: "a.png" }] })],
-    outbox: [{ type: "channel.created", payload: { chat_id: "c1" } }, { type: "message", payload: { message_id: "m1" } }],
+    channels: [
+      { chat_id: "c1", name: "General", kind: "default", parent_chat_id: null, is_default: true, archived: false },
+    ],
+    messages: [
+      message("m1", {
+        text: "Crème brûlée recipe",
+        media: [{ media_id: "x1", kind: "image", mime: "image/png", size: 3, filename: "a.png" }],
+      }),
+    ],
+    outbox: [
+      { type: "channel.created", payload: { chat_id: "c1" } },
+      { type: "message", payload: { message_id: "m1" } },
+    ],
   });
-  await storage.putDevice("alice", { device_id: "d1", device_name: "phone", caps: { min_protocol: 1, media: true, push: "ntfy", streaming: true }, ntfy_topic: "t", last_seen: 5 });
-  await storage.putMedia("alice", { media_id: "x1", kind: "image", mime: "image/png", size: 3, filename: "a.png", owner: "alice", sha256: "00", created_ts: 1 });
-  await storage.putMedia("alice", { media_id: "x2", kind: "image", mime: "image/png", size: 3, filename: "b.png", owner: "alice", sha256: "00", created_ts: 1 });
+  await storage.putDevice("alice", {
+    device_id: "d1",
+    device_name: "phone",
+    caps: { min_protocol: 1, media: true, push: "ntfy", streaming: true },
+    ntfy_topic: "t",
+    last_seen: 5,
+  });
+  await storage.putMedia("alice", {
+    media_id: "x1",
+    kind: "image",
+    mime: "image/png",
+    size: 3,
+    filename: "a.png",
+    owner: "alice",
+    sha256: "00",
+    created_ts: 1,
+  });
+  await storage.putMedia("alice", {
+    media_id: "x2",
+    kind: "image",
+    mime: "image/png",
+    size: 3,
+    filename: "b.png",
+    owner: "alice",
+    sha256: "00",
+    created_ts: 1,
+  });
   await storage.deleteMedia("alice", ["x2"]);
   await storage.commit("alice", { outbox: [{ type: "notification", payload: {} }] });
   // "No limit" must survive the journal too (JSON has no Infinity).
@@ -39,7 +73,9 @@ async function expectFilled(dir: string, owner = "alice") {
     expect(await storage.getMedia(owner, "x1")).toBeDefined();
     expect(await storage.getMedia(owner, "x2")).toBeUndefined();
     expect(await storage.outboxBounds(owner)).toEqual({ first: 2, last: 3 });
-    expect((await storage.search(owner, { query: "creme brul", scope: "all", limit: 5 }))[0]?.snippet).toBe("Crème brûlée recipe");
+    expect((await storage.search(owner, { query: "creme brul", scope: "all", limit: 5 }))[0]?.snippet).toBe(
+      "Crème brûlée recipe",
+    );
     expect((await storage.commit(owner, write("m2"))).seqs).toEqual([4]);
   } finally {
     await storage.close();
@@ -50,7 +86,12 @@ describe("sql.js restart", () => {
   test("restart - an adoption, once it resolved, survives a crash whole, and a refused one leaves nothing behind", async () => {
     const dir = await tempDir();
     const storage = await fill(dir);
-    await storage.putDevice("carol", { device_id: "c9", device_name: "tablet", caps: { min_protocol: 1, media: true, push: "none", streaming: true }, last_seen: 1 });
+    await storage.putDevice("carol", {
+      device_id: "c9",
+      device_name: "tablet",
+      caps: { min_protocol: 1, media: true, push: "none", streaming: true },
+      last_seen: 1,
+    });
     expect((await storage.adoptOwner("alice", "bob")).messages).toBe(1);
     await expect(storage.adoptOwner("bob", "carol")).rejects.toMatchObject({ code: "unsupported" });
     const image = await crashImage(dir);
@@ -90,7 +131,8 @@ describe("sql.js restart", () => {
     };
     let { storage } = await openStorage(dir);
     const long = (i: number) => message(`m${i}`, { text: `${"lorem ipsum dolor sit amet ".repeat(12)}${i}` });
-    for (let i = 0; i < 2000; i += 500) await storage.commit("alice", { messages: Array.from({ length: 500 }, (_, k) => long(i + k)) });
+    for (let i = 0; i < 2000; i += 500)
+      await storage.commit("alice", { messages: Array.from({ length: 500 }, (_, k) => long(i + k)) });
     await storage.close();
     const first = await newestSize();
     for (let round = 0; round < 12; round++) {
@@ -101,7 +143,9 @@ describe("sql.js restart", () => {
     // Twelve short messages take a few pages; the free list stays under 1/32 of the file.
     expect(await newestSize()).toBeLessThan(first * (1 + 1 / 32) + 12 * 2 * 4096);
     ({ storage } = await openStorage(dir));
-    expect((await storage.history("alice", { chat_id: "c1", thread_id: null, limit: 3000 }))!.messages).toHaveLength(2012);
+    expect((await storage.history("alice", { chat_id: "c1", thread_id: null, limit: 3000 }))!.messages).toHaveLength(
+      2012,
+    );
     await storage.close();
   });
 
@@ -121,7 +165,9 @@ describe("sql.js restart", () => {
     expect(await again.outboxBounds("alice")).toEqual({ first: 1, last: 200 });
     const page = (await again.history("alice", { chat_id: "c1", thread_id: null, limit: 200 }))!;
     expect(page.messages).toHaveLength(200);
-    expect((await again.readOutbox("alice", 0, 500)).map((e) => e.payload.id)).toEqual(Array.from({ length: 200 }, (_, i) => `m${i}`));
+    expect((await again.readOutbox("alice", 0, 500)).map((e) => e.payload.id)).toEqual(
+      Array.from({ length: 200 }, (_, i) => `m${i}`),
+    );
     await again.close();
   });
 
@@ -164,7 +210,9 @@ describe("sql.js restart", () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(SchemaTooNewError);
-    expect((error as Error).message).toMatch(`schema version ${SCHEMA_VERSION + 1}, but this chat-gateway supports up to ${SCHEMA_VERSION}`);
+    expect((error as Error).message).toMatch(
+      `schema version ${SCHEMA_VERSION + 1}, but this chat-gateway supports up to ${SCHEMA_VERSION}`,
+    );
     expect(await readFile(path)).toEqual(before);
     expect(await files(dir)).toEqual(["snapshot-00000002.db"]);
   });

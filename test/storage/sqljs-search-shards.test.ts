@@ -16,7 +16,11 @@ const ids = (hits: Array<{ message_id: string }>) => hits.map((h) => h.message_i
 
 /** Message i of a long history: chat c1 or c2, "needle" only where asked. */
 function nth(i: number, words = ""): StoredMessage {
-  return message(`m${i}`, { text: `plain filler ${i} ${words}`.trim(), ts: 1_700_000_000_000 + i, chat_id: i % 2 ? "c1" : "c2" });
+  return message(`m${i}`, {
+    text: `plain filler ${i} ${words}`.trim(),
+    ts: 1_700_000_000_000 + i,
+    chat_id: i % 2 ? "c1" : "c2",
+  });
 }
 
 describe("sql.js search across index shards", () => {
@@ -28,13 +32,21 @@ describe("sql.js search across index shards", () => {
     const late = total - 10; // the second shard
     for (let from = 0; from < total; from += 2000) {
       const messages: StoredMessage[] = [];
-      for (let i = from; i < Math.min(total, from + 2000); i++) messages.push(nth(i, i === early || i === late ? "needle" : ""));
+      for (let i = from; i < Math.min(total, from + 2000); i++)
+        messages.push(nth(i, i === early || i === late ? "needle" : ""));
       await storage.commit(owner, { messages });
     }
 
-    expect(ids(await storage.search(owner, { query: "needle", scope: "all", limit: 10 }))).toEqual([`m${late}`, `m${early}`]);
-    expect(ids(await storage.search(owner, { query: "need", scope: "chat", chat_id: "c1", limit: 10 }))).toEqual([`m${early}`]);
-    expect(ids(await storage.search(owner, { query: "needle", scope: "chat", chat_id: "c2", limit: 10 }))).toEqual([`m${late}`]);
+    expect(ids(await storage.search(owner, { query: "needle", scope: "all", limit: 10 }))).toEqual([
+      `m${late}`,
+      `m${early}`,
+    ]);
+    expect(ids(await storage.search(owner, { query: "need", scope: "chat", chat_id: "c1", limit: 10 }))).toEqual([
+      `m${early}`,
+    ]);
+    expect(ids(await storage.search(owner, { query: "needle", scope: "chat", chat_id: "c2", limit: 10 }))).toEqual([
+      `m${late}`,
+    ]);
     expect(await storage.search("bob", { query: "needle", scope: "all", limit: 10 })).toEqual([]);
 
     // An edit of a message in the old shard moves its index entry; a delete removes one in the new.
@@ -45,14 +57,14 @@ describe("sql.js search across index shards", () => {
 
     await storage.close();
     ({ storage } = await openStorage(dir));
-    expect(ids(await storage.search(owner, { query: "haystack", scope: "chat", chat_id: "c1", limit: 10 }))).toEqual([`m${early}`]);
+    expect(ids(await storage.search(owner, { query: "haystack", scope: "chat", chat_id: "c1", limit: 10 }))).toEqual([
+      `m${early}`,
+    ]);
     expect(await storage.search(owner, { query: "needle", scope: "all", limit: 10 })).toEqual([]);
     // Every one of the common word's matches is reachable across the shard boundary.
-    expect((await storage.search(owner, { query: "filler", scope: "all", limit: 3 })).map((h) => h.message_id)).toEqual([
-      `m${total - 1}`,
-      `m${total - 2}`,
-      `m${total - 3}`,
-    ]);
+    expect((await storage.search(owner, { query: "filler", scope: "all", limit: 3 })).map((h) => h.message_id)).toEqual(
+      [`m${total - 1}`, `m${total - 2}`, `m${total - 3}`],
+    );
     await storage.close();
   }, 60_000);
 
@@ -65,17 +77,20 @@ describe("sql.js search across index shards", () => {
     const old = [nth(1, "needle"), nth(2, "needle déjà"), nth(3)];
     old.forEach((m, row) => {
       const lane = laneColumn(owner, m.chat_id, null);
-      db.run("INSERT INTO messages (id, owner, message_id, chat_id, thread_key, ts, role, text, lane, data) VALUES (?, ?, ?, ?, '', ?, ?, ?, ?, ?)", [
-        row + 1,
-        owner,
-        m.message_id,
-        m.chat_id,
-        m.ts,
-        m.role,
-        m.text,
-        lane,
-        JSON.stringify({ ...m, text: undefined }),
-      ]);
+      db.run(
+        "INSERT INTO messages (id, owner, message_id, chat_id, thread_key, ts, role, text, lane, data) VALUES (?, ?, ?, ?, '', ?, ?, ?, ?, ?)",
+        [
+          row + 1,
+          owner,
+          m.message_id,
+          m.chat_id,
+          m.ts,
+          m.role,
+          m.text,
+          lane,
+          JSON.stringify({ ...m, text: undefined }),
+        ],
+      );
       db.run("INSERT INTO messages_fts (docid, text, lane) VALUES (?, ?, ?)", [row + 1, m.text, lane]);
     });
     await writeSnapshot(dir, 1, db.export());
@@ -83,7 +98,9 @@ describe("sql.js search across index shards", () => {
 
     let { storage } = await openStorage(dir);
     expect(ids(await storage.search(owner, { query: "needle", scope: "all", limit: 10 }))).toEqual(["m2", "m1"]);
-    expect(ids(await storage.search(owner, { query: "deja", scope: "chat", chat_id: "c2", limit: 10 }))).toEqual(["m2"]);
+    expect(ids(await storage.search(owner, { query: "deja", scope: "chat", chat_id: "c2", limit: 10 }))).toEqual([
+      "m2",
+    ]);
     await storage.close();
 
     // The migrated database was snapshotted although nothing was written, so the next start does

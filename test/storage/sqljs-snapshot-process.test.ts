@@ -65,7 +65,9 @@ async function outboxIds(dir: string): Promise<string[]> {
 }
 
 describe("sql.js snapshots from a snapshot process", () => {
-  test("snapshot process - writes and reads answer at once while a slow snapshot is produced; old files go only once it is written; a restart loads it and the journal since", { timeout: 90_000 }, async () => {
+  test("snapshot process - writes and reads answer at once while a slow snapshot is produced; old files go only once it is written; a restart loads it and the journal since", {
+    timeout: 90_000,
+  }, async () => {
     const dir = await tempDir();
     const delayMs = 4000;
     const startedFile = await hook({ delayMs });
@@ -95,18 +97,25 @@ describe("sql.js snapshots from a snapshot process", () => {
     const image = await crashImage(dir);
     await storage.close();
     expect(warnings).toEqual([]);
-    const expected = [...Array.from({ length: before }, (_, i) => `m${i}`), ...Array.from({ length: 20 }, (_, i) => `d${i}`)];
+    const expected = [
+      ...Array.from({ length: before }, (_, i) => `m${i}`),
+      ...Array.from({ length: 20 }, (_, i) => `d${i}`),
+    ];
     expect(await outboxIds(image)).toEqual(expected);
     expect(await outboxIds(dir)).toEqual(expected);
   });
 
-  test("snapshot process - one that crashes half way loses nothing, leaves no partial file, and a later one succeeds", { timeout: 90_000 }, async () => {
+  test("snapshot process - one that crashes half way loses nothing, leaves no partial file, and a later one succeeds", {
+    timeout: 90_000,
+  }, async () => {
     const dir = await tempDir();
     const crashing = await hook({ crash: true });
     const { storage, warnings } = await openStorage(dir, small);
     const first = await writeUntilStarted(storage, crashing, "a");
     await until(() => warnings.length > 0, "the crash's warning");
-    expect(warnings).toEqual(["sql.js storage: snapshot failed, the journal keeps everything: the snapshot process stopped (SIGKILL)"]);
+    expect(warnings).toEqual([
+      "sql.js storage: snapshot failed, the journal keeps everything: the snapshot process stopped (SIGKILL)",
+    ]);
     expect(await data(dir)).toEqual(["journal-00000001.log", "journal-00000002.log"]);
     // A crash right now keeps every acknowledged write.
     expect(await outboxIds(await crashImage(dir))).toEqual(Array.from({ length: first }, (_, i) => `a${i}`));
@@ -114,15 +123,23 @@ describe("sql.js snapshots from a snapshot process", () => {
     const again = await hook({});
     const second = await writeUntilStarted(storage, again, "b");
     expect(readFileSync(again, "utf8")).toMatch(/ 3\n$/);
-    await until(async () => (await data(dir)).join() === "journal-00000003.log,snapshot-00000003.db", "snapshot 3 and its cleanup");
-    const expected = [...Array.from({ length: first }, (_, i) => `a${i}`), ...Array.from({ length: second }, (_, i) => `b${i}`)];
+    await until(
+      async () => (await data(dir)).join() === "journal-00000003.log,snapshot-00000003.db",
+      "snapshot 3 and its cleanup",
+    );
+    const expected = [
+      ...Array.from({ length: first }, (_, i) => `a${i}`),
+      ...Array.from({ length: second }, (_, i) => `b${i}`),
+    ];
     expect(await outboxIds(await crashImage(dir))).toEqual(expected);
     await storage.close();
     expect(warnings).toHaveLength(1);
     expect(await outboxIds(dir)).toEqual(expected);
   });
 
-  test("snapshot process - one that cannot write its file is a warning; the journals stay until a later one is written", { timeout: 90_000 }, async () => {
+  test("snapshot process - one that cannot write its file is a warning; the journals stay until a later one is written", {
+    timeout: 90_000,
+  }, async () => {
     const dir = await tempDir();
     await hook({});
     const { storage, warnings } = await openStorage(dir, small);
@@ -139,7 +156,9 @@ describe("sql.js snapshots from a snapshot process", () => {
     expect(await outboxIds(dir)).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
   });
 
-  test("snapshot process - close does not wait for a slow one: it stops it and writes the closing snapshot itself", { timeout: 90_000 }, async () => {
+  test("snapshot process - close does not wait for a slow one: it stops it and writes the closing snapshot itself", {
+    timeout: 90_000,
+  }, async () => {
     const dir = await tempDir();
     const delayMs = 60_000;
     const startedFile = await hook({ delayMs });
@@ -155,10 +174,15 @@ describe("sql.js snapshots from a snapshot process", () => {
     expect(await outboxIds(dir)).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
   });
 
-  test("snapshot process - it exits when the process that opened the storage is killed", { timeout: 90_000 }, async () => {
+  test("snapshot process - it exits when the process that opened the storage is killed", {
+    timeout: 90_000,
+  }, async () => {
     const dir = await tempDir();
     const startedFile = await hook({ delayMs: 60_000 });
-    const writer = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-crash-writer.ts", dir, "0"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+    const writer = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-crash-writer.ts", dir, "0"], {
+      cwd: root,
+      stdio: ["ignore", "ignore", "inherit"],
+    });
     await until(() => started(startedFile), "a snapshot process", 60_000);
     const [pid] = readFileSync(startedFile, "utf8").split(" ").map(Number);
     expect(alive(pid)).toBe(true);

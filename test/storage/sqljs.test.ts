@@ -8,7 +8,11 @@ describeStorageConformance(
   "sql.js",
   async () => {
     const dir = await mkdtemp(join(tmpdir(), "cg-sqljs-"));
-    return { storage: sqlJsStorage({ dir }), reopen: () => sqlJsStorage({ dir }), cleanup: () => rm(dir, { recursive: true, force: true }) };
+    return {
+      storage: sqlJsStorage({ dir }),
+      reopen: () => sqlJsStorage({ dir }),
+      cleanup: () => rm(dir, { recursive: true, force: true }),
+    };
   },
   { persists: true },
 );

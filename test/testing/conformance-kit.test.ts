@@ -31,7 +31,11 @@ async function runKit(): Promise<{ code: number | null; report: Report }> {
 test("conformance kit - passes on the memory adapters, fails on broken ones at the broken guarantee", async () => {
   const { code, report } = await runKit();
   const file = (name: string) => report.testResults.find((r) => r.name.endsWith(name))!.assertionResults;
-  const failed = (name: string) => file(name).filter((t) => t.status === "failed").map((t) => t.title).sort();
+  const failed = (name: string) =>
+    file(name)
+      .filter((t) => t.status === "failed")
+      .map((t) => t.title)
+      .sort();
 
   const good = file("memory.kit.ts");
   expect(good.length).toBeGreaterThan(90);

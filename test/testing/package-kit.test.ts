@@ -29,14 +29,18 @@ test("package - the packed kit passes on memoryStorage() and fails on a broken s
   dirs.push(project);
   await writeFile(join(project, "package.json"), JSON.stringify({ name: "kit-user", private: true, type: "module" }));
   // The package's dependencies come from the npm cache, or the registry when not cached.
-  await run(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], { cwd: project });
+  await run(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], {
+    cwd: project,
+  });
   // The user's vitest: the one this repository tests with.
   await symlink(join(root, "node_modules/vitest"), join(project, "node_modules/vitest"), "dir");
   await writeFile(join(project, "memory.test.ts"), MEMORY);
   await writeFile(join(project, "broken.test.ts"), BROKEN);
 
   const vitest = join(project, "node_modules/vitest/vitest.mjs");
-  const outcome = await run(process.execPath, [vitest, "run", "--reporter=json", "--outputFile=report.json"], { cwd: project }).then(
+  const outcome = await run(process.execPath, [vitest, "run", "--reporter=json", "--outputFile=report.json"], {
+    cwd: project,
+  }).then(
     () => 0,
     (error: { code?: number }) => error.code,
   );
@@ -45,7 +49,9 @@ test("package - the packed kit passes on memoryStorage() and fails on a broken s
 
   expect(results("memory.test.ts").length).toBeGreaterThan(40);
   expect(results("memory.test.ts").filter((t) => t.status !== "passed")).toEqual([]);
-  const failed = results("broken.test.ts").filter((t) => t.status === "failed").map((t) => t.title);
+  const failed = results("broken.test.ts")
+    .filter((t) => t.status === "failed")
+    .map((t) => t.title);
   expect(failed).toContain("outbox - readOutbox returns frames after the cursor in seq order, at most limit");
   expect(failed).toContain("copies - mutating what was passed in or returned leaves stored state alone");
   expect(failed).not.toContain("history - pages by id when timestamps tie");

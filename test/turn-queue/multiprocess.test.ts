@@ -7,7 +7,8 @@ import { Client, type Frame } from "../gateway/harness.js";
 import { postgresAvailable, redisAvailable } from "../fixtures/services.js";
 import { createCluster, type Cluster, type GatewayProcess } from "../multiprocess/cluster.js";
 
-const available = (await postgresAvailable("turn queue across processes")) && (await redisAvailable("turn queue across processes"));
+const available =
+  (await postgresAvailable("turn queue across processes")) && (await redisAvailable("turn queue across processes"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let cluster: Cluster | undefined;
@@ -38,9 +39,18 @@ async function settled(c: Cluster, ms = 45_000): Promise<Row[]> {
   for (;;) {
     const all = await rows(c);
     const users = all.filter((r) => r.role === "user");
-    const answered = new Set(all.filter((r) => r.role === "assistant" && r.status !== "streaming").map((r) => r.reply_to));
-    if (users.every((u) => answered.has(u.message_id) && u.status !== "waiting") && !all.some((r) => r.status === "streaming")) return all;
-    if (Date.now() > deadline) throw new Error(`not settled: ${JSON.stringify(all.filter((r) => r.status === "streaming" || r.status === "waiting"))}`);
+    const answered = new Set(
+      all.filter((r) => r.role === "assistant" && r.status !== "streaming").map((r) => r.reply_to),
+    );
+    if (
+      users.every((u) => answered.has(u.message_id) && u.status !== "waiting") &&
+      !all.some((r) => r.status === "streaming")
+    )
+      return all;
+    if (Date.now() > deadline)
+      throw new Error(
+        `not settled: ${JSON.stringify(all.filter((r) => r.status === "streaming" || r.status === "waiting"))}`,
+      );
     await sleep(200);
   }
 }
@@ -48,19 +58,25 @@ async function settled(c: Cluster, ms = 45_000): Promise<Row[]> {
 /** Each user message has exactly one final answer. */
 function expectAnsweredOnce(all: Row[]): void {
   const answers = new Map<string, number>();
-  for (const r of all) if (r.role === "assistant" && r.reply_to) answers.set(r.reply_to, (answers.get(r.reply_to) ?? 0) + 1);
-  for (const u of all.filter((r) => r.role === "user")) expect(answers.get(u.message_id), `answers to ${u.text}`).toBe(1);
+  for (const r of all)
+    if (r.role === "assistant" && r.reply_to) answers.set(r.reply_to, (answers.get(r.reply_to) ?? 0) + 1);
+  for (const u of all.filter((r) => r.role === "user"))
+    expect(answers.get(u.message_id), `answers to ${u.text}`).toBe(1);
 }
 
 describe.skipIf(!available)("turn queue - PostgreSQL and Redis, several processes", { timeout: 180_000 }, () => {
   test("turn queue - a process killed mid-answer: another ends its answer interrupted and answers its waiting messages in order", async () => {
     cluster = createCluster();
-    const [a, b] = await Promise.all([cluster.start("A", { GATEWAY_DEMO_DELAY_MS: "150" }), cluster.start("B", { GATEWAY_DEMO_DELAY_MS: "0" })]);
+    const [a, b] = await Promise.all([
+      cluster.start("A", { GATEWAY_DEMO_DELAY_MS: "150" }),
+      cluster.start("B", { GATEWAY_DEMO_DELAY_MS: "0" }),
+    ]);
     const onA = await Client.connect(a.ws);
     const onB = await Client.connect(b.ws);
     const long = Array.from({ length: 80 }, (_, i) => `word${i}`).join(" ");
     const echoes: Frame[] = [await onA.request("message.send", { chat_id: "default", text: long })];
-    for (let i = 1; i <= 3; i++) echoes.push(await onA.request("message.send", { chat_id: "default", text: `waiting ${i}` }));
+    for (let i = 1; i <= 3; i++)
+      echoes.push(await onA.request("message.send", { chat_id: "default", text: `waiting ${i}` }));
     await onB.waitFor((f) => f.type === "message.update", 10_000);
     await a.kill();
 
@@ -69,7 +85,11 @@ describe.skipIf(!available)("turn queue - PostgreSQL and Redis, several processe
     const answers = all.filter((r) => r.role === "assistant");
     expect(answers.map((r) => r.reply_to)).toEqual(echoes.map((e) => e.payload.message_id));
     expect(answers[0].status).toBe("interrupted");
-    expect(answers.slice(1).map((r) => r.text)).toEqual(["You said: waiting 1", "You said: waiting 2", "You said: waiting 3"]);
+    expect(answers.slice(1).map((r) => r.text)).toEqual([
+      "You said: waiting 1",
+      "You said: waiting 2",
+      "You said: waiting 3",
+    ]);
     // B's device saw the interrupted end live.
     await onB.waitFor((f) => f.type === "message.stop" && f.payload.status === "interrupted", 5_000);
   });
@@ -79,11 +99,17 @@ describe.skipIf(!available)("turn queue - PostgreSQL and Redis, several processe
     const [a, b] = await Promise.all([cluster.start("A", { GATEWAY_DEMO_DELAY_MS: "150" }), cluster.start("B")]);
     const onA = await Client.connect(a.ws);
     const onB = await Client.connect(b.ws);
-    const echo = await onA.request("message.send", { chat_id: "default", text: Array.from({ length: 80 }, (_, i) => `w${i}`).join(" ") });
+    const echo = await onA.request("message.send", {
+      chat_id: "default",
+      text: Array.from({ length: 80 }, (_, i) => `w${i}`).join(" "),
+    });
     await onB.waitFor((f) => f.type === "message.update", 10_000);
     const stop = await onB.request("message.send", { chat_id: "default", text: "/stop" });
     expect(stop.type).toBe("message");
-    const end = await onB.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id, 10_000);
+    const end = await onB.waitFor(
+      (f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id,
+      10_000,
+    );
     expect(end.payload.status).toBe("stopped");
     // Nothing answered "Nothing is running here".
     await sleep(300);
@@ -100,10 +126,13 @@ describe.skipIf(!available)("turn queue - PostgreSQL and Redis, several processe
     };
     console.log(`fault test seed ${seed}`);
     const names = ["A", "B", "C"];
-    const procs: Array<GatewayProcess | undefined> = await Promise.all(names.map((n) => c.start(n, { GATEWAY_DEMO_DELAY_MS: "20" })));
+    const procs: Array<GatewayProcess | undefined> = await Promise.all(
+      names.map((n) => c.start(n, { GATEWAY_DEMO_DELAY_MS: "20" })),
+    );
     const setup = await Client.connect(procs[0]!.ws);
     const lanes = ["default"];
-    for (const name of ["one", "two", "three"]) lanes.push((await setup.request("channel.create", { name, kind: "channel" })).payload.chat_id as string);
+    for (const name of ["one", "two", "three"])
+      lanes.push((await setup.request("channel.create", { name, kind: "channel" })).payload.chat_id as string);
     expect(lanes.every((l) => typeof l === "string")).toBe(true);
     await setup.close();
 
@@ -122,7 +151,11 @@ describe.skipIf(!available)("turn queue - PostgreSQL and Redis, several processe
             client = await Client.connect(live[Math.floor(random() * live.length)].ws);
           }
           pending ??= { key: `d${d}-${++sent}`, chat_id: lanes[d % lanes.length] };
-          const echo = await client.request("message.send", { chat_id: pending.chat_id, text: `load ${pending.key}`, client_msg_id: pending.key }, 8_000);
+          const echo = await client.request(
+            "message.send",
+            { chat_id: pending.chat_id, text: `load ${pending.key}`, client_msg_id: pending.key },
+            8_000,
+          );
           if (echo.type === "message") acknowledged.add(pending.key);
           pending = undefined;
           await sleep(150 + random() * 250);

@@ -53,7 +53,10 @@ describe("turn queue - sql.js", () => {
     const long = Array.from({ length: 80 }, (_, i) => `word${i}`).join(" ");
     const echoes: Frame[] = [];
     echoes.push(await device.request("message.send", { chat_id: "default", text: long, client_msg_id: "k0" }));
-    for (let i = 1; i <= 3; i++) echoes.push(await device.request("message.send", { chat_id: "default", text: `waiting ${i}`, client_msg_id: `k${i}` }));
+    for (let i = 1; i <= 3; i++)
+      echoes.push(
+        await device.request("message.send", { chat_id: "default", text: `waiting ${i}`, client_msg_id: `k${i}` }),
+      );
     expect(echoes.map((e) => e.type)).toEqual(["message", "message", "message", "message"]);
     // The first answer is streaming (its crash marker is stored before message.start).
     await device.waitFor((f) => f.type === "message.update", 10_000);
@@ -74,7 +77,8 @@ describe("turn queue - sql.js", () => {
     ]);
     // In lane order: each answer comes after the one before it.
     const position = (id: string) => messages.findIndex((m) => m.message_id === id);
-    for (let i = 1; i < answers.length; i++) expect(position(answers[i].message_id)).toBeGreaterThan(position(answers[i - 1].message_id));
+    for (let i = 1; i < answers.length; i++)
+      expect(position(answers[i].message_id)).toBeGreaterThan(position(answers[i - 1].message_id));
 
     // A second restart answers nothing again.
     await killed(second);
@@ -88,10 +92,16 @@ describe("turn queue - sql.js", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "gw-queue-"));
     const first = await start(dataDir, 200);
     const device = await Client.connect(first.ws);
-    await device.request("message.send", { chat_id: "default", text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(" ") });
+    await device.request("message.send", {
+      chat_id: "default",
+      text: Array.from({ length: 40 }, (_, i) => `w${i}`).join(" "),
+    });
     const doomed = await device.request("message.send", { chat_id: "default", text: "never answer me" });
     const kept = await device.request("message.send", { chat_id: "default", text: "answer me" });
-    const deleted = await device.request("message.delete", { chat_id: "default", message_ids: [doomed.payload.message_id] });
+    const deleted = await device.request("message.delete", {
+      chat_id: "default",
+      message_ids: [doomed.payload.message_id],
+    });
     expect(deleted.type).toBe("message.deleted");
     await device.waitFor((f) => f.type === "message.update", 10_000);
     await killed(first);
@@ -101,7 +111,9 @@ describe("turn queue - sql.js", () => {
     const messages = await settled(again, 2);
     const answers = messages.filter((m) => m.role === "assistant");
     expect(answers.map((a) => a.reply_to)).not.toContain(doomed.payload.message_id);
-    expect(answers.at(-1)).toEqual(expect.objectContaining({ reply_to: kept.payload.message_id, text: "You said: answer me", status: "complete" }));
+    expect(answers.at(-1)).toEqual(
+      expect.objectContaining({ reply_to: kept.payload.message_id, text: "You said: answer me", status: "complete" }),
+    );
     expect(answers).toHaveLength(2);
   }, 60_000);
 });

@@ -16,7 +16,16 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "eventemitter3";
 import { subscriberOf, type RedisClient } from "chat-gateway/redis";
-import { outboxCatchUp, resolveLogger, type Bus, type BusMessage, type Logger, type OutboxCatchUp, type Owner, type Storage } from "chat-gateway";
+import {
+  outboxCatchUp,
+  resolveLogger,
+  type Bus,
+  type BusMessage,
+  type Logger,
+  type OutboxCatchUp,
+  type Owner,
+  type Storage,
+} from "chat-gateway";
 import { presence } from "./presence.js";
 import { encode, publisher, receiver } from "./publisher.js";
 import type { RedisBusStats } from "./stats.js";
@@ -97,11 +106,19 @@ async function atMost(work: Promise<void>, ms: number, late: () => void): Promis
 }
 
 /** `RedisBus.ready(owner)`: the owner's subscription is active, or the catch-up covers it. */
-async function subscribed(owner: Owner, subscriber: RedisClient, subs: Subscriptions, recovery: OutboxCatchUp, warn: (message: string) => void): Promise<void> {
+async function subscribed(
+  owner: Owner,
+  subscriber: RedisClient,
+  subs: Subscriptions,
+  recovery: OutboxCatchUp,
+  warn: (message: string) => void,
+): Promise<void> {
   // During an outage the SUBSCRIBE waits for the link; the catch-up covers the owner instead. At
   // start-up (no outage yet) it goes out once connected, so waiting for it is worth it.
   if (subscriber.status !== "ready" && recovery.down()) return recovery.noteGap(owner);
-  await atMost(subs.active(owner), SUBSCRIBE_WAIT_MS, () => warn(`the subscription for ${owner} was not acknowledged within ${SUBSCRIBE_WAIT_MS} ms`));
+  await atMost(subs.active(owner), SUBSCRIBE_WAIT_MS, () =>
+    warn(`the subscription for ${owner} was not acknowledged within ${SUBSCRIBE_WAIT_MS} ms`),
+  );
 }
 
 /** `RedisBus.ready()`: both links up, every subscription and unsubscription asked for in effect. */
@@ -115,26 +132,45 @@ async function settled(redis: RedisClient, subscriber: RedisClient, subs: Subscr
 
 /** The options with their defaults; throws TypeError on bad ones. */
 function resolve(redis: RedisClient, options: RedisBusOptions) {
-  if (typeof redis !== "object" || redis === null || typeof (redis as { duplicate?: unknown }).duplicate !== "function") {
-    throw new TypeError("redisBus: the first argument must be an ioredis client (new Redis(url) or new Cluster(nodes))");
+  if (
+    typeof redis !== "object" ||
+    redis === null ||
+    typeof (redis as { duplicate?: unknown }).duplicate !== "function"
+  ) {
+    throw new TypeError(
+      "redisBus: the first argument must be an ioredis client (new Redis(url) or new Cluster(nodes))",
+    );
   }
   const prefix = options.prefix ?? "chat-gateway:";
   if (typeof prefix !== "string" || !prefix) throw new TypeError("redisBus: prefix must be a non-empty string");
   const mode = options.channels ?? (redis.isCluster ? "sharded" : "owner");
-  if (mode !== "owner" && mode !== "sharded" && mode !== "shared") throw new TypeError('redisBus: channels must be "owner", "sharded" or "shared"');
+  if (mode !== "owner" && mode !== "sharded" && mode !== "shared")
+    throw new TypeError('redisBus: channels must be "owner", "sharded" or "shared"');
   // A Cluster client sends each PUBLISH to any node, which relays it to all: an owner's frames
   // would overtake each other and every node would carry every frame.
-  if (redis.isCluster && mode !== "sharded") throw new TypeError('redisBus: on a Redis Cluster client channels must be "sharded"');
+  if (redis.isCluster && mode !== "sharded")
+    throw new TypeError('redisBus: on a Redis Cluster client channels must be "sharded"');
   const maxPending = options.maxPending ?? 10_000;
-  if (!Number.isInteger(maxPending) || maxPending < 0) throw new TypeError("redisBus: maxPending must be a non-negative integer");
-  if (options.storage !== undefined && typeof options.storage?.readOutbox !== "function") throw new TypeError("redisBus: storage must be a Storage");
-  const logger = resolveLogger("redisBus", "chat-gateway/bus/redis:", options.logger, { name: "warn", value: options.warn });
+  if (!Number.isInteger(maxPending) || maxPending < 0)
+    throw new TypeError("redisBus: maxPending must be a non-negative integer");
+  if (options.storage !== undefined && typeof options.storage?.readOutbox !== "function")
+    throw new TypeError("redisBus: storage must be a Storage");
+  const logger = resolveLogger("redisBus", "chat-gateway/bus/redis:", options.logger, {
+    name: "warn",
+    value: options.warn,
+  });
   const warn = (message: string) => logger.warn(message);
   return { prefix, mode, maxPending, warn };
 }
 
 /** Follow the subscriber's link: note when it drops and read back the gap once it is up again. */
-function watchLink(subscriber: RedisClient, recovery: OutboxCatchUp, hasStorage: boolean, isClosed: () => boolean, warn: (message: string) => void): void {
+function watchLink(
+  subscriber: RedisClient,
+  recovery: OutboxCatchUp,
+  hasStorage: boolean,
+  isClosed: () => boolean,
+  warn: (message: string) => void,
+): void {
   // The subscription went down: the catch-up remembers where each owner was, to read back the gap.
   subscriber.on("close", () => {
     if (isClosed() || recovery.down()) return;
@@ -148,7 +184,13 @@ function watchLink(subscriber: RedisClient, recovery: OutboxCatchUp, hasStorage:
     if (!hasStorage) return;
     // ioredis re-sends the subscriptions right after this event; a PING queued behind them is
     // answered once they are active, so whatever the outbox read misses arrives live.
-    setImmediate(() => void subscriber.ping().catch(() => undefined).then(readBack));
+    setImmediate(
+      () =>
+        void subscriber
+          .ping()
+          .catch(() => undefined)
+          .then(readBack),
+    );
   });
 }
 
@@ -162,7 +204,16 @@ function links(redis: RedisClient, options: RedisBusOptions, isClosed: () => boo
   const origin = randomBytes(8).toString("hex");
   const local = new EventEmitter<Record<Owner, [BusMessage]>>();
   const hasSubscriber = (owner: Owner) => local.listenerCount(owner) > 0;
-  const stats: RedisBusStats = { published: 0, received: 0, dropped: 0, recovered: 0, arrived: 0, arrivedBytes: 0, channels: 0, commands: 0 };
+  const stats: RedisBusStats = {
+    published: 0,
+    received: 0,
+    dropped: 0,
+    recovered: 0,
+    arrived: 0,
+    arrivedBytes: 0,
+    channels: 0,
+    commands: 0,
+  };
 
   const subscriber = subscriberOf(redis);
   const owners = () => local.eventNames() as Owner[];
@@ -222,7 +273,11 @@ function links(redis: RedisClient, options: RedisBusOptions, isClosed: () => boo
  */
 export function redisBus(redis: RedisClient, options: RedisBusOptions = {}): RedisBus {
   let closed = false;
-  const { origin, local, hasSubscriber, owners, stats, subscriber, here, subs, recovery, deliver, out, warn } = links(redis, options, () => closed);
+  const { origin, local, hasSubscriber, owners, stats, subscriber, here, subs, recovery, deliver, out, warn } = links(
+    redis,
+    options,
+    () => closed,
+  );
 
   return {
     stats,

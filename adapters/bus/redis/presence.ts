@@ -25,7 +25,13 @@ export interface Presence {
  * every third of {@link PRESENCE_MS} and re-announced when `redis` reconnects. `onCommand` counts the
  * commands sent.
  */
-export function presence(redis: RedisClient, prefix: string, origin: string, owners: () => Owner[], onCommand: (count: number) => void): Presence {
+export function presence(
+  redis: RedisClient,
+  prefix: string,
+  origin: string,
+  owners: () => Owner[],
+  onCommand: (count: number) => void,
+): Presence {
   // The key of versions before per-owner channels, so processes of both agree during an upgrade.
   const keyOf = (owner: Owner) => `${prefix}presence:${owner}`;
   // A cluster pipeline must stay in one slot: there each owner's commands go as a pipeline of their own.
@@ -33,12 +39,16 @@ export function presence(redis: RedisClient, prefix: string, origin: string, own
     const one = redis.isCluster ? undefined : redis.pipeline();
     return () => one ?? redis.pipeline();
   };
-  const send = (pipelines: Iterable<ReturnType<RedisClient["pipeline"]>>) => Promise.all([...new Set(pipelines)].map((p) => p.exec().catch(() => undefined)));
+  const send = (pipelines: Iterable<ReturnType<RedisClient["pipeline"]>>) =>
+    Promise.all([...new Set(pipelines)].map((p) => p.exec().catch(() => undefined)));
   const update = (added: Owner[], removed: Owner[]) => {
     if ((!added.length && !removed.length) || redis.status !== "ready") return;
     const until = Date.now() + PRESENCE_MS;
     const batchOf = batches();
-    const used = [...added.map((owner) => batchOf().zadd(keyOf(owner), until, origin).pexpire(keyOf(owner), PRESENCE_MS)), ...removed.map((owner) => batchOf().zrem(keyOf(owner), origin))];
+    const used = [
+      ...added.map((owner) => batchOf().zadd(keyOf(owner), until, origin).pexpire(keyOf(owner), PRESENCE_MS)),
+      ...removed.map((owner) => batchOf().zrem(keyOf(owner), origin)),
+    ];
     onCommand(added.length * 2 + removed.length);
     void send(used);
   };

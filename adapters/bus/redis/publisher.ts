@@ -70,7 +70,13 @@ export interface Publisher {
  * Publishes on `redis` (SPUBLISH when `sharded`). While it is not ready, live frames are dropped
  * and stored ones kept, up to `maxPending` (the oldest go first), until it is ready again.
  */
-export function publisher(redis: RedisClient, sharded: boolean, maxPending: number, stats: RedisBusStats, warn: (message: string) => void): Publisher {
+export function publisher(
+  redis: RedisClient,
+  sharded: boolean,
+  maxPending: number,
+  stats: RedisBusStats,
+  warn: (message: string) => void,
+): Publisher {
   /** Stored frames that could not be published, oldest first: channel and text. */
   const pending: [string, string][] = [];
   function send(channel: string, text: string, stored: boolean): void {

@@ -59,7 +59,12 @@ export interface SubscriptionHooks {
  * Tracks the subscriber connection's channels. `hooks.onFlush` hears which owners were added and
  * removed in each batch and `hooks.onCommand` counts the commands sent; failures go to `warn`.
  */
-export function subscriptions(subscriber: RedisClient, prefix: string, mode: ChannelMode, hooks: SubscriptionHooks): Subscriptions {
+export function subscriptions(
+  subscriber: RedisClient,
+  prefix: string,
+  mode: ChannelMode,
+  hooks: SubscriptionHooks,
+): Subscriptions {
   return new ChannelSet(subscriber, prefix, mode, hooks);
 }
 
@@ -96,7 +101,8 @@ class ChannelSet implements Subscriptions {
     return this.mode === "shared" ? this.#shared : `${this.#ownerPrefix}${owner}}`;
   }
 
-  isBusChannel = (channel: string): boolean => (this.mode === "shared" ? channel === this.#shared : channel.startsWith(this.#ownerPrefix));
+  isBusChannel = (channel: string): boolean =>
+    this.mode === "shared" ? channel === this.#shared : channel.startsWith(this.#ownerPrefix);
 
   add(owner: Owner): void {
     // Removed and added back before the batch went out: the subscription never lapsed.
@@ -118,7 +124,9 @@ class ChannelSet implements Subscriptions {
   }
 
   active(owner: Owner): Promise<void> {
-    return this.#adds.get(owner)?.done ?? (this.#removes.has(owner) ? undefined : this.#sent.get(owner)) ?? Promise.resolve();
+    return (
+      this.#adds.get(owner)?.done ?? (this.#removes.has(owner) ? undefined : this.#sent.get(owner)) ?? Promise.resolve()
+    );
   }
 
   async settled(): Promise<void> {
@@ -155,11 +163,22 @@ class ChannelSet implements Subscriptions {
     this.#adds.clear();
     // UNSUBSCRIBE with no channel would drop them all: send only with some.
     if (this.mode !== "shared" && removed.length) {
-      const undone = this.#command("unsubscribe", removed.map((o) => this.channelOf(o)));
+      const undone = this.#command(
+        "unsubscribe",
+        removed.map((o) => this.channelOf(o)),
+      );
       this.#unsubscribing.add(undone);
       void undone.then(() => this.#unsubscribing.delete(undone));
     }
-    const done = this.mode === "shared" ? this.#sharedReady : added.length ? this.#command("subscribe", added.map(([o]) => this.channelOf(o))) : undefined;
+    const done =
+      this.mode === "shared"
+        ? this.#sharedReady
+        : added.length
+          ? this.#command(
+              "subscribe",
+              added.map(([o]) => this.channelOf(o)),
+            )
+          : undefined;
     for (const [owner, p] of added) {
       this.#sent.set(owner, done!);
       void done!.then(p.resolve);

@@ -216,13 +216,17 @@ async function removeStaleTemporaries(dir: string): Promise<void> {
 
 function fileName(owner: Owner, mediaId: MediaId): string {
   // JSON keeps the pair unambiguous: ("a", "b:c") and ("a:b", "c") hash differently.
-  return createHash("sha256").update(JSON.stringify([owner, mediaId])).digest("hex");
+  return createHash("sha256")
+    .update(JSON.stringify([owner, mediaId]))
+    .digest("hex");
 }
 
 /** A full disk is named as such, to the client as well; any other error is left as it is. */
 function diskFull(error: unknown): unknown {
   if (!isErrno(error, "ENOSPC") && !isErrno(error, "EDQUOT")) return error;
-  return new GatewayError("internal", "the server's disk is full: the media was not saved; try again later", { cause: error });
+  return new GatewayError("internal", "the server's disk is full: the media was not saved; try again later", {
+    cause: error,
+  });
 }
 
 function isErrno(error: unknown, code: string): boolean {

@@ -79,7 +79,9 @@ function checkedOptions(options: FcmPushSenderOptions) {
   }
   // The project id becomes a path segment of every send: nothing that could leave it.
   if (!PROJECT_ID.test(account.project_id) || /^\.+$/.test(account.project_id)) {
-    throw new TypeError("fcmPushSender: `serviceAccount.project_id` must be letters, digits, \"-\", \"_\", \".\" or \":\" (at most 100), as in the key file");
+    throw new TypeError(
+      'fcmPushSender: `serviceAccount.project_id` must be letters, digits, "-", "_", "." or ":" (at most 100), as in the key file',
+    );
   }
   const key = parsePrivateKey(account.private_key);
   const tokenUrl = parseUrl("tokenUrl", options.tokenUrl ?? account.token_uri ?? GOOGLE_TOKEN_URL);
@@ -140,13 +142,21 @@ function deviceToken(device: Device): string {
     throw new PushSendError(`fcm: device ${device.device_id} has no fcm_token`, { permanent: true });
   }
   if (!isFcmToken(device.fcm_token)) {
-    throw new PushSendError(`fcm: device ${device.device_id} has an invalid fcm_token (1 to 4096 printable ASCII characters without spaces)`, { permanent: true });
+    throw new PushSendError(
+      `fcm: device ${device.device_id} has an invalid fcm_token (1 to 4096 printable ASCII characters without spaces)`,
+      { permanent: true },
+    );
   }
   return device.fcm_token;
 }
 
 /** The service-account JWT that is exchanged for an access token. */
-function signedAssertion(clientEmail: string, tokenUrl: string, key: Parameters<SignJWT["sign"]>[0], iat: number): Promise<string> {
+function signedAssertion(
+  clientEmail: string,
+  tokenUrl: string,
+  key: Parameters<SignJWT["sign"]>[0],
+  iat: number,
+): Promise<string> {
   return new SignJWT({ scope: SCOPE })
     .setProtectedHeader({ alg: "RS256", typ: "JWT" })
     .setIssuer(clientEmail)
@@ -322,4 +332,3 @@ function parseUrl(name: string, value: string): string {
   // As given, not normalised: the token URL is also the JWT audience, which must match exactly.
   return value;
 }
-

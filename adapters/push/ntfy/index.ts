@@ -61,9 +61,15 @@ export function ntfyPushSender(options: NtfyPushSenderOptions = {}): PushSender 
   const baseUrl = parseBaseUrl(options.baseUrl ?? "https://ntfy.sh");
   const { token, clickUrl, priority = defaultPriority, tags } = options;
   if (token !== undefined && (typeof token !== "string" || token === "" || /[^\x21-\x7e]/.test(token))) {
-    throw new TypeError("ntfyPushSender: `token` must be a non-empty ASCII string without spaces (an ntfy access token)");
+    throw new TypeError(
+      "ntfyPushSender: `token` must be a non-empty ASCII string without spaces (an ntfy access token)",
+    );
   }
-  for (const [name, value] of [["clickUrl", clickUrl], ["priority", options.priority], ["tags", tags]] as const) {
+  for (const [name, value] of [
+    ["clickUrl", clickUrl],
+    ["priority", options.priority],
+    ["tags", tags],
+  ] as const) {
     if (value !== undefined && typeof value !== "function") {
       throw new TypeError(`ntfyPushSender: \`${name}\` must be a function of the push message`);
     }
@@ -92,7 +98,10 @@ export function ntfyPushSender(options: NtfyPushSenderOptions = {}): PushSender 
       // The gateway refuses such topics where they enter; a device stored before that, or by
       // other code, must still never steer a request carrying the token to another path.
       if (!isNtfyTopic(topic)) {
-        throw new PushSendError(`ntfy: device ${device.device_id} has an invalid ntfy_topic (use 1 to 64 letters, digits, "_" or "-")`, { permanent: true });
+        throw new PushSendError(
+          `ntfy: device ${device.device_id} has an invalid ntfy_topic (use 1 to 64 letters, digits, "_" or "-")`,
+          { permanent: true },
+        );
       }
       const headers: Record<string, string> = { Priority: String(checkPriority(priority(message))) };
       const title = encodeHeaderText(message.title);

@@ -128,7 +128,9 @@ export function webPushSender(options: WebPushSenderOptions): PushSender {
 
 function checkOptions(options: WebPushSenderOptions): { vapid: VapidKeys; subject: string; agent?: Agent } {
   if (!isVapidKeys(options?.vapid)) {
-    throw new TypeError("webPushSender: `vapid` must be {publicKey, privateKey}: base64url of a P-256 point (65 bytes) and scalar (32 bytes)");
+    throw new TypeError(
+      "webPushSender: `vapid` must be {publicKey, privateKey}: base64url of a P-256 point (65 bytes) and scalar (32 bytes)",
+    );
   }
   const subject = options.subject;
   if (typeof subject !== "string" || !/^(mailto:\S+@\S+|https:\/\/\S+)$/.test(subject)) {
@@ -136,10 +138,12 @@ function checkOptions(options: WebPushSenderOptions): { vapid: VapidKeys; subjec
   }
   for (const name of ["ttlSeconds", "timeoutMs"] as const) {
     const value = options[name];
-    if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new TypeError(`webPushSender: \`${name}\` must be a whole number >= 0`);
+    if (value !== undefined && (!Number.isInteger(value) || value < 0))
+      throw new TypeError(`webPushSender: \`${name}\` must be a whole number >= 0`);
   }
   for (const name of ["urgency", "endpointAllowed", "lookup"] as const) {
-    if (options[name] !== undefined && typeof options[name] !== "function") throw new TypeError(`webPushSender: \`${name}\` must be a function`);
+    if (options[name] !== undefined && typeof options[name] !== "function")
+      throw new TypeError(`webPushSender: \`${name}\` must be a function`);
   }
   return { vapid: options.vapid, subject, ...(options.agent ? { agent: options.agent } : {}) };
 }
@@ -151,7 +155,10 @@ function usableSubscription(device: Device, allowed: (url: URL) => boolean): Web
     throw new PushSendError(`webpush: device ${device.device_id} has no valid subscription`, { permanent: true });
   }
   if (!allowed(new URL(subscription.endpoint))) {
-    throw new PushSendError(`webpush: device ${device.device_id} has an endpoint this server does not post to (${new URL(subscription.endpoint).host})`, { permanent: true });
+    throw new PushSendError(
+      `webpush: device ${device.device_id} has an endpoint this server does not post to (${new URL(subscription.endpoint).host})`,
+      { permanent: true },
+    );
   }
   return subscription;
 }
@@ -177,7 +184,9 @@ function defaultUrgency(message: PushMessage): WebPushUrgency {
 
 function checkUrgency(value: unknown): WebPushUrgency {
   if (value === "very-low" || value === "low" || value === "normal" || value === "high") return value;
-  throw new PushSendError(`webpush: \`urgency\` returned ${String(value)}; expected very-low, low, normal or high`, { permanent: true });
+  throw new PushSendError(`webpush: \`urgency\` returned ${String(value)}; expected very-low, low, normal or high`, {
+    permanent: true,
+  });
 }
 
 /** A push service's refusal as a {@link PushSendError}: 404 and 410 mean the subscription is gone. */
@@ -187,7 +196,10 @@ function failure(cause: unknown, where: string): PushSendError {
   if (cause instanceof webPush.WebPushError && typeof status === "number") {
     const gone = status === 404 || status === 410;
     const body = typeof cause.body === "string" && cause.body !== "" ? `: ${cause.body.slice(0, 200)}` : "";
-    return new PushSendError(`webpush: POST to ${where} answered ${status}${gone ? " (subscription gone)" : ""}${body}`, { permanent: isPermanentStatus(status), gone, cause });
+    return new PushSendError(
+      `webpush: POST to ${where} answered ${status}${gone ? " (subscription gone)" : ""}${body}`,
+      { permanent: isPermanentStatus(status), gone, cause },
+    );
   }
   const internal = (cause as { code?: unknown }).code === INTERNAL_ADDRESS;
   return new PushSendError(`webpush: POST to ${where} failed: ${errorText(cause)}`, { permanent: internal, cause });

@@ -10,11 +10,25 @@ import { BlockList, isIP, type LookupFunction } from "node:net";
 
 /** Addresses a device must not make the server post to. */
 const INTERNAL = new BlockList();
-for (const [net, bits] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.168.0.0", 16], ["224.0.0.0", 3]] as const) {
+for (const [net, bits] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.168.0.0", 16],
+  ["224.0.0.0", 3],
+] as const) {
   INTERNAL.addSubnet(net, bits, "ipv4");
 }
 // IPv4-mapped IPv6 addresses (::ffff:127.0.0.1) are matched against the IPv4 ranges by BlockList itself.
-for (const [net, bits] of [["::", 127], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8]] as const) {
+for (const [net, bits] of [
+  ["::", 127],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+] as const) {
   INTERNAL.addSubnet(net, bits, "ipv6");
 }
 
@@ -46,7 +60,10 @@ export function publicOnlyLookup(resolve: LookupFunction = dnsLookup as LookupFu
       if (error) return callback(error, address, family);
       const found: LookupAddress[] = Array.isArray(address) ? address : [{ address, family: family ?? 4 }];
       if (!found.some((a) => isInternal(a.address))) return callback(null, address, family);
-      const refused = Object.assign(new Error(`${hostname} resolves to an internal address; the server does not post into its own network`), { code: INTERNAL_ADDRESS });
+      const refused = Object.assign(
+        new Error(`${hostname} resolves to an internal address; the server does not post into its own network`),
+        { code: INTERNAL_ADDRESS },
+      );
       callback(refused, address, family);
     });
   };

@@ -76,5 +76,7 @@ async function readKeys(path: string, attempt = 1): Promise<VapidKeys> {
     await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     return readKeys(path, attempt + 1);
   }
-  throw new Error(`${path} holds no VAPID key pair ({publicKey, privateKey}, base64url); fix or remove it (removing it orphans every browser's push subscription)`);
+  throw new Error(
+    `${path} holds no VAPID key pair ({publicKey, privateKey}, base64url); fix or remove it (removing it orphans every browser's push subscription)`,
+  );
 }

@@ -56,7 +56,11 @@ export function gateTools(
   return gated as ToolSet;
 }
 
-async function ownNeeds(own: ToolNeedsApproval | undefined, args: Record<string, unknown>, options: ExecuteOptions): Promise<boolean> {
+async function ownNeeds(
+  own: ToolNeedsApproval | undefined,
+  args: Record<string, unknown>,
+  options: ExecuteOptions,
+): Promise<boolean> {
   if (own === undefined || typeof own === "boolean") return own === true;
   try {
     return (await own(args, options)) === true;
@@ -79,7 +83,10 @@ function gatedExecute(
   preview: (name: string, args: Record<string, unknown>) => string,
 ) {
   return async function* (value: unknown, options: ExecuteOptions): AsyncGenerator<unknown> {
-    const args = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { input: value };
+    const args =
+      value !== null && typeof value === "object" && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : { input: value };
     if (await needs(args, options)) {
       const denied = await askApproval(input, name, args, preview(name, args));
       if (denied !== undefined) throw new Error(denied);

@@ -76,7 +76,8 @@ export function aiSdkRuntime(options: AiSdkRuntimeOptions): AgentRuntime {
     throw new TypeError("aiSdkRuntime: model is required");
   }
   const maxSteps = options.maxSteps ?? 10;
-  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new TypeError("aiSdkRuntime: maxSteps must be an integer >= 1");
+  if (!Number.isInteger(maxSteps) || maxSteps < 1)
+    throw new TypeError("aiSdkRuntime: maxSteps must be an integer >= 1");
   checkToolApproval("aiSdkRuntime", options.needsApproval);
   checkModelChoices("aiSdkRuntime", options.models);
 
@@ -99,7 +100,7 @@ export function aiSdkRuntime(options: AiSdkRuntimeOptions): AgentRuntime {
 }
 
 function modelName(model: LanguageModel): string {
-  return typeof model === "string" ? model : (model as { modelId?: string }).modelId ?? "unknown";
+  return typeof model === "string" ? model : ((model as { modelId?: string }).modelId ?? "unknown");
 }
 
 // The parts read below exist with these fields in both ai 5 and ai 6; typed loosely so one
@@ -130,14 +131,27 @@ interface TurnState {
   base: { completion: number; total: number };
 }
 
-async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: TurnInput, steers: SteerInboxes): AsyncGenerator<RuntimeEvent> {
+async function* runTurn(
+  options: AiSdkRuntimeOptions,
+  maxSteps: number,
+  input: TurnInput,
+  steers: SteerInboxes,
+): AsyncGenerator<RuntimeEvent> {
   if (input.signal.aborted) return;
   const inbox = steers.open(input);
   try {
     let messages = await buildMessages(options, input);
     const model = options.models?.find((m) => m.id === input.model)?.model ?? options.model;
     // The gateway joins all text into one answer; text before and after a tool call would run together.
-    const state: TurnState = { options, started: new Map(), answered: false, stepText: false, totals: emptyTotals(), model: modelName(model), base: { completion: 0, total: 0 } };
+    const state: TurnState = {
+      options,
+      started: new Map(),
+      answered: false,
+      stepText: false,
+      totals: emptyTotals(),
+      model: modelName(model),
+      base: { completion: 0, total: 0 },
+    };
     for (;;) {
       const round = steeredRound(inbox);
       const result = streamText({
@@ -167,7 +181,11 @@ async function* runTurn(options: AiSdkRuntimeOptions, maxSteps: number, input: T
 }
 
 /** One `streamText` call's parts as runtime events; false when the turn was stopped. */
-async function* streamRound(state: TurnState, stream: AsyncIterable<unknown>, signal: AbortSignal): AsyncGenerator<RuntimeEvent, boolean> {
+async function* streamRound(
+  state: TurnState,
+  stream: AsyncIterable<unknown>,
+  signal: AbortSignal,
+): AsyncGenerator<RuntimeEvent, boolean> {
   try {
     for await (const raw of untilAborted(stream, signal)) {
       const part = raw as Part;
@@ -205,7 +223,10 @@ function* translatePart(state: TurnState, part: Part): Generator<RuntimeEvent> {
       const id = String(part.toolCallId);
       const name = String(part.toolName);
       const value = part.input ?? part.args;
-      const args = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { input: value };
+      const args =
+        value !== null && typeof value === "object" && !Array.isArray(value)
+          ? (value as Record<string, unknown>)
+          : { input: value };
       state.started.set(id, performance.now());
       yield { type: "tool-start", id, name, args, preview: previewOf(state.options, name, args) };
       break;
@@ -222,7 +243,12 @@ function* translatePart(state: TurnState, part: Part): Generator<RuntimeEvent> {
       yield toolEnd(state, part, "The tool call was denied.", false);
       break;
     case "tool-approval-request":
-      yield toolEnd(state, (part.toolCall ?? {}) as Part, "This tool needs an approval, which this runtime cannot ask for.", false);
+      yield toolEnd(
+        state,
+        (part.toolCall ?? {}) as Part,
+        "This tool needs an approval, which this runtime cannot ask for.",
+        false,
+      );
       break;
     case "finish-step":
       yield stepFinished(state, part);
@@ -257,7 +283,12 @@ function stepFinished(state: TurnState, part: Part): RuntimeEvent {
   if (usage) {
     addCallUsage(
       state.totals,
-      reportedUsage({ prompt: usage.inputTokens, completion: usage.outputTokens, total: usage.totalTokens, cost: providerCost(part.providerMetadata) }),
+      reportedUsage({
+        prompt: usage.inputTokens,
+        completion: usage.outputTokens,
+        total: usage.totalTokens,
+        cost: providerCost(part.providerMetadata),
+      }),
       state.options.prices,
     );
   }
@@ -267,7 +298,9 @@ function stepFinished(state: TurnState, part: Part): RuntimeEvent {
 function* turnFinished(state: TurnState, part: Part): Generator<RuntimeEvent> {
   const usage = (part.totalUsage ?? part.usage) as StepUsage | undefined;
   // The SDK's own totals are authoritative over the sum of the steps.
-  const totals = usage ? reportedUsage({ prompt: undefined, completion: usage.outputTokens, total: usage.totalTokens, cost: undefined }) : {};
+  const totals = usage
+    ? reportedUsage({ prompt: undefined, completion: usage.outputTokens, total: usage.totalTokens, cost: undefined })
+    : {};
   if (totals.completion !== undefined) state.totals.completion = state.base.completion + totals.completion;
   if (totals.total !== undefined) state.totals.total = state.base.total + totals.total;
   yield usageEvent(state.totals, state.model, state.options.contextWindow);

@@ -16,10 +16,18 @@ export async function buildMessages(options: AiSdkRuntimeOptions, input: TurnInp
   for (const item of input.history) {
     const calls = pastToolCalls(item);
     if (calls.length > 0) {
-      messages.push({ role: "assistant", content: calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.name, input: c.args })) });
+      messages.push({
+        role: "assistant",
+        content: calls.map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.name, input: c.args })),
+      });
       messages.push({
         role: "tool",
-        content: calls.map((c) => ({ type: "tool-result" as const, toolCallId: c.id, toolName: c.name, output: c.ok ? { type: "text" as const, value: c.result } : { type: "error-text" as const, value: c.result } })),
+        content: calls.map((c) => ({
+          type: "tool-result" as const,
+          toolCallId: c.id,
+          toolName: c.name,
+          output: c.ok ? { type: "text" as const, value: c.result } : { type: "error-text" as const, value: c.result },
+        })),
       });
     }
     const text = withAttachmentNotes(item.text, item.media);
@@ -27,13 +35,17 @@ export async function buildMessages(options: AiSdkRuntimeOptions, input: TurnInp
   }
   const { text, media } = input.message;
   const images = options.vision ? media.filter((m) => m.kind === "image") : [];
-  const userText = withAttachmentNotes(text, media.filter((m) => !images.includes(m)));
+  const userText = withAttachmentNotes(
+    text,
+    media.filter((m) => !images.includes(m)),
+  );
   if (images.length === 0) {
     messages.push({ role: "user", content: userText });
   } else {
     const content: Array<{ type: "text"; text: string } | { type: "image"; image: Uint8Array; mediaType: string }> = [];
     if (userText !== "") content.push({ type: "text", text: userText });
-    for (const image of images) content.push({ type: "image", image: await input.readMedia(image.media_id), mediaType: image.mime });
+    for (const image of images)
+      content.push({ type: "image", image: await input.readMedia(image.media_id), mediaType: image.mime });
     messages.push({ role: "user", content });
   }
   return messages;

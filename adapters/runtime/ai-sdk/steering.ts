@@ -40,12 +40,13 @@ export function steeredRound(inbox: TurnSteers): SteeredRound {
   };
   const userMessages = () => inbox.drain().map((text): ModelMessage => ({ role: "user", content: text }));
   return {
-    prepareStep: (own) => (async (step: Parameters<PrepareStep>[0]) => {
-      const result = own ? await own(step as never) : undefined;
-      for (const message of userMessages()) joined.push({ at: step.messages.length, message });
-      if (joined.length === 0) return result;
-      return { ...result, messages: place((result?.messages as ModelMessage[] | undefined) ?? step.messages) };
-    }) as PrepareStep,
+    prepareStep: (own) =>
+      (async (step: Parameters<PrepareStep>[0]) => {
+        const result = own ? await own(step as never) : undefined;
+        for (const message of userMessages()) joined.push({ at: step.messages.length, message });
+        if (joined.length === 0) return result;
+        return { ...result, messages: place((result?.messages as ModelMessage[] | undefined) ?? step.messages) };
+      }) as PrepareStep,
     merged: (all) => [...place(all), ...userMessages()],
   };
 }

@@ -74,7 +74,12 @@ async function* prelude(input: TurnInput, model: string, delayMs: number): Async
   if (text.startsWith("approve:")) {
     const arg = text.slice("approve:".length).trim();
     const args = { text: arg };
-    const answer = await input.ask({ kind: "approval", title: "Run echo?", body: `The agent wants to run echo with ${JSON.stringify(args)}`, tool: { name: "echo", args } });
+    const answer = await input.ask({
+      kind: "approval",
+      title: "Run echo?",
+      body: `The agent wants to run echo with ${JSON.stringify(args)}`,
+      tool: { name: "echo", args },
+    });
     if (answer.outcome !== "selected" || answer.option_id !== "approve") return "Denied.";
     yield* echoTool(arg, input.signal, delayMs);
     return youSaid(arg);
@@ -92,7 +97,9 @@ async function* prelude(input: TurnInput, model: string, delayMs: number): Async
   if (text.trim() === "model:") {
     const models = DEMO_MODELS.map((m) => (m.id === model ? { ...m, current: true } : m));
     const answer = await input.ask({ kind: "model", title: "Choose the model for this conversation", models });
-    return answer.outcome === "selected" && answer.option_id ? `Model: ${answer.option_id}` : `Model unchanged: ${model}`;
+    return answer.outcome === "selected" && answer.option_id
+      ? `Model: ${answer.option_id}`
+      : `Model unchanged: ${model}`;
   }
   return youSaid(text);
 }

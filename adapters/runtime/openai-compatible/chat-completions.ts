@@ -80,16 +80,24 @@ function transportFailure(x: Exchange, error: unknown): GatewayError | undefined
     const seconds = Math.round(x.cfg.timeoutMs / 100) / 10;
     return new GatewayError(
       "internal",
-      x.phase === "connect" ? `The model server did not answer within ${seconds} s` : `The model server stopped sending for ${seconds} s; the answer is incomplete`,
+      x.phase === "connect"
+        ? `The model server did not answer within ${seconds} s`
+        : `The model server stopped sending for ${seconds} s; the answer is incomplete`,
       { cause: error },
     );
   }
   if (x.phase === "connect") {
     const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
     const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
-    return new GatewayError("internal", `Could not reach the model server at ${x.cfg.baseUrl} (${why})`, { cause: error });
+    return new GatewayError("internal", `Could not reach the model server at ${x.cfg.baseUrl} (${why})`, {
+      cause: error,
+    });
   }
-  return new GatewayError("internal", "The connection to the model server dropped mid-answer; the answer is incomplete", { cause: error });
+  return new GatewayError(
+    "internal",
+    "The connection to the model server dropped mid-answer; the answer is incomplete",
+    { cause: error },
+  );
 }
 
 /** Throws the failure `error` means; returns when the caller aborted. */
@@ -103,7 +111,12 @@ function throwUnlessAborted(x: Exchange, error: unknown): void {
  * whole step. Throws a {@link GatewayError} on a failure; an abort by `signal` returns a result
  * marked `aborted`.
  */
-export async function* streamStep(cfg: ClientConfig, body: Record<string, unknown>, signal: AbortSignal, separator: string): AsyncGenerator<RuntimeEvent, StepResult> {
+export async function* streamStep(
+  cfg: ClientConfig,
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+  separator: string,
+): AsyncGenerator<RuntimeEvent, StepResult> {
   const result: StepResult = { separator, text: "", toolCalls: [], aborted: false };
   const calls: PartialCalls = new Map();
   const x: Exchange = { cfg, signal, guard: guardedRequest(cfg, signal), phase: "connect" };
@@ -136,7 +149,12 @@ async function connect(x: Exchange, body: Record<string, unknown>): Promise<Resp
   x.guard.touch();
   let response: Response;
   try {
-    response = await x.cfg.fetch(x.cfg.url, { method: "POST", headers: x.cfg.headers, body: JSON.stringify(body), signal: x.guard.signal });
+    response = await x.cfg.fetch(x.cfg.url, {
+      method: "POST",
+      headers: x.cfg.headers,
+      body: JSON.stringify(body),
+      signal: x.guard.signal,
+    });
     x.guard.pause();
   } catch (error) {
     throwUnlessAborted(x, error);
@@ -198,7 +216,8 @@ async function* readEvents(
     for (const data of pending.splice(0)) {
       const chunk = parseChunk(data);
       yield* applyChunk(chunk, result, calls);
-      if ((chunk.choices as Array<{ finish_reason?: unknown }> | undefined)?.some((c) => c?.finish_reason)) sawFinish = true;
+      if ((chunk.choices as Array<{ finish_reason?: unknown }> | undefined)?.some((c) => c?.finish_reason))
+        sawFinish = true;
     }
   };
   try {
@@ -237,7 +256,7 @@ export function httpError(response: Response, body: string): GatewayError {
   let detail = body;
   try {
     const json = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
-    const m = typeof json.error === "string" ? json.error : json.error?.message ?? json.message;
+    const m = typeof json.error === "string" ? json.error : (json.error?.message ?? json.message);
     if (typeof m === "string") detail = m;
   } catch {
     // Not JSON: the body itself is the detail.
@@ -251,10 +270,13 @@ export function httpError(response: Response, body: string): GatewayError {
     const seconds = retryAfterSeconds(response.headers.get("retry-after"));
     return new GatewayError(
       "rate_limited",
-      seconds === undefined ? `Rate limited by the model server (HTTP 429); try again later${suffix}` : `Rate limited by the model server; retry after ${seconds} s${suffix}`,
+      seconds === undefined
+        ? `Rate limited by the model server (HTTP 429); try again later${suffix}`
+        : `Rate limited by the model server; retry after ${seconds} s${suffix}`,
     );
   }
-  if (status === 404) return new GatewayError("internal", `The model server has no such model or endpoint (HTTP 404)${suffix}`);
+  if (status === 404)
+    return new GatewayError("internal", `The model server has no such model or endpoint (HTTP 404)${suffix}`);
   if (status >= 500) return new GatewayError("internal", `The model server failed (HTTP ${status})${suffix}`);
   return new GatewayError("internal", `The model server rejected the request (HTTP ${status})${suffix}`);
 }

@@ -51,7 +51,9 @@ export function parseChunk(data: string): Record<string, unknown> {
   try {
     json = JSON.parse(data);
   } catch (error) {
-    throw new GatewayError("internal", `The model server sent a malformed stream chunk: ${abridge(data, 120)}`, { cause: error });
+    throw new GatewayError("internal", `The model server sent a malformed stream chunk: ${abridge(data, 120)}`, {
+      cause: error,
+    });
   }
   if (json === null || typeof json !== "object") {
     throw new GatewayError("internal", `The model server sent a malformed stream chunk: ${abridge(data, 120)}`);
@@ -59,18 +61,28 @@ export function parseChunk(data: string): Record<string, unknown> {
   const error = (json as { error?: unknown }).error;
   if (error) {
     // vLLM and OpenRouter report failures mid-stream as a chunk with an `error` object.
-    const message = typeof error === "string" ? error : String((error as { message?: unknown }).message ?? JSON.stringify(error));
+    const message =
+      typeof error === "string" ? error : String((error as { message?: unknown }).message ?? JSON.stringify(error));
     throw new GatewayError("internal", `The model server reported an error: ${abridge(message, 300)}`);
   }
   return json as Record<string, unknown>;
 }
 
 /** Records a chunk in the step's result and yields its text and reasoning. */
-export function* applyChunk(chunk: Record<string, unknown>, result: StepResult, calls: PartialCalls): Generator<RuntimeEvent> {
+export function* applyChunk(
+  chunk: Record<string, unknown>,
+  result: StepResult,
+  calls: PartialCalls,
+): Generator<RuntimeEvent> {
   if (typeof chunk.model === "string" && chunk.model !== "") result.model = chunk.model;
   const usage = chunk.usage as Record<string, unknown> | null | undefined;
   if (usage && typeof usage === "object") {
-    result.usage = reportedUsage({ prompt: usage.prompt_tokens, completion: usage.completion_tokens, total: usage.total_tokens, cost: usage.cost });
+    result.usage = reportedUsage({
+      prompt: usage.prompt_tokens,
+      completion: usage.completion_tokens,
+      total: usage.total_tokens,
+      cost: usage.cost,
+    });
   }
   const choices = Array.isArray(chunk.choices) ? (chunk.choices as Array<Record<string, unknown>>) : [];
   const choice = choices.find((c) => (c.index ?? 0) === 0) ?? choices[0];
@@ -78,7 +90,9 @@ export function* applyChunk(chunk: Record<string, unknown>, result: StepResult, 
   if (typeof choice.finish_reason === "string") result.finishReason = choice.finish_reason;
   const delta = (choice.delta ?? {}) as Record<string, unknown>;
   // vLLM sends the same reasoning under both names; take one so it is not doubled.
-  const reasoning = [delta.reasoning_content, delta.reasoning].find((r) => typeof r === "string" && r !== "") as string | undefined;
+  const reasoning = [delta.reasoning_content, delta.reasoning].find((r) => typeof r === "string" && r !== "") as
+    | string
+    | undefined;
   if (reasoning) yield { type: "reasoning", delta: reasoning };
   if (typeof delta.content === "string" && delta.content !== "") {
     const first = result.text === "";
@@ -113,7 +127,10 @@ function addToolCallFragments(fragments: Array<Record<string, unknown>>, calls: 
 function slotOf(index: unknown, id: string | undefined, calls: PartialCalls): number {
   if (typeof index === "number") {
     if (!Number.isSafeInteger(index) || index < 0 || index >= MAX_TOOL_CALLS_PER_STEP) {
-      throw new GatewayError("internal", `The model server sent a tool call numbered ${abridge(String(index), 40)}; at most ${MAX_TOOL_CALLS_PER_STEP} calls (0 to ${MAX_TOOL_CALLS_PER_STEP - 1}) are taken from one model call`);
+      throw new GatewayError(
+        "internal",
+        `The model server sent a tool call numbered ${abridge(String(index), 40)}; at most ${MAX_TOOL_CALLS_PER_STEP} calls (0 to ${MAX_TOOL_CALLS_PER_STEP - 1}) are taken from one model call`,
+      );
     }
     return index;
   }
@@ -126,7 +143,10 @@ function slotOf(index: unknown, id: string | undefined, calls: PartialCalls): nu
 }
 
 function tooManyCalls(): GatewayError {
-  return new GatewayError("internal", `The model server asked for more than ${MAX_TOOL_CALLS_PER_STEP} tool calls in one model call; the turn was ended`);
+  return new GatewayError(
+    "internal",
+    `The model server asked for more than ${MAX_TOOL_CALLS_PER_STEP} tool calls in one model call; the turn was ended`,
+  );
 }
 
 /** The assembled calls that have a name, each with an id. */
@@ -137,6 +157,10 @@ export function finishToolCalls(calls: PartialCalls): ToolCallWire[] {
       .map(([, call]) => call)
       .filter((c) => c.name !== "")
       // Ids pair each result with its call across the whole turn, so a missing one must stay unique.
-      .map((c) => ({ id: c.id ?? `call_${randomUUID().slice(0, 8)}`, type: "function" as const, function: { name: c.name, arguments: c.arguments } }))
+      .map((c) => ({
+        id: c.id ?? `call_${randomUUID().slice(0, 8)}`,
+        type: "function" as const,
+        function: { name: c.name, arguments: c.arguments },
+      }))
   );
 }

@@ -175,13 +175,16 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     throw new TypeError("openAICompatibleRuntime: model is required");
   }
   const maxSteps = options.maxSteps ?? 10;
-  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new TypeError("openAICompatibleRuntime: maxSteps must be an integer >= 1");
+  if (!Number.isInteger(maxSteps) || maxSteps < 1)
+    throw new TypeError("openAICompatibleRuntime: maxSteps must be an integer >= 1");
   const timeoutMs = options.timeoutMs ?? 60_000;
   if (!(timeoutMs > 0)) throw new TypeError("openAICompatibleRuntime: timeoutMs must be > 0");
   const fetchImpl = options.fetch ?? globalThis.fetch;
-  if (typeof fetchImpl !== "function") throw new TypeError("openAICompatibleRuntime: no fetch available; pass options.fetch");
+  if (typeof fetchImpl !== "function")
+    throw new TypeError("openAICompatibleRuntime: no fetch available; pass options.fetch");
   for (const [name, tool] of Object.entries(options.tools ?? {})) {
-    if (typeof tool?.execute !== "function") throw new TypeError(`openAICompatibleRuntime: tool "${name}" has no execute function`);
+    if (typeof tool?.execute !== "function")
+      throw new TypeError(`openAICompatibleRuntime: tool "${name}" has no execute function`);
   }
 
   checkToolApproval("openAICompatibleRuntime", options.needsApproval);
@@ -222,7 +225,10 @@ export function openAICompatibleRuntime(options: OpenAICompatibleRuntimeOptions)
     commands: bindingCommands,
     models: () => modelList(cfg.model, options.models),
     command: (input) =>
-      runBindingCommand(input, { models: modelList(cfg.model, options.models), tools: Object.entries(cfg.tools).map(([name, tool]) => [name, tool.description]) }),
+      runBindingCommand(input, {
+        models: modelList(cfg.model, options.models),
+        tools: Object.entries(cfg.tools).map(([name, tool]) => [name, tool.description]),
+      }),
   };
   if (options.generateTitle !== false) runtime.generateTitle = (text, signal) => generateTitle(cfg, text, signal);
   return runtime;

@@ -17,13 +17,24 @@ export interface ChatMessage {
 }
 
 /** Builds the request messages of a turn. */
-export async function buildMessages(cfg: { systemPrompt?: string; vision: boolean }, input: TurnInput): Promise<ChatMessage[]> {
+export async function buildMessages(
+  cfg: { systemPrompt?: string; vision: boolean },
+  input: TurnInput,
+): Promise<ChatMessage[]> {
   const messages: ChatMessage[] = [];
   if (cfg.systemPrompt) messages.push({ role: "system", content: cfg.systemPrompt });
   for (const item of input.history) {
     const calls = pastToolCalls(item);
     if (calls.length > 0) {
-      messages.push({ role: "assistant", content: null, tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.args) } })) });
+      messages.push({
+        role: "assistant",
+        content: null,
+        tool_calls: calls.map((c) => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: JSON.stringify(c.args) },
+        })),
+      });
       for (const call of calls) messages.push({ role: "tool", tool_call_id: call.id, content: call.result });
     }
     const text = withAttachmentNotes(item.text, item.media);
@@ -41,7 +52,10 @@ export async function buildMessages(cfg: { systemPrompt?: string; vision: boolea
     if (userText !== "") parts.push({ type: "text", text: userText });
     for (const image of images) {
       const bytes = await input.readMedia(image.media_id);
-      parts.push({ type: "image_url", image_url: { url: `data:${image.mime};base64,${Buffer.from(bytes).toString("base64")}` } });
+      parts.push({
+        type: "image_url",
+        image_url: { url: `data:${image.mime};base64,${Buffer.from(bytes).toString("base64")}` },
+      });
     }
     messages.push({ role: "user", content: parts });
   }

@@ -81,7 +81,10 @@ export class SseMeter {
  * Reads a body as text, at most `maxBytes` of it. Past that it stops reading, cancels the body
  * (which aborts the request) and returns what it has with `complete: false`.
  */
-export async function readBoundedText(response: Response, maxBytes: number): Promise<{ text: string; complete: boolean }> {
+export async function readBoundedText(
+  response: Response,
+  maxBytes: number,
+): Promise<{ text: string; complete: boolean }> {
   if (!response.body) return { text: "", complete: true };
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -103,7 +106,10 @@ export async function readBoundedText(response: Response, maxBytes: number): Pro
 
 /** The error of a response body past `maxBytes`. */
 export function responseTooLarge(maxBytes: number): GatewayError {
-  return new GatewayError("internal", `The model server's response passed the ${formatBytes(maxBytes)} limit; the request was aborted and the answer is incomplete`);
+  return new GatewayError(
+    "internal",
+    `The model server's response passed the ${formatBytes(maxBytes)} limit; the request was aborted and the answer is incomplete`,
+  );
 }
 
 function eventTooLarge(maxBytes: number): GatewayError {
@@ -124,6 +130,7 @@ function formatBytes(bytes: number): string {
 /** A positive whole number of bytes, or the default; anything else is a configuration error. */
 export function byteLimit(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`openAICompatibleRuntime: ${name} must be a whole number of bytes >= 1, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new TypeError(`openAICompatibleRuntime: ${name} must be a whole number of bytes >= 1, got ${String(value)}`);
   return value;
 }

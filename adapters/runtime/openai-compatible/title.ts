@@ -14,7 +14,11 @@ const TITLE_PROMPT =
   "Answer with the title only: no quotes, no trailing punctuation.";
 
 /** Asks `titleModel` for a title of the conversation that starts with `text`. */
-export async function generateTitle(cfg: ClientConfig & { body: Record<string, unknown>; titleModel: string }, text: string, signal: AbortSignal): Promise<string> {
+export async function generateTitle(
+  cfg: ClientConfig & { body: Record<string, unknown>; titleModel: string },
+  text: string,
+  signal: AbortSignal,
+): Promise<string> {
   const guard = guardedRequest(cfg, signal);
   try {
     guard.touch();
@@ -39,7 +43,10 @@ export async function generateTitle(cfg: ClientConfig & { body: Record<string, u
       if (response.ok && !read.complete) throw responseTooLarge(cfg.maxResponseBytes);
       raw = read.text;
     } catch (error) {
-      if (guard.state.timedOut) throw new GatewayError("internal", "The model server did not answer the title request in time", { cause: error });
+      if (guard.state.timedOut)
+        throw new GatewayError("internal", "The model server did not answer the title request in time", {
+          cause: error,
+        });
       throw error;
     }
     if (!response.ok) throw httpError(response, raw);

@@ -116,7 +116,11 @@ async function* loop(cfg: TurnConfig, input: TurnInput, inbox: TurnSteers): Asyn
       if (result.text !== "") messages.push({ role: "assistant", content: result.text });
       continue;
     }
-    messages.push({ role: "assistant", content: result.text === "" ? null : result.text, tool_calls: result.toolCalls });
+    messages.push({
+      role: "assistant",
+      content: result.text === "" ? null : result.text,
+      tool_calls: result.toolCalls,
+    });
     for (const call of result.toolCalls) {
       const outcome = yield* runTool(cfg, call, input);
       if (outcome === undefined) return;
@@ -129,7 +133,11 @@ async function* loop(cfg: TurnConfig, input: TurnInput, inbox: TurnSteers): Asyn
  * Runs one call, after the person approved it when `needsApproval` says so; yields its start and
  * end; returns what the model gets, or undefined when aborted.
  */
-async function* runTool(cfg: TurnConfig, call: ToolCallWire, input: TurnInput): AsyncGenerator<RuntimeEvent, string | undefined> {
+async function* runTool(
+  cfg: TurnConfig,
+  call: ToolCallWire,
+  input: TurnInput,
+): AsyncGenerator<RuntimeEvent, string | undefined> {
   const { signal } = input;
   const name = call.function.name;
   const tool = Object.hasOwn(cfg.tools, name) ? cfg.tools[name] : undefined;

@@ -10,7 +10,9 @@ interface HeldKey {
   messageId?: string;
 }
 
-type HookMembers = Required<Pick<StorageImplementation, "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey">>;
+type HookMembers = Required<
+  Pick<StorageImplementation, "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey">
+>;
 
 /** The six hook members over maps of this process, and the move of adoption. */
 export function memoryHooks(): { members: HookMembers; moveOwner(from: Owner, to: Owner): void } {
@@ -24,7 +26,8 @@ export function memoryHooks(): { members: HookMembers; moveOwner(from: Owner, to
 
   const members: HookMembers = {
     async putHook(owner: Owner, hook: HookRecord) {
-      for (const [id, held] of hooks) if (held.owner === owner && held.hook.name === hook.name && id !== hook.hook_id) forget(id);
+      for (const [id, held] of hooks)
+        if (held.owner === owner && held.hook.name === hook.name && id !== hook.hook_id) forget(id);
       hooks.set(hook.hook_id, { owner, hook: structuredClone(hook) });
     },
     async getHook(hookId: string) {
@@ -48,7 +51,10 @@ export function memoryHooks(): { members: HookMembers; moveOwner(from: Owner, to
       // Expired keys go on each claim, so the map stays as large as a day of posts.
       for (const [k, v] of held) if (v.expiresAt <= now) held.delete(k);
       const existing = held.get(key);
-      if (existing) return existing.messageId === undefined ? { claimed: false } : { claimed: false, message_id: existing.messageId };
+      if (existing)
+        return existing.messageId === undefined
+          ? { claimed: false }
+          : { claimed: false, message_id: existing.messageId };
       held.set(key, { expiresAt });
       return { claimed: true };
     },

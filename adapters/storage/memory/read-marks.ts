@@ -23,14 +23,19 @@ export function movesForward(marks: Map<string, ReadMark>, mark: ReadMark): bool
 
 /** A deleted channel's watermarks go with it: those of its flat lane and of its threads. */
 export function forgetMarks(marks: Map<string, ReadMark>, gone: ReadonlySet<string>): void {
-  for (const [key, mark] of marks) if (gone.has(mark.chat_id) || (mark.thread_id !== null && gone.has(mark.thread_id))) marks.delete(key);
+  for (const [key, mark] of marks)
+    if (gone.has(mark.chat_id) || (mark.thread_id !== null && gone.has(mark.thread_id))) marks.delete(key);
 }
 
 /**
  * Assistant messages newer than their lane's mark, per lane, each at most `cap`. A scan of the
  * owner's messages: the reference implementation keeps no index (the SQL storages count by one).
  */
-export function countUnread(messages: Iterable<StoredMessage>, marks: Map<string, ReadMark>, cap: number): LaneUnread[] {
+export function countUnread(
+  messages: Iterable<StoredMessage>,
+  marks: Map<string, ReadMark>,
+  cap: number,
+): LaneUnread[] {
   const counts = new Map<string, LaneUnread>();
   for (const m of messages) {
     if (m.role !== "assistant") continue;

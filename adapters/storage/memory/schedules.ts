@@ -6,14 +6,21 @@
 import { scheduleRunKey } from "chat-gateway/storage";
 import type { Owner, OwnedSchedule, ScheduleRecord, StorageImplementation } from "chat-gateway";
 
-type ScheduleMembers = Required<Pick<StorageImplementation, "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun">>;
+type ScheduleMembers = Required<
+  Pick<
+    StorageImplementation,
+    "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun"
+  >
+>;
 
 /** The six schedule members over a map of this process, and the move of adoption. */
 export function memorySchedules(): { members: ScheduleMembers; moveOwner(from: Owner, to: Owner): void } {
   const schedules = new Map<string, OwnedSchedule>();
   const members: ScheduleMembers = {
     async putSchedule(owner: Owner, schedule: ScheduleRecord) {
-      for (const [id, held] of schedules) if (held.owner === owner && held.schedule.name === schedule.name && id !== schedule.schedule_id) schedules.delete(id);
+      for (const [id, held] of schedules)
+        if (held.owner === owner && held.schedule.name === schedule.name && id !== schedule.schedule_id)
+          schedules.delete(id);
       schedules.set(schedule.schedule_id, { owner, schedule: structuredClone(schedule) });
     },
     async listSchedules(owner: Owner) {

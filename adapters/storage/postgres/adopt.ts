@@ -23,14 +23,22 @@ export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<Ad
     return await db.transaction(async (client): Promise<AdoptedCounts | AdoptionRefused> => {
       // Both counter rows locked, in a fixed order: a commit of either owner in any process waits
       // for the move (it advances the same row), and two adoptions cannot deadlock.
-      await client.query(`INSERT INTO ${s}.owners (owner) VALUES ($1), ($2) ON CONFLICT (owner) DO NOTHING`, [from, to]);
+      await client.query(`INSERT INTO ${s}.owners (owner) VALUES ($1), ($2) ON CONFLICT (owner) DO NOTHING`, [
+        from,
+        to,
+      ]);
       const { rows: counters } = await client.query<{ owner: string; last_seq: string }>(
         `SELECT owner, last_seq FROM ${s}.owners WHERE owner = ANY($1::text[]) ORDER BY owner FOR UPDATE`,
         [[from, to]],
       );
       const last = (owner: Owner) => Number(counters.find((row) => row.owner === owner)?.last_seq ?? 0);
       const holds = async (owner: Owner, tables: readonly string[]) =>
-        ((await client.query(`${tables.map((table) => `SELECT 1 FROM ${s}.${table} WHERE owner = $1`).join(" UNION ALL ")} LIMIT 1`, [owner])).rowCount ?? 0) > 0;
+        ((
+          await client.query(
+            `${tables.map((table) => `SELECT 1 FROM ${s}.${table} WHERE owner = $1`).join(" UNION ALL ")} LIMIT 1`,
+            [owner],
+          )
+        ).rowCount ?? 0) > 0;
       if (!(await holds(from, TABLES))) return { channels: 0, messages: 0, outbox: 0, media: 0 };
       if (last(to) > 0 || (await holds(to, [...TABLES, "devices"]))) return { refused: "target_has_data" };
       const counts: Record<string, number> = {};
@@ -39,11 +47,18 @@ export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<Ad
         const data = table === "media" ? ", data = jsonb_set(data::jsonb, '{owner}', to_jsonb($2::text))::text" : "";
         const redacted = table === "outbox" ? " AND NOT (type = '' AND payload = '{}')" : "";
         await client.query(`UPDATE ${s}.${table} SET owner = $2${data} WHERE owner = $1`, [from, to]);
-        counts[table] = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${s}.${table} WHERE owner = $1${redacted}`, [to])).rows[0]!.n);
+        counts[table] = Number(
+          (
+            await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${s}.${table} WHERE owner = $1${redacted}`, [
+              to,
+            ])
+          ).rows[0]!.n,
+        );
       }
       // The watermarks go with the history they mark (docs/PROTOCOL.md §15).
       await client.query(`UPDATE ${s}.read_marks SET owner = $2 WHERE owner = $1`, [from, to]);
-      for (const table of WITH_CHANNELS) await client.query(`UPDATE ${s}.${table} SET owner = $2 WHERE owner = $1`, [from, to]);
+      for (const table of WITH_CHANNELS)
+        await client.query(`UPDATE ${s}.${table} SET owner = $2 WHERE owner = $1`, [from, to]);
       // `from` keeps its counter: seqs are never reused, also by an owner that starts over.
       await client.query(`UPDATE ${s}.owners SET last_seq = $2 WHERE owner = $1`, [to, last(from)]);
       return { channels: counts.channels!, messages: counts.messages!, outbox: counts.outbox!, media: counts.media! };

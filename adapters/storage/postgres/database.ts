@@ -36,7 +36,9 @@ export function database(options: DatabaseOptions): Database {
     if (!pool) {
       pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize });
       // An idle connection that breaks must not crash the process; the next query reconnects.
-      pool.on("error", (error) => console.warn(`chat-gateway/storage/postgres: idle connection failed: ${error.message}`));
+      pool.on("error", (error) =>
+        console.warn(`chat-gateway/storage/postgres: idle connection failed: ${error.message}`),
+      );
     }
     return pool;
   }

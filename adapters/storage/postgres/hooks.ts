@@ -6,7 +6,9 @@
 import type { HookClaim, HookRecord, OwnedHook, StorageImplementation } from "chat-gateway";
 import type { Database } from "./database.js";
 
-type HookMembers = Required<Pick<StorageImplementation, "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey">>;
+type HookMembers = Required<
+  Pick<StorageImplementation, "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey">
+>;
 
 /** The six hook members on the `hooks` and `hook_keys` tables (migration 8). */
 export function postgresHooks(db: Database): HookMembers {
@@ -15,7 +17,11 @@ export function postgresHooks(db: Database): HookMembers {
     async putHook(owner, hook) {
       await db.transaction(async (client) => {
         // A new hook of a name replaces the old one: its id and keys go with it.
-        await client.query(`DELETE FROM ${s}.hooks WHERE owner = $1 AND name = $2 AND hook_id <> $3`, [owner, hook.name, hook.hook_id]);
+        await client.query(`DELETE FROM ${s}.hooks WHERE owner = $1 AND name = $2 AND hook_id <> $3`, [
+          owner,
+          hook.name,
+          hook.hook_id,
+        ]);
         await client.query(
           `INSERT INTO ${s}.hooks (hook_id, owner, name, data) VALUES ($1, $2, $3, $4) ON CONFLICT (hook_id) DO UPDATE SET owner = EXCLUDED.owner, name = EXCLUDED.name, data = EXCLUDED.data`,
           [hook.hook_id, owner, hook.name, JSON.stringify(hook)],
@@ -23,14 +29,22 @@ export function postgresHooks(db: Database): HookMembers {
       });
     },
     async getHook(hookId): Promise<OwnedHook | undefined> {
-      const [row] = await rows<{ owner: string; data: string }>(`SELECT owner, data FROM ${s}.hooks WHERE hook_id = $1`, [hookId]);
+      const [row] = await rows<{ owner: string; data: string }>(
+        `SELECT owner, data FROM ${s}.hooks WHERE hook_id = $1`,
+        [hookId],
+      );
       return row && { owner: row.owner, hook: JSON.parse(row.data) as HookRecord };
     },
     async listHooks(owner) {
-      return (await rows<{ data: string }>(`SELECT data FROM ${s}.hooks WHERE owner = $1`, [owner])).map((r) => JSON.parse(r.data) as HookRecord);
+      return (await rows<{ data: string }>(`SELECT data FROM ${s}.hooks WHERE owner = $1`, [owner])).map(
+        (r) => JSON.parse(r.data) as HookRecord,
+      );
     },
     async deleteHook(owner, hookId) {
-      return (await rows(`DELETE FROM ${s}.hooks WHERE owner = $1 AND hook_id = $2 RETURNING hook_id`, [owner, hookId])).length > 0;
+      return (
+        (await rows(`DELETE FROM ${s}.hooks WHERE owner = $1 AND hook_id = $2 RETURNING hook_id`, [owner, hookId]))
+          .length > 0
+      );
     },
     async claimHookKey(hookId, key, expiresAt, now): Promise<HookClaim> {
       // One statement: a fresh key is inserted, an expired one taken over, a live one left alone
@@ -45,12 +59,20 @@ export function postgresHooks(db: Database): HookMembers {
         await rows(`DELETE FROM ${s}.hook_keys WHERE hook_id = $1 AND expires_at <= $2`, [hookId, now]);
         return { claimed: true };
       }
-      const [held] = await rows<{ message_id: string | null }>(`SELECT message_id FROM ${s}.hook_keys WHERE hook_id = $1 AND key = $2`, [hookId, key]);
+      const [held] = await rows<{ message_id: string | null }>(
+        `SELECT message_id FROM ${s}.hook_keys WHERE hook_id = $1 AND key = $2`,
+        [hookId, key],
+      );
       return held?.message_id ? { claimed: false, message_id: held.message_id } : { claimed: false };
     },
     async settleHookKey(hookId, key, messageId) {
       if (messageId === null) await rows(`DELETE FROM ${s}.hook_keys WHERE hook_id = $1 AND key = $2`, [hookId, key]);
-      else await rows(`UPDATE ${s}.hook_keys SET message_id = $3 WHERE hook_id = $1 AND key = $2`, [hookId, key, messageId]);
+      else
+        await rows(`UPDATE ${s}.hook_keys SET message_id = $3 WHERE hook_id = $1 AND key = $2`, [
+          hookId,
+          key,
+          messageId,
+        ]);
     },
   };
 }

@@ -69,18 +69,31 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  * @throws {TypeError} on a bad option
  */
 export function postgresStorage(options: PostgresStorageOptions): Storage {
-  if (typeof options !== "object" || options === null) throw new TypeError("postgresStorage: options are required ({ pool } or { connectionString })");
+  if (typeof options !== "object" || options === null)
+    throw new TypeError("postgresStorage: options are required ({ pool } or { connectionString })");
   if (!options.pool && typeof options.connectionString !== "string") {
     throw new TypeError("postgresStorage: give options.pool (a pg Pool) or options.connectionString (postgres://…)");
   }
-  if (options.pool && options.connectionString !== undefined) throw new TypeError("postgresStorage: give options.pool or options.connectionString, not both");
+  if (options.pool && options.connectionString !== undefined)
+    throw new TypeError("postgresStorage: give options.pool or options.connectionString, not both");
   const schema = options.schema ?? "public";
-  if (!SCHEMA_NAME.test(schema)) throw new TypeError(`postgresStorage: schema ${JSON.stringify(schema)} must be letters, digits and "_" (at most 63), not starting with a digit`);
+  if (!SCHEMA_NAME.test(schema))
+    throw new TypeError(
+      `postgresStorage: schema ${JSON.stringify(schema)} must be letters, digits and "_" (at most 63), not starting with a digit`,
+    );
   const poolSize = options.poolSize ?? 10;
-  if (!Number.isInteger(poolSize) || poolSize < 1) throw new TypeError("postgresStorage: poolSize must be a positive integer");
-  if (options.now !== undefined && typeof options.now !== "function") throw new TypeError("postgresStorage: options.now must be a function returning epoch milliseconds");
-  if (options.preparedStatements !== undefined && typeof options.preparedStatements !== "boolean") throw new TypeError("postgresStorage: options.preparedStatements must be a boolean");
-  const db = database({ pool: options.pool as Pool | undefined, connectionString: options.connectionString, poolSize, schema });
+  if (!Number.isInteger(poolSize) || poolSize < 1)
+    throw new TypeError("postgresStorage: poolSize must be a positive integer");
+  if (options.now !== undefined && typeof options.now !== "function")
+    throw new TypeError("postgresStorage: options.now must be a function returning epoch milliseconds");
+  if (options.preparedStatements !== undefined && typeof options.preparedStatements !== "boolean")
+    throw new TypeError("postgresStorage: options.preparedStatements must be a boolean");
+  const db = database({
+    pool: options.pool as Pool | undefined,
+    connectionString: options.connectionString,
+    poolSize,
+    schema,
+  });
   const writes = writer(db, options.now ?? Date.now);
   const search = postgresSearch(db.s, db.ready, options.preparedStatements ?? true);
   return defineStorage({

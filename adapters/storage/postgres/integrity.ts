@@ -6,7 +6,16 @@
  */
 import type { PoolClient } from "pg";
 import { expectedChannelsHeld } from "chat-gateway/storage";
-import type { Channel, ChannelExpectation, ChatId, MediaId, MediaRecord, MessageId, Owner, StoredMessage } from "chat-gateway";
+import type {
+  Channel,
+  ChannelExpectation,
+  ChatId,
+  MediaId,
+  MediaRecord,
+  MessageId,
+  Owner,
+  StoredMessage,
+} from "chat-gateway";
 
 /** Whether a message other than `messageId` holds the media (see `Change` in chat-gateway). */
 function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {
@@ -30,17 +39,25 @@ export async function lockOwner(client: PoolClient, s: string, owner: Owner): Pr
 export async function channelsPresent(client: PoolClient, s: string, owner: Owner, ids: ChatId[]): Promise<boolean> {
   const wanted = [...new Set(ids)];
   if (!wanted.length) return true;
-  const { rows } = await client.query(`SELECT chat_id FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [owner, wanted]);
+  const { rows } = await client.query(
+    `SELECT chat_id FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`,
+    [owner, wanted],
+  );
   return rows.length === wanted.length;
 }
 
 /** True when every channel of `expected` is stored as expected (see `Change.expectChannels`). */
-export async function channelsAsExpected(client: PoolClient, s: string, owner: Owner, expected: ChannelExpectation[]): Promise<boolean> {
+export async function channelsAsExpected(
+  client: PoolClient,
+  s: string,
+  owner: Owner,
+  expected: ChannelExpectation[],
+): Promise<boolean> {
   if (!expected.length) return true;
-  const { rows } = await client.query<{ chat_id: ChatId; data: string }>(`SELECT chat_id, data FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [
-    owner,
-    expected.map((e) => e.chat_id),
-  ]);
+  const { rows } = await client.query<{ chat_id: ChatId; data: string }>(
+    `SELECT chat_id, data FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`,
+    [owner, expected.map((e) => e.chat_id)],
+  );
   const stored = new Map(rows.map((r) => [r.chat_id, JSON.parse(r.data) as Channel]));
   return expectedChannelsHeld(
     expected,
@@ -55,11 +72,20 @@ export async function channelsAsExpected(client: PoolClient, s: string, owner: O
 export async function messagesPresent(client: PoolClient, s: string, owner: Owner, ids: MessageId[]): Promise<boolean> {
   const wanted = [...new Set(ids)];
   if (!wanted.length) return true;
-  const { rows } = await client.query(`SELECT message_id FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) FOR UPDATE`, [owner, wanted]);
+  const { rows } = await client.query(
+    `SELECT message_id FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) FOR UPDATE`,
+    [owner, wanted],
+  );
   return rows.length === wanted.length;
 }
 
-async function mediaRecords(client: PoolClient, s: string, owner: Owner, ids: MediaId[], lock: boolean): Promise<Map<MediaId, MediaRecord>> {
+async function mediaRecords(
+  client: PoolClient,
+  s: string,
+  owner: Owner,
+  ids: MediaId[],
+  lock: boolean,
+): Promise<Map<MediaId, MediaRecord>> {
   const { rows } = await client.query<{ media_id: MediaId; data: string }>(
     `SELECT media_id, data FROM ${s}.media WHERE owner = $1 AND media_id = ANY($2::text[])${lock ? " FOR UPDATE" : ""}`,
     [owner, ids],
@@ -72,7 +98,12 @@ async function mediaRecords(client: PoolClient, s: string, owner: Owner, ids: Me
  * media wait and then see the holder, so two messages never both get it. Returns, having written
  * nothing, the first media another message holds (or two of these messages list).
  */
-export async function attachMedia(client: PoolClient, s: string, owner: Owner, messages: StoredMessage[]): Promise<MediaId | undefined> {
+export async function attachMedia(
+  client: PoolClient,
+  s: string,
+  owner: Owner,
+  messages: StoredMessage[],
+): Promise<MediaId | undefined> {
   const wanted = [...new Set(messages.flatMap((m) => m.media.map((ref) => ref.media_id)))];
   if (!wanted.length) return undefined;
   const records = await mediaRecords(client, s, owner, wanted, true);
@@ -80,32 +111,54 @@ export async function attachMedia(client: PoolClient, s: string, owner: Owner, m
   for (const m of messages) {
     for (const ref of m.media) {
       const claimed = claims.get(ref.media_id);
-      if ((claimed !== undefined && claimed !== m.message_id) || heldByAnother(records.get(ref.media_id), m.message_id)) return ref.media_id;
+      if ((claimed !== undefined && claimed !== m.message_id) || heldByAnother(records.get(ref.media_id), m.message_id))
+        return ref.media_id;
       claims.set(ref.media_id, m.message_id);
     }
   }
   for (const [mediaId, messageId] of claims) {
     const record = records.get(mediaId);
     if (!record || record.message_id === messageId) continue;
-    await client.query(`UPDATE ${s}.media SET data = $3 WHERE owner = $1 AND media_id = $2`, [owner, mediaId, JSON.stringify({ ...record, message_id: messageId })]);
+    await client.query(`UPDATE ${s}.media SET data = $3 WHERE owner = $1 AND media_id = $2`, [
+      owner,
+      mediaId,
+      JSON.stringify({ ...record, message_id: messageId }),
+    ]);
   }
   return undefined;
 }
 
 /** Deletes the media metadata that the deleted messages held (not what another message holds); returns those ids. */
-export async function dropMediaOf(client: PoolClient, s: string, owner: Owner, deleted: StoredMessage[]): Promise<MediaId[]> {
+export async function dropMediaOf(
+  client: PoolClient,
+  s: string,
+  owner: Owner,
+  deleted: StoredMessage[],
+): Promise<MediaId[]> {
   const refs = deleted.flatMap((m) => m.media.map((ref) => ({ mediaId: ref.media_id, messageId: m.message_id })));
   if (!refs.length) return [];
   const records = await mediaRecords(client, s, owner, [...new Set(refs.map((r) => r.mediaId))], false);
-  const orphaned = [...new Set(refs.filter((r) => !heldByAnother(records.get(r.mediaId), r.messageId)).map((r) => r.mediaId))];
-  if (orphaned.length) await client.query(`DELETE FROM ${s}.media WHERE owner = $1 AND media_id = ANY($2::text[])`, [owner, orphaned]);
+  const orphaned = [
+    ...new Set(refs.filter((r) => !heldByAnother(records.get(r.mediaId), r.messageId)).map((r) => r.mediaId)),
+  ];
+  if (orphaned.length)
+    await client.query(`DELETE FROM ${s}.media WHERE owner = $1 AND media_id = ANY($2::text[])`, [owner, orphaned]);
   return orphaned;
 }
 
 /** Redacts the frames showing deleted messages and channels: the rows (and seqs) stay, their content goes. */
-export async function redactOutbox(client: PoolClient, s: string, owner: Owner, deleted: StoredMessage[], channels: ChatId[]): Promise<void> {
+export async function redactOutbox(
+  client: PoolClient,
+  s: string,
+  owner: Owner,
+  deleted: StoredMessage[],
+  channels: ChatId[],
+): Promise<void> {
   // The key formats of OutboxFrame.redactKey in the storage contract.
   const keys = [...deleted.map((m) => `m:${m.message_id}`), ...channels.map((chatId) => `c:${chatId}`)];
   if (!keys.length) return;
-  await client.query(`UPDATE ${s}.outbox SET type = '', payload = '{}', redact_key = NULL WHERE owner = $1 AND redact_key = ANY($2::text[])`, [owner, keys]);
+  await client.query(
+    `UPDATE ${s}.outbox SET type = '', payload = '{}', redact_key = NULL WHERE owner = $1 AND redact_key = ANY($2::text[])`,
+    [owner, keys],
+  );
 }

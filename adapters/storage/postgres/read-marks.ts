@@ -38,7 +38,10 @@ export async function moveReadMark(client: PoolClient, s: string, owner: Owner, 
 
 /** A deleted channel's watermarks go with it: its flat lanes' and its threads'. */
 export async function forgetReadMarks(client: PoolClient, s: string, owner: Owner, chatIds: ChatId[]): Promise<void> {
-  await client.query(`DELETE FROM ${s}.read_marks WHERE owner = $1 AND (chat_id = ANY($2::text[]) OR thread_key = ANY($2::text[]))`, [owner, chatIds]);
+  await client.query(
+    `DELETE FROM ${s}.read_marks WHERE owner = $1 AND (chat_id = ANY($2::text[]) OR thread_key = ANY($2::text[]))`,
+    [owner, chatIds],
+  );
 }
 
 /**
@@ -74,11 +77,20 @@ export function postgresReadMarks(db: Database): Required<Pick<StorageImplementa
         `SELECT chat_id, thread_key, ts, message_id FROM ${s}.read_marks WHERE owner = $1`,
         [owner],
       );
-      return found.map((r) => ({ chat_id: r.chat_id, thread_id: r.thread_key === "" ? null : r.thread_key, ts: Number(r.ts), message_id: r.message_id }));
+      return found.map((r) => ({
+        chat_id: r.chat_id,
+        thread_id: r.thread_key === "" ? null : r.thread_key,
+        ts: Number(r.ts),
+        message_id: r.message_id,
+      }));
     },
     async unreadCounts(owner, cap) {
       const found = await rows<{ chat_id: string; thread_key: string; n: number }>(unreadSql(s), [owner, cap]);
-      return found.map((r) => ({ chat_id: r.chat_id, thread_id: r.thread_key === "" ? null : r.thread_key, unread: r.n }));
+      return found.map((r) => ({
+        chat_id: r.chat_id,
+        thread_id: r.thread_key === "" ? null : r.thread_key,
+        unread: r.n,
+      }));
     },
   };
 }

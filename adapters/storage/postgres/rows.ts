@@ -13,7 +13,20 @@ export function laneKey(threadId: ChatId | null): string {
  */
 export function prepareMessage(m: StoredMessage): unknown[] {
   const vectors = tsvectorText(m.text, m.chat_id, m.thread_id);
-  return [m.message_id, m.chat_id, laneKey(m.thread_id), m.role, m.status ?? (m.waiting ? "waiting" : null), m.ts, m.client_msg_id ?? null, m.text, JSON.stringify(m), vectors.lanes, vectors.words, foldedWords(m.text)];
+  return [
+    m.message_id,
+    m.chat_id,
+    laneKey(m.thread_id),
+    m.role,
+    m.status ?? (m.waiting ? "waiting" : null),
+    m.ts,
+    m.client_msg_id ?? null,
+    m.text,
+    JSON.stringify(m),
+    vectors.lanes,
+    vectors.words,
+    foldedWords(m.text),
+  ];
 }
 
 /** The last occurrence of each key wins, as if applied one by one (one INSERT cannot touch a row twice). */

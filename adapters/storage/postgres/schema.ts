@@ -122,7 +122,8 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   () => "",
   // 7: the durable turn queue: user messages whose turn has not ended carry status 'waiting', read
   // per lane each time a turn takes its lane (waitingTurns).
-  (s) => `CREATE INDEX messages_waiting ON ${s}.messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting';`,
+  (s) =>
+    `CREATE INDEX messages_waiting ON ${s}.messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting';`,
   // 8: at most one default channel per owner, whatever process writes (docs/PROTOCOL.md §3). Owners
   // that concurrent `channel.set_default`s left with several keep one: the channel of kind
   // `default` if it is among them, else the first by chat_id.
@@ -182,7 +183,10 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */
-export const FOLLOW_UPS: Readonly<Partial<Record<number, (client: PoolClient, s: string) => Promise<void>>>> = { 5: fillMessageSearch, 6: refoldWords };
+export const FOLLOW_UPS: Readonly<Partial<Record<number, (client: PoolClient, s: string) => Promise<void>>>> = {
+  5: fillMessageSearch,
+  6: refoldWords,
+};
 
 /** The version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -198,11 +202,15 @@ export async function migrate(client: PoolClient, schema: string): Promise<void>
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`chat-gateway:${schema}`]);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${s}.schema_version (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
     const { rows } = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.schema_version`);
     const current = rows[0]?.v ?? 0;
     if (current > SCHEMA_VERSION) {
-      throw new Error(`postgresStorage: schema "${schema}" is at version ${current}, newer than this chat-gateway (${SCHEMA_VERSION}); upgrade the package`);
+      throw new Error(
+        `postgresStorage: schema "${schema}" is at version ${current}, newer than this chat-gateway (${SCHEMA_VERSION}); upgrade the package`,
+      );
     }
     for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
       const statements = MIGRATIONS[v - 1](s);

@@ -19,7 +19,9 @@ const BATCH = 5000;
 export async function fillMessageSearch(client: PoolClient, s: string): Promise<void> {
   await client.query(`DECLARE message_texts NO SCROLL CURSOR FOR SELECT owner, message_id, text FROM ${s}.messages`);
   for (;;) {
-    const { rows } = await client.query<{ owner: string; message_id: string; text: string }>(`FETCH ${BATCH} FROM message_texts`);
+    const { rows } = await client.query<{ owner: string; message_id: string; text: string }>(
+      `FETCH ${BATCH} FROM message_texts`,
+    );
     if (!rows.length) break;
     await client.query(
       `INSERT INTO ${s}.message_search (owner, message_id, ts, words, folded)
@@ -50,7 +52,13 @@ export async function refoldWords(client: PoolClient, s: string): Promise<void> 
     `DECLARE refold NO SCROLL CURSOR FOR SELECT owner, message_id, chat_id, thread_key, text FROM ${s}.messages WHERE octet_length(text) <> char_length(text)`,
   );
   for (;;) {
-    const { rows } = await client.query<{ owner: string; message_id: string; chat_id: string; thread_key: string; text: string }>(`FETCH ${BATCH} FROM refold`);
+    const { rows } = await client.query<{
+      owner: string;
+      message_id: string;
+      chat_id: string;
+      thread_key: string;
+      text: string;
+    }>(`FETCH ${BATCH} FROM refold`);
     if (!rows.length) break;
     const vectors = rows.map((r) => tsvectorText(r.text, r.chat_id, r.thread_key || null));
     const keys = [rows.map((r) => r.owner), rows.map((r) => r.message_id)];

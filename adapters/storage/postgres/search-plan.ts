@@ -1,6 +1,18 @@
 import type pg from "pg";
 import { LIMITS, type Owner, type SearchHit, type SearchQuery, type StoredMessage } from "chat-gateway";
-import { byRank, candidatesQuery, estimatesQuery, plannedRows, queryTerms, rank, scopeLane, toHit, totalQuery, walkQuery, type Ranked } from "./search.js";
+import {
+  byRank,
+  candidatesQuery,
+  estimatesQuery,
+  plannedRows,
+  queryTerms,
+  rank,
+  scopeLane,
+  toHit,
+  totalQuery,
+  walkQuery,
+  type Ranked,
+} from "./search.js";
 import { bothStepsQuery, listedCandidates, rankQuery, type Statement } from "./search-rank.js";
 import { preparedNames } from "./prepared.js";
 
@@ -46,7 +58,14 @@ export function walksAllChats(expected: number, total: number): boolean {
   return expected >= CANDIDATES && WALKED_PER_MATCH * expected * expected >= CANDIDATES * total;
 }
 
-type Row = { message_id: string; chat_id: string; thread_key: string; role: StoredMessage["role"]; ts: string; text: string };
+type Row = {
+  message_id: string;
+  chat_id: string;
+  thread_key: string;
+  role: StoredMessage["role"];
+  ts: string;
+  text: string;
+};
 /** A row as a step reads it: a walk also says whether each row matched (`hit`) and its place (`n`). */
 type ReadRow = Row & { hit?: boolean; n?: string };
 
@@ -70,7 +89,10 @@ type Estimated = { t: string; rows: number };
  * The planner's expected matches of each term in scope: one round trip for those not kept from
  * an earlier search, so that repeated searches of a word or chat do not pay for planning twice.
  */
-function plannerEstimates(s: string, pool: () => Promise<pg.Pool>): (q: SearchQuery, terms: string[]) => Promise<{ rows: number[]; total: number }> {
+function plannerEstimates(
+  s: string,
+  pool: () => Promise<pg.Pool>,
+): (q: SearchQuery, terms: string[]) => Promise<{ rows: number[]; total: number }> {
   // Keyed by the lexeme prefix asked of GIN (lane token and term), the newest last.
   const kept = new Map<string, { rows: number; at: number }>();
   // The table's row count, kept as the estimates are; its key is no lexeme (those never start with a space).
@@ -83,7 +105,9 @@ function plannerEstimates(s: string, pool: () => Promise<pg.Pool>): (q: SearchQu
     const statements = missing.length ? [estimatesQuery(s, q, missing)] : [];
     if (!fresh(TOTAL, now)) statements.push(totalQuery(s));
     if (statements.length) {
-      const results = (await (await pool()).query(statements.join(";\n"))) as unknown as pg.QueryResult | pg.QueryResult[];
+      const results = (await (await pool()).query(statements.join(";\n"))) as unknown as
+        | pg.QueryResult
+        | pg.QueryResult[];
       const missingKeys = [...missing.map((t) => `${scopeLane(q)}${t}`), TOTAL];
       (Array.isArray(results) ? results : [results]).forEach((r, i) => {
         const key = missingKeys[i];
@@ -96,16 +120,28 @@ function plannerEstimates(s: string, pool: () => Promise<pg.Pool>): (q: SearchQu
   };
 }
 
-const toMessage = (r: Row): Ranked["message"] => ({ message_id: r.message_id, chat_id: r.chat_id, thread_id: r.thread_key || null, role: r.role, ts: Number(r.ts), text: r.text });
+const toMessage = (r: Row): Ranked["message"] => ({
+  message_id: r.message_id,
+  chat_id: r.chat_id,
+  thread_id: r.thread_key || null,
+  role: r.role,
+  ts: Number(r.ts),
+  text: r.text,
+});
 
 /** True when a step with this many expected matches walks the scope first (see {@link candidates}). */
 const walks = (q: SearchQuery, expected: number) => q.scope === "chat" && expected > WALK_FROM;
 
 /** True when a step across all chats walks `messages_recent` newest first (see {@link walksAllChats}). */
-const walksAll = (q: SearchQuery, expected: number, total: number) => q.scope !== "chat" && walksAllChats(expected, total);
+const walksAll = (q: SearchQuery, expected: number, total: number) =>
+  q.scope !== "chat" && walksAllChats(expected, total);
 
 /** Rows ranked in SQL, ranked again in JS on their text: the same order, and the snippet's offset. */
-const hitsOf = (rows: Row[], terms: string[]) => rows.map((r) => rank(toMessage(r), terms)).filter((r): r is Ranked => r !== undefined).sort(byRank);
+const hitsOf = (rows: Row[], terms: string[]) =>
+  rows
+    .map((r) => rank(toMessage(r), terms))
+    .filter((r): r is Ranked => r !== undefined)
+    .sort(byRank);
 
 /** The statement giving the newest {@link CANDIDATES} matches of a step, as `rankQuery` candidates. */
 async function candidates(run: SearchRun, terms: string[], mode: "all" | "any", expected: number): Promise<Statement> {
@@ -114,15 +150,29 @@ async function candidates(run: SearchRun, terms: string[], mode: "all" | "any", 
     const found = await run.read(walkQuery(s, owner, q, terms, mode, CANDIDATES, WALK_WINDOW));
     const hits = found.filter((r) => r.hit);
     // Complete when it found enough, or when the window was the whole scope (its last row not reached).
-    if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW)) return listedCandidates(s, owner, hits.slice(0, CANDIDATES).map((r) => r.message_id));
+    if (hits.length >= CANDIDATES || !found.some((r) => Number(r.n) === WALK_WINDOW))
+      return listedCandidates(
+        s,
+        owner,
+        hits.slice(0, CANDIDATES).map((r) => r.message_id),
+      );
   }
   return candidatesQuery(s, owner, q, terms, mode, CANDIDATES, { newest: walksAll(q, expected, run.total) });
 }
 
 /** The best `limit` of a step's newest matches of `order`, read with their texts and ranked in JS (see {@link FEW}). */
-async function fewRanked(run: SearchRun, order: string[], mode: "all" | "any", limit: number, seen: Set<string>): Promise<Ranked[]> {
+async function fewRanked(
+  run: SearchRun,
+  order: string[],
+  mode: "all" | "any",
+  limit: number,
+  seen: Set<string>,
+): Promise<Ranked[]> {
   const rows = await run.read(candidatesQuery(run.s, run.owner, run.q, order, mode, CANDIDATES, { texts: true }));
-  return hitsOf(rows.filter((r) => !seen.has(r.message_id)), run.terms).slice(0, limit);
+  return hitsOf(
+    rows.filter((r) => !seen.has(r.message_id)),
+    run.terms,
+  ).slice(0, limit);
 }
 
 /** Both steps of a search the planner expects at most {@link FEW} matches of, ranked in JS. */
@@ -130,7 +180,9 @@ async function fewSteps(run: SearchRun, order: string[]): Promise<Ranked[]> {
   const { q, terms } = run;
   const top = await fewRanked(run, order, "all", q.limit, new Set());
   if (top.length >= q.limit || terms.length < 2) return top;
-  return top.concat(await fewRanked(run, terms, "any", q.limit - top.length, new Set(top.map((r) => r.message.message_id))));
+  return top.concat(
+    await fewRanked(run, terms, "any", q.limit - top.length, new Set(top.map((r) => r.message.message_id))),
+  );
 }
 
 /**
@@ -146,21 +198,45 @@ async function severalWords(run: SearchRun, byEstimate: Estimated[], every: Stat
   const commonest = order[order.length - 1];
   if (!walks(q, any)) {
     const anyStep = candidatesQuery(s, owner, q, terms, "any", CANDIDATES, { newest: walksAll(q, any, run.total) });
-    const rows = (await read(bothStepsQuery(s, every, anyStep, order, q.limit, commonest))) as Array<Row & { step: number }>;
-    const first = hitsOf(rows.filter((r) => r.step === 1), terms);
-    return first.concat(hitsOf(rows.filter((r) => r.step === 2), terms).slice(0, q.limit - first.length));
+    const rows = (await read(bothStepsQuery(s, every, anyStep, order, q.limit, commonest))) as Array<
+      Row & { step: number }
+    >;
+    const first = hitsOf(
+      rows.filter((r) => r.step === 1),
+      terms,
+    );
+    return first.concat(
+      hitsOf(
+        rows.filter((r) => r.step === 2),
+        terms,
+      ).slice(0, q.limit - first.length),
+    );
   }
   const first = hitsOf(await read(rankQuery(s, every, order, q.limit)), terms);
   if (first.length >= q.limit) return first;
   const seen = first.map((r) => r.message.message_id);
-  return first.concat(hitsOf(await read(rankQuery(s, await candidates(run, terms, "any", any), order, q.limit - first.length, seen, commonest)), terms));
+  return first.concat(
+    hitsOf(
+      await read(
+        rankQuery(s, await candidates(run, terms, "any", any), order, q.limit - first.length, seen, commonest),
+      ),
+      terms,
+    ),
+  );
 }
 
 /** Both steps of a search ranked in SQL: the "all" step's candidates, then one word's or several words' ranking. */
 async function rankedSteps(run: SearchRun, byEstimate: Estimated[]): Promise<Ranked[]> {
   const { s, q, terms } = run;
-  const every = await candidates(run, byEstimate.map((e) => e.t), "all", byEstimate[0].rows);
-  return terms.length > 1 ? severalWords(run, byEstimate, every) : hitsOf(await run.read(rankQuery(s, every, terms, q.limit)), terms);
+  const every = await candidates(
+    run,
+    byEstimate.map((e) => e.t),
+    "all",
+    byEstimate[0].rows,
+  );
+  return terms.length > 1
+    ? severalWords(run, byEstimate, every)
+    : hitsOf(await run.read(rankQuery(s, every, terms, q.limit)), terms);
 }
 
 /**
@@ -185,9 +261,14 @@ async function rankedSteps(run: SearchRun, byEstimate: Estimated[]): Promise<Ran
  * common word's statement time and a fifth of two words', at 10,000 messages as at a million
  * (bench/RESULTS.md).
  */
-export function postgresSearch(s: string, pool: () => Promise<pg.Pool>, prepared = true): (owner: Owner, q: SearchQuery) => Promise<SearchHit[]> {
+export function postgresSearch(
+  s: string,
+  pool: () => Promise<pg.Pool>,
+  prepared = true,
+): (owner: Owner, q: SearchQuery) => Promise<SearchHit[]> {
   const name = preparedNames(prepared);
-  const read = async ({ text, values }: Statement) => (await (await pool()).query({ name: name(text), text, values })).rows as ReadRow[];
+  const read = async ({ text, values }: Statement) =>
+    (await (await pool()).query({ name: name(text), text, values })).rows as ReadRow[];
   const estimates = plannerEstimates(s, pool);
 
   return async (owner, q) => {
@@ -197,7 +278,12 @@ export function postgresSearch(s: string, pool: () => Promise<pg.Pool>, prepared
     const byEstimate = terms.map((t, i) => ({ t, rows: expected[i] ?? Infinity })).sort((a, b) => a.rows - b.rows);
     const run: SearchRun = { s, read, owner, q, terms, total };
     const few = byEstimate.reduce((sum, e) => sum + e.rows, 0) <= FEW;
-    const top = few ? await fewSteps(run, byEstimate.map((e) => e.t)) : await rankedSteps(run, byEstimate);
+    const top = few
+      ? await fewSteps(
+          run,
+          byEstimate.map((e) => e.t),
+        )
+      : await rankedSteps(run, byEstimate);
     return top.map(toHit);
   };
 }

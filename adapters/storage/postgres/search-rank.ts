@@ -34,7 +34,14 @@ function appended(statement: Statement, values: unknown[]): string {
  * to hold every word: `words` holds the words of `folded`, so elsewhere its count is 0, and the
  * lexeme test costs a fraction of the byte search. The commonest term is in most candidates.
  */
-function ranked(candidates: Statement, values: unknown[], terms: string[], limit: number, skip = "", commonest?: string): string {
+function ranked(
+  candidates: Statement,
+  values: unknown[],
+  terms: string[],
+  limit: number,
+  skip = "",
+  commonest?: string,
+): string {
   const source = appended(candidates, values);
   const counts = terms.map((t, i) => {
     values.push(` ${t}`);
@@ -64,14 +71,24 @@ function withTexts(s: string, rows: string): string {
  * `limit` with what a hit needs from `messages`: only those texts leave PostgreSQL. `exclude`
  * leaves out messages an earlier step found; `commonest` is given for a step that wants any term.
  */
-export function rankQuery(s: string, candidates: Statement, terms: string[], limit: number, exclude: string[] = [], commonest?: string): Statement {
+export function rankQuery(
+  s: string,
+  candidates: Statement,
+  terms: string[],
+  limit: number,
+  exclude: string[] = [],
+  commonest?: string,
+): Statement {
   const values: unknown[] = [candidates.values[0]];
   let skip = "";
   if (exclude.length) {
     values.push(exclude);
     skip = `message_id <> ALL($${values.length}::text[])`;
   }
-  return { text: withTexts(s, `SELECT 1 AS step, * FROM (${ranked(candidates, values, terms, limit, skip, commonest)}) one`), values };
+  return {
+    text: withTexts(s, `SELECT 1 AS step, * FROM (${ranked(candidates, values, terms, limit, skip, commonest)}) one`),
+    values,
+  };
 }
 
 /**
@@ -82,7 +99,14 @@ export function rankQuery(s: string, candidates: Statement, terms: string[], lim
  * PostgreSQL does not run the second at all. `commonest` is the term the planner expects most of
  * (see {@link ranked}).
  */
-export function bothStepsQuery(s: string, every: Statement, any: Statement, terms: string[], limit: number, commonest: string): Statement {
+export function bothStepsQuery(
+  s: string,
+  every: Statement,
+  any: Statement,
+  terms: string[],
+  limit: number,
+  commonest: string,
+): Statement {
   const values: unknown[] = [every.values[0]];
   const first = ranked(every, values, terms, limit);
   const second = ranked(any, values, terms, limit, "message_id NOT IN (SELECT message_id FROM first)", commonest);

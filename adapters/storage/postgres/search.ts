@@ -75,7 +75,9 @@ const ASCII = /^[\x00-\x7f]*$/;
  */
 function foldedTokens(text: string): string[] {
   // For ASCII text folding a word is lower-casing it: one pass instead of a normalisation per word.
-  return ASCII.test(text) ? (text.toLowerCase().match(/[a-z0-9]+/g) ?? []) : Array.from(text.matchAll(WORD_PATTERN), (m) => foldText(m[0]));
+  return ASCII.test(text)
+    ? (text.toLowerCase().match(/[a-z0-9]+/g) ?? [])
+    : Array.from(text.matchAll(WORD_PATTERN), (m) => foldText(m[0]));
 }
 
 /**
@@ -93,7 +95,10 @@ export function foldedWords(text: string): string {
 
 /** The distinct folded words of user input, at most {@link MAX_TERMS}; operators are separators, never syntax. */
 export function queryTerms(query: string): string[] {
-  return [...new Set((foldText(query).match(WORD_PATTERN) ?? []).map((w) => w.slice(0, MAX_LEXEME)))].slice(0, MAX_TERMS);
+  return [...new Set((foldText(query).match(WORD_PATTERN) ?? []).map((w) => w.slice(0, MAX_LEXEME)))].slice(
+    0,
+    MAX_TERMS,
+  );
 }
 
 /** The lane token of a scope, or "" for all chats; see {@link laneToken}. */
@@ -115,7 +120,11 @@ export function estimatesQuery(s: string, q: SearchQuery, terms: string[]): stri
   // search of a chat without the word on the newest-first walk.
   const prefix = lane ? "" : ":*";
   const table = lane ? "messages" : "message_search";
-  return terms.map((t) => `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${s}.${table} WHERE ${column} @@ '''${lane}${t}''${prefix}'::tsquery`).join(";\n");
+  return terms
+    .map(
+      (t) => `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${s}.${table} WHERE ${column} @@ '''${lane}${t}''${prefix}'::tsquery`,
+    )
+    .join(";\n");
 }
 
 /** An `EXPLAIN` giving the planner's count of search rows (all owners), to weigh a term's estimate against. */
@@ -125,7 +134,9 @@ export function totalQuery(s: string): string {
 
 /** The planner's row estimate from one result of {@link estimatesQuery} or {@link totalQuery}; Infinity when unreadable. */
 export function plannedRows(row: Record<string, unknown> | undefined): number {
-  const plan = (row?.["QUERY PLAN"] as Array<{ Plan?: { "Plan Rows"?: unknown } }> | undefined)?.[0]?.Plan?.["Plan Rows"];
+  const plan = (row?.["QUERY PLAN"] as Array<{ Plan?: { "Plan Rows"?: unknown } }> | undefined)?.[0]?.Plan?.[
+    "Plan Rows"
+  ];
   return typeof plan === "number" ? plan : Infinity;
 }
 
@@ -183,10 +194,15 @@ export function candidatesQuery(
   if (newest && !lane && !texts) {
     // The subquery's order is kept: a filter and a LIMIT above a subquery scan do not reorder rows.
     const walk = `SELECT message_id, ts, folded, words FROM ${s}.message_search WHERE owner = $1 ORDER BY ts DESC, message_id DESC OFFSET 0`;
-    return { text: `SELECT message_id, ts, folded, words FROM (${walk}) w WHERE ${params.map((p) => `words @@ ${p}`).join(" AND ")} LIMIT (SELECT ${limit})`, values };
+    return {
+      text: `SELECT message_id, ts, folded, words FROM (${walk}) w WHERE ${params.map((p) => `words @@ ${p}`).join(" AND ")} LIMIT (SELECT ${limit})`,
+      values,
+    };
   }
   // IS TRUE makes a condition a filter: the planner cannot match it to the index.
-  const conditions = params.map((p, i) => (i === 0 ? ` AND ${column} @@ ${p}` : ` AND (${column} @@ ${p}) IS TRUE`)).join("");
+  const conditions = params
+    .map((p, i) => (i === 0 ? ` AND ${column} @@ ${p}` : ` AND (${column} @@ ${p}) IS TRUE`))
+    .join("");
   /** The newest `limit` rows of `table` in scope that match, GIN's work fenced off from the order (see above). */
   const newestMatches = (columns: string, table: string) =>
     `SELECT ${columns} FROM (SELECT ${columns} FROM ${s}.${table} WHERE owner = $1${scope}${conditions} OFFSET 0) g ORDER BY ts DESC, message_id DESC LIMIT ${limit}`;
@@ -214,7 +230,15 @@ export function candidatesQuery(
  * also returns the window's last row (`n` = `window`) when the walk gets that far, matching or
  * not: without it, fewer than `limit` matches could not tell a scope that ended from a window that did.
  */
-export function walkQuery(s: string, owner: Owner, q: SearchQuery, terms: string[], mode: "all" | "any", limit: number, window: number): { text: string; values: unknown[] } {
+export function walkQuery(
+  s: string,
+  owner: Owner,
+  q: SearchQuery,
+  terms: string[],
+  mode: "all" | "any",
+  limit: number,
+  window: number,
+): { text: string; values: unknown[] } {
   const lane = scopeLane(q);
   const scope = q.thread_id !== undefined ? "thread_key = $2 AND thread_key <> ''" : "chat_id = $2";
   const tsquery = terms.map((t) => `'${lane}${t}':*`).join(mode === "all" ? " & " : " | ");
@@ -275,11 +299,17 @@ export function rank(message: Candidate["message"], terms: string[]): Ranked | u
 
 export const byRank: (a: Ranked, b: Ranked) => number = compareMatches;
 
-
 /** A ranked candidate as a search hit. */
 export function toHit(r: Ranked): SearchHit {
   const m = r.message;
-  return { message_id: m.message_id, chat_id: m.chat_id, thread_id: m.thread_id, role: m.role, snippet: snippetAround(m.text, r.first), ts: m.ts };
+  return {
+    message_id: m.message_id,
+    chat_id: m.chat_id,
+    thread_id: m.thread_id,
+    role: m.role,
+    snippet: snippetAround(m.text, r.first),
+    ts: m.ts,
+  };
 }
 
 export type { SearchQuery };

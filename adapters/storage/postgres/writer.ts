@@ -6,19 +6,43 @@
 import type { PoolClient } from "pg";
 import type { Change, CommitResult, Owner, Seq, StoredMessage } from "chat-gateway";
 import type { Database } from "./database.js";
-import { attachMedia, channelsAsExpected, channelsPresent, dropMediaOf, lockOwner, messagesPresent, redactOutbox } from "./integrity.js";
+import {
+  attachMedia,
+  channelsAsExpected,
+  channelsPresent,
+  dropMediaOf,
+  lockOwner,
+  messagesPresent,
+  redactOutbox,
+} from "./integrity.js";
 import { forgetReadMarks, moveReadMark, readMarkMoves } from "./read-marks.js";
 import { lastByKey, prepareMessage } from "./rows.js";
 
 /** Applies one change inside the caller's transaction (`s`: the quoted schema). */
-async function apply(client: PoolClient, s: string, now: () => number, owner: Owner, change: Change): Promise<CommitResult> {
-  const channels = lastByKey(change.channels ?? [], (c) => c.chat_id).map((c) => [c.chat_id, JSON.stringify(c)] as const);
+async function apply(
+  client: PoolClient,
+  s: string,
+  now: () => number,
+  owner: Owner,
+  change: Change,
+): Promise<CommitResult> {
+  const channels = lastByKey(change.channels ?? [], (c) => c.chat_id).map(
+    (c) => [c.chat_id, JSON.stringify(c)] as const,
+  );
   const messages = lastByKey(change.messages ?? [], (m) => m.message_id).map(prepareMessage);
   const frames = (change.outbox ?? []).map((f) => [f.type, JSON.stringify(f.payload), f.redactKey ?? null] as const);
   const deleteMessages = change.deleteMessages ?? [];
   const deleteChannels = change.deleteChannels ?? [];
   const answered = change.answered ?? [];
-  if (!channels.length && !messages.length && !frames.length && !deleteMessages.length && !deleteChannels.length && !answered.length && !change.read) {
+  if (
+    !channels.length &&
+    !messages.length &&
+    !frames.length &&
+    !deleteMessages.length &&
+    !deleteChannels.length &&
+    !answered.length &&
+    !change.read
+  ) {
     return { seqs: [], orphanedMedia: [] };
   }
   if (!(await preconditionsHold(client, s, owner, change))) return { seqs: [], orphanedMedia: [], skipped: true };
@@ -29,10 +53,10 @@ async function apply(client: PoolClient, s: string, now: () => number, owner: Ow
   const gone = await deleteRows(client, s, owner, deleteMessages, deleteChannels);
   if (answered.length) {
     // The turns of these user messages ended: they leave the durable turn queue (never re-inserted).
-    await client.query(`UPDATE ${s}.messages SET status = NULL, data = (data::jsonb - 'waiting')::text WHERE owner = $1 AND message_id = ANY($2::text[]) AND status = 'waiting'`, [
-      owner,
-      answered,
-    ]);
+    await client.query(
+      `UPDATE ${s}.messages SET status = NULL, data = (data::jsonb - 'waiting')::text WHERE owner = $1 AND message_id = ANY($2::text[]) AND status = 'waiting'`,
+      [owner, answered],
+    );
   }
   const orphaned = await dropMediaOf(client, s, owner, gone);
   await redactOutbox(client, s, owner, gone, deleteChannels);
@@ -51,9 +75,18 @@ async function preconditionsHold(client: PoolClient, s: string, owner: Owner, ch
 }
 
 /** Upserts the channels, then the messages with their search rows. */
-async function writeRows(client: PoolClient, s: string, owner: Owner, channels: ReadonlyArray<readonly [string, string]>, messages: unknown[][]): Promise<void> {
+async function writeRows(
+  client: PoolClient,
+  s: string,
+  owner: Owner,
+  channels: ReadonlyArray<readonly [string, string]>,
+  messages: unknown[][],
+): Promise<void> {
   for (const [chatId, data] of channels) {
-    await client.query(`INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`, [owner, chatId, data]);
+    await client.query(
+      `INSERT INTO ${s}.channels (owner, chat_id, data) VALUES ($1, $2, $3) ON CONFLICT (owner, chat_id) DO UPDATE SET data = EXCLUDED.data`,
+      [owner, chatId, data],
+    );
   }
   for (const values of messages) {
     // One statement writes the message and its search row, so neither is ever there without the other.
@@ -72,24 +105,50 @@ async function writeRows(client: PoolClient, s: string, owner: Owner, channels: 
 }
 
 /** Deletes the named messages, then the channels with their read marks and messages; returns every message deleted. */
-async function deleteRows(client: PoolClient, s: string, owner: Owner, deleteMessages: string[], deleteChannels: string[]): Promise<StoredMessage[]> {
+async function deleteRows(
+  client: PoolClient,
+  s: string,
+  owner: Owner,
+  deleteMessages: string[],
+  deleteChannels: string[],
+): Promise<StoredMessage[]> {
   const deleted: Array<{ data: string }> = [];
   if (deleteMessages.length) {
-    deleted.push(...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) RETURNING data`, [owner, deleteMessages])).rows);
+    deleted.push(
+      ...(
+        await client.query<{ data: string }>(
+          `DELETE FROM ${s}.messages WHERE owner = $1 AND message_id = ANY($2::text[]) RETURNING data`,
+          [owner, deleteMessages],
+        )
+      ).rows,
+    );
   }
   if (deleteChannels.length) {
-    await client.query(`DELETE FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [owner, deleteChannels]);
+    await client.query(`DELETE FROM ${s}.channels WHERE owner = $1 AND chat_id = ANY($2::text[])`, [
+      owner,
+      deleteChannels,
+    ]);
     await forgetReadMarks(client, s, owner, deleteChannels);
     deleted.push(
-      ...(await client.query<{ data: string }>(`DELETE FROM ${s}.messages WHERE owner = $1 AND (chat_id = ANY($2::text[]) OR thread_key = ANY($2::text[])) RETURNING data`, [owner, deleteChannels]))
-        .rows,
+      ...(
+        await client.query<{ data: string }>(
+          `DELETE FROM ${s}.messages WHERE owner = $1 AND (chat_id = ANY($2::text[]) OR thread_key = ANY($2::text[])) RETURNING data`,
+          [owner, deleteChannels],
+        )
+      ).rows,
     );
   }
   return deleted.map((row) => JSON.parse(row.data) as StoredMessage);
 }
 
 /** Numbers the frames after the owner's last seq and appends them to the outbox; returns their seqs. */
-async function appendOutbox(client: PoolClient, s: string, owner: Owner, frames: ReadonlyArray<readonly [string, string, string | null]>, now: () => number): Promise<Seq[]> {
+async function appendOutbox(
+  client: PoolClient,
+  s: string,
+  owner: Owner,
+  frames: ReadonlyArray<readonly [string, string, string | null]>,
+  now: () => number,
+): Promise<Seq[]> {
   const { rows: counter } = await client.query<{ last_seq: string }>(
     `INSERT INTO ${s}.owners (owner, last_seq) VALUES ($1, $2) ON CONFLICT (owner) DO UPDATE SET last_seq = ${s}.owners.last_seq + $2 RETURNING last_seq`,
     [owner, frames.length],
@@ -104,7 +163,6 @@ async function appendOutbox(client: PoolClient, s: string, owner: Owner, frames:
   );
   return seqs;
 }
-
 
 /** `Storage.commit`, and a wait for the commits in flight (for `close()`). */
 export interface Writer {
@@ -164,7 +222,6 @@ export function writer(db: Database, now: () => number): Writer {
     }
     queues.delete(owner);
   }
-
 
   return {
     commit(owner, change) {

@@ -31,7 +31,10 @@ export function adopt(sql: Sql, from: Owner, to: Owner): AdoptedCounts | Adoptio
   if (lastSeq(sql, to) > 0 || holds(sql, to)) return { refused: "target_has_data" };
   for (const table of PLAIN) sql.run(`UPDATE ${table} SET owner = ? WHERE owner = ?`, [to, from]);
   // The full-text lane tokens hash the owner in (see laneColumn): each message is indexed anew.
-  for (const [id, chatId, threadKey, text] of sql.all("SELECT id, chat_id, thread_key, text FROM messages WHERE owner = ?", [from])) {
+  for (const [id, chatId, threadKey, text] of sql.all(
+    "SELECT id, chat_id, thread_key, text FROM messages WHERE owner = ?",
+    [from],
+  )) {
     const lane = laneColumn(to, chatId as string, threadKey === "" ? null : (threadKey as string));
     unindexMessage(sql, id as number);
     sql.run("UPDATE messages SET owner = ?, lane = ? WHERE id = ?", [to, lane, id as number]);
@@ -40,7 +43,12 @@ export function adopt(sql: Sql, from: Owner, to: Owner): AdoptedCounts | Adoptio
   // A media record names its owner inside its JSON too.
   for (const [mediaId, data] of sql.all("SELECT media_id, data FROM media WHERE owner = ?", [from])) {
     const record = { ...(JSON.parse(data as string) as MediaRecord), owner: to };
-    sql.run("UPDATE media SET owner = ?, data = ? WHERE owner = ? AND media_id = ?", [to, JSON.stringify(record), from, mediaId as string]);
+    sql.run("UPDATE media SET owner = ?, data = ? WHERE owner = ? AND media_id = ?", [
+      to,
+      JSON.stringify(record),
+      from,
+      mediaId as string,
+    ]);
   }
   // `from` keeps its counter: seqs are never reused, also by an owner that starts over.
   sql.run("INSERT OR REPLACE INTO outbox_last (owner, last) VALUES (?, ?)", [to, lastSeq(sql, from)]);

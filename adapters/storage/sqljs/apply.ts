@@ -1,4 +1,21 @@
-import type { AdoptedCounts, AdoptionRefused, Change, Channel, ChannelExpectation, CommitResult, Device, HookClaim, MediaId, OwnedSchedule, MediaRecord, MessageId, Owner, RetentionPolicy, Seq, StoredMessage } from "chat-gateway";
+import type {
+  AdoptedCounts,
+  AdoptionRefused,
+  Change,
+  Channel,
+  ChannelExpectation,
+  CommitResult,
+  Device,
+  HookClaim,
+  MediaId,
+  OwnedSchedule,
+  MediaRecord,
+  MessageId,
+  Owner,
+  RetentionPolicy,
+  Seq,
+  StoredMessage,
+} from "chat-gateway";
 import { expectedChannelsHeld } from "chat-gateway/storage";
 import { adopt } from "./adopt.js";
 import { applyHookOp, type HookOp } from "./hooks.js";
@@ -33,7 +50,17 @@ function messageData(m: StoredMessage): string {
 function upsertMessage(sql: Sql, owner: Owner, m: StoredMessage): void {
   const threadKey = m.thread_id ?? "";
   const lane = laneColumn(owner, m.chat_id, m.thread_id);
-  const cols = [m.chat_id, threadKey, m.ts, m.role, m.status ?? (m.waiting ? "waiting" : null), m.client_msg_id ?? null, m.text, lane, messageData(m)];
+  const cols = [
+    m.chat_id,
+    threadKey,
+    m.ts,
+    m.role,
+    m.status ?? (m.waiting ? "waiting" : null),
+    m.client_msg_id ?? null,
+    m.text,
+    lane,
+    messageData(m),
+  ];
   const old = sql.get("SELECT id FROM messages WHERE owner = ? AND message_id = ?", [owner, m.message_id]);
   let id: number;
   if (old) {
@@ -70,7 +97,11 @@ function takenMedia(sql: Sql, owner: Owner, messages: StoredMessage[]): MediaId 
   for (const m of messages) {
     for (const ref of m.media) {
       const other = claimed.get(ref.media_id);
-      if ((other !== undefined && other !== m.message_id) || heldByAnother(mediaRecord(sql, owner, ref.media_id), m.message_id)) return ref.media_id;
+      if (
+        (other !== undefined && other !== m.message_id) ||
+        heldByAnother(mediaRecord(sql, owner, ref.media_id), m.message_id)
+      )
+        return ref.media_id;
       claimed.set(ref.media_id, m.message_id);
     }
   }
@@ -82,7 +113,11 @@ function attachMedia(sql: Sql, owner: Owner, m: StoredMessage): void {
   for (const ref of m.media) {
     const record = mediaRecord(sql, owner, ref.media_id);
     if (record && record.message_id !== m.message_id) {
-      sql.run("UPDATE media SET data = ? WHERE owner = ? AND media_id = ?", [JSON.stringify({ ...record, message_id: m.message_id }), owner, ref.media_id]);
+      sql.run("UPDATE media SET data = ? WHERE owner = ? AND media_id = ?", [
+        JSON.stringify({ ...record, message_id: m.message_id }),
+        owner,
+        ref.media_id,
+      ]);
     }
   }
 }
@@ -105,7 +140,10 @@ function deleteRows(sql: Sql, owner: Owner, rows: unknown[][], orphaned: Set<Med
 /** The turns of these user messages ended: they leave the durable turn queue (never re-inserted). */
 function clearWaiting(sql: Sql, owner: Owner, ids: readonly MessageId[]): void {
   for (const messageId of ids) {
-    const row = sql.get("SELECT id, data FROM messages WHERE owner = ? AND message_id = ? AND status = 'waiting'", [owner, messageId]);
+    const row = sql.get("SELECT id, data FROM messages WHERE owner = ? AND message_id = ? AND status = 'waiting'", [
+      owner,
+      messageId,
+    ]);
     if (!row) continue;
     const { waiting: _waiting, ...data } = JSON.parse(row[1] as string) as StoredMessage;
     sql.run("UPDATE messages SET status = NULL, data = ? WHERE id = ?", [JSON.stringify(data), row[0] as number]);
@@ -114,7 +152,11 @@ function clearWaiting(sql: Sql, owner: Owner, ids: readonly MessageId[]): void {
 
 /** A redacted frame keeps its row (and so its seq) but no content; readOutbox skips it. */
 function redactOutbox(sql: Sql, owner: Owner, keys: Set<string>): void {
-  for (const key of keys) sql.run("UPDATE outbox SET type = '', payload = '{}', redact_key = NULL WHERE owner = ? AND redact_key = ?", [owner, key]);
+  for (const key of keys)
+    sql.run("UPDATE outbox SET type = '', payload = '{}', redact_key = NULL WHERE owner = ? AND redact_key = ?", [
+      owner,
+      key,
+    ]);
 }
 
 /** The database process applies one op at a time, so nothing commits between this check and the writes. */
@@ -128,30 +170,48 @@ function channelsAsExpected(sql: Sql, owner: Owner, expected: ChannelExpectation
 
 function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
   for (const id of c.requireMessages ?? []) {
-    if (!sql.get("SELECT 1 FROM messages WHERE owner = ? AND message_id = ?", [owner, id])) return { seqs: [], orphanedMedia: [], skipped: true };
+    if (!sql.get("SELECT 1 FROM messages WHERE owner = ? AND message_id = ?", [owner, id]))
+      return { seqs: [], orphanedMedia: [], skipped: true };
   }
   for (const id of c.requireChannels ?? []) {
-    if (!sql.get("SELECT 1 FROM channels WHERE owner = ? AND chat_id = ?", [owner, id])) return { seqs: [], orphanedMedia: [], skipped: true };
+    if (!sql.get("SELECT 1 FROM channels WHERE owner = ? AND chat_id = ?", [owner, id]))
+      return { seqs: [], orphanedMedia: [], skipped: true };
   }
   if (!channelsAsExpected(sql, owner, c.expectChannels ?? [])) return { seqs: [], orphanedMedia: [], skipped: true };
   if (c.read && !movesForward(sql, owner, c.read)) return { seqs: [], orphanedMedia: [], skipped: true };
   const mediaTaken = takenMedia(sql, owner, c.messages ?? []);
   if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
   for (const ch of c.channels ?? []) {
-    sql.run("INSERT OR REPLACE INTO channels (owner, chat_id, data) VALUES (?, ?, ?)", [owner, ch.chat_id, JSON.stringify(ch)]);
+    sql.run("INSERT OR REPLACE INTO channels (owner, chat_id, data) VALUES (?, ?, ?)", [
+      owner,
+      ch.chat_id,
+      JSON.stringify(ch),
+    ]);
   }
   for (const m of c.messages ?? []) upsertMessage(sql, owner, m);
   const orphaned = new Set<MediaId>();
   const redact = new Set<string>();
   for (const id of c.deleteMessages ?? []) {
-    deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND message_id = ?", [owner, id as MessageId]), orphaned, redact);
+    deleteRows(
+      sql,
+      owner,
+      sql.all("SELECT id, data FROM messages WHERE owner = ? AND message_id = ?", [owner, id as MessageId]),
+      orphaned,
+      redact,
+    );
   }
   clearWaiting(sql, owner, c.answered ?? []);
   for (const chatId of c.deleteChannels ?? []) {
     sql.run("DELETE FROM channels WHERE owner = ? AND chat_id = ?", [owner, chatId]);
     redact.add(`c:${chatId}`);
     forgetReadMarks(sql, owner, chatId);
-    deleteRows(sql, owner, sql.all("SELECT id, data FROM messages WHERE owner = ? AND chat_id = ?", [owner, chatId]), orphaned, redact);
+    deleteRows(
+      sql,
+      owner,
+      sql.all("SELECT id, data FROM messages WHERE owner = ? AND chat_id = ?", [owner, chatId]),
+      orphaned,
+      redact,
+    );
     deleteRows(
       sql,
       owner,
@@ -182,12 +242,14 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
   return { seqs, orphanedMedia: [...orphaned] };
 }
 
-
 /** Both cuts are indexed range deletes from the front, since kept seqs are always contiguous. */
 function prune(sql: Sql, owner: Owner, policy: RetentionPolicy, now: number): void {
   const keepFrom = lastSeq(sql, owner) - Math.max(0, policy.maxFrames);
   sql.run("DELETE FROM outbox WHERE owner = ? AND seq <= ?", [owner, keepFrom]);
-  const old = sql.get("SELECT seq FROM outbox WHERE owner = ? AND ts < ? ORDER BY ts DESC, seq DESC LIMIT 1", [owner, now - policy.maxAgeMs]);
+  const old = sql.get("SELECT seq FROM outbox WHERE owner = ? AND ts < ? ORDER BY ts DESC, seq DESC LIMIT 1", [
+    owner,
+    now - policy.maxAgeMs,
+  ]);
   if (old) sql.run("DELETE FROM outbox WHERE owner = ? AND seq <= ?", [owner, old[0]]);
 }
 
@@ -200,10 +262,18 @@ export function applyOp(sql: Sql, op: JournalOp): OpResult {
     case "commit":
       return commit(sql, op.o, op.c, op.t);
     case "device":
-      sql.run("INSERT OR REPLACE INTO devices (owner, device_id, data) VALUES (?, ?, ?)", [op.o, op.d.device_id, JSON.stringify(op.d)]);
+      sql.run("INSERT OR REPLACE INTO devices (owner, device_id, data) VALUES (?, ?, ?)", [
+        op.o,
+        op.d.device_id,
+        JSON.stringify(op.d),
+      ]);
       return undefined;
     case "media":
-      sql.run("INSERT OR REPLACE INTO media (owner, media_id, data) VALUES (?, ?, ?)", [op.o, op.m.media_id, JSON.stringify(op.m)]);
+      sql.run("INSERT OR REPLACE INTO media (owner, media_id, data) VALUES (?, ?, ?)", [
+        op.o,
+        op.m.media_id,
+        JSON.stringify(op.m),
+      ]);
       return undefined;
     case "unmedia":
       for (const id of op.ids) sql.run("DELETE FROM media WHERE owner = ? AND media_id = ?", [op.o, id]);

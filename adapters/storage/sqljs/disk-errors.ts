@@ -7,7 +7,11 @@ export const RETRY_AFTER_FAILURE_MS = 1000;
 export function writeFailed(error: unknown): Error {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code === "ENOSPC" || code === "EDQUOT") {
-    return new GatewayError("internal", "the server's disk is full: the change was not saved; try again later", { cause: error });
+    return new GatewayError("internal", "the server's disk is full: the change was not saved; try again later", {
+      cause: error,
+    });
   }
-  return new Error(`sql.js storage: the journal could not be written: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+  return new Error(`sql.js storage: the journal could not be written: ${(error as Error)?.message ?? String(error)}`, {
+    cause: error,
+  });
 }

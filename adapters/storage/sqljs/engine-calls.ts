@@ -26,7 +26,9 @@ export type ToEngine =
   | { t: "close"; id: number };
 
 /** Messages from the database process, in arrays as well: a reply to request `id`, or a warning for the logger. */
-export type FromEngine = { t: "reply"; id: number; value?: unknown; error?: WireError } | { t: "warn"; message: string };
+export type FromEngine =
+  | { t: "reply"; id: number; value?: unknown; error?: WireError }
+  | { t: "warn"; message: string };
 
 /** An error as it crosses the process boundary: enough to rebuild the class a caller checks. */
 export interface WireError {
@@ -41,7 +43,13 @@ export interface WireError {
 export function toWire(error: unknown): WireError {
   if (!(error instanceof Error)) return { name: "Error", message: String(error) };
   const { found, supported, code } = error as Partial<SchemaTooNewError> & { code?: unknown };
-  return { name: error.name, message: error.message, code: typeof code === "string" ? code : undefined, found, supported };
+  return {
+    name: error.name,
+    message: error.message,
+    code: typeof code === "string" ? code : undefined,
+    found,
+    supported,
+  };
 }
 
 /** Rebuilds an error of the same class where the caller can tell classes apart. */

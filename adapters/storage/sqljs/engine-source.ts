@@ -31,7 +31,13 @@ export function engineBundle(): Promise<string> {
     // Inside the project's node_modules, so that the bundle resolves sql.js as the sources do.
     const dir = join(root, "node_modules/.cache/chat-gateway");
     const file = join(dir, `sqljs-engine-${await sourcesKey()}.mjs`);
-    if (await stat(file).then(() => true, () => false)) return file;
+    if (
+      await stat(file).then(
+        () => true,
+        () => false,
+      )
+    )
+      return file;
     await mkdir(dir, { recursive: true });
     // The snapshot writer is started from beside the module that starts it, as in the build.
     const writer = join(dir, "sqljs-snapshot-worker.mjs");

@@ -39,7 +39,12 @@ export class SupervisedEngine implements EngineLink {
   #restarts: number[] = [];
   #closed = false;
 
-  private constructor(start: StartEngine, warn: (message: string) => void, fatal: (error: Error) => void, budget: RestartBudget) {
+  private constructor(
+    start: StartEngine,
+    warn: (message: string) => void,
+    fatal: (error: Error) => void,
+    budget: RestartBudget,
+  ) {
     this.#start = start;
     this.#warn = warn;
     this.#fatal = fatal;
@@ -47,7 +52,12 @@ export class SupervisedEngine implements EngineLink {
   }
 
   /** Starts the first process; rejects as it does (no restart before the storage ever answered). */
-  static async start(start: StartEngine, warn: (message: string) => void, fatal: (error: Error) => void, budget = DEFAULT_RESTARTS): Promise<SupervisedEngine> {
+  static async start(
+    start: StartEngine,
+    warn: (message: string) => void,
+    fatal: (error: Error) => void,
+    budget = DEFAULT_RESTARTS,
+  ): Promise<SupervisedEngine> {
     const supervisor = new SupervisedEngine(start, warn, fatal, budget);
     supervisor.#link = await supervisor.#open();
     return supervisor;
@@ -75,7 +85,11 @@ export class SupervisedEngine implements EngineLink {
       (error: Error) => {
         this.#restarting = undefined;
         if (this.#closed) return;
-        this.#down = new GatewayError("internal", "the server's database stopped and could not be restarted; the server must be restarted", { cause: error });
+        this.#down = new GatewayError(
+          "internal",
+          "the server's database stopped and could not be restarted; the server must be restarted",
+          { cause: error },
+        );
         this.#fatal(error);
       },
     );
@@ -91,10 +105,14 @@ export class SupervisedEngine implements EngineLink {
       this.#restarts = this.#restarts.filter((at) => now - at < windowMs);
       if (this.#closed) throw new Error("sql.js storage: the storage is closed");
       if (this.#restarts.length >= max) {
-        throw new Error(`sql.js storage: the database process ${what} after ${max} restarts within ${windowMs / 1000} s; not starting it again`);
+        throw new Error(
+          `sql.js storage: the database process ${what} after ${max} restarts within ${windowMs / 1000} s; not starting it again`,
+        );
       }
       this.#restarts.push(now);
-      this.#warn(`sql.js storage: the database process ${what}; starting it again on the same folder (restart ${this.#restarts.length} of at most ${max} within ${windowMs / 1000} s)`);
+      this.#warn(
+        `sql.js storage: the database process ${what}; starting it again on the same folder (restart ${this.#restarts.length} of at most ${max} within ${windowMs / 1000} s)`,
+      );
       try {
         // Should close() have begun meanwhile, it closes this one.
         return await this.#open();
@@ -107,7 +125,11 @@ export class SupervisedEngine implements EngineLink {
   call(call: EngineCall): Promise<unknown> {
     if (this.#down) return Promise.reject(this.#down);
     if (this.#link) return this.#link.call(call);
-    if (this.#restarting) return this.#restarting.then((link) => link.call(call), () => Promise.reject(this.#down ?? new Error("sql.js storage: the storage is closed")));
+    if (this.#restarting)
+      return this.#restarting.then(
+        (link) => link.call(call),
+        () => Promise.reject(this.#down ?? new Error("sql.js storage: the storage is closed")),
+      );
     return Promise.reject(new Error("sql.js storage: the storage is closed"));
   }
 

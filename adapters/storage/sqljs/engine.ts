@@ -96,7 +96,12 @@ export class Engine {
   /** The last journal failure and when it happened: writes fail at once for a while after it. */
   #failure: { error: unknown; at: number } | undefined;
 
-  private constructor(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, own: OwnProcess | undefined) {
+  private constructor(
+    settings: EngineSettings,
+    SQL: SqlJsStatic,
+    warn: (message: string) => void,
+    own: OwnProcess | undefined,
+  ) {
     this.#settings = settings;
     this.#SQL = SQL;
     this.#warn = warn;
@@ -107,7 +112,12 @@ export class Engine {
    * Loads the folder (the caller holds its lock) and starts taking snapshots: with `own`, in
    * other processes (but for a small database); without, by exporting on this thread.
    */
-  static async open(settings: EngineSettings, SQL: SqlJsStatic, warn: (message: string) => void, own?: OwnProcess): Promise<Engine> {
+  static async open(
+    settings: EngineSettings,
+    SQL: SqlJsStatic,
+    warn: (message: string) => void,
+    own?: OwnProcess,
+  ): Promise<Engine> {
     const engine = new Engine(settings, SQL, warn, own);
     const migrated = await engine.#load();
     const every = settings.snapshotIntervalMs ?? 10 * 60_000;
@@ -146,7 +156,8 @@ export class Engine {
     for (;;) {
       if (this.#state !== "open") throw new Error("sql.js storage: the storage is closed");
       if (this.#recovering) await this.#recovering;
-      else if (this.#journal.failure !== undefined) this.#recovering = this.#recover().finally(() => (this.#recovering = undefined));
+      else if (this.#journal.failure !== undefined)
+        this.#recovering = this.#recover().finally(() => (this.#recovering = undefined));
       else if (forWrite && this.#held) await this.#held;
       else return;
     }
@@ -156,7 +167,9 @@ export class Engine {
   async #recover(): Promise<void> {
     const failure = this.#journal.failure;
     this.#failure = { error: failure, at: Date.now() };
-    this.#warn(`sql.js storage: a journal write failed (${(failure as Error)?.message ?? String(failure)}); reloading what is on disk`);
+    this.#warn(
+      `sql.js storage: a journal write failed (${(failure as Error)?.message ?? String(failure)}); reloading what is on disk`,
+    );
     await this.#journal.close().catch(() => undefined);
     await this.#snapshotting;
     this.#closeDb();
@@ -217,7 +230,14 @@ export class Engine {
   }
 
   #snapshotSoon(force: boolean): void {
-    if (this.#snapshotting || this.#recovering || this.#closing || this.#state !== "open" || this.#journal.failure !== undefined) return;
+    if (
+      this.#snapshotting ||
+      this.#recovering ||
+      this.#closing ||
+      this.#state !== "open" ||
+      this.#journal.failure !== undefined
+    )
+      return;
     if (!force && this.#journalBytes < this.#snapshotThreshold()) return;
     this.#snapshotting = new Promise<void>((resolve) => setImmediate(resolve))
       // Not while the database holds writes the journal failed to keep: they are about to be dropped.
@@ -228,7 +248,9 @@ export class Engine {
           : this.#snapshot();
       })
       // A background snapshot has no caller to reject to; the journal still holds everything.
-      .catch((error: unknown) => this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`))
+      .catch((error: unknown) =>
+        this.#warn(`sql.js storage: snapshot failed, the journal keeps everything: ${(error as Error).message}`),
+      )
       .finally(() => {
         this.#snapshotting = undefined;
       });
@@ -344,7 +366,9 @@ export class Engine {
       try {
         await this.#snapshot();
       } catch (error) {
-        this.#warn(`sql.js storage: closing snapshot failed, the journal keeps everything: ${(error as Error).message}`);
+        this.#warn(
+          `sql.js storage: closing snapshot failed, the journal keeps everything: ${(error as Error).message}`,
+        );
       }
     }
     this.#closeDb();

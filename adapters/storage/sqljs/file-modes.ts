@@ -17,7 +17,9 @@ export async function makePrivateDir(dir: string): Promise<string | undefined> {
   const mode = (await stat(dir)).mode & 0o777;
   if ((mode & 0o077) === 0) return undefined;
   await chmod(dir, mode & 0o700);
-  return created === undefined ? `sql.js storage: ${dir} was readable by other users (mode ${mode.toString(8)}); changed it to ${(mode & 0o700).toString(8)}` : undefined;
+  return created === undefined
+    ? `sql.js storage: ${dir} was readable by other users (mode ${mode.toString(8)}); changed it to ${(mode & 0o700).toString(8)}`
+    : undefined;
 }
 
 /** Takes group and other access away from files of the folder written before modes were enforced. */

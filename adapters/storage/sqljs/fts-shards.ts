@@ -24,7 +24,9 @@ export function shardTable(id: number): string {
 /** The shard tables that exist, newest (highest ids) first. */
 export function shardsNewestFirst(sql: Sql): string[] {
   return sql
-    .all("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ? AND sql LIKE 'CREATE VIRTUAL TABLE%'", [`${PREFIX}[0-9]*`])
+    .all("SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB ? AND sql LIKE 'CREATE VIRTUAL TABLE%'", [
+      `${PREFIX}[0-9]*`,
+    ])
     .map(([name]) => name as string)
     .sort((a, b) => Number(b.slice(PREFIX.length)) - Number(a.slice(PREFIX.length)));
 }
@@ -57,7 +59,9 @@ export function unindexMessage(sql: Sql, id: number): void {
  * `order=DESC` stores doclists newest first, so a search walks the newest matches and stops early.
  */
 function createShard(sql: Sql, table: string): void {
-  sql.run(`CREATE VIRTUAL TABLE ${table} USING fts4 (content="messages", text, lane, tokenize=unicode61 "remove_diacritics=1", order=DESC)`);
+  sql.run(
+    `CREATE VIRTUAL TABLE ${table} USING fts4 (content="messages", text, lane, tokenize=unicode61 "remove_diacritics=1", order=DESC)`,
+  );
 }
 
 /** Indexes every message row into its shard; used by the schema migration that introduced shards. */
@@ -68,6 +72,9 @@ export function indexAll(sql: Sql): void {
     if (!sql.get("SELECT 1 FROM messages WHERE id >= ? AND id < ? LIMIT 1", [from, from + SHARD_DOCS])) continue;
     const table = `${PREFIX}${shard}`;
     createShard(sql, table);
-    sql.run(`INSERT INTO ${table} (docid, text, lane) SELECT id, text, lane FROM messages WHERE id >= ? AND id < ?`, [from, from + SHARD_DOCS]);
+    sql.run(`INSERT INTO ${table} (docid, text, lane) SELECT id, text, lane FROM messages WHERE id >= ? AND id < ?`, [
+      from,
+      from + SHARD_DOCS,
+    ]);
   }
 }

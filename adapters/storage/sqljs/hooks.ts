@@ -49,8 +49,18 @@ function claim(sql: Sql, hookId: string, key: string, expiresAt: number, now: nu
 export function applyHookOp(sql: Sql, op: HookOp): HookClaim | boolean | undefined {
   switch (op.k) {
     case "hook":
-      for (const [id] of sql.all("SELECT hook_id FROM hooks WHERE owner = ? AND name = ? AND hook_id <> ?", [op.o, op.h.name, op.h.hook_id])) forget(sql, id as string);
-      sql.run("INSERT OR REPLACE INTO hooks (hook_id, owner, name, data) VALUES (?, ?, ?, ?)", [op.h.hook_id, op.o, op.h.name, JSON.stringify(op.h)]);
+      for (const [id] of sql.all("SELECT hook_id FROM hooks WHERE owner = ? AND name = ? AND hook_id <> ?", [
+        op.o,
+        op.h.name,
+        op.h.hook_id,
+      ]))
+        forget(sql, id as string);
+      sql.run("INSERT OR REPLACE INTO hooks (hook_id, owner, name, data) VALUES (?, ?, ?, ?)", [
+        op.h.hook_id,
+        op.o,
+        op.h.name,
+        JSON.stringify(op.h),
+      ]);
       return undefined;
     case "unhook": {
       const found = sql.get("SELECT 1 FROM hooks WHERE hook_id = ? AND owner = ?", [op.id, op.o]);
@@ -73,6 +83,8 @@ export const hookQueries = {
     return row && { owner: row[0] as Owner, hook: JSON.parse(row[1] as string) as HookRecord };
   },
   listHooks(sql: Sql, owner: Owner): HookRecord[] {
-    return sql.all("SELECT data FROM hooks WHERE owner = ?", [owner]).map((r) => JSON.parse(r[0] as string) as HookRecord);
+    return sql
+      .all("SELECT data FROM hooks WHERE owner = ?", [owner])
+      .map((r) => JSON.parse(r[0] as string) as HookRecord);
   },
 };

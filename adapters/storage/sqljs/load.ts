@@ -35,12 +35,20 @@ export interface LoadedFolder {
  * (see `snapshot-process.ts`). The owner fixed the folder up when it loaded it, and every record
  * of those generations was on disk before the snapshot process started.
  */
-export async function loadFolder(dir: string, SQL: SqlJsStatic, warn: (message: string) => void, before = Infinity): Promise<LoadedFolder> {
+export async function loadFolder(
+  dir: string,
+  SQL: SqlJsStatic,
+  warn: (message: string) => void,
+  before = Infinity,
+): Promise<LoadedFolder> {
   const owner = before === Infinity;
   const names = await readdir(dir);
   if (owner) {
     for (const n of names) if (n.endsWith(".tmp")) await rm(join(dir, n), { force: true });
-    await makePrivateFiles(dir, names.filter((n) => snapshotGen(n) !== undefined || journalGen(n) !== undefined));
+    await makePrivateFiles(
+      dir,
+      names.filter((n) => snapshotGen(n) !== undefined || journalGen(n) !== undefined),
+    );
   }
   const generations = (of: (name: string) => number | undefined) =>
     names
@@ -50,7 +58,9 @@ export async function loadFolder(dir: string, SQL: SqlJsStatic, warn: (message: 
   const journals = generations(journalGen);
   const base = await newestSnapshot(dir, SQL, generations(snapshotGen), warn, owner);
   if (!base.db && journals.length && journals[0] > 1) {
-    throw new Error(`sql.js storage: ${dir} has journals from generation ${journals[0]} but no snapshot; refusing to start from an incomplete history.`);
+    throw new Error(
+      `sql.js storage: ${dir} has journals from generation ${journals[0]} but no snapshot; refusing to start from an incomplete history.`,
+    );
   }
   const db = base.db ?? new SQL.Database();
   tuneInMemory(db);
@@ -73,7 +83,13 @@ export async function loadFolder(dir: string, SQL: SqlJsStatic, warn: (message: 
 }
 
 /** The newest intact snapshot among `snapshots` (generations, oldest first), loaded. */
-async function newestSnapshot(dir: string, SQL: SqlJsStatic, snapshots: number[], warn: (message: string) => void, owner: boolean) {
+async function newestSnapshot(
+  dir: string,
+  SQL: SqlJsStatic,
+  snapshots: number[],
+  warn: (message: string) => void,
+  owner: boolean,
+) {
   const damaged: string[] = [];
   for (let i = snapshots.length - 1; i >= 0; i--) {
     const path = join(dir, snapshotName(snapshots[i]));
@@ -92,7 +108,9 @@ async function newestSnapshot(dir: string, SQL: SqlJsStatic, snapshots: number[]
     }
   }
   if (snapshots.length) {
-    throw new Error(`sql.js storage: no intact snapshot in ${dir}; refusing to start from an incomplete history. Restore the folder from a backup.`);
+    throw new Error(
+      `sql.js storage: no intact snapshot in ${dir}; refusing to start from an incomplete history. Restore the folder from a backup.`,
+    );
   }
   return { db: undefined, gen: 1, bytes: 0, kept: [] as number[] };
 }

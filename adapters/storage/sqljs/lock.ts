@@ -116,7 +116,9 @@ async function isStale(path: string, holder: Holder, me: Holder, warn: (message:
   // The machine rebooted since the lock was written.
   if (holder.boot && me.boot && holder.boot !== me.boot) return true;
   if (holder.host !== me.host || (holder.ns && me.ns && holder.ns !== me.ns)) {
-    warn(`sql.js storage: ${path} was written by process ${holder.pid} on ${holder.host} in another PID namespace (a container before its restart?); waiting up to ${HEARTBEAT_STALE_MS / 1000} s for a sign of life`);
+    warn(
+      `sql.js storage: ${path} was written by process ${holder.pid} on ${holder.host} in another PID namespace (a container before its restart?); waiting up to ${HEARTBEAT_STALE_MS / 1000} s for a sign of life`,
+    );
     return heartbeatStopped(path);
   }
   // Our own pid: either this very process (a second storage on the folder), or an earlier
@@ -134,7 +136,11 @@ async function isStale(path: string, holder: Holder, me: Holder, warn: (message:
  * (waiting for that if need be), false as soon as it changes, since its holder is then alive.
  */
 async function heartbeatStopped(path: string): Promise<boolean> {
-  const mtimeOf = () => stat(path).then((s) => s.mtimeMs, () => undefined);
+  const mtimeOf = () =>
+    stat(path).then(
+      (s) => s.mtimeMs,
+      () => undefined,
+    );
   const seen = await mtimeOf();
   for (;;) {
     if (seen === undefined) return true;
@@ -162,7 +168,10 @@ async function withTakeover(dir: string, tmp: string, fn: () => Promise<void>): 
     await link(tmp, marker);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    const age = await stat(marker).then((s) => Date.now() - s.mtimeMs, () => 0);
+    const age = await stat(marker).then(
+      (s) => Date.now() - s.mtimeMs,
+      () => 0,
+    );
     if (age > TAKEOVER_STALE_MS) await rm(marker, { force: true });
     return false;
   }
@@ -185,7 +194,10 @@ async function withTakeover(dir: string, tmp: string, fn: () => Promise<void>): 
  * two processes that both find it stale cannot both end up owning the folder.
  * Resolves with the function that releases it.
  */
-export async function acquireLock(dir: string, warn: (message: string) => void = () => {}): Promise<() => Promise<void>> {
+export async function acquireLock(
+  dir: string,
+  warn: (message: string) => void = () => {},
+): Promise<() => Promise<void>> {
   const path = join(dir, LOCK_FILE);
   const me: Holder = {
     pid: process.pid,

@@ -61,7 +61,9 @@ export interface SqlJsStorageOptions {
 function positive(name: string, value: number | undefined, allowZero = false): void {
   if (value === undefined) return;
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new TypeError(`sqlJsStorage: ${name} must be a ${allowZero ? "non-negative" : "positive"} number, got ${String(value)}`);
+    throw new TypeError(
+      `sqlJsStorage: ${name} must be a ${allowZero ? "non-negative" : "positive"} number, got ${String(value)}`,
+    );
   }
 }
 
@@ -74,6 +76,10 @@ export function checkOptions(options: SqlJsStorageOptions): Logger {
   positive("snapshotRatio", options.snapshotRatio);
   positive("snapshotMaxBytes", options.snapshotMaxBytes);
   positive("snapshotIntervalMs", options.snapshotIntervalMs, true);
-  if (options.onFatal !== undefined && typeof options.onFatal !== "function") throw new TypeError("sqlJsStorage: onFatal must be a function");
-  return resolveLogger("sqlJsStorage", "chat-gateway/storage/sqljs:", options.logger, { name: "options.onWarning", value: options.onWarning });
+  if (options.onFatal !== undefined && typeof options.onFatal !== "function")
+    throw new TypeError("sqlJsStorage: onFatal must be a function");
+  return resolveLogger("sqlJsStorage", "chat-gateway/storage/sqljs:", options.logger, {
+    name: "options.onWarning",
+    value: options.onWarning,
+  });
 }

@@ -21,10 +21,18 @@ function message(text: unknown, data: unknown): StoredMessage {
 }
 
 /** Messages matching `where`, of every owner or of one lane. */
-function turnRows(sql: Sql, where: string, scope: TurnScope | undefined, order = ""): Array<{ owner: Owner; message: StoredMessage }> {
+function turnRows(
+  sql: Sql,
+  where: string,
+  scope: TurnScope | undefined,
+  order = "",
+): Array<{ owner: Owner; message: StoredMessage }> {
   const rows =
     scope?.chat_id !== undefined
-      ? sql.all(`SELECT owner, text, data FROM messages WHERE ${where} AND owner = ? AND chat_id = ? AND thread_key = ?${order}`, [scope.owner, scope.chat_id, scope.thread_id ?? ""])
+      ? sql.all(
+          `SELECT owner, text, data FROM messages WHERE ${where} AND owner = ? AND chat_id = ? AND thread_key = ?${order}`,
+          [scope.owner, scope.chat_id, scope.thread_id ?? ""],
+        )
       : scope
         ? sql.all(`SELECT owner, text, data FROM messages WHERE ${where} AND owner = ?${order}`, [scope.owner])
         : sql.all(`SELECT owner, text, data FROM messages WHERE ${where}${order}`);
@@ -41,7 +49,8 @@ function messageBytes(row: unknown[]): number {
  * those types, found through the `outbox_by_type` index (owner, type, seq).
  */
 export function outboxPageSql(types?: readonly string[]): string {
-  if (!types) return "SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND type <> '' ORDER BY seq LIMIT ?";
+  if (!types)
+    return "SELECT seq, ts, type, payload FROM outbox WHERE owner = ? AND seq > ? AND type <> '' ORDER BY seq LIMIT ?";
   // Named: without statistics the planner would walk the primary key for the ORDER BY instead.
   const only = `type IN (${types.map(() => "?").join(", ") || "NULL"})`;
   return `SELECT seq, ts, type, payload FROM outbox INDEXED BY outbox_by_type WHERE owner = ? AND seq > ? AND ${only} ORDER BY seq LIMIT ?`;
@@ -55,7 +64,9 @@ export const queries = {
   },
 
   listChannels(sql: Sql, owner: Owner): Channel[] {
-    return sql.all("SELECT data FROM channels WHERE owner = ?", [owner]).map((r) => JSON.parse(r[0] as string) as Channel);
+    return sql
+      .all("SELECT data FROM channels WHERE owner = ?", [owner])
+      .map((r) => JSON.parse(r[0] as string) as Channel);
   },
 
   getMessage(sql: Sql, owner: Owner, messageId: string): StoredMessage | undefined {
@@ -64,12 +75,10 @@ export const queries = {
   },
 
   findByClientMsgId(sql: Sql, owner: Owner, chatId: ChatId, clientMsgId: string): StoredMessage | undefined {
-    const row = sql.get("SELECT text, data FROM messages WHERE owner = ? AND client_msg_id = ? AND (chat_id = ? OR thread_key = ?) LIMIT 1", [
-      owner,
-      clientMsgId,
-      chatId,
-      chatId,
-    ]);
+    const row = sql.get(
+      "SELECT text, data FROM messages WHERE owner = ? AND client_msg_id = ? AND (chat_id = ? OR thread_key = ?) LIMIT 1",
+      [owner, clientMsgId, chatId, chatId],
+    );
     return row && message(row[0], row[1]);
   },
 
@@ -81,12 +90,10 @@ export const queries = {
     const threadKey = q.thread_id ?? "";
     let page: { rows: unknown[][]; more: boolean };
     if (q.before !== undefined) {
-      const at = sql.get("SELECT ts FROM messages WHERE owner = ? AND message_id = ? AND chat_id = ? AND thread_key = ?", [
-        owner,
-        q.before,
-        q.chat_id,
-        threadKey,
-      ]);
+      const at = sql.get(
+        "SELECT ts FROM messages WHERE owner = ? AND message_id = ? AND chat_id = ? AND thread_key = ?",
+        [owner, q.before, q.chat_id, threadKey],
+      );
       if (!at) return undefined;
       page = sql.allWithin(
         `SELECT text, data FROM messages WHERE owner = ? AND chat_id = ? AND thread_key = ? AND (ts, message_id) < (?, ?)
@@ -104,7 +111,10 @@ export const queries = {
       );
     }
     const has_more = page.more || page.rows.length > q.limit;
-    const messages = page.rows.slice(0, q.limit).reverse().map((r) => message(r[0], r[1]));
+    const messages = page.rows
+      .slice(0, q.limit)
+      .reverse()
+      .map((r) => message(r[0], r[1]));
     return { messages, has_more };
   },
 
@@ -127,7 +137,12 @@ export const queries = {
       LIMITS.storagePageBytes,
       (r) => (r[3] as string).length,
     );
-    return rows.map((r) => ({ type: r[2] as string, payload: JSON.parse(r[3] as string) as Record<string, unknown>, seq: r[0] as number, ts: r[1] as number }));
+    return rows.map((r) => ({
+      type: r[2] as string,
+      payload: JSON.parse(r[3] as string) as Record<string, unknown>,
+      seq: r[0] as number,
+      ts: r[1] as number,
+    }));
   },
 
   outboxBounds(sql: Sql, owner: Owner): OutboxBounds {
@@ -142,7 +157,9 @@ export const queries = {
   },
 
   listDevices(sql: Sql, owner: Owner): Device[] {
-    return sql.all("SELECT data FROM devices WHERE owner = ?", [owner]).map((r) => JSON.parse(r[0] as string) as Device);
+    return sql
+      .all("SELECT data FROM devices WHERE owner = ?", [owner])
+      .map((r) => JSON.parse(r[0] as string) as Device);
   },
 
   getMedia(sql: Sql, owner: Owner, mediaId: string): MediaRecord | undefined {

@@ -30,14 +30,24 @@ export const READ_MARKS_MIGRATION = `
  * and {@link storeReadMark}.
  */
 export function movesForward(sql: Sql, owner: Owner, mark: ReadMark): boolean {
-  const row = sql.get("SELECT ts, message_id FROM read_marks WHERE owner = ? AND chat_id = ? AND thread_key = ?", [owner, mark.chat_id, mark.thread_id ?? ""]);
+  const row = sql.get("SELECT ts, message_id FROM read_marks WHERE owner = ? AND chat_id = ? AND thread_key = ?", [
+    owner,
+    mark.chat_id,
+    mark.thread_id ?? "",
+  ]);
   if (!row) return true;
   const [ts, messageId] = [row[0] as number, row[1] as string];
   return mark.ts !== ts ? mark.ts > ts : mark.message_id > messageId;
 }
 
 export function storeReadMark(sql: Sql, owner: Owner, mark: ReadMark): void {
-  sql.run("INSERT OR REPLACE INTO read_marks (owner, chat_id, thread_key, ts, message_id) VALUES (?, ?, ?, ?, ?)", [owner, mark.chat_id, mark.thread_id ?? "", mark.ts, mark.message_id]);
+  sql.run("INSERT OR REPLACE INTO read_marks (owner, chat_id, thread_key, ts, message_id) VALUES (?, ?, ?, ?, ?)", [
+    owner,
+    mark.chat_id,
+    mark.thread_id ?? "",
+    mark.ts,
+    mark.message_id,
+  ]);
 }
 
 /** A deleted channel's watermarks go with it: its flat lane's and its threads'. */
@@ -56,9 +66,12 @@ const COUNT_LANE =
 /** The read side, by name (part of the storage's reads). */
 export const readMarkQueries = {
   readMarks(sql: Sql, owner: Owner): ReadMark[] {
-    return sql
-      .all("SELECT chat_id, thread_key, ts, message_id FROM read_marks WHERE owner = ?", [owner])
-      .map((r) => ({ chat_id: r[0] as string, thread_id: r[1] === "" ? null : (r[1] as string), ts: r[2] as number, message_id: r[3] as string }));
+    return sql.all("SELECT chat_id, thread_key, ts, message_id FROM read_marks WHERE owner = ?", [owner]).map((r) => ({
+      chat_id: r[0] as string,
+      thread_id: r[1] === "" ? null : (r[1] as string),
+      ts: r[2] as number,
+      message_id: r[3] as string,
+    }));
   },
 
   /**
@@ -70,8 +83,19 @@ export const readMarkQueries = {
     const out: LaneUnread[] = [];
     for (let lane = sql.get(NEXT_LANE, [owner, "", ""]); lane; lane = sql.get(NEXT_LANE, [owner, lane[0], lane[1]])) {
       const [chatId, threadKey] = [lane[0] as string, lane[1] as string];
-      const mark = sql.get("SELECT ts, message_id FROM read_marks WHERE owner = ? AND chat_id = ? AND thread_key = ?", [owner, chatId, threadKey]);
-      const unread = sql.get(COUNT_LANE, [owner, chatId, threadKey, mark?.[0] ?? -1, mark?.[1] ?? "", cap])![0] as number;
+      const mark = sql.get("SELECT ts, message_id FROM read_marks WHERE owner = ? AND chat_id = ? AND thread_key = ?", [
+        owner,
+        chatId,
+        threadKey,
+      ]);
+      const unread = sql.get(COUNT_LANE, [
+        owner,
+        chatId,
+        threadKey,
+        mark?.[0] ?? -1,
+        mark?.[1] ?? "",
+        cap,
+      ])![0] as number;
       if (unread > 0) out.push({ chat_id: chatId, thread_id: threadKey === "" ? null : threadKey, unread });
     }
     return out;

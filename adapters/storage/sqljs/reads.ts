@@ -19,6 +19,7 @@ export type ReadName = keyof typeof READS;
 /** Runs the read `name` with its arguments; an unknown name is a programming error. */
 export function readQuery(sql: Sql, name: ReadName, args: unknown[]): unknown {
   const fn = READS[name] as ((sql: Sql, ...rest: unknown[]) => unknown) | undefined;
-  if (typeof fn !== "function" || !Object.hasOwn(READS, name)) throw new Error(`sql.js storage: unknown read ${String(name)}`);
+  if (typeof fn !== "function" || !Object.hasOwn(READS, name))
+    throw new Error(`sql.js storage: unknown read ${String(name)}`);
   return fn(sql, ...args);
 }

@@ -46,7 +46,10 @@ export function applyScheduleOp(sql: Sql, op: ScheduleOp): OwnedSchedule | boole
     case "sched": {
       const { schedule_id: id, name, last_slot: slot, last_run: run } = op.s;
       sql.run("DELETE FROM schedules WHERE owner = ? AND name = ? AND schedule_id <> ?", [op.o, name, id]);
-      sql.run("INSERT OR REPLACE INTO schedules (schedule_id, owner, name, data, last_slot, run) VALUES (?, ?, ?, ?, ?, ?)", [id, op.o, name, definition(op.s), slot, run ? JSON.stringify(run) : null]);
+      sql.run(
+        "INSERT OR REPLACE INTO schedules (schedule_id, owner, name, data, last_slot, run) VALUES (?, ?, ?, ?, ?, ?)",
+        [id, op.o, name, definition(op.s), slot, run ? JSON.stringify(run) : null],
+      );
       return undefined;
     }
     case "unsched": {
@@ -62,7 +65,8 @@ export function applyScheduleOp(sql: Sql, op: ScheduleOp): OwnedSchedule | boole
     }
     case "run": {
       const row = sql.get("SELECT run FROM schedules WHERE schedule_id = ?", [op.id]);
-      if (!row || scheduleRunKey(typeof row[0] === "string" ? (JSON.parse(row[0]) as ScheduleRun) : undefined) !== op.x) return false;
+      if (!row || scheduleRunKey(typeof row[0] === "string" ? (JSON.parse(row[0]) as ScheduleRun) : undefined) !== op.x)
+        return false;
       sql.run("UPDATE schedules SET run = ? WHERE schedule_id = ?", [JSON.stringify(op.r), op.id]);
       return true;
     }

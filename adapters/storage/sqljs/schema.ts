@@ -92,7 +92,9 @@ export const MIGRATIONS: Migration[] = [
   // 4: the durable turn queue: user messages whose turn has not ended carry status 'waiting', read
   // per lane each time a turn takes its lane (waitingTurns).
   (sql) => {
-    sql.run("CREATE INDEX messages_waiting ON messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting'");
+    sql.run(
+      "CREATE INDEX messages_waiting ON messages (owner, chat_id, thread_key, ts, message_id) WHERE status = 'waiting'",
+    );
   },
   // 5: a `picker.select` id is looked up among the owner's picker frames through this index, never
   // by walking the outbox from a seq the client chose (readOutbox with `types`).

@@ -1,5 +1,13 @@
 import type { Owner, SearchHit, SearchQuery } from "chat-gateway";
-import { compareMatches, firstMatch, foldText, searchTerms, SNIPPET_SCAN, snippetAround, WORD_PATTERN } from "chat-gateway/storage";
+import {
+  compareMatches,
+  firstMatch,
+  foldText,
+  searchTerms,
+  SNIPPET_SCAN,
+  snippetAround,
+  WORD_PATTERN,
+} from "chat-gateway/storage";
 import { LIMITS } from "chat-gateway";
 import { shardsNewestFirst } from "./fts-shards.js";
 import type { Sql } from "./sql.js";
@@ -65,7 +73,9 @@ export function queryWords(sql: Sql, query: string): string[][] {
     }
     if (!tokenizer) sql.run(TOKENIZER);
     tokenizer = true;
-    const tokens = sql.all("SELECT token FROM temp.query_tokens WHERE input = ?", [word]).map(([token]) => token as string);
+    const tokens = sql
+      .all("SELECT token FROM temp.query_tokens WHERE input = ?", [word])
+      .map(([token]) => token as string);
     if (tokens.length) words.push(tokens);
   }
   return words;
@@ -76,13 +86,22 @@ export function queryWords(sql: Sql, query: string): string[][] {
  * word, `any` one of them; a word is all its pieces, the last a prefix. `pieces` is each word's
  * count of phrases, in the order `matchinfo` reports them.
  */
-export function matchExpressions(words: string[][], lane?: string): { all: string; any: string; pieces: number[] } | undefined {
+export function matchExpressions(
+  words: string[][],
+  lane?: string,
+): { all: string; any: string; pieces: number[] } | undefined {
   if (!words.length) return undefined;
   // Tokens are letters and digits, and lower case, so none can be an operator (those are upper
   // case); FTS4 refuses a column filter on a quoted phrase inside parentheses, so they stay bare.
-  const phrases = words.map((tokens) => tokens.map((t, i) => `text:${t}${i === tokens.length - 1 ? "*" : ""}`).join(" "));
+  const phrases = words.map((tokens) =>
+    tokens.map((t, i) => `text:${t}${i === tokens.length - 1 ? "*" : ""}`).join(" "),
+  );
   const within = lane ? ` lane:${lane}` : "";
-  return { all: `${phrases.join(" ")}${within}`, any: `(${phrases.join(" OR ")})${within}`, pieces: words.map((w) => w.length) };
+  return {
+    all: `${phrases.join(" ")}${within}`,
+    any: `(${phrases.join(" OR ")})${within}`,
+    pieces: words.map((w) => w.length),
+  };
 }
 
 /**
@@ -180,7 +199,12 @@ export function searchRanked(sql: Sql, owner: Owner, q: SearchQuery): Array<[num
         [expr, ...scopeParams, CANDIDATES - found.length],
       );
       for (const [id, ts, messageId, info] of rows) {
-        found.push({ id: id as number, ts: ts as number, message_id: messageId as string, ...rank(info as Uint8Array, match.pieces) });
+        found.push({
+          id: id as number,
+          ts: ts as number,
+          message_id: messageId as string,
+          ...rank(info as Uint8Array, match.pieces),
+        });
       }
       if (found.length >= CANDIDATES) break;
     }
@@ -217,12 +241,10 @@ export function searchHits(sql: Sql, owner: Owner, rows: Array<[number, string]>
   const terms = searchTerms(query, MAX_TERMS);
   const hits: SearchHit[] = [];
   for (const [id, messageId] of rows) {
-    const row = sql.get("SELECT chat_id, thread_key, role, ts, substr(text, 1, ?) FROM messages WHERE id = ? AND owner = ? AND message_id = ?", [
-      SNIPPET_READ + 1,
-      id,
-      owner,
-      messageId,
-    ]);
+    const row = sql.get(
+      "SELECT chat_id, thread_key, role, ts, substr(text, 1, ?) FROM messages WHERE id = ? AND owner = ? AND message_id = ?",
+      [SNIPPET_READ + 1, id, owner, messageId],
+    );
     if (!row) continue;
     const [chatId, threadKey, role, ts, text] = row;
     hits.push({

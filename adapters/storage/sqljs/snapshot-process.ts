@@ -24,7 +24,10 @@ export const TEST_HOOK_ENV = "CHAT_GATEWAY_TEST_SQLJS_SNAPSHOT_HOOK";
 const SNAPSHOT_NICENESS = 10;
 
 /** Messages from a snapshot process to the database process that started it. */
-export type FromSnapshot = { t: "warn"; message: string } | { t: "done"; bytes: number } | { t: "failed"; error: WireError };
+export type FromSnapshot =
+  | { t: "warn"; message: string }
+  | { t: "done"; bytes: number }
+  | { t: "failed"; error: WireError };
 
 /**
  * Snapshots taken by a short-lived process started from `entry` (the database process's own
@@ -35,7 +38,11 @@ export type FromSnapshot = { t: "warn"; message: string } | { t: "done"; bytes: 
 export function snapshotProcess(entry: string, warn: (message: string) => void): Snapshotter {
   return (dir, gen) => {
     // No inherited execArgv, as for the database process: the parent's flags are not this one's.
-    const child = fork(entry, [SNAPSHOT_MODE, dir, String(gen)], { execArgv: [], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const child = fork(entry, [SNAPSHOT_MODE, dir, String(gen)], {
+      execArgv: [],
+      serialization: "advanced",
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
     try {
       if (child.pid !== undefined) setPriority(child.pid, SNAPSHOT_NICENESS);
     } catch {
@@ -52,7 +59,9 @@ export function snapshotProcess(entry: string, warn: (message: string) => void):
         if (outcome?.t === "done") return resolve(outcome.bytes);
         // A process killed mid-write leaves its temporary file behind; one that failed removed its own.
         await rm(join(dir, `${snapshotName(gen)}.tmp`), { force: true }).catch(() => undefined);
-        reject(outcome?.t === "failed" ? fromWire(outcome.error) : new Error(`the snapshot process stopped (${reason})`));
+        reject(
+          outcome?.t === "failed" ? fromWire(outcome.error) : new Error(`the snapshot process stopped (${reason})`),
+        );
       };
       child.once("exit", (code, signal) => void settle(signal ?? `exit code ${code}`));
       // A process that could not be started never exits.

@@ -13,7 +13,10 @@ const HEADER = 20;
  * The CommonJS build has an empty `import.meta`; its `__filename` (the bundle) is in the same folder.
  */
 const WORKER_FILE = fileURLToPath(
-  new URL("./sqljs-snapshot-worker.mjs", typeof import.meta.url === "string" ? import.meta.url : pathToFileURL(__filename)),
+  new URL(
+    "./sqljs-snapshot-worker.mjs",
+    typeof import.meta.url === "string" ? import.meta.url : pathToFileURL(__filename),
+  ),
 );
 
 /**
@@ -83,7 +86,11 @@ function writeInWorker(path: string, header: Uint8Array, db: Uint8Array): Promis
     // Settled on exit, so the bytes are freed by the time the caller goes on.
     worker.once("exit", () => {
       if (outcome?.ok) return resolve();
-      const error = failure ?? Object.assign(new Error(outcome?.message ?? "the snapshot writer stopped before it finished"), { code: outcome?.code });
+      const error =
+        failure ??
+        Object.assign(new Error(outcome?.message ?? "the snapshot writer stopped before it finished"), {
+          code: outcome?.code,
+        });
       reject(error);
     });
     // Only an array that is its whole buffer can be handed over; a view into a shared buffer

@@ -61,7 +61,12 @@ export class Sql {
    * a row was left unread. Rows past the bound are never copied out of the database, so a page of
    * long rows costs its bound, not its row count.
    */
-  allWithin(sql: string, params: BindParams, maxBytes: number, size: (row: SqlValue[]) => number): { rows: SqlValue[][]; more: boolean } {
+  allWithin(
+    sql: string,
+    params: BindParams,
+    maxBytes: number,
+    size: (row: SqlValue[]) => number,
+  ): { rows: SqlValue[][]; more: boolean } {
     const s = this.#stmt(sql);
     const rows: SqlValue[][] = [];
     let bytes = 0;

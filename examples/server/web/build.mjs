@@ -31,11 +31,26 @@ const options = {
   logLevel: "warning",
 };
 // The theme before first paint (src/theme-boot.ts): a classic script, so it blocks the page until it ran.
-const themeOptions = { ...options, entryPoints: [here("./src/theme-boot.ts")], format: "iife", sourcemap: false, outfile: `${out}theme.js` };
+const themeOptions = {
+  ...options,
+  entryPoints: [here("./src/theme-boot.ts")],
+  format: "iife",
+  sourcemap: false,
+  outfile: `${out}theme.js`,
+};
 // The service worker: a classic script at the root, so its scope is the whole app.
 const workerOptions = { ...options, entryPoints: [here("./src/sw.ts")], format: "iife", outfile: `${out}sw.js` };
-await Promise.all([writeFile(`${out}icon-192.png`, iconPng(192)), writeFile(`${out}icon-512.png`, iconPng(512)), copyFile(here("./manifest.webmanifest"), `${out}manifest.webmanifest`)]);
-await Promise.all([copyFile(here("./index.html"), `${out}index.html`), copyFile(here("./styles.css"), `${out}styles.css`), copyFile(here("./code-blocks.css"), `${out}code-blocks.css`), copyFile(here("./icon.svg"), `${out}icon.svg`)]);
+await Promise.all([
+  writeFile(`${out}icon-192.png`, iconPng(192)),
+  writeFile(`${out}icon-512.png`, iconPng(512)),
+  copyFile(here("./manifest.webmanifest"), `${out}manifest.webmanifest`),
+]);
+await Promise.all([
+  copyFile(here("./index.html"), `${out}index.html`),
+  copyFile(here("./styles.css"), `${out}styles.css`),
+  copyFile(here("./code-blocks.css"), `${out}code-blocks.css`),
+  copyFile(here("./icon.svg"), `${out}icon.svg`),
+]);
 if (process.argv.includes("--watch")) {
   for (const each of [options, themeOptions, workerOptions]) await (await esbuild.context(each)).watch();
   console.log("watching examples/server/web/src …");

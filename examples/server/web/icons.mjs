@@ -42,7 +42,9 @@ export function iconPng(size) {
     rows[row] = 0; // filter: none
     for (let x = 0; x < size; x++) {
       let inside = 0;
-      for (let sy = 0; sy < 4; sy++) for (let sx = 0; sx < 4; sx++) inside += inBubble(((x + (sx + 0.5) / 4) / size) * 32, ((y + (sy + 0.5) / 4) / size) * 32) ? 1 : 0;
+      for (let sy = 0; sy < 4; sy++)
+        for (let sx = 0; sx < 4; sx++)
+          inside += inBubble(((x + (sx + 0.5) / 4) / size) * 32, ((y + (sy + 0.5) / 4) / size) * 32) ? 1 : 0;
       const share = inside / 16;
       for (let i = 0; i < 4; i++) rows[row + 1 + x * 4 + i] = Math.round(BLUE[i] * (1 - share) + WHITE[i] * share);
     }
@@ -51,5 +53,10 @@ export function iconPng(size) {
   header.writeUInt32BE(size, 0);
   header.writeUInt32BE(size, 4);
   header.set([8, 6, 0, 0, 0], 8); // 8 bits, RGBA, deflate, no filter method, no interlace
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", header), chunk("IDAT", deflateSync(rows)), chunk("IEND", Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", header),
+    chunk("IDAT", deflateSync(rows)),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
 }

@@ -15,13 +15,21 @@ export function handleUnauthorized(handler: () => void): void {
 }
 
 async function call<T>(path: string, init?: RequestInit): Promise<T> {
-  const res = await fetch(path, { credentials: "same-origin", ...init, headers: { "content-type": "application/json", ...(init?.headers ?? {}) } });
+  const res = await fetch(path, {
+    credentials: "same-origin",
+    ...init,
+    headers: { "content-type": "application/json", ...(init?.headers ?? {}) },
+  });
   if (res.status === 401 && path !== "/api/auth/login") {
     onUnauthorized();
     throw new Unauthorized("login required");
   }
   const body = (await res.json().catch(() => ({}))) as T & { error?: string; retry_after?: number };
-  if (!res.ok) throw Object.assign(new Error(body.error ?? `HTTP ${res.status}`), { status: res.status, retryAfter: body.retry_after });
+  if (!res.ok)
+    throw Object.assign(new Error(body.error ?? `HTTP ${res.status}`), {
+      status: res.status,
+      retryAfter: body.retry_after,
+    });
   return body;
 }
 
@@ -48,7 +56,14 @@ export interface ScheduleRunInfo {
 /** The signed-in owner's hooks and schedules (`GET /api/automations`, read-only). */
 export interface Automations {
   hooks: Array<{ name: string; chat_id: string; mode: "post" | "turn" }>;
-  schedules: Array<{ name: string; chat_id: string; cron: string; tz: string; next_run: number | null; last_run: ScheduleRunInfo | null }>;
+  schedules: Array<{
+    name: string;
+    chat_id: string;
+    cron: string;
+    tz: string;
+    next_run: number | null;
+    last_run: ScheduleRunInfo | null;
+  }>;
 }
 
 export function automations(): Promise<Automations> {
@@ -85,7 +100,12 @@ export function vapidKey(): Promise<{ public_key: string }> {
  * code answers 401, which here means "that code", not "sign in again".
  */
 export async function redeemPairingCode(code: string, deviceName: string): Promise<void> {
-  const res = await fetch("/api/devices/redeem", { method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" }, body: JSON.stringify({ code, device_name: deviceName }) });
+  const res = await fetch("/api/devices/redeem", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ code, device_name: deviceName }),
+  });
   if (res.ok) return;
   const body = (await res.json().catch(() => ({}))) as { error?: string };
   throw new Error(body.error ?? `HTTP ${res.status}`);

@@ -24,10 +24,18 @@ function textOn(hex: string): string {
   return luminance > 0.18 ? "#111" : "#fff";
 }
 
-export function avatar(channel: Pick<Channel, "name" | "icon" | "color">, size: "small" | "large" = "small"): HTMLElement {
+export function avatar(
+  channel: Pick<Channel, "name" | "icon" | "color">,
+  size: "small" | "large" = "small",
+): HTMLElement {
   if (channel.icon) {
     const mime = channel.icon.startsWith("/9j/") ? "image/jpeg" : "image/png";
-    return h("img", { class: `avatar ${size}`, src: `data:${mime};base64,${channel.icon}`, alt: "", "aria-hidden": "true" });
+    return h("img", {
+      class: `avatar ${size}`,
+      src: `data:${mime};base64,${channel.icon}`,
+      alt: "",
+      "aria-hidden": "true",
+    });
   }
   const letter = [...channel.name.trim()][0]?.toLocaleUpperCase() ?? "#";
   const el = h("span", { class: `avatar ${size}`, "aria-hidden": "true" }, letter);

@@ -25,7 +25,9 @@ export class ChannelActions implements ChannelMenuActions {
   async createChannel(): Promise<void> {
     const name = await promptDialog("New channel", "Name", "", "Create");
     if (!name) return;
-    const ch = await this.#toasts.guard("Creating the channel", () => this.#client.request("channel.create", { name, kind: "channel" }));
+    const ch = await this.#toasts.guard("Creating the channel", () =>
+      this.#client.request("channel.create", { name, kind: "channel" }),
+    );
     if (ch) {
       this.#store.upsertChannel(ch);
       await this.#openLane(ch.chat_id, null);
@@ -35,7 +37,9 @@ export class ChannelActions implements ChannelMenuActions {
   async createThread(parent: Channel): Promise<void> {
     const name = await promptDialog(`New thread in ${parent.name}`, "Name", "", "Create");
     if (!name) return;
-    const th = await this.#toasts.guard("Creating the thread", () => this.#client.request("channel.create", { name, kind: "thread", parent_chat_id: parent.chat_id }));
+    const th = await this.#toasts.guard("Creating the thread", () =>
+      this.#client.request("channel.create", { name, kind: "thread", parent_chat_id: parent.chat_id }),
+    );
     if (th) {
       this.#store.upsertChannel(th);
       await this.#openLane(parent.chat_id, th.chat_id);
@@ -48,19 +52,28 @@ export class ChannelActions implements ChannelMenuActions {
   }
 
   async update(ch: Channel, change: { name?: string; archived?: boolean; favorite?: boolean }): Promise<void> {
-    const next = await this.#toasts.guard("Updating the channel", () => this.#client.request("channel.update", { chat_id: ch.chat_id, ...change }));
+    const next = await this.#toasts.guard("Updating the channel", () =>
+      this.#client.request("channel.update", { chat_id: ch.chat_id, ...change }),
+    );
     if (next) this.#store.upsertChannel(next);
   }
 
   async setDefault(ch: Channel): Promise<void> {
-    const next = await this.#toasts.guard("Setting the default", () => this.#client.request("channel.set_default", { chat_id: ch.chat_id }));
+    const next = await this.#toasts.guard("Setting the default", () =>
+      this.#client.request("channel.set_default", { chat_id: ch.chat_id }),
+    );
     if (next) this.#store.upsertChannel(next);
   }
 
   async remove(ch: Channel): Promise<void> {
-    const ok = await confirmDialog(`Delete ${ch.name}?`, `Its messages${ch.kind === "thread" ? "" : ", threads"} and media are deleted for good.`);
+    const ok = await confirmDialog(
+      `Delete ${ch.name}?`,
+      `Its messages${ch.kind === "thread" ? "" : ", threads"} and media are deleted for good.`,
+    );
     if (!ok) return;
-    const done = await this.#toasts.guard("Deleting", () => this.#client.request("channel.delete", { chat_id: ch.chat_id }));
+    const done = await this.#toasts.guard("Deleting", () =>
+      this.#client.request("channel.delete", { chat_id: ch.chat_id }),
+    );
     if (done) this.#store.deleteChannel(done.chat_id);
   }
 }

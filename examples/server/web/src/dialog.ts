@@ -1,9 +1,21 @@
 // Modal dialogs on the native <dialog> element: a text prompt, a confirmation, and a free form.
 import { h } from "./dom.js";
 
-function modal(title: string, body: Node[], actions: HTMLElement[], onSubmit: () => void, onClose: () => void): HTMLDialogElement {
+function modal(
+  title: string,
+  body: Node[],
+  actions: HTMLElement[],
+  onSubmit: () => void,
+  onClose: () => void,
+): HTMLDialogElement {
   const titleId = `dialog-title-${Math.random().toString(36).slice(2)}`;
-  const form = h("form", { method: "dialog", class: "dialog-form" }, h("h2", { id: titleId }, title), ...body, h("div", { class: "dialog-actions" }, ...actions));
+  const form = h(
+    "form",
+    { method: "dialog", class: "dialog-form" },
+    h("h2", { id: titleId }, title),
+    ...body,
+    h("div", { class: "dialog-actions" }, ...actions),
+  );
   const dialog = h("dialog", { "aria-labelledby": titleId }, form);
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -42,13 +54,25 @@ export function confirmDialog(title: string, text: string, confirm = "Delete"): 
   return new Promise((resolve) => {
     let result = false;
     const cancel = h("button", { type: "button", class: "secondary" }, "Cancel");
-    const dialog = modal(title, [h("p", null, text)], [cancel, h("button", { type: "submit", class: "danger" }, confirm)], () => (result = true), () => resolve(result));
+    const dialog = modal(
+      title,
+      [h("p", null, text)],
+      [cancel, h("button", { type: "submit", class: "danger" }, confirm)],
+      () => (result = true),
+      () => resolve(result),
+    );
     cancel.addEventListener("click", () => dialog.close());
   });
 }
 
 /** A dialog with arbitrary content and a Close button. */
 export function infoDialog(title: string, body: Node[]): HTMLDialogElement {
-  const dialog = modal(title, body, [h("button", { type: "submit" }, "Close")], () => undefined, () => undefined);
+  const dialog = modal(
+    title,
+    body,
+    [h("button", { type: "submit" }, "Close")],
+    () => undefined,
+    () => undefined,
+  );
   return dialog;
 }

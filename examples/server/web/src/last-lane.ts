@@ -15,7 +15,8 @@ export function readLastLane(): LaneRef | undefined {
   try {
     const raw = localStorage.getItem(LAST_LANE_KEY);
     const value = raw ? (JSON.parse(raw) as { chat_id?: unknown; thread_id?: unknown }) : undefined;
-    if (value && typeof value.chat_id === "string") return { chat_id: value.chat_id, thread_id: typeof value.thread_id === "string" ? value.thread_id : null };
+    if (value && typeof value.chat_id === "string")
+      return { chat_id: value.chat_id, thread_id: typeof value.thread_id === "string" ? value.thread_id : null };
   } catch {
     // Ignore a broken entry.
   }

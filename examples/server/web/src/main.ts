@@ -48,7 +48,12 @@ function signIn(notice?: string): void {
   app = undefined;
   appUser = undefined;
   signingIn = true;
-  showSignIn(root, notice, (user) => startApp(user), () => void openIfLoginOff());
+  showSignIn(
+    root,
+    notice,
+    (user) => startApp(user),
+    () => void openIfLoginOff(),
+  );
   clearInterval(loginCheck);
   loginCheck = setInterval(() => void openIfLoginOff(), LOGIN_CHECK_MS);
   void openIfLoginOff();
@@ -80,7 +85,13 @@ async function boot(): Promise<void> {
     else startApp(status.user);
   } catch (error) {
     if (error instanceof Unauthorized) return;
-    root.replaceChildren(h("main", { class: "signin" }, h("p", { role: "alert" }, `The server cannot be reached: ${(error as Error).message}`)));
+    root.replaceChildren(
+      h(
+        "main",
+        { class: "signin" },
+        h("p", { role: "alert" }, `The server cannot be reached: ${(error as Error).message}`),
+      ),
+    );
   }
 }
 

@@ -5,9 +5,16 @@ import MarkdownIt from "markdown-it";
 import { enhanceCodeBlocks } from "./code-blocks.js";
 import { highlightCode } from "./highlight.js";
 
-const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false, highlight: (code, language) => highlightCode(code, language.trim().toLowerCase()) });
+const md = new MarkdownIt({
+  html: false,
+  linkify: true,
+  breaks: true,
+  typographer: false,
+  highlight: (code, language) => highlightCode(code, language.trim().toLowerCase()),
+});
 
-const renderToken: NonNullable<typeof md.renderer.rules.link_open> = (tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options);
+const renderToken: NonNullable<typeof md.renderer.rules.link_open> = (tokens, idx, options, _env, self) =>
+  self.renderToken(tokens, idx, options);
 const linkOpen = md.renderer.rules.link_open ?? renderToken;
 md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   tokens[idx].attrSet("target", "_blank");

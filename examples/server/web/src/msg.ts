@@ -58,12 +58,32 @@ export function fromHistory(item: HistoryItem): Msg {
 }
 
 export function toolRow(t: ToolCall): ToolRow {
-  return { index: t.index, name: t.name, preview: t.preview, args: t.args, output: t.output, duration: t.duration, ok: t.ok, ...(t.truncated ? { truncated: true } : {}) };
+  return {
+    index: t.index,
+    name: t.name,
+    preview: t.preview,
+    args: t.args,
+    output: t.output,
+    duration: t.duration,
+    ok: t.ok,
+    ...(t.truncated ? { truncated: true } : {}),
+  };
 }
 
 /** An answer known by its id alone: a frame of it came before its message. */
 export function blankAnswer(id: string): Msg {
-  return { message_id: id, role: "assistant", text: "", reasoning: "", ts: Date.now(), media: [], streaming: true, tools: [], commentary: [], asks: [] };
+  return {
+    message_id: id,
+    role: "assistant",
+    text: "",
+    reasoning: "",
+    ts: Date.now(),
+    media: [],
+    streaming: true,
+    tools: [],
+    commentary: [],
+    asks: [],
+  };
 }
 
 /**

@@ -10,8 +10,12 @@ import type { LaneRef } from "./store.js";
  */
 export function registerServiceWorker(): void {
   if (!("serviceWorker" in navigator)) return;
-  const register = () => void navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch((error: unknown) => console.warn("service worker not registered", error));
-  const whenIdle = () => ("requestIdleCallback" in window ? requestIdleCallback(register, { timeout: 5_000 }) : setTimeout(register, 1_000));
+  const register = () =>
+    void navigator.serviceWorker
+      .register("/sw.js", { scope: "/" })
+      .catch((error: unknown) => console.warn("service worker not registered", error));
+  const whenIdle = () =>
+    "requestIdleCallback" in window ? requestIdleCallback(register, { timeout: 5_000 }) : setTimeout(register, 1_000);
   if (document.readyState === "complete") whenIdle();
   else window.addEventListener("load", whenIdle, { once: true });
 }
@@ -53,7 +57,10 @@ export interface SubscriptionJson {
 
 function asJson(subscription: PushSubscription): SubscriptionJson {
   const json = subscription.toJSON();
-  return { endpoint: json.endpoint ?? subscription.endpoint, keys: { p256dh: json.keys?.p256dh ?? "", auth: json.keys?.auth ?? "" } };
+  return {
+    endpoint: json.endpoint ?? subscription.endpoint,
+    keys: { p256dh: json.keys?.p256dh ?? "", auth: json.keys?.auth ?? "" },
+  };
 }
 
 /** This browser's subscription, when it has one and notifications are allowed. */
@@ -71,7 +78,8 @@ export async function currentSubscription(): Promise<SubscriptionJson | undefine
 export async function subscribePush(): Promise<SubscriptionJson> {
   if (!pushSupported()) throw new Error("This browser cannot receive push notifications.");
   const permission = await Notification.requestPermission();
-  if (permission !== "granted") throw new Error("Notifications are blocked for this site; allow them in the browser's site settings.");
+  if (permission !== "granted")
+    throw new Error("Notifications are blocked for this site; allow them in the browser's site settings.");
   const [registration, { public_key }] = await Promise.all([navigator.serviceWorker.ready, vapidKey()]);
   const key = Uint8Array.from(atob(public_key.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
   const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });

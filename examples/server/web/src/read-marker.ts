@@ -14,7 +14,12 @@ export class ReadMarker {
   readonly #sent = new Map<string, string>();
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(client: GatewayClient, store: Store, log: HTMLElement, elementOf: (id: string) => HTMLElement | undefined) {
+  constructor(
+    client: GatewayClient,
+    store: Store,
+    log: HTMLElement,
+    elementOf: (id: string) => HTMLElement | undefined,
+  ) {
     this.#client = client;
     this.#store = store;
     this.#log = log;
@@ -38,7 +43,9 @@ export class ReadMarker {
     const shown = lane.messages.findLast((m) => this.#readable(m) && this.#onScreen(m));
     if (!shown || this.#sent.get(lane.key) === shown.message_id) return;
     this.#sent.set(lane.key, shown.message_id);
-    void this.#client.markRead({ chat_id: lane.chat_id, thread_id: lane.thread_id }, shown.message_id).catch(() => this.#sent.delete(lane.key));
+    void this.#client
+      .markRead({ chat_id: lane.chat_id, thread_id: lane.thread_id }, shown.message_id)
+      .catch(() => this.#sent.delete(lane.key));
   }
 
   /** A stored message whose text is whole: not a running answer, not a command line. */

@@ -36,7 +36,9 @@ export function footerFields(): Set<FooterField> {
   if (raw === null) return new Set(FOOTER_FIELDS.map((f) => f.field));
   try {
     const list = JSON.parse(raw) as unknown;
-    return new Set(Array.isArray(list) ? (list.filter((f) => FOOTER_FIELDS.some((d) => d.field === f)) as FooterField[]) : []);
+    return new Set(
+      Array.isArray(list) ? (list.filter((f) => FOOTER_FIELDS.some((d) => d.field === f)) as FooterField[]) : [],
+    );
   } catch {
     return new Set(FOOTER_FIELDS.map((f) => f.field));
   }
@@ -61,16 +63,32 @@ export interface FooterExtras {
 }
 
 /** The footer text parts of a runtime object, in order, for the fields shown. */
-export function footerParts(runtime: RuntimeInfo | undefined, shown: Set<FooterField>, extras: FooterExtras = {}): Array<{ field: FooterField; text: string; title: string }> {
+export function footerParts(
+  runtime: RuntimeInfo | undefined,
+  shown: Set<FooterField>,
+  extras: FooterExtras = {},
+): Array<{ field: FooterField; text: string; title: string }> {
   if (!runtime && extras.tokens === undefined) return [];
   runtime ??= {};
   const parts: Array<{ field: FooterField; text: string; title: string }> = [];
   const model = runtime.model ?? extras.model;
   if (shown.has("model") && model) parts.push({ field: "model", text: model, title: "Model" });
-  if (shown.has("tokens") && extras.tokens !== undefined) parts.push({ field: "tokens", text: `${extras.tokens.toLocaleString("en-US")} tokens`, title: "Tokens used by the answer" });
-  if (shown.has("context_pct") && runtime.context_pct !== undefined) parts.push({ field: "context_pct", text: `${runtime.context_pct < 1 ? "<1" : Math.round(runtime.context_pct)}% context`, title: "Context used" });
+  if (shown.has("tokens") && extras.tokens !== undefined)
+    parts.push({
+      field: "tokens",
+      text: `${extras.tokens.toLocaleString("en-US")} tokens`,
+      title: "Tokens used by the answer",
+    });
+  if (shown.has("context_pct") && runtime.context_pct !== undefined)
+    parts.push({
+      field: "context_pct",
+      text: `${runtime.context_pct < 1 ? "<1" : Math.round(runtime.context_pct)}% context`,
+      title: "Context used",
+    });
   if (shown.has("cwd") && runtime.cwd) parts.push({ field: "cwd", text: runtime.cwd, title: "Working directory" });
-  if (shown.has("latency") && runtime.latency !== undefined) parts.push({ field: "latency", text: `${runtime.latency.toFixed(1)} s`, title: "Latency" });
-  if (shown.has("cost") && runtime.cost !== undefined) parts.push({ field: "cost", text: `$${runtime.cost.toFixed(4)}`, title: "Cost" });
+  if (shown.has("latency") && runtime.latency !== undefined)
+    parts.push({ field: "latency", text: `${runtime.latency.toFixed(1)} s`, title: "Latency" });
+  if (shown.has("cost") && runtime.cost !== undefined)
+    parts.push({ field: "cost", text: `$${runtime.cost.toFixed(4)}`, title: "Cost" });
   return parts;
 }

@@ -4,11 +4,31 @@
 import { login } from "./api.js";
 import { clear, h } from "./dom.js";
 
-export function showSignIn(root: HTMLElement, notice: string | undefined, onSignedIn: (user: string) => void, onRefused: () => void = () => undefined): void {
+export function showSignIn(
+  root: HTMLElement,
+  notice: string | undefined,
+  onSignedIn: (user: string) => void,
+  onRefused: () => void = () => undefined,
+): void {
   clear(root);
   document.title = "Sign in · chat-gateway";
-  const username = h("input", { id: "signin-user", name: "username", type: "text", autocomplete: "username", required: true, maxlength: 32, autocapitalize: "none", spellcheck: "false" });
-  const password = h("input", { id: "signin-password", name: "password", type: "password", autocomplete: "current-password", required: true });
+  const username = h("input", {
+    id: "signin-user",
+    name: "username",
+    type: "text",
+    autocomplete: "username",
+    required: true,
+    maxlength: 32,
+    autocapitalize: "none",
+    spellcheck: "false",
+  });
+  const password = h("input", {
+    id: "signin-password",
+    name: "password",
+    type: "password",
+    autocomplete: "current-password",
+    required: true,
+  });
   const error = h("p", { class: "signin-error", role: "alert" });
   const submit = h("button", { type: "submit" }, "Sign in");
   const form = h(

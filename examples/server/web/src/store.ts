@@ -136,7 +136,8 @@ export class Store {
   upsertChannel(ch: Channel): void {
     this.channels.set(ch.chat_id, { ...this.channels.get(ch.chat_id), ...ch });
     if (ch.is_default) {
-      for (const other of this.channels.values()) if (other.chat_id !== ch.chat_id && other.is_default) other.is_default = false;
+      for (const other of this.channels.values())
+        if (other.chat_id !== ch.chat_id && other.is_default) other.is_default = false;
     }
     this.#listener.channelsChanged();
     this.#listener.channelChanged(ch.chat_id);
@@ -144,7 +145,8 @@ export class Store {
 
   deleteChannel(chatId: string): void {
     this.channels.delete(chatId);
-    for (const [key, lane] of this.#lanes) if (lane.chat_id === chatId || lane.thread_id === chatId) this.#lanes.delete(key);
+    for (const [key, lane] of this.#lanes)
+      if (lane.chat_id === chatId || lane.thread_id === chatId) this.#lanes.delete(key);
     this.#listener.channelsChanged();
     this.#listener.channelDeleted(chatId);
   }
@@ -160,7 +162,17 @@ export class Store {
     let lane = this.#lanes.get(key);
     if (!lane) {
       const pager = this.#client.historyPager({ chat_id: chatId, thread_id: threadId }, { limit: 50 });
-      lane = { key, chat_id: chatId, thread_id: threadId, messages: [], byId: new Map(), pager, loading: undefined, loaded: false, typing: false };
+      lane = {
+        key,
+        chat_id: chatId,
+        thread_id: threadId,
+        messages: [],
+        byId: new Map(),
+        pager,
+        loading: undefined,
+        loaded: false,
+        typing: false,
+      };
       this.#lanes.set(key, lane);
     }
     return lane;
@@ -234,14 +246,28 @@ export class Store {
       if (!lane) return;
       const msg = lane.byId.get(p.message_id) ?? this.#add(lane, fromHistory(p));
       const next = fromHistory(p);
-      Object.assign(msg, next, { tools: p.tools ? next.tools : msg.tools, commentary: msg.commentary, asks: p.asks ? next.asks : msg.asks });
+      Object.assign(msg, next, {
+        tools: p.tools ? next.tools : msg.tools,
+        commentary: msg.commentary,
+        asks: p.asks ? next.asks : msg.asks,
+      });
       this.#listener.messageChanged(lane, msg);
     });
     c.on("message.stop", (p) => {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
       if (!lane) return;
       const msg = lane.byId.get(p.message_id) ?? this.#add(lane, { ...blankAnswer(p.message_id), ts: p.ts });
-      Object.assign(msg, { text: p.final_text, reasoning: p.reasoning ?? "", runtime: p.runtime, model: p.model ?? msg.model, tokens: p.tokens ?? msg.tokens, status: p.status, media: p.media ?? msg.media, ts: p.ts, streaming: false });
+      Object.assign(msg, {
+        text: p.final_text,
+        reasoning: p.reasoning ?? "",
+        runtime: p.runtime,
+        model: p.model ?? msg.model,
+        tokens: p.tokens ?? msg.tokens,
+        status: p.status,
+        media: p.media ?? msg.media,
+        ts: p.ts,
+        streaming: false,
+      });
       if (p.tools) msg.tools = p.tools.map(toolRow);
       if (p.asks) msg.asks = p.asks;
       this.#listener.messageChanged(lane, msg);
@@ -266,7 +292,11 @@ export class Store {
   /** Frames of an answer being written: they change the streaming message of a loaded lane. */
   #wireStreaming(): void {
     const c = this.#client;
-    const streaming = (p: { chat_id: string; thread_id: string | null; message_id: string }, change: (msg: Msg) => void, streamed = false) => {
+    const streaming = (
+      p: { chat_id: string; thread_id: string | null; message_id: string },
+      change: (msg: Msg) => void,
+      streamed = false,
+    ) => {
       const lane = this.#laneIfLoaded(p.chat_id, p.thread_id);
       if (!lane) return;
       const msg = this.#ensureStreaming(lane, p.message_id);
@@ -290,7 +320,16 @@ export class Store {
     );
     c.on("commentary", (p) => streaming(p, (msg) => msg.commentary.push(p.text)));
     // Keyed by index: a device joining mid-turn may get a tool's start twice (docs/PROTOCOL.md §14.3).
-    c.on("tool.start", (p) => streaming(p, (msg) => void (msg.tools.some((t) => t.index === p.index) || msg.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args }))));
+    c.on("tool.start", (p) =>
+      streaming(
+        p,
+        (msg) =>
+          void (
+            msg.tools.some((t) => t.index === p.index) ||
+            msg.tools.push({ index: p.index, name: p.name, preview: p.preview, args: p.args })
+          ),
+      ),
+    );
     c.on("tool.end", (p) =>
       streaming(p, (msg) => {
         let row = msg.tools.find((t) => t.index === p.index);

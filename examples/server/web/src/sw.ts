@@ -36,7 +36,17 @@ const sw = self as unknown as Scope;
 
 /** Bumped when the shell's file list changes; older caches are deleted on activation. */
 const CACHE = "chat-gateway-shell-v1";
-const SHELL = ["/", "/app.js", "/theme.js", "/styles.css", "/code-blocks.css", "/icon.svg", "/icon-192.png", "/icon-512.png", "/manifest.webmanifest"];
+const SHELL = [
+  "/",
+  "/app.js",
+  "/theme.js",
+  "/styles.css",
+  "/code-blocks.css",
+  "/icon.svg",
+  "/icon-192.png",
+  "/icon-512.png",
+  "/manifest.webmanifest",
+];
 
 /** What the gateway's Web Push sender posts (chat-gateway/push/webpush `WebPushPayload`). */
 interface Payload {
@@ -49,18 +59,30 @@ interface Payload {
 }
 
 sw.addEventListener("install", (event: ExtendableEvent) => {
-  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => sw.skipWaiting()));
+  event.waitUntil(
+    caches
+      .open(CACHE)
+      .then((cache) => cache.addAll(SHELL))
+      .then(() => sw.skipWaiting()),
+  );
 });
 
 sw.addEventListener("activate", (event: ExtendableEvent) => {
-  const old = caches.keys().then((keys) => Promise.all(keys.filter((key) => key !== CACHE).map((key) => caches.delete(key))));
+  const old = caches
+    .keys()
+    .then((keys) => Promise.all(keys.filter((key) => key !== CACHE).map((key) => caches.delete(key))));
   event.waitUntil(old.then(() => sw.clients.claim()));
 });
 
 /** Only the app shell: same origin, GET, never /api/ (media included) or /ws/. */
 function isShell(request: Request): boolean {
   const url = new URL(request.url);
-  return request.method === "GET" && url.origin === location.origin && !url.pathname.startsWith("/api/") && !url.pathname.startsWith("/ws/");
+  return (
+    request.method === "GET" &&
+    url.origin === location.origin &&
+    !url.pathname.startsWith("/api/") &&
+    !url.pathname.startsWith("/ws/")
+  );
 }
 
 /** Network first, so a new version shows at once; the cached copy when offline. */
@@ -132,7 +154,9 @@ async function openLane(lane: { chat_id: string; thread_id: string | null } | un
 
 sw.addEventListener("notificationclick", (event: NotificationEvent) => {
   event.notification.close();
-  event.waitUntil(openLane((event.notification.data as { lane?: { chat_id: string; thread_id: string | null } } | null)?.lane));
+  event.waitUntil(
+    openLane((event.notification.data as { lane?: { chat_id: string; thread_id: string | null } } | null)?.lane),
+  );
 });
 
 export {};

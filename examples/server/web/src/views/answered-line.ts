@@ -17,8 +17,15 @@ export interface Resolution {
 
 /** The entry the gateway will keep on the answer, built from the card and its live outcome. */
 export function answeredFromLive(ask: OpenAsk, r: Resolution): AnsweredAsk {
-  const options: Array<{ id: string; label: string }> = "models" in ask ? ask.models : "options" in ask ? ask.options : [];
-  const entry: AnsweredAsk = { picker_id: ask.picker_id, kind: ask.kind, title: ask.title, outcome: r.outcome, ts: Date.now() };
+  const options: Array<{ id: string; label: string }> =
+    "models" in ask ? ask.models : "options" in ask ? ask.options : [];
+  const entry: AnsweredAsk = {
+    picker_id: ask.picker_id,
+    kind: ask.kind,
+    title: ask.title,
+    outcome: r.outcome,
+    ts: Date.now(),
+  };
   if (r.option_id !== undefined) entry.option_id = r.option_id;
   const label = options.find((o) => o.id === r.option_id)?.label;
   if (label !== undefined) entry.label = label;
@@ -31,7 +38,8 @@ export function answeredFromLive(ask: OpenAsk, r: Resolution): AnsweredAsk {
 /** "Approved", "Denied", "Answered: tea", "Chose: Demo (fast)", or how the ask ended unanswered. */
 export function resolutionText(a: AnsweredAsk): string {
   if (a.outcome !== "selected") return `“${a.title}” ${a.outcome}`;
-  if (a.kind === "approval" && (a.option_id === "approve" || a.option_id === "deny")) return a.option_id === "approve" ? "Approved" : "Denied";
+  if (a.kind === "approval" && (a.option_id === "approve" || a.option_id === "deny"))
+    return a.option_id === "approve" ? "Approved" : "Denied";
   if (a.text !== undefined) return `Answered: ${a.text}`;
   const label = a.label ?? a.option_id ?? "";
   return a.kind === "model" ? `Chose: ${label}` : `Answered: ${label}`;

@@ -95,8 +95,18 @@ export class AskCardsView {
     );
     return h(
       "article",
-      { class: `ask ask-${ask.kind}`, dataset: { pickerId: ask.picker_id, kind: ask.kind }, "aria-labelledby": heading.id },
-      h("header", { class: "ask-head" }, h("span", { class: "tag" }, ask.kind === "approval" ? "Approval" : ask.kind === "model" ? "Model" : "Question"), heading, expires),
+      {
+        class: `ask ask-${ask.kind}`,
+        dataset: { pickerId: ask.picker_id, kind: ask.kind },
+        "aria-labelledby": heading.id,
+      },
+      h(
+        "header",
+        { class: "ask-head" },
+        h("span", { class: "tag" }, ask.kind === "approval" ? "Approval" : ask.kind === "model" ? "Model" : "Question"),
+        heading,
+        expires,
+      ),
       ask.kind === "approval" ? this.#approval(ask) : ask.kind === "confirm" ? this.#confirm(ask) : this.#model(ask),
     );
   }
@@ -110,7 +120,11 @@ export class AskCardsView {
           "details",
           { class: "ask-tool", open: true },
           h("summary", null, "Tool ", h("code", { class: "tool-name" }, ask.tool.name), " with arguments"),
-          h("pre", { class: "tool-args", tabindex: 0, "aria-label": `Arguments of ${ask.tool.name}` }, stringify(ask.tool.args)),
+          h(
+            "pre",
+            { class: "tool-args", tabindex: 0, "aria-label": `Arguments of ${ask.tool.name}` },
+            stringify(ask.tool.args),
+          ),
         ),
       );
     }
@@ -123,7 +137,13 @@ export class AskCardsView {
     if (ask.body) parts.push(h("p", { class: "ask-body" }, ask.body));
     if (ask.options.length > 0) parts.push(this.#buttons(ask, ask.options));
     if (ask.allow_text) {
-      const input = h("input", { type: "text", class: "ask-text", maxlength: 4000, "aria-label": `Your answer to: ${ask.title}`, placeholder: "Or answer in your words…" });
+      const input = h("input", {
+        type: "text",
+        class: "ask-text",
+        maxlength: 4000,
+        "aria-label": `Your answer to: ${ask.title}`,
+        placeholder: "Or answer in your words…",
+      });
       const form = h("form", { class: "ask-text-form" }, input, h("button", { type: "submit" }, "Send answer"));
       form.addEventListener("submit", (event) => {
         event.preventDefault();
@@ -146,7 +166,12 @@ export class AskCardsView {
       group.append(
         h(
           "button",
-          { type: "button", class: kind, dataset: { optionId: option.id }, onclick: () => void this.#answer(ask, { option_id: option.id }, group) },
+          {
+            type: "button",
+            class: kind,
+            dataset: { optionId: option.id },
+            onclick: () => void this.#answer(ask, { option_id: option.id }, group),
+          },
           option.label,
         ),
       );
@@ -162,7 +187,8 @@ export class AskCardsView {
     for (const b of buttons) b.disabled = true;
     try {
       const resolved = await this.#client.select(ask.picker_id, answer);
-      if (resolved.device_id !== undefined && resolved.device_id !== this.#client.deviceId) this.#toasts.show("Already answered on another device.");
+      if (resolved.device_id !== undefined && resolved.device_id !== this.#client.deviceId)
+        this.#toasts.show("Already answered on another device.");
       else if (resolved.outcome !== "selected") this.#toasts.show(`This request was already ${resolved.outcome}.`);
     } catch (error) {
       for (const b of buttons) b.disabled = false;

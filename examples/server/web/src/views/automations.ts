@@ -49,14 +49,43 @@ export class AutomationsView {
     this.el.hidden = false;
     append(this.el, [
       h("h2", null, "What posts here"),
-      hooks.length + schedules.length === 0 ? h("p", { class: "muted" }, "No webhook or schedule posts here yet: add one with the server's hook or schedule command.") : null,
-      hooks.length ? h("ul", { class: "automation-list hooks" }, hooks.map((x) => h("li", null, h("span", { class: "tag" }, "webhook"), h("strong", null, x.name), h("span", { class: "muted" }, x.mode === "turn" ? "asks the agent" : "posts as is")))) : null,
+      hooks.length + schedules.length === 0
+        ? h(
+            "p",
+            { class: "muted" },
+            "No webhook or schedule posts here yet: add one with the server's hook or schedule command.",
+          )
+        : null,
+      hooks.length
+        ? h(
+            "ul",
+            { class: "automation-list hooks" },
+            hooks.map((x) =>
+              h(
+                "li",
+                null,
+                h("span", { class: "tag" }, "webhook"),
+                h("strong", null, x.name),
+                h("span", { class: "muted" }, x.mode === "turn" ? "asks the agent" : "posts as is"),
+              ),
+            ),
+          )
+        : null,
       schedules.length
         ? h(
             "ul",
             { class: "automation-list schedules" },
             schedules.map((x) =>
-              h("li", null, h("span", { class: "tag" }, "schedule"), h("strong", null, x.name), h("code", null, x.cron), h("span", { class: "muted" }, x.tz), h("span", null, `next: ${when(x.next_run)}`), lastResult(x.last_run)),
+              h(
+                "li",
+                null,
+                h("span", { class: "tag" }, "schedule"),
+                h("strong", null, x.name),
+                h("code", null, x.cron),
+                h("span", { class: "muted" }, x.tz),
+                h("span", null, `next: ${when(x.next_run)}`),
+                lastResult(x.last_run),
+              ),
             ),
           )
         : null,

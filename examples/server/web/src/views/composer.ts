@@ -42,7 +42,12 @@ export class Composer {
   });
   readonly slash: SlashMenu;
   readonly #autoThread = h("input", { type: "checkbox", id: "auto-thread" });
-  readonly #autoThreadLabel = h("label", { class: "toggle", for: "auto-thread", title: "Start a new thread for this message" }, this.#autoThread, " Auto-thread");
+  readonly #autoThreadLabel = h(
+    "label",
+    { class: "toggle", for: "auto-thread", title: "Start a new thread for this message" },
+    this.#autoThread,
+    " Auto-thread",
+  );
   readonly #fileInput = h("input", { type: "file", id: "file-input", class: "visually-hidden", multiple: true });
   readonly #chips = h("div", { class: "chips", role: "group", "aria-label": "Attachments" });
   readonly #sendButton = h("button", { type: "submit", class: "send" }, "Send");
@@ -60,14 +65,33 @@ export class Composer {
       const lane = deps.store.current;
       return lane ? deps.client.complete(lane, text, { timeoutMs: 5000 }) : Promise.resolve([]);
     });
-    const attach = h("label", { class: "icon attach", for: "file-input", title: "Attach files", role: "button", tabindex: 0, "aria-label": "Attach files" }, icon("clip"));
+    const attach = h(
+      "label",
+      {
+        class: "icon attach",
+        for: "file-input",
+        title: "Attach files",
+        role: "button",
+        tabindex: 0,
+        "aria-label": "Attach files",
+      },
+      icon("clip"),
+    );
     this.#form = h(
       "form",
       { class: "composer", "aria-label": "Send a message" },
       this.#pending.el,
       this.#pending.status,
       this.#chips,
-      h("div", { class: "composer-row" }, attach, this.#fileInput, h("div", { class: "composer-input-wrap" }, this.slash.el, this.#textarea), this.#stop.el, this.#sendButton),
+      h(
+        "div",
+        { class: "composer-row" },
+        attach,
+        this.#fileInput,
+        h("div", { class: "composer-input-wrap" }, this.slash.el, this.#textarea),
+        this.#stop.el,
+        this.#sendButton,
+      ),
       h("div", { class: "composer-options" }, this.#autoThreadLabel),
     );
     this.el.append(this.#form);
@@ -96,7 +120,8 @@ export class Composer {
     this.el.hidden = false;
     this.el.querySelector(".readonly-note")?.remove();
     this.#form.hidden = readOnly;
-    if (readOnly) this.el.append(h("p", { class: "readonly-note" }, "This is an automation channel: only the gateway posts here."));
+    if (readOnly)
+      this.el.append(h("p", { class: "readonly-note" }, "This is an automation channel: only the gateway posts here."));
     this.#autoThreadLabel.hidden = Boolean(lane?.thread_id);
     this.update();
   }
@@ -136,7 +161,13 @@ export class Composer {
     const id = ++this.#nextAttachment;
     const progress = h("progress", { max: 100, value: 0, "aria-label": `Uploading ${file.name}` });
     const remove = h("button", { type: "button", class: "icon small", "aria-label": `Remove ${file.name}` }, "×");
-    const el = h("span", { class: "chip uploading", dataset: { file: file.name } }, h("span", { class: "chip-name" }, file.name), progress, remove);
+    const el = h(
+      "span",
+      { class: "chip uploading", dataset: { file: file.name } },
+      h("span", { class: "chip-name" }, file.name),
+      progress,
+      remove,
+    );
     const attachment: Attachment = { id, name: file.name, el };
     remove.addEventListener("click", () => {
       this.#attachments = this.#attachments.filter((a) => a.id !== id);
@@ -145,7 +176,9 @@ export class Composer {
     this.#attachments.push(attachment);
     this.#chips.append(el);
     try {
-      attachment.ref = await this.#deps.client.upload(file, { onProgress: (sent, total) => (progress.value = total ? Math.round((sent / total) * 100) : 100) });
+      attachment.ref = await this.#deps.client.upload(file, {
+        onProgress: (sent, total) => (progress.value = total ? Math.round((sent / total) * 100) : 100),
+      });
       el.classList.remove("uploading");
       el.classList.add("ready");
       progress.remove();

@@ -31,11 +31,20 @@ function menuItem(label: string, run: () => void, cls = ""): HTMLElement {
 
 function menuItems(ch: Channel, actions: ChannelMenuActions): HTMLElement[] {
   const items: HTMLElement[] = [];
-  items.push(menuItem(ch.favorite ? "Remove from favorites" : "Add to favorites", () => void actions.update(ch, { favorite: !ch.favorite })));
+  items.push(
+    menuItem(
+      ch.favorite ? "Remove from favorites" : "Add to favorites",
+      () => void actions.update(ch, { favorite: !ch.favorite }),
+    ),
+  );
   if (ch.kind !== "thread" && !ch.automation) items.push(menuItem("New thread", () => void actions.createThread(ch)));
   items.push(menuItem("Rename…", () => void actions.rename(ch)));
-  if (!ch.is_default) items.push(menuItem(ch.archived ? "Unarchive" : "Archive", () => void actions.update(ch, { archived: !ch.archived })));
-  if (ch.kind !== "thread" && !ch.is_default && !ch.automation) items.push(menuItem("Set as default", () => void actions.setDefault(ch)));
+  if (!ch.is_default)
+    items.push(
+      menuItem(ch.archived ? "Unarchive" : "Archive", () => void actions.update(ch, { archived: !ch.archived })),
+    );
+  if (ch.kind !== "thread" && !ch.is_default && !ch.automation)
+    items.push(menuItem("Set as default", () => void actions.setDefault(ch)));
   if (ch.kind !== "default" && !ch.is_default) items.push(menuItem("Delete…", () => void actions.remove(ch), "danger"));
   return items;
 }
@@ -78,7 +87,12 @@ export class HeaderView {
           ch.favorite ? h("span", { class: "tag" }, "★ favorite") : null,
         ),
       ),
-      h("details", { class: "menu" }, h("summary", { "aria-label": "Channel actions", title: "Channel actions" }, icon("more")), h("div", { class: "menu-items", role: "menu" }, menuItems(ch, this.#actions))),
+      h(
+        "details",
+        { class: "menu" },
+        h("summary", { "aria-label": "Channel actions", title: "Channel actions" }, icon("more")),
+        h("div", { class: "menu-items", role: "menu" }, menuItems(ch, this.#actions)),
+      ),
     );
   }
 }

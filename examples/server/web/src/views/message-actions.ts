@@ -21,8 +21,26 @@ export function queuedActionsEl(msg: Msg, actions: MessageActions): HTMLElement 
   return h(
     "div",
     { class: "msg-actions queued-actions", role: "group", "aria-label": "Queued message actions" },
-    h("button", { type: "button", class: "msg-action", "aria-label": `Cancel queued message: ${short}`, onclick: () => actions.cancelQueued(msg) }, "Cancel"),
-    h("button", { type: "button", class: "msg-action", "aria-label": `Send now, stopping the answer: ${short}`, onclick: () => actions.sendNow(msg) }, "Send now"),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "msg-action",
+        "aria-label": `Cancel queued message: ${short}`,
+        onclick: () => actions.cancelQueued(msg),
+      },
+      "Cancel",
+    ),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "msg-action",
+        "aria-label": `Send now, stopping the answer: ${short}`,
+        onclick: () => actions.sendNow(msg),
+      },
+      "Send now",
+    ),
   );
 }
 
@@ -31,7 +49,30 @@ export function messageActionsEl(msg: Msg, actions: MessageActions): HTMLElement
   copy.addEventListener("click", () => void copyWithFeedback(copy, msg.text));
   const second =
     msg.role === "assistant"
-      ? h("button", { type: "button", class: "msg-action", "aria-label": "Regenerate this answer", onclick: () => actions.regenerate(msg) }, "Regenerate")
-      : h("button", { type: "button", class: "msg-action", "aria-label": "Edit as a new message", onclick: () => actions.edit(msg) }, "Edit");
-  return h("div", { class: "msg-actions", role: "group", "aria-label": "Message actions" }, msg.text ? copy : null, second);
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "msg-action",
+            "aria-label": "Regenerate this answer",
+            onclick: () => actions.regenerate(msg),
+          },
+          "Regenerate",
+        )
+      : h(
+          "button",
+          {
+            type: "button",
+            class: "msg-action",
+            "aria-label": "Edit as a new message",
+            onclick: () => actions.edit(msg),
+          },
+          "Edit",
+        );
+  return h(
+    "div",
+    { class: "msg-actions", role: "group", "aria-label": "Message actions" },
+    msg.text ? copy : null,
+    second,
+  );
 }

@@ -34,14 +34,25 @@ function mediaEl(m: MediaRef, ctx: MessageContext): HTMLElement {
         // A broken image may be a 401: the session ended.
         h("img", { src: url, alt: m.filename, loading: "lazy", onerror: () => ctx.onMediaError() }),
       )
-    : h("a", { class: "media-file", href: url, download: m.filename }, icon("file"), `${m.filename} (${formatBytes(m.size)})`);
+    : h(
+        "a",
+        { class: "media-file", href: url, download: m.filename },
+        icon("file"),
+        `${m.filename} (${formatBytes(m.size)})`,
+      );
 }
 
 /** A gateway command (`/stop`, `/approve`, …) as one small line: who, what, when. */
 function commandEl(msg: Msg): HTMLElement {
   return h(
     "p",
-    { class: "msg command-line", id: `msg-${msg.message_id}`, tabindex: -1, dataset: { messageId: msg.message_id }, title: msg.text },
+    {
+      class: "msg command-line",
+      id: `msg-${msg.message_id}`,
+      tabindex: -1,
+      dataset: { messageId: msg.message_id },
+      title: msg.text,
+    },
     h("span", { class: "command-what" }, commandLabel(msg.text)),
     h("span", { class: "command-who" }, " by you · "),
     h("time", { datetime: new Date(msg.ts).toISOString() }, formatTime(msg.ts)),
@@ -60,15 +71,53 @@ export function messageEl(msg: Msg, ctx: MessageContext): HTMLElement {
   const parts = assistant && !msg.streaming ? footerParts(msg.runtime, ctx.footer, msg) : [];
   return h(
     "article",
-    { class: `msg ${msg.role}${msg.streaming ? " streaming" : ""}${status ? ` status-${status}` : ""}${queued ? " queued" : ""}`, id: `msg-${msg.message_id}`, tabindex: -1, dataset: { messageId: msg.message_id }, "aria-label": assistant ? "Assistant" : "You" },
-    h("div", { class: "msg-meta" }, h("span", { class: "who" }, assistant ? "Assistant" : "You"), h("time", { datetime: new Date(msg.ts).toISOString() }, formatTime(msg.ts)), status ? h("span", { class: `tag status` }, status) : null, queued ? h("span", { class: "tag queued-tag" }, "Queued") : null),
-    msg.reasoning ? h("details", { class: "reasoning" }, h("summary", null, "Reasoning"), h("div", { class: "reasoning-text" }, msg.reasoning)) : null,
-    msg.commentary.length ? h("div", { class: "commentary" }, msg.commentary.map((c) => h("p", null, c))) : null,
+    {
+      class: `msg ${msg.role}${msg.streaming ? " streaming" : ""}${status ? ` status-${status}` : ""}${queued ? " queued" : ""}`,
+      id: `msg-${msg.message_id}`,
+      tabindex: -1,
+      dataset: { messageId: msg.message_id },
+      "aria-label": assistant ? "Assistant" : "You",
+    },
+    h(
+      "div",
+      { class: "msg-meta" },
+      h("span", { class: "who" }, assistant ? "Assistant" : "You"),
+      h("time", { datetime: new Date(msg.ts).toISOString() }, formatTime(msg.ts)),
+      status ? h("span", { class: `tag status` }, status) : null,
+      queued ? h("span", { class: "tag queued-tag" }, "Queued") : null,
+    ),
+    msg.reasoning
+      ? h(
+          "details",
+          { class: "reasoning" },
+          h("summary", null, "Reasoning"),
+          h("div", { class: "reasoning-text" }, msg.reasoning),
+        )
+      : null,
+    msg.commentary.length
+      ? h(
+          "div",
+          { class: "commentary" },
+          msg.commentary.map((c) => h("p", null, c)),
+        )
+      : null,
     tools.length ? h("div", { class: "tools" }, tools) : null,
     msg.text || !msg.streaming || !tools.length ? body : null,
     media.length ? h("div", { class: "media" }, media) : null,
-    msg.asks.length ? h("div", { class: "answered" }, msg.asks.map((a) => answeredLineEl(a, ctx.ownDeviceId()))) : null,
-    parts.length ? h("div", { class: "runtime-footer" }, parts.map((p) => h("span", { title: p.title, dataset: { field: p.field } }, p.text))) : null,
+    msg.asks.length
+      ? h(
+          "div",
+          { class: "answered" },
+          msg.asks.map((a) => answeredLineEl(a, ctx.ownDeviceId())),
+        )
+      : null,
+    parts.length
+      ? h(
+          "div",
+          { class: "runtime-footer" },
+          parts.map((p) => h("span", { title: p.title, dataset: { field: p.field } }, p.text)),
+        )
+      : null,
     queued ? queuedActionsEl(msg, ctx.actions) : msg.streaming ? null : messageActionsEl(msg, ctx.actions),
   );
 }

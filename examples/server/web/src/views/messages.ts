@@ -69,7 +69,17 @@ export class MessagesView {
     this.#els.clear();
     if (!lane) return;
     if (lane.loaded && lane.pager.hasMore) {
-      this.el.append(h("div", { class: "history-more" }, h("button", { type: "button", class: "link", onclick: () => void this.#loadOlder(lane) }, "Load older messages")));
+      this.el.append(
+        h(
+          "div",
+          { class: "history-more" },
+          h(
+            "button",
+            { type: "button", class: "link", onclick: () => void this.#loadOlder(lane) },
+            "Load older messages",
+          ),
+        ),
+      );
     } else if (lane.loaded && lane.messages.length === 0) {
       this.el.append(h("p", { class: "empty" }, "No messages yet. Say hello!"));
     } else if (lane.loaded) {

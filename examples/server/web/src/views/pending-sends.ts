@@ -38,7 +38,14 @@ export class PendingSends {
     clear(this.el);
     this.el.hidden = this.#items.size === 0;
     for (const text of this.#items) {
-      this.el.append(h("li", { class: "pending" }, h("span", { class: "pending-state" }, "Waiting for connection"), h("span", { class: "pending-text" }, text)));
+      this.el.append(
+        h(
+          "li",
+          { class: "pending" },
+          h("span", { class: "pending-state" }, "Waiting for connection"),
+          h("span", { class: "pending-text" }, text),
+        ),
+      );
     }
   }
 }

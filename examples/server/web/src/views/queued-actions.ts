@@ -21,7 +21,13 @@ export class QueuedActions {
   async cancel(msg: Msg): Promise<void> {
     const lane = this.#store.current;
     if (!lane) return;
-    await this.#toasts.guard("Cancel", () => this.#client.request("message.delete", { chat_id: lane.chat_id, thread_id: lane.thread_id, message_ids: [msg.message_id] }));
+    await this.#toasts.guard("Cancel", () =>
+      this.#client.request("message.delete", {
+        chat_id: lane.chat_id,
+        thread_id: lane.thread_id,
+        message_ids: [msg.message_id],
+      }),
+    );
   }
 
   async sendNow(msg: Msg): Promise<void> {
@@ -29,8 +35,20 @@ export class QueuedActions {
     if (!lane) return;
     const media = msg.media.map((m) => m.media_id);
     await this.#toasts.guard("Send now", async () => {
-      await this.#client.request("message.delete", { chat_id: lane.chat_id, thread_id: lane.thread_id, message_ids: [msg.message_id] });
-      await this.#client.sendMessage({ chat_id: lane.chat_id, thread_id: lane.thread_id, text: msg.text, ...(media.length ? { media_refs: media } : {}) }, { whenBusy: "interrupt" });
+      await this.#client.request("message.delete", {
+        chat_id: lane.chat_id,
+        thread_id: lane.thread_id,
+        message_ids: [msg.message_id],
+      });
+      await this.#client.sendMessage(
+        {
+          chat_id: lane.chat_id,
+          thread_id: lane.thread_id,
+          text: msg.text,
+          ...(media.length ? { media_refs: media } : {}),
+        },
+        { whenBusy: "interrupt" },
+      );
     });
   }
 }

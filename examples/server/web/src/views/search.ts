@@ -36,18 +36,30 @@ export class SearchView {
     if (!query.trim()) return this.close();
     clear(box);
     box.hidden = false;
-    const close = h("button", { type: "button", class: "icon small", "aria-label": "Close search results", onclick: () => (box.hidden = true) }, "×");
+    const close = h(
+      "button",
+      { type: "button", class: "icon small", "aria-label": "Close search results", onclick: () => (box.hidden = true) },
+      "×",
+    );
     box.append(h("div", { class: "search-head" }, h("h2", null, "Search results"), close));
     const status = h("p", { class: "empty" }, "Searching…");
     box.append(status);
-    const result = await this.#deps.toasts.guard("Search", () => this.#deps.client.request("search", { query, scope: "all", limit: 50 }));
+    const result = await this.#deps.toasts.guard("Search", () =>
+      this.#deps.client.request("search", { query, scope: "all", limit: 50 }),
+    );
     status.remove();
     if (!result) return;
     if (result.hits.length === 0) {
       box.append(h("p", { class: "empty" }, `Nothing found for “${query}”.`));
       return;
     }
-    box.append(h("ul", { class: "hits" }, result.hits.map((hit) => this.#hitEl(hit, query))));
+    box.append(
+      h(
+        "ul",
+        { class: "hits" },
+        result.hits.map((hit) => this.#hitEl(hit, query)),
+      ),
+    );
   }
 
   #hitEl(hit: SearchHit, query: string): HTMLElement {
@@ -58,7 +70,15 @@ export class SearchView {
       h(
         "button",
         { type: "button", class: "hit", onclick: () => void this.#jumpTo(hit) },
-        h("span", { class: "hit-where" }, ch?.name ?? hit.chat_id, " · ", hit.role === "user" ? "You" : "Assistant", " · ", formatTime(hit.ts)),
+        h(
+          "span",
+          { class: "hit-where" },
+          ch?.name ?? hit.chat_id,
+          " · ",
+          hit.role === "user" ? "You" : "Assistant",
+          " · ",
+          formatTime(hit.ts),
+        ),
         h("span", { class: "hit-snippet" }, markedSnippet(hit.snippet, query)),
       ),
     );

@@ -26,7 +26,12 @@ export function qrSvg(text: string): SVGSVGElement {
   svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", "QR code of the pairing link");
   const background = document.createElementNS(SVG, "rect");
-  for (const [name, value] of [["width", full], ["height", full], ["fill", "#fff"]]) background.setAttribute(String(name), String(value));
+  for (const [name, value] of [
+    ["width", full],
+    ["height", full],
+    ["fill", "#fff"],
+  ])
+    background.setAttribute(String(name), String(value));
   const path = document.createElementNS(SVG, "path");
   path.setAttribute("d", d);
   path.setAttribute("fill", "#000");
@@ -38,10 +43,22 @@ export function qrSvg(text: string): SVGSVGElement {
 export function pushSection(client: GatewayClient): HTMLElement {
   const status = h("p", { class: "hint", role: "status" });
   if (!pushSupported()) {
-    return h("fieldset", null, h("legend", null, "Notifications"), h("p", { class: "hint" }, "This browser cannot receive push notifications (it needs a service worker and Web Push, over https or on localhost)."));
+    return h(
+      "fieldset",
+      null,
+      h("legend", null, "Notifications"),
+      h(
+        "p",
+        { class: "hint" },
+        "This browser cannot receive push notifications (it needs a service worker and Web Push, over https or on localhost).",
+      ),
+    );
   }
   const box = h("input", { type: "checkbox", id: "setting-push" });
-  void currentSubscription().then((sub) => (box.checked = sub !== undefined), () => undefined);
+  void currentSubscription().then(
+    (sub) => (box.checked = sub !== undefined),
+    () => undefined,
+  );
   box.addEventListener("change", () => {
     const on = box.checked;
     status.textContent = on ? "Subscribing…" : "";
@@ -49,15 +66,26 @@ export function pushSection(client: GatewayClient): HTMLElement {
     const work = on
       ? subscribePush().then((webpush) => client.registerPush({ webpush }))
       : client.registerPush({ webpush: null }).then(() => unsubscribePush());
-    work.then(
-      () => (status.textContent = on ? "This browser gets a notification when an answer or a question waits for you." : "Notifications are off for this browser."),
-      (error: unknown) => {
-        box.checked = !on;
-        status.textContent = (error as Error).message;
-      },
-    ).finally(() => (box.disabled = false));
+    work
+      .then(
+        () =>
+          (status.textContent = on
+            ? "This browser gets a notification when an answer or a question waits for you."
+            : "Notifications are off for this browser."),
+        (error: unknown) => {
+          box.checked = !on;
+          status.textContent = (error as Error).message;
+        },
+      )
+      .finally(() => (box.disabled = false));
   });
-  return h("fieldset", null, h("legend", null, "Notifications"), h("label", { class: "check" }, box, " Notify me on this browser when an answer waits"), status);
+  return h(
+    "fieldset",
+    null,
+    h("legend", null, "Notifications"),
+    h("label", { class: "check" }, box, " Notify me on this browser when an answer waits"),
+    status,
+  );
 }
 
 function when(seconds: number): string {
@@ -74,7 +102,13 @@ function deviceRow(device: PairedDevice, refresh: () => void, status: HTMLElemen
       status.textContent = `Could not revoke: ${(error as Error).message}`;
     });
   });
-  return h("li", { class: "device", dataset: { deviceId: device.device_id } }, h("span", { class: "device-name" }, device.name), h("span", { class: "hint" }, `paired ${when(device.created)}, last seen ${when(device.last_seen)}`), revoke);
+  return h(
+    "li",
+    { class: "device", dataset: { deviceId: device.device_id } },
+    h("span", { class: "device-name" }, device.name),
+    h("span", { class: "hint" }, `paired ${when(device.created)}, last seen ${when(device.last_seen)}`),
+    revoke,
+  );
 }
 
 /** The pairing code's QR code, its link and the code as text. */
@@ -83,8 +117,20 @@ function pairingView(code: { code: string; url: string; expires_at: number }): H
     "div",
     { class: "pairing" },
     qrSvg(code.url),
-    h("p", null, "Scan this with the new device, or open ", h("a", { href: code.url, class: "pair-url" }, code.url), " there."),
-    h("p", null, "Code: ", h("strong", { class: "pair-code" }, code.code), ` (valid until ${new Date(code.expires_at * 1000).toLocaleTimeString()}, once)`),
+    h(
+      "p",
+      null,
+      "Scan this with the new device, or open ",
+      h("a", { href: code.url, class: "pair-url" }, code.url),
+      " there.",
+    ),
+    h(
+      "p",
+      null,
+      "Code: ",
+      h("strong", { class: "pair-code" }, code.code),
+      ` (valid until ${new Date(code.expires_at * 1000).toLocaleTimeString()}, once)`,
+    ),
   );
 }
 
@@ -114,5 +160,18 @@ export function devicesSection(): HTMLElement {
     );
   });
   refresh();
-  return h("fieldset", null, h("legend", null, "Paired devices"), list, pair, pairing, status, h("p", { class: "hint" }, "A paired device stays signed in without a password until you revoke it (or it goes unused for 90 days)."));
+  return h(
+    "fieldset",
+    null,
+    h("legend", null, "Paired devices"),
+    list,
+    pair,
+    pairing,
+    status,
+    h(
+      "p",
+      { class: "hint" },
+      "A paired device stays signed in without a password until you revoke it (or it goes unused for 90 days).",
+    ),
+  );
 }

@@ -9,8 +9,16 @@ import { devicesSection, pushSection } from "./settings-devices.js";
 
 function themeSelect(): HTMLElement {
   const current = themeSetting();
-  const options: Array<[ThemeSetting, string]> = [["auto", "Follow the system"], ["light", "Light"], ["dark", "Dark"]];
-  const select = h("select", { id: "setting-theme" }, options.map(([value, label]) => h("option", { value, selected: value === current }, label)));
+  const options: Array<[ThemeSetting, string]> = [
+    ["auto", "Follow the system"],
+    ["light", "Light"],
+    ["dark", "Dark"],
+  ];
+  const select = h(
+    "select",
+    { id: "setting-theme" },
+    options.map(([value, label]) => h("option", { value, selected: value === current }, label)),
+  );
   select.addEventListener("change", () => setThemeSetting(select.value as ThemeSetting));
   return h("label", { class: "field", for: "setting-theme" }, "Theme", select);
 }
@@ -19,7 +27,12 @@ function themeSelect(): HTMLElement {
  * Open the dialog; `footer` is changed in place and `onFooterChange` re-renders the messages.
  * `signedIn`: login is on, so there are paired devices to show.
  */
-export function settingsDialog(client: GatewayClient, footer: Set<FooterField>, onFooterChange: () => void, signedIn = false): void {
+export function settingsDialog(
+  client: GatewayClient,
+  footer: Set<FooterField>,
+  onFooterChange: () => void,
+  signedIn = false,
+): void {
   const boxes = FOOTER_FIELDS.map(({ field, label }) => {
     const input = h("input", { type: "checkbox", checked: footer.has(field), dataset: { field } });
     input.addEventListener("change", () => {
@@ -37,7 +50,12 @@ export function settingsDialog(client: GatewayClient, footer: Set<FooterField>, 
   });
   infoDialog("Settings", [
     h("fieldset", null, h("legend", null, "Runtime footer: show"), ...boxes),
-    h("fieldset", null, h("legend", null, "Answers"), h("label", { class: "check" }, streaming, " Stream answers as they are written")),
+    h(
+      "fieldset",
+      null,
+      h("legend", null, "Answers"),
+      h("label", { class: "check" }, streaming, " Stream answers as they are written"),
+    ),
     themeSelect(),
     pushSection(client),
     h("p", { class: "hint" }, "These settings belong to this browser."),

@@ -12,7 +12,9 @@ export interface SidebarActions {
 }
 
 function laneOf(c: Channel): LaneRef {
-  return c.kind === "thread" ? { chat_id: c.parent_chat_id!, thread_id: c.chat_id } : { chat_id: c.chat_id, thread_id: null };
+  return c.kind === "thread"
+    ? { chat_id: c.parent_chat_id!, thread_id: c.chat_id }
+    : { chat_id: c.chat_id, thread_id: null };
 }
 
 export class SidebarView {
@@ -36,17 +38,35 @@ export class SidebarView {
         { class: "channel-list" },
         list.map((c) => {
           const threads = threadsOf(c.chat_id).filter((t) => t.archived === archived || (archived && c.archived));
-          return h("li", null, this.#entry(c), threads.length ? h("ul", { class: "threads" }, threads.map((t) => h("li", null, this.#entry(t)))) : null);
+          return h(
+            "li",
+            null,
+            this.#entry(c),
+            threads.length
+              ? h(
+                  "ul",
+                  { class: "threads" },
+                  threads.map((t) => h("li", null, this.#entry(t))),
+                )
+              : null,
+          );
         }),
       );
     const active = top.filter((c) => !c.archived);
     const archived = top.filter((c) => c.archived);
     // An archived thread of an active channel is listed under "Archived" too, with its parent's name.
-    const archivedThreads = all.filter((c) => c.kind === "thread" && c.archived && !channels.get(c.parent_chat_id ?? "")?.archived);
+    const archivedThreads = all.filter(
+      (c) => c.kind === "thread" && c.archived && !channels.get(c.parent_chat_id ?? "")?.archived,
+    );
     const archivedCount = archived.length + archivedThreads.length;
     clear(this.el);
     this.el.append(
-      h("div", { class: "sidebar-head" }, h("h2", null, "Channels"), h("button", { type: "button", class: "small", onclick: () => void this.#actions.createChannel() }, "+ New")),
+      h(
+        "div",
+        { class: "sidebar-head" },
+        h("h2", null, "Channels"),
+        h("button", { type: "button", class: "small", onclick: () => void this.#actions.createChannel() }, "+ New"),
+      ),
       tree(active, false),
       archivedCount
         ? h(
@@ -54,7 +74,13 @@ export class SidebarView {
             { class: "archived" },
             h("summary", null, `Archived (${archivedCount})`),
             tree(archived, true),
-            archivedThreads.length ? h("ul", { class: "channel-list" }, archivedThreads.map((t) => h("li", null, this.#entry(t)))) : null,
+            archivedThreads.length
+              ? h(
+                  "ul",
+                  { class: "channel-list" },
+                  archivedThreads.map((t) => h("li", null, this.#entry(t))),
+                )
+              : null,
           )
         : "",
     );
@@ -80,14 +106,35 @@ export class SidebarView {
       },
       c.kind === "thread" ? h("span", { class: "thread-mark", "aria-hidden": "true" }, "↳") : avatar(c),
       h("span", { class: "channel-name" }, c.name),
-      c.favorite ? h("span", { class: "fav", title: "Favorite" }, h("span", { "aria-hidden": "true" }, "★"), h("span", { class: "visually-hidden" }, "(favorite)")) : null,
+      c.favorite
+        ? h(
+            "span",
+            { class: "fav", title: "Favorite" },
+            h("span", { "aria-hidden": "true" }, "★"),
+            h("span", { class: "visually-hidden" }, "(favorite)"),
+          )
+        : null,
       c.automation ? h("span", { class: "tag", title: "Automation channel" }, "auto") : null,
       c.is_default ? h("span", { class: "tag", title: "Default channel" }, "default") : null,
       this.#store.waiting(lane)
-        ? h("span", { class: "badge ask-badge", title: "Waiting for your answer" }, h("span", { "aria-hidden": "true" }, "?"), h("span", { class: "visually-hidden" }, " waiting for your answer"))
+        ? h(
+            "span",
+            { class: "badge ask-badge", title: "Waiting for your answer" },
+            h("span", { "aria-hidden": "true" }, "?"),
+            h("span", { class: "visually-hidden" }, " waiting for your answer"),
+          )
         : null,
-      unread > 0 ? h("span", { class: "badge" }, String(unread), h("span", { class: "visually-hidden" }, " unread")) : null,
-      posts > 0 ? h("span", { class: "badge post-badge", title: "New posts" }, h("span", { "aria-hidden": "true" }, `🔔 ${posts}`), h("span", { class: "visually-hidden" }, `${posts} new posts`)) : null,
+      unread > 0
+        ? h("span", { class: "badge" }, String(unread), h("span", { class: "visually-hidden" }, " unread"))
+        : null,
+      posts > 0
+        ? h(
+            "span",
+            { class: "badge post-badge", title: "New posts" },
+            h("span", { "aria-hidden": "true" }, `🔔 ${posts}`),
+            h("span", { class: "visually-hidden" }, `${posts} new posts`),
+          )
+        : null,
     );
   }
 }

@@ -21,7 +21,13 @@ export type Completer = (text: string) => Promise<Completion[]>;
 const COMPLETE_DELAY_MS = 120;
 
 export class SlashMenu {
-  readonly el = h("ul", { id: "slash-list", class: "slash-list", role: "listbox", "aria-label": "Commands", hidden: true });
+  readonly el = h("ul", {
+    id: "slash-list",
+    class: "slash-list",
+    role: "listbox",
+    "aria-label": "Commands",
+    hidden: true,
+  });
   /** The catalog from `commands.catalog`; empty until it arrives. */
   commands: CommandEntry[] = [];
   readonly #input: HTMLTextAreaElement;
@@ -68,7 +74,10 @@ export class SlashMenu {
     this.#show(
       match
         ? this.commands
-            .filter((c) => [c.name, ...c.aliases].some((n) => n.startsWith(value)) && !(c.name === value && c.args_hint === ""))
+            .filter(
+              (c) =>
+                [c.name, ...c.aliases].some((n) => n.startsWith(value)) && !(c.name === value && c.args_hint === ""),
+            )
             .slice(0, 8)
             .map((c) => ({ name: c.name, hint: c.args_hint, description: c.description, value: `${c.name} ` }))
         : [],
@@ -110,7 +119,12 @@ export class SlashMenu {
     this.#matches.forEach((c, i) => {
       const li = h(
         "li",
-        { id: `slash-${i}`, role: "option", "aria-selected": String(i === this.#active), class: i === this.#active ? "active" : "" },
+        {
+          id: `slash-${i}`,
+          role: "option",
+          "aria-selected": String(i === this.#active),
+          class: i === this.#active ? "active" : "",
+        },
         h("span", { class: "slash-name" }, c.name),
         c.hint ? h("span", { class: "slash-args" }, ` ${c.hint}`) : null,
         h("span", { class: "slash-desc" }, c.description),

@@ -30,7 +30,13 @@ export class Statusbar {
   readonly el: HTMLElement;
 
   constructor(actions: StatusbarActions) {
-    const search = h("input", { type: "search", name: "q", placeholder: "Search", "aria-label": "Search messages", autocomplete: "off" });
+    const search = h("input", {
+      type: "search",
+      name: "q",
+      placeholder: "Search",
+      "aria-label": "Search messages",
+      autocomplete: "off",
+    });
     const searchForm = h("form", { class: "search", role: "search" }, search);
     searchForm.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -44,18 +50,42 @@ export class Statusbar {
       ? h(
           "div",
           { class: "account" },
-          h("span", { class: "user-name", title: "Signed in" }, h("span", { class: "visually-hidden" }, "Signed in as "), actions.user),
+          h(
+            "span",
+            { class: "user-name", title: "Signed in" },
+            h("span", { class: "visually-hidden" }, "Signed in as "),
+            actions.user,
+          ),
           h("button", { type: "button", class: "secondary small", onclick: () => actions.signOut() }, "Sign out"),
         )
       : null;
     this.el = h(
       "header",
       { class: "statusbar" },
-      h("button", { type: "button", class: "icon menu-toggle", "aria-label": "Show channels", onclick: () => document.body.classList.toggle("show-sidebar") }, icon("menu")),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "icon menu-toggle",
+          "aria-label": "Show channels",
+          onclick: () => document.body.classList.toggle("show-sidebar"),
+        },
+        icon("menu"),
+      ),
       h("span", { class: "brand" }, h("img", { src: "/icon.svg", alt: "", width: 20, height: 20 }), " chat-gateway"),
       h("span", { class: "conn-box" }, this.#conn, this.#retry),
       searchForm,
-      h("button", { type: "button", class: "icon", "aria-label": "Settings", title: "Settings", onclick: () => actions.settings() }, icon("gear")),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "icon",
+          "aria-label": "Settings",
+          title: "Settings",
+          onclick: () => actions.settings(),
+        },
+        icon("gear"),
+      ),
       userBox,
     );
     this.#retry.addEventListener("click", () => actions.retry());

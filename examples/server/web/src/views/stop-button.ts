@@ -8,11 +8,21 @@ import type { Toasts } from "../toasts.js";
 
 /** Whether the agent's turn runs in a lane: the gateway's running turns, an open card, typing, or an answer streaming. */
 export function answerRunning(store: Store, lane: Lane): boolean {
-  return store.running(lane) || store.waiting(lane) || lane.typing || lane.messages.some((m) => m.streaming && m.role === "assistant");
+  return (
+    store.running(lane) ||
+    store.waiting(lane) ||
+    lane.typing ||
+    lane.messages.some((m) => m.streaming && m.role === "assistant")
+  );
 }
 
 export class StopButton {
-  readonly el = h("button", { type: "button", class: "stop", hidden: true, title: "Stop the answer being written" }, h("span", { class: "stop-square", "aria-hidden": "true" }), "Stop");
+  readonly el = h(
+    "button",
+    { type: "button", class: "stop", hidden: true, title: "Stop the answer being written" },
+    h("span", { class: "stop-square", "aria-hidden": "true" }),
+    "Stop",
+  );
   readonly #store: Store;
 
   constructor(client: GatewayClient, store: Store, toasts: Toasts) {

@@ -36,7 +36,11 @@ function textBlock(cls: string, text: string): HTMLElement {
   const pre = h("pre", { class: cls }, text);
   if (text.length <= LONG_CHARS && lines <= LONG_LINES) return pre;
   pre.classList.add("collapsed");
-  const toggle = h("button", { type: "button", class: "link tool-more", "aria-expanded": "false" }, `Show all (${lines} lines)`);
+  const toggle = h(
+    "button",
+    { type: "button", class: "link tool-more", "aria-expanded": "false" },
+    `Show all (${lines} lines)`,
+  );
   toggle.addEventListener("click", () => {
     const open = pre.classList.toggle("collapsed") === false;
     toggle.setAttribute("aria-expanded", String(open));
@@ -48,13 +52,25 @@ function textBlock(cls: string, text: string): HTMLElement {
 /** The state mark and the name, once: a spinner while running, then ✓ or ✗. */
 function toolState(t: ToolRow): Array<HTMLElement | string> {
   const name = h("code", { class: "tool-name" }, t.name);
-  if (t.ok === undefined) return [h("span", { class: "spinner", "aria-hidden": "true" }), h("span", { class: "tool-running" }, "Running ", name, "…")];
-  return [h("span", { class: "tool-state", "aria-hidden": "true" }, t.ok ? "✓" : "✗"), h("span", { class: "visually-hidden" }, t.ok ? "Tool succeeded: " : "Tool failed: "), name];
+  if (t.ok === undefined)
+    return [
+      h("span", { class: "spinner", "aria-hidden": "true" }),
+      h("span", { class: "tool-running" }, "Running ", name, "…"),
+    ];
+  return [
+    h("span", { class: "tool-state", "aria-hidden": "true" }, t.ok ? "✓" : "✗"),
+    h("span", { class: "visually-hidden" }, t.ok ? "Tool succeeded: " : "Tool failed: "),
+    name,
+  ];
 }
 
 /** The preview without the tool's name in front (the row shows the name already), a quoted string unquoted. */
 function previewWithoutName(t: ToolRow): string {
-  const rest = t.preview.startsWith(`${t.name} `) ? t.preview.slice(t.name.length + 1) : t.preview === t.name ? "" : t.preview;
+  const rest = t.preview.startsWith(`${t.name} `)
+    ? t.preview.slice(t.name.length + 1)
+    : t.preview === t.name
+      ? ""
+      : t.preview;
   if (!rest.startsWith('"')) return rest;
   try {
     const text: unknown = JSON.parse(rest);
@@ -69,7 +85,11 @@ export function toolEl(msg: Msg, t: ToolRow, openTools: Set<string>): HTMLElemen
   const done = t.ok !== undefined;
   const details = h(
     "details",
-    { class: `tool ${done ? (t.ok ? "ok" : "failed") : "running"}`, open: openTools.has(key), dataset: { tool: t.name } },
+    {
+      class: `tool ${done ? (t.ok ? "ok" : "failed") : "running"}`,
+      open: openTools.has(key),
+      dataset: { tool: t.name },
+    },
     h(
       "summary",
       null,
@@ -80,7 +100,9 @@ export function toolEl(msg: Msg, t: ToolRow, openTools: Set<string>): HTMLElemen
     h("div", { class: "tool-label" }, "Arguments"),
     textBlock("tool-args", readableArgs(t.args)),
     done ? h("div", { class: "tool-label" }, t.ok ? "Output" : "Error") : null,
-    done ? textBlock("tool-output", t.output === null || t.output === undefined ? "(no output)" : readable(t.output)) : null,
+    done
+      ? textBlock("tool-output", t.output === null || t.output === undefined ? "(no output)" : readable(t.output))
+      : null,
     t.truncated ? h("p", { class: "tool-truncated" }, "Cut to 16 KiB by the gateway.") : null,
   );
   details.addEventListener("toggle", () => (details.open ? openTools.add(key) : openTools.delete(key)));
