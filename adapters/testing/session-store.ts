@@ -18,11 +18,19 @@ export interface SessionStoreUnderTest {
  * Makes the session store for one test: called before every test, it must return a store (or a
  * {@link SessionStoreUnderTest}) that shares no sessions with the ones it made before.
  */
-export type SessionStoreFactory = () => SessionStore | SessionStoreUnderTest | Promise<SessionStore | SessionStoreUnderTest>;
+export type SessionStoreFactory = () =>
+  | SessionStore
+  | SessionStoreUnderTest
+  | Promise<SessionStore | SessionStoreUnderTest>;
 
 /** Unix seconds. The suite uses the real clock: a store may also expire sessions on its own. */
 const now = () => Math.floor(Date.now() / 1000);
 const token = () => randomBytes(32).toString("base64url");
+const session = (username = "alice", lifetime = 3600): Session => ({
+  token: token(),
+  username,
+  expires_at: now() + lifetime,
+});
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 type Revocation = { session: string } | { user: string };
 
@@ -56,10 +64,8 @@ export function describeSessionStoreConformance(name: string, make: SessionStore
     let store: SessionStore;
     let peer: SessionStore;
     beforeEach(() => {
-    ({ value: store, peer } = current);
-  });
-
-    const session = (username = "alice", lifetime = 3600): Session => ({ token: token(), username, expires_at: now() + lifetime });
+      ({ value: store, peer } = current);
+    });
 
     test("create - a session reads back equal, through the peer too, and as a copy", async () => {
       const s = session();
@@ -76,7 +82,8 @@ export function describeSessionStoreConformance(name: string, make: SessionStore
       const s = session();
       await store.create(s, now());
       const flipped = s.token.slice(0, -1) + (s.token.endsWith("A") ? "B" : "A");
-      for (const other of [flipped, s.token.slice(0, 20), `${s.token}x`, "", token()]) expect(await store.get(other, now())).toBeUndefined();
+      for (const other of [flipped, s.token.slice(0, 20), `${s.token}x`, "", token()])
+        expect(await store.get(other, now())).toBeUndefined();
       expect(await store.get(s.token, now())).toEqual(s);
     });
 
