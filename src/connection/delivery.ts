@@ -37,7 +37,10 @@ export class Delivery {
     this.#host = host;
   }
 
-  /** From now until {@link release}, live stored frames collect in the returned list (hello.ok's cursor is being read). */
+  /**
+   * From now until {@link release} or {@link start}, live stored frames collect in the returned list (hello.ok's
+   * cursor is being read).
+   */
   hold(): OutgoingFrame[] {
     return this.#order.hold();
   }
@@ -46,8 +49,9 @@ export class Delivery {
     this.#order.release();
   }
 
-  /** `hello.ok` went out with `cursor`: live delivery starts with the frames held back while it was read. */
+  /** `hello.ok` went out with `cursor`: the hold ends, and live delivery starts with the frames it kept. */
   start(cursor: Seq, held: OutgoingFrame[]): void {
+    this.#order.release();
     this.#live = true;
     // caps.delta: from here updates go out as appends to what the device holds (docs/PROTOCOL.md §12).
     if (this.#host.deviceCaps?.delta) this.#outflow.sendDeltas();

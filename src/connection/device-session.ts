@@ -1,70 +1,47 @@
 /**
- * One device connection: the hello deadline and per-address cap, the frame queue and rate
- * limiting, and its lifecycle. Hello itself is in `handshake.ts`, what it receives in
- * `delivery.ts`, sync in `outbox/sync.ts`, the requests in `requests/dispatch.ts`.
- * Requests are handled one at a time per connection, in order.
+ * One device connection: the hello deadline, what the handshake decided carried out, and its
+ * lifecycle. Its caps per address, frame queue and rate budget are in `intake.ts`, the hello's
+ * decision in `handshake.ts`, what it receives in `delivery.ts`, sync in `outbox/sync.ts`, the
+ * requests in `requests/dispatch.ts`. Requests are handled one at a time per connection, in order.
  * @module
  */
 import { randomBytes } from "node:crypto";
-import type { AuthResult } from "../contracts/authenticator.js";
-import type { EventEmitter } from "eventemitter3";
-import type { Bus, OutgoingFrame } from "../contracts/bus.js";
+import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Connection, ConnectionHandle } from "../contracts/connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../protocol/errors.js";
 import { type ClientFrame } from "../protocol/client-frames.js";
 import { FrameError, parseClientFrame } from "../protocol/parse-client-frame.js";
-import { shakeHands, type Attached, type HandshakeServices, type HelloFrame } from "./handshake.js";
+import { AUTH_CLOSE, BUSY_CLOSE, shakeHands } from "./handshake.js";
+import type { Attached, CloseWith, HelloFrame, HelloOutcome, HelloReady } from "./handshake.js";
 import type { Subscriber } from "../outbox/fan-out.js";
 import type { ConnectionId, Owner, RequestId, Seq } from "../protocol/ids.js";
-import type { GatewayEvents } from "../options/gateway-events.js";
-import type { ResolvedOptions } from "../options/options.js";
-import type { ConnectionCount } from "./connection-count.js";
 import { Delivery } from "./delivery.js";
 import { outflowLimits } from "./outflow.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { Device, DeviceCaps } from "../contracts/records.js";
-import { handleRequest, type RequestServices, type RequestSession } from "../requests/dispatch.js";
+import { handleRequest, type RequestSession } from "../requests/dispatch.js";
 import { AdmissionWatch, type Revocation } from "./revocation.js";
-import { TokenBucket } from "./token-bucket.js";
-import type { SharedBudgets } from "./shared-budgets.js";
-import { LoopShare } from "../support/loop-share.js";
-import { createUploads, type MediaServices, type Uploads } from "../media/media-transfer.js";
+import { createUploads, type Uploads } from "../media/media-transfer.js";
 import { shareState } from "../lanes/shared-state.js";
-import { countFrame, type TrafficCounts } from "./traffic.js";
+import { countFrame } from "./traffic.js";
 import { peekId, tooBig } from "./wire.js";
-import { retryReason, type HelloGate } from "./hello-gate.js";
+import { retryReason } from "./hello-gate.js";
 import { BinaryBacklog } from "./binary-backlog.js";
+import { admitAddress, FrameIntake } from "./intake.js";
+import type { SessionServices } from "./session-services.js";
+
+export type { SessionServices } from "./session-services.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
 const PROCESS_TAG = randomBytes(4).toString("hex");
-
-/** What a connection reads and writes through: its handshake's, its requests' and its own. */
-export interface SessionServices extends HandshakeServices, RequestServices, MediaServices {
-  readonly options: ResolvedOptions;
-  readonly events: EventEmitter<GatewayEvents>;
-  /** Open connections per client address in this process (`maxConnectionsPerIp`). */
-  readonly addresses: ConnectionCount;
-  /** The frame budgets shared per address and per owner, and the rate of new connections per address. */
-  readonly budgets: SharedBudgets;
-  readonly bus: Pick<Bus, "ready" | "publish" | "subscribe">;
-  /** Frames and hellos counted for {@link Gateway.stats} (docs/PROTOCOL.md §18.3). */
-  readonly traffic: TrafficCounts;
-  /** The process-wide cap on hellos in progress (docs/PROTOCOL.md §18.5). */
-  readonly helloGate: HelloGate;
-  /** Start and stop receiving the owner's frames. */
-  attach(owner: Owner, subscriber: Subscriber): void;
-  detach(owner: Owner, subscriber: Subscriber): void;
-}
 
 /** A connection from `hello` to close. */
 export class DeviceSession implements Subscriber, ConnectionHandle, RequestSession {
   readonly id: ConnectionId = `c${PROCESS_TAG}-${++nextConnection}`;
   readonly #services: SessionServices;
   readonly #conn: Connection;
-  readonly #bucket: TokenBucket;
-  #queue: Promise<void> = Promise.resolve();
-  readonly #share = new LoopShare();
+  readonly #intake: FrameIntake;
   #state: "hello" | "ready" | "closed" = "hello";
   #owner: Owner | undefined;
   #user: string | null = null;
@@ -79,14 +56,16 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #backlog: BinaryBacklog | undefined;
   /** Since when this connection's hello holds a place under the process's cap on hellos in progress. */
   #helloSince: number | undefined;
-  readonly #admission = new AdmissionWatch();
+  readonly #admission = new AdmissionWatch(() => {
+    if (!this.#isClosed()) this.#refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
+  });
   /** Made at the first media frame: an idle connection holds no media state (bench/capacity.ts). */
   #uploads: Uploads | undefined;
 
   constructor(services: SessionServices, conn: Connection) {
     this.#services = services;
     this.#conn = conn;
-    this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
+    this.#intake = new FrameIntake(services);
     this.#delivery = new Delivery(conn, outflowLimits(services.options), this, services.traffic.sent);
   }
 
@@ -111,17 +90,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   open(): void {
     const address = this.#conn.context.remoteAddress;
     if (address !== undefined) {
-      // Before the socket counts anywhere: a refused one costs nothing but this reply.
-      if (!this.#services.budgets.connectsPerAddress.take(address)) {
-        this.#refuseBusy("too many new connections from this address; reconnect with backoff");
-        return;
-      }
-      if (!this.#services.addresses.tryAdd(address, this.#services.options.maxConnectionsPerIp)) {
-        this.#refuseBusy(
-          `too many connections from this address (at most ${this.#services.options.maxConnectionsPerIp})`,
-        );
-        return;
-      }
+      const refusal = admitAddress(this.#services, address);
+      if (refusal !== undefined) return this.#refuseBusy(refusal);
       this.#address = address;
     }
     const ms = this.#services.options.helloTimeoutMs;
@@ -160,25 +130,21 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       if (this.#helloSince === undefined) return this.#shed(text);
     }
     // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
-    if (!this.#spend()) {
-      this.send(
-        { type: "error", payload: { code: "rate_limited", message: "too many frames; slow down" } },
-        peekId(text),
-      );
-      return;
+    if (!this.#intake.spend(this.#address, this.#owner)) {
+      return this.#sendError(new GatewayError("rate_limited", "too many frames; slow down"), peekId(text));
     }
-    this.#enqueue(() => this.#handleText(text));
+    this.#intake.enqueue(() => this.#handleText(text));
   }
 
   receiveBinary(data: Uint8Array): void {
     if (this.#state === "closed") return;
     if (this.#state !== "ready") {
-      this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
+      this.#intake.enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
     const backlog = (this.#backlog ??= new BinaryBacklog(this.#conn));
     backlog.add(data.byteLength);
-    this.#enqueue(() => this.#takeChunk(data).finally(() => backlog.done(data.byteLength)));
+    this.#intake.enqueue(() => this.#takeChunk(data).finally(() => backlog.done(data.byteLength)));
   }
 
   /**
@@ -187,7 +153,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
    * neither one reply nor much work each.
    */
   async #takeChunk(data: Uint8Array): Promise<void> {
-    if (!this.uploads.inFlight(data) && !this.#spend()) return;
+    if (!this.uploads.inFlight(data) && !this.#intake.spend(this.#address, this.#owner)) return;
     try {
       await this.uploads.chunk(data);
     } catch (error) {
@@ -225,28 +191,6 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     return true;
   }
 
-  /**
-   * One frame against this connection's budget and the budgets it shares with the other
-   * connections of its address and, after `hello`, of its owner: reconnecting refills only its own.
-   */
-  #spend(): boolean {
-    if (!this.#bucket.take()) return false;
-    const { budgets } = this.#services;
-    if (this.#address !== undefined && !budgets.framesPerAddress.take(this.#address)) return false;
-    return this.#owner === undefined || budgets.framesPerOwner.take(this.#owner);
-  }
-
-  #enqueue(work: () => Promise<void>): void {
-    // Frames that need no I/O (garbage past the budget) would otherwise run back to back as
-    // microtasks, holding every other connection up until the whole flood is worked off.
-    this.#queue = this.#queue
-      .then(() => this.#share.breathe())
-      .then(work)
-      .catch((error) => {
-        this.#services.log.error("unhandled error in a connection", error);
-      });
-  }
-
   async #handleText(text: string): Promise<void> {
     if (this.#state === "closed") return;
     let frame: ClientFrame;
@@ -276,8 +220,9 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       else this.#services.traffic.hellosRefused++;
       return;
     }
-    if (frame.type === "hello")
+    if (frame.type === "hello") {
       return this.#sendError(new GatewayError("unsupported", "hello was already sent on this connection"), frame.id);
+    }
     try {
       await handleRequest(this.#services, this, frame);
     } catch (error) {
@@ -285,32 +230,39 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     }
   }
 
-  #hello(frame: HelloFrame): Promise<void> {
-    return shakeHands(
-      {
-        services: this.#services,
-        context: this.#conn.context,
-        admission: this.#admission,
-        isClosed: () => this.#isClosed(),
-        send: (reply, requestId) => this.send(reply, requestId),
-        close: (code, reason) => this.close(code, reason),
-        refuseAuth: (error, requestId) => this.#refuseAuth(error, requestId),
-        refuseBusy: (message, requestId) => this.#refuseBusy(message, requestId),
-        sendError: (error, requestId) => this.#sendError(error, requestId),
-        attach: (owner) => this.#attach(owner),
-        ready: (auth, device, attached, helloOk, requestId) => this.#ready(auth, device, attached, helloOk, requestId),
-      },
-      frame,
-    );
+  async #hello(frame: HelloFrame): Promise<void> {
+    const conn = {
+      context: this.#conn.context,
+      admission: this.#admission,
+      isClosed: () => this.#isClosed(),
+      attach: (owner: Owner) => this.#attach(owner),
+    };
+    this.#settle(await shakeHands(this.#services, frame, conn), frame.id);
   }
 
-  #ready(
-    auth: AuthResult,
-    device: Device,
-    { bounds, held }: Attached,
-    helloOk: ServerFrame,
-    requestId: RequestId | undefined,
-  ): void {
+  /** Acts on what the handshake decided, answering the hello's `requestId`. */
+  #settle(outcome: HelloOutcome, requestId: RequestId | undefined): void {
+    switch (outcome.kind) {
+      case "ready":
+        // Closed since the handshake last looked (a revocation, the deadline): there is nothing to start.
+        if (this.#isClosed()) return;
+        try {
+          this.#ready(outcome, requestId);
+        } catch (error) {
+          // A `connect` listener that throws fails the hello like the gateway's own failures do.
+          this.#fail("hello failed", error, requestId);
+        }
+        return;
+      case "refused":
+        return this.#refuse(outcome.error, outcome.close, requestId);
+      case "failed":
+        return this.#fail(outcome.what, outcome.error, requestId);
+      case "gone":
+        return;
+    }
+  }
+
+  #ready({ auth, device, attached, helloOk }: HelloReady, requestId: RequestId | undefined): void {
     clearTimeout(this.#helloTimer);
     this.#helloTimer = undefined;
     this.#owner = auth.owner;
@@ -318,7 +270,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#device = device;
     this.#state = "ready";
     this.send(helloOk, requestId);
-    this.#delivery.start(bounds.last, held);
+    this.#delivery.start(attached.bounds.last, attached.held);
     this.#services.events.emit("connect", { owner: auth.owner, deviceId: device.device_id, connectionId: this.id });
     // Joining mid-flight: running answers, open asks and queues, live (docs/PROTOCOL.md §14.3).
     shareState(this.#services, auth.owner, this).catch((error) =>
@@ -330,9 +282,10 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
    * Subscribes this session to the owner's frames, then reads the cursor for `hello.ok`. The bus
    * subscription is active before the read starts, so a stored frame published before it was
    * committed before the read and is at or below the cursor (`sync` replays it); every later one
-   * reaches this session, and is held here until `hello.ok` is out. Everything up to the first
-   * await runs in the caller's synchronous step: `shakeHands` holds the hello's place under the
-   * per-owner connection cap until this has attached, so parallel hellos cannot all pass the cap.
+   * reaches this session, and is held here until `hello.ok` is out (`Delivery.start` lets them go;
+   * on failure they are dropped, as the connection closes). Everything up to the first await runs
+   * in the caller's synchronous step: `shakeHands` holds the hello's place under the per-owner
+   * connection cap until this has attached, so parallel hellos cannot all pass the cap.
    */
   async #attach(owner: Owner): Promise<Attached> {
     const held = this.#delivery.hold();
@@ -341,8 +294,9 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.#services.attach(owner, this);
       await this.#services.bus.ready?.(owner);
       return { bounds: await this.#services.storage.outboxBounds(owner), held };
-    } finally {
+    } catch (error) {
       this.#delivery.release();
+      throw error;
     }
   }
 
@@ -368,13 +322,24 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   }
 
   #refuseBusy(message: string, requestId?: RequestId): void {
-    this.send({ type: "error", payload: { code: "rate_limited", message } }, requestId);
-    this.close(CLOSE_CODES.tooManyConnections, "too many connections");
+    this.#refuse(new GatewayError("rate_limited", message), BUSY_CLOSE, requestId);
   }
 
   #refuseAuth(error: GatewayError, requestId?: RequestId): void {
+    this.#refuse(error, AUTH_CLOSE, requestId);
+  }
+
+  /** `error` with `error`, then the close the refusal calls for. */
+  #refuse(error: GatewayError, close: CloseWith, requestId: RequestId | undefined): void {
     this.send({ type: "error", payload: toWireError(error) }, requestId);
-    this.close(CLOSE_CODES.auth, "auth");
+    this.close(close.code, close.reason);
+  }
+
+  /** The gateway's side broke: logged, answered with the error, and the connection closed with 1011. */
+  #fail(what: string, error: unknown, requestId: RequestId | undefined): void {
+    this.#services.log.error(what, error);
+    this.#sendError(error, requestId);
+    this.close(1011, "internal error");
   }
 
   #sendError(error: unknown, requestId: RequestId | undefined): void {

@@ -1,15 +1,16 @@
 /**
  * The `hello` handshake of one connection, up to `hello.ok`: the hello's own fields, the
  * authenticator with revocation admission, the device record, and the per-owner connection cap
- * checked in the same step as the attach to the owner's frames.
+ * checked in the same step as the attach to the owner's frames. It decides and returns a
+ * {@link HelloOutcome}; the connection sends the frames and closes.
  * @module
  */
 import type { Authenticator, AuthResult, ConnectionContext } from "../contracts/authenticator.js";
 import type { OutgoingFrame } from "../contracts/bus.js";
-import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../protocol/errors.js";
+import { CLOSE_CODES, GatewayError, isGatewayError } from "../protocol/errors.js";
 import type { ClientFrame } from "../protocol/client-frames.js";
 import { helloLimits } from "./hello-limits.js";
-import type { Owner, RequestId, Seq } from "../protocol/ids.js";
+import type { Owner, Seq } from "../protocol/ids.js";
 import { PROTOCOL_VERSION } from "../protocol/limits.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import { FEATURES } from "../protocol/server-frames.js";
@@ -18,14 +19,16 @@ import type { Device, DeviceCaps } from "../contracts/records.js";
 import type { AdmissionWatch } from "./revocation.js";
 import { writeDevice } from "../storage/device-writes.js";
 import type { OutboxBounds, Storage } from "../contracts/storage.js";
-import type { Logger } from "../contracts/logger.js";
 import type { ResolvedOptions } from "../options/options.js";
 import type { EnsureDefaultChannel } from "../channels/channel-directory.js";
 import type { ConnectionCount } from "./connection-count.js";
 
 export type HelloFrame = Extract<ClientFrame, { type: "hello" }>;
 
-/** A connection subscribed to its owner's frames: the cursor for `hello.ok`, and the stored frames held back until it is out. */
+/**
+ * A connection subscribed to its owner's frames: the cursor for `hello.ok`, and the stored frames
+ * held back until it is out.
+ */
 export interface Attached {
   bounds: OutboxBounds;
   held: OutgoingFrame[];
@@ -35,7 +38,6 @@ export interface Attached {
 export interface HandshakeServices {
   readonly authenticator: Authenticator;
   readonly storage: Storage;
-  readonly log: Logger;
   /** `hello.ok` announces the limits. */
   readonly options: ResolvedOptions;
   now(): number;
@@ -46,59 +48,119 @@ export interface HandshakeServices {
   readonly admitting: ConnectionCount;
 }
 
-/** What the handshake needs from the connection it admits. */
-export interface HelloHost {
-  readonly services: HandshakeServices;
+/** The connection a hello arrived on, as far as the handshake decides anything about it. */
+export interface HelloConnection {
   readonly context: ConnectionContext;
+  /** Hears revocations while the authenticator runs; on admit it arms the expiry the connection set it up with. */
   readonly admission: AdmissionWatch;
-  /** Re-reads the state after an await (TypeScript keeps the narrowing from before it). */
+  /** Re-read after every await: the connection may have closed meanwhile. */
   isClosed(): boolean;
-  send(frame: ServerFrame, requestId?: RequestId): void;
-  close(code: number, reason: string): void;
-  /** `error` auth, then close with 4401. */
-  refuseAuth(error: GatewayError, requestId?: RequestId): void;
-  /** `error` rate_limited, then close as too many connections. */
-  refuseBusy(message: string, requestId?: RequestId): void;
-  sendError(error: unknown, requestId: RequestId | undefined): void;
-  /** Subscribes to the owner's frames; it attaches synchronously, before its first await. */
+  /**
+   * Subscribes the connection to the owner's frames and reads the cursor for `hello.ok`. The handshake calls it in the
+   * synchronous step that gives up the hello's place under the per-owner cap, so it must count the connection before
+   * its first await.
+   */
   attach(owner: Owner): Promise<Attached>;
-  /** Admitted: the connection becomes ready, sends `helloOk` and then the frames held back. */
-  ready(
-    auth: AuthResult,
-    device: Device,
-    attached: Attached,
-    helloOk: ServerFrame,
-    requestId: RequestId | undefined,
-  ): void;
 }
 
-/** Runs `hello` through to `hello.ok`, or refuses it with the protocol's error code and closes. */
-export async function shakeHands(host: HelloHost, frame: HelloFrame): Promise<void> {
+/** How a connection closes after the `error` frame of a refusal. */
+export interface CloseWith {
+  readonly code: number;
+  readonly reason: string;
+}
+
+/** After `error` auth: the credential is missing, invalid or ended. */
+export const AUTH_CLOSE: CloseWith = { code: CLOSE_CODES.auth, reason: "auth" };
+/** After `error` rate_limited: too many connections for the owner or the client address. */
+export const BUSY_CLOSE: CloseWith = { code: CLOSE_CODES.tooManyConnections, reason: "too many connections" };
+/** After `error` unsupported naming a hello field outside its grammar: the same hello would fail again. */
+const INVALID_CLOSE: CloseWith = { code: CLOSE_CODES.invalidHello, reason: "invalid hello" };
+/** After `error` unsupported: the device needs a newer protocol than this gateway speaks. */
+const TOO_NEW_CLOSE: CloseWith = { code: CLOSE_CODES.protocolTooNew, reason: "protocol too new" };
+
+/** Admitted: the connection becomes ready, sends `helloOk` and then the frames held back in `attached`. */
+export interface HelloReady {
+  readonly kind: "ready";
+  readonly auth: AuthResult;
+  /** The device record as stored. */
+  readonly device: Device;
+  /** Already subscribed: the connection must start delivery or close. */
+  readonly attached: Attached;
+  readonly helloOk: ServerFrame;
+}
+
+/** Refused by the protocol: send `error` with `error`, then close with `close`. Nothing was stored. */
+export interface HelloRefused {
+  readonly kind: "refused";
+  readonly error: GatewayError;
+  readonly close: CloseWith;
+}
+
+/**
+ * The gateway's side broke (`what` failed): log it, answer with the error (`internal` unless it is a
+ * GatewayError), and close with 1011.
+ */
+export interface HelloFailed {
+  readonly kind: "failed";
+  readonly what: string;
+  readonly error: unknown;
+}
+
+/** The connection closed while the handshake waited: nothing is left to do. */
+export interface HelloGone {
+  readonly kind: "gone";
+}
+
+/** What the handshake decided; the connection acts on it. */
+export type HelloOutcome = HelloReady | HelloRefused | HelloFailed | HelloGone;
+
+/** Any outcome but ready: the hello ends here. */
+type Stopped = Exclude<HelloOutcome, HelloReady>;
+
+const GONE: HelloGone = { kind: "gone" };
+
+function refused(error: GatewayError, close: CloseWith): HelloRefused {
+  return { kind: "refused", error, close };
+}
+
+/**
+ * Decides a `hello`: its own fields, the authenticator with revocation admission, the device record,
+ * and the per-owner connection cap checked in the same step as the attach to the owner's frames.
+ */
+export async function shakeHands(
+  services: HandshakeServices,
+  frame: HelloFrame,
+  conn: HelloConnection,
+): Promise<HelloOutcome> {
   const caps = helloCaps(frame.payload);
-  if (!acceptsHello(host, frame, caps)) return;
-  const auth = await authenticate(host, frame);
-  if (auth === undefined) return;
+  const invalid = checkHello(services, frame.payload, caps);
+  if (invalid) return invalid;
+  const authenticated = await authenticate(services, frame, conn);
+  if (authenticated.kind !== "authenticated") return authenticated;
+  const { auth } = authenticated;
   // The cap comes before the device record, so a refused hello stores nothing. Its place is held
   // from this synchronous step until the attach counts it, so parallel hellos cannot all pass it.
-  const { admitting, connectionCount, options } = host.services;
+  const { admitting, connectionCount, options } = services;
   const most = options.maxConnectionsPerOwner;
-  if (!admitting.tryAdd(auth.owner, most - connectionCount(auth.owner)))
-    return host.refuseBusy(`too many connections for this owner (at most ${most})`, frame.id);
+  if (!admitting.tryAdd(auth.owner, most - connectionCount(auth.owner))) {
+    const error = new GatewayError("rate_limited", `too many connections for this owner (at most ${most})`);
+    return refused(error, BUSY_CLOSE);
+  }
   try {
     let attaching: Promise<Attached>;
     let device: Device;
     try {
-      device = await registerDevice(host.services, auth.owner, frame.payload, caps);
-      if (host.isClosed()) return;
-      attaching = host.attach(auth.owner);
+      device = await registerDevice(services, auth.owner, frame.payload, caps);
+      if (conn.isClosed()) return GONE;
+      attaching = conn.attach(auth.owner);
     } finally {
       admitting.release(auth.owner);
     }
     const attached = await attaching;
-    if (host.isClosed()) return;
-    host.ready(auth, device, attached, helloOk(host.services, attached.bounds.last, auth.user), frame.id);
+    if (conn.isClosed()) return GONE;
+    return { kind: "ready", auth, device, attached, helloOk: helloOk(services, attached.bounds.last, auth.user) };
   } catch (error) {
-    failInternally(host, "hello failed", error, frame.id);
+    return { kind: "failed", what: "hello failed", error };
   }
 }
 
@@ -113,83 +175,80 @@ function helloCaps(p: HelloFrame["payload"]): DeviceCaps {
   };
 }
 
-/** The hello's own fields, before any credential is looked at; false when it was refused. */
-function acceptsHello(host: HelloHost, frame: HelloFrame, caps: DeviceCaps): boolean {
-  const p = frame.payload;
+/** The hello's own fields, before any credential is looked at: their refusal, or undefined. */
+function checkHello(services: HandshakeServices, p: HelloFrame["payload"], caps: DeviceCaps): HelloRefused | undefined {
   if (!p.device_id) {
-    host.refuseAuth(new GatewayError("auth", `hello: field "device_id" must be a non-empty string`), frame.id);
-    return false;
+    return refused(new GatewayError("auth", `hello: field "device_id" must be a non-empty string`), AUTH_CLOSE);
   }
-  const invalid = pushTargetError("hello", p) ?? pushCapsError(caps.push, host.services.options.push);
-  if (invalid) {
-    // A hello field outside its grammar: the same hello would fail again, so 1008 rather than a retry.
-    host.send({ type: "error", payload: toWireError(invalid) }, frame.id);
-    host.close(CLOSE_CODES.invalidHello, "invalid hello");
-    return false;
-  }
+  const invalid = pushTargetError("hello", p) ?? pushCapsError(caps.push, services.options.push);
+  // 1008 rather than a close a device retries after: the same hello would fail again.
+  if (invalid) return refused(invalid, INVALID_CLOSE);
   if (caps.min_protocol > PROTOCOL_VERSION) {
-    host.send(
-      {
-        type: "error",
-        payload: {
-          code: "unsupported",
-          message: `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}`,
-        },
-      },
-      frame.id,
-    );
-    host.close(CLOSE_CODES.protocolTooNew, "protocol too new");
-    return false;
+    const message = `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}`;
+    return refused(new GatewayError("unsupported", message), TOO_NEW_CLOSE);
   }
-  return true;
+  return undefined;
 }
 
 /** Times the authenticator is asked for one hello when revocations keep flooding in meanwhile. */
 const MAX_AUTH_ROUNDS = 3;
 
+/** The authenticator's answer, carried to the next step. */
+interface Authenticated {
+  readonly kind: "authenticated";
+  readonly auth: AuthResult;
+}
+
 /**
  * Asks the authenticator, then admits its answer unless a revocation heard while it ran covers it;
- * arms the credential's expiry. Undefined when the hello was refused or the connection closed.
+ * the admission arms the credential's expiry.
  */
-async function authenticate(host: HelloHost, frame: HelloFrame): Promise<AuthResult | undefined> {
+async function authenticate(
+  services: HandshakeServices,
+  frame: HelloFrame,
+  conn: HelloConnection,
+): Promise<Authenticated | Stopped> {
   for (let round = 1; ; round++) {
-    const auth = await askAuthenticator(host, frame);
-    if (auth === undefined) return undefined;
-    if (host.isClosed()) return void host.admission.abandon();
-    const expired = () =>
-      host.isClosed() || host.refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
-    const verdict = host.admission.admit(auth, () => host.services.now(), expired);
+    const answer = await askAuthenticator(services, frame, conn);
+    if (answer.kind !== "authenticated") return answer;
+    if (conn.isClosed()) {
+      conn.admission.abandon();
+      return GONE;
+    }
+    const verdict = conn.admission.admit(answer.auth, () => services.now());
     // Too many revocations to remember came meanwhile: a new answer postdates them (fail closed at last).
     if (verdict === "recheck" && round < MAX_AUTH_ROUNDS) continue;
-    if (verdict !== "admitted")
-      return void host.refuseAuth(new GatewayError("auth", "your session ended; sign in again"), frame.id);
-    if (host.isClosed()) return undefined;
-    return auth;
+    if (verdict !== "admitted") {
+      return refused(new GatewayError("auth", "your session ended; sign in again"), AUTH_CLOSE);
+    }
+    // A credential that expired already has closed the connection within admit.
+    if (conn.isClosed()) return GONE;
+    return answer;
   }
 }
 
-/** One question to the authenticator, revocations remembered meanwhile; undefined when refused. */
-async function askAuthenticator(host: HelloHost, frame: HelloFrame): Promise<AuthResult | undefined> {
+/** One question to the authenticator, revocations remembered meanwhile. */
+async function askAuthenticator(
+  services: HandshakeServices,
+  frame: HelloFrame,
+  conn: HelloConnection,
+): Promise<Authenticated | Stopped> {
   const p = frame.payload;
   let auth;
-  host.admission.begin();
+  conn.admission.begin();
   try {
-    auth = await host.services.authenticator.authenticate({
-      token: p.token,
-      deviceId: p.device_id,
-      context: host.context,
-    });
+    auth = await services.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: conn.context });
   } catch (error) {
-    host.admission.abandon();
-    if (isGatewayError(error) && error.code === "auth") return void host.refuseAuth(error, frame.id);
+    conn.admission.abandon();
+    if (isGatewayError(error) && error.code === "auth") return refused(error, AUTH_CLOSE);
     // The authenticator itself broke (a store down): not the device's fault, so not `auth`.
-    return void failInternally(host, "authenticator failed", error, frame.id);
+    return { kind: "failed", what: "authenticator failed", error };
   }
   if (!auth) {
-    host.admission.abandon();
-    return void host.refuseAuth(new GatewayError("auth", "invalid credential"), frame.id);
+    conn.admission.abandon();
+    return refused(new GatewayError("auth", "invalid credential"), AUTH_CLOSE);
   }
-  return auth;
+  return { kind: "authenticated", auth };
 }
 
 /** Stores the device record; a push target the hello leaves out stays as it was. */
@@ -248,11 +307,4 @@ function helloOk(services: HandshakeServices, cursor: Seq, user: string | null):
       features: [...FEATURES],
     },
   };
-}
-
-/** The gateway's side broke: logged, answered with the error, and the connection closed with 1011. */
-function failInternally(host: HelloHost, what: string, error: unknown, requestId: RequestId | undefined): void {
-  host.services.log.error(what, error);
-  host.sendError(error, requestId);
-  host.close(1011, "internal error");
 }
