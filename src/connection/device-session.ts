@@ -27,7 +27,9 @@ import { countFrame } from "./traffic.js";
 import { peekId, tooBig } from "./wire.js";
 import { retryReason } from "./hello-gate.js";
 import { BinaryBacklog } from "./binary-backlog.js";
-import { admitAddress, FrameIntake } from "./intake.js";
+import { admitAddress, queueAfter, spendFrame } from "./intake.js";
+import { TokenBucket } from "./token-bucket.js";
+import { LoopShare } from "../support/loop-share.js";
 import type { SessionServices } from "./session-services.js";
 
 export type { SessionServices } from "./session-services.js";
@@ -41,7 +43,9 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   readonly id: ConnectionId = `c${PROCESS_TAG}-${++nextConnection}`;
   readonly #services: SessionServices;
   readonly #conn: Connection;
-  readonly #intake: FrameIntake;
+  readonly #bucket: TokenBucket;
+  #queue: Promise<void> = Promise.resolve();
+  readonly #share = new LoopShare();
   #state: "hello" | "ready" | "closed" = "hello";
   #owner: Owner | undefined;
   #user: string | null = null;
@@ -56,16 +60,14 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #backlog: BinaryBacklog | undefined;
   /** Since when this connection's hello holds a place under the process's cap on hellos in progress. */
   #helloSince: number | undefined;
-  readonly #admission = new AdmissionWatch(() => {
-    if (!this.#isClosed()) this.#refuseAuth(new GatewayError("auth", "your session expired; sign in again"));
-  });
+  readonly #admission = new AdmissionWatch();
   /** Made at the first media frame: an idle connection holds no media state (bench/capacity.ts). */
   #uploads: Uploads | undefined;
 
   constructor(services: SessionServices, conn: Connection) {
     this.#services = services;
     this.#conn = conn;
-    this.#intake = new FrameIntake(services);
+    this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
     this.#delivery = new Delivery(conn, outflowLimits(services.options), this, services.traffic.sent);
   }
 
@@ -130,21 +132,21 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       if (this.#helloSince === undefined) return this.#shed(text);
     }
     // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
-    if (!this.#intake.spend(this.#address, this.#owner)) {
+    if (!this.#spend()) {
       return this.#sendError(new GatewayError("rate_limited", "too many frames; slow down"), peekId(text));
     }
-    this.#intake.enqueue(() => this.#handleText(text));
+    this.#enqueue(() => this.#handleText(text));
   }
 
   receiveBinary(data: Uint8Array): void {
     if (this.#state === "closed") return;
     if (this.#state !== "ready") {
-      this.#intake.enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
+      this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
     const backlog = (this.#backlog ??= new BinaryBacklog(this.#conn));
     backlog.add(data.byteLength);
-    this.#intake.enqueue(() => this.#takeChunk(data).finally(() => backlog.done(data.byteLength)));
+    this.#enqueue(() => this.#takeChunk(data).finally(() => backlog.done(data.byteLength)));
   }
 
   /**
@@ -153,7 +155,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
    * neither one reply nor much work each.
    */
   async #takeChunk(data: Uint8Array): Promise<void> {
-    if (!this.uploads.inFlight(data) && !this.#intake.spend(this.#address, this.#owner)) return;
+    if (!this.uploads.inFlight(data) && !this.#spend()) return;
     try {
       await this.uploads.chunk(data);
     } catch (error) {
@@ -172,11 +174,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#admission.stop();
     this.#uploads?.dropAll();
     if (this.#attached !== undefined) this.#services.detach(this.#attached, this);
-    this.#services.events.emit("disconnect", {
-      owner: this.#owner,
-      deviceId: this.#device?.device_id,
-      connectionId: this.id,
-    });
+    const deviceId = this.#device?.device_id;
+    this.#services.events.emit("disconnect", { owner: this.#owner, deviceId, connectionId: this.id });
   }
 
   close(code: number, reason: string): void {
@@ -189,6 +188,14 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     if (this.#state === "closed" || !this.#admission.hear(revocation)) return false;
     this.#refuseAuth(new GatewayError("auth", "your session ended; sign in again"));
     return true;
+  }
+
+  #spend(): boolean {
+    return spendFrame(this.#services, this.#bucket, this.#address, this.#owner);
+  }
+
+  #enqueue(work: () => Promise<void>): void {
+    this.#queue = queueAfter(this.#services, this.#queue, this.#share, work);
   }
 
   async #handleText(text: string): Promise<void> {
@@ -236,29 +243,23 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       admission: this.#admission,
       isClosed: () => this.#isClosed(),
       attach: (owner: Owner) => this.#attach(owner),
+      expired: () =>
+        this.#isClosed() || this.#refuseAuth(new GatewayError("auth", "your session expired; sign in again")),
     };
     this.#settle(await shakeHands(this.#services, frame, conn), frame.id);
   }
 
   /** Acts on what the handshake decided, answering the hello's `requestId`. */
   #settle(outcome: HelloOutcome, requestId: RequestId | undefined): void {
-    switch (outcome.kind) {
-      case "ready":
-        // Closed since the handshake last looked (a revocation, the deadline): there is nothing to start.
-        if (this.#isClosed()) return;
-        try {
-          this.#ready(outcome, requestId);
-        } catch (error) {
-          // A `connect` listener that throws fails the hello like the gateway's own failures do.
-          this.#fail("hello failed", error, requestId);
-        }
-        return;
-      case "refused":
-        return this.#refuse(outcome.error, outcome.close, requestId);
-      case "failed":
-        return this.#fail(outcome.what, outcome.error, requestId);
-      case "gone":
-        return;
+    if (outcome.kind === "refused") return this.#refuse(outcome.error, outcome.close, requestId);
+    if (outcome.kind === "failed") return this.#fail(outcome.what, outcome.error, requestId);
+    // Gone, or closed since the handshake last looked (a revocation, the deadline): nothing to start.
+    if (outcome.kind === "gone" || this.#isClosed()) return;
+    try {
+      this.#ready(outcome, requestId);
+    } catch (error) {
+      // A `connect` listener that throws fails the hello like the gateway's own failures do.
+      this.#fail("hello failed", error, requestId);
     }
   }
 

@@ -51,7 +51,7 @@ export interface HandshakeServices {
 /** The connection a hello arrived on, as far as the handshake decides anything about it. */
 export interface HelloConnection {
   readonly context: ConnectionContext;
-  /** Hears revocations while the authenticator runs; on admit it arms the expiry the connection set it up with. */
+  /** Hears revocations while the authenticator runs; on admit it arms {@link expired}. */
   readonly admission: AdmissionWatch;
   /** Re-read after every await: the connection may have closed meanwhile. */
   isClosed(): boolean;
@@ -61,6 +61,11 @@ export interface HelloConnection {
    * its first await.
    */
   attach(owner: Owner): Promise<Attached>;
+  /**
+   * The admitted credential's `expiresAt` came: ends the connection unless it is closed already. It
+   * may run later, after `hello.ok`, or within the admission when the credential expired already.
+   */
+  readonly expired: () => void;
 }
 
 /** How a connection closes after the `error` frame of a refusal. */
@@ -215,7 +220,7 @@ async function authenticate(
       conn.admission.abandon();
       return GONE;
     }
-    const verdict = conn.admission.admit(answer.auth, () => services.now());
+    const verdict = conn.admission.admit(answer.auth, () => services.now(), conn.expired);
     // Too many revocations to remember came meanwhile: a new answer postdates them (fail closed at last).
     if (verdict === "recheck" && round < MAX_AUTH_ROUNDS) continue;
     if (verdict !== "admitted") {

@@ -1,19 +1,19 @@
 /**
  * What a connection's traffic passes on arrival: the caps on new connections per client address,
- * the frame budgets (docs/PROTOCOL.md §2.4), and the queue its frames wait in.
+ * the frame budgets (docs/PROTOCOL.md §2.4), and the queue its frames wait in. Functions over the
+ * connection's own state rather than one more object per connection (bench/capacity.ts).
  * @module
  */
 import type { Logger } from "../contracts/logger.js";
-import type { RateLimit } from "../options/options.js";
 import type { Owner } from "../protocol/ids.js";
-import { LoopShare } from "../support/loop-share.js";
+import type { LoopShare } from "../support/loop-share.js";
 import type { ConnectionCount } from "./connection-count.js";
 import type { SharedBudgets } from "./shared-budgets.js";
-import { TokenBucket } from "./token-bucket.js";
+import type { TokenBucket } from "./token-bucket.js";
 
 /** What the intake of a connection reads and counts through. */
 export interface IntakeServices {
-  readonly options: { readonly rateLimit: RateLimit; readonly maxConnectionsPerIp: number; readonly now: () => number };
+  readonly options: { readonly maxConnectionsPerIp: number };
   /** Open connections per client address in this process (`maxConnectionsPerIp`). */
   readonly addresses: ConnectionCount;
   /** The frame budgets shared per address and per owner, and the rate of new connections per address. */
@@ -35,38 +35,35 @@ export function admitAddress(services: IntakeServices, address: string): string 
   return undefined;
 }
 
-/** One connection's frame budget, and the queue that runs its frames one at a time, in order. */
-export class FrameIntake {
-  readonly #services: IntakeServices;
-  readonly #bucket: TokenBucket;
-  #queue: Promise<void> = Promise.resolve();
-  readonly #share = new LoopShare();
+/**
+ * One frame against the connection's own `bucket` and the budgets it shares with the other
+ * connections of its address and, after `hello`, of its owner: reconnecting refills only its own.
+ */
+export function spendFrame(
+  services: IntakeServices,
+  bucket: TokenBucket,
+  address: string | undefined,
+  owner: Owner | undefined,
+): boolean {
+  if (!bucket.take()) return false;
+  const { budgets } = services;
+  if (address !== undefined && !budgets.framesPerAddress.take(address)) return false;
+  return owner === undefined || budgets.framesPerOwner.take(owner);
+}
 
-  constructor(services: IntakeServices) {
-    this.#services = services;
-    this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
-  }
-
-  /**
-   * One frame against this connection's budget and the budgets it shares with the other
-   * connections of its address and, after `hello`, of its owner: reconnecting refills only its own.
-   */
-  spend(address: string | undefined, owner: Owner | undefined): boolean {
-    if (!this.#bucket.take()) return false;
-    const { budgets } = this.#services;
-    if (address !== undefined && !budgets.framesPerAddress.take(address)) return false;
-    return owner === undefined || budgets.framesPerOwner.take(owner);
-  }
-
-  /** Runs `work` once the frames before it are done; what it throws is logged. */
-  enqueue(work: () => Promise<void>): void {
-    // Frames that need no I/O (garbage past the budget) would otherwise run back to back as
-    // microtasks, holding every other connection up until the whole flood is worked off.
-    this.#queue = this.#queue
-      .then(() => this.#share.breathe())
-      .then(work)
-      .catch((error) => {
-        this.#services.log.error("unhandled error in a connection", error);
-      });
-  }
+/** The connection's queue with `work` after what it holds; what `work` throws is logged. */
+export function queueAfter(
+  services: IntakeServices,
+  queue: Promise<void>,
+  share: LoopShare,
+  work: () => Promise<void>,
+): Promise<void> {
+  // Frames that need no I/O (garbage past the budget) would otherwise run back to back as
+  // microtasks, holding every other connection up until the whole flood is worked off.
+  return queue
+    .then(() => share.breathe())
+    .then(work)
+    .catch((error) => {
+      services.log.error("unhandled error in a connection", error);
+    });
 }

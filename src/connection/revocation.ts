@@ -89,12 +89,6 @@ export class AdmissionWatch {
   #admission: Admission | undefined;
   #heard: Heard | undefined;
   #cancelExpiry: (() => void) | undefined;
-  readonly #onExpiry: () => void;
-
-  /** `onExpiry` runs when the admitted credential's `expiresAt` comes, within {@link admit} if it is past already. */
-  constructor(onExpiry: () => void) {
-    this.#onExpiry = onExpiry;
-  }
 
   /** The authenticator starts; revocations from now on are remembered. */
   begin(): void {
@@ -109,19 +103,16 @@ export class AdmissionWatch {
   /**
    * The authenticator answered. `revoked` when a revocation heard meanwhile covers the answer;
    * `recheck` when too many came to tell (only the ones that concern it may refuse it, so it is
-   * asked again). On `admitted` arms the expiry callback for `auth.expiresAt`.
+   * asked again). On `admitted` arms `onExpiry` for `auth.expiresAt`.
    */
-  admit(
-    auth: { user: string | null; sessions?: readonly string[]; expiresAt?: number },
-    now: () => number,
-  ): AdmitVerdict {
+  admit(auth: { user: string | null; sessions?: readonly string[]; expiresAt?: number }, now: () => number, onExpiry: () => void): AdmitVerdict {
     const heard = this.#heard;
     this.#heard = undefined;
     const admission: Admission = { user: auth.user, sessions: auth.sessions ?? NO_SESSIONS };
     if (heard?.overflowed) return "recheck";
     if (heard !== undefined && heardRevokes(heard, admission)) return "revoked";
     this.#admission = admission;
-    if (auth.expiresAt !== undefined) this.#cancelExpiry = fireAt(auth.expiresAt, now, this.#onExpiry);
+    if (auth.expiresAt !== undefined) this.#cancelExpiry = fireAt(auth.expiresAt, now, onExpiry);
     return "admitted";
   }
 
