@@ -7,7 +7,7 @@ import type { EventEmitter } from "eventemitter3";
 import { openAuthenticator } from "./contracts/authenticator.js";
 import type { Bus } from "./contracts/bus.js";
 import type { CommandRegistry } from "./turn/commands.js";
-import type { SessionServices } from "./connection/device-session.js";
+import type { SessionServices } from "./connection/session-services.js";
 import { TrafficCounts } from "./connection/traffic.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
 import { ConnectionCount } from "./connection/connection-count.js";

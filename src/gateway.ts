@@ -15,7 +15,8 @@ import {
 } from "./requests/channel-requests.js";
 import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js";
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
-import { DeviceSession, type SessionServices } from "./connection/device-session.js";
+import { DeviceSession } from "./connection/device-session.js";
+import type { SessionServices } from "./connection/session-services.js";
 import { settleWithin, statsOf, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
 import { CLOSE_CODES, GatewayError } from "./protocol/errors.js";
 import type { GatewayEvents } from "./options/gateway-events.js";

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Connection, ConnectionHandle } from "../contracts/connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../protocol/errors.js";
-import { type ClientFrame } from "../protocol/client-frames.js";
+import type { ClientFrame } from "../protocol/client-frames.js";
 import { FrameError, parseClientFrame } from "../protocol/parse-client-frame.js";
 import { AUTH_CLOSE, BUSY_CLOSE, shakeHands } from "./handshake.js";
 import type { Attached, CloseWith, HelloFrame, HelloOutcome, HelloReady } from "./handshake.js";
@@ -31,8 +31,6 @@ import { admitAddress, queueAfter, spendFrame } from "./intake.js";
 import { TokenBucket } from "./token-bucket.js";
 import { LoopShare } from "../support/loop-share.js";
 import type { SessionServices } from "./session-services.js";
-
-export type { SessionServices } from "./session-services.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
@@ -72,7 +70,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   }
 
   get uploads(): Uploads {
-    return (this.#uploads ??= createUploads(this.#services, this));
+    this.#uploads ??= createUploads(this.#services, this);
+    return this.#uploads;
   }
 
   /** For {@link Delivery}: the device's caps once `hello` is done. */
@@ -144,7 +143,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
-    const backlog = (this.#backlog ??= new BinaryBacklog(this.#conn));
+    this.#backlog ??= new BinaryBacklog(this.#conn);
+    const backlog = this.#backlog;
     backlog.add(data.byteLength);
     this.#enqueue(() => this.#takeChunk(data).finally(() => backlog.done(data.byteLength)));
   }

@@ -239,7 +239,7 @@ async function askAuthenticator(
   conn: HelloConnection,
 ): Promise<Authenticated | Stopped> {
   const p = frame.payload;
-  let auth;
+  let auth: AuthResult | null;
   conn.admission.begin();
   try {
     auth = await services.authenticator.authenticate({ token: p.token, deviceId: p.device_id, context: conn.context });

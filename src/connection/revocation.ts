@@ -105,7 +105,11 @@ export class AdmissionWatch {
    * `recheck` when too many came to tell (only the ones that concern it may refuse it, so it is
    * asked again). On `admitted` arms `onExpiry` for `auth.expiresAt`.
    */
-  admit(auth: { user: string | null; sessions?: readonly string[]; expiresAt?: number }, now: () => number, onExpiry: () => void): AdmitVerdict {
+  admit(
+    auth: { user: string | null; sessions?: readonly string[]; expiresAt?: number },
+    now: () => number,
+    onExpiry: () => void,
+  ): AdmitVerdict {
     const heard = this.#heard;
     this.#heard = undefined;
     const admission: Admission = { user: auth.user, sessions: auth.sessions ?? NO_SESSIONS };
