@@ -15,7 +15,7 @@ test("docs/CUSTOM-RUNTIME.md - shows examples/custom-runtime/runtime.ts as it is
   const shown = /<!-- examples\/custom-runtime\/runtime\.ts -->\n```ts\n([\s\S]*?)```/.exec(doc)?.[1];
   expect(shown).toBe(source);
   const kitTest = await readFile(join(root, "test/runtime/custom-runtime-example.test.ts"), "utf8");
-  const declared = /^const text[^\n]*\n/m.exec(kitTest)?.[0];
+  const declared = /^const text[\s\S]*?\n};\n/m.exec(kitTest)?.[0];
   expect(declared && doc.includes(declared)).toBe(true);
   const protocol = await readFile(join(root, "docs/PROTOCOL.md"), "utf8");
   const sections = new Set([...protocol.matchAll(/^#{2,3} (\d+(?:\.\d+)?)\.? /gm)].map((m) => m[1]));
