@@ -5,6 +5,7 @@
  * the event loop from the connections that are already in.
  * @module
  */
+import { performance, type EventLoopUtilization } from "node:perf_hooks";
 
 /** The close reason of a shed hello: `retry_after_ms=` and the hint (docs/PROTOCOL.md §18.5). */
 export function retryReason(ms: number): string {
@@ -15,24 +16,40 @@ export function retryReason(ms: number): string {
 const MIN_HINT_MS = 200;
 /** Nor more than this: a storm the process cannot measure well still ends. */
 const MAX_HINT_MS = 30_000;
-/** What a hello is assumed to take before the process has finished one (ms). */
-const FIRST_GUESS_MS = 100;
-/** Weight of the newest hello in the running mean of their durations. */
-const WEIGHT = 1 / 32;
+/** Event-loop time a hello is assumed to take before the process has measured one (ms). */
+const FIRST_GUESS_MS = 1;
+/** The cost is measured over windows this long (ms). */
+const WINDOW_MS = 250;
+/** A window with fewer hellos (shed ones weighted) than this tells too little to learn from. */
+const MIN_UNITS = 8;
+/**
+ * What shedding a hello costs against letting one in: both pay the upgrade and read a frame; a
+ * shed one writes an error and a close, a hello reads and writes the device, the cursor, `sync`.
+ */
+const SHED_WEIGHT = 0.5;
+/** Weight of the newest window in the running mean of the cost. */
+const WEIGHT = 1 / 4;
 
 /**
- * Counts the hellos in progress and hands out retry hints as places in a virtual queue. While
- * hellos are shed the cap is full, so the process finishes `max` hellos per mean hello duration
- * (Little's law); each refused device is told to come back one such share after the one refused
- * before it. So a storm comes back spread at the rate the process can take it, not all at once
- * again, and the estimate follows the load within a few dozen hellos.
+ * Counts the hellos in progress and hands out retry hints as places in a virtual queue whose
+ * places are one hello's event-loop time apart: the loop's busy time over a window divided by the
+ * hellos it finished and shed in it, as a running mean. The slowness a storm itself causes (each
+ * hello waits behind the others on the loop) is not counted as a hello's cost, so the places do
+ * not stretch out while the storm is worked off and leave the process idle after it. The clients'
+ * jitter (up to half the hint again) spreads the returns to about four fifths of that rate, which
+ * leaves the loop a share for the connections that are already in.
  */
 export class HelloGate {
   #inFlight = 0;
   /** When the last refused device was told to come back (ms, `performance.now()` time). */
   #nextSlot = 0;
-  /** Running mean of a hello's duration, from its first frame to its end (ms). */
-  #meanMs = FIRST_GUESS_MS;
+  /** Running mean of the event-loop time of one hello (ms). */
+  #costMs = FIRST_GUESS_MS;
+  #windowStart = performance.now();
+  #loopAt: EventLoopUtilization = performance.eventLoopUtilization();
+  /** Hellos that ended and hellos shed in the current window. */
+  #ended = 0;
+  #shed = 0;
 
   constructor(private readonly max: number) {}
 
@@ -52,16 +69,33 @@ export class HelloGate {
   }
 
   /** A hello counted by {@link tryEnter} at `since` ended, whatever its outcome. */
-  leave(since: number): void {
+  leave(_since: number): void {
     this.#inFlight--;
-    this.#meanMs += (performance.now() - since - this.#meanMs) * WEIGHT;
+    this.#ended++;
+    this.#measure(performance.now());
   }
 
-  /** Milliseconds a refused device should wait before it tries again. */
+  /** Milliseconds a refused device should wait before it tries again; counts it as shed. */
   retryAfterMs(): number {
     const now = performance.now();
-    const share = this.#meanMs / this.max;
-    this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(now + MIN_HINT_MS, this.#nextSlot + share));
+    this.#shed++;
+    this.#measure(now);
+    this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(now + MIN_HINT_MS, this.#nextSlot + this.#costMs));
     return Math.round(this.#nextSlot - now);
+  }
+
+  /** Closes the window once it is long enough, learning a hello's cost from it when it saw enough. */
+  #measure(now: number): void {
+    if (now - this.#windowStart < WINDOW_MS) return;
+    const loop = performance.eventLoopUtilization();
+    const busyMs = performance.eventLoopUtilization(loop, this.#loopAt).active;
+    const units = this.#ended + SHED_WEIGHT * this.#shed;
+    // A long window is mostly other work (no hello ended to close it): it says nothing of a hello.
+    const long = now - this.#windowStart > 2 * WINDOW_MS;
+    if (units >= MIN_UNITS && !long) this.#costMs += (busyMs / units - this.#costMs) * WEIGHT;
+    this.#windowStart = now;
+    this.#loopAt = loop;
+    this.#ended = 0;
+    this.#shed = 0;
   }
 }
