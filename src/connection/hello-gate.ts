@@ -18,6 +18,10 @@ const MIN_HINT_MS = 200;
 const MAX_HINT_MS = 30_000;
 /** Event-loop time a hello is assumed to take before the process has measured one (ms). */
 const FIRST_GUESS_MS = 1;
+/** What a hello is assumed to take from its first frame to its end before one has ended (ms). */
+const FIRST_DURATION_MS = 100;
+/** Weight of the newest hello in the running mean of their durations. */
+const DURATION_WEIGHT = 1 / 32;
 /** The cost is measured over windows this long (ms). */
 const WINDOW_MS = 250;
 /** A window with fewer hellos (shed ones weighted) than this tells too little to learn from. */
@@ -31,13 +35,16 @@ const SHED_WEIGHT = 0.5;
 const WEIGHT = 1 / 4;
 
 /**
- * Counts the hellos in progress and hands out retry hints as places in a virtual queue whose
- * places are one hello's event-loop time apart: the loop's busy time over a window divided by the
- * hellos it finished and shed in it, as a running mean. The slowness a storm itself causes (each
- * hello waits behind the others on the loop) is not counted as a hello's cost, so the places do
- * not stretch out while the storm is worked off and leave the process idle after it. The clients'
- * jitter (up to half the hint again) spreads the returns to about four fifths of that rate, which
- * leaves the loop a share for the connections that are already in.
+ * Counts the hellos in progress and hands out retry hints as places in a virtual queue. The
+ * places are one hello's event-loop time apart (the loop's busy time over a window divided by the
+ * hellos it finished and shed in it, as a running mean), or, when hellos wait on something else
+ * (a slow authenticator or storage), `max` of them per mean hello duration as Little's law has it,
+ * counting only the share of that duration the loop was idle. The time a hello spends queued behind
+ * the others on a busy loop is its neighbours' cost, not its own: counted in full, a storm's own
+ * queueing stretched the places out to seconds, and the process sat idle after the storm while the
+ * devices it shed waited for their turn. The clients' jitter (up to half the hint again) spreads
+ * the returns to about four fifths of that rate, which leaves the loop a share for the connections
+ * that are already in.
  */
 export class HelloGate {
   #inFlight = 0;
@@ -45,6 +52,9 @@ export class HelloGate {
   #nextSlot = 0;
   /** Running mean of the event-loop time of one hello (ms). */
   #costMs = FIRST_GUESS_MS;
+  /** Running means of a hello's duration, from its first frame to its end (ms), and of the loop's idle share. */
+  #durationMs = FIRST_DURATION_MS;
+  #idle = 1;
   #windowStart = performance.now();
   #loopAt: EventLoopUtilization = performance.eventLoopUtilization();
   /** Hellos that ended and hellos shed in the current window. */
@@ -69,10 +79,12 @@ export class HelloGate {
   }
 
   /** A hello counted by {@link tryEnter} at `since` ended, whatever its outcome. */
-  leave(_since: number): void {
+  leave(since: number): void {
+    const now = performance.now();
     this.#inFlight--;
     this.#ended++;
-    this.#measure(performance.now());
+    this.#durationMs += (now - since - this.#durationMs) * DURATION_WEIGHT;
+    this.#measure(now);
   }
 
   /** Milliseconds a refused device should wait before it tries again; counts it as shed. */
@@ -80,7 +92,8 @@ export class HelloGate {
     const now = performance.now();
     this.#shed++;
     this.#measure(now);
-    this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(now + MIN_HINT_MS, this.#nextSlot + this.#costMs));
+    const share = Math.max(this.#costMs, (this.#durationMs * this.#idle) / this.max);
+    this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(now + MIN_HINT_MS, this.#nextSlot + share));
     return Math.round(this.#nextSlot - now);
   }
 
@@ -88,11 +101,13 @@ export class HelloGate {
   #measure(now: number): void {
     if (now - this.#windowStart < WINDOW_MS) return;
     const loop = performance.eventLoopUtilization();
-    const busyMs = performance.eventLoopUtilization(loop, this.#loopAt).active;
+    const window = performance.eventLoopUtilization(loop, this.#loopAt);
     const units = this.#ended + SHED_WEIGHT * this.#shed;
     // A long window is mostly other work (no hello ended to close it): it says nothing of a hello.
-    const long = now - this.#windowStart > 2 * WINDOW_MS;
-    if (units >= MIN_UNITS && !long) this.#costMs += (busyMs / units - this.#costMs) * WEIGHT;
+    if (units >= MIN_UNITS && now - this.#windowStart <= 2 * WINDOW_MS) {
+      this.#costMs += (window.active / units - this.#costMs) * WEIGHT;
+      this.#idle += (1 - window.utilization - this.#idle) * WEIGHT;
+    }
     this.#windowStart = now;
     this.#loopAt = loop;
     this.#ended = 0;
