@@ -103,8 +103,7 @@ export class HelloGate {
     const loop = performance.eventLoopUtilization();
     const window = performance.eventLoopUtilization(loop, this.#loopAt);
     const units = this.#ended + SHED_WEIGHT * this.#shed;
-    // A long window is mostly other work (no hello ended to close it): it says nothing of a hello.
-    if (units >= MIN_UNITS && now - this.#windowStart <= 2 * WINDOW_MS) {
+    if (units >= MIN_UNITS) {
       this.#costMs += (window.active / units - this.#costMs) * WEIGHT;
       this.#idle += (1 - window.utilization - this.#idle) * WEIGHT;
     }
