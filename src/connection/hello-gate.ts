@@ -27,24 +27,29 @@ const WINDOW_MS = 250;
 /** A window with fewer hellos (shed ones weighted) than this tells too little to learn from. */
 const MIN_UNITS = 8;
 /**
- * What shedding a hello costs against letting one in: both pay the upgrade and read a frame; a
- * shed one writes an error and a close, a hello reads and writes the device, the cursor, `sync`.
+ * Shares of a device's loop time, as a CPU profile of a reconnect storm split it (bench/NOTES.md
+ * "h/cap"): its socket's accept, HTTP request and WebSocket upgrade about 0.3, the hello (and the
+ * `sync` after it) the rest; a shed hello, beyond its upgrade, an error frame and a close. A
+ * connection counts its part when it opens, so a window in which the loop upgraded a burst of
+ * sockets whose hellos it had not read yet does not make a hello look dearer than it is.
  */
-const SHED_WEIGHT = 0.5;
+const OPEN_WEIGHT = 0.3;
+const HELLO_WEIGHT = 1 - OPEN_WEIGHT;
+const SHED_WEIGHT = 0.15;
 /** Weight of the newest window in the running mean of the cost. */
 const WEIGHT = 1 / 4;
 
 /**
  * Counts the hellos in progress and hands out retry hints as places in a virtual queue. The
- * places are one hello's event-loop time apart (the loop's busy time over a window divided by the
- * hellos it finished and shed in it, as a running mean), or, when hellos wait on something else
- * (a slow authenticator or storage), `max` of them per mean hello duration as Little's law has it,
- * counting only the share of that duration the loop was idle. The time a hello spends queued behind
- * the others on a busy loop is its neighbours' cost, not its own: counted in full, a storm's own
- * queueing stretched the places out to seconds, and the process sat idle after the storm while the
- * devices it shed waited for their turn. The clients' jitter (up to half the hint again) spreads
- * the returns to about four fifths of that rate, which leaves the loop a share for the connections
- * that are already in.
+ * places are one device's event-loop time apart (the loop's busy time over a window divided by
+ * the connections it opened and the hellos it finished and shed in it, weighted, as a running
+ * mean), or, when hellos wait on something else (a slow authenticator or storage), `max` of them
+ * per mean hello duration as Little's law has it, counting only the share of that duration the
+ * loop was idle. The time a hello spends queued behind the others on a busy loop is its
+ * neighbours' cost, not its own: counted in full, a storm's own queueing stretched the places out
+ * to seconds, and the process sat idle after the storm while the devices it shed waited for their
+ * turn. The clients' jitter (up to half the hint again) spreads the returns to about four fifths
+ * of that rate, which leaves the loop a share for the connections that are already in.
  */
 export class HelloGate {
   #inFlight = 0;
@@ -57,7 +62,8 @@ export class HelloGate {
   #idle = 1;
   #windowStart = performance.now();
   #loopAt: EventLoopUtilization = performance.eventLoopUtilization();
-  /** Hellos that ended and hellos shed in the current window. */
+  /** Connections opened, hellos that ended and hellos shed in the current window. */
+  #opened = 0;
   #ended = 0;
   #shed = 0;
 
@@ -66,6 +72,12 @@ export class HelloGate {
   /** Hellos being handled now. */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** A connection was opened (its hello, or its shedding, comes later). */
+  opened(): void {
+    this.#opened++;
+    this.#measure(performance.now());
   }
 
   /**
@@ -102,13 +114,14 @@ export class HelloGate {
     if (now - this.#windowStart < WINDOW_MS) return;
     const loop = performance.eventLoopUtilization();
     const window = performance.eventLoopUtilization(loop, this.#loopAt);
-    const units = this.#ended + SHED_WEIGHT * this.#shed;
+    const units = OPEN_WEIGHT * this.#opened + HELLO_WEIGHT * this.#ended + SHED_WEIGHT * this.#shed;
     if (units >= MIN_UNITS) {
       this.#costMs += (window.active / units - this.#costMs) * WEIGHT;
       this.#idle += (1 - window.utilization - this.#idle) * WEIGHT;
     }
     this.#windowStart = now;
     this.#loopAt = loop;
+    this.#opened = 0;
     this.#ended = 0;
     this.#shed = 0;
   }
