@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { writeHeapSnapshot } from "node:v8";
+import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { WebSocketServer } from "ws";
 import { createGateway, tokenAuthenticator } from "chat-gateway";
 import { demoRuntime } from "chat-gateway/runtime/demo";
@@ -75,7 +75,9 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
     const usage = process.memoryUsage();
     // BENCH_HEAP_SNAPSHOT=dir: a heap snapshot at each measurement, to compare idle with loaded.
     if (process.env.BENCH_HEAP_SNAPSHOT) writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${side}-${++snapshots}.heapsnapshot`));
-    process.send!({ rss: usage.rss, heap: usage.heapUsed + usage.external });
+    // The young generation's size: it grows with the allocation rate and stays in the RSS.
+    const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
+    process.send!({ rss: usage.rss, heap: usage.heapUsed + usage.external, newSpace });
   });
   process.on("disconnect", () => process.exit(0));
   process.send!({ port: (server.address() as AddressInfo).port });
