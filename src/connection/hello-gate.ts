@@ -55,7 +55,7 @@ export class HelloGate {
   #inFlight = 0;
   /** When the last refused device was told to come back (ms, `performance.now()` time). */
   #nextSlot = 0;
-  /** Running mean of the event-loop time of one hello (ms). */
+  /** Running mean of the event-loop time of one device: its upgrade and its hello (ms). */
   #costMs = FIRST_GUESS_MS;
   /** Running means of a hello's duration, from its first frame to its end (ms), and of the loop's idle share. */
   #durationMs = FIRST_DURATION_MS;
