@@ -55,7 +55,15 @@ function open(i: number, sync: boolean): Promise<WebSocket> {
       const hint = code === 1013 ? /^retry_after_ms=(\d+)$/.exec(String(reason))?.[1] : undefined;
       reject(new Refused(`closed ${code}`, hint === undefined ? undefined : Number(hint)));
     });
-    ws.once("open", () => ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: deviceToken(i), device_id: `d${i}`, device_name: "bench" } })));
+    ws.once("open", () =>
+      ws.send(
+        JSON.stringify({
+          type: "hello",
+          id: "h",
+          payload: { token: deviceToken(i), device_id: `d${i}`, device_name: "bench" },
+        }),
+      ),
+    );
     ws.on("message", (data) => {
       const frame = JSON.parse(String(data)) as { type: string; seq?: number; payload?: { cursor?: number } };
       if (typeof frame.seq === "number") cursors[i] = Math.max(cursors[i] ?? 0, frame.seq);
@@ -117,7 +125,9 @@ async function storm(listening: Promise<void>): Promise<DeviceReport> {
         // Shed with a hint (1013): come back when it says; anything else: backoff with full jitter.
         const hint = error instanceof Refused ? error.retryAfterMs : undefined;
         trace?.add(hint === undefined ? `failed(${(error as Error).message})` : "shed", hint);
-        await sleep(hint !== undefined ? hinted(hint) : Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_MS * 2 ** attempt));
+        await sleep(
+          hint !== undefined ? hinted(hint) : Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_MS * 2 ** attempt),
+        );
       }
     }
   };
@@ -166,8 +176,12 @@ class StormTrace {
   print(): void {
     for (let s = 0; s < this.#seconds.length; s++) {
       const hints = [...(this.#hints[s] ?? [])].sort((a, b) => a - b);
-      const h = hints.length ? ` hints ${hints[0]}..${hints[Math.floor(hints.length / 2)]}..${hints[hints.length - 1]} ms` : "";
-      console.error(`storm ${s} s: ${[...(this.#seconds[s] ?? new Map())].map(([k, v]) => `${k} ${v}`).join(", ")}${h}`);
+      const h = hints.length
+        ? ` hints ${hints[0]}..${hints[Math.floor(hints.length / 2)]}..${hints[hints.length - 1]} ms`
+        : "";
+      console.error(
+        `storm ${s} s: ${[...(this.#seconds[s] ?? new Map())].map(([k, v]) => `${k} ${v}`).join(", ")}${h}`,
+      );
     }
   }
 }

@@ -47,8 +47,10 @@ function bareServer(server: http.Server): void {
   wss.on("connection", (ws) => {
     ws.on("message", (data) => {
       const frame = JSON.parse(String(data)) as { type: string; id?: string };
-      if (frame.type === "hello") ws.send(JSON.stringify({ type: "hello.ok", id: frame.id, payload: { protocol: 1, cursor: 0 } }));
-      else if (frame.type === "ping") ws.send(JSON.stringify({ type: "pong", id: frame.id, payload: { ts: Date.now() } }));
+      if (frame.type === "hello")
+        ws.send(JSON.stringify({ type: "hello.ok", id: frame.id, payload: { protocol: 1, cursor: 0 } }));
+      else if (frame.type === "ping")
+        ws.send(JSON.stringify({ type: "pong", id: frame.id, payload: { ts: Date.now() } }));
     });
   });
 }
@@ -59,7 +61,8 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
   if (side === "gateway") await gatewayServer(server, dir, devices);
   else bareServer(server);
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", 4096, resolve));
-  if (process.env.BENCH_LOOP_STALLS) console.error(`${side} listening ${(performance.now() / 1000).toFixed(2)} s after its start`);
+  if (process.env.BENCH_LOOP_STALLS)
+    console.error(`${side} listening ${(performance.now() / 1000).toFixed(2)} s after its start`);
   let snapshots = 0;
   const stalls = watchStalls();
   process.on("message", async (m: { kind: string }) => {
@@ -74,7 +77,8 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
     }
     const usage = process.memoryUsage();
     // BENCH_HEAP_SNAPSHOT=dir: a heap snapshot at each measurement, to compare idle with loaded.
-    if (process.env.BENCH_HEAP_SNAPSHOT) writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${side}-${++snapshots}.heapsnapshot`));
+    if (process.env.BENCH_HEAP_SNAPSHOT)
+      writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${side}-${++snapshots}.heapsnapshot`));
     // The young generation's size: it grows with the allocation rate and stays in the RSS.
     const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
     process.send!({ rss: usage.rss, heap: usage.heapUsed + usage.external, newSpace });
@@ -102,7 +106,12 @@ function watchStalls(): (() => void) | undefined {
   }, 10).unref();
   return () => {
     const ms = (ns: number) => (ns / 1e6).toFixed(1);
-    const top = [...stalls].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([at, d]) => `${d}@${at}`);
-    console.error(`loop delay p50 ${ms(histogram.percentile(50))} p99 ${ms(histogram.percentile(99))} max ${ms(histogram.max)} ms; stalls > 30 ms: ${stalls.length}, longest (ms@at): ${top.join(" ")}`);
+    const top = [...stalls]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15)
+      .map(([at, d]) => `${d}@${at}`);
+    console.error(
+      `loop delay p50 ${ms(histogram.percentile(50))} p99 ${ms(histogram.percentile(99))} max ${ms(histogram.max)} ms; stalls > 30 ms: ${stalls.length}, longest (ms@at): ${top.join(" ")}`,
+    );
   };
 }

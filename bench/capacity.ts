@@ -47,7 +47,8 @@ import { runDevices, type DeviceCommand, type DeviceReport } from "./capacity-de
 const self = fileURLToPath(import.meta.url);
 const here = dirname(self);
 const root = join(here, "..");
-const arg = (name: string, fallback: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
+const arg = (name: string, fallback: number) =>
+  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
 const DEVICES = arg("devices", 15_000);
 const RUNS = arg("runs", 2);
 
@@ -105,7 +106,12 @@ async function bundleServer(): Promise<void> {
   const { build } = await import("esbuild");
   mkdirSync(bundleDir, { recursive: true });
   await build({
-    stdin: { contents: 'import { serveCapacity } from "./capacity-server.js";\nconst a = process.argv.slice(2);\nawait serveCapacity(a[0], a[1], Number(a[2]), Number(a[3]));\n', resolveDir: here, loader: "ts" },
+    stdin: {
+      contents:
+        'import { serveCapacity } from "./capacity-server.js";\nconst a = process.argv.slice(2);\nawait serveCapacity(a[0], a[1], Number(a[2]), Number(a[3]));\n',
+      resolveDir: here,
+      loader: "ts",
+    },
     bundle: true,
     platform: "node",
     format: "esm",
@@ -117,9 +123,22 @@ async function bundleServer(): Promise<void> {
   });
   // sql.js runs its database in a process started from beside the bundle (an ESM .js file, as in
   // dist/) and writes snapshots in a worker from there too.
-  await build({ entryPoints: [join(root, "adapters/storage/sqljs/engine-main.ts")], bundle: true, platform: "node", format: "esm", target: "node20", outfile: join(bundleDir, "sqljs-engine.js"), packages: "external", tsconfig: join(root, "tsconfig.json"), logLevel: "warning" });
+  await build({
+    entryPoints: [join(root, "adapters/storage/sqljs/engine-main.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    outfile: join(bundleDir, "sqljs-engine.js"),
+    packages: "external",
+    tsconfig: join(root, "tsconfig.json"),
+    logLevel: "warning",
+  });
   writeFileSync(join(bundleDir, "package.json"), '{ "type": "module" }\n');
-  copyFileSync(join(root, "adapters/storage/sqljs/sqljs-snapshot-worker.mjs"), join(bundleDir, "sqljs-snapshot-worker.mjs"));
+  copyFileSync(
+    join(root, "adapters/storage/sqljs/sqljs-snapshot-worker.mjs"),
+    join(bundleDir, "sqljs-snapshot-worker.mjs"),
+  );
 }
 
 function startServer(side: Side, dir: string, port: number): Child {
@@ -158,7 +177,9 @@ class Probe {
       const sent = new Map<string, number>();
       let n = 0;
       ws.once("error", reject);
-      ws.once("open", () => ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: this.token, device_id: "probe" } })));
+      ws.once("open", () =>
+        ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: this.token, device_id: "probe" } })),
+      );
       ws.on("message", (data) => {
         const frame = JSON.parse(String(data)) as { type: string; id?: string };
         if (frame.type === "hello.ok") {
@@ -185,7 +206,8 @@ class Probe {
   }
 }
 
-const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN);
+const pct = (xs: number[], p: number) =>
+  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN;
 
 interface RunResult {
   side: Side;
@@ -203,15 +225,26 @@ interface RunResult {
 
 async function oneRun(side: Side, devices: Child): Promise<RunResult> {
   const dir = mkdtempSync(join(tmpdir(), "capacity-"));
-  const load = loadavg().map((x) => x.toFixed(1)).join(" ");
+  const load = loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ");
   try {
     let server = startServer(side, dir, 0);
     const { port } = await server.next<{ port: number }>();
     const idle = await server.ask<Memory>({ kind: "memory" });
     const url = `ws://127.0.0.1:${port}/ws`;
-    const hello = await devices.ask<DeviceReport>({ kind: "connect", url, count: DEVICES, side } satisfies DeviceCommand);
+    const hello = await devices.ask<DeviceReport>({
+      kind: "connect",
+      url,
+      count: DEVICES,
+      side,
+    } satisfies DeviceCommand);
     const loaded = await server.ask<Memory>({ kind: "memory" });
-    const memory = { rss: (loaded.rss - idle.rss) / DEVICES, heap: (loaded.heap - idle.heap) / DEVICES, newSpace: loaded.newSpace };
+    const memory = {
+      rss: (loaded.rss - idle.rss) / DEVICES,
+      heap: (loaded.heap - idle.heap) / DEVICES,
+      newSpace: loaded.newSpace,
+    };
 
     server.proc.kill("SIGKILL");
     await server.exited();
@@ -249,7 +282,9 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
 function printTable(results: RunResult[]): void {
   const kb = (b: number) => (b / 1024).toFixed(1);
   console.log(`\n${DEVICES} devices; Node ${process.version}\n`);
-  console.log("| side | load average (1/5/15) | RSS per connection | heap per connection | hellos/s (shed, retried) | storm: all back | reconnect retries | probe ping p50 / p99 / max (pings) |");
+  console.log(
+    "| side | load average (1/5/15) | RSS per connection | heap per connection | hellos/s (shed, retried) | storm: all back | reconnect retries | probe ping p50 / p99 / max (pings) |",
+  );
   console.log("|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     console.log(
@@ -259,16 +294,24 @@ function printTable(results: RunResult[]): void {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const of = (side: Side, f: (r: RunResult) => number) => median(results.filter((r) => r.side === side).map(f));
   console.log("\nRatios, gateway against bare (medians of the runs):\n");
-  console.log(`- RSS per connection: ${(of("gateway", (r) => r.memory.rss) / of("bare", (r) => r.memory.rss)).toFixed(2)}x (target at most 1.5x)`);
-  console.log(`- hello rate: ${(of("gateway", (r) => r.hellosPerSecond) / of("bare", (r) => r.hellosPerSecond)).toFixed(2)}x (target at least 0.6x)`);
-  console.log(`- storm time: ${(of("gateway", (r) => r.stormMs) / of("bare", (r) => r.stormMs)).toFixed(2)}x (target at most 2x), probe ping p99 ${of("gateway", (r) => r.pingP99).toFixed(1)} ms (target under 50 ms)`);
+  console.log(
+    `- RSS per connection: ${(of("gateway", (r) => r.memory.rss) / of("bare", (r) => r.memory.rss)).toFixed(2)}x (target at most 1.5x)`,
+  );
+  console.log(
+    `- hello rate: ${(of("gateway", (r) => r.hellosPerSecond) / of("bare", (r) => r.hellosPerSecond)).toFixed(2)}x (target at least 0.6x)`,
+  );
+  console.log(
+    `- storm time: ${(of("gateway", (r) => r.stormMs) / of("bare", (r) => r.stormMs)).toFixed(2)}x (target at most 2x), probe ping p99 ${of("gateway", (r) => r.pingP99).toFixed(1)} ms (target under 50 ms)`,
+  );
   console.log("\n```json\n" + JSON.stringify(results) + "\n```");
 }
 
 function checkFileLimit(): void {
   const soft = Number(execSync("ulimit -n", { shell: "/bin/bash" }).toString().trim());
   if (soft < DEVICES + 500) {
-    console.error(`ulimit -n is ${soft}: ${DEVICES} connections need at least ${DEVICES + 500}; raise it (ulimit -n ${DEVICES + 1000}) or pass --devices=`);
+    console.error(
+      `ulimit -n is ${soft}: ${DEVICES} connections need at least ${DEVICES + 500}; raise it (ulimit -n ${DEVICES + 1000}) or pass --devices=`,
+    );
     process.exit(2);
   }
 }
@@ -290,6 +333,7 @@ async function main(): Promise<void> {
 }
 
 const role = process.argv[2];
-if (role === "--server") await serveCapacity(process.argv[3] as Side, process.argv[4], Number(process.argv[5]), Number(process.argv[6]));
+if (role === "--server")
+  await serveCapacity(process.argv[3] as Side, process.argv[4], Number(process.argv[5]), Number(process.argv[6]));
 else if (role === "--devices") await runDevices();
 else await main();

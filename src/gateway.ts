@@ -6,7 +6,14 @@
 import { EventEmitter } from "eventemitter3";
 import { openAuthenticator } from "./contracts/authenticator.js";
 import { memoryBus, type Bus } from "./contracts/bus.js";
-import { createChannel, deleteChannel, listChannels, setDefault, updateChannel, type ChannelInput } from "./requests/channel-requests.js";
+import {
+  createChannel,
+  deleteChannel,
+  listChannels,
+  setDefault,
+  updateChannel,
+  type ChannelInput,
+} from "./requests/channel-requests.js";
 import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js";
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
 import { DeviceSession, type SessionServices } from "./connection/device-session.js";
@@ -75,7 +82,11 @@ export interface ChannelApi {
   /** Every channel and thread of the owner, in protocol order. */
   list(owner: Owner): Promise<Channel[]>;
   /** Rename, archive or restyle a channel. */
-  update(owner: Owner, chatId: ChatId, changes: { name?: string; archived?: boolean; favorite?: boolean; icon?: string | null; color?: string | null }): Promise<Channel>;
+  update(
+    owner: Owner,
+    chatId: ChatId,
+    changes: { name?: string; archived?: boolean; favorite?: boolean; icon?: string | null; color?: string | null },
+  ): Promise<Channel>;
   /** Make a channel the owner's default. */
   setDefault(owner: Owner, chatId: ChatId): Promise<Channel>;
   /** Delete a channel with its threads, messages and media. */
@@ -216,7 +227,9 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     // now and then. (One process alone finds everything at start.)
     if (this.options.laneLock) {
       this.#recovery = setInterval(() => {
-        this.#recoverInterruptedTurns().catch((error) => this.#services.log.warn("recovering interrupted turns failed", error));
+        this.#recoverInterruptedTurns().catch((error) =>
+          this.#services.log.warn("recovering interrupted turns failed", error),
+        );
       }, this.options.recoveryIntervalMs);
       this.#recovery.unref();
     }
@@ -251,7 +264,10 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   accept(connection: Connection): ConnectionHandle {
     const session = new DeviceSession(this.#services, connection);
     if (this.#state !== "running") {
-      connection.close(this.#closeCode, this.#state === "new" || this.#state === "starting" ? "gateway not started" : "server shutting down");
+      connection.close(
+        this.#closeCode,
+        this.#state === "new" || this.#state === "starting" ? "gateway not started" : "server shutting down",
+      );
       session.closed();
       return session;
     }
@@ -272,7 +288,12 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     return statsOf(this.#sessions.size, this.#services.lanes.counts(), this.#services.traffic);
   }
 
-  post(owner: Owner, chatId: ChatId, input: PostInput, postOptions: { threadId?: ChatId | null } = {}): Promise<StoredMessage> {
+  post(
+    owner: Owner,
+    chatId: ChatId,
+    input: PostInput,
+    postOptions: { threadId?: ChatId | null } = {},
+  ): Promise<StoredMessage> {
     const services = this.#services;
     return this.#track(
       (async () => {
@@ -282,8 +303,14 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
         this.#checkRunning("post");
         const lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
         // A prompt waits on the durable queue (docs/PROTOCOL.md §4.2): a crash mid-run is answered after the restart.
-        if ("prompt" in input) return answerPrompt(services, owner, lane, await storePrompt(services, owner, lane, input.prompt));
-        const events = "events" in input ? () => input.events : "text" in input ? () => textOnly(input.text, input.reasoning) : () => textOnly("");
+        if ("prompt" in input)
+          return answerPrompt(services, owner, lane, await storePrompt(services, owner, lane, input.prompt));
+        const events =
+          "events" in input
+            ? () => input.events
+            : "text" in input
+              ? () => textOnly(input.text, input.reasoning)
+              : () => textOnly("");
         return new Promise<StoredMessage>((resolve, reject) => {
           const run = async (turn: LaneTurn) => {
             try {
@@ -304,14 +331,26 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   /** Server-side calls need a started gateway that is not shutting down. */
   #checkRunning(what: string): void {
     if (this.#state === "running") return;
-    const why = this.#state === "new" || this.#state === "starting" ? "the gateway is not started" : "the gateway is shutting down";
+    const why =
+      this.#state === "new" || this.#state === "starting"
+        ? "the gateway is not started"
+        : "the gateway is shutting down";
     throw new GatewayError("unsupported", `${what}: ${why}`);
   }
 
   async notify(owner: Owner, input: NotifyInput): Promise<Seq> {
     const notification = checkedNotification(input, this.#services.now());
-    const [frame] = await this.#track(this.#services.store(owner, {}, [{ type: "notification", payload: { ...notification } }]));
-    this.#services.pushIfAway(owner, { kind: "notification", title: input.title, body: input.body, notification_kind: input.kind, chat_id: input.chat_id, thread_id: input.thread_id });
+    const [frame] = await this.#track(
+      this.#services.store(owner, {}, [{ type: "notification", payload: { ...notification } }]),
+    );
+    this.#services.pushIfAway(owner, {
+      kind: "notification",
+      title: input.title,
+      body: input.body,
+      notification_kind: input.kind,
+      chat_id: input.chat_id,
+      thread_id: input.thread_id,
+    });
     return frame.seq!;
   }
 
@@ -336,12 +375,28 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
  * The parts of one gateway, each a concept of its own (the outbox, the fan-out to this process's
  * connections, push, the channel directory, the lanes), with what each consumer reads of them.
  */
-function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, commands: CommandRegistry, events: EventEmitter<GatewayEvents>): { services: SessionServices; outbox: Outbox } {
+function wire(
+  options: ResolvedOptions,
+  given: GatewayOptions,
+  bus: Bus,
+  commands: CommandRegistry,
+  events: EventEmitter<GatewayEvents>,
+): { services: SessionServices; outbox: Outbox } {
   const { storage, logger: log, now } = options;
   const fanOut = new FanOut(bus);
-  const outbox = new Outbox({ storage, bus, retention: options.retention, mediaStore: options.mediaStore, now, log, connectedOwners: fanOut.owners });
+  const outbox = new Outbox({
+    storage,
+    bus,
+    retention: options.retention,
+    mediaStore: options.mediaStore,
+    now,
+    log,
+    connectedOwners: fanOut.owners,
+  });
   const channels = new ChannelDirectory(storage, now);
-  const lanes = new LaneScheduler(options.maxTurnsPerOwner, options.laneLock, (error) => log.warn("lane lock failed; the turn runs without it", error));
+  const lanes = new LaneScheduler(options.maxTurnsPerOwner, options.laneLock, (error) =>
+    log.warn("lane lock failed; the turn runs without it", error),
+  );
   const base = {
     options,
     storage,
@@ -360,7 +415,15 @@ function wire(options: ResolvedOptions, given: GatewayOptions, bus: Bus, command
     budgets: sharedBudgets(options),
     store: outbox.store,
     live: outbox.live,
-    pushIfAway: awayPush({ push: options.push, pushRetry: options.pushRetry, pushAfterMs: options.pushAfterMs, storage, bus, log, connectionCount: fanOut.connectionCount }),
+    pushIfAway: awayPush({
+      push: options.push,
+      pushRetry: options.pushRetry,
+      pushAfterMs: options.pushAfterMs,
+      storage,
+      bus,
+      log,
+      connectionCount: fanOut.connectionCount,
+    }),
     ensureDefaultChannel: channels.ensureDefaultChannel,
     resolveLane: channels.resolveLane,
     attach: fanOut.attach,

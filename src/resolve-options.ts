@@ -13,47 +13,65 @@ import type { RateLimit } from "./connection/token-bucket.js";
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) throw new TypeError(`createGateway: ${name} must be a positive number, got ${String(value)}`);
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(`createGateway: ${name} must be a positive number, got ${String(value)}`);
   return value;
 }
 
 function nonNegative(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw new TypeError(`createGateway: ${name} must be a number of 0 or more, got ${String(value)}`);
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0)
+    throw new TypeError(`createGateway: ${name} must be a number of 0 or more, got ${String(value)}`);
   return value;
 }
 
 function resolveRate(name: string, given: RateLimit | undefined, fallback: RateLimit): RateLimit {
-  return { perSecond: positive(`${name}.perSecond`, given?.perSecond, fallback.perSecond), burst: positive(`${name}.burst`, given?.burst, fallback.burst) };
+  return {
+    perSecond: positive(`${name}.perSecond`, given?.perSecond, fallback.perSecond),
+    burst: positive(`${name}.burst`, given?.burst, fallback.burst),
+  };
 }
 
 /** The budgets shared by several connections (docs/PROTOCOL.md §2.4): per address, per owner, and the rate of new connections. */
-function resolveSharedRates(options: GatewayOptions, rateLimit: RateLimit, maxConnectionsPerIp: number): Pick<ResolvedOptions, "rateLimitPerAddress" | "rateLimitPerOwner" | "connectRateLimit"> {
+function resolveSharedRates(
+  options: GatewayOptions,
+  rateLimit: RateLimit,
+  maxConnectionsPerIp: number,
+): Pick<ResolvedOptions, "rateLimitPerAddress" | "rateLimitPerOwner" | "connectRateLimit"> {
   const shared = { perSecond: rateLimit.perSecond * 5, burst: rateLimit.burst * 5 };
   return {
     rateLimitPerAddress: resolveRate("rateLimitPerAddress", options.rateLimitPerAddress, shared),
     rateLimitPerOwner: resolveRate("rateLimitPerOwner", options.rateLimitPerOwner, shared),
-    connectRateLimit: resolveRate("connectRateLimit", options.connectRateLimit, { perSecond: 20, burst: Math.max(64, maxConnectionsPerIp) }),
+    connectRateLimit: resolveRate("connectRateLimit", options.connectRateLimit, {
+      perSecond: 20,
+      burst: Math.max(64, maxConnectionsPerIp),
+    }),
   };
 }
 
 function resolveBackpressure(given: GatewayOptions["backpressure"]): ResolvedOptions["backpressure"] {
   const softBytes = positive("backpressure.softBytes", given?.softBytes, 1024 * 1024);
   const hardBytes = positive("backpressure.hardBytes", given?.hardBytes, 16 * 1024 * 1024);
-  if (hardBytes < softBytes) throw new TypeError(`createGateway: backpressure.hardBytes (${hardBytes}) must not be below softBytes (${softBytes})`);
+  if (hardBytes < softBytes)
+    throw new TypeError(
+      `createGateway: backpressure.hardBytes (${hardBytes}) must not be below softBytes (${softBytes})`,
+    );
   return { softBytes, hardBytes };
 }
 
 function wholePositive(name: string, value: number | undefined, fallback: number): number {
   const resolved = positive(name, value, fallback);
-  if (!Number.isInteger(resolved)) throw new TypeError(`createGateway: ${name} must be a whole number, got ${String(value)}`);
+  if (!Number.isInteger(resolved))
+    throw new TypeError(`createGateway: ${name} must be a whole number, got ${String(value)}`);
   return resolved;
 }
 
 /** `options.storage` normalised, refused when these options need a capability it lacks. */
 function resolveStorage(options: GatewayOptions): Storage {
   if (!options.storage || typeof options.storage !== "object") {
-    throw new TypeError("createGateway: options.storage must implement Storage (for example memoryStorage() from chat-gateway/storage/memory)");
+    throw new TypeError(
+      "createGateway: options.storage must implement Storage (for example memoryStorage() from chat-gateway/storage/memory)",
+    );
   }
   let storage: Storage;
   try {
@@ -67,19 +85,26 @@ function resolveStorage(options: GatewayOptions): Storage {
 
 /** `options` checked, with every default filled in. */
 export function resolveOptions(options: GatewayOptions): ResolvedOptions {
-  if (!options || typeof options !== "object") throw new TypeError("createGateway: options are required ({ storage, runtime })");
+  if (!options || typeof options !== "object")
+    throw new TypeError("createGateway: options are required ({ storage, runtime })");
   const { runtime } = options;
   const storage = resolveStorage(options);
-  if (!runtime || typeof runtime.turn !== "function") throw new TypeError("createGateway: options.runtime must implement AgentRuntime (a turn(input) method)");
+  if (!runtime || typeof runtime.turn !== "function")
+    throw new TypeError("createGateway: options.runtime must implement AgentRuntime (a turn(input) method)");
   if (options.push && !options.push.every((s) => typeof s.send === "function" && typeof s.accepts === "function")) {
     throw new TypeError("createGateway: every options.push entry must implement PushSender (accepts, send)");
   }
   const limit = options.rateLimit ?? { perSecond: 20, burst: 60 };
-  const rateLimit = { perSecond: positive("rateLimit.perSecond", limit.perSecond, 20), burst: positive("rateLimit.burst", limit.burst, 60) };
+  const rateLimit = {
+    perSecond: positive("rateLimit.perSecond", limit.perSecond, 20),
+    burst: positive("rateLimit.burst", limit.burst, 60),
+  };
   const maxConnectionsPerIp = positive("maxConnectionsPerIp", options.maxConnectionsPerIp, LIMITS.connectionsPerIp);
   const logger = resolveLogger("createGateway", "[chat-gateway]", options.logger);
   if (!storage.capabilities.unfinishedMessages) {
-    logger.info("the storage has no unfinishedMessages(): an answer streaming when the process stops stays streaming after a restart");
+    logger.info(
+      "the storage has no unfinishedMessages(): an answer streaming when the process stops stays streaming after a restart",
+    );
   }
   return {
     storage,
@@ -96,7 +121,11 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     maxUploadsPerConnection: positive("maxUploadsPerConnection", options.maxUploadsPerConnection, 4),
     maxPullsPerConnection: positive("maxPullsPerConnection", options.maxPullsPerConnection, LIMITS.pullsInFlight),
     helloTimeoutMs: positive("helloTimeoutMs", options.helloTimeoutMs, LIMITS.helloTimeoutMs),
-    maxConnectionsPerOwner: positive("maxConnectionsPerOwner", options.maxConnectionsPerOwner, LIMITS.connectionsPerOwner),
+    maxConnectionsPerOwner: positive(
+      "maxConnectionsPerOwner",
+      options.maxConnectionsPerOwner,
+      LIMITS.connectionsPerOwner,
+    ),
     maxConnectionsPerIp,
     // 256, not 128: a process on two cores finishing ~700 hellos a second holds under 0.4 s of them
     // at 256, and a hello shed costs its upgrade again when it comes back (bench/NOTES.md "h/cap").
@@ -111,13 +140,24 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     updateIntervalMs: options.updateIntervalMs ?? 50,
     deltaUpdateIntervalMs: nonNegative("deltaUpdateIntervalMs", options.deltaUpdateIntervalMs, 100),
     checkpointIntervalMs: positive("checkpointIntervalMs", options.checkpointIntervalMs, 2_000),
-    retention: { maxFrames: options.retention?.maxFrames ?? 10_000, maxAgeMs: options.retention?.maxAgeMs ?? 30 * 24 * 3600 * 1000 },
+    retention: {
+      maxFrames: options.retention?.maxFrames ?? 10_000,
+      maxAgeMs: options.retention?.maxAgeMs ?? 30 * 24 * 3600 * 1000,
+    },
     backpressure: resolveBackpressure(options.backpressure),
     runtimeInfo: options.runtimeInfo ?? {},
     pushAfterMs: nonNegative("pushAfterMs", options.pushAfterMs, 60_000),
     pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 5_000),
-    scheduler: options.scheduler ? { tickMs: positive("scheduler.tickMs", options.scheduler === true ? undefined : options.scheduler.tickMs, 1_000) } : undefined,
+    scheduler: options.scheduler
+      ? {
+          tickMs: positive(
+            "scheduler.tickMs",
+            options.scheduler === true ? undefined : options.scheduler.tickMs,
+            1_000,
+          ),
+        }
+      : undefined,
     logger,
     now: options.now ?? Date.now,
   };

@@ -20,12 +20,28 @@ const hello = { token: "t", device_id: "d" };
 
 describe("frames - hello, sync and ping", () => {
   it("frames - plainly valid ones keep their payload as sent, unknown fields included; a null id or payload is none", () => {
-    const full = { ...hello, device_name: "n", caps: { min_protocol: 1, media: false, push: "ntfy", streaming: true, pickers: true, delta: false, x: 1 }, fcm_token: "f", ntfy_topic: "n", webpush: null, extra: [1] };
+    const full = {
+      ...hello,
+      device_name: "n",
+      caps: { min_protocol: 1, media: false, push: "ntfy", streaming: true, pickers: true, delta: false, x: 1 },
+      fcm_token: "f",
+      ntfy_topic: "n",
+      webpush: null,
+      extra: [1],
+    };
     expect(parse({ type: "hello", id: "h", payload: full })).toStrictEqual({ type: "hello", id: "h", payload: full });
-    expect(parse({ type: "sync", id: null, payload: { cursor: 0 } })).toStrictEqual({ type: "sync", id: undefined, payload: { cursor: 0 } });
+    expect(parse({ type: "sync", id: null, payload: { cursor: 0 } })).toStrictEqual({
+      type: "sync",
+      id: undefined,
+      payload: { cursor: 0 },
+    });
     expect(parse({ type: "ping" })).toStrictEqual({ type: "ping", id: undefined, payload: {} });
     expect(parse({ type: "ping", id: "p", payload: null })).toStrictEqual({ type: "ping", id: "p", payload: {} });
-    expect(parse({ type: "ping", payload: { ts: 5 } })).toStrictEqual({ type: "ping", id: undefined, payload: { ts: 5 } });
+    expect(parse({ type: "ping", payload: { ts: 5 } })).toStrictEqual({
+      type: "ping",
+      id: undefined,
+      payload: { ts: 5 },
+    });
   });
 
   it("frames - an array where an object belongs is refused as the structs refuse it", () => {
@@ -36,7 +52,9 @@ describe("frames - hello, sync and ping", () => {
   it("frames - anything else is refused by the structs, naming the field", () => {
     expect(refusal({ type: "hello", payload: { device_id: "d" } })).toContain('"token"');
     expect(refusal({ type: "hello", payload: { ...hello, device_name: null } })).toContain('"device_name"');
-    expect(refusal({ type: "hello", payload: { ...hello, caps: { min_protocol: 1.5 } } })).toContain('"caps.min_protocol"');
+    expect(refusal({ type: "hello", payload: { ...hello, caps: { min_protocol: 1.5 } } })).toContain(
+      '"caps.min_protocol"',
+    );
     expect(refusal({ type: "hello", payload: { ...hello, caps: { delta: "yes" } } })).toContain('"caps.delta"');
     expect(refusal({ type: "hello", payload: { ...hello, caps: "all" } })).toContain('"caps"');
     expect(refusal({ type: "hello", payload: { ...hello, fcm_token: 7 } })).toContain('"fcm_token"');

@@ -194,7 +194,20 @@ export interface GatewayOptions {
 
 /** Options with every default applied. */
 export type ResolvedOptions = Required<
-  Omit<GatewayOptions, "storage" | "authenticator" | "bus" | "mediaStore" | "push" | "retention" | "backpressure" | "runtimeInfo" | "pushRetry" | "laneLock" | "scheduler">
+  Omit<
+    GatewayOptions,
+    | "storage"
+    | "authenticator"
+    | "bus"
+    | "mediaStore"
+    | "push"
+    | "retention"
+    | "backpressure"
+    | "runtimeInfo"
+    | "pushRetry"
+    | "laneLock"
+    | "scheduler"
+  >
 > & {
   /** The scheduler's tick (ms), or undefined when this gateway runs no schedules. */
   scheduler: { tickMs: number } | undefined;

@@ -56,7 +56,13 @@ function describeFailure(frameType: string, failure: { path: Array<string | numb
  * value with `${value}`, which throws for an object that has its own `toString` field: that frame
  * is refused the same way, without naming the field.
  */
-function check<T>(value: unknown, struct: Struct<T, any>, label: string, frameType: string | undefined, requestId: string | undefined): T {
+function check<T>(
+  value: unknown,
+  struct: Struct<T, any>,
+  label: string,
+  frameType: string | undefined,
+  requestId: string | undefined,
+): T {
   let result: ReturnType<typeof validate<T, any>>;
   try {
     result = validate(value, struct);
@@ -80,8 +86,8 @@ export function parseClientFrame(text: string): ClientFrame {
     throw new FrameError("malformed JSON");
   }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new FrameError("a frame is a JSON object");
-  const requestId = typeof (raw as { id?: unknown }).id === "string" ? ((raw as { id: string }).id) : undefined;
-  const rawType = typeof (raw as { type?: unknown }).type === "string" ? ((raw as { type: string }).type) : undefined;
+  const requestId = typeof (raw as { id?: unknown }).id === "string" ? (raw as { id: string }).id : undefined;
+  const rawType = typeof (raw as { type?: unknown }).type === "string" ? (raw as { type: string }).type : undefined;
   const shapeProblem = frameShapeProblem(raw);
   if (shapeProblem) throw new FrameError(shapeProblem, rawType, requestId);
   const hot = hotFrame(raw as Record<string, unknown>);

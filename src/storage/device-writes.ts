@@ -61,7 +61,12 @@ function sameJson(a: unknown, b: unknown): boolean {
  * when the device is not stored (any more) or `change` returns undefined: a change must not bring
  * back a record it did not find.
  */
-export function changeDevice(storage: Storage, owner: Owner, deviceId: DeviceId, change: (stored: Device) => Device | undefined): Promise<Device | undefined> {
+export function changeDevice(
+  storage: Storage,
+  owner: Owner,
+  deviceId: DeviceId,
+  change: (stored: Device) => Device | undefined,
+): Promise<Device | undefined> {
   return inTurn(storage, owner, deviceId, async () => {
     const stored = await storage.getDevice(owner, deviceId);
     const next = stored && change(stored);

@@ -7,7 +7,8 @@ import { message, openStorage, removeTempDirs, tempDir } from "./sqljs-helpers.j
 
 afterEach(removeTempDirs);
 
-const ids = (rows: Array<{ owner: string; message: { message_id: string } }>) => rows.map((r) => `${r.owner}/${r.message.message_id}`);
+const ids = (rows: Array<{ owner: string; message: { message_id: string } }>) =>
+  rows.map((r) => `${r.owner}/${r.message.message_id}`);
 const lane = (owner: string) => ({ owner, chat_id: "c1", thread_id: null });
 
 describe("sql.js: owners with waiting or streaming messages", () => {

@@ -29,7 +29,8 @@ const out = new ChannelBatch<FromEngine>((messages, done) => {
 /** Queues a message for the storage; a reply that cannot be copied to it is answered with that error. */
 function send(message: FromEngine): void {
   const failed = (error: Error) => {
-    if (message.t === "reply" && !message.error && process.connected) out.push({ t: "reply", id: message.id, error: toWire(error) });
+    if (message.t === "reply" && !message.error && process.connected)
+      out.push({ t: "reply", id: message.id, error: toWire(error) });
   };
   out.push(message, failed, message.t === "reply" ? roughBytes(message.value) : 0);
 }
@@ -40,7 +41,10 @@ async function handle(message: ToEngine): Promise<unknown> {
       const warn = (text: string) => send({ t: "warn", message: text });
       // Snapshot processes run this very file.
       const snapshotter = snapshotProcess(process.argv[1], warn);
-      engine = await Engine.open(message.settings, await initSqlJs(), warn, { snapshotter, inPlaceBelowBytes: process.env[TEST_HOOK_ENV] ? 0 : undefined });
+      engine = await Engine.open(message.settings, await initSqlJs(), warn, {
+        snapshotter,
+        inPlaceBelowBytes: process.env[TEST_HOOK_ENV] ? 0 : undefined,
+      });
       return undefined;
     }
     case "call": {

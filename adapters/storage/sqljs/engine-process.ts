@@ -34,7 +34,11 @@ interface Pending {
  * (docs/PROTOCOL.md §8.1). The technical reason is the cause, for the log.
  */
 function stoppedInFlight(reason: Error): GatewayError {
-  return new GatewayError("internal", "the server's database stopped while this request was in flight, so it may not have been done; send it again", { cause: reason });
+  return new GatewayError(
+    "internal",
+    "the server's database stopped while this request was in flight, so it may not have been done; send it again",
+    { cause: reason },
+  );
 }
 
 /**
@@ -60,7 +64,11 @@ class ProcessLink implements EngineLink {
 
   constructor(file: string, warn: (message: string) => void, onStop: (gone: Promise<string>) => void) {
     // No inherited execArgv: the parent's flags (a loader, an inspector port) are not this process's.
-    this.#child = fork(file, [], { execArgv: [], serialization: "advanced", stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    this.#child = fork(file, [], {
+      execArgv: [],
+      serialization: "advanced",
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
     this.#out = new ChannelBatch((messages, done) => this.#child.send(messages, done));
     this.#child.on("message", (messages: FromEngine[]) => {
       for (const message of messages) {
@@ -153,7 +161,11 @@ class ProcessLink implements EngineLink {
  * Once started, `onStop` is called should the process die: at once, with a promise of how it
  * ended that resolves once it is gone (see {@link ProcessLink}).
  */
-export async function startEngineProcess(settings: EngineSettings, warn: (message: string) => void, onStop: (gone: Promise<string>) => void): Promise<EngineLink> {
+export async function startEngineProcess(
+  settings: EngineSettings,
+  warn: (message: string) => void,
+  onStop: (gone: Promise<string>) => void,
+): Promise<EngineLink> {
   let started = false;
   let died: Promise<string> | undefined;
   const link = new ProcessLink(await entry(), warn, (gone) => (started ? onStop(gone) : (died = gone)));

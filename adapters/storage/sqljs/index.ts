@@ -135,7 +135,11 @@ export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
 }
 
 /** Runs the engine on this thread: the storage of `inProcess` or a given `sqlJs` module. */
-async function startEngineHere(settings: EngineSettings, options: SqlJsStorageOptions, warn: (message: string) => void): Promise<EngineLink> {
+async function startEngineHere(
+  settings: EngineSettings,
+  options: SqlJsStorageOptions,
+  warn: (message: string) => void,
+): Promise<EngineLink> {
   const engine = await Engine.open(settings, options.sqlJs ?? (await initSqlJs()), warn);
   return { call: (call) => dispatch(engine, call), close: () => engine.close() };
 }
@@ -203,7 +207,11 @@ class SqlJsStore implements StorageImplementation {
 
   #call(call: EngineCall): Promise<unknown> {
     if (this.#state !== "open" || !this.#link) {
-      return Promise.reject(new Error(`sql.js storage: the storage is ${this.#state === "new" || this.#state === "opening" ? "not open yet" : "closed"}`));
+      return Promise.reject(
+        new Error(
+          `sql.js storage: the storage is ${this.#state === "new" || this.#state === "opening" ? "not open yet" : "closed"}`,
+        ),
+      );
     }
     return this.#link.call(call);
   }
@@ -276,7 +284,9 @@ class SqlJsStore implements StorageImplementation {
       const rows = await this.#read<Array<[number, string]>>("searchRanked", owner, query);
       const hits: SearchHit[] = [];
       for (let i = 0; i < rows.length; i += SNIPPETS_PER_READ) {
-        hits.push(...(await this.#read<SearchHit[]>("searchHits", owner, rows.slice(i, i + SNIPPETS_PER_READ), query.query)));
+        hits.push(
+          ...(await this.#read<SearchHit[]>("searchHits", owner, rows.slice(i, i + SNIPPETS_PER_READ), query.query)),
+        );
       }
       return hits;
     });
@@ -293,7 +303,12 @@ class SqlJsStore implements StorageImplementation {
   async pruneOutbox(owner: Owner, policy: RetentionPolicy, now: number): Promise<void> {
     // JSON has no Infinity (it would replay as null, i.e. 0): "no limit" is journaled as a huge number.
     const bound = (n: number) => (Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER);
-    await this.#write({ k: "prune", o: owner, p: { maxFrames: bound(policy.maxFrames), maxAgeMs: bound(policy.maxAgeMs) }, t: now });
+    await this.#write({
+      k: "prune",
+      o: owner,
+      p: { maxFrames: bound(policy.maxFrames), maxAgeMs: bound(policy.maxAgeMs) },
+      t: now,
+    });
   }
 
   getDevice(owner: Owner, deviceId: DeviceId): Promise<Device | undefined> {
