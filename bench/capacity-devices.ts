@@ -111,17 +111,20 @@ async function openHonouringHints(i: number, sync: boolean, refusals: { count: n
 async function storm(listening: Promise<void>): Promise<DeviceReport> {
   await listening;
   let retries = 0;
+  const trace = process.env.BENCH_STORM_TRACE ? new StormTrace() : undefined;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const back = async (i: number) => {
     await sleep(Math.random() * JITTER_MS);
     for (let attempt = 0; ; attempt++) {
       try {
         sockets[i] = await open(i, side === "gateway");
+        trace?.add("back");
         return;
       } catch (error) {
         retries++;
         // Shed with a hint (1013): come back when it says; anything else: backoff with full jitter.
         const hint = error instanceof Refused ? error.retryAfterMs : undefined;
+        trace?.add(hint === undefined ? `failed(${(error as Error).message})` : "shed", hint);
         await sleep(
           hint !== undefined ? hinted(hint) : Math.random() * Math.min(BACKOFF_MAX_MS, BACKOFF_MS * 2 ** attempt),
         );
@@ -129,6 +132,7 @@ async function storm(listening: Promise<void>): Promise<DeviceReport> {
     }
   };
   await Promise.all(sockets.map((_, i) => back(i)));
+  trace?.print();
   return { ms: 0, doneAt: Date.now(), retries };
 }
 
@@ -154,4 +158,33 @@ export async function runDevices(): Promise<void> {
     }
   });
   process.on("disconnect", () => process.exit(0));
+}
+
+/** BENCH_STORM_TRACE=1: what the storm's attempts ended in, per second after listening (stderr). */
+class StormTrace {
+  readonly #started = performance.now();
+  readonly #seconds: Array<Map<string, number>> = [];
+  readonly #hints: number[][] = [];
+
+  add(what: string, hint?: number): void {
+    const s = Math.floor((performance.now() - this.#started) / 1000);
+    this.#seconds[s] ??= new Map();
+    const counts = this.#seconds[s];
+    counts.set(what, (counts.get(what) ?? 0) + 1);
+    if (hint === undefined) return;
+    this.#hints[s] ??= [];
+    this.#hints[s].push(hint);
+  }
+
+  print(): void {
+    for (let s = 0; s < this.#seconds.length; s++) {
+      const hints = [...(this.#hints[s] ?? [])].sort((a, b) => a - b);
+      const h = hints.length
+        ? ` hints ${hints[0]}..${hints[Math.floor(hints.length / 2)]}..${hints[hints.length - 1]} ms`
+        : "";
+      console.error(
+        `storm ${s} s: ${[...(this.#seconds[s] ?? new Map())].map(([k, v]) => `${k} ${v}`).join(", ")}${h}`,
+      );
+    }
+  }
 }

@@ -7,7 +7,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { writeHeapSnapshot } from "node:v8";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { WebSocketServer } from "ws";
 import { createGateway, tokenAuthenticator } from "chat-gateway";
 import { demoRuntime } from "chat-gateway/runtime/demo";
@@ -60,9 +61,15 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
   if (side === "gateway") await gatewayServer(server, dir, devices);
   else bareServer(server);
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", 4096, resolve));
+  if (process.env.BENCH_LOOP_STALLS)
+    console.error(`${side} listening ${(performance.now() / 1000).toFixed(2)} s after its start`);
   let snapshots = 0;
+  const stalls = watchStalls();
   process.on("message", async (m: { kind: string }) => {
-    if (m.kind === "exit") process.exit(0);
+    if (m.kind === "exit") {
+      stalls?.();
+      process.exit(0);
+    }
     if (m.kind !== "memory") return;
     for (let i = 0; i < 3; i++) {
       (globalThis as { gc?: () => void }).gc?.();
@@ -72,8 +79,39 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
     // BENCH_HEAP_SNAPSHOT=dir: a heap snapshot at each measurement, to compare idle with loaded.
     if (process.env.BENCH_HEAP_SNAPSHOT)
       writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${side}-${++snapshots}.heapsnapshot`));
-    process.send!({ rss: usage.rss, heap: usage.heapUsed + usage.external });
+    // The young generation's size: it grows with the allocation rate and stays in the RSS.
+    const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
+    process.send!({ rss: usage.rss, heap: usage.heapUsed + usage.external, newSpace });
   });
   process.on("disconnect", () => process.exit(0));
   process.send!({ port: (server.address() as AddressInfo).port });
+}
+
+/**
+ * BENCH_LOOP_STALLS=1: the server's event-loop delay from listening on, printed when it is told to
+ * exit (the storm's server; the first one is killed): a histogram and the longest stalls, each
+ * with when it ended (ms after listening), to tell a startup cost from a storm's queue.
+ */
+function watchStalls(): (() => void) | undefined {
+  if (!process.env.BENCH_LOOP_STALLS) return undefined;
+  const histogram = monitorEventLoopDelay({ resolution: 10 });
+  histogram.enable();
+  const started = performance.now();
+  const stalls: Array<[number, number]> = [];
+  let last = started;
+  setInterval(() => {
+    const now = performance.now();
+    if (now - last > 40) stalls.push([Math.round(now - started), Math.round(now - last - 10)]);
+    last = now;
+  }, 10).unref();
+  return () => {
+    const ms = (ns: number) => (ns / 1e6).toFixed(1);
+    const top = [...stalls]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15)
+      .map(([at, d]) => `${d}@${at}`);
+    console.error(
+      `loop delay p50 ${ms(histogram.percentile(50))} p99 ${ms(histogram.percentile(99))} max ${ms(histogram.max)} ms; stalls > 30 ms: ${stalls.length}, longest (ms@at): ${top.join(" ")}`,
+    );
+  };
 }

@@ -89,6 +89,8 @@ class Child {
 interface Memory {
   rss: number;
   heap: number;
+  /** The young generation's size when loaded (bytes; in the RSS, not in the heap's used bytes). */
+  newSpace?: number;
 }
 
 /**
@@ -238,7 +240,11 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
       side,
     } satisfies DeviceCommand);
     const loaded = await server.ask<Memory>({ kind: "memory" });
-    const memory = { rss: (loaded.rss - idle.rss) / DEVICES, heap: (loaded.heap - idle.heap) / DEVICES };
+    const memory = {
+      rss: (loaded.rss - idle.rss) / DEVICES,
+      heap: (loaded.heap - idle.heap) / DEVICES,
+      newSpace: loaded.newSpace,
+    };
 
     server.proc.kill("SIGKILL");
     await server.exited();

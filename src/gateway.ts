@@ -261,6 +261,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       return session;
     }
     this.#sessions.set(session.id, session);
+    this.#services.helloGate.opened();
     session.open();
     return session;
   }

@@ -127,7 +127,9 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
       LIMITS.connectionsPerOwner,
     ),
     maxConnectionsPerIp,
-    maxHellosInFlight: wholePositive("maxHellosInFlight", options.maxHellosInFlight, 128),
+    // 256, not 128: a process on two cores finishing ~700 hellos a second holds under 0.4 s of them
+    // at 256, and a hello shed costs its upgrade again when it comes back (bench/NOTES.md "h/cap").
+    maxHellosInFlight: wholePositive("maxHellosInFlight", options.maxHellosInFlight, 256),
     historyMaxBytes: positive("historyMaxBytes", options.historyMaxBytes, LIMITS.historyMaxBytes),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),

@@ -5,6 +5,7 @@
  * the event loop from the connections that are already in.
  * @module
  */
+import { performance, type EventLoopUtilization } from "node:perf_hooks";
 
 /** The close reason of a shed hello: `retry_after_ms=` and the hint (docs/PROTOCOL.md §18.5). */
 export function retryReason(ms: number): string {
@@ -15,30 +16,68 @@ export function retryReason(ms: number): string {
 const MIN_HINT_MS = 200;
 /** Nor more than this: a storm the process cannot measure well still ends. */
 const MAX_HINT_MS = 30_000;
-/** What a hello is assumed to take before the process has finished one (ms). */
-const FIRST_GUESS_MS = 100;
+/** Event-loop time a hello is assumed to take before the process has measured one (ms). */
+const FIRST_GUESS_MS = 1;
+/** What a hello is assumed to take from its first frame to its end before one has ended (ms). */
+const FIRST_DURATION_MS = 100;
 /** Weight of the newest hello in the running mean of their durations. */
-const WEIGHT = 1 / 32;
+const DURATION_WEIGHT = 1 / 32;
+/** The cost is measured over windows this long (ms). */
+const WINDOW_MS = 250;
+/** A window with fewer hellos (shed ones weighted) than this tells too little to learn from. */
+const MIN_UNITS = 8;
+/**
+ * Shares of a device's loop time, as a CPU profile of a reconnect storm split it (bench/NOTES.md
+ * "h/cap"): its socket's accept, HTTP request and WebSocket upgrade about 0.3, the hello (and the
+ * `sync` after it) the rest; a shed hello, beyond its upgrade, an error frame and a close. A
+ * connection counts its part when it opens, so a window in which the loop upgraded a burst of
+ * sockets whose hellos it had not read yet does not make a hello look dearer than it is.
+ */
+const OPEN_WEIGHT = 0.3;
+const HELLO_WEIGHT = 1 - OPEN_WEIGHT;
+const SHED_WEIGHT = 0.15;
+/** Weight of the newest window in the running mean of the cost. */
+const WEIGHT = 1 / 4;
 
 /**
- * Counts the hellos in progress and hands out retry hints as places in a virtual queue. While
- * hellos are shed the cap is full, so the process finishes `max` hellos per mean hello duration
- * (Little's law); each refused device is told to come back one such share after the one refused
- * before it. So a storm comes back spread at the rate the process can take it, not all at once
- * again, and the estimate follows the load within a few dozen hellos.
+ * Counts the hellos in progress and hands out retry hints as places in a virtual queue. The
+ * places are one device's event-loop time apart (the loop's busy time over a window divided by
+ * the connections it opened and the hellos it finished and shed in it, weighted, as a running
+ * mean), or, when hellos wait on something else (a slow authenticator or storage), `max` of them
+ * per mean hello duration as Little's law has it, counting only the share of that duration the
+ * loop was idle. The time a hello spends queued behind the others on a busy loop is its
+ * neighbours' cost, not its own: counted in full, a storm's own queueing stretched the places out
+ * to seconds, and the process sat idle after the storm while the devices it shed waited for their
+ * turn. The clients' jitter (up to half the hint again) spreads the returns to about four fifths
+ * of that rate, which leaves the loop a share for the connections that are already in.
  */
 export class HelloGate {
   #inFlight = 0;
   /** When the last refused device was told to come back (ms, `performance.now()` time). */
   #nextSlot = 0;
-  /** Running mean of a hello's duration, from its first frame to its end (ms). */
-  #meanMs = FIRST_GUESS_MS;
+  /** Running mean of the event-loop time of one device: its upgrade and its hello (ms). */
+  #costMs = FIRST_GUESS_MS;
+  /** Running means of a hello's duration, from its first frame to its end (ms), and of the loop's idle share. */
+  #durationMs = FIRST_DURATION_MS;
+  #idle = 1;
+  #windowStart = performance.now();
+  #loopAt: EventLoopUtilization = performance.eventLoopUtilization();
+  /** Connections opened, hellos that ended and hellos shed in the current window. */
+  #opened = 0;
+  #ended = 0;
+  #shed = 0;
 
   constructor(private readonly max: number) {}
 
   /** Hellos being handled now. */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /** A connection was opened (its hello, or its shedding, comes later). */
+  opened(): void {
+    this.#opened++;
+    this.#measure(performance.now());
   }
 
   /**
@@ -53,15 +92,37 @@ export class HelloGate {
 
   /** A hello counted by {@link tryEnter} at `since` ended, whatever its outcome. */
   leave(since: number): void {
+    const now = performance.now();
     this.#inFlight--;
-    this.#meanMs += (performance.now() - since - this.#meanMs) * WEIGHT;
+    this.#ended++;
+    this.#durationMs += (now - since - this.#durationMs) * DURATION_WEIGHT;
+    this.#measure(now);
   }
 
-  /** Milliseconds a refused device should wait before it tries again. */
+  /** Milliseconds a refused device should wait before it tries again; counts it as shed. */
   retryAfterMs(): number {
     const now = performance.now();
-    const share = this.#meanMs / this.max;
+    this.#shed++;
+    this.#measure(now);
+    const share = Math.max(this.#costMs, (this.#durationMs * this.#idle) / this.max);
     this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(now + MIN_HINT_MS, this.#nextSlot + share));
     return Math.round(this.#nextSlot - now);
+  }
+
+  /** Closes the window once it is long enough, learning a hello's cost from it when it saw enough. */
+  #measure(now: number): void {
+    if (now - this.#windowStart < WINDOW_MS) return;
+    const loop = performance.eventLoopUtilization();
+    const window = performance.eventLoopUtilization(loop, this.#loopAt);
+    const units = OPEN_WEIGHT * this.#opened + HELLO_WEIGHT * this.#ended + SHED_WEIGHT * this.#shed;
+    if (units >= MIN_UNITS) {
+      this.#costMs += (window.active / units - this.#costMs) * WEIGHT;
+      this.#idle += (1 - window.utilization - this.#idle) * WEIGHT;
+    }
+    this.#windowStart = now;
+    this.#loopAt = loop;
+    this.#opened = 0;
+    this.#ended = 0;
+    this.#shed = 0;
   }
 }

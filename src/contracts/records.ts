@@ -275,7 +275,10 @@ export interface Device {
   ntfy_topic?: string;
   /** The browser's Web Push subscription (docs/PROTOCOL.md §16), as `hello` or `fcm.register` gave it. */
   webpush?: WebPushSubscription;
-  /** Epoch milliseconds of the latest hello. */
+  /**
+   * Epoch milliseconds of the latest hello, to within an hour: a hello that changes nothing else
+   * does not write the record again until the stored `last_seen` is an hour old.
+   */
   last_seen: number;
 }
 

@@ -8,6 +8,7 @@ import { literal, optional, record, string, type, union, unknown, validate, type
 import { GatewayError } from "./errors.js";
 import { clientFrameStructs, type ClientFrame } from "./client-frames.js";
 import { frameShapeProblem } from "./frame-shape.js";
+import { hotFrame } from "./hot-frames.js";
 
 /** The structs in a Map, so that a frame type such as `toString` never finds `Object.prototype`. */
 // biome-ignore lint/suspicious/noExplicitAny: superstruct's Struct is invariant in its type parameters: a table of structs of different frames needs any
@@ -92,6 +93,8 @@ export function parseClientFrame(text: string): ClientFrame {
   const rawType = typeof (raw as { type?: unknown }).type === "string" ? (raw as { type: string }).type : undefined;
   const shapeProblem = frameShapeProblem(raw);
   if (shapeProblem) throw new FrameError(shapeProblem, rawType, requestId);
+  const hot = hotFrame(raw as Record<string, unknown>);
+  if (hot) return hot;
   const frame = check(raw, envelope, "frame", rawType, requestId);
   const struct = structsByType.get(frame.type);
   if (!struct) throw new FrameError(`unknown frame type ${quoteType(frame.type)}`, frame.type, requestId);

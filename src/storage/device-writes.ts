@@ -12,7 +12,18 @@ import type { DeviceId, Owner } from "../protocol/ids.js";
 /** Per storage (so two gateways on one process keep apart) and per device: the last write queued. */
 const tails = new WeakMap<Storage, Map<string, Promise<unknown>>>();
 
-/** Stores `next(stored)` for the device, after the writes of it queued before; resolves with what was stored. */
+/**
+ * How stale a stored `last_seen` may get before a write that changes nothing else rewrites it (ms):
+ * a reconnecting fleet (a restart, a network blip) then costs no write per hello, and `last_seen`
+ * is still right to within an hour, as the HTTP device store keeps its own (`DEVICE_TOUCH_SECONDS`).
+ */
+export const LAST_SEEN_GRANULARITY_MS = 3_600_000;
+
+/**
+ * Stores `next(stored)` for the device, after the writes of it queued before; resolves with what is
+ * stored. A record equal to the stored one but for a `last_seen` less than
+ * {@link LAST_SEEN_GRANULARITY_MS} later is not written again; it resolves with the stored `last_seen`.
+ */
 export function writeDevice(
   storage: Storage,
   owner: Owner,
@@ -20,10 +31,29 @@ export function writeDevice(
   next: (stored: Device | undefined) => Device,
 ): Promise<Device> {
   return inTurn(storage, owner, deviceId, async () => {
-    const device = next(await storage.getDevice(owner, deviceId));
+    const stored = await storage.getDevice(owner, deviceId);
+    const device = next(stored);
+    if (stored && device.last_seen - stored.last_seen < LAST_SEEN_GRANULARITY_MS && sameButSeen(stored, device)) {
+      return device.last_seen === stored.last_seen ? device : { ...device, last_seen: stored.last_seen };
+    }
     await storage.putDevice(owner, device);
     return device;
   });
+}
+
+function sameButSeen(stored: Device, device: Device): boolean {
+  return sameJson({ ...stored, last_seen: 0 }, { ...device, last_seen: 0 });
+}
+
+/** Equal as JSON (records read back from storage): same keys with defined values, same values. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = (o: object) => Object.keys(o).filter((k) => (o as Record<string, unknown>)[k] !== undefined);
+  const ka = keys(a);
+  if (ka.length !== keys(b).length) return false;
+  return ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 /**

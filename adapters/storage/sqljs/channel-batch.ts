@@ -1,18 +1,24 @@
 /** A batch leaves once its messages hold about this many bytes; see {@link ChannelBatch}. */
 export const FLUSH_BYTES = 4 * 1024 * 1024;
+/** A batch leaves once it holds this many messages, so a long turn of the loop does not hold them all up. */
+export const FLUSH_MESSAGES = 64;
 
 /** Sends one batch over the channel; `done` is called once it is written or could not be. */
 export type SendBatch<T> = (messages: T[], done: (error: Error | null) => void) => void;
 
 /**
- * Messages for the other end of a process channel, sent as one array per tick. Each `send` on a
+ * Messages for the other end of a process channel, sent as one array per turn of the event loop. Each `send` on a
  * channel is a serialisation and a write system call of its own on one side and a read and a
  * parse on the other; with a reply per call and several calls per `message.send`, a CPU profile
  * of the database process found 9 % of its time in writing replies, a system call each. The calls
- * and replies of one tick (a burst of writes made durable by one fsync, say) now cross together.
+ * and replies of one turn (a burst of writes made durable by one fsync, say) now cross together.
  *
- * The batch leaves at the end of the tick (`process.nextTick`, after the promise callbacks queued
- * meanwhile), in the order messages were queued, or sooner once it holds {@link FLUSH_BYTES}: a
+ * The batch leaves once the event loop has run the callbacks of the I/O it found ready
+ * (`setImmediate`), or sooner once it holds {@link FLUSH_MESSAGES} messages or {@link FLUSH_BYTES},
+ * in the order messages were queued. Not at the end of each tick: while a storm of reconnecting
+ * devices keeps the loop busy, every socket's callback is a tick of its own with a request or two,
+ * and a CPU profile of the gateway found a tenth of its time in the writes of those small batches
+ * (bench/NOTES.md, "h/cap"); an idle loop still sends at once, in the same turn. A
  * message is copied whole on both sides, and one that grew past 2 GiB (a tick of replies to
  * history pages of long messages) cannot be read back at all, which ended the process that got it.
  * A message of that size or more leaves alone, after those queued before it.
@@ -36,8 +42,9 @@ export class ChannelBatch<T> {
       return this.#one(message, failed);
     }
     this.#bytes += bytes;
-    if (this.#queue.push({ message, failed }) === 1) process.nextTick(() => this.#flush());
-    if (this.#bytes >= FLUSH_BYTES) this.#flush();
+    const queued = this.#queue.push({ message, failed });
+    if (queued === 1) setImmediate(() => this.#flush());
+    if (this.#bytes >= FLUSH_BYTES || queued >= FLUSH_MESSAGES) this.#flush();
   }
 
   #flush(): void {

@@ -18,7 +18,10 @@ let engine: Engine | undefined;
 /** Reads take turns per owner (writes apply in arrival order, as the journal needs). */
 const reads = new FairReads();
 
-/** Replies and warnings leave once per tick, as one message of a few MiB at most (see {@link ChannelBatch}). */
+/**
+ * Replies and warnings leave once per turn of the event loop, as one message of a few MiB at most
+ * (see {@link ChannelBatch}).
+ */
 const out = new ChannelBatch<FromEngine>((messages, done) => {
   if (process.connected) process.send!(messages, undefined, undefined, done);
 });

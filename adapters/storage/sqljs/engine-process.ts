@@ -54,7 +54,7 @@ class ProcessLink implements EngineLink {
   readonly #pending = new Map<number, Pending>();
   /** Resolves once the process is gone, with how it ended. */
   readonly #exited: Promise<string>;
-  /** Requests leave once per tick, as one message (see {@link ChannelBatch}). */
+  /** Requests leave once per turn of the event loop, as one message (see {@link ChannelBatch}). */
   readonly #out: ChannelBatch<ToEngine>;
   #next = 0;
   /** What the calls fail with once the process is gone. */

@@ -104,6 +104,7 @@ import { acquireLock } from "./lock.js";
 import { OwnerGate } from "./owner-gate.js";
 import { checkOptions, type SqlJsStorageOptions } from "./options.js";
 import type { ReadName } from "./reads.js";
+import { TurnOwners } from "./turn-owners.js";
 
 export { DataDirLockedError } from "./lock.js";
 export type { Holder } from "./lock.js";
@@ -152,6 +153,8 @@ class SqlJsStore implements StorageImplementation {
   #release: (() => Promise<void>) | undefined;
   /** At most a few expensive reads per owner in flight (see {@link OwnerGate}). */
   readonly #gate = new OwnerGate();
+  /** Owners that may have a waiting or streaming message (see {@link TurnOwners}). */
+  readonly #turnOwners = new TurnOwners();
 
   constructor(options: SqlJsStorageOptions, logger: Logger) {
     this.#options = options;
@@ -194,6 +197,12 @@ class SqlJsStore implements StorageImplementation {
       throw error;
     }
     this.#state = "open";
+    // Nothing was written yet, so these rows are all there are until the next write; should the
+    // reads fail, every later one goes to the database.
+    type Rows = Array<{ owner: Owner }>;
+    const reads = [this.#read<Rows>("waitingTurns"), this.#read<Rows>("unfinishedMessages")];
+    const rows = await Promise.all(reads).catch(() => undefined);
+    if (rows) this.#turnOwners.load(rows.flat());
   }
 
   #call(call: EngineCall): Promise<unknown> {
@@ -212,6 +221,7 @@ class SqlJsStore implements StorageImplementation {
   }
 
   #write(op: JournalOp): Promise<unknown> {
+    this.#turnOwners.writing(op);
     return this.#call({ kind: "write", op });
   }
 
@@ -253,11 +263,19 @@ class SqlJsStore implements StorageImplementation {
   }
 
   unfinishedMessages(scope?: TurnScope): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
+    if (!this.#turnOwners.mayHave(scope?.owner)) return this.#none();
     return scope ? this.#read("unfinishedMessages", scope) : this.#read("unfinishedMessages");
   }
 
   waitingTurns(scope?: TurnScope): Promise<Array<{ owner: Owner; message: StoredMessage }>> {
+    if (!this.#turnOwners.mayHave(scope?.owner)) return this.#none();
     return scope ? this.#read("waitingTurns", scope) : this.#read("waitingTurns");
+  }
+
+  /** No rows, as the database would answer (a closed storage still refuses). */
+  #none(): Promise<never[]> {
+    if (this.#state === "open") return Promise.resolve([]);
+    return this.#call({ kind: "read", name: "waitingTurns", args: [] }).then(() => []);
   }
 
   /** Ranked first, then snippets a few hits per read, so no single read holds the process up. */
