@@ -2,7 +2,8 @@
 // (src/protocol/hot-frames.ts); at the edges they must come out exactly as the structs make them:
 // the same payload for what is valid, the same refusal, naming the same field, for what is not.
 import { describe, expect, it } from "vitest";
-import { FrameError, parseClientFrame } from "chat-gateway/protocol";
+import { validate } from "superstruct";
+import { clientFrameStructs, FrameError, parseClientFrame } from "chat-gateway/protocol";
 
 const parse = (frame: unknown) => parseClientFrame(JSON.stringify(frame));
 
@@ -64,4 +65,39 @@ describe("frames - hello, sync and ping", () => {
     expect(refusal({ type: "ping", id: 5 })).toContain("invalid frame");
     expect(refusal({ type: "ping", payload: "x" })).toContain("invalid frame");
   });
+});
+
+// The structs stay the definition: whatever the fast path takes, they must take as it stands, and
+// whatever they refuse must be refused. Frames built from every mix of a few values per field.
+describe("frames - the fast path against the structs", () => {
+  const values = [undefined, null, "s", "", 0, 1, -3, 1.5, true, [], {}, { min_protocol: 1, push: "ntfy" }];
+  const pick = (i: number, salt: number) => values[(i * 7 + salt * 13) % values.length];
+  const fields: Record<string, string[]> = {
+    hello: ["token", "device_id", "device_name", "caps", "fcm_token", "ntfy_topic", "webpush"],
+    sync: ["cursor"],
+    ping: ["ts"],
+  };
+
+  for (const [type, names] of Object.entries(fields)) {
+    it(`frames - ${type}: accepted exactly when its struct accepts it, with the struct's payload`, () => {
+      const struct = clientFrameStructs[type as keyof typeof clientFrameStructs];
+      for (let i = 0; i < 600; i++) {
+        const payload: Record<string, unknown> = {};
+        names.forEach((name, salt) => {
+          const value = pick(i + salt * i, salt);
+          if (value !== undefined) payload[name] = value;
+        });
+        if (type === "hello" && i % 3 === 0) Object.assign(payload, hello);
+        const [failure, valid] = validate(payload, struct);
+        let parsed: unknown;
+        try {
+          parsed = parse({ type, id: "x", payload }).payload;
+        } catch {
+          parsed = undefined;
+        }
+        expect(parsed === undefined, JSON.stringify(payload)).toBe(failure !== undefined);
+        if (parsed !== undefined) expect(parsed).toStrictEqual(valid);
+      }
+    });
+  }
 });
