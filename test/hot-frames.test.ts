@@ -2,7 +2,7 @@
 // (src/protocol/hot-frames.ts); at the edges they must come out exactly as the structs make them:
 // the same payload for what is valid, the same refusal, naming the same field, for what is not.
 import { describe, expect, it } from "vitest";
-import { validate } from "superstruct";
+import { type Struct, validate } from "superstruct";
 import { clientFrameStructs, FrameError, parseClientFrame } from "chat-gateway/protocol";
 
 const parse = (frame: unknown) => parseClientFrame(JSON.stringify(frame));
@@ -80,7 +80,7 @@ describe("frames - the fast path against the structs", () => {
 
   for (const [type, names] of Object.entries(fields)) {
     it(`frames - ${type}: accepted exactly when its struct accepts it, with the struct's payload`, () => {
-      const struct = clientFrameStructs[type as keyof typeof clientFrameStructs];
+      const struct: Struct<any, any> = clientFrameStructs[type as keyof typeof clientFrameStructs];
       for (let i = 0; i < 600; i++) {
         const payload: Record<string, unknown> = {};
         names.forEach((name, salt) => {
