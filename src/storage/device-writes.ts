@@ -5,6 +5,7 @@
  * older copy.
  * @module
  */
+import { isDeepStrictEqual } from "node:util";
 import type { Device } from "../contracts/records.js";
 import type { Storage } from "../contracts/storage.js";
 import type { DeviceId, Owner } from "../protocol/ids.js";
@@ -41,19 +42,12 @@ export function writeDevice(
   });
 }
 
+/**
+ * Equal but for `last_seen`, by Node's own deep equality: a key set to undefined on one side
+ * only makes them differ, which costs one write more, never one too few.
+ */
 function sameButSeen(stored: Device, device: Device): boolean {
-  return sameJson({ ...stored, last_seen: 0 }, { ...device, last_seen: 0 });
-}
-
-/** Equal as JSON (records read back from storage): same keys with defined values, same values. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const keys = (o: object) => Object.keys(o).filter((k) => (o as Record<string, unknown>)[k] !== undefined);
-  const ka = keys(a);
-  if (ka.length !== keys(b).length) return false;
-  return ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return isDeepStrictEqual({ ...stored, last_seen: 0 }, { ...device, last_seen: 0 });
 }
 
 /**
