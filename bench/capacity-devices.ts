@@ -18,7 +18,7 @@ export interface DeviceReport {
   ms: number;
   /** storm: Date.now() when the last device was back. */
   doneAt: number;
-  /** connect: hellos shed with close 1013 and tried again after the hint; storm: reconnect attempts that failed and were tried again. */
+  /** connect: hellos and upgrades shed (1013, 503) and tried again after the hint; storm: reconnect attempts that failed and were tried again. */
   retries: number;
 }
 
@@ -33,7 +33,7 @@ let side: Side = "bare";
 let sockets: WebSocket[] = [];
 let cursors: number[] = [];
 
-/** A refused attempt; `retryAfterMs` is the gateway's hint with close 1013 (docs/PROTOCOL.md §18.5). */
+/** A refused attempt; `retryAfterMs` is the gateway's hint, with close 1013 or an upgrade's 503 (docs/PROTOCOL.md §18.5). */
 class Refused extends Error {
   constructor(
     message: string,
@@ -50,6 +50,13 @@ const hinted = (ms: number) => ms * (1 + Math.random() / 2);
 function open(i: number, sync: boolean): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false });
+    // An upgrade shed before it was taken: 503 with the hint in `Retry-After-Ms` (docs/PROTOCOL.md §18.5).
+    ws.once("unexpected-response", (_request, response) => {
+      const hint = response.headers["retry-after-ms"];
+      response.resume();
+      ws.terminate();
+      reject(new Refused(`upgrade ${response.statusCode}`, typeof hint === "string" ? Number(hint) : undefined));
+    });
     ws.once("error", reject);
     ws.once("close", (code, reason) => {
       const hint = code === 1013 ? /^retry_after_ms=(\d+)$/.exec(String(reason))?.[1] : undefined;
@@ -122,7 +129,7 @@ async function storm(listening: Promise<void>): Promise<DeviceReport> {
         return;
       } catch (error) {
         retries++;
-        // Shed with a hint (1013): come back when it says; anything else: backoff with full jitter.
+        // Shed with a hint (1013, or 503 before the upgrade): come back when it says; anything else: backoff with full jitter.
         const hint = error instanceof Refused ? error.retryAfterMs : undefined;
         trace?.add(hint === undefined ? `failed(${(error as Error).message})` : "shed", hint);
         await sleep(

@@ -19,11 +19,11 @@
  * - memory: the server's RSS and V8 heap after GC, with N idle devices connected, less the same
  *   with none, divided by N;
  * - hello rate: N devices connect (at most 256 opening at once) and say `hello`; N divided by
- *   the time from the first open to the last `hello.ok`; a hello shed with close 1013 is tried
- *   again after its `retry_after_ms` hint (docs/PROTOCOL.md §18.5) and counted;
+ *   the time from the first open to the last `hello.ok`; a hello shed with close 1013 or an
+ *   upgrade shed with 503 is tried again after its hint (docs/PROTOCOL.md §18.5) and counted;
  * - storm: the server is killed with SIGKILL and started again on the same port (same sql.js
  *   dir); every device reconnects after a random delay in [0, 1 s) and again after any failure:
- *   when shed with 1013, after its hint plus up to half of it again, otherwise with exponential
+ *   when shed (1013, 503), after its hint plus up to half of it again, otherwise with exponential
  *   backoff and full jitter; on the gateway it sends `sync {cursor}` after
  *   `hello.ok`. Time from the restarted server listening until all N are back (`sync.done` on
  *   the gateway, `hello.ok` on the bare side), and the ping round trips of one other connection

@@ -11,6 +11,12 @@ export interface CloseOptions {
   drainMs?: number;
 }
 
+/**
+ * Whether a transport takes a new connection now ({@link Gateway.admitConnection}): when not, the
+ * client is asked to come back in `retryAfterMs` (docs/PROTOCOL.md §18.5).
+ */
+export type Admission = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
+
 /** A gateway's load now, and its traffic since it was created ({@link Gateway.stats}). */
 export interface GatewayStats {
   /** Open connections of this process, `hello` done or not. */
@@ -19,8 +25,11 @@ export interface GatewayStats {
   turnsRunning: number;
   /** Turns waiting in this process for the turn before them in their lane. */
   turnsWaiting: number;
-  /** Handshakes that ended in `hello.ok`, and ones refused (any error or close instead). */
-  hellos: { ok: number; refused: number };
+  /**
+   * Handshakes that ended in `hello.ok`, ones refused (any error or close instead), and connections
+   * shed before they were taken because too many hellos were in progress (docs/PROTOCOL.md §18.5).
+   */
+  hellos: { ok: number; refused: number; shed: number };
   /** Client frames that passed validation, by type. */
   framesReceived: Record<string, number>;
   /** Text frames written to sockets, by type. */
@@ -37,7 +46,7 @@ export function statsOf(
     connections,
     turnsRunning: turns.running,
     turnsWaiting: turns.waiting,
-    hellos: { ok: traffic.hellosOk, refused: traffic.hellosRefused },
+    hellos: { ok: traffic.hellosOk, refused: traffic.hellosRefused, shed: traffic.hellosShed },
     framesReceived: Object.fromEntries(traffic.received),
     framesSent: Object.fromEntries(traffic.sent),
   };

@@ -17,7 +17,7 @@ import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js"
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
 import { DeviceSession } from "./connection/device-session.js";
 import type { SessionServices } from "./connection/session-services.js";
-import { settleWithin, statsOf, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
+import { settleWithin, statsOf, type Admission, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
 import { CLOSE_CODES, GatewayError } from "./protocol/errors.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
 import type { Outbox } from "./outbox/outbox.js";
@@ -100,6 +100,14 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
   /** Take a new connection; the transport feeds the returned handle. */
   accept(connection: Connection): ConnectionHandle;
   /**
+   * Ask before taking a new connection, before any work is spent on it (the `ws` adapter asks
+   * before the WebSocket upgrade and answers a refusal with HTTP 503 and the hint in its headers).
+   * Refused once the hellos in progress and the connections taken in the last second that have
+   * not sent their first frame reach `maxHellosInFlight`, with a retry hint that places the client
+   * in a virtual queue (docs/PROTOCOL.md §18.5). A refusal counts in `stats().hellos.shed`.
+   */
+  admitConnection(): Admission;
+  /**
    * Close, with `error {code: "auth"}` and 4401, every connection of this process that the
    * revocation covers: admitted with that session id (`AuthResult.sessions`), for that user, or
    * (`{anonymous: true}`) without a user. A connection whose `hello` is being authenticated is
@@ -152,6 +160,9 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
 export function createGateway(options: GatewayOptions): Gateway {
   return new ChatGateway(options);
 }
+
+/** The one admission that takes a connection: no allocation per upgrade. */
+const ADMITTED: Admission = Object.freeze({ ok: true });
 
 type Lifecycle = "new" | "starting" | "running" | "closing" | "closed";
 
@@ -261,9 +272,15 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       return session;
     }
     this.#sessions.set(session.id, session);
-    this.#services.helloGate.opened();
     session.open();
     return session;
+  }
+
+  admitConnection(): Admission {
+    const retryAfterMs = this.#services.helloGate.admit();
+    if (retryAfterMs === undefined) return ADMITTED;
+    this.#services.traffic.hellosShed++;
+    return { ok: false, retryAfterMs };
   }
 
   revoke(revocation: Revocation): number {

@@ -10,7 +10,7 @@ import type { ConnectionState, GatewayClientEvents, StateInfo } from "./events.j
 import type { HelloOkPayload, ServerFrame } from "./frames.js";
 import type { GatewayClientOptions } from "./options.js";
 import type { WebSocketConstructor, WebSocketLike } from "./socket.js";
-import { retryHint } from "./retry-hint.js";
+import { retryHint, watchRefusedUpgrade } from "./retry-hint.js";
 import { finalClose, retryDelay, type Attempt } from "./reconnect-policy.js";
 
 /** `WebSocket.OPEN`: the constant is not on every implementation's constructor. */
@@ -51,7 +51,7 @@ export class Connection {
   #retryAtOnce = false;
   /** The last close was 1012: the next attempt waits only a jitter. */
   #restartJitter = false;
-  /** The last close was 1013 with a retry hint (ms): the next attempt waits that, plus a jitter. */
+  /** The last close was 1013, or the upgrade's 503, with a retry hint (ms): the next attempt waits that, plus a jitter. */
   #retryAfter: number | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
@@ -216,8 +216,12 @@ export class Connection {
       // The ws package reports a refused upgrade as "Unexpected server response: 401".
       const message = (event as { message?: unknown })?.message;
       const match = typeof message === "string" ? /server response: (\d{3})/.exec(message) : null;
-      if (match) attempt.httpStatus = Number(match[1]);
+      if (match) attempt.httpStatus ??= Number(match[1]);
     };
+    watchRefusedUpgrade(ws, (status, hint) => {
+      attempt.httpStatus = status;
+      attempt.upgradeHint = hint;
+    });
     ws.onmessage = (event) => this.#onMessage(ws, attempt, event.data);
     ws.onclose = (event) => this.#onClose(ws, attempt, event);
   }
@@ -301,12 +305,13 @@ export class Connection {
     }
     // 1012: the server drained and restarts (docs/PROTOCOL.md §18); another process may take us now.
     if (event.code === CLOSE_CODES.serviceRestart) this.#restartJitter = true;
-    // 1013 with a hint: shed as too busy (docs/PROTOCOL.md §18.5), not refused for the credential.
-    this.#retryAfter = retryHint(event.code, event.reason);
-    this.#scheduleRetry(
-      `closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`,
-      !attempt.gotHello && this.#retryAfter === undefined,
-    );
+    // 1013 or an upgrade's 503 with a hint: shed as too busy (docs/PROTOCOL.md §18.5), not refused for the credential.
+    this.#retryAfter = attempt.upgradeHint ?? retryHint(event.code, event.reason);
+    const why =
+      attempt.httpStatus === undefined
+        ? `closed with ${event.code}${event.reason ? ` (${event.reason})` : ""}`
+        : `the server answered ${attempt.httpStatus} to the upgrade${attempt.upgradeHint === undefined ? "" : ` (retry_after_ms=${attempt.upgradeHint})`}`;
+    this.#scheduleRetry(why, !attempt.gotHello && this.#retryAfter === undefined);
   }
 
   #scheduleRetry(reason: string, beforeHello: boolean): void {

@@ -12,6 +12,8 @@ export interface Attempt {
   gotHello: boolean;
   httpStatus: number | undefined;
   helloRefusal: string | undefined;
+  /** The hint of an upgrade the gateway shed (HTTP 503, `Retry-After-Ms`). */
+  upgradeHint?: number;
 }
 
 /** A close after which the same attempt would fail again: the client stops in `state`. */
@@ -42,7 +44,7 @@ export function finalClose(event: { code: number; reason: string }, attempt: Att
 export interface RetryCause {
   /** Replace the socket at once (the caps changed). */
   atOnce: boolean;
-  /** The gateway's retry hint (ms), from a 1013. */
+  /** The gateway's retry hint (ms), from a 1013 or a shed upgrade's 503. */
   hint: number | undefined;
   /** The last close was 1012: the next attempt waits only a jitter. */
   restart: boolean;

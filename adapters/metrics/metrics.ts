@@ -156,9 +156,10 @@ function gaugesOf(registry: Registry, stats: () => ReturnType<Gateway["stats"]> 
         for (const [value, count] of Object.entries(read(now))) this.inc({ [label]: value }, count);
       },
     });
-  counter("chat_gateway_hellos_total", "Handshakes by result (ok, refused).", "result", (s) => ({
+  counter("chat_gateway_hellos_total", "Handshakes by result (ok, refused, shed).", "result", (s) => ({
     ok: s.hellos.ok,
     refused: s.hellos.refused,
+    shed: s.hellos.shed,
   }));
   counter("chat_gateway_frames_received_total", "Client frames received, by type.", "type", (s) => s.framesReceived);
   counter("chat_gateway_frames_sent_total", "Frames sent to clients, by type.", "type", (s) => s.framesSent);

@@ -11,7 +11,8 @@ import type { ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
 import { startHeartbeat } from "./heartbeat.js";
 import { WsConnection } from "./ws-connection.js";
-import { upgradeGuard, type UpgradeGuardOptions } from "./upgrade-guard.js";
+import type { UpgradeGuardOptions } from "./upgrade-guard.js";
+import { refuse, shed, upgradeGate } from "./upgrade-gate.js";
 import { proxyHint, type ProxyHint } from "./proxy-hint.js";
 
 /**
@@ -67,6 +68,16 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    * A refusal answers the HTTP status with a JSON body and never upgrades.
    */
   authorizeUpgrade?: (request: IncomingMessage) => Promise<UpgradeDecision> | UpgradeDecision;
+  /**
+   * Ask the gateway before each upgrade whether it has room ({@link Gateway.admitConnection}) and,
+   * when it has not, answer HTTP 503 with the retry hint in `Retry-After-Ms` (and `Retry-After`,
+   * in whole seconds) instead of upgrading (default true; docs/PROTOCOL.md §18.5). A refused
+   * upgrade costs a fraction of an upgraded one, so a reconnect storm's first wave does not hold
+   * up the hellos already taken. Browsers cannot read an upgrade's status: set false when most
+   * clients are browsers and the hint matters more than the cost, and they are shed after the
+   * upgrade instead, with close 1013 and the hint in its reason.
+   */
+  shedBeforeUpgrade?: boolean;
 }
 
 /**
@@ -93,26 +104,6 @@ export interface WebSocketTransport {
   close(): Promise<void>;
 }
 
-const STATUS_TEXT: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  429: "Too Many Requests",
-  500: "Internal Server Error",
-  503: "Service Unavailable",
-};
-
-/** Answer an upgrade with an HTTP error and destroy the socket once the answer is written. */
-function refuse(socket: Duplex, status: number, message: string): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify({ error: message });
-  socket.once("finish", () => socket.destroy());
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? http.STATUS_CODES[status] ?? "Error"}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
-
 function pathOf(request: IncomingMessage): string {
   const url = request.url ?? "/";
   const q = url.indexOf("?");
@@ -129,19 +120,6 @@ function milliseconds(name: string, value: number | undefined, fallback: number)
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
     throw new TypeError(`attachWebSocket: ${name} must be a positive number of milliseconds, got ${String(value)}`);
   return value;
-}
-
-/** A decision, or `undefined` when it did not come within `ms`. */
-async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([Promise.resolve(work), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -199,39 +177,24 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   const hint = options.clientAddress
     ? undefined
     : proxyHint(gateway.options.maxConnectionsPerIp, (message) => gateway.options.logger.warn(message));
-  const guard = upgradeGuard(options);
   const perMessageDeflate =
     options.perMessageDeflate === true ? { ...BOUNDED_DEFLATE } : (options.perMessageDeflate ?? false);
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate });
   const heartbeat = startHeartbeat(wss, heartbeatMs, pongTimeoutMs);
   let closing = false;
-
-  /** Run the origin/host guard and the upgrade gate in time; answers the refusal itself and then yields undefined. */
-  async function gate(
-    request: IncomingMessage,
-    socket: Duplex,
-  ): Promise<Extract<UpgradeDecision, { ok: true }> | undefined> {
-    if (closing) return void refuse(socket, 503, "server shutting down");
-    const refusal = guard?.(request);
-    if (refusal) return void refuse(socket, refusal.status, refusal.message);
-    if (!options.authorizeUpgrade) return { ok: true };
-    let decision: UpgradeDecision | undefined;
-    try {
-      decision = await withDeadline(options.authorizeUpgrade(request), handshakeTimeoutMs);
-    } catch {
-      return void refuse(socket, 500, "internal error");
-    }
-    if (!decision) return void refuse(socket, 503, "upgrade not decided in time");
-    if (!decision.ok) return void refuse(socket, decision.status, decision.message);
-    return decision;
-  }
+  const gate = upgradeGate(options, handshakeTimeoutMs, () => closing);
+  const shedding = options.shedBeforeUpgrade ?? true;
 
   async function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     // Node leaves an upgraded socket without an error listener; a reset during the gate must not crash the process.
     const onError = () => socket.destroy();
     socket.on("error", onError);
+    // Asked before the gate (it may cost a session lookup) and again after it: upgrades that
+    // passed the gate together must not all be taken.
+    if (shedding && !closing && shed(gateway, socket)) return;
     const decision = await gate(request, socket);
     if (!decision || socket.destroyed) return;
+    if (shedding && options.authorizeUpgrade && shed(gateway, socket)) return;
     const context: ConnectionContext = {
       remoteAddress: clientAddress(request),
       headers: request.headers,

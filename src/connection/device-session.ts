@@ -58,6 +58,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #backlog: BinaryBacklog | undefined;
   /** Since when this connection's hello holds a place under the process's cap on hellos in progress. */
   #helloSince: number | undefined;
+  /** The hello gate's mark of this connection until its first frame (docs/PROTOCOL.md §18.5). */
+  #openedAt: number | undefined;
   readonly #admission = new AdmissionWatch();
   /** Made at the first media frame: an idle connection holds no media state (bench/capacity.ts). */
   #uploads: Uploads | undefined;
@@ -89,6 +91,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
    * deadline, so a socket that never says hello does not stay open.
    */
   open(): void {
+    this.#openedAt = this.#services.helloGate.opened();
     const address = this.#conn.context.remoteAddress;
     if (address !== undefined) {
       const refusal = admitAddress(this.#services, address);
@@ -126,6 +129,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       return;
     }
     if (this.#state === "hello" && this.#helloSince === undefined) {
+      this.#firstFrame();
       // Shed before any work is queued for it: that queue is what stalled everyone in a storm.
       this.#helloSince = this.#services.helloGate.tryEnter();
       if (this.#helloSince === undefined) return this.#shed(text);
@@ -140,6 +144,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   receiveBinary(data: Uint8Array): void {
     if (this.#state === "closed") return;
     if (this.#state !== "ready") {
+      this.#firstFrame();
       this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
@@ -168,6 +173,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#state = "closed";
     clearTimeout(this.#helloTimer);
     this.#helloTimer = undefined;
+    this.#firstFrame();
     this.#helloEnded();
     this.#delivery.stop();
     if (this.#address !== undefined) this.#services.addresses.release(this.#address);
@@ -310,11 +316,13 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #shed(text: string): void {
     const ms = this.#services.helloGate.retryAfterMs();
     this.#services.traffic.hellosRefused++;
-    this.send(
-      { type: "error", payload: { code: "rate_limited", message: `the server is busy; try again in ${ms} ms` } },
-      peekId(text),
-    );
-    this.close(CLOSE_CODES.tryAgainLater, retryReason(ms));
+    const close = { code: CLOSE_CODES.tryAgainLater, reason: retryReason(ms) };
+    this.#refuse(new GatewayError("rate_limited", `the server is busy; try again in ${ms} ms`), close, peekId(text));
+  }
+
+  #firstFrame(): void {
+    if (this.#openedAt !== undefined) this.#services.helloGate.firstFrame(this.#openedAt);
+    this.#openedAt = undefined;
   }
 
   #helloEnded(): void {

@@ -2,7 +2,10 @@
  * Shedding hellos (docs/PROTOCOL.md §18.5): a process-wide cap on hellos in progress. Past it a
  * new connection's first frame is refused at once with close 1013 and a retry hint, instead of
  * queueing behind the others until the hello deadline closes it, while every queued hello holds
- * the event loop from the connections that are already in.
+ * the event loop from the connections that are already in. A transport asks first, before it
+ * upgrades a socket ({@link HelloGate.admit}): the sockets taken but not yet at their first frame
+ * count then too, so a storm's first wave is answered with a cheap refusal instead of upgrades
+ * whose hellos would wait behind it.
  * @module
  */
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
@@ -36,6 +39,17 @@ const MIN_UNITS = 8;
 const OPEN_WEIGHT = 0.3;
 const HELLO_WEIGHT = 1 - OPEN_WEIGHT;
 const SHED_WEIGHT = 0.15;
+/** A refusal before the upgrade: an HTTP request parsed and a short answer written. */
+const UPGRADE_SHED_WEIGHT = 0.1;
+/**
+ * A connection counts as on its way to a hello, for {@link HelloGate.admit}, for at most this long
+ * after it was taken (ms): a socket that never sends its first frame must not keep the door shut
+ * for others until its hello deadline, or a few idle sockets would hold off every new device.
+ */
+const PENDING_MS = 1_000;
+/** The pending connections are counted in buckets this long (ms), {@link PENDING_BUCKETS} of them. */
+const BUCKET_MS = 250;
+const PENDING_BUCKETS = PENDING_MS / BUCKET_MS;
 /** Weight of the newest window in the running mean of the cost. */
 const WEIGHT = 1 / 4;
 
@@ -62,10 +76,14 @@ export class HelloGate {
   #idle = 1;
   #windowStart = performance.now();
   #loopAt: EventLoopUtilization = performance.eventLoopUtilization();
-  /** Connections opened, hellos that ended and hellos shed in the current window. */
+  /** Connections opened, hellos that ended and sheds (weighted) in the current window. */
   #opened = 0;
   #ended = 0;
   #shed = 0;
+  /** Connections taken and not yet at their first frame, by the bucket of when they were taken. */
+  readonly #pending = new Int32Array(PENDING_BUCKETS);
+  /** Which bucket (its number since the clock's origin) each slot of {@link #pending} counts now. */
+  readonly #pendingBucket = new Float64Array(PENDING_BUCKETS).fill(-1);
 
   constructor(private readonly max: number) {}
 
@@ -74,10 +92,37 @@ export class HelloGate {
     return this.#inFlight;
   }
 
-  /** A connection was opened (its hello, or its shedding, comes later). */
-  opened(): void {
+  /**
+   * A transport asks before it takes a new connection: undefined to take it, or the retry hint
+   * (ms) to refuse it with, counted as shed. Refused once the hellos in progress and the
+   * connections taken within the last second but not yet at their first frame reach the cap.
+   */
+  admit(): number | undefined {
+    const now = performance.now();
+    if (this.#inFlight + this.#pendingSince(now) < this.max) return undefined;
+    return this.#hint(now, UPGRADE_SHED_WEIGHT);
+  }
+
+  /** A connection was taken (its hello, or its shedding, comes later); returns its mark for {@link firstFrame}. */
+  opened(): number {
+    const now = performance.now();
     this.#opened++;
-    this.#measure(performance.now());
+    this.#measure(now);
+    const bucket = Math.floor(now / BUCKET_MS);
+    const slot = bucket % PENDING_BUCKETS;
+    if (this.#pendingBucket[slot] !== bucket) {
+      this.#pendingBucket[slot] = bucket;
+      this.#pending[slot] = 0;
+    }
+    this.#pending[slot]++;
+    return now;
+  }
+
+  /** The connection taken at `mark` sent its first frame, or closed before it did. */
+  firstFrame(mark: number): void {
+    const bucket = Math.floor(mark / BUCKET_MS);
+    const slot = bucket % PENDING_BUCKETS;
+    if (this.#pendingBucket[slot] === bucket && this.#pending[slot] > 0) this.#pending[slot]--;
   }
 
   /**
@@ -101,8 +146,22 @@ export class HelloGate {
 
   /** Milliseconds a refused device should wait before it tries again; counts it as shed. */
   retryAfterMs(): number {
-    const now = performance.now();
-    this.#shed++;
+    return this.#hint(performance.now(), SHED_WEIGHT);
+  }
+
+  /** Connections taken since `now - PENDING_MS` that have not sent their first frame. */
+  #pendingSince(now: number): number {
+    const oldest = Math.floor(now / BUCKET_MS) - PENDING_BUCKETS + 1;
+    let count = 0;
+    for (let slot = 0; slot < PENDING_BUCKETS; slot++) {
+      if (this.#pendingBucket[slot] >= oldest) count += this.#pending[slot];
+    }
+    return count;
+  }
+
+  /** The next place in the virtual queue, for a device shed at a cost of `weight` devices. */
+  #hint(now: number, weight: number): number {
+    this.#shed += weight;
     this.#measure(now);
     const share = Math.max(this.#costMs, (this.#durationMs * this.#idle) / this.max);
     this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(now + MIN_HINT_MS, this.#nextSlot + share));
@@ -114,7 +173,7 @@ export class HelloGate {
     if (now - this.#windowStart < WINDOW_MS) return;
     const loop = performance.eventLoopUtilization();
     const window = performance.eventLoopUtilization(loop, this.#loopAt);
-    const units = OPEN_WEIGHT * this.#opened + HELLO_WEIGHT * this.#ended + SHED_WEIGHT * this.#shed;
+    const units = OPEN_WEIGHT * this.#opened + HELLO_WEIGHT * this.#ended + this.#shed;
     if (units >= MIN_UNITS) {
       this.#costMs += (window.active / units - this.#costMs) * WEIGHT;
       this.#idle += (1 - window.utilization - this.#idle) * WEIGHT;

@@ -13,6 +13,8 @@ export class TrafficCounts {
   readonly sent = new Map<string, number>();
   hellosOk = 0;
   hellosRefused = 0;
+  /** Connections turned away before they were taken ({@link Gateway.admitConnection}). */
+  hellosShed = 0;
 }
 
 /** One more of `type`. */

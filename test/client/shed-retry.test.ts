@@ -1,6 +1,7 @@
-// A gateway that sheds a hello closes it 1013 with `retry_after_ms=<n>` (docs/PROTOCOL.md §18.5):
-// the typed client comes back after the hint plus a jitter of up to half of it, whatever its own
-// backoff, and gets in once the gateway has room. Against a real gateway over real sockets.
+// A gateway that sheds a hello closes it 1013 with `retry_after_ms=<n>`, and the ws adapter sheds
+// an upgrade before taking it with HTTP 503 and `Retry-After-Ms: <n>` (docs/PROTOCOL.md §18.5):
+// the typed client (on `ws`) comes back after the hint plus a jitter of up to half of it, whatever
+// its own backoff, and gets in once the gateway has room. Against a real gateway over real sockets.
 import { afterEach, expect, it } from "vitest";
 import { createGatewayClient, type StateInfo } from "chat-gateway/client";
 import type { AuthResult } from "chat-gateway";
@@ -16,6 +17,46 @@ afterEach(async () => {
 });
 
 it("client - after 1013 with a retry hint it waits the hint plus a jitter, not its backoff, and gets in", async () => {
+  // The first hello ("hold") stays in progress until released, so the gateway's one place is taken.
+  let release: (() => void) | undefined;
+  const result: AuthResult = { owner: "ann", user: null };
+  const authenticate = ({ token }: { token: string }) =>
+    token === "hold"
+      ? new Promise<AuthResult>((resolve) => (release = () => resolve(result)))
+      : Promise.resolve(result);
+  h = await startGateway({ maxHellosInFlight: 1, authenticator: { authenticate } }, { shedBeforeUpgrade: false });
+  const holder = createGatewayClient({ url: h.url, deviceId: "holder", token: "hold", pingIntervalMs: 0 });
+  cleanups.push(() => holder.close());
+  void holder.connect().catch(() => undefined);
+  await until(() => release, "the held hello at the authenticator");
+
+  // A 30 s backoff: only the hint can bring it back within the test.
+  const client = createGatewayClient({
+    url: h.url,
+    deviceId: "shed",
+    token: "go",
+    pingIntervalMs: 0,
+    reconnect: { initialDelayMs: 30_000, maxDelayMs: 30_000, jitter: 0 },
+  });
+  cleanups.push(() => client.close());
+  const waits: StateInfo[] = [];
+  client.on("state", (state, info) => state === "reconnecting" && waits.push(info));
+  const connected = client.connect();
+  const info = await until(() => waits[0], "the shed hello's reconnect");
+  const hint = Number(/retry_after_ms=(\d+)/.exec(info.reason ?? "")?.[1]);
+  expect(info.reason).toContain("1013");
+  expect(hint).toBeGreaterThanOrEqual(200);
+  expect(info.retryInMs).toBeGreaterThanOrEqual(hint);
+  expect(info.retryInMs).toBeLessThanOrEqual(hint * 1.5);
+
+  release!();
+  await until(() => holder.state === "open", "the held client in");
+  await connected;
+  await client.ready();
+  expect(client.state).toBe("open");
+});
+
+it("client - after an upgrade shed with 503 and Retry-After-Ms it waits the hint plus a jitter, not its backoff, and gets in", async () => {
   // The first hello ("hold") stays in progress until released, so the gateway's one place is taken.
   let release: (() => void) | undefined;
   const result: AuthResult = { owner: "ann", user: null };
@@ -43,7 +84,8 @@ it("client - after 1013 with a retry hint it waits the hint plus a jitter, not i
   const connected = client.connect();
   const info = await until(() => waits[0], "the shed hello's reconnect");
   const hint = Number(/retry_after_ms=(\d+)/.exec(info.reason ?? "")?.[1]);
-  expect(info.reason).toContain("1013");
+  expect(info.reason).toContain("the server answered 503 to the upgrade");
+  expect(h.gateway.stats().hellos.shed).toBe(1);
   expect(hint).toBeGreaterThanOrEqual(200);
   expect(info.retryInMs).toBeGreaterThanOrEqual(hint);
   expect(info.retryInMs).toBeLessThanOrEqual(hint * 1.5);

@@ -47,6 +47,7 @@ it("metrics - GET /metrics counts connections, hellos, frames, turns and storage
   expect(samples.get("chat_gateway_connections")).toBe(1);
   expect(samples.get('chat_gateway_hellos_total{result="ok"}')).toBe(1);
   expect(samples.get('chat_gateway_hellos_total{result="refused"}')).toBe(1);
+  expect(samples.get('chat_gateway_hellos_total{result="shed"}')).toBe(0);
   expect(samples.get('chat_gateway_frames_received_total{type="message.send"}')).toBe(1);
   expect(samples.get('chat_gateway_frames_received_total{type="hello"}')).toBe(1);
   expect(samples.get('chat_gateway_frames_sent_total{type="hello.ok"}')).toBe(1);
