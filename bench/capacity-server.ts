@@ -37,6 +37,8 @@ async function gatewayServer(server: http.Server, dir: string, devices: number):
     maxConnectionsPerIp: 1_000_000,
     connectRateLimit: { perSecond: 1e6, burst: 1e6 },
     rateLimitPerAddress: { perSecond: 1e6, burst: 1e6 },
+    // BENCH_MAX_HELLOS=n: another maxHellosInFlight than the default, to compare.
+    ...(process.env.BENCH_MAX_HELLOS ? { maxHellosInFlight: Number(process.env.BENCH_MAX_HELLOS) } : {}),
   });
   await gateway.start();
   attachWebSocket(gateway, { server, path: "/ws" });

@@ -11,16 +11,12 @@ export interface CloseOptions {
   drainMs?: number;
 }
 
-/**
- * Whether a transport takes a new connection now ({@link Gateway.admitConnection}): when not, the
- * client is asked to come back in `retryAfterMs` (docs/PROTOCOL.md §18.5).
- */
-export type Admission = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
-
 /** A gateway's load now, and its traffic since it was created ({@link Gateway.stats}). */
 export interface GatewayStats {
   /** Open connections of this process, `hello` done or not. */
   connections: number;
+  /** New connections waiting for room before they are taken ({@link Gateway.admitConnection}). */
+  connectionsWaiting: number;
   /** Turns running in this process. */
   turnsRunning: number;
   /** Turns waiting in this process for the turn before them in their lane. */
@@ -38,12 +34,13 @@ export interface GatewayStats {
 
 /** A snapshot: later traffic does not change it. */
 export function statsOf(
-  connections: number,
+  connections: { open: number; waiting: number },
   turns: { running: number; waiting: number },
   traffic: TrafficCounts,
 ): GatewayStats {
   return {
-    connections,
+    connections: connections.open,
+    connectionsWaiting: connections.waiting,
     turnsRunning: turns.running,
     turnsWaiting: turns.waiting,
     hellos: { ok: traffic.hellosOk, refused: traffic.hellosRefused, shed: traffic.hellosShed },

@@ -17,7 +17,9 @@ import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js"
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
 import { DeviceSession } from "./connection/device-session.js";
 import type { SessionServices } from "./connection/session-services.js";
-import { settleWithin, statsOf, type Admission, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
+import { settleWithin, statsOf, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
+import { AdmissionQueue, type AdmissionRequest } from "./connection/admission-queue.js";
+import { ConnectionCount } from "./connection/connection-count.js";
 import { CLOSE_CODES, GatewayError } from "./protocol/errors.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
 import type { Outbox } from "./outbox/outbox.js";
@@ -100,13 +102,18 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
   /** Take a new connection; the transport feeds the returned handle. */
   accept(connection: Connection): ConnectionHandle;
   /**
-   * Ask before taking a new connection, before any work is spent on it (the `ws` adapter asks
-   * before the WebSocket upgrade and answers a refusal with HTTP 503 and the hint in its headers).
-   * Refused once the hellos in progress and the connections taken in the last second that have
-   * not sent their first frame reach `maxHellosInFlight`, with a retry hint that places the client
-   * in a virtual queue (docs/PROTOCOL.md §18.5). A refusal counts in `stats().hellos.shed`.
+   * Hand a new connection over before any work is spent on it (the `ws` adapter does, before the
+   * WebSocket upgrade): `request.take()` is called, at once or once there is room, and must call
+   * {@link accept} synchronously; or `request.refuse(retryAfterMs)` when the connection cannot
+   * wait (HTTP 503 with `Retry-After-Ms` for ws). There is room while the hellos in progress and
+   * the connections taken in the last second that have not sent their first frame are under
+   * `maxHellosInFlight`; connections wait in arrival order, at most `request.maxWaitMs` (default
+   * `helloTimeoutMs`), at most 64 times
+   * `maxHellosInFlight` of them and `maxConnectionsPerIp` of one address (docs/PROTOCOL.md §18.5).
+   * A refusal counts in `stats().hellos.shed`. Returns a function that withdraws the connection
+   * (call it when its socket closes while it waits).
    */
-  admitConnection(): Admission;
+  admitConnection(request: AdmissionRequest): () => void;
   /**
    * Close, with `error {code: "auth"}` and 4401, every connection of this process that the
    * revocation covers: admitted with that session id (`AuthResult.sessions`), for that user, or
@@ -161,8 +168,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   return new ChatGateway(options);
 }
 
-/** The one admission that takes a connection: no allocation per upgrade. */
-const ADMITTED: Admission = Object.freeze({ ok: true });
+/** Connections waiting for room at once, per place under `maxHellosInFlight`. */
+const WAITING_PER_PLACE = 64;
 
 type Lifecycle = "new" | "starting" | "running" | "closing" | "closed";
 
@@ -185,6 +192,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   /** Server-side posts and notifications in flight, awaited by close(). */
   readonly #background = new Set<Promise<unknown>>();
   readonly #unsubscribe: (() => void) | undefined;
+  readonly #admissions: AdmissionQueue;
 
   constructor(options: GatewayOptions) {
     super();
@@ -196,6 +204,15 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const { services, outbox } = wireServices(resolved, options, bus, this.commands, this);
     this.#services = services;
     this.#outbox = outbox;
+    const limits = {
+      maxWaiting: WAITING_PER_PLACE * resolved.maxHellosInFlight,
+      maxPerAddress: resolved.maxConnectionsPerIp,
+      // Unless the transport says: as long as it would have for its hello once taken.
+      maxWaitMs: resolved.helloTimeoutMs,
+    };
+    this.#admissions = new AdmissionQueue(services.helloGate, limits, new ConnectionCount(), () => {
+      services.traffic.hellosShed++;
+    });
     this.#unsubscribe = options.authenticator?.onRevocation?.((revocation) => this.revoke(revocation));
     this.on("disconnect", (info) => this.#sessions.delete(info.connectionId));
     this.channels = {
@@ -241,6 +258,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const draining = options.drainMs !== undefined;
     if (draining) this.#closeCode = CLOSE_CODES.serviceRestart;
     clearInterval(this.#recovery);
+    this.#admissions.refuseAll();
     // No slot is claimed from here on; a run already queued drains or ends like any turn.
     await this.#scheduler.stop();
     this.#outbox.stopPruning();
@@ -276,11 +294,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     return session;
   }
 
-  admitConnection(): Admission {
-    const retryAfterMs = this.#services.helloGate.admit();
-    if (retryAfterMs === undefined) return ADMITTED;
-    this.#services.traffic.hellosShed++;
-    return { ok: false, retryAfterMs };
+  admitConnection(request: AdmissionRequest): () => void {
+    return this.#admissions.admit(request);
   }
 
   revoke(revocation: Revocation): number {
@@ -291,7 +306,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   stats(): GatewayStats {
-    return statsOf(this.#sessions.size, this.#services.lanes.counts(), this.#services.traffic);
+    const connections = { open: this.#sessions.size, waiting: this.#admissions.waiting };
+    return statsOf(connections, this.#services.lanes.counts(), this.#services.traffic);
   }
 
   post(

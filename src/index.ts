@@ -5,7 +5,8 @@
  */
 export { createGateway } from "./gateway.js";
 export type { Gateway, ChannelApi, PostInput, NotifyInput } from "./gateway.js";
-export type { Admission, CloseOptions, GatewayStats } from "./gateway-ops.js";
+export type { CloseOptions, GatewayStats } from "./gateway-ops.js";
+export type { AdmissionRequest } from "./connection/admission-queue.js";
 export type { GatewayOptions, ResolvedOptions } from "./options/options.js";
 export { consoleLogger, resolveLogger } from "./contracts/logger.js";
 export type { Logger } from "./contracts/logger.js";

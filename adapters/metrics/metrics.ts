@@ -135,6 +135,11 @@ function gaugesOf(registry: Registry, stats: () => ReturnType<Gateway["stats"]> 
       },
     });
   gauge("chat_gateway_connections", "Open WebSocket connections.", (s) => s.connections);
+  gauge(
+    "chat_gateway_connections_waiting",
+    "New connections waiting for room before their upgrade.",
+    (s) => s.connectionsWaiting,
+  );
   gauge("chat_gateway_turns_running", "Turns running in this process.", (s) => s.turnsRunning);
   gauge("chat_gateway_turns_waiting", "Turns waiting for their lane in this process.", (s) => s.turnsWaiting);
   // Counters kept by the gateway: copied at scrape time (prom-client counters only go up, so reset and add).

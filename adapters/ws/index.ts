@@ -12,7 +12,7 @@ import { LIMITS } from "chat-gateway";
 import { startHeartbeat } from "./heartbeat.js";
 import { WsConnection } from "./ws-connection.js";
 import type { UpgradeGuardOptions } from "./upgrade-guard.js";
-import { refuse, shed, upgradeGate } from "./upgrade-gate.js";
+import { refuse, upgradeGate, waitForRoom } from "./upgrade-gate.js";
 import { proxyHint, type ProxyHint } from "./proxy-hint.js";
 
 /**
@@ -52,7 +52,8 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
   /**
    * Milliseconds an upgrade may take before the socket is destroyed (default 10,000): the
    * `authorizeUpgrade` decision here, and with {@link listenWebSocket} also the request headers
-   * (a socket that connects and sends nothing). When you attach to your own server, bound the
+   * (a socket that connects and sends nothing). A socket waiting for room (`queueUpgrades`) is
+   * answered 503 with a retry hint after as long. When you attach to your own server, bound the
    * headers there: `http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 })`.
    */
   handshakeTimeoutMs?: number;
@@ -69,15 +70,14 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    */
   authorizeUpgrade?: (request: IncomingMessage) => Promise<UpgradeDecision> | UpgradeDecision;
   /**
-   * Ask the gateway before each upgrade whether it has room ({@link Gateway.admitConnection}) and,
-   * when it has not, answer HTTP 503 with the retry hint in `Retry-After-Ms` (and `Retry-After`,
-   * in whole seconds) instead of upgrading (default true; docs/PROTOCOL.md §18.5). A refused
-   * upgrade costs a fraction of an upgraded one, so a reconnect storm's first wave does not hold
-   * up the hellos already taken. Browsers cannot read an upgrade's status: set false when most
-   * clients are browsers and the hint matters more than the cost, and they are shed after the
-   * upgrade instead, with close 1013 and the hint in its reason.
+   * Hold each upgrade that passed the gate until the gateway has room for its hello
+   * ({@link Gateway.admitConnection}), in arrival order, and answer one that cannot wait HTTP 503
+   * with the retry hint in `Retry-After-Ms` (and `Retry-After`, in whole seconds) instead of
+   * upgrading it (default true; docs/PROTOCOL.md §18.5). A held socket costs its parsed request,
+   * not an upgrade and a hello queued behind a reconnect storm's others. With false every socket
+   * is upgraded at once and a hello past `maxHellosInFlight` is shed with close 1013 and the hint.
    */
-  shedBeforeUpgrade?: boolean;
+  queueUpgrades?: boolean;
 }
 
 /**
@@ -183,27 +183,28 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   const heartbeat = startHeartbeat(wss, heartbeatMs, pongTimeoutMs);
   let closing = false;
   const gate = upgradeGate(options, handshakeTimeoutMs, () => closing);
-  const shedding = options.shedBeforeUpgrade ?? true;
+  const queueing = options.queueUpgrades ?? true;
 
   async function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     // Node leaves an upgraded socket without an error listener; a reset during the gate must not crash the process.
     const onError = () => socket.destroy();
     socket.on("error", onError);
-    // Asked before the gate (it may cost a session lookup) and again after it: upgrades that
-    // passed the gate together must not all be taken.
-    if (shedding && !closing && shed(gateway, socket)) return;
     const decision = await gate(request, socket);
     if (!decision || socket.destroyed) return;
-    if (shedding && options.authorizeUpgrade && shed(gateway, socket)) return;
     const context: ConnectionContext = {
       remoteAddress: clientAddress(request),
       headers: request.headers,
       ...(decision.context ?? {}),
     };
-    wss.handleUpgrade(request, socket, head, (ws) => {
-      socket.off("error", onError);
-      serve(gateway, heartbeat, ws, socket, context, hint?.opened(request, context.remoteAddress) ? hint : undefined);
-    });
+    // Synchronous up to `gateway.accept`, as admitConnection's `take` must be.
+    const upgrade = () =>
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        socket.off("error", onError);
+        const counted = hint?.opened(request, context.remoteAddress) ? hint : undefined;
+        serve(gateway, heartbeat, ws, socket, context, counted);
+      });
+    if (queueing) waitForRoom(gateway, socket, context.remoteAddress, handshakeTimeoutMs, upgrade);
+    else upgrade();
   }
 
   /** An upgrade nobody else takes: the gate still comes first (401 before 404), then 404. */

@@ -31,15 +31,6 @@ export function refuse(socket: Duplex, status: number, message: string, extra: {
   );
 }
 
-/** Sheds the upgrade with 503 and the gateway's hint when it has no room (docs/PROTOCOL.md §18.5); true if it did. */
-export function shed(gateway: Gateway, socket: Duplex): boolean {
-  const admission = gateway.admitConnection();
-  if (admission.ok) return false;
-  const ms = admission.retryAfterMs;
-  refuse(socket, 503, `the server is busy; try again in ${ms} ms`, { retryAfterMs: ms });
-  return true;
-}
-
 /** A decision, or `undefined` when it did not come within `ms`. */
 async function withDeadline<T>(work: Promise<T> | T, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
@@ -83,4 +74,34 @@ export function upgradeGate(
     if (!decision.ok) return void refuse(socket, decision.status, decision.message);
     return decision;
   };
+}
+
+/**
+ * Hands the socket to the gateway's admission (docs/PROTOCOL.md §18.5): `upgrade` runs once there
+ * is room, or the socket is answered 503 with the hint; a socket that closes while it waits is
+ * withdrawn.
+ */
+export function waitForRoom(
+  gateway: Gateway,
+  socket: Duplex,
+  address: string | undefined,
+  maxWaitMs: number,
+  upgrade: () => void,
+): void {
+  let withdraw: () => void = () => {};
+  const gone = () => withdraw();
+  // Listened to first: `take` may run at once, and it stops listening.
+  socket.once("close", gone);
+  withdraw = gateway.admitConnection({
+    address,
+    maxWaitMs,
+    take() {
+      socket.off("close", gone);
+      if (!socket.destroyed) upgrade();
+    },
+    refuse(retryAfterMs) {
+      socket.off("close", gone);
+      refuse(socket, 503, `the server is busy; try again in ${retryAfterMs} ms`, { retryAfterMs });
+    },
+  });
 }

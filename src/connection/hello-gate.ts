@@ -39,8 +39,12 @@ const MIN_UNITS = 8;
 const OPEN_WEIGHT = 0.3;
 const HELLO_WEIGHT = 1 - OPEN_WEIGHT;
 const SHED_WEIGHT = 0.15;
-/** A refusal before the upgrade: an HTTP request parsed and a short answer written. */
-const UPGRADE_SHED_WEIGHT = 0.1;
+/**
+ * A refusal before the upgrade: a socket accepted and its HTTP request parsed, as for an upgrade,
+ * and a short answer written (bench/NOTES.md "Waiting for room": at 0.1 the hints of a storm's
+ * refusals came out three times too far apart).
+ */
+const UPGRADE_SHED_WEIGHT = OPEN_WEIGHT;
 /**
  * A connection counts as on its way to a hello, for {@link HelloGate.admit}, for at most this long
  * after it was taken (ms): a socket that never sends its first frame must not keep the door shut
@@ -85,6 +89,8 @@ export class HelloGate {
   /** Which bucket (its number since the clock's origin) each slot of {@link #pending} counts now. */
   readonly #pendingBucket = new Float64Array(PENDING_BUCKETS).fill(-1);
 
+  #roomListener: (() => void) | undefined;
+
   constructor(private readonly max: number) {}
 
   /** Hellos being handled now. */
@@ -93,14 +99,24 @@ export class HelloGate {
   }
 
   /**
-   * A transport asks before it takes a new connection: undefined to take it, or the retry hint
-   * (ms) to refuse it with, counted as shed. Refused once the hellos in progress and the
-   * connections taken within the last second but not yet at their first frame reach the cap.
+   * Whether a new connection may be taken now: the hellos in progress and the connections taken
+   * within the last second but not yet at their first frame are under the cap.
    */
-  admit(): number | undefined {
-    const now = performance.now();
-    if (this.#inFlight + this.#pendingSince(now) < this.max) return undefined;
-    return this.#hint(now, UPGRADE_SHED_WEIGHT);
+  hasRoom(): boolean {
+    return this.#inFlight + this.#pendingSince(performance.now()) < this.max;
+  }
+
+  /**
+   * The retry hint (ms) for a connection refused before it was taken, counted as shed; `ahead`
+   * connections are waiting for room already, and its place is behind them.
+   */
+  upgradeHint(ahead = 0): number {
+    return this.#hint(performance.now(), UPGRADE_SHED_WEIGHT, ahead);
+  }
+
+  /** `listener` hears when a place may have freed (a hello ended, a connection sent its first frame or closed). */
+  onRoom(listener: () => void): void {
+    this.#roomListener = listener;
   }
 
   /** A connection was taken (its hello, or its shedding, comes later); returns its mark for {@link firstFrame}. */
@@ -123,6 +139,7 @@ export class HelloGate {
     const bucket = Math.floor(mark / BUCKET_MS);
     const slot = bucket % PENDING_BUCKETS;
     if (this.#pendingBucket[slot] === bucket && this.#pending[slot] > 0) this.#pending[slot]--;
+    this.#roomListener?.();
   }
 
   /**
@@ -142,6 +159,7 @@ export class HelloGate {
     this.#ended++;
     this.#durationMs += (now - since - this.#durationMs) * DURATION_WEIGHT;
     this.#measure(now);
+    this.#roomListener?.();
   }
 
   /** Milliseconds a refused device should wait before it tries again; counts it as shed. */
@@ -160,11 +178,12 @@ export class HelloGate {
   }
 
   /** The next place in the virtual queue, for a device shed at a cost of `weight` devices. */
-  #hint(now: number, weight: number): number {
+  #hint(now: number, weight: number, ahead = 0): number {
     this.#shed += weight;
     this.#measure(now);
     const share = Math.max(this.#costMs, (this.#durationMs * this.#idle) / this.max);
-    this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(now + MIN_HINT_MS, this.#nextSlot + share));
+    const first = Math.max(now + MIN_HINT_MS, now + ahead * share);
+    this.#nextSlot = Math.min(now + MAX_HINT_MS, Math.max(first, this.#nextSlot + share));
     return Math.round(this.#nextSlot - now);
   }
 

@@ -5,6 +5,7 @@
 import { afterEach, expect, it } from "vitest";
 import { createGatewayClient, type StateInfo } from "chat-gateway/client";
 import type { AuthResult } from "chat-gateway";
+import WebSocket from "ws";
 import { startGateway, type Harness } from "../gateway/harness.js";
 import { until } from "./helpers.js";
 
@@ -24,7 +25,7 @@ it("client - after 1013 with a retry hint it waits the hint plus a jitter, not i
     token === "hold"
       ? new Promise<AuthResult>((resolve) => (release = () => resolve(result)))
       : Promise.resolve(result);
-  h = await startGateway({ maxHellosInFlight: 1, authenticator: { authenticate } }, { shedBeforeUpgrade: false });
+  h = await startGateway({ maxHellosInFlight: 1, authenticator: { authenticate } }, { queueUpgrades: false });
   const holder = createGatewayClient({ url: h.url, deviceId: "holder", token: "hold", pingIntervalMs: 0 });
   cleanups.push(() => holder.close());
   void holder.connect().catch(() => undefined);
@@ -56,7 +57,7 @@ it("client - after 1013 with a retry hint it waits the hint plus a jitter, not i
   expect(client.state).toBe("open");
 });
 
-it("client - after an upgrade shed with 503 and Retry-After-Ms it waits the hint plus a jitter, not its backoff, and gets in", async () => {
+it("client - after an upgrade refused with 503 and Retry-After-Ms (the gateway's queue full) it waits the hint plus a jitter, not its backoff, and gets in", async () => {
   // The first hello ("hold") stays in progress until released, so the gateway's one place is taken.
   let release: (() => void) | undefined;
   const result: AuthResult = { owner: "ann", user: null };
@@ -64,11 +65,26 @@ it("client - after an upgrade shed with 503 and Retry-After-Ms it waits the hint
     token === "hold"
       ? new Promise<AuthResult>((resolve) => (release = () => resolve(result)))
       : Promise.resolve(result);
-  h = await startGateway({ maxHellosInFlight: 1, authenticator: { authenticate } });
+  h = await startGateway({
+    maxHellosInFlight: 1,
+    maxConnectionsPerOwner: 100,
+    maxConnectionsPerIp: 200,
+    authenticator: { authenticate },
+  });
   const holder = createGatewayClient({ url: h.url, deviceId: "holder", token: "hold", pingIntervalMs: 0 });
   cleanups.push(() => holder.close());
   void holder.connect().catch(() => undefined);
   await until(() => release, "the held hello at the authenticator");
+  // 64 upgrades wait for the one place (64 per place at most): the next cannot wait.
+  for (let i = 0; i < 64; i++) {
+    const ws = new WebSocket(h.url);
+    ws.on("error", () => undefined);
+    ws.on("open", () =>
+      ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: "go", device_id: `w${i}` } })),
+    );
+    cleanups.push(() => ws.terminate());
+  }
+  await until(() => h!.gateway.stats().connectionsWaiting === 64 || undefined, "64 upgrades waiting");
 
   // A 30 s backoff: only the hint can bring it back within the test.
   const client = createGatewayClient({

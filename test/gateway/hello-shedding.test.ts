@@ -2,7 +2,7 @@
 // is refused at once, rate_limited and close 1013 with `retry_after_ms=<n>`, and the connections
 // already in keep being answered. Through real sockets; the authenticator holds the hellos in
 // progress until the test lets them go, so which hellos are shed does not depend on timing. The ws
-// adapter's shedding before the upgrade is off here (`shedBeforeUpgrade: false`), so every socket
+// adapter's queue before the upgrade is off here (`queueUpgrades: false`), so every socket
 // reaches its hello; test/gateway/upgrade-shedding.test.ts tests the adapter's own.
 import { afterEach, describe, expect, it } from "vitest";
 import type { AuthResult, Authenticator } from "chat-gateway";
@@ -69,7 +69,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 describe("hello shedding", () => {
   it("shedding - past maxHellosInFlight a hello gets rate_limited and 1013 with a retry hint; a ping on a connection already in is answered meanwhile", async () => {
     const auth = heldAuthenticator();
-    h = await startGateway({ maxHellosInFlight: 3, authenticator: auth.authenticator }, { shedBeforeUpgrade: false });
+    h = await startGateway({ maxHellosInFlight: 3, authenticator: auth.authenticator }, { queueUpgrades: false });
     const inside = await Client.connect(h.url, { token: "fast" });
     const held = Array.from({ length: 3 }, (_, i) => helloUntilClosed(h!.url, "slow", i));
     await until(() => auth.held() === 3, "three hellos in progress");
@@ -108,7 +108,7 @@ describe("hello shedding", () => {
 
   it("shedding - a hello that ends any way (refused, or its socket gone) gives its place back", async () => {
     const auth = heldAuthenticator();
-    h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator }, { shedBeforeUpgrade: false });
+    h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator }, { queueUpgrades: false });
     // A first frame that is no hello holds the place only until it is refused (4401).
     const bad = new Client(h.url);
     await bad.opened;

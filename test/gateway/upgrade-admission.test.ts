@@ -1,0 +1,250 @@
+// Waiting for room before the upgrade (docs/PROTOCOL.md §18.5): once the hellos in progress and
+// the sockets taken but not yet at their first frame reach maxHellosInFlight, the ws adapter holds
+// a new upgrade, in arrival order, until a place frees, and answers one that cannot wait (too many
+// waiting, too many from its address, waiting too long, the gateway closing) HTTP 503 with the
+// retry hint in `Retry-After-Ms` (and `Retry-After` in seconds). Real sockets on 127.0.0.1; the
+// authenticator holds each "slow-…" hello until the test lets that one go.
+import http from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import type { AuthResult, Authenticator } from "chat-gateway";
+import WebSocket from "ws";
+import { Client, startGateway, type Harness } from "./harness.js";
+
+let h: Harness | undefined;
+const sockets: WebSocket[] = [];
+afterEach(async () => {
+  for (const ws of sockets.splice(0)) ws.terminate();
+  await h?.close();
+  h = undefined;
+});
+
+/** A token starting "slow" waits until `release(token)`; any other is let in at once. */
+function heldAuthenticator(): { authenticator: Authenticator; release(token: string): void; held(): string[] } {
+  const waiting = new Map<string, () => void>();
+  const result: AuthResult = { owner: "ann", user: null };
+  return {
+    authenticator: {
+      authenticate: ({ token }) =>
+        token.startsWith("slow")
+          ? new Promise<AuthResult>((resolve) => waiting.set(token, () => resolve(result)))
+          : Promise.resolve(result),
+    },
+    release(token) {
+      waiting.get(token)?.();
+      waiting.delete(token);
+    },
+    held: () => [...waiting.keys()],
+  };
+}
+
+interface UpgradeAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** A plain HTTP upgrade request: the status, headers and body of a refusal, or 101. */
+function upgrade(url: string): Promise<UpgradeAnswer> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const request = http.request({
+      host: hostname,
+      port,
+      path: pathname,
+      headers: {
+        Connection: "Upgrade",
+        Upgrade: "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": Buffer.from("0123456789abcdef").toString("base64"),
+      },
+    });
+    request.on("upgrade", (response, socket) => {
+      socket.destroy();
+      resolve({ status: response.statusCode ?? 0, headers: response.headers, body: "" });
+    });
+    request.on("response", (response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk) => (body += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+interface Device {
+  ws: WebSocket;
+  opened: boolean;
+  helloOk: boolean;
+  refused: Promise<UpgradeAnswer>;
+}
+
+/** Opens a socket that says hello with `token` once it is open (`token` undefined: it stays silent). */
+function device(url: string, token?: string): Device {
+  const ws = new WebSocket(url);
+  sockets.push(ws);
+  const d: Device = { ws, opened: false, helloOk: false, refused: new Promise(() => undefined) };
+  d.refused = new Promise((resolve) =>
+    ws.once("unexpected-response", (_request, response) => {
+      let body = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (body += chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+    }),
+  );
+  ws.on("open", () => {
+    d.opened = true;
+    if (token !== undefined)
+      ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token, device_id: `d-${token}` } }));
+  });
+  ws.on("message", (data) => {
+    if (JSON.parse(String(data)).type === "hello.ok") d.helloOk = true;
+  });
+  ws.on("error", () => undefined);
+  return d;
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const waiting = () => h!.gateway.stats().connectionsWaiting;
+
+/** The hint of a 503 refusal, after checking that its headers and body agree. */
+function hintOf(answer: UpgradeAnswer): number {
+  expect(answer.status).toBe(503);
+  const ms = Number(answer.headers["retry-after-ms"]);
+  expect(ms).toBeGreaterThanOrEqual(200);
+  expect(ms).toBeLessThanOrEqual(30_000);
+  expect(answer.headers["retry-after"]).toBe(String(Math.ceil(ms / 1000)));
+  expect(JSON.parse(answer.body)).toEqual({ error: `the server is busy; try again in ${ms} ms`, retry_after_ms: ms });
+  return ms;
+}
+
+describe("waiting for room before the upgrade", () => {
+  it("admission - past maxHellosInFlight new upgrades wait and are taken one by one in arrival order as places free; the connections in are answered meanwhile", async () => {
+    const auth = heldAuthenticator();
+    h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator });
+    const inside = await Client.connect(h.url, { token: "fast" });
+    device(h.url, "slow-h");
+    await until(() => auth.held().length === 1, "the held hello");
+    const queued: Device[] = [];
+    for (let i = 0; i < 3; i++) {
+      queued.push(device(h.url, `slow-${i}`));
+      await until(() => waiting() === i + 1, `waiter ${i} queued`);
+    }
+    expect((await inside.request("ping", { ts: 1 })).payload).toEqual({ ts: 1 });
+    expect(queued.some((d) => d.opened)).toBe(false);
+
+    auth.release("slow-h");
+    for (let i = 0; i < 3; i++) {
+      // The place freed goes to the longest waiting; the others stay held, not upgraded.
+      await until(() => auth.held().includes(`slow-${i}`), `waiter ${i} at its hello`);
+      expect(auth.held()).toEqual([`slow-${i}`]);
+      expect(waiting()).toBe(2 - i);
+      expect(queued.slice(i + 1).some((d) => d.opened)).toBe(false);
+      auth.release(`slow-${i}`);
+    }
+    await until(() => queued.every((d) => d.helloOk), "every waiter in");
+    expect(h.gateway.stats().hellos).toMatchObject({ shed: 0, refused: 0 });
+  });
+
+  it("admission - a flood of upgrades at once: exactly maxHellosInFlight are taken, the rest wait, and all get in once the hellos end", async () => {
+    const auth = heldAuthenticator();
+    h = await startGateway({ maxHellosInFlight: 4, maxConnectionsPerOwner: 64, authenticator: auth.authenticator });
+    const flood = Array.from({ length: 40 }, (_, i) => device(h!.url, `slow-${i}`));
+    await until(() => auth.held().length === 4 && waiting() === 36, "four hellos held and 36 waiting");
+    expect(flood.filter((d) => d.opened)).toHaveLength(4);
+    // Let every held hello go as it arrives: the waiters come in four at a time.
+    await until(() => {
+      for (const token of auth.held()) auth.release(token);
+      return flood.every((d) => d.helloOk);
+    }, "the whole flood in");
+    expect(waiting()).toBe(0);
+    expect(h.gateway.stats().hellos).toMatchObject({ ok: 40, shed: 0 });
+  });
+
+  it("admission - a connection that cannot wait is answered 503 with the hint: too many from its address, or too many waiting", async () => {
+    const auth = heldAuthenticator();
+    h = await startGateway({ maxHellosInFlight: 1, maxConnectionsPerIp: 2, authenticator: auth.authenticator });
+    device(h.url, "slow-h");
+    await until(() => auth.held().length === 1, "the held hello");
+    const first = device(h.url, "slow-0");
+    device(h.url, "slow-1");
+    await until(() => waiting() === 2, "two waiting from 127.0.0.1");
+    hintOf(await upgrade(h.url));
+    // Once a place frees, the address's waiters are taken, and it may wait again.
+    auth.release("slow-h");
+    await until(() => first.opened && waiting() === 1, "the first waiter taken");
+    const third = device(h.url, "slow-2");
+    await until(() => waiting() === 2, "a new waiter in its place");
+    expect(h.gateway.stats().hellos.shed).toBe(1);
+    await h.close();
+
+    // 64 per place under maxHellosInFlight wait at most, from every address together.
+    h = await startGateway({ maxHellosInFlight: 1, maxConnectionsPerIp: 1000, authenticator: auth.authenticator });
+    device(h.url, "slow-x");
+    await until(() => auth.held().includes("slow-x"), "the held hello");
+    for (let i = 0; i < 64; i++) device(h.url);
+    await until(() => waiting() === 64, "64 waiting");
+    hintOf(await upgrade(h.url));
+    expect(third.opened).toBe(false);
+  });
+
+  it("admission - a connection waits at most handshakeTimeoutMs, then is answered 503 with the hint; closing the gateway answers the rest so", async () => {
+    const auth = heldAuthenticator();
+    h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator }, { handshakeTimeoutMs: 2_000 });
+    device(h.url, "slow-h");
+    await until(() => auth.held().length === 1, "the held hello");
+    const since = Date.now();
+    const late = device(h.url, "slow-late");
+    hintOf(await late.refused);
+    expect(Date.now() - since).toBeGreaterThanOrEqual(1_500);
+    expect(late.opened).toBe(false);
+
+    const left = device(h.url, "slow-left");
+    await until(() => waiting() === 1, "a waiter");
+    await h.gateway.close();
+    hintOf(await left.refused);
+    expect(h.gateway.stats().hellos.shed).toBe(2);
+  }, 20_000);
+
+  it("admission - sockets taken but silent count for a second at most, so idle sockets cannot keep others waiting", async () => {
+    h = await startGateway({ maxHellosInFlight: 2 });
+    const first = device(h.url);
+    device(h.url);
+    await until(() => h!.gateway.stats().connections === 2, "two silent sockets taken");
+    // Two sockets on their way to a hello fill the two places: a third waits.
+    const third = device(h.url, "t3");
+    await until(() => waiting() === 1, "the third waiting");
+    // One of the first sends its hello: its place is free, and the waiter is taken at once.
+    first.ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: "t", device_id: "first" } }));
+    await until(() => third.helloOk, "the third in");
+    // Two silent sockets fill the places again (the first one still silent, and a new one).
+    device(h.url);
+    const since = Date.now();
+    const fourth = device(h.url, "t4");
+    await until(() => fourth.helloOk, "the fourth in beside the silent sockets");
+    expect(Date.now() - since).toBeGreaterThanOrEqual(500);
+    expect(h.gateway.stats().hellos.shed).toBe(0);
+  });
+
+  it("admission - queueUpgrades: false upgrades every socket and sheds at the hello with 1013", async () => {
+    const auth = heldAuthenticator();
+    h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator }, { queueUpgrades: false });
+    device(h.url, "slow-h");
+    await until(() => auth.held().length === 1, "the hello in progress");
+    const shed = device(h.url, "fast");
+    const [code, reason] = await new Promise<[number, string]>((resolve) =>
+      shed.ws.on("close", (c, r) => resolve([c, String(r)])),
+    );
+    expect(code).toBe(1013);
+    expect(reason).toMatch(/^retry_after_ms=\d+$/);
+    expect(h.gateway.stats()).toMatchObject({ connectionsWaiting: 0, hellos: { shed: 0, refused: 1 } });
+  });
+});
