@@ -6,14 +6,14 @@
 import http, { type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type PerMessageDeflateOptions, type WebSocket } from "ws";
+import { WebSocketServer, type PerMessageDeflateOptions } from "ws";
 import type { ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
 import { LIMITS } from "chat-gateway";
 import { startHeartbeat } from "./heartbeat.js";
-import { WsConnection } from "./ws-connection.js";
+import { serve } from "./serve.js";
 import type { UpgradeGuardOptions } from "./upgrade-guard.js";
 import { refuse, upgradeGate, waitForRoom } from "./upgrade-gate.js";
-import { proxyHint, type ProxyHint } from "./proxy-hint.js";
+import { proxyHint } from "./proxy-hint.js";
 
 /**
  * Options of {@link attachWebSocket}. `allowedOrigins` / `allowedHosts` (default none besides the
@@ -120,42 +120,6 @@ function milliseconds(name: string, value: number | undefined, fallback: number)
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
     throw new TypeError(`attachWebSocket: ${name} must be a positive number of milliseconds, got ${String(value)}`);
   return value;
-}
-
-/**
- * Hand an upgraded socket to the gateway as one of its connections, watched by the heartbeat.
- * `counted`: the proxy hint counts its address until it closes.
- */
-function serve(
-  gateway: Gateway,
-  heartbeat: ReturnType<typeof startHeartbeat>,
-  ws: WebSocket,
-  socket: Duplex,
-  context: ConnectionContext,
-  counted?: ProxyHint,
-): void {
-  heartbeat.watch(ws);
-  const handle = gateway.accept(new WsConnection(ws, socket, context));
-  // One listener for both ends of a socket: each closure is kept for as long as the connection.
-  const ended = () => {
-    handle.closed();
-    if (counted && context.remoteAddress !== undefined) counted.closed(context.remoteAddress);
-    counted = undefined;
-  };
-  ws.on("message", (data, isBinary) => {
-    if (isBinary) {
-      const bytes = Array.isArray(data)
-        ? Buffer.concat(data)
-        : data instanceof ArrayBuffer
-          ? new Uint8Array(data)
-          : data;
-      handle.receiveBinary(bytes);
-    } else {
-      handle.receiveText(data.toString());
-    }
-  });
-  ws.on("close", ended);
-  ws.on("error", ended);
 }
 
 /**

@@ -19,6 +19,9 @@ import type { Connection, ConnectionContext } from "chat-gateway";
  * runs after the promise callbacks queued meanwhile) uncorks it, which writes everything queued,
  * in order. `ws` corks around each frame as well; corks nest, so its frames wait for ours.
  */
+/** The context of every connection past its hello: the gateway no longer reads it. */
+const SPENT: ConnectionContext = Object.freeze({});
+
 export class WsConnection implements Connection {
   readonly #ws: WebSocket;
   readonly #socket: Duplex;
@@ -27,10 +30,15 @@ export class WsConnection implements Connection {
   constructor(
     ws: WebSocket,
     socket: Duplex,
-    readonly context: ConnectionContext,
+    public context: ConnectionContext,
   ) {
     this.#ws = ws;
     this.#socket = socket;
+  }
+
+  /** The upgrade's headers and the login session were for the authenticator: not kept past the hello. */
+  handshakeDone(): void {
+    this.context = SPENT;
   }
 
   send(text: string): void {

@@ -228,6 +228,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       }
       await this.#hello(frame);
       this.#helloEnded();
+      this.#conn.handshakeDone?.();
       // #ready() sets the device; a refused hello leaves it unset.
       if (this.#device !== undefined) this.#services.traffic.hellosOk++;
       else this.#services.traffic.hellosRefused++;

@@ -80,6 +80,8 @@ function heardRevokes(heard: Heard, admission: Admission): boolean {
 
 /** Shared by every connection admitted without a session, rather than an empty array each. */
 const NO_SESSIONS: readonly string[] = Object.freeze([]);
+/** The admission of a connection without a user or login session. */
+const ANONYMOUS: Admission = Object.freeze({ user: null, sessions: NO_SESSIONS });
 
 /**
  * The revocation side of one connection: what it was admitted with, the revocations it heard while
@@ -112,7 +114,9 @@ export class AdmissionWatch {
   ): AdmitVerdict {
     const heard = this.#heard;
     this.#heard = undefined;
-    const admission: Admission = { user: auth.user, sessions: auth.sessions ?? NO_SESSIONS };
+    // Connections without a user or login session (login off, a token authenticator) share one record.
+    const anonymous = auth.user === null && (auth.sessions === undefined || auth.sessions.length === 0);
+    const admission: Admission = anonymous ? ANONYMOUS : { user: auth.user, sessions: auth.sessions ?? NO_SESSIONS };
     if (heard?.overflowed) return "recheck";
     if (heard !== undefined && heardRevokes(heard, admission)) return "revoked";
     this.#admission = admission;

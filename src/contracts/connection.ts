@@ -25,6 +25,13 @@ export interface Connection {
    */
   readonly context: ConnectionContext;
   /**
+   * The hello is settled and the gateway will not read {@link Connection.context} again
+   * (optional): a transport may let go of what it kept only for the authenticator, such as the
+   * upgrade's request headers and the login session's token, so an idle connection does not hold
+   * them for its lifetime. `context.remoteAddress` may stay.
+   */
+  handshakeDone?(): void;
+  /**
    * Stop reading from the socket until {@link Connection.resume} (optional). The gateway pauses a
    * connection whose upload chunks arrive faster than the media store writes them, so the bytes
    * wait in kernel buffers instead of memory. Without it, uploads still work but may buffer.
