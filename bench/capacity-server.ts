@@ -83,6 +83,17 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
       writeHeapSnapshot(join(process.env.BENCH_HEAP_SNAPSHOT, `${side}-${++snapshots}.heapsnapshot`));
     // The young generation's size: it grows with the allocation rate and stays in the RSS.
     const newSpace = getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0;
+    // BENCH_MEMORY_DETAIL=1: where the RSS is, per V8 space and outside the heap (stderr).
+    if (process.env.BENCH_MEMORY_DETAIL) {
+      const spaces = getHeapSpaceStatistics().map(
+        (space) =>
+          `${space.space_name} ${(space.space_size / 1e6).toFixed(1)}/${(space.space_used_size / 1e6).toFixed(1)}`,
+      );
+      const mb = (n: number) => (n / 1e6).toFixed(1);
+      console.error(
+        `${side} memory: rss ${mb(usage.rss)} heapTotal ${mb(usage.heapTotal)} heapUsed ${mb(usage.heapUsed)} external ${mb(usage.external)} arrayBuffers ${mb(usage.arrayBuffers)} MB; spaces (size/used MB): ${spaces.join(", ")}`,
+      );
+    }
     process.send!({ rss: usage.rss, heap: usage.heapUsed + usage.external, newSpace });
   });
   process.on("disconnect", () => process.exit(0));

@@ -3,7 +3,7 @@
  * new connection's first frame is refused at once with close 1013 and a retry hint, instead of
  * queueing behind the others until the hello deadline closes it, while every queued hello holds
  * the event loop from the connections that are already in. A transport asks first, before it
- * upgrades a socket ({@link HelloGate.admit}): the sockets taken but not yet at their first frame
+ * upgrades a socket ({@link HelloGate.hasRoom}): the sockets taken but not yet at their first frame
  * count then too, so a storm's first wave is answered with a cheap refusal instead of upgrades
  * whose hellos would wait behind it.
  * @module
@@ -46,11 +46,15 @@ const SHED_WEIGHT = 0.15;
  */
 const UPGRADE_SHED_WEIGHT = OPEN_WEIGHT;
 /**
- * A connection counts as on its way to a hello, for {@link HelloGate.admit}, for at most this long
- * after it was taken (ms): a socket that never sends its first frame must not keep the door shut
- * for others until its hello deadline, or a few idle sockets would hold off every new device.
+ * A connection counts as on its way to a hello, for {@link HelloGate.hasRoom}, for at most this
+ * long after it was taken (ms): a socket that never sends its first frame must not keep the door
+ * shut for others until its hello deadline, or a few idle sockets would hold off every new device.
+ * At one second, devices whose own process was slow to send the hello after the upgrade (a storm's
+ * device process holds 15,000 sockets) stopped counting too early, more were taken than places,
+ * and 220 to 500 of a 15,000-device storm were shed at their hello (bench/NOTES.md "Waiting for
+ * room"); at two, none.
  */
-const PENDING_MS = 1_000;
+const PENDING_MS = 2_000;
 /** The pending connections are counted in buckets this long (ms), {@link PENDING_BUCKETS} of them. */
 const BUCKET_MS = 250;
 const PENDING_BUCKETS = PENDING_MS / BUCKET_MS;
@@ -100,7 +104,7 @@ export class HelloGate {
 
   /**
    * Whether a new connection may be taken now: the hellos in progress and the connections taken
-   * within the last second but not yet at their first frame are under the cap.
+   * within the last two seconds but not yet at their first frame are under the cap.
    */
   hasRoom(): boolean {
     return this.#inFlight + this.#pendingSince(performance.now()) < this.max;
