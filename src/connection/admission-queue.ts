@@ -78,6 +78,7 @@ export class AdmissionQueue {
 
   /** Takes, holds or refuses `request`; the returned function withdraws it (its socket closed while it waited). */
   admit(request: AdmissionRequest): () => void {
+    this.gate.arrived();
     if (this.waiting === 0 && this.gate.hasRoom()) {
       request.take();
       return noop;

@@ -19,7 +19,12 @@ export function retryReason(ms: number): string {
 const MIN_HINT_MS = 200;
 /** Nor more than this: a storm the process cannot measure well still ends. */
 const MAX_HINT_MS = 30_000;
-/** Event-loop time a hello is assumed to take before the process has measured one (ms). */
+/**
+ * Event-loop time a device is assumed to take before the process has measured one under load
+ * (ms). A restarted process sheds its storm before it has learnt much, while its code is still
+ * cold and a device really costs more: a guess of 0.25 ms was soon doubled by the first busy
+ * windows and spread 10,500 devices over 25 s (bench/NOTES.md "Waiting for room").
+ */
 const FIRST_GUESS_MS = 1;
 /** What a hello is assumed to take from its first frame to its end before one has ended (ms). */
 const FIRST_DURATION_MS = 100;
@@ -40,11 +45,17 @@ const OPEN_WEIGHT = 0.3;
 const HELLO_WEIGHT = 1 - OPEN_WEIGHT;
 const SHED_WEIGHT = 0.15;
 /**
- * A refusal before the upgrade: a socket accepted and its HTTP request parsed, as for an upgrade,
- * and a short answer written (bench/NOTES.md "Waiting for room": at 0.1 the hints of a storm's
- * refusals came out three times too far apart).
+ * A connection handed to {@link AdmissionQueue} before its upgrade: its socket accepted and its
+ * HTTP request parsed, most of an upgrade's share. Counted when it arrives, whether it is then
+ * taken, held or refused: in a storm's first seconds the loop parses thousands of requests that
+ * are taken only later, and counting them only then made a device look several times dearer than
+ * it is, and spread the refused ones' hints over tens of seconds (bench/NOTES.md "Waiting for
+ * room"). A connection taken later counts its open again, a fifth of a device too much, which
+ * errs towards hints a little early: a device back early waits in the queue.
  */
-const UPGRADE_SHED_WEIGHT = OPEN_WEIGHT;
+const ARRIVAL_WEIGHT = 0.2;
+/** A refusal before the upgrade, beyond its arrival: a short answer written and the socket closed. */
+const UPGRADE_SHED_WEIGHT = 0.05;
 /**
  * A connection counts as on its way to a hello, for {@link HelloGate.hasRoom}, for at most this
  * long after it was taken (ms): a socket that never sends its first frame must not keep the door
@@ -58,6 +69,13 @@ const PENDING_MS = 2_000;
 /** The pending connections are counted in buckets this long (ms), {@link PENDING_BUCKETS} of them. */
 const BUCKET_MS = 250;
 const PENDING_BUCKETS = PENDING_MS / BUCKET_MS;
+/**
+ * The cost is learnt only from windows in which the loop was busy at least this share of the
+ * time: on a loop with time to spare, its fixed work (timers, pings, collections) divided by the
+ * few devices of the window made a device look two to three times dearer than under load, and the
+ * cost matters only under load (bench/NOTES.md "Waiting for room").
+ */
+const BUSY = 0.5;
 /** Weight of the newest window in the running mean of the cost. */
 const WEIGHT = 1 / 4;
 
@@ -88,6 +106,7 @@ export class HelloGate {
   #opened = 0;
   #ended = 0;
   #shed = 0;
+  #arrived = 0;
   /** Connections taken and not yet at their first frame, by the bucket of when they were taken. */
   readonly #pending = new Int32Array(PENDING_BUCKETS);
   /** Which bucket (its number since the clock's origin) each slot of {@link #pending} counts now. */
@@ -116,6 +135,11 @@ export class HelloGate {
    */
   upgradeHint(ahead = 0): number {
     return this.#hint(performance.now(), UPGRADE_SHED_WEIGHT, ahead);
+  }
+
+  /** A connection was handed over before its upgrade (it is taken, held or refused next). */
+  arrived(): void {
+    this.#arrived++;
   }
 
   /** `listener` hears when a place may have freed (a hello ended, a connection sent its first frame or closed). */
@@ -191,20 +215,30 @@ export class HelloGate {
     return Math.round(this.#nextSlot - now);
   }
 
+  /**
+   * One window's busy time per device. A window with few devices in it (a collection, a burst of
+   * accepts not yet handed over) must not triple the estimate: a real slowdown still doubles it
+   * per window.
+   */
+  #learnCost(sample: number): void {
+    this.#costMs += (Math.min(sample, 2 * this.#costMs) - this.#costMs) * WEIGHT;
+  }
+
   /** Closes the window once it is long enough, learning a hello's cost from it when it saw enough. */
   #measure(now: number): void {
     if (now - this.#windowStart < WINDOW_MS) return;
     const loop = performance.eventLoopUtilization();
     const window = performance.eventLoopUtilization(loop, this.#loopAt);
-    const units = OPEN_WEIGHT * this.#opened + HELLO_WEIGHT * this.#ended + this.#shed;
+    const units = OPEN_WEIGHT * this.#opened + HELLO_WEIGHT * this.#ended + ARRIVAL_WEIGHT * this.#arrived + this.#shed;
     if (units >= MIN_UNITS) {
-      this.#costMs += (window.active / units - this.#costMs) * WEIGHT;
       this.#idle += (1 - window.utilization - this.#idle) * WEIGHT;
+      if (window.utilization >= BUSY) this.#learnCost(window.active / units);
     }
     this.#windowStart = now;
     this.#loopAt = loop;
     this.#opened = 0;
     this.#ended = 0;
     this.#shed = 0;
+    this.#arrived = 0;
   }
 }
