@@ -18,8 +18,7 @@ import type { Connection, ConnectionHandle } from "./contracts/connection.js";
 import { DeviceSession } from "./connection/device-session.js";
 import type { SessionServices } from "./connection/session-services.js";
 import { settleWithin, statsOf, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
-import { AdmissionQueue, type AdmissionRequest } from "./connection/admission-queue.js";
-import { ConnectionCount } from "./connection/connection-count.js";
+import { gatewayAdmissions, type AdmissionQueue, type AdmissionRequest } from "./connection/admission-queue.js";
 import { CLOSE_CODES, GatewayError } from "./protocol/errors.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
 import type { Outbox } from "./outbox/outbox.js";
@@ -168,9 +167,6 @@ export function createGateway(options: GatewayOptions): Gateway {
   return new ChatGateway(options);
 }
 
-/** Connections waiting for room at once, per place under `maxHellosInFlight`. */
-const WAITING_PER_PLACE = 64;
-
 type Lifecycle = "new" | "starting" | "running" | "closing" | "closed";
 
 /** The gateway behind {@link createGateway}; internal state stays in private fields. */
@@ -204,15 +200,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const { services, outbox } = wireServices(resolved, options, bus, this.commands, this);
     this.#services = services;
     this.#outbox = outbox;
-    const limits = {
-      maxWaiting: WAITING_PER_PLACE * resolved.maxHellosInFlight,
-      maxPerAddress: resolved.maxConnectionsPerIp,
-      // Unless the transport says: as long as it would have for its hello once taken.
-      maxWaitMs: resolved.helloTimeoutMs,
-    };
-    this.#admissions = new AdmissionQueue(services.helloGate, limits, new ConnectionCount(), () => {
-      services.traffic.hellosShed++;
-    });
+    this.#admissions = gatewayAdmissions(services);
     this.#unsubscribe = options.authenticator?.onRevocation?.((revocation) => this.revoke(revocation));
     this.on("disconnect", (info) => this.#sessions.delete(info.connectionId));
     this.channels = {

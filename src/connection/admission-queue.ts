@@ -8,8 +8,9 @@
  * or waiting too long) is refused with the gate's retry hint.
  * @module
  */
-import type { ConnectionCount } from "./connection-count.js";
+import { ConnectionCount } from "./connection-count.js";
 import type { HelloGate } from "./hello-gate.js";
+import type { SessionServices } from "./session-services.js";
 
 /** A new connection waiting for room ({@link Gateway.admitConnection}). */
 export interface AdmissionRequest {
@@ -47,6 +48,9 @@ interface Waiter {
   done: boolean;
 }
 
+/** Connections waiting for room at once, per place under `maxHellosInFlight`. */
+const WAITING_PER_PLACE = 64;
+
 /** The queue is looked at this often while it holds anyone: the gate's pending count ages by the quarter second. */
 const TICK_MS = 250;
 
@@ -66,6 +70,8 @@ export class AdmissionQueue {
     private readonly limits: QueueLimits,
     perAddress: ConnectionCount,
     private readonly shed: () => void,
+    /** A transport's `take` or `refuse` threw while the queue let waiters go from a timer. */
+    private readonly failed: (error: unknown) => void,
   ) {
     this.#perAddress = perAddress;
     gate.onRoom(() => this.#scheduleWake());
@@ -119,12 +125,21 @@ export class AdmissionQueue {
   #wake(): void {
     while (this.waiting > 0 && this.gate.hasRoom()) {
       const [waiter] = this.#take(1);
-      if (waiter) waiter.request.take();
+      if (waiter) this.#settle(() => waiter.request.take());
     }
     const now = performance.now();
     for (let waiter = this.#first(); waiter !== undefined && waiter.deadline <= now; waiter = this.#first()) {
       this.#take(1);
-      this.#refuse(waiter.request);
+      this.#settle(() => this.#refuse(waiter.request));
+    }
+  }
+
+  /** Runs a transport's callback from a timer: one that throws loses its own connection, not the process. */
+  #settle(callback: () => void): void {
+    try {
+      callback();
+    } catch (error) {
+      this.failed(error);
     }
   }
 
@@ -162,3 +177,17 @@ export class AdmissionQueue {
 }
 
 function noop(): void {}
+
+/** A gateway's queue, its limits from the gateway's options (docs/PROTOCOL.md §18.5). */
+export function gatewayAdmissions(services: SessionServices): AdmissionQueue {
+  const { options, traffic, log } = services;
+  const limits = {
+    maxWaiting: WAITING_PER_PLACE * options.maxHellosInFlight,
+    maxPerAddress: options.maxConnectionsPerIp,
+    // Unless the transport says: as long as it would have for its hello once taken.
+    maxWaitMs: options.helloTimeoutMs,
+  };
+  const shed = () => void traffic.hellosShed++;
+  const failed = (error: unknown) => log.error("a transport's admission callback threw", error);
+  return new AdmissionQueue(services.helloGate, limits, new ConnectionCount(), shed, failed);
+}

@@ -240,6 +240,27 @@ describe("waiting for room before the upgrade", () => {
     expect(h.gateway.stats().hellos.shed).toBe(0);
   });
 
+  it("admission - a transport whose take throws while the queue lets waiters go loses only that connection; it is logged, and the next is taken", async () => {
+    const auth = heldAuthenticator();
+    const errors: unknown[] = [];
+    const logger = { info() {}, warn() {}, error: (_message: string, detail?: unknown) => errors.push(detail) };
+    h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator, logger });
+    device(h.url, "slow-h");
+    await until(() => auth.held().length === 1, "the held hello");
+    h.gateway.admitConnection({
+      take() {
+        throw new Error("a broken transport");
+      },
+      refuse() {},
+    });
+    const next = device(h.url, "fast");
+    await until(() => waiting() === 2, "two waiting");
+    auth.release("slow-h");
+    await until(() => next.helloOk, "the next waiter in");
+    expect(errors).toEqual([expect.objectContaining({ message: "a broken transport" })]);
+    expect(waiting()).toBe(0);
+  });
+
   it("admission - queueUpgrades: false upgrades every socket and sheds at the hello with 1013", async () => {
     const auth = heldAuthenticator();
     h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator }, { queueUpgrades: false });
