@@ -8,6 +8,9 @@ import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import type { Connection, ConnectionContext } from "chat-gateway";
 
+/** The context of every connection past its hello: the gateway no longer reads it. */
+const SPENT: ConnectionContext = Object.freeze({});
+
 /**
  * Frames written to one socket within one tick leave in one write. `ws` writes every frame as a
  * write system call of its own (header and payload in one `writev`), and on loopback, where the
@@ -19,9 +22,6 @@ import type { Connection, ConnectionContext } from "chat-gateway";
  * runs after the promise callbacks queued meanwhile) uncorks it, which writes everything queued,
  * in order. `ws` corks around each frame as well; corks nest, so its frames wait for ours.
  */
-/** The context of every connection past its hello: the gateway no longer reads it. */
-const SPENT: ConnectionContext = Object.freeze({});
-
 export class WsConnection implements Connection {
   readonly #ws: WebSocket;
   readonly #socket: Duplex;
