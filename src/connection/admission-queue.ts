@@ -61,19 +61,17 @@ export class AdmissionQueue {
   #head = 0;
   /** Waiters neither taken, refused nor withdrawn. */
   #live = 0;
-  readonly #perAddress: ConnectionCount;
+  readonly #perAddress = new ConnectionCount();
   #tick: NodeJS.Timeout | undefined;
   #wakeScheduled = false;
 
   constructor(
     private readonly gate: HelloGate,
     private readonly limits: QueueLimits,
-    perAddress: ConnectionCount,
     private readonly shed: () => void,
     /** A transport's `take` or `refuse` threw while the queue let waiters go from a timer. */
     private readonly failed: (error: unknown) => void,
   ) {
-    this.#perAddress = perAddress;
     gate.onRoom(() => this.#scheduleWake());
   }
 
@@ -189,5 +187,5 @@ export function gatewayAdmissions(services: SessionServices): AdmissionQueue {
   };
   const shed = () => void traffic.hellosShed++;
   const failed = (error: unknown) => log.error("a transport's admission callback threw", error);
-  return new AdmissionQueue(services.helloGate, limits, new ConnectionCount(), shed, failed);
+  return new AdmissionQueue(services.helloGate, limits, shed, failed);
 }

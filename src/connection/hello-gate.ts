@@ -2,10 +2,10 @@
  * Shedding hellos (docs/PROTOCOL.md §18.5): a process-wide cap on hellos in progress. Past it a
  * new connection's first frame is refused at once with close 1013 and a retry hint, instead of
  * queueing behind the others until the hello deadline closes it, while every queued hello holds
- * the event loop from the connections that are already in. A transport asks first, before it
- * upgrades a socket ({@link HelloGate.hasRoom}): the sockets taken but not yet at their first frame
- * count then too, so a storm's first wave is answered with a cheap refusal instead of upgrades
- * whose hellos would wait behind it.
+ * the event loop from the connections that are already in. Before that, a transport's new
+ * connections wait for room (`admission-queue.ts`, {@link HelloGate.hasRoom}): the sockets taken
+ * but not yet at their first frame count then too, so a storm's first wave waits before its
+ * upgrade instead of being upgraded into a queue of hellos.
  * @module
  */
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
