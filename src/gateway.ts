@@ -246,7 +246,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const draining = options.drainMs !== undefined;
     if (draining) this.#closeCode = CLOSE_CODES.serviceRestart;
     clearInterval(this.#recovery);
-    this.#admissions.refuseAll();
+    this.#admissions.close();
     // No slot is claimed from here on; a run already queued drains or ends like any turn.
     await this.#scheduler.stop();
     this.#outbox.stopPruning();

@@ -64,6 +64,8 @@ export class AdmissionQueue {
   readonly #perAddress = new ConnectionCount();
   #tick: NodeJS.Timeout | undefined;
   #wakeScheduled = false;
+  /** The gateway closes: every connection is refused, the waiting ones and those that come later. */
+  #closed = false;
 
   constructor(
     private readonly gate: HelloGate,
@@ -83,6 +85,7 @@ export class AdmissionQueue {
   /** Takes, holds or refuses `request`; the returned function withdraws it (its socket closed while it waited). */
   admit(request: AdmissionRequest): () => void {
     this.gate.arrived();
+    if (this.#closed) return this.#refuse(request);
     if (this.waiting === 0 && this.gate.hasRoom()) {
       request.take();
       return noop;
@@ -99,8 +102,9 @@ export class AdmissionQueue {
     return () => this.#finish(waiter);
   }
 
-  /** Refuses every waiting connection (the gateway shuts down). */
-  refuseAll(): void {
+  /** Refuses every waiting connection, and every one handed over from now on (the gateway shuts down). */
+  close(): void {
+    this.#closed = true;
     for (const waiter of this.#take(Number.POSITIVE_INFINITY)) this.#refuse(waiter.request);
   }
 
