@@ -8,7 +8,7 @@
 import type { Duplex } from "node:stream";
 import type { RawData, WebSocket } from "ws";
 import type { ConnectionContext, ConnectionHandle, Gateway } from "chat-gateway";
-import type { startHeartbeat } from "./heartbeat.js";
+import type { Heartbeat } from "./heartbeat.js";
 import type { ProxyHint } from "./proxy-hint.js";
 import { WsConnection } from "./ws-connection.js";
 
@@ -18,6 +18,7 @@ interface Served {
   readonly address: string | undefined;
   /** The proxy hint counting the address until the socket closes. */
   readonly counted: ProxyHint | undefined;
+  readonly heartbeat: Heartbeat;
 }
 
 const served = new WeakMap<WebSocket, Served>();
@@ -36,6 +37,7 @@ function onEnded(this: WebSocket): void {
   const s = served.get(this);
   if (!s) return;
   served.delete(this);
+  s.heartbeat.forget(this);
   s.handle.closed();
   if (s.counted && s.address !== undefined) s.counted.closed(s.address);
 }
@@ -43,7 +45,7 @@ function onEnded(this: WebSocket): void {
 /** Hands `ws` to the gateway, watched by the heartbeat; `counted`: the proxy hint counts its address until it closes. */
 export function serve(
   gateway: Gateway,
-  heartbeat: ReturnType<typeof startHeartbeat>,
+  heartbeat: Heartbeat,
   ws: WebSocket,
   socket: Duplex,
   context: ConnectionContext,
@@ -51,7 +53,7 @@ export function serve(
 ): void {
   heartbeat.watch(ws);
   const handle = gateway.accept(new WsConnection(ws, socket, context));
-  served.set(ws, { handle, address: context.remoteAddress, counted });
+  served.set(ws, { handle, address: context.remoteAddress, counted, heartbeat });
   ws.on("message", onMessage);
   ws.on("close", onEnded);
   ws.on("error", onEnded);

@@ -27,9 +27,8 @@ import { countFrame } from "./traffic.js";
 import { peekId, tooBig } from "./wire.js";
 import { retryReason } from "./hello-gate.js";
 import { BinaryBacklog } from "./binary-backlog.js";
-import { admitAddress, queueAfter, spendFrame } from "./intake.js";
+import { admitAddress, type BurstHolder, type FrameBurst, queueAfter, spendFrame } from "./intake.js";
 import { TokenBucket } from "./token-bucket.js";
-import { LoopShare } from "../support/loop-share.js";
 import type { SessionServices } from "./session-services.js";
 
 let nextConnection = 0;
@@ -37,13 +36,13 @@ let nextConnection = 0;
 const PROCESS_TAG = randomBytes(4).toString("hex");
 
 /** A connection from `hello` to close. */
-export class DeviceSession implements Subscriber, ConnectionHandle, RequestSession {
+export class DeviceSession implements Subscriber, ConnectionHandle, RequestSession, BurstHolder {
   readonly id: ConnectionId = `c${PROCESS_TAG}-${++nextConnection}`;
   readonly #services: SessionServices;
   readonly #conn: Connection;
   readonly #bucket: TokenBucket;
-  #queue: Promise<void> = Promise.resolve();
-  readonly #share = new LoopShare();
+  /** The frames queued and not yet worked off; none while the connection is idle. */
+  #burst: FrameBurst | undefined;
   #state: "hello" | "ready" | "closed" = "hello";
   #owner: Owner | undefined;
   #user: string | null = null;
@@ -135,7 +134,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       if (this.#helloSince === undefined) return this.#shed(text);
     }
     // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
-    if (!this.#spend()) {
+    if (!spendFrame(this.#services, this.#bucket, this.#address, this.#owner)) {
       return this.#sendError(new GatewayError("rate_limited", "too many frames; slow down"), peekId(text));
     }
     this.#enqueue(() => this.#handleText(text));
@@ -160,7 +159,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
    * neither one reply nor much work each.
    */
   async #takeChunk(data: Uint8Array): Promise<void> {
-    if (!this.uploads.inFlight(data) && !this.#spend()) return;
+    if (!this.uploads.inFlight(data) && !spendFrame(this.#services, this.#bucket, this.#address, this.#owner)) return;
     try {
       await this.uploads.chunk(data);
     } catch (error) {
@@ -196,12 +195,13 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     return true;
   }
 
-  #spend(): boolean {
-    return spendFrame(this.#services, this.#bucket, this.#address, this.#owner);
+  #enqueue(work: () => Promise<void>): void {
+    this.#burst = queueAfter(this.#services, this.#burst, this, work);
   }
 
-  #enqueue(work: () => Promise<void>): void {
-    this.#queue = queueAfter(this.#services, this.#queue, this.#share, work);
+  /** For the intake: the frames queued so far are worked off. */
+  burstDone(burst: FrameBurst): void {
+    if (this.#burst === burst) this.#burst = undefined;
   }
 
   async #handleText(text: string): Promise<void> {

@@ -6,7 +6,7 @@
  */
 import type { Logger } from "../contracts/logger.js";
 import type { Owner } from "../protocol/ids.js";
-import type { LoopShare } from "../support/loop-share.js";
+import { LoopShare } from "../support/loop-share.js";
 import type { ConnectionCount } from "./connection-count.js";
 import type { SharedBudgets } from "./shared-budgets.js";
 import type { TokenBucket } from "./token-bucket.js";
@@ -51,19 +51,45 @@ export function spendFrame(
   return owner === undefined || budgets.framesPerOwner.take(owner);
 }
 
-/** The connection's queue with `work` after what it holds; what `work` throws is logged. */
+/**
+ * The frames of one connection queued and not yet worked off, and how long they have held the loop.
+ * A connection holds one only while frames wait: an idle connection holds neither a settled
+ * promise nor a {@link LoopShare} (bench/capacity.ts), and each burst starts its own share.
+ */
+export interface FrameBurst {
+  tail: Promise<void>;
+  readonly share: LoopShare;
+  waiting: number;
+}
+
+/** What holds a connection's {@link FrameBurst}: told when the burst is worked off, to let it go. */
+export interface BurstHolder {
+  burstDone(burst: FrameBurst): void;
+}
+
+/**
+ * Queues `work` after the frames of `burst`, or starts a burst when it is undefined, and returns
+ * the burst it joined; what `work` throws is logged.
+ */
 export function queueAfter(
   services: IntakeServices,
-  queue: Promise<void>,
-  share: LoopShare,
+  burst: FrameBurst | undefined,
+  holder: BurstHolder,
   work: () => Promise<void>,
-): Promise<void> {
+): FrameBurst {
+  const joined = burst ?? { tail: Promise.resolve(), share: new LoopShare(), waiting: 0 };
+  joined.waiting++;
+  const settle = () => {
+    if (--joined.waiting === 0) holder.burstDone(joined);
+  };
   // Frames that need no I/O (garbage past the budget) would otherwise run back to back as
   // microtasks, holding every other connection up until the whole flood is worked off.
-  return queue
-    .then(() => share.breathe())
+  joined.tail = joined.tail
+    .then(() => joined.share.breathe())
     .then(work)
-    .catch((error) => {
+    .then(settle, (error) => {
       services.log.error("unhandled error in a connection", error);
+      settle();
     });
+  return joined;
 }
