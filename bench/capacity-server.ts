@@ -7,7 +7,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { Session } from "node:inspector/promises";
+import { writeFileSync } from "node:fs";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { WebSocketServer } from "ws";
 import { createGateway, tokenAuthenticator } from "chat-gateway";
@@ -16,6 +18,12 @@ import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { attachWebSocket } from "chat-gateway/ws";
 
 export type Side = "gateway" | "bare";
+
+/**
+ * The listen backlog of both servers: 4096 (the kernel's `somaxconn` here), so that neither drops
+ * connections of the storm; BENCH_BACKLOG=n another, e.g. 511, Node's default.
+ */
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 4096);
 
 /** Token of device `i` (0-based): two devices per owner, as in the issue's measurement. */
 export const deviceToken = (i: number) => `t${Math.floor(i / 2)}`;
@@ -62,11 +70,12 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
   const server = http.createServer((_req, res) => res.writeHead(404).end());
   if (side === "gateway") await gatewayServer(server, dir, devices);
   else bareServer(server);
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", 4096, resolve));
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", BACKLOG, resolve));
   if (process.env.BENCH_LOOP_STALLS)
     console.error(`${side} listening ${(performance.now() / 1000).toFixed(2)} s after its start`);
   let snapshots = 0;
   const stalls = watchStalls();
+  const profile = await profileUntilMeasured(side);
   process.on("message", async (m: { kind: string }) => {
     if (m.kind === "exit") {
       stalls?.();
@@ -77,6 +86,7 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
       (globalThis as { gc?: () => void }).gc?.();
       await new Promise((r) => setTimeout(r, 50));
     }
+    await profile?.();
     const usage = process.memoryUsage();
     // BENCH_HEAP_SNAPSHOT=dir: a heap snapshot at each measurement, to compare idle with loaded.
     if (process.env.BENCH_HEAP_SNAPSHOT)
@@ -112,6 +122,14 @@ function watchStalls(): (() => void) | undefined {
   const started = performance.now();
   const stalls: Array<[number, number]> = [];
   let last = started;
+  // Garbage collections of 20 ms or more, with when they ended, to tell a GC pause from a burst of work.
+  const pauses: string[] = [];
+  const gcs = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries())
+      if (entry.duration >= 20)
+        pauses.push(`${Math.round(entry.duration)}@${Math.round(entry.startTime + entry.duration - started)}`);
+  });
+  gcs.observe({ entryTypes: ["gc"] });
   setInterval(() => {
     const now = performance.now();
     if (now - last > 40) stalls.push([Math.round(now - started), Math.round(now - last - 10)]);
@@ -124,7 +142,29 @@ function watchStalls(): (() => void) | undefined {
       .slice(0, 15)
       .map(([at, d]) => `${d}@${at}`);
     console.error(
-      `loop delay p50 ${ms(histogram.percentile(50))} p99 ${ms(histogram.percentile(99))} max ${ms(histogram.max)} ms; stalls > 30 ms: ${stalls.length}, longest (ms@at): ${top.join(" ")}`,
+      `loop delay p50 ${ms(histogram.percentile(50))} p99 ${ms(histogram.percentile(99))} max ${ms(histogram.max)} ms; stalls > 30 ms: ${stalls.length}, longest (ms@at): ${top.join(" ")}; GC pauses of 20 ms or more: ${pauses.join(" ") || "none"}`,
     );
+  };
+}
+
+/**
+ * BENCH_CPU_PROFILE=dir: a CPU profile of the first server from listening to its first measurement
+ * with devices (the hello phase; `--cpu-prof` writes none for a process killed with SIGKILL).
+ */
+async function profileUntilMeasured(side: Side): Promise<(() => Promise<void>) | undefined> {
+  const dir = process.env.BENCH_CPU_PROFILE;
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.setSamplingInterval", { interval: 500 });
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  let measurements = 0;
+  return async () => {
+    // The first measurement is of the idle server; the second follows the hellos.
+    if (++measurements !== 2) return;
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(join(dir, `${side}-hellos-${process.pid}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
   };
 }
