@@ -135,7 +135,7 @@ export async function selectPicker(
     return;
   }
   const standing = services.asks.standing(owner, id);
-  if (standing) return session.respond({ type: "picker.resolved", payload: standing }, requestId);
+  if (standing) return session.respond({ type: "picker.resolved", payload: await standing }, requestId);
   if (services.options.laneLock && (await relay(services, owner, answer))) return;
   const record = await findPicker(services, owner, id);
   if (!record) throw new GatewayError("not_found", `unknown picker_id "${id.slice(0, 80)}"`);
@@ -168,7 +168,7 @@ export async function answerByCommand(
     return;
   }
   const standing = byId ? services.asks.standing(owner, args) : undefined;
-  if (standing) return void (await say(`That ask was already answered (${String(standing.outcome)}).`));
+  if (standing) return void (await say(`That ask was already answered (${String((await standing).outcome)}).`));
   if (services.options.laneLock && (await relay(services, owner, answer))) return;
   if (!byId) return void (await say(noneOpen(kind)));
   const record = await findPicker(services, owner, args);

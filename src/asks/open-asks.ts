@@ -63,7 +63,7 @@ function key(owner: Owner, pickerId: string): string {
 export class OpenAsks {
   readonly #services: AskRegistryServices;
   readonly #open = new Map<string, OpenAsk>();
-  readonly #recent = new Map<string, Record<string, unknown>>();
+  readonly #recent = new Map<string, Promise<Record<string, unknown>>>();
   /** Asks past the bounds check and not yet open (their id is being made): they count against the bounds. */
   readonly #reserved = new Set<{ owner: Owner; lane: Lane }>();
   /** Stores of `picker.resolved` still in flight, by turn: the answer's end waits for them. */
@@ -80,8 +80,11 @@ export class OpenAsks {
     return this.#open.get(key(owner, pickerId));
   }
 
-  /** The `picker.resolved` payload of an ask resolved here lately. */
-  standing(owner: Owner, pickerId: string): Record<string, unknown> | undefined {
+  /**
+   * The `picker.resolved` payload of an ask resolved here lately, once it names the device that
+   * answered: every answer that lost gets the same payload as the one that won.
+   */
+  standing(owner: Owner, pickerId: string): Promise<Record<string, unknown>> | undefined {
     return this.#recent.get(key(owner, pickerId));
   }
 
@@ -208,12 +211,15 @@ export class OpenAsks {
     clearTimeout(entry.timer);
     entry.stopListening();
     const frame = resolvedFrame(entry.spec, answer, deviceId);
-    this.#remember(owner, pickerId, frame.payload);
     // Kept on the answer in the order the asks ended (docs/PROTOCOL.md §14.5).
     const record = answeredAsk(entry.spec, answer, deviceId, this.#services.now());
     entry.turn.asks ??= [];
     entry.turn.asks.push(record);
-    const work = this.#store(entry, answer, frame, respondTo, record);
+    // The device's name is looked up after the decision, which must be synchronous; until it is
+    // in, the answers that lost wait for it rather than get the payload without it.
+    const named = this.#nameDevice(owner, record, frame.payload).then(() => frame.payload);
+    this.#remember(owner, pickerId, named);
+    const work = this.#store(entry, answer, frame, respondTo, named);
     let storing = this.#storing.get(entry.turn);
     if (!storing) {
       storing = new Set();
@@ -229,12 +235,12 @@ export class OpenAsks {
     answer: AskAnswer,
     frame: ReturnType<typeof resolvedFrame>,
     respondTo: Responder | undefined,
-    record: AnsweredAsk,
+    named: Promise<unknown>,
   ): Promise<void> {
     const services = this.#services;
     const { owner, spec, turn } = entry;
     try {
-      await this.#nameDevice(owner, record, frame.payload);
+      await named;
       const chosen = spec.kind === "model" && answer.outcome === "selected" ? answer.option_id : undefined;
       await untilApplied(async () => {
         const change = chosen ? await laneModelChange(services, owner, spec, chosen) : {};
@@ -259,7 +265,7 @@ export class OpenAsks {
     payload.device_name = device.device_name;
   }
 
-  #remember(owner: Owner, pickerId: string, payload: Record<string, unknown>): void {
+  #remember(owner: Owner, pickerId: string, payload: Promise<Record<string, unknown>>): void {
     this.#recent.set(key(owner, pickerId), payload);
     if (this.#recent.size > RECENT_MAX) this.#recent.delete(this.#recent.keys().next().value!);
   }

@@ -1,7 +1,8 @@
 // Asking the person (docs/PROTOCOL.md §11), through the wire: a real gateway, real ws devices, the
 // demo runtime asking as §11 says.
 import { afterEach, describe, expect, it } from "vitest";
-import { tokenAuthenticator } from "chat-gateway";
+import { type Storage, tokenAuthenticator } from "chat-gateway";
+import { memoryStorage } from "chat-gateway/storage/memory";
 import { serverFrameProblem } from "chat-gateway/protocol";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
 import { scriptedRuntime, sleep } from "./runtimes.js";
@@ -96,6 +97,36 @@ describe("asks", () => {
     expect(c.of("notification")).toHaveLength(0);
     const late = await b.request("picker.select", { picker_id: id, option_id: "deny" });
     expect(late.payload).toEqual(first.payload);
+  });
+
+  it("asks - an answer that loses while the winner's device name is still looked up gets the same payload, name included", async () => {
+    // The winner's device is looked up after the decision; the look-up is held here, as a slow
+    // storage or a busy process would hold it, while the losing answer comes in.
+    const storage = memoryStorage();
+    let release!: () => void;
+    let lookedUp!: () => void;
+    let holding: Promise<void> | undefined;
+    const started = new Promise<void>((resolve) => (lookedUp = resolve));
+    const held: Storage = Object.create(storage);
+    held.getDevice = async (owner, deviceId) => {
+      if (holding) lookedUp();
+      await holding;
+      return storage.getDevice(owner, deviceId);
+    };
+    h = await startGateway({ storage: held });
+    const a = await connect(h.url, { ...PICKERS, device_id: "pixel", device_name: "Pixel 8" });
+    const c = await connect(h.url, { ...PICKERS, device_id: "laptop", device_name: "Laptop" });
+    const { card } = await askVia(a, a, "approve: hello");
+    const id = card.payload.picker_id;
+    holding = new Promise<void>((resolve) => (release = resolve));
+    const won = a.request("picker.select", { picker_id: id, option_id: "approve" });
+    await started;
+    const lost = c.request("picker.select", { picker_id: id, option_id: "deny" });
+    // Before, the losing answer was answered at once with the payload as yet unnamed; now it waits.
+    await Promise.race([lost, sleep(300)]);
+    release();
+    expect((await won).payload).toMatchObject({ option_id: "approve", device_id: "pixel", device_name: "Pixel 8" });
+    expect((await lost).payload).toEqual((await won).payload);
   });
 
   it("asks - unknown or foreign ids are not_found; an option not offered, text where not allowed, or neither are unsupported and leave the ask open", async () => {
