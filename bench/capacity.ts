@@ -7,7 +7,10 @@
  *   node --import tsx bench/capacity.ts --runs=3         # more runs per side
  *   BENCH_HEAP_SNAPSHOT=/tmp/snaps node --import tsx bench/capacity.ts --devices=2000 --runs=1   # heap snapshots of the servers, idle and loaded
  *   node --import tsx bench/capacity.ts --tsx            # servers under tsx rather than bundled (see startServer)
- *   BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --import tsx bench/capacity.ts
+ *   BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --import tsx bench/capacity.ts   # profiles of the storm's servers
+ *   BENCH_CPU_PROFILE=/tmp/prof node --import tsx bench/capacity.ts   # profiles of the hello phase
+ *   BENCH_LOOP_STALLS=1 ...   # the storm server's event-loop stalls and GC pauses
+ *   BENCH_BACKLOG=511 ...     # another listen backlog for both servers (default 4096)
  *
  * Processes: each server (the gateway: createGateway + attachWebSocket, sql.js in a temp dir, a
  * token authenticator with 2 devices per owner; the bare side: a `ws` server that answers `hello`
