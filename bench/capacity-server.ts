@@ -82,6 +82,9 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
       process.exit(0);
     }
     if (m.kind !== "memory") return;
+    // BENCH_SETTLE_MS=n: wait that long idle first, as a process left alone would (V8's memory
+    // reducer runs a few seconds after the allocations stop).
+    if (process.env.BENCH_SETTLE_MS) await new Promise((r) => setTimeout(r, Number(process.env.BENCH_SETTLE_MS)));
     for (let i = 0; i < 3; i++) {
       (globalThis as { gc?: () => void }).gc?.();
       await new Promise((r) => setTimeout(r, 50));

@@ -11,6 +11,10 @@
  *   BENCH_CPU_PROFILE=/tmp/prof node --import tsx bench/capacity.ts   # profiles of the hello phase
  *   BENCH_LOOP_STALLS=1 ...   # the storm server's event-loop stalls and GC pauses
  *   BENCH_BACKLOG=511 ...     # another listen backlog for both servers (default 4096)
+ *   BENCH_SETTLE_MS=20000 ... # each memory measurement after that long idle (V8's memory reducer has run)
+ *   BENCH_MEMORY_DETAIL=1 ... # where each measurement's RSS is: V8's spaces, size and used
+ *   BENCH_STORM_TRACE=1 ...   # what the storm's attempts ended in, per second
+ *   BENCH_MAX_HELLOS=n ...    # the gateway's maxHellosInFlight (default 256)
  *
  * Processes: each server (the gateway: createGateway + attachWebSocket, sql.js in a temp dir, a
  * token authenticator with 2 devices per owner; the bare side: a `ws` server that answers `hello`
