@@ -19,7 +19,7 @@ export interface Heartbeat {
   /**
    * The socket closed: its outstanding ping, if any, is dropped. The caller's own `close` listener
    * calls it: with a third listener on a socket's `close`, its listener array grew to room for 19,
-   * about 150 bytes more per idle connection (bench/capacity.ts).
+   * about 150 bytes more per idle connection.
    */
   forget(ws: WebSocket): void;
   stop(): void;

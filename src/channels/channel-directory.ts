@@ -39,7 +39,7 @@ export class ChannelDirectory {
   readonly ensureDefaultChannel: EnsureDefaultChannel = async (owner) => {
     if (this.#defaultEnsured.has(owner)) return;
     // The devices of one owner come back together after a restart: one look (and one commit) for all
-    // of them, rather than one each that all but one repeat (bench/capacity.ts).
+    // of them, rather than one each that all but one repeat.
     let ensuring = this.#ensuring.get(owner);
     if (!ensuring) {
       ensuring = this.#ensure(owner).finally(() => this.#ensuring.delete(owner));

@@ -265,7 +265,7 @@ async function registerDevice(
 ): Promise<Device> {
   // The default channel and the device record do not depend on each other: their round trips to
   // the storage overlap rather than queue, which shortens every hello of an owner the process has
-  // not seen since it started (bench/capacity.ts).
+  // not seen since it started.
   const [, device] = await Promise.all([services.ensureDefaultChannel(owner), storeDevice(services, owner, p, caps)]);
   return device;
 }

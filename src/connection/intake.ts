@@ -54,7 +54,7 @@ export function spendFrame(
 /**
  * The frames of one connection queued and not yet worked off, and how long they have held the loop.
  * A connection holds one only while frames wait: an idle connection holds neither a settled
- * promise nor a {@link LoopShare} (bench/capacity.ts), and each burst starts its own share.
+ * promise nor a {@link LoopShare}, and each burst starts its own share.
  */
 export interface FrameBurst {
   tail: Promise<void>;

@@ -170,7 +170,7 @@ export interface StorageImplementation {
    * `chat-gateway` (`searchTerms`, `matchText`, `compareMatches`) define all of this.
    * Fallback: pages through the history of every lane in scope and ranks with those helpers
    * (cost: every message in scope is read per search; fine for a few thousand messages per
-   * owner, seconds at tens of thousands: bench/storage-fallbacks.ts measures it).
+   * owner, seconds at tens of thousands).
    */
   search?(owner: Owner, query: SearchQuery): Promise<SearchHit[]>;
   /**
