@@ -7,6 +7,7 @@ import { createGateway, type Connection, type ConnectionContext, type Gateway } 
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { Client, startGateway, type Harness } from "./harness.js";
+import { until } from "../storage/sqljs-helpers.js";
 
 let gateway: Gateway | undefined;
 let h: Harness | undefined;
@@ -32,14 +33,6 @@ function recordingConnection(context: ConnectionContext): { conn: Connection; lo
     handshakeDone: () => log.push("handshakeDone"),
   };
   return { conn, log };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 describe("handshakeDone", () => {

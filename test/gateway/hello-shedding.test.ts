@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AuthResult, Authenticator } from "chat-gateway";
 import WebSocket from "ws";
 import { Client, startGateway, type Harness } from "./harness.js";
+import { until } from "../storage/sqljs-helpers.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -56,14 +57,6 @@ function helloUntilClosed(
   );
   ws.on("error", () => undefined);
   return { ws, frames, outcome };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe("hello shedding", () => {

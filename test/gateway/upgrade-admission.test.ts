@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AuthResult, Authenticator } from "chat-gateway";
 import WebSocket from "ws";
 import { Client, startGateway, type Harness } from "./harness.js";
+import { until } from "../storage/sqljs-helpers.js";
 
 let h: Harness | undefined;
 const sockets: WebSocket[] = [];
@@ -103,14 +104,6 @@ function device(url: string, token?: string): Device {
   });
   ws.on("error", () => undefined);
   return d;
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const waiting = () => h!.gateway.stats().connectionsWaiting;
