@@ -71,7 +71,7 @@ export class AdmissionQueue {
     private readonly gate: HelloGate,
     private readonly limits: QueueLimits,
     private readonly shed: () => void,
-    /** A transport's `take` or `refuse` threw while the queue let waiters go from a timer. */
+    /** A transport's `take` or `refuse` threw for a waiter (its own call to `admit` throws instead). */
     private readonly failed: (error: unknown) => void,
   ) {
     gate.onRoom(() => this.#scheduleWake());
@@ -105,7 +105,7 @@ export class AdmissionQueue {
   /** Refuses every waiting connection, and every one handed over from now on (the gateway shuts down). */
   close(): void {
     this.#closed = true;
-    for (const waiter of this.#take(Number.POSITIVE_INFINITY)) this.#refuse(waiter.request);
+    for (const waiter of this.#take(Number.POSITIVE_INFINITY)) this.#settle(() => this.#refuse(waiter.request));
   }
 
   #refuse(request: AdmissionRequest): () => void {
@@ -136,7 +136,10 @@ export class AdmissionQueue {
     }
   }
 
-  /** Runs a transport's callback from a timer: one that throws loses its own connection, not the process. */
+  /**
+   * Runs a transport's callback for a waiter (from a timer, or while the gateway closes): one that
+   * throws loses its own connection, not the process nor the other waiters.
+   */
   #settle(callback: () => void): void {
     try {
       callback();

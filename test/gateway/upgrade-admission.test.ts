@@ -260,6 +260,27 @@ describe("waiting for room before the upgrade", () => {
     expect(waiting()).toBe(0);
   });
 
+  it("admission - a transport whose refuse throws while the gateway closes loses only that connection; it is logged, the other waiters are answered 503 and close() resolves", async () => {
+    const auth = heldAuthenticator();
+    const errors: unknown[] = [];
+    const logger = { info() {}, warn() {}, error: (_message: string, detail?: unknown) => errors.push(detail) };
+    h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator, logger });
+    device(h.url, "slow-h");
+    await until(() => auth.held().length === 1, "the held hello");
+    h.gateway.admitConnection({
+      take() {},
+      refuse() {
+        throw new Error("a broken transport");
+      },
+    });
+    const behind = upgrade(h.url);
+    await until(() => waiting() === 2, "two waiting");
+    await h.gateway.close();
+    expect((await behind).status).toBe(503);
+    expect(errors).toEqual([expect.objectContaining({ message: "a broken transport" })]);
+    expect(waiting()).toBe(0);
+  });
+
   it("admission - queueUpgrades: false upgrades every socket and sheds at the hello with 1013", async () => {
     const auth = heldAuthenticator();
     h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator }, { queueUpgrades: false });
