@@ -1,8 +1,7 @@
 /**
  * An upgraded socket handed to the gateway as one of its connections. One pair of listeners
  * serves every socket (an emitter calls its listeners with itself as `this`), with what each
- * socket needs in a map, rather than two closures and their scope per idle connection
- * (bench/capacity.ts counts what an idle device costs).
+ * socket needs in a map, rather than two closures and their scope per idle connection.
  * @module
  */
 import type { Duplex } from "node:stream";

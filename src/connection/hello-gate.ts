@@ -23,7 +23,7 @@ const MAX_HINT_MS = 30_000;
  * Event-loop time a device is assumed to take before the process has measured one under load
  * (ms). A restarted process sheds its storm before it has learnt much, while its code is still
  * cold and a device really costs more: a guess of 0.25 ms was soon doubled by the first busy
- * windows and spread 10,500 devices over 25 s (bench/NOTES.md "Waiting for room").
+ * windows and spread 10,500 devices over 25 s in a 15,000-device storm.
  */
 const FIRST_GUESS_MS = 1;
 /** What a hello is assumed to take from its first frame to its end before one has ended (ms). */
@@ -49,8 +49,7 @@ const SHED_WEIGHT = 0.15;
  * HTTP request parsed, most of an upgrade's share. Counted when it arrives, whether it is then
  * taken, held or refused: in a storm's first seconds the loop parses thousands of requests that
  * are taken only later, and counting them only then made a device look several times dearer than
- * it is, and spread the refused ones' hints over tens of seconds (bench/NOTES.md "Waiting for
- * room"). A connection taken later counts its open again, a fifth of a device too much, which
+ * it is, and spread the refused ones' hints over tens of seconds. A connection taken later counts its open again, a fifth of a device too much, which
  * errs towards hints a little early: a device back early waits in the queue.
  */
 const ARRIVAL_WEIGHT = 0.2;
@@ -62,8 +61,7 @@ const UPGRADE_SHED_WEIGHT = 0.05;
  * shut for others until its hello deadline, or a few idle sockets would hold off every new device.
  * At one second, devices whose own process was slow to send the hello after the upgrade (a storm's
  * device process holds 15,000 sockets) stopped counting too early, more were taken than places,
- * and 220 to 500 of a 15,000-device storm were shed at their hello (bench/NOTES.md "Waiting for
- * room"); at two, none.
+ * and 220 to 500 of a 15,000-device storm were shed at their hello; at two, none.
  */
 const PENDING_MS = 2_000;
 /** The pending connections are counted in buckets this long (ms), {@link PENDING_BUCKETS} of them. */
@@ -73,7 +71,7 @@ const PENDING_BUCKETS = PENDING_MS / BUCKET_MS;
  * The cost is learnt only from windows in which the loop was busy at least this share of the
  * time: on a loop with time to spare, its fixed work (timers, pings, collections) divided by the
  * few devices of the window made a device look two to three times dearer than under load, and the
- * cost matters only under load (bench/NOTES.md "Waiting for room").
+ * cost matters only under load.
  */
 const BUSY = 0.5;
 /** Weight of the newest window in the running mean of the cost. */
