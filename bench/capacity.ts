@@ -15,6 +15,7 @@
  *   BENCH_MEMORY_DETAIL=1 ... # where each measurement's RSS is: V8's spaces, size and used
  *   BENCH_STORM_TRACE=1 ...   # what the storm's attempts ended in, per second
  *   BENCH_MAX_HELLOS=n ...    # the gateway's maxHellosInFlight (default 256)
+ *   BENCH_SIDES=gateway ...   # one side only (bare or gateway), for a profile; the ratios need both
  *
  * Processes: each server (the gateway: createGateway + attachWebSocket, sql.js in a temp dir, a
  * token authenticator with 2 devices per owner; the bare side: a `ws` server that answers `hello`
@@ -28,13 +29,17 @@
  * - hello rate: N devices connect (at most 256 opening at once) and say `hello`; N divided by
  *   the time from the first open to the last `hello.ok`; a hello shed with close 1013 or an
  *   upgrade shed with 503 is tried again after its hint (docs/PROTOCOL.md §18.5) and counted;
+ * - CPU per hello: the CPU time (user and system, from /proc) the server with its children (the
+ *   gateway's database process) and the devices' process spent over the hellos, divided by N: on
+ *   a machine where the three share two cores, this sets the hello rate, and it is steadier;
  * - storm: the server is killed with SIGKILL and started again on the same port (same sql.js
  *   dir); every device reconnects after a random delay in [0, 1 s) and again after any failure:
  *   when shed (1013, 503), after its hint plus up to half of it again, otherwise with exponential
  *   backoff and full jitter; on the gateway it sends `sync {cursor}` after
  *   `hello.ok`. Time from the restarted server listening until all N are back (`sync.done` on
  *   the gateway, `hello.ok` on the bare side), and the ping round trips of one other connection
- *   (one ping every 20 ms from this process) meanwhile: p50, p99, max.
+ *   (one ping every 20 ms from this process) meanwhile: p50, p99, max; and the CPU time of the
+ *   restarted server with its children from listening until all are back, per device.
  *
  * The machine is shared: the load average is printed with every run, compare ratios only.
  * 15,000 connections need 15,000+ file descriptors in the server and in the device process;
@@ -43,7 +48,7 @@
  * @module
  */
 import { execSync, fork, type ChildProcess } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,6 +63,8 @@ const arg = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
 const DEVICES = arg("devices", 15_000);
 const RUNS = arg("runs", 2);
+/** BENCH_SIDES=gateway (or bare): one side only, for profiling; the ratios need both. */
+const SIDES = (process.env.BENCH_SIDES?.split(",") ?? ["bare", "gateway"]) as Side[];
 
 /** One forked child (server or devices) and its replies, in order. */
 class Child {
@@ -91,6 +98,43 @@ class Child {
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => this.proc.once("exit", () => resolve()));
   }
+}
+
+/**
+ * CPU seconds (user and system, every thread) spent so far by a process and its descendants, from
+ * /proc: the gateway's database runs in a child of its own. Undefined where there is no /proc.
+ */
+function treeCpuSeconds(root: number, onlyChildren = false): number | undefined {
+  const tick = 100; // USER_HZ: 100 on every Linux that Node runs on
+  const stats = new Map<number, { parent: number; cpu: number }>();
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return undefined;
+  }
+  for (const pid of entries) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // Fields after the command name (which may hold spaces), from field 3 (state) on.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      stats.set(Number(pid), { parent: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / tick });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  const tree = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, stat] of stats)
+      if (!tree.has(pid) && tree.has(stat.parent)) {
+        tree.add(pid);
+        grew = true;
+      }
+  }
+  for (const pid of tree) if (!onlyChildren || pid !== root) total += stats.get(pid)?.cpu ?? 0;
+  return total;
 }
 
 interface Memory {
@@ -222,8 +266,15 @@ interface RunResult {
   memory: Memory;
   hellosPerSecond: number;
   helloRetries: number;
+  /** CPU µs per hello of the server and its children (the gateway's database process), and of the devices' process. */
+  serverCpuPerHello: number;
+  devicesCpuPerHello: number;
+  /** Of serverCpuPerHello, the part of the server's children. */
+  childrenCpuPerHello: number;
   stormMs: number;
   stormRetries: number;
+  /** CPU µs per device of the restarted server and its children over the storm. */
+  stormCpuPerDevice: number;
   pingP50: number;
   pingP99: number;
   pingMax: number;
@@ -240,12 +291,23 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
     const { port } = await server.next<{ port: number }>();
     const idle = await server.ask<Memory>({ kind: "memory" });
     const url = `ws://127.0.0.1:${port}/ws`;
+    const cpuBefore = [
+      treeCpuSeconds(server.proc.pid!),
+      treeCpuSeconds(devices.proc.pid!),
+      treeCpuSeconds(server.proc.pid!, true),
+    ];
     const hello = await devices.ask<DeviceReport>({
       kind: "connect",
       url,
       count: DEVICES,
       side,
     } satisfies DeviceCommand);
+    const cpuAfter = [
+      treeCpuSeconds(server.proc.pid!),
+      treeCpuSeconds(devices.proc.pid!),
+      treeCpuSeconds(server.proc.pid!, true),
+    ];
+    const perHello = (i: number) => ((cpuAfter[i]! - cpuBefore[i]!) * 1e6) / DEVICES;
     const loaded = await server.ask<Memory>({ kind: "memory" });
     const memory = {
       rss: (loaded.rss - idle.rss) / DEVICES,
@@ -258,11 +320,13 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
     const stormStarted = devices.ask<DeviceReport>({ kind: "storm" } satisfies DeviceCommand);
     server = startServer(side, dir, port);
     await server.next<{ port: number }>();
+    const stormCpuBefore = treeCpuSeconds(server.proc.pid!);
     const listening = Date.now();
     devices.proc.send({ kind: "listening" } satisfies DeviceCommand);
     const probe = new Probe(url, "probe");
     await probe.start();
     const storm = await stormStarted;
+    const stormCpu = ((treeCpuSeconds(server.proc.pid!)! - stormCpuBefore!) * 1e6) / DEVICES;
     probe.stop();
     await devices.ask<DeviceReport>({ kind: "close" } satisfies DeviceCommand);
     server.proc.send({ kind: "exit" });
@@ -274,8 +338,12 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
       memory,
       hellosPerSecond: (DEVICES / hello.ms) * 1000,
       helloRetries: hello.retries,
+      serverCpuPerHello: perHello(0),
+      devicesCpuPerHello: perHello(1),
+      childrenCpuPerHello: perHello(2),
       stormMs: storm.doneAt - listening,
       stormRetries: storm.retries,
+      stormCpuPerDevice: stormCpu,
       pingP50: pct(rtts, 50),
       pingP99: pct(rtts, 99),
       pingMax: Math.max(...rtts),
@@ -290,12 +358,12 @@ function printTable(results: RunResult[]): void {
   const kb = (b: number) => (b / 1024).toFixed(1);
   console.log(`\n${DEVICES} devices; Node ${process.version}\n`);
   console.log(
-    "| side | load average (1/5/15) | RSS per connection | heap per connection | hellos/s (shed, retried) | storm: all back | reconnect retries | probe ping p50 / p99 / max (pings) |",
+    "| side | load average (1/5/15) | RSS per connection | heap per connection | hellos/s (shed, retried) | CPU per hello: server (its children) / devices | storm: all back (server CPU per device) | reconnect retries | probe ping p50 / p99 / max (pings) |",
   );
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const r of results) {
     console.log(
-      `| ${r.side} | ${r.load} | ${kb(r.memory.rss)} kB | ${kb(r.memory.heap)} kB | ${Math.round(r.hellosPerSecond)} (${r.helloRetries}) | ${(r.stormMs / 1000).toFixed(2)} s | ${r.stormRetries} | ${r.pingP50.toFixed(1)} / ${r.pingP99.toFixed(1)} / ${r.pingMax.toFixed(1)} ms (${r.pings}) |`,
+      `| ${r.side} | ${r.load} | ${kb(r.memory.rss)} kB | ${kb(r.memory.heap)} kB | ${Math.round(r.hellosPerSecond)} (${r.helloRetries}) | ${Math.round(r.serverCpuPerHello)} (${Math.round(r.childrenCpuPerHello)}) / ${Math.round(r.devicesCpuPerHello)} µs | ${(r.stormMs / 1000).toFixed(2)} s (${Math.round(r.stormCpuPerDevice)} µs) | ${r.stormRetries} | ${r.pingP50.toFixed(1)} / ${r.pingP99.toFixed(1)} / ${r.pingMax.toFixed(1)} ms (${r.pings}) |`,
     );
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -306,6 +374,9 @@ function printTable(results: RunResult[]): void {
   );
   console.log(
     `- hello rate: ${(of("gateway", (r) => r.hellosPerSecond) / of("bare", (r) => r.hellosPerSecond)).toFixed(2)}x (target at least 0.6x)`,
+  );
+  console.log(
+    `- server CPU per hello (the gateway with its database process): ${(of("gateway", (r) => r.serverCpuPerHello) / of("bare", (r) => r.serverCpuPerHello)).toFixed(2)}x; the devices' own: ${of("bare", (r) => r.devicesCpuPerHello).toFixed(0)} µs (bare), ${of("gateway", (r) => r.devicesCpuPerHello).toFixed(0)} µs (gateway)`,
   );
   console.log(
     `- storm time: ${(of("gateway", (r) => r.stormMs) / of("bare", (r) => r.stormMs)).toFixed(2)}x (target at most 2x), probe ping p99 ${of("gateway", (r) => r.pingP99).toFixed(1)} ms (target under 50 ms)`,
@@ -329,7 +400,7 @@ async function main(): Promise<void> {
   const devices = new Child(self, ["--devices", String(DEVICES)], process.execArgv);
   const results: RunResult[] = [];
   for (let run = 0; run < RUNS; run++) {
-    for (const side of ["bare", "gateway"] as const) {
+    for (const side of SIDES) {
       const r = await oneRun(side, devices);
       console.error(`run ${run + 1} ${side}: ${JSON.stringify(r)}`);
       results.push(r);
