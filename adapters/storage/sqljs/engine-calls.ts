@@ -1,6 +1,7 @@
 import { GatewayError, type ErrorCode } from "chat-gateway";
 import type { JournalOp } from "./apply.js";
-import type { Engine, EngineSettings } from "./engine.js";
+import initSqlJs, { type SqlJsStatic } from "sql.js";
+import { Engine, type EngineSettings } from "./engine.js";
 import type { ReadName } from "./reads.js";
 import { SchemaTooNewError } from "./schema.js";
 
@@ -17,6 +18,16 @@ export interface EngineLink {
 /** Hands a call to the engine. */
 export function dispatch(engine: Engine, call: EngineCall): Promise<unknown> {
   return call.kind === "write" ? engine.write(call.op) : engine.read(call.name, call.args);
+}
+
+/** Runs the engine on this thread (the storage's `inProcess`, or a given `sqlJs` module). */
+export async function startEngineHere(
+  settings: EngineSettings,
+  sqlJs: SqlJsStatic | undefined,
+  warn: (message: string) => void,
+): Promise<EngineLink> {
+  const engine = await Engine.open(settings, sqlJs ?? (await initSqlJs()), warn);
+  return { call: (call) => dispatch(engine, call), close: () => engine.close() };
 }
 
 /** Messages from the storage to the database process; they cross in arrays, one per tick. */

@@ -57,7 +57,6 @@
  * ```
  * @module
  */
-import initSqlJs from "sql.js";
 import type {
   AdoptedCounts,
   HookClaim,
@@ -95,12 +94,13 @@ import type {
 } from "chat-gateway";
 import { defineStorage } from "chat-gateway/storage";
 import type { JournalOp } from "./apply.js";
-import { dispatch, type EngineCall, type EngineLink } from "./engine-calls.js";
+import { startEngineHere, type EngineCall, type EngineLink } from "./engine-calls.js";
 import { startEngineProcess } from "./engine-process.js";
 import { SupervisedEngine } from "./engine-supervisor.js";
-import { Engine, type EngineSettings } from "./engine.js";
+import type { EngineSettings } from "./engine.js";
 import { makePrivateDir } from "./file-modes.js";
 import { acquireLock } from "./lock.js";
+import { BoundsCache } from "./bounds-cache.js";
 import { OwnerGate } from "./owner-gate.js";
 import { checkOptions, type SqlJsStorageOptions } from "./options.js";
 import type { ReadName } from "./reads.js";
@@ -134,16 +134,6 @@ export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
   return defineStorage(new SqlJsStore(options, checkOptions(options)));
 }
 
-/** Runs the engine on this thread: the storage of `inProcess` or a given `sqlJs` module. */
-async function startEngineHere(
-  settings: EngineSettings,
-  options: SqlJsStorageOptions,
-  warn: (message: string) => void,
-): Promise<EngineLink> {
-  const engine = await Engine.open(settings, options.sqlJs ?? (await initSqlJs()), warn);
-  return { call: (call) => dispatch(engine, call), close: () => engine.close() };
-}
-
 class SqlJsStore implements StorageImplementation {
   readonly #options: SqlJsStorageOptions;
   readonly #logger: Logger;
@@ -155,6 +145,8 @@ class SqlJsStore implements StorageImplementation {
   readonly #gate = new OwnerGate();
   /** Owners that may have a waiting or streaming message (see {@link TurnOwners}). */
   readonly #turnOwners = new TurnOwners();
+  /** Outbox bounds read recently (see {@link BoundsCache}). */
+  readonly #bounds = new BoundsCache();
 
   constructor(options: SqlJsStorageOptions, logger: Logger) {
     this.#options = options;
@@ -185,7 +177,7 @@ class SqlJsStore implements StorageImplementation {
     try {
       const here = this.#options.inProcess || this.#options.sqlJs !== undefined;
       this.#link = here
-        ? await startEngineHere(settings, this.#options, this.#warn)
+        ? await startEngineHere(settings, this.#options.sqlJs, this.#warn)
         : await SupervisedEngine.start(
             (onStop) => startEngineProcess(settings, this.#warn, onStop),
             this.#warn,
@@ -222,7 +214,10 @@ class SqlJsStore implements StorageImplementation {
 
   #write(op: JournalOp): Promise<unknown> {
     this.#turnOwners.writing(op);
-    return this.#call({ kind: "write", op });
+    const settled = this.#bounds.writing(op);
+    const written = this.#call({ kind: "write", op });
+    if (settled) written.then(settled, settled);
+    return written;
   }
 
   async close(): Promise<void> {
@@ -297,7 +292,8 @@ class SqlJsStore implements StorageImplementation {
   }
 
   outboxBounds(owner: Owner): Promise<OutboxBounds> {
-    return this.#read("outboxBounds", owner);
+    const read = () => this.#read<OutboxBounds>("outboxBounds", owner);
+    return this.#state === "open" ? this.#bounds.get(owner, read) : read();
   }
 
   async pruneOutbox(owner: Owner, policy: RetentionPolicy, now: number): Promise<void> {
