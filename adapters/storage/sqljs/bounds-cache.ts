@@ -1,8 +1,8 @@
 /**
  * The outbox bounds of owners read recently, so that asking again does not go to the database
- * process. A device asks for its owner's bounds at `hello` and again at `sync` (docs/PROTOCOL.md
- * §2.1, §5), as does every other device of the owner, and after a restart every device of a fleet
- * does both at once: a third of the requests of a reconnecting device.
+ * process. A device asks for its owner's bounds at `hello` (docs/PROTOCOL.md §2.1) and again at
+ * `sync` (docs/PROTOCOL.md §5), as does every other device of the owner, and after a restart every
+ * device of a fleet does both at once: a third of the requests of a reconnecting device.
  * @module
  */
 import type { OutboxBounds, Owner } from "chat-gateway";
