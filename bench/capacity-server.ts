@@ -49,7 +49,11 @@ async function gatewayServer(server: http.Server, dir: string, devices: number):
     ...(process.env.BENCH_MAX_HELLOS ? { maxHellosInFlight: Number(process.env.BENCH_MAX_HELLOS) } : {}),
   });
   await gateway.start();
-  attachWebSocket(gateway, { server, path: "/ws" });
+  attachWebSocket(gateway, {
+    server,
+    path: "/ws",
+    ...(process.env.BENCH_QUEUE_UPGRADES === "0" ? { queueUpgrades: false } : {}),
+  });
 }
 
 function bareServer(server: http.Server): void {

@@ -16,6 +16,7 @@
  *   BENCH_STORM_TRACE=1 ...   # what the storm's attempts ended in, per second
  *   BENCH_MAX_HELLOS=n ...    # the gateway's maxHellosInFlight (default 256)
  *   BENCH_SIDES=gateway ...   # one side only (bare or gateway), for a profile; the ratios need both
+ *   BENCH_QUEUE_UPGRADES=0 ... # the gateway's ws adapter with queueUpgrades false (sheds hellos with 1013 instead)
  *
  * Processes: each server (the gateway: createGateway + attachWebSocket, sql.js in a temp dir, a
  * token authenticator with 2 devices per owner; the bare side: a `ws` server that answers `hello`
