@@ -13,7 +13,9 @@
  * `open()` and stopped by `close()`), and the storage is a thin asynchronous proxy to it: sql.js
  * blocks whatever thread runs it, and so never stalls the process that serves sockets. A
  * write resolves once the database process has fsynced its journal record. The serving process
- * holds the folder's lock; the database process exits as soon as its parent is gone.
+ * holds the folder's lock; the database process exits as soon as its parent is gone. Being the
+ * only writer, the storage answers two reads itself from what it read and wrote before: an owner's
+ * outbox bounds until a write may move them, and that an owner has no waiting or streaming message.
  *
  * Should the database process die (out of memory, the kernel's OOM killer, a kill), the calls it
  * had in flight fail with `internal` ("… stopped while this request was in flight …; send it
