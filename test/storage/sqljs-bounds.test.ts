@@ -1,12 +1,13 @@
 // The sql.js storage answers `outboxBounds` again from what it read, until a write that may move
 // the bounds is sent (a device asks at hello and again at sync, and so does every other device of
 // its owner). What it answers must stay what the database holds: a read sent after a write sees
-// it, however the two interleave, after a prune, an adoption and a write that failed.
+// it, however the two interleave, after a prune and an adoption, and after the database process
+// was killed with writes and reads in flight.
 import initSqlJs, { type SqlJsStatic } from "sql.js";
 import { afterEach, describe, expect, test } from "vitest";
 import type { OutboxBounds } from "chat-gateway";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
+import { databaseOf, openStorage, removeTempDirs, tempDir, until, write } from "./sqljs-helpers.js";
 
 afterEach(removeTempDirs);
 
@@ -134,5 +135,49 @@ describe("sql.js: outbox bounds read again", () => {
     expect(await storage.outboxBounds("ann")).toEqual({ first: 1, last: 1 });
     await storage.close();
     await expect(storage.outboxBounds("ann")).rejects.toThrow(/closed/);
+  });
+
+  test("the database process killed with writes and reads of the bounds in flight: what is read after is what it kept", async () => {
+    const { storage } = await openStorage(await tempDir());
+    try {
+      await storage.commit("ann", frame("a0"));
+      expect(await storage.outboxBounds("ann")).toEqual({ first: 1, last: 1 });
+      const database = await databaseOf(process.pid);
+      // Five devices' worth of writes, each followed by a read of the bounds, until the database
+      // process dies under them, part of the way through.
+      let acked = 0;
+      let dead = false;
+      const stream = async (who: number) => {
+        for (let n = 0; !dead; n++) {
+          const written = await storage.commit("ann", frame(`s${who}-${n}`)).then(
+            () => true,
+            () => false,
+          );
+          const read = await storage.outboxBounds("ann").catch(() => undefined);
+          if (!written || !read) return;
+          if (++acked === 10) {
+            dead = true;
+            process.kill(database, "SIGKILL");
+          }
+        }
+      };
+      await Promise.all([0, 1, 2, 3, 4].map(stream));
+      expect(acked).toBeGreaterThanOrEqual(10);
+      await until(
+        () =>
+          storage.outboxBounds("bob").then(
+            () => true,
+            () => false,
+          ),
+        "the database process started again",
+      );
+      // Whatever of the writes in flight was kept, the bounds are the outbox's own.
+      const stored = await storage.readOutbox("ann", 0, 100);
+      expect(await storage.outboxBounds("ann")).toEqual({ first: 1, last: stored.at(-1)!.seq });
+      await storage.commit("ann", frame("after"));
+      expect(await storage.outboxBounds("ann")).toEqual({ first: 1, last: stored.at(-1)!.seq + 1 });
+    } finally {
+      await storage.close();
+    }
   });
 });
