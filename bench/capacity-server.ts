@@ -155,7 +155,8 @@ function watchStalls(): (() => void) | undefined {
 }
 
 /**
- * BENCH_CPU_PROFILE=dir: a CPU profile of the first server from listening to its first measurement
+ * BENCH_CPU_PROFILE=dir: a CPU profile (with BENCH_ALLOC_PROFILE=1 an allocation profile, collected objects
+ * included) of the first server from listening to its first measurement
  * with devices (the hello phase; `--cpu-prof` writes none for a process killed with SIGKILL).
  */
 async function profileUntilMeasured(side: Side): Promise<(() => Promise<void>) | undefined> {
@@ -163,15 +164,29 @@ async function profileUntilMeasured(side: Side): Promise<(() => Promise<void>) |
   if (!dir) return undefined;
   const session = new Session();
   session.connect();
-  await session.post("Profiler.setSamplingInterval", { interval: 500 });
-  await session.post("Profiler.enable");
-  await session.post("Profiler.start");
+  const allocations = process.env.BENCH_ALLOC_PROFILE === "1";
+  if (allocations)
+    await session.post("HeapProfiler.startSampling", {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as never);
+  else {
+    await session.post("Profiler.setSamplingInterval", { interval: 500 });
+    await session.post("Profiler.enable");
+    await session.post("Profiler.start");
+  }
   let measurements = 0;
   return async () => {
     // The first measurement is of the idle server; the second follows the hellos.
     if (++measurements !== 2) return;
-    const { profile } = await session.post("Profiler.stop");
-    writeFileSync(join(dir, `${side}-hellos-${process.pid}.cpuprofile`), JSON.stringify(profile));
+    if (allocations) {
+      const { profile } = await session.post("HeapProfiler.stopSampling");
+      writeFileSync(join(dir, `${side}-hellos-${process.pid}.heapprofile`), JSON.stringify(profile));
+    } else {
+      const { profile } = await session.post("Profiler.stop");
+      writeFileSync(join(dir, `${side}-hellos-${process.pid}.cpuprofile`), JSON.stringify(profile));
+    }
     session.disconnect();
   };
 }

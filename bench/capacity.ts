@@ -9,6 +9,7 @@
  *   node --import tsx bench/capacity.ts --tsx            # servers under tsx rather than bundled (see startServer)
  *   BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --import tsx bench/capacity.ts   # profiles of the storm's servers
  *   BENCH_CPU_PROFILE=/tmp/prof node --import tsx bench/capacity.ts   # profiles of the hello phase
+ *   BENCH_ALLOC_PROFILE=1 BENCH_CPU_PROFILE=/tmp/prof ...   # allocation profiles (.heapprofile) of the hello phase instead
  *   BENCH_LOOP_STALLS=1 ...   # the storm server's event-loop stalls and GC pauses
  *   BENCH_BACKLOG=511 ...     # another listen backlog for both servers (default 4096)
  *   BENCH_SETTLE_MS=20000 ... # each memory measurement after that long idle (V8's memory reducer has run)
