@@ -50,13 +50,14 @@
  * @module
  */
 import { execSync, fork, type ChildProcess } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
 import { serveCapacity, type Side } from "./capacity-server.js";
 import { runDevices, type DeviceCommand, type DeviceReport } from "./capacity-devices.js";
+import { treeCpu } from "./process-cpu.js";
 
 const self = fileURLToPath(import.meta.url);
 const here = dirname(self);
@@ -100,43 +101,6 @@ class Child {
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => this.proc.once("exit", () => resolve()));
   }
-}
-
-/**
- * CPU seconds (user and system, every thread) spent so far by a process and its descendants, from
- * /proc: the gateway's database runs in a child of its own. Undefined where there is no /proc.
- */
-function treeCpuSeconds(root: number, onlyChildren = false): number | undefined {
-  const tick = 100; // USER_HZ: 100 on every Linux that Node runs on
-  const stats = new Map<number, { parent: number; cpu: number }>();
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
-    return undefined;
-  }
-  for (const pid of entries) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      // Fields after the command name (which may hold spaces), from field 3 (state) on.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      stats.set(Number(pid), { parent: Number(fields[1]), cpu: (Number(fields[11]) + Number(fields[12])) / tick });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let total = 0;
-  const tree = new Set([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, stat] of stats)
-      if (!tree.has(pid) && tree.has(stat.parent)) {
-        tree.add(pid);
-        grew = true;
-      }
-  }
-  for (const pid of tree) if (!onlyChildren || pid !== root) total += stats.get(pid)?.cpu ?? 0;
-  return total;
 }
 
 interface Memory {
@@ -293,23 +257,17 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
     const { port } = await server.next<{ port: number }>();
     const idle = await server.ask<Memory>({ kind: "memory" });
     const url = `ws://127.0.0.1:${port}/ws`;
-    const cpuBefore = [
-      treeCpuSeconds(server.proc.pid!),
-      treeCpuSeconds(devices.proc.pid!),
-      treeCpuSeconds(server.proc.pid!, true),
-    ];
+    const serverBefore = treeCpu(server.proc.pid!);
+    const devicesBefore = treeCpu(devices.proc.pid!);
     const hello = await devices.ask<DeviceReport>({
       kind: "connect",
       url,
       count: DEVICES,
       side,
     } satisfies DeviceCommand);
-    const cpuAfter = [
-      treeCpuSeconds(server.proc.pid!),
-      treeCpuSeconds(devices.proc.pid!),
-      treeCpuSeconds(server.proc.pid!, true),
-    ];
-    const perHello = (i: number) => ((cpuAfter[i]! - cpuBefore[i]!) * 1e6) / DEVICES;
+    const serverAfter = treeCpu(server.proc.pid!);
+    const devicesAfter = treeCpu(devices.proc.pid!);
+    const perDevice = (after: number, before: number) => ((after - before) * 1e6) / DEVICES;
     const loaded = await server.ask<Memory>({ kind: "memory" });
     const memory = {
       rss: (loaded.rss - idle.rss) / DEVICES,
@@ -322,13 +280,13 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
     const stormStarted = devices.ask<DeviceReport>({ kind: "storm" } satisfies DeviceCommand);
     server = startServer(side, dir, port);
     await server.next<{ port: number }>();
-    const stormCpuBefore = treeCpuSeconds(server.proc.pid!);
+    const stormCpuBefore = treeCpu(server.proc.pid!).tree;
     const listening = Date.now();
     devices.proc.send({ kind: "listening" } satisfies DeviceCommand);
     const probe = new Probe(url, "probe");
     await probe.start();
     const storm = await stormStarted;
-    const stormCpu = ((treeCpuSeconds(server.proc.pid!)! - stormCpuBefore!) * 1e6) / DEVICES;
+    const stormCpu = perDevice(treeCpu(server.proc.pid!).tree, stormCpuBefore);
     probe.stop();
     await devices.ask<DeviceReport>({ kind: "close" } satisfies DeviceCommand);
     server.proc.send({ kind: "exit" });
@@ -340,9 +298,9 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
       memory,
       hellosPerSecond: (DEVICES / hello.ms) * 1000,
       helloRetries: hello.retries,
-      serverCpuPerHello: perHello(0),
-      devicesCpuPerHello: perHello(1),
-      childrenCpuPerHello: perHello(2),
+      serverCpuPerHello: perDevice(serverAfter.tree, serverBefore.tree),
+      devicesCpuPerHello: perDevice(devicesAfter.tree, devicesBefore.tree),
+      childrenCpuPerHello: perDevice(serverAfter.children, serverBefore.children),
       stormMs: storm.doneAt - listening,
       stormRetries: storm.retries,
       stormCpuPerDevice: stormCpu,
