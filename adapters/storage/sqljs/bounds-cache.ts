@@ -95,8 +95,8 @@ export class BoundsCache {
     if (reading) reading.stale = true;
   }
 
+  /** Only the one read of the owner that is not stale keeps an answer, so the owner is not kept yet. */
   #keep(owner: Owner, bounds: OutboxBounds): void {
-    this.#known.delete(owner);
     if (this.#known.size >= BOUNDS_KEPT) this.#known.delete(this.#known.keys().next().value as Owner);
     this.#known.set(owner, { first: bounds.first, last: bounds.last });
   }
