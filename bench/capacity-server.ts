@@ -164,12 +164,15 @@ async function profileUntilMeasured(side: Side): Promise<(() => Promise<void>) |
   if (!dir) return undefined;
   const session = new Session();
   session.connect();
-  const allocations = process.env.BENCH_ALLOC_PROFILE === "1";
+  // BENCH_ALLOC_PROFILE=1: everything the hellos allocated; =old: what was still live or died in
+  // the old generation (the free room a full GC leaves); =live: what is live at the measurement.
+  const kind = process.env.BENCH_ALLOC_PROFILE;
+  const allocations = kind === "1" || kind === "old" || kind === "live";
   if (allocations)
     await session.post("HeapProfiler.startSampling", {
       samplingInterval: 4096,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMajorGC: kind !== "live",
+      includeObjectsCollectedByMinorGC: kind === "1",
     } as never);
   else {
     await session.post("Profiler.setSamplingInterval", { interval: 500 });

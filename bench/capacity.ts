@@ -10,6 +10,7 @@
  *   BENCH_SERVER_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node --import tsx bench/capacity.ts   # profiles of the storm's servers
  *   BENCH_CPU_PROFILE=/tmp/prof node --import tsx bench/capacity.ts   # profiles of the hello phase
  *   BENCH_ALLOC_PROFILE=1 BENCH_CPU_PROFILE=/tmp/prof ...   # allocation profiles (.heapprofile) of the hello phase instead
+ *     (=old: only what lived or died in the old generation; =live: only what is live at the measurement)
  *   BENCH_LOOP_STALLS=1 ...   # the storm server's event-loop stalls and GC pauses
  *   BENCH_BACKLOG=511 ...     # another listen backlog for both servers (default 4096)
  *   BENCH_SETTLE_MS=20000 ... # each memory measurement after that long idle (V8's memory reducer has run)
@@ -326,6 +327,12 @@ function printTable(results: RunResult[]): void {
       `| ${r.side} | ${r.load} | ${kb(r.memory.rss)} kB | ${kb(r.memory.heap)} kB | ${Math.round(r.hellosPerSecond)} (${r.helloRetries}) | ${Math.round(r.serverCpuPerHello)} (${Math.round(r.childrenCpuPerHello)}) / ${Math.round(r.devicesCpuPerHello)} µs | ${(r.stormMs / 1000).toFixed(2)} s (${Math.round(r.stormCpuPerDevice)} µs) | ${r.stormRetries} | ${r.pingP50.toFixed(1)} / ${r.pingP99.toFixed(1)} / ${r.pingMax.toFixed(1)} ms (${r.pings}) |`,
     );
   }
+  if (SIDES.length === 2) printRatios(results);
+  console.log(`\n\`\`\`json\n${JSON.stringify(results)}\n\`\`\``);
+}
+
+/** The targets' ratios, gateway against bare, from the medians of the runs (both sides needed). */
+function printRatios(results: RunResult[]): void {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const of = (side: Side, f: (r: RunResult) => number) => median(results.filter((r) => r.side === side).map(f));
   console.log("\nRatios, gateway against bare (medians of the runs):\n");
@@ -341,7 +348,6 @@ function printTable(results: RunResult[]): void {
   console.log(
     `- storm time: ${(of("gateway", (r) => r.stormMs) / of("bare", (r) => r.stormMs)).toFixed(2)}x (target at most 2x), probe ping p99 ${of("gateway", (r) => r.pingP99).toFixed(1)} ms (target under 50 ms)`,
   );
-  console.log(`\n\`\`\`json\n${JSON.stringify(results)}\n\`\`\``);
 }
 
 function checkFileLimit(): void {
