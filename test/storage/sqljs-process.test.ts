@@ -208,6 +208,35 @@ describe("sql.js database process", () => {
     await storage.close();
   });
 
+  test("process - replies find their own calls while request ids are handed out again: waves of reads and writes in flight at once, one that fails among them", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = await tempDir();
+    const { storage } = await openStorage(dir);
+    const device = (i: number) => ({
+      device_id: `d${i}`,
+      device_name: `phone ${i}`,
+      caps: { min_protocol: 1, media: true, push: "none" as const, streaming: true, pickers: false, delta: false },
+      last_seen: i,
+    });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => storage.putDevice("alice", device(i))));
+    const uncopyable = { ...write("bad"), outbox: [{ type: "message", payload: { f: () => 1 } }] } as unknown as Change;
+    for (let wave = 0; wave < 5; wave++) {
+      // Each wave's ids are the ones the wave before freed; writes and reads are answered out of order.
+      const reads = Array.from({ length: 40 }, (_, i) => storage.getDevice!("alice", `d${(i * 7 + wave) % 40}`));
+      const writes = [storage.commit("alice", write(`m${wave}`)), storage.commit("alice", uncopyable)];
+      const missing = storage.getDevice!("alice", "nobody");
+      const [found, written, none] = await Promise.all([Promise.all(reads), Promise.allSettled(writes), missing]);
+      expect(found.map((d) => d?.device_name)).toEqual(
+        Array.from({ length: 40 }, (_, i) => `phone ${(i * 7 + wave) % 40}`),
+      );
+      expect(written.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+      expect(none).toBeUndefined();
+    }
+    expect((await storage.readOutbox("alice", 0, 10)).map((e) => e.payload.id)).toEqual(["m0", "m1", "m2", "m3", "m4"]);
+    await storage.close();
+  });
+
   test("process - inProcess, or a given sqlJs module, runs on the calling thread, over the same folder format", {
     timeout: 60_000,
   }, async () => {

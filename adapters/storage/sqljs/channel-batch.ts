@@ -25,7 +25,13 @@ export type SendBatch<T> = (messages: T[], done: (error: Error | null) => void) 
  */
 export class ChannelBatch<T> {
   readonly #send: SendBatch<T>;
-  #queue: Array<{ message: T; failed: (error: Error) => void }> = [];
+  /**
+   * The messages waiting, and beside them what to call should each never leave: two arrays
+   * rather than an entry object per message, and once sent only the callbacks are kept until the
+   * write is done, so a slow write does not keep the messages alive (nor into the old generation).
+   */
+  #messages: T[] = [];
+  #failures: Array<(error: Error) => void> = [];
   #bytes = 0;
 
   constructor(send: SendBatch<T>) {
@@ -42,28 +48,28 @@ export class ChannelBatch<T> {
       return this.#one(message, failed);
     }
     this.#bytes += bytes;
-    const queued = this.#queue.push({ message, failed });
+    this.#failures.push(failed);
+    const queued = this.#messages.push(message);
     if (queued === 1) setImmediate(() => this.#flush());
     if (this.#bytes >= FLUSH_BYTES || queued >= FLUSH_MESSAGES) this.#flush();
   }
 
   #flush(): void {
-    const queue = this.#queue;
-    if (queue.length === 0) return;
-    this.#queue = [];
+    const messages = this.#messages;
+    const failures = this.#failures;
+    if (messages.length === 0) return;
+    this.#messages = [];
+    this.#failures = [];
     this.#bytes = 0;
     try {
-      this.#send(
-        queue.map((q) => q.message),
-        (error) => {
-          if (error) for (const q of queue) q.failed(error);
-        },
-      );
+      this.#send(messages, (error) => {
+        if (error) for (const failed of failures) failed(error);
+      });
     } catch (error) {
       // A message that cannot be copied to another process (a function, say) must fail alone:
       // the others go one by one.
-      if (queue.length === 1) return queue[0].failed(error as Error);
-      for (const q of queue) this.#one(q.message, q.failed);
+      if (messages.length === 1) return failures[0](error as Error);
+      for (let i = 0; i < messages.length; i++) this.#one(messages[i], failures[i]);
     }
   }
 

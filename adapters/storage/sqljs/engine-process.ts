@@ -4,6 +4,7 @@ import { GatewayError } from "chat-gateway";
 import { ChannelBatch } from "./channel-batch.js";
 import { fromWire, type EngineCall, type EngineLink, type FromEngine, type ToEngine } from "./engine-calls.js";
 import type { EngineSettings } from "./engine.js";
+import { PendingCall, PendingCalls } from "./pending-calls.js";
 
 /** The CommonJS build has an empty `import.meta`; its `__filename` (the bundle) is in the same folder. */
 const HERE = typeof import.meta.url === "string" ? import.meta.url : pathToFileURL(__filename).href;
@@ -22,11 +23,6 @@ async function entry(): Promise<string> {
 
 /** A message to the database process before it is given its id. */
 type Request = ToEngine extends infer T ? (T extends ToEngine ? Omit<T, "id"> : never) : never;
-
-interface Pending {
-  resolve: (value: unknown) => void;
-  reject: (error: Error) => void;
-}
 
 /**
  * What a call in flight when the database process died rejects with: it may or may not have been
@@ -51,12 +47,11 @@ function stoppedInFlight(reason: Error): GatewayError {
  */
 class ProcessLink implements EngineLink {
   readonly #child: ChildProcess;
-  readonly #pending = new Map<number, Pending>();
+  readonly #pending = new PendingCalls();
   /** Resolves once the process is gone, with how it ended. */
   readonly #exited: Promise<string>;
   /** Requests leave once per turn of the event loop, as one message (see {@link ChannelBatch}). */
   readonly #out: ChannelBatch<ToEngine>;
-  #next = 0;
   /** What the calls fail with once the process is gone. */
   #gone: Error | undefined;
   /** close() has begun: the channel closing and the process exiting are expected. */
@@ -76,8 +71,7 @@ class ProcessLink implements EngineLink {
           warn(message.message);
           continue;
         }
-        const pending = this.#pending.get(message.id);
-        this.#pending.delete(message.id);
+        const pending = this.#pending.take(message.id);
         if (message.error) pending?.reject(fromWire(message.error));
         else pending?.resolve(message.value);
       }
@@ -111,8 +105,7 @@ class ProcessLink implements EngineLink {
   /** Fails every call in flight, and every later one, with the reason the process is gone. */
   #lost(reason: Error): void {
     this.#gone ??= stoppedInFlight(reason);
-    for (const p of this.#pending.values()) p.reject(this.#gone);
-    this.#pending.clear();
+    for (const p of this.#pending.takeAll()) p.reject(this.#gone);
   }
 
   /** Lets the serving process exit when nothing is awaited. */
@@ -125,13 +118,13 @@ class ProcessLink implements EngineLink {
 
   request(message: Request): Promise<unknown> {
     if (this.#gone) return Promise.reject(this.#gone);
-    const id = ++this.#next;
     this.#child.ref();
     this.#child.channel?.ref();
     return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      const pending = new PendingCall(resolve, reject);
+      const id = this.#pending.add(pending);
       this.#out.push({ ...message, id } as ToEngine, (error) => {
-        if (!this.#pending.delete(id)) return;
+        if (!this.#pending.remove(id, pending)) return;
         // A closed channel means a dead process, whose exit has not been seen yet.
         reject(this.#gone ?? (this.#child.connected ? error : stoppedInFlight(error)));
         this.#idle();
