@@ -18,6 +18,8 @@
  *   BENCH_STORM_TRACE=1 ...   # what the storm's attempts ended in, per second
  *   BENCH_MAX_HELLOS=n ...    # the gateway's maxHellosInFlight (default 256)
  *   BENCH_SIDES=gateway ...   # one side only (bare or gateway), for a profile; the ratios need both
+ *   BENCH_PING_TRACE=1 ...    # the probe's round trips over 30 ms in the storm, with when they ended
+ *   BENCH_DEVICES_NICE=10 ... # the devices' process at a lower priority, as if the devices ran on other machines
  *   BENCH_QUEUE_UPGRADES=0 ... # the gateway's ws adapter with queueUpgrades false (sheds hellos with 1013 instead)
  *
  * Processes: each server (the gateway: createGateway + attachWebSocket, sql.js in a temp dir, a
@@ -52,7 +54,7 @@
  */
 import { execSync, fork, type ChildProcess } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { loadavg, setPriority, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
@@ -173,9 +175,11 @@ class Probe {
   #timer: NodeJS.Timeout | undefined;
   #stopped = false;
 
+  /** `since`: when the storm began (performance.now), for BENCH_PING_TRACE's timestamps. */
   constructor(
     private readonly url: string,
     private readonly token: string,
+    private readonly since: number,
   ) {}
 
   async start(): Promise<void> {
@@ -209,7 +213,11 @@ class Probe {
           }, 20);
           resolve();
         } else if (frame.type === "pong" && frame.id && sent.has(frame.id)) {
-          this.rtts.push(performance.now() - sent.get(frame.id)!);
+          const rtt = performance.now() - sent.get(frame.id)!;
+          this.rtts.push(rtt);
+          // BENCH_PING_TRACE=1: every round trip over 30 ms, with when it ended (ms after the storm began).
+          if (process.env.BENCH_PING_TRACE && rtt > 30)
+            console.error(`slow ping ${rtt.toFixed(1)} ms at ${(performance.now() - this.since).toFixed(0)}`);
           sent.delete(frame.id);
         }
       });
@@ -284,7 +292,7 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
     const stormCpuBefore = treeCpu(server.proc.pid!).tree;
     const listening = Date.now();
     devices.proc.send({ kind: "listening" } satisfies DeviceCommand);
-    const probe = new Probe(url, "probe");
+    const probe = new Probe(url, "probe", performance.now());
     await probe.start();
     const storm = await stormStarted;
     const stormCpu = perDevice(treeCpu(server.proc.pid!).tree, stormCpuBefore);
@@ -364,6 +372,8 @@ async function main(): Promise<void> {
   checkFileLimit();
   if (!underTsx) await bundleServer();
   const devices = new Child(self, ["--devices", String(DEVICES)], process.execArgv);
+  // BENCH_DEVICES_NICE=n: the devices' process at a lower priority, as if they ran on other machines.
+  if (process.env.BENCH_DEVICES_NICE) setPriority(devices.proc.pid!, Number(process.env.BENCH_DEVICES_NICE));
   const results: RunResult[] = [];
   for (let run = 0; run < RUNS; run++) {
     for (const side of SIDES) {
