@@ -15,16 +15,31 @@ export const MAX_FRAME_DEPTH = 32;
  * explicit stack, so the check itself cannot overflow.
  */
 export function frameShapeProblem(value: unknown): string | undefined {
-  const pending: Array<[unknown, number]> = [[value, 1]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [item, depth] = next;
+  // Two stacks side by side rather than a [value, depth] pair per value, and keys rather than an
+  // array of values per object: every frame passes here, and those were what checking one allocated.
+  const values: unknown[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const item = values.pop();
+    const depth = depths.pop()!;
     if (typeof item === "string") {
       if (item.includes("\u0000")) return "a string in a frame must not contain U+0000";
       continue;
     }
     if (item === null || typeof item !== "object") continue;
     if (depth > MAX_FRAME_DEPTH) return `a frame may nest arrays and objects at most ${MAX_FRAME_DEPTH} levels deep`;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1]);
+    if (Array.isArray(item)) {
+      for (const child of item) {
+        values.push(child);
+        depths.push(depth + 1);
+      }
+      continue;
+    }
+    // A decoded frame's objects are plain: every enumerable key is its own.
+    for (const key in item) {
+      values.push((item as Record<string, unknown>)[key]);
+      depths.push(depth + 1);
+    }
   }
   return undefined;
 }
