@@ -64,18 +64,34 @@ const MAX_HEARD = 1000;
 /** What {@link AdmissionWatch.admit} decided. `recheck`: too many revocations came to remember; ask again. */
 export type AdmitVerdict = "admitted" | "revoked" | "recheck";
 
-/** Revocations heard while a hello is authenticated, kept as sets: a repeat costs nothing. */
-interface Heard {
-  sessions: Set<string>;
-  users: Set<string>;
-  anonymous: boolean;
-  overflowed: boolean;
-}
+/**
+ * Revocations heard while a hello is authenticated, kept as sets (a repeat costs nothing). The sets
+ * are made at the first revocation of their kind: nearly every hello hears none.
+ */
+class Heard {
+  sessions: Set<string> | undefined;
+  users: Set<string> | undefined;
+  anonymous = false;
+  overflowed = false;
 
-/** True when a revocation in `heard` ends a connection admitted as `admission`. */
-function heardRevokes(heard: Heard, admission: Admission): boolean {
-  if (admission.user === null ? heard.anonymous : heard.users.has(admission.user)) return true;
-  return admission.sessions.some((session) => heard.sessions.has(session));
+  /** Remembers `revocation`; past {@link MAX_HEARD} distinct ones forgets them all and overflows. */
+  add(revocation: Revocation): void {
+    if ("session" in revocation) (this.sessions ??= new Set()).add(revocation.session);
+    else if ("user" in revocation) (this.users ??= new Set()).add(revocation.user);
+    else this.anonymous = true;
+    if ((this.sessions?.size ?? 0) + (this.users?.size ?? 0) > MAX_HEARD) {
+      this.overflowed = true;
+      this.sessions = undefined;
+      this.users = undefined;
+    }
+  }
+
+  /** True when a revocation heard ends a connection admitted as `admission`. */
+  revokes(admission: Admission): boolean {
+    if (admission.user === null ? this.anonymous : this.users?.has(admission.user) === true) return true;
+    const sessions = this.sessions;
+    return sessions !== undefined && admission.sessions.some((session) => sessions.has(session));
+  }
 }
 
 /** Shared by every connection admitted without a session, rather than an empty array each. */
@@ -94,7 +110,7 @@ export class AdmissionWatch {
 
   /** The authenticator starts; revocations from now on are remembered. */
   begin(): void {
-    this.#heard = { sessions: new Set(), users: new Set(), anonymous: false, overflowed: false };
+    this.#heard = new Heard();
   }
 
   /** The authenticator refused or failed. */
@@ -118,7 +134,7 @@ export class AdmissionWatch {
     const anonymous = auth.user === null && (auth.sessions === undefined || auth.sessions.length === 0);
     const admission: Admission = anonymous ? ANONYMOUS : { user: auth.user, sessions: auth.sessions ?? NO_SESSIONS };
     if (heard?.overflowed) return "recheck";
-    if (heard !== undefined && heardRevokes(heard, admission)) return "revoked";
+    if (heard !== undefined && heard.revokes(admission)) return "revoked";
     this.#admission = admission;
     if (auth.expiresAt !== undefined) this.#cancelExpiry = fireAt(auth.expiresAt, now, onExpiry);
     return "admitted";
@@ -129,14 +145,7 @@ export class AdmissionWatch {
     if (this.#admission !== undefined) return revokes(revocation, this.#admission);
     const heard = this.#heard;
     if (heard === undefined || heard.overflowed) return false;
-    if ("session" in revocation) heard.sessions.add(revocation.session);
-    else if ("user" in revocation) heard.users.add(revocation.user);
-    else heard.anonymous = true;
-    if (heard.sessions.size + heard.users.size > MAX_HEARD) {
-      heard.overflowed = true;
-      heard.sessions.clear();
-      heard.users.clear();
-    }
+    heard.add(revocation);
     return false;
   }
 
