@@ -135,6 +135,9 @@ async function serve(
   }
 }
 
+/** No lane has a message waiting. */
+const NO_LANES: ReadonlyMap<string, StoredMessage[]> = new Map();
+
 /**
  * The waiting messages of each of the owner's lanes (of one lane with `lane`), in the order they
  * will run: answers already streaming are not waiting, nor the ids in `running`.
@@ -144,12 +147,12 @@ export async function waitingByLane(
   owner: Owner,
   lane?: Lane,
   running: readonly MessageId[] = [],
-): Promise<Map<string, StoredMessage[]>> {
+): Promise<ReadonlyMap<string, StoredMessage[]>> {
   const scope = lane ? { owner, ...lane } : { owner };
-  const [waiting, streaming] = await Promise.all([
-    services.storage.waitingTurns(scope),
-    services.storage.unfinishedMessages(scope),
-  ]);
+  const waiting = await services.storage.waitingTurns(scope);
+  // Nearly every device that joins finds nothing waiting: it costs one read, not two.
+  if (waiting.length === 0) return NO_LANES;
+  const streaming = await services.storage.unfinishedMessages(scope);
   const answered = new Set<string>(running);
   for (const { owner: of, message } of streaming) if (of === owner && message.reply_to) answered.add(message.reply_to);
   const byLane = new Map<string, StoredMessage[]>();

@@ -16,6 +16,11 @@ afterEach(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await sleep(25);
+  expect(check()).toBe(true);
+}
+
 /** Streams words slowly; "ask" asks for an approval after a tool starts; "tool" leaves a tool running. */
 const slowRuntime: AgentRuntime = {
   async *turn(input) {
@@ -129,6 +134,38 @@ describe("joining mid-flight", () => {
     expect(last.payload.final_text).toContain("second waiting");
     expect(a.frames.some((f) => f.type === "message.stop" && f.payload.reply_to === w1.payload.message_id)).toBe(false);
     await a.waitFor((f) => f.type === "lane.queue" && f.payload.message_ids.length === 0);
+  });
+
+  it("join - where nothing waits a joiner costs the storage one queue read, not two; with a message waiting it also reads what is streaming", async () => {
+    const reads = { waitingTurns: 0, unfinishedMessages: 0 };
+    const storage = sqlJsStorage({ dir: await tempDir() });
+    // The storage as the gateway sees it, counting the two reads a joiner's queue takes.
+    const counted = new Proxy(storage, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          if (key === "waitingTurns" || key === "unfinishedMessages") reads[key]++;
+          return value.apply(target, args);
+        };
+      },
+    });
+    harness = await startGateway({ storage: counted, runtime: slowRuntime });
+    // Starting, the gateway looks for answers a crash left streaming (docs/PROTOCOL.md §4.2).
+    const started = { ...reads };
+    const a = await Client.connect(harness.url);
+    await until(() => reads.waitingTurns > started.waitingTurns);
+    await a.request("ping");
+    expect(reads.unfinishedMessages).toBe(started.unfinishedMessages);
+    await a.request("message.send", { chat_id: "default", text: long });
+    await a.waitFor((f) => f.type === "message.update", 10_000);
+    const waiting = await a.request("message.send", { chat_id: "default", text: "waiting" });
+    await a.waitFor((f) => f.type === "lane.queue" && f.payload.message_ids.length === 1);
+    const before = reads.unfinishedMessages;
+    const b = await Client.connect(harness.url);
+    const joined = await b.waitFor((f) => f.type === "lane.queue");
+    expect(joined.payload.message_ids).toEqual([waiting.payload.message_id]);
+    expect(reads.unfinishedMessages).toBeGreaterThan(before);
   });
 });
 
