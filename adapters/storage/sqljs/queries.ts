@@ -147,6 +147,9 @@ export const queries = {
 
   outboxBounds(sql: Sql, owner: Owner): OutboxBounds {
     const last = lastSeq(sql, owner);
+    // An owner that never had a frame stored (a new owner's first hellos) has no row to look for,
+    // and min() costs five point reads in sql.js (bench/NOTES.md).
+    if (last === 0) return { first: 1, last: 0 };
     const first = sql.get("SELECT min(seq) FROM outbox WHERE owner = ?", [owner])?.[0] as number | null | undefined;
     return { first: first ?? last + 1, last };
   },
