@@ -7,7 +7,7 @@ import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { expect } from "vitest";
 
-/** The browser the tests drive: `CHROMIUM_PATH`, or Debian's chromium (scripts/require-browser.mjs, run before `npm test`, says the same). */
+/** The browser the tests drive: `CHROMIUM_PATH`, or Debian's chromium (scripts/require-test-packages.mjs, run before `npm test`, says the same). */
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const require = createRequire(import.meta.url);
 const root = path.resolve(import.meta.dirname, "../..");
