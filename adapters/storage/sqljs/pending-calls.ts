@@ -2,15 +2,15 @@
  * The calls to the database process that await their replies, by request id.
  *
  * Why not a `Map` of `{ resolve, reject }` literals: while thousands of devices say hello, a call
- * waits for its reply long enough to outlive two young-generation collections, so V8 learns that
- * the literal's objects live long and allocates every later one straight in the old generation
- * (allocation-site pretenuring), where each dies after its reply and leaves a hole only a full
- * collection frees. A `Map` that grows and shrinks with the calls in flight likewise swaps its
- * table for a new one each time, and the old tables die in the old generation too. With these
- * and the channel batch's entry per message gone, the free room in the gateway's old generation
- * after 15,000 hellos fell from about 26 MB to 15 to 19 MB (bench/NOTES.md). Class instances are
- * never pretenured, and the slots here are reused rather than reallocated: ids are slot numbers,
- * handed out again once their call is settled.
+ * waits for its reply long enough to outlive a young-generation collection, so V8 learns that the
+ * literal's objects live long and allocates every later one straight in the old generation
+ * (allocation-site pretenuring). There each dies after its reply, and a full collection frees it
+ * but keeps its page: free room the process holds on to. A `Map` that grows and shrinks with the
+ * calls in flight likewise swaps its table for a new one each time, and the old tables, promoted
+ * meanwhile, die in the old generation too. With these and the channel batch's entry per message
+ * gone, the free room in the gateway's old generation after 15,000 hellos fell from about 26 MB to
+ * 14 to 21 MB (bench/NOTES.md). Class instances are never pretenured, and the slots here are reused
+ * rather than reallocated: ids are slot numbers, handed out again once their call is settled.
  * @module
  */
 
