@@ -437,6 +437,9 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     ).toBe(true);
     expect(await page.locator(".signin-notice").textContent()).toMatch(/session has ended/);
     await signIn();
+    // The history arrives after the socket opens: wait for it rather than count at once (a busy
+    // machine's run found none yet).
+    await page.locator(".msg").first().waitFor({ timeout: 15_000 });
     expect(await page.locator(".msg").count()).toBeGreaterThan(0);
   });
 
