@@ -76,9 +76,15 @@ class Heard {
 
   /** Remembers `revocation`; past {@link MAX_HEARD} distinct ones forgets them all and overflows. */
   add(revocation: Revocation): void {
-    if ("session" in revocation) (this.sessions ??= new Set()).add(revocation.session);
-    else if ("user" in revocation) (this.users ??= new Set()).add(revocation.user);
-    else this.anonymous = true;
+    if ("session" in revocation) {
+      this.sessions ??= new Set();
+      this.sessions.add(revocation.session);
+    } else if ("user" in revocation) {
+      this.users ??= new Set();
+      this.users.add(revocation.user);
+    } else {
+      this.anonymous = true;
+    }
     if ((this.sessions?.size ?? 0) + (this.users?.size ?? 0) > MAX_HEARD) {
       this.overflowed = true;
       this.sessions = undefined;
@@ -134,7 +140,7 @@ export class AdmissionWatch {
     const anonymous = auth.user === null && (auth.sessions === undefined || auth.sessions.length === 0);
     const admission: Admission = anonymous ? ANONYMOUS : { user: auth.user, sessions: auth.sessions ?? NO_SESSIONS };
     if (heard?.overflowed) return "recheck";
-    if (heard !== undefined && heard.revokes(admission)) return "revoked";
+    if (heard?.revokes(admission)) return "revoked";
     this.#admission = admission;
     if (auth.expiresAt !== undefined) this.#cancelExpiry = fireAt(auth.expiresAt, now, onExpiry);
     return "admitted";
