@@ -4,19 +4,14 @@
  * @module
  */
 
-/** What a connection was admitted with, as far as revocations are concerned. */
 import type { Revocation } from "../contracts/authenticator.js";
 export type { Revocation } from "../contracts/authenticator.js";
-export interface Admission {
-  readonly user: string | null;
-  readonly sessions: readonly string[];
-}
 
-/** True when `revocation` ends a connection admitted as `admission`. */
-function revokes(revocation: Revocation, admission: Admission): boolean {
-  if ("session" in revocation) return admission.sessions.includes(revocation.session);
-  if ("user" in revocation) return admission.user === revocation.user;
-  return admission.user === null;
+/** True when `revocation` ends a connection admitted as `user` with `sessions`. */
+function revokes(revocation: Revocation, user: string | null, sessions: readonly string[]): boolean {
+  if ("session" in revocation) return sessions.includes(revocation.session);
+  if ("user" in revocation) return user === revocation.user;
+  return user === null;
 }
 
 /**
@@ -92,25 +87,28 @@ class Heard {
     }
   }
 
-  /** True when a revocation heard ends a connection admitted as `admission`. */
-  revokes(admission: Admission): boolean {
-    if (admission.user === null ? this.anonymous : this.users?.has(admission.user) === true) return true;
-    const sessions = this.sessions;
-    return sessions !== undefined && admission.sessions.some((session) => sessions.has(session));
+  /** True when a revocation heard ends a connection admitted as `user` with `sessions`. */
+  revokes(user: string | null, sessions: readonly string[]): boolean {
+    if (user === null ? this.anonymous : this.users?.has(user) === true) return true;
+    const heard = this.sessions;
+    return heard !== undefined && sessions.some((session) => heard.has(session));
   }
 }
 
 /** Shared by every connection admitted without a session, rather than an empty array each. */
 const NO_SESSIONS: readonly string[] = Object.freeze([]);
-/** The admission of a connection without a user or login session. */
-const ANONYMOUS: Admission = Object.freeze({ user: null, sessions: NO_SESSIONS });
 
 /**
  * The revocation side of one connection: what it was admitted with, the revocations it heard while
  * its authenticator ran (whose answer may predate them), and its expiry timer.
  */
 export class AdmissionWatch {
-  #admission: Admission | undefined;
+  /**
+   * What the connection was admitted with: its user, and its login sessions (undefined until it is
+   * admitted). Two fields here rather than an object of its own for every connection.
+   */
+  #user: string | null = null;
+  #sessions: readonly string[] | undefined;
   #heard: Heard | undefined;
   #cancelExpiry: (() => void) | undefined;
 
@@ -136,19 +134,19 @@ export class AdmissionWatch {
   ): AdmitVerdict {
     const heard = this.#heard;
     this.#heard = undefined;
-    // Connections without a user or login session (login off, a token authenticator) share one record.
-    const anonymous = auth.user === null && (auth.sessions === undefined || auth.sessions.length === 0);
-    const admission: Admission = anonymous ? ANONYMOUS : { user: auth.user, sessions: auth.sessions ?? NO_SESSIONS };
+    // An empty list is not kept: most connections share the one of every connection without a session.
+    const sessions = auth.sessions?.length ? auth.sessions : NO_SESSIONS;
     if (heard?.overflowed) return "recheck";
-    if (heard?.revokes(admission)) return "revoked";
-    this.#admission = admission;
+    if (heard?.revokes(auth.user, sessions)) return "revoked";
+    this.#user = auth.user;
+    this.#sessions = sessions;
     if (auth.expiresAt !== undefined) this.#cancelExpiry = fireAt(auth.expiresAt, now, onExpiry);
     return "admitted";
   }
 
   /** True when `revocation` ends this (admitted) connection. */
   hear(revocation: Revocation): boolean {
-    if (this.#admission !== undefined) return revokes(revocation, this.#admission);
+    if (this.#sessions !== undefined) return revokes(revocation, this.#user, this.#sessions);
     const heard = this.#heard;
     if (heard === undefined || heard.overflowed) return false;
     heard.add(revocation);
