@@ -40,18 +40,27 @@ const EVERY_OWNER = "\u0000every owner";
  * place) where a read does not.
  */
 export class BoundsCache {
+  /** Reads an owner's bounds from the database. */
+  readonly #read: (owner: Owner) => Promise<OutboxBounds>;
   readonly #known = new Map<Owner, OutboxBounds>();
   readonly #reading = new Map<Owner, Reading>();
   /** Writes sent and not settled that may move the owner's bounds, by owner (or {@link EVERY_OWNER}). */
   readonly #moving = new Map<Owner, number>();
 
-  /** The owner's bounds: kept, or shared with a read on its way, or read with `read`. */
-  get(owner: Owner, read: () => Promise<OutboxBounds>): Promise<OutboxBounds> {
+  constructor(read: (owner: Owner) => Promise<OutboxBounds>) {
+    this.#read = read;
+  }
+
+  /** The owner's bounds: kept, or shared with a read on its way, or read from the database. */
+  get(owner: Owner): Promise<OutboxBounds> {
     const known = this.#known.get(owner);
     if (known) return Promise.resolve({ ...known });
     const pending = this.#reading.get(owner);
     if (pending && !pending.stale) return pending.bounds.then((bounds) => ({ ...bounds }));
-    const reading: Reading = { bounds: read(), stale: this.#moving.has(owner) || this.#moving.has(EVERY_OWNER) };
+    const reading: Reading = {
+      bounds: this.#read(owner),
+      stale: this.#moving.has(owner) || this.#moving.has(EVERY_OWNER),
+    };
     this.#reading.set(owner, reading);
     const done = () => {
       if (this.#reading.get(owner) === reading) this.#reading.delete(owner);

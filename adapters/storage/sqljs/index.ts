@@ -148,7 +148,7 @@ class SqlJsStore implements StorageImplementation {
   /** Owners that may have a waiting or streaming message (see {@link TurnOwners}). */
   readonly #turnOwners = new TurnOwners();
   /** Outbox bounds read recently (see {@link BoundsCache}). */
-  readonly #bounds = new BoundsCache();
+  readonly #bounds = new BoundsCache((owner) => this.#read<OutboxBounds>("outboxBounds", owner));
 
   constructor(options: SqlJsStorageOptions, logger: Logger) {
     this.#options = options;
@@ -294,8 +294,8 @@ class SqlJsStore implements StorageImplementation {
   }
 
   outboxBounds(owner: Owner): Promise<OutboxBounds> {
-    const read = () => this.#read<OutboxBounds>("outboxBounds", owner);
-    return this.#state === "open" ? this.#bounds.get(owner, read) : read();
+    // A storage not open answers from the database link, as every other read does (it refuses).
+    return this.#state === "open" ? this.#bounds.get(owner) : this.#read("outboxBounds", owner);
   }
 
   async pruneOutbox(owner: Owner, policy: RetentionPolicy, now: number): Promise<void> {
