@@ -142,13 +142,13 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
 
   receiveBinary(data: Uint8Array): void {
     if (this.#state === "closed") return;
-    if (this.#state !== "ready") {
+    // Binary first is no hello; after a hello it waits with the text frames, in order (docs/PROTOCOL.md §2.1).
+    if (this.#state === "hello" && this.#helloSince === undefined) {
       this.#firstFrame();
       this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
-    this.#backlog ??= new BinaryBacklog(this.#conn);
-    const backlog = this.#backlog;
+    const backlog = (this.#backlog ??= new BinaryBacklog(this.#conn));
     backlog.add(data.byteLength);
     this.#enqueue(() => this.#takeChunk(data).finally(() => backlog.done(data.byteLength)));
   }
@@ -159,6 +159,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
    * neither one reply nor much work each.
    */
   async #takeChunk(data: Uint8Array): Promise<void> {
+    if (this.#isClosed()) return; // the hello it followed was refused, or the socket went meanwhile
     if (!this.uploads.inFlight(data) && !spendFrame(this.#services, this.#bucket, this.#address, this.#owner)) return;
     try {
       await this.uploads.chunk(data);

@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
+import { encodeChunk } from "chat-gateway/protocol";
 import { ANONYMOUS_OWNER, tokenAuthenticator } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Harness } from "./harness.js";
@@ -146,6 +148,35 @@ describe("hello", () => {
     const pong = await c.waitFor((f) => f.id === "p");
     expect(c.frames.map((f) => f.type)).toEqual(["hello.ok", "pong"]);
     expect(pong.payload.ts).toBe(7);
+  });
+
+  it("hello - an upload sent whole before hello.ok (start, a binary chunk, end) is handled after it, in order", async () => {
+    h = await startGateway();
+    const c = await rawClient(h.url);
+    const bytes = Buffer.from("the bytes of a photo queued while offline");
+    c.send("hello", { token: "", device_id: "d", caps: { media: true } }, "h");
+    const start = { media_ref: "r1", kind: "image", mime: "image/png", size: bytes.length, filename: "a.png" };
+    c.send("media.upload.start", start, "u");
+    c.raw(Buffer.from(encodeChunk("r1", 0, bytes)));
+    c.send("media.upload.end", { media_ref: "r1", sha256: createHash("sha256").update(bytes).digest("hex") }, "e");
+    // A chunk of no upload in flight, sent before hello.ok too: not_found after it, not a sign-out.
+    c.raw(Buffer.from(encodeChunk("nope", 0, bytes)));
+    c.send("ping", {}, "p");
+    await c.waitFor((f) => f.id === "p");
+    expect(c.frames.map((f) => [f.type, f.payload.ok ?? f.payload.code])).toEqual([
+      ["hello.ok", undefined],
+      ["media.upload.ack", true],
+      ["error", "not_found"],
+      ["pong", undefined],
+    ]);
+  });
+
+  it("hello - a binary first frame is no hello: auth, then 4401", async () => {
+    h = await startGateway();
+    const c = await rawClient(h.url);
+    c.raw(Buffer.from(encodeChunk("r1", 0, Buffer.from("x"))));
+    expect(await c.closedPromise).toBe(4401);
+    expect(c.frames).toEqual([{ type: "error", payload: { code: "auth", message: expect.stringContaining("hello") } }]);
   });
 
   it("ping - pong echoes ts", async () => {
