@@ -23,8 +23,16 @@ export class BinaryBacklog {
 
   constructor(private readonly conn: Pick<Connection, "pause" | "resume">) {}
 
-  /** One more message read; pauses the socket past the bound. */
-  add(bytes: number): void {
+  /**
+   * A message of `bytes` read now, counted until the `work` that takes it has settled: returns
+   * that work, to be queued. Pauses the socket past the bound.
+   */
+  hold(bytes: number, work: () => Promise<void>): () => Promise<void> {
+    this.#add(bytes);
+    return () => work().finally(() => this.#done(bytes));
+  }
+
+  #add(bytes: number): void {
     this.#bytes += bytes;
     this.#frames++;
     if (!this.#paused && (this.#bytes > BINARY_QUEUE_BYTES || this.#frames > BINARY_QUEUE_FRAMES) && this.conn.pause) {
@@ -34,7 +42,7 @@ export class BinaryBacklog {
   }
 
   /** One message worked off; resumes the socket once half the bound is free again. */
-  done(bytes: number): void {
+  #done(bytes: number): void {
     this.#bytes -= bytes;
     this.#frames--;
     if (this.#paused && this.#bytes <= BINARY_QUEUE_BYTES / 2 && this.#frames <= BINARY_QUEUE_FRAMES / 2) {

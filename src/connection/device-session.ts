@@ -148,9 +148,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
-    const backlog = (this.#backlog ??= new BinaryBacklog(this.#conn));
-    backlog.add(data.byteLength);
-    this.#enqueue(() => this.#takeChunk(data).finally(() => backlog.done(data.byteLength)));
+    this.#backlog ??= new BinaryBacklog(this.#conn);
+    this.#enqueue(this.#backlog.hold(data.byteLength, () => this.#takeChunk(data)));
   }
 
   /**
