@@ -90,8 +90,14 @@ class Child {
   next<T>(): Promise<T> {
     if (this.#queued.length) return Promise.resolve(this.#queued.shift());
     return new Promise((resolve, reject) => {
-      this.#replies.push(resolve);
-      this.proc.once("exit", (code, signal) => reject(new Error(`child exited (${code ?? signal})`)));
+      const exited = (code: number | null, signal: string | null) =>
+        reject(new Error(`child exited (${code ?? signal})`));
+      // One listener per wait, removed with its reply: a run asks each child many times.
+      this.proc.once("exit", exited);
+      this.#replies.push((m) => {
+        this.proc.off("exit", exited);
+        resolve(m);
+      });
     });
   }
 
