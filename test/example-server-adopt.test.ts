@@ -1,11 +1,13 @@
-// Turning login on keeps the person's chats: the example server run with login off, stopped, the
-// first `user add`, and a restart where the new user finds everything made before, on sql.js (the
-// default) and PostgreSQL; with --no-adopt the user starts empty and nothing is lost.
+// Turning login on keeps the person's chats: the example server run with login off, the first
+// `user add` (with the server stopped, or asked through its admin socket while it runs), and the
+// new user finds everything made before, on sql.js (the default) and PostgreSQL; with --no-adopt
+// the user starts empty and nothing is lost.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { askAdmin } from "../examples/server/hook-cli.js";
 import { Client } from "./gateway/harness.js";
 import { upload } from "./gateway/media-helpers.js";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "./fixtures/services.js";
@@ -103,10 +105,52 @@ describe("example server - the first user adopts the chats made while login was 
     expect(bob.stdout).toBe("added bob\n");
   });
 
-  it("adopt - sql.js: refused while the server holds the data, saying to stop it; nothing changes and login stays off", async () => {
+  it("adopt - sql.js: while the server runs, it adopts through the data it holds: alice signs in without a restart and finds the chat", async () => {
+    const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
+    const server = await start(env);
+    const picture = await chatAnonymously(server);
+    const open = await Client.connect(server.ws);
+    const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
+    expect(add.stderr).toBe("");
+    expect(add.status).toBe(0);
+    expect(add.stdout).toMatch(
+      /^alice will adopt the chats made while login was off: \d+ channels and threads \(.*\), with their messages and media; not the 2 devices .*\nadded alice; login protection is on\nalice adopted the chats made while login was off: \d+ channels and threads, 2 messages, 1 media\n$/,
+    );
+    // Only the first user adopts: the server refuses to move anything once login is on.
+    const late = await askAdmin(join(env.GATEWAY_DATA_DIR, "admin.sock"), {
+      kind: "adopt",
+      action: "run",
+      name: "bob",
+    });
+    expect(late).toEqual({ ok: false, error: "login is on already: only the first user adopts" });
+    // Login is on now: the anonymous connection is told to sign in, and alice has it all.
+    expect(await open.closedPromise).toBe(4401);
+    const { c, auth } = await signIn(server);
+    expect((await defaultHistory(c)).map((m) => [m.role, m.text])).toEqual([
+      ["user", "tool: hello"],
+      ["assistant", "You said: hello"],
+    ]);
+    expect(Buffer.from(await (await fetch(`${server.base}/api/media/pic`, { headers: auth })).arrayBuffer())).toEqual(
+      picture,
+    );
+    await c.close();
+  });
+
+  it("adopt - sql.js: the first user add against a new server with nothing to move adds the user and turns login on", async () => {
+    const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
+    const server = await start(env);
+    const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
+    expect([add.status, add.stdout, add.stderr]).toEqual([0, "added alice; login protection is on\n", ""]);
+    const { c } = await signIn(server);
+    expect(await defaultHistory(c)).toEqual([]);
+    await c.close();
+  });
+
+  it("adopt - sql.js: a server that cannot be asked (its admin socket gone) is not bypassed: refused, saying to stop it; login stays off", async () => {
     const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
     const server = await start(env);
     await chatAnonymously(server);
+    rmSync(join(env.GATEWAY_DATA_DIR, "admin.sock"));
     const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
     expect(add.status).toBe(1);
     expect(add.stderr).toMatch(

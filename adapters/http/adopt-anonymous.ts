@@ -33,6 +33,26 @@ export interface PendingAdoption {
   close(): Promise<void>;
 }
 
+/** What {@link planAdoption} found to move, on a storage that stays open. */
+export interface AdoptionPlan {
+  /** What will move and what will not, for the person to read before it happens (see {@link describePlan}). */
+  readonly plan: string;
+  /** Moves the anonymous owner's data (and media files) to the user. */
+  run(): Promise<AdoptedCounts>;
+}
+
+/**
+ * A running server that moves the anonymous chats through its own open storage, for a user CLI
+ * that cannot open the storage while the server holds it (sql.js keeps its data folder to one
+ * process). The server answers both with {@link planAdoption} on its storage and media store.
+ */
+export interface AdoptionServer {
+  /** The plan's text, or null when there is nothing to move; rejects with why it cannot move it. */
+  plan(to: Owner): Promise<string | null>;
+  /** Moves it; rejects with why not. */
+  adopt(to: Owner): Promise<AdoptedCounts>;
+}
+
 const NO_ADOPT_HINT = "add the user with --no-adopt to leave the chats made while login was off where they are";
 
 /**
@@ -41,12 +61,8 @@ const NO_ADOPT_HINT = "add the user with --no-adopt to leave the chats made whil
  * `UserStoreError` saying what to do when the storage cannot move it or `to` has data already.
  */
 export async function prepareAdoption(data: UserCliData, to: Owner): Promise<PendingAdoption | undefined> {
-  const { storage, mediaStore } = data;
-  if (!storage.capabilities.adoptOwner) {
-    throw new UserStoreError(
-      `this storage cannot hand the anonymous chats to ${to} (it lacks the adoptOwner capability); ${NO_ADOPT_HINT}`,
-    );
-  }
+  const { storage } = data;
+  refuseWithoutAdoption(storage, to);
   try {
     await storage.open();
   } catch (error) {
@@ -56,34 +72,67 @@ export async function prepareAdoption(data: UserCliData, to: Owner): Promise<Pen
   }
   const close = () => storage.close();
   try {
-    if (await holdsData(storage, to)) {
-      throw new UserStoreError(
-        `${to} already has chats of its own (a user of that name existed before): its data and the anonymous chats cannot be merged; ${NO_ADOPT_HINT}, or choose another name`,
-      );
-    }
-    const [channels, devices, bounds] = await Promise.all([
-      storage.listChannels(ANONYMOUS_OWNER),
-      storage.listDevices(ANONYMOUS_OWNER),
-      storage.outboxBounds(ANONYMOUS_OWNER),
-    ]);
-    // History only: the devices stay where they are (anyone local could register one while login was off).
-    if (channels.length === 0 && bounds.last === 0) {
-      await close();
-      return undefined;
-    }
-    return {
-      plan: describePlan(
-        channels.map((c) => c.name),
-        devices.length,
-        to,
-      ),
-      run: () => adopt(storage, mediaStore, to),
-      close,
-    };
+    const planned = await planAdoption(data, to);
+    if (planned === undefined) await close();
+    return planned && { ...planned, close };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+/**
+ * The checks and the move of the first `user add` (docs/PROTOCOL.md §10.4) on a storage that is
+ * open already, a running server's: undefined when the anonymous owner has nothing to move, and a
+ * `UserStoreError` saying what to do when the storage cannot move it or `to` has data already.
+ * The storage stays open. The move itself is one `adoptOwner` write: what the anonymous owner's
+ * devices store after it stays theirs.
+ */
+export async function planAdoption(data: UserCliData, to: Owner): Promise<AdoptionPlan | undefined> {
+  const { storage, mediaStore } = data;
+  refuseWithoutAdoption(storage, to);
+  if (await holdsData(storage, to)) {
+    throw new UserStoreError(
+      `${to} already has chats of its own (a user of that name existed before): its data and the anonymous chats cannot be merged; ${NO_ADOPT_HINT}, or choose another name`,
+    );
+  }
+  const [channels, devices, bounds] = await Promise.all([
+    storage.listChannels(ANONYMOUS_OWNER),
+    storage.listDevices(ANONYMOUS_OWNER),
+    storage.outboxBounds(ANONYMOUS_OWNER),
+  ]);
+  // History only: the devices stay where they are (anyone local could register one while login was off).
+  if (channels.length === 0 && bounds.last === 0) return undefined;
+  return {
+    plan: describePlan(
+      channels.map((c) => c.name),
+      devices.length,
+      to,
+    ),
+    run: () => adopt(storage, mediaStore, to),
+  };
+}
+
+/** The adoption a running server makes for the CLI; its refusals read as the CLI's own. */
+export async function serverAdoption(server: AdoptionServer, to: Owner): Promise<PendingAdoption | undefined> {
+  const plan = await asUserError(() => server.plan(to));
+  if (plan === null) return undefined;
+  return { plan, run: () => asUserError(() => server.adopt(to)), close: async () => undefined };
+}
+
+async function asUserError<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw error instanceof UserStoreError ? error : new UserStoreError((error as Error).message, { cause: error });
+  }
+}
+
+function refuseWithoutAdoption(storage: Storage, to: Owner): void {
+  if (storage.capabilities.adoptOwner) return;
+  throw new UserStoreError(
+    `this storage cannot hand the anonymous chats to ${to} (it lacks the adoptOwner capability); ${NO_ADOPT_HINT}`,
+  );
 }
 
 async function holdsData(storage: Storage, owner: Owner): Promise<boolean> {

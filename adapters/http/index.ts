@@ -34,7 +34,8 @@ export { canonicalPath, isGatedPath, readCredential, clientIp } from "./gate.js"
 export type { Credential, TrustProxy } from "./gate.js";
 export { runUserCli, USER_CLI_USAGE } from "./user-cli.js";
 export type { UserCliIO } from "./user-cli.js";
-export type { UserCliData } from "./adopt-anonymous.js";
+export type { UserCliData, AdoptionServer, AdoptionPlan } from "./adopt-anonymous.js";
+export { planAdoption } from "./adopt-anonymous.js";
 export { LOGIN_LIMITS } from "./limits.js";
 export { createMediaHandler, contentDisposition } from "./media-route.js";
 export type { MediaHandler, MediaHandlerOptions } from "./media-route.js";

@@ -2,7 +2,14 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { runDeviceCli } from "./device-cli.js";
 import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
-import { describeAdoption, prepareAdoption, type PendingAdoption, type UserCliData } from "./adopt-anonymous.js";
+import {
+  describeAdoption,
+  prepareAdoption,
+  serverAdoption,
+  type AdoptionServer,
+  type PendingAdoption,
+  type UserCliData,
+} from "./adopt-anonymous.js";
 import { hashPassword } from "./passwords.js";
 import { checkNewPassword, checkUsername, UserStore, UserStoreError } from "./user-store.js";
 
@@ -31,6 +38,12 @@ export interface UserCliIO {
    * (docs/PROTOCOL.md §10.4). Absent, nothing is adopted.
    */
   data?: () => UserCliData | Promise<UserCliData>;
+  /**
+   * The server running on that data, when one answers: the first `user add` then has it move the
+   * anonymous owner's chats through its own open storage instead of opening the storage here,
+   * which a server holding it (sql.js) refuses. Resolves undefined when no server runs.
+   */
+  server?: () => Promise<AdoptionServer | undefined>;
 }
 
 /** The usage text of the user CLI. */
@@ -39,7 +52,7 @@ export const USER_CLI_USAGE = `usage: user <command> [name] [--users-file <path>
 commands:
   add <name>           create a user; the first user adopts the chats, messages and
                        media made while login was off (not its devices), unless
-                       --no-adopt (stop the server first)
+                       --no-adopt
   list                 list usernames, sorted
   remove <name>        delete a user
   set-password <name>  replace a user's password
@@ -224,6 +237,13 @@ async function addUser(
   if (adopted) io.stdout.write(`${describeAdoption(adopted, name)}\n`);
 }
 
+/** The first user's adoption: made by the running server when one answers, else here. */
+async function adoption(io: UserCliIO, to: string): Promise<PendingAdoption | undefined> {
+  const server = await io.server?.();
+  if (server) return serverAdoption(server, to);
+  return io.data ? prepareAdoption(await io.data(), to) : undefined;
+}
+
 async function readPassword(io: UserCliIO): Promise<string> {
   if (!io.isTTY) return readLine(io.stdin);
   const first = await promptHidden(io, "Password: ");
@@ -241,9 +261,10 @@ async function readPassword(io: UserCliIO): Promise<string> {
  * adoption writes belong to that owner, with their usual modes, and the server can still read
  * them (docs/PROTOCOL.md §10.4). With `io.data`, the first `add` (login turning on) moves the anonymous
  * owner's chats, messages, outbox and media to the new user (never its devices, listed before
- * the password is asked for), unless `--no-adopt`; it
- * refuses, before asking for the password, a storage without the `adoptOwner` capability, one it
- * cannot open (the server still running), or a name that already has data. Resolves the exit
+ * the password is asked for), unless `--no-adopt`: through `io.server` when a server runs on
+ * that data, else by opening the storage here. It refuses, before asking for the password, a
+ * storage without the `adoptOwner` capability, one it cannot open (a server holding it that
+ * does not answer), or a name that already has data. Resolves the exit
  * code: 0 success, 1 a value error (its message on stderr), 2 a usage error. Never rejects.
  *
  * @example A script that is the whole CLI
@@ -295,8 +316,7 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
     if (parsed.command === "add") {
       checkUsername(name);
       if (users.has(name)) throw new UserStoreError(`user ${name} already exists`);
-      const adopting =
-        users.size === 0 && !parsed.noAdopt && io.data ? await prepareAdoption(await io.data(), name) : undefined;
+      const adopting = users.size === 0 && !parsed.noAdopt ? await adoption(io, name) : undefined;
       if (adopting) io.stdout.write(`${adopting.plan}\n`);
       try {
         await addUser(io, store, name, users.size === 0, adopting);

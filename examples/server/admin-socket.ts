@@ -1,17 +1,29 @@
-// The running server's admin socket (<data-dir>/admin.sock, mode 0600): how `hook ...` and
-// `schedule ...` reach a
-// server that holds the data folder (sql.js keeps it to one process), docs/PROTOCOL.md §17.
+// The running server's admin socket (<data-dir>/admin.sock, mode 0600): how `hook ...`,
+// `schedule ...` and the first `user add` (its adoption) reach a server that holds the data
+// folder (sql.js keeps it to one process), docs/PROTOCOL.md §17 and §10.4.
 // One JSON line in, one JSON line out; only the account that runs the server can connect.
 import { chmod, rm } from "node:fs/promises";
 import net from "node:net";
 import { join } from "node:path";
 import { ANONYMOUS_OWNER, isGatewayError, type Gateway, type HookMode } from "chat-gateway";
-import { addHook, listHooks, removeHook, rotateHook, type LoginProtection } from "chat-gateway/http";
+import {
+  addHook,
+  checkUsername,
+  listHooks,
+  planAdoption,
+  removeHook,
+  rotateHook,
+  UserStoreError,
+  type LoginProtection,
+} from "chat-gateway/http";
 
-/** What the CLI asks: a hook action (the default kind) or a schedule action, for a user when login is on. */
+/**
+ * What the CLI asks: a hook action (the default kind) or a schedule action, for a user when login
+ * is on, or, while login is off, the plan or the move of the first user's adoption (`name` the user).
+ */
 export interface AdminRequest {
-  kind?: "hook" | "schedule";
-  action: "add" | "list" | "rotate" | "remove" | "run";
+  kind?: "hook" | "schedule" | "adopt";
+  action: "add" | "list" | "rotate" | "remove" | "run" | "plan";
   user?: string;
   name?: string;
   channel?: string;
@@ -65,6 +77,7 @@ export async function startAdminSocket(
 async function answer(gateway: Gateway, protection: LoginProtection, line: string): Promise<AdminReply> {
   try {
     const request = JSON.parse(line) as AdminRequest;
+    if (request.kind === "adopt") return await adoption(gateway, protection, request);
     const owner = await ownerOf(protection, request.user);
     if (typeof owner !== "string") return owner;
     if (request.kind === "schedule") return await scheduleAction(gateway, owner, request);
@@ -86,6 +99,27 @@ async function answer(gateway: Gateway, protection: LoginProtection, line: strin
     }
   } catch (error) {
     return { ok: false, error: isGatewayError(error) ? error.message : "the server could not do it (see its log)" };
+  }
+}
+
+/**
+ * The first `user add` while this server runs (docs/PROTOCOL.md §10.4): what would move to the new
+ * user, or the move, through the storage and media store this server has open. Only while login
+ * is off: once a user exists, the anonymous chats are no first user's to take.
+ */
+async function adoption(gateway: Gateway, protection: LoginProtection, request: AdminRequest): Promise<AdminReply> {
+  if (await protection.enabled()) return { ok: false, error: "login is on already: only the first user adopts" };
+  try {
+    const name = typeof request.name === "string" ? request.name : "";
+    checkUsername(name);
+    const { storage, mediaStore } = gateway.options;
+    const planned = await planAdoption({ storage, mediaStore }, name);
+    if (request.action === "plan") return { ok: true, result: planned?.plan ?? null };
+    if (request.action !== "run") return { ok: false, error: "unknown action", usage: true };
+    return { ok: true, result: planned ? await planned.run() : { channels: 0, messages: 0, outbox: 0, media: 0 } };
+  } catch (error) {
+    const told = error instanceof UserStoreError || isGatewayError(error);
+    return { ok: false, error: told ? (error as Error).message : "the server could not do it (see its log)" };
   }
 }
 

@@ -55,7 +55,8 @@ function parse(argv: string[]): AdminRequest | undefined {
   return undefined;
 }
 
-function ask(
+/** One request to the admin socket at `path` and its reply; rejects when nothing answers there. */
+export function askAdmin(
   path: string,
   request: AdminRequest,
 ): Promise<{ ok: boolean; result?: unknown; error?: string; usage?: true }> {
@@ -81,9 +82,9 @@ function ask(
  * stderr why not (1 unreachable or refused, 2 a usage error the server found).
  */
 export async function askServer(dataDir: string, request: AdminRequest, io: Io): Promise<{ result: unknown } | number> {
-  let reply: Awaited<ReturnType<typeof ask>>;
+  let reply: Awaited<ReturnType<typeof askAdmin>>;
   try {
-    reply = await ask(adminSocketPath(dataDir), request);
+    reply = await askAdmin(adminSocketPath(dataDir), request);
   } catch (error) {
     io.stderr.write(
       `cannot reach the running server through ${adminSocketPath(dataDir)} (${(error as Error).message}); start the server first\n`,

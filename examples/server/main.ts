@@ -3,6 +3,7 @@ import { runUserCli } from "chat-gateway/http";
 import { HELP, parseConfig, UsageError, type ServerConfig } from "./config.js";
 import { serverData } from "./data.js";
 import { runHookCli } from "./hook-cli.js";
+import { runningServer } from "./running-server.js";
 import { runScheduleCli } from "./schedule-cli.js";
 import { startServer } from "./server.js";
 
@@ -13,6 +14,8 @@ async function main(argv: string[]): Promise<number> {
     return runUserCli(argv, {
       defaultUsersFile: config.usersFile,
       data: () => serverData(config),
+      // While the server runs, it adopts through the storage it holds (running-server.ts).
+      server: () => runningServer(config.dataDir),
       stdin: process.stdin,
       stdout: process.stdout,
       stderr: process.stderr,

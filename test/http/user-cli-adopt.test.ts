@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ANONYMOUS_OWNER, type MediaStore, type Storage } from "chat-gateway";
 import { defineStorage } from "chat-gateway/storage";
-import type { UserCliData } from "chat-gateway/http";
+import { planAdoption, type AdoptionServer, type UserCliData } from "chat-gateway/http";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { runUserCliHere, tempDir } from "./helpers.js";
@@ -138,5 +138,55 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
     expect(await cli(["user", "add", "bob"], { storage })).toEqual({ code: 0, out: "added bob\n", err: "" });
     expect(await storage.listChannels("bob")).toEqual([]);
     expect((await storage.listChannels(ANONYMOUS_OWNER)).length).toBe(1);
+  });
+
+  it("adopt - through a running server: the CLI asks it (its storage stays open and is never opened here), and its refusals read as the CLI's own", async () => {
+    const storage = memoryStorage();
+    const mediaStore = memoryMediaStore();
+    await storage.open();
+    await chatAnonymously(storage, mediaStore);
+    const asked: string[] = [];
+    // What the example server answers over its admin socket: planAdoption on the storage it holds.
+    const server: AdoptionServer = {
+      async plan(to) {
+        asked.push(`plan ${to}`);
+        return (await planAdoption({ storage, mediaStore }, to))?.plan ?? null;
+      },
+      async adopt(to) {
+        asked.push(`adopt ${to}`);
+        return (await planAdoption({ storage, mediaStore }, to))!.run();
+      },
+    };
+    const data = () => {
+      throw new Error("the storage is held by the server");
+    };
+    const run = (name: string) =>
+      runUserCliHere(["user", "add", name], {
+        input: "correct horse\n",
+        env: { GATEWAY_USERS_FILE: file },
+        data,
+        server: async () => server,
+      });
+    await storage.putDevice("carol", {
+      device_id: "old",
+      device_name: "old phone",
+      caps: { min_protocol: 1, media: true, push: "none", streaming: true },
+      last_seen: 1,
+    });
+    expect(await run("carol")).toEqual({
+      code: 1,
+      out: "",
+      err: expect.stringMatching(/^carol already has chats of its own/),
+    });
+    const added = await run("alice");
+    expect([added.code, added.err]).toEqual([0, ""]);
+    expect(added.out).toMatch(
+      /\nalice adopted the chats made while login was off: 1 channels and threads, 1 messages, 1 media\n$/,
+    );
+    expect(asked).toEqual(["plan carol", "plan alice", "adopt alice"]);
+    expect((await storage.getMessage("alice", "m1"))?.text).toBe("hello");
+    expect(await readFile(mediaStore, "alice", "pic")).toEqual(Buffer.from("picture"));
+    // The server's storage was used open and left open.
+    expect((await storage.listChannels("alice")).length).toBe(1);
   });
 });
