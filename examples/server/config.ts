@@ -84,7 +84,10 @@ const OPTIONS = {
 const PUSH_AFTER_MS_MAX = 86_400_000;
 
 export const HELP = `Usage: chat-gateway [options]
-       chat-gateway user add|list|remove|set-password [name] [--users-file PATH]
+       chat-gateway user add|list|remove|set-password [name] [--users-file PATH] [--no-adopt]
+       chat-gateway device list NAME | device revoke NAME DEVICE_ID
+       chat-gateway hook add|list|rotate|remove ...      (asks the running server)
+       chat-gateway schedule add|list|remove|run ...     (asks the running server)
 
 Runs the example chat-gateway server: the gateway over WebSocket at /ws/gateway, the HTTP API
 with login protection under /api/, and the web UI at /, all on one port.
@@ -126,7 +129,8 @@ Options (each also read from the environment variable in brackets):
                            [GATEWAY_PUSH_SUBJECT] (default mailto:chat-gateway@example.invalid)
   --push-after-ms N        push an answer or an ask no device has read within N ms (at once
                            when none is connected), 0 to 86400000 [GATEWAY_PUSH_AFTER_MS] (default 60000)
-  --memory                 keep everything in memory (nothing on disk)
+  --memory                 keep chats and media in memory (the users file and the
+                           admin socket stay in the data folder)
   --help                   show this help
 `;
 

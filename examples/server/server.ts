@@ -327,7 +327,7 @@ function loginProtection(
 }
 
 function openWarning(config: ServerConfig, url: string): string {
-  const add = "run `chat-gateway user add <name>` to turn login on";
+  const add = "run `chat-gateway user add <name>` (`npm run cli -- user add <name>` in a clone) to turn login on";
   return isLoopbackName(bracketed(config.host))
     ? `WARNING: login is OFF: every program and web page of this machine's own origin may chat without a password (pages of other sites and other host names are refused); ${add}`
     : `WARNING: login is OFF and ${config.host} is not a loopback address (--allow-open): anyone who can reach ${url} chats without a password; ${add}`;
