@@ -134,7 +134,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       if (this.#helloSince === undefined) return this.#shed(text);
     }
     // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
-    if (!spendFrame(this.#services, this.#bucket, this.#address, this.#owner)) {
+    if (!spendFrame(this.#services, this.#bucket, this.#address, this.#owner, text.length)) {
       return this.#sendError(new GatewayError("rate_limited", "too many frames; slow down"), peekId(text));
     }
     this.#enqueue(() => this.#handleText(text));
@@ -159,7 +159,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
    */
   async #takeChunk(data: Uint8Array): Promise<void> {
     if (this.#isClosed()) return; // the hello it followed was refused, or the socket went meanwhile
-    if (!this.uploads.inFlight(data) && !spendFrame(this.#services, this.#bucket, this.#address, this.#owner)) return;
+    const free = this.uploads.inFlight(data);
+    if (!free && !spendFrame(this.#services, this.#bucket, this.#address, this.#owner, data.byteLength)) return;
     try {
       await this.uploads.chunk(data);
     } catch (error) {

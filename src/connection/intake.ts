@@ -9,7 +9,7 @@ import type { Owner } from "../protocol/ids.js";
 import { LoopShare } from "../support/loop-share.js";
 import type { ConnectionCount } from "./connection-count.js";
 import type { SharedBudgets } from "./shared-budgets.js";
-import type { TokenBucket } from "./token-bucket.js";
+import { frameCost, type TokenBucket } from "./token-bucket.js";
 
 /** What the intake of a connection reads and counts through. */
 export interface IntakeServices {
@@ -36,19 +36,22 @@ export function admitAddress(services: IntakeServices, address: string): string 
 }
 
 /**
- * One frame against the connection's own `bucket` and the budgets it shares with the other
- * connections of its address and, after `hello`, of its owner: reconnecting refills only its own.
+ * One frame of `size` characters (bytes, for binary) against the connection's own `bucket` and the
+ * budgets it shares with the other connections of its address and, after `hello`, of its owner:
+ * reconnecting refills only its own. A large frame weighs more ({@link frameCost}).
  */
 export function spendFrame(
   services: IntakeServices,
   bucket: TokenBucket,
   address: string | undefined,
   owner: Owner | undefined,
+  size: number,
 ): boolean {
-  if (!bucket.take()) return false;
+  const cost = frameCost(size);
+  if (!bucket.take(cost)) return false;
   const { budgets } = services;
-  if (address !== undefined && !budgets.framesPerAddress.take(address)) return false;
-  return owner === undefined || budgets.framesPerOwner.take(owner);
+  if (address !== undefined && !budgets.framesPerAddress.take(address, cost)) return false;
+  return owner === undefined || budgets.framesPerOwner.take(owner, cost);
 }
 
 /**

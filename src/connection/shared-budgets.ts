@@ -20,15 +20,15 @@ export class KeyedBuckets {
     this.#now = now;
   }
 
-  /** Takes one token of `key`'s bucket; false means refuse. */
-  take(key: string): boolean {
+  /** Takes `cost` tokens of `key`'s bucket (see {@link TokenBucket.take}); false means refuse. */
+  take(key: string, cost = 1): boolean {
     let bucket = this.#buckets.get(key);
     if (bucket === undefined) {
       if (this.#buckets.size >= this.#sweepAt) this.#sweep();
       bucket = new TokenBucket(this.#limit, this.#now);
       this.#buckets.set(key, bucket);
     }
-    return bucket.take();
+    return bucket.take(cost);
   }
 
   /** Forgets the buckets that are full again; the next sweep waits until the map doubled, so sweeping stays linear. */

@@ -3,9 +3,23 @@
  * @module
  */
 
-/** Refills continuously; `take()` is false when the frame must be refused. */
 import type { RateLimit } from "../options/options.js";
 export type { RateLimit } from "../options/options.js";
+
+/** A frame of this many characters (or bytes, for a binary one) or more weighs one token more per this many. */
+export const FRAME_COST_UNIT = 16 * 1024;
+
+/**
+ * The tokens a frame of `size` characters (bytes for binary) spends: one, and one more per full
+ * {@link FRAME_COST_UNIT}. Parsing and checking a frame costs the event loop by its size: at one
+ * token each, an owner's budget of 100 frames of 240 kB a second held the loop for more than a
+ * second at a time from every other owner (docs/PROTOCOL.md §2.4).
+ */
+export function frameCost(size: number): number {
+  return 1 + Math.floor(size / FRAME_COST_UNIT);
+}
+
+/** Refills continuously; `take()` is false when the frame must be refused. */
 export class TokenBucket {
   #tokens: number;
   #last: number;
@@ -19,10 +33,15 @@ export class TokenBucket {
     this.#last = now();
   }
 
-  take(): boolean {
+  /**
+   * Takes `cost` tokens (a large frame's weight, {@link frameCost}); never more than the burst, so
+   * a frame the limit allows at all passes once the bucket is full.
+   */
+  take(cost = 1): boolean {
     this.#refill();
-    if (this.#tokens < 1) return false;
-    this.#tokens -= 1;
+    const tokens = Math.min(cost, this.#limit.burst);
+    if (this.#tokens < tokens) return false;
+    this.#tokens -= tokens;
     return true;
   }
 

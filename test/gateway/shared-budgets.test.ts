@@ -106,4 +106,32 @@ describe("shared budgets", () => {
     const stored = await h.gateway.options.storage.listDevices(ANONYMOUS_OWNER);
     expect(stored.map((d) => d.device_id).sort()).toEqual(admitted.sort());
   });
+
+  it("budgets - a large frame weighs one token more per 16 KiB, on the connection's budget and the owner's", async () => {
+    let now = 1_000_000;
+    // A stopped clock: no token comes back while the test runs, so the counts are exact.
+    h = await startGateway({ now: () => now, rateLimitPerOwner: { perSecond: 20, burst: 62 } });
+    const padding = "x".repeat(100_000); // 1 + 6 tokens a frame
+    // A refused frame this large is answered without its id (docs/PROTOCOL.md §1).
+    const big = async (c: Client, id: string) => {
+      const from = c.frames.length;
+      c.raw(JSON.stringify({ type: "ping", id, payload: { padding } }));
+      return (await c.waitFor((f) => f.id === id || f.payload?.code === "rate_limited", 5000, from)).type;
+    };
+    const a = await Client.connect(h.url);
+    open.push(a);
+    // The connection's burst of 60, less its hello: eight of 7 tokens pass, the ninth does not.
+    const answers: string[] = [];
+    for (let i = 0; i < 9; i++) answers.push(await big(a, `a${i}`));
+    expect(answers).toEqual([...Array(8).fill("pong"), "error"]);
+    // Small frames still pass on what is left: the weight is the frame's, not a penalty.
+    expect((await pings(a, 3)).answered).toBe(3);
+    // The owner's budget (62, from after hello) is spent by weight too: the first connection
+    // spent 59 of it, so a second one of the owner has not enough left for a large frame.
+    const b = await Client.connect(h.url);
+    open.push(b);
+    expect(await big(b, "b0")).toBe("error");
+    now += 1_000; // 20 of the owner's tokens come back
+    expect(await big(b, "b1")).toBe("pong");
+  });
 });
