@@ -249,32 +249,26 @@ function sessionChecks(
  * users in the store it is off and lets everything through; `user add` turns it on without a
  * restart.
  *
- * @example Mount it in front of an existing server
+ * @example In front of a gateway on an existing server
  * ```ts
  * import http from "node:http";
- * import { WebSocketServer } from "ws";
+ * import { createGateway } from "chat-gateway";
  * import { createLoginProtection } from "chat-gateway/http";
+ * import { attachWebSocket } from "chat-gateway/ws";
  *
  * const protection = createLoginProtection({ usersFile: "/var/lib/gateway/users.json" });
+ * const gateway = createGateway({ storage, runtime, authenticator: protection.authenticator() });
+ * await gateway.start();
  * const server = http.createServer(async (req, res) => {
  *   if (await protection.handle(req, res)) return; // login API, or 401
  *   const user = protection.userOf(req); // signed-in user on /api/ and /ws/ paths
  *   myRoutes(req, res, user);
  * });
- * const wss = new WebSocketServer({ noServer: true });
- * server.on("upgrade", async (req, socket, head) => {
- *   const decision = await protection.authorizeUpgrade(req);
- *   if (!decision.ok) {
- *     const body = JSON.stringify({ error: decision.message });
- *     socket.end(`HTTP/1.1 ${decision.status} ${http.STATUS_CODES[decision.status]}\r\n` +
- *       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
- *     return;
- *   }
- *   wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, decision.context));
- * });
- * // createGateway({ authenticator: protection.authenticator(), ... })
+ * attachWebSocket(gateway, { server, path: "/ws/gateway", authorizeUpgrade: (req) => protection.authorizeUpgrade(req) });
  * server.on("close", () => void protection.close());
  * ```
+ * Another WebSocket server gates its upgrades the same way: `protection.authorizeUpgrade(req)`
+ * decides, and a refusal is answered with its `status` and `message` before any upgrade.
  * @throws {TypeError} on a bad option
  */
 export function createLoginProtection(options: LoginProtectionOptions): LoginProtection {
