@@ -126,6 +126,7 @@ describe("example server - the first user adopts the chats made while login was 
     // Login is on now: the anonymous connection is told to sign in, and alice has it all.
     expect(await open.closedPromise).toBe(4401);
     const { c, auth } = await signIn(server);
+    expect(server.output()).toMatch(/login is on now: the users file holds a user/);
     expect((await defaultHistory(c)).map((m) => [m.role, m.text])).toEqual([
       ["user", "tool: hello"],
       ["assistant", "You said: hello"],

@@ -62,7 +62,16 @@ export function watchUserStore(users: UserStore, options: UserStoreWatchOptions)
       revoke({ user: name });
       options.userChanged?.(name);
     }
-    if (before.users.size === 0 && now.users.size > 0) revoke({ anonymous: true });
+    if (before.users.size === 0 && now.users.size > 0) {
+      log("login is on now: the users file holds a user; connections made while it was off are closed");
+      revoke({ anonymous: true });
+    } else if (before.users.size > 0 && now.users.size === 0) {
+      log(
+        options.staysOn
+          ? "the users file holds no user; login stays on"
+          : "login is off now: the users file holds no user",
+      );
+    }
     if (names.length === 0) return;
     revoking = revoking
       .then(() =>
