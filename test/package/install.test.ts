@@ -105,7 +105,7 @@ describe("package - one install", () => {
     },
   );
 
-  it("package - the shipped types check under tsc --strict without skipLibCheck or @types of optional peers", async () => {
+  it("package - the shipped types check under tsc --strict without skipLibCheck, the DOM library or @types of optional peers", async () => {
     const entries = (await import(join(root, "entrypoints.mjs"))).entrypoints as Array<{ subpath: string }>;
     const names = entries.map((e) => (e.subpath === "." ? "chat-gateway" : `chat-gateway/${e.subpath.slice(2)}`));
     // A user of those entries has installed their peer, which brings its own types (never @types/pg).
@@ -129,6 +129,9 @@ describe("package - one install", () => {
       "--moduleResolution",
       "nodenext",
       "--target",
+      "es2022",
+      // A Node project's library: no DOM (sql.js's own types need it, and must not be shipped).
+      "--lib",
       "es2022",
     ];
     const result = await node([tsc, ...flags, "check.ts", "check.cts"]).then(

@@ -2,6 +2,7 @@ import { GatewayError, type ErrorCode } from "chat-gateway";
 import type { JournalOp } from "./apply.js";
 import initSqlJs, { type SqlJsStatic } from "sql.js";
 import { Engine, type EngineSettings } from "./engine.js";
+import type { SqlJsModule } from "./options.js";
 import type { ReadName } from "./reads.js";
 import { SchemaTooNewError } from "./schema.js";
 
@@ -23,10 +24,11 @@ export function dispatch(engine: Engine, call: EngineCall): Promise<unknown> {
 /** Runs the engine on this thread (the storage's `inProcess`, or a given `sqlJs` module). */
 export async function startEngineHere(
   settings: EngineSettings,
-  sqlJs: SqlJsStatic | undefined,
+  sqlJs: SqlJsModule | undefined,
   warn: (message: string) => void,
 ): Promise<EngineLink> {
-  const engine = await Engine.open(settings, sqlJs ?? (await initSqlJs()), warn);
+  // The module is sql.js's own (SqlJsModule names only what the public type needs of it).
+  const engine = await Engine.open(settings, (sqlJs as SqlJsStatic | undefined) ?? (await initSqlJs()), warn);
   return { call: (call) => dispatch(engine, call), close: () => engine.close() };
 }
 

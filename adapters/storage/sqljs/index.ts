@@ -111,7 +111,7 @@ import { TurnOwners } from "./turn-owners.js";
 export { DataDirLockedError } from "./lock.js";
 export type { Holder } from "./lock.js";
 export { SchemaTooNewError, SCHEMA_VERSION } from "./schema.js";
-export type { SqlJsStorageOptions } from "./options.js";
+export type { SqlJsStorageOptions, SqlJsModule } from "./options.js";
 
 /** Hits whose snippets one read builds: each reads its message's text (about 1 ms per MiB). */
 const SNIPPETS_PER_READ = 10;

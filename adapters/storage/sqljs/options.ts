@@ -1,5 +1,13 @@
-import type { SqlJsStatic } from "sql.js";
 import { resolveLogger, type Logger } from "chat-gateway";
+
+/**
+ * A ready sql.js module, as `initSqlJs()` resolves it (sql.js's `SqlJsStatic`), described by what
+ * the storage takes from it: sql.js's own types need the DOM library, and naming them here broke
+ * the type check of a project without it.
+ */
+export interface SqlJsModule {
+  readonly Database: new (data?: ArrayLike<number> | Buffer | null) => object;
+}
 
 /** Options of {@link sqlJsStorage}. */
 export interface SqlJsStorageOptions {
@@ -14,7 +22,7 @@ export interface SqlJsStorageOptions {
    * one runs the database on the calling thread, as {@link inProcess} does. Default: the database
    * process initialises its own.
    */
-  sqlJs?: SqlJsStatic;
+  sqlJs?: SqlJsModule;
   /**
    * Runs the database on the calling thread instead of in a process of its own. It saves a process
    * (about 50 MB and a start-up of 100 ms or so), but every export and every growth of the database
