@@ -172,6 +172,24 @@ describe.sequential("web UI - cards in the conversation and small fixes", { time
     await dark.context().close();
   });
 
+  it("a message sent with Enter while the page still connects goes out once the lane opens, not left in the box", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    // A slow network: the page's frames reach the gateway a second and a half late, so the first
+    // lane opens well after the composer shows.
+    await context.routeWebSocket(/\/ws\/gateway/, (ws) => {
+      const gateway = ws.connectToServer();
+      ws.onMessage((message) => setTimeout(() => gateway.send(message), 1500));
+    });
+    const early = await context.newPage();
+    watchProblems(early, problems);
+    await early.goto(server.url);
+    await send(early, "typed before it connected");
+    expect(await early.locator('.conn[data-state="open"]').count()).toBe(0);
+    await early.locator(".msg.user", { hasText: "typed before it connected" }).waitFor();
+    expect(await early.getByRole("textbox", { name: "Message" }).inputValue()).toBe("");
+    await context.close();
+  });
+
   it("had no script errors, CSP refusals or dialogs", () => {
     expect(problems).toEqual([]);
   });

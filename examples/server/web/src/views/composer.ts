@@ -5,11 +5,14 @@
 import type { MediaRef } from "chat-gateway";
 import type { GatewayClient, SendInput } from "chat-gateway/client";
 import { clear, h, icon } from "../dom.js";
-import type { Store } from "../store.js";
+import type { Lane, Store } from "../store.js";
 import type { Toasts } from "../toasts.js";
 import { PendingSends } from "./pending-sends.js";
 import { SlashMenu } from "./slash.js";
 import { StopButton } from "./stop-button.js";
+
+/** How long a send made while the page connects waits for the first lane (ms): the hello deadline. */
+const FIRST_LANE_WAIT_MS = 10_000;
 
 interface Attachment {
   id: number;
@@ -55,6 +58,8 @@ export class Composer {
   readonly #stop: StopButton;
   readonly #pending: PendingSends;
   #attachments: Attachment[] = [];
+  /** A send made before the first lane opened is waiting for it. */
+  #waitingForLane = false;
   #nextAttachment = 0;
 
   constructor(deps: ComposerDeps) {
@@ -157,6 +162,23 @@ export class Composer {
     }
   }
 
+  /**
+   * The first lane, for a send made while the page still connects: Enter then did nothing and the
+   * text sat in the box. Waits up to the hello deadline; a second Enter meanwhile is the same send.
+   */
+  async #firstLane(): Promise<Lane | undefined> {
+    if (this.#waitingForLane) return undefined;
+    this.#waitingForLane = true;
+    try {
+      for (let waited = 0; waited < FIRST_LANE_WAIT_MS && !this.#deps.store.current; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return this.#deps.store.current;
+    } finally {
+      this.#waitingForLane = false;
+    }
+  }
+
   async upload(file: File): Promise<void> {
     const id = ++this.#nextAttachment;
     const progress = h("progress", { max: 100, value: 0, "aria-label": `Uploading ${file.name}` });
@@ -193,7 +215,7 @@ export class Composer {
   }
 
   async send(): Promise<void> {
-    const lane = this.#deps.store.current;
+    const lane = this.#deps.store.current ?? (await this.#firstLane());
     if (!lane) return;
     if (this.#attachments.some((a) => !a.ref && !a.failed)) {
       this.#deps.toasts.show("Wait for the uploads to finish.");
