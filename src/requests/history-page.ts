@@ -1,9 +1,11 @@
 /**
  * The byte cap of a `history` page (`historyMaxBytes`): a page of long messages is cut short from
- * its oldest end, so one request can never be answered by a frame of tens of megabytes.
+ * its oldest end, and a single message over the cap is cut itself, tool calls included, so one
+ * request can never be answered by a frame of tens of megabytes, whatever a storage holds.
  * @module
  */
-import type { HistoryItem } from "../contracts/records.js";
+import type { HistoryItem, ToolCall } from "../contracts/records.js";
+import { fieldBytes, jsonBytes, jsonText, longestJsonPrefix } from "../support/json-text.js";
 
 /** The items kept for the page (oldest first) and whether older ones were left out. */
 export interface FittedPage<T extends HistoryItem> {
@@ -14,8 +16,8 @@ export interface FittedPage<T extends HistoryItem> {
 
 /**
  * Keep the newest items whose JSON fits in `maxBytes`. Always keeps at least the newest one: if it
- * alone is too big its `text` (then `reasoning`) is shortened to fit and it is marked `truncated`,
- * so the client still moves on (its `oldest_message_id` is the next `before_message_id`).
+ * alone is too big it is cut to fit (see {@link truncateToFit}) and marked `truncated`, so the
+ * client still moves on (its `oldest_message_id` is the next `before_message_id`).
  */
 export function fitHistory<T extends HistoryItem>(items: T[], maxBytes: number): FittedPage<T> {
   const kept: T[] = [];
@@ -34,32 +36,63 @@ export function fitHistory<T extends HistoryItem>(items: T[], maxBytes: number):
   return { items: kept.reverse(), cut: false };
 }
 
-function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value), "utf8");
+/**
+ * A tool entry with its `args` (and a non-null `output`) emptied. Measured with `truncated`, which
+ * it gains only when a field is actually cut.
+ */
+function bareTool(tool: ToolCall): ToolCall {
+  return { ...tool, args: "", output: tool.output === null ? null : "", truncated: true };
 }
 
-/** The item with `text` and `reasoning` cut (text first kept, reasoning gets what is left). */
-function truncateToFit<T extends HistoryItem>(item: T, maxBytes: number): T {
-  const bare = { ...item, text: "", reasoning: "", truncated: true };
-  let room = maxBytes - jsonBytes(bare);
-  const text = longestPrefix(item.text, room);
-  room -= jsonBytes(text) - 2;
-  const reasoning = longestPrefix(item.reasoning, room);
-  return { ...bare, text, reasoning };
-}
-
-/** The longest prefix of `text` whose JSON string (escapes included, quotes excluded) fits in `room` bytes. */
-function longestPrefix(text: string, room: number): string {
-  if (room <= 0 || text === "") return "";
-  // Every code unit takes at least one byte in JSON, so no prefix longer than `room` can fit.
-  let lo = 0;
-  let hi = Math.min(text.length, room);
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (jsonBytes(text.slice(0, mid)) - 2 <= room) lo = mid;
-    else hi = mid - 1;
+/**
+ * The tool entries that fit in `room` bytes with their fields emptied (the first ones: calls past
+ * them are left out), and the room they leave.
+ */
+function bareTools(tools: ToolCall[], room: number): { kept: ToolCall[]; room: number } {
+  let left = room;
+  let count = 0;
+  for (const tool of tools) {
+    // +1 for the comma between array elements.
+    const size = jsonBytes(bareTool(tool)) + 1;
+    if (size > left) break;
+    left -= size;
+    count++;
   }
-  // Never end on the first half of a surrogate pair.
-  const code = text.charCodeAt(lo - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? lo - 1 : lo);
+  return { kept: tools.slice(0, count), room: left };
+}
+
+/**
+ * Keep `tool`'s `field` whole when its bytes beyond an empty field fit in `room`, else cut its text
+ * to `room` and mark the entry `truncated`. Returns the bytes it took.
+ */
+function fitField(tool: ToolCall, field: "args" | "output", room: number): number {
+  const value = tool[field];
+  const size = fieldBytes(value) - 2;
+  if (size <= room) return Math.max(0, size);
+  const short = longestJsonPrefix(typeof value === "string" ? value : jsonText(value), room);
+  tool[field] = short;
+  tool.truncated = true;
+  return jsonBytes(short) - 2;
+}
+
+/**
+ * The item cut to fit in `maxBytes`: what room there is goes to `text` first, then `reasoning`,
+ * then its tools' `args`, then their `output`s (so outputs are cut first), each in call order; a
+ * field that does not fit is cut at a character boundary and its entry marked `truncated`. When not
+ * even the tools' entries without their fields fit, the later ones are left out.
+ */
+function truncateToFit<T extends HistoryItem>(item: T, maxBytes: number): T {
+  const bare: T = { ...item, text: "", reasoning: "", truncated: true };
+  if (item.tools) bare.tools = [];
+  const tools = bareTools(item.tools ?? [], maxBytes - jsonBytes(bare));
+  let room = tools.room;
+  const text = longestJsonPrefix(item.text, room);
+  room -= jsonBytes(text) - 2;
+  const reasoning = longestJsonPrefix(item.reasoning, room);
+  room -= jsonBytes(reasoning) - 2;
+  const kept = tools.kept.map((tool) => ({ ...tool }));
+  for (const tool of kept) room -= fitField(tool, "args", room);
+  // A null output was measured as it is: nothing to cut.
+  for (const tool of kept) if (tool.output !== null) room -= fitField(tool, "output", room);
+  return item.tools ? { ...bare, text, reasoning, tools: kept } : { ...bare, text, reasoning };
 }

@@ -1,8 +1,9 @@
 // What one request can make the gateway send is bounded: pulls in flight, bytes queued, history pages.
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER } from "chat-gateway";
+import { ANONYMOUS_OWNER, type StoredMessage, type ToolCall } from "chat-gateway";
 import { decodeChunk } from "chat-gateway/protocol";
+import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
 import { upload } from "./media-helpers.js";
 import { sleep } from "./runtimes.js";
@@ -135,6 +136,55 @@ describe("transfer limits", () => {
     const next = await c.request("history", { chat_id: "default", before_message_id: huge.message_id });
     expect(next.payload.messages.map((m: { message_id: string }) => m.message_id)).toEqual([older]);
     expect(next.payload.has_more).toBe(false);
+  });
+
+  it("history - a message whose tool calls pass the byte cap comes cut to fit: outputs first, then arguments, the calls in order", async () => {
+    // As stored before an answer's tool calls were bounded: 1,152 calls with 20 KB of arguments and output.
+    const tools: ToolCall[] = Array.from({ length: 1_152 }, (_, i) => ({
+      index: i,
+      name: `tool${i}`,
+      preview: "{}",
+      args: { body: "a".repeat(20_000) },
+      output: '"'.repeat(20_000),
+      ok: true,
+      duration: 1,
+    }));
+    const answer: StoredMessage = {
+      message_id: "m-tools",
+      role: "assistant",
+      text: "answer",
+      reasoning: "",
+      ts: 1,
+      media: [],
+      status: "complete",
+      chat_id: "default",
+      thread_id: null,
+      tools,
+    };
+    for (const cap of [524_288, 10_000]) {
+      const storage = memoryStorage();
+      await storage.commit(ANONYMOUS_OWNER, { messages: [answer] });
+      h = await startGateway({ storage, historyMaxBytes: cap });
+      const c = await Client.connect(h.url);
+      const page = await c.request("history", { chat_id: "default" });
+      expect(frameBytes(page)).toBeLessThanOrEqual(cap + 500);
+      const [item] = page.payload.messages;
+      expect(item).toMatchObject({ message_id: "m-tools", text: "answer", truncated: true });
+      const kept = item.tools as ToolCall[];
+      expect(kept.map((t) => t.name)).toEqual(tools.slice(0, kept.length).map((t) => t.name));
+      if (cap === 524_288) {
+        expect(kept).toHaveLength(1_152);
+        expect(kept[0]).toMatchObject({ args: { body: "a".repeat(20_000) }, truncated: true });
+        expect(kept.at(-1)).toMatchObject({ args: "", output: "", truncated: true });
+        expect(kept.every((t) => t.output === "" || (t.output as string).length < 20_000)).toBe(true);
+      } else {
+        // Not even every call's name fits: the first ones come, the page still moves on.
+        expect(kept.length).toBeGreaterThan(10);
+        expect(kept.length).toBeLessThan(1_152);
+      }
+      await h.close();
+      h = undefined;
+    }
   });
 });
 
