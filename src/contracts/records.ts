@@ -96,7 +96,8 @@ export interface HistoryItem {
   status?: MessageStatus;
   /**
    * Extension, `history` only: this message alone was larger than the page's byte cap
-   * (`hello.ok.limits.history_max_bytes`), so its `text` and `reasoning` were cut to fit. Never stored.
+   * (`hello.ok.limits.history_max_bytes`), so its `text`, `reasoning` and tool calls were cut to fit
+   * (docs/PROTOCOL.md §5). Never stored.
    */
   truncated?: true;
   /** Extension (docs/PROTOCOL.md §14): an assistant answer's tool calls, in call order. */
@@ -138,15 +139,18 @@ export interface ToolCall {
   name: string;
   /** One-line summary of the arguments. */
   preview: string;
-  /** The arguments; when `truncated`, possibly their JSON text cut at 16 KiB instead. */
+  /** The arguments; when `truncated`, possibly their JSON text cut (at 16 KiB or shorter) instead. */
   args: Record<string, unknown> | string;
-  /** The result (text or any JSON value; its JSON text cut at 16 KiB when `truncated`); `null` when none or still running when the turn ended. */
+  /** The result (text or any JSON value; its JSON text cut, at 16 KiB or shorter, when `truncated`); `null` when none or still running when the turn ended. */
   output: unknown;
   /** False when the tool failed, or was still running when the turn ended. */
   ok: boolean;
   /** Seconds. */
   duration: number;
-  /** Set when `args` or `output` was cut to its 16 KiB bound. */
+  /**
+   * Set when `args` or `output` was cut: to its 16 KiB bound, to the 256 KiB of an answer's tool
+   * calls together, or (`history` only) to fit the page (docs/PROTOCOL.md §14.1, §5).
+   */
   truncated?: true;
 }
 

@@ -69,8 +69,8 @@ export const messageStatusStruct = enums(["complete", "streaming", "stopped", "i
 
 /**
  * A tool call kept on its answer (docs/PROTOCOL.md §14, extension): `args` is the JSON text cut at
- * 16 KiB when `truncated`, and `output` likewise; a tool still running when the turn ended has
- * `ok: false` and `output: null`.
+ * 16 KiB (shorter once the answer's calls fill their 256 KiB) when `truncated`, and `output`
+ * likewise; a tool still running when the turn ended has `ok: false` and `output: null`.
  */
 export const toolCallStruct = object({
   index: integer(),

@@ -12,7 +12,7 @@ import type { MediaEvent, RuntimeEvent, ToolEndEvent, ToolStartEvent, UsageEvent
 import { bareModelId, mergeUsage } from "./runtime-info.js";
 import type { AnswerLimits } from "./turn-limits.js";
 import type { AnswerUpdates } from "./answer-updates.js";
-import { endCall, startedCall } from "./tool-calls.js";
+import { ToolCallLog } from "./tool-calls.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
 
@@ -67,6 +67,7 @@ export class AnswerRecorder {
   readonly #updates: AnswerUpdates;
   #toolIndex = 0;
   readonly #openTools: OpenTool[] = [];
+  readonly #toolLog = new ToolCallLog();
 
   constructor(
     services: TurnServices,
@@ -136,11 +137,14 @@ export class AnswerRecorder {
 
   #toolStart(event: ToolStartEvent): void {
     const index = this.#toolIndex++;
-    this.#openTools.push({ id: event.id, name: event.name, index, started: this.#services.now() });
     const args = event.args ?? {};
     const preview = event.preview ?? previewOf(args);
+    const stored = this.#toolLog.start(index, event.name, preview, args);
+    // Not shown live either: devices and the stored answer keep the same calls.
+    if (!stored) return this.#limits.toolsFull();
+    this.#openTools.push({ id: event.id, name: event.name, index, started: this.#services.now() });
     this.#message.tools ??= [];
-    this.#message.tools.push(startedCall(index, event.name, preview, args));
+    this.#message.tools.push(stored);
     this.#live({ type: "tool.start", payload: { index, name: event.name, preview, args } });
   }
 
@@ -156,12 +160,13 @@ export class AnswerRecorder {
     const duration = event.duration ?? (open ? (this.#services.now() - open.started) / 1000 : 0);
     let stored = this.#message.tools?.find((t) => t.index === index);
     if (!stored) {
-      // An end without its start (the runtime never announced it): kept all the same.
-      stored = startedCall(index, name, "", {});
+      // An end without its start (the runtime never announced it): kept all the same, while it fits.
+      stored = this.#toolLog.start(index, name, "", {});
+      if (!stored) return this.#limits.toolsFull();
       this.#message.tools ??= [];
       this.#message.tools.push(stored);
     }
-    endCall(stored, output, event.ok, duration);
+    this.#toolLog.end(stored, output, event.ok, duration);
     this.#live({ type: "tool.end", payload: { index, name, output, duration, ok: event.ok } });
   }
 

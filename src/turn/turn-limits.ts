@@ -6,6 +6,7 @@
  */
 import { LoopShare } from "../support/loop-share.js";
 import type { LaneTurn } from "./lanes.js";
+import { TOOLS_BYTES } from "./tool-calls.js";
 
 /** `setTimeout` fires at once for a delay past 2^31 - 1 ms; longer limits wait that long (24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -18,7 +19,8 @@ export interface AnswerLimitOptions {
 
 /**
  * Guards one answer: ends its lane turn (abort reason `limit`) when the text and reasoning pass
- * `maxAnswerChars` or the turn passes `maxTurnMs`, and says why in {@link AnswerLimits.note}.
+ * `maxAnswerChars`, the turn passes `maxTurnMs` or its tool calls fill their bound, and says why in
+ * {@link AnswerLimits.note}.
  */
 export class AnswerLimits {
   /** Why the turn was ended by a limit, in words for the user; undefined while within them. */
@@ -71,6 +73,14 @@ export class AnswerLimits {
     // Never keep half of a surrogate pair: the stored text must stay valid UTF-16.
     const cut = isHighSurrogate(delta.charCodeAt(room - 1)) ? room - 1 : room;
     return delta.slice(0, cut);
+  }
+
+  /**
+   * The answer's tool calls reached their bound and one more does not fit (docs/PROTOCOL.md §14.1):
+   * the turn is ended rather than keep calls the stored answer cannot show.
+   */
+  toolsFull(): void {
+    this.#end(`The agent was stopped: its tool calls passed the gateway's limit of ${TOOLS_BYTES / 1024} KiB.`);
   }
 
   /**

@@ -1,13 +1,15 @@
 // Tool calls belong to the message (docs/PROTOCOL.md §14): an answer keeps its tool calls in call
 // order on message.stop, in history and after a restart, each argument and output cut at 16 KiB
-// with `truncated`; a tool running when the turn ends is kept with ok false and output null; and the
+// with `truncated`, all of them together within 256 KiB (a turn whose calls no longer fit is
+// stopped); a tool running when the turn ends is kept with ok false and output null; and the
 // next turn's runtime, through the OpenAI-compatible binding, sends them to the model server as its
 // own tool calls and results.
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRuntime, HistoryItem, TurnInput } from "chat-gateway";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
-import { Client, startGateway, type Harness } from "../gateway/harness.js";
+import { Client, startGateway, type Frame, type Harness } from "../gateway/harness.js";
+import { scriptedRuntime } from "../gateway/runtimes.js";
 import { removeTempDirs, tempDir } from "../storage/sqljs-helpers.js";
 import { sse, startFakeLlmServer, stream, type FakeLlmServer } from "../runtime/fake-llm-server.js";
 
@@ -40,6 +42,28 @@ const toolRuntime: AgentRuntime = {
     yield { type: "text", delta: "done" };
   },
 };
+
+const TOOLS_BYTES = 256 * 1024;
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), "utf8");
+
+/** A runtime whose answer makes `calls` calls, each with 20 KB of arguments and of output, then says "done". */
+const manyCalls = (calls: number) =>
+  scriptedRuntime(async function* () {
+    for (let i = 0; i < calls; i++) {
+      yield { type: "tool-start", id: `c${i}`, name: `tool${i}`, args: { body: big } };
+      yield { type: "tool-end", id: `c${i}`, output: big, ok: i % 2 === 0, duration: 0.25 };
+    }
+    yield { type: "text", delta: "done" };
+  });
+
+/** The stored final frame of an answer, as `sync` from 0 replays it to a new device. */
+async function replayed(url: string, messageId: string): Promise<Frame> {
+  const device = await Client.connect(url);
+  await device.request("sync", { cursor: 0 });
+  const stop = device.of("message.stop").find((f) => f.payload.message_id === messageId);
+  if (!stop) throw new Error(`no stored message.stop for ${messageId}`);
+  return stop;
+}
 
 describe("tool calls kept on the answer", () => {
   it("tools - kept on message.stop, in history and after a restart, cut at 16 KiB; the next turn's runtime sees them", async () => {
@@ -80,6 +104,46 @@ describe("tool calls kept on the answer", () => {
     await again.say({ chat_id: "default", text: "and now?" });
     const last = seen.at(-1)!;
     expect(last.history.find((h) => h.role === "assistant")?.tools).toEqual(tools);
+  });
+
+  it("tools - an answer's calls together stay within 256 KiB: later arguments and outputs are cut, every call keeps its name and outcome", async () => {
+    harness = await startGateway({ runtime: manyCalls(40) });
+    const device = await Client.connect(harness.url);
+    const { final } = await device.say({ chat_id: "default", text: "use tools" });
+    expect(final.payload).toMatchObject({ status: "complete", final_text: "done" });
+    const tools = final.payload.tools as Array<Record<string, any>>;
+    expect(jsonBytes(tools)).toBeLessThanOrEqual(TOOLS_BYTES);
+    expect(jsonBytes(final)).toBeLessThan(TOOLS_BYTES + 2048);
+    expect(tools.map((t) => [t.index, t.name, t.ok, t.duration])).toEqual(
+      Array.from({ length: 40 }, (_, i) => [i, `tool${i}`, i % 2 === 0, 0.25]),
+    );
+    // The first calls keep their 16 KiB; the last ones are kept without their fields, marked cut.
+    expect(Buffer.byteLength(tools[0].args)).toBeGreaterThan(16_000);
+    expect(tools[0].output.startsWith("xxx")).toBe(true);
+    expect(tools.at(-1)).toMatchObject({ args: "", output: "", truncated: true });
+    expect(tools.every((t) => t.truncated === true)).toBe(true);
+    expect((await replayed(harness.url, final.payload.message_id)).payload.tools).toEqual(tools);
+  });
+
+  it("tools - a turn whose calls no longer fit in 256 KiB is stopped and says why; live, stored and replayed frames agree", async () => {
+    harness = await startGateway({ runtime: manyCalls(1_200) });
+    const device = await Client.connect(harness.url);
+    const { final } = await device.say({ chat_id: "default", text: "use tools" });
+    expect(final.payload.status).toBe("error");
+    expect(final.payload.final_text).toBe(
+      "The agent was stopped: its tool calls passed the gateway's limit of 256 KiB.",
+    );
+    const tools = final.payload.tools as Array<Record<string, any>>;
+    expect(jsonBytes(tools)).toBeLessThanOrEqual(TOOLS_BYTES);
+    expect(jsonBytes(final)).toBeLessThan(TOOLS_BYTES + 2048);
+    expect(tools.length).toBeGreaterThan(200);
+    expect(tools.map((t) => t.name)).toEqual(tools.map((_, i) => `tool${i}`));
+    // A call that does not fit is not shown live either: devices see the calls the answer keeps.
+    const shown = device.of("tool.start").filter((f) => f.payload.message_id === final.payload.message_id);
+    expect(shown).toHaveLength(tools.length);
+    const stored = await replayed(harness.url, final.payload.message_id);
+    expect(jsonBytes(stored)).toBeLessThan(TOOLS_BYTES + 2048);
+    expect(stored.payload.tools).toEqual(tools);
   });
 
   it("tools - the OpenAI-compatible binding sends earlier tool calls and results as the model's own messages", async () => {
