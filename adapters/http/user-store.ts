@@ -22,8 +22,9 @@ export type UserStoreState = "absent" | "empty" | "unreadable" | "enabled";
 export interface UserStoreSnapshot {
   /**
    * `enabled` when at least one usable user is present (login protection on). A file that holds no
-   * string entries reads as `empty`; one that exists but cannot be read or is malformed reads as
-   * `unreadable` (a server that read it before keeps its last good set, docs/PROTOCOL.md §9.7).
+   * string entries reads as `empty`; one that exists but cannot be read, is malformed, or that
+   * group or other users may write reads as `unreadable` (a server that read it before keeps its
+   * last good set, docs/PROTOCOL.md §9.7).
    */
   readonly state: UserStoreState;
   /** Username to bcrypt hash; entries that were not string pairs are left out. */
@@ -89,6 +90,28 @@ function isMissing(error: unknown): boolean {
   return code === "ENOENT" || code === "ENOTDIR";
 }
 
+/** A users file that others may write: whoever can write it can give themselves any user's login. */
+class WritableByOthers extends Error {}
+
+/**
+ * The file's text, read through one handle so the mode checked is the mode of what is read.
+ * @throws {WritableByOthers} when group or other users may write the file (not on Windows, which has no such bits)
+ */
+async function readPrivateText(file: string): Promise<string> {
+  const handle = await fs.open(file, "r");
+  try {
+    const mode = (await handle.stat()).mode & 0o777;
+    if (process.platform !== "win32" && (mode & 0o022) !== 0) {
+      throw new WritableByOthers(
+        `user store ${file} is writable by other users (mode ${mode.toString(8)}); check the users in it, then chmod 600 it`,
+      );
+    }
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
 function reason(error: unknown): string {
   const e = error as NodeJS.ErrnoException;
   const message = String(e?.message ?? e);
@@ -144,14 +167,12 @@ export class UserStore {
   async load(): Promise<UserStoreSnapshot> {
     let text: string;
     try {
-      text = await fs.readFile(this.path, "utf8");
+      text = await readPrivateText(this.path);
     } catch (error) {
       if (isMissing(error)) return { state: "absent", users: new Map() };
-      return {
-        state: "unreadable",
-        users: new Map(),
-        problem: `cannot read user store ${this.path}: ${reason(error)}`,
-      };
+      const problem =
+        error instanceof WritableByOthers ? error.message : `cannot read user store ${this.path}: ${reason(error)}`;
+      return { state: "unreadable", users: new Map(), problem };
     }
     const parsed = parse(text);
     if ("malformed" in parsed) {
@@ -165,16 +186,18 @@ export class UserStore {
   }
 
   /**
-   * Reads the file strictly, for changing it: absent is no users; unreadable or malformed is a
-   * {@link UserStoreError} (so a hand-edited file with a typo is never overwritten). Entries that
-   * are not string pairs are dropped.
+   * Reads the file strictly, for changing it: absent is no users; unreadable, malformed or
+   * writable by group or other users is a {@link UserStoreError} (so a hand-edited file with a
+   * typo, or one someone else may have changed, is never taken over). Entries that are not string
+   * pairs are dropped.
    */
   async read(): Promise<Map<string, string>> {
     let text: string;
     try {
-      text = await fs.readFile(this.path, "utf8");
+      text = await readPrivateText(this.path);
     } catch (error) {
       if (isMissing(error)) return new Map();
+      if (error instanceof WritableByOthers) throw new UserStoreError(error.message);
       throw new UserStoreError(`cannot read user store ${this.path}: ${reason(error)}`, { cause: error });
     }
     const parsed = parse(text);

@@ -6,6 +6,7 @@ import { consoleLogger, type Logger, type MediaStore, type Storage } from "chat-
 import type { UserCliData } from "chat-gateway/http";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { memoryStorage } from "chat-gateway/storage/memory";
+import { makePrivateDir } from "chat-gateway/storage";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import type { ServerConfig } from "./config.js";
 
@@ -32,17 +33,31 @@ export async function pickStorage(
   return { storage: sqlJsStorage({ dir, logger, onFatal }), label: dir };
 }
 
-/** The configured media store: files in <data-dir>/media, or memory with --memory. */
-export async function pickMediaStore(config: ServerConfig): Promise<MediaStore> {
+/**
+ * Creates the data folder 0700, or tightens it with a warning when it is open to other users:
+ * whatever the storage, it holds the users file, devices, the VAPID key and the admin socket, and
+ * a local user who can write into it could swap the users file for one of their own.
+ */
+export async function privateDataDir(config: ServerConfig, logger: Logger): Promise<void> {
+  const loosened = await makePrivateDir(config.dataDir, "example server");
+  if (loosened) logger.warn(loosened);
+}
+
+/**
+ * The configured media store: files in <data-dir>/media, or memory with --memory. The folder is
+ * made private now, not at the first upload, so one left open to others is tightened at start.
+ */
+export async function pickMediaStore(config: ServerConfig, logger: Logger): Promise<MediaStore> {
   if (config.memory) return (await import("chat-gateway/media/memory")).memoryMediaStore();
-  const dir = join(config.dataDir, "media");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   // With several processes, <data-dir>/media must be one directory they all see.
-  return fsMediaStore({ dir });
+  const media = fsMediaStore({ dir: join(config.dataDir, "media"), logger });
+  await media.prepare();
+  return media;
 }
 
 /** The data the server keeps (GATEWAY_DATA_DIR or DATABASE_URL), for the first user to adopt. */
 export async function serverData(config: ServerConfig): Promise<UserCliData> {
-  const { storage } = await pickStorage(config, consoleLogger("[chat-gateway]"));
-  return { storage, mediaStore: await pickMediaStore(config) };
+  const logger = consoleLogger("[chat-gateway]");
+  const { storage } = await pickStorage(config, logger);
+  return { storage, mediaStore: await pickMediaStore(config, logger) };
 }

@@ -29,7 +29,7 @@ import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
 import type { ServerConfig } from "./config.js";
-import { pickMediaStore, pickStorage } from "./data.js";
+import { pickMediaStore, pickStorage, privateDataDir } from "./data.js";
 import { serverMetrics, type ServerMetrics } from "./metrics.js";
 import { serverPush, type ServerPush } from "./push.js";
 import { serveReady, type ReadyChecks } from "./ready.js";
@@ -143,6 +143,7 @@ export async function startServer(
   }
   // One logger for the gateway and every adapter, so their warnings land in one place.
   const logger = consoleLogger("[chat-gateway]");
+  await privateDataDir(config, logger);
   const shared = await sharedState(config, log, logger);
   let fail!: (error: Error) => void;
   const failed = new Promise<Error>((resolve) => (fail = resolve));
@@ -214,7 +215,7 @@ async function startGateway(
     runtime: agent.runtime,
     logger,
     authenticator: protection.authenticator(),
-    mediaStore: await pickMediaStore(config),
+    mediaStore: await pickMediaStore(config, logger),
     scheduler: true, // schedules (docs/PROTOCOL.md §17): every process ticks, the storage lets one claim each slot
     ...push.options,
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),

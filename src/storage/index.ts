@@ -20,6 +20,7 @@ export { searchMessages, searchScan } from "./search-scan.js";
 export type { SearchScan } from "./search-scan.js";
 export { sameRecord } from "./same-record.js";
 export { expectedChannelsHeld } from "./expected-channels.js";
+export { makePrivateDir } from "./private-dir.js";
 export {
   WORD_PATTERN,
   foldText,

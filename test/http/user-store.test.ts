@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -51,6 +51,31 @@ describe("user store - states", () => {
     await expect(store.read()).rejects.toThrow(UserStoreError);
     await expect(store.read()).rejects.toThrow(file);
   });
+
+  it.each([
+    ["666", 0o666],
+    ["620", 0o620],
+    ["602", 0o602],
+  ])(
+    "writable by others (mode %s): unreadable for the server and a value error for the CLI, whatever it holds, until chmod 600",
+    async (_label, mode) => {
+      const file = path.join(dir, "users.json");
+      await writeUsers(file, { alice: HASHES["alice-password"] });
+      await chmod(file, mode);
+      const store = new UserStore(file);
+      const snap = await store.load();
+      expect(snap).toEqual({
+        state: "unreadable",
+        users: new Map(),
+        problem: `user store ${file} is writable by other users (mode ${mode.toString(8)}); check the users in it, then chmod 600 it`,
+      });
+      expect(await store.state()).toBe("unreadable");
+      await expect(store.add("bob", HASHES["bob-password"])).rejects.toThrow(/writable by other users/);
+      expect((await stat(file)).mode & 0o777).toBe(mode); // not rewritten
+      await chmod(file, 0o600);
+      expect((await store.load()).state).toBe("enabled");
+    },
+  );
 
   it.each([
     ["not JSON", "{users: alice}"],

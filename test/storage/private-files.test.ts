@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { UserStore } from "chat-gateway/http";
 import { fsMediaStore } from "chat-gateway/media/fs";
+import { makePrivateDir } from "chat-gateway/storage";
 import { openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";
 
 let umask: number;
@@ -75,6 +76,25 @@ describe("private files", () => {
     const loose = await fsMediaStore({ dir: join(root, "loose") }).createWriter("alice", "m2");
     await loose.commit();
     expectPrivate(await modes(join(root, "loose")));
+  });
+
+  test("modes - prepare() tightens an existing loose media folder before any upload, warning with its old mode; a shared sticky folder is refused as it is", async () => {
+    const root = await tempDir();
+    const dir = join(root, "media");
+    await mkdir(dir, { mode: 0o777 });
+    const warnings: string[] = [];
+    const logger = { info: () => undefined, warn: (m: string) => warnings.push(m), error: () => undefined };
+    await fsMediaStore({ dir, logger }).prepare();
+    expect(warnings).toEqual([`media store: ${dir} was readable by other users (mode 777); changed it to 700`]);
+    expectPrivate(await modes(dir));
+
+    const shared = join(root, "shared");
+    await mkdir(shared);
+    await chmod(shared, 0o1777);
+    await expect(makePrivateDir(shared, "example server")).rejects.toThrow(
+      `example server: ${shared} is a folder shared with other users (mode 1777); give it a folder of its own`,
+    );
+    expect(((await stat(shared)).mode & 0o7777).toString(8)).toBe("1777");
   });
 
   test("modes - the users file and its new folder are 0600/0700 under umask 000", async () => {

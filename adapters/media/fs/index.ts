@@ -10,19 +10,35 @@
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
-import { chmod, mkdir, open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { GatewayError } from "chat-gateway";
-import type { MediaId, MediaStore, MediaWriter, Owner } from "chat-gateway";
+import { GatewayError, resolveLogger } from "chat-gateway";
+import type { Logger, MediaId, MediaStore, MediaWriter, Owner } from "chat-gateway";
+import { makePrivateDir } from "chat-gateway/storage";
 
 /** Options of {@link fsMediaStore}. */
 export interface FsMediaStoreOptions {
   /**
-   * The folder for the files; created on first use. Used only by this store. It is made private
-   * to the owner (0700, also when it exists with looser access) and every file in it is 0600,
+   * The folder for the files; created by {@link FsMediaStore.prepare} or on first use. Used only
+   * by this store. It is made private to the owner (0700; an existing one with looser access is
+   * tightened, with a warning to {@link FsMediaStoreOptions.logger}) and every file in it is 0600,
    * whatever the umask: the files are the users' media.
    */
   dir: string;
+  /** Receives the warning that an existing folder was tightened. Default: the console, prefixed `chat-gateway/media/fs:`. */
+  logger?: Logger;
+}
+
+/** The {@link MediaStore} of {@link fsMediaStore}, which can be readied before its first upload. */
+export interface FsMediaStore extends MediaStore {
+  /**
+   * Creates the folder (0700) or tightens an existing one open to other users (with a warning),
+   * and removes temporary files a crash left behind; done once, and on the first upload if not
+   * before. Call it at start, so a folder open to others does not stay so until the first upload.
+   * @throws the file system's error when the folder cannot be created or its mode changed; a
+   * later call tries again
+   */
+  prepare(): Promise<void>;
 }
 
 const TMP_SUFFIX = ".tmp";
@@ -45,18 +61,18 @@ const STALE_TMP_MS = 24 * 60 * 60 * 1000;
  * for await (const chunk of media.read(owner, "m1")) process.stdout.write(chunk);
  * ```
  */
-export function fsMediaStore(options: FsMediaStoreOptions): MediaStore {
+export function fsMediaStore(options: FsMediaStoreOptions): FsMediaStore {
   if (options === null || typeof options !== "object" || typeof options.dir !== "string" || options.dir === "") {
     throw new TypeError("fsMediaStore: `dir` must be a non-empty folder path");
   }
+  const logger = resolveLogger("fsMediaStore", "chat-gateway/media/fs:", options.logger);
   const dir = resolve(options.dir);
   let ready: Promise<void> | undefined;
 
   function prepare(): Promise<void> {
     ready ??= (async () => {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      const mode = (await stat(dir)).mode & 0o777;
-      if (mode & 0o077) await chmod(dir, mode & 0o700);
+      const loosened = await makePrivateDir(dir, "media store");
+      if (loosened) logger.warn(loosened);
       await removeStaleTemporaries(dir);
     })().catch((error: unknown) => {
       ready = undefined;
@@ -70,6 +86,8 @@ export function fsMediaStore(options: FsMediaStoreOptions): MediaStore {
   }
 
   return {
+    prepare,
+
     async createWriter(owner: Owner, mediaId: MediaId): Promise<MediaWriter> {
       await prepare();
       const target = pathOf(owner, mediaId);

@@ -94,13 +94,12 @@ import type {
   Channel,
   Logger,
 } from "chat-gateway";
-import { defineStorage } from "chat-gateway/storage";
+import { defineStorage, makePrivateDir } from "chat-gateway/storage";
 import type { JournalOp } from "./apply.js";
 import { startEngineHere, type EngineCall, type EngineLink } from "./engine-calls.js";
 import { startEngineProcess } from "./engine-process.js";
 import { SupervisedEngine } from "./engine-supervisor.js";
 import type { EngineSettings } from "./engine.js";
-import { makePrivateDir } from "./file-modes.js";
 import { acquireLock } from "./lock.js";
 import { BoundsCache } from "./bounds-cache.js";
 import { OwnerGate } from "./owner-gate.js";
@@ -171,7 +170,7 @@ class SqlJsStore implements StorageImplementation {
     if (this.#state !== "new") throw new Error(`sql.js storage: open() called on a storage that is ${this.#state}`);
     this.#state = "opening";
     const { dir, snapshotRatio, snapshotMinBytes, snapshotMaxBytes, snapshotIntervalMs } = this.#options;
-    const loosened = await makePrivateDir(dir);
+    const loosened = await makePrivateDir(dir, "sql.js storage");
     if (loosened) this.#warn(loosened);
     this.#release = await acquireLock(dir, this.#warn);
     // Plain values only: the settings cross to the database process.
