@@ -54,7 +54,9 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    * `authorizeUpgrade` decision here, and with {@link listenWebSocket} also the request headers
    * (a socket that connects and sends nothing). A socket waiting for room (`queueUpgrades`) is
    * answered 503 with a retry hint after as long. When you attach to your own server, bound the
-   * headers there: `http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 })`.
+   * headers there, and have Node check the bounds often enough (it does every 30 s by default, so a
+   * socket may outlive them by as much): `http.createServer({ headersTimeout: 10_000,
+   * requestTimeout: 30_000, connectionsCheckingInterval: 1_000 })`.
    */
   handshakeTimeoutMs?: number;
   /**

@@ -83,6 +83,18 @@ const OPTIONS = {
 /** The longest `--push-after-ms`: a day (a timer of more than 2^31 - 1 ms would fire at once). */
 const PUSH_AFTER_MS_MAX = 86_400_000;
 
+/**
+ * The bounds of every HTTP listener of the example server (docs/PROTOCOL.md §10.2): a socket whose
+ * request headers do not arrive within 10 s, or whose request is not complete within 30 s, is
+ * closed. Node enforces both only when it checks, every `connectionsCheckingInterval` (30 s by
+ * default, which let such a socket stay up to 30 s past its bound), hence every second.
+ */
+export const HTTP_TIMEOUTS = {
+  headersTimeout: 10_000,
+  requestTimeout: 30_000,
+  connectionsCheckingInterval: 1_000,
+} as const;
+
 export const HELP = `Usage: chat-gateway [options]
        chat-gateway user add|list|remove|set-password [name] [--users-file PATH] [--no-adopt]
        chat-gateway device list NAME | device revoke NAME DEVICE_ID

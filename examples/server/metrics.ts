@@ -4,7 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Gateway, Storage } from "chat-gateway";
 import { gatewayMetrics, type GatewayMetrics } from "chat-gateway/metrics";
-import type { ServerConfig } from "./config.js";
+import { HTTP_TIMEOUTS, type ServerConfig } from "./config.js";
 
 /** The metrics of the example server, or pass-throughs without --metrics-port. */
 export interface ServerMetrics {
@@ -18,7 +18,7 @@ export function serverMetrics(config: ServerConfig): ServerMetrics {
   if (config.metricsPort === undefined)
     return { storage: (storage) => storage, start: async () => undefined, close: async () => undefined };
   const metrics: GatewayMetrics = gatewayMetrics();
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, metrics.handler());
+  const server = http.createServer(HTTP_TIMEOUTS, metrics.handler());
   return {
     storage: (storage) => metrics.storage(storage),
     async start(gateway) {

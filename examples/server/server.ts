@@ -28,7 +28,7 @@ import {
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
-import type { ServerConfig } from "./config.js";
+import { HTTP_TIMEOUTS, type ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage, privateDataDir } from "./data.js";
 import { serverMetrics, type ServerMetrics } from "./metrics.js";
 import { serverPush, type ServerPush } from "./push.js";
@@ -260,10 +260,7 @@ function httpServer(
     ...(shared ? { busConnected: shared.connected } : {}),
   };
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer(
-    { headersTimeout: 10_000, requestTimeout: 30_000 },
-    routes(ready, protection, media, hooks, gateway, push),
-  );
+  const server = http.createServer(HTTP_TIMEOUTS, routes(ready, protection, media, hooks, gateway, push));
   const transport = attachWebSocket(gateway, {
     server,
     path: "/ws/gateway",
