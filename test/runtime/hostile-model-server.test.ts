@@ -130,6 +130,25 @@ describe("a hostile model server", () => {
     await llm.requests[1].closedEarly;
   });
 
+  it("hostile model - a 200 with an HTML page ends the turn saying what the server answered, not that the connection dropped, with no secret in it", async () => {
+    const { llm, c } = await setup({ apiKey: "sk-secret-key-123" });
+    const page = "<!doctype html><title>Model UI</title><p>a web UI, not the API</p>";
+    llm.respond((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8; x=sk-secret-key-123" }).end(page);
+    });
+    const expected =
+      "The agent failed: The model server answered text/html, not an event stream; check that the base URL is its API (often ending in /v1)";
+    const { final } = await turn(c, "hi");
+    expect(final.payload.status).toBe("error");
+    expect(final.payload.final_text).toBe(expected);
+    expect(final.payload.final_text).not.toContain("sk-secret");
+
+    // A page that never ends is not read: the request is let go at once.
+    llm.respond(endless(() => "<p>more</p>", { contentType: "text/html", head: "<!doctype html>" }));
+    expect((await turn(c, "again")).final.payload.final_text).toBe(expected);
+    await llm.requests[1].closedEarly;
+  });
+
   it("hostile model - a title answer that never ends is cut at maxResponseBytes too", async () => {
     llm = await startFakeLlmServer();
     const runtime = openAICompatibleRuntime({ baseUrl: llm.baseUrl, model: "m", maxResponseBytes: 64 * KiB });

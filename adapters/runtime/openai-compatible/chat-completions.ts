@@ -125,9 +125,10 @@ export async function* streamStep(
     if (response === undefined) return { ...result, aborted: true };
     x.phase = "stream";
     if (!response.body) throw new GatewayError("internal", "The model server sent an empty response");
+    const kind = await answerKind(response);
     const pending: string[] = [];
     let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-    if ((response.headers.get("content-type") ?? "").includes("application/json")) {
+    if (kind === "json") {
       // Some servers ignore `stream: true` (or answer errors as JSON with status 200).
       const whole = await readJsonAnswer(x, response);
       if (whole === undefined) return { ...result, aborted: true };
@@ -142,6 +143,26 @@ export async function* streamStep(
   }
   result.toolCalls = finishToolCalls(calls);
   return result;
+}
+
+/**
+ * How an OK answer is read: as a whole JSON answer, or as an event stream (also when the server
+ * names no type, as some minimal servers do). Anything else, such as the HTML page of a web UI
+ * at a wrong base URL, would read as a stream with no event in it, which looks like a dropped
+ * connection: it is refused saying what the server answered (its media type only, since
+ * parameters may carry anything).
+ * @throws {GatewayError} `internal` for any other content type
+ */
+async function answerKind(response: Response): Promise<"json" | "stream"> {
+  const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type === "application/json") return "json";
+  if (type === "text/event-stream" || type === "") return "stream";
+  await response.body?.cancel().catch(() => undefined);
+  const shown = /^[\w.+-]+\/[\w.+-]+$/.test(type) ? abridge(type, 100) : "a malformed content type";
+  throw new GatewayError(
+    "internal",
+    `The model server answered ${shown}, not an event stream; check that the base URL is its API (often ending in /v1)`,
+  );
 }
 
 /** Sends the request; resolves with an OK response, or undefined when the caller aborted. */

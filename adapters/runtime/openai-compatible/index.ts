@@ -8,8 +8,9 @@
  * `when_busy: "steer"` (docs/PROTOCOL.md §14.4) joins the running turn as a user message before its
  * next model call.
  *
- * How a turn fails: a refused key, a rate limit, a server error, a connection dropped mid-answer,
- * a malformed chunk, a timeout, or a response past `maxEventBytes` or `maxResponseBytes` ends the
+ * How a turn fails: a refused key, a rate limit, a server error, an answer that is neither an event
+ * stream nor JSON (a web page at a wrong base URL), a connection dropped mid-answer, a malformed
+ * chunk, a timeout, or a response past `maxEventBytes` or `maxResponseBytes` ends the
  * turn by throwing a {@link GatewayError} whose message says what happened in words a user can act
  * on (for example "Rate limited by the model server; retry after 20 s"). Text that had already
  * arrived has been yielded by then, so the gateway keeps it. An abort through `input.signal`
