@@ -73,6 +73,22 @@ describe("robustness", () => {
     expect((await other.request("ping", { ts: 1 })).type).toBe("pong");
   });
 
+  it("robustness - a text frame that is not valid UTF-8 closes with 1007, with no error frame, and other connections go on", async () => {
+    h = await startGateway();
+    const bad = await Client.connect(h.url);
+    const other = await Client.connect(h.url);
+    const before = bad.frames.length;
+    // A ping frame with a lone continuation byte where its id's text should be; sent as text, as is.
+    const frame = Buffer.concat([Buffer.from('{"type":"ping","id":"'), Buffer.from([0x80, 0xff]), Buffer.from('"}')]);
+    bad.ws.send(frame, { binary: false });
+    expect(await bad.closedPromise).toBe(1007);
+    expect(bad.frames.slice(before)).toEqual([]);
+    expect((await other.request("ping", { ts: 1 })).type).toBe("pong");
+    expect((await other.say({ chat_id: "default", text: "still fine" })).final.payload.final_text).toBe(
+      "You said: still fine",
+    );
+  });
+
   it("robustness - the gateway's own frame limit applies to any transport", async () => {
     h = await startGateway({ maxFrameBytes: 1000 }, { maxPayload: 10_000_000 });
     const c = await Client.connect(h.url);
