@@ -541,6 +541,11 @@ describe("openai-compatible - failures", () => {
     await server.close();
     const { message } = await failure(openAICompatibleRuntime({ baseUrl: url, model: "m" }));
     expect(message).toMatch(/^Could not reach the model server at http:\/\/127\.0\.0\.1:\d+\/v1 \(ECONNREFUSED\)/);
+    // A key in the URL's user, password or query is not shown.
+    const keyed = `${url.replace("http://", "http://me:sk-secret@")}?key=sk-secret`;
+    const hidden = await failure(openAICompatibleRuntime({ baseUrl: keyed, model: "m" }));
+    expect(hidden.message).toMatch(/^Could not reach the model server at http:\/\/127\.0\.0\.1:\d+\/v1 \(/);
+    expect(hidden.message, hidden.message).not.toContain("sk-secret");
     server = await startFakeLlmServer();
   });
 

@@ -89,9 +89,10 @@ function transportFailure(x: Exchange, error: unknown): GatewayError | undefined
   if (x.phase === "connect") {
     const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
     const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
-    return new GatewayError("internal", `Could not reach the model server at ${x.cfg.baseUrl} (${why})`, {
-      cause: error,
-    });
+    // fetch's own reason may quote the URL it was given.
+    const shown = shownUrl(x.cfg.baseUrl);
+    const reason = why.split(x.cfg.baseUrl).join(shown);
+    return new GatewayError("internal", `Could not reach the model server at ${shown} (${reason})`, { cause: error });
   }
   return new GatewayError(
     "internal",
@@ -307,4 +308,17 @@ function retryAfterSeconds(header: string | null): number | undefined {
   if (/^\d+(\.\d+)?$/.test(header.trim())) return Math.ceil(Number(header));
   const date = Date.parse(header);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+/**
+ * The base URL as a device may see it: without a user, password or query, which may hold a key
+ * (the message goes to the person's devices and the log).
+ */
+function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return "(the configured URL)";
+  }
 }
