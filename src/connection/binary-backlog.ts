@@ -4,7 +4,7 @@
  * connection's flood neither grows memory nor holds the others up (docs/PROTOCOL.md §2.4).
  * @module
  */
-import type { Connection } from "../contracts/connection.js";
+import { holdReads, releaseReads, type Pausable } from "./read-pause.js";
 
 /** Upload bytes waiting to be written before the socket is paused; it resumes at half of it. */
 const BINARY_QUEUE_BYTES = 1024 * 1024;
@@ -21,7 +21,7 @@ export class BinaryBacklog {
   #frames = 0;
   #paused = false;
 
-  constructor(private readonly conn: Pick<Connection, "pause" | "resume">) {}
+  constructor(private readonly conn: Pausable) {}
 
   /**
    * A message of `bytes` read now, counted until the `work` that takes it has settled: returns
@@ -35,9 +35,9 @@ export class BinaryBacklog {
   #add(bytes: number): void {
     this.#bytes += bytes;
     this.#frames++;
-    if (!this.#paused && (this.#bytes > BINARY_QUEUE_BYTES || this.#frames > BINARY_QUEUE_FRAMES) && this.conn.pause) {
+    if (!this.#paused && (this.#bytes > BINARY_QUEUE_BYTES || this.#frames > BINARY_QUEUE_FRAMES)) {
       this.#paused = true;
-      this.conn.pause();
+      holdReads(this.conn);
     }
   }
 
@@ -47,7 +47,7 @@ export class BinaryBacklog {
     this.#frames--;
     if (this.#paused && this.#bytes <= BINARY_QUEUE_BYTES / 2 && this.#frames <= BINARY_QUEUE_FRAMES / 2) {
       this.#paused = false;
-      this.conn.resume?.();
+      releaseReads(this.conn);
     }
   }
 }

@@ -85,10 +85,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.close(CLOSE_CODES.tryAgainLater, "too slow; reconnect and sync");
   }
 
-  /**
-   * The gateway took the connection: count it against its client address and start the hello
-   * deadline, so a socket that never says hello does not stay open.
-   */
+  /** The gateway took the connection: it counts against its address, and the hello deadline starts. */
   open(): void {
     this.#openedAt = this.#services.helloGate.opened();
     const address = this.#conn.context.remoteAddress;
@@ -133,8 +130,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.#helloSince = this.#services.helloGate.tryEnter();
       if (this.#helloSince === undefined) return this.#shed(text);
     }
-    // The budget is checked on arrival, from the first frame on, so a flood is refused without queueing work for it.
-    if (!spendFrame(this.#services, this.#bucket, this.#address, this.#owner, text.length)) {
+    if (!this.#spend(text.length)) {
       return this.#sendError(new GatewayError("rate_limited", "too many frames; slow down"), peekId(text));
     }
     this.#enqueue(() => this.#handleText(text));
@@ -153,19 +149,23 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   }
 
   /**
-   * Only chunks of an upload in flight are free: any other binary message spends the frame budget,
-   * and past it is dropped without a reply (and without building an error), so garbage can buy
-   * neither one reply nor much work each.
+   * Only chunks of an upload in flight are free: other binary messages spend the frame budget, and
+   * past it are dropped without a reply, so garbage buys neither a reply nor much work.
    */
   async #takeChunk(data: Uint8Array): Promise<void> {
     if (this.#isClosed()) return; // the hello it followed was refused, or the socket went meanwhile
-    const free = this.uploads.inFlight(data);
-    if (!free && !spendFrame(this.#services, this.#bucket, this.#address, this.#owner, data.byteLength)) return;
+    if (!this.uploads.inFlight(data) && !this.#spend(data.byteLength)) return;
     try {
       await this.uploads.chunk(data);
     } catch (error) {
       this.#sendError(error, undefined);
     }
+  }
+
+  /** The frame budgets, checked on arrival from the first frame on: a flood is refused before work is queued for it. */
+  #spend(size: number): boolean {
+    const from = { conn: this.#conn, bucket: this.#bucket, address: this.#address, owner: this.#owner };
+    return spendFrame(this.#services, from, size);
   }
 
   closed(): void {

@@ -9,11 +9,12 @@ import type { Owner } from "../protocol/ids.js";
 import { LoopShare } from "../support/loop-share.js";
 import type { ConnectionCount } from "./connection-count.js";
 import type { SharedBudgets } from "./shared-budgets.js";
-import { frameCost, type TokenBucket } from "./token-bucket.js";
+import { frameCost, type RateLimit, type TokenBucket } from "./token-bucket.js";
+import { throttleReads, type Pausable } from "./read-pause.js";
 
 /** What the intake of a connection reads and counts through. */
 export interface IntakeServices {
-  readonly options: { readonly maxConnectionsPerIp: number };
+  readonly options: { readonly maxConnectionsPerIp: number; readonly rateLimit: RateLimit };
   /** Open connections per client address in this process (`maxConnectionsPerIp`). */
   readonly addresses: ConnectionCount;
   /** The frame budgets shared per address and per owner, and the rate of new connections per address. */
@@ -35,23 +36,29 @@ export function admitAddress(services: IntakeServices, address: string): string 
   return undefined;
 }
 
+/** A connection's side of {@link spendFrame}: its socket, own budget, client address and owner. */
+export interface FrameSpender {
+  readonly conn: Pausable;
+  readonly bucket: TokenBucket;
+  readonly address: string | undefined;
+  readonly owner: Owner | undefined;
+}
+
 /**
- * One frame of `size` characters (bytes, for binary) against the connection's own `bucket` and the
+ * One frame of `size` characters (bytes, for binary) against the connection's own budget and the
  * budgets it shares with the other connections of its address and, after `hello`, of its owner:
- * reconnecting refills only its own. A large frame weighs more ({@link frameCost}).
+ * reconnecting refills only its own. A large frame weighs more ({@link frameCost}). Past a budget
+ * the connection stops reading for as long as its own budget takes to earn the frame back.
  */
-export function spendFrame(
-  services: IntakeServices,
-  bucket: TokenBucket,
-  address: string | undefined,
-  owner: Owner | undefined,
-  size: number,
-): boolean {
+export function spendFrame(services: IntakeServices, from: FrameSpender, size: number): boolean {
   const cost = frameCost(size);
-  if (!bucket.take(cost)) return false;
   const { budgets } = services;
-  if (address !== undefined && !budgets.framesPerAddress.take(address, cost)) return false;
-  return owner === undefined || budgets.framesPerOwner.take(owner, cost);
+  const spent =
+    from.bucket.take(cost) &&
+    (from.address === undefined || budgets.framesPerAddress.take(from.address, cost)) &&
+    (from.owner === undefined || budgets.framesPerOwner.take(from.owner, cost));
+  if (!spent) throttleReads(from.conn, (cost * 1000) / services.options.rateLimit.perSecond);
+  return spent;
 }
 
 /**

@@ -134,4 +134,24 @@ describe("shared budgets", () => {
     now += 1_000; // 20 of the owner's tokens come back
     expect(await big(b, "b1")).toBe("pong");
   });
+
+  it("budgets - past its budget a connection stops reading for a while: a flood is read at the budget's pace, not the wire's", async () => {
+    // No token ever comes back: each refusal pauses reading for the longest throttle, a second.
+    h = await startGateway({ rateLimit: { perSecond: 0.001, burst: 20 } });
+    const flood = await Client.connect(h.url);
+    open.push(flood);
+    const padding = "x".repeat(200_000); // 13 tokens a frame: the first passes, the others are refused
+    for (let i = 0; i < 4; i++) flood.raw(JSON.stringify({ type: "ping", id: `f${i}`, payload: { padding } }));
+    const answered = () => flood.frames.length - 1;
+    // Within half a second the refused frames behind the first refusal have not even been read.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(answered()).toBeLessThan(4);
+    // Another connection is answered at once meanwhile.
+    const other = await Client.connect(h.url, { token: "" });
+    open.push(other);
+    expect((await other.request("ping", {})).type).toBe("pong");
+    // Every frame is answered in the end, in order: nothing read is lost.
+    await flood.waitFor(() => answered() === 4, 10_000);
+    expect(flood.frames.slice(1).map((f) => f.type ?? f.payload?.code)).toEqual(["pong", "error", "error", "error"]);
+  });
 });
