@@ -23,6 +23,14 @@ type LiveAnswerFrame = {
   [T in AnswerFrameType]: { type: T; payload: Omit<ServerPayloads[T], LaneFields> };
 }[AnswerFrameType];
 
+/** The longest tool name and runtime-given preview kept (characters); longer ones end in "…". */
+const NAME_MAX = 128;
+const PREVIEW_MAX = 120;
+
+function label(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 function previewOf(args: Record<string, unknown>): string {
   let text: string;
   try {
@@ -30,7 +38,7 @@ function previewOf(args: Record<string, unknown>): string {
   } catch {
     text = "";
   }
-  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+  return label(text, PREVIEW_MAX);
 }
 
 /**
@@ -138,14 +146,18 @@ export class AnswerRecorder {
   #toolStart(event: ToolStartEvent): void {
     const index = this.#toolIndex++;
     const args = event.args ?? {};
-    const preview = event.preview ?? previewOf(args);
-    const stored = this.#toolLog.start(index, event.name, preview, args);
+    const name = label(event.name, NAME_MAX);
+    const preview = event.preview === undefined ? previewOf(args) : label(event.preview, PREVIEW_MAX);
+    const stored = this.#toolLog.start(index, name, preview, args);
     // Not shown live either: devices and the stored answer keep the same calls.
     if (!stored) return this.#limits.toolsFull();
-    this.#openTools.push({ id: event.id, name: event.name, index, started: this.#services.now() });
+    this.#openTools.push({ id: event.id, name, index, started: this.#services.now() });
     this.#message.tools ??= [];
     this.#message.tools.push(stored);
-    this.#live({ type: "tool.start", payload: { index, name: event.name, preview, args } });
+    // Live as stored (cut arguments as the runtimes' history carries them, docs/PROTOCOL.md §14.1):
+    // the model server is not trusted with the size of a frame to every device.
+    const shown = typeof stored.args === "string" ? { truncated_arguments: stored.args } : stored.args;
+    this.#live({ type: "tool.start", payload: { index, name, preview, args: shown } });
   }
 
   #toolEnd(event: ToolEndEvent): void {
@@ -155,7 +167,7 @@ export class AnswerRecorder {
     if (at === -1) at = tools.length - 1;
     const open = at >= 0 ? tools.splice(at, 1)[0] : undefined;
     const index = open?.index ?? this.#toolIndex++;
-    const name = event.name ?? open?.name ?? "";
+    const name = label(event.name ?? open?.name ?? "", NAME_MAX);
     const output = event.output === undefined ? null : event.output;
     const duration = event.duration ?? (open ? (this.#services.now() - open.started) / 1000 : 0);
     let stored = this.#message.tools?.find((t) => t.index === index);
@@ -167,7 +179,7 @@ export class AnswerRecorder {
       this.#message.tools.push(stored);
     }
     this.#toolLog.end(stored, output, event.ok, duration);
-    this.#live({ type: "tool.end", payload: { index, name, output, duration, ok: event.ok } });
+    this.#live({ type: "tool.end", payload: { index, name, output: stored.output, duration, ok: event.ok } });
   }
 
   async #storeMedia(event: MediaEvent): Promise<void> {

@@ -106,6 +106,30 @@ describe("tool calls kept on the answer", () => {
     expect(last.history.find((h) => h.role === "assistant")?.tools).toEqual(tools);
   });
 
+  it("tools - live tool.start and tool.end carry the call as stored: 16 KiB per field, cut arguments as truncated_arguments, name and preview bounded", async () => {
+    const huge = "y".repeat(2_000_000);
+    const runtime = scriptedRuntime(async function* () {
+      yield { type: "tool-start", id: "h", name: `n${"a".repeat(5_000)}`, preview: "p".repeat(5_000), args: { huge } };
+      yield { type: "tool-end", id: "h", output: huge, ok: true, duration: 1 };
+      yield { type: "text", delta: "done" };
+    });
+    harness = await startGateway({ runtime });
+    const device = await Client.connect(harness.url);
+    const { final } = await device.say({ chat_id: "default", text: "use tools" });
+    const start = device.of("tool.start")[0]!;
+    const end = device.of("tool.end")[0]!;
+    // A model's two megabytes reach no device: each live frame stays near the stored entry's size.
+    expect(jsonBytes(start)).toBeLessThan(20 * 1024);
+    expect(jsonBytes(end)).toBeLessThan(20 * 1024);
+    const stored = (final.payload.tools as Array<Record<string, any>>)[0]!;
+    expect(start.payload.args).toEqual({ truncated_arguments: stored.args });
+    expect(end.payload.output).toBe(stored.output);
+    expect(start.payload.name).toHaveLength(128);
+    expect(start.payload.name).toBe(stored.name);
+    expect(start.payload.preview).toHaveLength(120);
+    expect(end.payload.name).toBe(stored.name);
+  });
+
   it("tools - an answer's calls together stay within 256 KiB: later arguments and outputs are cut, every call keeps its name and outcome", async () => {
     harness = await startGateway({ runtime: manyCalls(40) });
     const device = await Client.connect(harness.url);
