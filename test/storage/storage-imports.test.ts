@@ -59,6 +59,8 @@ const ALLOWED: Record<string, string> = {
     "compares stored channels with what the gateway read, exactly as the core does (Change.expectChannels)",
   scheduleRunKey:
     "the key a schedule's latest run is compared on, made the same way in every storage (recordScheduleRun)",
+  makePrivateDir:
+    "a data folder made private, with the same warning, by sql.js, the fs media store and the example server",
 };
 
 /** What a storage once had to call, now the core's part of the contract. */
