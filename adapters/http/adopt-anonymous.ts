@@ -35,7 +35,7 @@ export interface PendingAdoption {
 
 /** What {@link planAdoption} found to move, on a storage that stays open. */
 export interface AdoptionPlan {
-  /** What will move and what will not, for the person to read before it happens (see {@link describePlan}). */
+  /** What will move and what will not, in one line for the person to read before it happens. */
   readonly plan: string;
   /** Moves the anonymous owner's data (and media files) to the user. */
   run(): Promise<AdoptedCounts>;
