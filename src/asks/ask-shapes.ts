@@ -10,6 +10,7 @@ import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
 import type { PushMessage } from "../contracts/push.js";
 import type { AnsweredAsk } from "../contracts/records.js";
+import { clip } from "../support/clip.js";
 
 /** Bounds of an ask (docs/PROTOCOL.md §11); longer text is cut, more choices are refused. */
 export const ASK_LIMITS = {
@@ -56,8 +57,7 @@ export type PickerFrame = ServerFrame<(typeof PICKER_TYPES)[keyof typeof PICKER_
 export const PICKER_TYPES = { approval: "picker.approval", confirm: "picker.confirm", model: "picker.model" } as const;
 
 function cut(text: unknown, max: number): string {
-  const value = typeof text === "string" ? text : "";
-  return value.length > max ? `${value.slice(0, max - 1)}…` : value;
+  return clip(typeof text === "string" ? text : "", max);
 }
 
 function checkChoices(list: unknown, where: string, max: number): AskOption[] {

@@ -15,6 +15,7 @@ import { scheduleRunKey, type ScheduleRecord, type ScheduleRun } from "../contra
 import type { MessageServices } from "../requests/message-requests.js";
 import { answerPrompt, findAnswer, storePrompt } from "../requests/automation-prompt.js";
 import { newestSlot } from "./cron.js";
+import { clip } from "../support/clip.js";
 
 /** What a finished run raises: the gateway's `notify`. */
 export type CronNotify = (
@@ -209,5 +210,5 @@ function lastParagraph(text: string): string {
 /** On one line, cut at 200 characters (what a notification body holds). */
 function oneLine(text: string): string {
   const line = text.replace(/\s+/g, " ").trim();
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  return clip(line, 200);
 }

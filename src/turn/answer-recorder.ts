@@ -13,6 +13,7 @@ import { bareModelId, mergeUsage } from "./runtime-info.js";
 import type { AnswerLimits } from "./turn-limits.js";
 import type { AnswerUpdates } from "./answer-updates.js";
 import { ToolCallLog } from "./tool-calls.js";
+import { clip } from "../support/clip.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
 
@@ -27,10 +28,6 @@ type LiveAnswerFrame = {
 const NAME_MAX = 128;
 const PREVIEW_MAX = 120;
 
-function label(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-
 function previewOf(args: Record<string, unknown>): string {
   let text: string;
   try {
@@ -38,7 +35,7 @@ function previewOf(args: Record<string, unknown>): string {
   } catch {
     text = "";
   }
-  return label(text, PREVIEW_MAX);
+  return clip(text, PREVIEW_MAX);
 }
 
 /**
@@ -146,8 +143,8 @@ export class AnswerRecorder {
   #toolStart(event: ToolStartEvent): void {
     const index = this.#toolIndex++;
     const args = event.args ?? {};
-    const name = label(event.name, NAME_MAX);
-    const preview = event.preview === undefined ? previewOf(args) : label(event.preview, PREVIEW_MAX);
+    const name = clip(event.name, NAME_MAX);
+    const preview = event.preview === undefined ? previewOf(args) : clip(event.preview, PREVIEW_MAX);
     const stored = this.#toolLog.start(index, name, preview, args);
     // Not shown live either: devices and the stored answer keep the same calls.
     if (!stored) return this.#limits.toolsFull();
@@ -167,7 +164,7 @@ export class AnswerRecorder {
     if (at === -1) at = tools.length - 1;
     const open = at >= 0 ? tools.splice(at, 1)[0] : undefined;
     const index = open?.index ?? this.#toolIndex++;
-    const name = label(event.name ?? open?.name ?? "", NAME_MAX);
+    const name = clip(event.name ?? open?.name ?? "", NAME_MAX);
     const output = event.output === undefined ? null : event.output;
     const duration = event.duration ?? (open ? (this.#services.now() - open.started) / 1000 : 0);
     let stored = this.#message.tools?.find((t) => t.index === index);
