@@ -3,7 +3,7 @@
 // new user finds everything made before, on sql.js (the default) and PostgreSQL; with --no-adopt
 // the user starts empty and nothing is lost.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -135,6 +135,23 @@ describe("example server - the first user adopts the chats made while login was 
       picture,
     );
     await c.close();
+  });
+
+  it("adopt - sql.js: two adoptions asked of the running server at once move the chats to one user only, with no stray media copy", async () => {
+    const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
+    const server = await start(env);
+    await chatAnonymously(server);
+    const media = join(env.GATEWAY_DATA_DIR, "media");
+    expect(readdirSync(media)).toHaveLength(1);
+    const socket = join(env.GATEWAY_DATA_DIR, "admin.sock");
+    const [alice, bob] = await Promise.all(
+      ["alice", "bob"].map((name) => askAdmin(socket, { kind: "adopt", action: "run", name })),
+    );
+    // The first asked moves everything; the other, planned again after it, finds nothing left.
+    expect(alice).toEqual({ ok: true, result: expect.objectContaining({ messages: 2, media: 1 }) });
+    expect(bob).toEqual({ ok: true, result: null });
+    expect(readdirSync(media)).toHaveLength(1);
+    expect(server.output()).not.toMatch(/error/i);
   });
 
   it("adopt - sql.js: the first user add against a new server with nothing to move adds the user and turns login on", async () => {

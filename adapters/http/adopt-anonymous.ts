@@ -27,8 +27,8 @@ export interface UserCliData {
 export interface PendingAdoption {
   /** What will move and what will not, for the person to read before it happens (see {@link describePlan}). */
   readonly plan: string;
-  /** Moves the anonymous owner's data (and media files) to the user. */
-  run(): Promise<AdoptedCounts>;
+  /** Moves the anonymous owner's data (and media files) to the user; undefined when nothing was left to move. */
+  run(): Promise<AdoptedCounts | undefined>;
   /** Closes the storage; call it whatever happened. */
   close(): Promise<void>;
 }
@@ -49,8 +49,11 @@ export interface AdoptionPlan {
 export interface AdoptionServer {
   /** The plan's text, or null when there is nothing to move; rejects with why it cannot move it. */
   plan(to: Owner): Promise<string | null>;
-  /** Moves it; rejects with why not. */
-  adopt(to: Owner): Promise<AdoptedCounts>;
+  /**
+   * Moves it, planning again first: null when nothing is left to move (another `user add` at the
+   * same time moved it). Rejects with why it cannot.
+   */
+  adopt(to: Owner): Promise<AdoptedCounts | null>;
 }
 
 const NO_ADOPT_HINT = "add the user with --no-adopt to leave the chats made while login was off where they are";
@@ -102,7 +105,8 @@ export async function planAdoption(data: UserCliData, to: Owner): Promise<Adopti
     storage.outboxBounds(ANONYMOUS_OWNER),
   ]);
   // History only: the devices stay where they are (anyone local could register one while login was off).
-  if (channels.length === 0 && bounds.last === 0) return undefined;
+  // No frame kept (`first` past `last`): also after an adoption, whose seqs the owner keeps counting.
+  if (channels.length === 0 && bounds.first > bounds.last) return undefined;
   return {
     plan: describePlan(
       channels.map((c) => c.name),
@@ -117,7 +121,8 @@ export async function planAdoption(data: UserCliData, to: Owner): Promise<Adopti
 export async function serverAdoption(server: AdoptionServer, to: Owner): Promise<PendingAdoption | undefined> {
   const plan = await asUserError(() => server.plan(to));
   if (plan === null) return undefined;
-  return { plan, run: () => asUserError(() => server.adopt(to)), close: async () => undefined };
+  const run = async () => (await asUserError(() => server.adopt(to))) ?? undefined;
+  return { plan, run, close: async () => undefined };
 }
 
 async function asUserError<T>(work: () => Promise<T>): Promise<T> {

@@ -77,7 +77,7 @@ export async function startAdminSocket(
 async function answer(gateway: Gateway, protection: LoginProtection, line: string): Promise<AdminReply> {
   try {
     const request = JSON.parse(line) as AdminRequest;
-    if (request.kind === "adopt") return await adoption(gateway, protection, request);
+    if (request.kind === "adopt") return await oneAdoptionAtATime(() => adoption(gateway, protection, request));
     const owner = await ownerOf(protection, request.user);
     if (typeof owner !== "string") return owner;
     if (request.kind === "schedule") return await scheduleAction(gateway, owner, request);
@@ -102,6 +102,15 @@ async function answer(gateway: Gateway, protection: LoginProtection, line: strin
   }
 }
 
+/** The adoption in progress: two `user add`s at once must not both copy the media before either moves. */
+let adopting: Promise<unknown> = Promise.resolve();
+
+function oneAdoptionAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const next = adopting.then(work, work);
+  adopting = next.catch(() => undefined);
+  return next;
+}
+
 /**
  * The first `user add` while this server runs (docs/PROTOCOL.md §10.4): what would move to the new
  * user, or the move, through the storage and media store this server has open. Only while login
@@ -116,7 +125,8 @@ async function adoption(gateway: Gateway, protection: LoginProtection, request: 
     const planned = await planAdoption({ storage, mediaStore }, name);
     if (request.action === "plan") return { ok: true, result: planned?.plan ?? null };
     if (request.action !== "run") return { ok: false, error: "unknown action", usage: true };
-    return { ok: true, result: planned ? await planned.run() : { channels: 0, messages: 0, outbox: 0, media: 0 } };
+    // Planned again just now: a second `user add` at the same time finds nothing left.
+    return { ok: true, result: planned ? await planned.run() : null };
   } catch (error) {
     const told = error instanceof UserStoreError || isGatewayError(error);
     return { ok: false, error: told ? (error as Error).message : "the server could not do it (see its log)" };

@@ -18,7 +18,7 @@ export async function runningServer(dataDir: string): Promise<AdoptionServer | u
   };
   return {
     plan: async (name) => (await ask({ kind: "adopt", action: "plan", name })) as string | null,
-    adopt: async (name) => (await ask({ kind: "adopt", action: "run", name })) as AdoptedCounts,
+    adopt: async (name) => (await ask({ kind: "adopt", action: "run", name })) as AdoptedCounts | null,
   };
 }
 
