@@ -10,6 +10,7 @@ import type { ReadMark, Storage } from "../contracts/storage.js";
 import type { Owner } from "../protocol/ids.js";
 import type { Device } from "../contracts/records.js";
 import { changeDevice } from "../storage/device-writes.js";
+import { pushTargets } from "./push-fan-out.js";
 import type { Logger } from "../contracts/logger.js";
 
 /** What away-push reads and sends through. */
@@ -32,8 +33,8 @@ export type PushIfAway = (owner: Owner, message: PushMessage) => void;
 const CLAIMS_KEPT = 10_000;
 
 /**
- * Push to each of the owner's devices with a target, through the sender it declared in
- * `caps.push` (`"none"`: never). Answers (`message_id`) and asks (`picker_id`) wait
+ * Push to the owner's devices with a target, through the sender each declared in `caps.push`
+ * (`"none"`: never), each target once and at most the most recently seen 16 of them. Answers (`message_id`) and asks (`picker_id`) wait
  * `pushAfterMs` while a device is connected and are dropped when a read covers them by then;
  * each is pushed at most once per target by this process. Never rejects: failures are retried
  * with backoff, then logged.
@@ -109,11 +110,8 @@ async function wasRead(
 }
 
 async function pushToDevices(parts: AwayPushParts, owner: Owner, message: PushMessage): Promise<void> {
-  for (const device of await parts.storage.listDevices(owner)) {
-    const wanted = device.caps?.push;
-    if (!wanted || wanted === "none") continue;
-    const sender = parts.push.find((s) => s.name === wanted && s.accepts(device));
-    if (sender) void pushWithRetry(parts, owner, device, sender, message);
+  for (const { device, sender } of pushTargets(await parts.storage.listDevices(owner), parts.push)) {
+    void pushWithRetry(parts, owner, device, sender, message);
   }
 }
 

@@ -1,8 +1,9 @@
 // Push targets through a real gateway and a loopback ntfy: a topic or token outside its grammar is
 // refused where it enters (hello, fcm.register), and no push ever reaches ntfy at another path
-// with the operator's token (docs/PROTOCOL.md "Push, notifications").
+// with the operator's token (docs/PROTOCOL.md "Push, notifications"); and however many device
+// records an owner has, one message makes at most 16 pushes, one per target (§6).
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, CLOSE_CODES } from "chat-gateway";
+import { ANONYMOUS_OWNER, CLOSE_CODES, type Device } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { ntfyPushSender } from "chat-gateway/push/ntfy";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
@@ -46,6 +47,23 @@ async function setup() {
 async function pushNow(harness: Harness): Promise<void> {
   await harness.gateway.notify(ANONYMOUS_OWNER, { kind: "generic", title: "Ping", body: "from the test" });
   await sleep(300);
+}
+
+function phone(i: number, topic: string, lastSeen: number): Device {
+  return {
+    device_id: `phone-${i}`,
+    device_name: `Phone ${i}`,
+    caps: { min_protocol: 1, media: true, push: "ntfy", streaming: true },
+    ntfy_topic: topic,
+    last_seen: lastSeen,
+  };
+}
+
+/** The topics pushed to, once `count` requests arrived and a while passed for any more. */
+async function pushedTopics(server: RecordingServer, count: number): Promise<string[]> {
+  for (let i = 0; i < 200 && server.requests.length < count; i++) await sleep(25);
+  await sleep(300);
+  return server.requests.map((r) => r.url.replace("/ntfy/", "")).sort();
 }
 
 describe("push targets", () => {
@@ -107,5 +125,32 @@ describe("push targets", () => {
     await again.close();
     await pushNow(h);
     expect(ntfy.requests).toHaveLength(1);
+  });
+
+  it("push fan-out - a message goes to the 16 most recently seen targets, each once, however many device records the owner has", async () => {
+    const { storage, ntfy, h } = await setup();
+    // 200 records an owner's client made by naming a new device id in each hello; the newest 20
+    // share 4 topics, so the 16 newest targets reach back past them.
+    for (let i = 0; i < 200; i++) {
+      const topic = i >= 180 ? `shared-${i % 4}` : `topic-${i}`;
+      await storage.putDevice(ANONYMOUS_OWNER, phone(i, topic, 1_000_000 + i));
+    }
+    await h.gateway.notify(ANONYMOUS_OWNER, { kind: "generic", title: "Ping", body: "from the test" });
+    const expected = [
+      ...[0, 1, 2, 3].map((k) => `shared-${k}`),
+      ...Array.from({ length: 12 }, (_, k) => `topic-${179 - k}`),
+    ].sort();
+    expect(await pushedTopics(ntfy, 16)).toEqual(expected);
+  });
+
+  it("push fan-out - two devices registering one topic over the wire get one push; a device that never pushes takes no place", async () => {
+    const { ntfy, h } = await setup();
+    for (const device_id of ["tablet", "phone", "laptop"]) {
+      const push = device_id === "laptop" ? "none" : "ntfy";
+      const c = await Client.connect(h.url, { device_id, ntfy_topic: "family-topic", caps: { push } });
+      await c.close();
+    }
+    await h.gateway.notify(ANONYMOUS_OWNER, { kind: "generic", title: "Ping", body: "from the test" });
+    expect(await pushedTopics(ntfy, 1)).toEqual(["family-topic"]);
   });
 });
