@@ -8,7 +8,7 @@
  */
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { Connection } from "../contracts/connection.js";
-import { encodeFrame } from "./wire.js";
+import { encodeWithin } from "./wire.js";
 import { HeldTexts } from "./held-texts.js";
 import { countFrame } from "./traffic.js";
 import type { ResolvedOptions } from "../options/options.js";
@@ -22,6 +22,8 @@ export interface OutflowLimits {
   hardBytes: number;
   /** At most one `message.update` per this many milliseconds to a delta device (docs/PROTOCOL.md §12). */
   deltaIntervalMs: number;
+  /** `max_frame_bytes`: a stored answer over it has its tool calls cut to fit (docs/PROTOCOL.md §5). */
+  maxFrameBytes: number;
 }
 
 /** The send limits of a gateway: one object for all its connections rather than one each. */
@@ -29,7 +31,11 @@ const limitsOf = new WeakMap<ResolvedOptions, OutflowLimits>();
 export function outflowLimits(options: ResolvedOptions): OutflowLimits {
   let limits = limitsOf.get(options);
   if (!limits) {
-    limits = { ...options.backpressure, deltaIntervalMs: options.deltaUpdateIntervalMs };
+    limits = {
+      ...options.backpressure,
+      deltaIntervalMs: options.deltaUpdateIntervalMs,
+      maxFrameBytes: options.maxFrameBytes,
+    };
     limitsOf.set(options, limits);
   }
   return limits;
@@ -113,7 +119,7 @@ export class Outflow {
       else if (frame.type === "message.deleted" && Array.isArray(p.message_ids))
         for (const id of p.message_ids) held.ended(id as string);
     }
-    this.#conn.send(encodeFrame(frame, requestId));
+    this.#conn.send(encodeWithin(frame, this.#limits.maxFrameBytes, requestId));
     if (this.#sent !== undefined) countFrame(this.#sent, frame.type);
   }
 

@@ -1,12 +1,16 @@
 /**
  * Encoding gateway → client frames. A frame fanned out to many devices is serialised once; the
- * variant for devices without streaming (a stored `message.stop` seen as `message`) too.
+ * variant for devices without streaming (a stored `message.stop` seen as `message`) too, and the
+ * variant of a stored answer cut to `max_frame_bytes`.
  * @module
  */
 import type { OutgoingFrame } from "../contracts/bus.js";
+import type { ToolCall } from "../contracts/records.js";
+import { cutTools } from "../outbox/tool-cut.js";
 
 const encoded = new WeakMap<OutgoingFrame, string>();
 const asMessage = new WeakMap<OutgoingFrame, OutgoingFrame>();
+const cutToFit = new WeakMap<OutgoingFrame, { maxBytes: number; frame: OutgoingFrame }>();
 
 /** The JSON text of a frame, with an optional request id; cached when there is no id. */
 export function encodeFrame(frame: OutgoingFrame, id?: string): string {
@@ -27,6 +31,26 @@ export function encodeFrame(frame: OutgoingFrame, id?: string): string {
     encoded.set(frame, text);
   }
   return text;
+}
+
+/**
+ * The JSON text of a frame within `maxBytes` (the device's `max_frame_bytes`) where its tool calls
+ * can make it so: an answer whose tools were stored whole, before their 256 KiB bound or by a
+ * storage that kept them, has them cut as a `history` item's are, live and in a replay
+ * (docs/PROTOCOL.md §5). Any other frame as it is.
+ */
+export function encodeWithin(frame: OutgoingFrame, maxBytes: number, id?: string): string {
+  const text = encodeFrame(frame, id);
+  const tools = frame.payload.tools;
+  if (!tooBig(text, maxBytes) || !Array.isArray(tools) || tools.length === 0) return text;
+  let cut = id === undefined ? cutToFit.get(frame) : undefined;
+  if (cut?.maxBytes !== maxBytes) {
+    const bare = { ...frame, payload: { ...frame.payload, tools: [] } };
+    const room = maxBytes - Buffer.byteLength(encodeFrame(bare, id), "utf8");
+    cut = { maxBytes, frame: { ...bare, payload: { ...bare.payload, tools: cutTools(tools as ToolCall[], room) } } };
+    if (id === undefined) cutToFit.set(frame, cut);
+  }
+  return encodeFrame(cut.frame, id);
 }
 
 /**

@@ -4,8 +4,9 @@
  * request can never be answered by a frame of tens of megabytes, whatever a storage holds.
  * @module
  */
-import type { HistoryItem, ToolCall } from "../contracts/records.js";
-import { fieldBytes, jsonBytes, jsonText, longestJsonPrefix } from "../support/json-text.js";
+import type { HistoryItem } from "../contracts/records.js";
+import { fillTools, planToolCut } from "../outbox/tool-cut.js";
+import { jsonBytes, longestJsonPrefix } from "../support/json-text.js";
 
 /** The items kept for the page (oldest first) and whether older ones were left out. */
 export interface FittedPage<T extends HistoryItem> {
@@ -37,45 +38,6 @@ export function fitHistory<T extends HistoryItem>(items: T[], maxBytes: number):
 }
 
 /**
- * A tool entry with its `args` (and a non-null `output`) emptied. Measured with `truncated`, which
- * it gains only when a field is actually cut.
- */
-function bareTool(tool: ToolCall): ToolCall {
-  return { ...tool, args: "", output: tool.output === null ? null : "", truncated: true };
-}
-
-/**
- * The tool entries that fit in `room` bytes with their fields emptied (the first ones: calls past
- * them are left out), and the room they leave.
- */
-function bareTools(tools: ToolCall[], room: number): { kept: ToolCall[]; room: number } {
-  let left = room;
-  let count = 0;
-  for (const tool of tools) {
-    // +1 for the comma between array elements.
-    const size = jsonBytes(bareTool(tool)) + 1;
-    if (size > left) break;
-    left -= size;
-    count++;
-  }
-  return { kept: tools.slice(0, count), room: left };
-}
-
-/**
- * Keep `tool`'s `field` whole when its bytes beyond an empty field fit in `room`, else cut its text
- * to `room` and mark the entry `truncated`. Returns the bytes it took.
- */
-function fitField(tool: ToolCall, field: "args" | "output", room: number): number {
-  const value = tool[field];
-  const size = fieldBytes(value) - 2;
-  if (size <= room) return Math.max(0, size);
-  const short = longestJsonPrefix(typeof value === "string" ? value : jsonText(value), room);
-  tool[field] = short;
-  tool.truncated = true;
-  return jsonBytes(short) - 2;
-}
-
-/**
  * The item cut to fit in `maxBytes`: what room there is goes to `text` first, then `reasoning`,
  * then its tools' `args`, then their `output`s (so outputs are cut first), each in call order; a
  * field that does not fit is cut at a character boundary and its entry marked `truncated`. When not
@@ -84,15 +46,12 @@ function fitField(tool: ToolCall, field: "args" | "output", room: number): numbe
 function truncateToFit<T extends HistoryItem>(item: T, maxBytes: number): T {
   const bare: T = { ...item, text: "", reasoning: "", truncated: true };
   if (item.tools) bare.tools = [];
-  const tools = bareTools(item.tools ?? [], maxBytes - jsonBytes(bare));
-  let room = tools.room;
+  // The tools' entries are kept before the text; their fields get what the text and reasoning leave.
+  const plan = planToolCut(item.tools ?? [], maxBytes - jsonBytes(bare));
+  let room = plan.room;
   const text = longestJsonPrefix(item.text, room);
   room -= jsonBytes(text) - 2;
   const reasoning = longestJsonPrefix(item.reasoning, room);
   room -= jsonBytes(reasoning) - 2;
-  const kept = tools.kept.map((tool) => ({ ...tool }));
-  for (const tool of kept) room -= fitField(tool, "args", room);
-  // A null output was measured as it is: nothing to cut.
-  for (const tool of kept) if (tool.output !== null) room -= fitField(tool, "output", room);
-  return item.tools ? { ...bare, text, reasoning, tools: kept } : { ...bare, text, reasoning };
+  return item.tools ? { ...bare, text, reasoning, tools: fillTools(plan.kept, room) } : { ...bare, text, reasoning };
 }

@@ -1,11 +1,12 @@
 // What one request can make the gateway send is bounded: pulls in flight, bytes queued, history pages.
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, type StoredMessage, type ToolCall } from "chat-gateway";
+import { ANONYMOUS_OWNER, type ToolCall } from "chat-gateway";
 import { decodeChunk } from "chat-gateway/protocol";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
 import { upload } from "./media-helpers.js";
+import { answerWithTools, unboundedTools } from "../fixtures/unbounded-tools.js";
 import { sleep } from "./runtimes.js";
 
 let h: Harness | undefined;
@@ -140,27 +141,8 @@ describe("transfer limits", () => {
 
   it("history - a message whose tool calls pass the byte cap comes cut to fit: outputs first, then arguments, the calls in order", async () => {
     // As stored before an answer's tool calls were bounded: 1,152 calls with 20 KB of arguments and output.
-    const tools: ToolCall[] = Array.from({ length: 1_152 }, (_, i) => ({
-      index: i,
-      name: `tool${i}`,
-      preview: "{}",
-      args: { body: "a".repeat(20_000) },
-      output: '"'.repeat(20_000),
-      ok: true,
-      duration: 1,
-    }));
-    const answer: StoredMessage = {
-      message_id: "m-tools",
-      role: "assistant",
-      text: "answer",
-      reasoning: "",
-      ts: 1,
-      media: [],
-      status: "complete",
-      chat_id: "default",
-      thread_id: null,
-      tools,
-    };
+    const tools = unboundedTools(1_152, 20_000, 20_000);
+    const answer = answerWithTools("m-tools", "answer", tools);
     for (const cap of [524_288, 10_000]) {
       const storage = memoryStorage();
       await storage.commit(ANONYMOUS_OWNER, { messages: [answer] });
