@@ -5,6 +5,7 @@
  * @module
  */
 import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
+import { WritableByOthers } from "./private-file.js";
 
 /** What the device commands print to and read settings from; `process` provides all of it. */
 export interface DeviceCliIO {
@@ -87,7 +88,10 @@ export async function runDeviceCli(argv: readonly string[], io: DeviceCliIO): Pr
     io.stdout.write(`revoked ${gone.device_id} (${gone.name}) of ${user}\n`);
     return 0;
   } catch (error) {
-    io.stderr.write(`cannot use device store ${devicesFileOf(file)}: ${(error as Error)?.message ?? String(error)}\n`);
+    const why = (error as Error)?.message ?? String(error);
+    io.stderr.write(
+      `${error instanceof WritableByOthers ? why : `cannot use device store ${devicesFileOf(file)}: ${why}`}\n`,
+    );
     return 1;
   }
 }

@@ -10,7 +10,9 @@ import {
   type PendingAdoption,
   type UserCliData,
 } from "./adopt-anonymous.js";
+import type { DeviceTokenStore } from "./device-store.js";
 import { hashPassword } from "./passwords.js";
+import { WritableByOthers } from "./private-file.js";
 import { checkNewPassword, checkUsername, UserStore, UserStoreError } from "./user-store.js";
 
 /** The terminal and environment the user CLI talks to; `process` provides all of it. */
@@ -220,6 +222,17 @@ async function becomeFolderOwner(file: string, uid: number | undefined): Promise
 }
 
 /**
+ * The paired devices' store, read once before a change that revokes devices: one that cannot be
+ * used (others may write it, or it is malformed) stops the change before it is made, not after the
+ * user or the password changed with the devices still in it.
+ */
+async function readableDevices(store: UserStore): Promise<DeviceTokenStore> {
+  const devices = fileDeviceStore(devicesFileOf(store.path));
+  await devices.list("");
+  return devices;
+}
+
+/**
  * Adopts first, then writes the user: a failure in between leaves the user missing, and running
  * `user add` again finds nothing left to adopt and adds it.
  */
@@ -305,9 +318,10 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
     await becomeFolderOwner(store.path, io.uid ?? process.geteuid?.());
     const name = parsed.name!;
     if (parsed.command === "remove") {
+      const devices = await readableDevices(store);
       const left = await store.remove(name);
       // Also done by a running server, which notices; done here for one that is stopped.
-      await fileDeviceStore(devicesFileOf(store.path)).removeUser(name);
+      await devices.removeUser(name);
       io.stdout.write(left === 0 ? `removed ${name}; no users left, login protection is off\n` : `removed ${name}\n`);
       return 0;
     }
@@ -326,8 +340,9 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
       return 0;
     }
     if (!users.has(name)) throw new UserStoreError(`user ${name} does not exist`);
+    const devices = await readableDevices(store);
     await store.setHash(name, await hashPassword(await readCheckedPassword(io)));
-    await fileDeviceStore(devicesFileOf(store.path)).removeUser(name);
+    await devices.removeUser(name);
     io.stdout.write(`password of ${name} changed; its sessions end\n`);
     return 0;
   } catch (error) {
@@ -336,7 +351,7 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
       return 1;
     }
     io.stderr.write(
-      `${error instanceof UserStoreError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`}\n`,
+      `${error instanceof UserStoreError || error instanceof WritableByOthers ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`}\n`,
     );
     return 1;
   }
