@@ -314,4 +314,21 @@ describe("paired devices", () => {
     expect((await devicesOf(phone.token)).status).toBe(200);
     expect((await devicesOf("forged-token")).status).toBe(401);
   });
+
+  it("terminal text - a device name chosen at pairing is printed escaped by the CLI in another process", async () => {
+    stack = await startStack({ usersFile: file });
+    // Sets the window title, clears the screen, CSI as one C1 character, DEL, a right-to-left override.
+    const phone = await paired(
+      await tokenOf("alice", "alice-password"),
+      "\u001b]0;owned\u0007\u001b[2J\u009b31m\u007f\u202e",
+    );
+    const shown = "\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\x7f\\u202e";
+    const listed = await runUserCliProcess(file, ["device", "list", "alice"], undefined);
+    expect(listed.out.split("\t").slice(0, 2)).toEqual([phone.device_id, shown]);
+    // Only the tabs and the line end the CLI puts there itself.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: what the test looks for
+    expect(listed.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    const revoked = await runUserCliProcess(file, ["device", "revoke", "alice", phone.device_id], undefined);
+    expect(revoked).toMatchObject({ code: 0, out: `revoked ${phone.device_id} (${shown}) of alice\n` });
+  });
 });
