@@ -5,6 +5,8 @@
  * @module
  */
 import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
+import { WritableByOthers } from "./private-file.js";
+import { terminalText } from "./terminal-text.js";
 
 /** What the device commands print to and read settings from; `process` provides all of it. */
 export interface DeviceCliIO {
@@ -54,7 +56,7 @@ export async function runDeviceCli(argv: readonly string[], io: DeviceCliIO): Pr
   try {
     parsed = parse(argv);
   } catch (error) {
-    io.stderr.write(`${(error as Error).message}\n\n${DEVICE_CLI_USAGE}`);
+    io.stderr.write(`${terminalText((error as Error).message)}\n\n${DEVICE_CLI_USAGE}`);
     return 2;
   }
   const [command, user, id, ...extra] = parsed.args;
@@ -75,19 +77,24 @@ export async function runDeviceCli(argv: readonly string[], io: DeviceCliIO): Pr
     if (command === "list") {
       const devices = await store.list(user);
       for (const d of devices)
-        io.stdout.write(`${d.device_id}\t${d.name}\tcreated ${iso(d.created)}\tlast seen ${iso(d.last_seen)}\n`);
-      if (devices.length === 0) io.stderr.write(`${user} has no paired devices\n`);
+        io.stdout.write(
+          `${terminalText(d.device_id)}\t${terminalText(d.name)}\tcreated ${iso(d.created)}\tlast seen ${iso(d.last_seen)}\n`,
+        );
+      if (devices.length === 0) io.stderr.write(`${terminalText(`${user} has no paired devices`)}\n`);
       return 0;
     }
     const gone = await store.remove(user, id!);
     if (gone === undefined) {
-      io.stderr.write(`${user} has no device ${id}\n`);
+      io.stderr.write(`${terminalText(`${user} has no device ${id}`)}\n`);
       return 1;
     }
-    io.stdout.write(`revoked ${gone.device_id} (${gone.name}) of ${user}\n`);
+    io.stdout.write(`${terminalText(`revoked ${gone.device_id} (${gone.name}) of ${user}`)}\n`);
     return 0;
   } catch (error) {
-    io.stderr.write(`cannot use device store ${devicesFileOf(file)}: ${(error as Error)?.message ?? String(error)}\n`);
+    const why = (error as Error)?.message ?? String(error);
+    io.stderr.write(
+      `${terminalText(error instanceof WritableByOthers ? why : `cannot use device store ${devicesFileOf(file)}: ${why}`)}\n`,
+    );
     return 1;
   }
 }

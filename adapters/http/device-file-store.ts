@@ -6,6 +6,7 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "./atomic-file.js";
+import { readPrivateText } from "./private-file.js";
 import { deviceTable, type DeviceTokenStore, type StoredDevice } from "./device-store.js";
 
 /** The device store file that goes with a users file: `devices.json` in its folder. */
@@ -31,11 +32,14 @@ function isDevice(value: unknown): value is StoredDevice {
   );
 }
 
-/** The devices a file holds; a missing file holds none. A malformed one is an error: it must not quietly forget devices. */
+/**
+ * The devices a file holds; a missing file holds none. A malformed one is an error: it must not
+ * quietly forget devices. So is one that others may write: they could add a device of any user.
+ */
 async function readDevices(file: string): Promise<Map<string, StoredDevice>> {
   let text: string;
   try {
-    text = await fs.readFile(file, "utf8");
+    text = await readPrivateText(file, "device store", "the devices");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Map();
     throw error;
@@ -49,7 +53,8 @@ async function readDevices(file: string): Promise<Map<string, StoredDevice>> {
 async function signature(file: string): Promise<string> {
   try {
     const s = await fs.stat(file);
-    return `${s.ino}:${s.mtimeMs}:${s.size}`;
+    // ctime too: a chmod that lets others write the file must be noticed before anything they write.
+    return `${s.ino}:${s.mtimeMs}:${s.ctimeMs}:${s.size}`;
   } catch {
     return "missing";
   }

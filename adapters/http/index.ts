@@ -33,6 +33,7 @@ export type { SessionLookup } from "./session-authenticator.js";
 export { canonicalPath, isGatedPath, readCredential, clientIp } from "./gate.js";
 export type { Credential, TrustProxy } from "./gate.js";
 export { runUserCli, USER_CLI_USAGE } from "./user-cli.js";
+export { terminalText } from "./terminal-text.js";
 export type { UserCliIO } from "./user-cli.js";
 export type { UserCliData, AdoptionServer, AdoptionPlan } from "./adopt-anonymous.js";
 export { planAdoption } from "./adopt-anonymous.js";

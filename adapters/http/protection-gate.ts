@@ -9,6 +9,13 @@ import type { Logger, Session, UpgradeDecision } from "chat-gateway";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
 import { isDevicesPath, serveDevices, type DevicesContext } from "./devices-api.js";
 import { canonicalPath, isGatedPath, isSignedPath, PUBLIC_PATHS, readCredential } from "./gate.js";
+import { WritableByOthers } from "./private-file.js";
+
+/** A failure as logged: a refused file by its one line (naming the file and the fix), anything else with its stack. */
+function failure(error: unknown): string {
+  if (error instanceof WritableByOthers) return error.message;
+  return (error as Error)?.stack ?? String(error);
+}
 
 /**
  * `LoginProtection.handle`: while login is off, a request must name a host of this machine
@@ -48,7 +55,7 @@ export async function handleRequest(
     signedIn.set(req, session.username);
     return false;
   } catch (error) {
-    logger.error(`login protection failed on ${req.method} ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
+    logger.error(`login protection failed on ${req.method} ${pathname}: ${failure(error)}`);
     if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
     else res.destroy();
     return true;
@@ -77,7 +84,7 @@ export async function gateUpgrade(
     if (foreign !== undefined) return { ok: false, ...foreign };
     return { ok: true, context: { session: { username: session.username, token: session.token } } };
   } catch (error) {
-    logger.error(`login protection failed on upgrade ${pathname}: ${(error as Error)?.stack ?? String(error)}`);
+    logger.error(`login protection failed on upgrade ${pathname}: ${failure(error)}`);
     return { ok: false, status: 500, message: "internal error" };
   }
 }

@@ -10,7 +10,10 @@ import {
   type PendingAdoption,
   type UserCliData,
 } from "./adopt-anonymous.js";
+import type { DeviceTokenStore } from "./device-store.js";
 import { hashPassword } from "./passwords.js";
+import { WritableByOthers } from "./private-file.js";
+import { terminalText } from "./terminal-text.js";
 import { checkNewPassword, checkUsername, UserStore, UserStoreError } from "./user-store.js";
 
 /** The terminal and environment the user CLI talks to; `process` provides all of it. */
@@ -220,6 +223,17 @@ async function becomeFolderOwner(file: string, uid: number | undefined): Promise
 }
 
 /**
+ * The paired devices' store, read once before a change that revokes devices: one that cannot be
+ * used (others may write it, or it is malformed) stops the change before it is made, not after the
+ * user or the password changed with the devices still in it.
+ */
+async function readableDevices(store: UserStore): Promise<DeviceTokenStore> {
+  const devices = fileDeviceStore(devicesFileOf(store.path));
+  await devices.list("");
+  return devices;
+}
+
+/**
  * Adopts first, then writes the user: a failure in between leaves the user missing, and running
  * `user add` again finds nothing left to adopt and adds it.
  */
@@ -233,8 +247,8 @@ async function addUser(
   const hash = await hashPassword(await readCheckedPassword(io));
   const adopted = await adopting?.run();
   await store.add(name, hash);
-  io.stdout.write(first ? `added ${name}; login protection is on\n` : `added ${name}\n`);
-  if (adopted) io.stdout.write(`${describeAdoption(adopted, name)}\n`);
+  io.stdout.write(`${terminalText(first ? `added ${name}; login protection is on` : `added ${name}`)}\n`);
+  if (adopted) io.stdout.write(`${terminalText(describeAdoption(adopted, name))}\n`);
 }
 
 /** The first user's adoption: made by the running server when one answers, else here. */
@@ -251,6 +265,12 @@ async function readPassword(io: UserCliIO): Promise<string> {
   const second = await promptHidden(io, "Repeat password: ");
   if (first !== second) throw new UserStoreError("passwords do not match");
   return first;
+}
+
+/** What the CLI says of a failure: a value error's own message; anything else is marked unexpected. */
+function failureText(error: unknown): string {
+  if (error instanceof UserStoreError || error instanceof WritableByOthers) return error.message;
+  return `unexpected error: ${(error as Error)?.message ?? String(error)}`;
 }
 
 /**
@@ -282,7 +302,7 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
   try {
     parsed = parse(argv);
   } catch (error) {
-    io.stderr.write(`${(error as Error).message}\n\n${USER_CLI_USAGE}`);
+    io.stderr.write(`${terminalText((error as Error).message)}\n\n${USER_CLI_USAGE}`);
     return 2;
   }
   if (parsed.command === "help") {
@@ -298,17 +318,20 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
   try {
     if (parsed.command === "list") {
       const names = [...(await store.read()).keys()].sort();
-      for (const name of names) io.stdout.write(`${name}\n`);
+      // Names a hand-edited users file holds are not checked, and any of them may be printed.
+      for (const name of names) io.stdout.write(`${terminalText(name)}\n`);
       if (names.length === 0) io.stderr.write("no users: login protection is off\n");
       return 0;
     }
     await becomeFolderOwner(store.path, io.uid ?? process.geteuid?.());
     const name = parsed.name!;
     if (parsed.command === "remove") {
+      const devices = await readableDevices(store);
       const left = await store.remove(name);
       // Also done by a running server, which notices; done here for one that is stopped.
-      await fileDeviceStore(devicesFileOf(store.path)).removeUser(name);
-      io.stdout.write(left === 0 ? `removed ${name}; no users left, login protection is off\n` : `removed ${name}\n`);
+      await devices.removeUser(name);
+      const said = left === 0 ? `removed ${name}; no users left, login protection is off` : `removed ${name}`;
+      io.stdout.write(`${terminalText(said)}\n`);
       return 0;
     }
     // Refuse before asking for a password that would be thrown away.
@@ -317,7 +340,8 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
       checkUsername(name);
       if (users.has(name)) throw new UserStoreError(`user ${name} already exists`);
       const adopting = users.size === 0 && !parsed.noAdopt ? await adoption(io, name) : undefined;
-      if (adopting) io.stdout.write(`${adopting.plan}\n`);
+      // It names channels that anyone who reached the server while login was off may have named.
+      if (adopting) io.stdout.write(`${terminalText(adopting.plan)}\n`);
       try {
         await addUser(io, store, name, users.size === 0, adopting);
       } finally {
@@ -326,18 +350,17 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
       return 0;
     }
     if (!users.has(name)) throw new UserStoreError(`user ${name} does not exist`);
+    const devices = await readableDevices(store);
     await store.setHash(name, await hashPassword(await readCheckedPassword(io)));
-    await fileDeviceStore(devicesFileOf(store.path)).removeUser(name);
-    io.stdout.write(`password of ${name} changed; its sessions end\n`);
+    await devices.removeUser(name);
+    io.stdout.write(`${terminalText(`password of ${name} changed; its sessions end`)}\n`);
     return 0;
   } catch (error) {
     if (error instanceof Interrupted) {
       io.stderr.write("interrupted\n");
       return 1;
     }
-    io.stderr.write(
-      `${error instanceof UserStoreError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`}\n`,
-    );
+    io.stderr.write(`${terminalText(failureText(error))}\n`);
     return 1;
   }
 }

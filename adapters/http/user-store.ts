@@ -2,6 +2,7 @@ import { promises as fs } from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "./atomic-file.js";
 import { LOGIN_LIMITS } from "./limits.js";
+import { readPrivateText, WritableByOthers } from "./private-file.js";
 
 /**
  * A "value error" of the user store: a bad username or password, a duplicate or unknown user, or a
@@ -90,26 +91,9 @@ function isMissing(error: unknown): boolean {
   return code === "ENOENT" || code === "ENOTDIR";
 }
 
-/** A users file that others may write: whoever can write it can give themselves any user's login. */
-class WritableByOthers extends Error {}
-
-/**
- * The file's text, read through one handle so the mode checked is the mode of what is read.
- * @throws {WritableByOthers} when group or other users may write the file (not on Windows, which has no such bits)
- */
-async function readPrivateText(file: string): Promise<string> {
-  const handle = await fs.open(file, "r");
-  try {
-    const mode = (await handle.stat()).mode & 0o777;
-    if (process.platform !== "win32" && (mode & 0o022) !== 0) {
-      throw new WritableByOthers(
-        `user store ${file} is writable by other users (mode ${mode.toString(8)}); check the users in it, then chmod 600 it`,
-      );
-    }
-    return await handle.readFile("utf8");
-  } finally {
-    await handle.close();
-  }
+/** The users file's text; one that others may write is refused: they could give themselves any user's login. */
+function readUsersText(file: string): Promise<string> {
+  return readPrivateText(file, "user store", "the users");
 }
 
 function reason(error: unknown): string {
@@ -167,7 +151,7 @@ export class UserStore {
   async load(): Promise<UserStoreSnapshot> {
     let text: string;
     try {
-      text = await readPrivateText(this.path);
+      text = await readUsersText(this.path);
     } catch (error) {
       if (isMissing(error)) return { state: "absent", users: new Map() };
       const problem =
@@ -194,7 +178,7 @@ export class UserStore {
   async read(): Promise<Map<string, string>> {
     let text: string;
     try {
-      text = await readPrivateText(this.path);
+      text = await readUsersText(this.path);
     } catch (error) {
       if (isMissing(error)) return new Map();
       if (error instanceof WritableByOthers) throw new UserStoreError(error.message);

@@ -1,7 +1,8 @@
 // The running server's admin socket (<data-dir>/admin.sock, mode 0600): how `hook ...`,
 // `schedule ...` and the first `user add` (its adoption) reach a server that holds the data
 // folder (sql.js keeps it to one process), docs/PROTOCOL.md §17 and §10.4.
-// One JSON line in, one JSON line out; only the account that runs the server can connect.
+// One JSON line in (at most 64 KiB, within 10 s), one JSON line out; only the account that runs
+// the server can connect.
 import { chmod, rm } from "node:fs/promises";
 import net from "node:net";
 import { join } from "node:path";
@@ -16,6 +17,7 @@ import {
   UserStoreError,
   type LoginProtection,
 } from "chat-gateway/http";
+import { readRequestLine } from "./admin-line.js";
 
 /**
  * What the CLI asks: a hook action (the default kind) or a schedule action, for a user when login
@@ -50,16 +52,12 @@ export async function startAdminSocket(
   // A socket file left by a server that died; the data folder's lock says no other server runs.
   await rm(path, { force: true });
   const server = net.createServer((socket) => {
-    let buffer = "";
-    socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => {
-      buffer += chunk;
-      if (buffer.length > 64 * 1024) socket.destroy();
-      const end = buffer.indexOf("\n");
-      if (end < 0) return;
-      void answer(gateway, protection, buffer.slice(0, end)).then((reply) => socket.end(`${JSON.stringify(reply)}\n`));
-    });
     socket.on("error", () => undefined);
+    void readRequestLine(socket).then(async (line) => {
+      if (line === undefined) return;
+      const reply = await answer(gateway, protection, line);
+      socket.end(`${JSON.stringify(reply)}\n`, () => socket.destroy());
+    });
   });
   const previous = process.umask(0o177);
   try {

@@ -1,7 +1,7 @@
 // `hook add|list|rotate|remove` (docs/PROTOCOL.md §17): asks the running server over its admin
 // socket, so it works while the server holds the data folder. Exit 0 done, 1 refused, 2 usage.
 import net from "node:net";
-import type { HookInfo, NewHook } from "chat-gateway/http";
+import { terminalText, type HookInfo, type NewHook } from "chat-gateway/http";
 import { adminSocketPath, type AdminRequest } from "./admin-socket.js";
 
 export const HOOK_USAGE = `usage: hook add NAME --channel CHANNEL [--mode post|turn] [--user NAME]
@@ -87,12 +87,12 @@ export async function askServer(dataDir: string, request: AdminRequest, io: Io):
     reply = await askAdmin(adminSocketPath(dataDir), request);
   } catch (error) {
     io.stderr.write(
-      `cannot reach the running server through ${adminSocketPath(dataDir)} (${(error as Error).message}); start the server first\n`,
+      `${terminalText(`cannot reach the running server through ${adminSocketPath(dataDir)} (${(error as Error).message}); start the server first`)}\n`,
     );
     return 1;
   }
   if (!reply.ok) {
-    io.stderr.write(`${reply.error}\n`);
+    io.stderr.write(`${terminalText(String(reply.error))}\n`);
     return reply.usage ? 2 : 1;
   }
   return { result: reply.result };
@@ -109,9 +109,11 @@ export async function runHookCli(argv: string[], dataDir: string, io: Io): Promi
   if (typeof reply === "number") return reply;
   if (request.action === "add" || request.action === "rotate") {
     const { hook, secret } = reply.result as NewHook;
-    io.stdout.write(`hook_id: ${hook.hook_id}\nsecret: ${secret}\n`);
+    io.stdout.write(`hook_id: ${terminalText(hook.hook_id)}\nsecret: ${terminalText(secret)}\n`);
   } else if (request.action === "list") {
-    for (const h of reply.result as HookInfo[]) io.stdout.write(`${h.name}\t${h.channel}\t${h.mode}\t${h.hook_id}\n`);
+    // A channel may have been named by a device; every field is the server's to say.
+    for (const h of reply.result as HookInfo[])
+      io.stdout.write(`${[h.name, h.channel, h.mode, h.hook_id].map(terminalText).join("\t")}\n`);
   }
   return 0;
 }

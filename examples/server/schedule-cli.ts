@@ -1,6 +1,7 @@
 // `schedule add|list|remove|run` (docs/PROTOCOL.md §17): asks the running server over its admin
 // socket, like `hook ...`. Exit 0 done, 1 refused, 2 usage.
 import type { ScheduleInfo, ScheduleRun } from "chat-gateway";
+import { terminalText } from "chat-gateway/http";
 import type { AdminRequest } from "./admin-socket.js";
 import { askServer, splitArgs, type Io } from "./hook-cli.js";
 
@@ -58,13 +59,16 @@ export async function runScheduleCli(argv: string[], dataDir: string, io: Io): P
   if (typeof reply === "number") return reply;
   if (request.action === "add") {
     const added = reply.result as ScheduleInfo;
-    io.stdout.write(`schedule: ${added.name}\nnext_run: ${when(added.next_run)}\n`);
+    io.stdout.write(`schedule: ${terminalText(added.name)}\nnext_run: ${when(added.next_run)}\n`);
   } else if (request.action === "list") {
-    // Tab-separated: name, channel, cron, time zone, next run, last result.
-    for (const s of reply.result as Array<ScheduleInfo & { channel: string }>)
-      io.stdout.write(`${s.name}\t${s.channel}\t${s.cron}\t${s.tz}\t${when(s.next_run)}\t${lastResult(s.last_run)}\n`);
+    // Tab-separated: name, channel, cron, time zone, next run, last result. A channel may have been
+    // named by a device, and a run's error may quote the model server.
+    for (const s of reply.result as Array<ScheduleInfo & { channel: string }>) {
+      const fields = [s.name, s.channel, s.cron, s.tz, when(s.next_run), lastResult(s.last_run)];
+      io.stdout.write(`${fields.map(terminalText).join("\t")}\n`);
+    }
   } else if (request.action === "run") {
-    io.stdout.write(`prompt_id: ${(reply.result as ScheduleRun).prompt_id}\n`);
+    io.stdout.write(`prompt_id: ${terminalText((reply.result as ScheduleRun).prompt_id)}\n`);
   }
   return 0;
 }

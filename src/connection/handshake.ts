@@ -11,7 +11,7 @@ import { CLOSE_CODES, GatewayError, isGatewayError } from "../protocol/errors.js
 import type { ClientFrame } from "../protocol/client-frames.js";
 import { helloLimits } from "./hello-limits.js";
 import type { Owner, Seq } from "../protocol/ids.js";
-import { PROTOCOL_VERSION } from "../protocol/limits.js";
+import { LIMITS, PROTOCOL_VERSION } from "../protocol/limits.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import { FEATURES } from "../protocol/server-frames.js";
 import { nextSubscription, pushCapsError, pushTargetError } from "../push/push-targets.js";
@@ -185,12 +185,24 @@ function checkHello(services: HandshakeServices, p: HelloFrame["payload"], caps:
   if (!p.device_id) {
     return refused(new GatewayError("auth", `hello: field "device_id" must be a non-empty string`), AUTH_CLOSE);
   }
-  const invalid = pushTargetError("hello", p) ?? pushCapsError(caps.push, services.options.push);
+  const invalid = deviceFieldError(p) ?? pushTargetError("hello", p) ?? pushCapsError(caps.push, services.options.push);
   // 1008 rather than a close a device retries after: the same hello would fail again.
   if (invalid) return refused(invalid, INVALID_CLOSE);
   if (caps.min_protocol > PROTOCOL_VERSION) {
     const message = `this gateway speaks protocol ${PROTOCOL_VERSION}; the device needs ${caps.min_protocol}`;
     return refused(new GatewayError("unsupported", message), TOO_NEW_CLOSE);
+  }
+  return undefined;
+}
+
+/** A `device_id` or `device_name` longer than the protocol allows (docs/PROTOCOL.md §2.1): its error. */
+function deviceFieldError(p: HelloFrame["payload"]): GatewayError | undefined {
+  const max = LIMITS.deviceFieldMax;
+  for (const field of ["device_id", "device_name"] as const) {
+    const value = p[field];
+    // Characters are code points; a string of at most `max` code units has no more of them.
+    if (value !== undefined && value.length > max && (value.length > 2 * max || [...value].length > max))
+      return new GatewayError("unsupported", `hello: field "${field}": use at most ${max} characters`);
   }
   return undefined;
 }

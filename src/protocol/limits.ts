@@ -19,6 +19,11 @@ export const LIMITS = {
   maxMediaBytes: 50 * 1024 * 1024,
   /** Largest binary media chunk (bytes). */
   mediaChunkBytes: 256 * 1024,
+  /**
+   * Longest `hello.device_id` and `hello.device_name` (characters): both are stored on the device
+   * record and shown to the person (docs/PROTOCOL.md §2.1).
+   */
+  deviceFieldMax: 128,
   /** Longest channel name, after trimming (characters). */
   channelNameMax: 100,
   /** Largest channel icon, decoded (bytes). */

@@ -79,6 +79,34 @@ describe("hello", () => {
     expect(await c.closedPromise).toBe(4401);
   });
 
+  it("hello - a device_id or device_name over 128 characters is unsupported naming the field, then 1008; nothing is stored", async () => {
+    const storage = memoryStorage();
+    h = await startGateway({ storage });
+    const tooLong = [
+      { field: "device_id", hello: { device_id: "d".repeat(129) } },
+      { field: "device_name", hello: { device_id: "named", device_name: "🎉".repeat(129) } },
+      { field: "device_name", hello: { device_id: "flood", device_name: "n".repeat(512 * 1024) } },
+    ];
+    for (const { field, hello } of tooLong) {
+      const c = await rawClient(h.url);
+      c.send("hello", { token: "", ...hello }, "h1");
+      expect(await c.closedPromise).toBe(1008);
+      expect(c.frames).toEqual([
+        {
+          type: "error",
+          id: "h1",
+          payload: { code: "unsupported", message: `hello: field "${field}": use at most 128 characters` },
+        },
+      ]);
+    }
+    expect(await storage.listDevices(ANONYMOUS_OWNER)).toEqual([]);
+    // 128 characters are taken, counted as characters: an emoji is one.
+    await Client.connect(h.url, { device_id: "d".repeat(128), device_name: "🎉".repeat(128) });
+    expect((await storage.listDevices(ANONYMOUS_OWNER)).map((d) => [d.device_id.length, d.device_name])).toEqual([
+      [128, "🎉".repeat(128)],
+    ]);
+  });
+
   it("hello - min_protocol above 1 gets unsupported and close 4426", async () => {
     h = await startGateway();
     const c = await rawClient(h.url);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { signHookBody } from "chat-gateway/http";
 import { startServerProcess, type ServerProcess } from "../example-server-process.js";
+import { Client } from "../gateway/harness.js";
 import { HASHES, request, writeUsers } from "../http/helpers.js";
 
 let server: ServerProcess | undefined;
@@ -85,5 +86,29 @@ describe("hook CLI", () => {
     // No session: the signature is the credential.
     expect((await post(server.base, hookId, secret, "hello")).status).toBe(202);
     expect((await hookCli(["list", "--user", "alice"], env)).out).toContain(`ci\tBuilds\tturn\t${hookId}`);
+  });
+
+  it("hook list prints a channel name a device chose escaped: it cannot rewrite the terminal", {
+    timeout: 90_000,
+  }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-hooks-"));
+    const env = { GATEWAY_DATA_DIR: dataDir };
+    server = await startServerProcess(env);
+    const { hookId } = parseNew((await hookCli(["add", "ci", "--channel", "Builds"], env)).out);
+    const device = await Client.connect(server.ws);
+    const channels = (await device.request("channel.list", {})).payload.channels as Array<{
+      chat_id: string;
+      name: string;
+    }>;
+    const builds = channels.find((c) => c.name === "Builds")!;
+    // Sets the window title, clears the screen, then CSI as one C1 character.
+    const renamed = await device.request("channel.update", {
+      chat_id: builds.chat_id,
+      name: "\u001b]0;owned\u0007\u001b[2JBuilds\u009b31m",
+    });
+    expect(renamed.type).toBe("channel.renamed");
+    await device.close();
+    const listed = await hookCli(["list"], env);
+    expect(listed.out).toBe(`ci\t\\x1b]0;owned\\x07\\x1b[2JBuilds\\x9b31m\tpost\t${hookId}\n`);
   });
 });

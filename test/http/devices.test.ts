@@ -1,8 +1,10 @@
 // Paired devices (docs/PROTOCOL.md §16) over real HTTP on 127.0.0.1 and real ws: pairing codes,
 // device tokens in hello, the device list, revocation closing sockets with 4401, restarts.
-import { readFile, stat } from "node:fs/promises";
+import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { deviceTokenDigest } from "chat-gateway/http";
+import { recordingLogger } from "../fixtures/recording-logger.js";
 import { Client } from "../gateway/harness.js";
 import {
   bearer,
@@ -268,5 +270,65 @@ describe("paired devices", () => {
     stack = await startStack({ usersFile: file });
     expect((await devicesOf(phone.token)).status).toBe(401);
     expect((await devicesOf(bobs.token)).status).toBe(200);
+  });
+
+  it("a devices file other users may write is not trusted: device tokens and the devices API get 500 with one log line naming the fix, the CLIs refuse; chmod 600 restores it", async () => {
+    const logger = recordingLogger();
+    stack = await startStack({ usersFile: file, logger });
+    const session = await tokenOf("alice", "alice-password");
+    const phone = await paired(session);
+    // Another local user, let in by a careless chmod, adds a device of alice whose token they know.
+    const devicesFile = path.join(dir, "devices.json");
+    await chmod(devicesFile, 0o666);
+    const stored = JSON.parse(await readFile(devicesFile, "utf8"));
+    const forged = { ...stored.devices[0], device_id: "forged", token_sha256: deviceTokenDigest("forged-token") };
+    await writeFile(devicesFile, JSON.stringify({ devices: [...stored.devices, forged] }));
+    const refusal = `device store ${devicesFile} is writable by other users (mode 666); check the devices in it, then chmod 600 it`;
+
+    expect((await devicesOf("forged-token")).status).toBe(500);
+    expect((await devicesOf(phone.token)).status).toBe(500);
+    await expect(connectAs("forged-token")).rejects.toThrow("Unexpected server response: 500");
+    expect(logger.lines.error).toEqual([
+      `login protection failed on GET /api/devices: ${refusal}`,
+      `login protection failed on GET /api/devices: ${refusal}`,
+      `login protection failed on upgrade /ws/gateway: ${refusal}`,
+    ]);
+    // A login session is no device token: it still signs alice in, but a device token in hello fails.
+    expect((await request(stack.srv.url, { path: "/api/chats", headers: bearer(session) })).status).toBe(200);
+    const viaHello = new Client(stack.ws, bearer(session));
+    clients.push(viaHello);
+    await viaHello.opened;
+    viaHello.send("hello", { token: "forged-token", device_id: "d" }, "h1");
+    expect(await viaHello.closedPromise).toBe(1011);
+    expect(viaHello.frames[0]).toMatchObject({ type: "error", payload: { code: "internal" } });
+
+    const listed = await runUserCliProcess(file, ["device", "list", "alice"], undefined);
+    expect(listed).toMatchObject({ code: 1, out: "", err: `${refusal}\n` });
+    // A new password would leave the devices it must revoke in the file: refused before it changes.
+    const changed = await runUserCliProcess(file, ["user", "set-password", "alice"], "a new password\n");
+    expect(changed).toMatchObject({ code: 1, err: `${refusal}\n` });
+    expect((await login(stack.srv.url, "alice", "alice-password")).status).toBe(200);
+
+    await writeFile(devicesFile, JSON.stringify(stored));
+    await chmod(devicesFile, 0o600);
+    expect((await devicesOf(phone.token)).status).toBe(200);
+    expect((await devicesOf("forged-token")).status).toBe(401);
+  });
+
+  it("terminal text - a device name chosen at pairing is printed escaped by the CLI in another process", async () => {
+    stack = await startStack({ usersFile: file });
+    // Sets the window title, clears the screen, CSI as one C1 character, DEL, a right-to-left override.
+    const phone = await paired(
+      await tokenOf("alice", "alice-password"),
+      "\u001b]0;owned\u0007\u001b[2J\u009b31m\u007f\u202e",
+    );
+    const shown = "\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\x7f\\u202e";
+    const listed = await runUserCliProcess(file, ["device", "list", "alice"], undefined);
+    expect(listed.out.split("\t").slice(0, 2)).toEqual([phone.device_id, shown]);
+    // Only the tabs and the line end the CLI puts there itself.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: what the test looks for
+    expect(listed.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    const revoked = await runUserCliProcess(file, ["device", "revoke", "alice", phone.device_id], undefined);
+    expect(revoked).toMatchObject({ code: 0, out: `revoked ${phone.device_id} (${shown}) of alice\n` });
   });
 });

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { INVALID_USERNAME_MESSAGE, USER_CLI_USAGE } from "chat-gateway/http";
+import { INVALID_USERNAME_MESSAGE, terminalText, USER_CLI_USAGE } from "chat-gateway/http";
 import {
   HASHES,
   bearer,
@@ -243,4 +243,23 @@ describe("user CLI - on a terminal", () => {
     expect(screen).toContain("passwords do not match");
     await expect(stat(file)).rejects.toThrow(/ENOENT/);
   }, 30_000);
+});
+
+describe("user CLI - names others chose, printed", () => {
+  // Sets the window title, clears the screen, CSI as one C1 character, DEL, a right-to-left override.
+  const hostile = "\u001b]0;owned\u0007\u001b[2J\u009b31m\u007f\u202e";
+  const shown = "\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\x7f\\u202e";
+
+  it("terminal text - list prints a name from a hand-edited users file escaped, one line each", async () => {
+    await writeUsers(file, { alice: HASHES["alice-password"], [`mallory${hostile}\r\nroot`]: HASHES["bob-password"] });
+    const listed = await runUserCliProcess(file, ["user", "list"], undefined);
+    expect(listed).toMatchObject({ code: 0, out: `alice\nmallory${shown}\\x0d\\x0aroot\n` });
+    const unknown = await runUserCliProcess(file, ["user", "remove", `eve${hostile}`], undefined);
+    expect(unknown).toMatchObject({ code: 1, err: `user eve${shown} does not exist\n` });
+  });
+
+  it("terminal text - keeps every other character, other scripts and emoji included", () => {
+    expect(terminalText("Küche – 台所 – مطبخ 🍳")).toBe("Küche – 台所 – مطبخ 🍳");
+    expect(terminalText("a\tb\nc\u0000\u2028")).toBe("a\\x09b\\x0ac\\x00\\u2028");
+  });
 });

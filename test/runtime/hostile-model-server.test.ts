@@ -164,6 +164,29 @@ describe("a hostile model server", () => {
     await llm.requests[0].closedEarly;
   });
 
+  it("hostile model - a title answered as an HTML page is refused saying what the server answered, unread; one naming no type is read", async () => {
+    llm = await startFakeLlmServer();
+    const runtime = openAICompatibleRuntime({ baseUrl: llm.baseUrl, model: "m", apiKey: "sk-secret-key-123" });
+    const title = () => runtime.generateTitle!("name this chat", new AbortController().signal);
+    const answer = JSON.stringify({ choices: [{ message: { content: "Injected title" } }] });
+    const expected =
+      "The model server answered text/html, not a JSON answer; check that the base URL is its API (often ending in /v1)";
+    // Even a page whose text would parse as a title is not taken for one.
+    llm.respond((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8; x=sk-secret-key-123" }).end(answer);
+    });
+    await expect(title()).rejects.toMatchObject({ code: "internal", message: expected });
+
+    llm.respond(endless(() => "<p>more</p>", { contentType: "text/html", head: "<!doctype html>" }));
+    await expect(title()).rejects.toMatchObject({ code: "internal", message: expected });
+    await llm.requests[1].closedEarly;
+
+    llm.respond((_req, res) => {
+      res.writeHead(200).end(answer);
+    });
+    expect(await title()).toBe("Injected title");
+  });
+
   it("hostile model - endless valid deltas are ended by the gateway's maxAnswerChars; a second device's pings are answered promptly meanwhile", async () => {
     const { llm, c } = await setup({}, { maxAnswerChars: 150_000 });
     const other = await Client.connect(h!.url);

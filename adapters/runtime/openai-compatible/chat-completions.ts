@@ -10,7 +10,7 @@ import type { RuntimeEvent } from "chat-gateway";
 import { abridge } from "../text.js";
 import { applyChunk, finishToolCalls, parseChunk } from "./chunks.js";
 import type { PartialCalls, StepResult } from "./chunks.js";
-import { ERROR_BODY_BYTES, readBoundedText, responseTooLarge, SseMeter } from "./response-limits.js";
+import { acceptedType, ERROR_BODY_BYTES, readBoundedText, responseTooLarge, SseMeter } from "./response-limits.js";
 
 /** What the client needs to reach the server. */
 export interface ClientConfig {
@@ -146,24 +146,18 @@ export async function* streamStep(
   return result;
 }
 
+/** The types a streamed call's OK answer may have. */
+const STEP_TYPES = ["application/json", "text/event-stream", ""];
+
 /**
  * How an OK answer is read: as a whole JSON answer, or as an event stream (also when the server
- * names no type, as some minimal servers do). Anything else, such as the HTML page of a web UI
- * at a wrong base URL, would read as a stream with no event in it, which looks like a dropped
- * connection: it is refused saying what the server answered (its media type only, since
- * parameters may carry anything).
+ * names no type). Anything else would read as a stream with no event in it, which looks like a
+ * dropped connection: it is refused saying what the server answered.
  * @throws {GatewayError} `internal` for any other content type
  */
 async function answerKind(response: Response): Promise<"json" | "stream"> {
-  const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type === "application/json") return "json";
-  if (type === "text/event-stream" || type === "") return "stream";
-  await response.body?.cancel().catch(() => undefined);
-  const shown = /^[\w.+-]+\/[\w.+-]+$/.test(type) ? abridge(type, 100) : "a malformed content type";
-  throw new GatewayError(
-    "internal",
-    `The model server answered ${shown}, not an event stream; check that the base URL is its API (often ending in /v1)`,
-  );
+  const type = await acceptedType(response, STEP_TYPES, "an event stream");
+  return type === "application/json" ? "json" : "stream";
 }
 
 /** Sends the request; resolves with an OK response, or undefined when the caller aborted. */

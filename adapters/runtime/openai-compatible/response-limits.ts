@@ -1,9 +1,11 @@
 /**
  * Bounds on what the model server sends back. The server is not trusted to end a line, an event
- * or a body: each is counted as its bytes arrive, before anything buffers them.
+ * or a body: each is counted as its bytes arrive, before anything buffers them; nor to answer in
+ * the type that was asked for: an answer of another type is refused before it is read.
  * @module
  */
 import { GatewayError } from "chat-gateway";
+import { abridge } from "../text.js";
 
 /** Default largest server-sent event, bytes. An OpenAI chunk is a few hundred bytes. */
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
@@ -102,6 +104,25 @@ export async function readBoundedText(
   } finally {
     reader.cancel().catch(() => undefined);
   }
+}
+
+/**
+ * The media type of an OK answer when it is one of `accepted` (lower case, without parameters; ""
+ * when the server named none, as some minimal servers do). Anything else, such as the HTML page of
+ * a web UI at a wrong base URL, is not read: its body is cancelled and the error says what the
+ * server answered (its media type only, since parameters may carry anything).
+ * @param expected what was asked for, in words: "an event stream"
+ * @throws {GatewayError} `internal` for any other content type
+ */
+export async function acceptedType(response: Response, accepted: readonly string[], expected: string): Promise<string> {
+  const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (accepted.includes(type)) return type;
+  await response.body?.cancel().catch(() => undefined);
+  const shown = /^[\w.+-]+\/[\w.+-]+$/.test(type) ? abridge(type, 100) : "a malformed content type";
+  throw new GatewayError(
+    "internal",
+    `The model server answered ${shown}, not ${expected}; check that the base URL is its API (often ending in /v1)`,
+  );
 }
 
 /** The error of a response body past `maxBytes`. */

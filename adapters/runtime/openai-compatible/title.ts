@@ -7,11 +7,14 @@ import { abridge, cleanTitle } from "../text.js";
 import { guardedRequest, httpError } from "./chat-completions.js";
 import type { ClientConfig } from "./chat-completions.js";
 import { parseChunk } from "./chunks.js";
-import { ERROR_BODY_BYTES, readBoundedText, responseTooLarge } from "./response-limits.js";
+import { acceptedType, ERROR_BODY_BYTES, readBoundedText, responseTooLarge } from "./response-limits.js";
 
 const TITLE_PROMPT =
   "Write a title of at most 6 words for a conversation that starts with the user's message below. " +
   "Answer with the title only: no quotes, no trailing punctuation.";
+
+/** The types a title's OK answer may have. */
+const TITLE_TYPES = ["application/json", ""];
 
 /** Asks `titleModel` for a title of the conversation that starts with `text`. */
 export async function generateTitle(
@@ -39,6 +42,8 @@ export async function generateTitle(
         }),
         signal: guard.signal,
       });
+      // Asked for a whole JSON answer; some minimal servers name no type. Anything else is not parsed.
+      if (response.ok) await acceptedType(response, TITLE_TYPES, "a JSON answer");
       const read = await readBoundedText(response, response.ok ? cfg.maxResponseBytes : ERROR_BODY_BYTES);
       if (response.ok && !read.complete) throw responseTooLarge(cfg.maxResponseBytes);
       raw = read.text;
