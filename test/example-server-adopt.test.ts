@@ -71,7 +71,7 @@ async function adoptThroughRestart(env: Record<string, string>): Promise<void> {
   expect(add.status).toBe(0);
   // What moves is listed before it happens; the device that chatted while login was off does not move.
   expect(add.stdout).toMatch(
-    /^alice will adopt the chats made while login was off: \d+ channels and threads \(.*\), with their messages and media; not the 1 devices registered while login was off: they get alice's messages and pushes only once they sign in as alice\nadded alice; login protection is on\nalice adopted the chats made while login was off: \d+ channels and threads, 2 messages, 1 media\n$/,
+    /^alice will adopt the chats made while login was off: 1 channel \("General"\), with its messages and media; not the device registered while login was off: it gets alice's messages and pushes only once it signs in as alice\nadded alice; login protection is on\nalice adopted the chats made while login was off: 1 channel, 2 messages, 1 media file\n$/,
   );
 
   const server = await start(env);
@@ -114,7 +114,7 @@ describe("example server - the first user adopts the chats made while login was 
     expect(add.stderr).toBe("");
     expect(add.status).toBe(0);
     expect(add.stdout).toMatch(
-      /^alice will adopt the chats made while login was off: \d+ channels and threads \(.*\), with their messages and media; not the 2 devices .*\nadded alice; login protection is on\nalice adopted the chats made while login was off: \d+ channels and threads, 2 messages, 1 media\n$/,
+      /^alice will adopt the chats made while login was off: 1 channel \("General"\), with its messages and media; not the 2 devices .*\nadded alice; login protection is on\nalice adopted the chats made while login was off: 1 channel, 2 messages, 1 media file\n$/,
     );
     // Only the first user adopts: the server refuses to move anything once login is on.
     const late = await askAdmin(join(env.GATEWAY_DATA_DIR, "admin.sock"), {

@@ -210,7 +210,14 @@ export class Connection {
     }
     this.#ws = ws;
     ws.binaryType = "arraybuffer";
-    const attempt: Attempt = { gotHello: false, httpStatus: undefined, helloRefusal: undefined };
+    const attempt: Attempt = {
+      gotHello: false,
+      httpStatus: undefined,
+      helloRefusal: undefined,
+      sentAuthorization: Object.keys(this.#options.headers ?? {}).some(
+        (name) => name.toLowerCase() === "authorization",
+      ),
+    };
     ws.onopen = () => ws.send(JSON.stringify({ type: "hello", id: "hello", payload: this.#helloPayload(token) }));
     ws.onerror = (event) => {
       // The ws package reports a refused upgrade as "Unexpected server response: 401".

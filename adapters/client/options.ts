@@ -23,7 +23,12 @@ export interface ReconnectOptions {
 export interface GatewayClientOptions {
   /** The gateway's WebSocket URL, e.g. `ws://127.0.0.1:8787/ws/gateway`. */
   url: string;
-  /** `hello.token`: a session or device token; a function is asked on every connect. Default `""` (a browser's cookie session). */
+  /**
+   * `hello.token`: a session or device token; a function is asked on every connect. Default `""`
+   * (a browser's cookie session). Login protection checks the upgrade before any hello, so in Node
+   * send the token in {@link GatewayClientOptions.headers} as `Authorization: Bearer <token>`
+   * (docs/PROTOCOL.md §9.2); this option can then stay empty.
+   */
   token?: string | (() => string | Promise<string>);
   /** This device's id. Default: kept in `localStorage` in a browser, random per client elsewhere. */
   deviceId?: string;

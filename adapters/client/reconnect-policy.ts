@@ -14,6 +14,8 @@ export interface Attempt {
   helloRefusal: string | undefined;
   /** The hint of an upgrade the gateway shed (HTTP 503, `Retry-After-Ms`). */
   upgradeHint?: number;
+  /** The upgrade carried an `Authorization` header (option `headers`). */
+  sentAuthorization?: boolean;
 }
 
 /** A close after which the same attempt would fail again: the client stops in `state`. */
@@ -24,11 +26,8 @@ export interface FinalClose {
 
 /** Why a close ends the client for good, or undefined when it may retry. */
 export function finalClose(event: { code: number; reason: string }, attempt: Attempt): FinalClose | undefined {
-  if (event.code === CLOSE_CODES.auth || attempt.httpStatus === 401) {
-    const reason =
-      event.code === CLOSE_CODES.auth ? "the gateway refused the credential" : "the server answered 401 to the upgrade";
-    return { state: "unauthorized", reason };
-  }
+  if (attempt.httpStatus === 401) return { state: "unauthorized", reason: refusedUpgrade(attempt) };
+  if (event.code === CLOSE_CODES.auth) return { state: "unauthorized", reason: "the gateway refused the credential" };
   if (event.code === CLOSE_CODES.protocolTooNew)
     return { state: "closed", reason: "the gateway speaks an older protocol than this client needs" };
   // 1008 after an error to hello: a field of the hello (a push target, `caps.push`) is invalid, so the
@@ -38,6 +37,18 @@ export function finalClose(event: { code: number; reason: string }, attempt: Att
     return { state: "closed", reason: `the gateway refused the hello: ${why}` };
   }
   return undefined;
+}
+
+/**
+ * Why login protection refused the upgrade, and what to do: it reads the session or device token
+ * from the upgrade's `Authorization: Bearer` header (or the browser's cookie) before the socket
+ * opens, so `hello.token` comes too late for it (docs/PROTOCOL.md §9.2).
+ */
+function refusedUpgrade(attempt: Attempt): string {
+  const why = "the server answered 401 to the upgrade";
+  if (attempt.sentAuthorization)
+    return `${why}: the token in the Authorization header is not a valid session or device token (signed out, expired or revoked); sign in or pair this device again`;
+  return `${why}: it needs the session or device token before the WebSocket opens, so pass it as createGatewayClient's headers: { Authorization: \`Bearer \${token}\` } (the token option only travels in hello, after the upgrade)`;
 }
 
 /** What the last close asked of the next attempt. */

@@ -157,11 +157,24 @@ async function holdsData(storage: Storage, owner: Owner): Promise<boolean> {
 export function describePlan(channelNames: readonly string[], devices: number, to: Owner): string {
   const shown = channelNames.slice(0, 10).map((name) => JSON.stringify(name.slice(0, 40)));
   const names = shown.length === 0 ? "" : ` (${shown.join(", ")}${channelNames.length > shown.length ? ", …" : ""})`;
+  const one = channelNames.length === 1;
   const kept =
     devices === 0
       ? ""
-      : `; not the ${devices} devices registered while login was off: they get ${to}'s messages and pushes only once they sign in as ${to}`;
-  return `${to} will adopt the chats made while login was off: ${channelNames.length} channels and threads${names}, with their messages and media${kept}`;
+      : devices === 1
+        ? `; not the device registered while login was off: it gets ${to}'s messages and pushes only once it signs in as ${to}`
+        : `; not the ${devices} devices registered while login was off: they get ${to}'s messages and pushes only once they sign in as ${to}`;
+  return `${to} will adopt the chats made while login was off: ${channels(channelNames.length)}${names}, with ${one ? "its" : "their"} messages and media${kept}`;
+}
+
+/** `n` and a noun, singular for one. */
+function counted(n: number, singular: string, plural: string): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}
+
+/** A count of channels and threads: a lone one is a channel, since a thread moves with its channel. */
+function channels(n: number): string {
+  return counted(n, "channel", "channels and threads");
 }
 
 /**
@@ -217,5 +230,6 @@ async function copyMedia(mediaStore: MediaStore, mediaId: MediaId, to: Owner): P
 
 /** The line that tells what was adopted. */
 export function describeAdoption(counts: AdoptedCounts, to: Owner): string {
-  return `${to} adopted the chats made while login was off: ${counts.channels} channels and threads, ${counts.messages} messages, ${counts.media} media`;
+  const { messages, media } = counts;
+  return `${to} adopted the chats made while login was off: ${channels(counts.channels)}, ${counted(messages, "message", "messages")}, ${counted(media, "media file", "media files")}`;
 }

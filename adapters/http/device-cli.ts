@@ -7,6 +7,7 @@
 import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
 import { WritableByOthers } from "./private-file.js";
 import { terminalText } from "./terminal-text.js";
+import { UserStore, UserStoreError } from "./user-store.js";
 
 /** What the device commands print to and read settings from; `process` provides all of it. */
 export interface DeviceCliIO {
@@ -48,8 +49,22 @@ function parse(argv: readonly string[]): { args: string[]; file?: string } {
 }
 
 /**
+ * Whether `user` is in the users file; says why not on stderr. An unknown name is refused rather
+ * than listed as having no devices, so a typo or the wrong users file does not pass for success.
+ */
+async function knownUser(file: string, user: string, io: DeviceCliIO): Promise<boolean> {
+  try {
+    if ((await new UserStore(file).read()).has(user)) return true;
+    io.stderr.write(`user ${user} does not exist\n`);
+  } catch (error) {
+    io.stderr.write(`${error instanceof UserStoreError ? error.message : String(error)}\n`);
+  }
+  return false;
+}
+
+/**
  * Runs `device list|revoke` (the first argument is `device`). Resolves the exit code: 0 success,
- * 1 an unknown device or a store that cannot be read or written, 2 a usage error. Never rejects.
+ * 1 an unknown user or device or a store that cannot be read or written, 2 a usage error. Never rejects.
  */
 export async function runDeviceCli(argv: readonly string[], io: DeviceCliIO): Promise<number> {
   let parsed: ReturnType<typeof parse>;
@@ -72,6 +87,7 @@ export async function runDeviceCli(argv: readonly string[], io: DeviceCliIO): Pr
     io.stderr.write(`no user store: pass --users-file <path> or set GATEWAY_USERS_FILE\n\n${DEVICE_CLI_USAGE}`);
     return 2;
   }
+  if (!(await knownUser(file, user, io))) return 1;
   const store = fileDeviceStore(devicesFileOf(file));
   try {
     if (command === "list") {

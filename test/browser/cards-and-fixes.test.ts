@@ -2,7 +2,7 @@
 // example server and its demo runtime: the card sits in the message column after its answer and
 // leaves a line naming who answered; search snippets read as plain text with the match marked and
 // the panel closes when the box is cleared; Settings is styled in dark mode; the phone drawer has
-// a backdrop; message actions show on hover and focus (always on touch); a tiny context reads
+// a backdrop and closes on a new channel; message actions show on hover and focus (always on touch); a tiny context reads
 // "<1%". Separate browser contexts are separate devices of the same (anonymous) owner.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
@@ -150,6 +150,22 @@ describe.sequential("web UI - cards in the conversation and small fixes", { time
     await phone.screenshot({ path: path.join(resultsDir, "drawer-backdrop.png") });
     await phone.mouse.click(370, 400);
     await poll(() => phone.evaluate(() => document.body.classList.contains("show-sidebar"))).toBe(false);
+  });
+
+  it("on a phone, a channel made with + New in the drawer opens with the drawer closed, ready to type in", async () => {
+    await phone.getByRole("button", { name: "Show channels" }).click();
+    await phone.getByRole("button", { name: "+ New" }).click();
+    const dialog = phone.locator("dialog[open]");
+    await dialog.getByRole("textbox", { name: "Name" }).fill("Groceries");
+    await dialog.getByRole("button", { name: "Create" }).click();
+    await poll(() => phone.locator(".conv-header h1").textContent()).toBe("Groceries");
+    await poll(() => phone.evaluate(() => document.body.classList.contains("show-sidebar"))).toBe(false);
+    // Slid off the screen, not only unmarked: nothing covers the new chat.
+    await poll(() => phone.locator(".sidebar").evaluate((el) => el.getBoundingClientRect().right)).toBeLessThanOrEqual(
+      0,
+    );
+    await phone.getByRole("textbox", { name: "Message" }).click({ trial: true, timeout: 2000 });
+    await phone.screenshot({ path: path.join(resultsDir, "phone-new-channel.png") });
   });
 
   it("Settings in dark mode uses the dark theme's colours for the dialog and its controls", async () => {

@@ -121,16 +121,7 @@ describe("client - requests", () => {
   });
 
   it("stops with unauthorized when the HTTP gate refuses the upgrade", async () => {
-    const { dir, cleanup } = await tempDir();
-    cleanups.push(cleanup);
-    const { HASHES } = await import("../http/helpers.js");
-    const { writeFile } = await import("node:fs/promises");
-    await writeFile(`${dir}/users.json`, JSON.stringify({ users: { alice: HASHES["alice-password"] } }), {
-      mode: 0o600,
-    });
-    const server = await startExample(dir);
-    cleanups.push(() => server.close());
-
+    const server = await protectedExample();
     const { client: anonymous } = client(wsUrl(server));
     const refused = anonymous.connect().catch((e: unknown) => e);
     const reason = await new Promise<string>((resolve) => anonymous.on("unauthorized", resolve));
@@ -147,7 +138,39 @@ describe("client - requests", () => {
     const { client: signedIn } = client(wsUrl(server), { token, headers: { authorization: `Bearer ${token}` } });
     expect((await signedIn.connect()).user).toBe("alice");
   });
+
+  it("a 401 to the upgrade names the fix: the token in an Authorization header, or a new one when the header's was refused", async () => {
+    const server = await protectedExample();
+    // The token only in hello: the gate refuses the upgrade before any hello is read.
+    const { client: inHello } = client(wsUrl(server), { token: "a-token-sent-only-in-hello" });
+    const missing = await inHello.connect().catch((e: unknown) => e);
+    expect(isClientError(missing, "auth")).toBe(true);
+    expect((missing as Error).message).toMatch(/401/);
+    expect((missing as Error).message).toMatch(/headers: \{ Authorization: `Bearer \$\{token\}` \}/);
+
+    const { client: stale } = client(wsUrl(server), { headers: { Authorization: "Bearer no-such-session" } });
+    const refused = await stale.connect().catch((e: unknown) => e);
+    expect(isClientError(refused, "auth")).toBe(true);
+    expect((refused as Error).message).toMatch(
+      /the token in the Authorization header is not a valid session or device token/,
+    );
+    expect(stale.state).toBe("unauthorized");
+  });
 });
+
+/** The example server with login on (one user, alice), gone after the test. */
+async function protectedExample() {
+  const { dir, cleanup } = await tempDir();
+  cleanups.push(cleanup);
+  const { HASHES } = await import("../http/helpers.js");
+  const { writeFile } = await import("node:fs/promises");
+  await writeFile(`${dir}/users.json`, JSON.stringify({ users: { alice: HASHES["alice-password"] } }), {
+    mode: 0o600,
+  });
+  const server = await startExample(dir);
+  cleanups.push(() => server.close());
+  return server;
+}
 
 describe("client - refused hello", () => {
   it("stops without retrying when the gateway refuses the hello's ntfy topic (close 1008), naming the field", async () => {

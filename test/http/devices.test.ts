@@ -249,6 +249,23 @@ describe("paired devices", () => {
     expect((await runUserCliProcess(file, ["device", "revoke", "alice", phone.device_id], undefined)).code).toBe(1);
   });
 
+  it("the CLI in another process refuses a user that does not exist: exit 1 naming the user, for each device and user command", async () => {
+    const commands = [
+      ["device", "list", "zed"],
+      ["device", "revoke", "zed", "some-device"],
+      ["user", "remove", "zed"],
+      ["user", "set-password", "zed"],
+    ];
+    const results = await Promise.all(commands.map((args) => runUserCliProcess(file, args, "a new password\n")));
+    expect(results).toEqual(commands.map(() => ({ code: 1, out: "", err: "user zed does not exist\n" })));
+    // A known user without devices is no error.
+    expect(await runUserCliProcess(file, ["device", "list", "bob"], undefined)).toEqual({
+      code: 0,
+      out: "",
+      err: "bob has no paired devices\n",
+    });
+  });
+
   it("a new password revokes all of the user's devices; another user's device stays", async () => {
     stack = await startStack({ usersFile: file });
     const phone = await paired(await tokenOf("alice", "alice-password"));

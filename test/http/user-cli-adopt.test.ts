@@ -34,37 +34,44 @@ async function readFile(store: MediaStore, owner: string, id: string): Promise<B
   return Buffer.concat(chunks);
 }
 
-/** The anonymous owner's chat: a message holding a picture, its frame, a device. */
-async function chatAnonymously(storage: Storage, mediaStore: MediaStore): Promise<void> {
-  await putFile(mediaStore, ANONYMOUS_OWNER, "pic", Buffer.from("picture"));
+/** A device record of `owner` with no push target. */
+function putDevice(storage: Storage, owner: string, device_id: string, device_name: string): Promise<void> {
+  const caps = { min_protocol: 1, media: true, push: "none", streaming: true };
+  return storage.putDevice(owner, { device_id, device_name, caps, last_seen: 1 });
+}
+
+/** A channel of the anonymous owner with one message holding a picture (its file too), and its frame. */
+async function postPicture(storage: Storage, mediaStore: MediaStore, n: number, channel: string): Promise<void> {
+  const picture = { media_id: `pic${n}`, kind: "image", mime: "image/png", size: 7, filename: "p.png" } as const;
+  await putFile(mediaStore, ANONYMOUS_OWNER, picture.media_id, Buffer.from("picture"));
   await storage.putMedia(ANONYMOUS_OWNER, {
-    media_id: "pic",
-    kind: "image",
-    mime: "image/png",
-    size: 7,
-    filename: "p.png",
+    ...picture,
     owner: ANONYMOUS_OWNER,
     sha256: "ab".repeat(32),
-    created_ts: 1,
+    created_ts: n,
   });
+  const chat_id = n === 1 ? "default" : channel.toLowerCase();
   await storage.commit(ANONYMOUS_OWNER, {
-    channels: [
-      { chat_id: "default", name: "Default", kind: "channel", parent_chat_id: null, is_default: true, archived: false },
-    ],
+    channels: [{ chat_id, name: channel, kind: "channel", parent_chat_id: null, is_default: n === 1, archived: false }],
     messages: [
       {
-        message_id: "m1",
+        message_id: `m${n}`,
         role: "user",
         text: "hello",
         reasoning: "",
-        ts: 1,
-        media: [{ media_id: "pic", kind: "image", mime: "image/png", size: 7, filename: "p.png" }],
-        chat_id: "default",
+        ts: n,
+        media: [picture],
+        chat_id,
         thread_id: null,
       },
     ],
-    outbox: [{ type: "message.new", payload: { message_id: "m1" } }],
+    outbox: [{ type: "message.new", payload: { message_id: `m${n}` } }],
   });
+}
+
+/** The anonymous owner's chat: a message holding a picture, its frame, a device. */
+async function chatAnonymously(storage: Storage, mediaStore: MediaStore): Promise<void> {
+  await postPicture(storage, mediaStore, 1, "Default");
   // Anything local could have registered it, with its own push target, while login was off.
   await storage.putDevice(ANONYMOUS_OWNER, {
     device_id: "d1",
@@ -84,16 +91,30 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(out).toBe(
-      'alice will adopt the chats made while login was off: 1 channels and threads ("Default"), with their messages and media; not the 1 devices registered while login was off: they get alice\'s messages and pushes only once they sign in as alice\n' +
-        "added alice; login protection is on\nalice adopted the chats made while login was off: 1 channels and threads, 1 messages, 1 media\n",
+      'alice will adopt the chats made while login was off: 1 channel ("Default"), with its messages and media; not the device registered while login was off: it gets alice\'s messages and pushes only once it signs in as alice\n' +
+        "added alice; login protection is on\nalice adopted the chats made while login was off: 1 channel, 1 message, 1 media file\n",
     );
     expect(await storage.listDevices("alice")).toEqual([]);
     expect((await storage.listDevices(ANONYMOUS_OWNER)).map((d) => d.ntfy_topic)).toEqual(["planted"]);
     expect((await storage.getMessage("alice", "m1"))?.text).toBe("hello");
-    expect((await storage.getMedia("alice", "pic"))?.owner).toBe("alice");
-    expect(await readFile(mediaStore, "alice", "pic")).toEqual(Buffer.from("picture"));
-    await expect(readFile(mediaStore, ANONYMOUS_OWNER, "pic")).rejects.toBeDefined();
+    expect((await storage.getMedia("alice", "pic1"))?.owner).toBe("alice");
+    expect(await readFile(mediaStore, "alice", "pic1")).toEqual(Buffer.from("picture"));
+    await expect(readFile(mediaStore, ANONYMOUS_OWNER, "pic1")).rejects.toBeDefined();
     expect(await storage.listChannels(ANONYMOUS_OWNER)).toEqual([]);
+  });
+
+  it("adopt - counts of more than one read in the plural: channels and threads, devices, messages, media files", async () => {
+    const storage = memoryStorage();
+    const mediaStore = memoryMediaStore();
+    await chatAnonymously(storage, mediaStore);
+    await postPicture(storage, mediaStore, 2, "Ideas");
+    await putDevice(storage, ANONYMOUS_OWNER, "d2", "laptop");
+    const { code, out } = await cli(["user", "add", "alice"], { storage, mediaStore });
+    expect(code).toBe(0);
+    expect(out).toBe(
+      'alice will adopt the chats made while login was off: 2 channels and threads ("Default", "Ideas"), with their messages and media; not the 2 devices registered while login was off: they get alice\'s messages and pushes only once they sign in as alice\n' +
+        "added alice; login protection is on\nalice adopted the chats made while login was off: 2 channels and threads, 2 messages, 2 media files\n",
+    );
   });
 
   it("adopt - refuses a storage without the adoptOwner capability before the password, naming --no-adopt; the user is not added", async () => {
@@ -113,18 +134,13 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
     const storage = memoryStorage();
     const mediaStore = memoryMediaStore();
     await chatAnonymously(storage, mediaStore);
-    await storage.putDevice("alice", {
-      device_id: "old",
-      device_name: "old phone",
-      caps: { min_protocol: 1, media: true, push: "none", streaming: true },
-      last_seen: 1,
-    });
+    await putDevice(storage, "alice", "old", "old phone");
     const { code, err } = await cli(["user", "add", "alice"], { storage, mediaStore });
     expect(code).toBe(1);
     expect(err).toMatch(/alice already has chats of its own .*cannot be merged/);
     expect((await storage.listDevices("alice")).map((d) => d.device_id)).toEqual(["old"]);
     expect((await storage.getMessage(ANONYMOUS_OWNER, "m1"))?.text).toBe("hello");
-    expect(await readFile(mediaStore, ANONYMOUS_OWNER, "pic")).toEqual(Buffer.from("picture"));
+    expect(await readFile(mediaStore, ANONYMOUS_OWNER, "pic1")).toEqual(Buffer.from("picture"));
   });
 
   it("adopt - with nothing to adopt, or for a second user, only the user is added", async () => {
@@ -167,12 +183,7 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
         data,
         server: async () => server,
       });
-    await storage.putDevice("carol", {
-      device_id: "old",
-      device_name: "old phone",
-      caps: { min_protocol: 1, media: true, push: "none", streaming: true },
-      last_seen: 1,
-    });
+    await putDevice(storage, "carol", "old", "old phone");
     expect(await run("carol")).toEqual({
       code: 1,
       out: "",
@@ -181,11 +192,11 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
     const added = await run("alice");
     expect([added.code, added.err]).toEqual([0, ""]);
     expect(added.out).toMatch(
-      /\nalice adopted the chats made while login was off: 1 channels and threads, 1 messages, 1 media\n$/,
+      /\nalice adopted the chats made while login was off: 1 channel, 1 message, 1 media file\n$/,
     );
     expect(asked).toEqual(["plan carol", "plan alice", "adopt alice"]);
     expect((await storage.getMessage("alice", "m1"))?.text).toBe("hello");
-    expect(await readFile(mediaStore, "alice", "pic")).toEqual(Buffer.from("picture"));
+    expect(await readFile(mediaStore, "alice", "pic1")).toEqual(Buffer.from("picture"));
     // The server's storage was used open and left open.
     expect((await storage.listChannels("alice")).length).toBe(1);
   });

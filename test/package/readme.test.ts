@@ -16,13 +16,7 @@ import {
   startUntil,
   writeFiles,
 } from "../fixtures/packed-project.js";
-
-/** The fenced blocks of one `## ` section of the README, by language. */
-function blocks(readme: string, heading: string, lang: string): string[] {
-  const section = readme.split(/^## /m).find((s) => s.startsWith(heading));
-  if (!section) throw new Error(`README has no section "## ${heading}"`);
-  return [...section.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\``, "gm"))].map((m) => m[1]!);
-}
+import { blocks } from "../fixtures/readme-blocks.js";
 
 /** The shell block's commands: one per line or `&&`, comments dropped. */
 function commands(shell: string): string[][] {

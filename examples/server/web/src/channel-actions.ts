@@ -22,16 +22,17 @@ export class ChannelActions implements ChannelMenuActions {
     this.#openLane = openLane;
   }
 
-  async createChannel(): Promise<void> {
+  /** Asks for a name, creates the channel and opens it; resolves whether it did. */
+  async createChannel(): Promise<boolean> {
     const name = await promptDialog("New channel", "Name", "", "Create");
-    if (!name) return;
+    if (!name) return false;
     const ch = await this.#toasts.guard("Creating the channel", () =>
       this.#client.request("channel.create", { name, kind: "channel" }),
     );
-    if (ch) {
-      this.#store.upsertChannel(ch);
-      await this.#openLane(ch.chat_id, null);
-    }
+    if (!ch) return false;
+    this.#store.upsertChannel(ch);
+    await this.#openLane(ch.chat_id, null);
+    return true;
   }
 
   async createThread(parent: Channel): Promise<void> {

@@ -8,7 +8,13 @@ import type { LaneRef, Store } from "../store.js";
 
 export interface SidebarActions {
   openLane(chatId: string, threadId: string | null): Promise<void>;
-  createChannel(): Promise<void>;
+  /** Resolves true once a new channel is made and opened. */
+  createChannel(): Promise<boolean>;
+}
+
+/** On a phone the list is a drawer over the conversation: a lane opened from it must not stay hidden. */
+function closeDrawer(): void {
+  document.body.classList.remove("show-sidebar");
 }
 
 function laneOf(c: Channel): LaneRef {
@@ -65,7 +71,7 @@ export class SidebarView {
         "div",
         { class: "sidebar-head" },
         h("h2", null, "Channels"),
-        h("button", { type: "button", class: "small", onclick: () => void this.#actions.createChannel() }, "+ New"),
+        h("button", { type: "button", class: "small", onclick: () => void this.#create() }, "+ New"),
       ),
       tree(active, false),
       archivedCount
@@ -86,6 +92,10 @@ export class SidebarView {
     );
   }
 
+  async #create(): Promise<void> {
+    if (await this.#actions.createChannel()) closeDrawer();
+  }
+
   #entry(c: Channel): HTMLElement {
     const current = this.#store.current;
     const currentId = current ? (current.thread_id ?? current.chat_id) : undefined;
@@ -100,7 +110,7 @@ export class SidebarView {
         "aria-current": c.chat_id === currentId ? "page" : undefined,
         dataset: { chatId: c.chat_id },
         onclick: () => {
-          document.body.classList.remove("show-sidebar");
+          closeDrawer();
           void this.#actions.openLane(lane.chat_id, lane.thread_id);
         },
       },
