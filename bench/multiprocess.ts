@@ -235,6 +235,8 @@ async function busThroughput(prefix: string): Promise<Throughput[]> {
       const off = busB.subscribe("bench", () => {
         if (++got === count) done?.();
       });
+      // Frames published before Redis acknowledged the subscription would never arrive.
+      await busB.ready();
       const payload = chars
         ? { message_id: "m_bench", text: "x".repeat(chars), chat_id: "default", thread_id: null }
         : { on: true, chat_id: "default", thread_id: null };
