@@ -37,7 +37,9 @@ import { WebSocket } from "ws";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { busThroughput, type Throughput } from "./bus-throughput.js";
-import { printRouting, routingTraffic, subscriptionChurn, type RoutingSetup } from "./routing.js";
+import { routingTraffic, type RoutingSetup } from "./routing.js";
+import { subscriptionChurn } from "./routing-churn.js";
+import { printRouting } from "./routing-report.js";
 import { storageOps, type StorageResult } from "./storage-ops.js";
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
