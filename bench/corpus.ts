@@ -1,8 +1,10 @@
 /**
  * The generated history the storage benches fill: deterministic, so every run and every storage
- * stores the same text, plus the latency helpers they share.
+ * stores the same text, plus the latency and disk helpers they share.
  * @module
  */
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
 import type { StoredMessage } from "chat-gateway";
 
 export const CHATS = 50;
@@ -80,3 +82,33 @@ export async function timed(n: number, fn: (k: number) => Promise<unknown>) {
   }
   return percentiles(samples);
 }
+
+/** The files of a folder and their sizes in bytes, by name. */
+export async function filesOnDisk(dir: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const f of (await readdir(dir)).sort()) out[f] = (await stat(join(dir, f))).size;
+  return out;
+}
+
+/** Bytes as MiB, to one decimal. */
+export const mb = (bytes: number) => +(bytes / 1024 / 1024).toFixed(1);
+
+type Row = Record<string, any>;
+
+/** A Markdown table with a column per size (`rows`) and a line per label and cell. */
+export function sizeTable(rows: Row[], lines: Array<[string, (r: Row) => string]>): string {
+  return [
+    `| | ${rows.map((r) => `${r.messages.toLocaleString("en")} messages`).join(" | ")} |`,
+    `|---|${rows.map(() => "---").join("|")}|`,
+    ...lines.map(([label, f]) => `| ${label} | ${rows.map(f).join(" | ")} |`),
+  ].join("\n");
+}
+
+/** A latency cell: p50 / p99 of the row's field `k`. */
+export const p50p99 = (k: string) => (r: Row) => `${r[k].p50} / ${r[k].p99}`;
+
+/** A cell listing files and their sizes. */
+export const filesCell = (files: Record<string, number>) =>
+  Object.entries(files)
+    .map(([f, size]) => `${f} ${mb(size)} MB`)
+    .join(", ");

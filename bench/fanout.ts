@@ -24,34 +24,20 @@
  * The paced case beside this burst (delta updates, full text, compression) is bench/fanout-stream.ts.
  * @module
  */
-import { fork, type ChildProcess } from "node:child_process";
-import http from "node:http";
-import type { AddressInfo, Socket } from "node:net";
 import { cpus } from "node:os";
-import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { WebSocket, WebSocketServer } from "ws";
-import { createGateway } from "chat-gateway";
-import { gatewayMetrics } from "chat-gateway/metrics";
-import { demoRuntime } from "chat-gateway/runtime/demo";
-import { memoryStorage } from "chat-gateway/storage/memory";
-import { attachWebSocket } from "chat-gateway/ws";
+import { WebSocket } from "ws";
+import type { FromServer, Side, ToServer } from "./fanout-servers.js";
+import { ServerChild } from "./server-child.js";
 
 const DEVICES = 100;
 const ANSWER_CHARS = 4000;
 const CHUNK_CHARS = 10;
 const PREFIX = "You said: ";
 const RUN_TIMEOUT_MS = 60_000;
-const self = fileURLToPath(import.meta.url);
+const serverFile = fileURLToPath(new URL("./fanout-servers.ts", import.meta.url));
 
-type Side = "gateway" | "bare" | "paced";
-
-/** Messages between this process and a server child. */
-type ToServer = { kind: "measure-start" } | { kind: "measure-stop" } | { kind: "exit" };
-type FromServer =
-  | { kind: "ready"; port: number }
-  | { kind: "started" }
-  | { kind: "stats"; loopP50Ms: number; loopP99Ms: number; loopMaxMs: number; wireBytes: number; cpuMs: number };
+type Server = ServerChild<ToServer, FromServer>;
 
 /** The user text whose echo by the demo runtime (`You said: …`) is exactly ANSWER_CHARS long. */
 function userText(): string {
@@ -60,174 +46,7 @@ function userText(): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Server children
-
-/** Event-loop delay, CPU time and socket bytes between measure-start and measure-stop. */
-function instrument(sockets: Set<Socket>): void {
-  const histogram = monitorEventLoopDelay({ resolution: 1 });
-  let cpu = process.cpuUsage();
-  let written = 0;
-  const bytesWritten = () => [...sockets].reduce((n, s) => n + s.bytesWritten, 0);
-  process.on("message", async (m: ToServer) => {
-    if (m.kind === "measure-start") {
-      written = bytesWritten();
-      cpu = process.cpuUsage();
-      histogram.reset();
-      histogram.enable();
-      // The histogram records a delay only from its second tick on: prime it before the work starts.
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      process.send!({ kind: "started" } satisfies FromServer);
-    } else if (m.kind === "measure-stop") {
-      // One more timer tick, so a stall that ended just before this message is recorded too.
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      histogram.disable();
-      const used = process.cpuUsage(cpu);
-      process.send!({
-        kind: "stats",
-        loopP50Ms: histogram.percentile(50) / 1e6,
-        loopP99Ms: histogram.percentile(99) / 1e6,
-        loopMaxMs: histogram.max / 1e6,
-        wireBytes: bytesWritten() - written,
-        cpuMs: (used.user + used.system) / 1000,
-      } satisfies FromServer);
-    } else if (m.kind === "exit") {
-      process.exit(0);
-    }
-  });
-  process.on("disconnect", () => process.exit(0));
-}
-
-function trackSockets(server: http.Server): Set<Socket> {
-  const sockets = new Set<Socket>();
-  server.on("upgrade", (_req, socket: Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  return sockets;
-}
-
-async function listen(server: http.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-async function gatewayServer(delayMs: number): Promise<void> {
-  const quiet = { info() {}, warn() {}, error() {} };
-  // BENCH_METRICS=1: what the metrics cost (docs/PROTOCOL.md §18.3), scraped as Prometheus would.
-  const metrics = process.env.BENCH_METRICS === "1" ? gatewayMetrics() : undefined;
-  const gateway = createGateway({
-    storage: metrics ? metrics.storage(memoryStorage()) : memoryStorage(),
-    runtime: demoRuntime({ chunkChars: CHUNK_CHARS, delayMs }),
-    logger: quiet,
-    // Every bench device is the same owner on 127.0.0.1: lift the per-owner and per-address caps.
-    maxConnectionsPerOwner: 10_000,
-    maxConnectionsPerIp: 10_000,
-    rateLimitPerAddress: { perSecond: 1e6, burst: 1e6 },
-    rateLimitPerOwner: { perSecond: 1e6, burst: 1e6 },
-  });
-  await gateway.start();
-  if (metrics) {
-    metrics.observe(gateway);
-    setInterval(() => void metrics.metrics(), 1_000).unref();
-  }
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
-  attachWebSocket(gateway, { server, path: "/ws/gateway" });
-  instrument(trackSockets(server));
-  process.send!({ kind: "ready", port: await listen(server) } satisfies FromServer);
-}
-
-async function bareServer(): Promise<void> {
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ server, perMessageDeflate: false });
-  const runtime = demoRuntime({ chunkChars: CHUNK_CHARS, delayMs: 0 });
-  let turn = 0;
-  wss.on("connection", (ws) => {
-    ws.on("message", async (data) => {
-      const { text: said } = JSON.parse(String(data)) as { text: string };
-      const messageId = `m${++turn}`;
-      const input = {
-        owner: "bench",
-        chat_id: "default",
-        thread_id: null,
-        message: { message_id: `u${turn}`, text: said, media: [] },
-        history: [],
-        signal: new AbortController().signal,
-        readMedia: () => Promise.reject(new Error("no media")),
-        ask: async () => ({ outcome: "cancelled" as const }),
-      };
-      let text = "";
-      for await (const event of runtime.turn(input)) {
-        if (event.type !== "text") continue;
-        text += event.delta;
-        // Naive: the whole text so far on every delta, serialised once for all clients.
-        const frame = JSON.stringify({
-          type: "message.update",
-          payload: { message_id: messageId, text, chat_id: "default", thread_id: null },
-        });
-        for (const client of wss.clients) client.send(frame);
-      }
-    });
-  });
-  instrument(trackSockets(server));
-  process.send!({ kind: "ready", port: await listen(server) } satisfies FromServer);
-}
-
-// ---------------------------------------------------------------------------------------------
 // This process: the devices
-
-class ServerChild {
-  readonly #child: ChildProcess;
-  readonly #waiting: Array<{ resolve: (m: FromServer) => void; reject: (e: Error) => void }> = [];
-  readonly ready: Promise<number>;
-
-  constructor(side: Side) {
-    // BENCH_SERVER_ARGS adds Node flags to the server children only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-    const extra = (process.env.BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
-    this.#child = fork(self, ["--server", side], {
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-      execArgv: [...process.execArgv, ...extra],
-    });
-    this.#child.on("message", (m: FromServer) => this.#waiting.shift()?.resolve(m));
-    this.#child.on("exit", (code) => {
-      for (const w of this.#waiting.splice(0)) w.reject(new Error(`server ${side} exited with ${code}`));
-    });
-    this.ready = this.#next(30_000).then((m) => {
-      if (m.kind !== "ready") throw new Error(`server ${side}: expected ready, got ${m.kind}`);
-      return m.port;
-    });
-  }
-
-  #next(timeoutMs: number): Promise<FromServer> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("server child did not answer")), timeoutMs);
-      this.#waiting.push({
-        resolve: (m) => {
-          clearTimeout(timer);
-          resolve(m);
-        },
-        reject: (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      });
-    });
-  }
-
-  async request(m: ToServer): Promise<FromServer> {
-    const answer = this.#next(10_000);
-    this.#child.send(m);
-    return answer;
-  }
-
-  async stop(): Promise<void> {
-    if (this.#child.exitCode !== null) return;
-    const exited = new Promise((resolve) => this.#child.once("exit", resolve));
-    this.#child.send({ kind: "exit" } satisfies ToServer);
-    const timer = setTimeout(() => this.#child.kill(), 5000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
 
 /** One device: counts what it receives and notes when it holds the final text. */
 interface Device {
@@ -313,11 +132,11 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
 
 let turn = 0;
 
-async function runOnce(side: Side, server: ServerChild, devices: Device[]): Promise<RunResult> {
+async function runOnce(side: Side, server: Server, devices: Device[]): Promise<RunResult> {
   for (const d of devices) Object.assign(d, { frames: 0, bytes: 0, updates: 0, doneAt: undefined, settled: false });
   // Let the previous run's garbage and sockets settle before measuring.
   await new Promise((resolve) => setTimeout(resolve, 200));
-  await server.request({ kind: "measure-start" });
+  await server.request({ kind: "measure-start" }, 10_000);
   const sender = devices[0]!.ws;
   const text = userText();
   const t0 = performance.now();
@@ -338,7 +157,7 @@ async function runOnce(side: Side, server: ServerChild, devices: Device[]): Prom
   const ms = Math.max(...devices.map((d) => d.doneAt!)) - t0;
   if (side !== "bare")
     await until(() => devices.every((d) => d.settled), 10_000, `${side}: typing off on every device`);
-  const stats = await server.request({ kind: "measure-stop" });
+  const stats = await server.request({ kind: "measure-stop" }, 10_000);
   if (stats.kind !== "stats") throw new Error(`expected stats, got ${stats.kind}`);
   const sum = (f: (d: Device) => number) => devices.reduce((n, d) => n + f(d), 0);
   return {
@@ -404,36 +223,34 @@ const LABEL: Record<Side, string> = {
   paced: "gateway (delayMs 15, default pace)",
 };
 
-async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  if (args[0] === "--server") {
-    const side = args[1] as Side;
-    return side === "bare" ? bareServer() : gatewayServer(side === "paced" ? 15 : 0);
-  }
-  const quick = args.includes("--quick") || Boolean(process.env.BENCH_QUICK);
-  const runsArg = args.find((a) => a.startsWith("--runs="));
-  const runs = runsArg ? Math.max(1, Math.min(100, Number(runsArg.slice(7)) || 1)) : quick ? 2 : 5;
-  const pacedRuns = quick ? 1 : 2;
+interface Results {
+  runs: number;
+  pacedRuns: number;
+  results: Map<Side, RunResult[]>;
+}
 
+/** Starts the three servers and their devices, then a warm-up and `runs` alternating runs per side, and the paced runs. */
+async function measure(runs: number, pacedRuns: number): Promise<Results> {
   const sides: Side[] = ["gateway", "bare"];
-  const servers = new Map<Side, ServerChild>();
+  const servers = new Map<Side, Server>();
   const devices = new Map<Side, Device[]>();
   const results = new Map<Side, RunResult[]>([
     ["gateway", []],
     ["bare", []],
     ["paced", []],
   ]);
+  const run = (side: Side) => runOnce(side, servers.get(side)!, devices.get(side)!);
   try {
     for (const side of [...sides, "paced" as const]) {
-      const server = new ServerChild(side);
+      const server: Server = new ServerChild(serverFile, [side, String(CHUNK_CHARS)], `server ${side}`);
       servers.set(side, server);
       devices.set(side, await connect(side, await server.ready));
     }
     // Warm-up (JIT, first allocations), then the two sides alternate so machine noise hits both.
-    for (const side of sides) await runOnce(side, servers.get(side)!, devices.get(side)!);
+    for (const side of sides) await run(side);
     for (let i = 0; i < runs; i++) {
       for (const side of sides) {
-        const r = await runOnce(side, servers.get(side)!, devices.get(side)!);
+        const r = await run(side);
         results.get(side)!.push(r);
         console.error(
           `fanout: ${side} run ${i + 1}/${runs}: ${r.ms.toFixed(0)} ms, ${(r.wireBytes / 1e6).toFixed(2)} MB, loop p99 ${r.loopP99Ms.toFixed(1)} ms`,
@@ -441,7 +258,7 @@ async function main(): Promise<void> {
       }
     }
     for (let i = 0; i < pacedRuns; i++) {
-      const r = await runOnce("paced", servers.get("paced")!, devices.get("paced")!);
+      const r = await run("paced");
       results.get("paced")!.push(r);
       console.error(
         `fanout: paced run ${i + 1}/${pacedRuns}: ${r.ms.toFixed(0)} ms, ${r.updatesPerDevice} updates per device`,
@@ -451,7 +268,11 @@ async function main(): Promise<void> {
     for (const list of devices.values()) for (const d of list) d.ws.terminate();
     await Promise.all([...servers.values()].map((s) => s.stop()));
   }
+  return { runs, pacedRuns, results };
+}
 
+/** The Markdown table, the targets and the raw JSON. */
+function report({ runs, pacedRuns, results }: Results): void {
   const gateway = summarise("gateway", results.get("gateway")!);
   const bare = summarise("bare", results.get("bare")!);
   const paced = summarise("paced", results.get("paced")!);
@@ -484,4 +305,8 @@ async function main(): Promise<void> {
   console.log(`\n${JSON.stringify({ gateway, bare, paced }, null, 1)}`);
 }
 
-await main();
+const args = process.argv.slice(2);
+const quick = args.includes("--quick") || Boolean(process.env.BENCH_QUICK);
+const runsArg = args.find((a) => a.startsWith("--runs="));
+const runs = runsArg ? Math.max(1, Math.min(100, Number(runsArg.slice(7)) || 1)) : quick ? 2 : 5;
+report(await measure(runs, quick ? 1 : 2));

@@ -92,7 +92,8 @@ async function client(url: string, token: string): Promise<void> {
   await send({ kind: "done" });
 }
 
-async function server(): Promise<void> {
+/** The login protection and a ws server streaming to every device, on 127.0.0.1; a token for alice. */
+async function startServer(): Promise<{ url: string; token: string; close(): Promise<void> }> {
   const dir = await mkdtemp(path.join(tmpdir(), "cg-bench-login-"));
   const usersFile = path.join(dir, "users.json");
   await new UserStore(usersFile).add("alice", await hashPassword(PASSWORD));
@@ -116,17 +117,27 @@ async function server(): Promise<void> {
   }, FRAME_MS);
   await new Promise<void>((resolve) => httpServer.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;
-  const token = await fetch(`${url}/api/auth/login`, {
+  const { token } = await fetch(`${url}/api/auth/login`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ username: "alice", password: PASSWORD }),
   }).then((r) => r.json() as Promise<{ token: string }>);
+  const close = async () => {
+    clearInterval(stream);
+    for (const ws of wss.clients) ws.terminate();
+    httpServer.closeAllConnections();
+    httpServer.close();
+    await protection.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  return { url, token, close };
+}
 
+/** Runs the client child: one table row per phase, with this process's event-loop delay during it. */
+async function phases(url: string, token: string): Promise<{ rows: string[]; totalLogins: number; totalMs: number }> {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
-  const rows: string[] = [];
-  let totalLogins = 0;
-  let totalMs = 0;
-  const child = fork(fileURLToPath(import.meta.url), ["--client", url, token.token]);
+  const out = { rows: [] as string[], totalLogins: 0, totalMs: 0 };
+  const child = fork(fileURLToPath(import.meta.url), ["--client", url, token]);
   await new Promise<void>((resolve, reject) => {
     child.on("error", reject);
     child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`client exited with ${code}`))));
@@ -139,22 +150,26 @@ async function server(): Promise<void> {
         const p = (q: number) => (histogram.percentile(q) / 1e6).toFixed(1);
         const rate = m.logins ? ((m.statuses?.["200"] ?? 0) / (m.ms! / 1000)).toFixed(1) : "–";
         if (m.logins && m.phase.includes("round")) {
-          totalLogins += m.statuses?.["200"] ?? 0;
-          totalMs += m.ms!;
+          out.totalLogins += m.statuses?.["200"] ?? 0;
+          out.totalMs += m.ms!;
         }
         const statuses = m.statuses
           ? Object.entries(m.statuses)
               .map(([s, c]) => `${c}×${s}`)
               .join(", ")
           : "–";
-        rows.push(
+        out.rows.push(
           `| ${m.phase} | ${(m.ms! / 1000).toFixed(2)} s | ${statuses} | ${rate} | ${p(50)} | ${p(99)} | ${(histogram.max / 1e6).toFixed(1)} | ${m.maxGapMs!.toFixed(1)} |`,
         );
       }
     });
   });
+  return out;
+}
 
-  // For contrast: the same bcrypt on the main thread (bcryptjs async compare), no worker pool.
+/** For contrast: the same bcrypt on the main thread (bcryptjs async compare), no worker pool; its table row. */
+async function contrast(): Promise<string> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
   const hash = await hashPassword(PASSWORD);
   histogram.reset();
   histogram.enable();
@@ -162,14 +177,14 @@ async function server(): Promise<void> {
   await Promise.all(Array.from({ length: 4 }, () => bcrypt.compare(PASSWORD, hash)));
   const mainMs = performance.now() - t0;
   histogram.disable();
-  const contrast = `| for contrast: 4 bcryptjs async compares on the event loop, no pool | ${(mainMs / 1000).toFixed(2)} s | – | ${(4 / (mainMs / 1000)).toFixed(1)} | ${(histogram.percentile(50) / 1e6).toFixed(1)} | ${(histogram.percentile(99) / 1e6).toFixed(1)} | ${(histogram.max / 1e6).toFixed(1)} | – |`;
+  return `| for contrast: 4 bcryptjs async compares on the event loop, no pool | ${(mainMs / 1000).toFixed(2)} s | – | ${(4 / (mainMs / 1000)).toFixed(1)} | ${(histogram.percentile(50) / 1e6).toFixed(1)} | ${(histogram.percentile(99) / 1e6).toFixed(1)} | ${(histogram.max / 1e6).toFixed(1)} | – |`;
+}
 
-  clearInterval(stream);
-  for (const ws of wss.clients) ws.terminate();
-  httpServer.closeAllConnections();
-  httpServer.close();
-  await protection.close();
-  await rm(dir, { recursive: true, force: true });
+async function server(): Promise<void> {
+  const running = await startServer();
+  const { rows, totalLogins, totalMs } = await phases(running.url, running.token);
+  const contrastRow = await contrast();
+  await running.close();
 
   console.log(
     `Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? "?"}), bcrypt cost 12, 2 workers, login queue 32, ${DEVICES} devices streaming a frame each per ${FRAME_MS} ms.\n`,
@@ -179,7 +194,7 @@ async function server(): Promise<void> {
   );
   console.log("|---|---|---|---|---|---|---|---|");
   for (const row of rows) console.log(row);
-  console.log(contrast);
+  console.log(contrastRow);
   console.log(`\nSustained: ${(totalLogins / (totalMs / 1000)).toFixed(1)} logins/s over ${totalLogins} logins.`);
 }
 

@@ -34,10 +34,13 @@ import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { WebSocket } from "ws";
-import type { Storage, StoredMessage } from "chat-gateway";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import { printRouting, routingTraffic, subscriptionChurn, type RoutingSetup } from "./routing.js";
+import { busThroughput, type Throughput } from "./bus-throughput.js";
+import { routingTraffic, type RoutingSetup } from "./routing.js";
+import { subscriptionChurn } from "./routing-churn.js";
+import { printRouting } from "./routing-report.js";
+import { storageOps, type StorageResult } from "./storage-ops.js";
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -206,147 +209,145 @@ async function fanout(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bus throughput
 
-interface Throughput {
-  frame: string;
-  frames: number;
-  perSecond: number;
-  mbPerSecond: number;
+/** One run's throwaway names: its schemas and key prefixes, and its data folder. */
+interface RunScope {
+  id: string;
+  admin: pg.Client;
+  redis: Redis;
+  schemas: string[];
+  dataDir: string;
 }
 
-/** Frames published on one redisBus until another (own connections, as another process) received them all. */
-async function busThroughput(prefix: string): Promise<Throughput[]> {
-  const { redisBus } = await import("chat-gateway/bus/redis");
-  const a = new Redis(REDIS_URL);
-  const b = new Redis(REDIS_URL);
-  const busA = redisBus(a, { prefix });
-  const busB = redisBus(b, { prefix });
-  await Promise.all([busA.ready(), busB.ready()]);
-  const out: Throughput[] = [];
-  try {
-    for (const [frame, chars, count] of [
-      ["typing (~100 B)", 0, quick ? 5_000 : 20_000],
-      ["message.update with 4,000 characters (~4.1 KB)", 4000, quick ? 1_000 : 5_000],
-    ] as const) {
-      let got = 0;
-      let done: (() => void) | undefined;
-      const all = new Promise<void>((r) => (done = r));
-      const off = busB.subscribe("bench", () => {
-        if (++got === count) done?.();
-      });
-      const payload = chars
-        ? { message_id: "m_bench", text: "x".repeat(chars), chat_id: "default", thread_id: null }
-        : { on: true, chat_id: "default", thread_id: null };
-      const bytes = JSON.stringify(payload).length + 60;
-      const t0 = performance.now();
-      for (let i = 0; i < count; i++) {
-        busA.publish({ owner: "bench", frame: { type: chars ? "message.update" : "typing", payload } });
-        // Yield now and then so the publisher's socket drains as a gateway's would between events.
-        if (i % 500 === 499) await new Promise((r) => setImmediate(r));
-      }
-      await all;
-      const seconds = (performance.now() - t0) / 1000;
-      off();
-      out.push({ frame, frames: count, perSecond: count / seconds, mbPerSecond: (count * bytes) / seconds / 1e6 });
-    }
-  } finally {
-    await busA.close?.();
-    await busB.close?.();
-    a.disconnect();
-    b.disconnect();
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Storage
-
-interface StorageResult {
-  storage: string;
-  opsPerSecond: Record<string, number>;
-}
-
-async function storageOps(name: string, storage: Storage): Promise<StorageResult> {
-  await storage.open?.();
-  const n = quick ? 400 : 2000;
-  const owner = "bench";
-  const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"];
-  const msg = (i: number): StoredMessage => ({
-    message_id: `m${String(i).padStart(7, "0")}`,
-    role: i % 2 ? "assistant" : "user",
-    text: `message ${i} about ${words[i % 10]} and ${words[(i * 7) % 10]} with some more ordinary words in it`,
-    reasoning: "",
-    ts: 1_700_000_000_000 + i,
-    media: [],
-    chat_id: "c1",
-    thread_id: null,
-  });
-  const ops: Record<string, number> = {};
-  const time = async (op: string, count: number, fn: (i: number) => Promise<unknown>) => {
-    const t0 = performance.now();
-    for (let i = 0; i < count; i++) await fn(i);
-    ops[op] = count / ((performance.now() - t0) / 1000);
-  };
-  await time("commit (message + outbox frame)", n, (i) =>
-    storage.commit(owner, { messages: [msg(i)], outbox: [{ type: "message", payload: { i } }] }),
-  );
-  await time("commit, 8 concurrent", n, async (i) => {
-    if (i % 8) return;
-    await Promise.all(
-      Array.from({ length: 8 }, (_, k) =>
-        storage.commit(owner, { messages: [msg(n + i + k)], outbox: [{ type: "message", payload: { i } }] }),
-      ),
-    );
-  });
-  await time("getMessage", n, (i) => storage.getMessage(owner, msg(i).message_id));
-  await time("history page of 50", n / 4, (i) =>
-    storage.history(owner, { chat_id: "c1", thread_id: null, limit: 50, before: msg(n - 1 - i).message_id }),
-  );
-  await time("search (2 words)", n / 8, (i) =>
-    storage.search(owner, { query: `${words[i % 10]} ${words[(i + 3) % 10]}`, scope: "all", limit: 20 }),
-  );
-  await time("readOutbox page of 100", n / 4, (i) => storage.readOutbox(owner, i * 4, 100));
-  await storage.close?.();
-  return { storage: name, opsPerSecond: ops };
-}
-
-// ---------------------------------------------------------------------------------------------
-
-async function main(): Promise<void> {
-  const id = randomBytes(5).toString("hex");
+/** PostgreSQL and Redis connected, or undefined (said why) when either is not reachable. */
+async function connectServices(): Promise<Pick<RunScope, "admin" | "redis"> | undefined> {
   const admin = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2000 });
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0 });
   try {
     await admin.connect();
     await redis.connect();
+    return { admin, redis };
   } catch (error) {
     console.log(
       `multiprocess bench: skipped, PostgreSQL or Redis is not reachable (${(error as Error).message}); run .ci/services.sh`,
     );
     await admin.end().catch(() => undefined);
     redis.disconnect();
-    return;
+    return undefined;
   }
-  const schemas: string[] = [];
-  const dataDir = mkdtempSync(join(tmpdir(), "cg-bench-multi-"));
-  const subscriber = redis.duplicate();
+}
+
+/** Drops the run's schemas and keys, and closes its connections. */
+async function cleanUp({ id, admin, redis, schemas, dataDir }: RunScope): Promise<void> {
+  for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `bench:${id}:*`, "COUNT", 500);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== "0");
+  await admin.end();
+  redis.disconnect();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+/** Every fan-out layout, each on its own schema and prefix, with the bus messages counted from here. */
+async function fanouts(scope: RunScope): Promise<FanoutResult[]> {
+  const subscriber = scope.redis.duplicate();
+  const fan: FanoutResult[] = [];
+  let n = 0;
+  try {
+    for (const [layout, processes, delayMs, runs] of [
+      ["2 processes, burst (delay 0)", 2, 0, RUNS],
+      ["1 process, burst (delay 0)", 1, 0, RUNS],
+      ["2 processes, paced (15 ms per delta)", 2, 15, quick ? 1 : 2],
+      ["1 process, paced (15 ms per delta)", 1, 15, quick ? 1 : 2],
+    ] as const) {
+      const schema = `bench_${scope.id}_${++n}`;
+      scope.schemas.push(schema);
+      const prefix = `bench:${scope.id}:${n}:`;
+      const counter = { count: 0 };
+      // Every bus channel of the prefix: the owner's own (`bus:{owner}`) or the shared one.
+      await subscriber.psubscribe(`${prefix}bus*`);
+      subscriber.on("pmessage", (pattern: string) => {
+        if (pattern === `${prefix}bus*`) counter.count++;
+      });
+      fan.push(await fanout(layout, processes, delayMs, runs, { schema, prefix, dataDir: scope.dataDir }, counter));
+      await subscriber.punsubscribe(`${prefix}bus*`);
+    }
+  } finally {
+    subscriber.disconnect();
+  }
+  return fan;
+}
+
+/** The storage operations on PostgreSQL and on sql.js, one after the other. */
+async function storages(scope: RunScope): Promise<StorageResult[]> {
+  const pgSchema = `bench_${scope.id}_storage`;
+  scope.schemas.push(pgSchema);
+  const sqlDir = mkdtempSync(join(tmpdir(), "cg-bench-sqljs-"));
+  const n = quick ? 400 : 2000;
+  try {
+    return [
+      await storageOps("postgres", postgresStorage({ connectionString: DATABASE_URL, schema: pgSchema }), n),
+      await storageOps("sql.js", sqlJsStorage({ dir: sqlDir }), n),
+    ];
+  } finally {
+    rmSync(sqlDir, { recursive: true, force: true });
+  }
+}
+
+function printResults(fan: FanoutResult[], throughput: Throughput[], stores: StorageResult[]): void {
+  console.log(`\n### Fan-out: ${DEVICES} devices, ${ANSWER_CHARS}-character answer, median of ${RUNS} turns\n`);
+  console.log(
+    "| layout | time to final text on every device | messages through Redis per turn | messages/s through Redis |",
+  );
+  console.log("|---|---|---|---|");
+  for (const f of fan) {
+    console.log(
+      `| ${f.layout} | ${median(f.finalMs).toFixed(0)} ms (min ${Math.min(...f.finalMs).toFixed(0)}, max ${Math.max(...f.finalMs).toFixed(0)}) | ${median(f.redisMessages)} | ${median(f.redisPerSecond).toFixed(0)} |`,
+    );
+  }
+  console.log("\n### Redis bus throughput: one process publishes, another receives (redisBus to redisBus)\n");
+  console.log("| frame | frames | messages/s | MB/s |");
+  console.log("|---|---|---|---|");
+  for (const t of throughput)
+    console.log(`| ${t.frame} | ${t.frames} | ${t.perSecond.toFixed(0)} | ${t.mbPerSecond.toFixed(1)} |`);
+  console.log(`\n### Storage operations per second (${quick ? 400 : 2000} messages)\n`);
+  const kinds = Object.keys(stores[0].opsPerSecond);
+  console.log(`| operation | ${stores.map((s) => s.storage).join(" | ")} | postgres / sql.js |`);
+  console.log(`|---|${stores.map(() => "---").join("|")}|---|`);
+  for (const k of kinds) {
+    const [p, s] = stores.map((st) => st.opsPerSecond[k]);
+    console.log(`| ${k} | ${p.toFixed(0)} | ${s.toFixed(0)} | ${(p / s).toFixed(2)}x |`);
+  }
+}
+
+async function main(): Promise<void> {
+  const services = await connectServices();
+  if (!services) return;
+  const scope: RunScope = {
+    ...services,
+    id: randomBytes(5).toString("hex"),
+    schemas: [],
+    dataDir: mkdtempSync(join(tmpdir(), "cg-bench-multi-")),
+  };
   try {
     const setup: RoutingSetup = {
       databaseUrl: DATABASE_URL,
       redisUrl: REDIS_URL,
       owners: quick ? 300 : 1000,
       processes: 3,
-      id,
+      id: scope.id,
       questionChars: 390,
     };
     const dropSchema = (schema: string) =>
-      admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).then(() => undefined);
+      scope.admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).then(() => undefined);
     const routing = [
       await routingTraffic(setup, "owner", dropSchema),
       await routingTraffic(setup, "shared", dropSchema),
     ];
-    const churn = await subscriptionChurn(REDIS_URL, `bench:${id}:churn:`, 1000);
+    const churn = await subscriptionChurn(REDIS_URL, `bench:${scope.id}:churn:`, 1000);
     printRouting(setup, routing, churn);
     if (routingOnly) {
       console.log("\n```json");
@@ -354,77 +355,15 @@ async function main(): Promise<void> {
       console.log("```");
       return;
     }
-    const fan: FanoutResult[] = [];
-    let n = 0;
-    for (const [layout, processes, delayMs, runs] of [
-      ["2 processes, burst (delay 0)", 2, 0, RUNS],
-      ["1 process, burst (delay 0)", 1, 0, RUNS],
-      ["2 processes, paced (15 ms per delta)", 2, 15, quick ? 1 : 2],
-      ["1 process, paced (15 ms per delta)", 1, 15, quick ? 1 : 2],
-    ] as const) {
-      const schema = `bench_${id}_${++n}`;
-      schemas.push(schema);
-      const prefix = `bench:${id}:${n}:`;
-      const counter = { count: 0 };
-      // Every bus channel of the prefix: the owner's own (`bus:{owner}`) or the shared one.
-      await subscriber.psubscribe(`${prefix}bus*`);
-      subscriber.on("pmessage", (pattern: string) => {
-        if (pattern === `${prefix}bus*`) counter.count++;
-      });
-      fan.push(await fanout(layout, processes, delayMs, runs, { schema, prefix, dataDir }, counter));
-      await subscriber.punsubscribe(`${prefix}bus*`);
-    }
-    const throughput = await busThroughput(`bench:${id}:bus:`);
-
-    const pgSchema = `bench_${id}_storage`;
-    schemas.push(pgSchema);
-    const sqlDir = mkdtempSync(join(tmpdir(), "cg-bench-sqljs-"));
-    const stores: StorageResult[] = [];
-    try {
-      stores.push(await storageOps("postgres", postgresStorage({ connectionString: DATABASE_URL, schema: pgSchema })));
-      stores.push(await storageOps("sql.js", sqlJsStorage({ dir: sqlDir })));
-    } finally {
-      rmSync(sqlDir, { recursive: true, force: true });
-    }
-
-    console.log(`\n### Fan-out: ${DEVICES} devices, ${ANSWER_CHARS}-character answer, median of ${RUNS} turns\n`);
-    console.log(
-      "| layout | time to final text on every device | messages through Redis per turn | messages/s through Redis |",
-    );
-    console.log("|---|---|---|---|");
-    for (const f of fan) {
-      console.log(
-        `| ${f.layout} | ${median(f.finalMs).toFixed(0)} ms (min ${Math.min(...f.finalMs).toFixed(0)}, max ${Math.max(...f.finalMs).toFixed(0)}) | ${median(f.redisMessages)} | ${median(f.redisPerSecond).toFixed(0)} |`,
-      );
-    }
-    console.log("\n### Redis bus throughput: one process publishes, another receives (redisBus to redisBus)\n");
-    console.log("| frame | frames | messages/s | MB/s |");
-    console.log("|---|---|---|---|");
-    for (const t of throughput)
-      console.log(`| ${t.frame} | ${t.frames} | ${t.perSecond.toFixed(0)} | ${t.mbPerSecond.toFixed(1)} |`);
-    console.log(`\n### Storage operations per second (${quick ? 400 : 2000} messages)\n`);
-    const kinds = Object.keys(stores[0].opsPerSecond);
-    console.log(`| operation | ${stores.map((s) => s.storage).join(" | ")} | postgres / sql.js |`);
-    console.log(`|---|${stores.map(() => "---").join("|")}|---|`);
-    for (const k of kinds) {
-      const [p, s] = stores.map((st) => st.opsPerSecond[k]);
-      console.log(`| ${k} | ${p.toFixed(0)} | ${s.toFixed(0)} | ${(p / s).toFixed(2)}x |`);
-    }
+    const fan = await fanouts(scope);
+    const throughput = await busThroughput(REDIS_URL, `bench:${scope.id}:bus:`, quick);
+    const stores = await storages(scope);
+    printResults(fan, throughput, stores);
     console.log("\n```json");
     console.log(JSON.stringify({ fanout: fan, bus: throughput, storage: stores, routing, churn }));
     console.log("```");
   } finally {
-    subscriber.disconnect();
-    for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `bench:${id}:*`, "COUNT", 500);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== "0");
-    await admin.end();
-    redis.disconnect();
-    rmSync(dataDir, { recursive: true, force: true });
+    await cleanUp(scope);
   }
 }
 

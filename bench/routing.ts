@@ -9,9 +9,8 @@
  * (`RedisBus.stats`), against its share: the messages of the owners it serves, as a pattern
  * subscriber in this process counted them per owner. Run once per channel mode, in the same run.
  *
- * Churn: one bus, `owners` owners whose only device connects and disconnects, all in one
- * event-loop turn (a reconnect storm) and one per turn: time until Redis acknowledged, and the
- * commands the bus sent (SUBSCRIBE / UNSUBSCRIBE and presence).
+ * Churn, the other routing measurement, is bench/routing-churn.ts; both are printed by
+ * bench/routing-report.ts.
  * @module
  */
 import http from "node:http";
@@ -83,6 +82,14 @@ interface Proc {
   url: string;
 }
 
+const LOTS = 1_000_000;
+const UNCAPPED = {
+  maxConnectionsPerIp: LOTS,
+  maxHellosInFlight: LOTS,
+  connectRateLimit: { perSecond: LOTS, burst: LOTS },
+  rateLimitPerAddress: { perSecond: LOTS, burst: LOTS },
+} as const;
+
 async function startProc(
   setup: RoutingSetup,
   mode: ChannelMode,
@@ -102,6 +109,9 @@ async function startProc(
     bus,
     authenticator: tokenAuthenticator(tokens),
     logger: { info() {}, warn() {}, error() {} },
+    // Every device connects from 127.0.0.1: the per-address and hello caps meant for the internet
+    // would refuse most of them (close 4429 or 1013) and measure the refusals instead.
+    ...UNCAPPED,
   });
   await gateway.start();
   const server = http.createServer();
@@ -131,33 +141,47 @@ interface Device {
   stopsReach(n: number): Promise<void>;
 }
 
+/**
+ * A device that has completed its hello. A socket that closes first, before hello.ok or before the
+ * answers a turn waits for, fails the bench with its close code rather than leaving it waiting.
+ */
 async function connect(url: string, token: string, deviceId: string): Promise<Device> {
   const ws = new WebSocket(url, { perMessageDeflate: false });
-  let waiter: { n: number; resolve: () => void } | undefined;
-  let helloOk!: () => void;
-  const hello = new Promise<void>((r) => (helloOk = r));
+  let waiter: { n: number; resolve: () => void; reject: (error: Error) => void } | undefined;
+  let closed: Error | undefined;
+  let hello!: { resolve: () => void; reject: (error: Error) => void };
+  const helloOk = new Promise<void>((resolve, reject) => (hello = { resolve, reject }));
+  helloOk.catch(() => undefined); // awaited below, once the socket is open
   const device: Device = {
     ws,
     stops: 0,
     stopsReach(n) {
       if (device.stops >= n) return Promise.resolve();
-      return new Promise((resolve) => (waiter = { n, resolve }));
+      if (closed) return Promise.reject(closed);
+      return new Promise((resolve, reject) => (waiter = { n, resolve, reject }));
     },
   };
   ws.on("message", (data) => {
     const text = String(data);
-    if (text.startsWith('{"type":"hello.ok"')) helloOk();
+    if (text.startsWith('{"type":"hello.ok"')) hello.resolve();
     else if (text.startsWith('{"type":"message.stop"')) {
       device.stops++;
       if (waiter && device.stops >= waiter.n) waiter.resolve();
     }
+  });
+  ws.on("close", (code, reason) => {
+    closed = new Error(
+      `device ${deviceId}: socket closed (${code} ${String(reason)}) before the bench was done with it`,
+    );
+    hello.reject(closed);
+    waiter?.reject(closed);
   });
   await new Promise<void>((resolve, reject) => {
     ws.once("open", () => resolve());
     ws.once("error", reject);
   });
   ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token, device_id: deviceId, device_name: "bench" } }));
-  await hello;
+  await helloOk;
   return device;
 }
 
@@ -222,6 +246,36 @@ function traffic(
   };
 }
 
+/** Both devices of every owner, 50 owners at a time; resolves once every subscription is in effect. */
+async function connectAll(owners: string[], placement: number[][], procs: Proc[]): Promise<Device[][]> {
+  const devices: Device[][] = [];
+  for (let i = 0; i < owners.length; i += 50) {
+    const batch = owners.slice(i, i + 50);
+    devices.push(
+      ...(await Promise.all(
+        batch.map((o, k) => Promise.all(placement[i + k].map((p, d) => connect(procs[p].url, `k-${o}`, `${o}-d${d}`)))),
+      )),
+    );
+  }
+  await Promise.all(procs.map((p) => p.bus.ready()));
+  return devices;
+}
+
+/** Every device leaves; resolves once every session closed and every unsubscription it caused is in effect. */
+async function leave(devices: Device[][], procs: Proc[]): Promise<void> {
+  const sessions = devices.length * 2;
+  let left = 0;
+  const allLeft = new Promise<void>((resolve) => {
+    for (const p of procs)
+      p.gateway.on("disconnect", () => {
+        if (++left === sessions) resolve();
+      });
+  });
+  for (const pair of devices) for (const d of pair) d.ws.close();
+  await allLeft;
+  await Promise.all(procs.map((p) => p.bus.ready()));
+}
+
 /** One run of the traffic measurement in one channel mode. */
 export async function routingTraffic(
   setup: RoutingSetup,
@@ -245,17 +299,7 @@ export async function routingTraffic(
     let t0 = performance.now();
     let c0 = commands();
     calls.clear();
-    for (let i = 0; i < owners.length; i += 50) {
-      const batch = owners.slice(i, i + 50);
-      devices.push(
-        ...(await Promise.all(
-          batch.map((o, k) =>
-            Promise.all(placement[i + k].map((p, d) => connect(procs[p].url, `k-${o}`, `${o}-d${d}`))),
-          ),
-        )),
-      );
-    }
-    await Promise.all(procs.map((p) => p.bus.ready()));
+    devices.push(...(await connectAll(owners, placement, procs)));
     const connectMs = performance.now() - t0;
     const connectCommands = commands() - c0;
     const storageOnConnect = Object.fromEntries(calls);
@@ -280,14 +324,9 @@ export async function routingTraffic(
     const all = [...counter.perOwner.values()];
     const storageOnTurns = Object.fromEntries(calls);
 
-    let left = 0;
-    for (const p of procs) p.gateway.on("disconnect", () => left++);
     t0 = performance.now();
     c0 = commands();
-    for (const pair of devices) for (const d of pair) d.ws.close();
-    // Every session closed, and every unsubscription it caused in effect (see RedisBus.ready).
-    while (left < owners.length * 2) await new Promise((r) => setTimeout(r, 2));
-    await Promise.all(procs.map((p) => p.bus.ready()));
+    await leave(devices, procs);
     const disconnectMs = performance.now() - t0;
     return {
       mode,
@@ -308,102 +347,4 @@ export async function routingTraffic(
     counter.close();
     await dropSchema(schema);
   }
-}
-
-export interface ChurnResult {
-  pattern: string;
-  connectMs: number;
-  connectCommands: number;
-  disconnectMs: number;
-  disconnectCommands: number;
-}
-
-/** Devices of `owners` distinct owners connect to one process and leave: in one turn, then one per turn. */
-export async function subscriptionChurn(redisUrl: string, prefix: string, owners: number): Promise<ChurnResult[]> {
-  const redis = new Redis(redisUrl);
-  const bus = redisBus(redis, { prefix, warn: () => undefined });
-  await bus.ready();
-  const out: ChurnResult[] = [];
-  const names = Array.from({ length: owners }, (_, i) => `churn-${i}`);
-  try {
-    for (const oneTurn of [true, false]) {
-      let c0 = bus.stats.commands;
-      let t0 = performance.now();
-      const offs: Array<() => void> = [];
-      for (const owner of names) {
-        offs.push(bus.subscribe(owner, () => undefined));
-        if (!oneTurn) await bus.ready(owner);
-      }
-      await bus.ready();
-      const connectMs = performance.now() - t0;
-      const connectCommands = bus.stats.commands - c0;
-      c0 = bus.stats.commands;
-      t0 = performance.now();
-      for (const off of offs) {
-        off();
-        if (!oneTurn) await new Promise((r) => setImmediate(r));
-      }
-      await bus.ready();
-      const disconnectMs = performance.now() - t0;
-      const disconnectCommands = bus.stats.commands - c0;
-      out.push({
-        pattern: oneTurn ? `${owners} devices in one event-loop turn` : `${owners} devices one per turn`,
-        connectMs,
-        connectCommands,
-        disconnectMs,
-        disconnectCommands,
-      });
-    }
-  } finally {
-    await bus.close?.();
-    redis.disconnect();
-  }
-  return out;
-}
-
-const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
-
-/** Markdown tables of both measurements. */
-export function printRouting(setup: RoutingSetup, runs: RoutingResult[], churn: ChurnResult[]): void {
-  console.log(
-    `\n### Routing: ${setup.owners} owners × 2 devices over ${setup.processes} processes, one streamed answer each (${setup.questionChars}-character question)\n`,
-  );
-  console.log(
-    "| channels | process | owners served | its share: messages / bytes | arrived from Redis: messages / bytes | arrived / share |",
-  );
-  console.log("|---|---|---|---|---|---|");
-  for (const run of runs) {
-    for (const p of run.perProcess) {
-      console.log(
-        `| ${run.mode} | ${p.process} | ${p.ownersServed} | ${p.shareMessages} / ${kb(p.shareBytes)} | ${p.arrivedMessages} / ${kb(p.arrivedBytes)} | ${(p.arrivedMessages / p.shareMessages).toFixed(2)} / ${(p.arrivedBytes / p.shareBytes).toFixed(2)} |`,
-      );
-    }
-  }
-  console.log(
-    "\n| channels | all messages / bytes through Redis | connect 2 devices per owner | turns | devices leave | bus commands on connect / leave |",
-  );
-  console.log("|---|---|---|---|---|---|");
-  for (const run of runs) {
-    console.log(
-      `| ${run.mode} | ${run.totalMessages} / ${kb(run.totalBytes)} | ${run.connectMs.toFixed(0)} ms | ${run.turnsMs.toFixed(0)} ms | ${run.disconnectMs.toFixed(0)} ms | ${run.connectCommands} / ${run.disconnectCommands} |`,
-    );
-  }
-  const per = (calls: Record<string, number>, n: number) =>
-    Object.entries(calls)
-      .sort(([, a], [, b]) => b - a)
-      .map(([method, count]) => `${method} ${(count / n).toFixed(2)}`)
-      .join(", ");
-  console.log("\n| channels | storage calls per device connect | storage calls per turn |");
-  console.log("|---|---|---|");
-  for (const run of runs)
-    console.log(
-      `| ${run.mode} | ${per(run.storageOnConnect, setup.owners * 2)} | ${per(run.storageOnTurns, setup.owners)} |`,
-    );
-  console.log("\n### Subscription churn on one process (owner channels)\n");
-  console.log("| pattern | connect: until active | commands | disconnect: until done | commands |");
-  console.log("|---|---|---|---|---|");
-  for (const c of churn)
-    console.log(
-      `| ${c.pattern} | ${c.connectMs.toFixed(0)} ms | ${c.connectCommands} | ${c.disconnectMs.toFixed(0)} ms | ${c.disconnectCommands} |`,
-    );
 }

@@ -1,6 +1,7 @@
 // A real gateway on a real ws server on 127.0.0.1, and real ws clients that record every frame.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterEach } from "vitest";
 import WebSocket from "ws";
 import { createGateway, type Gateway, type GatewayOptions } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
@@ -53,6 +54,22 @@ export async function startGateway(options: Partial<GatewayOptions> = {}, ws: We
       server.closeAllConnections?.();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/**
+ * For a file whose tests start their own gateways: the returned function starts one as
+ * `startGateway` does, and every gateway it started is closed after the test.
+ */
+export function gatewayPerTest(): typeof startGateway {
+  const open: Harness[] = [];
+  afterEach(async () => {
+    for (const harness of open.splice(0)) await harness.close();
+  });
+  return async (options, ws) => {
+    const harness = await startGateway(options, ws);
+    open.push(harness);
+    return harness;
   };
 }
 

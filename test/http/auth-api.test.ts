@@ -1,42 +1,23 @@
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import https from "node:https";
-import type { AddressInfo } from "node:net";
-import path from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createLoginProtection, memorySessionStore, UserStore } from "chat-gateway/http";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   HASHES,
   bearer,
   login,
   manualClock,
   request,
-  startServer,
-  tempDir,
+  usersFilePerTest,
   writeUsers,
   type TestServer,
 } from "./helpers.js";
 
-let dir: string;
-let cleanup: () => Promise<void>;
-let file: string;
-let srv: TestServer | undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-  file = path.join(dir, "users.json");
-});
-afterEach(async () => {
-  await srv?.close();
-  srv = undefined;
-  await cleanup();
-});
+const users = usersFilePerTest();
 
 const cookieOf = (set: string | string[] | undefined) => (Array.isArray(set) ? set[0]! : set!).split(";")[0]!;
 
 describe("http - protection off (no users)", () => {
   it("ping, status, users and every gated path are open; login fails like an unknown user", async () => {
-    srv = await startServer({ usersFile: file });
+    const srv = await users.start({ usersFile: users.file });
     expect(await request(srv.url, { path: "/api/ping" })).toMatchObject({ status: 200, body: { ok: true } });
     expect((await request(srv.url, { path: "/api/auth/status" })).body).toEqual({
       enabled: false,
@@ -54,9 +35,9 @@ describe("http - protection off (no users)", () => {
   });
 
   it("a malformed store is no users, and the server says so", async () => {
-    await writeFile(file, "{not json");
+    await writeFile(users.file, "{not json");
     const logs: string[] = [];
-    srv = await startServer({ usersFile: file, log: (m) => logs.push(m) });
+    const srv = await users.start({ usersFile: users.file, log: (m) => logs.push(m) });
     expect((await request(srv.url, { path: "/api/x" })).status).toBe(200);
     expect(logs.join("\n")).toMatch(/treated as no users/);
   });
@@ -64,9 +45,10 @@ describe("http - protection off (no users)", () => {
 
 describe("http - protection on", () => {
   const clock = manualClock();
+  let srv: TestServer;
   beforeEach(async () => {
-    await writeUsers(file, { alice: HASHES["alice-password"], bob: HASHES["bob-password"], long: HASHES.x72 });
-    srv = await startServer({ usersFile: file, clock: clock.now });
+    await writeUsers(users.file, { alice: HASHES["alice-password"], bob: HASHES["bob-password"], long: HASHES.x72 });
+    srv = await users.start({ usersFile: users.file, clock: clock.now });
   });
 
   it("login answers the token, username and expiry, and sets the session cookie", async () => {
@@ -266,216 +248,5 @@ describe("http - protection on", () => {
     const big = await post(JSON.stringify({ username: "alice", password: "x".repeat(20_000) }));
     expect(big.status).toBe(413);
     expect(big.body.error).toMatch(/16384 bytes/);
-  });
-});
-
-describe("http - the user store changes under a running server", () => {
-  it("user add turns protection on, removing the last user turns it off, with no restart", async () => {
-    srv = await startServer({ usersFile: file });
-    const cli = new UserStore(file); // the CLI's own code path; test/http/user-cli.test.ts runs the real CLI
-    expect((await request(srv.url, { path: "/api/chats" })).status).toBe(200);
-    await cli.add("alice", HASHES["alice-password"]);
-    expect((await request(srv.url, { path: "/api/chats" })).status).toBe(401);
-    const { body } = await login(srv.url, "alice", "alice-password");
-    expect((await request(srv.url, { path: "/api/chats", headers: bearer(body.token) })).status).toBe(200);
-    await cli.remove("alice");
-    expect((await request(srv.url, { path: "/api/chats" })).status).toBe(200);
-    expect((await request(srv.url, { path: "/api/auth/status" })).body.enabled).toBe(false);
-  });
-
-  it("removing a user or changing its password ends its sessions", async () => {
-    await writeUsers(file, { alice: HASHES["alice-password"], bob: HASHES["bob-password"] });
-    srv = await startServer({ usersFile: file });
-    const cli = new UserStore(file);
-    const alice = (await login(srv.url, "alice", "alice-password")).body.token;
-    const bob = (await login(srv.url, "bob", "bob-password")).body.token;
-    await cli.setHash("bob", HASHES["alice-password"]);
-    expect((await request(srv.url, { path: "/api/x", headers: bearer(bob) })).status).toBe(401);
-    expect((await request(srv.url, { path: "/api/x", headers: bearer(alice) })).status).toBe(200);
-    await cli.remove("alice");
-    expect((await request(srv.url, { path: "/api/x", headers: bearer(alice) })).status).toBe(401);
-  });
-});
-
-describe("http - lockout over HTTP", () => {
-  it("10 failures lock the IP (the 10th still 401), 429 with Retry-After, no extension, no session ended, lifts after 900 s", async () => {
-    await writeUsers(file, { alice: HASHES["alice-password"] });
-    const clock = manualClock();
-    srv = await startServer({ usersFile: file, clock: clock.now });
-    const token = (await login(srv.url, "alice", "alice-password")).body.token;
-    // Twelve at once: judged as if one after another, so the 11th and 12th meet the lockout.
-    const statuses = await Promise.all(
-      Array.from({ length: 12 }, () => login(srv!.url, "alice", "wrong").then((r) => r.status)),
-    );
-    expect(statuses.sort()).toEqual([...Array(10).fill(401), 429, 429]);
-    const locked = await login(srv.url, "alice", "alice-password");
-    expect(locked.status).toBe(429);
-    expect(locked.body).toEqual({ error: expect.any(String), retry_after: 900 });
-    expect(locked.headers["retry-after"]).toBe("900");
-    expect((await request(srv.url, { path: "/api/x", headers: bearer(token) })).status).toBe(200);
-    // No trusted proxy: a forged X-Forwarded-For does not escape the lockout of the socket's address.
-    expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-for": "203.0.113.7" })).status).toBe(429);
-    clock.advance(600_000);
-    expect((await login(srv.url, "alice", "wrong")).body.retry_after).toBe(300);
-    clock.advance(299_000);
-    expect((await login(srv.url, "alice", "alice-password")).headers["retry-after"]).toBe("1");
-    clock.advance(1_000);
-    expect((await login(srv.url, "alice", "alice-password")).status).toBe(200);
-  });
-
-  it("a success clears the failures", async () => {
-    await writeUsers(file, { alice: HASHES["alice-password"] });
-    srv = await startServer({ usersFile: file });
-    await Promise.all(Array.from({ length: 9 }, () => login(srv!.url, "alice", "wrong")));
-    expect((await login(srv.url, "alice", "alice-password")).status).toBe(200);
-    // Without the clearing this would be the 10th failure and lock the address.
-    expect((await login(srv.url, "alice", "wrong")).status).toBe(401);
-    expect((await login(srv.url, "alice", "alice-password")).status).toBe(200);
-  });
-
-  it("behind a trusted proxy the lockout is per forwarded client", async () => {
-    await writeUsers(file, { alice: HASHES["alice-password"] });
-    srv = await startServer({ usersFile: file, trustProxy: true });
-    await Promise.all(
-      Array.from({ length: 10 }, () =>
-        login(srv!.url, "alice", "wrong", { "x-forwarded-for": "198.51.100.1, 203.0.113.7" }),
-      ),
-    );
-    expect((await login(srv.url, "alice", "alice-password", { "x-forwarded-for": "203.0.113.7" })).status).toBe(429);
-    // The left entry is the client's own claim; only the proxy's (rightmost) entry decides.
-    expect(
-      (await login(srv.url, "alice", "alice-password", { "x-forwarded-for": "203.0.113.7, 203.0.113.8" })).status,
-    ).toBe(200);
-  });
-});
-
-describe("http - a login storm", () => {
-  it("more than ten logins at once from one address all get their answer", async () => {
-    await writeUsers(file, { alice: HASHES["alice-password"] });
-    srv = await startServer({ usersFile: file, workers: 2 });
-    const replies = await Promise.all(Array.from({ length: 12 }, () => login(srv!.url, "alice", "alice-password")));
-    expect(replies.map((r) => r.status)).toEqual(Array(12).fill(200));
-  });
-
-  it("logins beyond the bounded queue are refused with 429 at once", async () => {
-    await writeUsers(file, { alice: HASHES["alice-password"] });
-    srv = await startServer({ usersFile: file, workers: 1, maxLoginQueue: 2, trustProxy: true });
-    const replies = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
-        login(srv!.url, "alice", "alice-password", { "x-forwarded-for": `192.0.2.${i}` }),
-      ),
-    );
-    const busy = replies.filter((r) => r.status === 429);
-    expect(replies.filter((r) => r.status === 200)).toHaveLength(3);
-    expect(busy).toHaveLength(5);
-    expect(busy[0]!.headers["retry-after"]).toBe("1");
-    expect(busy[0]!.body).toEqual({ error: "too many logins at once; try again shortly", retry_after: 1 });
-    expect((await login(srv.url, "alice", "alice-password")).status).toBe(200);
-  });
-});
-
-describe("http - TLS", () => {
-  let key: string;
-  let cert: string;
-  beforeAll(async () => {
-    const tls = await tempDir();
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        `${tls.dir}/k.pem`,
-        "-out",
-        `${tls.dir}/c.pem`,
-        "-days",
-        "1",
-        "-subj",
-        "/CN=localhost",
-      ],
-      { stdio: "ignore" },
-    );
-    key = readFileSync(`${tls.dir}/k.pem`, "utf8");
-    cert = readFileSync(`${tls.dir}/c.pem`, "utf8");
-    await tls.cleanup();
-  });
-  let server: https.Server | undefined;
-  afterAll(() => server?.close());
-
-  it("over TLS the session cookie is __Host- prefixed and Secure; only that name signs in there", async () => {
-    await writeUsers(file, { alice: HASHES["alice-password"] });
-    const protection = createLoginProtection({ usersFile: file, sessions: memorySessionStore(), service: "myapp" });
-    server = https.createServer({ key, cert }, async (req, res) => {
-      if (!(await protection.handle(req, res))) res.end("app");
-    });
-    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-    const port = (server.address() as AddressInfo).port;
-    const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
-      new Promise<{ status: number; setCookie: string[] | undefined }>((resolve, reject) => {
-        const req = https.request(
-          { host: "127.0.0.1", port, method, path, rejectUnauthorized: false, headers },
-          (res) => {
-            res.resume();
-            resolve({ status: res.statusCode!, setCookie: res.headers["set-cookie"] });
-          },
-        );
-        req.on("error", reject);
-        req.end(body);
-      });
-    const { setCookie } = await send(
-      "POST",
-      "/api/auth/login",
-      { "content-type": "application/json" },
-      JSON.stringify({ username: "alice", password: "alice-password" }),
-    );
-    expect(setCookie?.[0]).toMatch(
-      /^__Host-myapp_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Lax; Path=\/; Max-Age=86400; Secure$/,
-    );
-    const token = setCookie![0]!.split(";")[0]!.split("=")[1]!;
-    expect((await send("GET", "/api/chats", { cookie: `__Host-myapp_session=${token}` })).status).toBe(200);
-    // A cookie without the prefix could have been planted by a sibling subdomain or a plain-HTTP page.
-    expect((await send("GET", "/api/chats", { cookie: `myapp_session=${token}` })).status).toBe(401);
-    const out = await send(
-      "POST",
-      "/api/auth/logout",
-      { cookie: `__Host-myapp_session=${token}`, "content-type": "application/json" },
-      "{}",
-    );
-    expect(out.setCookie).toEqual(["__Host-myapp_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0; Secure"]);
-    expect((await send("GET", "/api/chats", { cookie: `__Host-myapp_session=${token}` })).status).toBe(401);
-    server.closeAllConnections();
-    await protection.close();
-  });
-
-  it("and behind a trusted TLS proxy (X-Forwarded-Proto), not an untrusted one", async () => {
-    await writeUsers(file, { alice: HASHES["alice-password"] });
-    srv = await startServer({ usersFile: file, trustProxy: true });
-    expect(
-      (await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0],
-    ).toMatch(/^__Host-gateway_session=.*; Secure$/);
-    await srv.close();
-    srv = await startServer({ usersFile: file });
-    expect(
-      (await login(srv.url, "alice", "alice-password", { "x-forwarded-proto": "https" })).headers["set-cookie"]![0],
-    ).toMatch(/^gateway_session=(?!.*Secure)/);
-  });
-});
-
-describe("memory session store", () => {
-  it("an expired token is deleted on lookup; expired sessions are purged when one is created", async () => {
-    const store = memorySessionStore();
-    await store.create({ token: "a", username: "alice", expires_at: 100 }, 0);
-    await store.create({ token: "b", username: "bob", expires_at: 200 }, 0);
-    expect(await store.get("a", 99)).toEqual({ token: "a", username: "alice", expires_at: 100 });
-    expect(await store.get("a", 100)).toBeUndefined();
-    expect(await store.get("a", 0)).toBeUndefined(); // gone, not merely hidden
-    await store.create({ token: "c", username: "carol", expires_at: 500 }, 200);
-    expect(await store.get("b", 0)).toBeUndefined();
-    expect(await store.get("c", 0)).toMatchObject({ username: "carol" });
-    await store.deleteUser("carol");
-    expect(await store.get("c", 0)).toBeUndefined();
   });
 });

@@ -16,6 +16,7 @@ import {
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
+import { afterEach, beforeEach } from "vitest";
 
 /** Real cost-12 bcrypt hashes made once with bcryptjs, so tests do not pay 350 ms per user. */
 export const HASHES = {
@@ -104,6 +105,40 @@ export async function startServer(
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await protection.close();
+    },
+  };
+}
+
+/** A users file in a fresh temp dir for each test, and the servers the test starts on it. */
+export interface UsersFilePerTest {
+  /** This test's users file (it does not exist until the test writes it). */
+  readonly file: string;
+  /** Starts a server as `startServer` does; it is closed after the test. */
+  start: typeof startServer;
+}
+
+/** For a file whose tests each start login-protected servers on their own users file. */
+export function usersFilePerTest(): UsersFilePerTest {
+  const servers: TestServer[] = [];
+  let cleanup: () => Promise<void> = async () => {};
+  let file = "";
+  beforeEach(async () => {
+    const temp = await tempDir();
+    cleanup = temp.cleanup;
+    file = path.join(temp.dir, "users.json");
+  });
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.close();
+    await cleanup();
+  });
+  return {
+    get file() {
+      return file;
+    },
+    async start(options, extra) {
+      const server = await startServer(options, extra);
+      servers.push(server);
+      return server;
     },
   };
 }

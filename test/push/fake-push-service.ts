@@ -5,14 +5,11 @@
  * independently of the `web-push` package that did it. Also checks the VAPID JWT (RFC 8292).
  * @module
  */
-import { execFileSync } from "node:child_process";
 import { createDecipheriv, createECDH, createHmac, createPublicKey, randomBytes, verify, type ECDH } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, createServer, type Server } from "node:https";
 import type { IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { selfSignedCertificate } from "../fixtures/certificate.js";
 
 /** One POST as the push service received it. */
 export interface PushRequest {
@@ -34,41 +31,8 @@ export interface FakePushService {
   close(): Promise<void>;
 }
 
-/** A self-signed P-256 certificate for 127.0.0.1. */
-function certificate(): { key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), "cg-push-"));
-  try {
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        join(dir, "k.pem"),
-        "-out",
-        join(dir, "c.pem"),
-        "-days",
-        "1",
-        "-subj",
-        "/CN=127.0.0.1",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-      ],
-      { stdio: "ignore" },
-    );
-    return { key: readFileSync(join(dir, "k.pem"), "utf8"), cert: readFileSync(join(dir, "c.pem"), "utf8") };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 export async function fakePushService(): Promise<FakePushService> {
-  const { key, cert } = certificate();
+  const { key, cert } = selfSignedCertificate();
   const requests: PushRequest[] = [];
   const statuses = new Map<string, number>();
   const server: Server = createServer({ key, cert }, (req, res) => {
