@@ -55,7 +55,7 @@ function parse(argv: readonly string[]): { args: string[]; file?: string } {
 async function knownUser(file: string, user: string, io: DeviceCliIO): Promise<boolean> {
   try {
     if ((await new UserStore(file).read()).has(user)) return true;
-    io.stderr.write(`user ${user} does not exist\n`);
+    io.stderr.write(`${terminalText(`user ${user} does not exist`)}\n`);
   } catch (error) {
     io.stderr.write(`${error instanceof UserStoreError ? error.message : String(error)}\n`);
   }
