@@ -42,7 +42,8 @@ export function encodeFrame(frame: OutgoingFrame, id?: string): string {
 export function encodeWithin(frame: OutgoingFrame, maxBytes: number, id?: string): string {
   const text = encodeFrame(frame, id);
   const tools = frame.payload.tools;
-  if (!tooBig(text, maxBytes) || !Array.isArray(tools) || tools.length === 0) return text;
+  // Tools first: a large frame without them (a history page) is not measured a second time.
+  if (!Array.isArray(tools) || tools.length === 0 || !tooBig(text, maxBytes)) return text;
   let cut = id === undefined ? cutToFit.get(frame) : undefined;
   if (cut?.maxBytes !== maxBytes) {
     const bare = { ...frame, payload: { ...frame.payload, tools: [] } };
