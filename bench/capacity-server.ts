@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Session } from "node:inspector/promises";
 import { writeFileSync } from "node:fs";
-import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { WebSocketServer } from "ws";
 import { createGateway, tokenAuthenticator } from "chat-gateway";
@@ -52,10 +52,13 @@ async function gatewayServer(server: http.Server, dir: string, devices: number):
     ...(process.env.BENCH_MAX_HELLOS ? { maxHellosInFlight: Number(process.env.BENCH_MAX_HELLOS) } : {}),
   });
   await gateway.start();
+  traceState(server, gateway);
   attachWebSocket(gateway, {
     server,
     path: "/ws",
     ...(process.env.BENCH_QUEUE_UPGRADES === "0" ? { queueUpgrades: false } : {}),
+    // BENCH_PACE=0: every new socket reads at once, as before the pacer (to compare).
+    ...(process.env.BENCH_PACE === "0" ? { paceSockets: false } : {}),
   });
 }
 
@@ -69,6 +72,29 @@ function bareServer(server: http.Server): void {
       else if (frame.type === "ping")
         ws.send(JSON.stringify({ type: "pong", id: frame.id, payload: { ts: Date.now() } }));
     });
+  });
+}
+
+/**
+ * BENCH_STATE_TRACE=1: every 250 ms from listening, the server's sockets, the gateway's
+ * connections, those waiting for room, the hellos done and the loop's busy share (stderr).
+ */
+function traceState(server: http.Server, gateway: ReturnType<typeof createGateway>): void {
+  if (!process.env.BENCH_STATE_TRACE) return;
+  server.once("listening", () => {
+    const started = performance.now();
+    let elu = performance.eventLoopUtilization();
+    setInterval(() => {
+      const now = performance.eventLoopUtilization();
+      const busy = performance.eventLoopUtilization(now, elu).utilization;
+      elu = now;
+      const s = gateway.stats();
+      server.getConnections((_e, sockets) =>
+        console.error(
+          `state ${Math.round(performance.now() - started)} ms: sockets ${sockets} connections ${s.connections} waiting ${s.connectionsWaiting} ok ${s.hellos.ok} shed ${s.hellos.shed} busy ${(busy * 100).toFixed(0)}%`,
+        ),
+      );
+    }, 250).unref();
   });
 }
 

@@ -21,6 +21,8 @@
  *   BENCH_PING_TRACE=1 ...    # the probe's round trips over 30 ms in the storm, with when they ended
  *   BENCH_DEVICES_NICE=10 ... # the devices' process at a lower priority, as if the devices ran on other machines
  *   BENCH_QUEUE_UPGRADES=0 ... # the gateway's ws adapter with queueUpgrades false (sheds hellos with 1013 instead)
+ *   BENCH_PACE=0 ...          # the gateway's ws adapter with paceSockets false (every new socket reads at once)
+ *   BENCH_STATE_TRACE=1 ...   # the gateway's sockets, connections, waiters, hellos and loop share every 250 ms
  *
  * Processes: each server (the gateway: createGateway + attachWebSocket, sql.js in a temp dir, a
  * token authenticator with 2 devices per owner; the bare side: a `ws` server that answers `hello`

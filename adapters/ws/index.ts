@@ -14,6 +14,7 @@ import { serve } from "./serve.js";
 import type { UpgradeGuardOptions } from "./upgrade-guard.js";
 import { refuse, upgradeGate, waitForRoom } from "./upgrade-gate.js";
 import { proxyHint } from "./proxy-hint.js";
+import { paceSockets } from "./socket-pacer.js";
 
 /**
  * Options of {@link attachWebSocket}. `allowedOrigins` / `allowedHosts` (default none besides the
@@ -80,6 +81,14 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    * is upgraded at once and a hello past `maxHellosInFlight` is shed with close 1013 and the hint.
    */
   queueUpgrades?: boolean;
+  /**
+   * Let the new sockets of `server` start reading a slice per turn of the event loop, first come
+   * first served (default true; docs/PROTOCOL.md §18.5): a reconnect storm's thousands of
+   * requests are then parsed between the frames of the connections already in, not all in one
+   * turn that holds those for hundreds of milliseconds. It applies to every socket of a plain
+   * `http.Server`, not to a TLS one, and adds nothing while the server is idle.
+   */
+  paceSockets?: boolean;
 }
 
 /**
@@ -150,6 +159,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   let closing = false;
   const gate = upgradeGate(options, handshakeTimeoutMs, () => closing);
   const queueing = options.queueUpgrades ?? true;
+  const pacer = options.server && (options.paceSockets ?? true) ? paceSockets(options.server) : undefined;
 
   async function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     // Node leaves an upgraded socket without an error listener; a reset during the gate must not crash the process.
@@ -180,6 +190,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   }
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    pacer?.parsed(request.socket);
     if (pathOf(request) === path) return void handleUpgrade(request, socket, head);
     // Nobody else takes upgrades on this server: an unanswered socket would stay open for good.
     if (options.server && options.server.listenerCount("upgrade") <= 1) void refuseUnknownPath(request, socket);
@@ -192,6 +203,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     async close() {
       closing = true;
       heartbeat.stop();
+      pacer?.stop();
       options.server?.off("upgrade", onUpgrade);
       for (const ws of wss.clients) ws.close(1001, "server shutting down");
       await new Promise<void>((resolve) => wss.close(() => resolve()));

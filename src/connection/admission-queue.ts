@@ -54,6 +54,13 @@ const WAITING_PER_PLACE = 64;
 /** The queue is looked at this often while it holds anyone: the gate's pending count ages by the quarter second. */
 const TICK_MS = 250;
 
+/**
+ * Waiters taken per turn of the event loop: each is upgraded at once, and a turn that upgraded a
+ * whole gate's worth (256) held every connection already in for tens of milliseconds. The rest
+ * are taken in the next turns, after the loop has read what the others sent.
+ */
+const TAKEN_PER_TURN = 8;
+
 /** Holds new connections until the hello gate has room, in arrival order. */
 export class AdmissionQueue {
   #waiting: Waiter[] = [];
@@ -98,7 +105,7 @@ export class AdmissionQueue {
     const waiter: Waiter = { request, deadline, done: false };
     this.#waiting.push(waiter);
     this.#live++;
-    this.#tick ??= setInterval(() => this.#wake(), TICK_MS).unref();
+    this.#tick ??= setInterval(() => this.#scheduleWake(), TICK_MS).unref();
     return () => this.#finish(waiter);
   }
 
@@ -123,9 +130,13 @@ export class AdmissionQueue {
     });
   }
 
-  /** Lets waiters in while the gate has room, then refuses those that waited too long. */
+  /** Lets waiters in while the gate has room, a slice per turn, then refuses those that waited too long. */
   #wake(): void {
-    while (this.waiting > 0 && this.gate.hasRoom()) {
+    for (let taken = 0; this.waiting > 0 && this.gate.hasRoom(); taken++) {
+      if (taken === TAKEN_PER_TURN) {
+        this.#scheduleWake();
+        break;
+      }
       const [waiter] = this.#take(1);
       if (waiter) this.#settle(() => waiter.request.take());
     }

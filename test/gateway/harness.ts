@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach } from "vitest";
 import WebSocket from "ws";
-import { createGateway, type Gateway, type GatewayOptions } from "chat-gateway";
+import { createGateway, type AuthResult, type Authenticator, type Gateway, type GatewayOptions } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
@@ -201,4 +201,22 @@ export class Client {
     this.ws.close();
     await this.closedPromise;
   }
+}
+
+/** Token "slow" waits until `release()`; any other token is let in at once. */
+export function heldAuthenticator(): { authenticator: Authenticator; release(): void; held(): number } {
+  const waiting: Array<() => void> = [];
+  const result: AuthResult = { owner: "ann", user: null };
+  return {
+    authenticator: {
+      authenticate: ({ token }) =>
+        token === "slow"
+          ? new Promise<AuthResult>((resolve) => waiting.push(() => resolve(result)))
+          : Promise.resolve(result),
+    },
+    release() {
+      for (const go of waiting.splice(0)) go();
+    },
+    held: () => waiting.length,
+  };
 }

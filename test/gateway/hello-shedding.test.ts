@@ -5,9 +5,8 @@
 // adapter's queue before the upgrade is off here (`queueUpgrades: false`), so every socket
 // reaches its hello; test/gateway/upgrade-shedding.test.ts tests the adapter's own.
 import { afterEach, describe, expect, it } from "vitest";
-import type { AuthResult, Authenticator } from "chat-gateway";
 import WebSocket from "ws";
-import { Client, startGateway, type Harness } from "./harness.js";
+import { Client, heldAuthenticator, startGateway, type Harness } from "./harness.js";
 import { until } from "../storage/sqljs-helpers.js";
 
 let h: Harness | undefined;
@@ -15,24 +14,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** Token "slow" waits until `release()`; any other token is let in at once. */
-function heldAuthenticator(): { authenticator: Authenticator; release(): void; held(): number } {
-  const waiting: Array<() => void> = [];
-  const result: AuthResult = { owner: "ann", user: null };
-  return {
-    authenticator: {
-      authenticate: ({ token }) =>
-        token === "slow"
-          ? new Promise<AuthResult>((resolve) => waiting.push(() => resolve(result)))
-          : Promise.resolve(result),
-    },
-    release() {
-      for (const go of waiting.splice(0)) go();
-    },
-    held: () => waiting.length,
-  };
-}
 
 interface Outcome {
   frames: Array<{ type: string; id?: string; payload: Record<string, any> }>;
