@@ -27,7 +27,8 @@
  * Processes: each server (the gateway: createGateway + attachWebSocket, sql.js in a temp dir, a
  * token authenticator with 2 devices per owner; the bare side: a `ws` server that answers `hello`
  * with `hello.ok` and `ping` with `pong`) runs in a child of its own, started with --expose-gc so
- * its memory is measured after a full GC; all devices run in a second child; this process holds
+ * its memory is measured after a full GC; all devices run in a second child, a fresh one for each
+ * run and side (one that served a side before would collect its garbage in the next storm); this process holds
  * the probe connection and prints the tables.
  *
  * Measured per run and side:
@@ -379,18 +380,21 @@ function checkFileLimit(): void {
 async function main(): Promise<void> {
   checkFileLimit();
   if (!underTsx) await bundleServer();
-  const devices = new Child(self, ["--devices", String(DEVICES)], process.execArgv);
-  // BENCH_DEVICES_NICE=n: the devices' process at a lower priority, as if they ran on other machines.
-  if (process.env.BENCH_DEVICES_NICE) setPriority(devices.proc.pid!, Number(process.env.BENCH_DEVICES_NICE));
   const results: RunResult[] = [];
   for (let run = 0; run < RUNS; run++) {
     for (const side of SIDES) {
+      // A devices' process of its own for each side: one that served the side before carries its
+      // 15,000 closed sockets' garbage into the next side's storm, and its collections run then.
+      const devices = new Child(self, ["--devices", String(DEVICES)], process.execArgv);
+      // BENCH_DEVICES_NICE=n: the devices' process at a lower priority, as if they ran on other machines.
+      if (process.env.BENCH_DEVICES_NICE) setPriority(devices.proc.pid!, Number(process.env.BENCH_DEVICES_NICE));
       const r = await oneRun(side, devices);
       console.error(`run ${run + 1} ${side}: ${JSON.stringify(r)}`);
       results.push(r);
+      devices.proc.send({ kind: "exit" } satisfies DeviceCommand);
+      await devices.exited();
     }
   }
-  devices.proc.send({ kind: "exit" } satisfies DeviceCommand);
   printTable(results);
 }
 
