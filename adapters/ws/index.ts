@@ -14,7 +14,9 @@ import { serve } from "./serve.js";
 import type { UpgradeGuardOptions } from "./upgrade-guard.js";
 import { refuse, upgradeGate, waitForRoom } from "./upgrade-gate.js";
 import { proxyHint } from "./proxy-hint.js";
-import { paceSockets } from "./socket-pacer.js";
+import { paceSockets, type PacingOptions } from "./socket-pacer.js";
+
+export type { PacingOptions } from "./socket-pacer.js";
 
 /**
  * Options of {@link attachWebSocket}. `allowedOrigins` / `allowedHosts` (default none besides the
@@ -82,13 +84,14 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    */
   queueUpgrades?: boolean;
   /**
-   * Let the new sockets of `server` start reading a slice per turn of the event loop, first come
-   * first served (default true; docs/PROTOCOL.md §18.5): a reconnect storm's thousands of
+   * Let the new sockets of `server` read their first request a window at a time, first come first
+   * served (default true: 16 at once; docs/PROTOCOL.md §18.5): a reconnect storm's thousands of
    * requests are then parsed between the frames of the connections already in, not all in one
    * turn that holds those for hundreds of milliseconds. It applies to every socket of a plain
-   * `http.Server`, not to a TLS one, and adds nothing while the server is idle.
+   * `http.Server`, not to a TLS one, and adds nothing while the server is idle. `false` turns it
+   * off; {@link PacingOptions} tune it.
    */
-  paceSockets?: boolean;
+  paceSockets?: boolean | PacingOptions;
 }
 
 /**
@@ -159,7 +162,10 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   let closing = false;
   const gate = upgradeGate(options, handshakeTimeoutMs, () => closing);
   const queueing = options.queueUpgrades ?? true;
-  const pacer = options.server && (options.paceSockets ?? true) ? paceSockets(options.server) : undefined;
+  const pacing = options.paceSockets ?? true;
+  // A socket is held at most as long as its upgrade may take.
+  const paced = { maxHoldMs: handshakeTimeoutMs, ...(pacing === true ? {} : pacing) };
+  const pacer = options.server && pacing !== false ? paceSockets(options.server, paced) : undefined;
 
   async function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     // Node leaves an upgraded socket without an error listener; a reset during the gate must not crash the process.

@@ -108,6 +108,15 @@ describe("a storm in slices", () => {
     expect((await client.request("ping", { ts: 7 })).payload).toEqual({ ts: 7 });
   });
 
+  it("pacing - however long silent sockets keep their places, none is held past maxHoldMs: a device behind them gets in", async () => {
+    // A window of one whose place lasts a minute: without the bound on holding, the device would
+    // wait for 6 silent sockets' places to lapse, one after the other (six minutes).
+    h = await startGateway({}, { paceSockets: { window: 1, windowMs: 60_000, maxHoldMs: 300 } });
+    await connectedSockets(6);
+    const client = await Client.connect(h.url, { token: "t" });
+    expect((await client.request("ping", { ts: 8 })).payload).toEqual({ ts: 8 });
+  });
+
   it("admission - when many places free at once, the connections waiting for room are upgraded at most 8 in a turn, in arrival order, and all get in", async () => {
     const auth = heldAuthenticator();
     h = await startGateway({
