@@ -15,7 +15,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Socket } from "node:net";
 import { Server as TlsServer } from "node:tls";
 
-/** How the new sockets of a server are paced ({@link paceSockets}). */
+/** How the new sockets of a server are paced: `paceSockets` in {@link WebSocketOptions} (docs/PROTOCOL.md §18.5). */
 export interface PacingOptions {
   /** Sockets reading their first request at once (default 16). */
   window?: number;
