@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Session } from "node:inspector/promises";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { WebSocketServer } from "ws";
@@ -149,7 +149,8 @@ export async function serveCapacity(side: Side, dir: string, port: number, devic
 /**
  * BENCH_LOOP_STALLS=1: the server's event-loop delay from listening on, printed when it is told to
  * exit (the storm's server; the first one is killed): a histogram and the longest stalls, each
- * with when it ended (ms after listening), to tell a startup cost from a storm's queue.
+ * with when it ended (ms after listening), to tell a startup cost from a storm's queue, and how
+ * long the main thread ran and waited for a CPU during each (Linux's schedstat).
  */
 function watchStalls(): (() => void) | undefined {
   if (!process.env.BENCH_LOOP_STALLS) return undefined;
@@ -166,10 +167,25 @@ function watchStalls(): (() => void) | undefined {
         pauses.push(`${Math.round(entry.duration)}@${Math.round(entry.startTime + entry.duration - started)}`);
   });
   gcs.observe({ entryTypes: ["gc"] });
+  // Each stall with the main thread's time on a CPU and waiting for one meanwhile (schedstat, ns),
+  // to tell the loop's own work from a CPU the other processes held.
+  const schedstat = `/proc/self/task/${process.pid}/schedstat`;
+  const sched = () => readFileSync(schedstat, "utf8").split(" ").map(Number);
+  let lastSched = sched();
+  const detail: string[] = [];
   setInterval(() => {
     const now = performance.now();
-    if (now - last > 40) stalls.push([Math.round(now - started), Math.round(now - last - 10)]);
+    const nowSched = sched();
+    if (now - last > 40) {
+      stalls.push([Math.round(now - started), Math.round(now - last - 10)]);
+      const ran = (nowSched[0]! - lastSched[0]!) / 1e6;
+      const waited = (nowSched[1]! - lastSched[1]!) / 1e6;
+      detail.push(
+        `${Math.round(now - last - 10)}@${Math.round(now - started)}: ran ${ran.toFixed(0)} waited ${waited.toFixed(0)}`,
+      );
+    }
     last = now;
+    lastSched = nowSched;
   }, 10).unref();
   return () => {
     const ms = (ns: number) => (ns / 1e6).toFixed(1);
@@ -178,7 +194,7 @@ function watchStalls(): (() => void) | undefined {
       .slice(0, 15)
       .map(([at, d]) => `${d}@${at}`);
     console.error(
-      `loop delay p50 ${ms(histogram.percentile(50))} p99 ${ms(histogram.percentile(99))} max ${ms(histogram.max)} ms; stalls > 30 ms: ${stalls.length}, longest (ms@at): ${top.join(" ")}; GC pauses of 20 ms or more: ${pauses.join(" ") || "none"}`,
+      `stalls' main thread (ms): ${detail.join("; ")}\nloop delay p50 ${ms(histogram.percentile(50))} p99 ${ms(histogram.percentile(99))} max ${ms(histogram.max)} ms; stalls > 30 ms: ${stalls.length}, longest (ms@at): ${top.join(" ")}; GC pauses of 20 ms or more: ${pauses.join(" ") || "none"}`,
     );
   };
 }

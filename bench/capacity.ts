@@ -16,7 +16,7 @@
  *   BENCH_SETTLE_MS=20000 ... # each memory measurement after that long idle (V8's memory reducer has run)
  *   BENCH_MEMORY_DETAIL=1 ... # where each measurement's RSS is: V8's spaces, size and used
  *   BENCH_STORM_TRACE=1 ...   # what the storm's attempts ended in, per second
- *   BENCH_MAX_HELLOS=n ...    # the gateway's maxHellosInFlight (default 256)
+ *   BENCH_MAX_HELLOS=n ...    # the gateway's maxHellosInFlight (default 128)
  *   BENCH_SIDES=gateway ...   # one side only (bare or gateway), for a profile; the ratios need both
  *   BENCH_PING_TRACE=1 ...    # the probe's round trips over 30 ms in the storm, with when they ended
  *   BENCH_DEVICES_NICE=10 ... # the devices' process at a lower priority, as if the devices ran on other machines

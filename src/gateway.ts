@@ -107,7 +107,7 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
    * wait (HTTP 503 with `Retry-After-Ms` for ws). There is room while the hellos in progress and
    * the connections taken in the last two seconds that have not sent their first frame are under
    * `maxHellosInFlight`; connections wait in arrival order, at most `request.maxWaitMs` (default
-   * `helloTimeoutMs`), at most 64 times `maxHellosInFlight` of them and `maxConnectionsPerIp` of
+   * `helloTimeoutMs`), at most `maxConnectionsWaiting` of them and `maxConnectionsPerIp` of
    * one address (docs/PROTOCOL.md §18.5).
    * A refusal counts in `stats().hellos.shed`. Returns a function that withdraws the connection
    * (call it when its socket closes while it waits).

@@ -127,9 +127,11 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
       LIMITS.connectionsPerOwner,
     ),
     maxConnectionsPerIp,
-    // 256, not 128: a process on two cores finishing ~700 hellos a second holds under 0.4 s of them
-    // at 256, and a hello shed costs its upgrade again when it comes back (bench/NOTES.md "h/cap").
-    maxHellosInFlight: wholePositive("maxHellosInFlight", options.maxHellosInFlight, 256),
+    // 128, not 256: the connections waiting for room no longer shrink with it, and at 256 another
+    // connection's ping p99 in a 15,000-device storm was 45 to 56 ms, at 128 about 20, the storm
+    // and the hellos as fast (bench/NOTES.md "Fewer hellos at once, many waiting").
+    maxHellosInFlight: wholePositive("maxHellosInFlight", options.maxHellosInFlight, 128),
+    maxConnectionsWaiting: wholePositive("maxConnectionsWaiting", options.maxConnectionsWaiting, 16_384),
     historyMaxBytes: positive("historyMaxBytes", options.historyMaxBytes, LIMITS.historyMaxBytes),
     maxTurnsPerOwner: positive("maxTurnsPerOwner", options.maxTurnsPerOwner, 16),
     turnTimeoutMs: positive("turnTimeoutMs", options.turnTimeoutMs, 120_000),

@@ -87,9 +87,10 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    * Let the new sockets of `server` read their first request a window at a time, first come first
    * served (default true: 16 at once; docs/PROTOCOL.md §18.5): a reconnect storm's thousands of
    * requests are then parsed between the frames of the connections already in, not all in one
-   * turn that holds those for hundreds of milliseconds. It applies to every socket of a plain
-   * `http.Server`, not to a TLS one, and adds nothing while the server is idle. `false` turns it
-   * off; {@link PacingOptions} tune it.
+   * turn that holds those for hundreds of milliseconds. An upgrade waiting for room keeps its
+   * place, so the rest of a storm waits unread rather than as parsed requests. It applies to every
+   * socket of a plain `http.Server`, not to a TLS one, and adds nothing while the server is idle.
+   * `false` turns it off; {@link PacingOptions} tune it.
    */
   paceSockets?: boolean | PacingOptions;
 }
@@ -171,8 +172,11 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
     // Node leaves an upgraded socket without an error listener; a reset during the gate must not crash the process.
     const onError = () => socket.destroy();
     socket.on("error", onError);
+    // The socket keeps its place in the pacer's window until it is taken or refused: a storm then
+    // waits unread in the kernel, not as parsed requests that outlive a young generation.
+    const left = () => pacer?.handled(request.socket);
     const decision = await gate(request, socket);
-    if (!decision || socket.destroyed) return;
+    if (!decision || socket.destroyed) return left();
     const context: ConnectionContext = {
       remoteAddress: clientAddress(request),
       headers: request.headers,
@@ -185,8 +189,9 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
         const counted = hint?.opened(request, context.remoteAddress) ? hint : undefined;
         serve(gateway, heartbeat, ws, socket, context, counted);
       });
-    if (queueing) waitForRoom(gateway, socket, context.remoteAddress, handshakeTimeoutMs, upgrade);
-    else upgrade();
+    if (queueing) return waitForRoom(gateway, socket, context.remoteAddress, handshakeTimeoutMs, upgrade, left);
+    left();
+    upgrade();
   }
 
   /** An upgrade nobody else takes: the gate still comes first (401 before 404), then 404. */
@@ -196,8 +201,8 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   }
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    pacer?.parsed(request.socket);
     if (pathOf(request) === path) return void handleUpgrade(request, socket, head);
+    pacer?.handled(request.socket);
     // Nobody else takes upgrades on this server: an unanswered socket would stay open for good.
     if (options.server && options.server.listenerCount("upgrade") <= 1) void refuseUnknownPath(request, socket);
   };

@@ -4,11 +4,13 @@
  * has arrived in the next: after a restart, a reconnect storm's thousands of requests made single
  * turns of hundreds of milliseconds, and every connection already in waited that long for its
  * answers. The pacer stops reading each new socket as it is accepted and lets a window of them
- * read at a time, first come first served; a socket leaves the window when its request is parsed,
- * when it closes, or after 100 ms (it reads on, unpaced, so a socket that sends nothing holds a
- * place that long at most), and no socket is held longer than `maxHoldMs`. A turn then parses at most a window's worth of requests, and
- * the others' frames are answered between them. A held socket's request waits in the kernel's
- * buffer, as it would in the listen backlog.
+ * read at a time, first come first served; a socket leaves the window when its request is handled
+ * (an upgrade once the gateway takes or refuses it, see `waitForRoom`: the rest of a storm then
+ * waits unread, not as parsed requests that outlive a young generation and leave the old one
+ * fragmented), when it closes, or after 100 ms (it reads on, unpaced, so a socket that sends
+ * nothing holds a place that long at most), and no socket is held longer than `maxHoldMs`. A turn
+ * then parses at most a window's worth of requests, and the others' frames are answered between
+ * them. A held socket's request waits in the kernel's buffer, as it would in the listen backlog.
  * @module
  */
 import type { IncomingMessage, Server } from "node:http";
@@ -19,7 +21,7 @@ import { Server as TlsServer } from "node:tls";
 export interface PacingOptions {
   /** Sockets reading their first request at once (default 16). */
   window?: number;
-  /** How long a socket keeps its place in the window without a parsed request (ms; default 100). */
+  /** How long a socket keeps its place in the window before its request is handled (ms; default 100). */
   windowMs?: number;
   /**
    * How long a socket is held at most (ms; default the adapter's `handshakeTimeoutMs`, 10,000):
@@ -59,7 +61,7 @@ export class SocketPacer {
   #scheduled = false;
   #lapse: NodeJS.Timeout | undefined;
   readonly #onClose: (this: Socket) => void;
-  readonly #onRequest = (request: IncomingMessage) => this.parsed(request.socket as Socket);
+  readonly #onRequest = (request: IncomingMessage) => this.handled(request.socket as Socket);
   readonly #hold = (socket: Socket) => this.#arrived(socket);
 
   constructor(
@@ -81,8 +83,11 @@ export class SocketPacer {
     return this.#held.size;
   }
 
-  /** The socket's request was parsed (its `upgrade` or `request` event): its place is free. */
-  parsed(socket: Socket): void {
+  /**
+   * The socket's request was handled (a plain request parsed; an upgrade taken or refused by the
+   * gateway, or one for another path parsed): its place is free.
+   */
+  handled(socket: Socket): void {
     const place = this.#placeOf.get(socket);
     if (!place) return;
     socket.off("close", this.#onClose);

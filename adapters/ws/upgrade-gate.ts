@@ -78,8 +78,8 @@ export function upgradeGate(
 
 /**
  * Hands the socket to the gateway's admission (docs/PROTOCOL.md §18.5): `upgrade` runs once there
- * is room, or the socket is answered 503 with the hint; a socket that closes while it waits is
- * withdrawn.
+ * is room, or the socket is answered 503 with the hint, `left` called first either way; a socket
+ * that closes while it waits is withdrawn.
  */
 export function waitForRoom(
   gateway: Gateway,
@@ -87,6 +87,7 @@ export function waitForRoom(
   address: string | undefined,
   maxWaitMs: number,
   upgrade: () => void,
+  left: () => void = () => {},
 ): void {
   let withdraw: () => void = () => {};
   const gone = () => withdraw();
@@ -97,10 +98,12 @@ export function waitForRoom(
     maxWaitMs,
     take() {
       socket.off("close", gone);
+      left();
       if (!socket.destroyed) upgrade();
     },
     refuse(retryAfterMs) {
       socket.off("close", gone);
+      left();
       refuse(socket, 503, `the server is busy; try again in ${retryAfterMs} ms`, { retryAfterMs });
     },
   });

@@ -48,9 +48,6 @@ interface Waiter {
   done: boolean;
 }
 
-/** Connections waiting for room at once, per place under `maxHellosInFlight`. */
-const WAITING_PER_PLACE = 64;
-
 /** The queue is looked at this often while it holds anyone: the gate's pending count ages by the quarter second. */
 const TICK_MS = 250;
 
@@ -198,7 +195,7 @@ function noop(): void {}
 export function gatewayAdmissions(services: SessionServices): AdmissionQueue {
   const { options, traffic, log } = services;
   const limits = {
-    maxWaiting: WAITING_PER_PLACE * options.maxHellosInFlight,
+    maxWaiting: options.maxConnectionsWaiting,
     maxPerAddress: options.maxConnectionsPerIp,
     // Unless the transport says: as long as it would have for its hello once taken.
     maxWaitMs: options.helloTimeoutMs,

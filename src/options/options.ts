@@ -101,12 +101,20 @@ export interface GatewayOptions {
    */
   maxConnectionsPerIp?: number;
   /**
-   * Hellos in progress in this process at once (default 256), from a connection's first frame to
+   * Hellos in progress in this process at once (default 128), from a connection's first frame to
    * its `hello.ok` or refusal. Past it a new connection's first frame gets `rate_limited` and
    * close 1013 with the reason `retry_after_ms=<n>`, a hint of when to come back, so a reconnect
-   * storm is shed at once rather than queued until everyone waits (docs/PROTOCOL.md §18.5).
+   * storm is shed at once rather than queued until everyone waits (docs/PROTOCOL.md §18.5). Raise
+   * it when hellos wait on something slower than this process (an authenticator that asks
+   * another service): at most this many per hello's duration are let in.
    */
   maxHellosInFlight?: number;
+  /**
+   * New connections a transport hands over before their upgrade that may wait for room under
+   * `maxHellosInFlight` at once (default 16,384; docs/PROTOCOL.md §18.5). One more is refused with a
+   * retry hint. A waiting connection holds its socket and its parsed request.
+   */
+  maxConnectionsWaiting?: number;
   /**
    * Largest `history` page in bytes of message JSON (default 524,288, half of `maxFrameBytes`'s default): fewer
    * messages come back and `has_more` is true. A single message larger than this is sent alone,

@@ -73,8 +73,8 @@ it("client - after 1013 with a retry hint it waits the hint plus a jitter, not i
 });
 
 it("client - after an upgrade refused with 503 and Retry-After-Ms (the gateway's queue full) it waits the hint plus a jitter, not its backoff, and gets in", async () => {
-  const held = await heldGateway({ maxConnectionsPerOwner: 100, maxConnectionsPerIp: 200 });
-  // 64 upgrades wait for the one place (64 per place at most): the next cannot wait.
+  const held = await heldGateway({ maxConnectionsPerOwner: 100, maxConnectionsPerIp: 200, maxConnectionsWaiting: 64 });
+  // 64 upgrades wait for the one place (maxConnectionsWaiting): the next cannot wait.
   for (let i = 0; i < 64; i++) {
     const ws = new WebSocket(h!.url);
     ws.on("error", () => undefined);

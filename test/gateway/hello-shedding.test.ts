@@ -98,8 +98,10 @@ describe("hello shedding", () => {
     expect((await Client.connect(h.url, { token: "fast" })).frames[0].type).toBe("hello.ok");
   });
 
-  it("shedding - createGateway refuses a maxHellosInFlight that is not a whole positive number", async () => {
+  it("shedding - createGateway refuses a maxHellosInFlight or maxConnectionsWaiting that is not a whole positive number", async () => {
     await expect(startGateway({ maxHellosInFlight: 0 })).rejects.toThrow(TypeError);
     await expect(startGateway({ maxHellosInFlight: 2.5 })).rejects.toThrow(/maxHellosInFlight/);
+    await expect(startGateway({ maxConnectionsWaiting: 0 })).rejects.toThrow(TypeError);
+    await expect(startGateway({ maxConnectionsWaiting: 1.5 })).rejects.toThrow(/maxConnectionsWaiting/);
   });
 });

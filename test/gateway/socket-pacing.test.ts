@@ -117,6 +117,34 @@ describe("a storm in slices", () => {
     expect((await client.request("ping", { ts: 8 })).payload).toEqual({ ts: 8 });
   });
 
+  it("pacing - a connection waiting for room keeps its place: past the gateway's room a window at most is parsed, the rest wait unread, and all get in once there is room", async () => {
+    const auth = heldAuthenticator();
+    const caps = { maxHellosInFlight: 1, maxConnectionsPerOwner: 50, maxConnectionsPerIp: 50 };
+    h = await startGateway(
+      { ...caps, authenticator: auth.authenticator },
+      { paceSockets: { window: 4, windowMs: 60_000 } },
+    );
+    let upgrades = 0;
+    h.server.on("upgrade", () => void upgrades++);
+    const device = (token: string, i: number) => {
+      const ws = new WebSocket(h!.url);
+      sockets.push(ws);
+      ws.on("open", () => ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token, device_id: `d${i}` } })));
+      ws.on("error", () => undefined);
+    };
+    device("slow", 0);
+    await until(() => auth.held() === 1, "the held hello");
+    for (let i = 1; i <= 12; i++) device("fast", i);
+    await until(() => h!.gateway.stats().connectionsWaiting === 4, "4 waiting for room");
+    // The other 8 stay unread: their requests are in the kernel, not parsed and held in the process.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(upgrades).toBe(5);
+    expect(h.gateway.stats().connectionsWaiting).toBe(4);
+    auth.release();
+    await until(() => h!.gateway.stats().hellos.ok === 13, "all 13 in");
+    expect(upgrades).toBe(13);
+  });
+
   it("admission - when many places free at once, the connections waiting for room are upgraded at most 8 in a turn, in arrival order, and all get in", async () => {
     const auth = heldAuthenticator();
     h = await startGateway({

@@ -179,12 +179,13 @@ describe("waiting for room before the upgrade", () => {
     expect(h.gateway.stats().hellos.shed).toBe(1);
     await h.close();
 
-    // 64 per place under maxHellosInFlight wait at most, from every address together.
-    h = await startGateway({ maxHellosInFlight: 1, maxConnectionsPerIp: 1000, authenticator: auth.authenticator });
+    // maxConnectionsWaiting wait at most, from every address together, however few hellos may run.
+    const most = { maxHellosInFlight: 1, maxConnectionsWaiting: 80, maxConnectionsPerIp: 1000 };
+    h = await startGateway({ ...most, authenticator: auth.authenticator });
     device(h.url, "slow-x");
     await until(() => auth.held().includes("slow-x"), "the held hello");
-    for (let i = 0; i < 64; i++) device(h.url);
-    await until(() => waiting() === 64, "64 waiting");
+    for (let i = 0; i < 80; i++) device(h.url);
+    await until(() => waiting() === 80, "80 waiting");
     hintOf(await upgrade(h.url));
     expect(third.opened).toBe(false);
   });

@@ -9,8 +9,8 @@ import type { OutboxBounds, Owner } from "chat-gateway";
 import type { JournalOp } from "./apply.js";
 
 /**
- * Owners whose bounds are kept: four times the hellos a gateway lets in at once by default
- * (`maxHellosInFlight`, 256), enough for a device that says hello and then syncs, and for the other
+ * Owners whose bounds are kept: eight times the hellos a gateway lets in at once by default
+ * (`maxHellosInFlight`, 128), enough for a device that says hello and then syncs, and for the other
  * devices of its owner that arrive meanwhile. Past it the oldest is forgotten, so the cache holds
  * about 50 KiB whatever the number of owners.
  */
