@@ -46,6 +46,8 @@ class Refused extends Error {
 /** The wait a 1013 asks for, with jitter as the typed client adds it: [hint, 1.5 hint). */
 const hinted = (ms: number) => ms * (1 + Math.random() / 2);
 
+const HELLO_DELAY_MS = Number(process.env.BENCH_HELLO_DELAY_MS ?? 0);
+
 /** Opens device `i` and resolves when it is back: hello.ok (and sync.done with `sync`); rejects on close. */
 function open(i: number, sync: boolean): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
@@ -62,15 +64,16 @@ function open(i: number, sync: boolean): Promise<WebSocket> {
       const hint = code === 1013 ? /^retry_after_ms=(\d+)$/.exec(String(reason))?.[1] : undefined;
       reject(new Refused(`closed ${code}`, hint === undefined ? undefined : Number(hint)));
     });
-    ws.once("open", () =>
+    const hello = () =>
       ws.send(
         JSON.stringify({
           type: "hello",
           id: "h",
           payload: { token: deviceToken(i), device_id: `d${i}`, device_name: "bench" },
         }),
-      ),
-    );
+      );
+    // BENCH_HELLO_DELAY_MS=n: each hello n ms after the upgrade, as over a network with that round trip.
+    ws.once("open", () => (HELLO_DELAY_MS > 0 ? setTimeout(hello, HELLO_DELAY_MS) : hello()));
     ws.on("message", (data) => {
       const frame = JSON.parse(String(data)) as { type: string; seq?: number; payload?: { cursor?: number } };
       if (typeof frame.seq === "number") cursors[i] = Math.max(cursors[i] ?? 0, frame.seq);

@@ -17,6 +17,8 @@ export interface GatewayStats {
   connections: number;
   /** New connections waiting for room before they are taken ({@link Gateway.admitConnection}). */
   connectionsWaiting: number;
+  /** Hellos that came while every place under `maxHellosInFlight` was taken, waiting for one (docs/PROTOCOL.md §18.5). */
+  hellosWaiting: number;
   /** Turns running in this process. */
   turnsRunning: number;
   /** Turns waiting in this process for the turn before them in their lane. */
@@ -34,13 +36,14 @@ export interface GatewayStats {
 
 /** A snapshot: later traffic does not change it. */
 export function statsOf(
-  connections: { open: number; waiting: number },
+  connections: { open: number; waiting: number; hellosWaiting: number },
   turns: { running: number; waiting: number },
   traffic: TrafficCounts,
 ): GatewayStats {
   return {
     connections: connections.open,
     connectionsWaiting: connections.waiting,
+    hellosWaiting: connections.hellosWaiting,
     turnsRunning: turns.running,
     turnsWaiting: turns.waiting,
     hellos: { ok: traffic.hellosOk, refused: traffic.hellosRefused, shed: traffic.hellosShed },

@@ -294,7 +294,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   stats(): GatewayStats {
-    const connections = { open: this.#sessions.size, waiting: this.#admissions.waiting };
+    const gate = this.#services.helloGate;
+    const connections = { open: this.#sessions.size, waiting: this.#admissions.waiting, hellosWaiting: gate.waiting };
     return statsOf(connections, this.#services.lanes.counts(), this.#services.traffic);
   }
 

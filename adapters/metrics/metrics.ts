@@ -140,6 +140,7 @@ function gaugesOf(registry: Registry, stats: () => ReturnType<Gateway["stats"]> 
     "New connections waiting for room before their upgrade.",
     (s) => s.connectionsWaiting,
   );
+  gauge("chat_gateway_hellos_waiting", "Hellos waiting for a place under maxHellosInFlight.", (s) => s.hellosWaiting);
   gauge("chat_gateway_turns_running", "Turns running in this process.", (s) => s.turnsRunning);
   gauge("chat_gateway_turns_waiting", "Turns waiting for their lane in this process.", (s) => s.turnsWaiting);
   // Counters kept by the gateway: copied at scrape time (prom-client counters only go up, so reset and add).

@@ -26,6 +26,7 @@ import { shareState } from "../lanes/shared-state.js";
 import { countFrame } from "./traffic.js";
 import { peekId, tooBig } from "./wire.js";
 import { retryReason } from "./hello-gate.js";
+import { HelloPass } from "./hello-pass.js";
 import { BinaryBacklog } from "./binary-backlog.js";
 import { admitAddress, type BurstHolder, type FrameBurst, queueAfter, spendFrame } from "./intake.js";
 import { TokenBucket } from "./token-bucket.js";
@@ -55,10 +56,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #address: string | undefined;
   /** Made at the first binary message: most connections never send one. */
   #backlog: BinaryBacklog | undefined;
-  /** Since when this connection's hello holds a place under the process's cap on hellos in progress. */
-  #helloSince: number | undefined;
-  /** The hello gate's mark of this connection until its first frame (docs/PROTOCOL.md §18.5). */
-  #openedAt: number | undefined;
+  /** Its way through the cap on hellos in progress (docs/PROTOCOL.md §18.5). */
+  readonly #pass: HelloPass;
   readonly #admission = new AdmissionWatch();
   /** Made at the first media frame: an idle connection holds no media state (bench/capacity.ts). */
   #uploads: Uploads | undefined;
@@ -68,6 +67,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#conn = conn;
     this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
     this.#delivery = new Delivery(conn, outflowLimits(services.options), this, services.traffic.sent);
+    this.#pass = new HelloPass(services.helloGate);
   }
 
   get uploads(): Uploads {
@@ -87,7 +87,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
 
   /** The gateway took the connection: it counts against its address, and the hello deadline starts. */
   open(): void {
-    this.#openedAt = this.#services.helloGate.opened();
+    this.#pass.opened();
     const address = this.#conn.context.remoteAddress;
     if (address !== undefined) {
       const refusal = admitAddress(this.#services, address);
@@ -124,11 +124,11 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       this.close(CLOSE_CODES.tooBig, "frame too large");
       return;
     }
-    if (this.#state === "hello" && this.#helloSince === undefined) {
-      this.#firstFrame();
+    if (this.#state === "hello" && !this.#pass.entered) {
+      this.#pass.firstFrame();
       // Shed before any work is queued for it: that queue is what stalled everyone in a storm.
-      this.#helloSince = this.#services.helloGate.tryEnter();
-      if (this.#helloSince === undefined) return this.#shed(text);
+      const queue = (work: () => Promise<void>) => this.#enqueue(work);
+      if (!this.#pass.enter(text.length, queue, () => this.#isClosed())) return this.#shed(text);
     }
     if (!this.#spend(text.length)) {
       return this.#sendError(new GatewayError("rate_limited", "too many frames; slow down"), peekId(text));
@@ -139,8 +139,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   receiveBinary(data: Uint8Array): void {
     if (this.#state === "closed") return;
     // Binary first is no hello; after a hello it waits with the text frames, in order (docs/PROTOCOL.md §2.1).
-    if (this.#state === "hello" && this.#helloSince === undefined) {
-      this.#firstFrame();
+    if (this.#state === "hello" && !this.#pass.entered) {
+      this.#pass.firstFrame();
       this.#enqueue(async () => this.#refuseAuth(new GatewayError("auth", "the first frame must be hello")));
       return;
     }
@@ -173,8 +173,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#state = "closed";
     clearTimeout(this.#helloTimer);
     this.#helloTimer = undefined;
-    this.#firstFrame();
-    this.#helloEnded();
+    this.#pass.firstFrame();
+    this.#pass.ended();
     this.#delivery.stop();
     if (this.#address !== undefined) this.#services.addresses.release(this.#address);
     this.#admission.stop();
@@ -228,7 +228,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
         return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"), frame.id);
       }
       await this.#hello(frame);
-      this.#helloEnded();
+      this.#pass.ended();
       this.#conn.handshakeDone?.();
       // #ready() sets the device; a refused hello leaves it unset.
       if (this.#device !== undefined) this.#services.traffic.hellosOk++;
@@ -320,16 +320,6 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#services.traffic.hellosRefused++;
     const close = { code: CLOSE_CODES.tryAgainLater, reason: retryReason(ms) };
     this.#refuse(new GatewayError("rate_limited", `the server is busy; try again in ${ms} ms`), close, peekId(text));
-  }
-
-  #firstFrame(): void {
-    if (this.#openedAt !== undefined) this.#services.helloGate.firstFrame(this.#openedAt);
-    this.#openedAt = undefined;
-  }
-
-  #helloEnded(): void {
-    if (this.#helloSince !== undefined) this.#services.helloGate.leave(this.#helloSince);
-    this.#helloSince = undefined;
   }
 
   #refuseBusy(message: string, requestId?: RequestId): void {

@@ -68,6 +68,31 @@ const PENDING_MS = 2_000;
 const BUCKET_MS = 250;
 const PENDING_BUCKETS = PENDING_MS / BUCKET_MS;
 /**
+ * Hellos that may wait for a place, and connections taken but not yet at their first frame, per
+ * place: a taken device's hello comes a network round trip after its upgrade, and counting those on
+ * their way against the places themselves let a fleet 200 ms away in at 128 per 200 ms whatever the
+ * process could take (bench/NOTES.md "Far devices"). Those that come while every place is taken
+ * wait for one in arrival order, rather than being shed after their upgrade. At 4 a storm on
+ * loopback upgraded more at once and another connection's ping p99 rose to 42 to 52 ms; at 2, 28 to 32.
+ */
+const WAITING_PER_PLACE = 2;
+/** A longer hello does not wait for a place (it is shed): those waiting hold little memory. */
+const WAITING_HELLO_MAX_CHARS = 16_384;
+
+/** A hello waiting for a place ({@link HelloGate.enter}). */
+export interface HelloPlace {
+  /** Resolves with when the hello entered (for {@link HelloGate.leave}) once a place is its. */
+  readonly entered: Promise<number>;
+  /** Its connection closed: it leaves the queue, or gives back the place it was given. */
+  cancel(): void;
+}
+
+interface PlaceWaiter {
+  readonly grant: (since: number) => void;
+  since: number | undefined;
+  cancelled: boolean;
+}
+/**
  * The cost is learnt only from windows in which the loop was busy at least this share of the
  * time: on a loop with time to spare, its fixed work (timers, pings, collections) divided by the
  * few devices of the window made a device look two to three times dearer than under load, and the
@@ -111,6 +136,10 @@ export class HelloGate {
   readonly #pendingBucket = new Float64Array(PENDING_BUCKETS).fill(-1);
 
   #roomListener: (() => void) | undefined;
+  /** Hellos waiting for a place, in arrival order, from {@link #waitersHead} on; {@link #waiting} of them not cancelled. */
+  #waiters: PlaceWaiter[] = [];
+  #waitersHead = 0;
+  #waiting = 0;
 
   constructor(private readonly max: number) {}
 
@@ -119,12 +148,19 @@ export class HelloGate {
     return this.#inFlight;
   }
 
+  /** Hellos waiting for a place now. */
+  get waiting(): number {
+    return this.#waiting;
+  }
+
   /**
-   * Whether a new connection may be taken now: the hellos in progress and the connections taken
-   * within the last two seconds but not yet at their first frame are under the cap.
+   * Whether a new connection may be taken now: the hellos in progress and those waiting for a
+   * place are under the cap, and those waiting with the connections taken within the last two
+   * seconds but not yet at their first frame under twice the cap.
    */
   hasRoom(): boolean {
-    return this.#inFlight + this.#pendingSince(performance.now()) < this.max;
+    if (this.#inFlight + this.#waiting >= this.max) return false;
+    return this.#waiting + this.#pendingSince(performance.now()) < this.max * WAITING_PER_PLACE;
   }
 
   /**
@@ -169,22 +205,59 @@ export class HelloGate {
   }
 
   /**
-   * Counts one more hello in progress and returns when it started, for {@link leave}; undefined
-   * when the cap is reached (then shed it).
+   * Counts one more hello in progress and returns when it started, for {@link leave}; when every
+   * place is taken, its place in the queue of those waiting for one; undefined (then shed it) when
+   * twice the cap wait already, or the hello is longer than 16,384 characters.
    */
-  tryEnter(): number | undefined {
-    if (this.#inFlight >= this.max) return undefined;
-    this.#inFlight++;
-    return performance.now();
+  enter(chars: number): number | HelloPlace | undefined {
+    if (this.#inFlight < this.max && this.#waiting === 0) {
+      this.#inFlight++;
+      return performance.now();
+    }
+    if (this.#waiting >= this.max * WAITING_PER_PLACE || chars > WAITING_HELLO_MAX_CHARS) return undefined;
+    let grant!: (since: number) => void;
+    const entered = new Promise<number>((resolve) => (grant = resolve));
+    const waiter: PlaceWaiter = { grant, since: undefined, cancelled: false };
+    this.#waiters.push(waiter);
+    this.#waiting++;
+    return { entered, cancel: () => this.#cancel(waiter) };
   }
 
-  /** A hello counted by {@link tryEnter} at `since` ended, whatever its outcome. */
+  /** A hello counted by {@link enter} at `since` ended, whatever its outcome: its place goes to the first waiting. */
   leave(since: number): void {
     const now = performance.now();
     this.#inFlight--;
     this.#ended++;
     this.#durationMs += (now - since - this.#durationMs) * DURATION_WEIGHT;
     this.#measure(now);
+    if (this.#grantNext(now)) return;
+    this.#roomListener?.();
+  }
+
+  /** Gives a free place to the first hello waiting for one, if any. */
+  #grantNext(now: number): boolean {
+    while (this.#waitersHead < this.#waiters.length) {
+      const waiter = this.#waiters[this.#waitersHead];
+      this.#waiters[this.#waitersHead++] = undefined as unknown as PlaceWaiter;
+      if (this.#waitersHead === this.#waiters.length) {
+        this.#waiters = [];
+        this.#waitersHead = 0;
+      }
+      if (waiter.cancelled) continue;
+      this.#waiting--;
+      this.#inFlight++;
+      waiter.since = now;
+      waiter.grant(now);
+      return true;
+    }
+    return false;
+  }
+
+  #cancel(waiter: PlaceWaiter): void {
+    if (waiter.cancelled) return;
+    waiter.cancelled = true;
+    if (waiter.since !== undefined) return this.leave(waiter.since);
+    this.#waiting--;
     this.#roomListener?.();
   }
 

@@ -102,9 +102,10 @@ export interface GatewayOptions {
   maxConnectionsPerIp?: number;
   /**
    * Hellos in progress in this process at once (default 128), from a connection's first frame to
-   * its `hello.ok` or refusal. Past it a new connection's first frame gets `rate_limited` and
-   * close 1013 with the reason `retry_after_ms=<n>`, a hint of when to come back, so a reconnect
-   * storm is shed at once rather than queued until everyone waits (docs/PROTOCOL.md §18.5). Raise
+   * its `hello.ok` or refusal. Past it a hello waits for a place, twice this many at most; past
+   * those a new connection's first frame gets `rate_limited` and close 1013 with the reason
+   * `retry_after_ms=<n>`, a hint of when to come back, so a reconnect storm is shed at once rather
+   * than queued until everyone waits (docs/PROTOCOL.md §18.5). Raise
    * it when hellos wait on something slower than this process (an authenticator that asks
    * another service): at most this many per hello's duration are let in.
    */

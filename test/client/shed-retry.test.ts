@@ -69,6 +69,13 @@ async function expectHintedRetry(held: { holder: GatewayClient; release: () => v
 
 it("client - after 1013 with a retry hint it waits the hint plus a jitter, not its backoff, and gets in", async () => {
   const held = await heldGateway({}, { queueUpgrades: false });
+  // Two hellos wait for the one place (twice the cap): the next is shed.
+  for (let i = 0; i < 2; i++) {
+    const waiting = createGatewayClient({ url: h!.url, deviceId: `w${i}`, token: "go", pingIntervalMs: 0 });
+    cleanups.push(() => waiting.close());
+    void waiting.connect().catch(() => undefined);
+  }
+  await until(() => h!.gateway.stats().hellosWaiting === 2 || undefined, "two hellos waiting");
   await expectHintedRetry(held, "1013");
 });
 

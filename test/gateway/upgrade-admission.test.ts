@@ -1,6 +1,7 @@
 // Waiting for room before the upgrade (docs/PROTOCOL.md §18.5): once the hellos in progress and
-// the sockets taken but not yet at their first frame reach maxHellosInFlight, the ws adapter holds
-// a new upgrade, in arrival order, until a place frees, and answers one that cannot wait (too many
+// waiting reach maxHellosInFlight, or those waiting and the sockets taken but not yet at their
+// first frame twice that, the ws adapter holds a new upgrade, in arrival order, until a place
+// frees, and answers one that cannot wait (too many
 // waiting, too many from its address, waiting too long, the gateway closing) HTTP 503 with the
 // retry hint in `Retry-After-Ms` (and `Retry-After` in seconds). Real sockets on 127.0.0.1; the
 // authenticator holds each "slow-…" hello until the test lets that one go.
@@ -120,7 +121,7 @@ function hintOf(answer: UpgradeAnswer): number {
 }
 
 describe("waiting for room before the upgrade", () => {
-  it("admission - past maxHellosInFlight new upgrades wait and are taken one by one in arrival order as places free; the connections in are answered meanwhile", async () => {
+  it("admission - past maxHellosInFlight new upgrades wait and are taken in arrival order as places free, one a round trip ahead; the connections in are answered meanwhile", async () => {
     const auth = heldAuthenticator();
     h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator });
     const inside = await Client.connect(h.url, { token: "fast" });
@@ -135,24 +136,36 @@ describe("waiting for room before the upgrade", () => {
     expect(queued.some((d) => d.opened)).toBe(false);
 
     auth.release("slow-h");
-    for (let i = 0; i < 3; i++) {
-      // The place freed goes to the longest waiting; the others stay held, not upgraded.
-      await until(() => auth.held().includes(`slow-${i}`), `waiter ${i} at its hello`);
-      expect(auth.held()).toEqual([`slow-${i}`]);
-      expect(waiting()).toBe(2 - i);
-      expect(queued.slice(i + 1).some((d) => d.opened)).toBe(false);
-      auth.release(`slow-${i}`);
-    }
+    // The place freed goes to the longest waiting, and the next is taken a round trip ahead: its
+    // hello waits for the place (twice the cap may be on their way or waiting), the third stays held.
+    await until(() => auth.held().includes("slow-0"), "waiter 0 at its hello");
+    await until(() => h!.gateway.stats().hellosWaiting === 1, "waiter 1's hello waiting for the place");
+    expect(auth.held()).toEqual(["slow-0"]);
+    expect(waiting()).toBe(1);
+    expect(queued[2].opened).toBe(false);
+    auth.release("slow-0");
+    await until(() => auth.held().includes("slow-1"), "waiter 1 at its hello");
+    expect(auth.held()).toEqual(["slow-1"]);
+    expect(h.gateway.stats().hellosWaiting).toBe(0);
+    expect(waiting()).toBe(1);
+    expect(queued[2].opened).toBe(false);
+    auth.release("slow-1");
+    await until(() => auth.held().includes("slow-2"), "waiter 2 at its hello");
+    expect(waiting()).toBe(0);
+    auth.release("slow-2");
     await until(() => queued.every((d) => d.helloOk), "every waiter in");
     expect(h.gateway.stats().hellos).toMatchObject({ shed: 0, refused: 0 });
   });
 
-  it("admission - a flood of upgrades at once: exactly maxHellosInFlight are taken, the rest wait, and all get in once the hellos end", async () => {
+  it("admission - a flood of upgrades at once: maxHellosInFlight hellos are held, at most as many more taken with their hellos waiting for a place, the rest wait unupgraded, and all get in once the hellos end", async () => {
     const auth = heldAuthenticator();
     h = await startGateway({ maxHellosInFlight: 4, maxConnectionsPerOwner: 64, authenticator: auth.authenticator });
     const flood = Array.from({ length: 40 }, (_, i) => device(h!.url, `slow-${i}`));
-    await until(() => auth.held().length === 4 && waiting() === 36, "four hellos held and 36 waiting");
-    expect(flood.filter((d) => d.opened)).toHaveLength(4);
+    const hellosWaiting = () => h!.gateway.stats().hellosWaiting;
+    // Those taken before the first hellos came (on loopback, few) are on their way: their hellos wait.
+    await until(() => auth.held().length === 4 && hellosWaiting() + waiting() === 36, "4 held, 36 waiting");
+    expect(hellosWaiting()).toBeLessThanOrEqual(4);
+    expect(flood.filter((d) => d.opened)).toHaveLength(4 + hellosWaiting());
     // Let every held hello go as it arrives: the waiters come in four at a time.
     await until(() => {
       for (const token of auth.held()) auth.release(token);
@@ -171,12 +184,15 @@ describe("waiting for room before the upgrade", () => {
     device(h.url, "slow-1");
     await until(() => waiting() === 2, "two waiting from 127.0.0.1");
     hintOf(await upgrade(h.url));
-    // Once a place frees, the address's waiters are taken, and it may wait again.
+    // Once a place frees, the address's waiters are taken (the second a round trip ahead, its
+    // hello waiting for the place), and it may wait again.
     auth.release("slow-h");
-    await until(() => first.opened && waiting() === 1, "the first waiter taken");
+    await until(() => first.opened && waiting() === 0, "the waiters taken");
     const third = device(h.url, "slow-2");
-    await until(() => waiting() === 2, "a new waiter in its place");
-    expect(h.gateway.stats().hellos.shed).toBe(1);
+    device(h.url, "slow-3");
+    await until(() => waiting() === 2, "new waiters in their place");
+    hintOf(await upgrade(h.url));
+    expect(h.gateway.stats().hellos.shed).toBe(2);
     await h.close();
 
     // maxConnectionsWaiting wait at most, from every address together, however few hellos may run.
@@ -217,22 +233,23 @@ describe("waiting for room before the upgrade", () => {
   it("admission - sockets taken but silent count for two seconds at most, so idle sockets cannot keep others waiting", async () => {
     h = await startGateway({ maxHellosInFlight: 2 });
     const first = device(h.url);
-    device(h.url);
-    await until(() => h!.gateway.stats().connections === 2, "two silent sockets taken");
-    // Two sockets on their way to a hello fill the two places: a third waits.
-    const third = device(h.url, "t3");
-    await until(() => waiting() === 1, "the third waiting");
-    // One of the first sends its hello: its place is free, and the waiter is taken at once.
+    for (let i = 0; i < 3; i++) device(h.url);
+    await until(() => h!.gateway.stats().connections === 4, "four silent sockets taken");
+    // Sockets on their way to a hello may be twice the places: a fifth waits.
+    const fifth = device(h.url, "t5");
+    await until(() => waiting() === 1, "the fifth waiting");
+    // One of the first sends its hello: it is no longer on its way, and the waiter is taken at once.
     first.ws.send(JSON.stringify({ type: "hello", id: "h", payload: { token: "t", device_id: "first" } }));
-    await until(() => third.helloOk, "the third in");
+    await until(() => fifth.helloOk, "the fifth in");
     await h.close();
 
-    // One silent socket fills the one place: the next waits, and is taken once the silent one
-    // stops counting, while it is still open and silent.
+    // Two silent sockets fill the one place's allowance: the next waits, and is taken once the
+    // silent ones stop counting, while they are still open and silent.
     h = await startGateway({ maxHellosInFlight: 1 });
     const since = Date.now();
     device(h.url);
-    await until(() => h!.gateway.stats().connections === 1, "the silent socket taken");
+    device(h.url);
+    await until(() => h!.gateway.stats().connections === 2, "the silent sockets taken");
     const fourth = device(h.url, "t4");
     await until(() => waiting() === 1, "the fourth waiting");
     await until(() => fourth.helloOk, "the fourth in beside the silent socket");
@@ -282,11 +299,14 @@ describe("waiting for room before the upgrade", () => {
     expect(waiting()).toBe(0);
   });
 
-  it("admission - queueUpgrades: false upgrades every socket and sheds at the hello with 1013", async () => {
+  it("admission - queueUpgrades: false upgrades every socket and sheds at the hello with 1013 past those waiting for a place", async () => {
     const auth = heldAuthenticator();
     h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator }, { queueUpgrades: false });
     device(h.url, "slow-h");
     await until(() => auth.held().length === 1, "the hello in progress");
+    device(h.url, "slow-1");
+    device(h.url, "slow-2");
+    await until(() => h!.gateway.stats().hellosWaiting === 2, "two hellos waiting for the place");
     const shed = device(h.url, "fast");
     const [code, reason] = await new Promise<[number, string]>((resolve) =>
       shed.ws.on("close", (c, r) => resolve([c, String(r)])),

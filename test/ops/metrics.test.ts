@@ -46,6 +46,7 @@ it("metrics - GET /metrics counts connections, hellos, frames, turns and storage
   expect(contentType).toContain("text/plain");
   expect(samples.get("chat_gateway_connections")).toBe(1);
   expect(samples.get("chat_gateway_connections_waiting")).toBe(0);
+  expect(samples.get("chat_gateway_hellos_waiting")).toBe(0);
   expect(samples.get('chat_gateway_hellos_total{result="ok"}')).toBe(1);
   expect(samples.get('chat_gateway_hellos_total{result="refused"}')).toBe(1);
   expect(samples.get('chat_gateway_hellos_total{result="shed"}')).toBe(0);
