@@ -73,7 +73,8 @@ const PENDING_BUCKETS = PENDING_MS / BUCKET_MS;
  * their way against the places themselves let a fleet 200 ms away in at 128 per 200 ms whatever the
  * process could take (bench/NOTES.md "Far devices"). Those that come while every place is taken
  * wait for one in arrival order, rather than being shed after their upgrade. At 4 a storm on
- * loopback upgraded more at once and another connection's ping p99 rose to 42 to 52 ms; at 2, 28 to 32.
+ * loopback upgraded more at once and another connection's ping p99 rose to 42 to 52 ms; at 2, 28 to
+ * 32, and to 53 and 55 in single runs, so the room ahead follows the loop's idle share.
  */
 const WAITING_PER_PLACE = 2;
 /** A longer hello does not wait for a place (it is shed): those waiting hold little memory. */
@@ -156,11 +157,14 @@ export class HelloGate {
   /**
    * Whether a new connection may be taken now: the hellos in progress and those waiting for a
    * place are under the cap, and those waiting with the connections taken within the last two
-   * seconds but not yet at their first frame under twice the cap.
+   * seconds but not yet at their first frame under the cap times one plus the loop's idle share.
    */
   hasRoom(): boolean {
     if (this.#inFlight + this.#waiting >= this.max) return false;
-    return this.#waiting + this.#pendingSince(performance.now()) < this.max * WAITING_PER_PLACE;
+    // Ahead of the places only as far as the loop has time to spare: a busy loop's hellos wait on
+    // it, not on the network, and taking more then only queues upgrades before the connections in.
+    const ahead = this.max * (1 + (WAITING_PER_PLACE - 1) * this.#idle);
+    return this.#waiting + this.#pendingSince(performance.now()) < ahead;
   }
 
   /**
