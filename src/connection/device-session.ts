@@ -127,8 +127,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     if (this.#state === "hello" && !this.#pass.entered) {
       this.#pass.firstFrame();
       // Shed before any work is queued for it: that queue is what stalled everyone in a storm.
-      const queue = (work: () => Promise<void>) => this.#enqueue(work);
-      if (!this.#pass.enter(text.length, queue, () => this.#isClosed())) return this.#shed(text);
+      if (!this.#pass.enter(text.length)) return this.#shed(text);
+      if (this.#pass.waiting) this.#enqueue(() => this.#pass.waitForPlace(() => this.#isClosed()));
     }
     if (!this.#spend(text.length)) {
       return this.#sendError(new GatewayError("rate_limited", "too many frames; slow down"), peekId(text));

@@ -33,25 +33,31 @@ export class HelloPass {
   }
 
   /**
-   * The hello of `chars` characters asks for a place. False when it is to be shed. When every
-   * place is taken it waits for one: `queue` gets the wait, to put before the connection's other
-   * frames so that they wait with it.
+   * The hello of `chars` characters asks for a place: false when it is to be shed. When every place
+   * is taken it is let in {@link waiting} for one: queue {@link waitForPlace} before the
+   * connection's other frames, so that they wait with it.
    */
-  enter(chars: number, queue: (work: () => Promise<void>) => void, isClosed: () => boolean): boolean {
+  enter(chars: number): boolean {
     const place = this.gate.enter(chars);
     if (place === undefined) return false;
-    if (typeof place === "number") {
-      this.#since = place;
-      return true;
-    }
-    this.#place = place;
-    queue(async () => {
-      const since = await place.entered;
-      if (isClosed()) return; // closing gave the place back
-      this.#place = undefined;
-      this.#since = since;
-    });
+    if (typeof place === "number") this.#since = place;
+    else this.#place = place;
     return true;
+  }
+
+  /** Its hello waits for a place. */
+  get waiting(): boolean {
+    return this.#place !== undefined;
+  }
+
+  /** Resolves once the waiting hello holds its place (or at once when its connection closed meanwhile). */
+  async waitForPlace(isClosed: () => boolean): Promise<void> {
+    const place = this.#place;
+    if (!place) return;
+    const since = await place.entered;
+    if (isClosed()) return; // closing gave the place back
+    this.#place = undefined;
+    this.#since = since;
   }
 
   /** The hello ended, or the connection closed: its place, or its place in the queue, is given back. */
