@@ -112,6 +112,22 @@ describe("hello shedding", () => {
     ws.close();
   });
 
+  it("shedding - a hello longer than 16,384 characters does not wait for a place: it is shed with 1013 while a short one waits", async () => {
+    const auth = heldAuthenticator();
+    h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator }, { queueUpgrades: false });
+    helloUntilClosed(h.url, "slow", 0);
+    await until(() => auth.held() === 1, "the hello in progress");
+    const long = await helloUntilClosed(h.url, `fast-${"x".repeat(16_400)}`, 1).outcome;
+    expect(long.code).toBe(1013);
+    expect(long.reason).toMatch(/^retry_after_ms=\d+$/);
+    expect(h.gateway.stats().hellosWaiting).toBe(0);
+    const short = helloUntilClosed(h.url, "fast", 2);
+    await until(() => h!.gateway.stats().hellosWaiting === 1, "the short hello waiting");
+    auth.release();
+    await until(() => short.frames.some((f) => f.type === "hello.ok"), "the short hello let in");
+    short.ws.close();
+  });
+
   it("shedding - a hello that ends any way (refused, or its socket gone) gives its place back", async () => {
     const auth = heldAuthenticator();
     h = await startGateway({ maxHellosInFlight: 1, authenticator: auth.authenticator }, { queueUpgrades: false });
