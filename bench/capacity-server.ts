@@ -8,7 +8,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Session } from "node:inspector/promises";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { monitorEventLoopDelay, performance, PerformanceObserver } from "node:perf_hooks";
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
 import { WebSocketServer } from "ws";
@@ -170,7 +170,8 @@ function watchStalls(): (() => void) | undefined {
   // Each stall with the main thread's time on a CPU and waiting for one meanwhile (schedstat, ns),
   // to tell the loop's own work from a CPU the other processes held.
   const schedstat = `/proc/self/task/${process.pid}/schedstat`;
-  const sched = () => readFileSync(schedstat, "utf8").split(" ").map(Number);
+  // Linux only: elsewhere the stalls are printed without it.
+  const sched = () => (existsSync(schedstat) ? readFileSync(schedstat, "utf8").split(" ").map(Number) : [0, 0]);
   let lastSched = sched();
   const detail: string[] = [];
   setInterval(() => {
