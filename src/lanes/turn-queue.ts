@@ -65,7 +65,9 @@ function sameLane(m: StoredMessage, lane: Lane): boolean {
 /**
  * Queue the turn of a stored user message. Without the queue capability it simply runs; with it,
  * the job answers, once it holds the lane, every waiting message of the lane up to its own, oldest
- * first, and none that another process answered or a delete took away meanwhile.
+ * first, and none that another process answered or a delete took away meanwhile. With `onlyIfFree`
+ * (recovery), the job runs only on a lane no other process holds: a held lane is its holder's to
+ * answer, and the message is looked at again in the next recovery round.
  */
 export function enqueueWaiting(
   services: QueueServices,
@@ -74,6 +76,7 @@ export function enqueueWaiting(
   message: StoredMessage,
   answer: AnswerWaiting,
   ended?: JobEnded,
+  onlyIfFree = false,
 ): void {
   const front = message.interrupt === true;
   if (!keepsQueue(services)) {
@@ -92,6 +95,7 @@ export function enqueueWaiting(
     (turn) => serve(services, owner, lane, message.message_id, turn, answer).finally(() => done()),
     done,
     front,
+    onlyIfFree ? () => done() : undefined,
   );
 }
 
@@ -283,12 +287,16 @@ export async function recoverWaiting(services: QueueServices, answer: AnswerWait
     for (const { owner, message } of entries) {
       if (targets.has(message.message_id)) continue;
       // Recovered in lane order: a recovered interrupting message does not jump the local queue again.
+      // Only on a free lane: waiting behind a live holder would make this process a party to the
+      // owner's turns (their relays, their frames) with no device of the owner here.
       enqueueWaiting(
         services,
         owner,
         { chat_id: message.chat_id, thread_id: message.thread_id },
         { ...message, interrupt: undefined },
         answer,
+        undefined,
+        true,
       );
     }
   }

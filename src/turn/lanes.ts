@@ -4,7 +4,7 @@
  */
 import { GatewayError } from "../protocol/errors.js";
 import type { Owner } from "../protocol/ids.js";
-import type { LaneLock } from "../contracts/lane-lock.js";
+import type { LaneLease, LaneLock } from "../contracts/lane-lock.js";
 import type { Lane } from "../contracts/storage.js";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { AnsweredAsk } from "../contracts/records.js";
@@ -39,7 +39,12 @@ export type DropHandler = (reason: AbortReason) => void;
 interface QueuedJob {
   run: Job;
   dropped: DropHandler | undefined;
+  /** Set on a job that runs only on a lane no other process holds; called instead of it otherwise. */
+  whenHeld?: () => void;
 }
+
+/** How long a job that runs only on a free lane tries for its lease (ms): a free lane answers at once. */
+const FREE_LANE_WAIT_MS = 200;
 
 interface LaneState {
   readonly owner: Owner;
@@ -64,8 +69,15 @@ export class LaneScheduler {
 
   readonly #lock: LaneLock | undefined;
   readonly #onLockError: (error: unknown) => void;
-  /** Told when an owner gets its first job in this process (true) and loses its last (false). */
-  onOwner: ((owner: Owner, active: boolean) => void) | undefined;
+  /** Turns holding their lane in this process, per owner (a job waiting for another process's lease does not count). */
+  readonly #holding = new Map<Owner, number>();
+  /**
+   * Told when an owner's first turn in this process takes its lane (true) and when its last one
+   * lets go (false); the turn starts once what it returns has settled. A job still waiting for a
+   * lane another process holds is not counted: that process is the one to notify (a relayed stop,
+   * a joining device's snapshot), and this one hears nothing of the owner until it takes the lane.
+   */
+  onOwner: ((owner: Owner, active: boolean) => Promise<void> | void) | undefined;
 
   constructor(maxPerOwner: number, lock?: LaneLock, onLockError: (error: unknown) => void = () => undefined) {
     this.#maxPerOwner = maxPerOwner;
@@ -84,9 +96,12 @@ export class LaneScheduler {
   /**
    * Queue a job on its lane; it runs when every earlier job of the lane has finished (with `front`,
    * next, ahead of the waiting ones). A job dropped before it runs (lane deleted, shutdown) is
-   * never run; `dropped` is told instead.
+   * never run; `dropped` is told instead. With `whenHeld` and a lane lock, the job runs only if the
+   * lane is free across processes when its turn comes: a lane another process holds is left to
+   * it (its holder answers the lane, and this process neither waits for it nor hears of its turns),
+   * and `whenHeld` is called instead of the job.
    */
-  enqueue(owner: Owner, lane: Lane, job: Job, dropped?: DropHandler, front = false): void {
+  enqueue(owner: Owner, lane: Lane, job: Job, dropped?: DropHandler, front = false, whenHeld?: () => void): void {
     if (this.#held) return tellDropped([{ run: job, dropped }], "shutdown");
     const key = laneKey(owner, lane);
     let state = this.#lanes.get(key);
@@ -96,49 +111,91 @@ export class LaneScheduler {
     }
     const before = this.#perOwner.get(owner) ?? 0;
     this.#perOwner.set(owner, before + 1);
-    if (before === 0) this.onOwner?.(owner, true);
     this.#active++;
-    if (front) state.queue.unshift({ run: job, dropped });
-    else state.queue.push({ run: job, dropped });
+    const queued: QueuedJob = { run: job, dropped, ...(whenHeld ? { whenHeld } : {}) };
+    if (front) state.queue.unshift(queued);
+    else state.queue.push(queued);
     if (!state.running) void this.#next(key, owner, state);
   }
 
-  async #next(key: string, owner: Owner, state: LaneState): Promise<void> {
-    const job = state.queue.shift()?.run;
-    if (!job) {
+  /**
+   * Run the lane's next job. `held`: the lane is still held by the job before it here (its lease,
+   * and its count in `#holding`), handed over so that no other process takes the lane in between.
+   */
+  async #next(key: string, owner: Owner, state: LaneState, held?: { lease: LaneLease | undefined }): Promise<void> {
+    const queued = state.queue.shift();
+    if (!queued) {
       state.running = undefined;
       this.#lanes.delete(key);
       return;
     }
     const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
     state.running = turn;
-    let lease: { release(): Promise<void> } | undefined;
+    let hold = held;
     try {
-      // Another process may hold the lane; a stop or shutdown while waiting still ends the job.
-      if (this.#lock) {
-        try {
-          lease = await this.#lock.acquire(key, turn.controller.signal);
-        } catch (error) {
-          if (!turn.controller.signal.aborted) this.#onLockError(error);
-        }
+      if (!hold) {
+        const lease = await this.#take(key, turn, queued.whenHeld !== undefined);
+        if (lease === false) return queued.whenHeld?.();
+        hold = { lease };
+        await this.#hold(owner);
       }
-      await job(turn);
+      await queued.run(turn);
     } catch {
       // Jobs report their own failures; the lane must go on regardless.
     } finally {
-      await lease?.release().catch(this.#onLockError);
+      // The lane's next job here goes on under the same lease: between two jobs of this process the
+      // lane is never free for another process's recovery to take (and this one keeps listening).
+      const handOver = hold && state.queue.length > 0 ? hold : undefined;
+      if (hold && !handOver) {
+        await hold.lease?.release().catch(this.#onLockError);
+        this.#letGo(owner);
+      }
       this.#release(owner, 1);
       this.#active--;
       if (this.#active === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+      void this.#next(key, owner, state, handOver);
     }
-    void this.#next(key, owner, state);
+  }
+
+  /**
+   * The lane's lease from the lane lock (undefined without one). Another process may hold the lane;
+   * a stop or shutdown while waiting still ends the job. With `onlyFree`, false when the lane is
+   * not free at once (held, or the lock unreachable: the next recovery round tries again).
+   */
+  async #take(key: string, turn: LaneTurn, onlyFree: boolean): Promise<LaneLease | undefined | false> {
+    if (!this.#lock) return undefined;
+    const signal = onlyFree
+      ? AbortSignal.any([turn.controller.signal, AbortSignal.timeout(FREE_LANE_WAIT_MS)])
+      : turn.controller.signal;
+    try {
+      return await this.#lock.acquire(key, signal);
+    } catch (error) {
+      if (onlyFree) return false;
+      if (!turn.controller.signal.aborted) this.#onLockError(error);
+      return undefined;
+    }
   }
 
   /** Count `count` jobs of the owner as gone. */
   #release(owner: Owner, count: number): void {
     const left = (this.#perOwner.get(owner) ?? 0) - count;
     if (left > 0) return void this.#perOwner.set(owner, left);
-    if (this.#perOwner.delete(owner)) this.onOwner?.(owner, false);
+    this.#perOwner.delete(owner);
+  }
+
+  /** Count a turn of the owner as holding its lane here; the first one waits for `onOwner`. */
+  async #hold(owner: Owner): Promise<void> {
+    const before = this.#holding.get(owner) ?? 0;
+    this.#holding.set(owner, before + 1);
+    if (before === 0) await this.onOwner?.(owner, true);
+  }
+
+  /** A turn of the owner let its lane go; the last one tells `onOwner`. */
+  #letGo(owner: Owner): void {
+    const left = (this.#holding.get(owner) ?? 0) - 1;
+    if (left > 0) return void this.#holding.set(owner, left);
+    this.#holding.delete(owner);
+    void this.onOwner?.(owner, false);
   }
 
   /**

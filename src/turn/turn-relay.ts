@@ -3,8 +3,9 @@
  * that reach a process which does not run the lane's turn travel on the Bus to the one that does,
  * which acknowledges the stops it carried out with the stopped answer's id; and a device joining
  * mid-turn (docs/PROTOCOL.md §14.3) on one process is sent, by every other process, the
- * frames of the owner's turns running there. Each process listens for an owner while it has turns
- * of that owner queued or running.
+ * frames of the owner's turns running there. Each process listens for an owner while a turn of
+ * that owner holds its lane there: a turn still waiting for a lane another process holds hears
+ * nothing, so a process with no device of the owner reads none of the owner's frames meanwhile.
  * @module
  */
 import { randomUUID } from "node:crypto";
@@ -53,7 +54,7 @@ export function listenForTurns(
     }
   });
   // A bus whose link is down resolves `ready` late or fails it: the subscription stands either way.
-  lanes.onOwner = (owner, active) => void subscriptions(owner, active).catch(() => undefined);
+  lanes.onOwner = (owner, active) => subscriptions(owner, active).catch(() => undefined);
 }
 
 /** Ask every other process to send a joining connection the frames of the owner's turns running there. */
