@@ -88,9 +88,13 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    * served (default true: 16 at once; docs/PROTOCOL.md §18.5): a reconnect storm's thousands of
    * requests are then parsed between the frames of the connections already in, not all in one
    * turn that holds those for hundreds of milliseconds. An upgrade waiting for room keeps its
-   * place, so the rest of a storm waits unread rather than as parsed requests. It applies to every
-   * socket of a plain `http.Server`, not to a TLS one, and adds nothing while the server is idle.
-   * `false` turns it off; {@link PacingOptions} tune it.
+   * place, so the rest of a storm waits unread rather than as parsed requests. One client address
+   * (an IPv6 /64) holds at most 8 places, its other new sockets waiting behind its own, so its
+   * silent sockets never delay another address's; and it may have at most 256 sockets open, one
+   * more being closed as it is accepted (behind a reverse proxy every socket is the proxy's: raise
+   * `maxSocketsPerAddress` and `windowPerAddress`). It applies to every socket of a plain
+   * `http.Server`, not to a TLS one, and adds nothing while the server is idle. `false` turns it
+   * off; {@link PacingOptions} tune it.
    */
   paceSockets?: boolean | PacingOptions;
 }
