@@ -106,9 +106,14 @@ export class SocketPacer {
   readonly #onRequest = (request: IncomingMessage) => this.handled(request.socket as Socket);
   readonly #accept = (socket: Socket) => this.#arrived(socket);
 
+  /**
+   * @param overCap told of each socket closed at accept, with its address's key (to log it:
+   *   behind an unannounced proxy the cap closes the whole service's sockets).
+   */
   constructor(
     private readonly server: Server,
     options: PacingOptions = {},
+    private readonly overCap: (key: string) => void = () => {},
   ) {
     this.#limits = pacingLimits(options);
     // One listener for every socket: an emitter calls it with the socket as `this`.
@@ -146,7 +151,10 @@ export class SocketPacer {
   #arrived(socket: Socket): void {
     const source = this.#sourceOf(socket);
     // Before it costs a read: an address past its sockets holds no more of the server.
-    if (source.open >= this.#limits.maxSocketsPerAddress) return void socket.destroy();
+    if (source.open >= this.#limits.maxSocketsPerAddress) {
+      socket.destroy();
+      return this.overCap(source.key);
+    }
     source.open++;
     const now = performance.now();
     const paced: Paced = { socket, source, state: "held", at: now };
@@ -280,7 +288,7 @@ export class SocketPacer {
  * The options with their defaults.
  * @throws {TypeError} on a bound that is not a positive number (`maxSocketsPerAddress` may be `Infinity`)
  */
-function pacingLimits(options: PacingOptions): Required<PacingOptions> {
+export function pacingLimits(options: PacingOptions): Required<PacingOptions> {
   const limits = { ...DEFAULTS, ...options };
   for (const [name, value] of Object.entries(limits)) {
     const finite = name !== "maxSocketsPerAddress";
@@ -301,8 +309,12 @@ function firstHeld(line: FifoOf<Paced>): Paced | undefined {
  * {@link SocketPacer.parsed} (the pacer sees plain requests itself). A TLS server is left alone
  * (its sockets are read by the TLS layer first): `undefined`.
  */
-export function paceSockets(server: Server, options: PacingOptions = {}): SocketPacer | undefined {
-  return server instanceof TlsServer ? undefined : new SocketPacer(server, options);
+export function paceSockets(
+  server: Server,
+  options: PacingOptions = {},
+  overCap?: (key: string) => void,
+): SocketPacer | undefined {
+  return server instanceof TlsServer ? undefined : new SocketPacer(server, options, overCap);
 }
 
 /**

@@ -8,6 +8,7 @@ import http from "node:http";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { attachWebSocket } from "chat-gateway/ws";
 import { startGateway, type Harness } from "./harness.js";
 import { until } from "../storage/sqljs-helpers.js";
 
@@ -93,7 +94,9 @@ describe("idle sockets of one address", () => {
   });
 
   it("pacing - a socket past maxSocketsPerAddress open ones is closed as it is accepted; other addresses connect, and the address may again once some close", async () => {
-    h = await startGateway({}, { paceSockets: { ...LONG, maxSocketsPerAddress: 12 } });
+    const warnings: string[] = [];
+    const logger = { info() {}, warn: (message: string) => void warnings.push(message), error() {} };
+    h = await startGateway({ logger }, { paceSockets: { ...LONG, maxSocketsPerAddress: 12 } });
     const first = await idleSockets(12, ATTACKER);
     const over = await idleSockets(5, ATTACKER);
     await until(() => over.every((socket) => closed.has(socket)), "the 5 past the cap closed");
@@ -110,5 +113,19 @@ describe("idle sockets of one address", () => {
     expect(await get("/api/ready", VICTIM)).toBe(404);
     expect(again.some((socket) => closed.has(socket))).toBe(false);
     expect(first.slice(2).some((socket) => closed.has(socket))).toBe(false);
+    // Said once, naming the address and the option: behind an unannounced proxy it is everyone.
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`from ${ATTACKER}`);
+    expect(warnings[0]).toContain("maxSocketsPerAddress");
+  });
+
+  it("pacing - a pacing bound that is not a positive number is refused at attachWebSocket with a TypeError", async () => {
+    h = await startGateway();
+    const { gateway } = h;
+    const server = http.createServer();
+    for (const paceSockets of [{ maxSocketsPerAddress: 0 }, { windowPerAddress: Number.NaN }, { window: Infinity }])
+      expect(() => attachWebSocket(gateway, { server, paceSockets })).toThrow(TypeError);
+    const unlimited = attachWebSocket(gateway, { server, paceSockets: { maxSocketsPerAddress: Infinity } });
+    await unlimited.close();
   });
 });
