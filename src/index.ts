@@ -7,6 +7,7 @@ export { createGateway } from "./gateway.js";
 export type { Gateway, ChannelApi, PostInput, NotifyInput } from "./gateway.js";
 export type { CloseOptions, GatewayStats } from "./gateway-ops.js";
 export type { AdmissionRequest } from "./connection/admission-queue.js";
+export { addressKey } from "./connection/address-key.js";
 export type { GatewayOptions, ResolvedOptions } from "./options/options.js";
 export { consoleLogger, resolveLogger } from "./contracts/logger.js";
 export type { Logger } from "./contracts/logger.js";

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isGatewayError, type Revocation, type Session, type SessionStore } from "chat-gateway";
+import { addressKey, isGatewayError, type Revocation, type Session, type SessionStore } from "chat-gateway";
 import { clearedSessionCookie, sessionCookie } from "./cookies.js";
 import type { AddressRate } from "./address-rate.js";
-import { addressBlock, clientIp, isTls, readCredential, type TrustProxy } from "./gate.js";
+import { clientIp, isTls, readCredential, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
 import type { LockoutStore, LoginLockout } from "./lockout.js";
 import type { PasswordVerifier } from "./passwords.js";
@@ -188,7 +188,7 @@ export function refuseCrossSite(ctx: AuthContext, req: IncomingMessage, res: Ser
  */
 async function logout(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   req.resume();
-  const retryAfter = ctx.logouts.take(addressBlock(clientIp(req, ctx.trustProxy)), ctx.clock());
+  const retryAfter = ctx.logouts.take(addressKey(clientIp(req, ctx.trustProxy)), ctx.clock());
   if (retryAfter !== undefined) return tooMany(res, "too many logouts from this address; try again later", retryAfter);
   const credential = readCredential(req, ctx.cookieName(req));
   const session =
@@ -222,7 +222,7 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
   if (typeof username !== "string" || typeof password !== "string") {
     return sendJson(res, 400, { error: "send {username, password} as strings" });
   }
-  const ip = addressBlock(clientIp(req, ctx.trustProxy));
+  const ip = addressKey(clientIp(req, ctx.trustProxy));
   for (;;) {
     const shared = ctx.lockoutStore ? await ctx.lockoutStore.check(ip, ctx.clock()) : undefined;
     const lock = shared ?? ctx.lockout.check(ip, ctx.clock());

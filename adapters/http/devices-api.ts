@@ -4,6 +4,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { addressKey } from "chat-gateway";
 import type { AddressRate } from "./address-rate.js";
 import { sessionCookie } from "./cookies.js";
 import { LOGIN_LIMITS } from "./limits.js";
@@ -15,7 +16,7 @@ import {
   type DeviceTokenStore,
   type PairedDevice,
 } from "./device-store.js";
-import { addressBlock, clientIp, isTls } from "./gate.js";
+import { clientIp, isTls } from "./gate.js";
 import type { PairingCodes } from "./pairing-codes.js";
 
 /** What the device endpoints need besides the login context. */
@@ -77,7 +78,7 @@ function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: string
 async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const ctx = dctx.auth;
   if (refuseMethod(req, res, "POST") || refuseCrossSite(ctx, req, res)) return;
-  const ip = addressBlock(clientIp(req, ctx.trustProxy));
+  const ip = addressKey(clientIp(req, ctx.trustProxy));
   const now = ctx.clock();
   const retryAfter = dctx.redeems.take(ip, now);
   if (retryAfter !== undefined) {

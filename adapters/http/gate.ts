@@ -1,5 +1,4 @@
 import type { IncomingMessage } from "node:http";
-import { isIPv6 } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { readCookie } from "./cookies.js";
 
@@ -110,27 +109,6 @@ export function clientIp(req: IncomingMessage, trust: TrustProxy | undefined): s
     if (list.length > 0) ip = list[Math.max(0, list.length - n)]!;
   }
   return ip.startsWith("::ffff:") ? ip.slice(7) : ip;
-}
-
-/**
- * The address a per-address limit counts: an IPv4 address as is, an IPv6 address by its /64
- * (`2001:db8:1:2::/64`), the block one customer gets; one machine may use all of it.
- */
-export function addressBlock(ip: string): string {
-  if (!isIPv6(ip)) return ip;
-  const bare = ip.split("%", 1)[0]!.toLowerCase();
-  const [head, tail] = bare.split("::", 2) as [string, string | undefined];
-  const groups = head === "" ? [] : head.split(":");
-  if (tail !== undefined) {
-    const rest = tail === "" ? [] : tail.split(":");
-    // An IPv4 tail (`::1.2.3.4`) fills two groups.
-    const width = rest.length + (rest.at(-1)?.includes(".") ? 1 : 0);
-    groups.push(...Array<string>(Math.max(0, 8 - groups.length - width)).fill("0"), ...rest);
-  }
-  return `${groups
-    .slice(0, 4)
-    .map((g) => parseInt(g, 16).toString(16))
-    .join(":")}::/64`;
 }
 
 /** True when the request came over TLS (directly, or to a trusted proxy that says so). */

@@ -14,7 +14,7 @@ import { serve } from "./serve.js";
 import type { UpgradeGuardOptions } from "./upgrade-guard.js";
 import { refuse, upgradeGate, waitForRoom } from "./upgrade-gate.js";
 import { proxyHint } from "./proxy-hint.js";
-import { paceSockets, type PacingOptions } from "./socket-pacer.js";
+import { paceSockets, pacingLimits, type PacingOptions } from "./socket-pacer.js";
 
 export type { PacingOptions } from "./socket-pacer.js";
 
@@ -88,9 +88,13 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    * served (default true: 16 at once; docs/PROTOCOL.md §18.5): a reconnect storm's thousands of
    * requests are then parsed between the frames of the connections already in, not all in one
    * turn that holds those for hundreds of milliseconds. An upgrade waiting for room keeps its
-   * place, so the rest of a storm waits unread rather than as parsed requests. It applies to every
-   * socket of a plain `http.Server`, not to a TLS one, and adds nothing while the server is idle.
-   * `false` turns it off; {@link PacingOptions} tune it.
+   * place, so the rest of a storm waits unread rather than as parsed requests. One client address
+   * (an IPv6 /64) holds at most 8 places, its other new sockets waiting behind its own, so its
+   * silent sockets never delay another address's; and it may have at most 256 sockets open, one
+   * more being closed as it is accepted (behind a reverse proxy every socket is the proxy's: raise
+   * `maxSocketsPerAddress` and `windowPerAddress`). It applies to every socket of a plain
+   * `http.Server`, not to a TLS one, and adds nothing while the server is idle. `false` turns it
+   * off; {@link PacingOptions} tune it.
    */
   paceSockets?: boolean | PacingOptions;
 }
@@ -137,6 +141,19 @@ function milliseconds(name: string, value: number | undefined, fallback: number)
   return value;
 }
 
+/** Logs the first socket the pacer closes for its address's cap: behind an unannounced proxy that is every client's. */
+function warnOnce(logger: Gateway["options"]["logger"]): (key: string) => void {
+  let warned = false;
+  return (key) => {
+    if (warned) return;
+    warned = true;
+    logger.warn(
+      `closed a new socket from ${key}: it has paceSockets.maxSocketsPerAddress sockets open; behind a reverse proxy ` +
+        "every socket is the proxy's, so raise it (docs/PROTOCOL.md §18.5). Said once.",
+    );
+  };
+}
+
 /**
  * Serve the gateway over WebSocket.
  * @example
@@ -152,6 +169,10 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   const heartbeatMs = milliseconds("heartbeatMs", options.heartbeatMs, 30_000);
   const pongTimeoutMs = milliseconds("pongTimeoutMs", options.pongTimeoutMs, Math.min(10_000, heartbeatMs));
   const handshakeTimeoutMs = milliseconds("handshakeTimeoutMs", options.handshakeTimeoutMs, 10_000);
+  const pacing = options.paceSockets ?? true;
+  // Checked before anything starts. A socket is held at most as long as its upgrade may take.
+  const paced =
+    pacing === false ? undefined : pacingLimits({ maxHoldMs: handshakeTimeoutMs, ...(pacing === true ? {} : pacing) });
   const clientAddress = options.clientAddress ?? peerAddress;
   const hint = options.clientAddress
     ? undefined
@@ -163,10 +184,8 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   let closing = false;
   const gate = upgradeGate(options, handshakeTimeoutMs, () => closing);
   const queueing = options.queueUpgrades ?? true;
-  const pacing = options.paceSockets ?? true;
-  // A socket is held at most as long as its upgrade may take.
-  const paced = { maxHoldMs: handshakeTimeoutMs, ...(pacing === true ? {} : pacing) };
-  const pacer = options.server && pacing !== false ? paceSockets(options.server, paced) : undefined;
+  const overCap = warnOnce(gateway.options.logger);
+  const pacer = options.server && paced ? paceSockets(options.server, paced, overCap) : undefined;
 
   async function handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     // Node leaves an upgraded socket without an error listener; a reset during the gate must not crash the process.

@@ -5,6 +5,7 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
+import { addressKey } from "chat-gateway";
 
 /** What {@link proxyHint} returns. */
 export type ProxyHint = ReturnType<typeof proxyHint>;
@@ -36,8 +37,9 @@ export function proxyHint(maxPerAddress: number, warn: (message: string) => void
         );
       }
       if (address === undefined || warned) return false;
-      const count = (open.get(address) ?? 0) + 1;
-      open.set(address, count);
+      const key = addressKey(address);
+      const count = (open.get(key) ?? 0) + 1;
+      open.set(key, count);
       if (count >= many)
         say(
           `${count} WebSocket connections are open from one address (${address}) and attachWebSocket has no clientAddress option`,
@@ -47,9 +49,10 @@ export function proxyHint(maxPerAddress: number, warn: (message: string) => void
     },
     /** A socket counted by {@link opened} closed. */
     closed(address: string): void {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left > 0) open.set(address, left);
-      else open.delete(address);
+      const key = addressKey(address);
+      const left = (open.get(key) ?? 1) - 1;
+      if (left > 0) open.set(key, left);
+      else open.delete(key);
     },
   };
 }

@@ -267,6 +267,8 @@ function httpServer(
     authorizeUpgrade: (req) => protection.authorizeUpgrade(req),
     // Behind a reverse proxy every socket comes from the proxy: count the client it names instead.
     clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
+    // ...and the sockets the pacer counts per address are all the proxy's (docs/PROTOCOL.md §18.4).
+    ...(config.trustProxy ? { paceSockets: { windowPerAddress: 16, maxSocketsPerAddress: Infinity } } : {}),
   });
   return { server, transport };
 }

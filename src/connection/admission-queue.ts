@@ -8,6 +8,7 @@
  * or waiting too long) is refused with the gate's retry hint.
  * @module
  */
+import { addressKey } from "./address-key.js";
 import { ConnectionCount } from "./connection-count.js";
 import type { HelloGate } from "./hello-gate.js";
 import type { SessionServices } from "./session-services.js";
@@ -45,6 +46,8 @@ interface Waiter {
   readonly request: AdmissionRequest;
   /** When it is refused if it is still waiting (`performance.now()` time). */
   readonly deadline: number;
+  /** The key its address is counted under ({@link addressKey}), if it has one. */
+  readonly address: string | undefined;
   done: boolean;
 }
 
@@ -94,12 +97,12 @@ export class AdmissionQueue {
       request.take();
       return noop;
     }
-    const address = request.address;
+    const address = request.address === undefined ? undefined : addressKey(request.address);
     if (this.waiting >= this.limits.maxWaiting) return this.#refuse(request);
     if (address !== undefined && !this.#perAddress.tryAdd(address, this.limits.maxPerAddress))
       return this.#refuse(request);
     const deadline = performance.now() + (request.maxWaitMs ?? this.limits.maxWaitMs);
-    const waiter: Waiter = { request, deadline, done: false };
+    const waiter: Waiter = { request, deadline, address, done: false };
     this.#waiting.push(waiter);
     this.#live++;
     this.#tick ??= setInterval(() => this.#scheduleWake(), TICK_MS).unref();
@@ -185,7 +188,7 @@ export class AdmissionQueue {
     if (waiter.done) return;
     waiter.done = true;
     this.#live--;
-    if (waiter.request.address !== undefined) this.#perAddress.release(waiter.request.address);
+    if (waiter.address !== undefined) this.#perAddress.release(waiter.address);
   }
 }
 

@@ -11,6 +11,7 @@ import type { Connection, ConnectionHandle } from "../contracts/connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../protocol/errors.js";
 import type { ClientFrame } from "../protocol/client-frames.js";
 import { FrameError, parseClientFrame } from "../protocol/parse-client-frame.js";
+import { addressKey } from "./address-key.js";
 import { AUTH_CLOSE, BUSY_CLOSE, shakeHands } from "./handshake.js";
 import type { Attached, CloseWith, HelloFrame, HelloOutcome, HelloReady } from "./handshake.js";
 import type { Subscriber } from "../outbox/fan-out.js";
@@ -88,8 +89,9 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   /** The gateway took the connection: it counts against its address, and the hello deadline starts. */
   open(): void {
     this.#pass.opened();
-    const address = this.#conn.context.remoteAddress;
-    if (address !== undefined) {
+    const remote = this.#conn.context.remoteAddress;
+    if (remote !== undefined) {
+      const address = addressKey(remote);
       const refusal = admitAddress(this.#services, address);
       if (refusal !== undefined) return this.#refuseBusy(refusal);
       this.#address = address;
