@@ -1,0 +1,99 @@
+/**
+ * `chat-gateway/doors`: the HTTP doors of docs/PROTOCOL.md §19, through which apps that speak
+ * OpenAI's Chat Completions reach the same conversations as the WebSocket devices. Each door is a
+ * plain `(req, res)` handler built from a gateway: every request says hello as a device of its
+ * bearer's owner, so limits, budgets, owner isolation and idempotency are the gateway's own.
+ *
+ * Start with {@link createDoors}.
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Gateway } from "chat-gateway";
+import { chatCompletions } from "./chat-completions.js";
+import { doorContext, type DoorContext, type DoorOptions } from "./door-context.js";
+import { models } from "./models.js";
+import { DoorError, sendError } from "./openai-errors.js";
+
+export type { DoorOptions } from "./door-context.js";
+export type { DoorAuthorize } from "./door-session.js";
+
+/** A door: a plain Node request handler. */
+export type DoorHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/** The doors of one gateway. */
+export interface Doors {
+  /**
+   * Routes a request to its door: `GET /v1/models`, `GET /v1/models/{id}`,
+   * `POST /v1/chat/completions`, and OpenAI's 404 or 405 for anything else under `/v1/`. Resolves
+   * false (answering nothing) for a path that no door serves.
+   */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
+  /** `GET /v1/models`. */
+  models: DoorHandler;
+  /** `POST /v1/chat/completions`. */
+  chatCompletions: DoorHandler;
+}
+
+/** Runs a door, answering whatever it throws in OpenAI's error shape. */
+function guarded(
+  ctx: DoorContext,
+  door: (ctx: DoorContext, req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): DoorHandler {
+  return async (req, res) => {
+    try {
+      await door(ctx, req, res);
+    } catch (error) {
+      sendError(res, error);
+    }
+  };
+}
+
+function pathOf(req: IncomingMessage): string {
+  try {
+    return new URL(req.url ?? "/", "http://door").pathname;
+  } catch {
+    return "/";
+  }
+}
+
+/**
+ * The doors of a gateway, to mount on your own HTTP server.
+ *
+ * @example
+ * ```ts
+ * const doors = createDoors(gateway, { authorize: (req) => protection.authorizeUpgrade(req) });
+ * http.createServer(async (req, res) => {
+ *   if (await doors.handle(req, res)) return;
+ *   // ... your other routes
+ * });
+ * ```
+ * @throws {TypeError} on a bad option
+ */
+export function createDoors(gateway: Gateway, options: DoorOptions = {}): Doors {
+  const ctx = doorContext(gateway, options);
+  const modelList = guarded(ctx, (c, req, res) => models(c, req, res));
+  const completions = guarded(ctx, chatCompletions);
+  return {
+    models: modelList,
+    chatCompletions: completions,
+    async handle(req, res) {
+      const path = pathOf(req);
+      if (!path.startsWith("/v1/")) return false;
+      const method = req.method ?? "GET";
+      if (path === "/v1/models" && method === "GET") await modelList(req, res);
+      else if (path.startsWith("/v1/models/") && method === "GET") {
+        await guarded(ctx, (c, rq, rs) => models(c, rq, rs, decodeURIComponent(path.slice("/v1/models/".length))))(
+          req,
+          res,
+        );
+      } else if (path === "/v1/chat/completions" && method === "POST") await completions(req, res);
+      else if (path === "/v1/models" || path === "/v1/chat/completions" || path.startsWith("/v1/models/"))
+        sendError(
+          res,
+          new DoorError(405, "invalid_request_error", `${method} is not allowed here`, "method_not_allowed"),
+        );
+      else sendError(res, new DoorError(404, "not_found_error", `no route ${path.slice(0, 100)}`, "unknown_url"));
+      return true;
+    },
+  };
+}
