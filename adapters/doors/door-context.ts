@@ -2,8 +2,11 @@
  * What every door of a gateway shares: the gateway, how a request is authorized, and the bounds.
  * @module
  */
-import type { Gateway, Storage } from "chat-gateway";
-import type { DoorAuthorize } from "./door-session.js";
+import type { IncomingMessage } from "node:http";
+import type { Gateway, Storage, UpgradeDecision } from "chat-gateway";
+
+/** Decides a door request before its hello, as an upgrade gate does (Host, Origin, login). */
+export type DoorAuthorize = (req: IncomingMessage) => Promise<UpgradeDecision> | UpgradeDecision;
 
 /** Options of {@link createDoors}. */
 export interface DoorOptions {
@@ -13,6 +16,13 @@ export interface DoorOptions {
    * The credential itself is the request's bearer, checked by the gateway's authenticator.
    */
   authorize?: DoorAuthorize;
+  /**
+   * The client's address, counted against the gateway's per-address caps (default the socket's
+   * peer). Behind a reverse proxy, name the client from trusted proxy headers only.
+   */
+  clientAddress?: (req: IncomingMessage) => string | undefined;
+  /** True while the server drains or cannot serve: every door answers 503 with `Retry-After`. */
+  unavailable?: () => boolean;
   /** Largest request body, bytes (default 8 MiB); a larger one is 413. */
   maxBodyBytes?: number;
   /** How long a request body may take to arrive, ms (default 30,000). */
@@ -31,6 +41,8 @@ export interface DoorContext {
   gateway: Gateway;
   storage: Storage;
   authorize: DoorAuthorize | undefined;
+  clientAddress: (req: IncomingMessage) => string | undefined;
+  unavailable: () => boolean;
   maxBodyBytes: number;
   bodyTimeoutMs: number;
   keepAliveMs: number;
@@ -49,6 +61,8 @@ export function doorContext(gateway: Gateway, options: DoorOptions): DoorContext
     gateway,
     storage: gateway.options.storage,
     authorize: options.authorize,
+    clientAddress: options.clientAddress ?? ((req) => req.socket.remoteAddress),
+    unavailable: options.unavailable ?? (() => false),
     maxBodyBytes: positive("maxBodyBytes", options.maxBodyBytes, 8 << 20),
     bodyTimeoutMs: positive("bodyTimeoutMs", options.bodyTimeoutMs, 30_000),
     keepAliveMs: positive("keepAliveMs", options.keepAliveMs, 15_000),

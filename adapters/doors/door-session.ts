@@ -5,12 +5,10 @@
  */
 import type { IncomingMessage } from "node:http";
 import { createHash } from "node:crypto";
-import type { Gateway, Owner, UpgradeDecision } from "chat-gateway";
+import type { Gateway, Owner } from "chat-gateway";
 import { DoorDevice, type DoorFrame } from "./door-device.js";
 import { DoorError } from "./openai-errors.js";
-
-/** Decides a door request before its hello, as an upgrade gate does (Host, Origin, login). */
-export type DoorAuthorize = (req: IncomingMessage) => Promise<UpgradeDecision> | UpgradeDecision;
+import type { DoorContext } from "./door-context.js";
 
 /** A device of a door request, and whom it acts for. */
 export interface DoorSession {
@@ -46,13 +44,14 @@ export function bearerOf(req: IncomingMessage): string {
  * credential, so one client's requests share one device record.
  */
 export async function openDoorSession(
-  gateway: Gateway,
+  ctx: DoorContext,
   req: IncomingMessage,
   door: string,
-  authorize: DoorAuthorize | undefined,
   onFrame?: (frame: DoorFrame) => void,
 ): Promise<DoorSession> {
+  const { gateway, authorize } = ctx;
   const { cookie: _cookie, ...headers } = req.headers;
+  if (ctx.unavailable()) throw new DoorError(503, "server_error", "the server is shutting down", "unavailable", 5);
   if (authorize) {
     const decision = await authorize(req);
     if (!decision.ok) {
@@ -72,7 +71,7 @@ export async function openDoorSession(
   let id = "";
   const opened = DoorDevice.open(gateway, {
     token,
-    context: { remoteAddress: req.socket.remoteAddress, headers },
+    context: { remoteAddress: ctx.clientAddress(req), headers },
     deviceId: device,
     deviceName: door,
     onFrame,

@@ -122,7 +122,7 @@ export async function followAnswer(
     emit(event);
     if (event.type === "end" || event.type === "gone") finish();
   });
-  const session = await openDoorSession(ctx.gateway, req, door, ctx.authorize, (frame) => follower.handle(frame));
+  const session = await openDoorSession(ctx, req, door, (frame) => follower.handle(frame));
   const clientGone = () => finish();
   res.once("close", clientGone);
   const timer = setTimeout(

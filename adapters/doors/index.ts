@@ -14,8 +14,7 @@ import { doorContext, type DoorContext, type DoorOptions } from "./door-context.
 import { models } from "./models.js";
 import { DoorError, sendError } from "./openai-errors.js";
 
-export type { DoorOptions } from "./door-context.js";
-export type { DoorAuthorize } from "./door-session.js";
+export type { DoorOptions, DoorAuthorize } from "./door-context.js";
 
 /** A door: a plain Node request handler. */
 export type DoorHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;

@@ -19,7 +19,7 @@ export async function models(
   res: ServerResponse,
   only?: string,
 ): Promise<void> {
-  const { device } = await openDoorSession(ctx.gateway, req, "openai", ctx.authorize);
+  const { device } = await openDoorSession(ctx, req, "openai");
   try {
     const all = await listModels(device);
     if (only === undefined) {
