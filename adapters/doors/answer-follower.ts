@@ -30,7 +30,7 @@ export type AnswerEvent =
 /** Frames held before the door knows which message it follows; more are dropped (the end carries the text). */
 const MAX_HELD_FRAMES = 1_000;
 
-/** One growing text: what the device holds (§12) and what the door has passed on. */
+/** One growing text: what the device holds (docs/PROTOCOL.md §12) and what the door has passed on. */
 class GrowingText {
   held = "";
   passed = "";
