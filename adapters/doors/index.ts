@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Gateway } from "chat-gateway";
+import { answerAsk, listAsks } from "./asks.js";
 import { chatCompletions } from "./chat-completions.js";
 import { doorContext, type DoorContext, type DoorOptions } from "./door-context.js";
 import { models } from "./models.js";
@@ -23,14 +24,17 @@ export type DoorHandler = (req: IncomingMessage, res: ServerResponse) => Promise
 export interface Doors {
   /**
    * Routes a request to its door: `GET /v1/models`, `GET /v1/models/{id}`,
-   * `POST /v1/chat/completions`, and OpenAI's 404 or 405 for anything else under `/v1/`. Resolves
-   * false (answering nothing) for a path that no door serves.
+   * `POST /v1/chat/completions`, and OpenAI's 404 or 405 for anything else under `/v1/`;
+   * `GET /api/asks` and `POST /api/asks/{picker_id}`. Resolves false (answering nothing) for a
+   * path that no door serves.
    */
   handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
   /** `GET /v1/models`. */
   models: DoorHandler;
   /** `POST /v1/chat/completions`. */
   chatCompletions: DoorHandler;
+  /** `GET /api/asks`: the owner's open asks. */
+  asks: DoorHandler;
 }
 
 /** Runs a door, answering whatever it throws in OpenAI's error shape. */
@@ -72,13 +76,25 @@ export function createDoors(gateway: Gateway, options: DoorOptions = {}): Doors 
   const ctx = doorContext(gateway, options);
   const modelList = guarded(ctx, (c, req, res) => models(c, req, res));
   const completions = guarded(ctx, chatCompletions);
+  const asks = guarded(ctx, listAsks);
   return {
     models: modelList,
     chatCompletions: completions,
+    asks,
     async handle(req, res) {
       const path = pathOf(req);
-      if (!path.startsWith("/v1/")) return false;
       const method = req.method ?? "GET";
+      if (path === "/api/asks" || path.startsWith("/api/asks/")) {
+        const id = path.slice("/api/asks/".length);
+        if (path === "/api/asks" && method === "GET") await asks(req, res);
+        else if (/^[A-Za-z0-9_-]{1,64}$/.test(id) && method === "POST")
+          await guarded(ctx, (c, rq, rs) => answerAsk(c, rq, rs, id))(req, res);
+        else if (path === "/api/asks" || /^[A-Za-z0-9_-]{1,64}$/.test(id))
+          sendError(res, new DoorError(405, "invalid_request_error", `${method} is not allowed here`, "method_not_allowed"));
+        else sendError(res, new DoorError(404, "not_found_error", "no such ask", "not_found"));
+        return true;
+      }
+      if (!path.startsWith("/v1/")) return false;
       if (path === "/v1/models" && method === "GET") await modelList(req, res);
       else if (path.startsWith("/v1/models/") && method === "GET") {
         await guarded(ctx, (c, rq, rs) => models(c, rq, rs, decodeURIComponent(path.slice("/v1/models/".length))))(
