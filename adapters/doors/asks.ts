@@ -46,9 +46,15 @@ export async function listAsks(ctx: DoorContext, req: IncomingMessage, res: Serv
 }
 
 /** `POST /api/asks/{picker_id} {option_id?, text?}`: the `picker.resolved` payload, or 404 and 400. */
-export async function answerAsk(ctx: DoorContext, req: IncomingMessage, res: ServerResponse, pickerId: string): Promise<void> {
+export async function answerAsk(
+  ctx: DoorContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  pickerId: string,
+): Promise<void> {
   const body = await readJsonBody(req, 64 * 1024, ctx.bodyTimeoutMs);
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalidRequest("the body must be a JSON object");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw invalidRequest("the body must be a JSON object");
   const { option_id: optionId, text } = body as Record<string, unknown>;
   if (optionId !== undefined && typeof optionId !== "string") throw invalidRequest("option_id must be a string");
   if (text !== undefined && typeof text !== "string") throw invalidRequest("text must be a string");

@@ -34,6 +34,43 @@ function forkName(turns: ChatTurn[]): string {
 }
 
 /**
+ * Sends `text` into a lane as the door's device, with `key` as its `client_msg_id`. `newThread`
+ * makes a thread of the lane's channel first: holding `imports` when there are any, else by
+ * auto-threading the send.
+ */
+export async function sendInto(
+  turn: DoorTurn,
+  lane: DoorLane,
+  text: string,
+  key: string | undefined,
+  fresh: { newThread: boolean; imports: ChatTurn[] } = { newThread: false, imports: [] },
+): Promise<SentMessage> {
+  const { ctx, session } = turn;
+  let where = lane;
+  if (fresh.newThread && fresh.imports.length > 0) {
+    const created = await session.device.request("channel.create", {
+      name: forkName(fresh.imports),
+      kind: "thread",
+      parent_chat_id: lane.chat_id,
+    });
+    where = { chat_id: lane.chat_id, thread_id: created.payload.chat_id as string };
+    await ctx.gateway.importMessages(session.owner, where, fresh.imports);
+  }
+  const echo = await session.device.request("message.send", {
+    chat_id: where.chat_id,
+    thread_id: where.thread_id,
+    text,
+    ...(key !== undefined ? { client_msg_id: key } : {}),
+    ...(fresh.newThread && fresh.imports.length === 0 ? { auto_thread: true } : {}),
+  });
+  const p = echo.payload;
+  return {
+    messageId: p.message_id as string,
+    lane: { chat_id: p.chat_id as string, thread_id: (p.thread_id as string | null) ?? null },
+  };
+}
+
+/**
  * Sends a stateless client's last message where its conversation is: a new thread, the thread
  * it continues (a repeat is the gateway's idempotent retry), or a fork holding the earlier ones.
  */
@@ -51,28 +88,7 @@ export async function sendConversation(
     earlier,
     last,
   );
-  let lane = placement.lane;
-  if (placement.imports.length > 0) {
-    const created = await session.device.request("channel.create", {
-      name: forkName(placement.imports),
-      kind: "thread",
-      parent_chat_id: channel,
-    });
-    lane = { chat_id: channel, thread_id: created.payload.chat_id as string };
-    await ctx.gateway.importMessages(session.owner, lane, placement.imports);
-  }
-  const echo = await session.device.request("message.send", {
-    chat_id: lane.chat_id,
-    thread_id: lane.thread_id,
-    text: last,
-    client_msg_id: placement.key,
-    ...(placement.newThread && placement.imports.length === 0 ? { auto_thread: true } : {}),
-  });
-  const p = echo.payload;
-  return {
-    messageId: p.message_id as string,
-    lane: { chat_id: p.chat_id as string, thread_id: (p.thread_id as string | null) ?? null },
-  };
+  return sendInto(turn, placement.lane, last, placement.key, placement);
 }
 
 interface HistoryItem {
@@ -103,15 +119,16 @@ async function endFromHistory(session: DoorSession, sent: SentMessage, follower:
 }
 
 /**
- * Opens the request's device, runs `start` (which sends and says how to answer), and passes the
- * answer's events on until it ends, the device closes, the client goes, or `maxWaitMs` passes.
+ * Opens the request's device, runs `start` (which sends and says how to answer, or answers and
+ * resolves undefined), and passes the answer's events on until it ends, the device closes, the
+ * client goes, or `maxWaitMs` passes.
  */
 export async function followAnswer(
   ctx: DoorContext,
   req: IncomingMessage,
   res: ServerResponse,
   door: string,
-  start: (turn: DoorTurn) => Promise<{ sent: SentMessage; emit: (event: AnswerEvent) => void }>,
+  start: (turn: DoorTurn) => Promise<{ sent: SentMessage; emit: (event: AnswerEvent) => void } | undefined>,
 ): Promise<void> {
   let emit: (event: AnswerEvent) => void = () => undefined;
   let finish: () => void = () => undefined;
@@ -131,6 +148,8 @@ export async function followAnswer(
   );
   try {
     const started = await start({ ctx, session });
+    // Nothing to follow (the door answered already).
+    if (started === undefined) return;
     emit = started.emit;
     session.device.onClose((error) => follower.fail(error.message));
     follower.follow(started.sent.messageId, started.sent.lane);

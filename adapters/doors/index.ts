@@ -13,6 +13,7 @@ import { answerAsk, listAsks } from "./asks.js";
 import { chatCompletions } from "./chat-completions.js";
 import { doorContext, type DoorContext, type DoorOptions } from "./door-context.js";
 import { models } from "./models.js";
+import { resumeUiChat, uiChat } from "./ui-chat.js";
 import { DoorError, sendError } from "./openai-errors.js";
 
 export type { DoorOptions, DoorAuthorize } from "./door-context.js";
@@ -25,7 +26,8 @@ export interface Doors {
   /**
    * Routes a request to its door: `GET /v1/models`, `GET /v1/models/{id}`,
    * `POST /v1/chat/completions`, and OpenAI's 404 or 405 for anything else under `/v1/`;
-   * `GET /api/asks` and `POST /api/asks/{picker_id}`. Resolves false (answering nothing) for a
+   * `GET /api/asks` and `POST /api/asks/{picker_id}`; `POST /api/chat` and
+   * `GET /api/chat/{id}/stream`. Resolves false (answering nothing) for a
    * path that no door serves.
    */
   handle(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
@@ -35,6 +37,8 @@ export interface Doors {
   chatCompletions: DoorHandler;
   /** `GET /api/asks`: the owner's open asks. */
   asks: DoorHandler;
+  /** `POST /api/chat`: the AI SDK UI message stream (needs the package `ai`). */
+  chat: DoorHandler;
 }
 
 /** Runs a door, answering whatever it throws in OpenAI's error shape. */
@@ -77,7 +81,9 @@ export function createDoors(gateway: Gateway, options: DoorOptions = {}): Doors 
   const modelList = guarded(ctx, (c, req, res) => models(c, req, res));
   const completions = guarded(ctx, chatCompletions);
   const asks = guarded(ctx, listAsks);
+  const chat = guarded(ctx, uiChat);
   return {
+    chat,
     models: modelList,
     chatCompletions: completions,
     asks,
@@ -90,25 +96,37 @@ export function createDoors(gateway: Gateway, options: DoorOptions = {}): Doors 
         else if (/^[A-Za-z0-9_-]{1,64}$/.test(id) && method === "POST")
           await guarded(ctx, (c, rq, rs) => answerAsk(c, rq, rs, id))(req, res);
         else if (path === "/api/asks" || /^[A-Za-z0-9_-]{1,64}$/.test(id))
-          sendError(res, new DoorError(405, "invalid_request_error", `${method} is not allowed here`, "method_not_allowed"));
+          sendError(
+            res,
+            new DoorError(405, "invalid_request_error", `${method} is not allowed here`, "method_not_allowed"),
+          );
         else sendError(res, new DoorError(404, "not_found_error", "no such ask", "not_found"));
         return true;
       }
-      if (!path.startsWith("/v1/")) return false;
-      if (path === "/v1/models" && method === "GET") await modelList(req, res);
-      else if (path.startsWith("/v1/models/") && method === "GET") {
-        await guarded(ctx, (c, rq, rs) => models(c, rq, rs, decodeURIComponent(path.slice("/v1/models/".length))))(
-          req,
-          res,
-        );
-      } else if (path === "/v1/chat/completions" && method === "POST") await completions(req, res);
-      else if (path === "/v1/models" || path === "/v1/chat/completions" || path.startsWith("/v1/models/"))
-        sendError(
-          res,
-          new DoorError(405, "invalid_request_error", `${method} is not allowed here`, "method_not_allowed"),
-        );
-      else sendError(res, new DoorError(404, "not_found_error", `no route ${path.slice(0, 100)}`, "unknown_url"));
+      if (path === "/api/chat" && method === "POST") await chat(req, res);
+      else if (/^\/api\/chat\/[^/]+(?:\/[^/]+)?\/stream$/.test(path) && method === "GET") {
+        const id = path.slice("/api/chat/".length, -"/stream".length);
+        await guarded(ctx, (c, rq, rs) => resumeUiChat(c, rq, rs, decodeURIComponent(id)))(req, res);
+      } else if (!path.startsWith("/v1/")) return false;
+      else return routeV1(path, method, req, res);
       return true;
     },
   };
+
+  async function routeV1(path: string, method: string, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    if (path === "/v1/models" && method === "GET") await modelList(req, res);
+    else if (path.startsWith("/v1/models/") && method === "GET") {
+      await guarded(ctx, (c, rq, rs) => models(c, rq, rs, decodeURIComponent(path.slice("/v1/models/".length))))(
+        req,
+        res,
+      );
+    } else if (path === "/v1/chat/completions" && method === "POST") await completions(req, res);
+    else if (path === "/v1/models" || path === "/v1/chat/completions" || path.startsWith("/v1/models/"))
+      sendError(
+        res,
+        new DoorError(405, "invalid_request_error", `${method} is not allowed here`, "method_not_allowed"),
+      );
+    else sendError(res, new DoorError(404, "not_found_error", `no route ${path.slice(0, 100)}`, "unknown_url"));
+    return true;
+  }
 }

@@ -29,6 +29,7 @@ export function invalidRequest(message: string, code: string | null = null): Doo
 /** Any thrown value as the refusal a client may see: nothing internal leaks. */
 export function asDoorError(error: unknown): DoorError {
   if (error instanceof DoorError) return error;
+  if (error instanceof URIError) return invalidRequest("the path is not a well-formed URL");
   if (error instanceof DoorUnavailable) return new DoorError(503, "server_error", error.message, "unavailable", 5);
   if (!isGatewayError(error)) return new DoorError(500, "server_error", "internal error", "internal");
   switch (error.code) {

@@ -11,7 +11,11 @@ const start = doorServerPerTest();
 
 function askingRuntime() {
   return scriptedRuntime(async function* (input: TurnInput): AsyncIterable<RuntimeEvent> {
-    const answer = await input.ask({ kind: "approval", title: "Deploy?", tool: { name: "deploy", args: { env: "prod" } } });
+    const answer = await input.ask({
+      kind: "approval",
+      title: "Deploy?",
+      tool: { name: "deploy", args: { env: "prod" } },
+    });
     yield { type: "text", delta: answer.option_id === "approve" ? "deployed" : "not deployed" };
   });
 }
@@ -32,10 +36,16 @@ function answer(server: DoorServer, key: string, pickerId: string, body: unknown
 
 describe("asks over HTTP", () => {
   test("an open ask is listed, answered once over HTTP, and the door's stream goes on", async () => {
-    const server = await start({ runtime: askingRuntime(), authenticator: tokenAuthenticator({ ann: "ann", bob: "bob" }) });
+    const server = await start({
+      runtime: askingRuntime(),
+      authenticator: tokenAuthenticator({ ann: "ann", bob: "bob" }),
+    });
     const phone = await Client.connect(server.wsUrl, { token: "ann", caps: { pickers: true } });
     const client = new OpenAI({ baseURL: server.baseURL, apiKey: "ann", maxRetries: 0 });
-    const completion = client.chat.completions.create({ model: "default", messages: [{ role: "user", content: "ship it" }] });
+    const completion = client.chat.completions.create({
+      model: "default",
+      messages: [{ role: "user", content: "ship it" }],
+    });
     const card = await phone.waitFor((f) => f.type === "picker.approval");
     const listed = await asksOf(server, "ann");
     expect(listed).toHaveLength(1);
