@@ -25,6 +25,7 @@ export const entrypoints = [
   { subpath: "./redis", source: "adapters/redis/index.ts" },
   { subpath: "./testing", source: "adapters/testing/index.ts" },
   { subpath: "./metrics", source: "adapters/metrics/index.ts" },
+  { subpath: "./doors", source: "adapters/doors/index.ts" },
 ];
 
 /** "./storage/memory" -> "storage/memory", "." -> "index" */

@@ -11,7 +11,10 @@
 export const optionalPeers = {
   pg: { neededBy: "chat-gateway/storage/postgres", names: ["default"] },
   jose: { neededBy: "chat-gateway/push/fcm", names: ["SignJWT"] },
-  ai: { neededBy: "chat-gateway/runtime/ai-sdk", names: ["generateText", "stepCountIs", "streamText"] },
+  ai: {
+    neededBy: "chat-gateway/runtime/ai-sdk",
+    names: ["createUIMessageStream", "generateText", "pipeUIMessageStreamToResponse", "stepCountIs", "streamText"],
+  },
   ioredis: { neededBy: "chat-gateway --redis-url", names: ["Redis"] },
   vitest: {
     neededBy: "chat-gateway/testing",

@@ -4,6 +4,7 @@
  * @module
  */
 import type { TrafficCounts } from "./connection/traffic.js";
+import type { RuntimeEvent } from "./contracts/runtime.js";
 
 /** How {@link Gateway.close} stops. */
 export interface CloseOptions {
@@ -61,4 +62,10 @@ export async function settleWithin(work: Promise<unknown>, ms: number): Promise<
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The events of an answer that is the given text (and reasoning), for `gateway.post`. */
+export async function* textOnly(text: string, reasoning?: string): AsyncIterable<RuntimeEvent> {
+  if (reasoning) yield { type: "reasoning", delta: reasoning };
+  yield { type: "text", delta: text };
 }

@@ -17,7 +17,8 @@ import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js"
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
 import { DeviceSession } from "./connection/device-session.js";
 import type { SessionServices } from "./connection/session-services.js";
-import { settleWithin, statsOf, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
+import { settleWithin, statsOf, textOnly, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
+import { importMessages, type ImportedMessage } from "./requests/imported-messages.js";
 import { gatewayAdmissions, type AdmissionQueue, type AdmissionRequest } from "./connection/admission-queue.js";
 import { CLOSE_CODES, GatewayError } from "./protocol/errors.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
@@ -27,6 +28,7 @@ import type { LaneTurn } from "./turn/lanes.js";
 import type { ChatId, Owner, Seq } from "./protocol/ids.js";
 import type { GatewayOptions, ResolvedOptions } from "./options/options.js";
 import type { Channel, NotificationKind, StoredMessage } from "./contracts/records.js";
+import type { Lane } from "./contracts/storage.js";
 import type { RuntimeEvent } from "./contracts/runtime.js";
 import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
@@ -135,6 +137,12 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
   post(owner: Owner, chatId: ChatId, input: PostInput, options?: { threadId?: ChatId | null }): Promise<StoredMessage>;
   /** Send a notification to every device of the owner, store it in the outbox, push it when no device is connected. */
   notify(owner: Owner, input: NotifyInput): Promise<Seq>;
+  /**
+   * Store earlier messages of a conversation in a lane, in order, without running a turn (a door's
+   * forked conversation, docs/PROTOCOL.md §19); every device sees them as stored `message` frames.
+   * Rejects with `not_found` for an unknown lane and `unsupported` for an automation channel.
+   */
+  importMessages(owner: Owner, lane: Lane, messages: readonly ImportedMessage[]): Promise<StoredMessage[]>;
   /** Server-side channel management. */
   readonly channels: ChannelApi;
   /** The slash-command registry (register plugin commands here). */
@@ -365,6 +373,11 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     return frame.seq!;
   }
 
+  importMessages(owner: Owner, lane: Lane, messages: readonly ImportedMessage[]): Promise<StoredMessage[]> {
+    this.#checkRunning("importMessages");
+    return this.#track(importMessages(this.#services, owner, lane, messages));
+  }
+
   #track<T>(work: Promise<T>): Promise<T> {
     this.#background.add(work);
     void work.finally(() => this.#background.delete(work)).catch(() => undefined);
@@ -384,8 +397,3 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
 
 /** How long close() waits for running turns to store their final frame (ms). */
 const SHUTDOWN_WAIT_MS = 5_000;
-
-async function* textOnly(text: string, reasoning?: string): AsyncIterable<RuntimeEvent> {
-  if (reasoning) yield { type: "reasoning", delta: reasoning };
-  yield { type: "text", delta: text };
-}

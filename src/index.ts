@@ -13,6 +13,7 @@ export { consoleLogger, resolveLogger } from "./contracts/logger.js";
 export type { Logger } from "./contracts/logger.js";
 export type { GatewayEvents } from "./options/gateway-events.js";
 export type { ChannelInput } from "./requests/channel-requests.js";
+export type { ImportedMessage } from "./requests/imported-messages.js";
 export { BUILTIN_COMMANDS, COMMAND_CATEGORIES } from "./turn/commands.js";
 export type { BuiltinCommand, CommandRegistry, CommandHandler, CommandSource, ParsedCommand } from "./turn/commands.js";
 export { parseCommand } from "./turn/commands.js";

@@ -28,6 +28,7 @@ import {
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
+import { createDoors, type Doors } from "chat-gateway/doors";
 import { HTTP_TIMEOUTS, type ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage, privateDataDir } from "./data.js";
 import { serverMetrics, type ServerMetrics } from "./metrics.js";
@@ -83,6 +84,7 @@ function shownUrl(url: string): string {
  */
 function routes(
   ready: ReadyChecks,
+  doors: Doors,
   protection: LoginProtection,
   media: ReturnType<typeof createMediaHandler>,
   hooks: ReturnType<typeof createHookHandler>,
@@ -92,6 +94,8 @@ function routes(
   return (req, res) => {
     void (async () => {
       if (await serveReady(ready, req, res)) return;
+      // /v1/ (docs/PROTOCOL.md §19): the bearer is the credential, checked at the door's hello.
+      if (await doors.handle(req, res)) return;
       if (await protection.handle(req, res)) return;
       if (await hooks(req, res)) return;
       if (await media(req, res)) return;
@@ -259,15 +263,21 @@ function httpServer(
     draining,
     ...(shared ? { busConnected: shared.connected } : {}),
   };
+  // Behind a reverse proxy every socket comes from the proxy: count the client it names instead.
+  const clientAddress = (req: http.IncomingMessage) => clientIp(req, config.trustProxy ?? 0);
+  const doors = createDoors(gateway, {
+    authorize: (req) => protection.authorizeUpgrade(req),
+    clientAddress,
+    unavailable: draining,
+  });
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer(HTTP_TIMEOUTS, routes(ready, protection, media, hooks, gateway, push));
+  const server = http.createServer(HTTP_TIMEOUTS, routes(ready, doors, protection, media, hooks, gateway, push));
   const transport = attachWebSocket(gateway, {
     server,
     path: "/ws/gateway",
     authorizeUpgrade: (req) => protection.authorizeUpgrade(req),
-    // Behind a reverse proxy every socket comes from the proxy: count the client it names instead.
-    clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
-    // ...and the sockets the pacer counts per address are all the proxy's (docs/PROTOCOL.md §18.4).
+    clientAddress,
+    // The sockets the pacer counts per address are all the proxy's (docs/PROTOCOL.md §18.4).
     ...(config.trustProxy ? { paceSockets: { windowPerAddress: 16, maxSocketsPerAddress: Infinity } } : {}),
   });
   return { server, transport };

@@ -24,7 +24,13 @@ export function joinFrames(
     const id = message.message_id;
     frames.push({
       type: "message.start",
-      payload: { message_id: id, role: "assistant", ...usageFields(message), ...where },
+      payload: {
+        message_id: id,
+        role: "assistant",
+        ...(message.reply_to ? { reply_to: message.reply_to } : {}),
+        ...usageFields(message),
+        ...where,
+      },
     });
     frames.push({
       type: "message.update",

@@ -1,0 +1,106 @@
+/**
+ * A Chat Completions request read as a conversation (docs/PROTOCOL.md §19): the earlier turns a
+ * stateless client re-sends, and the user's new message.
+ * @module
+ */
+import { invalidRequest } from "./openai-errors.js";
+
+/** One earlier message as the gateway compares it: who said it, and its text. */
+export interface ChatTurn {
+  role: "user" | "assistant";
+  text: string;
+}
+
+/** What a Chat Completions request asks. */
+export interface ChatRequest {
+  /** The channel, by name, `chat_id` or `default`. */
+  model: string;
+  /** Every message before the last, `system`, `developer` and `tool` messages left out. */
+  earlier: ChatTurn[];
+  /** The user's new message. */
+  last: string;
+  stream: boolean;
+  includeUsage: boolean;
+}
+
+/** Bounds on a request's shape; the body's bytes are bounded before it is parsed. */
+export const CHAT_INPUT_LIMITS = {
+  /** Messages in one request. */
+  maxMessages: 2_000,
+  /** Characters of a model name. */
+  maxModelChars: 256,
+} as const;
+
+const IGNORED_ROLES = new Set(["system", "developer", "tool", "function"]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A content part's text; an image the gateway would have to fetch, or any other part, is refused. */
+function partText(part: unknown, where: string): string {
+  if (!isRecord(part)) throw invalidRequest(`${where}: a content part must be an object`);
+  if (part.type === "text" && typeof part.text === "string") return part.text;
+  if (part.type === "image_url") {
+    const url = isRecord(part.image_url) ? part.image_url.url : undefined;
+    if (typeof url !== "string" || !url.startsWith("data:"))
+      throw invalidRequest(
+        `${where}: an image must be a data: URL; the gateway never fetches a URL`,
+        "invalid_image_url",
+      );
+    throw invalidRequest(`${where}: image input is not supported by this door yet`, "unsupported_content");
+  }
+  throw invalidRequest(
+    `${where}: content parts of type "${String(part.type)}" are not supported`,
+    "unsupported_content",
+  );
+}
+
+/** A message's text: a string, text parts joined by newlines, or nothing (`null`). */
+function contentText(content: unknown, where: string): string {
+  if (content === undefined || content === null) return "";
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part, i) => partText(part, `${where}.content[${i}]`)).join("\n");
+  throw invalidRequest(`${where}.content must be a string or an array of parts`);
+}
+
+/** The messages as turns, in order, with the roles the gateway ignores left out. */
+function readTurns(messages: unknown[]): ChatTurn[] {
+  const turns: ChatTurn[] = [];
+  messages.forEach((message, i) => {
+    const where = `messages[${i}]`;
+    if (!isRecord(message) || typeof message.role !== "string")
+      throw invalidRequest(`${where} must be an object with a role`);
+    if (IGNORED_ROLES.has(message.role)) return;
+    if (message.role !== "user" && message.role !== "assistant")
+      throw invalidRequest(`${where}.role "${message.role.slice(0, 40)}" is not supported`);
+    turns.push({ role: message.role, text: contentText(message.content, where) });
+  });
+  return turns;
+}
+
+/** Reads and checks a `/v1/chat/completions` body; anything malformed is a 400 naming the field. */
+export function readChatRequest(body: unknown): ChatRequest {
+  if (!isRecord(body)) throw invalidRequest("the body must be a JSON object");
+  const { model, messages, stream, stream_options: streamOptions } = body;
+  if (typeof model !== "string" || model === "" || model.length > CHAT_INPUT_LIMITS.maxModelChars)
+    throw invalidRequest("model must name a channel", "invalid_model");
+  if (!Array.isArray(messages) || messages.length === 0) throw invalidRequest("messages must be a non-empty array");
+  if (messages.length > CHAT_INPUT_LIMITS.maxMessages)
+    throw invalidRequest(`at most ${CHAT_INPUT_LIMITS.maxMessages} messages`);
+  if (stream !== undefined && stream !== null && typeof stream !== "boolean")
+    throw invalidRequest("stream must be a boolean");
+  const finalMessage = messages[messages.length - 1];
+  if (!isRecord(finalMessage) || finalMessage.role !== "user")
+    throw invalidRequest("the last message must be the user's", "last_message_not_user");
+  const turns = readTurns(messages);
+  const last = turns.pop() as ChatTurn;
+  if (last.text.trim() === "") throw invalidRequest("the last message has no text");
+  return {
+    model,
+    earlier: turns,
+    last: last.text,
+    stream: stream === true,
+    includeUsage: isRecord(streamOptions) && streamOptions.include_usage === true,
+  };
+}
