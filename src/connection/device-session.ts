@@ -29,7 +29,8 @@ import { peekId, tooBig } from "./wire.js";
 import { retryReason } from "./hello-gate.js";
 import { HelloPass } from "./hello-pass.js";
 import { BinaryBacklog } from "./binary-backlog.js";
-import { admitAddress, type BurstHolder, type FrameBurst, queueAfter, spendFrame } from "./intake.js";
+import { admitAddress, type BurstHolder, type FrameBurst, isSmallPing, leaveShares, queueAfter } from "./intake.js";
+import { type Shares, spendFrame } from "./intake.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { SessionServices } from "./session-services.js";
 
@@ -43,6 +44,10 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   readonly #services: SessionServices;
   readonly #conn: Connection;
   readonly #bucket: TokenBucket;
+  /** Its shares of its address's and owner's frame budgets. */
+  readonly #shares: Shares = {};
+  /** How often it may ping outside the budgets; made at the first ping. */
+  #pings: TokenBucket | undefined;
   /** The frames queued and not yet worked off; none while the connection is idle. */
   #burst: FrameBurst | undefined;
   #state: "hello" | "ready" | "closed" = "hello";
@@ -92,7 +97,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     const remote = this.#conn.context.remoteAddress;
     if (remote !== undefined) {
       const address = addressKey(remote);
-      const refusal = admitAddress(this.#services, address);
+      const refusal = admitAddress(this.#services, address, this.#shares);
       if (refusal !== undefined) return this.#refuseBusy(refusal);
       this.#address = address;
     }
@@ -132,7 +137,11 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
       if (!this.#pass.enter(text.length)) return this.#shed(text);
       if (this.#pass.waiting) this.#enqueue(() => this.#pass.waitForPlace(() => this.#isClosed()));
     }
-    if (!this.#spend(text.length)) {
+    if (this.#state === "ready" && isSmallPing(text)) {
+      // Answered whatever the budgets hold; a connection that pings past its own rate is closed.
+      this.#pings ??= new TokenBucket(this.#services.options.rateLimit, this.#services.options.now);
+      if (!this.#pings.take()) return this.#refuseBusy("too many pings; slow down", peekId(text), "too many pings");
+    } else if (!this.#spend(text.length)) {
       return this.#sendError(new GatewayError("rate_limited", "too many frames; slow down"), peekId(text));
     }
     this.#enqueue(() => this.#handleText(text));
@@ -166,8 +175,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
 
   /** The frame budgets, checked on arrival from the first frame on: a flood is refused before work is queued for it. */
   #spend(size: number): boolean {
-    const from = { conn: this.#conn, bucket: this.#bucket, address: this.#address, owner: this.#owner };
-    return spendFrame(this.#services, from, size);
+    return spendFrame(this.#services, { conn: this.#conn, bucket: this.#bucket, shares: this.#shares }, size);
   }
 
   closed(): void {
@@ -179,6 +187,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#pass.ended();
     this.#delivery.stop();
     if (this.#address !== undefined) this.#services.addresses.release(this.#address);
+    leaveShares(this.#shares);
     this.#admission.stop();
     this.#uploads?.dropAll();
     if (this.#attached !== undefined) this.#services.detach(this.#attached, this);
@@ -277,6 +286,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     clearTimeout(this.#helloTimer);
     this.#helloTimer = undefined;
     this.#owner = auth.owner;
+    this.#shares.owner = this.#services.budgets.framesPerOwner.join(auth.owner);
     this.#user = auth.user;
     this.#device = device;
     this.#state = "ready";
@@ -324,8 +334,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#refuse(new GatewayError("rate_limited", `the server is busy; try again in ${ms} ms`), close, peekId(text));
   }
 
-  #refuseBusy(message: string, requestId?: RequestId): void {
-    this.#refuse(new GatewayError("rate_limited", message), BUSY_CLOSE, requestId);
+  #refuseBusy(message: string, requestId?: RequestId, reason = BUSY_CLOSE.reason): void {
+    this.#refuse(new GatewayError("rate_limited", message), { code: BUSY_CLOSE.code, reason }, requestId);
   }
 
   #refuseAuth(error: GatewayError, requestId?: RequestId): void {

@@ -5,10 +5,9 @@
  * @module
  */
 import type { Logger } from "../contracts/logger.js";
-import type { Owner } from "../protocol/ids.js";
 import { LoopShare } from "../support/loop-share.js";
 import type { ConnectionCount } from "./connection-count.js";
-import type { SharedBudgets } from "./shared-budgets.js";
+import type { FairShare, SharedBudgets } from "./shared-budgets.js";
 import { frameCost, type RateLimit, type TokenBucket } from "./token-bucket.js";
 import { throttleReads, type Pausable } from "./read-pause.js";
 
@@ -22,43 +21,71 @@ export interface IntakeServices {
   readonly log: Logger;
 }
 
+/** A connection's draws on the frame budgets it shares (docs/PROTOCOL.md §2.4), from when it counts against each. */
+export interface Shares {
+  address?: FairShare;
+  owner?: FairShare;
+}
+
 /**
  * Counts a new connection against its client address: undefined when it may stay (then
- * `services.addresses` counts it until it is released), else why it is refused.
+ * `services.addresses` counts it until it is released, and it draws on the address's frame budget
+ * through `shares`), else why it is refused.
  */
-export function admitAddress(services: IntakeServices, address: string): string | undefined {
+export function admitAddress(services: IntakeServices, address: string, shares: Shares): string | undefined {
   // Before the socket counts anywhere: a refused one costs nothing but this reply.
   if (!services.budgets.connectsPerAddress.take(address)) {
     return "too many new connections from this address; reconnect with backoff";
   }
   const most = services.options.maxConnectionsPerIp;
   if (!services.addresses.tryAdd(address, most)) return `too many connections from this address (at most ${most})`;
+  shares.address = services.budgets.framesPerAddress.join(address);
   return undefined;
 }
 
-/** A connection's side of {@link spendFrame}: its socket, own budget, client address and owner. */
+/** The connection closed: the others of its address and owner share their budgets without it. */
+export function leaveShares(shares: Shares): void {
+  shares.address?.leave();
+  shares.owner?.leave();
+}
+
+/** A connection's side of {@link spendFrame}: its socket, own budget, and its shares of its address's and owner's. */
 export interface FrameSpender {
   readonly conn: Pausable;
   readonly bucket: TokenBucket;
-  readonly address: string | undefined;
-  readonly owner: Owner | undefined;
+  readonly shares: Shares;
 }
 
 /**
- * One frame of `size` characters (bytes, for binary) against the connection's own budget and the
- * budgets it shares with the other connections of its address and, after `hello`, of its owner:
- * reconnecting refills only its own. A large frame weighs more ({@link frameCost}). Past a budget
- * the connection stops reading for as long as its own budget takes to earn the frame back.
+ * One frame of `size` characters (bytes, for binary) against the connection's own budget and its
+ * fair shares of the budgets of its address and, after `hello`, of its owner: reconnecting refills
+ * only its own, and a neighbour past its share is refused before it can spend this one's. A large
+ * frame weighs more ({@link frameCost}). Past a budget the connection stops reading for as long as
+ * its own budget takes to earn the frame back.
  */
 export function spendFrame(services: IntakeServices, from: FrameSpender, size: number): boolean {
   const cost = frameCost(size);
-  const { budgets } = services;
-  const spent =
-    from.bucket.take(cost) &&
-    (from.address === undefined || budgets.framesPerAddress.take(from.address, cost)) &&
-    (from.owner === undefined || budgets.framesPerOwner.take(from.owner, cost));
+  const { address, owner } = from.shares;
+  const spent = from.bucket.take(cost) && (address?.take(cost) ?? true) && (owner?.take(cost) ?? true);
   if (!spent) throttleReads(from.conn, (cost * 1000) / services.options.rateLimit.perSecond);
   return spent;
+}
+
+/** A `ping` this long or shorter is answered outside the frame budgets; one with more in it is an ordinary frame. */
+const PING_MAX_CHARS = 1_024;
+
+/**
+ * Whether a frame's text is a small `ping` (docs/PROTOCOL.md §2.4): never refused for a budget, so
+ * a device can tell a live connection from a dead one whatever its neighbours send. Parsed only
+ * when short and naming `ping`, so a flood of other frames costs no second parse.
+ */
+export function isSmallPing(text: string): boolean {
+  if (text.length > PING_MAX_CHARS || !text.includes('"ping"')) return false;
+  try {
+    return (JSON.parse(text) as { type?: unknown }).type === "ping";
+  } catch {
+    return false;
+  }
 }
 
 /**

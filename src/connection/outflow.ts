@@ -97,13 +97,28 @@ export class Outflow {
         this.#scheduleDrain(paced > 0 ? paced : DRAIN_POLL_MS);
         return;
       }
-    } else if (frame.type === "message.stop" || frame.type === "message") {
-      this.#pendingUpdates?.delete(frame.payload.message_id as string);
+    } else if (this.#pendingUpdates !== undefined) this.#before(frame);
+    this.#write(frame, requestId);
+  }
+
+  /**
+   * Before `frame`, which is no update, while updates are held: those it ends are dropped, and
+   * the others go first unless the socket is past the soft limit. Held back only for a delta
+   * device's pace, an update would otherwise reach the device after the frames that followed it:
+   * a joining device got the running answer's text after the asks and `lane.queue`
+   * (docs/PROTOCOL.md §14.3).
+   */
+  #before(frame: OutgoingFrame): void {
+    const pending = this.#pendingUpdates!;
+    if (frame.type === "message.stop" || frame.type === "message") {
+      pending.delete(frame.payload.message_id as string);
     } else if (frame.type === "message.deleted" && Array.isArray(frame.payload.message_ids)) {
       // A held update written after the delete would re-create the message (docs/PROTOCOL.md §4.5).
-      for (const id of frame.payload.message_ids) this.#pendingUpdates?.delete(id as string);
+      for (const id of frame.payload.message_ids) pending.delete(id as string);
     }
-    this.#write(frame, requestId);
+    if (this.#conn.bufferedAmount > this.#limits.softBytes) return;
+    this.#pendingUpdates = undefined;
+    for (const update of pending.values()) this.#write(update);
   }
 
   /** Onto the socket; for a delta device, an update becomes the appends to what it holds. */

@@ -45,6 +45,17 @@ export class TokenBucket {
     return true;
   }
 
+  /**
+   * Takes `cost` tokens whether or not they are there, down to one burst in debt: a frame that a
+   * connection's fair share of a shared budget allowed (docs/PROTOCOL.md §2.4) still counts, so
+   * the others' frames past their share wait until the debt is earned back.
+   */
+  charge(cost = 1): void {
+    this.#refill();
+    const burst = this.#limit.burst;
+    this.#tokens = Math.max(-burst, this.#tokens - Math.min(cost, burst));
+  }
+
   /** True when the bucket holds its whole burst again, as a new one would. */
   full(): boolean {
     this.#refill();

@@ -143,8 +143,10 @@ async function serve(
 const NO_LANES: ReadonlyMap<string, StoredMessage[]> = new Map();
 
 /**
- * The waiting messages of each of the owner's lanes (of one lane with `lane`), in the order they
- * will run: answers already streaming are not waiting, nor the ids in `running`.
+ * The waiting messages of each of the owner's lanes (of one lane with `lane`), oldest first, as
+ * `lane.queue` lists them (docs/PROTOCOL.md §14.4): answers already streaming are not waiting, nor
+ * the ids in `running`, nor a message sent with `when_busy: "interrupt"`, which takes the lane over
+ * at once (it stops the running turn and is answered next), like the one being answered.
  */
 export async function waitingByLane(
   services: QueueServices,
@@ -161,12 +163,12 @@ export async function waitingByLane(
   for (const { owner: of, message } of streaming) if (of === owner && message.reply_to) answered.add(message.reply_to);
   const byLane = new Map<string, StoredMessage[]>();
   for (const { owner: of, message } of waiting) {
-    if (of !== owner || answered.has(message.message_id)) continue;
+    if (of !== owner || answered.has(message.message_id) || message.interrupt === true) continue;
     if (lane && (message.chat_id !== lane.chat_id || message.thread_id !== lane.thread_id)) continue;
     const key = laneKey(owner, message);
     byLane.set(key, [...(byLane.get(key) ?? []), message]);
   }
-  for (const list of byLane.values()) list.sort(queueOrder);
+  for (const list of byLane.values()) list.sort(oldestFirst);
   return byLane;
 }
 
@@ -205,11 +207,12 @@ export async function publishQueue(
 
 /** Lane order: a message sent with `when_busy: "interrupt"` first, then oldest first. */
 export function queueOrder(a: StoredMessage, b: StoredMessage): number {
-  return (
-    Number(b.interrupt === true) - Number(a.interrupt === true) ||
-    a.ts - b.ts ||
-    (a.message_id < b.message_id ? -1 : a.message_id > b.message_id ? 1 : 0)
-  );
+  return Number(b.interrupt === true) - Number(a.interrupt === true) || oldestFirst(a, b);
+}
+
+/** By time, then by id where times tie. */
+function oldestFirst(a: StoredMessage, b: StoredMessage): number {
+  return a.ts - b.ts || (a.message_id < b.message_id ? -1 : a.message_id > b.message_id ? 1 : 0);
 }
 
 /** The job's own message only, if it still waits (not deleted meanwhile, not answered by a restart's recovery). */

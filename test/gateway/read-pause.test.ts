@@ -48,7 +48,7 @@ function slowMediaStore() {
 /**
  * A device whose frame budget is spent (hello and media.upload.start take both tokens, and it
  * earns no more while the test runs) holding both reasons at once: its upload's chunks wait for
- * the store past the backlog's bound, and the ping sent right behind them, read from the same
+ * the store past the backlog's bound, and the request sent right behind them, read from the same
  * batch of bytes, is refused for the budget. Resolves once that refusal has arrived.
  */
 async function holdBoth(store: MediaStore): Promise<Client> {
@@ -65,11 +65,11 @@ async function holdBoth(store: MediaStore): Promise<Client> {
     },
     "up",
   );
-  // One write: the ping is already read when the chunks before it stop the reading.
+  // One write: the request is already read when the chunks before it stop the reading.
   const socket = (c.ws as any)._socket;
   socket.cork();
   for (let at = 0; at < CHUNKS; at++) c.raw(Buffer.from(encodeChunk("m", at, new Uint8Array([at % 256]))));
-  c.send("ping", {}, "refused");
+  c.send("channel.list", {}, "refused");
   socket.uncork();
   const refused = await c.waitFor((f) => f.id === "refused", 10_000);
   expect(refused).toMatchObject({ type: "error", payload: { code: "rate_limited" } });
@@ -83,7 +83,7 @@ describe("reading paused for two reasons at once", () => {
   it("read pause - the refusal's pause ends first: the socket stays paused until the chunks are worked off, then reads again", async () => {
     const slow = slowMediaStore();
     const c = await holdBoth(slow.store);
-    c.send("ping", {}, "probe");
+    c.send("channel.list", {}, "probe");
     // Past the refusal's pause: only the chunks waiting for the store hold the socket now.
     await sleep(THROTTLE_MAX_MS + 500);
     const order: string[] = [];
@@ -101,7 +101,7 @@ describe("reading paused for two reasons at once", () => {
   it("read pause - the chunks are worked off first: the socket reads again once the refusal's pause ends", async () => {
     const slow = slowMediaStore();
     const c = await holdBoth(slow.store);
-    c.send("ping", {}, "probe");
+    c.send("channel.list", {}, "probe");
     slow.release();
     await until(() => slow.written() === CHUNKS, "every chunk written", 10_000);
     expect(await c.waitFor(isRefusal("probe"), 10_000)).toMatchObject({ type: "error", id: "probe" });

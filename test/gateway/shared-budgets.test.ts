@@ -23,22 +23,25 @@ async function raw(url: string, address: string): Promise<Client> {
 
 const byHeader = { clientAddress: (req: { headers: Record<string, unknown> }) => String(req.headers["x-client"]) };
 
-/** Sends `count` pings at once and says how many were answered and how many refused. */
-async function pings(c: Client, count: number): Promise<{ answered: number; refused: number }> {
+/**
+ * Sends `count` small requests at once and says how many were answered and how many refused. Not
+ * pings: a small ping is answered outside the budgets (docs/PROTOCOL.md §2.4).
+ */
+async function requests(c: Client, count: number): Promise<{ answered: number; refused: number }> {
   const from = c.frames.length;
   const ids = Array.from({ length: count }, (_, i) => `p${from}-${i}`);
-  for (const id of ids) c.send("ping", {}, id);
+  for (const id of ids) c.send("channel.list", {}, id);
   await c.waitFor(() => ids.every((id) => c.frames.some((f) => f.id === id)), 5000, from);
   const replies = c.frames.slice(from).filter((f) => ids.includes(f.id!));
   return {
-    answered: replies.filter((f) => f.type === "pong").length,
+    answered: replies.filter((f) => f.type === "channel.list").length,
     refused: replies.filter((f) => f.payload?.code === "rate_limited").length,
   };
 }
 
 describe("shared budgets", () => {
   it("budgets - churning connections from one address does not refill its frame budget; another address has its own", async () => {
-    // The per-connection budget alone would answer every ping of every new connection.
+    // The per-connection budget alone would answer every request of every new connection.
     h = await startGateway(
       { rateLimit: { perSecond: 1000, burst: 1000 }, rateLimitPerAddress: { perSecond: 0.001, burst: 30 } },
       byHeader,
@@ -48,7 +51,7 @@ describe("shared budgets", () => {
     for (let round = 0; round < 4; round++) {
       const c = await raw(h.url, "10.0.0.1");
       const hello = await c.request("hello", { token: "", device_id: `churn-${round}` });
-      if (hello.type === "hello.ok") answered += 1 + (await pings(c, 20)).answered;
+      if (hello.type === "hello.ok") answered += 1 + (await requests(c, 20)).answered;
       else {
         expect(hello.payload.code).toBe("rate_limited");
         refusedHellos++;
@@ -59,7 +62,7 @@ describe("shared budgets", () => {
     expect(refusedHellos).toBeGreaterThan(0);
     const other = await raw(h.url, "10.0.0.2");
     expect((await other.request("hello", { token: "", device_id: "other" })).type).toBe("hello.ok");
-    expect(await pings(other, 20)).toEqual({ answered: 20, refused: 0 });
+    expect(await requests(other, 20)).toEqual({ answered: 20, refused: 0 });
   });
 
   it("budgets - one owner's connections share a budget across addresses, counted after hello", async () => {
@@ -69,10 +72,10 @@ describe("shared budgets", () => {
     );
     const a = await raw(h.url, "10.0.0.1");
     expect((await a.request("hello", { token: "", device_id: "a" })).type).toBe("hello.ok");
-    expect(await pings(a, 15)).toEqual({ answered: 10, refused: 5 });
+    expect(await requests(a, 15)).toEqual({ answered: 10, refused: 5 });
     const b = await raw(h.url, "10.0.0.2");
     expect((await b.request("hello", { token: "", device_id: "b" })).type).toBe("hello.ok");
-    expect(await pings(b, 5)).toEqual({ answered: 0, refused: 5 });
+    expect(await requests(b, 5)).toEqual({ answered: 0, refused: 5 });
   });
 
   it("budgets - new connections past the connect rate of an address are refused rate_limited with close 4429", async () => {
@@ -125,7 +128,7 @@ describe("shared budgets", () => {
     for (let i = 0; i < 9; i++) answers.push(await big(a, `a${i}`));
     expect(answers).toEqual([...Array(8).fill("pong"), "error"]);
     // Small frames still pass on what is left: the weight is the frame's, not a penalty.
-    expect((await pings(a, 3)).answered).toBe(3);
+    expect((await requests(a, 3)).answered).toBe(3);
     // The owner's budget (62, from after hello) is spent by weight too: the first connection
     // spent 59 of it, so a second one of the owner has not enough left for a large frame.
     const b = await Client.connect(h.url);
@@ -153,5 +156,71 @@ describe("shared budgets", () => {
     // Every frame is answered in the end, in order: nothing read is lost.
     await flood.waitFor(() => answered() === 4, 10_000);
     expect(flood.frames.slice(1).map((f) => f.type ?? f.payload?.code)).toEqual(["pong", "error", "error", "error"]);
+  });
+
+  /**
+   * Eight connections of one owner, from one address, flood bad and valid frames; a ninth device
+   * of the owner pings and sends messages between their floods. The clock is stopped but for the
+   * steps the test takes, and each step the flooders go first, so before a shared budget was
+   * divided they spent everything it earned before the quiet device asked for any of it.
+   */
+  async function floodAndQuiet(shared: "rateLimitPerOwner" | "rateLimitPerAddress") {
+    let now = 1_000_000;
+    const unbounded = { perSecond: 1e9, burst: 1e9 };
+    const other = shared === "rateLimitPerOwner" ? "rateLimitPerAddress" : "rateLimitPerOwner";
+    h = await startGateway({ now: () => now, [other]: unbounded });
+    const quiet = await Client.connect(h.url, { device_id: "quiet" });
+    open.push(quiet);
+    const flooders: Client[] = [];
+    for (let i = 0; i < 8; i++) flooders.push(await Client.connect(h.url, { device_id: `flooder-${i}` }));
+    open.push(...flooders);
+    let sent = 0;
+    /** Each flooder writes `count` frames as fast as its socket takes them; resolves once all are answered. */
+    const flood = (count: number) =>
+      Promise.all(
+        flooders.map((c) => {
+          const ids = Array.from({ length: count }, () => `f${++sent}`);
+          for (const [i, id] of ids.entries()) {
+            c.raw(JSON.stringify(i % 2 ? { type: "channel.list", id } : { type: "no.such.frame", id, payload: 7 }));
+          }
+          return c.waitFor(() => ids.every((id) => c.frames.some((f) => f.id === id)), 30_000);
+        }),
+      );
+    await flood(80); // past every burst: the shared budget is spent
+    const answers: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      now += 200;
+      await flood(12);
+      answers.push((await quiet.request("ping", { ts: i }, 30_000)).type);
+      now += 200;
+      await flood(12);
+      const echo = await quiet.request("message.send", { chat_id: "default", text: `quiet ${i}` }, 30_000);
+      answers.push(echo.type === "message" ? "message" : String(echo.payload.code));
+    }
+    expect(answers).toEqual(Array.from({ length: 20 }, () => ["pong", "message"]).flat());
+    // The flooders are the ones refused, every one of them.
+    for (const c of flooders)
+      expect(c.frames.filter((f) => f.payload?.code === "rate_limited").length).toBeGreaterThan(100);
+  }
+
+  it("budgets - a flooding device spends its share of its owner's budget, never its owner's quiet device's", async () => {
+    await floodAndQuiet("rateLimitPerOwner");
+  }, 120_000);
+
+  it("budgets - a flooding connection spends its share of its address's budget, never a quiet neighbour's", async () => {
+    await floodAndQuiet("rateLimitPerAddress");
+  }, 120_000);
+
+  it("budgets - a small ping is answered past the frame budget; a connection that pings past its own rate is closed 4429", async () => {
+    const now = 1_000_000;
+    // A stopped clock: neither budget earns anything back while the test runs.
+    h = await startGateway({ now: () => now, rateLimit: { perSecond: 1, burst: 6 } });
+    const c = await Client.connect(h.url);
+    open.push(c);
+    expect(await requests(c, 8)).toEqual({ answered: 5, refused: 3 });
+    for (let i = 0; i < 6; i++) expect((await c.request("ping", { ts: i })).payload).toEqual({ ts: i });
+    c.send("ping", {}, "one-too-many");
+    expect(await c.closedPromise).toBe(4429);
+    expect(c.frames.at(-1)).toMatchObject({ type: "error", id: "one-too-many", payload: { code: "rate_limited" } });
   });
 });

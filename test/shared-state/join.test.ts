@@ -1,6 +1,7 @@
 // Every device, the same conversation (docs/PROTOCOL.md §14.3, §14.4) through the wire: a device
-// joining mid-turn sees the running answer, its running tools, the open ask and the lane's queue;
-// turn.stop from another device; when_busy interrupt; a waiting message deleted.
+// joining mid-turn sees the running answer, its running tools, the open ask and the lane's queue,
+// in that order (also with caps.delta); turn.stop from another device; when_busy interrupt (the
+// queue stays oldest first); a waiting message deleted.
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentRuntime } from "chat-gateway";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
@@ -136,6 +137,37 @@ describe("joining mid-flight", () => {
     await a.waitFor((f) => f.type === "lane.queue" && f.payload.message_ids.length === 0);
   });
 
+  it("join - a caps.delta device joining a running turn with an open ask and a waiting message gets the turn's frames, then the ask, then lane.queue, also after sync.done", async () => {
+    // A delta device's updates are paced (docs/PROTOCOL.md §12); a long pace holds the second
+    // join's update for the whole test unless nothing may overtake it.
+    harness = await startGateway({
+      storage: sqlJsStorage({ dir: await tempDir() }),
+      runtime: slowRuntime,
+      deltaUpdateIntervalMs: 60_000,
+    });
+    const a = await Client.connect(harness.url, { caps: { pickers: true } });
+    await a.request("message.send", { chat_id: "default", text: "ask" });
+    await a.waitFor((f) => f.type === "picker.approval", 10_000);
+    const waiting = await a.request("message.send", { chat_id: "default", text: "after the ask" });
+    await a.waitFor((f) => f.type === "lane.queue" && f.payload.message_ids.length === 1);
+    for (const caps of [{ delta: true, pickers: true }, { delta: true }, { pickers: true }]) {
+      const b = await Client.connect(harness.url, { caps });
+      const ask = caps.pickers ? "picker.approval" : "notification";
+      const expected = ["message.start", "message.update", "tool.start", ask, "lane.queue"];
+      // Right after hello.ok, and again right after sync.done (docs/PROTOCOL.md §14.3).
+      for (const after of ["hello.ok", "sync.done"]) {
+        const from = b.frames.findIndex((f) => f.type === after) + 1;
+        await b.waitFor((f) => f.type === "lane.queue", 10_000, from);
+        const kinds = b.frames.slice(from).map((f: Frame) => f.type);
+        expect(kinds.slice(0, expected.length), `${JSON.stringify(caps)} after ${after}`).toEqual(expected);
+        expect(b.frames.find((f, i) => i >= from && f.type === "lane.queue")!.payload.message_ids).toEqual([
+          waiting.payload.message_id,
+        ]);
+        if (after === "hello.ok") await b.request("sync", { cursor: 0 });
+      }
+    }
+  });
+
   it("join - where nothing waits a joiner costs the storage one queue read, not two; with a message waiting it also reads what is streaming", async () => {
     const reads = { waitingTurns: 0, unfinishedMessages: 0 };
     const storage = sqlJsStorage({ dir: await tempDir() });
@@ -190,6 +222,31 @@ describe("stopping and interrupting", () => {
     expect((await b.request("turn.stop", { chat_id: "nope" })).payload.code).toBe("not_found");
   });
 
+  it("when_busy - while an interrupting message takes the lane over, lane.queue lists only the older waiting messages, oldest first", async () => {
+    const h = await gateway();
+    const a = await Client.connect(h.url);
+    const first = await a.request("message.send", { chat_id: "default", text: long });
+    await a.waitFor((f) => f.type === "message.update", 10_000);
+    const older = await a.request("message.send", { chat_id: "default", text: "patient" });
+    const newer = await a.request("message.send", { chat_id: "default", text: "older still waits" });
+    const from = a.frames.length;
+    const urgent = await a.request("message.send", { chat_id: "default", text: "urgent", when_busy: "interrupt" });
+    const [patient, later, now] = [older, newer, urgent].map((e) => e.payload.message_id);
+    await a.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === first.payload.message_id, 20_000);
+    // A device joining while the interrupting answer runs sees the same queue.
+    const b = await Client.connect(h.url);
+    await b.waitFor((f) => f.type === "lane.queue");
+    await a.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === later, 30_000);
+    const queues = a.frames
+      .slice(from)
+      .filter((f) => f.type === "lane.queue")
+      .map((f) => f.payload.message_ids);
+    expect(queues.length).toBeGreaterThan(0);
+    // Every list oldest first, and the interrupting message, answered at once, in none of them.
+    for (const ids of queues) expect(ids).toEqual([patient, later].filter((id) => ids.includes(id)));
+    expect(queues.flat()).not.toContain(now);
+    expect(b.of("lane.queue")[0].payload.message_ids).toEqual([patient, later]);
+  });
   it("when_busy - interrupt stops the running answer and runs ahead of the waiting message; steer on a runtime without it is refused and stores nothing", async () => {
     const h = await gateway();
     const a = await Client.connect(h.url);
