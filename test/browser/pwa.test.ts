@@ -236,7 +236,7 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
     await poll(() => page.getByText("You said: Is the deploy done?").count()).toBeGreaterThan(0);
   });
 
-  it("pairing a second browser profile from the QR code's URL signs it in without a password; revoking it signs it out at once", async () => {
+  it("pairing a second browser profile from the QR code's URL asks to join alice, then signs it in without a password; revoking it signs it out at once", async () => {
     await page.getByRole("button", { name: "Settings" }).click();
     await page.getByRole("button", { name: "Pair a device" }).click();
     const url = (await page.locator(".pair-url").getAttribute("href"))!;
