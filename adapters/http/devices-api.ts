@@ -1,6 +1,7 @@
 /**
  * The paired-device endpoints of docs/PROTOCOL.md §16: `POST /api/devices/pair`,
- * `POST /api/devices/redeem`, `GET /api/devices` and `DELETE /api/devices/{device_id}`.
+ * `POST /api/devices/lookup`, `POST /api/devices/redeem`, `GET /api/devices` and
+ * `DELETE /api/devices/{device_id}`.
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -18,6 +19,7 @@ import {
 } from "./device-store.js";
 import { clientIp, isTls } from "./gate.js";
 import type { PairingCodes } from "./pairing-codes.js";
+import { endReplaced, mayReplace, refuseOtherSite } from "./redeem-guard.js";
 
 /** What the device endpoints need besides the login context. */
 export interface DevicesContext {
@@ -72,40 +74,92 @@ function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: string
 }
 
 /**
- * `POST /api/devices/redeem {code, device_name?}`: no session needed, so it is budgeted per
- * address, locked out like a login, and a wrong, used or expired code counts as a failed login.
+ * The pairing budget and lockout of the client address, shared by the look-up and the redeem so
+ * that looking codes up guesses no faster than redeeming them: its address block, or undefined
+ * after answering 429.
  */
-async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function admitted(
+  dctx: DevicesContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  now: number,
+): Promise<string | undefined> {
   const ctx = dctx.auth;
-  if (refuseMethod(req, res, "POST") || refuseCrossSite(ctx, req, res)) return;
   const ip = addressKey(clientIp(req, ctx.trustProxy));
-  const now = ctx.clock();
   const retryAfter = dctx.redeems.take(ip, now);
   if (retryAfter !== undefined) {
     req.resume();
-    return tooMany(res, "too many pairing attempts from this address; try again later", retryAfter);
+    tooMany(res, "too many pairing attempts from this address; try again later", retryAfter);
+    return undefined;
   }
   const lock = ctx.lockoutStore ? await ctx.lockoutStore.check(ip, now) : ctx.lockout.check(ip, now);
-  if (lock.locked) {
-    req.resume();
-    return tooMany(res, "too many failed logins; try again later", lock.retryAfter);
-  }
+  if (!lock.locked) return ip;
+  req.resume();
+  tooMany(res, "too many failed logins; try again later", lock.retryAfter);
+  return undefined;
+}
+
+/** A wrong, used or expired code: a failed login of the address (docs/PROTOCOL.md §9.6), answered 401. */
+async function refuseCode(ctx: AuthContext, ip: string, now: number, res: ServerResponse): Promise<void> {
+  if (ctx.lockoutStore) await ctx.lockoutStore.fail(ip, now);
+  else ctx.lockout.fail(ip, now);
+  sendJson(res, 401, { error: "invalid, used or expired pairing code" });
+}
+
+/**
+ * `POST /api/devices/lookup {code}`: the account and device name a code would pair this browser
+ * with, without using it up, so that the person is asked before the redeem.
+ */
+async function lookup(dctx: DevicesContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const ctx = dctx.auth;
+  if (refuseMethod(req, res, "POST") || refuseCrossSite(ctx, req, res) || refuseOtherSite(req, res)) return;
+  const now = ctx.clock();
+  const ip = await admitted(dctx, req, res, now);
+  if (ip === undefined) return;
+  const body = await bodyOf(ctx, req, res);
+  if (body === undefined) return;
+  if (typeof body.code !== "string" || body.code.length > 64) return sendJson(res, 400, { error: "send {code}" });
+  const pending = dctx.codes.peek(body.code, Math.floor(now / 1000));
+  const { users } = await ctx.enabled();
+  if (pending === undefined || !users.has(pending.username)) return refuseCode(ctx, ip, now, res);
+  sendJson(res, 200, { username: pending.username, name: pending.name, expires_at: pending.expires_at });
+}
+
+/**
+ * `POST /api/devices/redeem {code, confirm: true, device_name?, replace_session?}`: no session
+ * needed, so it is budgeted per address, locked out like a login, and a wrong, used or expired
+ * code counts as a failed login. `confirm` says the person was asked; a signed-in session of
+ * another user is replaced (and signed out) only with `replace_session: true`.
+ */
+async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const ctx = dctx.auth;
+  if (refuseMethod(req, res, "POST") || refuseCrossSite(ctx, req, res) || refuseOtherSite(req, res)) return;
+  const now = ctx.clock();
+  const ip = await admitted(dctx, req, res, now);
+  if (ip === undefined) return;
   const body = await bodyOf(ctx, req, res);
   if (body === undefined) return;
   const name = nameOf(body.device_name, "");
+  const replace = body.replace_session ?? false;
   if (typeof body.code !== "string" || body.code.length > 64 || name === undefined) {
     return sendJson(res, 400, {
-      error: `send {code, device_name?}: a code string and a name of 1 to ${MAX_NAME} characters`,
+      error: `send {code, confirm: true, device_name?}: a code string and a name of 1 to ${MAX_NAME} characters`,
     });
   }
+  if (body.confirm !== true || typeof replace !== "boolean") {
+    return sendJson(res, 400, {
+      error:
+        "send confirm: true (and replace_session: true or false) once the person agreed to join the code's account",
+    });
+  }
+  const current = await ctx.sessionOf(req);
   const seconds = Math.floor(now / 1000);
+  const open = dctx.codes.peek(body.code, seconds);
+  if (open !== undefined && !mayReplace(current, open.username, replace, res)) return;
   const pending = dctx.codes.take(body.code, seconds);
   const { users } = await ctx.enabled();
-  if (pending === undefined || !users.has(pending.username)) {
-    if (ctx.lockoutStore) await ctx.lockoutStore.fail(ip, now);
-    else ctx.lockout.fail(ip, now);
-    return sendJson(res, 401, { error: "invalid, used or expired pairing code" });
-  }
+  if (pending === undefined || !users.has(pending.username)) return refuseCode(ctx, ip, now, res);
+  if (current !== undefined && current.username !== pending.username) await endReplaced(ctx, dctx.devices, current);
   const token = createDeviceToken();
   const device = {
     device_id: createDeviceId(),
@@ -171,6 +225,7 @@ export async function serveDevices(
   res: ServerResponse,
 ): Promise<void> {
   if (pathname === "/api/devices/redeem") return redeem(dctx, req, res);
+  if (pathname === "/api/devices/lookup") return lookup(dctx, req, res);
   const session = (await dctx.auth.enabled()).on ? await dctx.auth.sessionOf(req) : undefined;
   if (session === undefined) {
     req.resume();

@@ -15,6 +15,11 @@ export const PAIRING_CODE_SECONDS = 300;
 /** Codes one user may have open at once; the oldest is dropped past it. */
 const MAX_OPEN_PER_USER = 5;
 
+/** A code as the table keys it: spaces and dashes dropped, upper case. */
+function codeKey(code: string): string {
+  return code.replace(/[\s-]/g, "").toUpperCase();
+}
+
 interface Pending {
   username: string;
   name: string;
@@ -38,9 +43,18 @@ export class PairingCodes {
     return { code, expires_at };
   }
 
+  /**
+   * The pairing of a code that is open and unexpired, else undefined, leaving it open: what the
+   * person is asked to confirm before the redeem uses it up (docs/PROTOCOL.md §16).
+   */
+  peek(code: string, now: number): Pending | undefined {
+    const pending = this.#open.get(codeKey(code));
+    return pending !== undefined && pending.expires_at > now ? pending : undefined;
+  }
+
   /** Uses a code up: its pairing when it is open and unexpired, else undefined. Case and spaces are forgiven. */
   take(code: string, now: number): Pending | undefined {
-    const key = code.replace(/[\s-]/g, "").toUpperCase();
+    const key = codeKey(code);
     const pending = this.#open.get(key);
     if (pending === undefined) return undefined;
     this.#open.delete(key);

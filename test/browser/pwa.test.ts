@@ -236,7 +236,7 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
     await poll(() => page.getByText("You said: Is the deploy done?").count()).toBeGreaterThan(0);
   });
 
-  it("pairing a second browser profile from the QR code's URL signs it in without a password; revoking it signs it out at once", async () => {
+  it("pairing a second browser profile from the QR code's URL asks to join alice, then signs it in without a password; revoking it signs it out at once", async () => {
     await page.getByRole("button", { name: "Settings" }).click();
     await page.getByRole("button", { name: "Pair a device" }).click();
     const url = (await page.locator(".pair-url").getAttribute("href"))!;
@@ -260,6 +260,9 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
       const tab = await tablet.newPage();
       watchProblems(tab, problems);
       await tab.goto(url);
+      // The link asks first, naming the account (test/browser/pairing.test.ts covers the question).
+      await tab.getByRole("dialog", { name: "Join alice on this browser?" }).waitFor({ timeout: 15_000 });
+      await tab.getByRole("button", { name: "Join alice" }).click();
       await tab.locator('.conn[data-state="open"]').waitFor({ timeout: 20_000 });
       expect(await tab.locator("#signin-user").count()).toBe(0);
       expect(new URL(tab.url()).search).toBe(""); // the code is off the address bar

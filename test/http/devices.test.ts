@@ -58,7 +58,7 @@ function redeem(code: string, deviceName = "phone") {
     method: "POST",
     path: "/api/devices/redeem",
     headers: JSON_TYPE,
-    body: JSON.stringify({ code, device_name: deviceName }),
+    body: JSON.stringify({ code, device_name: deviceName, confirm: true }),
   });
 }
 

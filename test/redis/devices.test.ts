@@ -46,7 +46,7 @@ describe.skipIf(!available)("paired devices through Redis", () => {
       method: "POST",
       path: "/api/devices/redeem",
       headers: JSON_TYPE,
-      body: JSON.stringify({ code: code.body.code, device_name: name }),
+      body: JSON.stringify({ code: code.body.code, device_name: name, confirm: true }),
     });
     expect(done.status).toBe(200);
     return done.body;

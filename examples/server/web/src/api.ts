@@ -95,18 +95,44 @@ export function vapidKey(): Promise<{ public_key: string }> {
   return call("/api/push/vapid");
 }
 
+/** Whom a pairing code would sign this browser in as (docs/PROTOCOL.md §16). */
+export interface PairingLookup {
+  username: string;
+  /** The device name the code was made with. */
+  name: string;
+  expires_at: number;
+}
+
 /**
- * Redeem a pairing code: the answer's cookie signs this browser in. Not through `call`: a wrong
- * code answers 401, which here means "that code", not "sign in again".
+ * A post of the pairing endpoints. Not through `call`: a wrong code answers 401, which here means
+ * "that code", not "sign in again".
  */
-export async function redeemPairingCode(code: string, deviceName: string): Promise<void> {
-  const res = await fetch("/api/devices/redeem", {
+async function pairingCall<T>(path: string, body: unknown): Promise<T> {
+  const res = await fetch(path, {
     method: "POST",
     credentials: "same-origin",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ code, device_name: deviceName }),
+    body: JSON.stringify(body),
   });
-  if (res.ok) return;
-  const body = (await res.json().catch(() => ({}))) as { error?: string };
-  throw new Error(body.error ?? `HTTP ${res.status}`);
+  const answer = (await res.json().catch(() => ({}))) as T & { error?: string };
+  if (res.ok) return answer;
+  throw new Error(answer.error ?? `HTTP ${res.status}`);
+}
+
+/** The account a pairing code joins, without using the code up: what the person is asked about. */
+export function lookupPairingCode(code: string): Promise<PairingLookup> {
+  return pairingCall("/api/devices/lookup", { code });
+}
+
+/**
+ * Redeem a pairing code once the person said yes: the answer's cookie signs this browser in.
+ * `replaceSession` is their yes to signing out of the other account this browser is signed in as.
+ */
+export async function redeemPairingCode(code: string, deviceName: string, replaceSession: boolean): Promise<void> {
+  await pairingCall("/api/devices/redeem", {
+    code,
+    device_name: deviceName,
+    confirm: true,
+    replace_session: replaceSession,
+  });
 }

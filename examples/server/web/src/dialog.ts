@@ -49,15 +49,23 @@ export function promptDialog(title: string, label: string, initial = "", confirm
   });
 }
 
-/** Ask a yes/no question; resolves true on confirm. */
-export function confirmDialog(title: string, text: string, confirm = "Delete"): Promise<boolean> {
+/**
+ * Ask a yes/no question; resolves true on confirm, false on cancel or Escape. `text` is one
+ * paragraph or several; the confirm button is red unless `danger` is false.
+ */
+export function confirmDialog(
+  title: string,
+  text: string | readonly string[],
+  confirm = "Delete",
+  { cancel: cancelLabel = "Cancel", danger = true }: { cancel?: string; danger?: boolean } = {},
+): Promise<boolean> {
   return new Promise((resolve) => {
     let result = false;
-    const cancel = h("button", { type: "button", class: "secondary" }, "Cancel");
+    const cancel = h("button", { type: "button", class: "secondary" }, cancelLabel);
     const dialog = modal(
       title,
-      [h("p", null, text)],
-      [cancel, h("button", { type: "submit", class: "danger" }, confirm)],
+      (typeof text === "string" ? [text] : text).map((paragraph) => h("p", { class: "dialog-text" }, paragraph)),
+      [cancel, h("button", { type: "submit", class: danger ? "danger" : undefined }, confirm)],
       () => (result = true),
       () => resolve(result),
     );

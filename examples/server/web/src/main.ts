@@ -2,7 +2,8 @@
 import { App } from "./app.js";
 import { authStatus, handleUnauthorized, Unauthorized } from "./api.js";
 import { h } from "./dom.js";
-import { redeemFromUrl } from "./pairing.js";
+import { infoDialog } from "./dialog.js";
+import { pairFromUrl } from "./pairing.js";
 import { registerServiceWorker, unsubscribePush } from "./pwa.js";
 import { showSignIn } from "./signin.js";
 import { followTheme } from "./theme.js";
@@ -79,10 +80,12 @@ registerServiceWorker();
 
 async function boot(): Promise<void> {
   try {
-    const pairing = await redeemFromUrl();
-    const status = await authStatus();
-    if (status.enabled && !status.user) signIn(pairing);
-    else startApp(status.user);
+    let status = await authStatus();
+    const pairing = await pairFromUrl(status.user);
+    if (pairing !== undefined) status = await authStatus();
+    if (status.enabled && !status.user) return signIn(pairing?.failed);
+    startApp(status.user);
+    if (pairing?.failed) infoDialog("Pairing failed", [h("p", null, pairing.failed)]);
   } catch (error) {
     if (error instanceof Unauthorized) return;
     root.replaceChildren(
