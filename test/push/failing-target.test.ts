@@ -4,6 +4,7 @@
 // subscription is dropped from its device. Time is the gateway's clock, moved by hand.
 import { afterEach, expect, it } from "vitest";
 import { ANONYMOUS_OWNER } from "chat-gateway";
+import { gatewayMetrics } from "chat-gateway/metrics";
 import { generateVapidKeys, webPushSender } from "chat-gateway/push/webpush";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
@@ -73,4 +74,32 @@ it("failing target - a target that keeps failing rests between pushes, doubling,
   await until(async () => (await storage.getDevice(ANONYMOUS_OWNER, "tab"))?.webpush === undefined);
   expect((await storage.getDevice(ANONYMOUS_OWNER, "tab"))?.webpush).toBeUndefined();
   expect(titles()).toEqual(["n1", "n2", "n3", "n4", "n5"]);
+}, 60_000);
+
+it("failing target - a sender counted for metrics still drops a gone subscription (its forget is kept)", async () => {
+  service = await fakePushService();
+  const metrics = gatewayMetrics({ defaultMetrics: false });
+  const storage = memoryStorage();
+  const push = metrics.push(
+    webPushSender({
+      vapid: generateVapidKeys(),
+      subject: "mailto:ops@example.com",
+      agent: service.agent,
+      endpointAllowed: () => true,
+    }),
+  );
+  h = await startGateway({ storage, push: [push], pushRetry: { attempts: 0, backoffMs: 10 } });
+  service.answer("/push/gone", 410);
+  const browser = subscriber(`${service.url}/push/gone`);
+  const tab = await Client.connect(h.url, {
+    device_id: "tab",
+    caps: { push: "webpush" },
+    webpush: browser.subscription,
+  });
+  await tab.close();
+  await h.gateway.notify(ANONYMOUS_OWNER, { kind: "generic", title: "t", body: "b", chat_id: "default" });
+  await until(async () => (await storage.getDevice(ANONYMOUS_OWNER, "tab"))?.webpush === undefined);
+  expect((await storage.getDevice(ANONYMOUS_OWNER, "tab"))?.webpush).toBeUndefined();
+  expect(await metrics.metrics()).toContain('chat_gateway_push_total{kind="webpush",result="failed"} 1');
+  metrics.close();
 }, 60_000);
