@@ -76,6 +76,7 @@ export function wireServices(
       storage,
       bus,
       log,
+      now,
       connectionCount: fanOut.connectionCount,
     }),
     ensureDefaultChannel: channels.ensureDefaultChannel,

@@ -25,7 +25,7 @@ import type { GatewayEvents } from "./options/gateway-events.js";
 import type { Outbox } from "./outbox/outbox.js";
 import { checkedNotification } from "./outbox/notification.js";
 import type { LaneTurn } from "./turn/lanes.js";
-import type { ChatId, Owner, Seq } from "./protocol/ids.js";
+import type { ChatId, MessageId, Owner, Seq } from "./protocol/ids.js";
 import type { GatewayOptions, ResolvedOptions } from "./options/options.js";
 import type { Channel, NotificationKind, StoredMessage } from "./contracts/records.js";
 import type { Lane } from "./contracts/storage.js";
@@ -65,6 +65,12 @@ export interface NotifyInput {
   ts?: number;
   chat_id?: ChatId;
   thread_id?: ChatId | null;
+  /**
+   * The message this notification announces (an automation post, a scheduled run's answer): the
+   * two are one event, pushed once (docs/PROTOCOL.md §15.2), by whichever of them is pushed
+   * first. Not part of the stored `notification` frame.
+   */
+  message_id?: MessageId;
 }
 
 /** Server-side channel management (`gateway.channels`). */
@@ -369,6 +375,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       notification_kind: input.kind,
       chat_id: input.chat_id,
       thread_id: input.thread_id,
+      ...(input.message_id !== undefined ? { message_id: input.message_id } : {}),
     });
     return frame.seq!;
   }

@@ -206,6 +206,8 @@ async function deliver(
     title: post.title ?? hook.name,
     body: preview(post.text),
     chat_id: hook.chat_id,
+    // The posted message is pushed as answers are: with it, the notification is the same push.
+    message_id: messageId,
   });
   sendJson(res, 202, { message_id: messageId });
 }

@@ -24,7 +24,10 @@ export interface GatewayMetrics {
   observe(gateway: Gateway): void;
   /** The storage, each call timed into `chat_gateway_storage_call_duration_seconds{op}`. */
   storage<S extends Storage>(storage: S): S;
-  /** The push sender, each send counted into `chat_gateway_push_total{kind,result}` (`ok`, `failed`). */
+  /**
+   * The push sender, each send counted into `chat_gateway_push_total{kind,result}` (`ok`, `failed`);
+   * its `forget` is kept.
+   */
   push(sender: PushSender): PushSender;
   /** The Prometheus text format of every metric. */
   metrics(): Promise<string>;
@@ -88,19 +91,7 @@ export function gatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetr
       });
     },
     storage: (storage) => timedStorage(storage, (op, seconds) => storageCalls.observe({ op }, seconds)),
-    push: (sender) => ({
-      name: sender.name,
-      accepts: (device) => sender.accepts(device),
-      send: async (owner, device, message) => {
-        try {
-          await sender.send(owner, device, message);
-          pushes.inc({ kind: sender.name, result: "ok" });
-        } catch (error) {
-          pushes.inc({ kind: sender.name, result: "failed" });
-          throw error;
-        }
-      },
-    }),
+    push: (sender) => countedPush(sender, pushes),
     metrics: () => registry.metrics(),
     handler: () => (req, res) => {
       const path = (req.url ?? "/").split("?", 1)[0];
@@ -119,6 +110,28 @@ export function gatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetr
       registry.clear();
     },
   };
+}
+
+/**
+ * The sender, each send counted. Everything else is the sender's own: its `forget`, without which
+ * the gateway could not drop a gone or failing target (docs/PROTOCOL.md §6).
+ */
+function countedPush(sender: PushSender, pushes: Counter<"kind" | "result">): PushSender {
+  const counted: PushSender = {
+    name: sender.name,
+    accepts: (device) => sender.accepts(device),
+    send: async (owner, device, message) => {
+      try {
+        await sender.send(owner, device, message);
+        pushes.inc({ kind: sender.name, result: "ok" });
+      } catch (error) {
+        pushes.inc({ kind: sender.name, result: "failed" });
+        throw error;
+      }
+    },
+  };
+  if (sender.forget) counted.forget = sender.forget.bind(sender);
+  return counted;
 }
 
 /** The metrics read from `gateway.stats()` when scraped: gauges of load, counters of traffic. */

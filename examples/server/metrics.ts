@@ -2,13 +2,15 @@
 // listener of its own, on the server's host, so the port can stay closed to the public.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Gateway, Storage } from "chat-gateway";
+import type { Gateway, PushSender, Storage } from "chat-gateway";
 import { gatewayMetrics, type GatewayMetrics } from "chat-gateway/metrics";
 import { HTTP_TIMEOUTS, type ServerConfig } from "./config.js";
 
 /** The metrics of the example server, or pass-throughs without --metrics-port. */
 export interface ServerMetrics {
   storage(storage: Storage): Storage;
+  /** The push senders, each send counted into `chat_gateway_push_total`. */
+  push(senders: PushSender[]): PushSender[];
   /** Count the gateway and start listening; resolves with the metrics URL (undefined when off). */
   start(gateway: Gateway): Promise<string | undefined>;
   close(): Promise<void>;
@@ -16,11 +18,17 @@ export interface ServerMetrics {
 
 export function serverMetrics(config: ServerConfig): ServerMetrics {
   if (config.metricsPort === undefined)
-    return { storage: (storage) => storage, start: async () => undefined, close: async () => undefined };
+    return {
+      storage: (storage) => storage,
+      push: (senders) => senders,
+      start: async () => undefined,
+      close: async () => undefined,
+    };
   const metrics: GatewayMetrics = gatewayMetrics();
   const server = http.createServer(HTTP_TIMEOUTS, metrics.handler());
   return {
     storage: (storage) => metrics.storage(storage),
+    push: (senders) => senders.map((sender) => metrics.push(sender)),
     async start(gateway) {
       metrics.observe(gateway);
       await new Promise<void>((resolve, reject) => {

@@ -36,13 +36,18 @@ async function fcmSender(file: string): Promise<PushSender> {
   return fcmPushSender({ serviceAccount: JSON.parse(await readFile(file, "utf8")) });
 }
 
-export async function serverPush(config: ServerConfig): Promise<ServerPush> {
+/** `counted` wraps the senders for --metrics-port (`chat_gateway_push_total`, docs/PROTOCOL.md §18.3). */
+export async function serverPush(
+  config: ServerConfig,
+  counted: (senders: PushSender[]) => PushSender[] = (senders) => senders,
+): Promise<ServerPush> {
   const vapid = await vapidKeys(config);
-  const senders: PushSender[] = [
+  const made: PushSender[] = [
     webPushSender({ vapid, subject: config.pushSubject ?? DEFAULT_SUBJECT, ...config.webPush }),
   ];
-  if (config.ntfyUrl) senders.push(ntfyPushSender({ baseUrl: config.ntfyUrl }));
-  if (config.fcmServiceAccount) senders.push(await fcmSender(config.fcmServiceAccount));
+  if (config.ntfyUrl) made.push(ntfyPushSender({ baseUrl: config.ntfyUrl }));
+  if (config.fcmServiceAccount) made.push(await fcmSender(config.fcmServiceAccount));
+  const senders = counted(made);
   const body = JSON.stringify({ public_key: vapid.publicKey });
   return {
     options: { push: senders, ...(config.pushAfterMs !== undefined ? { pushAfterMs: config.pushAfterMs } : {}) },

@@ -213,7 +213,7 @@ async function startGateway(
   });
   const bus = shared?.bus(storage);
   const agent = pickRuntime(config);
-  const push = await serverPush(config);
+  const push = await serverPush(config, (senders) => metrics.push(senders));
   const gateway = createGateway({
     storage,
     runtime: agent.runtime,

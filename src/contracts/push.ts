@@ -23,7 +23,10 @@ export interface PushMessage {
 /**
  * Delivers a push to one device. The gateway picks, for each device whose `caps.push` is not
  * `"none"`, the first sender whose `name` equals that `caps.push` and whose `accepts` is true, and
- * retries a rejected `send` with backoff a few times; a failure is logged and never breaks a turn.
+ * retries a rejected `send` with backoff a few times; a failure is logged and never breaks a turn,
+ * and a target whose pushes keep failing rests before it is tried again (docs/PROTOCOL.md §6).
+ * `send` talks to a remote party: it must settle within a bounded time and read a bounded answer,
+ * as the built-in senders do.
  */
 export interface PushSender {
   /**
@@ -37,7 +40,8 @@ export interface PushSender {
   send(owner: Owner, device: Device, message: PushMessage): Promise<void>;
   /**
    * Optional. After `send` rejected with a {@link PushSendError} whose `gone` is true (the push
-   * service says the target no longer exists: Web Push 404 or 410), the gateway stores what this
+   * service says the target no longer exists: Web Push 404 or 410), or after the target's pushes
+   * failed 5 times in a row (docs/PROTOCOL.md §6), the gateway stores what this
    * returns for the device: `stored` (the record as it is now) without the target that `pushed`
    * (the record the push was sent for) had, or undefined to leave it, when `stored` already holds
    * another target. Without it a gone target stays and is tried again on the next push.

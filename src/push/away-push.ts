@@ -10,7 +10,8 @@ import type { ReadMark, Storage } from "../contracts/storage.js";
 import type { Owner } from "../protocol/ids.js";
 import type { Device } from "../contracts/records.js";
 import { changeDevice } from "../storage/device-writes.js";
-import { pushTargets } from "./push-fan-out.js";
+import { pushTargets, targetKey } from "./push-fan-out.js";
+import { TargetHealth } from "./target-health.js";
 import type { Logger } from "../contracts/logger.js";
 
 /** What away-push reads and sends through. */
@@ -22,8 +23,15 @@ export interface AwayPushParts {
   storage: Storage;
   bus: Bus;
   log: Logger;
+  /** The gateway's clock, epoch ms: how long a failing target rests. */
+  now: () => number;
   /** Connections of the owner in this process. */
   connectionCount(owner: Owner): number;
+}
+
+/** What away-push works with: its parts, and the failing targets it remembers. */
+interface PushParts extends AwayPushParts {
+  health: TargetHealth;
 }
 
 /** Sends a push when the owner's attention is elsewhere, or does nothing. */
@@ -37,9 +45,11 @@ const CLAIMS_KEPT = 10_000;
  * (`"none"`: never), each target once and at most the most recently seen 16 of them. Answers (`message_id`) and asks (`picker_id`) wait
  * `pushAfterMs` while a device is connected and are dropped when a read covers them by then;
  * each is pushed at most once per target by this process. Never rejects: failures are retried
- * with backoff, then logged.
+ * with backoff, then logged; a target whose pushes keep failing rests, then is dropped
+ * (`TargetHealth`).
  */
-export function awayPush(parts: AwayPushParts): PushIfAway {
+export function awayPush(given: AwayPushParts): PushIfAway {
+  const parts: PushParts = { ...given, health: new TargetHealth(given.now) };
   const claimed = new Set<string>();
   return (owner, message) => {
     if (parts.push.length === 0) return;
@@ -62,12 +72,7 @@ function claimKey(owner: Owner, message: PushMessage): string | undefined {
   return undefined;
 }
 
-async function decide(
-  parts: AwayPushParts,
-  owner: Owner,
-  message: PushMessage,
-  followsAttention: boolean,
-): Promise<void> {
+async function decide(parts: PushParts, owner: Owner, message: PushMessage, followsAttention: boolean): Promise<void> {
   if (!(await isAway(parts, owner))) {
     if (!followsAttention) return;
     const before = await laneMark(parts.storage, owner, message);
@@ -109,23 +114,32 @@ async function wasRead(
   return mark.ts > shown.ts || (mark.ts === shown.ts && mark.message_id >= shown.message_id);
 }
 
-async function pushToDevices(parts: AwayPushParts, owner: Owner, message: PushMessage): Promise<void> {
+async function pushToDevices(parts: PushParts, owner: Owner, message: PushMessage): Promise<void> {
   for (const { device, sender } of pushTargets(await parts.storage.listDevices(owner), parts.push)) {
-    void pushWithRetry(parts, owner, device, sender, message);
+    const key = targetKey(sender, device);
+    // A target that failed lately is not tried again until its rest is over.
+    if (parts.health.resting(key)) {
+      parts.log.info(
+        `push via ${sender.name} to device ${device.device_id} of ${owner} skipped: its target failed lately`,
+      );
+      continue;
+    }
+    void pushWithRetry(parts, owner, { device, sender, key }, message);
   }
 }
 
 async function pushWithRetry(
-  parts: AwayPushParts,
+  parts: PushParts,
   owner: Owner,
-  device: Device,
-  sender: PushSender,
+  target: { device: Device; sender: PushSender; key: string },
   message: PushMessage,
 ): Promise<void> {
+  const { device, sender, key } = target;
   const { attempts, backoffMs } = parts.pushRetry;
   for (let attempt = 1; ; attempt++) {
     try {
       await sender.send(owner, device, message);
+      parts.health.clear(key);
       return;
     } catch (error) {
       const permanent = Boolean((error as { permanent?: boolean }).permanent);
@@ -134,7 +148,14 @@ async function pushWithRetry(
           `push via ${sender.name} to device ${device.device_id} of ${owner} failed${permanent ? " permanently" : ` after ${attempt} attempts`}`,
           error,
         );
-        if ((error as { gone?: boolean }).gone === true) await forgetTarget(parts, owner, device, sender);
+        const gone = (error as { gone?: boolean }).gone === true;
+        if (parts.health.failed(key) || gone) {
+          if (!gone)
+            parts.log.warn(
+              `push via ${sender.name}: dropping the target of device ${device.device_id}, which keeps failing`,
+            );
+          if (await forgetTarget(parts, owner, device, sender)) parts.health.clear(key);
+        }
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, backoffMs * 2 ** (attempt - 1)));
@@ -142,15 +163,17 @@ async function pushWithRetry(
   }
 }
 
-/** The push service says the target is gone: drop it from the stored device, unless a newer one replaced it. */
-async function forgetTarget(parts: AwayPushParts, owner: Owner, pushed: Device, sender: PushSender): Promise<void> {
-  if (!sender.forget) return;
+/** The target is gone or keeps failing: drop it from the stored device, unless a newer one replaced it. */
+async function forgetTarget(parts: AwayPushParts, owner: Owner, pushed: Device, sender: PushSender): Promise<boolean> {
+  if (!sender.forget) return false;
   const forget = sender.forget.bind(sender);
   try {
     // Decided on the record as it is when the write's turn comes, so a newer target stays and a
     // device no longer stored is not written back.
     await changeDevice(parts.storage, owner, pushed.device_id, (stored) => forget(stored, pushed));
+    return true;
   } catch (error) {
     parts.log.warn(`push via ${sender.name}: could not drop the gone target of device ${pushed.device_id}`, error);
+    return false;
   }
 }

@@ -47,7 +47,7 @@ export function pushTargets(devices: readonly Device[], senders: readonly PushSe
  * What the built-in senders deliver to; another sender's target is known only to it, so each of
  * its devices counts as a target of its own.
  */
-function targetKey(sender: PushSender, device: Device): string {
+export function targetKey(sender: PushSender, device: Device): string {
   const target =
     sender.name === "ntfy"
       ? device.ntfy_topic

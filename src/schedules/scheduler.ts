@@ -20,7 +20,7 @@ import { clip } from "../support/clip.js";
 /** What a finished run raises: the gateway's `notify`. */
 export type CronNotify = (
   owner: Owner,
-  notification: { kind: "cron"; title: string; body: string; chat_id: string },
+  notification: { kind: "cron"; title: string; body: string; chat_id: string; message_id: string },
 ) => Promise<unknown>;
 
 /** How long a run may be recorded before its prompt is stored (ms): the starting process is between the two writes. */
@@ -190,6 +190,8 @@ export class Scheduler {
       title: schedule.name,
       body: body || schedule.name,
       chat_id: schedule.chat_id,
+      // The answer is pushed as answers are; the notification is the same push (docs/PROTOCOL.md §15.2).
+      message_id: end.answer_id,
     });
   }
 }

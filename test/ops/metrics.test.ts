@@ -5,6 +5,7 @@ import WebSocket from "ws";
 import { afterEach, expect, it } from "vitest";
 import { Client } from "../gateway/harness.js";
 import { startServerProcess, type ServerProcess } from "../example-server-process.js";
+import { recordingServer } from "../push/recording-server.js";
 
 let servers: ServerProcess[] = [];
 afterEach(() => {
@@ -66,4 +67,28 @@ it("metrics - GET /metrics counts connections, hellos, frames, turns and storage
 
   await device.close();
   expect((await fetch(url!.replace("/metrics", "/other"))).status).toBe(404);
+}, 60_000);
+
+it("metrics - chat_gateway_push_total counts the ntfy pushes the server delivered", async () => {
+  const ntfy = await recordingServer();
+  try {
+    const server = await startServerProcess(
+      { GATEWAY_METRICS_PORT: "0", GATEWAY_DEMO_DELAY_MS: "200", GATEWAY_NTFY_URL: ntfy.url },
+      ["--memory"],
+    );
+    servers.push(server);
+    const url = /metrics (http:\/\/[\d.]+:\d+\/metrics)/.exec(server.output())?.[1];
+    expect(url, server.output()).toBeDefined();
+    const phone = await Client.connect(server.ws, { device_id: "phone", caps: { push: "ntfy" }, ntfy_topic: "away-1" });
+    // Asked, then gone before the answer: the answer is pushed at once (docs/PROTOCOL.md §15.2).
+    phone.send("message.send", { chat_id: "default", text: "answer me while I am away" });
+    await phone.waitFor((f) => f.type === "message");
+    await phone.close();
+    const delivered = async () => (await scrape(url!)).samples.get('chat_gateway_push_total{kind="ntfy",result="ok"}');
+    for (let i = 0; i < 300 && (await delivered()) !== 1; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(ntfy.requests.map((r) => r.url)).toEqual(["/away-1"]);
+    expect(await delivered()).toBe(1);
+  } finally {
+    await ntfy.close();
+  }
 }, 60_000);

@@ -263,7 +263,7 @@ describe("web push", () => {
     const outward = webPushSender({
       vapid: VAPID,
       subject: SUBJECT,
-      lookup: resolvingTo("203.0.113.5"),
+      lookup: resolvingTo("100.128.0.1"),
       timeoutMs: 2_000,
     });
     const error = await outward.send(ANONYMOUS_OWNER, device, { kind: "notification", title: "t", body: "b" }).then(

@@ -16,7 +16,15 @@ import { createPrivateKey, type KeyObject } from "node:crypto";
 import { SignJWT } from "jose";
 import { isFcmToken, PushSendError } from "chat-gateway";
 import type { Device, Owner, PushMessage, PushSender } from "chat-gateway";
-import { errorText, isPermanentStatus, truncateUtf8 } from "../http-push.js";
+import {
+  boundedFetch,
+  errorText,
+  inFlightLimits,
+  isPermanentStatus,
+  type PushAnswer,
+  pushGate,
+  truncateUtf8,
+} from "../http-push.js";
 
 /** The fields of a Google service-account key file that the sender needs. */
 export interface FcmServiceAccount {
@@ -38,8 +46,15 @@ export interface FcmPushSenderOptions {
   tokenUrl?: string;
   /** The FCM API origin. Default `"https://fcm.googleapis.com"`. */
   apiBaseUrl?: string;
-  /** How long one request may take, milliseconds. Default 10 000. */
+  /**
+   * How long one request may take in all (connecting, the answer's headers and body),
+   * milliseconds. Default 10 000. At most 16 KiB of an answer is read.
+   */
   timeoutMs?: number;
+  /** Pushes in flight to one device token; one more fails at once and is retried later. Default 2. */
+  maxInFlightPerTarget?: number;
+  /** Pushes in flight through this sender; one more fails at once and is retried later. Default 64. */
+  maxInFlight?: number;
   /** The `fetch` to use. Default: the global `fetch`. */
   fetch?: typeof globalThis.fetch;
   /** The current time, epoch milliseconds; drives JWT times and token expiry. Default `Date.now`. */
@@ -99,12 +114,13 @@ function checkedOptions(options: FcmPushSenderOptions) {
   if (typeof clock !== "function") {
     throw new TypeError("fcmPushSender: `clock` must be a function returning epoch milliseconds");
   }
-  return { account, key, tokenUrl, sendUrl, timeoutMs, fetchFn, clock };
+  const limits = inFlightLimits("fcmPushSender", options);
+  return { account, key, tokenUrl, sendUrl, timeoutMs, fetchFn, clock, limits };
 }
 
 /** The access token an OAuth answer carries, refreshed a margin before it expires. */
-async function accessTokenOf(response: Response, now: number): Promise<AccessToken> {
-  const text = await response.text().catch(() => "");
+function accessTokenOf(response: PushAnswer, now: number): AccessToken {
+  const text = response.text;
   if (!response.ok) {
     throw new PushSendError(`fcm: the OAuth token request answered ${response.status}${oauthDetail(text)}`, {
       permanent: isPermanentStatus(response.status),
@@ -183,14 +199,15 @@ function signedAssertion(
  * ```
  */
 export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
-  const { account, key, tokenUrl, sendUrl, timeoutMs, fetchFn, clock } = checkedOptions(options);
+  const { account, key, tokenUrl, sendUrl, timeoutMs, fetchFn, clock, limits } = checkedOptions(options);
+  const gate = pushGate("fcm", limits);
 
   let cached: AccessToken | undefined;
   let pending: Promise<AccessToken> | undefined;
 
-  async function request(url: string, init: RequestInit): Promise<Response> {
+  async function request(url: string, init: RequestInit): Promise<PushAnswer> {
     try {
-      return await fetchFn(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+      return await boundedFetch(fetchFn, url, init, timeoutMs);
     } catch (cause) {
       throw new PushSendError(`fcm: POST ${url} failed: ${errorText(cause)}`, { permanent: false, cause });
     }
@@ -224,7 +241,7 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
     return pending;
   }
 
-  async function post(token: AccessToken, payload: string): Promise<Response> {
+  async function post(token: AccessToken, payload: string): Promise<PushAnswer> {
     return request(sendUrl, {
       method: "POST",
       headers: { Authorization: `Bearer ${token.value}`, "Content-Type": "application/json; charset=utf-8" },
@@ -240,19 +257,19 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
     },
 
     async send(_owner: Owner, device: Device, message: PushMessage): Promise<void> {
-      const payload = JSON.stringify({ message: fcmMessage(deviceToken(device), message) });
-      let token = await accessToken();
-      let response = await post(token, payload);
-      if (response.status === 401) {
-        await response.body?.cancel();
-        // Only drop the token this send used: a concurrent send may already have replaced it.
-        if (cached === token) cached = undefined;
-        token = await accessToken();
-        response = await post(token, payload);
-      }
-      const text = await response.text().catch(() => "");
-      if (response.ok) return;
-      throw sendError(device, response.status, text);
+      const target = deviceToken(device);
+      const payload = JSON.stringify({ message: fcmMessage(target, message) });
+      return gate(target, async () => {
+        let token = await accessToken();
+        let response = await post(token, payload);
+        if (response.status === 401) {
+          // Only drop the token this send used: a concurrent send may already have replaced it.
+          if (cached === token) cached = undefined;
+          token = await accessToken();
+          response = await post(token, payload);
+        }
+        if (!response.ok) throw sendError(device, response.status, response.text);
+      });
     },
   };
 }

@@ -15,7 +15,15 @@
  */
 import { isNtfyTopic, PushSendError } from "chat-gateway";
 import type { Device, Owner, PushMessage, PushSender } from "chat-gateway";
-import { errorText, isPermanentStatus, truncateUtf8 } from "../http-push.js";
+import {
+  boundedFetch,
+  errorText,
+  inFlightLimits,
+  isPermanentStatus,
+  type PushAnswer,
+  pushGate,
+  truncateUtf8,
+} from "../http-push.js";
 
 /** A priority as ntfy understands it: 1 min, 2 low, 3 default, 4 high, 5 max (urgent). */
 export type NtfyPriority = 1 | 2 | 3 | 4 | 5;
@@ -35,8 +43,15 @@ export interface NtfyPushSenderOptions {
   priority?: (message: PushMessage) => NtfyPriority;
   /** Tags (`Tags` header); names of emoji shortcodes show as emoji. Default: none. */
   tags?: (message: PushMessage) => string[] | undefined;
-  /** How long one request may take, milliseconds. Default 10 000. */
+  /**
+   * How long one request may take in all (connecting, the answer's headers and body),
+   * milliseconds. Default 10 000. At most 16 KiB of an answer is read.
+   */
   timeoutMs?: number;
+  /** Pushes in flight to one topic; one more fails at once and is retried later. Default 2. */
+  maxInFlightPerTarget?: number;
+  /** Pushes in flight through this sender; one more fails at once and is retried later. Default 64. */
+  maxInFlight?: number;
   /** The `fetch` to use. Default: the global `fetch`. */
   fetch?: typeof globalThis.fetch;
 }
@@ -82,6 +97,7 @@ export function ntfyPushSender(options: NtfyPushSenderOptions = {}): PushSender 
   if (typeof fetchFn !== "function") {
     throw new TypeError("ntfyPushSender: no `fetch` available; pass one in the options");
   }
+  const gate = pushGate("ntfy", inFlightLimits("ntfyPushSender", options));
 
   return {
     name: "ntfy",
@@ -115,22 +131,23 @@ export function ntfyPushSender(options: NtfyPushSenderOptions = {}): PushSender 
       const url = `${baseUrl}/${encodeURIComponent(topic)}`;
       // On ntfy the topic is the secret, so error messages, which end up in logs, leave it out.
       const where = `${baseUrl} for device ${device.device_id}`;
-      let response: Response;
+      const post = () =>
+        boundedFetch(
+          fetchFn,
+          url,
+          { method: "POST", headers, body: truncateUtf8(message.body, MAX_BODY_BYTES) },
+          timeoutMs,
+        );
+      let answer: PushAnswer;
       try {
-        response = await fetchFn(url, {
-          method: "POST",
-          headers,
-          body: truncateUtf8(message.body, MAX_BODY_BYTES),
-          signal: AbortSignal.timeout(timeoutMs),
-        });
+        answer = await gate(topic, post);
       } catch (cause) {
+        if (cause instanceof PushSendError) throw cause;
         throw new PushSendError(`ntfy: POST to ${where} failed: ${errorText(cause)}`, { permanent: false, cause });
       }
-      const text = await response.text().catch(() => "");
-      if (response.ok) return;
-      const status = response.status;
-      throw new PushSendError(`ntfy: POST to ${where} answered ${status}${detail(text)}`, {
-        permanent: isPermanentStatus(status),
+      if (answer.ok) return;
+      throw new PushSendError(`ntfy: POST to ${where} answered ${answer.status}${detail(answer.text)}`, {
+        permanent: isPermanentStatus(answer.status),
       });
     },
   };

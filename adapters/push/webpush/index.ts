@@ -18,7 +18,15 @@ import type { LookupFunction } from "node:net";
 import webPush from "web-push";
 import { isWebPushSubscription, PushSendError } from "chat-gateway";
 import type { Device, Owner, PushMessage, PushSender, WebPushSubscription } from "chat-gateway";
-import { errorText, isPermanentStatus, truncateUtf8 } from "../http-push.js";
+import {
+  boundedRequest,
+  errorText,
+  inFlightLimits,
+  isPermanentStatus,
+  type PushAnswer,
+  pushGate,
+  truncateUtf8,
+} from "../http-push.js";
 import { isVapidKeys, type VapidKeys } from "./vapid.js";
 import { INTERNAL_ADDRESS, isPublicEndpoint, publicOnlyLookup } from "./public-lookup.js";
 
@@ -57,8 +65,15 @@ export interface WebPushSenderOptions {
   agent?: Agent;
   /** How the default agent resolves an endpoint's host name. Default: Node's `dns.lookup`. */
   lookup?: LookupFunction;
-  /** How long one request may take, milliseconds. Default 10,000. */
+  /**
+   * How long one request may take in all (connecting, the answer's headers and body),
+   * milliseconds. Default 10,000. At most 16 KiB of an answer is read.
+   */
   timeoutMs?: number;
+  /** Pushes in flight to one endpoint; one more fails at once and is retried later. Default 2. */
+  maxInFlightPerTarget?: number;
+  /** Pushes in flight through this sender; one more fails at once and is retried later. Default 64. */
+  maxInFlight?: number;
 }
 
 /**
@@ -93,6 +108,7 @@ export function webPushSender(options: WebPushSenderOptions): PushSender {
   const urgency = options.urgency ?? defaultUrgency;
   const allowed = options.endpointAllowed ?? isPublicEndpoint;
   const timeout = options.timeoutMs ?? 10_000;
+  const gate = pushGate("webpush", inFlightLimits("webPushSender", options));
   return {
     name: "webpush",
 
@@ -104,18 +120,22 @@ export function webPushSender(options: WebPushSenderOptions): PushSender {
       const subscription = usableSubscription(device, allowed);
       // The endpoint is a capability URL, like an ntfy topic: logs get its origin only.
       const where = `${new URL(subscription.endpoint).origin} for device ${device.device_id}`;
+      const request = webPush.generateRequestDetails(subscription, JSON.stringify(payloadOf(message)), {
+        vapidDetails: { subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+        TTL: ttl,
+        urgency: checkUrgency(urgency(message)),
+        contentEncoding: "aes128gcm",
+      });
+      // Sent here, not by `web-push`, which reads an answer without a size or a total time bound.
+      const send = () =>
+        boundedRequest(new URL(request.endpoint), { headers: request.headers, body: request.body, agent }, timeout);
+      let answer: PushAnswer;
       try {
-        await webPush.sendNotification(subscription, JSON.stringify(payloadOf(message)), {
-          vapidDetails: { subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
-          TTL: ttl,
-          urgency: checkUrgency(urgency(message)),
-          contentEncoding: "aes128gcm",
-          timeout,
-          agent,
-        });
+        answer = await gate(subscription.endpoint, send);
       } catch (cause) {
         throw failure(cause, where);
       }
+      if (!answer.ok) throw refusal(answer, where);
     },
 
     forget(stored: Device, pushed: Device): Device | undefined {
@@ -136,10 +156,13 @@ function checkOptions(options: WebPushSenderOptions): { vapid: VapidKeys; subjec
   if (typeof subject !== "string" || !/^(mailto:\S+@\S+|https:\/\/\S+)$/.test(subject)) {
     throw new TypeError("webPushSender: `subject` must be a mailto: address or an https: URL (RFC 8292)");
   }
-  for (const name of ["ttlSeconds", "timeoutMs"] as const) {
+  for (const [name, least] of [
+    ["ttlSeconds", 0],
+    ["timeoutMs", 1],
+  ] as const) {
     const value = options[name];
-    if (value !== undefined && (!Number.isInteger(value) || value < 0))
-      throw new TypeError(`webPushSender: \`${name}\` must be a whole number >= 0`);
+    if (value !== undefined && (!Number.isInteger(value) || value < least))
+      throw new TypeError(`webPushSender: \`${name}\` must be a whole number >= ${least}`);
   }
   for (const name of ["urgency", "endpointAllowed", "lookup"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function")
@@ -189,18 +212,20 @@ function checkUrgency(value: unknown): WebPushUrgency {
   });
 }
 
-/** A push service's refusal as a {@link PushSendError}: 404 and 410 mean the subscription is gone. */
+/** A push service's refusal: 404 and 410 mean the subscription is gone. */
+function refusal(answer: PushAnswer, where: string): PushSendError {
+  const { status, text } = answer;
+  const gone = status === 404 || status === 410;
+  const body = text !== "" ? `: ${text.slice(0, 200)}` : "";
+  return new PushSendError(`webpush: POST to ${where} answered ${status}${gone ? " (subscription gone)" : ""}${body}`, {
+    permanent: isPermanentStatus(status),
+    gone,
+  });
+}
+
+/** A request that got no answer: permanent when the name resolved inward. */
 function failure(cause: unknown, where: string): PushSendError {
   if (cause instanceof PushSendError) return cause;
-  const status = (cause as { statusCode?: unknown }).statusCode;
-  if (cause instanceof webPush.WebPushError && typeof status === "number") {
-    const gone = status === 404 || status === 410;
-    const body = typeof cause.body === "string" && cause.body !== "" ? `: ${cause.body.slice(0, 200)}` : "";
-    return new PushSendError(
-      `webpush: POST to ${where} answered ${status}${gone ? " (subscription gone)" : ""}${body}`,
-      { permanent: isPermanentStatus(status), gone, cause },
-    );
-  }
   const internal = (cause as { code?: unknown }).code === INTERNAL_ADDRESS;
   return new PushSendError(`webpush: POST to ${where} failed: ${errorText(cause)}`, { permanent: internal, cause });
 }
