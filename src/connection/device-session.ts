@@ -12,8 +12,8 @@ import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../proto
 import type { ClientFrame } from "../protocol/client-frames.js";
 import { FrameError, parseClientFrame } from "../protocol/parse-client-frame.js";
 import { addressKey } from "./address-key.js";
-import { AUTH_CLOSE, BUSY_CLOSE, shakeHands } from "./handshake.js";
-import type { Attached, CloseWith, HelloFrame, HelloOutcome, HelloReady } from "./handshake.js";
+import { AUTH_CLOSE, BUSY_CLOSE, shakeHands, type Attached, type CloseWith } from "./handshake.js";
+import type { HelloFrame, HelloOutcome, HelloReady } from "./handshake.js";
 import type { Subscriber } from "../outbox/fan-out.js";
 import type { ConnectionId, Owner, RequestId, Seq } from "../protocol/ids.js";
 import { Delivery } from "./delivery.js";
@@ -29,8 +29,8 @@ import { peekId, tooBig } from "./wire.js";
 import { retryReason } from "./hello-gate.js";
 import { HelloPass } from "./hello-pass.js";
 import { BinaryBacklog } from "./binary-backlog.js";
-import { admitAddress, type BurstHolder, type FrameBurst, isSmallPing, leaveShares, queueAfter } from "./intake.js";
-import { type Shares, spendFrame } from "./intake.js";
+import { admitAddress, type BurstHolder, type FrameBurst, isSmallPing, leaveShares } from "./intake.js";
+import { queueAfter, type Shares, spendFrame } from "./intake.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { SessionServices } from "./session-services.js";
 
