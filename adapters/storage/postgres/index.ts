@@ -106,6 +106,9 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       await writes.settled();
       await db.close();
     },
+    async ping() {
+      await db.rows("SELECT 1", []);
+    },
     commit: writes.commit,
     search: (owner, query) => search(owner, query),
     adoptOwner: adoptOwner(db),
