@@ -153,6 +153,15 @@ describe("webhooks", () => {
     expect((await t.signed(hook.hook_id, secret, { text: "fine" })).status).toBe(202);
   });
 
+  it("refuses text no storage can keep (a lone surrogate, U+0000) with 400 and posts nothing", async () => {
+    const t = await setup();
+    const { hook, secret } = await addHook(t.gateway, owner, { name: "ci", channel: "Builds" });
+    expect((await t.signed(hook.hook_id, secret, { text: "half \ud83d" })).status).toBe(400);
+    expect((await t.signed(hook.hook_id, secret, { text: "ok", title: "\ude00" })).status).toBe(400);
+    expect((await t.signed(hook.hook_id, secret, { text: "a\u0000b" })).status).toBe(400);
+    expect(await t.lane(hook.chat_id)).toEqual([]);
+  });
+
   it("an Idempotency-Key repeat answers the first message_id and posts nothing; another key posts", async () => {
     const t = await setup();
     const { hook, secret } = await addHook(t.gateway, owner, { name: "ci", channel: "Builds" });
