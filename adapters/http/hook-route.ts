@@ -56,8 +56,8 @@ export interface HookHandlerOptions {
 /** Answers a request when it is for the hook route; resolves false for any other path. */
 export type HookHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
-/** U+0000 or a lone surrogate (with the `u` flag a well-formed pair is one code point). */
-const UNSTORABLE = /\u0000|\p{Cs}/u;
+/** A lone surrogate: with the `u` flag a well-formed pair is one code point and does not match. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** One answer for every bad signature: which check failed is not said. */
 const UNAUTHORIZED = { error: "missing, wrong or stale signature" };
@@ -285,7 +285,7 @@ function parsePost(body: Buffer): { text: string; title?: string } | string {
   if (title !== undefined && (typeof title !== "string" || title.trim() === "" || title.length > 200))
     return `field "title" must be 1 to 200 characters`;
   // As for a frame (docs/PROTOCOL.md §1): text no storage can keep is refused here, not by the database.
-  if ([text, title].some((t) => typeof t === "string" && UNSTORABLE.test(t)))
+  if ([text, title].some((t) => typeof t === "string" && (t.includes("\u0000") || LONE_SURROGATE.test(t))))
     return "the text must be valid Unicode without U+0000";
   return title === undefined ? { text } : { text, title };
 }
