@@ -304,9 +304,10 @@ function failureText(error: unknown): string {
  * the server runs as. Run by root, `add`, `remove` and `set-password` first switch to the owner
  * (uid and gid) of the users file's folder, so the users file and the database and media files an
  * adoption writes belong to that owner, with their usual modes, and the server can still read
- * them (docs/PROTOCOL.md §10.4). With `io.data`, the first `add` (login turning on) moves the anonymous
- * owner's chats, messages, outbox and media to the new user (never its devices, listed before
- * the password is asked for), unless `--no-adopt`: through `io.server` when a server runs on
+ * them (docs/PROTOCOL.md §10.4). With `io.data`, the first `add` (login turning on) shows the anonymous
+ * owner's chats, messages, outbox and media, counted (never its devices, listed before the
+ * password is asked for), and moves them to the new user only on a yes: "y" to the question on a
+ * terminal, or `--adopt`; `--no-adopt` neither asks nor moves. The move goes through `io.server` when a server runs on
  * that data, else by opening the storage here. It refuses, before asking for the password, a
  * storage without the `adoptOwner` capability, one it cannot open (a server holding it that
  * does not answer), or a name that already has data. Resolves the exit
