@@ -2,6 +2,7 @@
 // `user add` (with the server stopped, or asked through its admin socket while it runs), and the
 // new user finds everything made before, on sql.js (the default) and PostgreSQL; with --no-adopt
 // the user starts empty and nothing is lost.
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,6 +43,42 @@ async function chatAnonymously(server: ServerProcess): Promise<Buffer> {
   return picture;
 }
 
+/**
+ * `user add alice` on a terminal of its own (`script` gives it a pty), typed to as a person does:
+ * each prompt is answered once it shows, `answer` to the question, then the password twice.
+ * Resolves what the terminal showed and the exit code.
+ */
+function addOnTerminal(env: Record<string, string>, answer: string): Promise<{ status: number | null; shown: string }> {
+  const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
+  const line = [process.execPath, "--import", "tsx", "examples/server/main.ts", "user", "add", "alice"];
+  const child = spawn("script", ["-qec", line.map(quote).join(" "), "/dev/null"], {
+    cwd: join(import.meta.dirname, ".."),
+    env: { ...process.env, ...env },
+  });
+  const replies: Array<[string, string]> = [
+    ["[y/N] ", `${answer}\n`],
+    ["Password: ", PASSWORD],
+    ["Repeat password: ", PASSWORD],
+  ];
+  let shown = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    shown += chunk.toString();
+    while (replies.length > 0 && shown.includes(replies[0]![0], 0)) {
+      const [prompt, reply] = replies.shift()!;
+      shown = shown.replace(prompt, `${prompt}\u0000`);
+      child.stdin.write(reply);
+    }
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+  return new Promise((resolve) =>
+    child.once("exit", (status) => {
+      clearTimeout(timer);
+      child.stdin.end();
+      resolve({ status, shown: shown.replaceAll("\u0000", "") });
+    }),
+  );
+}
+
 /** Signs in as alice: her connection and her bearer header. */
 async function signIn(server: ServerProcess): Promise<{ c: Client; auth: Record<string, string> }> {
   const login = await fetch(`${server.base}/api/auth/login`, {
@@ -66,12 +103,12 @@ async function defaultHistory(
 async function adoptThroughRestart(env: Record<string, string>): Promise<void> {
   const picture = await chatAnonymously(await start(env));
   await stop();
-  const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
+  const add = runServerCli(["user", "add", "alice", "--adopt"], env, PASSWORD);
   expect(add.stderr).toBe("");
   expect(add.status).toBe(0);
   // What moves is listed before it happens; the device that chatted while login was off does not move.
   expect(add.stdout).toMatch(
-    /^alice will adopt the chats made while login was off: 1 channel \("General"\), with its messages and media; not the device registered while login was off: it gets alice's messages and pushes only once it signs in as alice\nadded alice; login protection is on\nalice adopted the chats made while login was off: 1 channel, 2 messages, 1 media file\n$/,
+    /^alice will adopt the chats made while login was off: 1 channel \("General"\), with its 2 messages and media; not the device registered while login was off: it gets alice's messages and pushes only once it signs in as alice\nadded alice; login protection is on\nalice adopted the chats made while login was off: 1 channel, 2 messages, 1 media file\n$/,
   );
 
   const server = await start(env);
@@ -110,11 +147,11 @@ describe("example server - the first user adopts the chats made while login was 
     const server = await start(env);
     const picture = await chatAnonymously(server);
     const open = await Client.connect(server.ws);
-    const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
+    const add = runServerCli(["user", "add", "alice", "--adopt"], env, PASSWORD);
     expect(add.stderr).toBe("");
     expect(add.status).toBe(0);
     expect(add.stdout).toMatch(
-      /^alice will adopt the chats made while login was off: 1 channel \("General"\), with its messages and media; not the 2 devices .*\nadded alice; login protection is on\nalice adopted the chats made while login was off: 1 channel, 2 messages, 1 media file\n$/,
+      /^alice will adopt the chats made while login was off: 1 channel \("General"\), with its 2 messages and media; not the 2 devices .*\nadded alice; login protection is on\nalice adopted the chats made while login was off: 1 channel, 2 messages, 1 media file\n$/,
     );
     // Only the first user adopts: the server refuses to move anything once login is on.
     const late = await askAdmin(join(env.GATEWAY_DATA_DIR, "admin.sock"), {
@@ -154,6 +191,39 @@ describe("example server - the first user adopts the chats made while login was 
     expect(server.output()).not.toMatch(/error/i);
   });
 
+  it("adopt - sql.js: with no terminal and no --adopt, nothing is adopted and the CLI says how; alice starts empty", async () => {
+    const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
+    await chatAnonymously(await start(env));
+    await stop();
+    const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
+    expect([add.status, add.stderr]).toEqual([0, ""]);
+    expect(add.stdout).toMatch(
+      /^alice will adopt the chats made while login was off: 1 channel \("General"\), with its 2 messages and media; not the device .*\nnot adopted \(no terminal to ask\): .*add it again with --adopt\nadded alice; login protection is on\n$/,
+    );
+    const { c } = await signIn(await start(env));
+    expect(await defaultHistory(c)).toEqual([]);
+    await c.close();
+  }, 120_000);
+
+  it("adopt - sql.js: on a terminal, the question answered n adopts nothing; answered y adopts it all", async () => {
+    const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
+    await chatAnonymously(await start(env));
+    await stop();
+    const no = await addOnTerminal(env, "n");
+    expect(no.status).toBe(0);
+    expect(no.shown).toMatch(/with its 2 messages and media[^\n]*\r?\nAdopt them into alice's history\? \[y\/N\] /);
+    expect(no.shown).toMatch(/not adopted: the chats stay with login off/);
+    expect(no.shown).not.toMatch(/alice adopted/);
+    // The user is removed again: login is off, and the chats are still the anonymous owner's.
+    expect(runServerCli(["user", "remove", "alice"], env).status).toBe(0);
+    const yes = await addOnTerminal(env, "y");
+    expect(yes.status).toBe(0);
+    expect(yes.shown).toMatch(/alice adopted the chats made while login was off: 1 channel, 2 messages, 1 media file/);
+    const { c } = await signIn(await start(env));
+    expect((await defaultHistory(c)).map((m) => m.text)).toEqual(["tool: hello", "You said: hello"]);
+    await c.close();
+  }, 180_000);
+
   it("adopt - sql.js: the first user add against a new server with nothing to move adds the user and turns login on", async () => {
     const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };
     const server = await start(env);
@@ -162,7 +232,7 @@ describe("example server - the first user adopts the chats made while login was 
     const { c } = await signIn(server);
     expect(await defaultHistory(c)).toEqual([]);
     await c.close();
-  });
+  }, 120_000);
 
   it("adopt - sql.js: a server that cannot be asked (its admin socket gone) is not bypassed: refused, saying to stop it; login stays off", async () => {
     const env = { GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "gw-adopt-")) };

@@ -33,6 +33,13 @@ export class AddressRate {
     return undefined;
   }
 
+  /** Whole seconds `address` must wait when its budget is spent, else undefined; counts nothing. */
+  wait(address: string, now: number): number | undefined {
+    const window = this.#windows.get(address);
+    if (window === undefined || now - window.start >= this.#windowMs || window.count < this.#max) return undefined;
+    return Math.max(1, Math.ceil((window.start + this.#windowMs - now) / 1000));
+  }
+
   /** Forgets windows that ended; keeps memory bounded under a scan of many addresses. */
   sweep(now: number): void {
     for (const [address, window] of this.#windows)

@@ -99,10 +99,11 @@ export async function planAdoption(data: UserCliData, to: Owner): Promise<Adopti
       `${to} already has chats of its own (a user of that name existed before): its data and the anonymous chats cannot be merged; ${NO_ADOPT_HINT}, or choose another name`,
     );
   }
-  const [channels, devices, bounds] = await Promise.all([
+  const [channels, devices, bounds, held] = await Promise.all([
     storage.listChannels(ANONYMOUS_OWNER),
     storage.listDevices(ANONYMOUS_OWNER),
     storage.outboxBounds(ANONYMOUS_OWNER),
+    heldHistory(storage, ANONYMOUS_OWNER),
   ]);
   // History only: the devices stay where they are (anyone local could register one while login was off).
   // No frame kept (`first` past `last`): also after an adoption, whose seqs the owner keeps counting.
@@ -112,6 +113,7 @@ export async function planAdoption(data: UserCliData, to: Owner): Promise<Adopti
       channels.map((c) => c.name),
       devices.length,
       to,
+      held.messages,
     ),
     run: () => adopt(storage, mediaStore, to),
   };
@@ -154,7 +156,7 @@ async function holdsData(storage: Storage, owner: Owner): Promise<boolean> {
  * the devices that will not. A device registered while login was off could be anyone's, so it
  * never receives the new user's messages or pushes until it signs in as that user.
  */
-export function describePlan(channelNames: readonly string[], devices: number, to: Owner): string {
+export function describePlan(channelNames: readonly string[], devices: number, to: Owner, messages?: number): string {
   const shown = channelNames.slice(0, 10).map((name) => JSON.stringify(name.slice(0, 40)));
   const names = shown.length === 0 ? "" : ` (${shown.join(", ")}${channelNames.length > shown.length ? ", …" : ""})`;
   const one = channelNames.length === 1;
@@ -164,7 +166,8 @@ export function describePlan(channelNames: readonly string[], devices: number, t
       : devices === 1
         ? `; not the device registered while login was off: it gets ${to}'s messages and pushes only once it signs in as ${to}`
         : `; not the ${devices} devices registered while login was off: they get ${to}'s messages and pushes only once they sign in as ${to}`;
-  return `${to} will adopt the chats made while login was off: ${channels(channelNames.length)}${names}, with ${one ? "its" : "their"} messages and media${kept}`;
+  const what = messages === undefined ? "messages" : counted(messages, "message", "messages");
+  return `${to} will adopt the chats made while login was off: ${channels(channelNames.length)}${names}, with ${one ? "its" : "their"} ${what} and media${kept}`;
 }
 
 /** `n` and a noun, singular for one. */
@@ -182,7 +185,7 @@ function channels(n: number): string {
  * at any point leaves every record with its file (at worst a spare copy of some files).
  */
 async function adopt(storage: Storage, mediaStore: MediaStore | undefined, to: Owner): Promise<AdoptedCounts> {
-  const media = mediaStore ? await heldMedia(storage, ANONYMOUS_OWNER) : [];
+  const media = mediaStore ? (await heldHistory(storage, ANONYMOUS_OWNER)).media : [];
   const copied: MediaId[] = [];
   for (const id of media) if (await copyMedia(mediaStore!, id, to)) copied.push(id);
   let counts: AdoptedCounts;
@@ -196,9 +199,10 @@ async function adopt(storage: Storage, mediaStore: MediaStore | undefined, to: O
   return counts;
 }
 
-/** The media that the owner's messages hold, from every lane's history. */
-async function heldMedia(storage: Storage, owner: Owner): Promise<MediaId[]> {
+/** How many messages the owner has and the media they hold, from every lane's history. */
+async function heldHistory(storage: Storage, owner: Owner): Promise<{ messages: number; media: MediaId[] }> {
   const ids = new Set<MediaId>();
+  let messages = 0;
   for (const c of await storage.listChannels(owner)) {
     const lane: { chat_id: ChatId; thread_id: ChatId | null } = c.parent_chat_id
       ? { chat_id: c.parent_chat_id, thread_id: c.chat_id }
@@ -206,12 +210,13 @@ async function heldMedia(storage: Storage, owner: Owner): Promise<MediaId[]> {
     let before: string | undefined;
     for (;;) {
       const page = await storage.history(owner, { ...lane, limit: 200, ...(before === undefined ? {} : { before }) });
+      messages += page?.messages.length ?? 0;
       for (const m of page?.messages ?? []) for (const ref of m.media) ids.add(ref.media_id);
       if (!page?.has_more || page.messages.length === 0) break;
       before = page.messages[0]!.message_id;
     }
   }
-  return [...ids];
+  return { messages, media: [...ids] };
 }
 
 /** Copies one file to the new owner; false when the anonymous owner has no file of that id. */

@@ -4,14 +4,20 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isGatewayError, type Gateway, type HookRecord, type Owner } from "chat-gateway";
+import { addressKey, isGatewayError, type Gateway, type HookRecord, type Owner } from "chat-gateway";
 import { BodyError, readBody, sendJson } from "./auth-api.js";
+import { AddressRate } from "./address-rate.js";
 import { canonicalPath } from "./gate.js";
 import { HOOK_TOLERANCE_SECONDS, parseHookSignature, verifyHookSignature } from "./hook-signature.js";
 import { memoryHookBudget, type HookPostBudget } from "./hook-budget.js";
 
 /** The numbers of webhooks (docs/PROTOCOL.md §17). */
 export const HOOK_LIMITS = {
+  /**
+   * Refused requests (unknown hook, bad or replayed signature, bad body) one client address (an
+   * IPv6 /64) may make a minute; past it the address is answered 429 until its minute ends.
+   */
+  refusalsPerMinute: 30,
   /** Largest body, bytes. */
   maxBodyBytes: 64 * 1024,
   /** Authentic posts a minute per hook. */
@@ -39,10 +45,19 @@ export interface HookHandlerOptions {
    * down), the post is counted in this process instead.
    */
   postBudget?: HookPostBudget;
+  /**
+   * The client address whose refused requests are counted (an IPv6 address by its /64). Default
+   * the socket's peer; behind a reverse proxy give the address the proxy saw, e.g.
+   * `(req) => clientIp(req, 1)`, or every sender shares the proxy's budget.
+   */
+  clientAddress?: (req: IncomingMessage) => string | undefined;
 }
 
 /** Answers a request when it is for the hook route; resolves false for any other path. */
 export type HookHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+/** A lone surrogate: with the `u` flag a well-formed pair is one code point and does not match. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** One answer for every bad signature: which check failed is not said. */
 const UNAUTHORIZED = { error: "missing, wrong or stale signature" };
@@ -52,7 +67,8 @@ const UNAUTHORIZED = { error: "missing, wrong or stale signature" };
  * `{message_id}` once the post (mode `post`) or the turn's answer (mode `turn`) is stored, and
  * raises `notification {kind: "cron"}`; 401 for a missing, wrong or stale signature alike; 404
  * for an unknown hook; 409 for a signature seen before; 413 over 64 KiB; 429 over 60 posts a
- * minute per hook. Place it before the login gate, or let `createLoginProtection` pass the
+ * minute per hook, and to an address past 30 refused requests a minute. A refused request spends
+ * nothing of the hook's minute, so a replayed capture cannot lock the real sender out. Place it before the login gate, or let `createLoginProtection` pass the
  * prefix (it does for `/api/hooks/`).
  */
 export function createHookHandler(options: HookHandlerOptions): HookHandler {
@@ -73,7 +89,14 @@ export function createHookHandler(options: HookHandlerOptions): HookHandler {
           }),
       }
     : local;
-  const ctx = { gateway: options.gateway, now, budget };
+  const clientAddress = options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress);
+  const ctx: RouteContext = {
+    gateway: options.gateway,
+    now,
+    budget,
+    refusals: new AddressRate(HOOK_LIMITS.refusalsPerMinute, 60),
+    swept: now(),
+  };
 
   return async (req, res) => {
     // The canonical path, as the login gate reads it: what the gate lets through unsigned
@@ -85,7 +108,7 @@ export function createHookHandler(options: HookHandlerOptions): HookHandler {
       if (req.method !== "POST") {
         req.resume();
         sendJson(res, 405, { error: "use POST" }, { allow: "POST" });
-      } else await serve(ctx, hookId, req, res);
+      } else await serveCounted(ctx, addressKey(clientAddress(req) ?? "unknown"), hookId, req, res);
     } catch (error) {
       onError(error);
       if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
@@ -99,6 +122,40 @@ interface RouteContext {
   gateway: Gateway;
   now: () => number;
   budget: HookPostBudget;
+  /** Refused requests per client address: a flood of replays or guesses is answered 429 cheaply. */
+  refusals: AddressRate;
+  /** When the refusal windows were last swept, ms. */
+  swept: number;
+}
+
+/**
+ * An address past its refusals is answered 429 before anything is read or looked up; a request
+ * answered 4xx (other than the hook's own 429) counts one refusal of its address.
+ */
+async function serveCounted(
+  ctx: RouteContext,
+  address: string,
+  hookId: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const at = ctx.now();
+  if (at - ctx.swept >= 60_000) {
+    ctx.refusals.sweep(at);
+    ctx.swept = at;
+  }
+  const wait = ctx.refusals.wait(address, at);
+  if (wait !== undefined) {
+    req.resume();
+    return sendJson(
+      res,
+      429,
+      { error: "too many refused requests from this address", retry_after: wait },
+      { "retry-after": String(wait), connection: "close" },
+    );
+  }
+  await serve(ctx, hookId, req, res);
+  if (res.statusCode >= 400 && res.statusCode < 500 && res.statusCode !== 429) ctx.refusals.take(address, at);
 }
 
 async function serve(ctx: RouteContext, hookId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -130,14 +187,6 @@ async function serve(ctx: RouteContext, hookId: string, req: IncomingMessage, re
   ) {
     return sendJson(res, 400, { error: `Idempotency-Key must be 1 to ${HOOK_LIMITS.maxKeyLength} characters` });
   }
-  const retryAfter = await ctx.budget.take(found.hook.hook_id, at);
-  if (retryAfter > 0)
-    return sendJson(
-      res,
-      429,
-      { error: "too many posts to this hook", retry_after: retryAfter },
-      { "retry-after": String(retryAfter) },
-    );
   await deliver(
     ctx,
     found,
@@ -157,6 +206,7 @@ interface Claims {
 /**
  * The idempotency key first: a sender retrying a post it never heard back from resends the very
  * same request, and must get the first `message_id`, not 409. Then the signature, once per window.
+ * Only then the hook's minute: a replay or a repeat spends none of it (docs/PROTOCOL.md §17.2).
  */
 async function deliver(
   ctx: RouteContext,
@@ -181,6 +231,18 @@ async function deliver(
   if (!fresh.claimed) {
     if (idem) await storage.settleHookKey(hook.hook_id, idem, null);
     return sendJson(res, 409, { error: "this signature was used already" });
+  }
+  const retryAfter = await ctx.budget.take(hook.hook_id, claims.at);
+  if (retryAfter > 0) {
+    // Nothing was posted: both keys are given up, so the same request may be sent again later.
+    await storage.settleHookKey(hook.hook_id, sig, null);
+    if (idem) await storage.settleHookKey(hook.hook_id, idem, null);
+    return sendJson(
+      res,
+      429,
+      { error: "too many posts to this hook", retry_after: retryAfter },
+      { "retry-after": String(retryAfter) },
+    );
   }
   let messageId: string;
   try {
@@ -224,6 +286,9 @@ function parsePost(body: Buffer): { text: string; title?: string } | string {
   if (typeof text !== "string" || text.trim() === "") return `field "text" must be non-empty text`;
   if (title !== undefined && (typeof title !== "string" || title.trim() === "" || title.length > 200))
     return `field "title" must be 1 to 200 characters`;
+  // As for a frame (docs/PROTOCOL.md §1): text no storage can keep is refused here, not by the database.
+  if ([text, title].some((t) => typeof t === "string" && (t.includes("\u0000") || LONE_SURROGATE.test(t))))
+    return "the text must be valid Unicode without U+0000";
   return title === undefined ? { text } : { text, title };
 }
 

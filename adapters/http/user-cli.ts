@@ -50,12 +50,13 @@ export interface UserCliIO {
 }
 
 /** The usage text of the user CLI. */
-export const USER_CLI_USAGE = `usage: user <command> [name] [--users-file <path>] [--no-adopt]
+export const USER_CLI_USAGE = `usage: user <command> [name] [--users-file <path>] [--adopt | --no-adopt]
 
 commands:
-  add <name>           create a user; the first user adopts the chats, messages and
-                       media made while login was off (not its devices), unless
-                       --no-adopt
+  add <name>           create a user; the first user may adopt the chats, messages and
+                       media made while login was off (not its devices): it shows them,
+                       counted, and asks (y/N); with no terminal to ask, only --adopt
+                       adopts them; --no-adopt neither asks nor adopts
   list                 list usernames, sorted
   remove <name>        delete a user
   set-password <name>  replace a user's password
@@ -78,17 +79,21 @@ interface Parsed {
   name?: string;
   file?: string;
   noAdopt?: boolean;
+  adopt?: boolean;
 }
 
 function parse(argv: readonly string[]): Parsed {
   const positional: string[] = [];
   let file: string | undefined;
   let noAdopt = false;
+  let adopt = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--help" || arg === "-h") return { command: "help" };
     if (arg === "--no-adopt") {
       noAdopt = true;
+    } else if (arg === "--adopt") {
+      adopt = true;
     } else if (arg === "--users-file") {
       file = argv[++i];
       if (file === undefined || file === "") throw new UsageError("--users-file needs a path");
@@ -110,10 +115,12 @@ function parse(argv: readonly string[]): Parsed {
     if (rest.length > 0) throw new UsageError("list takes no name");
     return { command, ...(file !== undefined ? { file } : {}) };
   }
-  if (noAdopt && command !== "add") throw new UsageError("--no-adopt goes with add only");
+  if ((noAdopt || adopt) && command !== "add")
+    throw new UsageError(`${noAdopt ? "--no-adopt" : "--adopt"} goes with add only`);
+  if (noAdopt && adopt) throw new UsageError("--adopt and --no-adopt exclude each other");
   if (command === "add" || command === "remove" || command === "set-password") {
     if (rest.length !== 1) throw new UsageError(`${command} takes exactly one name`);
-    return { command, name: rest[0]!, noAdopt, ...(file !== undefined ? { file } : {}) };
+    return { command, name: rest[0]!, noAdopt, adopt, ...(file !== undefined ? { file } : {}) };
   }
   throw new UsageError(command === undefined ? "missing user command" : `unknown user command ${command}`);
 }
@@ -251,6 +258,24 @@ async function addUser(
   if (adopted) io.stdout.write(`${terminalText(describeAdoption(adopted, name))}\n`);
 }
 
+/**
+ * Whether the person said yes to the adoption just shown (docs/PROTOCOL.md §10.4): `--adopt`, or
+ * "y" to the question on a terminal. Anything else adopts nothing: what was written while login
+ * was off may have been written by anyone on the loopback port, for the agent to read as context.
+ */
+async function adoptionConsented(io: UserCliIO, name: string, flag: boolean): Promise<boolean> {
+  if (flag) return true;
+  if (io.isTTY) {
+    io.stderr.write(`${terminalText(`Adopt them into ${name}'s history? [y/N] `)}`);
+    if (/^\s*y(es)?\s*$/i.test(await readLine(io.stdin))) return true;
+  }
+  const why = io.isTTY ? "not adopted" : "not adopted (no terminal to ask)";
+  io.stdout.write(
+    `${terminalText(`${why}: the chats stay with login off; to adopt them, remove ${name} and add it again with --adopt`)}\n`,
+  );
+  return false;
+}
+
 /** The first user's adoption: made by the running server when one answers, else here. */
 async function adoption(io: UserCliIO, to: string): Promise<PendingAdoption | undefined> {
   const server = await io.server?.();
@@ -279,9 +304,10 @@ function failureText(error: unknown): string {
  * the server runs as. Run by root, `add`, `remove` and `set-password` first switch to the owner
  * (uid and gid) of the users file's folder, so the users file and the database and media files an
  * adoption writes belong to that owner, with their usual modes, and the server can still read
- * them (docs/PROTOCOL.md §10.4). With `io.data`, the first `add` (login turning on) moves the anonymous
- * owner's chats, messages, outbox and media to the new user (never its devices, listed before
- * the password is asked for), unless `--no-adopt`: through `io.server` when a server runs on
+ * them (docs/PROTOCOL.md §10.4). With `io.data`, the first `add` (login turning on) shows the anonymous
+ * owner's chats, messages, outbox and media, counted (never its devices, listed before the
+ * password is asked for), and moves them to the new user only on a yes: "y" to the question on a
+ * terminal, or `--adopt`; `--no-adopt` neither asks nor moves. The move goes through `io.server` when a server runs on
  * that data, else by opening the storage here. It refuses, before asking for the password, a
  * storage without the `adoptOwner` capability, one it cannot open (a server holding it that
  * does not answer), or a name that already has data. Resolves the exit
@@ -339,9 +365,13 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
     if (parsed.command === "add") {
       checkUsername(name);
       if (users.has(name)) throw new UserStoreError(`user ${name} already exists`);
-      const adopting = users.size === 0 && !parsed.noAdopt ? await adoption(io, name) : undefined;
+      let adopting = users.size === 0 && !parsed.noAdopt ? await adoption(io, name) : undefined;
       // It names channels that anyone who reached the server while login was off may have named.
       if (adopting) io.stdout.write(`${terminalText(adopting.plan)}\n`);
+      if (adopting && !(await adoptionConsented(io, name, parsed.adopt === true))) {
+        await adopting.close();
+        adopting = undefined;
+      }
       try {
         await addUser(io, store, name, users.size === 0, adopting);
       } finally {

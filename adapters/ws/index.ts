@@ -63,6 +63,12 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    */
   handshakeTimeoutMs?: number;
   /**
+   * Milliseconds `close()` waits for the clients' close handshakes (default 1,000). A socket not
+   * closed by then is destroyed: a client that stopped reading never answers its close frame, and
+   * would hold the shutdown for the 30 s of `ws`'s own timeout (docs/PROTOCOL.md §18.1).
+   */
+  closeGraceMs?: number;
+  /**
    * The client's address, counted against the gateway's `maxConnectionsPerIp` and passed to the
    * authenticator as `context.remoteAddress`. Default: the socket's peer address. Behind a reverse
    * proxy pass one that reads `X-Forwarded-For` from trusted proxies only, for example
@@ -119,7 +125,11 @@ export interface WebSocketTransport {
   readonly wss: WebSocketServer;
   /** Route an upgrade to the gateway yourself (when you did not pass `server`). */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
-  /** Stop taking upgrades and close every socket with 1001. */
+  /**
+   * Stop taking upgrades and close every socket with 1001 (one the gateway closed already keeps its
+   * code); resolves once every socket is closed, those that did not finish their close handshake
+   * within `closeGraceMs` destroyed.
+   */
   close(): Promise<void>;
 }
 
@@ -173,6 +183,7 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
   // Checked before anything starts. A socket is held at most as long as its upgrade may take.
   const paced =
     pacing === false ? undefined : pacingLimits({ maxHoldMs: handshakeTimeoutMs, ...(pacing === true ? {} : pacing) });
+  const closeGraceMs = milliseconds("closeGraceMs", options.closeGraceMs, 1_000);
   const clientAddress = options.clientAddress ?? peerAddress;
   const hint = options.clientAddress
     ? undefined
@@ -235,10 +246,23 @@ export function attachWebSocket(gateway: Gateway, options: WebSocketOptions = {}
       heartbeat.stop();
       pacer?.stop();
       options.server?.off("upgrade", onUpgrade);
-      for (const ws of wss.clients) ws.close(1001, "server shutting down");
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await closeClients(wss, closeGraceMs);
     },
   };
+}
+
+/** Closes every client with 1001 and the server; destroys the sockets still open after `graceMs`. */
+async function closeClients(wss: WebSocketServer, graceMs: number): Promise<void> {
+  for (const ws of wss.clients) ws.close(1001, "server shutting down");
+  const closed = new Promise<void>((resolve) => wss.close(() => resolve()));
+  const timer = setTimeout(() => {
+    for (const ws of wss.clients) ws.terminate();
+  }, graceMs);
+  try {
+    await closed;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Options of {@link listenWebSocket}: {@link WebSocketOptions} without `server`, plus where to listen. */

@@ -2,7 +2,7 @@
 // /api/ping, and answered before the login gate so that a load balancer probing by address (no
 // allowed Host) gets it; it says only ok or not, never why.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ANONYMOUS_OWNER, type Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway";
 import { canonicalPath } from "chat-gateway/http";
 
 /** What readiness looks at. */
@@ -33,13 +33,16 @@ export async function serveReady(checks: ReadyChecks, req: IncomingMessage, res:
   return true;
 }
 
-/** A cheap read, bounded in time: a database that hangs is as bad as one that fails. */
+/**
+ * A round trip to the database itself (`ping`, past any cache of the storage), bounded in time: a
+ * database that hangs is as bad as one that fails.
+ */
 async function storageAnswers(storage: Storage): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), STORAGE_WAIT_MS)));
   try {
     return await Promise.race([
-      storage.outboxBounds(ANONYMOUS_OWNER).then(
+      storage.ping().then(
         () => true,
         () => false,
       ),

@@ -256,6 +256,8 @@ function httpServer(
   const hooks = createHookHandler({
     gateway,
     onError: (error) => logger.error("webhook failed", error),
+    // Refused posts are counted per client, the address the trusted proxy saw (docs/PROTOCOL.md §17.2).
+    clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
     ...(shared ? { postBudget: shared.hookBudget } : {}),
   });
   const ready: ReadyChecks = {

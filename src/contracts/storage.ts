@@ -84,6 +84,14 @@ export interface StorageImplementation {
   open?(): Promise<void>;
   /** Flush and release everything. After it resolves, no write is pending. */
   close?(): Promise<void>;
+  /**
+   * Resolve once the database answered a trivial round trip (`SELECT 1`), reject when it cannot.
+   * Readiness probes (docs/PROTOCOL.md §18.2) call it, bounded by their own timeout, so it must
+   * reach the database itself, past any cache a read may answer from, and cost next to nothing.
+   * Fallback: `outboxBounds` of the anonymous owner (a storage that caches it looks ready while
+   * its database is gone).
+   */
+  ping?(): Promise<void>;
 
   // The required core: nothing else can stand in for these.
 

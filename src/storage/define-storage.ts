@@ -11,6 +11,7 @@ import type {
   StorageCapabilities,
   StorageImplementation,
 } from "../contracts/storage.js";
+import { ANONYMOUS_OWNER } from "../protocol/ids.js";
 import { REQUIRED_MEMBERS, STORAGE_CAPABILITIES, type CapabilitySpec } from "./capabilities.js";
 import { checkedAdoption, keyedCommit } from "./storage-answers.js";
 
@@ -75,6 +76,12 @@ export function defineStorage(implementation: StorageImplementation): Storage {
     ...members,
     open: typeof impl.open === "function" ? method("open") : async () => undefined,
     close: typeof impl.close === "function" ? method("close") : async () => undefined,
+    ping:
+      typeof impl.ping === "function"
+        ? method("ping")
+        : async () => {
+            await core.outboxBounds(ANONYMOUS_OWNER);
+          },
     capabilities: Object.freeze(capabilities),
   } as Storage;
   defined.add(storage);

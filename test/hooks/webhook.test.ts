@@ -29,12 +29,13 @@ async function setup(runtime?: AgentRuntime) {
   await new Promise<void>((r) => web!.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
   const storage = gateway.options.storage as Storage;
-  function post(hookId: string, body: string | Buffer, headers: Record<string, string> = {}) {
+  function post(hookId: string, body: string | Buffer, headers: Record<string, string> = {}, localAddress?: string) {
     return request(base, {
       method: "POST",
       path: `/api/hooks/${hookId}`,
       headers: { "content-type": "application/json", ...headers },
       body,
+      ...(localAddress ? { localAddress } : {}),
     });
   }
   function signed(hookId: string, secret: string, payload: unknown, headers: Record<string, string> = {}, t?: number) {
@@ -114,6 +115,51 @@ describe("webhooks", () => {
     const again = await t.post(hook.hook_id, body, header);
     expect(again.status).toBe(409);
     expect((await t.lane(hook.chat_id)).map((m) => m.text)).toEqual(["once"]);
+  });
+
+  it("a captured request replayed 100 times spends none of the hook's minute: the replayer gets 409 then 429, the real sender 202", async () => {
+    const t = await setup();
+    const { hook, secret } = await addHook(t.gateway, owner, { name: "ci", channel: "Builds" });
+    const body = JSON.stringify({ text: "captured" });
+    const header = { "x-hook-signature": signHookBody(secret, body) };
+    expect((await t.post(hook.hook_id, body, header, "127.0.0.2")).status).toBe(202);
+    const replays: number[] = [];
+    for (let i = 0; i < 100; i++) replays.push((await t.post(hook.hook_id, body, header, "127.0.0.2")).status);
+    // Refusals are counted per address: 30 answers of 409, then the replaying address is shed.
+    expect(replays.slice(0, 30)).toEqual(Array(30).fill(409));
+    expect(replays.slice(30)).toEqual(Array(70).fill(429));
+    // The real sender, from its own address, still has its minute: 59 more fit.
+    const statuses: number[] = [];
+    for (let i = 0; i < 59; i++) statuses.push((await t.signed(hook.hook_id, secret, { text: `real ${i}` })).status);
+    expect(statuses).toEqual(Array(59).fill(202));
+    expect((await t.signed(hook.hook_id, secret, { text: "over" })).status).toBe(429);
+    expect(await t.lane(hook.chat_id)).toHaveLength(60);
+  });
+
+  it("wrong signatures from one address get it 429 after 30, and another address is still served", async () => {
+    const t = await setup();
+    const { hook, secret } = await addHook(t.gateway, owner, { name: "ci", channel: "Builds" });
+    const body = JSON.stringify({ text: "guess" });
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++)
+      statuses.push(
+        (await t.post(hook.hook_id, body, { "x-hook-signature": signHookBody("whsec_x", body) }, "127.0.0.3")).status,
+      );
+    expect(statuses).toEqual([...Array(30).fill(401), 429]);
+    // Shed before the signature is read: even a correct one from that address waits its minute.
+    expect(
+      (await t.post(hook.hook_id, body, { "x-hook-signature": signHookBody(secret, body) }, "127.0.0.3")).status,
+    ).toBe(429);
+    expect((await t.signed(hook.hook_id, secret, { text: "fine" })).status).toBe(202);
+  });
+
+  it("refuses text no storage can keep (a lone surrogate, U+0000) with 400 and posts nothing", async () => {
+    const t = await setup();
+    const { hook, secret } = await addHook(t.gateway, owner, { name: "ci", channel: "Builds" });
+    expect((await t.signed(hook.hook_id, secret, { text: "half \ud83d" })).status).toBe(400);
+    expect((await t.signed(hook.hook_id, secret, { text: "ok", title: "\ude00" })).status).toBe(400);
+    expect((await t.signed(hook.hook_id, secret, { text: "a\u0000b" })).status).toBe(400);
+    expect(await t.lane(hook.chat_id)).toEqual([]);
   });
 
   it("an Idempotency-Key repeat answers the first message_id and posts nothing; another key posts", async () => {

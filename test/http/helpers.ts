@@ -153,7 +153,14 @@ export interface Reply {
 /** One HTTP request with node:http (fetch would hide Set-Cookie handling and raw paths). */
 export function request(
   url: string,
-  init: { method?: string; path?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+  init: {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    /** The loopback address to send from (127.0.0.2 is another client than 127.0.0.1). */
+    localAddress?: string;
+  } = {},
 ): Promise<Reply> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
@@ -165,6 +172,7 @@ export function request(
         path: init.path ?? "/",
         headers: init.headers,
         agent: false,
+        ...(init.localAddress ? { localAddress: init.localAddress } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -87,11 +87,11 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
     const storage = memoryStorage();
     const mediaStore = memoryMediaStore();
     await chatAnonymously(storage, mediaStore);
-    const { code, out, err } = await cli(["user", "add", "alice"], { storage, mediaStore });
+    const { code, out, err } = await cli(["user", "add", "alice", "--adopt"], { storage, mediaStore });
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(out).toBe(
-      'alice will adopt the chats made while login was off: 1 channel ("Default"), with its messages and media; not the device registered while login was off: it gets alice\'s messages and pushes only once it signs in as alice\n' +
+      'alice will adopt the chats made while login was off: 1 channel ("Default"), with its 1 message and media; not the device registered while login was off: it gets alice\'s messages and pushes only once it signs in as alice\n' +
         "added alice; login protection is on\nalice adopted the chats made while login was off: 1 channel, 1 message, 1 media file\n",
     );
     expect(await storage.listDevices("alice")).toEqual([]);
@@ -109,10 +109,10 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
     await chatAnonymously(storage, mediaStore);
     await postPicture(storage, mediaStore, 2, "Ideas");
     await putDevice(storage, ANONYMOUS_OWNER, "d2", "laptop");
-    const { code, out } = await cli(["user", "add", "alice"], { storage, mediaStore });
+    const { code, out } = await cli(["user", "add", "alice", "--adopt"], { storage, mediaStore });
     expect(code).toBe(0);
     expect(out).toBe(
-      'alice will adopt the chats made while login was off: 2 channels and threads ("Default", "Ideas"), with their messages and media; not the 2 devices registered while login was off: they get alice\'s messages and pushes only once they sign in as alice\n' +
+      'alice will adopt the chats made while login was off: 2 channels and threads ("Default", "Ideas"), with their 2 messages and media; not the 2 devices registered while login was off: they get alice\'s messages and pushes only once they sign in as alice\n' +
         "added alice; login protection is on\nalice adopted the chats made while login was off: 2 channels and threads, 2 messages, 2 media files\n",
     );
   });
@@ -177,7 +177,7 @@ describe("user CLI - the first user add adopts the anonymous owner's data", () =
       throw new Error("the storage is held by the server");
     };
     const run = (name: string) =>
-      runUserCliHere(["user", "add", name], {
+      runUserCliHere(["user", "add", name, "--adopt"], {
         input: "correct horse\n",
         env: { GATEWAY_USERS_FILE: file },
         data,

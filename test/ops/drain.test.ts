@@ -3,6 +3,7 @@
 // waiting messages stay queued for the next start, sockets close 1012 and the process exits 0.
 // Past --drain-ms the running turn ends interrupted instead.
 import { mkdtempSync } from "node:fs";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -92,5 +93,30 @@ describe("draining on SIGTERM", () => {
       (f) => f.type === "message.stop" && f.payload.reply_to === running.payload.message_id,
     );
     expect(stop?.payload.status ?? "no message.stop").toBe("interrupted");
+  }, 60_000);
+
+  it("destroys a socket whose client stopped reading once --drain-ms and a short grace are over, and exits 0 on time", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "gw-drain-"));
+    const server = await start(dataDir, { GATEWAY_DRAIN_MS: "500" });
+    const stuck = await Client.connect(server.ws);
+    const reading = await Client.connect(server.ws);
+    // The stuck client's end stops reading: the server's close frame is never read, nor answered.
+    (stuck.ws as unknown as { _socket: Socket })._socket.pause();
+    const exit = exited(server);
+    server.child.kill("SIGTERM");
+    // Without a bound, the close handshake waits 30 s for the stuck client; 20 s is far past
+    // --drain-ms and the grace, with room for a loaded machine.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"still running">(
+      (resolve) => (timer = setTimeout(() => resolve("still running"), 20_000)),
+    );
+    const code = await Promise.race([exit, late]);
+    clearTimeout(timer);
+    expect(code).toBe(0);
+    expect(await reading.closedPromise).toBe(1012);
+    // The process was gone before the stuck client ever saw its close.
+    expect(stuck.closeCode).toBeUndefined();
+    (stuck.ws as unknown as { _socket: Socket })._socket.resume();
+    await stuck.closedPromise;
   }, 60_000);
 });

@@ -1,15 +1,19 @@
 // GET /api/ready (docs/PROTOCOL.md §18): 200 {ok: true} while the storage answers (and the bus is
 // connected), public even with login on and for a probe that names no allowed Host; 503 {ok: false},
-// with no details, when the storage fails or the bus is down.
+// with no details, when the storage fails or the bus is down, and while the sql.js database
+// process is stopped (a read the storage answers from its cache must not hide that).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
+import { tmpdir } from "node:os";
+import path, { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import type { Storage } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { serveReady, type ReadyChecks } from "../../examples/server/ready.js";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
+import { startServerProcess } from "../example-server-process.js";
 import { HASHES, writeUsers } from "../http/helpers.js";
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -54,8 +58,7 @@ it("ready - 503 {ok: false} when the storage fails, and when the bus is down", a
   let failing = false;
   const flaky: Storage = {
     ...storage,
-    outboxBounds: (owner) =>
-      failing ? Promise.reject(new Error("db down: secret detail")) : storage.outboxBounds(owner),
+    ping: () => (failing ? Promise.reject(new Error("db down: secret detail")) : storage.ping()),
   };
   let busUp = true;
   const base = await readyServer({ storage: flaky, busConnected: () => busUp, draining: () => false });
@@ -72,3 +75,30 @@ it("ready - 503 while draining; other methods 405", async () => {
   expect(await get(base, "/api/ready")).toEqual({ status: 503, body: { ok: false } });
   expect((await fetch(`${base}/api/ready`, { method: "POST" })).status).toBe(405);
 });
+
+/** The pid of the example server's sql.js database process (a forked child running the engine). */
+function engineChild(serverPid: number): number {
+  const children = readFileSync(`/proc/${serverPid}/task/${serverPid}/children`, "utf8").trim().split(/\s+/);
+  const engine = children.filter((pid) => /engine/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8")));
+  expect(engine).toHaveLength(1);
+  return Number(engine[0]);
+}
+
+it("ready - 503 {ok: false} while the sql.js database process is stopped, 200 again once it runs", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "gw-ready-"));
+  const server = await startServerProcess({ GATEWAY_DATA_DIR: dataDir });
+  let engine: number | undefined;
+  cleanups.push(async () => {
+    if (engine !== undefined) process.kill(engine, "SIGCONT");
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  expect(await get(server.base, "/api/ready")).toEqual({ status: 200, body: { ok: true } });
+  engine = engineChild(server.child.pid!);
+  process.kill(engine, "SIGSTOP");
+  expect(await get(server.base, "/api/ready")).toEqual({ status: 503, body: { ok: false } });
+  expect(await get(server.base, "/api/ready")).toEqual({ status: 503, body: { ok: false } });
+  process.kill(engine, "SIGCONT");
+  engine = undefined;
+  expect(await get(server.base, "/api/ready")).toEqual({ status: 200, body: { ok: true } });
+}, 60_000);

@@ -22,6 +22,7 @@ import { database } from "./database.js";
 import { queries } from "./queries.js";
 import { postgresReadMarks } from "./read-marks.js";
 import { postgresSearch } from "./search-plan.js";
+import { refusingBadText } from "./text-guard.js";
 import { writer } from "./writer.js";
 
 /**
@@ -96,22 +97,27 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
   });
   const writes = writer(db, options.now ?? Date.now);
   const search = postgresSearch(db.s, db.ready, options.preparedStatements ?? true);
-  return defineStorage({
-    // The unique index messages_client_msg refuses a second (chat, client_msg_id) in any process.
-    capabilities: { uniqueClientMsgId: true },
-    async open() {
-      await db.ready();
-    },
-    async close() {
-      await writes.settled();
-      await db.close();
-    },
-    commit: writes.commit,
-    search: (owner, query) => search(owner, query),
-    adoptOwner: adoptOwner(db),
-    ...queries(db),
-    ...postgresHooks(db),
-    ...postgresReadMarks(db),
-    ...postgresSchedules(db),
-  });
+  return defineStorage(
+    refusingBadText({
+      // The unique index messages_client_msg refuses a second (chat, client_msg_id) in any process.
+      capabilities: { uniqueClientMsgId: true },
+      async open() {
+        await db.ready();
+      },
+      async close() {
+        await writes.settled();
+        await db.close();
+      },
+      async ping() {
+        await db.rows("SELECT 1", []);
+      },
+      commit: writes.commit,
+      search: (owner, query) => search(owner, query),
+      adoptOwner: adoptOwner(db),
+      ...queries(db),
+      ...postgresHooks(db),
+      ...postgresReadMarks(db),
+      ...postgresSchedules(db),
+    }),
+  );
 }

@@ -26,6 +26,7 @@ export type Queries = Omit<
   Storage,
   | "open"
   | "close"
+  | "ping"
   | "commit"
   | "search"
   | "adoptOwner"

@@ -221,6 +221,10 @@ class SqlJsStore implements StorageImplementation {
     return written;
   }
 
+  async ping(): Promise<void> {
+    await this.#read("ping");
+  }
+
   async close(): Promise<void> {
     if (this.#state === "closed" || this.#state === "new") {
       this.#state = "closed";

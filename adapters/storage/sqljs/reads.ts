@@ -11,7 +11,16 @@ import type { Sql } from "./sql.js";
  * A search is two kinds of read (ranking, then snippets a few hits at a time), so that no single
  * read holds the database process up for long (see fair-reads.ts).
  */
-const READS = { ...queries, ...hookQueries, ...readMarkQueries, ...scheduleQueries, searchRanked, searchHits } as const;
+const READS = {
+  ...queries,
+  ...hookQueries,
+  ...readMarkQueries,
+  ...scheduleQueries,
+  searchRanked,
+  searchHits,
+  // The readiness probe: a round trip to the database process, past every cache of this one.
+  ping: (sql: Sql): boolean => sql.get("SELECT 1") !== undefined,
+} as const;
 
 /** The name of a read of {@link READS}. */
 export type ReadName = keyof typeof READS;
