@@ -257,7 +257,7 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
 }
 
 /**
- * Checks a user's password as a login does: the client address's lockout (§9.6), the bcrypt queue,
+ * Checks a user's password as a login does: the client address's lockout (docs/PROTOCOL.md §9.6), the bcrypt queue,
  * a failure counted against the address. True when it matched; otherwise it answered (401 with
  * `refusal`, or 429) and resolves false.
  */

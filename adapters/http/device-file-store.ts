@@ -52,6 +52,11 @@ async function readDevices(file: string): Promise<Map<string, StoredDevice>> {
   return new Map(parsed.devices.map((d) => [d.token_sha256, d]));
 }
 
+/** The file's text for a table of devices. */
+function text(devices: Map<string, StoredDevice>): string {
+  return `${JSON.stringify({ devices: [...devices.values()] }, null, 2)}\n`;
+}
+
 async function signature(file: string): Promise<string> {
   try {
     const s = await fs.stat(file);
@@ -112,8 +117,6 @@ export function fileDeviceStore(file: string): DeviceTokenStore {
       await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
       return withFileLock(`${file}.lock`, async () => {
         const draft = await readDevices(file);
-        const text = (devices: Map<string, StoredDevice>) =>
-          `${JSON.stringify({ devices: [...devices.values()] }, null, 2)}\n`;
         const before = text(draft);
         const result = await apply(deviceTable(draft));
         // A refused add, a touch of a revoked device or a revocation of none costs no write.
