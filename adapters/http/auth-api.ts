@@ -7,6 +7,7 @@ import { LOGIN_LIMITS } from "./limits.js";
 import type { LockoutStore, LoginLockout } from "./lockout.js";
 import type { PasswordVerifier } from "./passwords.js";
 import type { RequestGuard } from "./request-guard.js";
+import { deviceTokenDigest, type DeviceTokenStore, type StoredDevice } from "./device-store.js";
 import { createSessionToken, sessionId } from "./sessions.js";
 import type { UserStore } from "./user-store.js";
 
@@ -36,6 +37,13 @@ export interface AuthContext {
   guard: RequestGuard;
   /** Closes the connections a revocation covers, in every gateway subscribed. */
   revoke(revocation: Revocation): void;
+  /** Paired devices (docs/PROTOCOL.md §16): a device token is a credential too. */
+  devices: DeviceTokenStore;
+}
+
+/** Closes the connections of revoked devices, in every gateway subscribed: a device's session id is its token digest. */
+export function revokeDevices(ctx: AuthContext, gone: readonly StoredDevice[]): void {
+  for (const d of gone) ctx.revoke({ session: d.token_sha256 });
 }
 
 /** Sends a JSON body; auth answers must never be cached. */
@@ -183,25 +191,38 @@ export function refuseCrossSite(ctx: AuthContext, req: IncomingMessage, res: Ser
 }
 
 /**
- * Ends the session the request presents. Logout needs no account, so it is budgeted per address,
- * and only a session that exists is revoked: made-up tokens reach no connection.
+ * Ends the credential the request presents: a login session, or a paired device's token, which
+ * revokes that device and the devices it paired (docs/PROTOCOL.md §16). Logout needs no account,
+ * so it is budgeted per address, and only a credential that exists is revoked: made-up tokens
+ * reach no connection.
  */
 async function logout(ctx: AuthContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   req.resume();
   const retryAfter = ctx.logouts.take(addressKey(clientIp(req, ctx.trustProxy)), ctx.clock());
   if (retryAfter !== undefined) return tooMany(res, "too many logouts from this address; try again later", retryAfter);
   const credential = readCredential(req, ctx.cookieName(req));
-  const session =
-    credential === undefined ? undefined : await ctx.sessions.get(credential.token, Math.floor(ctx.clock() / 1000));
-  // Its connections close even when the store fails to forget it (the answer is then 500).
-  if (session !== undefined)
-    await ctx.sessions.delete(credential!.token).finally(() => ctx.revoke({ session: sessionId(credential!.token) }));
+  if (credential !== undefined) await endCredential(ctx, credential.token);
   sendJson(
     res,
     200,
     { ok: true },
     { "set-cookie": clearedSessionCookie(ctx.cookieName(req), isTls(req, ctx.trustProxy)) },
   );
+}
+
+/** Ends a login session or a device token; their connections close even when the store fails to forget them (the answer is then 500). */
+async function endCredential(ctx: AuthContext, token: string): Promise<void> {
+  if ((await ctx.sessions.get(token, Math.floor(ctx.clock() / 1000))) !== undefined) {
+    await ctx.sessions.delete(token).finally(() => ctx.revoke({ session: sessionId(token) }));
+    return;
+  }
+  const device = await ctx.devices.find(deviceTokenDigest(token));
+  if (device === undefined) return;
+  try {
+    revokeDevices(ctx, await ctx.devices.remove(device.username, device.device_id));
+  } finally {
+    ctx.revoke({ session: device.token_sha256 });
+  }
 }
 
 export function tooMany(res: ServerResponse, error: string, retryAfter: number): void {
@@ -222,13 +243,44 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
   if (typeof username !== "string" || typeof password !== "string") {
     return sendJson(res, 400, { error: "send {username, password} as strings" });
   }
+  if (!(await passwordMatches(ctx, req, res, username, password, "invalid username or password"))) return;
+  const now = ctx.clock();
+  const seconds = Math.floor(now / 1000);
+  const session: Session = { token: createSessionToken(), username, expires_at: seconds + LOGIN_LIMITS.sessionSeconds };
+  await ctx.sessions.create(session, seconds);
+  sendJson(
+    res,
+    200,
+    { token: session.token, username, expires_at: session.expires_at },
+    { "set-cookie": sessionCookie(ctx.cookieName(req), session.token, isTls(req, ctx.trustProxy)) },
+  );
+}
+
+/**
+ * Checks a user's password as a login does: the client address's lockout (docs/PROTOCOL.md §9.6), the bcrypt queue,
+ * a failure counted against the address. True when it matched; otherwise it answered (401 with
+ * `refusal`, or 429) and resolves false.
+ */
+export async function passwordMatches(
+  ctx: AuthContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  username: string,
+  password: string,
+  refusal: string,
+): Promise<boolean> {
   const ip = addressKey(clientIp(req, ctx.trustProxy));
   for (;;) {
     const shared = ctx.lockoutStore ? await ctx.lockoutStore.check(ip, ctx.clock()) : undefined;
     const lock = shared ?? ctx.lockout.check(ip, ctx.clock());
-    if (lock.locked) return tooMany(res, "too many failed logins; try again later", lock.retryAfter);
-    if (ctx.verifier.pending + ctx.waiting.count >= ctx.verifier.capacity)
-      return tooMany(res, "too many logins at once; try again shortly", 1);
+    if (lock.locked) {
+      tooMany(res, "too many failed logins; try again later", lock.retryAfter);
+      return false;
+    }
+    if (ctx.verifier.pending + ctx.waiting.count >= ctx.verifier.capacity) {
+      tooMany(res, "too many logins at once; try again shortly", 1);
+      return false;
+    }
     if (ctx.lockout.begin(ip, ctx.clock(), shared?.failures)) break;
     // This IP already has enough attempts in flight to be locked out by them: wait for one.
     ctx.waiting.count++;
@@ -240,8 +292,9 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
     matched = await ctx.verifier.verify(password, users.get(username));
   } catch (error) {
     ctx.lockout.end(ip);
-    if (isGatewayError(error) && error.code === "rate_limited") return tooMany(res, error.message, 1);
-    throw error;
+    if (!isGatewayError(error) || error.code !== "rate_limited") throw error;
+    tooMany(res, error.message, 1);
+    return false;
   }
   const now = ctx.clock();
   if (!matched) {
@@ -251,7 +304,8 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
     } finally {
       ctx.lockout.end(ip);
     }
-    return sendJson(res, 401, { error: "invalid username or password" });
+    sendJson(res, 401, { error: refusal });
+    return false;
   }
   try {
     if (ctx.lockoutStore) await ctx.lockoutStore.succeed(ip);
@@ -259,13 +313,5 @@ async function login(ctx: AuthContext, req: IncomingMessage, res: ServerResponse
   } finally {
     ctx.lockout.end(ip);
   }
-  const seconds = Math.floor(now / 1000);
-  const session: Session = { token: createSessionToken(), username, expires_at: seconds + LOGIN_LIMITS.sessionSeconds };
-  await ctx.sessions.create(session, seconds);
-  sendJson(
-    res,
-    200,
-    { token: session.token, username, expires_at: session.expires_at },
-    { "set-cookie": sessionCookie(ctx.cookieName(req), session.token, isTls(req, ctx.trustProxy)) },
-  );
+  return true;
 }

@@ -24,7 +24,7 @@ export const DEVICE_CLI_USAGE = `usage: device <command> <user> [device_id] [--u
 
 commands:
   list <user>                 list the user's paired devices: id, name, created, last seen
-  revoke <user> <device_id>   revoke a paired device; its connections close at once
+  revoke <user> <device_id>   revoke a paired device and the devices it paired; their connections close at once
 
 The devices live in devices.json beside the users file (--users-file or GATEWAY_USERS_FILE).
 `;
@@ -100,11 +100,15 @@ export async function runDeviceCli(argv: readonly string[], io: DeviceCliIO): Pr
       return 0;
     }
     const gone = await store.remove(user, id!);
-    if (gone === undefined) {
+    if (gone.length === 0) {
       io.stderr.write(`${terminalText(`${user} has no device ${id}`)}\n`);
       return 1;
     }
-    io.stdout.write(`${terminalText(`revoked ${gone.device_id} (${gone.name}) of ${user}`)}\n`);
+    // The devices it paired go with it (docs/PROTOCOL.md §16): each is named, so none goes unnoticed.
+    for (const d of gone)
+      io.stdout.write(
+        `${terminalText(`revoked ${d.device_id} (${d.name}) of ${user}${d === gone[0] ? "" : `, paired by ${d.paired_by}`}`)}\n`,
+      );
     return 0;
   } catch (error) {
     const why = (error as Error)?.message ?? String(error);

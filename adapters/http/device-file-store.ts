@@ -6,6 +6,7 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 import { writeFileAtomic } from "./atomic-file.js";
+import { withFileLock } from "./file-lock.js";
 import { readPrivateText } from "./private-file.js";
 import { deviceTable, type DeviceTokenStore, type StoredDevice } from "./device-store.js";
 
@@ -28,7 +29,8 @@ function isDevice(value: unknown): value is StoredDevice {
     typeof d.created === "number" &&
     typeof d.last_seen === "number" &&
     typeof d.token_sha256 === "string" &&
-    /^[0-9a-f]{64}$/.test(d.token_sha256)
+    /^[0-9a-f]{64}$/.test(d.token_sha256) &&
+    (d.paired_by === undefined || typeof d.paired_by === "string")
   );
 }
 
@@ -50,6 +52,11 @@ async function readDevices(file: string): Promise<Map<string, StoredDevice>> {
   return new Map(parsed.devices.map((d) => [d.token_sha256, d]));
 }
 
+/** The file's text for a table of devices. */
+function text(devices: Map<string, StoredDevice>): string {
+  return `${JSON.stringify({ devices: [...devices.values()] }, null, 2)}\n`;
+}
+
 async function signature(file: string): Promise<string> {
   try {
     const s = await fs.stat(file);
@@ -62,54 +69,73 @@ async function signature(file: string): Promise<string> {
 
 /**
  * A {@link DeviceTokenStore} in a JSON file (mode 0600, replaced atomically), holding only the
- * SHA-256 of each token. The file is read again whenever it changed, so a device revoked by the
- * CLI stops working at the next lookup; while a listener is subscribed the file is looked at every
- * 250 ms and each device that disappeared from it is reported, so its connections close.
- * Changes of one process are serialized; the CLI and the server rarely write at the same moment,
- * and each re-reads the file just before writing.
+ * SHA-256 of each token. Every change is a read-modify-write under the lock file `<file>.lock`
+ * shared with every other process using the file (the CLI, a second server): the file is read
+ * again under the lock, the one change applied, the result written to a temp file, fsynced and
+ * renamed over it. So a revocation by the CLI is never undone by a pairing or a `last_seen` of
+ * the server. Lookups (`find`, `list`) read an in-memory copy swapped in after each write and
+ * re-read when the file changed; they never wait for a write. While a listener is subscribed the
+ * file is looked at every 250 ms and each device that disappeared from it is reported, so its
+ * connections close.
  */
 export function fileDeviceStore(file: string): DeviceTokenStore {
   let table = new Map<string, StoredDevice>();
   let seen = "";
+  /** Grows with each copy swapped in: a read of the file that started before a newer swap is dropped. */
+  let version = 0;
+  let loading: Promise<void> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
   const listeners = new Set<(digest: string) => void>();
   let timer: NodeJS.Timeout | undefined;
 
-  /** Reads the file again when it changed; reports the devices gone from it. */
-  async function load(): Promise<void> {
-    const now = await signature(file);
-    if (now === seen) return;
-    const next = await readDevices(file);
+  /** Makes `next` the copy lookups read; reports the devices gone from it. */
+  function swap(next: Map<string, StoredDevice>, signed: string): void {
     const gone = [...table.keys()].filter((digest) => !next.has(digest));
     table = next;
-    seen = now;
+    seen = signed;
+    version++;
     for (const digest of gone) for (const listener of [...listeners]) listener(digest);
   }
 
-  /** Runs a change on the current file and writes the result; one change at a time. */
-  function change<T>(apply: (ops: ReturnType<typeof deviceTable>) => Promise<T> | T): Promise<T> {
+  /** Reads the file again when it changed (one read at a time); never waits for a write. */
+  function load(): Promise<void> {
+    loading ??= (async () => {
+      const started = version;
+      const signed = await signature(file);
+      if (signed === seen) return;
+      const next = await readDevices(file);
+      if (version === started) swap(next, signed);
+    })().finally(() => {
+      loading = undefined;
+    });
+    return loading;
+  }
+
+  /** Applies one change to the file's current content under the cross-process lock; one change at a time here. */
+  function change<T>(apply: (ops: ReturnType<typeof deviceTable>) => Promise<T>): Promise<T> {
     const run = queue.then(async () => {
-      await load();
-      const draft = new Map([...table].map(([k, v]) => [k, { ...v }]));
-      const result = await apply(deviceTable(draft));
       await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-      await writeFileAtomic(file, `${JSON.stringify({ devices: [...draft.values()] }, null, 2)}\n`);
-      table = draft;
-      seen = await signature(file);
-      return result;
+      return withFileLock(`${file}.lock`, async () => {
+        const draft = await readDevices(file);
+        const before = text(draft);
+        const result = await apply(deviceTable(draft));
+        // A refused add, a touch of a revoked device or a revocation of none costs no write.
+        if (text(draft) !== before) await writeFileAtomic(file, text(draft));
+        swap(draft, await signature(file));
+        return result;
+      });
     });
     queue = run.catch(() => undefined);
     return run;
   }
 
   const read = async () => {
-    await queue;
     await load();
     return deviceTable(table);
   };
 
   return {
-    add: (device) => change((ops) => ops.add(device)),
+    add: (device, max) => change((ops) => ops.add(device, max)),
     find: async (digest) => (await read()).find(digest),
     touch: (id, now) => change((ops) => ops.touch(id, now)),
     list: async (username) => (await read()).list(username),

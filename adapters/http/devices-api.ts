@@ -9,15 +9,25 @@ import { addressKey } from "chat-gateway";
 import type { AddressRate } from "./address-rate.js";
 import { sessionCookie } from "./cookies.js";
 import { LOGIN_LIMITS } from "./limits.js";
-import { BodyError, readJson, refuseCrossSite, sendJson, tooMany, type AuthContext } from "./auth-api.js";
+import {
+  BodyError,
+  passwordMatches,
+  readJson,
+  refuseCrossSite,
+  revokeDevices,
+  sendJson,
+  tooMany,
+  type AuthContext,
+} from "./auth-api.js";
 import {
   createDeviceId,
   createDeviceToken,
   deviceTokenDigest,
   type DeviceTokenStore,
   type PairedDevice,
+  type StoredDevice,
 } from "./device-store.js";
-import { clientIp, isTls } from "./gate.js";
+import { clientIp, isTls, readCredential } from "./gate.js";
 import type { PairingCodes } from "./pairing-codes.js";
 import { endReplaced, mayReplace, refuseOtherSite } from "./redeem-guard.js";
 
@@ -28,6 +38,8 @@ export interface DevicesContext {
   codes: PairingCodes;
   /** Redeem attempts per client address. */
   redeems: AddressRate;
+  /** Devices one user may have paired at once (option `maxDevicesPerUser`). */
+  maxDevicesPerUser: number;
 }
 
 /** Longest device name, in characters. */
@@ -168,7 +180,11 @@ async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerRes
     created: seconds,
     last_seen: seconds,
   };
-  await dctx.devices.add({ ...device, token_sha256: deviceTokenDigest(token) });
+  const added = await dctx.devices.add(
+    { ...device, ...pending.pairedBy, token_sha256: deviceTokenDigest(token) },
+    dctx.maxDevicesPerUser,
+  );
+  if (added !== "added") return refuseDevice(dctx, res, added, pending.username);
   // A browser that redeems is signed in by it: the token becomes its session cookie (HttpOnly, as a login's).
   const cookie = sessionCookie(
     ctx.cookieName(req),
@@ -184,15 +200,43 @@ async function redeem(dctx: DevicesContext, req: IncomingMessage, res: ServerRes
   );
 }
 
-/** `POST /api/devices/pair {name?}`: a pairing code for the signed-in user, and a URL carrying it. */
-async function pair(dctx: DevicesContext, username: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Answers a pairing the store refused: the user's devices are at the cap, or the pairing device was revoked. */
+function refuseDevice(dctx: DevicesContext, res: ServerResponse, why: "full" | "orphan", username: string): void {
+  if (why === "orphan")
+    return sendJson(res, 401, { error: "the device that asked for this pairing code was revoked; pair again" });
+  sendJson(res, 429, {
+    error: `${username} already has ${dctx.maxDevicesPerUser} paired devices, the most allowed; revoke one first`,
+  });
+}
+
+/**
+ * `POST /api/devices/pair {name?, password?}`: a pairing code for the signed-in user, and a URL
+ * carrying it. Asked with a device token it needs the user's password (checked as a login is), and
+ * the device it pairs is the asking device's child: revoked with it (docs/PROTOCOL.md §16).
+ */
+async function pair(
+  dctx: DevicesContext,
+  username: string,
+  asking: StoredDevice | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const ctx = dctx.auth;
   if (refuseMethod(req, res, "POST") || refuseCrossSite(ctx, req, res)) return;
   const body = await bodyOf(ctx, req, res);
   if (body === undefined) return;
   const name = nameOf(body.name, "device");
   if (name === undefined) return sendJson(res, 400, { error: `name must be 1 to ${MAX_NAME} characters` });
-  const { code, expires_at } = dctx.codes.create(username, name, Math.floor(ctx.clock() / 1000));
+  if (asking !== undefined) {
+    // A device token alone never pairs: a stolen one would otherwise mint devices that outlive it.
+    if (typeof body.password !== "string" || body.password.length > 1024)
+      return sendJson(res, 403, { error: "pairing from a paired device needs the password: send {password}" });
+    if (!(await passwordMatches(ctx, req, res, username, body.password, "wrong password"))) return;
+  }
+  if ((await dctx.devices.list(username)).length >= dctx.maxDevicesPerUser)
+    return refuseDevice(dctx, res, "full", username);
+  const pairedBy = asking === undefined ? undefined : asking.device_id;
+  const { code, expires_at } = dctx.codes.create(username, name, Math.floor(ctx.clock() / 1000), pairedBy);
   const host = req.headers.host ?? "localhost";
   const url = `${isTls(req, ctx.trustProxy) ? "https" : "http"}://${host}/?pair=${code}`;
   sendJson(res, 200, { code, url, expires_at });
@@ -212,8 +256,8 @@ async function revokeDevice(
   const foreign = dctx.auth.guard.origin(req);
   if (foreign !== undefined) return sendJson(res, foreign.status, { error: foreign.message });
   const gone = await dctx.devices.remove(username, deviceId);
-  if (gone === undefined) return sendJson(res, 404, { error: "no such device" });
-  dctx.auth.revoke({ session: gone.token_sha256 });
+  if (gone.length === 0) return sendJson(res, 404, { error: "no such device" });
+  revokeDevices(dctx.auth, gone);
   sendJson(res, 200, { ok: true });
 }
 
@@ -231,7 +275,11 @@ export async function serveDevices(
     req.resume();
     return sendJson(res, 401, { error: "login required" });
   }
-  if (pathname === "/api/devices/pair") return pair(dctx, session.username, req, res);
+  if (pathname === "/api/devices/pair") {
+    const credential = readCredential(req, dctx.auth.cookieName(req));
+    const asking = credential && (await dctx.devices.find(deviceTokenDigest(credential.token)));
+    return pair(dctx, session.username, asking, req, res);
+  }
   if (pathname === "/api/devices") {
     if (refuseMethod(req, res, "GET")) return;
     req.resume();

@@ -41,7 +41,7 @@ export { LOGIN_LIMITS } from "./limits.js";
 export { createMediaHandler, contentDisposition } from "./media-route.js";
 export type { MediaHandler, MediaHandlerOptions } from "./media-route.js";
 export { memoryDeviceStore, deviceTokenDigest, DEVICE_TOKEN_SECONDS } from "./device-store.js";
-export type { DeviceTokenStore, PairedDevice, StoredDevice } from "./device-store.js";
+export type { DeviceAddOutcome, DeviceTokenStore, PairedDevice, StoredDevice } from "./device-store.js";
 export { fileDeviceStore } from "./device-file-store.js";
 export { createHookHandler, HOOK_LIMITS } from "./hook-route.js";
 export type { HookHandler, HookHandlerOptions } from "./hook-route.js";

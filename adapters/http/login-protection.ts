@@ -5,7 +5,7 @@ import { AddressRate } from "./address-rate.js";
 import type { AuthContext } from "./auth-api.js";
 import { sessionCookieName } from "./cookies.js";
 import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
-import { deviceSession, type DeviceTokenStore } from "./device-store.js";
+import { deviceSession, MAX_DEVICES_PER_USER, type DeviceTokenStore } from "./device-store.js";
 import type { DevicesContext } from "./devices-api.js";
 import { isTls, readCredential, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
@@ -43,6 +43,11 @@ export interface LoginProtectionOptions {
    * (`redisDeviceStore` of `chat-gateway/redis`) when several processes serve one site.
    */
   devices?: DeviceTokenStore;
+  /**
+   * Devices one user may have paired at once (docs/PROTOCOL.md §16); one more pairing is refused
+   * with 429 until one is revoked. An integer from 1 to 10,000. Default 50.
+   */
+  maxDevicesPerUser?: number;
   /**
    * Where failed-login counts and lockouts live. Default: this process's memory. Give a shared
    * store (`redisLockoutStore` of `chat-gateway/redis`) when several processes serve one site.
@@ -137,6 +142,7 @@ function checkedOptions(options: LoginProtectionOptions): {
   service: string;
   guard: ReturnType<typeof createRequestGuard>;
   maxBodyBytes: number;
+  maxDevices: number;
   logger: Logger;
 } {
   const service = options.service ?? "gateway";
@@ -151,6 +157,9 @@ function checkedOptions(options: LoginProtectionOptions): {
   const maxBodyBytes = options.maxBodyBytes ?? 16_384;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 256)
     throw new TypeError("createLoginProtection: maxBodyBytes must be an integer >= 256");
+  const maxDevices = options.maxDevicesPerUser ?? MAX_DEVICES_PER_USER;
+  if (!Number.isInteger(maxDevices) || maxDevices < 1 || maxDevices > 10_000)
+    throw new TypeError("createLoginProtection: maxDevicesPerUser must be an integer from 1 to 10000");
   const store = options.lockoutStore;
   if (
     store !== undefined &&
@@ -162,7 +171,7 @@ function checkedOptions(options: LoginProtectionOptions): {
     name: "log",
     value: options.log,
   });
-  return { service, guard, maxBodyBytes, logger };
+  return { service, guard, maxBodyBytes, maxDevices, logger };
 }
 
 /** Every revocation goes to each gateway listening; one listener failing does not stop the others. */
@@ -222,6 +231,7 @@ function sessionChecks(
   devices: DeviceTokenStore,
   clock: () => number,
   cookieName: (req: IncomingMessage) => string,
+  revoke: (revocation: Revocation) => void,
 ) {
   async function enabledNow(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }> {
     const snap = await watch.snapshot();
@@ -230,7 +240,11 @@ function sessionChecks(
 
   async function validSession(token: string): Promise<Session | undefined> {
     const [{ users: known }, now] = [await watch.snapshot(), Math.floor(clock() / 1000)];
-    const session = (await sessions.get(token, now)) ?? (await deviceSession(devices, token, now));
+    const session =
+      (await sessions.get(token, now)) ??
+      (await deviceSession(devices, token, now, (gone) => {
+        for (const d of gone) revoke({ session: d.token_sha256 });
+      }));
     // The user check also covers a shared store fed by a process that still knows a removed user.
     return session !== undefined && known.has(session.username) ? session : undefined;
   }
@@ -272,7 +286,7 @@ function sessionChecks(
  * @throws {TypeError} on a bad option
  */
 export function createLoginProtection(options: LoginProtectionOptions): LoginProtection {
-  const { service, guard, maxBodyBytes, logger } = checkedOptions(options);
+  const { service, guard, maxBodyBytes, maxDevices, logger } = checkedOptions(options);
   const clock = options.clock ?? Date.now;
   const users = new UserStore(options.usersFile);
   const sessions = options.sessions ?? memorySessionStore();
@@ -300,7 +314,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     alarm: (m) => logger.error(m),
     staysOn: options.loginStaysOn === true,
   });
-  const { enabledNow, validSession, sessionOf } = sessionChecks(watch, sessions, devices, clock, cookieName);
+  const { enabledNow, validSession, sessionOf } = sessionChecks(watch, sessions, devices, clock, cookieName, revoke);
 
   const ctx: AuthContext = {
     users,
@@ -318,9 +332,10 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     sessionOf,
     guard,
     revoke,
+    devices,
   };
 
-  const dctx: DevicesContext = { auth: ctx, devices, codes, redeems };
+  const dctx: DevicesContext = { auth: ctx, devices, codes, redeems, maxDevicesPerUser: maxDevices };
   return {
     users,
     handle: (req, res) => handleRequest(dctx, signedIn, logger, req, res),

@@ -23,6 +23,8 @@ function codeKey(code: string): string {
 interface Pending {
   username: string;
   name: string;
+  /** `{paired_by}` when a paired device asked for the code (docs/PROTOCOL.md §16), else empty. */
+  pairedBy: { paired_by?: string };
   /** Unix seconds. */
   expires_at: number;
 }
@@ -31,15 +33,23 @@ interface Pending {
 export class PairingCodes {
   readonly #open = new Map<string, Pending>();
 
-  /** A new code for `username`, the device to be named `name` unless the redeemer names it. */
-  create(username: string, name: string, now: number): { code: string; expires_at: number } {
+  /**
+   * A new code for `username`, the device to be named `name` unless the redeemer names it;
+   * `pairedBy` is the `device_id` of the paired device that asked for it, if one did.
+   */
+  create(username: string, name: string, now: number, pairedBy?: string): { code: string; expires_at: number } {
     this.sweep(now);
     const mine = [...this.#open].filter(([, p]) => p.username === username);
     if (mine.length >= MAX_OPEN_PER_USER) this.#open.delete(mine[0]![0]);
     let code = "";
     for (let i = 0; i < PAIRING_CODE_LENGTH; i++) code += PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)];
     const expires_at = now + PAIRING_CODE_SECONDS;
-    this.#open.set(code, { username, name, expires_at });
+    this.#open.set(code, {
+      username,
+      name,
+      pairedBy: pairedBy === undefined ? {} : { paired_by: pairedBy },
+      expires_at,
+    });
     return { code, expires_at };
   }
 

@@ -16,15 +16,76 @@ function parse(digest: string, fields: Record<string, string>): StoredDevice | u
     name: fields.name ?? "",
     created: Number(fields.created),
     last_seen: Number(fields.last_seen),
+    ...(fields.paired_by ? { paired_by: fields.paired_by } : {}),
     token_sha256: digest,
   };
+}
+
+/**
+ * KEYS: the device's hash, its user's index, the id index. ARGV: device id, digest, cap (0: none),
+ * parent id ("" for none), the device key prefix, then the hash's fields and values. The cap, the
+ * parent's presence and the writes are one step, so two pairings at once cannot pass the cap
+ * together and a child cannot be stored after its parent's revocation.
+ */
+const ADD = `
+if tonumber(ARGV[3]) > 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[3]) then return 'full' end
+if ARGV[4] ~= '' then
+  local parent = redis.call('HGET', KEYS[2], ARGV[4])
+  if not parent or redis.call('EXISTS', ARGV[5] .. parent) == 0 then return 'orphan' end
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+return 'added'`;
+
+/**
+ * KEYS: the user's index, the id index. ARGV: device id, the device key prefix, the revocation
+ * channel. Removes the device and every device it paired, transitively, in one step, publishes
+ * each digest, and returns [digest, fields] of each, the named one first.
+ */
+const REMOVE = `
+local ids = {ARGV[1]}
+local out = {}
+local all = redis.call('HGETALL', KEYS[1])
+local i = 1
+while i <= #ids do
+  local digest = redis.call('HGET', KEYS[1], ids[i])
+  if digest then
+    local fields = redis.call('HGETALL', ARGV[2] .. digest)
+    if #fields > 0 then table.insert(out, {digest, fields}) end
+    for j = 1, #all, 2 do
+      if redis.call('HGET', ARGV[2] .. all[j + 1], 'paired_by') == ids[i] then table.insert(ids, all[j]) end
+    end
+    redis.call('DEL', ARGV[2] .. digest)
+    redis.call('HDEL', KEYS[1], ids[i])
+    redis.call('HDEL', KEYS[2], ids[i])
+    redis.call('PUBLISH', ARGV[3], digest)
+  end
+  i = i + 1
+end
+return out`;
+
+/** KEYS: the id index. ARGV: device id, the device key prefix, now. Only a device still stored is touched: a revoked one stays gone. */
+const TOUCH = `
+local digest = redis.call('HGET', KEYS[1], ARGV[1])
+if digest and redis.call('EXISTS', ARGV[2] .. digest) == 1 then
+  redis.call('HSET', ARGV[2] .. digest, 'last_seen', ARGV[3])
+end
+return 0`;
+
+/** A Redis reply of field, value, field, value… as an object. */
+function fieldsOf(flat: string[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
+  return fields;
 }
 
 /**
  * A `DeviceTokenStore` on Redis (docs/PROTOCOL.md §16), for several gateway processes: a device
  * paired on one works on every other, and a device revoked on one closes its connections on all.
  * Each device is a hash under the SHA-256 of its token (never the token), each user has a hash of
- * device id to digest. A revoked device's digest is published on `<prefix>device-revocations`;
+ * device id to digest. Adding (with the cap and the parent check), removing a device with the
+ * devices it paired, and touching are each one Lua script: atomic across processes. A revoked device's digest is published on `<prefix>device-revocations`;
  * `onRevocation` listens on a duplicate connection of its own. Give it to
  * `createLoginProtection({ devices })`.
  *
@@ -63,28 +124,36 @@ export function redisDeviceStore(redis: RedisClient, options: RedisDeviceStoreOp
   }
 
   return {
-    async add(d) {
-      const { token_sha256: digest, ...fields } = d;
-      await redis
-        .multi()
-        .hset(deviceKey(digest), { ...fields, created: String(fields.created), last_seen: String(fields.last_seen) })
-        .hset(userKey(d.username), d.device_id, digest)
-        .hset(idsKey, d.device_id, digest)
-        .exec();
+    async add(d, maxPerUser) {
+      const { token_sha256: digest, paired_by, ...fields } = d;
+      const flat = Object.entries({ ...fields, created: String(fields.created), last_seen: String(fields.last_seen) });
+      if (paired_by !== undefined) flat.push(["paired_by", paired_by]);
+      return (await redis.eval(
+        ADD,
+        3,
+        deviceKey(digest),
+        userKey(d.username),
+        idsKey,
+        d.device_id,
+        digest,
+        String(maxPerUser ?? 0),
+        paired_by ?? "",
+        deviceKey(""),
+        ...flat.flat(),
+      )) as "added" | "full" | "orphan";
     },
     find: get,
     async touch(id, now) {
-      const digest = await redis.hget(idsKey, id);
-      // Only an existing device: a touch racing a revocation must not bring a bare hash back.
-      if (digest !== null && (await redis.exists(deviceKey(digest))) === 1)
-        await redis.hset(deviceKey(digest), "last_seen", String(now));
+      await redis.eval(TOUCH, 1, idsKey, id, deviceKey(""), String(now));
     },
     list,
     async remove(username, id) {
-      const digest = await redis.hget(userKey(username), id);
-      const found = digest === null ? undefined : await get(digest);
-      if (found !== undefined) await drop([found]);
-      return found;
+      const gone = (await redis.eval(REMOVE, 2, userKey(username), idsKey, id, deviceKey(""), channel)) as Array<
+        [string, string[]]
+      >;
+      return gone
+        .map(([digest, flat]) => parse(digest, fieldsOf(flat)))
+        .filter((x): x is StoredDevice => x !== undefined);
     },
     async removeUser(username) {
       const devices = await list(username);

@@ -31,6 +31,8 @@ export interface ServerConfig {
   /** Connections per owner and per client address in this process (defaults: the gateway's, 32 and 64). */
   connectionsPerOwner?: number;
   connectionsPerIp?: number;
+  /** Paired devices one user may have (docs/PROTOCOL.md §16; default the library's, 50). */
+  maxDevicesPerUser?: number;
   /** Origins besides the server's own whose pages may open the WebSocket and post the login. */
   allowedOrigins?: string[];
   /** On SIGTERM, how long running turns may go on before they end interrupted (ms, default 10,000; docs/PROTOCOL.md §18). */
@@ -71,6 +73,7 @@ const OPTIONS = {
   "trust-proxy": "GATEWAY_TRUST_PROXY",
   "connections-per-owner": "GATEWAY_CONNECTIONS_PER_OWNER",
   "connections-per-ip": "GATEWAY_CONNECTIONS_PER_IP",
+  "max-devices-per-user": "GATEWAY_MAX_DEVICES_PER_USER",
   "drain-ms": "GATEWAY_DRAIN_MS",
   "metrics-port": "GATEWAY_METRICS_PORT",
   "ntfy-url": "GATEWAY_NTFY_URL",
@@ -129,6 +132,7 @@ Options (each also read from the environment variable in brackets):
                            names the client [GATEWAY_TRUST_PROXY] (default 0)
   --connections-per-owner N  WebSocket connections per owner [GATEWAY_CONNECTIONS_PER_OWNER] (default 32)
   --connections-per-ip N   WebSocket connections per client address [GATEWAY_CONNECTIONS_PER_IP] (default 64)
+  --max-devices-per-user N paired devices one user may have [GATEWAY_MAX_DEVICES_PER_USER] (default 50)
   --drain-ms N             on SIGTERM, let running turns finish for up to N ms, then end them
                            interrupted and close sockets with 1012 [GATEWAY_DRAIN_MS] (default 10000)
   --metrics-port N         serve GET /metrics (Prometheus) on this port of the same host
@@ -179,6 +183,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     trustProxy: count(get("trust-proxy"), "trust-proxy", 0) ?? 0,
     connectionsPerOwner: count(get("connections-per-owner"), "connections-per-owner", 1),
     connectionsPerIp: count(get("connections-per-ip"), "connections-per-ip", 1),
+    maxDevicesPerUser: count(get("max-devices-per-user"), "max-devices-per-user", 1, 10_000),
     drainMs: count(get("drain-ms"), "drain-ms", 0) ?? 10_000,
     metricsPort: count(get("metrics-port"), "metrics-port", 0),
     pushAfterMs: count(get("push-after-ms"), "push-after-ms", 0, PUSH_AFTER_MS_MAX),

@@ -334,6 +334,7 @@ function loginProtection(
     allowedOrigins: config.allowedOrigins,
     trustProxy: config.trustProxy,
     logger,
+    ...(config.maxDevicesPerUser ? { maxDevicesPerUser: config.maxDevicesPerUser } : {}),
     ...(shared ? { sessions: shared.sessions, lockoutStore: shared.lockoutStore } : {}),
   });
 }
