@@ -60,6 +60,7 @@ export type {
   OutboxEntry,
   OutboxBounds,
   Lane,
+  LaneFence,
   HistoryQuery,
   LaneUnread,
   ReadMark,

@@ -98,7 +98,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
   const search = postgresSearch(db.s, db.ready, options.preparedStatements ?? true);
   return defineStorage({
     // The unique index messages_client_msg refuses a second (chat, client_msg_id) in any process.
-    capabilities: { uniqueClientMsgId: true },
+    capabilities: { uniqueClientMsgId: true, fencing: true },
     async open() {
       await db.ready();
     },
