@@ -21,6 +21,11 @@ export interface LaneTurn {
   readonly controller: AbortController;
   /** Set when aborted. */
   reason: AbortReason | undefined;
+  /**
+   * True once the turn holds its lane (its lease taken, or the lock failed and it runs without):
+   * before that it only waits for another process's turn, which a stop must reach instead.
+   */
+  holds?: boolean;
   /** The assistant message the turn is writing, once it has one: deleting it ends the turn. */
   answer?: string;
   /** The user message that answer replies to, once it has one (a steer is handed to its turn). */
@@ -162,6 +167,7 @@ export class LaneScheduler {
           if (!turn.controller.signal.aborted) this.#onLockError(error);
         }
       }
+      turn.holds = true;
       lease?.lost?.addEventListener("abort", lost, { once: true });
       if (lease?.lost?.aborted) lost();
       await this.#fence(owner, state, turn);
@@ -219,7 +225,7 @@ export class LaneScheduler {
       current.reason === "lost"
     )
       return undefined;
-    const turn: LaneTurn = { controller: new AbortController(), reason: undefined, fence: current.fence };
+    const turn: LaneTurn = { controller: new AbortController(), reason: undefined, holds: true, fence: current.fence };
     state.running = turn;
     return turn;
   }
@@ -235,6 +241,14 @@ export class LaneScheduler {
   /** The running turn of a lane, if any. */
   running(owner: Owner, lane: Lane): LaneTurn | undefined {
     return this.#lanes.get(laneKey(owner, lane))?.running;
+  }
+
+  /**
+   * Stop the lane's turn if this process runs it (`/stop`, `turn.stop`): a job still waiting for
+   * another process's lease is not that turn, and stays queued. True when there was one.
+   */
+  stop(owner: Owner, lane: Lane): boolean {
+    return this.running(owner, lane)?.holds === true && this.abort(owner, lane, "stop");
   }
 
   /** Abort the running turn of a lane; true when there was one. */
