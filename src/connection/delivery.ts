@@ -70,7 +70,9 @@ export class Delivery {
 
   /** A stored frame answering this connection's request, in publish order. */
   respond(frame: OutgoingFrame, requestId: RequestId | undefined): void {
-    if (this.#order.holds(frame, requestId) || this.#guard.refuses(frame)) return;
+    // A response to a request goes out whatever went before: the device waits for its id (a
+    // retried `message.send` is answered with the stored echo, seq and all, docs/PROTOCOL.md §4.1).
+    if (this.#order.holds(frame, requestId) || (requestId === undefined && this.#guard.refuses(frame))) return;
     this.#order.sentLive(frame);
     this.#sendShaped(frame, requestId);
   }
