@@ -17,7 +17,7 @@ import { awayPush } from "./push/away-push.js";
 import { FanOut } from "./outbox/fan-out.js";
 import { Outbox } from "./outbox/outbox.js";
 import { ChannelDirectory } from "./channels/channel-directory.js";
-import { LaneScheduler } from "./turn/lanes.js";
+import { LaneScheduler, laneTaker } from "./turn/lanes.js";
 import type { GatewayOptions, ResolvedOptions } from "./options/options.js";
 import { listenForTurns } from "./turn/turn-relay.js";
 import { localTurnFrames } from "./lanes/shared-state.js";
@@ -48,8 +48,11 @@ export function wireServices(
     connectedOwners: fanOut.owners,
   });
   const channels = new ChannelDirectory(storage, now);
-  const lanes = new LaneScheduler(options.maxTurnsPerOwner, options.laneLock, (error) =>
-    log.warn("lane lock failed; the turn runs without it", error),
+  const lanes = new LaneScheduler(
+    options.maxTurnsPerOwner,
+    options.laneLock,
+    (error) => log.warn("lane lock failed; the turn runs without it", error),
+    laneTaker(storage, options.laneLock),
   );
   const base = {
     options,

@@ -62,6 +62,7 @@ export type {
   OutboxEntry,
   OutboxBounds,
   Lane,
+  LaneFence,
   HistoryQuery,
   LaneUnread,
   ReadMark,

@@ -89,12 +89,14 @@ export function redisLaneLock(redis: RedisClient, options: RedisLaneLockOptions 
         wait = Math.min(wait * 2, 400);
       }
       let released = false;
+      const lost = new AbortController();
       const renew = setInterval(
         () => {
           withTimeout(redis.eval(RENEW, 1, leaseKey, token, String(ttlMs)), timeoutMs, "redisLaneLock")
             .then((kept) => {
               if (kept === 0 && !released) {
                 clearInterval(renew);
+                lost.abort(new Error(`redisLaneLock: lease of lane ${key} was lost`));
                 logger.warn(
                   `lease of lane ${key} was lost (Redis unreachable for longer than ttlMs?); another process may start a turn on it`,
                 );
@@ -107,6 +109,7 @@ export function redisLaneLock(redis: RedisClient, options: RedisLaneLockOptions 
       );
       renew.unref();
       const lease: LaneLease = {
+        lost: lost.signal,
         async release() {
           if (released) return;
           released = true;

@@ -12,6 +12,7 @@ import { describeDurabilityConformance } from "./storage-durability.js";
 import { describeCommitAtomicity, describeCommitWrites } from "./storage-commit.js";
 import { describeDeletionConformance, describeRecordDeletion } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
+import { describeFencingConformance } from "./storage-fencing.js";
 import { describeHooksConformance } from "./storage-hooks.js";
 import { describeSchedulesConformance } from "./storage-schedules.js";
 import { describeMediaConformance } from "./storage-media.js";
@@ -115,6 +116,10 @@ export type StorageFactory = () =>
  *   (`requireChannels`), devices, one message per `client_msg_id`, read watermarks that never move
  *   back however reads race, and
  *   adoption racing the first write of its target;
+ * - fencing (docs/PROTOCOL.md §4.2): `Change.requireStreaming` ends an answer once, also with
+ *   many finals at once; with `fencing`, `Change.takeLane` gives each lane growing tokens, one
+ *   per take however many race, and a write with a token the lane has moved past applies
+ *   nothing (without it, `createGateway` refuses a lane lock);
  * - with `{ persists: true }`: everything written is read back by a new instance after a close.
  *
  * @param name Shown in the test names, e.g. `"postgres"`.
@@ -160,6 +165,7 @@ export function describeStorageConformance(
     describeSchedulesConformance(use, capabilities);
     describeDevices(use);
     describeConcurrencyConformance(use, () => made.peer, capabilities);
+    describeFencingConformance(use, () => made.peer, capabilities);
     if (options.persists) describeDurabilityConformance(use, () => made.reopen?.(), capabilities);
   });
 }

@@ -155,6 +155,9 @@ export function jsonFileStorage(options: JsonFileStorageOptions): Storage {
  */
 function applyChange(d: OwnerData, c: Change): CommitResult {
   if (c.requireMessages?.some((id) => !d.messages[id])) return { seqs: [], orphanedMedia: [], skipped: true };
+  // An answer is ended once: a second final (from another process, or a late one) applies nothing.
+  if (c.requireStreaming?.some((id) => d.messages[id]?.status !== "streaming"))
+    return { seqs: [], orphanedMedia: [], skipped: true };
   if (c.requireChannels?.some((id) => !d.channels[id])) return { seqs: [], orphanedMedia: [], skipped: true };
   // Writes of one owner apply one at a time, so nothing changes between this check and the writes.
   const expected = c.expectChannels ?? [];

@@ -9,6 +9,7 @@ import type { Connection } from "../contracts/connection.js";
 import type { DeviceCaps } from "../contracts/records.js";
 import type { RequestId, Seq } from "../protocol/ids.js";
 import { FrameOrder } from "./frame-order.js";
+import { AnswerGuard } from "./answer-guard.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import { PICKER_FRAME_TYPES } from "../protocol/server-frames.js";
 import { stopAsMessage } from "./wire.js";
@@ -25,6 +26,7 @@ export interface DeliveryHost {
 /** The receiving side of one connection. */
 export class Delivery {
   readonly #order = new FrameOrder();
+  readonly #guard = new AnswerGuard();
   readonly #outflow: Outflow;
   readonly #host: DeliveryHost;
   /** Live frames go out only once `hello.ok` is out; before that they are stale by the time it is. */
@@ -61,14 +63,16 @@ export class Delivery {
 
   /** A frame from the bus. */
   deliver(frame: OutgoingFrame): void {
-    if (this.#stopped || this.#order.absorbs(frame) || !this.#live) return;
+    if (this.#stopped || this.#order.absorbs(frame) || !this.#live || this.#guard.refuses(frame)) return;
     this.#order.sentLive(frame);
     this.#sendShaped(frame, undefined);
   }
 
   /** A stored frame answering this connection's request, in publish order. */
   respond(frame: OutgoingFrame, requestId: RequestId | undefined): void {
-    if (this.#order.holds(frame, requestId)) return;
+    // A response to a request goes out whatever went before: the device waits for its id (a
+    // retried `message.send` is answered with the stored echo, seq and all, docs/PROTOCOL.md §4.1).
+    if (this.#order.holds(frame, requestId) || (requestId === undefined && this.#guard.refuses(frame))) return;
     this.#order.sentLive(frame);
     this.#sendShaped(frame, requestId);
   }
@@ -106,6 +110,7 @@ export class Delivery {
 
   /** Send with the device's caps applied: streaming off, media off. */
   #sendShaped(frame: OutgoingFrame, requestId: RequestId | undefined): void {
+    this.#guard.sent(frame);
     const caps = this.#host.deviceCaps;
     if (caps && !caps.streaming) {
       if (frame.type === "message.start" || frame.type === "message.update") return;

@@ -7,6 +7,13 @@
 export interface LaneLease {
   /** Give the lane up. Idempotent. */
   release(): Promise<void>;
+  /**
+   * Aborted when the lock finds the lease gone while it is held (it expired, say after the process
+   * was paused longer than its lifetime, or the lock's server lost it): the gateway then ends the
+   * lane's turn at once. The storage's lane token (docs/PROTOCOL.md §4.2) is what keeps a holder
+   * that has not noticed yet from writing; this only makes it stop sooner. Absent: never lost.
+   */
+  readonly lost?: AbortSignal;
 }
 
 /**

@@ -39,7 +39,8 @@ export interface ChannelExpectation {
 /**
  * One atomic change of an owner's data. Everything in it is applied, or nothing is: a crash or an
  * error never leaves half of a change behind. Order of application: the checks of
- * `requireMessages`, `requireChannels` and `expectChannels`, channel upserts, message upserts, message deletions, channel deletions (with
+ * `requireMessages`, `requireStreaming`, `requireChannels`, `expectChannels` and `fence`, the
+ * `takeLane` raise, channel upserts, message upserts, message deletions, channel deletions (with
  * the redaction of what both deleted), outbox appends.
  *
  * Media attachment (storages with the `media` capability; see `Storage.getMedia`): a
@@ -124,6 +125,34 @@ export interface Change {
    * and resolve with `skipped: true`. So a watermark never moves back, however reads race.
    */
   read?: ReadMark;
+  /**
+   * Apply the change only if each of these messages is stored with `status: "streaming"`, checked
+   * atomically with the change; otherwise apply nothing and resolve with `skipped: true`. The
+   * gateway stores an answer's final frame (and every checkpoint while it runs) this way, so an
+   * answer gets exactly one final however many processes try to end it, and an ended answer is
+   * never turned back to `streaming` (docs/PROTOCOL.md §4.2). Checked by every storage.
+   */
+  requireStreaming?: MessageId[];
+  /**
+   * Take a lane (storages with the `fencing` capability; docs/PROTOCOL.md §4.2): raise the lane's
+   * fencing token by one, atomically with the rest of the change, and resolve the new token in
+   * {@link CommitResult.fence}. Tokens of a lane only grow, from 1, and survive restarts of every
+   * process and of the lane lock's server: they are kept with the data, not in the lock.
+   */
+  takeLane?: Lane;
+  /**
+   * The lane token the writer holds (storages with the `fencing` capability): apply the change
+   * only if the lane's token is still `token`, checked atomically with the change (so a lane
+   * taken meanwhile, by any process, refuses it); otherwise apply nothing and resolve with
+   * `skipped: true` and `fenced: true`. Every write of a turn carries it, so a process that lost
+   * its lane (its lease expired while it was paused, say) writes nothing more there.
+   */
+  fence?: LaneFence;
+}
+
+/** A lane and the fencing token its holder got when it took it (see {@link Change.fence}). */
+export interface LaneFence extends Lane {
+  token: number;
 }
 
 /** One lane's read watermark: the newest message a device of the owner has shown (docs/PROTOCOL.md §15). */
@@ -150,8 +179,9 @@ export interface CommitResult {
   orphanedMedia: MediaId[];
   /**
    * True when nothing was applied because a message of {@link Change.requireMessages} or a
-   * channel of {@link Change.requireChannels} is gone, a channel of {@link Change.expectChannels}
-   * is not stored as expected, or {@link Change.read} is not newer than the stored watermark.
+   * message of {@link Change.requireStreaming} (gone or no longer streaming), the lane's token of
+   * {@link Change.fence} moved on, a channel of {@link Change.requireChannels} is gone, a channel
+   * of {@link Change.expectChannels} is not stored as expected, or {@link Change.read} is not newer than the stored watermark.
    */
   skipped?: boolean;
   /**
@@ -160,6 +190,10 @@ export interface CommitResult {
    * `defineStorage()` rejects with `unsupported` instead, so `Storage.commit` never does.
    */
   mediaTaken?: MediaId;
+  /** With {@link Change.takeLane}: the lane's new fencing token. */
+  fence?: number;
+  /** Set, with `skipped: true` and nothing applied, when {@link Change.fence} is no longer the lane's token. */
+  fenced?: boolean;
 }
 
 /** A lane: a channel's flat lane (`thread_id` null) or one of its threads. */

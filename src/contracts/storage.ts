@@ -37,6 +37,7 @@ export type {
   HistoryPage,
   HistoryQuery,
   Lane,
+  LaneFence,
   OutboxBounds,
   OutboxEntry,
   OutboxFrame,
@@ -336,6 +337,12 @@ export interface StorageImplementation {
    *   a retried `message.send` at once, and only the storage can let exactly one win
    *   (docs/PROTOCOL.md §4.1). `createGateway` refuses such a `bus` without it.
    *
+   * - `fencing: true`: `commit` honours {@link Change.takeLane} and {@link Change.fence}
+   *   atomically across every process sharing the storage (a per-lane counter kept with the
+   *   data, raised and checked in the same transaction as the change). With it a process that
+   *   lost a lane's lease writes nothing more there. Gateways sharing lanes through a `laneLock`
+   *   need it: `createGateway` refuses a `laneLock` without it.
+   *
    * A member capability is declared by supplying the member; `false` here marks a supplied member
    * as the core's fallback (what a wrapper around a {@link Storage} passes on).
    */
@@ -377,6 +384,7 @@ export interface StorageCapabilities {
   adoptOwner: boolean;
   readState: boolean;
   uniqueClientMsgId: boolean;
+  fencing: boolean;
   hooks: boolean;
   schedules: boolean;
 }

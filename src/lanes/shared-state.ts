@@ -32,7 +32,7 @@ export async function stopTurn(
   lane: Lane,
 ): Promise<{ stopped: boolean; message_id: MessageId | null }> {
   const answer = services.lanes.running(owner, lane)?.answer ?? null;
-  if (services.lanes.abort(owner, lane, "stop")) return { stopped: true, message_id: answer };
+  if (services.lanes.stop(owner, lane)) return { stopped: true, message_id: answer };
   if (sharedBus(services)) return relayStop(services.bus, owner, lane);
   return { stopped: false, message_id: null };
 }

@@ -12,7 +12,7 @@ import type { AskServices } from "../asks/ask-services.js";
 import { interruptAsksOf } from "../asks/ask-answers.js";
 import type { ServerFrame } from "../protocol/protocol.js";
 import type { StoredMessage } from "../contracts/records.js";
-import type { Lane } from "../contracts/storage.js";
+import type { Lane, LaneFence } from "../contracts/storage.js";
 import type { MessageId, Owner } from "../protocol/ids.js";
 import { messagePayload, stopPayload } from "../outbox/message-payloads.js";
 import type { StoredFrame } from "../protocol/protocol.js";
@@ -122,11 +122,14 @@ async function serve(
     const own = await services.storage.getMessage(owner, target);
     // Answered by another process, or deleted while it waited: nothing to run.
     if (!own?.waiting) return;
-    if (served.size === 0) await endAbandoned(services, owner, lane);
+    if (served.size === 0) await endAbandoned(services, owner, lane, turn);
     const waiting = (await services.storage.waitingTurns({ owner, ...lane }))
       .filter((w) => w.owner === owner && sameLane(w.message, lane))
       .map((w) => w.message);
-    const next = waiting.sort(queueOrder)[0] ?? own;
+    // Read after the abandoned answers ended: one of them may have been the answer to its own
+    // message, which is then answered (interrupted) and not run a second time.
+    const next = waiting.sort(queueOrder)[0];
+    if (!next) return;
     // Its end could not be stored: leave it to the next job or restart rather than run it twice here.
     if (served.has(next.message_id)) return;
     if (served.size > 0) turn = services.lanes.renew(owner, lane);
@@ -236,18 +239,24 @@ async function serveOwn(
  * lane lock, so no live turn of any process writes there): each becomes
  * `interrupted` (its final frame stored once) and its user message leaves the queue.
  */
-async function endAbandoned(services: QueueServices, owner: Owner, lane: Lane): Promise<void> {
+async function endAbandoned(services: QueueServices, owner: Owner, lane: Lane, turn: LaneTurn): Promise<void> {
   for (const { owner: of, message } of await services.storage.unfinishedMessages({ owner, ...lane })) {
-    if (of === owner && sameLane(message, lane)) await endInterrupted(services, owner, message);
+    if (of === owner && sameLane(message, lane)) await endInterrupted(services, owner, message, turn.fence);
   }
 }
 
 /**
  * Store the end of an answer whose turn died with its process: `interrupted`, with the final frame
  * the gateway's streaming option calls for, its user message answered, its open asks interrupted.
- * Does nothing when the message is gone or no longer streaming.
+ * Does nothing when the message is gone or no longer streaming, also when that changes meanwhile
+ * (`requireStreaming`), nor when `fence` (the lane token this process took) is no longer the lane's.
  */
-export async function endInterrupted(services: AskServices, owner: Owner, message: StoredMessage): Promise<void> {
+export async function endInterrupted(
+  services: AskServices,
+  owner: Owner,
+  message: StoredMessage,
+  fence?: LaneFence,
+): Promise<void> {
   const current = await services.storage.getMessage(owner, message.message_id);
   if (current?.status !== "streaming") return;
   const ended: StoredMessage = {
@@ -260,17 +269,20 @@ export async function endInterrupted(services: AskServices, owner: Owner, messag
   const final: StoredFrame = services.options.streaming
     ? { type: "message.stop", payload: stopPayload(ended) }
     : { type: "message", payload: messagePayload(ended) };
-  // Deleted since it was read: closing it must not bring it back.
-  await services.store(
+  // Deleted since it was read: closing it must not bring it back. Ended since it was read (by its
+  // own turn, or another process's recovery): a second final is refused.
+  const stored = await services.store(
     owner,
     {
       messages: [ended],
       requireMessages: [ended.message_id],
+      requireStreaming: [ended.message_id],
       ...(ended.reply_to ? { answered: [ended.reply_to] } : {}),
+      ...(fence ? { fence } : {}),
     },
     [final],
   );
-  await interruptAsksOf(services, owner, ended.message_id);
+  if (stored.length > 0) await interruptAsksOf(services, owner, ended.message_id);
 }
 
 /**

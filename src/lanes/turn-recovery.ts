@@ -7,7 +7,8 @@
 import type { LaneLease } from "../contracts/lane-lock.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { Owner } from "../protocol/ids.js";
-import { laneKey } from "../turn/lanes.js";
+import { laneKey, laneTaker } from "../turn/lanes.js";
+import type { Lane, LaneFence } from "../contracts/storage.js";
 import { endInterrupted, recoverWaiting, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
 
 /** End every abandoned answer, then take up the waiting messages. */
@@ -25,12 +26,28 @@ async function recoverAbandoned(services: QueueServices, owner: Owner, message: 
   const lease = await abandoned(services, owner, message);
   if (lease === false) return;
   try {
-    await endInterrupted(services, owner, message);
+    // Taking the lane's token refuses every later write of a holder that only seemed dead (paused
+    // past its lease): the answer is ended once, here (docs/PROTOCOL.md §4.2).
+    const fence = await takeFence(services, owner, lane, lease);
+    await endInterrupted(services, owner, message, fence);
   } catch (error) {
     services.log.warn("ending an interrupted answer failed", error);
   } finally {
     await lease?.release();
   }
+}
+
+/** The lane's new token once its lease is held, when the storage keeps tokens. */
+async function takeFence(
+  services: QueueServices,
+  owner: Owner,
+  lane: Lane,
+  lease: LaneLease | undefined,
+): Promise<LaneFence | undefined> {
+  const take = laneTaker(services.storage, services.options.laneLock);
+  if (!lease || !take) return undefined;
+  const token = await take(owner, lane);
+  return token === undefined ? undefined : { ...lane, token };
 }
 
 /**

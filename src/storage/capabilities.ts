@@ -185,6 +185,14 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
         ? "options.bus shares this storage with other processes, which needs the uniqueClientMsgId capability (declare capabilities: { uniqueClientMsgId: true } on a storage whose commit refuses a second message with the same client_msg_id in a chat, atomically across processes): without it a retried message.send taken by two processes at once is stored twice"
         : undefined,
   },
+  {
+    name: "fencing",
+    members: [],
+    neededBy: (options) =>
+      options.laneLock
+        ? "options.laneLock shares lanes with other processes, which needs the fencing capability (declare capabilities: { fencing: true } on a storage whose commit honours Change.takeLane and Change.fence atomically across processes): without it a process that lost a lane's lease while paused goes on writing its answer"
+        : undefined,
+  },
 ];
 
 /** Throws the `TypeError` of the first capability these options need and the storage lacks. */

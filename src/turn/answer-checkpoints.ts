@@ -6,8 +6,15 @@
  */
 import type { TurnServices } from "./turn-services.js";
 import type { Owner } from "../protocol/ids.js";
-import type { LaneTurn } from "./lanes.js";
+import { fenceOf, type LaneTurn } from "./lanes.js";
 import type { StoredMessage } from "../contracts/records.js";
+
+/** The turn no longer holds its lane: it stops, and its end stores nothing (docs/PROTOCOL.md §4.2). */
+export function lose(turn: LaneTurn): void {
+  if (turn.reason === "deleted") return;
+  turn.reason = "lost";
+  turn.controller.abort("lost");
+}
 
 /** One answer's checkpoints, saved in order. */
 export class AnswerCheckpoints {
@@ -27,9 +34,13 @@ export class AnswerCheckpoints {
     this.#message = message;
     this.#turn = turn;
     this.#last = message.ts;
+    // With the lane's token: a process that lost the lane does not even start an answer there.
     this.#saving = services.storage
-      .commit(owner, { messages: [{ ...message }] })
-      .then(() => (this.marked = true))
+      .commit(owner, { messages: [{ ...message }], ...fenceOf(turn) })
+      .then((result) => {
+        if (result.fenced) lose(turn);
+        else this.marked = true;
+      })
       .catch((error) => services.log.warn("turn checkpoint failed", error));
   }
 
@@ -52,13 +63,16 @@ export class AnswerCheckpoints {
     const { services, owner, turn } = { services: this.#services, owner: this.#owner, turn: this.#turn };
     const snapshot = { ...this.#message, media: [...this.#message.media] };
     const id = snapshot.message_id;
+    // Only while it streams, and only while this process holds the lane: an answer ended by
+    // another process (or whose lane another process took) is never turned back to streaming.
+    const checks = this.marked ? { requireMessages: [id], requireStreaming: [id] } : {};
     this.#saving = this.#saving
-      .then(() =>
-        services.storage.commit(owner, { messages: [snapshot], ...(this.marked ? { requireMessages: [id] } : {}) }),
-      )
-      // Deleted meanwhile (also through another process): stop, and store nothing of it again.
-      .then((result) => {
+      .then(() => services.storage.commit(owner, { messages: [snapshot], ...checks, ...fenceOf(turn) }))
+      .then(async (result) => {
         if (!result.skipped) return;
+        // Lost to another process: stop at once, quietly. Deleted meanwhile (also through another
+        // process): stop, and store nothing of it again.
+        if (result.fenced || (await services.storage.getMessage(owner, id))) return lose(turn);
         turn.reason = "deleted";
         turn.controller.abort("deleted");
       })

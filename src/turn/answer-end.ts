@@ -7,6 +7,7 @@
 import type { TurnServices } from "./turn-services.js";
 import type { Owner } from "../protocol/ids.js";
 import type { LaneTurn } from "./lanes.js";
+import type { Change, LaneFence } from "../contracts/storage.js";
 import type { MediaRef, MessageStatus, StoredMessage } from "../contracts/records.js";
 import type { UsageEvent } from "../contracts/runtime.js";
 import type { StoredFrame } from "../protocol/protocol.js";
@@ -28,9 +29,11 @@ export interface AnswerOutcome {
   offers: MediaRef[];
   /** When the answer started (epoch ms), for the runtime footer's latency. */
   started: number;
-  /** True once the crash marker is stored: the final save then requires the message. */
+  /** True once the crash marker is stored: the final save then requires the message, still streaming. */
   marked: boolean;
   push: boolean;
+  /** The lane token the turn holds, if any: the final is stored only while it is the lane's. */
+  fence?: LaneFence;
 }
 
 /** The user message an answer ends the turn of leaves the durable turn queue in the same commit. */
@@ -45,7 +48,7 @@ export function abortedOutcome(
 ): { status: MessageStatus; failure?: string } {
   if (turn.reason === "timeout") return { status: "error", failure: "The agent did not answer in time." };
   if (turn.reason === "limit") return { status: "error", failure: limitNote };
-  return { status: turn.reason === "shutdown" ? "interrupted" : "stopped" };
+  return { status: turn.reason === "shutdown" || turn.reason === "lost" ? "interrupted" : "stopped" };
 }
 
 /**
@@ -56,11 +59,16 @@ export async function dropDeleted(
   services: TurnServices,
   owner: Owner,
   message: StoredMessage,
+  fence?: LaneFence,
 ): Promise<StoredMessage> {
   const where = { chat_id: message.chat_id, thread_id: message.thread_id };
   const mediaIds = message.media.map((ref) => ref.media_id);
   try {
-    await services.store(owner, { deleteMessages: [message.message_id], ...answered(message) });
+    await services.store(owner, {
+      deleteMessages: [message.message_id],
+      ...answered(message),
+      ...(fence ? { fence } : {}),
+    });
     if (mediaIds.length) {
       await services.storage.deleteMedia(owner, mediaIds);
       await services.options.mediaStore?.delete(owner, mediaIds);
@@ -71,6 +79,42 @@ export async function dropDeleted(
   services.live(owner, { type: "typing", payload: { on: false, ...where } });
   services.events.emit("turn:end", { owner, ...where, message_id: message.message_id, status: "stopped" });
   return { ...message, status: "stopped" };
+}
+
+/** Waits before each retry of a final the storage could not take (ms): about 16 s in all. */
+const FINAL_RETRY_MS = [250, 500, 1_000, 2_000, 4_000, 8_000];
+
+/**
+ * Store the answer's end, retried while the storage is unreachable (a database restarting): a
+ * retry is safe, as a final that did commit before its answer was lost is refused the second time
+ * (`requireStreaming`). Rejects with the last error once the retries are spent.
+ */
+async function storeFinal(services: TurnServices, owner: Owner, change: Change, frames: StoredFrame[]) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await services.store(owner, change, frames);
+    } catch (error) {
+      if (attempt >= FINAL_RETRY_MS.length) throw error;
+      services.log.warn("storing the final answer failed; retrying", error);
+      await new Promise((resolve) => setTimeout(resolve, FINAL_RETRY_MS[attempt]));
+    }
+  }
+}
+
+/**
+ * The final was refused. Still stored: another process holds the lane or ended the answer, and
+ * this one writes and sends nothing more of it (docs/PROTOCOL.md §4.2). Gone: raced by a delete.
+ */
+async function refusedEnd(
+  services: TurnServices,
+  owner: Owner,
+  message: StoredMessage,
+  fence: LaneFence | undefined,
+): Promise<StoredMessage> {
+  const stored = await services.storage.getMessage(owner, message.message_id);
+  if (!stored) return dropDeleted(services, owner, message, fence);
+  services.log.info(`answer ${message.message_id} was ended by another process; this one stops quietly`);
+  return stored;
 }
 
 /** Store the final frame (and media offers), then typing off, `turn:end` and push. */
@@ -95,25 +139,29 @@ export async function finishAnswer(
   const offers = outcome.offers.map(
     (ref): StoredFrame => ({ type: "media.offer", payload: { ...ref, message_id: ref.message_id ?? id, ...where } }),
   );
+  // Once the crash marker is stored the final is stored only over it, still streaming: an answer
+  // ends once, whichever process tries (docs/PROTOCOL.md §4.2).
+  const checks = outcome.marked ? { requireMessages: [id], requireStreaming: [id] } : {};
+  const fence = outcome.fence ? { fence: outcome.fence } : {};
+  const change: Change = { messages: [message], ...checks, ...answered(message), ...fence };
   try {
-    // Once the crash marker is stored, a save that finds the message gone was raced by a delete.
-    const published = await services.store(
-      owner,
-      { messages: [message], ...(outcome.marked ? { requireMessages: [id] } : {}), ...answered(message) },
-      [final, ...offers],
-    );
-    if (published.length === 0) return dropDeleted(services, owner, message);
+    const published = await storeFinal(services, owner, change, [final, ...offers]);
+    if (published.length === 0) return await refusedEnd(services, owner, message, outcome.fence);
   } catch (error) {
-    // The final frame could not be stored: tell the devices live so no one waits forever.
     services.log.error("storing the final answer failed", error);
     services.events.emit("error", error);
-    const failed = { ...message, status: "error" as const };
-    services.live(
-      owner,
-      services.options.streaming
-        ? { type: "message.stop", payload: stopPayload(failed) }
-        : { type: "message", payload: messagePayload(failed) },
-    );
+    // With a lane token, the recovery of whichever process takes the lane next stores the end
+    // (`interrupted`) once the storage is back: a live final now would be a second one.
+    if (!outcome.fence) {
+      // The final frame could not be stored: tell the devices live so no one waits forever.
+      const failed = { ...message, status: "error" as const };
+      services.live(
+        owner,
+        services.options.streaming
+          ? { type: "message.stop", payload: stopPayload(failed) }
+          : { type: "message", payload: messagePayload(failed) },
+      );
+    }
   }
   services.live(owner, { type: "typing", payload: { on: false, ...where } });
   services.events.emit("turn:end", { owner, ...where, message_id: id, status });

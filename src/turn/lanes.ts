@@ -5,18 +5,27 @@
 import { GatewayError } from "../protocol/errors.js";
 import type { Owner } from "../protocol/ids.js";
 import type { LaneLease, LaneLock } from "../contracts/lane-lock.js";
-import type { Lane } from "../contracts/storage.js";
+import type { Lane, LaneFence, Storage } from "../contracts/storage.js";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import type { AnsweredAsk } from "../contracts/records.js";
 
-/** Why a running turn was aborted. */
-export type AbortReason = "stop" | "timeout" | "shutdown" | "deleted" | "limit";
+/**
+ * Why a running turn was aborted. `lost`: this process no longer holds the lane (its lease was
+ * lost, or the storage refused a write with its lane token): it writes nothing more there
+ * (docs/PROTOCOL.md §4.2).
+ */
+export type AbortReason = "stop" | "timeout" | "shutdown" | "deleted" | "limit" | "lost";
 
 /** A turn that holds its lane. */
 export interface LaneTurn {
   readonly controller: AbortController;
   /** Set when aborted. */
   reason: AbortReason | undefined;
+  /**
+   * True once the turn holds its lane (its lease taken, or the lock failed and it runs without):
+   * before that it only waits for another process's turn, which a stop must reach instead.
+   */
+  holds?: boolean;
   /** The assistant message the turn is writing, once it has one: deleting it ends the turn. */
   answer?: string;
   /** The user message that answer replies to, once it has one (a steer is handed to its turn). */
@@ -29,7 +38,19 @@ export interface LaneTurn {
   asks?: AnsweredAsk[];
   /** The live frames that show the running answer as it stands, to a device that joins mid-turn (docs/PROTOCOL.md §14.3). */
   snapshot?: () => OutgoingFrame[];
+  /**
+   * The lane token this process got when it took the lane (with a lane lock and a storage with the
+   * `fencing` capability): every write of the turn carries it, so the storage refuses them once
+   * another process has taken the lane (docs/PROTOCOL.md §4.2).
+   */
+  fence?: LaneFence;
 }
+
+/**
+ * Takes a lane in the storage for a process that just got its lease: the lane's new token, or
+ * undefined when the storage keeps none. Rejects when the storage cannot be written.
+ */
+export type TakeLane = (owner: Owner, lane: Lane) => Promise<number | undefined>;
 
 type Job = (turn: LaneTurn) => Promise<void>;
 
@@ -48,8 +69,24 @@ const FREE_LANE_WAIT_MS = 200;
 
 interface LaneState {
   readonly owner: Owner;
+  readonly lane: Lane;
   running: LaneTurn | undefined;
   queue: QueuedJob[];
+}
+
+/**
+ * How the gateway takes a lane in the storage: with a lane lock (lanes shared by processes) and a
+ * storage with the `fencing` capability, one commit raising the lane's token. Without a lock one
+ * process runs a lane's turns alone and needs no token.
+ */
+export function laneTaker(storage: Storage, lock: LaneLock | undefined): TakeLane | undefined {
+  if (!lock || !storage.capabilities.fencing) return undefined;
+  return async (owner, lane) => (await storage.commit(owner, { takeLane: lane })).fence;
+}
+
+/** The part of a change that makes it a write of the turn's holder only (`Change.fence`). */
+export function fenceOf(turn: Pick<LaneTurn, "fence"> | undefined): { fence?: LaneFence } {
+  return turn?.fence ? { fence: turn.fence } : {};
 }
 
 /** Key of a lane within an owner. */
@@ -69,6 +106,7 @@ export class LaneScheduler {
 
   readonly #lock: LaneLock | undefined;
   readonly #onLockError: (error: unknown) => void;
+  readonly #takeLane: TakeLane | undefined;
   /** Turns holding their lane in this process, per owner (a job waiting for another process's lease does not count). */
   readonly #holding = new Map<Owner, number>();
   /**
@@ -79,10 +117,16 @@ export class LaneScheduler {
    */
   onOwner: ((owner: Owner, active: boolean) => Promise<void> | void) | undefined;
 
-  constructor(maxPerOwner: number, lock?: LaneLock, onLockError: (error: unknown) => void = () => undefined) {
+  constructor(
+    maxPerOwner: number,
+    lock?: LaneLock,
+    onLockError: (error: unknown) => void = () => undefined,
+    takeLane?: TakeLane,
+  ) {
     this.#maxPerOwner = maxPerOwner;
     this.#lock = lock;
     this.#onLockError = onLockError;
+    this.#takeLane = takeLane;
   }
 
   /** Refuse with `rate_limited` when the owner already has too many turns waiting or running. */
@@ -106,7 +150,7 @@ export class LaneScheduler {
     const key = laneKey(owner, lane);
     let state = this.#lanes.get(key);
     if (!state) {
-      state = { owner, running: undefined, queue: [] };
+      state = { owner, lane: { chat_id: lane.chat_id, thread_id: lane.thread_id }, running: undefined, queue: [] };
       this.#lanes.set(key, state);
     }
     const before = this.#perOwner.get(owner) ?? 0;
@@ -132,6 +176,7 @@ export class LaneScheduler {
     const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
     state.running = turn;
     let hold = held;
+    const lost = () => this.abort(owner, state.lane, "lost");
     try {
       if (!hold) {
         const lease = await this.#take(key, turn, queued.whenHeld !== undefined);
@@ -139,13 +184,19 @@ export class LaneScheduler {
         hold = { lease };
         await this.#hold(owner);
       }
+      turn.holds = true;
+      hold.lease?.lost?.addEventListener("abort", lost, { once: true });
+      if (hold.lease?.lost?.aborted) lost();
+      await this.#fence(owner, state, turn);
       await queued.run(turn);
     } catch {
       // Jobs report their own failures; the lane must go on regardless.
     } finally {
+      hold?.lease?.lost?.removeEventListener("abort", lost);
       // The lane's next job here goes on under the same lease: between two jobs of this process the
       // lane is never free for another process's recovery to take (and this one keeps listening).
-      const handOver = hold && state.queue.length > 0 ? hold : undefined;
+      // A lease that was lost is not handed on: the next job takes the lane afresh.
+      const handOver = hold && state.queue.length > 0 && !hold.lease?.lost?.aborted ? hold : undefined;
       if (hold && !handOver) {
         await hold.lease?.release().catch(this.#onLockError);
         this.#letGo(owner);
@@ -176,6 +227,22 @@ export class LaneScheduler {
     }
   }
 
+  /**
+   * Take the lane in the storage once the lease is held (or the lock failed: the token alone then
+   * keeps a second holder from writing). A storage that cannot be written gives no token: the job
+   * runs no turn, and its message waits for the next recovery.
+   */
+  async #fence(owner: Owner, state: LaneState, turn: LaneTurn): Promise<void> {
+    if (!this.#takeLane || turn.controller.signal.aborted) return;
+    try {
+      const token = await this.#takeLane(owner, state.lane);
+      if (token !== undefined) turn.fence = { ...state.lane, token };
+    } catch (error) {
+      this.#onLockError(error);
+      if (state.running === turn) this.abort(owner, state.lane, "lost");
+    }
+  }
+
   /** Count `count` jobs of the owner as gone. */
   #release(owner: Owner, count: number): void {
     const left = (this.#perOwner.get(owner) ?? 0) - count;
@@ -201,14 +268,22 @@ export class LaneScheduler {
   /**
    * A fresh turn for the job that holds the lane, replacing its current one: a job that answers
    * several waiting messages in a row gives each its own stop and abort. Undefined when the lane
-   * holds no job, or when the current turn was ended for good (shutdown, or the lane deleted).
+   * holds no job, or when the current turn was ended for good (shutdown, the lane deleted, or lost
+   * to another process).
    */
   renew(owner: Owner, lane: Lane): LaneTurn | undefined {
     const state = this.#lanes.get(laneKey(owner, lane));
     const current = state?.running;
-    if (this.#held || !state || !current || current.reason === "shutdown" || current.reason === "deleted")
+    if (
+      this.#held ||
+      !state ||
+      !current ||
+      current.reason === "shutdown" ||
+      current.reason === "deleted" ||
+      current.reason === "lost"
+    )
       return undefined;
-    const turn: LaneTurn = { controller: new AbortController(), reason: undefined };
+    const turn: LaneTurn = { controller: new AbortController(), reason: undefined, holds: true, fence: current.fence };
     state.running = turn;
     return turn;
   }
@@ -224,6 +299,14 @@ export class LaneScheduler {
   /** The running turn of a lane, if any. */
   running(owner: Owner, lane: Lane): LaneTurn | undefined {
     return this.#lanes.get(laneKey(owner, lane))?.running;
+  }
+
+  /**
+   * Stop the lane's turn if this process runs it (`/stop`, `turn.stop`): a job still waiting for
+   * another process's lease is not that turn, and stays queued. True when there was one.
+   */
+  stop(owner: Owner, lane: Lane): boolean {
+    return this.running(owner, lane)?.holds === true && this.abort(owner, lane, "stop");
   }
 
   /** Abort the running turn of a lane; true when there was one. */

@@ -43,7 +43,7 @@ export function listenForTurns(
     if (type === STOP_FRAME) {
       const { chat_id, thread_id, token } = payload as unknown as Lane & { token: string };
       const answer = lanes.running(owner, { chat_id, thread_id })?.answer ?? null;
-      if (lanes.abort(owner, { chat_id, thread_id }, "stop"))
+      if (lanes.stop(owner, { chat_id, thread_id }))
         bus.publish({ owner, frame: { type: STOPPED_FRAME, payload: { token, message_id: answer } } });
     } else if (type === JOIN_FRAME && payload.from !== SELF) {
       for (const frame of snapshot(owner))

@@ -160,7 +160,7 @@ export async function runAnswer(services: TurnServices, params: AnswerParams): P
 
   await checkpoints.settled();
   // Checked after the last await before the final save: a delete here sets the reason before it stores.
-  if (turn.reason === "deleted") return dropDeleted(services, owner, message);
+  if (turn.reason === "deleted") return dropDeleted(services, owner, message, turn.fence);
   return finishAnswer(services, owner, message, {
     status: result.status,
     failure: result.failure,
@@ -169,5 +169,6 @@ export async function runAnswer(services: TurnServices, params: AnswerParams): P
     started,
     marked: checkpoints.marked,
     push: params.push !== false,
+    ...(turn.fence ? { fence: turn.fence } : {}),
   });
 }

@@ -67,7 +67,8 @@ export function createCluster(): Cluster {
       child.stderr!.on("data", (d) => (out += d));
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${name}: no start line within 30 s: ${out}`)), 30_000);
+        // Generous: a loaded machine takes tens of seconds to compile and start the server.
+        const timer = setTimeout(() => reject(new Error(`${name}: no start line within 90 s: ${out}`)), 90_000);
         child.stdout!.on("data", () => {
           const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
           if (!m) return;

@@ -56,14 +56,18 @@ function redactOutbox(s: OwnerState, keys: Set<string>): void {
   });
 }
 
-/** Apply one change to an owner's state, all or nothing (see the clone at the top). */
-export function applyChange(s: OwnerState, change: Change, now: () => number): CommitResult {
-  // Clone everything before touching state: a value that cannot be stored throws here, while
-  // nothing has been applied yet, which is what keeps the commit all-or-nothing.
-  const c = structuredClone(change);
-  // Commits run to the end without awaiting, so these checks and the writes below are one step.
-  if (c.requireMessages?.some((id) => !s.messages.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
-  if (c.requireChannels?.some((id) => !s.channels.has(id))) return { seqs: [], orphanedMedia: [], skipped: true };
+/** A change to apply nothing of, with why. */
+const SKIPPED: CommitResult = { seqs: [], orphanedMedia: [], skipped: true };
+
+/**
+ * Whether the messages, channels, lane token and read mark the change depends on are as it
+ * requires; the `fenced` result when only the lane token moved on.
+ */
+function preconditions(s: OwnerState, c: Change): CommitResult | undefined {
+  if (c.fence && (s.fences.get(laneKey(c.fence)) ?? 0) !== c.fence.token) return { ...SKIPPED, fenced: true };
+  if (c.requireMessages?.some((id) => !s.messages.has(id))) return SKIPPED;
+  if (c.requireStreaming?.some((id) => s.messages.get(id)?.status !== "streaming")) return SKIPPED;
+  if (c.requireChannels?.some((id) => !s.channels.has(id))) return SKIPPED;
   const expected = c.expectChannels ?? [];
   if (
     !expectedChannelsHeld(
@@ -71,8 +75,19 @@ export function applyChange(s: OwnerState, change: Change, now: () => number): C
       expected.map((e) => s.channels.get(e.chat_id)),
     )
   )
-    return { seqs: [], orphanedMedia: [], skipped: true };
-  if (c.read && !movesForward(s.reads, c.read)) return { seqs: [], orphanedMedia: [], skipped: true };
+    return SKIPPED;
+  if (c.read && !movesForward(s.reads, c.read)) return SKIPPED;
+  return undefined;
+}
+
+/** Apply one change to an owner's state, all or nothing (see the clone at the top). */
+export function applyChange(s: OwnerState, change: Change, now: () => number): CommitResult {
+  // Clone everything before touching state: a value that cannot be stored throws here, while
+  // nothing has been applied yet, which is what keeps the commit all-or-nothing.
+  const c = structuredClone(change);
+  // Commits run to the end without awaiting, so these checks and the writes below are one step.
+  const refused = preconditions(s, c);
+  if (refused) return { ...refused, seqs: [], orphanedMedia: [] };
   const mediaTaken = takenMedia(s, c.messages ?? []);
   if (mediaTaken !== undefined) return { seqs: [], orphanedMedia: [], mediaTaken };
   for (const ch of c.channels ?? []) s.channels.set(ch.chat_id, ch);
@@ -106,5 +121,8 @@ export function applyChange(s: OwnerState, change: Change, now: () => number): C
     s.outbox.push({ type: frame.type, payload: frame.payload, redactKey: frame.redactKey, seq, ts });
     seqs.push(seq);
   }
-  return { seqs, orphanedMedia: [...orphaned] };
+  if (!c.takeLane) return { seqs, orphanedMedia: [...orphaned] };
+  const fence = (s.fences.get(laneKey(c.takeLane)) ?? 0) + 1;
+  s.fences.set(laneKey(c.takeLane), fence);
+  return { seqs, orphanedMedia: [...orphaned], fence };
 }

@@ -241,7 +241,7 @@ function recordMethods(
 /**
  * Creates a {@link Storage} that keeps everything in memory. Every value goes in and comes out as
  * a copy, so callers can never change stored state by mutating what they passed or received.
- * It has every capability but `uniqueClientMsgId`: nothing outside this process can share it.
+ * It has every capability (`fencing` too) but `uniqueClientMsgId`: nothing outside this process can share it.
  */
 export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
   if (options.now !== undefined && typeof options.now !== "function") {
@@ -296,6 +296,9 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       const s = peek(owner);
       return s ? countUnread(s.messages.values(), s.reads, cap) : [];
     },
+
+    // One process: its commits run one at a time, so the lane token is checked and raised atomically.
+    capabilities: { fencing: true },
 
     async waitingTurns(scope?: TurnScope) {
       return listTurns(owners, scope, (m) => m.waiting === true).sort(

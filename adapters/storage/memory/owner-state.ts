@@ -28,6 +28,8 @@ export interface OwnerState {
   media: Map<MediaId, MediaRecord>;
   /** One read watermark per lane (docs/PROTOCOL.md §15). */
   reads: Map<string, ReadMark>;
+  /** Each lane's fencing token (`Change.takeLane`), by lane key; a lane never taken has none (0). */
+  fences: Map<string, number>;
 }
 
 /** The state of an owner that holds nothing yet. */
@@ -40,5 +42,6 @@ export function emptyState(): OwnerState {
     devices: new Map(),
     media: new Map(),
     reads: new Map(),
+    fences: new Map(),
   };
 }

@@ -57,6 +57,7 @@ export function adoptOwner(db: Database): (from: Owner, to: Owner) => Promise<Ad
       }
       // The watermarks go with the history they mark (docs/PROTOCOL.md §15).
       await client.query(`UPDATE ${s}.read_marks SET owner = $2 WHERE owner = $1`, [from, to]);
+      await client.query(`UPDATE ${s}.lane_fences SET owner = $2 WHERE owner = $1`, [from, to]);
       for (const table of WITH_CHANNELS)
         await client.query(`UPDATE ${s}.${table} SET owner = $2 WHERE owner = $1`, [from, to]);
       // `from` keeps its counter: seqs are never reused, also by an owner that starts over.

@@ -100,7 +100,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
   return defineStorage(
     refusingBadText({
       // The unique index messages_client_msg refuses a second (chat, client_msg_id) in any process.
-      capabilities: { uniqueClientMsgId: true },
+      capabilities: { uniqueClientMsgId: true, fencing: true },
       async open() {
         await db.ready();
       },

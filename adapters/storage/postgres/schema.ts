@@ -1,4 +1,5 @@
 import type { PoolClient } from "pg";
+import { FENCES_MIGRATION } from "./fences.js";
 import { fillMessageSearch, refoldWords } from "./search-migrate.js";
 
 /**
@@ -180,6 +181,8 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
       run_key text NOT NULL DEFAULT '',
       UNIQUE (owner, name)
     );`,
+  // 13: lane fencing tokens (docs/PROTOCOL.md §4.2), see fences.ts.
+  FENCES_MIGRATION,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

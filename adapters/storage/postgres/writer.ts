@@ -15,6 +15,7 @@ import {
   messagesPresent,
   redactOutbox,
 } from "./integrity.js";
+import { fenceHolds, stillStreaming, takeLane } from "./fences.js";
 import { forgetReadMarks, moveReadMark, readMarkMoves } from "./read-marks.js";
 import { lastByKey, prepareMessage } from "./rows.js";
 
@@ -41,10 +42,14 @@ async function apply(
     !deleteMessages.length &&
     !deleteChannels.length &&
     !answered.length &&
-    !change.read
+    !change.read &&
+    !change.takeLane &&
+    !change.fence
   ) {
     return { seqs: [], orphanedMedia: [] };
   }
+  if (change.fence && !(await fenceHolds(client, s, owner, change.fence)))
+    return { seqs: [], orphanedMedia: [], skipped: true, fenced: true };
   if (!(await preconditionsHold(client, s, owner, change))) return { seqs: [], orphanedMedia: [], skipped: true };
   // First of the writes: a change that would take media from another message writes nothing.
   const mediaTaken = await attachMedia(client, s, owner, change.messages ?? []);
@@ -62,12 +67,14 @@ async function apply(
   await redactOutbox(client, s, owner, gone, deleteChannels);
   if (change.read) await moveReadMark(client, s, owner, change.read);
   const seqs = frames.length ? await appendOutbox(client, s, owner, frames, now) : [];
-  return { seqs, orphanedMedia: orphaned };
+  if (!change.takeLane) return { seqs, orphanedMedia: orphaned };
+  return { seqs, orphanedMedia: orphaned, fence: await takeLane(client, s, owner, change.takeLane) };
 }
 
 /** Whether the messages and channels the change requires are there, as expected, and its read mark may move. */
 async function preconditionsHold(client: PoolClient, s: string, owner: Owner, change: Change): Promise<boolean> {
   if (!(await messagesPresent(client, s, owner, change.requireMessages ?? []))) return false;
+  if (!(await stillStreaming(client, s, owner, change.requireStreaming ?? []))) return false;
   if (!(await channelsPresent(client, s, owner, change.requireChannels ?? []))) return false;
   if (!(await channelsAsExpected(client, s, owner, change.expectChannels ?? []))) return false;
   // The owner's lock keeps the watermark as checked until the commit, in every process.

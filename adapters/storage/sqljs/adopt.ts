@@ -8,7 +8,7 @@ import type { Sql } from "./sql.js";
  * The tables keyed by owner whose rows move as they are: hooks and schedules go with the channels
  * they post into. Devices never move (see `adopt`).
  */
-const PLAIN = ["channels", "outbox", "hooks", "schedules", "read_marks"] as const;
+const PLAIN = ["channels", "outbox", "hooks", "schedules", "read_marks", "lane_fences"] as const;
 const HISTORY = ["channels", "messages", "outbox", "media"];
 
 /** Whether the owner holds any record of `tables` (its seq counter aside). */

@@ -22,6 +22,7 @@ import { applyHookOp, type HookOp } from "./hooks.js";
 import { applyScheduleOp, type ScheduleOp } from "./schedules.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { legacyRedactKey } from "./legacy-keys.js";
+import { fenceRefusal, takeLane } from "./fences.js";
 import { forgetReadMarks, movesForward, storeReadMark } from "./read-marks.js";
 import { laneColumn } from "./search.js";
 import { lastSeq } from "./seq.js";
@@ -169,6 +170,8 @@ function channelsAsExpected(sql: Sql, owner: Owner, expected: ChannelExpectation
 }
 
 function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
+  const refused = fenceRefusal(sql, owner, c);
+  if (refused) return refused;
   for (const id of c.requireMessages ?? []) {
     if (!sql.get("SELECT 1 FROM messages WHERE owner = ? AND message_id = ?", [owner, id]))
       return { seqs: [], orphanedMedia: [], skipped: true };
@@ -239,7 +242,7 @@ function commit(sql: Sql, owner: Owner, c: Change, ts: number): CommitResult {
     }
     sql.run("INSERT OR REPLACE INTO outbox_last (owner, last) VALUES (?, ?)", [owner, last]);
   }
-  return { seqs, orphanedMedia: [...orphaned] };
+  return { seqs, orphanedMedia: [...orphaned], ...(c.takeLane ? { fence: takeLane(sql, owner, c.takeLane) } : {}) };
 }
 
 /** Both cuts are indexed range deletes from the front, since kept seqs are always contiguous. */

@@ -131,11 +131,13 @@ export interface SqlJsStorage extends Storage {
  * `open()`, which takes the folder's lock, loads and replays it.
  */
 export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
-  // Every capability but uniqueClientMsgId: the folder's lock keeps other processes out.
+  // Every capability (fencing too) but uniqueClientMsgId: the folder's lock keeps other processes out.
   return defineStorage(new SqlJsStore(options, checkOptions(options)));
 }
 
 class SqlJsStore implements StorageImplementation {
+  /** One database process applies every op in turn: lane tokens are checked and raised atomically. */
+  readonly capabilities = { fencing: true };
   readonly #options: SqlJsStorageOptions;
   readonly #logger: Logger;
   readonly #warn: (message: string) => void;

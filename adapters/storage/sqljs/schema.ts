@@ -1,5 +1,6 @@
 import { indexAll } from "./fts-shards.js";
 import { HOOKS_MIGRATION } from "./hooks.js";
+import { FENCES_MIGRATION } from "./fences.js";
 import { SCHEDULES_MIGRATION } from "./schedules.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import { READ_MARKS_MIGRATION } from "./read-marks.js";
@@ -107,6 +108,8 @@ export const MIGRATIONS: Migration[] = [
   READ_MARKS_MIGRATION,
   // 8: schedules (docs/PROTOCOL.md §17), see schedules.ts.
   SCHEDULES_MIGRATION,
+  // 9: lane fencing tokens (docs/PROTOCOL.md §4.2), see fences.ts.
+  FENCES_MIGRATION,
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */
