@@ -72,7 +72,7 @@ describe("example server - login fails closed", () => {
     await c.close();
     expect(await before.stop()).toBe(0);
 
-    const add = runServerCli(["user", "add", "alice"], env, PASSWORD);
+    const add = runServerCli(["user", "add", "alice", "--adopt"], env, PASSWORD);
     expect(add.stderr).toBe("");
     expect(add.status).toBe(0);
     expect(add.stdout).toMatch(/added alice; login protection is on/);

@@ -25,7 +25,9 @@ describe("robustness", () => {
       JSON.stringify({ type: "picker.select", id: "g4", payload: {} }),
       JSON.stringify({ type: "commands.complete", id: "g5", payload: { prefix: "/h" } }),
       JSON.stringify({ type: "search", id: "g6", payload: { query: "x".repeat(500_000), scope: "all" } }),
-      JSON.stringify({ type: "message.send", id: "g7", payload: { chat_id: "default", text: "\u0001\uffff\ud800" } }),
+      JSON.stringify({ type: "message.send", id: "g7", payload: { chat_id: "default", text: "\u0001\uffff" } }),
+      // A lone surrogate is no text any storage can keep (docs/PROTOCOL.md §1).
+      JSON.stringify({ type: "message.send", id: "g13", payload: { chat_id: "default", text: "odd \ud800" } }),
       JSON.stringify({ type: "channel.create", id: "g8", payload: { name: "x".repeat(600_000), kind: "channel" } }),
       JSON.stringify({ type: "media.upload.end", id: "g9", payload: { media_ref: "never", sha256: "00" } }),
       JSON.stringify({ type: "media.pull", id: "g10", payload: { media_id: "never" } }),
@@ -49,6 +51,7 @@ describe("robustness", () => {
       g10: "not_found",
       g11: "unsupported",
       g12: "not_found",
+      g13: "unsupported",
     });
     expect(
       errors

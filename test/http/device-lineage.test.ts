@@ -64,7 +64,7 @@ function redeem(stack: Stack, code: string, name = "phone") {
     method: "POST",
     path: "/api/devices/redeem",
     headers: JSON_TYPE,
-    body: JSON.stringify({ code, device_name: name }),
+    body: JSON.stringify({ code, device_name: name, confirm: true }),
   });
 }
 

@@ -65,6 +65,7 @@ describe("defineStorage", () => {
       uniqueClientMsgId: false,
       hooks: false,
       schedules: false,
+      fencing: false,
     });
     for (const member of [
       "getChannel",

@@ -39,7 +39,12 @@ describe("private files", () => {
     await storage.commit("alice", write("m0"));
     await new Promise((r) => setTimeout(r, 300));
     await storage.commit("alice", write("m1"));
-    const open = await modes(dir);
+    // The snapshot is written by the worker after the commit: wait for it (by outcome, not a fixed time).
+    let open = await modes(dir);
+    for (let i = 0; i < 200 && !open.some((l) => /^snapshot-\d+\.db /.test(l)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      open = await modes(dir);
+    }
     expect(open.some((l) => l.startsWith("LOCK "))).toBe(true);
     expect(open.some((l) => /^journal-\d+\.log /.test(l))).toBe(true);
     expect(open.some((l) => /^snapshot-\d+\.db /.test(l))).toBe(true);
