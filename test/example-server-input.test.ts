@@ -19,7 +19,7 @@ async function upload(c: Client, ref: string, mime: string, bytes: Buffer, filen
 }
 
 describe("example server input", () => {
-  it("example server input - malformed escapes are 404, a mime with control characters is refused at upload, one that is no mime type is refused too, a lone surrogate in a filename is replaced", async () => {
+  it("example server input - malformed escapes are 404, a mime with control characters is refused at upload, one that is no mime type is refused too, a lone surrogate in a filename is refused", async () => {
     const { dir, cleanup } = await tempDir();
     cleanups.push(cleanup);
     const server = await startExample(dir);
@@ -56,12 +56,9 @@ describe("example server input", () => {
     });
     expect((await fetch(`${server.url}/api/media/r3`)).headers.get("content-type")).toBe("text/plain");
 
-    expect(await upload(c, "r4", "text/plain", Buffer.from("lone"), "a\ud800b.txt")).toMatchObject({
-      type: "media.upload.ack",
-      payload: { ok: true },
-    });
-    const lone = await fetch(`${server.url}/api/media/r4`);
-    expect(lone.status).toBe(200);
-    expect(lone.headers.get("content-disposition")).toContain("filename*=UTF-8''a%EF%BF%BDb.txt");
+    // A lone surrogate is no text any storage can keep: refused at the frame (docs/PROTOCOL.md §1).
+    await upload(c, "r4", "text/plain", Buffer.from("lone"), "a\ud800b.txt");
+    expect(c.frames.find((f) => f.id === "r4-s")).toMatchObject({ type: "error", payload: { code: "unsupported" } });
+    expect((await fetch(`${server.url}/api/media/r4`)).status).toBe(404);
   });
 });
