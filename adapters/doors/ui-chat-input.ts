@@ -60,8 +60,7 @@ export function readUiChatRequest(body: unknown): UiChatRequest {
   while (trigger === "regenerate-message" && turns.length > 0 && turns[turns.length - 1].role === "assistant")
     turns.pop();
   const last = turns.pop();
-  if (last?.role !== "user")
-    throw invalidRequest("the last message must be the user's", "last_message_not_user");
+  if (last?.role !== "user") throw invalidRequest("the last message must be the user's", "last_message_not_user");
   if (last.text.trim() === "") throw invalidRequest("the last message has no text");
   return {
     id,
