@@ -155,9 +155,9 @@ describe.each(Object.entries(KINDS))("%s", (name, kind) => {
     );
   }, 60_000);
 
-  it.runIf(kind.modeByTarget)(
-    `bounded push - ${name}: a push to another target completes while one to a dripping target waits`,
-    async () => {
+  // FCM sends every target through one service address, so it has no "other target" to reach.
+  if (kind.modeByTarget)
+    it(`bounded push - ${name}: a push to another target completes while one to a dripping target waits`, async () => {
       service = await hostilePushService(kind.protocol);
       const sender = kind.sender(service);
       const stuck = track(sender.send(ANONYMOUS_OWNER, kind.device(service, "drip"), MESSAGE));
@@ -165,7 +165,5 @@ describe.each(Object.entries(KINDS))("%s", (name, kind) => {
       await sender.send(ANONYMOUS_OWNER, kind.device(service, "ok", 2), MESSAGE);
       expect(stuck.settled()).toBe(false);
       await expect(stuck.push).rejects.toThrow(/no complete answer/);
-    },
-    60_000,
-  );
+    }, 60_000);
 });
