@@ -66,6 +66,8 @@ describe("asks over HTTP", () => {
     const done = await completion;
     const chosen = won[0].option_id;
     expect(done.choices[0].message.content).toBe(chosen === "approve" ? "deployed" : "not deployed");
+    await phone.waitFor((f) => f.type === "picker.resolved");
+    await phone.request("channel.list", {});
     const resolved = phone.frames.filter((f) => f.type === "picker.resolved");
     expect(resolved).toHaveLength(1);
     expect(await asksOf(server, "ann")).toEqual([]);

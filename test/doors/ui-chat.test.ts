@@ -77,6 +77,8 @@ describe("/api/chat", () => {
       }),
     );
     expect(second.at(-1)!.type).toBe("finish");
+    // The phone reads over TCP, the door in process: its copy of the echo may come a moment later.
+    await phone.waitFor((f) => f.type === "message" && f.payload.text === "again");
     const echoes = phone.frames.filter((f) => f.type === "message" && f.payload.role === "user");
     expect(echoes.map((f) => f.payload.text)).toEqual(["hello ui", "again"]);
     expect(echoes[0].payload.thread_id).not.toBeNull();
@@ -91,6 +93,8 @@ describe("/api/chat", () => {
         abortSignal: undefined,
       }),
     );
+    // A request the phone answers after everything the retry could have stored: still two.
+    await phone.request("channel.list", {});
     expect(phone.frames.filter((f) => f.type === "message" && f.payload.role === "user")).toHaveLength(2);
     await phone.close();
   });
