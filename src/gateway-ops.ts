@@ -5,6 +5,9 @@
  */
 import type { TrafficCounts } from "./connection/traffic.js";
 import type { RuntimeEvent } from "./contracts/runtime.js";
+import type { Owner, Seq } from "./protocol/ids.js";
+import type { SessionServices } from "./connection/session-services.js";
+import { checkedNotification, type NotifyInput } from "./outbox/notification.js";
 
 /** How {@link Gateway.close} stops. */
 export interface CloseOptions {
@@ -68,4 +71,20 @@ export async function settleWithin(work: Promise<unknown>, ms: number): Promise<
 export async function* textOnly(text: string, reasoning?: string): AsyncIterable<RuntimeEvent> {
   if (reasoning) yield { type: "reasoning", delta: reasoning };
   yield { type: "text", delta: text };
+}
+
+/** `gateway.notify`: stored and sent to every device of the owner, pushed when none is connected. */
+export async function notifyOwner(services: SessionServices, owner: Owner, input: NotifyInput): Promise<Seq> {
+  const notification = checkedNotification(input, services.now());
+  const [frame] = await services.store(owner, {}, [{ type: "notification", payload: { ...notification } }]);
+  services.pushIfAway(owner, {
+    kind: "notification",
+    title: input.title,
+    body: input.body,
+    notification_kind: input.kind,
+    chat_id: input.chat_id,
+    thread_id: input.thread_id,
+    ...(input.message_id !== undefined ? { message_id: input.message_id } : {}),
+  });
+  return frame.seq!;
 }

@@ -17,17 +17,17 @@ import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js"
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
 import { DeviceSession } from "./connection/device-session.js";
 import type { SessionServices } from "./connection/session-services.js";
-import { settleWithin, statsOf, textOnly, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
+import { notifyOwner, settleWithin, statsOf, textOnly, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
 import { importMessages, type ImportedMessage } from "./requests/imported-messages.js";
 import { gatewayAdmissions, type AdmissionQueue, type AdmissionRequest } from "./connection/admission-queue.js";
 import { CLOSE_CODES, GatewayError } from "./protocol/errors.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
 import type { Outbox } from "./outbox/outbox.js";
-import { checkedNotification } from "./outbox/notification.js";
+import type { NotifyInput } from "./outbox/notification.js";
 import type { LaneTurn } from "./turn/lanes.js";
-import type { ChatId, MessageId, Owner, Seq } from "./protocol/ids.js";
+import type { ChatId, Owner, Seq } from "./protocol/ids.js";
 import type { GatewayOptions, ResolvedOptions } from "./options/options.js";
-import type { Channel, NotificationKind, StoredMessage } from "./contracts/records.js";
+import type { Channel, StoredMessage } from "./contracts/records.js";
 import type { Lane } from "./contracts/storage.js";
 import type { RuntimeEvent } from "./contracts/runtime.js";
 import { checkRevocation, type Revocation } from "./connection/revocation.js";
@@ -57,21 +57,7 @@ export type PostInput =
       events: AsyncIterable<RuntimeEvent>;
     };
 
-/** What server-side code raises (`gateway.notify`); `ts` defaults to now. */
-export interface NotifyInput {
-  kind: NotificationKind;
-  title: string;
-  body: string;
-  ts?: number;
-  chat_id?: ChatId;
-  thread_id?: ChatId | null;
-  /**
-   * The message this notification announces (an automation post, a scheduled run's answer): the
-   * two are one event, pushed once (docs/PROTOCOL.md §15.2), by whichever of them is pushed
-   * first. Not part of the stored `notification` frame.
-   */
-  message_id?: MessageId;
-}
+export type { NotifyInput } from "./outbox/notification.js";
 
 /** Server-side channel management (`gateway.channels`). */
 export interface ChannelApi {
@@ -364,20 +350,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   async notify(owner: Owner, input: NotifyInput): Promise<Seq> {
-    const notification = checkedNotification(input, this.#services.now());
-    const [frame] = await this.#track(
-      this.#services.store(owner, {}, [{ type: "notification", payload: { ...notification } }]),
-    );
-    this.#services.pushIfAway(owner, {
-      kind: "notification",
-      title: input.title,
-      body: input.body,
-      notification_kind: input.kind,
-      chat_id: input.chat_id,
-      thread_id: input.thread_id,
-      ...(input.message_id !== undefined ? { message_id: input.message_id } : {}),
-    });
-    return frame.seq!;
+    return this.#track(notifyOwner(this.#services, owner, input));
   }
 
   importMessages(owner: Owner, lane: Lane, messages: readonly ImportedMessage[]): Promise<StoredMessage[]> {

@@ -4,9 +4,26 @@
  * @module
  */
 import { validate } from "superstruct";
-import type { Notification } from "../contracts/records.js";
+import type { Notification, NotificationKind } from "../contracts/records.js";
+import type { ChatId, MessageId } from "../protocol/ids.js";
 import { GatewayError } from "../protocol/errors.js";
 import { notificationStruct } from "../protocol/record-structs.js";
+
+/** What server-side code raises (`gateway.notify`); `ts` defaults to now. */
+export interface NotifyInput {
+  kind: NotificationKind;
+  title: string;
+  body: string;
+  ts?: number;
+  chat_id?: ChatId;
+  thread_id?: ChatId | null;
+  /**
+   * The message this notification announces (an automation post, a scheduled run's answer): the
+   * two are one event, pushed once (docs/PROTOCOL.md §15.2), by whichever of them is pushed
+   * first. Not part of the stored `notification` frame.
+   */
+  message_id?: MessageId;
+}
 
 /** What server code gives `gateway.notify`; `ts` defaults to now. */
 type NotificationInput = Omit<Notification, "ts" | "picker_id"> & { ts?: number };
