@@ -21,6 +21,7 @@ export interface DeviceCliIO {
 
 /** The usage text of the device commands. */
 export const DEVICE_CLI_USAGE = `usage: device <command> <user> [device_id] [--users-file <path>]
+       device revoke <user> -- <device_id>   (an id that starts with -)
 
 commands:
   list <user>                 list the user's paired devices: id, name, created, last seen
@@ -37,11 +38,15 @@ function iso(seconds: number): string {
 function parse(argv: readonly string[]): { args: string[]; file?: string } {
   const args: string[] = [];
   let file: string | undefined;
+  let options = true;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === "--users-file") file = argv[++i];
+    // After `--` every argument is positional: an id paired before ids stopped starting with `-`.
+    if (!options || arg === "-") args.push(arg);
+    else if (arg === "--") options = false;
+    else if (arg === "--users-file") file = argv[++i];
     else if (arg.startsWith("--users-file=")) file = arg.slice("--users-file=".length);
-    else if (arg.startsWith("-")) throw new Error(`unknown option ${arg}`);
+    else if (arg.startsWith("-")) throw new Error(`unknown option ${arg} (an id starting with - goes after --)`);
     else args.push(arg);
     if (file === "") throw new Error("--users-file needs a path");
   }

@@ -72,9 +72,16 @@ export function createDeviceToken(): string {
   return randomBytes(32).toString("base64url");
 }
 
-/** A new device id: 96 random bits as base64url (16 characters). */
+/**
+ * A new device id: 96 random bits as base64url (16 characters), never starting with `-`, which a
+ * command line would take for an option (`device revoke alice -2jq…`). Drawing again costs a
+ * 64th of a bit.
+ */
 export function createDeviceId(): string {
-  return randomBytes(12).toString("base64url");
+  for (;;) {
+    const id = randomBytes(12).toString("base64url");
+    if (!id.startsWith("-")) return id;
+  }
 }
 
 /** The SHA-256 hex of a device token: the only form a store keeps, and the id revocations carry. */

@@ -249,6 +249,22 @@ describe("paired devices", () => {
     expect((await runUserCliProcess(file, ["device", "revoke", "alice", phone.device_id], undefined)).code).toBe(1);
   });
 
+  it("an id that starts with - (paired by an older version) is revoked after --; without it the CLI says so", async () => {
+    stack = await startStack({ usersFile: file });
+    const phone = await paired(await tokenOf("alice", "alice-password"), "phone");
+    await stack.close();
+    stack = undefined;
+    const devicesFile = path.join(dir, "devices.json");
+    const old = "-2jqovRUPcDbENbf";
+    await writeFile(devicesFile, (await readFile(devicesFile, "utf8")).replace(phone.device_id, old), { mode: 0o600 });
+    const bare = await runUserCliProcess(file, ["device", "revoke", "alice", old], undefined);
+    expect(bare.code).toBe(2);
+    expect(bare.err).toContain(`unknown option ${old} (an id starting with - goes after --)`);
+    const revoked = await runUserCliProcess(file, ["device", "revoke", "alice", "--", old], undefined);
+    expect(revoked).toMatchObject({ code: 0, out: `revoked ${old} (phone) of alice\n` });
+    expect(await readFile(devicesFile, "utf8")).not.toContain(old);
+  });
+
   it("the CLI in another process refuses a user that does not exist: exit 1 naming the user, for each device and user command", async () => {
     const commands = [
       ["device", "list", "zed"],
