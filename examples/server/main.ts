@@ -8,6 +8,9 @@ import { runScheduleCli } from "./schedule-cli.js";
 import { startServer } from "./server.js";
 
 async function main(argv: string[]): Promise<number> {
+  // The bridges of docs/PROTOCOL.md §20 load only what they use: they start within a second.
+  if (argv[0] === "acp") return (await import("./acp-cli.js")).runAcpCli(argv.slice(1));
+  if (argv[0] === "mcp") return (await import("./mcp-cli.js")).runMcpCli(argv.slice(1));
   if (argv[0] === "user" || argv[0] === "device") {
     // The same store the server reads: <data-dir>/users.json unless GATEWAY_USERS_FILE says otherwise.
     const config = parseConfig([], process.env);
