@@ -26,3 +26,9 @@ export function firstMessageKeys(text: string): string[] {
   const base = conversationKey([{ role: "user", text }]);
   return Array.from({ length: FIRST_MESSAGE_SLOTS }, (_, slot) => `${base}.${slot}`);
 }
+
+/** The key of a message sent after the answer `previous` (a Responses `previous_response_id`). */
+export function continuationKey(previous: string, text: string): string {
+  const hash = createHash("sha256").update(`${previous}\u0000${text.trim()}`);
+  return `resp:${hash.digest("base64url").slice(0, 43)}`;
+}

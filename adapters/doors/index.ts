@@ -1,6 +1,6 @@
 /**
  * `chat-gateway/doors`: the HTTP doors of docs/PROTOCOL.md §19, through which apps that speak
- * OpenAI's Chat Completions reach the same conversations as the WebSocket devices. Each door is a
+ * OpenAI's Chat Completions or Responses reach the same conversations as the WebSocket devices. Each door is a
  * plain `(req, res)` handler built from a gateway: every request says hello as a device of its
  * bearer's owner, so limits, budgets, owner isolation and idempotency are the gateway's own.
  *
@@ -13,6 +13,7 @@ import { answerAsk, listAsks } from "./asks.js";
 import { chatCompletions } from "./chat-completions.js";
 import { doorContext, type DoorContext, type DoorOptions } from "./door-context.js";
 import { models } from "./models.js";
+import { createResponse, retrieveResponse } from "./responses.js";
 import { resumeUiChat, uiChat } from "./ui-chat.js";
 import { DoorError, sendError } from "./openai-errors.js";
 
@@ -25,7 +26,7 @@ export type DoorHandler = (req: IncomingMessage, res: ServerResponse) => Promise
 export interface Doors {
   /**
    * Routes a request to its door: `GET /v1/models`, `GET /v1/models/{id}`,
-   * `POST /v1/chat/completions`, and OpenAI's 404 or 405 for anything else under `/v1/`;
+   * `POST /v1/chat/completions`, `POST /v1/responses`, `GET /v1/responses/{id}`, and OpenAI's 404 or 405 for anything else under `/v1/`;
    * `GET /api/asks` and `POST /api/asks/{picker_id}`; `POST /api/chat` and
    * `GET /api/chat/{id}/stream`. Resolves false (answering nothing) for a
    * path that no door serves.
@@ -35,6 +36,8 @@ export interface Doors {
   models: DoorHandler;
   /** `POST /v1/chat/completions`. */
   chatCompletions: DoorHandler;
+  /** `POST /v1/responses`. */
+  responses: DoorHandler;
   /** `GET /api/asks`: the owner's open asks. */
   asks: DoorHandler;
   /** `POST /api/chat`: the AI SDK UI message stream (needs the package `ai`). */
@@ -80,12 +83,14 @@ export function createDoors(gateway: Gateway, options: DoorOptions = {}): Doors 
   const ctx = doorContext(gateway, options);
   const modelList = guarded(ctx, (c, req, res) => models(c, req, res));
   const completions = guarded(ctx, chatCompletions);
+  const responses = guarded(ctx, createResponse);
   const asks = guarded(ctx, listAsks);
   const chat = guarded(ctx, uiChat);
   return {
     chat,
     models: modelList,
     chatCompletions: completions,
+    responses,
     asks,
     async handle(req, res) {
       const path = pathOf(req);
@@ -121,7 +126,15 @@ export function createDoors(gateway: Gateway, options: DoorOptions = {}): Doors 
         res,
       );
     } else if (path === "/v1/chat/completions" && method === "POST") await completions(req, res);
-    else if (path === "/v1/models" || path === "/v1/chat/completions" || path.startsWith("/v1/models/"))
+    else if (path === "/v1/responses" && method === "POST") await responses(req, res);
+    else if (/^\/v1\/responses\/[^/]+$/.test(path) && method === "GET") {
+      const id = path.slice("/v1/responses/".length);
+      await guarded(ctx, (c, rq, rs) => retrieveResponse(c, rq, rs, decodeURIComponent(id)))(req, res);
+    } else if (
+      ["/v1/models", "/v1/chat/completions", "/v1/responses"].includes(path) ||
+      path.startsWith("/v1/models/") ||
+      /^\/v1\/responses\/[^/]+$/.test(path)
+    )
       sendError(
         res,
         new DoorError(405, "invalid_request_error", `${method} is not allowed here`, "method_not_allowed"),
