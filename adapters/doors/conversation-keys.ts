@@ -27,8 +27,17 @@ export function firstMessageKeys(text: string): string[] {
   return Array.from({ length: FIRST_MESSAGE_SLOTS }, (_, slot) => `${base}.${slot}`);
 }
 
-/** The key of a message sent after the answer `previous` (a Responses `previous_response_id`). */
+/**
+ * The key of a message sent after the answer `previous` (a Responses `previous_response_id`). It
+ * names `previous` in the clear, so any process reads which response a stored message continued.
+ */
 export function continuationKey(previous: string, text: string): string {
-  const hash = createHash("sha256").update(`${previous}\u0000${text.trim()}`);
-  return `resp:${hash.digest("base64url").slice(0, 43)}`;
+  const hash = createHash("sha256").update(text.trim()).digest("base64url").slice(0, 32);
+  return `resp:${previous}:${hash}`;
+}
+
+/** The answer a message sent with a {@link continuationKey} continued, or undefined. */
+export function continuedAnswer(key: string | undefined): string | undefined {
+  const match = key === undefined ? null : /^resp:([A-Za-z0-9_-]{1,128}):[A-Za-z0-9_-]{32}$/.exec(key);
+  return match ? match[1] : undefined;
 }

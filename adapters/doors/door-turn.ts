@@ -21,6 +21,8 @@ export interface DoorTurn {
 export interface SentMessage {
   messageId: string;
   lane: DoorLane;
+  /** When the message was stored, epoch ms, when the door sent it. */
+  ts?: number;
 }
 
 /** A thread's name for a forked conversation: its first user words. */
@@ -67,6 +69,7 @@ export async function sendInto(
   return {
     messageId: p.message_id as string,
     lane: { chat_id: p.chat_id as string, thread_id: (p.thread_id as string | null) ?? null },
+    ...(typeof p.ts === "number" ? { ts: p.ts } : {}),
   };
 }
 

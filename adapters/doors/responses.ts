@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { StoredMessage } from "chat-gateway";
 import type { AnswerEvent } from "./answer-follower.js";
 import { channelOfModel, listModels } from "./channel-models.js";
-import { continuationKey } from "./conversation-keys.js";
+import { continuationKey, continuedAnswer } from "./conversation-keys.js";
 import type { DoorContext } from "./door-context.js";
 import { followAnswer, sendConversation, sendInto, type DoorTurn, type SentMessage } from "./door-turn.js";
 import { readJsonBody } from "./json-body.js";
@@ -87,15 +87,19 @@ function wholeResponse(res: ServerResponse, head: (messageId: string) => Respons
 /** `POST /v1/responses`. */
 export async function createResponse(ctx: DoorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const request = readResponsesRequest(await readJsonBody(req, ctx.maxBodyBytes, ctx.bodyTimeoutMs));
-  const createdAt = Math.floor(Date.now() / 1000);
+  // When the user's message was stored, as a retrieve reads it again.
+  let askedAt = Date.now();
+  let model = request.model;
   const head = (messageId: string): ResponseHead => ({
     messageId,
-    model: request.model,
-    createdAt,
+    model,
+    createdAt: Math.floor(askedAt / 1000),
     previousResponseId: request.previous === undefined ? null : `resp_${request.previous}`,
   });
   await followAnswer(ctx, req, res, "openai", async (turn) => {
     const sent = await sendInput(turn, request);
+    askedAt = sent.ts ?? askedAt;
+    model = await modelOf(turn, sent.lane.chat_id);
     return { sent, emit: request.stream ? streamEvents(ctx, res, head, -1) : wholeResponse(res, head) };
   });
 }
@@ -132,14 +136,25 @@ function stateOf(answer: StoredMessage): ResponseState {
   return { ...state, end };
 }
 
-/** A stored response's head: the model is the channel's name as `/v1/models` lists it. */
-async function storedHead(turn: DoorTurn, answer: StoredMessage): Promise<ResponseHead> {
+/** A channel's name as `/v1/models` lists it: what a response names as its model. */
+async function modelOf(turn: DoorTurn, chatId: string): Promise<string> {
   const models = await listModels(turn.session.device);
+  return models.find((m) => m.chatId === chatId)?.id ?? chatId;
+}
+
+/**
+ * A stored response's head, as its request's was: created when the user's message was stored,
+ * continuing the answer its key names; the model is the channel's name as `/v1/models` lists it.
+ */
+async function storedHead(turn: DoorTurn, answer: StoredMessage): Promise<ResponseHead> {
+  const asked =
+    answer.reply_to === undefined ? undefined : await turn.ctx.storage.getMessage(turn.session.owner, answer.reply_to);
+  const previous = continuedAnswer(asked?.client_msg_id);
   return {
     messageId: answer.message_id,
-    model: models.find((m) => m.chatId === answer.chat_id)?.id ?? answer.chat_id,
-    createdAt: Math.floor(answer.ts / 1000),
-    previousResponseId: null,
+    model: await modelOf(turn, answer.chat_id),
+    createdAt: Math.floor((asked?.ts ?? answer.ts) / 1000),
+    previousResponseId: previous === undefined ? null : `resp_${previous}`,
   };
 }
 

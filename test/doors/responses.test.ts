@@ -52,7 +52,9 @@ describe("/v1/responses", () => {
     expect(response.output_text).toBe("You said: hello door");
     const echo = await device.waitFor((f) => f.type === "message" && f.payload.role === "user");
     expect(echo.payload.text).toBe("hello door");
-    const stop = await device.waitFor((f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id);
+    const stop = await device.waitFor(
+      (f) => f.type === "message.stop" && f.payload.reply_to === echo.payload.message_id,
+    );
     expect(response.id).toBe(`resp_${stop.payload.message_id}`);
     expect(response.output.at(-1)).toMatchObject({ type: "message", role: "assistant", status: "completed" });
     expect(response.usage?.output_tokens).toBe(stop.payload.tokens ?? 0);
@@ -68,8 +70,14 @@ describe("/v1/responses", () => {
     const events = await collect(stream);
     const final = await stream.finalResponse();
     expect(final.status).toBe("completed");
-    expect(final.output[1]).toMatchObject({ type: "message", content: [{ type: "output_text", text: "Answer to: why?" }] });
-    expect(final.output[0]).toMatchObject({ type: "reasoning", summary: [{ type: "summary_text", text: "Let me think." }] });
+    expect(final.output[1]).toMatchObject({
+      type: "message",
+      content: [{ type: "output_text", text: "Answer to: why?" }],
+    });
+    expect(final.output[0]).toMatchObject({
+      type: "reasoning",
+      summary: [{ type: "summary_text", text: "Let me think." }],
+    });
     const types = events.map((e) => e.type).filter((t, i, all) => t !== all[i - 1]);
     expect(types).toEqual([
       "response.created",
@@ -183,7 +191,9 @@ describe("/v1/responses errors", () => {
     await expect(notUser).rejects.toMatchObject({ status: 400, code: "last_message_not_user" });
     const url = ann.responses.create({
       model: "default",
-      input: [{ role: "user", content: [{ type: "input_image", image_url: "http://example.com/x.png", detail: "auto" }] }],
+      input: [
+        { role: "user", content: [{ type: "input_image", image_url: "http://example.com/x.png", detail: "auto" }] },
+      ],
     });
     await expect(url).rejects.toMatchObject({ status: 400, code: "invalid_image_url" });
     const annDevice = await Client.connect(server.wsUrl, { token: "key-ann" });
