@@ -100,8 +100,7 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
     throw invalidRequest("previous_response_id must be a string");
   const turns = readInput(input);
   const last = turns.pop();
-  if (!last || last.role !== "user")
-    throw invalidRequest("the last input item must be the user's", "last_message_not_user");
+  if (last?.role !== "user") throw invalidRequest("the last input item must be the user's", "last_message_not_user");
   if (last.text.trim() === "") throw invalidRequest("the last input item has no text");
   return {
     model,

@@ -31,7 +31,7 @@ function noSuchResponse(messageId: string): DoorError {
 /** The owner's answer a response id names; another owner's, or a user message, is 404 as an unknown one. */
 async function answerOf(turn: DoorTurn, messageId: string): Promise<StoredMessage> {
   const answer = await turn.ctx.storage.getMessage(turn.session.owner, messageId);
-  if (!answer || answer.role !== "assistant") throw noSuchResponse(messageId);
+  if (answer?.role !== "assistant") throw noSuchResponse(messageId);
   return answer;
 }
 
