@@ -58,7 +58,7 @@ function streamEvents(
       events = new ResponseEvents(head(event.messageId), after, (e) => stream.event(e.type as string, e));
     if (event.type === "gone") {
       // Not one of the response's numbered events: it says this stream ended early, not how the answer did.
-      const seq = events?.last ?? after;
+      const seq = events?.last ?? Math.max(after, 0);
       stream.event("error", {
         type: "error",
         code: "server_error",

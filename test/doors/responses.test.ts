@@ -168,6 +168,24 @@ describe("/v1/responses", () => {
 });
 
 describe("/v1/responses errors", () => {
+  test("an answer that ends in error is response.failed, streamed and whole, with the text so far", async () => {
+    const failing = scriptedRuntime(async function* (): AsyncIterable<RuntimeEvent> {
+      yield { type: "text", delta: "partial " };
+      throw new Error("the model went away");
+    });
+    const server = await start({ runtime: failing });
+    const client = openai(server);
+    const events = await collect(await client.responses.create({ model: "default", input: "fail", stream: true }));
+    const last = events.at(-1) as { type: string; response: { status: string; error: { code: string } | null } };
+    expect(last.type).toBe("response.failed");
+    expect(last.response.status).toBe("failed");
+    expect(last.response.error?.code).toBe("server_error");
+    expect(textOf(events).startsWith("partial ")).toBe(true);
+    const whole = await client.responses.create({ model: "default", input: "fail again" });
+    expect(whole.status).toBe("failed");
+    expect(whole.output_text.startsWith("partial ")).toBe(true);
+  });
+
   test("another owner's response id is 404 as an unknown one; an unknown model 404; a non-user last item 400", async () => {
     const server = await start({ authenticator: tokenAuthenticator({ "key-ann": "ann", "key-bob": "bob" }) });
     const ann = openai(server, "key-ann");
