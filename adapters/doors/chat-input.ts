@@ -33,27 +33,38 @@ export const CHAT_INPUT_LIMITS = {
 
 const IGNORED_ROLES = new Set(["system", "developer", "tool", "function"]);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** Whether a JSON value is an object (not an array, not null). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The refusal of an image part: one that is not a `data:` URL because the gateway never fetches
+ * a URL, and a `data:` one because the doors take text only for now.
+ */
+export function imageRefusal(url: unknown, where: string): never {
+  if (typeof url !== "string" || !url.startsWith("data:"))
+    throw invalidRequest(
+      `${where}: an image must be a data: URL; the gateway never fetches a URL`,
+      "invalid_image_url",
+    );
+  throw invalidRequest(`${where}: image input is not supported by this door yet`, "unsupported_content");
+}
+
+/** The refusal of a content part of a type no door reads. */
+export function partRefusal(type: unknown, where: string): never {
+  throw invalidRequest(
+    `${where}: content parts of type "${String(type).slice(0, 40)}" are not supported`,
+    "unsupported_content",
+  );
 }
 
 /** A content part's text; an image the gateway would have to fetch, or any other part, is refused. */
 function partText(part: unknown, where: string): string {
   if (!isRecord(part)) throw invalidRequest(`${where}: a content part must be an object`);
   if (part.type === "text" && typeof part.text === "string") return part.text;
-  if (part.type === "image_url") {
-    const url = isRecord(part.image_url) ? part.image_url.url : undefined;
-    if (typeof url !== "string" || !url.startsWith("data:"))
-      throw invalidRequest(
-        `${where}: an image must be a data: URL; the gateway never fetches a URL`,
-        "invalid_image_url",
-      );
-    throw invalidRequest(`${where}: image input is not supported by this door yet`, "unsupported_content");
-  }
-  throw invalidRequest(
-    `${where}: content parts of type "${String(part.type)}" are not supported`,
-    "unsupported_content",
-  );
+  if (part.type === "image_url") imageRefusal(isRecord(part.image_url) ? part.image_url.url : undefined, where);
+  partRefusal(part.type, where);
 }
 
 /** A message's text: a string, text parts joined by newlines, or nothing (`null`). */

@@ -3,7 +3,7 @@
  * string or message items, and the answer it continues when it names one.
  * @module
  */
-import { CHAT_INPUT_LIMITS, type ChatTurn } from "./chat-input.js";
+import { CHAT_INPUT_LIMITS, imageRefusal, isRecord, partRefusal, type ChatTurn } from "./chat-input.js";
 import { DoorError, invalidRequest } from "./openai-errors.js";
 
 /** What a Responses request asks. */
@@ -34,26 +34,12 @@ const IGNORED_ROLES = new Set(["system", "developer"]);
 /** Items a client may send back from an earlier output; they carry nothing the lane lacks. */
 const IGNORED_ITEMS = new Set(["reasoning"]);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** A content part's text; an image the gateway would have to fetch, or a file, is refused. */
 function partText(part: unknown, where: string): string {
   if (!isRecord(part)) throw invalidRequest(`${where}: a content part must be an object`);
   if ((part.type === "input_text" || part.type === "output_text") && typeof part.text === "string") return part.text;
-  if (part.type === "input_image") {
-    if (typeof part.image_url !== "string" || !part.image_url.startsWith("data:"))
-      throw invalidRequest(
-        `${where}: an image must be a data: URL; the gateway never fetches a URL`,
-        "invalid_image_url",
-      );
-    throw invalidRequest(`${where}: image input is not supported by this door yet`, "unsupported_content");
-  }
-  throw invalidRequest(
-    `${where}: content parts of type "${String(part.type).slice(0, 40)}" are not supported`,
-    "unsupported_content",
-  );
+  if (part.type === "input_image") imageRefusal(part.image_url, where);
+  partRefusal(part.type, where);
 }
 
 /** An item as a turn, or undefined for an item the gateway ignores. */
