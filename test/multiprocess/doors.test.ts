@@ -143,4 +143,36 @@ describe.skipIf(!available)("multi-process doors on PostgreSQL and Redis", { tim
     expect(echoes).toHaveLength(2);
     expect(echoes[1].payload.thread_id).toBe(echoes[0].payload.thread_id);
   });
+
+  test("multi-process doors - an answer running on A resumes live on B after the event the client saw", async () => {
+    // About 1,700 pieces at least 15 ms apart (25 s): the answer still runs when B joins it, however
+    // loaded the machine.
+    const words = Array.from({ length: 2000 }, (_, i) => `w${i}`).join(" ");
+    const stream = await openai(a).responses.create({ model: "default", input: words, stream: true });
+    const live: ResponseStreamEvent[] = [];
+    let resumed: Promise<ResponseStreamEvent[]> | undefined;
+    let endedBeforeJoin: boolean | undefined;
+    for await (const event of stream) {
+      live.push(event);
+      if (event.type !== "response.output_text.delta" || resumed) continue;
+      const id = (live[0] as { response: { id: string } }).response.id;
+      const joined = await openai(b).responses.retrieve(id, { stream: true, starting_after: event.sequence_number });
+      resumed = (async () => {
+        const events: ResponseStreamEvent[] = [];
+        for await (const e of joined) {
+          endedBeforeJoin ??= live.some((l) => l.type === "response.completed");
+          events.push(e);
+        }
+        return events;
+      })();
+    }
+    const again = await resumed!;
+    expect(endedBeforeJoin).toBe(false);
+    const text = (events: ResponseStreamEvent[]) =>
+      events.map((e) => (e.type === "response.output_text.delta" ? e.delta : "")).join("");
+    const first = live.find((e) => e.type === "response.output_text.delta") as { delta: string };
+    expect(text(live)).toBe(`You said: ${words}`);
+    expect(text(again)).toBe(text(live).slice(first.delta.length));
+    expect(again.at(-1)).toEqual(live.at(-1));
+  });
 });
