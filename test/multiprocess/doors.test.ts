@@ -145,7 +145,7 @@ describe.skipIf(!available)("multi-process doors on PostgreSQL and Redis", { tim
   });
 
   test("multi-process doors - an answer running on A resumes live on B after the event the client saw", async () => {
-    // About 1,700 pieces at least 15 ms apart (25 s): the answer still runs when B joins it, however
+    // About 1,200 pieces at least 15 ms apart (18 s): the answer still runs when B joins it, however
     // loaded the machine.
     const words = Array.from({ length: 2000 }, (_, i) => `w${i}`).join(" ");
     const stream = await openai(a).responses.create({ model: "default", input: words, stream: true });
