@@ -214,6 +214,14 @@ describe("/v1/responses errors", () => {
       ],
     });
     await expect(url).rejects.toMatchObject({ status: 400, code: "invalid_image_url" });
+    const auth = { authorization: "Bearer key-ann" };
+    const wrongMethod = await fetch(`${server.baseURL}/responses/${bobs.id}`, { method: "DELETE", headers: auth });
+    expect(wrongMethod.status).toBe(405);
+    const badAfter = await fetch(`${server.baseURL}/responses/${bobs.id}?stream=true&starting_after=-1`, {
+      headers: auth,
+    });
+    expect(badAfter.status).toBe(400);
+    expect(((await badAfter.json()) as { error: { type: string } }).error.type).toBe("invalid_request_error");
     const annDevice = await Client.connect(server.wsUrl, { token: "key-ann" });
     const list = await annDevice.request("channel.list", {});
     for (const c of list.payload.channels as Array<{ chat_id: string }>) {
