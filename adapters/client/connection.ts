@@ -240,14 +240,15 @@ export class Connection {
     }
     this.#ws = ws;
     ws.binaryType = "arraybuffer";
-    const attempt: Attempt = (this.#wsAttempt = {
+    const attempt: Attempt = {
       gotHello: false,
       httpStatus: undefined,
       helloRefusal: undefined,
       sentAuthorization: Object.keys(this.#options.headers ?? {}).some(
         (name) => name.toLowerCase() === "authorization",
       ),
-    });
+    };
+    this.#wsAttempt = attempt;
     ws.onopen = () =>
       ws.send(
         JSON.stringify({
