@@ -11,8 +11,8 @@ import type { HelloOkPayload, ServerFrame } from "./frames.js";
 import type { GatewayClientOptions } from "./options.js";
 import type { WebSocketConstructor, WebSocketLike } from "./socket.js";
 import { retryHint, watchRefusedUpgrade } from "./retry-hint.js";
-import { helloPayload } from "./hello-payload.js";
-import { DEFAULT_PING_INTERVAL_MS, keepAlive, PROBE_TIMEOUT_MS, type KeepAlive } from "./keep-alive.js";
+import { helloFrame } from "./hello-payload.js";
+import { DEFAULT_PING_INTERVAL_MS, keepAlive, type KeepAlive } from "./keep-alive.js";
 import { finalClose, retryDelay, type Attempt } from "./reconnect-policy.js";
 
 /** `WebSocket.OPEN`: the constant is not on every implementation's constructor. */
@@ -141,8 +141,7 @@ export class Connection {
       void this.#open();
       return;
     }
-    const every = this.#options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS;
-    this.#keepAlive?.probe(every > 0 ? Math.min(every, PROBE_TIMEOUT_MS) : PROBE_TIMEOUT_MS);
+    this.#keepAlive?.probe();
   }
 
   /** The network is gone: see `GatewayClient.networkLost`. */
@@ -249,14 +248,7 @@ export class Connection {
       ),
     };
     this.#wsAttempt = attempt;
-    ws.onopen = () =>
-      ws.send(
-        JSON.stringify({
-          type: "hello",
-          id: "hello",
-          payload: helloPayload(this.#options, this.#deviceId, this.#streaming, token),
-        }),
-      );
+    ws.onopen = () => ws.send(helloFrame(this.#options, this.#deviceId, this.#streaming, token));
     ws.onerror = (event) => {
       // The ws package reports a refused upgrade as "Unexpected server response: 401".
       const message = (event as { message?: unknown })?.message;

@@ -5,8 +5,12 @@
 import { PROTOCOL_VERSION, type ClientPayloads } from "chat-gateway/protocol";
 import type { GatewayClientOptions } from "./options.js";
 
-/** The hello of one attempt; `streaming` is the current `caps.streaming`, `token` the one asked for this attempt. */
-export function helloPayload(
+/** The `hello` frame of one attempt, as sent; `streaming` is the current `caps.streaming`, `token` the one asked for this attempt. */
+export function helloFrame(options: GatewayClientOptions, deviceId: string, streaming: boolean, token: string): string {
+  return JSON.stringify({ type: "hello", id: "hello", payload: helloPayload(options, deviceId, streaming, token) });
+}
+
+function helloPayload(
   options: GatewayClientOptions,
   deviceId: string,
   streaming: boolean,

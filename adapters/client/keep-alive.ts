@@ -22,9 +22,9 @@ export interface KeepAlive {
   heard(): void;
   /**
    * Check now, not at the next interval (the network or the app came back): a ping that gets no
-   * answer within `timeoutMs` means the socket is dead.
+   * answer within the interval (at most {@link PROBE_TIMEOUT_MS}) means the socket is dead.
    */
-  probe(timeoutMs: number): void;
+  probe(): void;
   /** No more pings (the socket closed). */
   stop(): void;
 }
@@ -59,10 +59,10 @@ export function keepAlive(everyMs: number, ping: (timeoutMs: number) => Promise<
       heardCount++;
       missed = 0;
     },
-    probe(timeoutMs) {
+    probe() {
       if (over) return;
       const before = heardCount;
-      ping(timeoutMs).catch(() => {
+      ping(Math.min(everyMs, PROBE_TIMEOUT_MS)).catch(() => {
         if (heardCount === before) die();
       });
     },
