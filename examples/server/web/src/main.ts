@@ -103,17 +103,19 @@ async function boot(tries = 0): Promise<void> {
 function unreachable(message: string, tries: number): void {
   const wait = BOOT_RETRY_MS[Math.min(tries, BOOT_RETRY_MS.length - 1)];
   const retry = h("button", { type: "button", class: "secondary" }, "Try again now");
+  const why = navigator.onLine ? `: ${message}` : " while this device is offline.";
+  const next = navigator.onLine ? `Trying again in ${wait / 1000} s…` : "Trying again when the network is back…";
   root.replaceChildren(
     h(
       "main",
       { class: "signin" },
-      h("p", { role: "alert" }, `The server cannot be reached: ${message}`),
       h(
-        "p",
-        { class: "signin-notice" },
-        navigator.onLine ? `Trying again in ${wait / 1000} s…` : "Trying again when the network is back…",
+        "div",
+        { class: "signin-form" },
+        h("p", { role: "alert" }, `The server cannot be reached${why}`),
+        h("p", { class: "signin-notice" }, next),
+        retry,
       ),
-      retry,
     ),
   );
   let done = false;
