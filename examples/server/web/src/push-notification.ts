@@ -1,6 +1,7 @@
 // A Web Push as the service worker shows it, and an ask answered from its action buttons
 // (docs/PROTOCOL.md §21). The payload is the gateway's (encrypted to this browser's subscription),
-// but it is still checked: a button's token is posted only to an ask's `act` URL, and only in a body.
+// but it is still checked: a button's token is posted only to an ask's `act` path on this origin,
+// and only in a body.
 
 /** What the gateway's Web Push sender posts (chat-gateway/push/webpush `WebPushPayload`). */
 export interface Payload {
@@ -66,24 +67,31 @@ export function notificationOf(push: Payload): Shown {
   return { title, options: { ...base, requireInteraction: true, actions: buttons, data } };
 }
 
-/** A button the worker may answer with: strings, a bounded token, and an ask's `act` URL over https, this origin or loopback. */
+/** A button the worker may answer with: strings, a bounded token, and an ask's `act` URL with no query. */
 function usable(action: Action): boolean {
   if (typeof action !== "object" || action === null) return false;
   const { option_id, title, token, url } = action;
   if (![option_id, title, token, url].every((v) => typeof v === "string" && v.length > 0)) return false;
   if (token.length > MAX_TOKEN_CHARS) return false;
-  let target: URL;
+  return actTarget(url) !== undefined;
+}
+
+/**
+ * Where a button posts: the action URL's path, on this worker's own origin. The page's CSP lets the
+ * worker reach only its origin (`connect-src 'self'`), and the gateway's public URL may name
+ * another origin of the same server (the one the owner's devices last connected through); the token
+ * is bound to the push target, not to an origin. Undefined when the URL is not an ask's `act`.
+ */
+function actTarget(url: string): URL | undefined {
+  let parsed: URL;
   try {
-    target = new URL(url);
+    parsed = new URL(url, location.origin);
   } catch {
-    return false;
+    return undefined;
   }
-  // https, this origin, or a loopback address (which browsers trust like https).
-  const trusted =
-    target.protocol === "https:" ||
-    target.origin === location.origin ||
-    (target.protocol === "http:" && /^(127\.\d+\.\d+\.\d+|\[::1\]|localhost)$/.test(target.hostname));
-  return trusted && /^\/api\/asks\/[^/]+\/act$/.test(target.pathname) && target.search === "" && target.hash === "";
+  if (!/^\/api\/asks\/[^/]+\/act$/.test(parsed.pathname) || parsed.search !== "" || parsed.hash !== "")
+    return undefined;
+  return new URL(parsed.pathname, location.origin);
 }
 
 /** How a button's answer went: `POST {url} {token}` answered 200, 410, 401, or not at all. */
@@ -91,8 +99,10 @@ export type Outcome = "answered" | "gone" | "refused" | "unreachable";
 
 /** Post the button's token to its ask (the token in the body, never in a URL; no cookies). */
 export async function answer(action: { token: string; url: string }): Promise<Outcome> {
+  const target = actTarget(action.url);
+  if (!target) return "refused";
   try {
-    const response = await fetch(action.url, {
+    const response = await fetch(target, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ token: action.token }),
