@@ -144,9 +144,22 @@ export class GatewayClient extends EventEmitter<GatewayClientEvents> {
     return this.#connection.setStreaming(on);
   }
 
-  /** Skip the backoff wait and try now (e.g. when the browser comes back online). */
+  /**
+   * The network or the app came back (`online`, `pageshow`, the page visible again): the backoff
+   * starts over and a running wait is skipped; an open socket, which may have died unnoticed, is
+   * pinged and replaced when no pong comes within the ping interval (at most 5 s).
+   */
   reconnectNow(): void {
     this.#connection.reconnectNow();
+  }
+
+  /**
+   * The network is gone (a browser's `offline` event): the socket is given up at once, so the
+   * state is `reconnecting` now and a `sendMessage` waits to be sent again with its
+   * `client_msg_id` (docs/PROTOCOL.md §21). Attempts follow the backoff until {@link reconnectNow}.
+   */
+  networkLost(): void {
+    this.#connection.networkLost();
   }
 
   /**

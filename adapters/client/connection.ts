@@ -4,13 +4,15 @@
  * @module
  */
 import type { EventEmitter } from "eventemitter3";
-import { CLOSE_CODES, parseServerFrame, PROTOCOL_VERSION, type ClientPayloads } from "chat-gateway/protocol";
+import { CLOSE_CODES, parseServerFrame } from "chat-gateway/protocol";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents, StateInfo } from "./events.js";
 import type { HelloOkPayload, ServerFrame } from "./frames.js";
 import type { GatewayClientOptions } from "./options.js";
 import type { WebSocketConstructor, WebSocketLike } from "./socket.js";
 import { retryHint, watchRefusedUpgrade } from "./retry-hint.js";
+import { helloFrame } from "./hello-payload.js";
+import { DEFAULT_PING_INTERVAL_MS, keepAlive, type KeepAlive } from "./keep-alive.js";
 import { finalClose, retryDelay, type Attempt } from "./reconnect-policy.js";
 
 /** `WebSocket.OPEN`: the constant is not on every implementation's constructor. */
@@ -54,7 +56,9 @@ export class Connection {
   /** The last close was 1013, or the upgrade's 503, with a retry hint (ms): the next attempt waits that, plus a jitter. */
   #retryAfter: number | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
-  #pingTimer: ReturnType<typeof setInterval> | undefined;
+  #keepAlive: KeepAlive | undefined;
+  /** What the current socket learnt so far, for a close this side decides (see {@link Connection.networkLost}). */
+  #wsAttempt: Attempt | undefined;
   #hello: HelloOkPayload | undefined;
   #helloWaiters: Array<Waiter<HelloOkPayload>> = [];
   #readyWaiters: Array<Waiter<void>> = [];
@@ -122,12 +126,37 @@ export class Connection {
     return next;
   }
 
-  /** Skip the backoff wait when one runs. */
+  /** The network or the app came back: see `GatewayClient.reconnectNow`. */
   reconnectNow(): void {
-    if (this.#stopped || this.#state !== "reconnecting") return;
-    clearTimeout(this.#retryTimer);
-    this.#retryTimer = undefined;
-    void this.#open();
+    if (this.#stopped) return;
+    this.#attempt = 0;
+    if (this.#state === "reconnecting") {
+      clearTimeout(this.#retryTimer);
+      this.#retryTimer = undefined;
+      // An attempt made while the network was gone may hang unanswered: the new one replaces it.
+      const hung = this.#ws;
+      this.#ws = undefined;
+      this.#wsAttempt = undefined;
+      if (hung) closeQuietly(hung, DROPPED_CLOSE_CODE, "replaced");
+      void this.#open();
+      return;
+    }
+    this.#keepAlive?.probe();
+  }
+
+  /** The network is gone: see `GatewayClient.networkLost`. */
+  networkLost(): void {
+    if (this.#ws) this.#drop(this.#ws, "the network is offline");
+  }
+
+  /**
+   * Give up on `ws` now: its close is handled as if it had come, and its real close event, which a
+   * dead network may hold back for a minute, is ignored when it comes.
+   */
+  #drop(ws: WebSocketLike, reason: string): void {
+    if (this.#ws !== ws || !this.#wsAttempt) return;
+    this.#onClose(ws, this.#wsAttempt, { code: DROPPED_CLOSE_CODE, reason });
+    closeQuietly(ws, DROPPED_CLOSE_CODE, reason);
   }
 
   /** Resolves once a socket said hello; starts connecting when nobody did yet. */
@@ -218,7 +247,8 @@ export class Connection {
         (name) => name.toLowerCase() === "authorization",
       ),
     };
-    ws.onopen = () => ws.send(JSON.stringify({ type: "hello", id: "hello", payload: this.#helloPayload(token) }));
+    this.#wsAttempt = attempt;
+    ws.onopen = () => ws.send(helloFrame(this.#options, this.#deviceId, this.#streaming, token));
     ws.onerror = (event) => {
       // The ws package reports a refused upgrade as "Unexpected server response: 401".
       const message = (event as { message?: unknown })?.message;
@@ -233,26 +263,9 @@ export class Connection {
     ws.onclose = (event) => this.#onClose(ws, attempt, event);
   }
 
-  #helloPayload(token: string): ClientPayloads["hello"] {
-    return {
-      token,
-      device_id: this.#deviceId,
-      device_name: this.#options.deviceName ?? "",
-      caps: {
-        min_protocol: PROTOCOL_VERSION,
-        media: this.#options.media ?? true,
-        push: this.#options.push ?? "none",
-        streaming: this.#streaming,
-        pickers: this.#options.pickers ?? true,
-        delta: this.#options.delta ?? true,
-      },
-      ...(this.#options.fcmToken ? { fcm_token: this.#options.fcmToken } : {}),
-      ...(this.#options.ntfyTopic ? { ntfy_topic: this.#options.ntfyTopic } : {}),
-    };
-  }
-
   #onMessage(ws: WebSocketLike, attempt: Attempt, data: unknown): void {
     if (this.#ws !== ws) return;
+    this.#keepAlive?.heard();
     if (typeof data === "string") {
       let frame: ServerFrame | undefined;
       try {
@@ -299,6 +312,7 @@ export class Connection {
   #onClose(ws: WebSocketLike, attempt: Attempt, event: { code: number; reason: string }): void {
     if (this.#ws !== ws) return;
     this.#ws = undefined;
+    this.#wsAttempt = undefined;
     this.#stopPing();
     this.#hooks.onClosed(
       new ClientError("disconnected", `the connection closed (${event.code}) before the response`),
@@ -357,19 +371,25 @@ export class Connection {
 
   #startPing(): void {
     this.#stopPing();
-    const every = this.#options.pingIntervalMs ?? 25_000;
-    if (every <= 0) return;
-    this.#pingTimer = setInterval(() => {
-      const ws = this.#ws;
-      if (!ws) return;
-      this.#hooks.ping(Math.max(every, 10_000)).catch((error: ClientError) => {
-        if (error.code === "timeout" && this.#ws === ws) ws.close(4000, "no pong");
-      });
-    }, every);
+    const every = this.#options.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS;
+    const ws = this.#ws;
+    if (every <= 0 || !ws) return;
+    this.#keepAlive = keepAlive(every, this.#hooks.ping, () => this.#drop(ws, "no pong"));
   }
 
   #stopPing(): void {
-    if (this.#pingTimer) clearInterval(this.#pingTimer);
-    this.#pingTimer = undefined;
+    this.#keepAlive?.stop();
+    this.#keepAlive = undefined;
+  }
+}
+/** The close code of a socket this side gave up on (no pong, or the network went offline). */
+const DROPPED_CLOSE_CODE = 4000;
+
+/** Close a socket given up on; one still connecting may throw, and is abandoned either way. */
+function closeQuietly(ws: WebSocketLike, code: number, reason: string): void {
+  try {
+    ws.close(code, reason);
+  } catch {
+    // Nothing more to do with it.
   }
 }

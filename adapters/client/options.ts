@@ -67,7 +67,12 @@ export interface GatewayClientOptions {
   requestTimeoutMs?: number;
   /** Reconnect timing, or false to never reconnect. */
   reconnect?: ReconnectOptions | false;
-  /** Milliseconds between keep-alive pings; a ping without pong drops the socket and reconnects (default 25,000; 0 disables). */
+  /**
+   * Milliseconds between keep-alive pings (default 25,000; 0 disables). When two intervals in a
+   * row hear nothing from the gateway (no pong, no other frame), the socket counts as dead: it is
+   * given up at once and the client reconnects. A short interval (the web UI's is 1,000) notices a
+   * lost network within about three of them.
+   */
   pingIntervalMs?: number;
   /** HTTP headers of the upgrade request (Node only, e.g. `Authorization: Bearer …`); ignored by browsers. */
   headers?: Record<string, string>;

@@ -313,7 +313,7 @@ describe.sequential("web UI", { timeout: 40_000 }, () => {
     await app.page.locator("#signin-user").waitFor({ timeout: 20_000 });
     expect(
       (await app.page.evaluate(() => (window as unknown as { __conn: string[] }).__conn)).some((t) =>
-        t.startsWith("Reconnecting"),
+        t.startsWith("Offline: reconnecting"),
       ),
     ).toBe(true);
     expect(await app.page.locator(".signin-notice").textContent()).toMatch(/session has ended/);

@@ -6,6 +6,7 @@ import { ChannelActions } from "./channel-actions.js";
 import { clear, h } from "./dom.js";
 import { createAppClient } from "./gateway-client.js";
 import { readLastLane, rememberLane } from "./last-lane.js";
+import { followNetwork } from "./network.js";
 import { currentSubscription, laneFromUrl, onOpenLane, unsubscribePush } from "./pwa.js";
 import { footerFields } from "./settings.js";
 import type { Msg } from "./msg.js";
@@ -53,6 +54,9 @@ export class App implements StoreListener {
   readonly #reader: ReadMarker;
   #destroyed = false;
   #stopOpenLane: () => void = () => undefined;
+  #stopNetwork: () => void = () => undefined;
+  /** The last connection state, drawn again when only the network changed. */
+  #conn: [ConnectionState, StateInfo] = ["connecting", {}];
 
   constructor(options: AppOptions) {
     this.#opts = options;
@@ -152,6 +156,7 @@ export class App implements StoreListener {
   destroy(): void {
     this.#destroyed = true;
     this.#stopOpenLane();
+    this.#stopNetwork();
     this.#messages.destroy();
     this.#asks.destroy();
     this.client.removeAllListeners();
@@ -266,7 +271,7 @@ export class App implements StoreListener {
       if (frame.id === undefined) this.#toasts.show(`Gateway: ${p.message}`);
     });
     this.#main.addEventListener("click", () => document.body.classList.remove("show-sidebar"));
-    window.addEventListener("online", () => this.client.reconnectNow());
+    this.#stopNetwork = followNetwork(c, () => this.#setConn(...this.#conn));
     this.#stopOpenLane = onOpenLane((lane) => {
       if (this.#store.channels.has(lane.thread_id ?? lane.chat_id)) void this.openLane(lane.chat_id, lane.thread_id);
     });
@@ -300,7 +305,8 @@ export class App implements StoreListener {
   }
 
   #setConn(state: ConnectionState, info: StateInfo): void {
-    this.#statusbar.setConnection(state, info);
+    this.#conn = [state, info];
+    this.#statusbar.setConnection(state, info, navigator.onLine);
     this.#composer.update();
     // Typing and streaming state is live-only: it comes back with the next frames or the sync.
     if (state === "reconnecting") this.#store.clearTyping();

@@ -10,6 +10,9 @@ import { authStatus } from "./api.js";
 import { pushSupported } from "./pwa.js";
 import { streamingSetting } from "./settings.js";
 
+/** Milliseconds between the client's keep-alive pings. */
+const PING_INTERVAL_MS = 1_000;
+
 /** The client of the signed-in `user` (null when login protection is off); it connects on `connect()`. */
 export function createAppClient(user: string | null): GatewayClient {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
@@ -25,6 +28,10 @@ export function createAppClient(user: string | null): GatewayClient {
     cursorStore: localStorageCursorStore(`chat-gateway:cursor:${location.host}:${user ?? "~anonymous"}`),
     // The open asks go with the cursor: after a reload, the frames that opened them come before it.
     openAsksStore: localStorageOpenAsksStore(`chat-gateway:asks:${location.host}:${user ?? "~anonymous"}`),
+    // A ping a second while the page is open: a socket whose network went away never closes by
+    // itself, and two missed pings must say "Offline" within about 3 s (docs/PROTOCOL.md §21).
+    // Pings are answered outside the gateway's frame budgets.
+    pingIntervalMs: PING_INTERVAL_MS,
     checkAuth: async () => {
       const status = await authStatus();
       return !status.enabled || status.user !== null;

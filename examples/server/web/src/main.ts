@@ -4,6 +4,7 @@ import { authStatus, handleUnauthorized, Unauthorized } from "./api.js";
 import { h } from "./dom.js";
 import { infoDialog } from "./dialog.js";
 import { pairFromUrl } from "./pairing.js";
+import { retrySoon } from "./network.js";
 import { registerServiceWorker, unsubscribePush } from "./pwa.js";
 import { showSignIn } from "./signin.js";
 import { followTheme } from "./theme.js";
@@ -78,7 +79,10 @@ followTheme();
 handleUnauthorized(unauthorized);
 registerServiceWorker();
 
-async function boot(): Promise<void> {
+/** Waits between starts while the server cannot be reached (ms); the last one repeats. */
+const BOOT_RETRY_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+
+async function boot(tries = 0): Promise<void> {
   try {
     let status = await authStatus();
     const pairing = await pairFromUrl(status.user);
@@ -88,14 +92,40 @@ async function boot(): Promise<void> {
     if (pairing?.failed) infoDialog("Pairing failed", [h("p", null, pairing.failed)]);
   } catch (error) {
     if (error instanceof Unauthorized) return;
-    root.replaceChildren(
-      h(
-        "main",
-        { class: "signin" },
-        h("p", { role: "alert" }, `The server cannot be reached: ${(error as Error).message}`),
-      ),
-    );
+    unreachable((error as Error).message, tries);
   }
+}
+
+/**
+ * The server cannot be reached (an app opened offline from its cached shell): say so, and start
+ * again by itself, at once when the network or the app comes back (docs/PROTOCOL.md §21).
+ */
+function unreachable(message: string, tries: number): void {
+  const wait = BOOT_RETRY_MS[Math.min(tries, BOOT_RETRY_MS.length - 1)];
+  const retry = h("button", { type: "button", class: "secondary" }, "Try again now");
+  const why = navigator.onLine ? `: ${message}` : " while this device is offline.";
+  const next = navigator.onLine ? `Trying again in ${wait / 1000} s…` : "Trying again when the network is back…";
+  root.replaceChildren(
+    h(
+      "main",
+      { class: "signin" },
+      h(
+        "div",
+        { class: "signin-form" },
+        h("p", { role: "alert" }, `The server cannot be reached${why}`),
+        h("p", { class: "signin-notice" }, next),
+        retry,
+      ),
+    ),
+  );
+  let done = false;
+  const again = (fresh: boolean) => {
+    if (done) return;
+    done = true;
+    void boot(fresh ? 0 : tries + 1);
+  };
+  retry.addEventListener("click", () => again(true));
+  retrySoon(wait, again);
 }
 
 void boot();

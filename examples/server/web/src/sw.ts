@@ -1,7 +1,10 @@
-// The web UI's service worker (docs/PROTOCOL.md §16): shows a Web Push as a notification, opens
-// its lane on a click, and keeps the app shell for offline starts. API answers (/api/, media
+// The web UI's service worker (docs/PROTOCOL.md §16, §21): shows a Web Push as a notification,
+// with an ask's action buttons answered from here by `fetch`, replaces it when a clearing push
+// comes, opens its lane on a click, and keeps the app shell for offline starts. API answers (/api/, media
 // included) and the socket (/ws/) never go through its cache: they are the user's data, and a
 // stale copy of them would show a conversation that is not the real one.
+
+import { afterAnswer, answer, notificationOf, type Payload, type ShownData } from "./push-notification.js";
 
 /** The few service worker types used here (the DOM library has no ServiceWorkerGlobalScope). */
 interface ExtendableEvent extends Event {
@@ -16,6 +19,8 @@ interface PushEvent extends ExtendableEvent {
 }
 interface NotificationEvent extends ExtendableEvent {
   notification: Notification;
+  /** The action button clicked; "" for the notification itself. */
+  action: string;
 }
 interface WindowClient {
   url: string;
@@ -47,16 +52,6 @@ const SHELL = [
   "/icon-512.png",
   "/manifest.webmanifest",
 ];
-
-/** What the gateway's Web Push sender posts (chat-gateway/push/webpush `WebPushPayload`). */
-interface Payload {
-  title?: string;
-  body?: string;
-  chat_id?: string;
-  thread_id?: string | null;
-  message_id?: string;
-  picker_id?: string;
-}
 
 sw.addEventListener("install", (event: ExtendableEvent) => {
   event.waitUntil(
@@ -115,17 +110,8 @@ function payloadOf(event: PushEvent): Payload {
 }
 
 sw.addEventListener("push", (event: PushEvent) => {
-  const push = payloadOf(event);
-  const lane = push.chat_id ? { chat_id: push.chat_id, thread_id: push.thread_id ?? null } : undefined;
-  event.waitUntil(
-    sw.registration.showNotification(push.title || "chat-gateway", {
-      body: push.body ?? "",
-      icon: "/icon-192.png",
-      // One notification per message or ask: a push sent again replaces it instead of stacking.
-      tag: push.message_id ?? push.picker_id ?? undefined,
-      data: { lane },
-    }),
-  );
+  const shown = notificationOf(payloadOf(event));
+  event.waitUntil(sw.registration.showNotification(shown.title, shown.options));
 });
 
 /** The URL of a lane: the app opens it at start (src/pwa.ts `laneFromUrl`). */
@@ -152,11 +138,27 @@ async function openLane(lane: { chat_id: string; thread_id: string | null } | un
 // browser test calls what a click calls.
 (self as unknown as { openLane: typeof openLane }).openLane = openLane;
 
-sw.addEventListener("notificationclick", (event: NotificationEvent) => {
-  event.notification.close();
-  event.waitUntil(
-    openLane((event.notification.data as { lane?: { chat_id: string; thread_id: string | null } } | null)?.lane),
-  );
-});
+/**
+ * What a click does: an action button answers the ask from here (docs/PROTOCOL.md §21) and the
+ * notification closes, or says why not; the notification itself opens its lane.
+ */
+async function clicked(notification: Notification, action: string): Promise<void> {
+  const data = (notification.data ?? {}) as ShownData;
+  const chosen = action ? data.actions?.[action] : undefined;
+  if (!chosen) {
+    notification.close();
+    return openLane(data.lane);
+  }
+  const outcome = await answer(chosen);
+  if (outcome === "answered") return notification.close();
+  // Shown again under the same tag, without buttons: the answer did not go through from here.
+  const again = afterAnswer(notification, data, outcome);
+  await sw.registration.showNotification(again.title, again.options);
+}
+// On the worker's global scope too: a headless browser has no notification to click, and a
+// script-made NotificationEvent cannot `waitUntil`, so the browser test calls what a click calls.
+(self as unknown as { clicked: typeof clicked }).clicked = clicked;
 
-export {};
+sw.addEventListener("notificationclick", (event: NotificationEvent) => {
+  event.waitUntil(clicked(event.notification, event.action));
+});

@@ -12,37 +12,48 @@ export class PendingSends {
   readonly el = h("ul", { class: "send-queue", "aria-label": "Messages not yet sent" });
   readonly status = h("p", { class: "visually-hidden", role: "status" });
   readonly #client: GatewayClient;
-  readonly #items = new Set<string>();
+  /** The texts on their way, by the order they were sent in. */
+  readonly #items = new Map<number, string>();
+  #next = 0;
 
   constructor(client: GatewayClient) {
     this.#client = client;
     this.el.hidden = true;
   }
 
-  /** Send, showing the message here while the connection is down. */
+  /**
+   * Send, showing the message here from this moment until the gateway has it (docs/PROTOCOL.md
+   * §21): offline too, and over a socket that looks open but died, it waits here and goes out when
+   * the connection is back, stored once (the client retries with the same `client_msg_id`).
+   */
   async send(input: SendInput, options: SendOptions = {}): Promise<MessagePayload> {
-    if (this.#client.state === "open") return this.#client.sendMessage(input, options);
-    const text = input.text || `${input.media_refs?.length ?? 0} attachment(s)`;
-    this.#items.add(text);
-    this.status.textContent = "Waiting for the connection: it is sent when it is back.";
+    const id = ++this.#next;
+    this.#items.set(id, input.text || `${input.media_refs?.length ?? 0} attachment(s)`);
+    if (this.#client.state !== "open")
+      this.status.textContent = "Waiting for the connection: it is sent when it is back.";
     this.render();
     try {
       return await this.#client.sendMessage(input, { ...options, timeoutMs: OFFLINE_WAIT_MS });
     } finally {
-      this.#items.delete(text);
+      this.#items.delete(id);
       this.render();
     }
   }
 
+  /** Draw the waiting messages; the connection's state says whether they are being sent or wait for it. */
   render(): void {
     clear(this.el);
     this.el.hidden = this.#items.size === 0;
-    for (const text of this.#items) {
+    const open = this.#client.state === "open";
+    // Open, a send is answered in milliseconds: its row fades in late, so it shows only when the
+    // answer is slow (a socket that died unnoticed), instead of flashing on every send.
+    this.el.classList.toggle("while-open", open);
+    for (const text of this.#items.values()) {
       this.el.append(
         h(
           "li",
           { class: "pending" },
-          h("span", { class: "pending-state" }, "Waiting for connection"),
+          h("span", { class: "pending-state" }, open ? "Sending…" : "Waiting for connection"),
           h("span", { class: "pending-text" }, text),
         ),
       );

@@ -12,12 +12,17 @@ export interface StatusbarActions {
   signOut(): void;
 }
 
-function connLabel(state: ConnectionState, info: StateInfo): string {
+/**
+ * What the connection indicator says. Between attempts the app is offline as far as a person can
+ * tell, and says so (docs/PROTOCOL.md §21); without a network it waits for one instead of counting.
+ */
+function connLabel(state: ConnectionState, info: StateInfo, online: boolean): string {
+  const retry = info.retryInMs !== undefined ? ` in ${Math.max(1, Math.round(info.retryInMs / 1000))} s` : "";
   const labels: Record<ConnectionState, string> = {
     connecting: "Connecting…",
     syncing: "Catching up…",
     open: "Connected",
-    reconnecting: `Reconnecting${info.retryInMs !== undefined ? ` in ${Math.max(1, Math.round(info.retryInMs / 1000))} s` : ""}…`,
+    reconnecting: online ? `Offline: reconnecting${retry}…` : "Offline: waiting for the network…",
     unauthorized: "Signed out",
     closed: "Offline",
   };
@@ -91,8 +96,9 @@ export class Statusbar {
     this.#retry.addEventListener("click", () => actions.retry());
   }
 
-  setConnection(state: ConnectionState, info: StateInfo): void {
-    this.#conn.textContent = connLabel(state, info);
+  /** Show the connection's state; `online` is the browser's `navigator.onLine`. */
+  setConnection(state: ConnectionState, info: StateInfo, online: boolean): void {
+    this.#conn.textContent = connLabel(state, info, online);
     this.#conn.dataset.state = state;
     this.#retry.hidden = state !== "reconnecting";
   }
