@@ -22,8 +22,8 @@ export class PendingSends {
   }
 
   /**
-   * Send, showing the message here from this moment until the gateway has it (docs/PROTOCOL.md
-   * §21): offline too, and over a socket that looks open but died, it waits here and goes out when
+   * Send, showing the message here from this moment until the gateway has it
+   * (docs/PROTOCOL.md §21): offline too, and over a socket that looks open but died, it waits here and goes out when
    * the connection is back, stored once (the client retries with the same `client_msg_id`).
    */
   async send(input: SendInput, options: SendOptions = {}): Promise<MessagePayload> {
