@@ -1,4 +1,5 @@
 import type { Revocation, SessionStore } from "chat-gateway";
+import type { ApiKeyStore } from "./api-key-store.js";
 import type { DeviceTokenStore } from "./device-store.js";
 import type { UserStore, UserStoreSnapshot } from "./user-store.js";
 
@@ -10,6 +11,8 @@ export interface UserStoreWatchOptions {
   sessions: SessionStore;
   /** Paired devices: a user removed or given a new password loses them too (docs/PROTOCOL.md §16). */
   devices?: DeviceTokenStore;
+  /** API keys: a user removed or given a new password loses them too (docs/PROTOCOL.md §19.1). */
+  keys?: ApiKeyStore;
   /** Called with each user removed or given a new password. */
   userChanged?(username: string): void;
   /** Closes the connections a revocation covers. */
@@ -75,7 +78,11 @@ export function watchUserStore(users: UserStore, options: UserStoreWatchOptions)
     if (names.length === 0) return;
     revoking = revoking
       .then(() =>
-        Promise.all(names.map((name) => Promise.all([sessions.deleteUser(name), options.devices?.removeUser(name)]))),
+        Promise.all(
+          names.map((name) =>
+            Promise.all([sessions.deleteUser(name), options.devices?.removeUser(name), options.keys?.removeUser(name)]),
+          ),
+        ),
       )
       .then(
         () => undefined,
