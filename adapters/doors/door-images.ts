@@ -1,7 +1,7 @@
 /**
  * Images through a door (docs/PROTOCOL.md §19.3): a `data:` URL of a raster image type is decoded
- * and uploaded as the door device's media, exactly as a WebSocket device uploads (§7), then sent
- * with the message. The gateway never fetches a URL.
+ * and uploaded as the door device's media, exactly as a WebSocket device uploads
+ * (docs/PROTOCOL.md §7), then sent with the message. The gateway never fetches a URL.
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
@@ -18,7 +18,7 @@ export interface DoorImage {
 /** The image types a door takes: pictures a browser only ever decodes as pictures (no SVG, which runs scripts). */
 export const DOOR_IMAGE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
-/** Strict base64 (RFC 4648 §4, padded or not); whitespace is not allowed inside a data: URL here. */
+/** Strict base64 (RFC 4648 section 4, padded or not); whitespace is not allowed inside a data: URL here. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 
 /**

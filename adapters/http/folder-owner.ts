@@ -1,6 +1,6 @@
 /**
- * A command line run by root acts as the owner of the users file's folder (docs/PROTOCOL.md
- * §10.4), so the files it writes stay the server's.
+ * A command line run by root acts as the owner of the users file's folder
+ * (docs/PROTOCOL.md §10.4), so the files it writes stay the server's.
  * @module
  */
 import { promises as fs } from "node:fs";

@@ -218,8 +218,8 @@ function protectionAuthenticator(
 }
 
 /**
- * The paired-device store (docs/PROTOCOL.md §16) and the API key store (§19.1), subscribed to
- * revocations made elsewhere, and the pairing codes.
+ * The paired-device store (docs/PROTOCOL.md §16) and the API key store (docs/PROTOCOL.md §19.1),
+ * subscribed to revocations made elsewhere, and the pairing codes.
  */
 function pairingParts(options: LoginProtectionOptions, revoke: (revocation: Revocation) => void) {
   const devices = options.devices ?? fileDeviceStore(devicesFileOf(options.usersFile));
@@ -296,13 +296,8 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     alarm: (m) => logger.error(m),
     staysOn: options.loginStaysOn === true,
   });
-  const { enabledNow, credential, sessionOf } = sessionChecks(
-    watch,
-    { sessions, devices, keys },
-    clock,
-    cookieName,
-    revoke,
-  );
+  const stores = { sessions, devices, keys };
+  const { enabledNow, credential, sessionOf } = sessionChecks(watch, stores, clock, cookieName, revoke);
 
   const ctx: AuthContext = {
     users,

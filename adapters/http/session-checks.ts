@@ -1,6 +1,7 @@
 /**
- * Who a token or a request is signed in as, for login protection (docs/PROTOCOL.md §9, §16,
- * §19.1): a login session, a paired device's token, or (for the doors and `hello` only) an API key.
+ * Who a token or a request is signed in as, for login protection (docs/PROTOCOL.md §9): a login
+ * session, a paired device's token (docs/PROTOCOL.md §16), or, for the doors and `hello` only, an
+ * API key (docs/PROTOCOL.md §19.1).
  * @module
  */
 import type { IncomingMessage } from "node:http";

@@ -186,7 +186,7 @@ describe("API keys - where a key is a credential", () => {
   it("hello.token takes a key, as a device of its owner; a made-up key is refused", async () => {
     srv = await startKeyServer(file);
     const key = await cliAdd("alice");
-    // The upgrade carries the key as its bearer too, as every WebSocket client does with login on (§9).
+    // The upgrade carries the key as its bearer too, as every WebSocket client does with login on.
     const device = await Client.connect(srv.ws, { token: key }, bearer(key));
     const viaDoor = await ask(key, "seen on the socket");
     expect(viaDoor).not.toBe("");
