@@ -28,7 +28,9 @@ function parseArgs(argv: string[]): McpArgs | string {
   let token = process.env.GATEWAY_TOKEN ?? "";
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg];
+    const [name, inline] = arg.includes("=")
+      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+      : [arg];
     const value = inline ?? argv[++i];
     if (name === "--url" && value !== undefined) url = value;
     else if (name === "--token" && value !== undefined) token = value;

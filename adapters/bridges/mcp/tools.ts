@@ -29,9 +29,7 @@ interface HistoryItem {
 }
 
 /** Runs a tool body, turning whatever it throws into an `isError` result. */
-async function guarded(
-  body: () => Promise<ReturnType<typeof toolResult>>,
-): Promise<ReturnType<typeof toolResult>> {
+async function guarded(body: () => Promise<ReturnType<typeof toolResult>>): Promise<ReturnType<typeof toolResult>> {
   try {
     return await body();
   } catch (error) {
@@ -125,11 +123,13 @@ function registerAskTools(server: McpServer, link: McpGatewayLink): void {
     },
     () =>
       guarded(async () => {
-        const asks = (await link.openAsks()).map((a): Record<string, unknown> => ({
-          ...a,
-          kind: String(a.kind).replace(/^picker\./, ""),
-          lane: laneName({ chat_id: String(a.chat_id), thread_id: (a.thread_id as string | null) ?? null }),
-        }));
+        const asks = (await link.openAsks()).map(
+          (a): Record<string, unknown> => ({
+            ...a,
+            kind: String(a.kind).replace(/^picker\./, ""),
+            lane: laneName({ chat_id: String(a.chat_id), thread_id: (a.thread_id as string | null) ?? null }),
+          }),
+        );
         const lines = asks.map((a) => {
           const choices = ((a.options ?? a.models ?? []) as Array<{ id: string; label: string }>)
             .map((o) => `${o.id} (${o.label})`)
@@ -166,7 +166,8 @@ function registerAskTools(server: McpServer, link: McpGatewayLink): void {
 /** The answer wait of the options. @throws {TypeError} when it is not a positive number */
 export function maxWaitOf(options: McpServerOptions): number {
   const maxWaitMs = options.maxWaitMs ?? 30 * 60_000;
-  if (!Number.isFinite(maxWaitMs) || maxWaitMs <= 0) throw new TypeError(`maxWaitMs must be positive, got ${maxWaitMs}`);
+  if (!Number.isFinite(maxWaitMs) || maxWaitMs <= 0)
+    throw new TypeError(`maxWaitMs must be positive, got ${maxWaitMs}`);
   return maxWaitMs;
 }
 
