@@ -3,8 +3,6 @@
 // carries only MCP messages; everything a person should read goes to stderr, on one line.
 import { createHash } from "node:crypto";
 import { createGatewayClient, type GatewayClient, memoryCursorStore } from "chat-gateway/client";
-import { clientLink, createMcpServer } from "chat-gateway/mcp";
-import { serveStdio } from "@modelcontextprotocol/server/stdio";
 
 const HELP = `Usage: chat-gateway mcp [--url URL] [--token TOKEN]
 
@@ -101,6 +99,8 @@ export async function runMcpCli(argv: string[]): Promise<number> {
     // From the start of the outbox, so the asks raised before the bridge started are known.
     cursorStore: memoryCursorStore(0),
   });
+  // The MCP modules load while the gateway answers the hello.
+  const modules = Promise.all([import("chat-gateway/mcp"), import("@modelcontextprotocol/server/stdio")]);
   try {
     await connect(client, url);
   } catch (error) {
@@ -108,11 +108,17 @@ export async function runMcpCli(argv: string[]): Promise<number> {
     process.stderr.write(`chat-gateway mcp: ${(error as Error).message}\n`);
     return 1;
   }
-  return serve(client);
+  return serve(client, await modules);
 }
 
 /** Serves MCP on stdio until stdin closes; then the client closes and the exit code is 0. */
-async function serve(client: GatewayClient): Promise<number> {
+async function serve(
+  client: GatewayClient,
+  [{ clientLink, createMcpServer }, { serveStdio }]: [
+    typeof import("chat-gateway/mcp"),
+    typeof import("@modelcontextprotocol/server/stdio"),
+  ],
+): Promise<number> {
   client.on("unauthorized", (reason) => process.stderr.write(`chat-gateway mcp: signed out: ${reason}\n`));
   const link = clientLink(client);
   const ended = new Promise<void>((resolve) => {

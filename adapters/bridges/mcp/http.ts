@@ -8,7 +8,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { createMcpHandler } from "@modelcontextprotocol/server";
 import type { Gateway } from "chat-gateway";
-import { type DoorOptions, openDoorDevice, sendDoorError } from "chat-gateway/doors";
+import type { DoorOptions, OpenedDoorDevice } from "chat-gateway/doors";
+import { loadDoors } from "./doors.js";
 import type { LinkFrame, McpGatewayLink } from "./link.js";
 import { createMcpServer, maxWaitOf, type McpServerOptions } from "./tools.js";
 
@@ -82,7 +83,8 @@ export function createMcpHttpHandler(gateway: Gateway, options: McpHttpOptions =
   maxWaitOf(options);
   return async (req, res) => {
     const listeners = new Set<(frame: LinkFrame) => void>();
-    let opened: Awaited<ReturnType<typeof openDoorDevice>>;
+    const { openDoorDevice, sendDoorError } = await loadDoors();
+    let opened: OpenedDoorDevice;
     try {
       opened = await openDoorDevice(gateway, req, {
         name: "mcp",

@@ -5,7 +5,8 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { AnswerFollower, type AnswerEnd, type AnswerEvent } from "chat-gateway/doors";
+import type { AnswerEnd, AnswerEvent } from "chat-gateway/doors";
+import { loadDoors } from "./doors.js";
 import { laneName, listChannels, resolveLane, type Lane } from "./lanes.js";
 import type { McpGatewayLink } from "./link.js";
 import { ToolError } from "./results.js";
@@ -59,6 +60,7 @@ export async function sendMessage(
   options: { progress: ProgressReport; signal?: AbortSignal; maxWaitMs: number },
 ): Promise<SentAnswer> {
   const { lane, newThread } = await target(link, input.lane);
+  const { AnswerFollower } = await loadDoors();
   let step = 0;
   let settle: (outcome: AnswerEnd | Error) => void = () => undefined;
   const outcome = new Promise<AnswerEnd | Error>((resolve) => {
