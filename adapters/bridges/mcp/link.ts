@@ -4,7 +4,7 @@
  * device instead (see `http.ts`); both speak the same frames a device sends.
  * @module
  */
-import type { GatewayClient, RequestType } from "chat-gateway/client";
+import type { GatewayClient, RequestType, SendInput } from "chat-gateway/client";
 
 /** A frame the gateway sent to the bridge's device. */
 export interface LinkFrame {
@@ -44,6 +44,9 @@ export interface McpGatewayLink {
 export function clientLink(client: GatewayClient): McpGatewayLink {
   return {
     async request(type, payload) {
+      // A send cut off by a dropped connection is sent again with its client_msg_id: stored once.
+      if (type === "message.send")
+        return (await client.sendMessage(payload as unknown as SendInput)) as unknown as Record<string, unknown>;
       const response = await client.request(type as RequestType, payload as never);
       return response as unknown as Record<string, unknown>;
     },
