@@ -26,6 +26,7 @@ export const entrypoints = [
   { subpath: "./testing", source: "adapters/testing/index.ts" },
   { subpath: "./metrics", source: "adapters/metrics/index.ts" },
   { subpath: "./doors", source: "adapters/doors/index.ts" },
+  { subpath: "./mcp", source: "adapters/bridges/mcp/index.ts" },
 ];
 
 /** "./storage/memory" -> "storage/memory", "." -> "index" */

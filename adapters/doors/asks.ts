@@ -18,7 +18,7 @@ const SCAN_MAX = 20_000;
 const PAGE = 500;
 
 /** The owner's open asks as their picker frames' payloads, with `kind` the frame type, oldest first. */
-async function openAsks(storage: Storage, owner: Owner, now: number): Promise<Array<Record<string, unknown>>> {
+export async function openAsks(storage: Storage, owner: Owner, now: number): Promise<Array<Record<string, unknown>>> {
   const open = new Map<string, Record<string, unknown>>();
   let after = Math.max(0, (await storage.outboxBounds(owner)).first - 1);
   for (let read = 0; read < SCAN_MAX; ) {

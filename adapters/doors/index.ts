@@ -18,6 +18,12 @@ import { resumeUiChat, uiChat } from "./ui-chat.js";
 import { DoorError, sendError } from "./openai-errors.js";
 
 export type { DoorOptions, DoorAuthorize } from "./door-context.js";
+export { openDoorDevice } from "./door-device-open.js";
+export type { OpenDoorDeviceOptions, OpenedDoorDevice } from "./door-device-open.js";
+export type { DoorDevice, DoorFrame } from "./door-device.js";
+export { AnswerFollower } from "./answer-follower.js";
+export type { AnswerEvent, AnswerEnd } from "./answer-follower.js";
+export { sendError as sendDoorError } from "./openai-errors.js";
 
 /** A door: a plain Node request handler. */
 export type DoorHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;

@@ -29,6 +29,7 @@ import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
 import { createDoors, type Doors } from "chat-gateway/doors";
+import { createMcpHttpHandler, type McpHttpHandler } from "chat-gateway/mcp";
 import { HTTP_TIMEOUTS, type ServerConfig } from "./config.js";
 import { pickMediaStore, pickStorage, privateDataDir } from "./data.js";
 import { serverMetrics, type ServerMetrics } from "./metrics.js";
@@ -84,7 +85,7 @@ function shownUrl(url: string): string {
  */
 function routes(
   ready: ReadyChecks,
-  doors: Doors,
+  doors: { doors: Doors; mcp: McpHttpHandler },
   protection: LoginProtection,
   media: ReturnType<typeof createMediaHandler>,
   hooks: ReturnType<typeof createHookHandler>,
@@ -94,8 +95,9 @@ function routes(
   return (req, res) => {
     void (async () => {
       if (await serveReady(ready, req, res)) return;
-      // /v1/ (docs/PROTOCOL.md §19): the bearer is the credential, checked at the door's hello.
-      if (await doors.handle(req, res)) return;
+      // /v1/ (docs/PROTOCOL.md §19) and /mcp (§20.2): the bearer is the credential, checked at the door's hello.
+      if (req.url === "/mcp" || req.url?.startsWith("/mcp?")) return void (await doors.mcp(req, res));
+      if (await doors.doors.handle(req, res)) return;
       if (await protection.handle(req, res)) return;
       if (await hooks(req, res)) return;
       if (await media(req, res)) return;
@@ -267,11 +269,12 @@ function httpServer(
   };
   // Behind a reverse proxy every socket comes from the proxy: count the client it names instead.
   const clientAddress = (req: http.IncomingMessage) => clientIp(req, config.trustProxy ?? 0);
-  const doors = createDoors(gateway, {
-    authorize: (req) => protection.authorizeUpgrade(req),
+  const doorOptions = {
+    authorize: (req: http.IncomingMessage) => protection.authorizeUpgrade(req),
     clientAddress,
     unavailable: draining,
-  });
+  };
+  const doors = { doors: createDoors(gateway, doorOptions), mcp: createMcpHttpHandler(gateway, doorOptions) };
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
   const server = http.createServer(HTTP_TIMEOUTS, routes(ready, doors, protection, media, hooks, gateway, push));
   const transport = attachWebSocket(gateway, {
