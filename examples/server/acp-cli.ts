@@ -44,7 +44,7 @@ export async function runAcpCli(argv: string[]): Promise<number> {
     return fail((error as Error).message.split("\n")[0]!);
   }
   if (values.help) {
-    process.stderr.write(HELP);
+    process.stdout.write(HELP);
     return 0;
   }
   const rawUrl = values.url ?? process.env.GATEWAY_URL;
