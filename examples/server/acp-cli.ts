@@ -38,7 +38,12 @@ export async function runAcpCli(argv: string[]): Promise<number> {
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { url: { type: "string" }, token: { type: "string" }, channel: { type: "string" }, help: { type: "boolean" } },
+      options: {
+        url: { type: "string" },
+        token: { type: "string" },
+        channel: { type: "string" },
+        help: { type: "boolean" },
+      },
     }));
   } catch (error) {
     return fail((error as Error).message.split("\n")[0]!);

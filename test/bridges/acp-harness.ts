@@ -30,7 +30,10 @@ export interface GatewayServer {
   close(): Promise<void>;
 }
 
-export async function startGatewayServer(runtime: AgentRuntime, options: Partial<GatewayOptions> = {}): Promise<GatewayServer> {
+export async function startGatewayServer(
+  runtime: AgentRuntime,
+  options: Partial<GatewayOptions> = {},
+): Promise<GatewayServer> {
   const gateway = createGateway({
     storage: memoryStorage(),
     runtime,
@@ -56,7 +59,10 @@ export async function startGatewayServer(runtime: AgentRuntime, options: Partial
 }
 
 /** Answers a permission request the way a test wants (default: the first option). */
-export type PermissionAnswer = (request: RequestPermissionRequest, signal: AbortSignal) => Promise<RequestPermissionResponse>;
+export type PermissionAnswer = (
+  request: RequestPermissionRequest,
+  signal: AbortSignal,
+) => Promise<RequestPermissionResponse>;
 
 /** A running bridge and the editor's side of its connection. */
 export interface Bridge {
@@ -105,7 +111,10 @@ export function startBridge(wsUrl: string, token: string, args: string[] = []): 
       return answer(params, signal);
     });
   const connection = app.connect(
-    ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>),
+    ndJsonStream(
+      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+      Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+    ),
   );
   return {
     child,
@@ -170,6 +179,6 @@ export function textOf(updates: SessionNotification[], kind: string): string {
   return updates
     .map((n) => n.update)
     .filter((u) => u.sessionUpdate === kind)
-    .map((u) => ((u as { content: { type: string; text?: string } }).content.text ?? ""))
+    .map((u) => (u as { content: { type: string; text?: string } }).content.text ?? "")
     .join("");
 }

@@ -2,6 +2,8 @@
 // gateway behind it (docs/PROTOCOL.md §20.1).
 import { describe, expect, test } from "vitest";
 import type { RuntimeEvent, TurnInput } from "chat-gateway";
+import { memoryMediaStore } from "chat-gateway/media/memory";
+import { png } from "../fixtures/png.js";
 import { Client } from "../gateway/harness.js";
 import { scriptedRuntime } from "../gateway/runtimes.js";
 import { eventually, initialize, perTest, textOf } from "./acp-harness.js";
@@ -23,7 +25,11 @@ async function* agentTurn(input: TurnInput): AsyncIterable<RuntimeEvent> {
     return;
   }
   if (word === "deploy") {
-    const answer = await input.ask({ kind: "approval", title: "Deploy?", tool: { name: "deploy", args: { env: "prod" } } });
+    const answer = await input.ask({
+      kind: "approval",
+      title: "Deploy?",
+      tool: { name: "deploy", args: { env: "prod" } },
+    });
     yield { type: "text", delta: answer.option_id === "approve" ? "deployed" : "not deployed" };
     return;
   }
@@ -31,9 +37,21 @@ async function* agentTurn(input: TurnInput): AsyncIterable<RuntimeEvent> {
     const answer = await input.ask({
       kind: "confirm",
       title: "Which colour?",
-      options: [{ id: "red", label: "Red" }, { id: "blue", label: "Blue" }],
+      options: [
+        { id: "red", label: "Red" },
+        { id: "blue", label: "Blue" },
+      ],
     });
     yield { type: "text", delta: `colour ${answer.option_id}` };
+    return;
+  }
+  if (word === "ask") {
+    const answer = await input.ask({ kind: "confirm", title: "Which branch?", body: "Name it.", allowText: true });
+    yield { type: "text", delta: `on ${answer.text}` };
+    return;
+  }
+  if (word === "look") {
+    yield { type: "text", delta: input.message.media.map((m) => `${m.kind} ${m.mime}`).join(",") };
     return;
   }
   if (word === "wait") {
@@ -55,7 +73,10 @@ describe("chat-gateway acp", () => {
     const bridge = setup.bridge(server.wsUrl);
     const init = await initialize(bridge);
     expect(init.agentCapabilities).toMatchObject({ loadSession: true, promptCapabilities: { image: true } });
-    const { sessionId } = await bridge.connection.agent.request("session/new", { cwd: "/home/ann/project", mcpServers: [] });
+    const { sessionId } = await bridge.connection.agent.request("session/new", {
+      cwd: "/home/ann/project",
+      mcpServers: [],
+    });
     expect(sessionId).toMatch(/^default\/.+/);
     const result = await bridge.connection.agent.request("session/prompt", {
       sessionId,
@@ -68,7 +89,11 @@ describe("chat-gateway acp", () => {
     const tools = bridge.updates.map((n) => n.update).filter((u) => u.sessionUpdate.startsWith("tool_call"));
     expect(tools).toMatchObject([
       { sessionUpdate: "tool_call", title: "search acp", status: "in_progress", rawInput: { q: "acp" } },
-      { sessionUpdate: "tool_call_update", status: "completed", content: [{ type: "content", content: { text: "3 hits" } }] },
+      {
+        sessionUpdate: "tool_call_update",
+        status: "completed",
+        content: [{ type: "content", content: { text: "3 hits" } }],
+      },
       { sessionUpdate: "tool_call", title: "open /nope", status: "in_progress" },
       { sessionUpdate: "tool_call_update", status: "failed" },
     ]);
@@ -84,7 +109,11 @@ describe("chat-gateway acp", () => {
   test("session/load replays the lane's history before it answers", async () => {
     const server = await setup.gateway(scriptedRuntime(agentTurn));
     const phone = await Client.connect(server.wsUrl, { token: "ann-token" });
-    const thread = await phone.request("channel.create", { name: "from the phone", kind: "thread", parent_chat_id: "default" });
+    const thread = await phone.request("channel.create", {
+      name: "from the phone",
+      kind: "thread",
+      parent_chat_id: "default",
+    });
     const lane = { chat_id: "default", thread_id: thread.payload.chat_id };
     await phone.say({ ...lane, text: "hello there" });
     await phone.say({ ...lane, text: "tools now" });
@@ -108,7 +137,10 @@ describe("chat-gateway acp", () => {
       "agent_message_chunk",
     ]);
     expect(textOf(bridge.updates, "user_message_chunk")).toBe("hello theretools now");
-    const next = await bridge.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "again" }] });
+    const next = await bridge.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "again" }],
+    });
     expect(next.stopReason).toBe("end_turn");
     expect(textOf(bridge.updates, "agent_message_chunk")).toContain("echo: again");
   });
@@ -118,7 +150,10 @@ describe("chat-gateway acp", () => {
     const bridge = setup.bridge(server.wsUrl);
     await initialize(bridge);
     const { sessionId } = await bridge.connection.agent.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    const allowed = await bridge.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "deploy" }] });
+    const allowed = await bridge.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "deploy" }],
+    });
     expect(allowed.stopReason).toBe("end_turn");
     expect(bridge.permissions[0]).toMatchObject({
       sessionId,
@@ -154,7 +189,10 @@ describe("chat-gateway acp", () => {
       await phone.request("picker.select", { picker_id: card.payload.picker_id, option_id: "deny" });
       return { outcome: { outcome: "selected", optionId: request.options[0]!.optionId } };
     });
-    const result = await bridge.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "deploy" }] });
+    const result = await bridge.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "deploy" }],
+    });
     expect(result.stopReason).toBe("end_turn");
     expect(textOf(bridge.updates, "agent_message_chunk")).toBe("not deployed");
     await phone.request("channel.list", {});
@@ -170,7 +208,10 @@ describe("chat-gateway acp", () => {
     await initialize(bridge);
     const { sessionId } = await bridge.connection.agent.request("session/new", { cwd: "/tmp", mcpServers: [] });
     const [chat_id, thread_id] = sessionId.split("/");
-    const prompt = bridge.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "wait" }] });
+    const prompt = bridge.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "wait" }],
+    });
     await eventually(() => textOf(bridge.updates, "agent_message_chunk") === "working");
     const phone = await Client.connect(server.wsUrl, { token: "ann-token" });
     await phone.request("message.send", { chat_id, thread_id, text: "from my phone" });
@@ -185,10 +226,70 @@ describe("chat-gateway acp", () => {
     const bridge = setup.bridge(server.wsUrl);
     await initialize(bridge);
     const { sessionId } = await bridge.connection.agent.request("session/new", { cwd: "/tmp", mcpServers: [] });
-    const long = await bridge.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "long" }] });
+    const long = await bridge.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "long" }],
+    });
     expect(long.stopReason).toBe("max_tokens");
     await expect(
       bridge.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "fail" }] }),
     ).rejects.toThrow(/on fire/);
+  });
+
+  test("a free-text question is shown as an agent message and answered from the phone", async () => {
+    const server = await setup.gateway(scriptedRuntime(agentTurn));
+    const phone = await Client.connect(server.wsUrl, { token: "ann-token", caps: { pickers: true } });
+    const bridge = setup.bridge(server.wsUrl);
+    await initialize(bridge);
+    const { sessionId } = await bridge.connection.agent.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const prompt = bridge.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "ask" }],
+    });
+    const card = await phone.waitFor((f) => f.type === "picker.confirm", 20_000);
+    await eventually(() => textOf(bridge.updates, "agent_message_chunk").includes("Which branch?"));
+    expect(bridge.permissions).toEqual([]);
+    await phone.request("picker.select", { picker_id: card.payload.picker_id, text: "main" });
+    expect((await prompt).stopReason).toBe("end_turn");
+    expect(textOf(bridge.updates, "agent_message_chunk")).toMatch(/Which branch\?[\s\S]*Name it\.[\s\S]*on main$/);
+    await phone.close();
+  });
+
+  test("an image in the prompt reaches the agent as media", async () => {
+    const server = await setup.gateway(scriptedRuntime(agentTurn), { mediaStore: memoryMediaStore() });
+    const bridge = setup.bridge(server.wsUrl);
+    await initialize(bridge);
+    const { sessionId } = await bridge.connection.agent.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const result = await bridge.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [
+        { type: "text", text: "look" },
+        { type: "image", mimeType: "image/png", data: png(4, 4).toString("base64") },
+      ],
+    });
+    expect(result.stopReason).toBe("end_turn");
+    expect(textOf(bridge.updates, "agent_message_chunk")).toBe("image image/png");
+  });
+
+  test("session/cancel of a prompt still waiting in the lane's queue deletes it: it never runs", async () => {
+    const server = await setup.gateway(scriptedRuntime(agentTurn));
+    const bridge = setup.bridge(server.wsUrl);
+    await initialize(bridge);
+    const { sessionId } = await bridge.connection.agent.request("session/new", { cwd: "/tmp", mcpServers: [] });
+    const [chat_id, thread_id] = sessionId.split("/");
+    const phone = await Client.connect(server.wsUrl, { token: "ann-token" });
+    await phone.request("message.send", { chat_id, thread_id, text: "wait here" });
+    await phone.waitFor((f) => f.type === "message.start", 20_000);
+    const prompt = bridge.connection.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "queued" }],
+    });
+    await phone.waitFor((f) => f.type === "lane.queue" && f.payload.message_ids.length === 1, 20_000);
+    await bridge.connection.agent.notify("session/cancel", { sessionId });
+    expect((await prompt).stopReason).toBe("cancelled");
+    await phone.request("turn.stop", { chat_id, thread_id });
+    const history = await phone.request("history", { chat_id, thread_id });
+    expect(history.payload.messages.map((m: { text: string }) => m.text)).toEqual(["wait here", "working"]);
+    await phone.close();
   });
 });

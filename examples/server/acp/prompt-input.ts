@@ -38,7 +38,11 @@ export async function promptMessage(client: GatewayClient, prompt: ContentBlock[
     if (block.type !== "image") throw RequestError.invalidParams(undefined, `a ${block.type} prompt is not supported`);
     const bytes = Buffer.from(block.data, "base64");
     const extension = block.mimeType.split("/")[1] ?? "bin";
-    const ref = await client.upload(bytes, { mime: block.mimeType, kind: "image", filename: `image-${index + 1}.${extension}` });
+    const ref = await client.upload(bytes, {
+      mime: block.mimeType,
+      kind: "image",
+      filename: `image-${index + 1}.${extension}`,
+    });
     media_refs.push(ref.media_id);
   }
   return { text: texts.join("\n\n"), media_refs };

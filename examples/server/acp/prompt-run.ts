@@ -4,7 +4,15 @@
 // their messages are shown, their asks offered to the editor.
 import { randomUUID } from "node:crypto";
 import { RequestError, type AgentContext, type SessionUpdate, type StopReason } from "@agentclientprotocol/sdk";
-import type { GatewayClient, MessagePayload, MessageStopPayload, ServerFrame } from "chat-gateway/client";
+import type {
+  GatewayClient,
+  MessagePayload,
+  MessageStopPayload,
+  MessageUpdatePayload,
+  ServerFrame,
+  ToolEndPayload,
+  ToolStartPayload,
+} from "chat-gateway/client";
 import { inLane, type Lane } from "./lanes.js";
 import { hasOptions, permissionRequest, questionText, type Ask } from "./permissions.js";
 import type { PromptMessage } from "./prompt-input.js";
@@ -16,7 +24,8 @@ export type Log = (line: string) => void;
 /** A final text that ends with one of the gateway's limit lines (docs/PROTOCOL.md §4.2). */
 const LIMIT_LINE = /(gateway's limit of [^\n]*)$/;
 
-type Payload = Record<string, any>;
+/** What a tool call is shown with: a live `tool.start`, or a call kept on the final frame. */
+type ToolStart = Pick<ToolStartPayload, "message_id" | "index" | "name" | "preview"> & { args: unknown };
 
 /** The stop reason of an answer's final frame, or the JSON-RPC error of a failed one. */
 function stopReasonOf(status: MessageStopPayload["status"] | undefined, finalText: string): StopReason {
@@ -114,41 +123,39 @@ export class PromptRun {
   }
 
   #onFrame(frame: ServerFrame): void {
-    const payload = (frame.payload ?? {}) as Payload;
-    if (this.#ended || !inLane(payload, this.lane)) return;
-    if (frame.type === "message" && payload.role === "user") return this.#onUserMessage(payload as MessagePayload);
-    if (frame.type === "picker.approval" || frame.type === "picker.confirm") {
-      return this.#onAsk({ kind: frame.type === "picker.approval" ? "approval" : "confirm", ...payload } as Ask);
+    if (this.#ended || !("chat_id" in frame.payload) || !inLane(frame.payload, this.lane)) return;
+    if (frame.type === "message" && frame.payload.role === "user") return this.#onUserMessage(frame.payload);
+    if (frame.type === "picker.approval") return this.#onAsk({ kind: "approval", ...frame.payload });
+    if (frame.type === "picker.confirm") return this.#onAsk({ kind: "confirm", ...frame.payload });
+    if (frame.type === "picker.resolved") return this.#asked.get(frame.payload.picker_id)?.abort();
+    const asked = this.#userMessageId;
+    if (asked === undefined) return void this.#waiting.push(frame);
+    if (frame.type === "message.deleted" && frame.payload.message_ids.includes(asked)) return this.#finish("cancelled");
+    if (frame.type === "message.start" && frame.payload.reply_to === asked) this.#answerId = frame.payload.message_id;
+    if (frame.type === "message" && frame.payload.reply_to === asked) {
+      this.#answerId = frame.payload.message_id;
+      const { message_id, text, reasoning, status, tools } = frame.payload;
+      return this.#onFinal({ message_id, final_text: text, reasoning, status: status ?? "complete", tools });
     }
-    if (frame.type === "picker.resolved") return this.#asked.get(payload.picker_id)?.abort();
-    if (this.#userMessageId === undefined) {
-      this.#waiting.push(frame);
-      return;
-    }
-    if (frame.type === "message.deleted" && payload.message_ids.includes(this.#userMessageId)) {
-      return this.#finish("cancelled");
-    }
-    if (frame.type === "message.start" && payload.reply_to === this.#userMessageId) this.#answerId = payload.message_id;
-    if (frame.type === "message" && payload.role === "assistant" && payload.reply_to === this.#userMessageId) {
-      this.#answerId = payload.message_id;
-      return this.#onFinal(payload.message_id, payload.text, payload.reasoning, payload.status, payload.tools);
-    }
-    if (payload.message_id === undefined || payload.message_id !== this.#answerId) return;
-    this.#onAnswerFrame(frame.type, payload);
+    if (!("message_id" in frame.payload) || frame.payload.message_id !== this.#answerId) return;
+    this.#onAnswerFrame(frame);
   }
 
-  #onAnswerFrame(type: string, payload: Payload): void {
-    switch (type) {
-      case "message.update":
-        return this.#streamed(payload.text ?? this.#sentText, payload.reasoning ?? this.#sentReasoning);
+  #onAnswerFrame(frame: ServerFrame): void {
+    switch (frame.type) {
+      case "message.update": {
+        const update = frame.payload as MessageUpdatePayload;
+        return this.#streamed(update.text ?? this.#sentText, update.reasoning ?? this.#sentReasoning);
+      }
       case "commentary":
-        return this.#notify(chunk("agent_thought_chunk", `${payload.text}\n`, payload.message_id));
+        return this.#notify(chunk("agent_thought_chunk", `${frame.payload.text}\n`, frame.payload.message_id));
       case "tool.start":
-        return this.#toolStarted(payload);
+        return this.#toolStarted(frame.payload);
       case "tool.end":
-        return this.#toolEnded(payload);
+        // A call whose start was missed (a redial mid-call) is shown from its end.
+        return this.#toolEnded({ preview: frame.payload.name, args: {}, ...frame.payload });
       case "message.stop":
-        return this.#onFinal(payload.message_id, payload.final_text, payload.reasoning, payload.status, payload.tools);
+        return this.#onFinal(frame.payload);
     }
   }
 
@@ -164,30 +171,28 @@ export class PromptRun {
     this.#sentText = text;
   }
 
-  #toolStarted(payload: Payload): void {
-    const id = toolCallId(payload.message_id, payload.index);
+  /** Each call is shown once, also when a redial brings its frames or its final frame again. */
+  #toolStarted(start: ToolStart): void {
+    const id = toolCallId(start.message_id, start.index);
     if (this.#tools.has(id)) return;
     this.#tools.add(id);
-    this.#notify(toolCallStarted(payload as Parameters<typeof toolCallStarted>[0]));
+    this.#notify(toolCallStarted(start));
   }
 
-  #toolEnded(payload: Payload): void {
-    const id = `${toolCallId(payload.message_id, payload.index)}:end`;
+  #toolEnded(end: ToolStart & Pick<ToolEndPayload, "output" | "ok">): void {
+    const id = `${toolCallId(end.message_id, end.index)}:end`;
     if (this.#tools.has(id)) return;
-    if (!this.#tools.has(toolCallId(payload.message_id, payload.index))) this.#toolStarted({ preview: payload.name, args: {}, ...payload });
+    this.#toolStarted(end);
     this.#tools.add(id);
-    this.#notify(toolCallEnded(payload as Parameters<typeof toolCallEnded>[0]));
+    this.#notify(toolCallEnded(end));
   }
 
   /** The answer's final frame: tools a drop hid, the rest of the text, then the stop reason. */
-  #onFinal(messageId: string, text: string, reasoning: string, status: MessageStopPayload["status"] | undefined, tools?: Payload[]): void {
-    for (const tool of tools ?? []) {
-      this.#toolStarted({ message_id: messageId, ...tool });
-      this.#toolEnded({ message_id: messageId, ...tool });
-    }
-    this.#streamed(text, reasoning ?? "");
+  #onFinal(final: Pick<MessageStopPayload, "message_id" | "final_text" | "reasoning" | "status" | "tools">): void {
+    for (const tool of final.tools ?? []) this.#toolEnded({ message_id: final.message_id, ...tool });
+    this.#streamed(final.final_text, final.reasoning ?? "");
     try {
-      this.#finish(stopReasonOf(status, text));
+      this.#finish(stopReasonOf(final.status, final.final_text));
     } catch (error) {
       this.#finish(error as Error);
     }

@@ -76,6 +76,14 @@ export async function dialGateway(url: string, token: string): Promise<GatewayCl
   }
 }
 
+/** A gateway or client error as the JSON-RPC error the editor shows: its message, its code as data. */
+function asRequestError(error: unknown, log: Log): unknown {
+  if (error instanceof RequestError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  log(`prompt: ${message}`);
+  return RequestError.internalError({ code: (error as { code?: string }).code }, message);
+}
+
 function initializeResponse(): InitializeResponse {
   return {
     protocolVersion: PROTOCOL_VERSION,
@@ -111,11 +119,14 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
         sessions: await listSessions(client, channel, params.cwd ?? process.cwd()),
       }))
       .onRequest("session/prompt", async ({ params, client: editor }) => {
-        if (runs.has(params.sessionId)) throw RequestError.invalidRequest(undefined, "a prompt is already running in this session");
+        if (runs.has(params.sessionId))
+          throw RequestError.invalidRequest(undefined, "a prompt is already running in this session");
         const run = new PromptRun(client, editor, params.sessionId, laneOf(params.sessionId), options.log);
         runs.set(params.sessionId, run);
         try {
           return { stopReason: await run.run(await promptMessage(client, params.prompt)) };
+        } catch (error) {
+          throw asRequestError(error, options.log);
         } finally {
           runs.delete(params.sessionId);
         }
@@ -124,7 +135,10 @@ export async function serveAcp(options: ServeAcpOptions): Promise<void> {
         await runs.get(params.sessionId)?.cancel();
       });
     const connection = app.connect(
-      ndJsonStream(Writable.toWeb(options.output) as WritableStream<Uint8Array>, Readable.toWeb(options.input) as ReadableStream<Uint8Array>),
+      ndJsonStream(
+        Writable.toWeb(options.output) as WritableStream<Uint8Array>,
+        Readable.toWeb(options.input) as ReadableStream<Uint8Array>,
+      ),
     );
     await connection.closed;
   } finally {
