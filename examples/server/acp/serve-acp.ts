@@ -4,13 +4,20 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
-import { agent, ndJsonStream, PROTOCOL_VERSION, RequestError, type InitializeResponse } from "@agentclientprotocol/sdk";
+import {
+  type AgentApp,
+  agent,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  RequestError,
+  type InitializeResponse,
+} from "@agentclientprotocol/sdk";
 import { createGatewayClient, type GatewayClient } from "chat-gateway/client";
 import WebSocket from "ws";
 import { laneOf, sessionIdOf } from "./lanes.js";
 import { PromptRun, type Log } from "./prompt-run.js";
 import { promptMessage } from "./prompt-input.js";
-import { listSessions, loadSession, newSession, resolveChannel } from "./sessions.js";
+import { type Channel, listSessions, loadSession, newSession, resolveChannel } from "./sessions.js";
 
 /** Options of {@link serveAcp}. */
 export interface ServeAcpOptions {
@@ -97,51 +104,81 @@ function initializeResponse(): InitializeResponse {
   };
 }
 
-/**
- * Serves ACP on `input`/`output` for the gateway at `url` until `input` ends. Rejects before
- * serving anything when the gateway cannot be reached or refuses the token.
- */
-export async function serveAcp(options: ServeAcpOptions): Promise<void> {
+/** The gateway as the bridge uses it: a device in sync, and the channel its sessions live in. */
+interface Joined {
+  client: GatewayClient;
+  channel: Channel;
+}
+
+async function join(options: ServeAcpOptions): Promise<Joined> {
   const client = await dialGateway(options.url, options.token);
   try {
-    const channel = await resolveChannel(client, options.channel);
-    const runs = new Map<string, PromptRun>();
-    const app = agent({ name: "chat-gateway" })
-      .onRequest("initialize", () => initializeResponse())
-      .onRequest("session/new", async ({ params }) => ({
-        sessionId: sessionIdOf(await newSession(client, channel, params.cwd)),
-      }))
-      .onRequest("session/load", async ({ params, client: editor }) => {
-        await loadSession(client, editor, params.sessionId);
-        return {};
-      })
-      .onRequest("session/list", async ({ params }) => ({
-        sessions: await listSessions(client, channel, params.cwd ?? process.cwd()),
-      }))
-      .onRequest("session/prompt", async ({ params, client: editor }) => {
-        if (runs.has(params.sessionId))
-          throw RequestError.invalidRequest(undefined, "a prompt is already running in this session");
-        const run = new PromptRun(client, editor, params.sessionId, laneOf(params.sessionId), options.log);
-        runs.set(params.sessionId, run);
-        try {
-          return { stopReason: await run.run(await promptMessage(client, params.prompt)) };
-        } catch (error) {
-          throw asRequestError(error, options.log);
-        } finally {
-          runs.delete(params.sessionId);
-        }
-      })
-      .onNotification("session/cancel", async ({ params }) => {
-        await runs.get(params.sessionId)?.cancel();
-      });
-    const connection = app.connect(
-      ndJsonStream(
-        Writable.toWeb(options.output) as WritableStream<Uint8Array>,
-        Readable.toWeb(options.input) as ReadableStream<Uint8Array>,
-      ),
-    );
-    await connection.closed;
-  } finally {
+    return { client, channel: await resolveChannel(client, options.channel) };
+  } catch (error) {
     client.close();
+    throw error;
   }
+}
+
+/** The ACP agent; each session method waits for the gateway, `initialize` does not. */
+function agentApp(joined: Promise<Joined>, log: Log): AgentApp {
+  const runs = new Map<string, PromptRun>();
+  return agent({ name: "chat-gateway" })
+    .onRequest("initialize", () => initializeResponse())
+    .onRequest("session/new", async ({ params }) => {
+      const { client, channel } = await joined;
+      return { sessionId: sessionIdOf(await newSession(client, channel, params.cwd)) };
+    })
+    .onRequest("session/load", async ({ params, client: editor }) => {
+      await loadSession((await joined).client, editor, params.sessionId);
+      return {};
+    })
+    .onRequest("session/list", async ({ params }) => {
+      const { client, channel } = await joined;
+      return { sessions: await listSessions(client, channel, params.cwd ?? process.cwd()) };
+    })
+    .onRequest("session/prompt", async ({ params, client: editor }) => {
+      const { client } = await joined;
+      if (runs.has(params.sessionId)) {
+        throw RequestError.invalidRequest(undefined, "a prompt is already running in this session");
+      }
+      const run = new PromptRun(client, editor, params.sessionId, laneOf(params.sessionId), log);
+      runs.set(params.sessionId, run);
+      try {
+        return { stopReason: await run.run(await promptMessage(client, params.prompt)) };
+      } catch (error) {
+        throw asRequestError(error, log);
+      } finally {
+        runs.delete(params.sessionId);
+      }
+    })
+    .onNotification("session/cancel", async ({ params }) => {
+      await runs.get(params.sessionId)?.cancel();
+    });
+}
+
+/**
+ * Serves ACP on `input`/`output` for the gateway at `url` until `input` ends. The editor's
+ * `initialize` is answered at once while the gateway is dialed; when the gateway cannot be reached
+ * or refuses the token, the connection is closed and this rejects with a one-line `Error`.
+ */
+export async function serveAcp(options: ServeAcpOptions): Promise<void> {
+  const joined = join(options);
+  const stream = ndJsonStream(
+    Writable.toWeb(options.output) as WritableStream<Uint8Array>,
+    Readable.toWeb(options.input) as ReadableStream<Uint8Array>,
+  );
+  const connection = agentApp(joined, options.log).connect(stream);
+  let failure: unknown;
+  joined.catch((error: unknown) => {
+    failure = error;
+    connection.close(error);
+  });
+  await connection.closed.catch(() => undefined);
+  if (failure !== undefined) throw failure;
+  // The editor went away: the device leaves now, or as soon as a dial still under way ends.
+  void joined.then(
+    ({ client }) => client.close(),
+    () => undefined,
+  );
 }

@@ -6,7 +6,8 @@ import type { ChannelListPayload, GatewayClient } from "chat-gateway/client";
 import { laneOf, sessionIdOf, type Lane } from "./lanes.js";
 import { replayUpdates } from "./updates.js";
 
-type Channel = ChannelListPayload["channels"][number];
+/** A channel as `channel.list` gives it. */
+export type Channel = ChannelListPayload["channels"][number];
 
 /** How many history messages a load replays at most (the newest ones). */
 const REPLAY_LIMIT = 500;
