@@ -87,9 +87,14 @@ export function acpCommand(args: string[]): [string, string[]] {
 
 /** Starts the bridge for `wsUrl` with `token` and connects the SDK's client to its stdio. */
 export function startBridge(wsUrl: string, token: string, args: string[] = []): Bridge {
-  const child = spawn(...acpCommand(["--url", wsUrl, ...args]), {
+  return startBridgeWith(["--url", wsUrl, ...args], { GATEWAY_TOKEN: token });
+}
+
+/** Starts `acp args` with `env` added to this process's and connects the SDK's client to its stdio. */
+export function startBridgeWith(args: string[], env: Record<string, string>): Bridge {
+  const child = spawn(...acpCommand(args), {
     cwd: root,
-    env: { ...process.env, GATEWAY_TOKEN: token },
+    env: { ...process.env, ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let out = "";
@@ -157,6 +162,11 @@ export function perTest() {
     },
     bridge(wsUrl: string, token = "ann-token", args: string[] = []) {
       const bridge = startBridge(wsUrl, token, args);
+      bridges.push(bridge);
+      return bridge;
+    },
+    bridgeWith(args: string[], env: Record<string, string>) {
+      const bridge = startBridgeWith(args, env);
       bridges.push(bridge);
       return bridge;
     },

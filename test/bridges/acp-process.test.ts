@@ -2,11 +2,13 @@
 // for a wrong token or URL, exit 0 when stdin closes, nothing but JSON-RPC on stdout, and a dropped
 // connection redialed with sync without sending anything twice.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import type { RuntimeEvent, TurnInput } from "chat-gateway";
 import { pausableLink } from "../fixtures/pausable-link.js";
+import { blocks } from "../fixtures/readme-blocks.js";
 import { Client } from "../gateway/harness.js";
 import { gate, scriptedRuntime } from "../gateway/runtimes.js";
 import { acpCommand, eventually, initialize, perTest, textOf } from "./acp-harness.js";
@@ -139,4 +141,34 @@ describe("chat-gateway acp as a process", () => {
       await link.close();
     }
   });
+
+  test("the README's Zed and JetBrains entries run as written", async () => {
+    const server = await setup.gateway(echoRuntime());
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const entries = blocks(readme, "Use it from your editor", "json").map(
+      (block) => (JSON.parse(block) as { agent_servers: Record<string, AgentServer> }).agent_servers["chat-gateway"]!,
+    );
+    expect(entries).toHaveLength(2);
+    for (const entry of entries) {
+      // `command` is the package's binary, whose `acp` is examples/server/main.ts acp.
+      expect(entry.command).toBe("chat-gateway");
+      expect(entry.args[0]).toBe("acp");
+      expect(Object.keys(entry.env).sort()).toEqual(["GATEWAY_TOKEN", "GATEWAY_URL"]);
+      const bridge = setup.bridgeWith(entry.args.slice(1), { GATEWAY_URL: server.wsUrl, GATEWAY_TOKEN: "ann-token" });
+      await initialize(bridge);
+      const { sessionId } = await bridge.connection.agent.request("session/new", { cwd: "/tmp", mcpServers: [] });
+      const result = await bridge.connection.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "hi" }],
+      });
+      expect(result.stopReason).toBe("end_turn");
+      expect(textOf(bridge.updates, "agent_message_chunk")).toBe("echo: hi");
+    }
+  });
 });
+
+interface AgentServer {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
