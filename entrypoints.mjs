@@ -26,6 +26,7 @@ export const entrypoints = [
   { subpath: "./testing", source: "adapters/testing/index.ts" },
   { subpath: "./metrics", source: "adapters/metrics/index.ts" },
   { subpath: "./doors", source: "adapters/doors/index.ts" },
+  { subpath: "./acp", source: "adapters/acp/index.ts" },
 ];
 
 /** "./storage/memory" -> "storage/memory", "." -> "index" */

@@ -56,7 +56,7 @@ export async function runAcpCli(argv: string[]): Promise<number> {
   const token = values.token ?? process.env.GATEWAY_TOKEN ?? "";
   if (!rawUrl) return fail("say where the gateway is: --url or GATEWAY_URL (see --help)");
   try {
-    const { serveAcp } = await import("./acp/serve-acp.js");
+    const { serveAcp } = await import("chat-gateway/acp");
     await serveAcp({
       url: gatewaySocketUrl(rawUrl),
       token,

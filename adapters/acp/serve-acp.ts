@@ -12,10 +12,10 @@ import {
   RequestError,
   type InitializeResponse,
 } from "@agentclientprotocol/sdk";
-import { createGatewayClient, type GatewayClient } from "chat-gateway/client";
+import { ClientError, createGatewayClient, type GatewayClient } from "chat-gateway/client";
 import WebSocket from "ws";
 import { laneOf, sessionIdOf } from "./lanes.js";
-import { PromptRun, type Log } from "./prompt-run.js";
+import { type AcpLog, PromptRun } from "./prompt-run.js";
 import { promptMessage } from "./prompt-input.js";
 import { type Channel, listSessions, loadSession, newSession, resolveChannel } from "./sessions.js";
 
@@ -32,7 +32,7 @@ export interface ServeAcpOptions {
   /** Where the editor reads: JSON-RPC only. */
   output: Writable;
   /** Where diagnostics go, one line each (never `output`). */
-  log: Log;
+  log: AcpLog;
 }
 
 /** The package's version, for `agentInfo`: the nearest package.json up from this file. */
@@ -49,10 +49,11 @@ function packageVersion(): string {
 }
 
 /**
- * Connects to the gateway as a device; resolves once it is in sync. A refused credential or a
- * gateway that cannot be reached rejects with an `Error` whose message is one line for a person.
+ * Connects to the gateway as a device; resolves once it is in sync. Rejects with a
+ * {@link ClientError} whose message is one line for a person: `auth` when the credential is
+ * refused, `disconnected` when the first attempt cannot reach the gateway.
  */
-export async function dialGateway(url: string, token: string): Promise<GatewayClient> {
+async function dialGateway(url: string, token: string): Promise<GatewayClient> {
   const client = createGatewayClient({
     url,
     token,
@@ -66,13 +67,13 @@ export async function dialGateway(url: string, token: string): Promise<GatewayCl
       // The first attempt failing means a wrong URL or a gateway that is down: say so at once
       // instead of retrying forever behind an editor that shows nothing.
       client.once("state", function unreachable(state) {
-        if (state === "reconnecting") reject(new Error(`cannot reach the gateway at ${url}`));
+        if (state === "reconnecting") reject(new ClientError("disconnected", `cannot reach the gateway at ${url}`));
         else if (state === "connecting" || state === "syncing") client.once("state", unreachable);
       });
       client.connect().then(
         () => resolve(),
         (error: Error & { code?: string }) =>
-          reject(error.code === "auth" ? new Error(`the gateway at ${url} refused the token`) : error),
+          reject(error.code === "auth" ? new ClientError("auth", `the gateway at ${url} refused the token`) : error),
       );
     });
     await client.ready();
@@ -84,7 +85,7 @@ export async function dialGateway(url: string, token: string): Promise<GatewayCl
 }
 
 /** A gateway or client error as the JSON-RPC error the editor shows: its message, its code as data. */
-function asRequestError(error: unknown, log: Log): unknown {
+function asRequestError(error: unknown, log: AcpLog): unknown {
   if (error instanceof RequestError) return error;
   const message = error instanceof Error ? error.message : String(error);
   log(`prompt: ${message}`);
@@ -121,7 +122,7 @@ async function join(options: ServeAcpOptions): Promise<Joined> {
 }
 
 /** The ACP agent; each session method waits for the gateway, `initialize` does not. */
-function agentApp(joined: Promise<Joined>, log: Log): AgentApp {
+function agentApp(joined: Promise<Joined>, log: AcpLog): AgentApp {
   const runs = new Map<string, PromptRun>();
   return agent({ name: "chat-gateway" })
     .onRequest("initialize", () => initializeResponse())
@@ -158,9 +159,22 @@ function agentApp(joined: Promise<Joined>, log: Log): AgentApp {
 }
 
 /**
- * Serves ACP on `input`/`output` for the gateway at `url` until `input` ends. The editor's
- * `initialize` is answered at once while the gateway is dialed; when the gateway cannot be reached
- * or refuses the token, the connection is closed and this rejects with a one-line `Error`.
+ * Serves ACP on `input`/`output` for the gateway at `url` until `input` ends (docs/PROTOCOL.md
+ * §20.1). The editor's `initialize` is answered at once while the gateway is dialed; when the
+ * gateway refuses the token (`auth`), cannot be reached on the first attempt (`disconnected`) or
+ * has no such channel (`not_found`), the ACP connection is closed and this rejects with a
+ * {@link ClientError} whose message is one line for a person.
+ * @example
+ * ```ts
+ * import { serveAcp } from "chat-gateway/acp";
+ * await serveAcp({
+ *   url: "ws://127.0.0.1:8787/ws/gateway",
+ *   token: process.env.GATEWAY_TOKEN ?? "",
+ *   input: process.stdin,
+ *   output: process.stdout,
+ *   log: (line) => process.stderr.write(`${line}\n`),
+ * });
+ * ```
  */
 export async function serveAcp(options: ServeAcpOptions): Promise<void> {
   const joined = join(options);

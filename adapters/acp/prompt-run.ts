@@ -18,8 +18,8 @@ import { hasOptions, permissionRequest, questionText, type Ask } from "./permiss
 import type { PromptMessage } from "./prompt-input.js";
 import { chunk, toolCallEnded, toolCallStarted, toolCallId } from "./updates.js";
 
-/** Where the bridge says what went wrong (stderr: stdout carries JSON-RPC only). */
-export type Log = (line: string) => void;
+/** Where the bridge says what went wrong, one line each (stderr: stdout carries JSON-RPC only). */
+export type AcpLog = (line: string) => void;
 
 /** A final text that ends with one of the gateway's limit lines (docs/PROTOCOL.md §4.2). */
 const LIMIT_LINE = /(gateway's limit of [^\n]*)$/;
@@ -59,7 +59,7 @@ export class PromptRun {
     private readonly editor: AgentContext,
     private readonly sessionId: string,
     private readonly lane: Lane,
-    private readonly log: Log,
+    private readonly log: AcpLog,
   ) {}
 
   /** Sends the message and follows its answer to the end. */

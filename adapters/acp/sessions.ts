@@ -2,7 +2,7 @@
 // bridge's channel, loading one replays its lane's history, and the list is the channel's threads.
 import { basename } from "node:path";
 import { RequestError, type AgentContext, type SessionInfo } from "@agentclientprotocol/sdk";
-import type { ChannelListPayload, GatewayClient } from "chat-gateway/client";
+import { ClientError, type ChannelListPayload, type GatewayClient } from "chat-gateway/client";
 import { laneOf, sessionIdOf, type Lane } from "./lanes.js";
 import { replayUpdates } from "./updates.js";
 
@@ -14,7 +14,7 @@ const REPLAY_LIMIT = 500;
 
 /**
  * The channel the bridge's sessions live in: `--channel` by id or name (case ignored), else the
- * owner's current default. An unknown name is an error the CLI prints.
+ * owner's current default. An unknown name is `not_found`.
  */
 export async function resolveChannel(client: GatewayClient, wanted: string | undefined): Promise<Channel> {
   const { channels } = await client.request("channel.list", {});
@@ -22,7 +22,11 @@ export async function resolveChannel(client: GatewayClient, wanted: string | und
   const found = wanted
     ? (roots.find((c) => c.chat_id === wanted) ?? roots.find((c) => c.name.toLowerCase() === wanted.toLowerCase()))
     : roots.find((c) => c.is_default);
-  if (!found) throw new Error(wanted ? `no channel named "${wanted}"` : "the gateway named no default channel");
+  if (!found)
+    throw new ClientError(
+      "not_found",
+      wanted ? `no channel named "${wanted}"` : "the gateway named no default channel",
+    );
   return found;
 }
 
