@@ -32,7 +32,8 @@ function alive(slots: Slots, avoid?: number): GatewayProcess {
 describe.skipIf(!available)("kill run - three processes", { timeout: 240_000 }, () => {
   test("kill run - one process killed every 6 s for 60 s: every acknowledged message answered once, none left streaming", async () => {
     cluster = createCluster();
-    const env = { GATEWAY_DEMO_DELAY_MS: "40" };
+    // Answers of about 1 s, so kills land mid-turn and lanes have messages waiting.
+    const env = { GATEWAY_DEMO_DELAY_MS: "100" };
     const c = cluster;
     const slots: Slots = [await c.start("P0", env), await c.start("P1", env), await c.start("P2", env)];
     const first = await Client.connect(slots[0]!.ws);
@@ -47,7 +48,7 @@ describe.skipIf(!available)("kill run - three processes", { timeout: 240_000 }, 
       connections.push(client);
       for (let i = 0; sending; i++) {
         const id = `d${d}-${i}`;
-        const payload = { chat_id: lanes[d % 4], text: words(6 + (i % 5)), client_msg_id: id };
+        const payload = { chat_id: lanes[d % 4], text: words(20 + (i % 5)), client_msg_id: id };
         for (let attempt = 0; attempt < 20; attempt++) {
           const r = await client.request("message.send", payload, 10_000).catch(() => undefined);
           if (r?.type === "message") {
@@ -73,12 +74,19 @@ describe.skipIf(!available)("kill run - three processes", { timeout: 240_000 }, 
       if (!victim) continue;
       slots[slot] = undefined;
       await victim.kill();
-      restarts.push(c.start(`P${slot}-${k}`, env).then((p) => void (slots[slot] = p)));
+      restarts.push(
+        c.start(`P${slot}-${k}`, env).then((p) => {
+          slots[slot] = p;
+        }),
+      );
     }
     await Promise.all(restarts);
     sending = false;
     await Promise.all(devices);
     const all = await settled(c, 120_000);
+    console.log(
+      `kill run: ${acknowledged.length} acknowledged, ${all.length} stored, ${connections.length} connections`,
+    );
     await sleep(2_000);
     expect(await streaming.stop()).toBeLessThanOrEqual(1);
     expect(acknowledged.length).toBeGreaterThan(50);
