@@ -36,17 +36,18 @@ export async function startPgProxy(target: string): Promise<PgProxy> {
   const url = new URL(target);
   url.hostname = "127.0.0.1";
   url.port = String(port);
+  const cut = () => {
+    down = true;
+    for (const s of sockets) s.resetAndDestroy();
+  };
   return {
     url: url.toString(),
-    cut() {
-      down = true;
-      for (const s of sockets) s.resetAndDestroy();
-    },
+    cut,
     restore() {
       down = false;
     },
     async close() {
-      this.cut();
+      cut();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
