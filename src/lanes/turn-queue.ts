@@ -287,7 +287,10 @@ export async function endInterrupted(
 
 /**
  * Take up the waiting messages that no job of this process will reach (after a restart, or a dead
- * process's): a job for each, queued on its lane in the order they will run.
+ * process's): one job per lane, aimed at the message the lane answers last, which answers every
+ * waiting message before it in lane order (docs/PROTOCOL.md §4.2). One job, not one per message:
+ * a long queue costs the owner one turn of its bound (`maxTurnsPerOwner`), and a lane whose last
+ * message a job here already reaches is left to that job.
  */
 export async function recoverWaiting(services: QueueServices, answer: AnswerWaiting): Promise<void> {
   if (!keepsQueue(services)) return;
@@ -298,21 +301,19 @@ export async function recoverWaiting(services: QueueServices, answer: AnswerWait
   }
   const targets = targetsOf(services.lanes);
   for (const entries of byLane.values()) {
-    entries.sort((a, b) => queueOrder(a.message, b.message));
-    for (const { owner, message } of entries) {
-      if (targets.has(message.message_id)) continue;
-      // Recovered in lane order: a recovered interrupting message does not jump the local queue again.
-      // Only on a free lane: waiting behind a live holder would make this process a party to the
-      // owner's turns (their relays, their frames) with no device of the owner here.
-      enqueueWaiting(
-        services,
-        owner,
-        { chat_id: message.chat_id, thread_id: message.thread_id },
-        { ...message, interrupt: undefined },
-        answer,
-        undefined,
-        true,
-      );
-    }
+    const { owner, message } = entries.sort((a, b) => queueOrder(a.message, b.message)).at(-1)!;
+    if (targets.has(message.message_id)) continue;
+    // Behind this process's own jobs of the lane, never ahead of them (no `interrupt` jump), and
+    // only on a free lane: waiting behind a live holder would make this process a party to the
+    // owner's turns (their relays, their frames) with no device of the owner here.
+    enqueueWaiting(
+      services,
+      owner,
+      { chat_id: message.chat_id, thread_id: message.thread_id },
+      { ...message, interrupt: undefined },
+      answer,
+      undefined,
+      true,
+    );
   }
 }
