@@ -245,25 +245,30 @@ async function endAbandoned(services: QueueServices, owner: Owner, lane: Lane, t
   }
 }
 
+/** The text of an answer ended elsewhere than in its turn, when it had none yet. */
+const ENDED_NOTE = {
+  interrupted: "(interrupted: the gateway restarted)",
+  stopped: "(stopped)",
+} as const;
+
 /**
- * Store the end of an answer whose turn died with its process: `interrupted`, with the final frame
- * the gateway's streaming option calls for, its user message answered, its open asks interrupted.
- * Does nothing when the message is gone or no longer streaming, also when that changes meanwhile
- * (`requireStreaming`), nor when `fence` (the lane token this process took) is no longer the lane's.
+ * Store the end of an answer whose turn is not there to end it: `interrupted` when it died with its
+ * process, `stopped` when a stop its process did not confirm ended it (docs/PROTOCOL.md §14.4).
+ * The final frame is the one the gateway's streaming option calls for, its user message answered,
+ * its open asks interrupted. Does nothing when the message is gone or no longer streaming, also
+ * when that changes meanwhile (`requireStreaming`), nor when `fence` (the lane token this process
+ * took) is no longer the lane's. True when this call stored the end.
  */
 export async function endInterrupted(
   services: AskServices,
   owner: Owner,
   message: StoredMessage,
   fence?: LaneFence,
-): Promise<void> {
+  status: keyof typeof ENDED_NOTE = "interrupted",
+): Promise<boolean> {
   const current = await services.storage.getMessage(owner, message.message_id);
-  if (current?.status !== "streaming") return;
-  const ended: StoredMessage = {
-    ...current,
-    status: "interrupted",
-    text: current.text || "(interrupted: the gateway restarted)",
-  };
+  if (current?.status !== "streaming") return false;
+  const ended: StoredMessage = { ...current, status, text: current.text || ENDED_NOTE[status] };
   // The footer keeps what is known of the answer: at least its model.
   ended.runtime = current.runtime ?? (current.model !== undefined ? { model: current.model } : {});
   const final: StoredFrame = services.options.streaming
@@ -282,7 +287,9 @@ export async function endInterrupted(
     },
     [final],
   );
-  if (stored.length > 0) await interruptAsksOf(services, owner, ended.message_id);
+  if (stored.length === 0) return false;
+  await interruptAsksOf(services, owner, ended.message_id);
+  return true;
 }
 
 /**
