@@ -12,7 +12,7 @@ import {
   RequestError,
   type InitializeResponse,
 } from "@agentclientprotocol/sdk";
-import { ClientError, createGatewayClient, type GatewayClient } from "chat-gateway/client";
+import { ClientError, createGatewayClient, type GatewayClient, type WebSocketConstructor } from "chat-gateway/client";
 import WebSocket from "ws";
 import { laneOf, sessionIdOf } from "./lanes.js";
 import { type AcpLog, PromptRun } from "./prompt-run.js";
@@ -60,7 +60,9 @@ async function dialGateway(url: string, token: string): Promise<GatewayClient> {
     headers: token ? { authorization: `Bearer ${token}` } : {},
     deviceId: `acp_${randomUUID().slice(0, 12)}`,
     deviceName: "Editor (ACP)",
-    WebSocket: WebSocket as never,
+    // The ws package even where Node has a global WebSocket: only it sends the upgrade's
+    // Authorization header, which the gate of a gateway with login on checks (docs/PROTOCOL.md §9.2).
+    WebSocket: WebSocket as unknown as WebSocketConstructor,
   });
   try {
     await new Promise<void>((resolve, reject) => {
