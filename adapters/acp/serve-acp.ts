@@ -86,12 +86,17 @@ async function dialGateway(url: string, token: string): Promise<GatewayClient> {
   }
 }
 
-/** A gateway or client error as the JSON-RPC error the editor shows: its message, its code as data. */
-function asRequestError(error: unknown, log: AcpLog): unknown {
+/**
+ * A gateway or client error of a prompt as the JSON-RPC error the editor shows: a lane the gateway
+ * does not know is ACP's "session not found"; anything else keeps its message, its code as data.
+ */
+function asRequestError(error: unknown, sessionId: string, log: AcpLog): unknown {
   if (error instanceof RequestError) return error;
+  const code = (error as { code?: string }).code;
+  if (code === "not_found") return RequestError.sessionNotFound(sessionId);
   const message = error instanceof Error ? error.message : String(error);
   log(`prompt: ${message}`);
-  return RequestError.internalError({ code: (error as { code?: string }).code }, message);
+  return RequestError.internalError({ code }, message);
 }
 
 function initializeResponse(): InitializeResponse {
@@ -150,7 +155,7 @@ function agentApp(joined: Promise<Joined>, log: AcpLog): AgentApp {
       try {
         return { stopReason: await run.run(await promptMessage(client, params.prompt)) };
       } catch (error) {
-        throw asRequestError(error, log);
+        throw asRequestError(error, params.sessionId, log);
       } finally {
         runs.delete(params.sessionId);
       }
