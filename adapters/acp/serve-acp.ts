@@ -166,8 +166,8 @@ function agentApp(joined: Promise<Joined>, log: AcpLog): AgentApp {
 }
 
 /**
- * Serves ACP on `input`/`output` for the gateway at `url` until `input` ends (docs/PROTOCOL.md
- * §20.1). The editor's `initialize` is answered at once while the gateway is dialed; when the
+ * Serves ACP on `input`/`output` for the gateway at `url` until `input` ends
+ * (docs/PROTOCOL.md §20.1). The editor's `initialize` is answered at once while the gateway is dialed; when the
  * gateway refuses the token (`auth`), cannot be reached on the first attempt (`disconnected`) or
  * has no such channel (`not_found`), the ACP connection is closed and this rejects with a
  * {@link ClientError} whose message is one line for a person.
