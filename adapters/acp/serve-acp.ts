@@ -12,7 +12,7 @@ import {
   RequestError,
   type InitializeResponse,
 } from "@agentclientprotocol/sdk";
-import { ClientError, createGatewayClient, type GatewayClient } from "chat-gateway/client";
+import { ClientError, createGatewayClient, type GatewayClient, type WebSocketConstructor } from "chat-gateway/client";
 import WebSocket from "ws";
 import { laneOf, sessionIdOf } from "./lanes.js";
 import { type AcpLog, PromptRun } from "./prompt-run.js";
@@ -60,7 +60,9 @@ async function dialGateway(url: string, token: string): Promise<GatewayClient> {
     headers: token ? { authorization: `Bearer ${token}` } : {},
     deviceId: `acp_${randomUUID().slice(0, 12)}`,
     deviceName: "Editor (ACP)",
-    WebSocket: WebSocket as never,
+    // The ws package even where Node has a global WebSocket: only it sends the upgrade's
+    // Authorization header, which the gate of a gateway with login on checks (docs/PROTOCOL.md §9.2).
+    WebSocket: WebSocket as unknown as WebSocketConstructor,
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -84,12 +86,17 @@ async function dialGateway(url: string, token: string): Promise<GatewayClient> {
   }
 }
 
-/** A gateway or client error as the JSON-RPC error the editor shows: its message, its code as data. */
-function asRequestError(error: unknown, log: AcpLog): unknown {
+/**
+ * A gateway or client error of a prompt as the JSON-RPC error the editor shows: a lane the gateway
+ * does not know is ACP's "session not found"; anything else keeps its message, its code as data.
+ */
+function asRequestError(error: unknown, sessionId: string, log: AcpLog): unknown {
   if (error instanceof RequestError) return error;
+  const code = (error as { code?: string }).code;
+  if (code === "not_found") return RequestError.sessionNotFound(sessionId);
   const message = error instanceof Error ? error.message : String(error);
   log(`prompt: ${message}`);
-  return RequestError.internalError({ code: (error as { code?: string }).code }, message);
+  return RequestError.internalError({ code }, message);
 }
 
 function initializeResponse(): InitializeResponse {
@@ -148,7 +155,7 @@ function agentApp(joined: Promise<Joined>, log: AcpLog): AgentApp {
       try {
         return { stopReason: await run.run(await promptMessage(client, params.prompt)) };
       } catch (error) {
-        throw asRequestError(error, log);
+        throw asRequestError(error, params.sessionId, log);
       } finally {
         runs.delete(params.sessionId);
       }
@@ -159,8 +166,8 @@ function agentApp(joined: Promise<Joined>, log: AcpLog): AgentApp {
 }
 
 /**
- * Serves ACP on `input`/`output` for the gateway at `url` until `input` ends (docs/PROTOCOL.md
- * §20.1). The editor's `initialize` is answered at once while the gateway is dialed; when the
+ * Serves ACP on `input`/`output` for the gateway at `url` until `input` ends
+ * (docs/PROTOCOL.md §20.1). The editor's `initialize` is answered at once while the gateway is dialed; when the
  * gateway refuses the token (`auth`), cannot be reached on the first attempt (`disconnected`) or
  * has no such channel (`not_found`), the ACP connection is closed and this rejects with a
  * {@link ClientError} whose message is one line for a person.

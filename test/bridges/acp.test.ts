@@ -234,6 +234,12 @@ describe("chat-gateway acp", () => {
     await expect(
       bridge.connection.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "fail" }] }),
     ).rejects.toThrow(/on fire/);
+    await expect(
+      bridge.connection.agent.request("session/prompt", {
+        sessionId: "default/nope",
+        prompt: [{ type: "text", text: "hi" }],
+      }),
+    ).rejects.toMatchObject({ code: -32002 });
   });
 
   test("a free-text question is shown as an agent message and answered from the phone", async () => {
