@@ -61,8 +61,13 @@ async function stopUnconfirmed(services: QueueServices, owner: Owner, lane: Lane
     if (open.length === 0) return NOTHING_STOPPED;
     await take(owner, lane);
     let stopped: MessageId | null = null;
-    for (const { message } of open)
-      if (await endInterrupted(services, owner, message, undefined, "stopped")) stopped = message.message_id;
+    for (const { message } of open) {
+      // Ended here, or by its holder's own stop that landed first (the late confirmation).
+      const ended =
+        (await endInterrupted(services, owner, message, undefined, "stopped")) ||
+        (await services.storage.getMessage(owner, message.message_id))?.status === "stopped";
+      if (ended) stopped = message.message_id;
+    }
     if (stopped === null) return NOTHING_STOPPED;
     services.live(owner, { type: "typing", payload: { on: false, chat_id: lane.chat_id, thread_id: lane.thread_id } });
     return { stopped: true, message_id: stopped };

@@ -294,10 +294,11 @@ export async function endInterrupted(
 
 /**
  * Take up the waiting messages that no job of this process will reach (after a restart, or a dead
- * process's): one job per lane, aimed at the message the lane answers last, which answers every
- * waiting message before it in lane order (docs/PROTOCOL.md §4.2). One job, not one per message:
- * a long queue costs the owner one turn of its bound (`maxTurnsPerOwner`), and a lane whose last
- * message a job here already reaches is left to that job.
+ * process's), in lane order (docs/PROTOCOL.md §4.2). With a lane lock, one job per lane, aimed at
+ * the message the lane answers last, which answers every waiting message before it: a long queue
+ * costs the owner one turn of its bound (`maxTurnsPerOwner`), and a lane whose last message a job
+ * here already reaches is left to that job. Without one, a job answers its own message only
+ * (`serveOwn`), so each waiting message gets its own.
  */
 export async function recoverWaiting(services: QueueServices, answer: AnswerWaiting): Promise<void> {
   if (!keepsQueue(services)) return;
@@ -307,20 +308,23 @@ export async function recoverWaiting(services: QueueServices, answer: AnswerWait
     byLane.set(key, [...(byLane.get(key) ?? []), entry]);
   }
   const targets = targetsOf(services.lanes);
+  const shared = services.options.laneLock !== undefined;
   for (const entries of byLane.values()) {
-    const { owner, message } = entries.sort((a, b) => queueOrder(a.message, b.message)).at(-1)!;
-    if (targets.has(message.message_id)) continue;
-    // Behind this process's own jobs of the lane, never ahead of them (no `interrupt` jump), and
-    // only on a free lane: waiting behind a live holder would make this process a party to the
-    // owner's turns (their relays, their frames) with no device of the owner here.
-    enqueueWaiting(
-      services,
-      owner,
-      { chat_id: message.chat_id, thread_id: message.thread_id },
-      { ...message, interrupt: undefined },
-      answer,
-      undefined,
-      true,
-    );
+    entries.sort((a, b) => queueOrder(a.message, b.message));
+    for (const { owner, message } of shared ? entries.slice(-1) : entries) {
+      if (targets.has(message.message_id)) continue;
+      // Behind this process's own jobs of the lane, never ahead of them (no `interrupt` jump), and
+      // only on a free lane: waiting behind a live holder would make this process a party to the
+      // owner's turns (their relays, their frames) with no device of the owner here.
+      enqueueWaiting(
+        services,
+        owner,
+        { chat_id: message.chat_id, thread_id: message.thread_id },
+        { ...message, interrupt: undefined },
+        answer,
+        undefined,
+        true,
+      );
+    }
   }
 }
