@@ -5,12 +5,13 @@
  *   node --import tsx bench/doors.ts            # 20 warm-up + 200 measured turns per side
  *   node --import tsx bench/doors.ts --quick    # 5 warm-up + 40 measured turns per side
  *
- * The gateway (memory storage, a runtime that yields its first token at once) runs in a child
- * process with its doors and WebSocket on one port. This process alternates the sides turn by
- * turn, one turn at a time, 120 ms apart, each side its own owner: a WebSocket device (`caps.delta`) sends `message.send` into a new
- * thread and times its first `message.update` with text; the official `openai` client sends a
- * streamed chat completion of one user message (a new thread too) and times its first content
- * delta. Each turn runs to its end before the next starts. Prints a Markdown table and the raw JSON.
+ * The gateway (memory storage, a runtime that yields its first token at once and the rest 30 ms
+ * later) runs in a child process with its doors and WebSocket on one port. This process
+ * alternates the sides turn by turn, one turn at a time, 120 ms apart, each side its own owner: a
+ * WebSocket device (`caps.delta`) sends `message.send` into a new thread and times its first
+ * `message.update` with text; the official `openai` client sends a streamed chat completion of one
+ * user message (a new thread too) and times its first content delta. Each turn runs to its end
+ * before the next starts. Prints a Markdown table and the raw JSON.
  * @module
  */
 import { fork } from "node:child_process";
