@@ -31,6 +31,7 @@ const BENCHES: Array<{ name: string; aliases: string[]; file: string }> = [
   { name: "fallbacks", aliases: ["storage-fallbacks"], file: "storage-fallbacks.ts" },
   { name: "capacity", aliases: ["storm", "reconnect"], file: "capacity.ts" },
   { name: "read-state", aliases: ["read", "unread", "push-decision"], file: "read-state.ts" },
+  { name: "doors", aliases: ["door", "first-token"], file: "doors.ts" },
 ];
 
 interface Outcome {

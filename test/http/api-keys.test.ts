@@ -2,6 +2,7 @@
 // HTTP, stored only as hashes in a 0600 keys.json, accepted by the doors (through the official
 // `openai` client) and by hello, and by no other route; revoked, removed with their user and on a
 // password change; at most 20 per user, also when two processes add at once.
+import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { readFile, stat } from "node:fs/promises";
@@ -157,6 +158,27 @@ describe("API keys - the CLI", () => {
     expect((await runUserCliProcess(file, ["key", "add", "carol"], undefined)).code).toBe(1);
     expect((await runUserCliProcess(file, ["key", "list", "alice", "extra"], undefined)).code).toBe(2);
     expect((await runUserCliProcess(file, ["key", "revoke", "alice", "id", "--label", "x"], undefined)).code).toBe(2);
+  });
+
+  it("the package's binary runs it: chat-gateway key add, then key list", async () => {
+    const bin = (args: string[]) =>
+      new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts", ...args], {
+          cwd: path.resolve(import.meta.dirname, "../.."),
+          env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: dir },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        child.stdout.on("data", (c) => (out += c));
+        child.on("error", reject);
+        child.on("close", (code) => resolve({ code, out }));
+      });
+    const added = await bin(["key", "add", "alice", "--label", "bin"]);
+    expect(added.code).toBe(0);
+    expect(added.out).toMatch(/^key: cgk_/);
+    const listed = await bin(["key", "list", "alice"]);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toContain("\tbin\t");
   });
 
   it("two processes adding at once both land", async () => {
