@@ -27,6 +27,7 @@ export const entrypoints = [
   { subpath: "./metrics", source: "adapters/metrics/index.ts" },
   { subpath: "./doors", source: "adapters/doors/index.ts" },
   { subpath: "./mcp", source: "adapters/bridges/mcp/index.ts" },
+  { subpath: "./acp", source: "adapters/acp/index.ts" },
 ];
 
 /** "./storage/memory" -> "storage/memory", "." -> "index" */

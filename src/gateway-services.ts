@@ -14,6 +14,7 @@ import { ConnectionCount } from "./connection/connection-count.js";
 import { HelloGate } from "./connection/hello-gate.js";
 import { sharedBudgets } from "./connection/shared-budgets.js";
 import { awayPush } from "./push/away-push.js";
+import { PublicUrls } from "./push/public-url.js";
 import { FanOut } from "./outbox/fan-out.js";
 import { Outbox } from "./outbox/outbox.js";
 import { ChannelDirectory } from "./channels/channel-directory.js";
@@ -48,6 +49,7 @@ export function wireServices(
     connectedOwners: fanOut.owners,
   });
   const channels = new ChannelDirectory(storage, now);
+  const publicUrls = new PublicUrls(options.publicUrl);
   const lanes = new LaneScheduler(
     options.maxTurnsPerOwner,
     options.laneLock,
@@ -81,7 +83,9 @@ export function wireServices(
       log,
       now,
       connectionCount: fanOut.connectionCount,
+      publicUrls,
     }),
+    publicUrls,
     ensureDefaultChannel: channels.ensureDefaultChannel,
     resolveLane: channels.resolveLane,
     attach: fanOut.attach,

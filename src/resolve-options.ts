@@ -8,6 +8,7 @@ import { resolveLogger } from "./contracts/logger.js";
 import { LIMITS } from "./protocol/limits.js";
 import { defineStorage } from "./storage/define-storage.js";
 import { refuseMissingCapabilities } from "./storage/capabilities.js";
+import { publicUrlOf } from "./push/public-url.js";
 import type { Storage } from "./contracts/storage.js";
 import type { RateLimit } from "./connection/token-bucket.js";
 
@@ -149,6 +150,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     backpressure: resolveBackpressure(options.backpressure),
     runtimeInfo: options.runtimeInfo ?? {},
     pushAfterMs: nonNegative("pushAfterMs", options.pushAfterMs, 60_000),
+    publicUrl: publicUrlOf(options.publicUrl),
     pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 5_000),
     scheduler: options.scheduler

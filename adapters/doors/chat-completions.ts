@@ -109,8 +109,16 @@ function wholeAnswer(res: ServerResponse, request: ChatRequest): (event: AnswerE
 /** Handles one Chat Completions request. */
 export async function chatCompletions(ctx: DoorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const request = readChatRequest(await readJsonBody(req, ctx.maxBodyBytes, ctx.bodyTimeoutMs));
-  await followAnswer(ctx, req, res, "openai", async (turn) => {
-    const sent = await sendConversation(turn, request.model, request.earlier, request.last);
-    return { sent, emit: request.stream ? streamAnswer(ctx, res, request) : wholeAnswer(res, request) };
-  });
+  const last = { text: request.last, images: request.images };
+  await followAnswer(
+    ctx,
+    req,
+    res,
+    "openai",
+    async (turn) => {
+      const sent = await sendConversation(turn, request.model, request.earlier, last);
+      return { sent, emit: request.stream ? streamAnswer(ctx, res, request) : wholeAnswer(res, request) };
+    },
+    { media: last.images.length > 0 },
+  );
 }

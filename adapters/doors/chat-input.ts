@@ -3,12 +3,18 @@
  * stateless client re-sends, and the user's new message.
  * @module
  */
+import { readImageUrl, type DoorImage } from "./door-images.js";
 import { invalidRequest } from "./openai-errors.js";
 
 /** One earlier message as the gateway compares it: who said it, and its text. */
 export interface ChatTurn {
   role: "user" | "assistant";
   text: string;
+}
+
+/** A message as read from a request: its turn, and the images it carried (`data:` URLs, decoded). */
+export interface ReadTurn extends ChatTurn {
+  images: DoorImage[];
 }
 
 /** What a Chat Completions request asks. */
@@ -19,6 +25,8 @@ export interface ChatRequest {
   earlier: ChatTurn[];
   /** The user's new message. */
   last: string;
+  /** The images of the user's new message, sent with it as media (docs/PROTOCOL.md §19.3). */
+  images: DoorImage[];
   stream: boolean;
   includeUsage: boolean;
 }
@@ -38,19 +46,6 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * The refusal of an image part: one that is not a `data:` URL because the gateway never fetches
- * a URL, and a `data:` one because the doors take text only for now.
- */
-export function imageRefusal(url: unknown, where: string): never {
-  if (typeof url !== "string" || !url.startsWith("data:"))
-    throw invalidRequest(
-      `${where}: an image must be a data: URL; the gateway never fetches a URL`,
-      "invalid_image_url",
-    );
-  throw invalidRequest(`${where}: image input is not supported by this door yet`, "unsupported_content");
-}
-
 /** The refusal of a content part of a type no door reads. */
 export function partRefusal(type: unknown, where: string): never {
   throw invalidRequest(
@@ -59,25 +54,31 @@ export function partRefusal(type: unknown, where: string): never {
   );
 }
 
-/** A content part's text; an image the gateway would have to fetch, or any other part, is refused. */
-function partText(part: unknown, where: string): string {
+/** A content part: its text, or the image of a `data:` URL; any other part is refused. */
+function readPart(part: unknown, where: string): string | DoorImage {
   if (!isRecord(part)) throw invalidRequest(`${where}: a content part must be an object`);
   if (part.type === "text" && typeof part.text === "string") return part.text;
-  if (part.type === "image_url") imageRefusal(isRecord(part.image_url) ? part.image_url.url : undefined, where);
+  if (part.type === "image_url") return readImageUrl(isRecord(part.image_url) ? part.image_url.url : undefined, where);
   partRefusal(part.type, where);
 }
 
-/** A message's text: a string, text parts joined by newlines, or nothing (`null`). */
-function contentText(content: unknown, where: string): string {
-  if (content === undefined || content === null) return "";
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((part, i) => partText(part, `${where}.content[${i}]`)).join("\n");
+/** Parts read as one message: text parts joined by newlines, and the images in order. */
+export function joinParts(parts: Array<string | DoorImage>): { text: string; images: DoorImage[] } {
+  const texts = parts.filter((p): p is string => typeof p === "string");
+  return { text: texts.join("\n"), images: parts.filter((p): p is DoorImage => typeof p !== "string") };
+}
+
+/** A message's text and images: a string, parts, or nothing (`null`). */
+function readContent(content: unknown, where: string): { text: string; images: DoorImage[] } {
+  if (content === undefined || content === null) return { text: "", images: [] };
+  if (typeof content === "string") return { text: content, images: [] };
+  if (Array.isArray(content)) return joinParts(content.map((part, i) => readPart(part, `${where}.content[${i}]`)));
   throw invalidRequest(`${where}.content must be a string or an array of parts`);
 }
 
 /** The messages as turns, in order, with the roles the gateway ignores left out. */
-function readTurns(messages: unknown[]): ChatTurn[] {
-  const turns: ChatTurn[] = [];
+function readTurns(messages: unknown[]): ReadTurn[] {
+  const turns: ReadTurn[] = [];
   messages.forEach((message, i) => {
     const where = `messages[${i}]`;
     if (!isRecord(message) || typeof message.role !== "string")
@@ -85,9 +86,14 @@ function readTurns(messages: unknown[]): ChatTurn[] {
     if (IGNORED_ROLES.has(message.role)) return;
     if (message.role !== "user" && message.role !== "assistant")
       throw invalidRequest(`${where}.role "${message.role.slice(0, 40)}" is not supported`);
-    turns.push({ role: message.role, text: contentText(message.content, where) });
+    turns.push({ role: message.role, ...readContent(message.content, where) });
   });
   return turns;
+}
+
+/** The earlier turns as compared and imported: text only (their images were sent with them before). */
+export function textTurns(turns: readonly ReadTurn[]): ChatTurn[] {
+  return turns.map(({ role, text }) => ({ role, text }));
 }
 
 /** Reads and checks a `/v1/chat/completions` body; anything malformed is a 400 naming the field. */
@@ -105,12 +111,13 @@ export function readChatRequest(body: unknown): ChatRequest {
   if (!isRecord(finalMessage) || finalMessage.role !== "user")
     throw invalidRequest("the last message must be the user's", "last_message_not_user");
   const turns = readTurns(messages);
-  const last = turns.pop() as ChatTurn;
-  if (last.text.trim() === "") throw invalidRequest("the last message has no text");
+  const last = turns.pop() as ReadTurn;
+  if (last.text.trim() === "" && last.images.length === 0) throw invalidRequest("the last message has no text");
   return {
     model,
-    earlier: turns,
+    earlier: textTurns(turns),
     last: last.text,
+    images: last.images,
     stream: stream === true,
     includeUsage: isRecord(streamOptions) && streamOptions.include_usage === true,
   };

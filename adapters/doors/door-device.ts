@@ -32,6 +32,8 @@ export interface DoorHello {
   onFrame?: (frame: DoorFrame) => void;
   /** Called with the connection's id as soon as the gateway accepted it, before the hello. */
   accepted?: (connectionId: string) => void;
+  /** `caps.media`: the request carries images to upload (docs/PROTOCOL.md §7). Default false. */
+  media?: boolean;
 }
 
 /** The gateway is shutting down or draining (close 1001 or 1012): a door answers 503. */
@@ -54,7 +56,7 @@ interface Pending {
 
 /**
  * One door request's device. The caps ask for deltas and pickers (a door streams appends and may
- * show asks), no media bytes and no push: its client is reading right now.
+ * show asks), media only when the request uploads images, and no push: its client is reading now.
  */
 export class DoorDevice {
   readonly #pending = new Map<string, Pending>();
@@ -85,7 +87,7 @@ export class DoorDevice {
       token: hello.token,
       device_id: hello.deviceId,
       device_name: hello.deviceName,
-      caps: { min_protocol: 1, media: false, push: "none", streaming: true, delta: true, pickers: true },
+      caps: { min_protocol: 1, media: hello.media === true, push: "none", streaming: true, delta: true, pickers: true },
     });
     return device;
   }
@@ -98,6 +100,11 @@ export class DoorDevice {
       this.#pending.set(id, { resolve, reject });
       this.#handle?.receiveText(JSON.stringify({ type, id, payload }));
     });
+  }
+
+  /** Sends a binary message (a media chunk, docs/PROTOCOL.md §7), in order with the requests. */
+  sendBinary(data: Uint8Array): void {
+    if (!this.#closed) this.#handle?.receiveBinary(data);
   }
 
   /** The request's client went away, or the door is done: the gateway lets go of this device. */

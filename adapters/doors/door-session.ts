@@ -48,6 +48,7 @@ export async function openDoorSession(
   req: IncomingMessage,
   door: string,
   onFrame?: (frame: DoorFrame) => void,
+  media = false,
 ): Promise<DoorSession> {
   const { gateway, authorize } = ctx;
   const { cookie: _cookie, ...headers } = req.headers;
@@ -74,6 +75,7 @@ export async function openDoorSession(
     context: { remoteAddress: ctx.clientAddress(req), headers },
     deviceId: device,
     deviceName: door,
+    media,
     onFrame,
     accepted: (connectionId) => {
       id = connectionId;

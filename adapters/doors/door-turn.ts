@@ -9,6 +9,7 @@ import type { ChatTurn } from "./chat-input.js";
 import { channelOfModel } from "./channel-models.js";
 import { placeConversation, type DoorLane } from "./conversation-lane.js";
 import type { DoorContext } from "./door-context.js";
+import { uploadImages, type DoorImage } from "./door-images.js";
 import { openDoorSession, type DoorSession } from "./door-session.js";
 
 /** A door request's turn in the making: its context and its device. */
@@ -35,15 +36,21 @@ function forkName(turns: ChatTurn[]): string {
   return first.slice(0, 100).trim() || "Conversation";
 }
 
+/** What a door sends: the user's text and the images that go with it. */
+export interface Outgoing {
+  text: string;
+  images: readonly DoorImage[];
+}
+
 /**
- * Sends `text` into a lane as the door's device, with `key` as its `client_msg_id`. `newThread`
- * makes a thread of the lane's channel first: holding `imports` when there are any, else by
- * auto-threading the send.
+ * Sends a message into a lane as the door's device, with `key` as its `client_msg_id`, its images
+ * uploaded first as the device's media. `newThread` makes a thread of the lane's channel first:
+ * holding `imports` when there are any, else by auto-threading the send.
  */
 export async function sendInto(
   turn: DoorTurn,
   lane: DoorLane,
-  text: string,
+  message: Outgoing,
   key: string | undefined,
   fresh: { newThread: boolean; imports: ChatTurn[] } = { newThread: false, imports: [] },
 ): Promise<SentMessage> {
@@ -58,10 +65,17 @@ export async function sendInto(
     where = { chat_id: lane.chat_id, thread_id: created.payload.chat_id as string };
     await ctx.gateway.importMessages(session.owner, where, fresh.imports);
   }
+  // A repeat of a stored message sends nothing new: its images are not uploaded a second time.
+  const repeat =
+    message.images.length > 0 &&
+    key !== undefined &&
+    (await ctx.storage.findByClientMsgId?.(session.owner, where.chat_id, key)) != null;
+  const media = repeat ? [] : await uploadImages(session.device, message.images);
   const echo = await session.device.request("message.send", {
     chat_id: where.chat_id,
     thread_id: where.thread_id,
-    text,
+    text: message.text,
+    ...(media.length > 0 ? { media_refs: media } : {}),
     ...(key !== undefined ? { client_msg_id: key } : {}),
     ...(fresh.newThread && fresh.imports.length === 0 ? { auto_thread: true } : {}),
   });
@@ -81,7 +95,7 @@ export async function sendConversation(
   turn: DoorTurn,
   model: string,
   earlier: ChatTurn[],
-  last: string,
+  last: Outgoing,
 ): Promise<SentMessage> {
   const { ctx, session } = turn;
   const channel = await channelOfModel(session.device, model);
@@ -89,7 +103,7 @@ export async function sendConversation(
     { storage: ctx.storage, owner: session.owner, device: session.device },
     channel,
     earlier,
-    last,
+    last.text,
   );
   return sendInto(turn, placement.lane, last, placement.key, placement);
 }
@@ -122,9 +136,9 @@ async function endFromHistory(session: DoorSession, sent: SentMessage, follower:
 }
 
 /**
- * Opens the request's device, runs `start` (which sends and says how to answer, or answers and
- * resolves undefined), and passes the answer's events on until it ends, the device closes, the
- * client goes, or `maxWaitMs` passes.
+ * Opens the request's device (with `caps.media` when it uploads images), runs `start` (which sends
+ * and says how to answer, or answers and resolves undefined), and passes the answer's events on
+ * until it ends, the device closes, the client goes, or `maxWaitMs` passes.
  */
 export async function followAnswer(
   ctx: DoorContext,
@@ -132,6 +146,7 @@ export async function followAnswer(
   res: ServerResponse,
   door: string,
   start: (turn: DoorTurn) => Promise<{ sent: SentMessage; emit: (event: AnswerEvent) => void } | undefined>,
+  options: { media?: boolean } = {},
 ): Promise<void> {
   let emit: (event: AnswerEvent) => void = () => undefined;
   let finish: () => void = () => undefined;
@@ -142,7 +157,7 @@ export async function followAnswer(
     emit(event);
     if (event.type === "end" || event.type === "gone") finish();
   });
-  const session = await openDoorSession(ctx, req, door, (frame) => follower.handle(frame));
+  const session = await openDoorSession(ctx, req, door, (frame) => follower.handle(frame), options.media);
   const clientGone = () => finish();
   res.once("close", clientGone);
   const timer = setTimeout(

@@ -3,7 +3,16 @@
  * string or message items, and the answer it continues when it names one.
  * @module
  */
-import { CHAT_INPUT_LIMITS, imageRefusal, isRecord, partRefusal, type ChatTurn } from "./chat-input.js";
+import {
+  CHAT_INPUT_LIMITS,
+  isRecord,
+  joinParts,
+  partRefusal,
+  textTurns,
+  type ChatTurn,
+  type ReadTurn,
+} from "./chat-input.js";
+import { readImageUrl, type DoorImage } from "./door-images.js";
 import { DoorError, invalidRequest } from "./openai-errors.js";
 
 /** What a Responses request asks. */
@@ -16,6 +25,8 @@ export interface ResponsesRequest {
   earlier: ChatTurn[];
   /** The user's new message. */
   last: string;
+  /** The images of the user's new message, sent with it as media. */
+  images: DoorImage[];
   stream: boolean;
 }
 
@@ -34,16 +45,16 @@ const IGNORED_ROLES = new Set(["system", "developer"]);
 /** Items a client may send back from an earlier output; they carry nothing the lane lacks. */
 const IGNORED_ITEMS = new Set(["reasoning"]);
 
-/** A content part's text; an image the gateway would have to fetch, or a file, is refused. */
-function partText(part: unknown, where: string): string {
+/** A content part: its text, or the image of a `data:` URL; a URL to fetch, a file id or a file is refused. */
+function readPart(part: unknown, where: string): string | DoorImage {
   if (!isRecord(part)) throw invalidRequest(`${where}: a content part must be an object`);
   if ((part.type === "input_text" || part.type === "output_text") && typeof part.text === "string") return part.text;
-  if (part.type === "input_image") imageRefusal(part.image_url, where);
+  if (part.type === "input_image") return readImageUrl(part.image_url, where);
   partRefusal(part.type, where);
 }
 
 /** An item as a turn, or undefined for an item the gateway ignores. */
-function readItem(item: unknown, where: string): ChatTurn | undefined {
+function readItem(item: unknown, where: string): ReadTurn | undefined {
   if (!isRecord(item)) throw invalidRequest(`${where} must be an object`);
   if (typeof item.type === "string" && IGNORED_ITEMS.has(item.type)) return undefined;
   if (item.type !== undefined && item.type !== "message")
@@ -53,20 +64,18 @@ function readItem(item: unknown, where: string): ChatTurn | undefined {
   if (item.role !== "user" && item.role !== "assistant")
     throw invalidRequest(`${where}.role "${item.role.slice(0, 40)}" is not supported`);
   const { content } = item;
-  let text: string;
-  if (typeof content === "string") text = content;
-  else if (Array.isArray(content)) text = content.map((p, i) => partText(p, `${where}.content[${i}]`)).join("\n");
-  else throw invalidRequest(`${where}.content must be a string or an array of parts`);
-  return { role: item.role, text };
+  if (typeof content === "string") return { role: item.role, text: content, images: [] };
+  if (!Array.isArray(content)) throw invalidRequest(`${where}.content must be a string or an array of parts`);
+  return { role: item.role, ...joinParts(content.map((p, i) => readPart(p, `${where}.content[${i}]`))) };
 }
 
 /** The input's turns: a string is one user message. */
-function readInput(input: unknown): ChatTurn[] {
-  if (typeof input === "string") return [{ role: "user", text: input }];
+function readInput(input: unknown): ReadTurn[] {
+  if (typeof input === "string") return [{ role: "user", text: input, images: [] }];
   if (!Array.isArray(input) || input.length === 0) throw invalidRequest("input must be a string or a non-empty array");
   if (input.length > CHAT_INPUT_LIMITS.maxMessages)
     throw invalidRequest(`at most ${CHAT_INPUT_LIMITS.maxMessages} items`);
-  const turns: ChatTurn[] = [];
+  const turns: ReadTurn[] = [];
   input.forEach((item, i) => {
     const turn = readItem(item, `input[${i}]`);
     if (turn) turns.push(turn);
@@ -87,12 +96,13 @@ export function readResponsesRequest(body: unknown): ResponsesRequest {
   const turns = readInput(input);
   const last = turns.pop();
   if (last?.role !== "user") throw invalidRequest("the last input item must be the user's", "last_message_not_user");
-  if (last.text.trim() === "") throw invalidRequest("the last input item has no text");
+  if (last.text.trim() === "" && last.images.length === 0) throw invalidRequest("the last input item has no text");
   return {
     model,
     previous: typeof previous === "string" ? answerIdOf(previous) : undefined,
-    earlier: turns,
+    earlier: textTurns(turns),
     last: last.text,
+    images: last.images,
     stream: stream === true,
   };
 }

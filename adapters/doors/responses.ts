@@ -37,11 +37,12 @@ async function answerOf(turn: DoorTurn, messageId: string): Promise<StoredMessag
 
 /** Sends the input's last message: after the answer it continues, or where its conversation is. */
 async function sendInput(turn: DoorTurn, request: ResponsesRequest): Promise<SentMessage> {
-  if (request.previous === undefined) return sendConversation(turn, request.model, request.earlier, request.last);
+  const last = { text: request.last, images: request.images };
+  if (request.previous === undefined) return sendConversation(turn, request.model, request.earlier, last);
   await channelOfModel(turn.session.device, request.model);
   const answer = await answerOf(turn, request.previous);
   const lane = { chat_id: answer.chat_id, thread_id: answer.thread_id ?? null };
-  return sendInto(turn, lane, request.last, continuationKey(request.previous, request.last));
+  return sendInto(turn, lane, last, continuationKey(request.previous, request.last));
 }
 
 /** Writes a response's events as named server-sent events, from the answer's start to its end. */
@@ -96,12 +97,19 @@ export async function createResponse(ctx: DoorContext, req: IncomingMessage, res
     createdAt: Math.floor(askedAt / 1000),
     previousResponseId: request.previous === undefined ? null : `resp_${request.previous}`,
   });
-  await followAnswer(ctx, req, res, "openai", async (turn) => {
-    const sent = await sendInput(turn, request);
-    askedAt = sent.ts ?? askedAt;
-    model = await modelOf(turn, sent.lane.chat_id);
-    return { sent, emit: request.stream ? streamEvents(ctx, res, head, -1) : wholeResponse(res, head) };
-  });
+  await followAnswer(
+    ctx,
+    req,
+    res,
+    "openai",
+    async (turn) => {
+      const sent = await sendInput(turn, request);
+      askedAt = sent.ts ?? askedAt;
+      model = await modelOf(turn, sent.lane.chat_id);
+      return { sent, emit: request.stream ? streamEvents(ctx, res, head, -1) : wholeResponse(res, head) };
+    },
+    { media: request.images.length > 0 },
+  );
 }
 
 /** What `GET /v1/responses/{id}` asks: the object, or its events after `starting_after`. */

@@ -3,7 +3,8 @@
  * the chat it names and the conversation it holds (docs/PROTOCOL.md §19).
  * @module
  */
-import type { ChatTurn } from "./chat-input.js";
+import { joinParts, type ChatTurn, type ReadTurn } from "./chat-input.js";
+import { readImageUrl, type DoorImage } from "./door-images.js";
 import { invalidRequest } from "./openai-errors.js";
 
 /** What a `POST /api/chat` asks. */
@@ -12,6 +13,8 @@ export interface UiChatRequest {
   id: string;
   earlier: ChatTurn[];
   last: string;
+  /** The images (file parts of an image type, as `data:` URLs) of the last user message. */
+  images: DoorImage[];
   /** The UI message id of the last user message (the client's own, unique per message). */
   lastId: string;
   regenerate: boolean;
@@ -21,18 +24,24 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** A UI message's text: its `text` parts joined by newlines; files and other parts are refused. */
-function uiText(message: Record<string, unknown>, where: string): string {
+/**
+ * A UI message's text (its `text` parts joined by newlines) and images (its `file` parts of an
+ * image type, as `data:` URLs); any other file is refused.
+ */
+function uiContent(message: Record<string, unknown>, where: string): { text: string; images: DoorImage[] } {
   if (!Array.isArray(message.parts)) throw invalidRequest(`${where}.parts must be an array`);
-  const texts: string[] = [];
+  const parts: Array<string | DoorImage> = [];
   message.parts.forEach((part, i) => {
     if (!isRecord(part)) throw invalidRequest(`${where}.parts[${i}] must be an object`);
-    if (part.type === "text" && typeof part.text === "string") texts.push(part.text);
-    else if (part.type === "file")
-      throw invalidRequest(`${where}.parts[${i}]: files are not supported by this door yet`);
+    if (part.type === "text" && typeof part.text === "string") parts.push(part.text);
+    else if (part.type === "file") {
+      if (typeof part.mediaType !== "string" || !part.mediaType.toLowerCase().startsWith("image/"))
+        throw invalidRequest(`${where}.parts[${i}]: only image files are supported`, "unsupported_content");
+      parts.push(readImageUrl(part.url, `${where}.parts[${i}]`));
+    }
     // Reasoning, tool, step and data parts are the gateway's own output coming back: left out.
   });
-  return texts.join("\n");
+  return joinParts(parts);
 }
 
 /** Reads and checks a `/api/chat` body. */
@@ -44,7 +53,7 @@ export function readUiChatRequest(body: unknown): UiChatRequest {
     throw invalidRequest("messages must be a non-empty array of at most 2,000");
   if (trigger !== undefined && trigger !== "submit-message" && trigger !== "regenerate-message")
     throw invalidRequest("trigger must be submit-message or regenerate-message");
-  const turns: Array<ChatTurn & { id: string }> = [];
+  const turns: Array<ReadTurn & { id: string }> = [];
   messages.forEach((message, i) => {
     const where = `messages[${i}]`;
     if (!isRecord(message) || typeof message.role !== "string") throw invalidRequest(`${where} must be a UI message`);
@@ -52,7 +61,7 @@ export function readUiChatRequest(body: unknown): UiChatRequest {
     if (message.role !== "user" && message.role !== "assistant") throw invalidRequest(`${where}.role is not supported`);
     turns.push({
       role: message.role,
-      text: uiText(message, where),
+      ...uiContent(message, where),
       id: typeof message.id === "string" ? message.id : "",
     });
   });
@@ -61,11 +70,12 @@ export function readUiChatRequest(body: unknown): UiChatRequest {
     turns.pop();
   const last = turns.pop();
   if (last?.role !== "user") throw invalidRequest("the last message must be the user's", "last_message_not_user");
-  if (last.text.trim() === "") throw invalidRequest("the last message has no text");
+  if (last.text.trim() === "" && last.images.length === 0) throw invalidRequest("the last message has no text");
   return {
     id,
-    earlier: turns.map(({ role, text }) => ({ role, text })),
+    earlier: turns.map(({ role, text }): ChatTurn => ({ role, text })),
     last: last.text,
+    images: last.images,
     lastId: last.id.slice(0, 128),
     regenerate: trigger === "regenerate-message",
   };

@@ -34,15 +34,16 @@ async function aiStreams(): Promise<AiStreams> {
 async function sendChat(turn: DoorTurn, request: UiChatRequest): Promise<SentMessage> {
   const place = await placeChat(turn, request.id);
   const key = request.regenerate ? undefined : uiMessageKey(request.id, request.lastId);
-  if (place.kind === "lane") return sendInto(turn, place.lane, request.last, key);
+  const last = { text: request.last, images: request.images };
+  if (place.kind === "lane") return sendInto(turn, place.lane, last, key);
   if (place.kind === "bound") {
     // The chat's first message again (a retry before anything else was said): follow its answer.
     const retry = request.earlier.length === 0 && !request.regenerate && place.first.text === request.last;
     if (retry) return { messageId: place.first.message_id, lane: place.lane };
-    return sendInto(turn, place.lane, request.last, key);
+    return sendInto(turn, place.lane, last, key);
   }
   const flat = { chat_id: BINDING_CHANNEL, thread_id: null };
-  return sendInto(turn, flat, request.last, place.bindingKey, { newThread: true, imports: request.earlier });
+  return sendInto(turn, flat, last, place.bindingKey, { newThread: true, imports: request.earlier });
 }
 
 /**
@@ -74,10 +75,14 @@ async function openUiStream(ctx: DoorContext, res: ServerResponse): Promise<(eve
 export async function uiChat(ctx: DoorContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const request = readUiChatRequest(await readJsonBody(req, ctx.maxBodyBytes, ctx.bodyTimeoutMs));
   await aiStreams();
-  await followAnswer(ctx, req, res, "ai-sdk", async (turn) => {
-    const sent = await sendChat(turn, request);
-    return { sent, emit: await openUiStream(ctx, res) };
-  });
+  await followAnswer(
+    ctx,
+    req,
+    res,
+    "ai-sdk",
+    async (turn) => ({ sent: await sendChat(turn, request), emit: await openUiStream(ctx, res) }),
+    { media: request.images.length > 0 },
+  );
 }
 
 /** `GET /api/chat/{id}/stream`: the lane's running answer from its start, or 204. */

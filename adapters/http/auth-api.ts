@@ -7,6 +7,7 @@ import { LOGIN_LIMITS } from "./limits.js";
 import type { LockoutStore, LoginLockout } from "./lockout.js";
 import type { PasswordVerifier } from "./passwords.js";
 import type { RequestGuard } from "./request-guard.js";
+import type { ApiKeyStore } from "./api-key-store.js";
 import { deviceTokenDigest, type DeviceTokenStore, type StoredDevice } from "./device-store.js";
 import { createSessionToken, sessionId } from "./sessions.js";
 import type { UserStore } from "./user-store.js";
@@ -39,6 +40,10 @@ export interface AuthContext {
   revoke(revocation: Revocation): void;
   /** Paired devices (docs/PROTOCOL.md §16): a device token is a credential too. */
   devices: DeviceTokenStore;
+  /** API keys (docs/PROTOCOL.md §19.1): credentials of the doors and `hello` only. */
+  keys: ApiKeyStore;
+  /** Keys one user may have at once. */
+  maxKeysPerUser: number;
 }
 
 /** Closes the connections of revoked devices, in every gateway subscribed: a device's session id is its token digest. */

@@ -30,7 +30,8 @@ commands:
 The devices live in devices.json beside the users file (--users-file or GATEWAY_USERS_FILE).
 `;
 
-function iso(seconds: number): string {
+/** A Unix time as an ISO 8601 instant without milliseconds. */
+export function iso(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
@@ -57,7 +58,7 @@ function parse(argv: readonly string[]): { args: string[]; file?: string } {
  * Whether `user` is in the users file; says why not on stderr. An unknown name is refused rather
  * than listed as having no devices, so a typo or the wrong users file does not pass for success.
  */
-async function knownUser(file: string, user: string, io: DeviceCliIO): Promise<boolean> {
+export async function knownUser(file: string, user: string, io: DeviceCliIO): Promise<boolean> {
   try {
     if ((await new UserStore(file).read()).has(user)) return true;
     io.stderr.write(`${terminalText(`user ${user} does not exist`)}\n`);

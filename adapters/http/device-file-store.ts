@@ -3,20 +3,14 @@
  * survive a restart, and the device CLI revokes one by editing the file while the server runs.
  * @module
  */
-import { promises as fs } from "node:fs";
 import path from "node:path";
-import { writeFileAtomic } from "./atomic-file.js";
-import { withFileLock } from "./file-lock.js";
-import { readPrivateText } from "./private-file.js";
+import { lockedTableFile } from "./locked-table-file.js";
 import { deviceTable, type DeviceTokenStore, type StoredDevice } from "./device-store.js";
 
 /** The device store file that goes with a users file: `devices.json` in its folder. */
 export function devicesFileOf(usersFile: string): string {
   return path.join(path.dirname(usersFile), "devices.json");
 }
-
-/** How often the file is looked at (one `stat`) while someone listens for revocations, in milliseconds. */
-const POLL_MS = 250;
 
 function isDevice(value: unknown): value is StoredDevice {
   const d = value as Record<string, unknown>;
@@ -35,39 +29,6 @@ function isDevice(value: unknown): value is StoredDevice {
 }
 
 /**
- * The devices a file holds; a missing file holds none. A malformed one is an error: it must not
- * quietly forget devices. So is one that others may write: they could add a device of any user.
- */
-async function readDevices(file: string): Promise<Map<string, StoredDevice>> {
-  let text: string;
-  try {
-    text = await readPrivateText(file, "device store", "the devices");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return new Map();
-    throw error;
-  }
-  const parsed = JSON.parse(text) as { devices?: unknown };
-  if (!Array.isArray(parsed?.devices) || !parsed.devices.every(isDevice))
-    throw new Error(`device store ${file} is malformed`);
-  return new Map(parsed.devices.map((d) => [d.token_sha256, d]));
-}
-
-/** The file's text for a table of devices. */
-function text(devices: Map<string, StoredDevice>): string {
-  return `${JSON.stringify({ devices: [...devices.values()] }, null, 2)}\n`;
-}
-
-async function signature(file: string): Promise<string> {
-  try {
-    const s = await fs.stat(file);
-    // ctime too: a chmod that lets others write the file must be noticed before anything they write.
-    return `${s.ino}:${s.mtimeMs}:${s.ctimeMs}:${s.size}`;
-  } catch {
-    return "missing";
-  }
-}
-
-/**
  * A {@link DeviceTokenStore} in a JSON file (mode 0600, replaced atomically), holding only the
  * SHA-256 of each token. Every change is a read-modify-write under the lock file `<file>.lock`
  * shared with every other process using the file (the CLI, a second server): the file is read
@@ -79,61 +40,16 @@ async function signature(file: string): Promise<string> {
  * connections close.
  */
 export function fileDeviceStore(file: string): DeviceTokenStore {
-  let table = new Map<string, StoredDevice>();
-  let seen = "";
-  /** Grows with each copy swapped in: a read of the file that started before a newer swap is dropped. */
-  let version = 0;
-  let loading: Promise<void> | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
-  const listeners = new Set<(digest: string) => void>();
-  let timer: NodeJS.Timeout | undefined;
-
-  /** Makes `next` the copy lookups read; reports the devices gone from it. */
-  function swap(next: Map<string, StoredDevice>, signed: string): void {
-    const gone = [...table.keys()].filter((digest) => !next.has(digest));
-    table = next;
-    seen = signed;
-    version++;
-    for (const digest of gone) for (const listener of [...listeners]) listener(digest);
-  }
-
-  /** Reads the file again when it changed (one read at a time); never waits for a write. */
-  function load(): Promise<void> {
-    loading ??= (async () => {
-      const started = version;
-      const signed = await signature(file);
-      if (signed === seen) return;
-      const next = await readDevices(file);
-      if (version === started) swap(next, signed);
-    })().finally(() => {
-      loading = undefined;
-    });
-    return loading;
-  }
-
-  /** Applies one change to the file's current content under the cross-process lock; one change at a time here. */
-  function change<T>(apply: (ops: ReturnType<typeof deviceTable>) => Promise<T>): Promise<T> {
-    const run = queue.then(async () => {
-      await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-      return withFileLock(`${file}.lock`, async () => {
-        const draft = await readDevices(file);
-        const before = text(draft);
-        const result = await apply(deviceTable(draft));
-        // A refused add, a touch of a revoked device or a revocation of none costs no write.
-        if (text(draft) !== before) await writeFileAtomic(file, text(draft));
-        swap(draft, await signature(file));
-        return result;
-      });
-    });
-    queue = run.catch(() => undefined);
-    return run;
-  }
-
-  const read = async () => {
-    await load();
-    return deviceTable(table);
-  };
-
+  const store = lockedTableFile(file, {
+    field: "devices",
+    what: "device store",
+    contents: "the devices",
+    isRecord: isDevice,
+    keyOf: (d) => d.token_sha256,
+  });
+  const change = <T>(apply: (ops: ReturnType<typeof deviceTable>) => Promise<T>) =>
+    store.change((draft) => apply(deviceTable(draft)));
+  const read = async () => deviceTable(await store.read());
   return {
     add: (device, max) => change((ops) => ops.add(device, max)),
     find: async (digest) => (await read()).find(digest),
@@ -143,17 +59,6 @@ export function fileDeviceStore(file: string): DeviceTokenStore {
     // A user with no device costs no write (the CLI calls it on every remove and set-password).
     removeUser: async (username) =>
       (await (await read()).list(username)).length === 0 ? [] : change((ops) => ops.removeUser(username)),
-    onRevocation(listener) {
-      listeners.add(listener);
-      timer ??= setInterval(() => void load().catch(() => undefined), POLL_MS);
-      timer.unref();
-      return () => {
-        listeners.delete(listener);
-        if (listeners.size === 0 && timer !== undefined) {
-          clearInterval(timer);
-          timer = undefined;
-        }
-      };
-    },
+    onRevocation: (listener) => store.onGone(listener),
   };
 }

@@ -56,7 +56,7 @@ function listed(d: PairedDevice): Omit<PairedDevice, "username"> {
 }
 
 /** The JSON body as an object, or undefined after answering 400/413. */
-async function bodyOf(
+export async function bodyOf(
   ctx: AuthContext,
   req: IncomingMessage,
   res: ServerResponse,
@@ -78,7 +78,8 @@ function nameOf(value: unknown, fallback: string): string | undefined {
   return typeof value === "string" && value.trim().length > 0 && value.length <= MAX_NAME ? value.trim() : undefined;
 }
 
-function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: string): boolean {
+/** Answers 405 unless the request's method is `allowed`; true when it answered. */
+export function refuseMethod(req: IncomingMessage, res: ServerResponse, allowed: string): boolean {
   if (req.method === allowed) return false;
   req.resume();
   sendJson(res, 405, { error: `method ${req.method} not allowed; use ${allowed}` }, { allow: allowed });
@@ -289,13 +290,15 @@ export async function serveDevices(
     req.resume();
     return sendJson(res, 404, { error: "no such device" });
   }
-  // canonicalPath lower-cases, and device ids are mixed case: the id comes from the raw URL.
+  return revokeDevice(dctx, session.username, lastSegment(req), req, res);
+}
+
+/** The last path segment of the raw URL, decoded: canonicalPath lower-cases, and ids are mixed case. */
+export function lastSegment(req: IncomingMessage): string {
   const last = new URL(req.url ?? "/", "http://x").pathname.split("/").pop() ?? "";
-  let id: string;
   try {
-    id = decodeURIComponent(last);
+    return decodeURIComponent(last);
   } catch {
-    id = last;
+    return last;
   }
-  return revokeDevice(dctx, session.username, id, req, res);
 }

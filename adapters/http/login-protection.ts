@@ -2,12 +2,14 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { resolveLogger } from "chat-gateway";
 import type { Authenticator, Logger, Revocation, Session, SessionStore, UpgradeDecision } from "chat-gateway";
 import { AddressRate } from "./address-rate.js";
+import { keysFileOf, fileApiKeyStore } from "./api-key-file-store.js";
+import { MAX_API_KEYS_PER_USER, type ApiKeyStore } from "./api-key-store.js";
 import type { AuthContext } from "./auth-api.js";
 import { sessionCookieName } from "./cookies.js";
 import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
-import { deviceSession, MAX_DEVICES_PER_USER, type DeviceTokenStore } from "./device-store.js";
+import { MAX_DEVICES_PER_USER, type DeviceTokenStore } from "./device-store.js";
 import type { DevicesContext } from "./devices-api.js";
-import { isTls, readCredential, type TrustProxy } from "./gate.js";
+import { isTls, type TrustProxy } from "./gate.js";
 import { LOGIN_LIMITS } from "./limits.js";
 import { LoginLockout, type LockoutStore } from "./lockout.js";
 import { PairingCodes } from "./pairing-codes.js";
@@ -15,9 +17,10 @@ import { PasswordVerifier } from "./passwords.js";
 import { gateUpgrade, handleRequest } from "./protection-gate.js";
 import { createRequestGuard, type RequestGuardOptions } from "./request-guard.js";
 import { sessionAuthenticator } from "./session-authenticator.js";
+import { sessionChecks } from "./session-checks.js";
 import { memorySessionStore } from "./sessions.js";
 import { UserStore } from "./user-store.js";
-import { watchUserStore, type UserStoreWatch } from "./user-store-watch.js";
+import { watchUserStore } from "./user-store-watch.js";
 
 /** Options of {@link createLoginProtection}. */
 export interface LoginProtectionOptions {
@@ -48,6 +51,11 @@ export interface LoginProtectionOptions {
    * with 429 until one is revoked. An integer from 1 to 10,000. Default 50.
    */
   maxDevicesPerUser?: number;
+  /**
+   * Where the API keys of the doors live, as hashes (docs/PROTOCOL.md §19.1). Default: `keys.json`
+   * beside the users file, which the key CLI edits.
+   */
+  apiKeys?: ApiKeyStore;
   /**
    * Where failed-login counts and lockouts live. Default: this process's memory. Give a shared
    * store (`redisLockoutStore` of `chat-gateway/redis`) when several processes serve one site.
@@ -113,7 +121,8 @@ export interface LoginProtection {
    */
   authorizeUpgrade(req: IncomingMessage): Promise<UpgradeDecision>;
   /**
-   * An {@link Authenticator} for `createGateway({ authenticator })` that accepts these sessions.
+   * An {@link Authenticator} for `createGateway({ authenticator })` that accepts these sessions,
+   * paired devices' tokens and API keys (docs/PROTOCOL.md §19.1).
    * Through its `onRevocation` the gateway closes with 4401 the connections of a session that is
    * logged out or expires, of a user removed or given a new password, and the anonymous ones when
    * login turns on (the user store is looked at every 250 ms).
@@ -208,53 +217,25 @@ function protectionAuthenticator(
   });
 }
 
-/** The paired-device store (docs/PROTOCOL.md §16), subscribed to revocations made elsewhere, and the pairing codes. */
+/**
+ * The paired-device store (docs/PROTOCOL.md §16) and the API key store (docs/PROTOCOL.md §19.1),
+ * subscribed to revocations made elsewhere, and the pairing codes.
+ */
 function pairingParts(options: LoginProtectionOptions, revoke: (revocation: Revocation) => void) {
   const devices = options.devices ?? fileDeviceStore(devicesFileOf(options.usersFile));
   // A device revoked by the CLI or another process closes its connections here too.
   const unsubscribeDevices = devices.onRevocation?.((digest) => revoke({ session: digest }));
+  // So does an API key revoked by the CLI: its connections carry its digest as their session.
+  const keys = options.apiKeys ?? fileApiKeyStore(keysFileOf(options.usersFile));
+  const unsubscribeKeys = keys.onRevocation?.((digest) => revoke({ session: digest }));
   return {
     devices,
+    keys,
+    unsubscribeKeys,
     codes: new PairingCodes(),
     redeems: new AddressRate(LOGIN_LIMITS.maxRedeems, LOGIN_LIMITS.redeemWindowSeconds),
     unsubscribeDevices,
   };
-}
-
-/**
- * Who is signed in: whether login is on with the users in force, and the session of a token (a
- * login's or a paired device's) or of a request, valid only while its user is among those users.
- */
-function sessionChecks(
-  watch: UserStoreWatch,
-  sessions: SessionStore,
-  devices: DeviceTokenStore,
-  clock: () => number,
-  cookieName: (req: IncomingMessage) => string,
-  revoke: (revocation: Revocation) => void,
-) {
-  async function enabledNow(): Promise<{ on: boolean; users: ReadonlyMap<string, string> }> {
-    const snap = await watch.snapshot();
-    return { on: watch.loginOn(), users: snap.users };
-  }
-
-  async function validSession(token: string): Promise<Session | undefined> {
-    const [{ users: known }, now] = [await watch.snapshot(), Math.floor(clock() / 1000)];
-    const session =
-      (await sessions.get(token, now)) ??
-      (await deviceSession(devices, token, now, (gone) => {
-        for (const d of gone) revoke({ session: d.token_sha256 });
-      }));
-    // The user check also covers a shared store fed by a process that still knows a removed user.
-    return session !== undefined && known.has(session.username) ? session : undefined;
-  }
-
-  async function sessionOf(req: IncomingMessage): Promise<Session | undefined> {
-    const credential = readCredential(req, cookieName(req));
-    return credential === undefined ? undefined : validSession(credential.token);
-  }
-
-  return { enabledNow, validSession, sessionOf };
 }
 
 /**
@@ -298,7 +279,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   const { listeners, revoke } = revocationFanout(logger);
   // Other processes sharing the store end sessions too; their connections here must close as well.
   const unsubscribeStore = sessions.onRevocation?.(revoke);
-  const { devices, codes, redeems, unsubscribeDevices } = pairingParts(options, revoke);
+  const { devices, keys, codes, redeems, unsubscribeDevices, unsubscribeKeys } = pairingParts(options, revoke);
   const sweeper = setInterval(() => {
     for (const counts of [lockout, logouts, redeems]) counts.sweep(clock());
   }, 60_000);
@@ -308,13 +289,15 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
   const watch = watchUserStore(users, {
     sessions,
     devices,
+    keys,
     userChanged: (name) => codes.dropUser(name),
     revoke,
     log: (m) => logger.warn(m),
     alarm: (m) => logger.error(m),
     staysOn: options.loginStaysOn === true,
   });
-  const { enabledNow, validSession, sessionOf } = sessionChecks(watch, sessions, devices, clock, cookieName, revoke);
+  const stores = { sessions, devices, keys };
+  const { enabledNow, credential, sessionOf } = sessionChecks(watch, stores, clock, cookieName, revoke);
 
   const ctx: AuthContext = {
     users,
@@ -333,14 +316,16 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
     guard,
     revoke,
     devices,
+    keys,
+    maxKeysPerUser: MAX_API_KEYS_PER_USER,
   };
 
   const dctx: DevicesContext = { auth: ctx, devices, codes, redeems, maxDevicesPerUser: maxDevices };
   return {
     users,
     handle: (req, res) => handleRequest(dctx, signedIn, logger, req, res),
-    authorizeUpgrade: (req) => gateUpgrade(ctx, validSession, logger, req),
-    authenticator: () => protectionAuthenticator(enabledNow, validSession, listeners),
+    authorizeUpgrade: (req) => gateUpgrade(ctx, credential, logger, req),
+    authenticator: () => protectionAuthenticator(enabledNow, credential, listeners),
     userOf(req) {
       return signedIn.get(req) ?? null;
     },
@@ -354,6 +339,7 @@ export function createLoginProtection(options: LoginProtectionOptions): LoginPro
       watch.close();
       unsubscribeStore?.();
       unsubscribeDevices?.();
+      unsubscribeKeys?.();
       listeners.clear();
       await verifier.close();
     },

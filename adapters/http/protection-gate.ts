@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger, Session, UpgradeDecision } from "chat-gateway";
 import { sendJson, serveAuthApi, type AuthContext } from "./auth-api.js";
 import { isDevicesPath, serveDevices, type DevicesContext } from "./devices-api.js";
+import { isKeysPath, serveKeys } from "./keys-api.js";
 import { canonicalPath, isGatedPath, isSignedPath, PUBLIC_PATHS, readCredential } from "./gate.js";
 import { WritableByOthers } from "./private-file.js";
 
@@ -44,6 +45,10 @@ export async function handleRequest(
     if (isSignedPath(pathname)) return false;
     if (isDevicesPath(pathname)) {
       await serveDevices(dctx, pathname, req, res);
+      return true;
+    }
+    if (isKeysPath(pathname)) {
+      await serveKeys(ctx, pathname, req, res);
       return true;
     }
     if (!(await ctx.enabled()).on) return false;

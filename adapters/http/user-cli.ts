@@ -1,7 +1,8 @@
-import { promises as fs } from "node:fs";
-import path from "node:path";
+import { fileApiKeyStore, keysFileOf } from "./api-key-file-store.js";
 import { runDeviceCli } from "./device-cli.js";
 import { devicesFileOf, fileDeviceStore } from "./device-file-store.js";
+import { becomeFolderOwner } from "./folder-owner.js";
+import { runKeyCli } from "./key-cli.js";
 import {
   describeAdoption,
   prepareAdoption,
@@ -10,7 +11,6 @@ import {
   type PendingAdoption,
   type UserCliData,
 } from "./adopt-anonymous.js";
-import type { DeviceTokenStore } from "./device-store.js";
 import { hashPassword } from "./passwords.js";
 import { WritableByOthers } from "./private-file.js";
 import { terminalText } from "./terminal-text.js";
@@ -63,8 +63,11 @@ commands:
 
   device list <name>             list the user's paired devices
   device revoke <name> <id>      revoke one (its connections close at once)
+  key add <name> [--label L]     make an API key for the doors; printed once
+  key list <name>                list the user's API keys
+  key revoke <name> <key_id>     revoke one (its connections close at once)
 
-Removing a user or changing the password also revokes the user's paired devices.
+Removing a user or changing the password also revokes the user's paired devices and API keys.
 The password is prompted for (twice, without echo) or, when standard input is not a
 terminal, read from its first line. The store is --users-file or GATEWAY_USERS_FILE.
 Run it as the user the server runs as; run by root, it acts as the owner of the
@@ -193,51 +196,16 @@ async function readCheckedPassword(io: UserCliIO): Promise<string> {
   return password;
 }
 
-/** The folder `file` is in, or the nearest one above it that exists (the CLI creates the rest). */
-async function nearestFolder(file: string): Promise<string> {
-  let folder = path.dirname(file);
-  for (;;) {
-    try {
-      await fs.stat(folder);
-      return folder;
-    } catch (error) {
-      const parent = path.dirname(folder);
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || parent === folder) return folder;
-      folder = parent;
-    }
-  }
-}
-
 /**
- * Run by root (`uid` 0), becomes the owner of the users file's folder: a root-owned 0600 users file,
- * or root-owned database files left by an adoption, would lock out a server that runs as a service
- * account. A folder owned by root, or a platform without `setuid`, leaves the process as it is.
+ * What a user loses with a removal or a new password: the paired devices and the API keys. Both
+ * stores are read once first: one that cannot be used (others may write it, or it is malformed)
+ * stops the change before it is made, not after the user or the password changed with them in it.
  */
-async function becomeFolderOwner(file: string, uid: number | undefined): Promise<void> {
-  if (uid !== 0 || typeof process.setuid !== "function" || typeof process.setgid !== "function") return;
-  const owner = await fs.stat(await nearestFolder(file)).catch(() => undefined);
-  if (owner === undefined || owner.uid === 0) return;
-  try {
-    process.setgroups?.([owner.gid]);
-    process.setgid(owner.gid);
-    process.setuid(owner.uid);
-  } catch (error) {
-    throw new UserStoreError(
-      `cannot act as the owner (uid ${owner.uid}) of the folder of ${file}: ${(error as Error).message}; run the command as that user`,
-      { cause: error },
-    );
-  }
-}
-
-/**
- * The paired devices' store, read once before a change that revokes devices: one that cannot be
- * used (others may write it, or it is malformed) stops the change before it is made, not after the
- * user or the password changed with the devices still in it.
- */
-async function readableDevices(store: UserStore): Promise<DeviceTokenStore> {
+async function credentialsOf(store: UserStore): Promise<{ removeUser(name: string): Promise<unknown> }> {
   const devices = fileDeviceStore(devicesFileOf(store.path));
-  await devices.list("");
-  return devices;
+  const keys = fileApiKeyStore(keysFileOf(store.path));
+  await Promise.all([devices.list(""), keys.list("")]);
+  return { removeUser: (name) => Promise.all([devices.removeUser(name), keys.removeUser(name)]) };
 }
 
 /**
@@ -324,6 +292,7 @@ function failureText(error: unknown): string {
  */
 export async function runUserCli(argv: readonly string[], io: UserCliIO): Promise<number> {
   if (argv[0] === "device") return runDeviceCli(argv, io);
+  if (argv[0] === "key") return runKeyCli(argv, io);
   let parsed: Parsed;
   try {
     parsed = parse(argv);
@@ -352,10 +321,10 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
     await becomeFolderOwner(store.path, io.uid ?? process.geteuid?.());
     const name = parsed.name!;
     if (parsed.command === "remove") {
-      const devices = await readableDevices(store);
+      const credentials = await credentialsOf(store);
       const left = await store.remove(name);
       // Also done by a running server, which notices; done here for one that is stopped.
-      await devices.removeUser(name);
+      await credentials.removeUser(name);
       const said = left === 0 ? `removed ${name}; no users left, login protection is off` : `removed ${name}`;
       io.stdout.write(`${terminalText(said)}\n`);
       return 0;
@@ -380,9 +349,9 @@ export async function runUserCli(argv: readonly string[], io: UserCliIO): Promis
       return 0;
     }
     if (!users.has(name)) throw new UserStoreError(`user ${name} does not exist`);
-    const devices = await readableDevices(store);
+    const credentials = await credentialsOf(store);
     await store.setHash(name, await hashPassword(await readCheckedPassword(io)));
-    await devices.removeUser(name);
+    await credentials.removeUser(name);
     io.stdout.write(`${terminalText(`password of ${name} changed; its sessions end`)}\n`);
     return 0;
   } catch (error) {

@@ -1,4 +1,5 @@
 import type { Revocation, SessionStore } from "chat-gateway";
+import type { ApiKeyStore } from "./api-key-store.js";
 import type { DeviceTokenStore } from "./device-store.js";
 import type { UserStore, UserStoreSnapshot } from "./user-store.js";
 
@@ -10,6 +11,8 @@ export interface UserStoreWatchOptions {
   sessions: SessionStore;
   /** Paired devices: a user removed or given a new password loses them too (docs/PROTOCOL.md §16). */
   devices?: DeviceTokenStore;
+  /** API keys: a user removed or given a new password loses them too (docs/PROTOCOL.md §19.1). */
+  keys?: ApiKeyStore;
   /** Called with each user removed or given a new password. */
   userChanged?(username: string): void;
   /** Closes the connections a revocation covers. */
@@ -37,6 +40,15 @@ export interface UserStoreWatch {
   close(): void;
 }
 
+/** Ends what a user removed or given a new password held: sessions, paired devices, API keys. */
+function forgetUser(options: UserStoreWatchOptions, name: string): Promise<unknown> {
+  return Promise.all([
+    options.sessions.deleteUser(name),
+    options.devices?.removeUser(name),
+    options.keys?.removeUser(name),
+  ]);
+}
+
 /**
  * Follows the user store, which the CLI changes from another process: a user removed or given a
  * new password loses their sessions and connections, and the first user added (login turning on)
@@ -46,7 +58,7 @@ export interface UserStoreWatch {
  * closed: a service account that cannot read a file rewritten by root must not turn login off.
  */
 export function watchUserStore(users: UserStore, options: UserStoreWatchOptions): UserStoreWatch {
-  const { sessions, revoke, log } = options;
+  const { revoke, log } = options;
   const alarm = options.alarm ?? log;
   /** The snapshot in force: the last one that was not `unreadable`, or the first read whatever it was. */
   let inForce: UserStoreSnapshot | undefined;
@@ -74,9 +86,7 @@ export function watchUserStore(users: UserStore, options: UserStoreWatchOptions)
     }
     if (names.length === 0) return;
     revoking = revoking
-      .then(() =>
-        Promise.all(names.map((name) => Promise.all([sessions.deleteUser(name), options.devices?.removeUser(name)]))),
-      )
+      .then(() => Promise.all(names.map((name) => forgetUser(options, name))))
       .then(
         () => undefined,
         (error: unknown) => log(`could not end the sessions of ${names.join(", ")}: ${String(error)}`),

@@ -26,6 +26,7 @@ export {
   type StorageFactory,
   type StorageUnderTest,
 } from "./storage.js";
+export { describeActionTokenConformance } from "./storage-action-tokens.js";
 export { describeMediaStoreConformance, type MediaStoreFactory } from "./media-store.js";
 export { describeBusConformance, type BusFactory, type BusUnderTest } from "./bus.js";
 export {

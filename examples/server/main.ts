@@ -1,4 +1,4 @@
-// The package's binary: `chat-gateway [acp|mcp|user|device|hook|schedule|--help|server flags]`.
+// The package's binary: `chat-gateway [acp|mcp|user|device|key|hook|schedule|--help|server flags]`.
 // Each command loads only its own modules, so the bridges of docs/PROTOCOL.md §20 start within a
 // second and never load the server.
 

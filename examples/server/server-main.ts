@@ -1,4 +1,4 @@
-// `npm start`: the example server. `user ...` and `device ...` run the user CLI instead;
+// `npm start`: the example server. `user ...`, `device ...` and `key ...` run the user CLI instead;
 // `hook ...` and `schedule ...` talk to the running server.
 import { runUserCli } from "chat-gateway/http";
 import { HELP, parseConfig, UsageError, type ServerConfig } from "./config.js";
@@ -10,7 +10,7 @@ import { startServer } from "./server.js";
 
 /** Runs the example server or its user, hook and schedule CLIs with `argv`; resolves the exit code. */
 export async function runServerMain(argv: string[]): Promise<number> {
-  if (argv[0] === "user" || argv[0] === "device") {
+  if (argv[0] === "user" || argv[0] === "device" || argv[0] === "key") {
     // The same store the server reads: <data-dir>/users.json unless GATEWAY_USERS_FILE says otherwise.
     const config = parseConfig([], process.env);
     return runUserCli(argv, {

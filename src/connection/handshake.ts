@@ -22,6 +22,7 @@ import type { OutboxBounds, Storage } from "../contracts/storage.js";
 import type { ResolvedOptions } from "../options/options.js";
 import type { EnsureDefaultChannel } from "../channels/channel-directory.js";
 import type { ConnectionCount } from "./connection-count.js";
+import type { PublicUrls } from "../push/public-url.js";
 
 export type HelloFrame = Extract<ClientFrame, { type: "hello" }>;
 
@@ -46,6 +47,8 @@ export interface HandshakeServices {
   connectionCount(owner: Owner): number;
   /** Hellos per owner that passed the connection cap and are not attached yet: they hold their place under it. */
   readonly admitting: ConnectionCount;
+  /** The origins the owners' devices connect through, where their pushes lead (docs/PROTOCOL.md §21). */
+  readonly publicUrls: PublicUrls;
 }
 
 /** The connection a hello arrived on, as far as the handshake decides anything about it. */
@@ -163,6 +166,7 @@ export async function shakeHands(
     }
     const attached = await attaching;
     if (conn.isClosed()) return GONE;
+    services.publicUrls.seen(auth.owner, conn.context.headers);
     return { kind: "ready", auth, device, attached, helloOk: helloOk(services, attached.bounds.last, auth.user) };
   } catch (error) {
     return { kind: "failed", what: "hello failed", error };

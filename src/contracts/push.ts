@@ -18,6 +18,11 @@ export interface PushMessage {
   notification_kind?: string;
   /** The open ask a notification of kind `approval` or `clarify` is about (docs/PROTOCOL.md §11). */
   picker_id?: string;
+  /**
+   * What tapping the push opens: the lane's URL on the gateway's public URL, or the lane's path
+   * when no public URL is known (docs/PROTOCOL.md §21). Set by the gateway.
+   */
+  url?: string;
 }
 
 /**

@@ -14,6 +14,7 @@ import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../protoc
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
 import type { HookClaim, HookRecord, OwnedHook } from "./hooks.js";
 import type { OwnedSchedule, ScheduleRecord, ScheduleRun } from "./schedules.js";
+import type { ActionTokenStore } from "./action-tokens.js";
 import type {
   Change,
   CommitResult,
@@ -347,6 +348,8 @@ export interface StorageImplementation {
    * as the core's fallback (what a wrapper around a {@link Storage} passes on).
    */
   capabilities?: Partial<StorageCapabilities>;
+  /** Capability `actionTokens` (docs/PROTOCOL.md §21), its own contract; none: pushes get no action buttons. */
+  actionTokens?: ActionTokenStore;
 }
 
 /** What {@link StorageImplementation.adoptOwner} moved: counts of each kind of record. */
@@ -395,8 +398,9 @@ export interface StorageCapabilities {
  * listed. Each member keeps the guarantee documented on {@link StorageImplementation}.
  * Pass it as `GatewayOptions.storage`, to `redisBus({ storage })` and to the kit.
  */
-export interface Storage extends Required<Omit<StorageImplementation, "capabilities" | "adoptOwner">> {
+export interface Storage extends Required<Omit<StorageImplementation, "capabilities" | "adoptOwner" | "actionTokens">> {
   readonly capabilities: Readonly<StorageCapabilities>;
+  readonly actionTokens?: ActionTokenStore;
   /**
    * {@link StorageImplementation.adoptOwner}, refusing with a `GatewayError` of code `unsupported`
    * (nothing moved) what the implementation refuses, and `from === to`.

@@ -245,25 +245,30 @@ async function endAbandoned(services: QueueServices, owner: Owner, lane: Lane, t
   }
 }
 
+/** The text of an answer ended elsewhere than in its turn, when it had none yet. */
+const ENDED_NOTE = {
+  interrupted: "(interrupted: the gateway restarted)",
+  stopped: "(stopped)",
+} as const;
+
 /**
- * Store the end of an answer whose turn died with its process: `interrupted`, with the final frame
- * the gateway's streaming option calls for, its user message answered, its open asks interrupted.
- * Does nothing when the message is gone or no longer streaming, also when that changes meanwhile
- * (`requireStreaming`), nor when `fence` (the lane token this process took) is no longer the lane's.
+ * Store the end of an answer whose turn is not there to end it: `interrupted` when it died with its
+ * process, `stopped` when a stop its process did not confirm ended it (docs/PROTOCOL.md §14.4).
+ * The final frame is the one the gateway's streaming option calls for, its user message answered,
+ * its open asks interrupted. Does nothing when the message is gone or no longer streaming, also
+ * when that changes meanwhile (`requireStreaming`), nor when `fence` (the lane token this process
+ * took) is no longer the lane's. True when this call stored the end.
  */
 export async function endInterrupted(
   services: AskServices,
   owner: Owner,
   message: StoredMessage,
   fence?: LaneFence,
-): Promise<void> {
+  status: keyof typeof ENDED_NOTE = "interrupted",
+): Promise<boolean> {
   const current = await services.storage.getMessage(owner, message.message_id);
-  if (current?.status !== "streaming") return;
-  const ended: StoredMessage = {
-    ...current,
-    status: "interrupted",
-    text: current.text || "(interrupted: the gateway restarted)",
-  };
+  if (current?.status !== "streaming") return false;
+  const ended: StoredMessage = { ...current, status, text: current.text || ENDED_NOTE[status] };
   // The footer keeps what is known of the answer: at least its model.
   ended.runtime = current.runtime ?? (current.model !== undefined ? { model: current.model } : {});
   const final: StoredFrame = services.options.streaming
@@ -282,12 +287,18 @@ export async function endInterrupted(
     },
     [final],
   );
-  if (stored.length > 0) await interruptAsksOf(services, owner, ended.message_id);
+  if (stored.length === 0) return false;
+  await interruptAsksOf(services, owner, ended.message_id);
+  return true;
 }
 
 /**
  * Take up the waiting messages that no job of this process will reach (after a restart, or a dead
- * process's): a job for each, queued on its lane in the order they will run.
+ * process's), in lane order (docs/PROTOCOL.md §4.2). With a lane lock, one job per lane, aimed at
+ * the message the lane answers last, which answers every waiting message before it: a long queue
+ * costs the owner one turn of its bound (`maxTurnsPerOwner`), and a lane whose last message a job
+ * here already reaches is left to that job. Without one, a job answers its own message only
+ * (`serveOwn`), so each waiting message gets its own.
  */
 export async function recoverWaiting(services: QueueServices, answer: AnswerWaiting): Promise<void> {
   if (!keepsQueue(services)) return;
@@ -297,12 +308,13 @@ export async function recoverWaiting(services: QueueServices, answer: AnswerWait
     byLane.set(key, [...(byLane.get(key) ?? []), entry]);
   }
   const targets = targetsOf(services.lanes);
+  const shared = services.options.laneLock !== undefined;
   for (const entries of byLane.values()) {
     entries.sort((a, b) => queueOrder(a.message, b.message));
-    for (const { owner, message } of entries) {
+    for (const { owner, message } of shared ? entries.slice(-1) : entries) {
       if (targets.has(message.message_id)) continue;
-      // Recovered in lane order: a recovered interrupting message does not jump the local queue again.
-      // Only on a free lane: waiting behind a live holder would make this process a party to the
+      // Behind this process's own jobs of the lane, never ahead of them (no `interrupt` jump), and
+      // only on a free lane: waiting behind a live holder would make this process a party to the
       // owner's turns (their relays, their frames) with no device of the owner here.
       enqueueWaiting(
         services,

@@ -180,6 +180,13 @@ export interface GatewayOptions {
    */
   pushAfterMs?: number;
   /**
+   * Where people reach this gateway, an `http:` or `https:` origin with an optional path prefix
+   * (`https://chat.example.com`): a push opens its lane there, and an ask's action buttons post to
+   * `<publicUrl>/api/asks/{picker_id}/act` (docs/PROTOCOL.md §21). Default: the origin (the
+   * `Origin` header) through which the owner's devices last connected to this process.
+   */
+  publicUrl?: string;
+  /**
    * With a `laneLock`, how often to look for turns that no live job will reach (milliseconds,
    * default 5,000): answers a dead process left streaming are closed as interrupted once their lane
    * is free, and user messages still waiting for their answer (the durable turn queue,
@@ -216,8 +223,11 @@ export type ResolvedOptions = Required<
     | "pushRetry"
     | "laneLock"
     | "scheduler"
+    | "publicUrl"
   >
 > & {
+  /** The gateway's public URL without a trailing slash, or undefined (then the origin devices came through). */
+  publicUrl: string | undefined;
   /** The scheduler's tick (ms), or undefined when this gateway runs no schedules. */
   scheduler: { tickMs: number } | undefined;
   storage: Storage;

@@ -13,6 +13,7 @@ import { changeDevice } from "../storage/device-writes.js";
 import { pushTargets, targetKey } from "./push-fan-out.js";
 import { TargetHealth } from "./target-health.js";
 import type { Logger } from "../contracts/logger.js";
+import { laneUrl, type PublicUrls } from "./public-url.js";
 
 /** What away-push reads and sends through. */
 export interface AwayPushParts {
@@ -27,6 +28,8 @@ export interface AwayPushParts {
   now: () => number;
   /** Connections of the owner in this process. */
   connectionCount(owner: Owner): number;
+  /** Where each owner's pushes lead (docs/PROTOCOL.md §21). */
+  publicUrls: PublicUrls;
 }
 
 /** What away-push works with: its parts, and the failing targets it remembers. */
@@ -59,9 +62,9 @@ export function awayPush(given: AwayPushParts): PushIfAway {
       claimed.add(key);
       if (claimed.size > CLAIMS_KEPT) claimed.delete(claimed.values().next().value as string);
     }
-    void decide(parts, owner, message, key !== undefined).catch((error) =>
-      parts.log.warn("push: deciding failed", error),
-    );
+    const led =
+      message.chat_id === undefined ? message : { ...message, url: laneUrl(parts.publicUrls.of(owner), message) };
+    void decide(parts, owner, led, key !== undefined).catch((error) => parts.log.warn("push: deciding failed", error));
   };
 }
 

@@ -83,6 +83,7 @@ export function defineStorage(implementation: StorageImplementation): Storage {
             await core.outboxBounds(ANONYMOUS_OWNER);
           },
     capabilities: Object.freeze(capabilities),
+    ...(implementation.actionTokens ? { actionTokens: implementation.actionTokens } : {}),
   } as Storage;
   defined.add(storage);
   return storage;

@@ -6,11 +6,12 @@
 // streaming, one final frame per answer, no frame of an answer after its final and no seq twice on
 // any device.
 import { afterEach, describe, expect, test } from "vitest";
-import { Client, type Frame } from "../gateway/harness.js";
+import { Client } from "../gateway/harness.js";
 import { postgresAvailable, redisAvailable } from "../fixtures/services.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { createCluster, type Cluster } from "./cluster.js";
+import { expectDeviceWhole, expectStoredOnce, settled, watchStreaming } from "./invariants.js";
 
 const available = (await postgresAvailable("fencing")) && (await redisAvailable("fencing"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -20,61 +21,6 @@ afterEach(async () => {
   await cluster?.destroy();
   cluster = undefined;
 });
-
-interface Row {
-  message_id: string;
-  role: string;
-  status: string | null;
-  reply_to: string | null;
-}
-
-async function rows(c: Cluster): Promise<Row[]> {
-  return (await c.query(
-    "SELECT message_id, role, status, data::json ->> 'reply_to' AS reply_to FROM messages ORDER BY ts, message_id",
-  )) as Row[];
-}
-
-/** Polls until nothing streams or waits and every user message has an answer. */
-async function settled(c: Cluster, ms = 60_000): Promise<Row[]> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const all = await rows(c);
-    const answered = new Set(
-      all.filter((r) => r.role === "assistant" && r.status !== "streaming").map((r) => r.reply_to),
-    );
-    const open = all.filter((r) => r.status === "streaming" || r.status === "waiting");
-    if (open.length === 0 && all.filter((r) => r.role === "user").every((u) => answered.has(u.message_id))) return all;
-    if (Date.now() > deadline) throw new Error(`not settled: ${JSON.stringify(open)}`);
-    await sleep(200);
-  }
-}
-
-/** The storage side of the invariants: one answer per user message, one stored final frame per answer. */
-async function expectStoredOnce(c: Cluster, all: Row[]): Promise<void> {
-  const answers = all.filter((r) => r.role === "assistant");
-  for (const user of all.filter((r) => r.role === "user"))
-    expect(
-      answers.filter((a) => a.reply_to === user.message_id),
-      `answers to ${user.message_id}`,
-    ).toHaveLength(1);
-  const finals = (await c.query(
-    "SELECT payload::json ->> 'message_id' AS id, count(*)::int AS n FROM outbox WHERE type = 'message.stop' GROUP BY 1",
-  )) as Array<{ id: string; n: number }>;
-  for (const answer of answers) expect(finals.find((f) => f.id === answer.message_id)?.n, answer.message_id).toBe(1);
-}
-
-/** The device side: no seq twice, no frame of an answer after its final. */
-function expectDeviceWhole(device: Client): void {
-  const seqs = device.frames.filter((f: Frame) => typeof f.seq === "number").map((f: Frame) => f.seq);
-  expect(new Set(seqs).size).toBe(seqs.length);
-  const ended = new Set<string>();
-  for (const f of device.frames as Frame[]) {
-    const id = f.payload?.message_id;
-    if (typeof id !== "string") continue;
-    expect(ended.has(id) && f.type !== "message.deleted", `${f.type} of ${id} after its final`).toBe(false);
-    if (f.type === "message.stop") ended.add(id);
-  }
-}
 
 /** A free loopback port. */
 function freePort(): Promise<number> {
@@ -125,6 +71,7 @@ describe.skipIf(!available)("fencing - PostgreSQL and Redis, several processes",
     const b = await cluster.start("B", { GATEWAY_DEMO_DELAY_MS: "0" });
     const onA = await Client.connect(a.ws);
     const onB = await Client.connect(b.ws);
+    const streaming = watchStreaming(cluster);
     const long = await onA.request("message.send", { chat_id: "default", text: words(40) });
     const start = await onB.waitFor(
       (f) => f.type === "message.start" && f.payload.reply_to === long.payload.message_id,
@@ -144,6 +91,7 @@ describe.skipIf(!available)("fencing - PostgreSQL and Redis, several processes",
     // A's runtime had about 6 s of answer left: long enough for everything it would still do.
     await sleep(8_000);
     const all = await settled(cluster);
+    expect(await streaming.stop(), "answers streaming at once in one lane").toBeLessThanOrEqual(1);
     await expectStoredOnce(cluster, all);
     expect(all.find((r) => r.message_id === paused)?.status).toBe("interrupted");
     for (const device of [onA, onB]) expectDeviceWhole(device);
@@ -168,15 +116,15 @@ describe.skipIf(!available)("fencing - PostgreSQL and Redis, several processes",
       lanes.push(
         (await devices[1].request("channel.create", { name: "two", kind: "channel" })).payload.chat_id as string,
       );
+      const acknowledged: string[] = [];
+      const streaming = watchStreaming(cluster);
       let sending = true;
       const senders = devices.map(async (device, d) => {
         for (let i = 0; sending; i++) {
+          const id = `d${d}-${i}`;
           await device
-            .request("message.send", {
-              chat_id: lanes[(d + i) % lanes.length],
-              text: words(10 + d),
-              client_msg_id: `d${d}-${i}`,
-            })
+            .request("message.send", { chat_id: lanes[(d + i) % lanes.length], text: words(10 + d), client_msg_id: id })
+            .then((r) => r.type === "message" && acknowledged.push(id))
             .catch(() => undefined);
           await sleep(150);
         }
@@ -190,7 +138,8 @@ describe.skipIf(!available)("fencing - PostgreSQL and Redis, several processes",
       await Promise.all(senders);
       const all = await settled(cluster, 90_000);
       expect(all.filter((r) => r.role === "user").length).toBeGreaterThan(3);
-      await expectStoredOnce(cluster, all);
+      expect(await streaming.stop(), "answers streaming at once in one lane").toBeLessThanOrEqual(1);
+      await expectStoredOnce(cluster, all, acknowledged);
       for (const device of devices) expectDeviceWhole(device);
     } finally {
       await cluster?.destroy();

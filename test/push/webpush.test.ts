@@ -22,11 +22,14 @@ afterEach(async () => {
   h = service = undefined;
 });
 
-async function setup() {
+async function setup(publicUrl?: string, allowedOrigins?: string[]) {
   service = await fakePushService();
   const storage = memoryStorage();
   const push = webPushSender({ vapid: VAPID, subject: SUBJECT, agent: service.agent, endpointAllowed: () => true });
-  h = await startGateway({ storage, push: [push], pushRetry: { attempts: 1, backoffMs: 10 } });
+  h = await startGateway(
+    { storage, push: [push], pushRetry: { attempts: 1, backoffMs: 10 }, publicUrl },
+    { allowedOrigins },
+  );
   return { storage, service, h };
 }
 
@@ -46,6 +49,47 @@ function notify(harness: Harness, title = "Ping"): Promise<unknown> {
 }
 
 describe("web push", () => {
+  it("web push - the payload carries the RFC 8030 declarative notification: its lane on the public URL, tagged by message", async () => {
+    const { service, h } = await setup("https://chat.example.com/app/");
+    const browser = subscriber(`${service.url}/push/decl`);
+    await (
+      await Client.connect(h.url, { device_id: "tab", caps: { push: "webpush" }, webpush: browser.subscription })
+    ).close();
+    await h.gateway.notify(ANONYMOUS_OWNER, {
+      kind: "generic",
+      title: "Done",
+      body: "Build 42 is out",
+      chat_id: "default",
+      thread_id: "t 1",
+      message_id: "m-42",
+    });
+    await until(() => service.requests.length === 1);
+    expect(JSON.parse(browser.decrypt(service.requests[0].body))).toMatchObject({
+      web_push: 8030,
+      notification: {
+        title: "Done",
+        body: "Build 42 is out",
+        navigate: "https://chat.example.com/app/?chat=default&thread=t+1",
+        tag: "m-42",
+      },
+    });
+  });
+
+  it("web push - without a public URL a push leads to the origin the owner's devices last connected through", async () => {
+    const { service, h } = await setup(undefined, ["https://phone.example.net"]);
+    const browser = subscriber(`${service.url}/push/origin`);
+    const tab = await Client.connect(
+      h.url,
+      { device_id: "tab", caps: { push: "webpush" }, webpush: browser.subscription },
+      { origin: "https://phone.example.net" },
+    );
+    await tab.close();
+    await notify(h);
+    await until(() => service.requests.length === 1);
+    const payload = JSON.parse(browser.decrypt(service.requests[0].body));
+    expect(payload.notification.navigate).toBe("https://phone.example.net/?chat=default");
+  });
+
   it("web push - a subscription from hello gets the notification, encrypted for the browser and signed with the VAPID key", async () => {
     const { service, h, storage } = await setup();
     const browser = subscriber(`${service.url}/push/abc`);
@@ -68,6 +112,8 @@ describe("web push", () => {
       chat_id: "default",
       thread_id: null,
       notification_kind: "approval",
+      web_push: 8030,
+      notification: { title: "Ping", body: "Approve the deploy? ✔", navigate: "/?chat=default" },
     });
     const claims = vapidClaims(request.headers);
     expect(claims).toMatchObject({ aud: service.url, sub: SUBJECT, k: VAPID.publicKey });

@@ -89,6 +89,9 @@ export interface WebPushPayload {
   message_id?: string;
   notification_kind?: string;
   picker_id?: string;
+  /** The declarative notification of RFC 8030 (`web_push: 8030`): a browser shows it even when no service worker runs. */
+  web_push: 8030;
+  notification: { title: string; body: string; navigate: string; tag?: string };
 }
 
 const MAX_TITLE_BYTES = 200;
@@ -187,17 +190,28 @@ function usableSubscription(device: Device, allowed: (url: URL) => boolean): Web
 }
 
 function payloadOf(message: PushMessage): WebPushPayload {
-  const payload: WebPushPayload = {
-    kind: message.kind,
-    title: truncateUtf8(message.title, MAX_TITLE_BYTES),
-    body: truncateUtf8(message.body, MAX_BODY_BYTES),
-  };
+  const title = truncateUtf8(message.title, MAX_TITLE_BYTES);
+  // The text goes twice (the worker's fields and the declarative ones), so each copy gets half.
+  const body = truncateUtf8(message.body, MAX_BODY_BYTES / 2);
+  const payload: WebPushPayload = { kind: message.kind, title, body, ...declarative(message, title, body) };
   if (message.chat_id !== undefined) payload.chat_id = message.chat_id;
   if (message.thread_id !== undefined) payload.thread_id = message.thread_id;
   if (message.message_id !== undefined) payload.message_id = message.message_id;
   if (message.notification_kind !== undefined) payload.notification_kind = message.notification_kind;
   if (message.picker_id !== undefined) payload.picker_id = message.picker_id;
   return payload;
+}
+
+/** The RFC 8030 declarative fields: the same text, the lane to open, one tag per message or ask. */
+function declarative(
+  message: PushMessage,
+  title: string,
+  body: string,
+): Pick<WebPushPayload, "web_push" | "notification"> {
+  const notification: WebPushPayload["notification"] = { title, body, navigate: message.url ?? "/" };
+  const tag = message.message_id ?? message.picker_id;
+  if (tag !== undefined) notification.tag = tag;
+  return { web_push: 8030, notification };
 }
 
 function defaultUrgency(message: PushMessage): WebPushUrgency {

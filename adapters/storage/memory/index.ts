@@ -34,6 +34,7 @@ import { emptyState, type OwnerState } from "./owner-state.js";
 import { countUnread } from "./read-marks.js";
 import { memoryHooks } from "./hooks.js";
 import { memorySchedules } from "./schedules.js";
+import { memoryActionTokens } from "./action-tokens.js";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -272,6 +273,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
     ...recordMethods(state, peek),
     ...hooks.members,
     ...schedules.members,
+    actionTokens: memoryActionTokens(),
 
     async commit(owner: Owner, change: Change): Promise<CommitResult> {
       return applyChange(state(owner), change, now);

@@ -26,6 +26,31 @@ export interface DatabaseOptions {
   schema: string;
 }
 
+/**
+ * Runs `work` on a client taken from the pool. A client out of the pool has no listener for its
+ * connection's errors (the pool listens only while it is idle), so a connection that breaks
+ * meanwhile (the database restarting, a network cut) would throw an unhandled `error` and end the
+ * process: here the error is kept, and the client goes back with it, so the pool closes it instead
+ * of handing a dead connection to the next caller. `spoil` marks the client broken likewise.
+ */
+async function checkout<T>(
+  pool: Pool,
+  work: (client: PoolClient, spoil: (error: unknown) => void) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const spoil = (error: unknown) => {
+    broken ??= error instanceof Error ? error : new Error(String(error));
+  };
+  client.on("error", spoil);
+  try {
+    return await work(client, spoil);
+  } finally {
+    client.off("error", spoil);
+    client.release(broken);
+  }
+}
+
 /** Opens the pool lazily: nothing connects before the first query or `open()`. */
 export function database(options: DatabaseOptions): Database {
   const ownPool = !options.pool;
@@ -44,14 +69,7 @@ export function database(options: DatabaseOptions): Database {
   }
 
   async function ready(): Promise<Pool> {
-    opened ??= (async () => {
-      const client = await db().connect();
-      try {
-        await migrate(client, options.schema);
-      } finally {
-        client.release();
-      }
-    })();
+    opened ??= checkout(db(), (client) => migrate(client, options.schema));
     try {
       await opened;
     } catch (error) {
@@ -68,18 +86,18 @@ export function database(options: DatabaseOptions): Database {
       return (await (await ready()).query(text, values)).rows as T[];
     },
     async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-      const client = await (await ready()).connect();
-      try {
+      return checkout(await ready(), async (client, spoil) => {
         await client.query("BEGIN");
-        const result = await work(client);
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+        try {
+          const result = await work(client);
+          await client.query("COMMIT");
+          return result;
+        } catch (error) {
+          // A connection that cannot even roll back is not handed to anyone again.
+          await client.query("ROLLBACK").catch(spoil);
+          throw error;
+        }
+      });
     },
     async close() {
       const p = pool;

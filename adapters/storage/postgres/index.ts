@@ -17,6 +17,7 @@ import { defineStorage } from "chat-gateway/storage";
 import type { Storage } from "chat-gateway";
 import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
+import { postgresActionTokens } from "./action-tokens.js";
 import { postgresSchedules } from "./schedules.js";
 import { database } from "./database.js";
 import { queries } from "./queries.js";
@@ -118,6 +119,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       ...postgresHooks(db),
       ...postgresReadMarks(db),
       ...postgresSchedules(db),
+      actionTokens: postgresActionTokens(db),
     }),
   );
 }

@@ -1,5 +1,6 @@
 import type { PoolClient } from "pg";
 import { FENCES_MIGRATION } from "./fences.js";
+import { ACTION_TOKENS_MIGRATION } from "./action-tokens.js";
 import { fillMessageSearch, refoldWords } from "./search-migrate.js";
 
 /**
@@ -183,6 +184,8 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     );`,
   // 13: lane fencing tokens (docs/PROTOCOL.md §4.2), see fences.ts.
   FENCES_MIGRATION,
+  // 14: action tokens (docs/PROTOCOL.md §21), see action-tokens.ts.
+  ACTION_TOKENS_MIGRATION,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

@@ -20,6 +20,7 @@ import { expectedChannelsHeld } from "chat-gateway/storage";
 import { adopt } from "./adopt.js";
 import { applyHookOp, type HookOp } from "./hooks.js";
 import { applyScheduleOp, type ScheduleOp } from "./schedules.js";
+import { applyActionTokenOp, type ActionTokenOp } from "./action-tokens.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import { fenceRefusal, takeLane } from "./fences.js";
@@ -41,7 +42,8 @@ export type JournalOp =
   | { k: "prune"; o: Owner; p: RetentionPolicy; t: number }
   | { k: "adopt"; o: Owner; to: Owner }
   | HookOp
-  | ScheduleOp;
+  | ScheduleOp
+  | ActionTokenOp;
 
 /** The message without its text, which has a column of its own (the FTS content). */
 function messageData(m: StoredMessage): string {
@@ -257,7 +259,16 @@ function prune(sql: Sql, owner: Owner, policy: RetentionPolicy, now: number): vo
 }
 
 /** What an op answers: a commit's result, an adoption's counts, a hook key claim, a hook deletion's boolean. */
-export type OpResult = CommitResult | AdoptedCounts | AdoptionRefused | HookClaim | OwnedSchedule | boolean | undefined;
+export type OpResult =
+  | CommitResult
+  | AdoptedCounts
+  | AdoptionRefused
+  | HookClaim
+  | OwnedSchedule
+  | boolean
+  | string
+  | number
+  | undefined;
 
 /** Applies one op; the caller holds the transaction. */
 export function applyOp(sql: Sql, op: JournalOp): OpResult {
@@ -296,6 +307,10 @@ export function applyOp(sql: Sql, op: JournalOp): OpResult {
     case "slot":
     case "run":
       return applyScheduleOp(sql, op);
+    case "atok":
+    case "atset":
+    case "atgc":
+      return applyActionTokenOp(sql, op);
     default:
       throw new Error(`unknown journal op ${(op as { k: unknown }).k}`);
   }

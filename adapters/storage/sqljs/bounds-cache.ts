@@ -132,6 +132,9 @@ function movedBy(op: JournalOp): readonly Owner[] {
     case "unsched":
     case "slot":
     case "run":
+    case "atok":
+    case "atset":
+    case "atgc":
       return [];
     default:
       // Nothing is assumed of an op added later.

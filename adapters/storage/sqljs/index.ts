@@ -101,6 +101,7 @@ import { startEngineProcess } from "./engine-process.js";
 import { SupervisedEngine } from "./engine-supervisor.js";
 import type { EngineSettings } from "./engine.js";
 import { acquireLock } from "./lock.js";
+import { sqlJsActionTokens } from "./action-tokens.js";
 import { BoundsCache } from "./bounds-cache.js";
 import { OwnerGate } from "./owner-gate.js";
 import { checkOptions, type SqlJsStorageOptions } from "./options.js";
@@ -150,6 +151,11 @@ class SqlJsStore implements StorageImplementation {
   readonly #turnOwners = new TurnOwners();
   /** Outbox bounds read recently (see {@link BoundsCache}). */
   readonly #bounds = new BoundsCache((owner) => this.#read<OutboxBounds>("outboxBounds", owner));
+  // The actionTokens capability (docs/PROTOCOL.md §21): see action-tokens.ts.
+  readonly actionTokens = sqlJsActionTokens(
+    (name, ...args) => this.#read(name, ...args),
+    (op) => this.#write(op),
+  );
 
   constructor(options: SqlJsStorageOptions, logger: Logger) {
     this.#options = options;

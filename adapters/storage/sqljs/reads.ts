@@ -1,3 +1,4 @@
+import { actionTokenQueries } from "./action-tokens.js";
 import { hookQueries } from "./hooks.js";
 import { queries } from "./queries.js";
 import { readMarkQueries } from "./read-marks.js";
@@ -16,6 +17,7 @@ const READS = {
   ...hookQueries,
   ...readMarkQueries,
   ...scheduleQueries,
+  ...actionTokenQueries,
   searchRanked,
   searchHits,
   // The readiness probe: a round trip to the database process, past every cache of this one.

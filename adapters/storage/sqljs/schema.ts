@@ -1,5 +1,6 @@
 import { indexAll } from "./fts-shards.js";
 import { HOOKS_MIGRATION } from "./hooks.js";
+import { ACTION_TOKENS_MIGRATION } from "./action-tokens.js";
 import { FENCES_MIGRATION } from "./fences.js";
 import { SCHEDULES_MIGRATION } from "./schedules.js";
 import { legacyRedactKey } from "./legacy-keys.js";
@@ -110,6 +111,8 @@ export const MIGRATIONS: Migration[] = [
   SCHEDULES_MIGRATION,
   // 9: lane fencing tokens (docs/PROTOCOL.md §4.2), see fences.ts.
   FENCES_MIGRATION,
+  // 10: action tokens (docs/PROTOCOL.md §21), see action-tokens.ts.
+  ACTION_TOKENS_MIGRATION,
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */
