@@ -104,6 +104,7 @@ export const HELP = `Usage: chat-gateway [options]
        chat-gateway key add NAME [--label L] | key list NAME | key revoke NAME KEY_ID
        chat-gateway hook add|list|rotate|remove ...      (asks the running server)
        chat-gateway schedule add|list|remove|run ...     (asks the running server)
+       chat-gateway mcp [--url URL] [--token TOKEN]      (an MCP server on stdio, --help)
 
 Runs the example chat-gateway server: the gateway over WebSocket at /ws/gateway, the HTTP API
 with login protection under /api/, and the web UI at /, all on one port.

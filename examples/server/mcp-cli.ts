@@ -93,7 +93,8 @@ export async function runMcpCli(argv: string[]): Promise<number> {
     url,
     token: args.token,
     headers: { authorization: `Bearer ${args.token}` },
-    deviceId: `mcp-${createHash("sha256").update(args.token).digest("hex").slice(0, 16)}`,
+    // Not the /mcp door's id for the same token ("mcp-…"): both may be connected at once.
+    deviceId: `mcp-stdio-${createHash("sha256").update(args.token).digest("hex").slice(0, 16)}`,
     deviceName: "mcp",
     media: false,
     // From the start of the outbox, so the asks raised before the bridge started are known.

@@ -5,9 +5,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 
-// From source the build sits in ./web/dist; in the package's bin build it is copied to dist/web.
+// From source the build sits in ./web/dist; in the package's bin build it is copied to dist/web,
+// beside the chunk the dispatcher loads this from (dist/server-main-*.js), or above dist/bin/.
 const root =
-  [new URL("./web/dist/", import.meta.url), new URL("../web/", import.meta.url)]
+  [new URL("./web/dist/", import.meta.url), new URL("./web/", import.meta.url), new URL("../web/", import.meta.url)]
     .map((url) => fileURLToPath(url))
     .find((dir) => existsSync(`${dir}index.html`)) ?? fileURLToPath(new URL("./web/dist/", import.meta.url));
 const TYPES: Record<string, string> = {

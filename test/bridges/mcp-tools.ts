@@ -76,16 +76,26 @@ export async function checkSendReadList(client: Client, server: McpTestServer): 
   await phone.close();
 }
 
-/** An ask raised by send_message is listed, answered with answer_ask, and the answer goes on. */
+/**
+ * An ask raised by send_message is reported as progress, listed, answered with answer_ask, and the
+ * answer goes on.
+ */
 export async function checkAsk(client: Client): Promise<void> {
-  const sending = client.callTool({ name: "send_message", arguments: { text: "deploy" } });
-  let asks: Array<Record<string, any>> = [];
-  for (let i = 0; i < 200 && asks.length === 0; i++) {
-    asks = dataOf(await client.callTool({ name: "list_open_asks", arguments: {} })).asks;
-    if (asks.length === 0) await new Promise((r) => setTimeout(r, 25));
-  }
+  let asked!: (message: string) => void;
+  const waiting = new Promise<string>((resolve) => (asked = resolve));
+  const sending = client.callTool(
+    { name: "send_message", arguments: { text: "deploy" } },
+    {
+      onprogress: (p) => (String(p.message).startsWith("waiting for an answer") ? asked(String(p.message)) : undefined),
+    },
+  );
+  const said = await waiting;
+  const asks = dataOf(await client.callTool({ name: "list_open_asks", arguments: {} })).asks as Array<
+    Record<string, any>
+  >;
   expect(asks).toHaveLength(1);
   expect(asks[0]).toMatchObject({ kind: "approval", title: "Deploy?" });
+  expect(said).toContain(asks[0].picker_id);
   const pickerId = asks[0].picker_id as string;
   const bad = await client.callTool({ name: "answer_ask", arguments: { picker_id: pickerId, option_id: "nope" } });
   expect(bad.isError).toBe(true);

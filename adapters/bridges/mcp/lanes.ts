@@ -1,6 +1,6 @@
 /**
- * How the MCP tools name a conversation: a `lane` written as §19's `/api/chat` ids, `chat_id` or
- * `chat_id/thread_id` (docs/PROTOCOL.md §20.2).
+ * How the MCP tools name a conversation (docs/PROTOCOL.md §20.2): a `lane` written as the
+ * `/api/chat` ids of docs/PROTOCOL.md §19.4, `chat_id` or `chat_id/thread_id`.
  * @module
  */
 import { ToolError } from "./results.js";
