@@ -26,7 +26,7 @@ export const entrypoints = [
   { subpath: "./testing", source: "adapters/testing/index.ts" },
   { subpath: "./metrics", source: "adapters/metrics/index.ts" },
   { subpath: "./doors", source: "adapters/doors/index.ts" },
-  { subpath: "./mcp", source: "adapters/bridges/mcp/index.ts" },
+  { subpath: "./mcp", source: "adapters/mcp/index.ts" },
   { subpath: "./acp", source: "adapters/acp/index.ts" },
 ];
 

@@ -9,7 +9,6 @@ export default defineConfig({
       { find: /^chat-gateway$/, replacement: `${root}src/index.ts` },
       { find: /^chat-gateway\/protocol$/, replacement: `${root}src/protocol/index.ts` },
       { find: /^chat-gateway\/storage$/, replacement: `${root}src/storage/index.ts` },
-      { find: /^chat-gateway\/mcp$/, replacement: `${root}adapters/bridges/mcp/index.ts` },
       { find: /^chat-gateway\/(.*)$/, replacement: `${root}adapters/$1/index.ts` },
     ],
   },
