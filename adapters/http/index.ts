@@ -44,6 +44,12 @@ export { memoryDeviceStore, deviceTokenDigest, DEVICE_TOKEN_SECONDS } from "./de
 export type { DeviceAddOutcome, DeviceTokenStore, PairedDevice, StoredDevice } from "./device-store.js";
 export { fileDeviceStore } from "./device-file-store.js";
 export { createHookHandler, HOOK_LIMITS } from "./hook-route.js";
+export {
+  ASK_ACTION_LIMITS,
+  createAskActionHandler,
+  type AskActionHandler,
+  type AskActionHandlerOptions,
+} from "./ask-action.js";
 export type { HookHandler, HookHandlerOptions } from "./hook-route.js";
 export { signHookBody, verifyHookSignature, parseHookSignature, HOOK_TOLERANCE_SECONDS } from "./hook-signature.js";
 export type { HookSignature } from "./hook-signature.js";

@@ -18,6 +18,7 @@ import { startAdminSocket } from "./admin-socket.js";
 import { serveAutomations } from "./automations.js";
 import {
   clientIp,
+  createAskActionHandler,
   createHookHandler,
   createLoginProtection,
   createMediaHandler,
@@ -88,12 +89,15 @@ function routes(
   protection: LoginProtection,
   media: ReturnType<typeof createMediaHandler>,
   hooks: ReturnType<typeof createHookHandler>,
+  actions: ReturnType<typeof createAskActionHandler>,
   gateway: Gateway,
   push: ServerPush,
 ): http.RequestListener {
   return (req, res) => {
     void (async () => {
       if (await serveReady(ready, req, res)) return;
+      // POST /api/asks/{id}/act (docs/PROTOCOL.md §21): the action token is the credential.
+      if (await actions(req, res)) return;
       // /v1/ (docs/PROTOCOL.md §19): the bearer is the credential, checked at the door's hello.
       if (await doors.handle(req, res)) return;
       if (await protection.handle(req, res)) return;
@@ -260,6 +264,10 @@ function httpServer(
     clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
     ...(shared ? { postBudget: shared.hookBudget } : {}),
   });
+  const actions = createAskActionHandler(gateway, {
+    onError: (error) => logger.error("an ask's action failed", error),
+    clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
+  });
   const ready: ReadyChecks = {
     storage,
     draining,
@@ -273,7 +281,10 @@ function httpServer(
     unavailable: draining,
   });
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer(HTTP_TIMEOUTS, routes(ready, doors, protection, media, hooks, gateway, push));
+  const server = http.createServer(
+    HTTP_TIMEOUTS,
+    routes(ready, doors, protection, media, hooks, actions, gateway, push),
+  );
   const transport = attachWebSocket(gateway, {
     server,
     path: "/ws/gateway",

@@ -15,6 +15,7 @@ import type { Lane } from "../contracts/storage.js";
 import {
   ASK_LIMITS,
   answeredAsk,
+  askOffer,
   askPush,
   openingFrames,
   pickerSpec,
@@ -181,7 +182,7 @@ export class OpenAsks {
       if (!this.holds(owner)) await this.onOwner?.(owner, false);
       throw error;
     }
-    services.pushIfAway(owner, askPush(spec));
+    services.pushIfAway(owner, askPush(spec), request.confirmInApp === true ? undefined : askOffer(spec));
     turn.onAsk?.(true);
     entry.timer = setTimeout(
       () => void this.resolve(owner, spec.picker_id, { outcome: "expired" }),

@@ -281,6 +281,9 @@ function fcmMessage(token: string, message: PushMessage): object {
   if (message.message_id) data.message_id = message.message_id;
   if (message.notification_kind) data.notification_kind = message.notification_kind;
   if (message.picker_id) data.picker_id = message.picker_id;
+  // The app shows an ask's buttons from data (FCM values are strings): each posts {token} to its url.
+  if (message.actions?.length) data.actions = JSON.stringify(message.actions);
+  if (message.url) data.url = message.url;
   return {
     token,
     notification: { title: message.title, body: truncateUtf8(message.body, MAX_BODY_BYTES) },

@@ -127,6 +127,8 @@ export function ntfyPushSender(options: NtfyPushSenderOptions = {}): PushSender 
       const tagList = tags?.(message)?.filter((t) => t !== "");
       if (tagList && tagList.length > 0) headers.Tags = encodeHeaderText(tagList.join(","));
       if (token !== undefined) headers.Authorization = `Bearer ${token}`;
+      const actions = ntfyActions(message);
+      if (actions !== undefined) headers.Actions = actions;
 
       const url = `${baseUrl}/${encodeURIComponent(topic)}`;
       // On ntfy the topic is the secret, so error messages, which end up in logs, leave it out.
@@ -151,6 +153,28 @@ export function ntfyPushSender(options: NtfyPushSenderOptions = {}): PushSender 
       });
     },
   };
+}
+
+/**
+ * An ask's buttons as ntfy `http` actions (docs/PROTOCOL.md §21), in the JSON form of the
+ * `Actions` header: each posts `{"token": …}` to its absolute URL (a relative one cannot be
+ * reached from the phone, so then there are none). Non-ASCII is escaped to stay a Latin-1 header.
+ */
+function ntfyActions(message: PushMessage): string | undefined {
+  const usable = (message.actions ?? []).filter((a) => /^https?:\/\//.test(a.url)).slice(0, 3);
+  if (usable.length === 0) return undefined;
+  const json = JSON.stringify(
+    usable.map((a) => ({
+      action: "http",
+      label: a.title.slice(0, 64),
+      url: a.url,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: a.token }),
+      clear: true,
+    })),
+  );
+  return json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 function defaultPriority(message: PushMessage): NtfyPriority {
