@@ -24,6 +24,7 @@ import {
 } from "./ask-shapes.js";
 import type { AnsweredAsk } from "../contracts/records.js";
 import { laneModelChange } from "./lane-model.js";
+import type { ResolvedAsk } from "../push/retraction.js";
 import { SUPERSEDED, untilApplied } from "../storage/read-decide-commit.js";
 
 /** `setTimeout` fires at once past 2^31 - 1 ms. */
@@ -228,6 +229,11 @@ export class OpenAsks {
     }
     storing.add(work);
     void work.finally(() => storing.delete(work));
+    // The other targets that were pushed this ask are told it is over (docs/PROTOCOL.md §21).
+    void work.then(
+      () => this.#services.retractPush(owner, entry.spec.title, frame.payload as ResolvedAsk),
+      () => undefined,
+    );
     return work.then(() => frame.payload);
   }
 

@@ -29,6 +29,12 @@ export interface PushMessage {
    * credential: never put it in a URL or a log line.
    */
   actions?: PushAction[];
+  /**
+   * A clearing push (docs/PROTOCOL.md §21): the ask was answered elsewhere, so the notification of
+   * its tag (`picker_id`, else `message_id`) is replaced or removed. Web Push replaces it with
+   * this text, ntfy clears it by sequence id, FCM sends data `{dismiss: tag}`.
+   */
+  clear?: boolean;
 }
 
 /** One button of an ask's push: it selects `option_id` when its token is posted to `url`. */

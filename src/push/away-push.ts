@@ -15,6 +15,7 @@ import { TargetHealth } from "./target-health.js";
 import type { Logger } from "../contracts/logger.js";
 import { laneUrl, type PublicUrls } from "./public-url.js";
 import { mintActions, type AskOffer } from "./action-tokens.js";
+import type { SentPushes } from "./retraction.js";
 
 /** What away-push reads and sends through. */
 export interface AwayPushParts {
@@ -31,6 +32,8 @@ export interface AwayPushParts {
   connectionCount(owner: Owner): number;
   /** Where each owner's pushes lead (docs/PROTOCOL.md §21). */
   publicUrls: PublicUrls;
+  /** Records the targets each ask's push reached, for retraction (docs/PROTOCOL.md §21). */
+  sent?: SentPushes;
 }
 
 /** What away-push works with: its parts, and the failing targets it remembers. */
@@ -190,6 +193,7 @@ async function pushWithRetry(
     try {
       await sender.send(owner, device, message);
       parts.health.clear(key);
+      parts.sent?.add(owner, message, device.device_id, key);
       return;
     } catch (error) {
       const permanent = Boolean((error as { permanent?: boolean }).permanent);

@@ -275,6 +275,9 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
 }
 
 function fcmMessage(token: string, message: PushMessage): object {
+  // A clearing push is data only: the app removes the notification of that tag (docs/PROTOCOL.md §21).
+  const tag = message.picker_id ?? message.message_id;
+  if (message.clear && tag !== undefined) return { token, data: { dismiss: tag }, android: { priority: "high" } };
   const data: Record<string, string> = { kind: message.kind };
   if (message.chat_id) data.chat_id = message.chat_id;
   if (message.thread_id) data.thread_id = message.thread_id;

@@ -94,6 +94,8 @@ export interface WebPushPayload {
   notification: { title: string; body: string; navigate: string; tag?: string };
   /** An ask's buttons (docs/PROTOCOL.md §21): the service worker posts `{token}` to each one's URL path. */
   actions?: Array<{ option_id: string; title: string; token: string; url: string }>;
+  /** A clearing push: it replaces the notification of its tag, silently ("Approved on Pixel"). */
+  clear?: true;
 }
 
 const MAX_TITLE_BYTES = 200;
@@ -216,7 +218,8 @@ function payloadOf(message: PushMessage, bodyBytes: number): WebPushPayload {
   if (message.message_id !== undefined) payload.message_id = message.message_id;
   if (message.notification_kind !== undefined) payload.notification_kind = message.notification_kind;
   if (message.picker_id !== undefined) payload.picker_id = message.picker_id;
-  if (message.actions?.length)
+  if (message.clear) payload.clear = true;
+  else if (message.actions?.length)
     payload.actions = message.actions.map(({ option_id, title, token, url }) => ({ option_id, title, token, url }));
   return payload;
 }
