@@ -39,7 +39,12 @@ export interface AwayPushParts {
 /** What away-push works with: its parts, and the failing targets it remembers. */
 interface PushParts extends AwayPushParts {
   health: TargetHealth;
+  /** When this process last forgot expired action tokens (epoch ms). */
+  purged: number;
 }
+
+/** How often a process forgets expired action tokens, at most (ms). */
+const PURGE_EVERY_MS = 3_600_000;
 
 /**
  * Sends a push when the owner's attention is elsewhere, or does nothing. With `offer` (an ask's
@@ -59,7 +64,7 @@ const CLAIMS_KEPT = 10_000;
  * (`TargetHealth`).
  */
 export function awayPush(given: AwayPushParts): PushIfAway {
-  const parts: PushParts = { ...given, health: new TargetHealth(given.now) };
+  const parts: PushParts = { ...given, health: new TargetHealth(given.now), purged: 0 };
   const claimed = new Set<string>();
   return (owner, message, offer) => {
     if (parts.push.length === 0) return;
@@ -174,6 +179,10 @@ async function withActions(
       target: target.key,
       base: parts.publicUrls.of(owner),
     };
+    if (parts.now() - parts.purged > PURGE_EVERY_MS) {
+      parts.purged = parts.now();
+      await store.deleteExpiredActionTokens(parts.now());
+    }
     return { ...message, actions: await mintActions(store, bound, offer) };
   } catch (error) {
     parts.log.warn(`push: minting the action tokens of device ${target.device.device_id} failed`, error);
