@@ -15,6 +15,7 @@ import { HelloGate } from "./connection/hello-gate.js";
 import { sharedBudgets } from "./connection/shared-budgets.js";
 import { awayPush } from "./push/away-push.js";
 import { PublicUrls } from "./push/public-url.js";
+import { pushRetraction, SentPushes } from "./push/retraction.js";
 import { FanOut } from "./outbox/fan-out.js";
 import { Outbox } from "./outbox/outbox.js";
 import { ChannelDirectory } from "./channels/channel-directory.js";
@@ -50,6 +51,7 @@ export function wireServices(
   });
   const channels = new ChannelDirectory(storage, now);
   const publicUrls = new PublicUrls(options.publicUrl);
+  const sent = new SentPushes();
   const lanes = new LaneScheduler(
     options.maxTurnsPerOwner,
     options.laneLock,
@@ -84,7 +86,9 @@ export function wireServices(
       now,
       connectionCount: fanOut.connectionCount,
       publicUrls,
+      sent,
     }),
+    retractPush: pushRetraction({ push: options.push, storage, log, publicUrls, sent }),
     publicUrls,
     ensureDefaultChannel: channels.ensureDefaultChannel,
     resolveLane: channels.resolveLane,

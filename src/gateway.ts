@@ -37,6 +37,7 @@ import { recoverTurns } from "./lanes/turn-recovery.js";
 import { answerWaiting } from "./lanes/turn-run.js";
 import { answerPrompt, droppedError, storePrompt } from "./requests/automation-prompt.js";
 import { runAnswer } from "./turn/turn.js";
+import { redeemActionToken, type AskActionOutcome } from "./asks/ask-actions.js";
 import { Scheduler } from "./schedules/scheduler.js";
 import { scheduleApi, type ScheduleApi } from "./schedules/schedule-api.js";
 
@@ -135,6 +136,13 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
    * Rejects with `not_found` for an unknown lane and `unsupported` for an automation channel.
    */
   importMessages(owner: Owner, lane: Lane, messages: readonly ImportedMessage[]): Promise<StoredMessage[]>;
+  /**
+   * Redeem an action token of an ask's push (docs/PROTOCOL.md §21; `createAskActionHandler` of
+   * `chat-gateway/http` serves it as `POST /api/asks/{picker_id}/act`): 200 with the
+   * `picker.resolved` payload when its answer stands, 410 when the ask ended otherwise, 401 for
+   * any token that is not good for this ask (or for `optionId`, when given). Never logs the token.
+   */
+  actOnAsk(pickerId: string, token: unknown, optionId?: string): Promise<AskActionOutcome>;
   /** Server-side channel management. */
   readonly channels: ChannelApi;
   /** The slash-command registry (register plugin commands here). */
@@ -351,6 +359,11 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
 
   async notify(owner: Owner, input: NotifyInput): Promise<Seq> {
     return this.#track(notifyOwner(this.#services, owner, input));
+  }
+
+  actOnAsk(pickerId: string, token: unknown, optionId?: string): Promise<AskActionOutcome> {
+    this.#checkRunning("actOnAsk");
+    return this.#track(redeemActionToken(this.#services, pickerId, token, optionId));
   }
 
   importMessages(owner: Owner, lane: Lane, messages: readonly ImportedMessage[]): Promise<StoredMessage[]> {

@@ -5,6 +5,7 @@
  */
 export { createGateway } from "./gateway.js";
 export type { Gateway, ChannelApi, PostInput, NotifyInput } from "./gateway.js";
+export type { AskActionOutcome } from "./asks/ask-actions.js";
 export type { CloseOptions, GatewayStats } from "./gateway-ops.js";
 export type { AdmissionRequest } from "./connection/admission-queue.js";
 export { addressKey } from "./connection/address-key.js";
@@ -112,6 +113,6 @@ export type { MediaStore, MediaWriter } from "./contracts/media-store.js";
 export { PushSendError } from "./contracts/push.js";
 export { NTFY_TOPIC_PATTERN, FCM_TOKEN_PATTERN, isNtfyTopic, isFcmToken } from "./push/push-targets.js";
 export { isWebPushSubscription } from "./push/webpush-subscription.js";
-export type { PushSender, PushMessage } from "./contracts/push.js";
+export type { PushSender, PushMessage, PushAction } from "./contracts/push.js";
 export type { SessionStore, Session } from "./contracts/session-store.js";
 export type { Revocation } from "./connection/revocation.js";

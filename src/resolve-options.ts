@@ -68,6 +68,18 @@ function wholePositive(name: string, value: number | undefined, fallback: number
 }
 
 /** `options.storage` normalised, refused when these options need a capability it lacks. */
+/** The push options: senders, when to push, retries, and where pushes lead (docs/PROTOCOL.md §21). */
+function resolvePush(
+  options: GatewayOptions,
+): Pick<ResolvedOptions, "push" | "pushAfterMs" | "publicUrl" | "pushRetry"> {
+  return {
+    push: options.push ?? [],
+    pushAfterMs: nonNegative("pushAfterMs", options.pushAfterMs, 60_000),
+    publicUrl: publicUrlOf(options.publicUrl),
+    pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
+  };
+}
+
 function resolveStorage(options: GatewayOptions): Storage {
   if (!options.storage || typeof options.storage !== "object") {
     throw new TypeError(
@@ -112,7 +124,6 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     runtime,
     mediaStore: options.mediaStore,
     laneLock: options.laneLock,
-    push: options.push ?? [],
     streaming: options.streaming ?? true,
     maxFrameBytes: positive("maxFrameBytes", options.maxFrameBytes, LIMITS.maxFrameBytes),
     maxMediaBytes: positive("maxMediaBytes", options.maxMediaBytes, LIMITS.maxMediaBytes),
@@ -149,9 +160,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     },
     backpressure: resolveBackpressure(options.backpressure),
     runtimeInfo: options.runtimeInfo ?? {},
-    pushAfterMs: nonNegative("pushAfterMs", options.pushAfterMs, 60_000),
-    publicUrl: publicUrlOf(options.publicUrl),
-    pushRetry: { attempts: options.pushRetry?.attempts ?? 3, backoffMs: options.pushRetry?.backoffMs ?? 1_000 },
+    ...resolvePush(options),
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 5_000),
     scheduler: options.scheduler
       ? {

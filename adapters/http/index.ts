@@ -47,6 +47,12 @@ export { memoryApiKeyStore, apiKeyDigest, MAX_API_KEYS_PER_USER } from "./api-ke
 export type { ApiKeyStore, ApiKeyInfo, StoredApiKey } from "./api-key-store.js";
 export { fileApiKeyStore } from "./api-key-file-store.js";
 export { createHookHandler, HOOK_LIMITS } from "./hook-route.js";
+export {
+  ASK_ACTION_LIMITS,
+  createAskActionHandler,
+  type AskActionHandler,
+  type AskActionHandlerOptions,
+} from "./ask-action.js";
 export type { HookHandler, HookHandlerOptions } from "./hook-route.js";
 export { signHookBody, verifyHookSignature, parseHookSignature, HOOK_TOLERANCE_SECONDS } from "./hook-signature.js";
 export type { HookSignature } from "./hook-signature.js";

@@ -51,6 +51,8 @@ export interface ServerConfig {
   webPush?: Pick<WebPushSenderOptions, "agent" | "endpointAllowed">;
   /** How long a connected device has to read an answer or an ask before it is pushed (ms; docs/PROTOCOL.md §15). */
   pushAfterMs?: number;
+  /** Where people reach the server: pushes open their lane there, buttons post there (docs/PROTOCOL.md §21). */
+  publicUrl?: string;
 }
 
 /** flag name → environment variable. */
@@ -81,6 +83,7 @@ const OPTIONS = {
   "vapid-file": "GATEWAY_VAPID_FILE",
   "push-subject": "GATEWAY_PUSH_SUBJECT",
   "push-after-ms": "GATEWAY_PUSH_AFTER_MS",
+  "public-url": "GATEWAY_PUBLIC_URL",
 } as const;
 
 /** The longest `--push-after-ms`: a day (a timer of more than 2^31 - 1 ms would fire at once). */
@@ -147,6 +150,9 @@ Options (each also read from the environment variable in brackets):
                            [GATEWAY_PUSH_SUBJECT] (default mailto:chat-gateway@example.invalid)
   --push-after-ms N        push an answer or an ask no device has read within N ms (at once
                            when none is connected), 0 to 86400000 [GATEWAY_PUSH_AFTER_MS] (default 60000)
+  --public-url URL         where people reach this server: pushes open their lane there and an
+                           ask's buttons post to it [GATEWAY_PUBLIC_URL] (default: the origin the
+                           owner's devices last connected through)
   --memory                 keep chats and media in memory (the users file and the
                            admin socket stay in the data folder)
   --help                   show this help
@@ -209,6 +215,7 @@ export function parseConfig(argv: readonly string[], env: Record<string, string 
     fcmServiceAccount: get("fcm-service-account") && resolve(get("fcm-service-account")!),
     vapidFile: get("vapid-file") && resolve(get("vapid-file")!),
     pushSubject: get("push-subject"),
+    publicUrl: get("public-url"),
   };
 }
 

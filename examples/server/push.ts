@@ -15,7 +15,7 @@ const DEFAULT_SUBJECT = "mailto:chat-gateway@example.invalid";
 
 export interface ServerPush {
   /** The gateway's push options: the senders, and `pushAfterMs` when --push-after-ms set it. */
-  options: { push: PushSender[]; pushAfterMs?: number };
+  options: { push: PushSender[]; pushAfterMs?: number; publicUrl?: string };
   /** Serves `GET /api/push/vapid` → `{public_key}`; false for any other path. */
   handle(req: IncomingMessage, res: ServerResponse): boolean;
   /** What the start line says, e.g. "push webpush, ntfy". */
@@ -50,7 +50,11 @@ export async function serverPush(
   const senders = counted(made);
   const body = JSON.stringify({ public_key: vapid.publicKey });
   return {
-    options: { push: senders, ...(config.pushAfterMs !== undefined ? { pushAfterMs: config.pushAfterMs } : {}) },
+    options: {
+      push: senders,
+      ...(config.pushAfterMs !== undefined ? { pushAfterMs: config.pushAfterMs } : {}),
+      ...(config.publicUrl !== undefined ? { publicUrl: config.publicUrl } : {}),
+    },
     label: `push ${senders.map((s) => s.name).join(", ")}`,
     handle(req, res) {
       if (new URL(req.url ?? "/", "http://x").pathname !== "/api/push/vapid") return false;

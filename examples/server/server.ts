@@ -18,6 +18,7 @@ import { startAdminSocket } from "./admin-socket.js";
 import { serveAutomations } from "./automations.js";
 import {
   clientIp,
+  createAskActionHandler,
   createHookHandler,
   createLoginProtection,
   createMediaHandler,
@@ -89,12 +90,15 @@ function routes(
   protection: LoginProtection,
   media: ReturnType<typeof createMediaHandler>,
   hooks: ReturnType<typeof createHookHandler>,
+  actions: ReturnType<typeof createAskActionHandler>,
   gateway: Gateway,
   push: ServerPush,
 ): http.RequestListener {
   return (req, res) => {
     void (async () => {
       if (await serveReady(ready, req, res)) return;
+      // POST /api/asks/{id}/act (docs/PROTOCOL.md §21): the action token is the credential.
+      if (await actions(req, res)) return;
       // /v1/ (docs/PROTOCOL.md §19) and /mcp (§20.2): the bearer is the credential, checked at the door's hello.
       if (req.url === "/mcp" || req.url?.startsWith("/mcp?")) return void (await doors.mcp(req, res));
       if (await doors.doors.handle(req, res)) return;
@@ -262,6 +266,10 @@ function httpServer(
     clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
     ...(shared ? { postBudget: shared.hookBudget } : {}),
   });
+  const actions = createAskActionHandler(gateway, {
+    onError: (error) => logger.error("an ask's action failed", error),
+    clientAddress: (req) => clientIp(req, config.trustProxy ?? 0),
+  });
   const ready: ReadyChecks = {
     storage,
     draining,
@@ -276,7 +284,10 @@ function httpServer(
   };
   const doors = { doors: createDoors(gateway, doorOptions), mcp: createMcpHttpHandler(gateway, doorOptions) };
   // A socket that connects and sends nothing, or never finishes its headers, is closed after 10 s.
-  const server = http.createServer(HTTP_TIMEOUTS, routes(ready, doors, protection, media, hooks, gateway, push));
+  const server = http.createServer(
+    HTTP_TIMEOUTS,
+    routes(ready, doors, protection, media, hooks, actions, gateway, push),
+  );
   const transport = attachWebSocket(gateway, {
     server,
     path: "/ws/gateway",

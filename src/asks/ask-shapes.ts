@@ -8,6 +8,7 @@ import type { ApprovalAsk, Ask, AskAnswer, AskOption, ConfirmAsk, ModelAsk } fro
 import type { Lane } from "../contracts/storage.js";
 import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
+import type { AskOffer } from "../push/action-tokens.js";
 import type { PushMessage } from "../contracts/push.js";
 import type { AnsweredAsk } from "../contracts/records.js";
 import { clip } from "../support/clip.js";
@@ -286,6 +287,13 @@ export function askPush(spec: PickerSpec): PushMessage {
     thread_id: spec.thread_id,
     picker_id: spec.picker_id,
   };
+}
+
+/** What an ask's push offers as buttons (docs/PROTOCOL.md §21): its options, or its models. */
+export function askOffer(spec: PickerSpec): AskOffer {
+  const shown = spec.frame.payload;
+  const options = "models" in shown ? shown.models : shown.options;
+  return { options: options.map(({ id, label }) => ({ id, label })), expires_at: spec.expires_at };
 }
 
 /** The `picker.resolved` frame of an outcome. */

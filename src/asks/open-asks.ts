@@ -15,6 +15,7 @@ import type { Lane } from "../contracts/storage.js";
 import {
   ASK_LIMITS,
   answeredAsk,
+  askOffer,
   askPush,
   openingFrames,
   pickerSpec,
@@ -23,6 +24,7 @@ import {
 } from "./ask-shapes.js";
 import type { AnsweredAsk } from "../contracts/records.js";
 import { laneModelChange } from "./lane-model.js";
+import type { ResolvedAsk } from "../push/retraction.js";
 import { SUPERSEDED, untilApplied } from "../storage/read-decide-commit.js";
 
 /** `setTimeout` fires at once past 2^31 - 1 ms. */
@@ -181,7 +183,7 @@ export class OpenAsks {
       if (!this.holds(owner)) await this.onOwner?.(owner, false);
       throw error;
     }
-    services.pushIfAway(owner, askPush(spec));
+    services.pushIfAway(owner, askPush(spec), request.confirmInApp === true ? undefined : askOffer(spec));
     turn.onAsk?.(true);
     entry.timer = setTimeout(
       () => void this.resolve(owner, spec.picker_id, { outcome: "expired" }),
@@ -227,6 +229,11 @@ export class OpenAsks {
     }
     storing.add(work);
     void work.finally(() => storing.delete(work));
+    // The other targets that were pushed this ask are told it is over (docs/PROTOCOL.md §21).
+    void work.then(
+      () => this.#services.retractPush(owner, entry.spec.title, frame.payload as ResolvedAsk),
+      () => undefined,
+    );
     return work.then(() => frame.payload);
   }
 

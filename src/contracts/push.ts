@@ -23,6 +23,28 @@ export interface PushMessage {
    * when no public URL is known (docs/PROTOCOL.md §21). Set by the gateway.
    */
   url?: string;
+  /**
+   * The buttons of an ask's push to this device (docs/PROTOCOL.md §21), set by the gateway per
+   * target. A sender shows each as a button that posts `{"token": token}` to `url`; the token is a
+   * credential: never put it in a URL or a log line.
+   */
+  actions?: PushAction[];
+  /**
+   * A clearing push (docs/PROTOCOL.md §21): the ask was answered elsewhere, so the notification of
+   * its tag (`picker_id`, else `message_id`) is replaced or removed. Web Push replaces it with
+   * this text, ntfy clears it by sequence id, FCM sends data `{dismiss: tag}`.
+   */
+  clear?: boolean;
+}
+
+/** One button of an ask's push: it selects `option_id` when its token is posted to `url`. */
+export interface PushAction {
+  option_id: string;
+  title: string;
+  /** A single-use action token (docs/PROTOCOL.md §21). */
+  token: string;
+  /** `<public URL>/api/asks/{picker_id}/act`, or that path alone when no public URL is known. */
+  url: string;
 }
 
 /**

@@ -111,6 +111,11 @@ interface AskBase {
   body?: string;
   /** How long the person has; the gateway's default (10 minutes) when absent. */
   expiresInMs?: number;
+  /**
+   * The `confirm_in_app` mark (docs/PROTOCOL.md §21): answered only in the app, after reading
+   * the card. Its push gets no action buttons and only opens the app. Default false.
+   */
+  confirmInApp?: boolean;
 }
 
 /** Approve or deny an action, usually a tool call (docs/PROTOCOL.md §11, `picker.approval`). */

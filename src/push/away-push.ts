@@ -14,6 +14,8 @@ import { pushTargets, targetKey } from "./push-fan-out.js";
 import { TargetHealth } from "./target-health.js";
 import type { Logger } from "../contracts/logger.js";
 import { laneUrl, type PublicUrls } from "./public-url.js";
+import { mintActions, type AskOffer } from "./action-tokens.js";
+import type { SentPushes } from "./retraction.js";
 
 /** What away-push reads and sends through. */
 export interface AwayPushParts {
@@ -30,15 +32,25 @@ export interface AwayPushParts {
   connectionCount(owner: Owner): number;
   /** Where each owner's pushes lead (docs/PROTOCOL.md §21). */
   publicUrls: PublicUrls;
+  /** Records the targets each ask's push reached, for retraction (docs/PROTOCOL.md §21). */
+  sent?: SentPushes;
 }
 
 /** What away-push works with: its parts, and the failing targets it remembers. */
 interface PushParts extends AwayPushParts {
   health: TargetHealth;
+  /** When this process last forgot expired action tokens (epoch ms). */
+  purged: number;
 }
 
-/** Sends a push when the owner's attention is elsewhere, or does nothing. */
-export type PushIfAway = (owner: Owner, message: PushMessage) => void;
+/** How often a process forgets expired action tokens, at most (ms). */
+const PURGE_EVERY_MS = 3_600_000;
+
+/**
+ * Sends a push when the owner's attention is elsewhere, or does nothing. With `offer` (an ask's
+ * options), each target's push carries action buttons (docs/PROTOCOL.md §21).
+ */
+export type PushIfAway = (owner: Owner, message: PushMessage, offer?: AskOffer) => void;
 
 /** How many pushed keys a process remembers to push each message once. */
 const CLAIMS_KEPT = 10_000;
@@ -52,9 +64,9 @@ const CLAIMS_KEPT = 10_000;
  * (`TargetHealth`).
  */
 export function awayPush(given: AwayPushParts): PushIfAway {
-  const parts: PushParts = { ...given, health: new TargetHealth(given.now) };
+  const parts: PushParts = { ...given, health: new TargetHealth(given.now), purged: 0 };
   const claimed = new Set<string>();
-  return (owner, message) => {
+  return (owner, message, offer) => {
     if (parts.push.length === 0) return;
     const key = claimKey(owner, message);
     if (key !== undefined) {
@@ -64,7 +76,9 @@ export function awayPush(given: AwayPushParts): PushIfAway {
     }
     const led =
       message.chat_id === undefined ? message : { ...message, url: laneUrl(parts.publicUrls.of(owner), message) };
-    void decide(parts, owner, led, key !== undefined).catch((error) => parts.log.warn("push: deciding failed", error));
+    void decide(parts, owner, led, key !== undefined, offer).catch((error) =>
+      parts.log.warn("push: deciding failed", error),
+    );
   };
 }
 
@@ -75,14 +89,20 @@ function claimKey(owner: Owner, message: PushMessage): string | undefined {
   return undefined;
 }
 
-async function decide(parts: PushParts, owner: Owner, message: PushMessage, followsAttention: boolean): Promise<void> {
+async function decide(
+  parts: PushParts,
+  owner: Owner,
+  message: PushMessage,
+  followsAttention: boolean,
+  offer: AskOffer | undefined,
+): Promise<void> {
   if (!(await isAway(parts, owner))) {
     if (!followsAttention) return;
     const before = await laneMark(parts.storage, owner, message);
     await new Promise((resolve) => setTimeout(resolve, parts.pushAfterMs).unref());
     if (await wasRead(parts.storage, owner, message, before)) return;
   }
-  await pushToDevices(parts, owner, message);
+  await pushToDevices(parts, owner, message, offer);
 }
 
 async function isAway(parts: AwayPushParts, owner: Owner): Promise<boolean> {
@@ -117,7 +137,12 @@ async function wasRead(
   return mark.ts > shown.ts || (mark.ts === shown.ts && mark.message_id >= shown.message_id);
 }
 
-async function pushToDevices(parts: PushParts, owner: Owner, message: PushMessage): Promise<void> {
+async function pushToDevices(
+  parts: PushParts,
+  owner: Owner,
+  message: PushMessage,
+  offer: AskOffer | undefined,
+): Promise<void> {
   for (const { device, sender } of pushTargets(await parts.storage.listDevices(owner), parts.push)) {
     const key = targetKey(sender, device);
     // A target that failed lately is not tried again until its rest is over.
@@ -127,7 +152,41 @@ async function pushToDevices(parts: PushParts, owner: Owner, message: PushMessag
       );
       continue;
     }
-    void pushWithRetry(parts, owner, { device, sender, key }, message);
+    void withActions(parts, owner, { device, key }, message, offer).then((sent) =>
+      pushWithRetry(parts, owner, { device, sender, key }, sent),
+    );
+  }
+}
+
+/**
+ * The push with its buttons for this target, when it is an ask's and the storage keeps action
+ * tokens; without buttons when minting fails (the push still opens the app).
+ */
+async function withActions(
+  parts: PushParts,
+  owner: Owner,
+  target: { device: Device; key: string },
+  message: PushMessage,
+  offer: AskOffer | undefined,
+): Promise<PushMessage> {
+  const store = parts.storage.actionTokens;
+  if (!offer || !store || message.picker_id === undefined || offer.options.length === 0) return message;
+  try {
+    const bound = {
+      owner,
+      picker_id: message.picker_id,
+      device_id: target.device.device_id,
+      target: target.key,
+      base: parts.publicUrls.of(owner),
+    };
+    if (parts.now() - parts.purged > PURGE_EVERY_MS) {
+      parts.purged = parts.now();
+      await store.deleteExpiredActionTokens(parts.now());
+    }
+    return { ...message, actions: await mintActions(store, bound, offer) };
+  } catch (error) {
+    parts.log.warn(`push: minting the action tokens of device ${target.device.device_id} failed`, error);
+    return message;
   }
 }
 
@@ -143,6 +202,7 @@ async function pushWithRetry(
     try {
       await sender.send(owner, device, message);
       parts.health.clear(key);
+      parts.sent?.add(owner, message, device.device_id, key);
       return;
     } catch (error) {
       const permanent = Boolean((error as { permanent?: boolean }).permanent);

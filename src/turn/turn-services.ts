@@ -9,6 +9,7 @@ import type { GatewayEvents } from "../options/gateway-events.js";
 import type { Logger } from "../contracts/logger.js";
 import type { ResolvedOptions } from "../options/options.js";
 import type { PushIfAway } from "../push/away-push.js";
+import type { RetractPush } from "../push/retraction.js";
 import type { PublishLive, StoreChange } from "../outbox/outbox.js";
 
 /** The options an answer reads. */
@@ -30,6 +31,8 @@ export interface TurnServices {
   readonly store: StoreChange;
   readonly live: PublishLive;
   readonly pushIfAway: PushIfAway;
+  /** Clears an ask's push on the targets that did not answer it (docs/PROTOCOL.md §21). */
+  readonly retractPush: RetractPush;
   readonly events: EventEmitter<GatewayEvents>;
   readonly log: Logger;
   readonly options: TurnOptions;

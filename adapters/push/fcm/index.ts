@@ -275,12 +275,18 @@ export function fcmPushSender(options: FcmPushSenderOptions): PushSender {
 }
 
 function fcmMessage(token: string, message: PushMessage): object {
+  // A clearing push is data only: the app removes the notification of that tag (docs/PROTOCOL.md §21).
+  const tag = message.picker_id ?? message.message_id;
+  if (message.clear && tag !== undefined) return { token, data: { dismiss: tag }, android: { priority: "high" } };
   const data: Record<string, string> = { kind: message.kind };
   if (message.chat_id) data.chat_id = message.chat_id;
   if (message.thread_id) data.thread_id = message.thread_id;
   if (message.message_id) data.message_id = message.message_id;
   if (message.notification_kind) data.notification_kind = message.notification_kind;
   if (message.picker_id) data.picker_id = message.picker_id;
+  // The app shows an ask's buttons from data (FCM values are strings): each posts {token} to its url.
+  if (message.actions?.length) data.actions = JSON.stringify(message.actions);
+  if (message.url) data.url = message.url;
   return {
     token,
     notification: { title: message.title, body: truncateUtf8(message.body, MAX_BODY_BYTES) },

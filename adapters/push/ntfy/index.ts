@@ -127,30 +127,75 @@ export function ntfyPushSender(options: NtfyPushSenderOptions = {}): PushSender 
       const tagList = tags?.(message)?.filter((t) => t !== "");
       if (tagList && tagList.length > 0) headers.Tags = encodeHeaderText(tagList.join(","));
       if (token !== undefined) headers.Authorization = `Bearer ${token}`;
-
-      const url = `${baseUrl}/${encodeURIComponent(topic)}`;
+      const request = ntfyRequest(`${baseUrl}/${encodeURIComponent(topic)}`, headers, message);
       // On ntfy the topic is the secret, so error messages, which end up in logs, leave it out.
       const where = `${baseUrl} for device ${device.device_id}`;
-      const post = () =>
-        boundedFetch(
-          fetchFn,
-          url,
-          { method: "POST", headers, body: truncateUtf8(message.body, MAX_BODY_BYTES) },
-          timeoutMs,
-        );
+      const post = () => boundedFetch(fetchFn, request.url, request.init, timeoutMs);
       let answer: PushAnswer;
       try {
         answer = await gate(topic, post);
       } catch (cause) {
         if (cause instanceof PushSendError) throw cause;
-        throw new PushSendError(`ntfy: POST to ${where} failed: ${errorText(cause)}`, { permanent: false, cause });
+        throw new PushSendError(`ntfy: ${request.init.method} to ${where} failed: ${errorText(cause)}`, {
+          permanent: false,
+          cause,
+        });
       }
       if (answer.ok) return;
-      throw new PushSendError(`ntfy: POST to ${where} answered ${answer.status}${detail(answer.text)}`, {
-        permanent: isPermanentStatus(answer.status),
-      });
+      throw new PushSendError(
+        `ntfy: ${request.init.method} to ${where} answered ${answer.status}${detail(answer.text)}`,
+        {
+          permanent: isPermanentStatus(answer.status),
+        },
+      );
     },
   };
+}
+
+/** ntfy sequence ids: what a tag may be to be cleared later (ntfy 2.16 or later). */
+const SEQUENCE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The request of a push (docs/PROTOCOL.md §21): a publish carries its tag (the ask or message id)
+ * as `X-Sequence-ID`; a clearing push is `PUT <topic>/<sequence id>/clear`, with no text.
+ */
+function ntfyRequest(
+  topicUrl: string,
+  headers: Record<string, string>,
+  message: PushMessage,
+): { url: string; init: RequestInit } {
+  const tag = message.picker_id ?? message.message_id;
+  const sequence = tag !== undefined && SEQUENCE_ID.test(tag) ? tag : undefined;
+  if (message.clear && sequence !== undefined) {
+    const auth: Record<string, string> = headers.Authorization ? { Authorization: headers.Authorization } : {};
+    return { url: `${topicUrl}/${sequence}/clear`, init: { method: "PUT", headers: auth } };
+  }
+  if (sequence !== undefined) headers["X-Sequence-ID"] = sequence;
+  const actions = ntfyActions(message);
+  if (actions !== undefined) headers.Actions = actions;
+  return { url: topicUrl, init: { method: "POST", headers, body: truncateUtf8(message.body, MAX_BODY_BYTES) } };
+}
+
+/**
+ * An ask's buttons as ntfy `http` actions (docs/PROTOCOL.md §21), in the JSON form of the
+ * `Actions` header: each posts `{"token": …}` to its absolute URL (a relative one cannot be
+ * reached from the phone, so then there are none). Non-ASCII is escaped to stay a Latin-1 header.
+ */
+function ntfyActions(message: PushMessage): string | undefined {
+  const usable = (message.actions ?? []).filter((a) => /^https?:\/\//.test(a.url)).slice(0, 3);
+  if (usable.length === 0) return undefined;
+  const json = JSON.stringify(
+    usable.map((a) => ({
+      action: "http",
+      label: a.title.slice(0, 64),
+      url: a.url,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: a.token }),
+      clear: true,
+    })),
+  );
+  return json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 function defaultPriority(message: PushMessage): NtfyPriority {

@@ -92,10 +92,19 @@ export interface WebPushPayload {
   /** The declarative notification of RFC 8030 (`web_push: 8030`): a browser shows it even when no service worker runs. */
   web_push: 8030;
   notification: { title: string; body: string; navigate: string; tag?: string };
+  /** An ask's buttons (docs/PROTOCOL.md §21): the service worker posts `{token}` to each one's URL path. */
+  actions?: Array<{ option_id: string; title: string; token: string; url: string }>;
+  /** A clearing push: it replaces the notification of its tag, silently ("Approved on Pixel"). */
+  clear?: true;
 }
 
 const MAX_TITLE_BYTES = 200;
 const MAX_BODY_BYTES = 2000;
+/**
+ * The most plaintext one push carries: a push service takes 4,096 bytes of record, and
+ * `aes128gcm` adds 86 bytes of header, 16 of tag and 1 of padding delimiter.
+ */
+const MAX_PAYLOAD_BYTES = 3993;
 
 /**
  * Create a {@link PushSender} named `"webpush"`. It accepts every device with a `webpush`
@@ -123,7 +132,7 @@ export function webPushSender(options: WebPushSenderOptions): PushSender {
       const subscription = usableSubscription(device, allowed);
       // The endpoint is a capability URL, like an ntfy topic: logs get its origin only.
       const where = `${new URL(subscription.endpoint).origin} for device ${device.device_id}`;
-      const request = webPush.generateRequestDetails(subscription, JSON.stringify(payloadOf(message)), {
+      const request = webPush.generateRequestDetails(subscription, fittedPayload(message), {
         vapidDetails: { subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
         TTL: ttl,
         urgency: checkUrgency(urgency(message)),
@@ -189,16 +198,29 @@ function usableSubscription(device: Device, allowed: (url: URL) => boolean): Web
   return subscription;
 }
 
-function payloadOf(message: PushMessage): WebPushPayload {
+/** The payload's JSON, its body cut until the whole fits in one push (buttons and ids are never cut). */
+function fittedPayload(message: PushMessage): string {
+  let bodyBytes = MAX_BODY_BYTES / 2;
+  for (;;) {
+    const json = JSON.stringify(payloadOf(message, bodyBytes));
+    if (Buffer.byteLength(json) <= MAX_PAYLOAD_BYTES || bodyBytes === 0) return json;
+    bodyBytes = Math.floor(bodyBytes / 2);
+  }
+}
+
+function payloadOf(message: PushMessage, bodyBytes: number): WebPushPayload {
   const title = truncateUtf8(message.title, MAX_TITLE_BYTES);
   // The text goes twice (the worker's fields and the declarative ones), so each copy gets half.
-  const body = truncateUtf8(message.body, MAX_BODY_BYTES / 2);
+  const body = truncateUtf8(message.body, bodyBytes);
   const payload: WebPushPayload = { kind: message.kind, title, body, ...declarative(message, title, body) };
   if (message.chat_id !== undefined) payload.chat_id = message.chat_id;
   if (message.thread_id !== undefined) payload.thread_id = message.thread_id;
   if (message.message_id !== undefined) payload.message_id = message.message_id;
   if (message.notification_kind !== undefined) payload.notification_kind = message.notification_kind;
   if (message.picker_id !== undefined) payload.picker_id = message.picker_id;
+  if (message.clear) payload.clear = true;
+  else if (message.actions?.length)
+    payload.actions = message.actions.map(({ option_id, title, token, url }) => ({ option_id, title, token, url }));
   return payload;
 }
 

@@ -7,20 +7,6 @@
 import type { ActionTokenRecord, ActionTokenStore, Owner } from "chat-gateway";
 import type { Database } from "./database.js";
 
-/** Migration 14: action tokens by hash, and by ask for retraction. */
-export const ACTION_TOKENS_MIGRATION = (s: string): string => `
-    CREATE TABLE ${s}.action_tokens (
-      hash text COLLATE "C" PRIMARY KEY,
-      owner text NOT NULL,
-      picker_id text NOT NULL,
-      option_id text NOT NULL,
-      device_id text NOT NULL,
-      target text NOT NULL,
-      expires_at bigint NOT NULL,
-      outcome text
-    );
-    CREATE INDEX action_tokens_by_ask ON ${s}.action_tokens (owner, picker_id);`;
-
 interface Row {
   hash: string;
   owner: string;

@@ -1,7 +1,20 @@
 import type { PoolClient } from "pg";
 import { FENCES_MIGRATION } from "./fences.js";
-import { ACTION_TOKENS_MIGRATION } from "./action-tokens.js";
 import { fillMessageSearch, refoldWords } from "./search-migrate.js";
+
+/** Migration 14: action tokens by hash, and by ask for retraction (see action-tokens.ts). */
+export const ACTION_TOKENS_MIGRATION = (s: string): string => `
+    CREATE TABLE ${s}.action_tokens (
+      hash text COLLATE "C" PRIMARY KEY,
+      owner text NOT NULL,
+      picker_id text NOT NULL,
+      option_id text NOT NULL,
+      device_id text NOT NULL,
+      target text NOT NULL,
+      expires_at bigint NOT NULL,
+      outcome text
+    );
+    CREATE INDEX action_tokens_by_ask ON ${s}.action_tokens (owner, picker_id);`;
 
 /**
  * The schema, one entry per version. A database at version N gets every later entry applied in
