@@ -1,5 +1,5 @@
 /**
- * Asks over HTTP (docs/PROTOCOL.md §19.4): `GET /api/asks` lists the owner's open asks, oldest
+ * Asks over HTTP (docs/PROTOCOL.md §19.5): `GET /api/asks` lists the owner's open asks, oldest
  * first, and `POST /api/asks/{picker_id}` answers one exactly as `picker.select` does.
  * @module
  */
