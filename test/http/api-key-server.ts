@@ -2,7 +2,8 @@
 // real port, the key CLI run in another process, and a chat through the official `openai` client.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { expect } from "vitest";
+import path from "node:path";
+import { afterEach, beforeEach, expect } from "vitest";
 import OpenAI from "openai";
 import { createGateway, type Gateway } from "chat-gateway";
 import { createDoors } from "chat-gateway/doors";
@@ -10,7 +11,7 @@ import { createLoginProtection, type LoginProtection } from "chat-gateway/http";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
-import { runUserCliProcess } from "./helpers.js";
+import { HASHES, runUserCliProcess, tempDir, writeUsers } from "./helpers.js";
 
 const quiet = { info() {}, warn() {}, error() {} };
 
@@ -89,4 +90,37 @@ export async function cliList(file: string, user?: string): Promise<string[][]> 
     .split("\n")
     .filter(Boolean)
     .map((line) => line.split("\t"));
+}
+
+/** Per test: a temporary folder whose users file holds alice and bob, and a key server to start on it, closed after. */
+export function keyFixture() {
+  let dir = "";
+  let cleanup: () => Promise<void> = async () => {};
+  let server: KeyServer | undefined;
+  beforeEach(async () => {
+    ({ dir, cleanup } = await tempDir());
+    await writeUsers(path.join(dir, "users.json"), { alice: HASHES["alice-password"], bob: HASHES["bob-password"] });
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    await cleanup();
+  });
+  return {
+    get dir() {
+      return dir;
+    },
+    get file() {
+      return path.join(dir, "users.json");
+    },
+    /** The running server; only after `start()`. */
+    get srv(): KeyServer {
+      if (server === undefined) throw new Error("start() the key server first");
+      return server;
+    },
+    async start(): Promise<KeyServer> {
+      server = await startKeyServer(path.join(dir, "users.json"));
+      return server;
+    },
+  };
 }

@@ -2,38 +2,24 @@
 // the doors (through the official `openai` client) and by hello, and by no other route; made by a
 // signed-in user with a name unique per user (`POST /api/keys {name}`), listed and removed; at most
 // 20 per user. The CLI's own tests are in api-keys-cli.test.ts.
-import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Client } from "../gateway/harness.js";
-import { askWithKey, cliAdd, startKeyServer, type KeyServer } from "./api-key-server.js";
-import { bearer, HASHES, login, request, runUserCliProcess, tempDir, writeUsers } from "./helpers.js";
+import { askWithKey, cliAdd, keyFixture } from "./api-key-server.js";
+import { bearer, login, request, runUserCliProcess } from "./helpers.js";
 
-let file: string;
-let cleanup: () => Promise<void>;
-let srv: KeyServer | undefined;
-beforeEach(async () => {
-  let dir: string;
-  ({ dir, cleanup } = await tempDir());
-  file = path.join(dir, "users.json");
-  await writeUsers(file, { alice: HASHES["alice-password"], bob: HASHES["bob-password"] });
-});
-afterEach(async () => {
-  await srv?.close();
-  srv = undefined;
-  await cleanup();
-});
+const fx = keyFixture();
 
-const ask = (apiKey: string, text?: string) => askWithKey(srv!.url, apiKey, text);
+const ask = (apiKey: string, text?: string) => askWithKey(fx.srv.url, apiKey, text);
 
 async function signIn(user = "alice"): Promise<string> {
-  const reply = await login(srv!.url, user, `${user}-password`);
+  const reply = await login(fx.srv.url, user, `${user}-password`);
   expect(reply.status).toBe(200);
   return reply.body.token as string;
 }
 
 /** `POST /api/keys` with a session's token. */
 function postKey(session: string, body: unknown) {
-  return request(srv!.url, {
+  return request(fx.srv.url, {
     method: "POST",
     path: "/api/keys",
     headers: { ...bearer(session), "content-type": "application/json" },
@@ -43,8 +29,8 @@ function postKey(session: string, body: unknown) {
 
 describe("API keys - where a key is a credential", () => {
   it("hello.token takes a key, as a device of its owner; a made-up key is refused", async () => {
-    srv = await startKeyServer(file);
-    const key = await cliAdd(file, "alice", "laptop");
+    const srv = await fx.start();
+    const key = await cliAdd(fx.file, "alice", "laptop");
     // The upgrade carries the key as its bearer too, as every WebSocket client does with login on.
     const device = await Client.connect(srv.ws, { token: key }, bearer(key));
     const viaDoor = await ask(key, "seen on the socket");
@@ -59,8 +45,8 @@ describe("API keys - where a key is a credential", () => {
   });
 
   it("no other route of the web API takes a key: devices, keys, pairing, the gate", async () => {
-    srv = await startKeyServer(file);
-    const key = await cliAdd(file, "alice", "laptop");
+    const srv = await fx.start();
+    const key = await cliAdd(fx.file, "alice", "laptop");
     for (const [method, where] of [
       ["GET", "/api/devices"],
       ["GET", "/api/keys"],
@@ -81,7 +67,7 @@ describe("API keys - where a key is a credential", () => {
 
 describe("API keys - over HTTP", () => {
   it("a signed-in user makes, lists and removes a key; the key is shown once", async () => {
-    srv = await startKeyServer(file);
+    const srv = await fx.start();
     const session = await signIn();
     const made = await postKey(session, { name: "open webui" });
     expect(made.status).toBe(200);
@@ -100,7 +86,7 @@ describe("API keys - over HTTP", () => {
   });
 
   it("a paired device's token needs the password to make a key", async () => {
-    srv = await startKeyServer(file);
+    const srv = await fx.start();
     const session = await signIn();
     const json = { "content-type": "application/json" };
     const pair = await request(srv.url, {
@@ -118,7 +104,7 @@ describe("API keys - over HTTP", () => {
     expect(redeemed.status).toBe(200);
     const device = redeemed.body.token as string;
     const post = (body: unknown) =>
-      request(srv!.url, {
+      request(fx.srv.url, {
         method: "POST",
         path: "/api/keys",
         headers: { ...bearer(device), ...json },
@@ -130,20 +116,20 @@ describe("API keys - over HTTP", () => {
   });
 
   it("at most 20 keys a user: the 21st is refused over HTTP (429) and by the CLI (exit 1)", async () => {
-    srv = await startKeyServer(file);
+    await fx.start();
     const session = await signIn();
     const made = await Promise.all(Array.from({ length: 20 }, (_, i) => postKey(session, { name: `key ${i}` })));
     expect(made.map((r) => r.status)).toEqual(Array(20).fill(200));
     const over = await postKey(session, { name: "one more" });
     expect(over.status).toBe(429);
-    const cli = await runUserCliProcess(file, ["key", "add", "one more", "--user", "alice"], undefined);
+    const cli = await runUserCliProcess(fx.file, ["key", "add", "one more", "--user", "alice"], undefined);
     expect(cli.code).toBe(1);
     expect(cli.err).toContain("20 API keys");
     expect(cli.out).toBe("");
   });
 
   it("a name is required, 1 to 64 printable characters, unique per user (409); another user may reuse it", async () => {
-    srv = await startKeyServer(file);
+    const srv = await fx.start();
     const session = await signIn();
     for (const bad of [{}, { name: "" }, { name: "  " }, { name: 7 }, { name: "x".repeat(65) }, { name: "a\nb" }])
       expect((await postKey(session, bad)).status, JSON.stringify(bad)).toBe(400);
@@ -152,7 +138,7 @@ describe("API keys - over HTTP", () => {
     expect(again.status).toBe(409);
     expect(again.body.error).toContain("laptop");
     // The CLI sees the same store: the name is taken there too.
-    const cli = await runUserCliProcess(file, ["key", "add", "laptop", "--user", "alice"], undefined);
+    const cli = await runUserCliProcess(fx.file, ["key", "add", "laptop", "--user", "alice"], undefined);
     expect(cli.code).toBe(1);
     expect((await postKey(await signIn("bob"), { name: "laptop" })).status).toBe(200);
     const listed = await request(srv.url, { path: "/api/keys", headers: bearer(session) });
