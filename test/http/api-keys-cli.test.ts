@@ -19,7 +19,7 @@ const ask = (apiKey: string) => askWithKey(fx.srv.url, apiKey);
 const cliAdd = (user: string | undefined, name: string) => add(fx.file, user, name);
 const cliList = (user?: string) => list(fx.file, user);
 
-describe("API keys - the CLI", () => {
+describe("API keys - the CLI", { timeout: 60_000 }, () => {
   it("add prints the key once and stores only its hash in a 0600 keys.json; list shows it; it works on the doors", async () => {
     await fx.start();
     const key = await cliAdd("alice", "laptop");
