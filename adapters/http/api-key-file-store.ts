@@ -1,6 +1,6 @@
 /**
  * An `ApiKeyStore` in a JSON file beside the users file (docs/PROTOCOL.md §19.1): keys survive a
- * restart, and the key CLI adds or revokes one while the server runs.
+ * restart, and the key CLI adds or removes one while the server runs.
  * @module
  */
 import path from "node:path";
@@ -19,7 +19,7 @@ function isKey(value: unknown): value is StoredApiKey {
     k !== null &&
     typeof k.key_id === "string" &&
     typeof k.username === "string" &&
-    typeof k.label === "string" &&
+    typeof k.name === "string" &&
     typeof k.created === "number" &&
     typeof k.key_sha256 === "string" &&
     /^[0-9a-f]{64}$/.test(k.key_sha256)

@@ -5,13 +5,14 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createDeviceId } from "./device-store.js";
+import { terminalText } from "./terminal-text.js";
 
 /** An API key as listed (`key list`, `GET /api/keys`): never the key or its hash. Times in Unix seconds. */
 export interface ApiKeyInfo {
   key_id: string;
   username: string;
-  /** What the person called it (`--label`, `{label}`), or empty. */
-  label: string;
+  /** What the person called it (`key add NAME`, `{name}`): 1 to 64 printable characters, unique among the user's keys. */
+  name: string;
   created: number;
 }
 
@@ -27,8 +28,11 @@ export interface StoredApiKey extends ApiKeyInfo {
  * the cap holds. Times are Unix seconds.
  */
 export interface ApiKeyStore {
-  /** Stores a new key in one atomic step, unless the user has `maxPerUser` keys already (`full`, nothing stored). */
-  add(key: StoredApiKey, maxPerUser: number): Promise<"added" | "full">;
+  /**
+   * Stores a new key in one atomic step, unless the user has `maxPerUser` keys already (`full`)
+   * or a key of the same name (`taken`); then nothing is stored. Names compare exactly.
+   */
+  add(key: StoredApiKey, maxPerUser: number): Promise<"added" | "full" | "taken">;
   /** The key whose token has this SHA-256 hex, or undefined. Must not wait for a change being written. */
   find(keySha256: string): Promise<StoredApiKey | undefined>;
   /** The keys of a user, oldest first. */
@@ -50,6 +54,21 @@ export const MAX_API_KEYS_PER_USER = 20;
 /** What every API key starts with, so a leaked one is recognised (by secret scanners too). */
 export const API_KEY_PREFIX = "cgk_";
 
+/** Longest key name, in characters (code points). */
+export const MAX_API_KEY_NAME = 64;
+
+/**
+ * A key's name as given, trimmed; or undefined when it is not 1 to 64 printable characters. A
+ * name is printable when the terminal has nothing to escape in it (no control, line-breaking or
+ * reordering character), so `key list` shows it exactly as it was given.
+ */
+export function apiKeyName(value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  const name = value.trim();
+  const length = [...name].length;
+  return length >= 1 && length <= MAX_API_KEY_NAME && terminalText(name) === name ? name : undefined;
+}
+
 /** A new API key: `cgk_` and 256 random bits as base64url. */
 export function createApiKey(): string {
   return `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
@@ -70,7 +89,7 @@ export const createApiKeyId: () => string = createDeviceId;
 
 /** A key as listed: without its hash. */
 export function keyInfo(key: StoredApiKey): ApiKeyInfo {
-  return { key_id: key.key_id, username: key.username, label: key.label, created: key.created };
+  return { key_id: key.key_id, username: key.username, name: key.name, created: key.created };
 }
 
 /** The common operations over a table of keys keyed by digest; each is one synchronous step. */
@@ -78,7 +97,9 @@ export function apiKeyTable(table: Map<string, StoredApiKey>): Omit<ApiKeyStore,
   const ofUser = (username: string) => [...table.values()].filter((k) => k.username === username);
   return {
     async add(key, maxPerUser) {
-      if (ofUser(key.username).length >= maxPerUser) return "full";
+      const mine = ofUser(key.username);
+      if (mine.some((k) => k.name === key.name)) return "taken";
+      if (mine.length >= maxPerUser) return "full";
       table.set(key.key_sha256, { ...key });
       return "added";
     },

@@ -7,9 +7,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
   apiKeyDigest,
+  apiKeyName,
   createApiKey,
   createApiKeyId,
   keyInfo,
+  MAX_API_KEY_NAME,
   type ApiKeyInfo,
   type StoredApiKey,
 } from "./api-key-store.js";
@@ -18,9 +20,6 @@ import { deviceTokenDigest } from "./device-store.js";
 import { bodyOf, lastSegment, refuseMethod } from "./devices-api.js";
 import { readCredential } from "./gate.js";
 
-/** Longest key label, in characters. */
-const MAX_LABEL = 64;
-
 /** Whether a path is one of the key endpoints. */
 export function isKeysPath(pathname: string): boolean {
   return pathname === "/api/keys" || pathname.startsWith("/api/keys/");
@@ -28,33 +27,28 @@ export function isKeysPath(pathname: string): boolean {
 
 /** A key as `GET /api/keys` lists it: never its hash. */
 function listed(k: ApiKeyInfo): Omit<ApiKeyInfo, "username"> {
-  return { key_id: k.key_id, label: k.label, created: k.created };
-}
-
-/** A label from a body field: absent is empty; else at most 64 characters, trimmed. */
-function labelOf(value: unknown): string | undefined {
-  if (value === undefined || value === null) return "";
-  return typeof value === "string" && value.length <= MAX_LABEL ? value.trim() : undefined;
+  return { key_id: k.key_id, name: k.name, created: k.created };
 }
 
 /**
- * Makes a key for `username`, at most `maxKeysPerUser` of them (one more is `full`). The key is
- * returned here and never again: only its SHA-256 is stored.
+ * Makes a key called `name` (checked by `apiKeyName`) for `username`, at most `maxKeysPerUser` of
+ * them (one more is `full`) and one of a name (a second is `taken`). The key is returned here and
+ * never again: only its SHA-256 is stored.
  */
 export async function addApiKey(
   ctx: Pick<AuthContext, "keys" | "maxKeysPerUser">,
   username: string,
-  label: string,
+  name: string,
   now: number,
-): Promise<{ key: string; stored: StoredApiKey } | "full"> {
+): Promise<{ key: string; stored: StoredApiKey } | "full" | "taken"> {
   const key = createApiKey();
-  const stored = { key_id: createApiKeyId(), username, label, created: now, key_sha256: apiKeyDigest(key) };
+  const stored = { key_id: createApiKeyId(), username, name, created: now, key_sha256: apiKeyDigest(key) };
   const added = await ctx.keys.add(stored, ctx.maxKeysPerUser);
-  return added === "added" ? { key, stored } : "full";
+  return added === "added" ? { key, stored } : added;
 }
 
 /**
- * `POST /api/keys {label?, password?}`: a new key, shown once. Asked with a paired device's token
+ * `POST /api/keys {name, password?}`: a new key, shown once. Asked with a paired device's token
  * it needs the user's password (checked as a login is), as pairing does: a stolen device token
  * alone must not mint keys that outlive its revocation.
  */
@@ -62,8 +56,9 @@ async function create(ctx: AuthContext, username: string, req: IncomingMessage, 
   if (refuseCrossSite(ctx, req, res)) return;
   const body = await bodyOf(ctx, req, res);
   if (body === undefined) return;
-  const label = labelOf(body.label);
-  if (label === undefined) return sendJson(res, 400, { error: `label must be at most ${MAX_LABEL} characters` });
+  const name = apiKeyName(body.name);
+  if (name === undefined)
+    return sendJson(res, 400, { error: `name must be 1 to ${MAX_API_KEY_NAME} printable characters` });
   const credential = readCredential(req, ctx.cookieName(req));
   const fromDevice = credential && (await ctx.devices.find(deviceTokenDigest(credential.token)));
   if (fromDevice !== undefined) {
@@ -71,15 +66,16 @@ async function create(ctx: AuthContext, username: string, req: IncomingMessage, 
       return sendJson(res, 403, { error: "making a key from a paired device needs the password: send {password}" });
     if (!(await passwordMatches(ctx, req, res, username, body.password, "wrong password"))) return;
   }
-  const made = await addApiKey(ctx, username, label, Math.floor(ctx.clock() / 1000));
+  const made = await addApiKey(ctx, username, name, Math.floor(ctx.clock() / 1000));
+  if (made === "taken") return sendJson(res, 409, { error: `${username} already has a key named ${name}` });
   if (made === "full")
     return sendJson(res, 429, {
-      error: `${username} already has ${ctx.maxKeysPerUser} API keys, the most allowed; revoke one first`,
+      error: `${username} already has ${ctx.maxKeysPerUser} API keys, the most allowed; remove one first`,
     });
   sendJson(res, 200, { ...listed(made.stored), key: made.key });
 }
 
-/** `DELETE /api/keys/{key_id}`: revokes one key of the signed-in user; the connections it opened close with 4401. */
+/** `DELETE /api/keys/{key_id}`: removes one key of the signed-in user; the connections it opened close with 4401. */
 async function revoke(
   ctx: AuthContext,
   username: string,

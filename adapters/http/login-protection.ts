@@ -225,7 +225,7 @@ function pairingParts(options: LoginProtectionOptions, revoke: (revocation: Revo
   const devices = options.devices ?? fileDeviceStore(devicesFileOf(options.usersFile));
   // A device revoked by the CLI or another process closes its connections here too.
   const unsubscribeDevices = devices.onRevocation?.((digest) => revoke({ session: digest }));
-  // So does an API key revoked by the CLI: its connections carry its digest as their session.
+  // So does an API key removed by the CLI: its connections carry its digest as their session.
   const keys = options.apiKeys ?? fileApiKeyStore(keysFileOf(options.usersFile));
   const unsubscribeKeys = keys.onRevocation?.((digest) => revoke({ session: digest }));
   return {

@@ -61,11 +61,11 @@ commands:
   remove <name>        delete a user
   set-password <name>  replace a user's password
 
-  device list <name>             list the user's paired devices
-  device revoke <name> <id>      revoke one (its connections close at once)
-  key add <name> [--label L]     make an API key for the doors; printed once
-  key list <name>                list the user's API keys
-  key revoke <name> <key_id>     revoke one (its connections close at once)
+  device list <name>                 list the user's paired devices
+  device revoke <name> <id>          revoke one (its connections close at once)
+  key add <key> [--user <name>]      make an API key called <key> for the doors; printed once
+  key list [--user <name>]           list the API keys (every user's, or one's)
+  key remove <key> [--user <name>]   remove one (its connections close at once)
 
 Removing a user or changing the password also revokes the user's paired devices and API keys.
 The password is prompted for (twice, without echo) or, when standard input is not a

@@ -104,7 +104,7 @@ export const HTTP_TIMEOUTS = {
 export const HELP = `Usage: chat-gateway [options]
        chat-gateway user add|list|remove|set-password [name] [--users-file PATH] [--no-adopt]
        chat-gateway device list NAME | device revoke NAME DEVICE_ID
-       chat-gateway key add NAME [--label L] | key list NAME | key revoke NAME KEY_ID
+       chat-gateway key add NAME [--user USER] | key list [--user USER] | key remove NAME [--user USER]
        chat-gateway hook add|list|rotate|remove ...      (asks the running server)
        chat-gateway schedule add|list|remove|run ...     (asks the running server)
        chat-gateway mcp [--url URL] [--token TOKEN]      (an MCP server on stdio, --help)
