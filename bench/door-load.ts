@@ -63,6 +63,7 @@ async function server(): Promise<void> {
     maxConnectionsPerOwner: 10_000,
     maxConnectionsPerIp: 10_000,
     maxTurnsPerOwner: 10_000,
+    rateLimit: { perSecond: 1e6, burst: 1e6 },
     rateLimitPerAddress: { perSecond: 1e6, burst: 1e6 },
     rateLimitPerOwner: { perSecond: 1e6, burst: 1e6 },
   });

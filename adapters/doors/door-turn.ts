@@ -101,7 +101,7 @@ export async function sendConversation(
   last: Outgoing,
 ): Promise<SentMessage> {
   const { ctx, session } = turn;
-  const channel = await channelOfModel(session.device, model);
+  const channel = await channelOfModel({ storage: ctx.storage, owner: session.owner }, model);
   const placement = await placeConversation(
     { storage: ctx.storage, owner: session.owner, device: session.device },
     channel,
