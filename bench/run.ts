@@ -32,6 +32,7 @@ const BENCHES: Array<{ name: string; aliases: string[]; file: string }> = [
   { name: "capacity", aliases: ["storm", "reconnect"], file: "capacity.ts" },
   { name: "read-state", aliases: ["read", "unread", "push-decision"], file: "read-state.ts" },
   { name: "doors", aliases: ["door", "first-token"], file: "doors.ts" },
+  { name: "door-load", aliases: ["door-memory", "door-cpu"], file: "door-load.ts" },
 ];
 
 interface Outcome {

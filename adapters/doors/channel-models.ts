@@ -3,17 +3,15 @@
  * channel that takes user messages is listed by its name (by its `chat_id` where a name repeats).
  * @module
  */
-import type { DoorDevice } from "./door-device.js";
+import type { Channel, Owner, Storage } from "chat-gateway";
+import { compareChannels } from "chat-gateway/protocol";
 import { DoorError } from "./openai-errors.js";
 
-/** A channel as `channel.list` gives it. */
-interface ListedChannel {
-  chat_id: string;
-  name: string;
-  kind: string;
-  is_default: boolean;
-  archived: boolean;
-  automation?: boolean;
+/** Whose channels, read where. */
+export interface OwnerChannels {
+  storage: Storage;
+  /** The owner the door's device said hello as: its hello made sure the default channel exists. */
+  owner: Owner;
 }
 
 /** A model a door lists. */
@@ -22,16 +20,19 @@ export interface ChannelModel {
   chatId: string;
 }
 
-/** The owner's channels that take user messages, in `channel.list` order. */
-async function writableChannels(device: DoorDevice): Promise<ListedChannel[]> {
-  const list = await device.request("channel.list", {});
-  const channels = (list.payload.channels ?? []) as ListedChannel[];
-  return channels.filter((c) => c.kind !== "thread" && c.automation !== true);
+/**
+ * The owner's channels that take user messages, in `channel.list` order (docs/PROTOCOL.md §3).
+ * Read from the storage rather than by `channel.list`: that request also counts every lane's
+ * unread answers (§15), a cost that grows with the threads a door's conversations make.
+ */
+async function writableChannels(from: OwnerChannels): Promise<Channel[]> {
+  const channels = await from.storage.listChannels(from.owner);
+  return channels.filter((c) => c.kind !== "thread" && c.automation !== true).sort(compareChannels);
 }
 
 /** The models of the owner: `default` first, then one per channel. */
-export async function listModels(device: DoorDevice): Promise<ChannelModel[]> {
-  const channels = await writableChannels(device);
+export async function listModels(from: OwnerChannels): Promise<ChannelModel[]> {
+  const channels = await writableChannels(from);
   const fallback = channels.find((c) => c.kind === "default");
   const current = channels.find((c) => c.is_default) ?? fallback;
   const models: ChannelModel[] = current ? [{ id: "default", chatId: current.chat_id }] : [];
@@ -46,11 +47,11 @@ export async function listModels(device: DoorDevice): Promise<ChannelModel[]> {
 }
 
 /** The channel a request's `model` names: `default`, a listed name, or a `chat_id`; else 404. */
-export async function channelOfModel(device: DoorDevice, model: string): Promise<string> {
-  const models = await listModels(device);
+export async function channelOfModel(from: OwnerChannels, model: string): Promise<string> {
+  const models = await listModels(from);
   const found = models.find((m) => m.id === model) ?? models.find((m) => m.chatId === model);
   if (found) return found.chatId;
-  const channels = await writableChannels(device);
+  const channels = await writableChannels(from);
   const byId = channels.find((c) => c.chat_id === model);
   if (byId) return byId.chat_id;
   throw new DoorError(404, "not_found_error", `the model "${model.slice(0, 100)}" does not exist`, "model_not_found");

@@ -66,6 +66,7 @@ export class DoorDevice {
   #next = 0;
   #closed = false;
   #closeReason: GatewayError | undefined;
+  #cursor = 0;
 
   private constructor(onFrame: ((frame: DoorFrame) => void) | undefined) {
     this.#onFrame = onFrame;
@@ -83,13 +84,22 @@ export class DoorDevice {
     });
     device.#handle = handle;
     hello.accepted?.(handle.id);
-    await device.request("hello", {
+    const ok = await device.request("hello", {
       token: hello.token,
       device_id: hello.deviceId,
       device_name: hello.deviceName,
       caps: { min_protocol: 1, media: hello.media === true, push: "none", streaming: true, delta: true, pickers: true },
     });
+    if (typeof ok.payload.cursor === "number") device.#cursor = ok.payload.cursor;
     return device;
+  }
+
+  /**
+   * The owner's outbox position `hello.ok` named: every frame stored after it reaches this device
+   * (docs/PROTOCOL.md §2), so what was stored past it needs no read of history.
+   */
+  get cursor(): number {
+    return this.#cursor;
   }
 
   /** Sends a request and resolves with its response frame; an `error` frame rejects. */

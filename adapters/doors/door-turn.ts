@@ -24,6 +24,8 @@ export interface SentMessage {
   lane: DoorLane;
   /** When the message was stored, epoch ms, when the door sent it. */
   ts?: number;
+  /** The echo's outbox `seq`: past the device's hello cursor, the message is newer than the device. */
+  seq?: number;
 }
 
 /** A thread's name for a forked conversation: its first user words. */
@@ -84,6 +86,7 @@ export async function sendInto(
     messageId: p.message_id as string,
     lane: { chat_id: p.chat_id as string, thread_id: (p.thread_id as string | null) ?? null },
     ...(typeof p.ts === "number" ? { ts: p.ts } : {}),
+    ...(typeof echo.seq === "number" ? { seq: echo.seq } : {}),
   };
 }
 
@@ -98,7 +101,7 @@ export async function sendConversation(
   last: Outgoing,
 ): Promise<SentMessage> {
   const { ctx, session } = turn;
-  const channel = await channelOfModel(session.device, model);
+  const channel = await channelOfModel({ storage: ctx.storage, owner: session.owner }, model);
   const placement = await placeConversation(
     { storage: ctx.storage, owner: session.owner, device: session.device },
     channel,
@@ -171,7 +174,10 @@ export async function followAnswer(
     emit = started.emit;
     session.device.onClose((error) => follower.fail(error.message));
     follower.follow(started.sent.messageId, started.sent.lane);
-    if (!follower.seen) await endFromHistory(session, started.sent, follower);
+    // Stored after the hello, the message's answer reaches the device frame by frame: nothing of it
+    // can have ended unseen. Only an older message (a repeat) may have an answer that ended before.
+    const newer = started.sent.seq !== undefined && started.sent.seq > session.device.cursor;
+    if (!follower.seen && !newer) await endFromHistory(session, started.sent, follower);
     await finished;
   } finally {
     clearTimeout(timer);

@@ -19,9 +19,9 @@ export async function models(
   res: ServerResponse,
   only?: string,
 ): Promise<void> {
-  const { device } = await openDoorSession(ctx, req, "openai");
+  const { device, owner } = await openDoorSession(ctx, req, "openai");
   try {
-    const all = await listModels(device);
+    const all = await listModels({ storage: ctx.storage, owner });
     if (only === undefined) {
       sendJson(res, 200, { object: "list", data: all.map(modelObject) });
       return;

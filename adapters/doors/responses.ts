@@ -39,7 +39,7 @@ async function answerOf(turn: DoorTurn, messageId: string): Promise<StoredMessag
 async function sendInput(turn: DoorTurn, request: ResponsesRequest): Promise<SentMessage> {
   const last = { text: request.last, images: request.images };
   if (request.previous === undefined) return sendConversation(turn, request.model, request.earlier, last);
-  await channelOfModel(turn.session.device, request.model);
+  await channelOfModel({ storage: turn.ctx.storage, owner: turn.session.owner }, request.model);
   const answer = await answerOf(turn, request.previous);
   const lane = { chat_id: answer.chat_id, thread_id: answer.thread_id ?? null };
   return sendInto(turn, lane, last, continuationKey(request.previous, request.last));
@@ -146,7 +146,7 @@ function stateOf(answer: StoredMessage): ResponseState {
 
 /** A channel's name as `/v1/models` lists it: what a response names as its model. */
 async function modelOf(turn: DoorTurn, chatId: string): Promise<string> {
-  const models = await listModels(turn.session.device);
+  const models = await listModels({ storage: turn.ctx.storage, owner: turn.session.owner });
   return models.find((m) => m.chatId === chatId)?.id ?? chatId;
 }
 
