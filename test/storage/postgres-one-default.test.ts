@@ -41,10 +41,11 @@ describe.skipIf(!available)("postgres - one default channel per owner", () => {
     await client.connect();
     try {
       // Back to the previous version, holding what the race left behind.
-      // Version 7 is the one before the index (8); the later versions (9: outbox_type, 10: hooks, 11: read marks, 12: schedules, 13: lane fences) go too.
+      // Version 7 is the one before the index (8); the later versions (9: outbox_type, 10: hooks, 11: read marks,
+      // 12: schedules, 13: lane fences, 14: action tokens, 15: due pushes) go too.
       expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(8);
       await client.query(
-        `DROP TABLE IF EXISTS "${schema}".lane_fences; DROP TABLE IF EXISTS "${schema}".schedules; DROP TABLE IF EXISTS "${schema}".read_marks; DROP INDEX IF EXISTS "${schema}".messages_assistant;
+        `DROP TABLE IF EXISTS "${schema}".due_pushes; DROP TABLE IF EXISTS "${schema}".action_tokens; DROP TABLE IF EXISTS "${schema}".lane_fences; DROP TABLE IF EXISTS "${schema}".schedules; DROP TABLE IF EXISTS "${schema}".read_marks; DROP INDEX IF EXISTS "${schema}".messages_assistant;
          DROP TABLE IF EXISTS "${schema}".hook_keys; DROP TABLE IF EXISTS "${schema}".hooks; DROP INDEX IF EXISTS "${schema}".outbox_type;
          DROP INDEX "${schema}".channels_one_default; DELETE FROM "${schema}".schema_version WHERE version >= 8`,
       );
