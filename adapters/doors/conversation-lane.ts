@@ -47,9 +47,16 @@ async function byKey(ctx: PlacementContext, channel: string, key: string): Promi
 
 /**
  * Whether the lane's newest messages are `message` and then exactly `answers` (commands left out,
- * text compared trimmed): the conversation the client holds is this lane's, up to now.
+ * text compared trimmed): the conversation the client holds is this lane's, up to now. The same
+ * request arriving at once through another process may already have stored `last` (and begun its
+ * answer) after them: that is still this conversation, and the send joins that message by its key.
  */
-async function laneEndsWith(ctx: PlacementContext, message: StoredMessage, answers: ChatTurn[]): Promise<boolean> {
+async function laneEndsWith(
+  ctx: PlacementContext,
+  message: StoredMessage,
+  answers: ChatTurn[],
+  last: string,
+): Promise<boolean> {
   const page = await ctx.device.request("history", {
     chat_id: message.chat_id,
     thread_id: message.thread_id,
@@ -59,14 +66,30 @@ async function laneEndsWith(ctx: PlacementContext, message: StoredMessage, answe
   const at = items.findIndex((m) => m.message_id === message.message_id);
   if (at < 0) return false;
   const after = items.slice(at + 1);
-  if (after.length !== answers.length) return false;
-  return after.every(
-    (m, i) => m.role === answers[i].role && m.status !== "streaming" && m.text.trim() === answers[i].text.trim(),
+  const extra = after.slice(answers.length);
+  if (after.length < answers.length || !isSameRequest(extra, last)) return false;
+  return answers.every(
+    (turn, i) =>
+      after[i].role === turn.role && after[i].status !== "streaming" && after[i].text.trim() === turn.text.trim(),
+  );
+}
+
+/** Nothing, or `last` as a user message and at most its answer: the same request, stored elsewhere first. */
+function isSameRequest(extra: HistoryItem[], last: string): boolean {
+  if (extra.length === 0) return true;
+  if (extra.length > 2) return false;
+  return (
+    extra[0].role === "user" && extra[0].text.trim() === last.trim() && (extra[1]?.role ?? "assistant") === "assistant"
   );
 }
 
 /** The lane holding `earlier`, if one does: found by the key its last user message was sent with. */
-async function findLane(ctx: PlacementContext, channel: string, earlier: ChatTurn[]): Promise<DoorLane | undefined> {
+async function findLane(
+  ctx: PlacementContext,
+  channel: string,
+  earlier: ChatTurn[],
+  last: string,
+): Promise<DoorLane | undefined> {
   let lastUser = -1;
   for (let i = earlier.length - 1; i >= 0 && lastUser < 0; i--) if (earlier[i].role === "user") lastUser = i;
   if (lastUser < 0) return undefined;
@@ -76,7 +99,7 @@ async function findLane(ctx: PlacementContext, channel: string, earlier: ChatTur
   for (const key of keys) {
     const message = await byKey(ctx, channel, key);
     if (!message || (best && best.ts > message.ts)) continue;
-    if (await laneEndsWith(ctx, message, answers)) best = message;
+    if (await laneEndsWith(ctx, message, answers, last)) best = message;
   }
   return best && { chat_id: best.chat_id, thread_id: best.thread_id ?? null };
 }
@@ -109,7 +132,7 @@ export async function placeConversation(
       key,
       imports: [],
     };
-  const found = await findLane(ctx, channel, earlier);
+  const found = await findLane(ctx, channel, earlier, last);
   if (found) return { lane: found, newThread: false, key, imports: [] };
   return { lane: flat, newThread: true, key, imports: earlier };
 }

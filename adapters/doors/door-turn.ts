@@ -82,6 +82,10 @@ export async function sendInto(
     ...(fresh.newThread && fresh.imports.length === 0 ? { auto_thread: true } : {}),
   });
   const p = echo.payload;
+  // The same fork sent at once through another process: its thread got the message (the key is
+  // the channel's), so this one holds only the copies; it goes, and the conversation stays one.
+  if (where !== lane && p.thread_id !== where.thread_id)
+    await session.device.request("channel.delete", { chat_id: where.thread_id as string }).catch(() => undefined);
   return {
     messageId: p.message_id as string,
     lane: { chat_id: p.chat_id as string, thread_id: (p.thread_id as string | null) ?? null },

@@ -106,6 +106,26 @@ describe.skipIf(!available)("multi-process doors on PostgreSQL and Redis", { tim
       "You said: after the edit",
     ]);
     expect(last.get(made[0])).toHaveLength(42);
+
+    // The same new fork sent at once to both processes: one thread, one message, one answer.
+    const again: Msg[] = [...history.slice(0, 2), { role: "assistant", content: "edited twice" }];
+    const both = await Promise.all(
+      [a, b].map((on) =>
+        openai(on).chat.completions.create({
+          model: "default",
+          messages: [...again, { role: "user", content: "after the second edit" }],
+        }),
+      ),
+    );
+    expect(both[0].id).toBe(both[1].id);
+    const finally_ = await threads();
+    const forks = [...finally_.keys()].filter((id) => !before.has(id) && id !== made[0] && id !== fork[0]);
+    expect(forks).toHaveLength(1);
+    expect(finally_.get(forks[0])!.map((m) => m.text)).toEqual([
+      ...again.map((m) => m.content),
+      "after the second edit",
+      "You said: after the second edit",
+    ]);
   });
 
   test("multi-process doors - a response made on A is continued, retrieved and resumed with the same sequence numbers on B", async () => {
