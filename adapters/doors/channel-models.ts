@@ -23,7 +23,7 @@ export interface ChannelModel {
 /**
  * The owner's channels that take user messages, in `channel.list` order (docs/PROTOCOL.md §3).
  * Read from the storage rather than by `channel.list`: that request also counts every lane's
- * unread answers (§15), a cost that grows with the threads a door's conversations make.
+ * unread answers (docs/PROTOCOL.md §15), a cost that grows with the threads a door's conversations make.
  */
 async function writableChannels(from: OwnerChannels): Promise<Channel[]> {
   const channels = await from.storage.listChannels(from.owner);
