@@ -6,7 +6,6 @@
  * process's own sends.
  * @module
  */
-import { askPushKey } from "./due-payload.js";
 import type { PushMessage, PushSender } from "../contracts/push.js";
 import type { Storage } from "../contracts/storage.js";
 import type { Logger } from "../contracts/logger.js";
@@ -75,10 +74,6 @@ export function pushRetraction(parts: RetractionParts): RetractPush {
 }
 
 async function retract(parts: RetractionParts, owner: Owner, title: string, resolved: ResolvedAsk): Promise<void> {
-  // A push still waiting for the ask is not sent once it resolved (docs/PROTOCOL.md §21.6).
-  await parts.storage.duePushes
-    ?.dropDuePush(owner, askPushKey(resolved.picker_id))
-    .catch((error) => parts.log.warn("push: dropping a resolved ask's waiting push failed", error));
   const sent = parts.sent.take(owner, resolved.picker_id);
   const tokens = await parts.storage.actionTokens?.actionTokensOf(owner, resolved.picker_id);
   for (const token of tokens ?? []) sent.set(token.target, token.device_id);

@@ -84,25 +84,3 @@ it("durable push - another gateway past the due time sends the waiting push nobo
   expect(posts().map((r) => r.body)).toEqual([String(unread.final.payload.final_text).slice(0, 200)]);
   expect(await storage.duePushes!.claimDuePushes(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
 });
-
-it("durable push - an ask answered in the app before pushAfterMs is not pushed: its waiting push is dropped", async () => {
-  const { storage, stored } = countingStorage();
-  const h = await gatewayOn(storage, { pushAfterMs: 300 });
-  const phone = await Client.connect(h.url, {
-    device_id: "phone",
-    caps: { push: "ntfy", pickers: true },
-    ntfy_topic: "alice-phone",
-  });
-  clients.push(phone);
-  await phone.request("message.send", { chat_id: "default", text: "approve: deploy" });
-  const card = await phone.waitFor((f) => f.type === "picker.approval");
-  const pickerId = String(card.payload.picker_id);
-  await until("the ask's push is stored", () => stored.some((r) => r.key === `p:${pickerId}`));
-  await phone.request("picker.select", { picker_id: pickerId, option_id: "approve" });
-  await phone.waitFor((f) => f.type === "message.stop");
-  // The answer nobody reads is pushed; the ask, answered already, is not.
-  await until("the answer's push arrives", () => posts().length > 0);
-  await sleep(600);
-  expect(posts().filter((r) => r.headers["x-sequence-id"] === pickerId)).toEqual([]);
-  expect(posts()).toHaveLength(1);
-});
