@@ -40,7 +40,10 @@ async function until(what: string, check: () => boolean): Promise<void> {
   }
 }
 
-async function gatewayOn(storage: Storage, options: { pushAfterMs: number; now?: () => number }): Promise<Harness> {
+async function gatewayOn(
+  storage: Storage,
+  options: { pushAfterMs: number; now?: () => number; publicUrl?: string },
+): Promise<Harness> {
   server ??= await recordingServer(() => ({ json: { id: "ntfy-1" } }));
   const h = await startGateway({ storage, push: [ntfyPushSender({ baseUrl: `${server.url}/ntfy` })], ...options });
   harnesses.push(h);
@@ -83,4 +86,34 @@ it("durable push - another gateway past the due time sends the waiting push nobo
   await sleep(500);
   expect(posts().map((r) => r.body)).toEqual([String(unread.final.payload.final_text).slice(0, 200)]);
   expect(await storage.duePushes!.claimDuePushes(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+});
+
+it("durable push - an ask's waiting push sent by another gateway carries its action buttons, minted then", async () => {
+  const { storage, stored } = countingStorage();
+  const a = await gatewayOn(storage, { pushAfterMs: 600_000 });
+  const phone = await Client.connect(a.url, {
+    device_id: "phone",
+    caps: { push: "ntfy", pickers: true },
+    ntfy_topic: "alice-phone",
+  });
+  clients.push(phone);
+  await phone.request("message.send", { chat_id: "default", text: "approve: deploy" });
+  const card = await phone.waitFor((f) => f.type === "picker.approval");
+  const pickerId = String(card.payload.picker_id);
+  await until("the ask's push is stored", () => stored.some((r) => r.key === `p:${pickerId}`));
+  expect(await storage.actionTokens!.actionTokensOf("anonymous", pickerId)).toEqual([]);
+  await gatewayOn(storage, {
+    pushAfterMs: 600_000,
+    now: () => Date.now() + 600_001,
+    publicUrl: "https://chat.example",
+  });
+  await until("the ask's push arrives", () => posts().length > 0);
+  await sleep(500);
+  expect(posts()).toHaveLength(1);
+  expect(posts()[0]!.headers["x-sequence-id"]).toBe(pickerId);
+  const actions = JSON.parse(String(posts()[0]!.headers.actions)) as Array<{ url: string; label: string }>;
+  expect(actions.map((x) => [x.label, x.url])).toEqual([
+    ["Approve", `https://chat.example/api/asks/${pickerId}/act`],
+    ["Deny", `https://chat.example/api/asks/${pickerId}/act`],
+  ]);
 });
