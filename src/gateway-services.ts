@@ -13,7 +13,7 @@ import type { GatewayEvents } from "./options/gateway-events.js";
 import { ConnectionCount } from "./connection/connection-count.js";
 import { HelloGate } from "./connection/hello-gate.js";
 import { sharedBudgets } from "./connection/shared-budgets.js";
-import { awayPush } from "./push/away-push.js";
+import { awayPush, type AwayPush } from "./push/away-push.js";
 import { PublicUrls } from "./push/public-url.js";
 import { pushRetraction, SentPushes } from "./push/retraction.js";
 import { FanOut } from "./outbox/fan-out.js";
@@ -37,7 +37,7 @@ export function wireServices(
   bus: Bus,
   commands: CommandRegistry,
   events: EventEmitter<GatewayEvents>,
-): { services: SessionServices; outbox: Outbox } {
+): { services: SessionServices; outbox: Outbox; sendOverdue: AwayPush["sendOverdue"] } {
   const { storage, logger: log, now } = options;
   const fanOut = new FanOut(bus);
   const outbox = new Outbox({
@@ -58,6 +58,18 @@ export function wireServices(
     (error) => log.warn("lane lock failed; the turn runs without it", error),
     laneTaker(storage, options.laneLock),
   );
+  const away = awayPush({
+    push: options.push,
+    pushRetry: options.pushRetry,
+    pushAfterMs: options.pushAfterMs,
+    storage,
+    bus,
+    log,
+    now,
+    connectionCount: fanOut.connectionCount,
+    publicUrls,
+    sent,
+  });
   const base = {
     options,
     storage,
@@ -76,18 +88,7 @@ export function wireServices(
     budgets: sharedBudgets(options),
     store: outbox.store,
     live: outbox.live,
-    pushIfAway: awayPush({
-      push: options.push,
-      pushRetry: options.pushRetry,
-      pushAfterMs: options.pushAfterMs,
-      storage,
-      bus,
-      log,
-      now,
-      connectionCount: fanOut.connectionCount,
-      publicUrls,
-      sent,
-    }),
+    pushIfAway: away.pushIfAway,
     retractPush: pushRetraction({ push: options.push, storage, log, publicUrls, sent }),
     publicUrls,
     ensureDefaultChannel: channels.ensureDefaultChannel,
@@ -100,5 +101,5 @@ export function wireServices(
   const services = { ...base, asks: new OpenAsks(base) };
   listenForTurns(bus, lanes, (owner) => localTurnFrames(services, owner));
   listenForRelays(services, (entry, answer, respondTo) => arbitrateRelayed(services, entry, answer, respondTo));
-  return { services, outbox };
+  return { services, outbox, sendOverdue: away.sendOverdue };
 }

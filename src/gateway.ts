@@ -33,6 +33,7 @@ import type { RuntimeEvent } from "./contracts/runtime.js";
 import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
 import { wireServices } from "./gateway-services.js";
+import { startOverduePushes } from "./push/overdue-pushes.js";
 import { recoverTurns } from "./lanes/turn-recovery.js";
 import { answerWaiting } from "./lanes/turn-run.js";
 import { answerPrompt, droppedError, storePrompt } from "./requests/automation-prompt.js";
@@ -191,6 +192,9 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   /** 1001, or 1012 once draining (docs/PROTOCOL.md §18). */
   #closeCode: number = CLOSE_CODES.goingAway;
   #recovery: NodeJS.Timeout | undefined;
+  /** Starts the passes over stored pushes (docs/PROTOCOL.md §21.6), and what stops them. */
+  readonly #startOverdue: () => () => void;
+  #stopOverdue: (() => void) | undefined;
   #recovering = false;
   readonly #sessions = new Map<string, DeviceSession>();
   /** Server-side posts and notifications in flight, awaited by close(). */
@@ -205,8 +209,9 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.commands = createCommandRegistry(resolved.runtime, (message) => resolved.logger.warn(message));
     const bus = options.bus ?? memoryBus();
     this.#bus = bus;
-    const { services, outbox } = wireServices(resolved, options, bus, this.commands, this);
+    const { services, outbox, sendOverdue } = wireServices(resolved, options, bus, this.commands, this);
     this.#services = services;
+    this.#startOverdue = () => startOverduePushes(sendOverdue, resolved);
     this.#outbox = outbox;
     this.#admissions = gatewayAdmissions(services);
     this.#unsubscribe = options.authenticator?.onRevocation?.((revocation) => this.revoke(revocation));
@@ -236,6 +241,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.#state = "running";
     this.#outbox.pruneOnSchedule();
     if (this.options.scheduler) this.#scheduler.start(this.options.scheduler.tickMs);
+    this.#stopOverdue = this.#startOverdue();
     // With several processes, one that dies leaves turns that no job here will reach: look again
     // now and then. (One process alone finds everything at start.)
     if (this.options.laneLock) {
@@ -254,6 +260,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const draining = options.drainMs !== undefined;
     if (draining) this.#closeCode = CLOSE_CODES.serviceRestart;
     clearInterval(this.#recovery);
+    this.#stopOverdue?.();
     this.#admissions.close();
     // No slot is claimed from here on; a run already queued drains or ends like any turn.
     await this.#scheduler.stop();

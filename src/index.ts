@@ -75,6 +75,7 @@ export type {
 export type { HookRecord, HookMode, OwnedHook, HookClaim } from "./contracts/hooks.js";
 export type { ScheduleRecord, ScheduleRun, ScheduleRunStatus, OwnedSchedule } from "./contracts/schedules.js";
 export type { ActionTokenRecord, ActionTokenStore } from "./contracts/action-tokens.js";
+export type { DuePushRecord, DuePushStore } from "./contracts/due-pushes.js";
 export type { ScheduleApi, ScheduleInfo, ScheduleInput } from "./schedules/schedule-api.js";
 export { openAuthenticator, tokenAuthenticator } from "./contracts/authenticator.js";
 export type { Authenticator, AuthRequest, AuthResult, ConnectionContext } from "./contracts/authenticator.js";

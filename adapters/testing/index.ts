@@ -27,6 +27,7 @@ export {
   type StorageUnderTest,
 } from "./storage.js";
 export { describeActionTokenConformance } from "./storage-action-tokens.js";
+export { describeDuePushConformance } from "./storage-due-pushes.js";
 export { describeMediaStoreConformance, type MediaStoreFactory } from "./media-store.js";
 export { describeBusConformance, type BusFactory, type BusUnderTest } from "./bus.js";
 export {

@@ -26,7 +26,7 @@ function token(n: number, overrides: Partial<ActionTokenRecord> = {}): ActionTok
   };
 }
 
-function unpack(made: Storage | StorageImplementation | StorageUnderTest): StorageUnderTest {
+export function unpack(made: Storage | StorageImplementation | StorageUnderTest): StorageUnderTest {
   return "storage" in made && typeof (made as StorageUnderTest).storage === "object"
     ? (made as StorageUnderTest)
     : { storage: made as Storage };
@@ -44,7 +44,7 @@ function tokensOf(storage: Storage): ActionTokenStore {
  * `describeStorageConformance`; its `peer` (another process's instance on the same data), when
  * given, takes half of the concurrent calls, and its `reopen` the durability test.
  */
-type Opened = { storage: Storage; peer: Storage; done: () => Promise<void> };
+export type Opened = { storage: Storage; peer: Storage; done: () => Promise<void> };
 
 /** Opens a fresh storage of the factory, and its peer when it has one. */
 async function opened(make: StorageFactory): Promise<Opened> {
@@ -64,8 +64,8 @@ async function opened(make: StorageFactory): Promise<Opened> {
   };
 }
 
-/** Runs `check` on a fresh storage, closing it after. */
-async function withStorage(make: StorageFactory, check: (opened: Opened) => Promise<void>): Promise<void> {
+/** Runs `check` on a fresh storage, closing it after (also the due pushes' suite). */
+export async function withStorage(make: StorageFactory, check: (opened: Opened) => Promise<void>): Promise<void> {
   const made = await opened(make);
   try {
     await check(made);

@@ -15,6 +15,7 @@ import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./r
 import type { HookClaim, HookRecord, OwnedHook } from "./hooks.js";
 import type { OwnedSchedule, ScheduleRecord, ScheduleRun } from "./schedules.js";
 import type { ActionTokenStore } from "./action-tokens.js";
+import type { DuePushStore } from "./due-pushes.js";
 import type {
   Change,
   CommitResult,
@@ -350,6 +351,8 @@ export interface StorageImplementation {
   capabilities?: Partial<StorageCapabilities>;
   /** Capability `actionTokens` (docs/PROTOCOL.md §21), its own contract; none: pushes get no action buttons. */
   actionTokens?: ActionTokenStore;
+  /** Capability `duePushes` (docs/PROTOCOL.md §21.6), its own contract; none: a waiting push lives in memory only. */
+  duePushes?: DuePushStore;
 }
 
 /** What {@link StorageImplementation.adoptOwner} moved: counts of each kind of record. */
@@ -398,9 +401,11 @@ export interface StorageCapabilities {
  * listed. Each member keeps the guarantee documented on {@link StorageImplementation}.
  * Pass it as `GatewayOptions.storage`, to `redisBus({ storage })` and to the kit.
  */
-export interface Storage extends Required<Omit<StorageImplementation, "capabilities" | "adoptOwner" | "actionTokens">> {
+export interface Storage
+  extends Required<Omit<StorageImplementation, "capabilities" | "adoptOwner" | "actionTokens" | "duePushes">> {
   readonly capabilities: Readonly<StorageCapabilities>;
   readonly actionTokens?: ActionTokenStore;
+  readonly duePushes?: DuePushStore;
   /**
    * {@link StorageImplementation.adoptOwner}, refusing with a `GatewayError` of code `unsupported`
    * (nothing moved) what the implementation refuses, and `from === to`.

@@ -1,7 +1,9 @@
 /**
  * Push that follows attention (docs/PROTOCOL.md §15): an answer or an ask is pushed to the
  * owner's push targets unless a device reads it within `pushAfterMs`, at once when no device of
- * the owner is connected; a plain notification only when none is.
+ * the owner is connected; a plain notification only when none is. With the storage's `duePushes`
+ * capability a push is stored before it is waited on, and sent by whoever takes it back
+ * (docs/PROTOCOL.md §21.6).
  * @module
  */
 import type { Bus } from "../contracts/bus.js";
@@ -16,6 +18,8 @@ import type { Logger } from "../contracts/logger.js";
 import { laneUrl, type PublicUrls } from "./public-url.js";
 import { mintActions, type AskOffer } from "./action-tokens.js";
 import type { SentPushes } from "./retraction.js";
+import { duePushOf, duePushRecord, type DuePush } from "./due-payload.js";
+import type { DuePushRecord } from "../contracts/due-pushes.js";
 
 /** What away-push reads and sends through. */
 export interface AwayPushParts {
@@ -55,6 +59,20 @@ export type PushIfAway = (owner: Owner, message: PushMessage, offer?: AskOffer) 
 /** How many pushed keys a process remembers to push each message once. */
 const CLAIMS_KEPT = 10_000;
 
+/** How many stored pushes one claim takes at most. */
+const CLAIM_BATCH = 100;
+
+/** Push that follows attention, and the sending of stored pushes that fell due (docs/PROTOCOL.md §21.6). */
+export interface AwayPush {
+  pushIfAway: PushIfAway;
+  /**
+   * Claims the stored pushes due at or before `dueBy` (epoch ms) and sends each unless a read
+   * covers it; resolves with how many it claimed. Nothing without the `duePushes` capability or
+   * without senders (another process may have them).
+   */
+  sendOverdue(dueBy: number): Promise<number>;
+}
+
 /**
  * Push to the owner's devices with a target, through the sender each declared in `caps.push`
  * (`"none"`: never), each target once and at most the most recently seen 16 of them. Answers (`message_id`) and asks (`picker_id`) wait
@@ -63,23 +81,30 @@ const CLAIMS_KEPT = 10_000;
  * with backoff, then logged; a target whose pushes keep failing rests, then is dropped
  * (`TargetHealth`).
  */
-export function awayPush(given: AwayPushParts): PushIfAway {
+export function awayPush(given: AwayPushParts): AwayPush {
   const parts: PushParts = { ...given, health: new TargetHealth(given.now), purged: 0 };
   const claimed = new Set<string>();
-  return (owner, message, offer) => {
-    if (parts.push.length === 0) return;
-    const key = claimKey(owner, message);
-    if (key !== undefined) {
-      if (claimed.has(key)) return;
-      claimed.add(key);
-      if (claimed.size > CLAIMS_KEPT) claimed.delete(claimed.values().next().value as string);
-    }
-    const led =
-      message.chat_id === undefined ? message : { ...message, url: laneUrl(parts.publicUrls.of(owner), message) };
-    void decide(parts, owner, led, key !== undefined, offer).catch((error) =>
-      parts.log.warn("push: deciding failed", error),
-    );
+  return {
+    pushIfAway: (owner, message, offer) => {
+      if (parts.push.length === 0) return;
+      const key = claimKey(owner, message);
+      if (key !== undefined && !remember(claimed, key)) return;
+      const led =
+        message.chat_id === undefined ? message : { ...message, url: laneUrl(parts.publicUrls.of(owner), message) };
+      void decide(parts, owner, led, key !== undefined, offer).catch((error) =>
+        parts.log.warn("push: deciding failed", error),
+      );
+    },
+    sendOverdue: (dueBy) => sendOverdue(parts, claimed, dueBy),
   };
+}
+
+/** Adds the key; false when it was there already (this process pushed that message). */
+function remember(claimed: Set<string>, key: string): boolean {
+  if (claimed.has(key)) return false;
+  claimed.add(key);
+  if (claimed.size > CLAIMS_KEPT) claimed.delete(claimed.values().next().value as string);
+  return true;
 }
 
 /** The key of a message that follows attention; undefined for a plain notification. */
@@ -99,10 +124,64 @@ async function decide(
   if (!(await isAway(parts, owner))) {
     if (!followsAttention) return;
     const before = await laneMark(parts.storage, owner, message);
+    const stored = await storeDue(parts, owner, { message, offer, before });
     await new Promise((resolve) => setTimeout(resolve, parts.pushAfterMs).unref());
+    // Stored: only the process that takes it back sends it (another one may have, after a pause).
+    if (stored && !(await takeBack(parts, stored))) return;
     if (await wasRead(parts.storage, owner, message, before)) return;
   }
   await pushToDevices(parts, owner, message, offer);
+}
+
+/** Stores the push before it is waited on; undefined when it is not stored (no capability, a failure). */
+async function storeDue(parts: PushParts, owner: Owner, push: DuePush): Promise<DuePushRecord | undefined> {
+  const store = parts.storage.duePushes;
+  const record = store && duePushRecord(owner, push, parts.now() + parts.pushAfterMs);
+  if (!store || !record) return undefined;
+  try {
+    await store.addDuePush(record);
+    return record;
+  } catch (error) {
+    parts.log.warn("push: storing a waiting push failed; it waits in this process only", error);
+    return undefined;
+  }
+}
+
+/** True when this process took its stored push back; a failure leaves it stored for a later claim. */
+async function takeBack(parts: PushParts, record: DuePushRecord): Promise<boolean> {
+  try {
+    return await parts.storage.duePushes!.dropDuePush(record.owner, record.key);
+  } catch (error) {
+    parts.log.warn("push: taking back a waiting push failed; a later claim sends it", error);
+    return false;
+  }
+}
+
+async function sendOverdue(parts: PushParts, claimed: Set<string>, dueBy: number): Promise<number> {
+  const store = parts.storage.duePushes;
+  if (!store || parts.push.length === 0) return 0;
+  let count = 0;
+  for (;;) {
+    const batch = await store.claimDuePushes(dueBy, CLAIM_BATCH);
+    for (const record of batch)
+      void sendClaimed(parts, claimed, record).catch((error) =>
+        parts.log.warn("push: sending a due push failed", error),
+      );
+    count += batch.length;
+    if (batch.length < CLAIM_BATCH) return count;
+  }
+}
+
+/** A claimed push is this process's alone: sent unless a read covers it by now. */
+async function sendClaimed(parts: PushParts, claimed: Set<string>, record: DuePushRecord): Promise<void> {
+  const push = duePushOf(record);
+  if (!push) {
+    parts.log.warn(`push: a stored push of ${record.owner} could not be read; dropped`);
+    return;
+  }
+  remember(claimed, claimKey(record.owner, push.message)!);
+  if (await wasRead(parts.storage, record.owner, push.message, push.before)) return;
+  await pushToDevices(parts, record.owner, push.message, push.offer);
 }
 
 async function isAway(parts: AwayPushParts, owner: Owner): Promise<boolean> {

@@ -84,6 +84,7 @@ export function defineStorage(implementation: StorageImplementation): Storage {
           },
     capabilities: Object.freeze(capabilities),
     ...(implementation.actionTokens ? { actionTokens: implementation.actionTokens } : {}),
+    ...(implementation.duePushes ? { duePushes: implementation.duePushes } : {}),
   } as Storage;
   defined.add(storage);
   return storage;

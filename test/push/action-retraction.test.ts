@@ -82,11 +82,13 @@ it("action retraction - an ask answered in the app clears both pushed targets; n
   expect(JSON.parse(actions[0].body).token).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
   await laptop.request("picker.select", { picker_id: pickerId, option_id: "deny" });
-  await until(() => ntfy!.requests.length === 2 && pushes.some((p) => p.message.clear));
-  expect(ntfy.requests[1]).toMatchObject({ method: "PUT", url: `/ntfy/ann-phone/${pickerId}/clear` });
+  await until(() => ntfy!.requests.some((r) => r.method === "PUT") && pushes.some((p) => p.message.clear));
+  expect(ntfy.requests.find((r) => r.method === "PUT")).toMatchObject({ url: `/ntfy/ann-phone/${pickerId}/clear` });
   expect(pushes.filter((p) => p.message.clear).map((p) => [p.device_id, p.message.body])).toEqual([
     ["tablet", "Denied on Laptop"],
   ]);
   await laptop.request("ping", {});
-  expect(ntfy.requests).toHaveLength(2);
+  // The answer that follows the ask is pushed too, when it comes: only the ask's requests count.
+  const ofAsk = ntfy.requests.filter((r) => r.headers["x-sequence-id"] === pickerId || r.url.includes(pickerId));
+  expect(ofAsk).toHaveLength(2);
 });

@@ -35,6 +35,7 @@ import { countUnread } from "./read-marks.js";
 import { memoryHooks } from "./hooks.js";
 import { memorySchedules } from "./schedules.js";
 import { memoryActionTokens } from "./action-tokens.js";
+import { memoryDuePushes } from "./due-pushes.js";
 
 /** Options of {@link memoryStorage}. */
 export interface MemoryStorageOptions {
@@ -274,6 +275,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
     ...hooks.members,
     ...schedules.members,
     actionTokens: memoryActionTokens(),
+    duePushes: memoryDuePushes(),
 
     async commit(owner: Owner, change: Change): Promise<CommitResult> {
       return applyChange(state(owner), change, now);

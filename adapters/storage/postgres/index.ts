@@ -18,6 +18,7 @@ import type { Storage } from "chat-gateway";
 import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
 import { postgresActionTokens } from "./action-tokens.js";
+import { postgresDuePushes } from "./due-pushes.js";
 import { postgresSchedules } from "./schedules.js";
 import { database } from "./database.js";
 import { queries } from "./queries.js";
@@ -120,6 +121,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       ...postgresReadMarks(db),
       ...postgresSchedules(db),
       actionTokens: postgresActionTokens(db),
+      duePushes: postgresDuePushes(db),
     }),
   );
 }

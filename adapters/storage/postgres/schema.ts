@@ -16,6 +16,17 @@ export const ACTION_TOKENS_MIGRATION = (s: string): string => `
     );
     CREATE INDEX action_tokens_by_ask ON ${s}.action_tokens (owner, picker_id);`;
 
+/** Migration 15: waiting pushes by owner and key, and by due time for claims (see due-pushes.ts). */
+export const DUE_PUSHES_MIGRATION = (s: string): string => `
+    CREATE TABLE ${s}.due_pushes (
+      owner text NOT NULL,
+      key text COLLATE "C" NOT NULL,
+      payload text NOT NULL,
+      due_at bigint NOT NULL,
+      PRIMARY KEY (owner, key)
+    );
+    CREATE INDEX due_pushes_by_time ON ${s}.due_pushes (due_at);`;
+
 /**
  * The schema, one entry per version. A database at version N gets every later entry applied in
  * order, each in the transaction that records it, so a crash mid-migration leaves the older
@@ -199,6 +210,8 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   FENCES_MIGRATION,
   // 14: action tokens (docs/PROTOCOL.md §21), see action-tokens.ts.
   ACTION_TOKENS_MIGRATION,
+  // 15: waiting pushes (docs/PROTOCOL.md §21.6), see due-pushes.ts.
+  DUE_PUSHES_MIGRATION,
 ];
 
 /** What a migration does after its SQL, in the same transaction: work SQL alone cannot do. */

@@ -6,6 +6,7 @@ import type {
   ChannelExpectation,
   CommitResult,
   Device,
+  DuePushRecord,
   HookClaim,
   MediaId,
   OwnedSchedule,
@@ -21,6 +22,7 @@ import { adopt } from "./adopt.js";
 import { applyHookOp, type HookOp } from "./hooks.js";
 import { applyScheduleOp, type ScheduleOp } from "./schedules.js";
 import { applyActionTokenOp, type ActionTokenOp } from "./action-tokens.js";
+import { applyDuePushOp, type DuePushOp } from "./due-pushes.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import { fenceRefusal, takeLane } from "./fences.js";
@@ -43,7 +45,8 @@ export type JournalOp =
   | { k: "adopt"; o: Owner; to: Owner }
   | HookOp
   | ScheduleOp
-  | ActionTokenOp;
+  | ActionTokenOp
+  | DuePushOp;
 
 /** The message without its text, which has a column of its own (the FTS content). */
 function messageData(m: StoredMessage): string {
@@ -265,6 +268,7 @@ export type OpResult =
   | AdoptionRefused
   | HookClaim
   | OwnedSchedule
+  | DuePushRecord[]
   | boolean
   | string
   | number
@@ -311,6 +315,10 @@ export function applyOp(sql: Sql, op: JournalOp): OpResult {
     case "atset":
     case "atgc":
       return applyActionTokenOp(sql, op);
+    case "dpadd":
+    case "dpclaim":
+    case "dpdrop":
+      return applyDuePushOp(sql, op);
     default:
       throw new Error(`unknown journal op ${(op as { k: unknown }).k}`);
   }

@@ -135,6 +135,9 @@ function movedBy(op: JournalOp): readonly Owner[] {
     case "atok":
     case "atset":
     case "atgc":
+    case "dpadd":
+    case "dpclaim":
+    case "dpdrop":
       return [];
     default:
       // Nothing is assumed of an op added later.

@@ -102,6 +102,7 @@ import { SupervisedEngine } from "./engine-supervisor.js";
 import type { EngineSettings } from "./engine.js";
 import { acquireLock } from "./lock.js";
 import { sqlJsActionTokens } from "./action-tokens.js";
+import { sqlJsDuePushes } from "./due-pushes.js";
 import { BoundsCache } from "./bounds-cache.js";
 import { OwnerGate } from "./owner-gate.js";
 import { checkOptions, type SqlJsStorageOptions } from "./options.js";
@@ -156,6 +157,8 @@ class SqlJsStore implements StorageImplementation {
     (name, ...args) => this.#read(name, ...args),
     (op) => this.#write(op),
   );
+  // The duePushes capability (docs/PROTOCOL.md §21.6): see due-pushes.ts.
+  readonly duePushes = sqlJsDuePushes((op) => this.#write(op));
 
   constructor(options: SqlJsStorageOptions, logger: Logger) {
     this.#options = options;

@@ -1,6 +1,7 @@
 import { indexAll } from "./fts-shards.js";
 import { HOOKS_MIGRATION } from "./hooks.js";
 import { ACTION_TOKENS_MIGRATION } from "./action-tokens.js";
+import { DUE_PUSHES_MIGRATION } from "./due-pushes.js";
 import { FENCES_MIGRATION } from "./fences.js";
 import { SCHEDULES_MIGRATION } from "./schedules.js";
 import { legacyRedactKey } from "./legacy-keys.js";
@@ -113,6 +114,8 @@ export const MIGRATIONS: Migration[] = [
   FENCES_MIGRATION,
   // 10: action tokens (docs/PROTOCOL.md §21), see action-tokens.ts.
   ACTION_TOKENS_MIGRATION,
+  // 11: waiting pushes (docs/PROTOCOL.md §21.6), see due-pushes.ts.
+  DUE_PUSHES_MIGRATION,
 ];
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */
