@@ -116,7 +116,9 @@ function checkedStore<T>(name: string, contract: string, given: T | undefined, m
 }
 
 /** The stores of webhooks and schedules, and the scheduler, which cannot run without the latter. */
-function resolveAutomation(options: GatewayOptions): Pick<ResolvedOptions, "hookStore" | "scheduleStore" | "scheduler"> {
+function resolveAutomation(
+  options: GatewayOptions,
+): Pick<ResolvedOptions, "hookStore" | "scheduleStore" | "scheduler"> {
   const hookStore = checkedStore("hookStore", "HookStore", options.hookStore, HOOK_STORE_MEMBERS);
   const scheduleStore = checkedStore("scheduleStore", "ScheduleStore", options.scheduleStore, SCHEDULE_STORE_MEMBERS);
   if (options.scheduler && !scheduleStore)
