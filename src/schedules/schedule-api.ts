@@ -62,13 +62,16 @@ export interface ScheduleApi {
   run(owner: Owner, name: string): Promise<ScheduleRun>;
 }
 
+const noScheduleStore = () =>
+  new GatewayError(
+    "unsupported",
+    "this gateway keeps no schedules: give createGateway a scheduleStore (the built-in storages are one)",
+  );
+
 /** A gateway without a `scheduleStore`: it keeps no schedules, so none is found and `add` is refused. */
 export const NO_SCHEDULES: ScheduleStore = {
   putSchedule: async () => {
-    throw new GatewayError(
-      "unsupported",
-      "this gateway keeps no schedules: give createGateway a scheduleStore (the built-in storages are one)",
-    );
+    throw noScheduleStore();
   },
   listSchedules: async () => [],
   allSchedules: async () => [],
@@ -110,6 +113,8 @@ export function scheduleApi(services: MessageServices, store: ScheduleStore, sch
   };
   return {
     async add(owner, input) {
+      // Refused before a channel is made for it: without a store nothing may change.
+      if (store === NO_SCHEDULES) throw noScheduleStore();
       const name = checkName(input?.name);
       const tz = checkTimeZone(input.tz ?? "UTC");
       cronOf(input.cron, tz);
