@@ -13,7 +13,7 @@ export type { GatewayOptions, ResolvedOptions } from "./options/options.js";
 export { consoleLogger, resolveLogger } from "./contracts/logger.js";
 export type { Logger } from "./contracts/logger.js";
 export type { GatewayEvents } from "./options/gateway-events.js";
-export type { ChannelInput } from "./requests/channel-requests.js";
+export type { ChannelInput } from "./channels/channel-operations.js";
 export type { ImportedMessage } from "./requests/imported-messages.js";
 export { BUILTIN_COMMANDS, COMMAND_CATEGORIES } from "./turn/commands.js";
 export type { BuiltinCommand, CommandRegistry, CommandHandler, CommandSource, ParsedCommand } from "./turn/commands.js";

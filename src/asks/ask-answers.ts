@@ -11,7 +11,7 @@ import type { AskServices } from "./ask-services.js";
 import type { Respondent } from "../outbox/outbox.js";
 import type { Owner } from "../protocol/ids.js";
 import type { Lane } from "../contracts/storage.js";
-import { laneKey } from "../turn/lanes.js";
+import { laneKey } from "../turn/lane-turn.js";
 import type { OpenAsk } from "./open-asks.js";
 import { resolvedFrame, selectionProblem, type Selection } from "./ask-shapes.js";
 import { findPicker, openPickersOf, type StoredPicker } from "./picker-lookup.js";

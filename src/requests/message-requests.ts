@@ -4,7 +4,7 @@
  * @module
  */
 import { deriveTitle, channelPayload, createdPayload } from "../channels/channel-rules.js";
-import { buildChannel, type ChannelServices, type Requester } from "./channel-requests.js";
+import { buildChannel, type ChannelServices, type Requester } from "../channels/channel-operations.js";
 import { parseCommand } from "../turn/commands.js";
 import { GatewayError } from "../protocol/errors.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
@@ -12,17 +12,17 @@ import type { ResolveLane } from "../channels/channel-directory.js";
 import { attachedMedia } from "../media/media-attachment.js";
 import { newId } from "../support/id-generator.js";
 import type { Owner } from "../protocol/ids.js";
-import type { LaneScheduler } from "../turn/lanes.js";
+import type { LaneScheduler } from "../lanes/scheduler.js";
 import type { Channel, StoredMessage } from "../contracts/records.js";
 import type { StoredFrame } from "../protocol/protocol.js";
 import type { Lane } from "../contracts/storage.js";
 import { messagePayload } from "../outbox/message-payloads.js";
 import { answerByCommand } from "../asks/ask-answers.js";
 import { isAskCommand } from "../asks/ask-commands.js";
-import { publishQueue } from "../lanes/turn-queue.js";
-import { answerWaiting, builtinOf, reply, type RunServices } from "../lanes/turn-run.js";
-import { stopTurn } from "../lanes/shared-state.js";
-import { checkWhenBusy, markForStart, startTurn } from "../lanes/turn-start.js";
+import { publishQueue } from "../lanes/queue.js";
+import { answerWaiting, builtinOf, type RunServices } from "../lanes/run.js";
+import { stopCommand } from "../lanes/stop.js";
+import { checkWhenBusy, markForStart, startTurn } from "../lanes/start.js";
 import { respondEcho } from "./stored-echo.js";
 
 /** What the message handlers read and write through: the lane's turns run as answers, and may ask. */
@@ -173,7 +173,7 @@ async function storeAndStart(
     return message;
   }
   if (isStop) {
-    void stopLane(services, owner, lane, message);
+    void stopCommand(services, owner, lane, message);
     return message;
   }
   await startTurn(services, owner, lane, message, start.steer, answerWaiting(services));
@@ -210,14 +210,6 @@ function mintThread(services: MessageServices, owner: Owner, lane: Lane, text: s
     kind: "thread",
     parent_chat_id: lane.chat_id,
   });
-}
-
-/** `/stop`: the lane's running turn, in this process or (through the bus) another; else say so. */
-async function stopLane(services: MessageServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<void> {
-  if ((await stopTurn(services, owner, lane)).stopped) return;
-  services.lanes.enqueue(owner, lane, (turn) =>
-    reply(services, owner, lane, message, turn, "Nothing is running here."),
-  );
 }
 
 /** Handle `message.delete`: every id must be in the lane, else nothing is deleted. */
