@@ -10,8 +10,8 @@ import type { CommandRegistry } from "./turn/commands.js";
 import type { SessionServices } from "./connection/session-services.js";
 import { TrafficCounts } from "./connection/traffic.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
-import { ConnectionCount } from "./connection/connection-count.js";
-import { HelloGate } from "./connection/hello-gate.js";
+import { ConnectionCount } from "./admission/connection-count.js";
+import { Admission } from "./admission/admission.js";
 import { sharedBudgets } from "./connection/shared-budgets.js";
 import { awayPush, type AwayPush } from "./push/away-push.js";
 import { PublicUrls } from "./push/public-url.js";
@@ -70,6 +70,8 @@ export function wireServices(
     publicUrls,
     sent,
   });
+  const traffic = new TrafficCounts();
+  const budgets = sharedBudgets(options);
   const base = {
     options,
     storage,
@@ -81,11 +83,15 @@ export function wireServices(
     log,
     now,
     lanes,
-    addresses: new ConnectionCount(),
-    traffic: new TrafficCounts(),
+    traffic,
     admitting: new ConnectionCount(),
-    helloGate: new HelloGate(options.maxHellosInFlight),
-    budgets: sharedBudgets(options),
+    admission: new Admission({
+      ...options,
+      connects: budgets.connectsPerAddress,
+      shed: () => void traffic.hellosShed++,
+      failed: (error) => log.error("a transport's admission callback threw", error),
+    }),
+    budgets,
     store: outbox.store,
     live: outbox.live,
     pushIfAway: away.pushIfAway,

@@ -19,7 +19,7 @@ import { DeviceSession } from "./connection/device-session.js";
 import type { SessionServices } from "./connection/session-services.js";
 import { notifyOwner, settleWithin, statsOf, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
 import { importMessages, type ImportedMessage } from "./requests/imported-messages.js";
-import { gatewayAdmissions, type AdmissionQueue, type AdmissionRequest } from "./connection/admission-queue.js";
+import type { AdmissionRequest } from "./admission/queue.js";
 import { CLOSE_CODES, GatewayError } from "./protocol/errors.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
 import type { Outbox } from "./outbox/outbox.js";
@@ -181,7 +181,6 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   /** Server-side posts and notifications in flight, awaited by close(). */
   readonly #background = new Set<Promise<unknown>>();
   readonly #unsubscribe: (() => void) | undefined;
-  readonly #admissions: AdmissionQueue;
 
   constructor(options: GatewayOptions) {
     super();
@@ -194,7 +193,6 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.#services = services;
     this.#startOverdue = () => startOverduePushes(sendOverdue, resolved);
     this.#outbox = outbox;
-    this.#admissions = gatewayAdmissions(services);
     this.#recovery = turnRecovery(services);
     this.#unsubscribe = options.authenticator?.onRevocation?.((revocation) => this.revoke(revocation));
     this.on("disconnect", (info) => this.#sessions.delete(info.connectionId));
@@ -234,7 +232,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     if (draining) this.#closeCode = CLOSE_CODES.serviceRestart;
     this.#stopRecovery?.();
     this.#stopOverdue?.();
-    this.#admissions.close();
+    this.#services.admission.close();
     // No slot is claimed from here on; a run already queued drains or ends like any turn.
     await this.#scheduler.stop();
     this.#outbox.stopPruning();
@@ -271,7 +269,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   admitConnection(request: AdmissionRequest): () => void {
-    return this.#admissions.admit(request);
+    return this.#services.admission.admit(request);
   }
 
   revoke(revocation: Revocation): number {
@@ -282,8 +280,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   stats(): GatewayStats {
-    const gate = this.#services.helloGate;
-    const connections = { open: this.#sessions.size, waiting: this.#admissions.waiting, hellosWaiting: gate.waiting };
+    const waiting = this.#services.admission.waiting();
+    const connections = { open: this.#sessions.size, waiting: waiting.connections, hellosWaiting: waiting.hellos };
     return statsOf(connections, this.#services.lanes.counts(), this.#services.traffic);
   }
 
