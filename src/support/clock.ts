@@ -6,7 +6,7 @@
  */
 
 /** A timer set by a {@link Clock}; only ever handed back to the same clock. */
-export type ClockTimer = { unref?(): unknown };
+export type ClockTimer = object;
 
 /** The time, and timers on it. */
 export interface Clock {
