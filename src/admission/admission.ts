@@ -1,6 +1,6 @@
 /**
- * Admission (docs/PROTOCOL.md §18.5, and the per-address caps of §2.4): whether a new connection
- * may start at all, and when. Before its upgrade a transport hands it to the queue
+ * Admission (docs/PROTOCOL.md §18.5, §2.4): whether a new connection may start at all, and when,
+ * counting the caps per address. Before its upgrade a transport hands it to the queue
  * ({@link Admission.admit}); once taken, it gets its {@link ConnectionAdmission}, which counts it
  * against its address and gives its hello a place. One per gateway process; it knows nothing of
  * what a connection asks for once it is in.

@@ -26,7 +26,7 @@ export const TUNING = {
     value: 200,
     unit: "ms",
     trades: "the shortest retry hint: lower brings a shed device back sooner, but into a gate still full",
-    measured: `${STORM}, "h/cap (issue 31 §2: reaching the capacity targets)"`,
+    measured: `${STORM}, "h/cap" (reaching the capacity targets)`,
   },
   maxHintMs: {
     value: 30_000,
