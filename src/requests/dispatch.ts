@@ -27,10 +27,10 @@ import { deleteMessages, sendMessage, type MessageServices } from "./message-req
 import { selectPicker } from "../asks/ask-answers.js";
 import { completeCommand } from "../asks/completions.js";
 import { shareState, stopTurn } from "../lanes/shared-state.js";
-import { markRead, unreadByChannel } from "./read-state.js";
+import { markRead, unreadByChannel, type ReadStateServices } from "./read-state.js";
 
 /** What the handlers read and write through, together. */
-export interface RequestServices extends MessageServices, ReadServices {
+export interface RequestServices extends MessageServices, ReadServices, ReadStateServices {
   readonly options: MessageServices["options"] & ReadServices["options"];
   readonly commands: CommandRegistry;
 }
