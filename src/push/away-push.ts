@@ -129,6 +129,7 @@ async function decide(
     await new Promise((resolve) => setTimeout(resolve, parts.pushAfterMs).unref());
     // Stored: only the process that takes it back sends it (another one may have, after a pause).
     if (stored && !(await takeBack(parts, stored))) return;
+    if (message.picker_id !== undefined && parts.sent?.wasResolved(owner, message.picker_id)) return;
     if (await wasRead(parts.storage, owner, message, before)) return;
   }
   await pushToDevices(parts, owner, message, offer);
