@@ -16,6 +16,7 @@ import { sharedBudgets } from "./connection/shared-budgets.js";
 import { awayPush, type AwayPush } from "./push/away-push.js";
 import { PublicUrls } from "./push/public-url.js";
 import { pushRetraction, SentPushes } from "./push/retraction.js";
+import { readRetraction } from "./push/read-retraction.js";
 import { FanOut } from "./outbox/fan-out.js";
 import { Outbox } from "./outbox/outbox.js";
 import { ChannelDirectory } from "./channels/channel-directory.js";
@@ -96,6 +97,7 @@ export function wireServices(
     live: outbox.live,
     pushIfAway: away.pushIfAway,
     retractPush: pushRetraction({ push: options.push, storage, log, publicUrls, sent }),
+    retractRead: readRetraction({ push: options.push, storage, log, publicUrls }),
     publicUrls,
     ensureDefaultChannel: channels.ensureDefaultChannel,
     resolveLane: channels.resolveLane,

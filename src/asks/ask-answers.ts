@@ -136,7 +136,12 @@ export async function selectPicker(
   }
   const standing = services.asks.standing(owner, id);
   if (standing) return session.respond({ type: "picker.resolved", payload: await standing }, requestId);
-  if (services.options.laneLock && (await relay(services, owner, answer))) return;
+  if (services.options.laneLock) {
+    // Resolved elsewhere meanwhile: the stored outcome answers as soon as it is there.
+    const relayed = await relay(services, owner, answer, async () => (await findPicker(services, owner, id))?.resolved);
+    if (relayed === true) return;
+    if (relayed) return session.respond({ type: "picker.resolved", payload: relayed }, requestId);
+  }
   const record = await findPicker(services, owner, id);
   if (!record) throw new GatewayError("not_found", `unknown picker_id "${id.slice(0, 80)}"`);
   if (record.resolved) return session.respond({ type: "picker.resolved", payload: record.resolved }, requestId);

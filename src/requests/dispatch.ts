@@ -28,10 +28,10 @@ import { selectPicker } from "../asks/ask-answers.js";
 import { completeCommand } from "../asks/completions.js";
 import { shareState } from "../lanes/shared-state.js";
 import { stopTurn } from "../lanes/stop.js";
-import { markRead, unreadByChannel } from "./read-state.js";
+import { markRead, unreadByChannel, type ReadStateServices } from "./read-state.js";
 
 /** What the handlers read and write through, together. */
-export interface RequestServices extends MessageServices, ReadServices {
+export interface RequestServices extends MessageServices, ReadServices, ReadStateServices {
   readonly options: MessageServices["options"] & ReadServices["options"];
   readonly commands: CommandRegistry;
 }
