@@ -100,47 +100,56 @@ export function describeHookStoreConformance(name: string, make: HookStoreFactor
       expect(await store.listHooks(B)).toEqual([hook("h5", { name: "ci" })]);
     });
 
-    test("keys - a key is taken once until it expires, answers its message_id, and can be given up", async () => {
-      await store.putHook(A, hook("h1"));
-      await store.putHook(A, hook("h2"));
-      expect(await store.claimHookKey("h1", "k", 2_000, 1_000)).toEqual({ claimed: true });
-      expect(await peer.claimHookKey("h1", "k", 2_000, 1_500)).toEqual({ claimed: false });
-      expect(await store.claimHookKey("h2", "k", 2_000, 1_500)).toEqual({ claimed: true });
-      await store.settleHookKey("h1", "k", "m1");
-      expect(await peer.claimHookKey("h1", "k", 2_000, 1_600)).toEqual({ claimed: false, message_id: "m1" });
-      expect(await store.claimHookKey("h1", "k", 9_000, 2_000)).toEqual({ claimed: true });
-      await store.settleHookKey("h1", "k", null);
-      expect(await store.claimHookKey("h1", "k", 9_000, 2_100)).toEqual({ claimed: true });
-      await store.settleHookKey("h1", "never-claimed", "m2");
-      expect(await store.claimHookKey("h1", "never-claimed", 9_000, 2_100)).toEqual({ claimed: true });
-    });
+    describeKeys(() => ({ store, peer }));
+  });
+}
 
-    test("keys - a deleted hook's keys are forgotten with it", async () => {
-      await store.putHook(A, hook("h1"));
-      expect(await store.claimHookKey("h1", "k", 9_000, 1_000)).toEqual({ claimed: true });
-      await store.deleteHook(A, "h1");
-      await store.putHook(A, hook("h1"));
-      expect(await store.claimHookKey("h1", "k", 9_000, 1_000)).toEqual({ claimed: true });
-    });
+/** Delivery keys: taken once until they expire, settled, given up, and claimed once at a time. */
+function describeKeys(use: () => { store: HookStore; peer: HookStore }): void {
+  test("keys - a key is taken once until it expires, answers its message_id, and can be given up", async () => {
+    const { store, peer } = use();
+    await store.putHook(A, hook("h1"));
+    await store.putHook(A, hook("h2"));
+    expect(await store.claimHookKey("h1", "k", 2_000, 1_000)).toEqual({ claimed: true });
+    expect(await peer.claimHookKey("h1", "k", 2_000, 1_500)).toEqual({ claimed: false });
+    expect(await store.claimHookKey("h2", "k", 2_000, 1_500)).toEqual({ claimed: true });
+    await store.settleHookKey("h1", "k", "m1");
+    expect(await peer.claimHookKey("h1", "k", 2_000, 1_600)).toEqual({ claimed: false, message_id: "m1" });
+    expect(await store.claimHookKey("h1", "k", 9_000, 2_000)).toEqual({ claimed: true });
+    await store.settleHookKey("h1", "k", null);
+    expect(await store.claimHookKey("h1", "k", 9_000, 2_100)).toEqual({ claimed: true });
+    await store.settleHookKey("h1", "never-claimed", "m2");
+    expect(await store.claimHookKey("h1", "never-claimed", 9_000, 2_100)).toEqual({ claimed: true });
+  });
 
-    test("concurrency - of concurrent claims of one key, half through the peer, exactly one wins", async () => {
-      await store.putHook(A, hook("h1"));
-      const claims = await Promise.all(
-        Array.from({ length: 16 }, (_, i) => (i % 2 ? peer : store).claimHookKey("h1", "same", 5_000, 1_000)),
-      );
-      expect(claims.filter((c) => c.claimed)).toHaveLength(1);
-      expect(claims.filter((c) => !c.claimed)).toEqual(Array(15).fill({ claimed: false }));
-    });
+  test("keys - a deleted hook's keys are forgotten with it", async () => {
+    const { store, peer } = use();
+    await store.putHook(A, hook("h1"));
+    expect(await store.claimHookKey("h1", "k", 9_000, 1_000)).toEqual({ claimed: true });
+    await peer.deleteHook(A, "h1");
+    await store.putHook(A, hook("h1"));
+    expect(await store.claimHookKey("h1", "k", 9_000, 1_000)).toEqual({ claimed: true });
+  });
 
-    test("concurrency - many keys claimed at once, each twice: one claim of each wins", async () => {
-      await store.putHook(A, hook("h1"));
-      const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
-      const claims = await Promise.all(
-        keys.flatMap((key) => [store, peer].map((s) => s.claimHookKey("h1", key, 5_000, 1_000))),
-      );
-      expect(claims.filter((c) => c.claimed)).toHaveLength(keys.length);
-      for (let i = 0; i < keys.length; i++)
-        expect([claims[2 * i]!.claimed, claims[2 * i + 1]!.claimed].sort()).toEqual([false, true]);
-    });
+  test("concurrency - of concurrent claims of one key, half through the peer, exactly one wins", async () => {
+    const { store, peer } = use();
+    await store.putHook(A, hook("h1"));
+    const claims = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => (i % 2 ? peer : store).claimHookKey("h1", "same", 5_000, 1_000)),
+    );
+    expect(claims.filter((c) => c.claimed)).toHaveLength(1);
+    expect(claims.filter((c) => !c.claimed)).toEqual(Array(15).fill({ claimed: false }));
+  });
+
+  test("concurrency - many keys claimed at once, each twice: one claim of each wins", async () => {
+    const { store, peer } = use();
+    await store.putHook(A, hook("h1"));
+    const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
+    const claims = await Promise.all(
+      keys.flatMap((key) => [store, peer].map((s) => s.claimHookKey("h1", key, 5_000, 1_000))),
+    );
+    expect(claims.filter((c) => c.claimed)).toHaveLength(keys.length);
+    for (let i = 0; i < keys.length; i++)
+      expect([claims[2 * i]!.claimed, claims[2 * i + 1]!.claimed].sort()).toEqual([false, true]);
   });
 }
