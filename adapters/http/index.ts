@@ -6,7 +6,8 @@
  * {@link createMediaHandler} serves the owners' media to browsers without letting it run as a page.
  * {@link createHookHandler} takes signed webhook posts into automation channels (docs/PROTOCOL.md §17).
  *
- * Nothing to install beside chat-gateway: `bcryptjs` and `piscina` are among its dependencies.
+ * Nothing to install beside chat-gateway: `bcryptjs` is among its dependencies, and passwords are
+ * checked on worker threads of `node:worker_threads`.
  * @module
  */
 export { createLoginProtection } from "./login-protection.js";

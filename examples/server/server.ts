@@ -208,7 +208,7 @@ async function startGateway(
   shared: SharedState | undefined,
   fail: (error: Error) => void,
 ): Promise<GatewayParts> {
-  const metrics = serverMetrics(config);
+  const metrics = await serverMetrics(config);
   const picked = await pickStorage(config, logger, fail);
   const storage = metrics.storage(picked.storage);
   const protection = loginProtection(config, logger, shared);
