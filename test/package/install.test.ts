@@ -18,7 +18,11 @@ const DEFAULT_ENTRIES = [
   "chat-gateway",
   "chat-gateway/ws",
   "chat-gateway/storage/sqljs",
-  "chat-gateway/http",
+  "chat-gateway/login",
+  "chat-gateway/devices",
+  "chat-gateway/hooks",
+  "chat-gateway/media/http",
+  "chat-gateway/cli",
   "chat-gateway/client",
 ];
 const OPTIONAL = [
