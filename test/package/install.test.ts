@@ -39,6 +39,7 @@ const TYPED_BY_PEER = new Set([
   "chat-gateway/redis",
   "chat-gateway/bus/redis",
   "chat-gateway/testing",
+  "chat-gateway/metrics",
 ]);
 
 let project: string | undefined;
@@ -139,7 +140,7 @@ describe("package - one install", () => {
     // `ai`'s own declarations import 'json-schema' without depending on @types/json-schema, so
     // without skipLibCheck they fail in any project: that entry is left to the peer's authors.
     const checked = names.filter((n) => n !== "chat-gateway/runtime/ai-sdk");
-    for (const peer of ["ioredis", "vitest"]) {
+    for (const peer of ["ioredis", "vitest", "prom-client"]) {
       await symlink(join(root, "node_modules", peer), join(project!, "node_modules", peer), "dir").catch(() => {});
     }
     expect(names.filter((n) => TYPED_BY_PEER.has(n))).toHaveLength(TYPED_BY_PEER.size);
