@@ -10,7 +10,7 @@ import {
   type ScheduleStore,
   type Storage,
 } from "chat-gateway";
-import type { UserCliData } from "chat-gateway/http";
+import type { UserCliData } from "chat-gateway/cli";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { makePrivateDir } from "chat-gateway/storage";

@@ -42,7 +42,7 @@ export type HookClaim = { claimed: true } | { claimed: false; message_id?: Messa
 
 /**
  * Keeps an owner's webhooks and the delivery keys of their posts. The HTTP route of
- * `chat-gateway/http` (`createHookHandler`) finds each post's hook here by id and claims its keys;
+ * `chat-gateway/hooks` (`createHookHandler`) finds each post's hook here by id and claims its keys;
  * `addHook`, `rotateHook`, `removeHook` and `listHooks` manage the records.
  *
  * Rules for every member:

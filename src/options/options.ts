@@ -60,7 +60,7 @@ export interface GatewayOptions {
   mediaStore?: MediaStore;
   /**
    * Where webhooks are kept (docs/PROTOCOL.md §17): `createHookHandler` and `addHook` of
-   * `chat-gateway/http` need it. The built-in storages are one, so `hookStore: storage` keeps them
+   * `chat-gateway/hooks` need it. The built-in storages are one, so `hookStore: storage` keeps them
    * in the same database. Without it the hook route answers 404 and `addHook` refuses `unsupported`.
    */
   hookStore?: HookStore;

@@ -3,7 +3,7 @@
 // them answers.
 import { describe, expect, it } from "vitest";
 import { createGateway, type HookStore, type StorageImplementation } from "chat-gateway";
-import { addHook, createHookHandler, listHooks } from "chat-gateway/http";
+import { addHook, createHookHandler, listHooks } from "chat-gateway/hooks";
 import { memoryStorage } from "chat-gateway/storage/memory";
 
 const runtime = { async *turn() {} };
