@@ -12,15 +12,7 @@ import { runHookCli } from "../../examples/server/hook-cli.js";
 import { runScheduleCli } from "../../examples/server/schedule-cli.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES, request } from "../http/helpers.js";
-import {
-  axeViolations,
-  buildWebUi,
-  launchChromium,
-  missingChromium,
-  poll,
-  resultsDir,
-  watchProblems,
-} from "./browser.js";
+import { axeViolations, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let dataDir: string;
@@ -35,7 +27,6 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   const temp = await tempDir();
   cleanup = temp.cleanup;
   dataDir = temp.dir;
