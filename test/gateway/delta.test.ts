@@ -12,7 +12,7 @@ import {
 } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
-import { gate, scriptedRuntime, sleep } from "./runtimes.js";
+import { gate, scriptedRuntime, sleep, until } from "./runtimes.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -81,13 +81,6 @@ function streamOf(chunks: Array<{ type: "text" | "reasoning"; delta: string }>, 
 }
 
 /** A Connection whose socket buffer the test sets, to play a slow consumer. */
-/** Resolves once `check` holds, polling; an event the test cannot await otherwise, not a fixed sleep. */
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !check(); await sleep(5)) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-  }
-}
-
 function fakeConnection(buffered: { value: number }) {
   const sent: string[] = [];
   const conn: Connection = {
