@@ -4,7 +4,6 @@
  * @module
  */
 import type { TrafficCounts } from "./connection/traffic.js";
-import type { RuntimeEvent } from "./contracts/runtime.js";
 import type { Owner, Seq } from "./protocol/ids.js";
 import type { SessionServices } from "./connection/session-services.js";
 import { checkedNotification, type NotifyInput } from "./outbox/notification.js";
@@ -65,12 +64,6 @@ export async function settleWithin(work: Promise<unknown>, ms: number): Promise<
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** The events of an answer that is the given text (and reasoning), for `gateway.post`. */
-export async function* textOnly(text: string, reasoning?: string): AsyncIterable<RuntimeEvent> {
-  if (reasoning) yield { type: "reasoning", delta: reasoning };
-  yield { type: "text", delta: text };
 }
 
 /** `gateway.notify`: stored and sent to every device of the owner, pushed when none is connected. */

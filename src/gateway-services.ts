@@ -10,18 +10,19 @@ import type { CommandRegistry } from "./turn/commands.js";
 import type { SessionServices } from "./connection/session-services.js";
 import { TrafficCounts } from "./connection/traffic.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
-import { ConnectionCount } from "./connection/connection-count.js";
-import { HelloGate } from "./connection/hello-gate.js";
+import { ConnectionCount } from "./admission/connection-count.js";
+import { Admission } from "./admission/admission.js";
 import { sharedBudgets } from "./connection/shared-budgets.js";
 import { awayPush, type AwayPush } from "./push/away-push.js";
 import { PublicUrls } from "./push/public-url.js";
 import { pushRetraction, SentPushes } from "./push/retraction.js";
+import { readRetraction } from "./push/read-retraction.js";
 import { FanOut } from "./outbox/fan-out.js";
 import { Outbox } from "./outbox/outbox.js";
 import { ChannelDirectory } from "./channels/channel-directory.js";
-import { LaneScheduler, laneTaker } from "./turn/lanes.js";
+import { LaneScheduler, laneTaker } from "./lanes/scheduler.js";
 import type { GatewayOptions, ResolvedOptions } from "./options/options.js";
-import { listenForTurns } from "./turn/turn-relay.js";
+import { listenForTurns } from "./lanes/relay.js";
 import { localTurnFrames } from "./lanes/shared-state.js";
 import { OpenAsks } from "./asks/open-asks.js";
 import { arbitrateRelayed } from "./asks/ask-answers.js";
@@ -70,6 +71,8 @@ export function wireServices(
     publicUrls,
     sent,
   });
+  const traffic = new TrafficCounts();
+  const budgets = sharedBudgets(options);
   const base = {
     options,
     storage,
@@ -81,15 +84,20 @@ export function wireServices(
     log,
     now,
     lanes,
-    addresses: new ConnectionCount(),
-    traffic: new TrafficCounts(),
+    traffic,
     admitting: new ConnectionCount(),
-    helloGate: new HelloGate(options.maxHellosInFlight),
-    budgets: sharedBudgets(options),
+    admission: new Admission({
+      ...options,
+      connects: budgets.connectsPerAddress,
+      shed: () => void traffic.hellosShed++,
+      failed: (error) => log.error("a transport's admission callback threw", error),
+    }),
+    budgets,
     store: outbox.store,
     live: outbox.live,
     pushIfAway: away.pushIfAway,
     retractPush: pushRetraction({ push: options.push, storage, log, publicUrls, sent }),
+    retractRead: readRetraction({ push: options.push, storage, log, publicUrls }),
     publicUrls,
     ensureDefaultChannel: channels.ensureDefaultChannel,
     resolveLane: channels.resolveLane,

@@ -12,53 +12,33 @@ import {
   setDefault,
   updateChannel,
   type ChannelInput,
-} from "./requests/channel-requests.js";
+} from "./channels/channel-operations.js";
 import { createCommandRegistry, type CommandRegistry } from "./turn/commands.js";
 import type { Connection, ConnectionHandle } from "./contracts/connection.js";
 import { DeviceSession } from "./connection/device-session.js";
 import type { SessionServices } from "./connection/session-services.js";
-import { notifyOwner, settleWithin, statsOf, textOnly, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
+import { notifyOwner, settleWithin, statsOf, type CloseOptions, type GatewayStats } from "./gateway-ops.js";
 import { importMessages, type ImportedMessage } from "./requests/imported-messages.js";
-import { gatewayAdmissions, type AdmissionQueue, type AdmissionRequest } from "./connection/admission-queue.js";
+import type { AdmissionRequest } from "./admission/queue.js";
 import { CLOSE_CODES, GatewayError } from "./protocol/errors.js";
 import type { GatewayEvents } from "./options/gateway-events.js";
 import type { Outbox } from "./outbox/outbox.js";
 import type { NotifyInput } from "./outbox/notification.js";
-import type { LaneTurn } from "./turn/lanes.js";
 import type { ChatId, Owner, Seq } from "./protocol/ids.js";
 import type { GatewayOptions, ResolvedOptions } from "./options/options.js";
 import type { Channel, StoredMessage } from "./contracts/records.js";
 import type { Lane } from "./contracts/storage.js";
-import type { RuntimeEvent } from "./contracts/runtime.js";
 import { checkRevocation, type Revocation } from "./connection/revocation.js";
 import { resolveOptions } from "./resolve-options.js";
 import { wireServices } from "./gateway-services.js";
 import { startOverduePushes } from "./push/overdue-pushes.js";
-import { recoverTurns } from "./lanes/turn-recovery.js";
-import { answerWaiting } from "./lanes/turn-run.js";
-import { answerPrompt, droppedError, storePrompt } from "./requests/automation-prompt.js";
-import { runAnswer } from "./turn/turn.js";
+import { turnRecovery, type TurnRecovery } from "./lanes/recovery.js";
+import { post, type PostInput } from "./lanes/posts.js";
 import { redeemActionToken, type AskActionOutcome } from "./asks/ask-actions.js";
 import { Scheduler } from "./schedules/scheduler.js";
 import { scheduleApi, type ScheduleApi } from "./schedules/schedule-api.js";
 
-/** What server-side code posts into a channel (`gateway.post`). */
-export type PostInput =
-  | { text: string; reasoning?: string }
-  | {
-      /**
-       * Runs an agent turn on this prompt (at most 16,000 characters): stored first as the user
-       * message the answer replies to (also in an automation channel), waiting on the durable turn
-       * queue so that a crash before its answer is answered after the restart, then answered like
-       * `message.send` (docs/PROTOCOL.md §17.2).
-       */
-      prompt: string;
-    }
-  | {
-      /** Streamed like an agent turn (start, updates, stop) when the gateway streams. */
-      events: AsyncIterable<RuntimeEvent>;
-    };
-
+export type { PostInput } from "./lanes/posts.js";
 export type { NotifyInput } from "./outbox/notification.js";
 
 /** Server-side channel management (`gateway.channels`). */
@@ -191,16 +171,16 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   #state: Lifecycle = "new";
   /** 1001, or 1012 once draining (docs/PROTOCOL.md §18). */
   #closeCode: number = CLOSE_CODES.goingAway;
-  #recovery: NodeJS.Timeout | undefined;
+  /** Recovers the turns a crash left (docs/PROTOCOL.md §4.2), at start and, with a lane lock, every `recoveryIntervalMs`. */
+  readonly #recovery: TurnRecovery;
+  #stopRecovery: (() => void) | undefined;
   /** Starts the passes over stored pushes (docs/PROTOCOL.md §21.6), and what stops them. */
   readonly #startOverdue: () => () => void;
   #stopOverdue: (() => void) | undefined;
-  #recovering = false;
   readonly #sessions = new Map<string, DeviceSession>();
   /** Server-side posts and notifications in flight, awaited by close(). */
   readonly #background = new Set<Promise<unknown>>();
   readonly #unsubscribe: (() => void) | undefined;
-  readonly #admissions: AdmissionQueue;
 
   constructor(options: GatewayOptions) {
     super();
@@ -213,7 +193,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.#services = services;
     this.#startOverdue = () => startOverduePushes(sendOverdue, resolved);
     this.#outbox = outbox;
-    this.#admissions = gatewayAdmissions(services);
+    this.#recovery = turnRecovery(services);
     this.#unsubscribe = options.authenticator?.onRevocation?.((revocation) => this.revoke(revocation));
     this.on("disconnect", (info) => this.#sessions.delete(info.connectionId));
     this.channels = {
@@ -232,7 +212,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.#state = "starting";
     try {
       await this.#services.storage.open?.();
-      await this.#recoverInterruptedTurns();
+      await this.#recovery.once();
     } catch (error) {
       // Nothing was accepted yet: a later start() may try again (the database may come up).
       this.#state = "new";
@@ -242,16 +222,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.#outbox.pruneOnSchedule();
     if (this.options.scheduler) this.#scheduler.start(this.options.scheduler.tickMs);
     this.#stopOverdue = this.#startOverdue();
-    // With several processes, one that dies leaves turns that no job here will reach: look again
-    // now and then. (One process alone finds everything at start.)
-    if (this.options.laneLock) {
-      this.#recovery = setInterval(() => {
-        this.#recoverInterruptedTurns().catch((error) =>
-          this.#services.log.warn("recovering interrupted turns failed", error),
-        );
-      }, this.options.recoveryIntervalMs);
-      this.#recovery.unref();
-    }
+    this.#stopRecovery = this.#recovery.repeat();
   }
 
   async close(options: CloseOptions = {}): Promise<void> {
@@ -259,9 +230,9 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.#state = "closing";
     const draining = options.drainMs !== undefined;
     if (draining) this.#closeCode = CLOSE_CODES.serviceRestart;
-    clearInterval(this.#recovery);
+    this.#stopRecovery?.();
     this.#stopOverdue?.();
-    this.#admissions.close();
+    this.#services.admission.close();
     // No slot is claimed from here on; a run already queued drains or ends like any turn.
     await this.#scheduler.stop();
     this.#outbox.stopPruning();
@@ -298,7 +269,7 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   admitConnection(request: AdmissionRequest): () => void {
-    return this.#admissions.admit(request);
+    return this.#services.admission.admit(request);
   }
 
   revoke(revocation: Revocation): number {
@@ -309,8 +280,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
   }
 
   stats(): GatewayStats {
-    const gate = this.#services.helloGate;
-    const connections = { open: this.#sessions.size, waiting: this.#admissions.waiting, hellosWaiting: gate.waiting };
+    const waiting = this.#services.admission.waiting();
+    const connections = { open: this.#sessions.size, waiting: waiting.connections, hellosWaiting: waiting.hellos };
     return statsOf(connections, this.#services.lanes.counts(), this.#services.traffic);
   }
 
@@ -320,38 +291,8 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     input: PostInput,
     postOptions: { threadId?: ChatId | null } = {},
   ): Promise<StoredMessage> {
-    const services = this.#services;
-    return this.#track(
-      (async () => {
-        this.#checkRunning("post");
-        await services.ensureDefaultChannel(owner);
-        const resolved = await services.resolveLane(owner, chatId, postOptions.threadId);
-        this.#checkRunning("post");
-        const lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
-        // A prompt waits on the durable queue (docs/PROTOCOL.md §4.2): a crash mid-run is answered after the restart.
-        if ("prompt" in input)
-          return answerPrompt(services, owner, lane, await storePrompt(services, owner, lane, input.prompt));
-        const events =
-          "events" in input
-            ? () => input.events
-            : "text" in input
-              ? () => textOnly(input.text, input.reasoning)
-              : () => textOnly("");
-        return new Promise<StoredMessage>((resolve, reject) => {
-          const run = async (turn: LaneTurn) => {
-            try {
-              const message = await runAnswer(services, { owner, lane, turn, events });
-              // The lane went away under the answer: nothing was kept, so there is no message to give.
-              if (turn.reason === "deleted") reject(droppedError("deleted", lane));
-              else resolve(message);
-            } catch (error) {
-              reject(error);
-            }
-          };
-          services.lanes.enqueue(owner, lane, run, (reason) => reject(droppedError(reason, lane)));
-        });
-      })(),
-    );
+    const check = () => this.#checkRunning("post");
+    return this.#track(post(this.#services, owner, chatId, input, postOptions.threadId, check));
   }
 
   /** Server-side calls need a started gateway that is not shutting down. */
@@ -382,16 +323,6 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     this.#background.add(work);
     void work.finally(() => this.#background.delete(work)).catch(() => undefined);
     return work;
-  }
-
-  async #recoverInterruptedTurns(): Promise<void> {
-    if (this.#recovering) return;
-    this.#recovering = true;
-    try {
-      await recoverTurns(this.#services, answerWaiting(this.#services));
-    } finally {
-      this.#recovering = false;
-    }
   }
 }
 

@@ -82,9 +82,10 @@ const LAYERS = [
   "options",
   "media",
   "storage",
-  "channels",
+  "admission",
   "outbox",
   "push",
+  "channels",
   "turn",
   "asks",
   "lanes",
@@ -122,6 +123,18 @@ describe("import graph", () => {
     const folders = new Set(files.map((file) => layerOf(file)!));
     expect([...folders].filter((folder) => !LAYERS.includes(folder))).toEqual([]);
     expect(layerBreaches(importGraph(files))).toEqual([]);
+  });
+
+  it("layers - admission/ reaches nothing of a turn, a lane or a request, not even through others", () => {
+    // Admission decides whether a connection may start at all: it must stay cheap and know nothing of
+    // what a connection later asks for, whatever the order of the layers above says.
+    const graph = importGraph(sourceFiles(join(root, "src")));
+    const start = [...graph.keys()].filter((file) => layerOf(file) === "admission");
+    expect(start.length).toBeGreaterThan(0);
+    const reached = new Set(start);
+    for (const file of reached) for (const dep of graph.get(file) ?? []) reached.add(dep);
+    const above = [...reached].filter((file) => ["turn", "lanes", "requests"].includes(layerOf(file) ?? ""));
+    expect(above.map((file) => relative(root, file))).toEqual([]);
   });
 
   it("layers - the check finds an import that points up", () => {

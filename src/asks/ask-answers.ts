@@ -11,7 +11,7 @@ import type { AskServices } from "./ask-services.js";
 import type { Respondent } from "../outbox/outbox.js";
 import type { Owner } from "../protocol/ids.js";
 import type { Lane } from "../contracts/storage.js";
-import { laneKey } from "../turn/lanes.js";
+import { laneKey } from "../turn/lane-turn.js";
 import type { OpenAsk } from "./open-asks.js";
 import { resolvedFrame, selectionProblem, type Selection } from "./ask-shapes.js";
 import { findPicker, openPickersOf, type StoredPicker } from "./picker-lookup.js";
@@ -136,7 +136,12 @@ export async function selectPicker(
   }
   const standing = services.asks.standing(owner, id);
   if (standing) return session.respond({ type: "picker.resolved", payload: await standing }, requestId);
-  if (services.options.laneLock && (await relay(services, owner, answer))) return;
+  if (services.options.laneLock) {
+    // Resolved elsewhere meanwhile: the stored outcome answers as soon as it is there.
+    const relayed = await relay(services, owner, answer, async () => (await findPicker(services, owner, id))?.resolved);
+    if (relayed === true) return;
+    if (relayed) return session.respond({ type: "picker.resolved", payload: relayed }, requestId);
+  }
   const record = await findPicker(services, owner, id);
   if (!record) throw new GatewayError("not_found", `unknown picker_id "${id.slice(0, 80)}"`);
   if (record.resolved) return session.respond({ type: "picker.resolved", payload: record.resolved }, requestId);

@@ -8,7 +8,7 @@ import type { AskServices } from "./ask-services.js";
 import type { Owner } from "../protocol/ids.js";
 import type { Ask } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
-import type { LaneTurn } from "../turn/lanes.js";
+import type { LaneTurn } from "../turn/lane-turn.js";
 import { runAnswer } from "../turn/turn.js";
 import { ASK_LIMITS, type PickerFrame, type PickerSpec, type Selection } from "./ask-shapes.js";
 

@@ -75,24 +75,64 @@ export function listenForRelays(services: AskServices, arbitrate: Arbitrate): vo
   });
 }
 
-/** Send an answer to whichever process holds the ask; true when one took it. */
-export async function relay(services: AskServices, owner: Owner, relayed: RelayedAnswer): Promise<boolean> {
+/** How long a relayed answer waits for the arbiter before it also looks for the stored outcome (ms). */
+const SETTLED_AFTER_MS = 100;
+/** How often it looks then (ms). */
+const SETTLED_POLL_MS = 50;
+
+/** The ask's stored outcome (a `picker.resolved` payload), once there is one. */
+export type StoredOutcome = () => Promise<Record<string, unknown> | undefined>;
+
+/**
+ * Send an answer to whichever process holds the ask: true when one took it, false when none did.
+ * With `settled`, resolves early with the ask's stored outcome once it is there: an ask resolved
+ * elsewhere is held by no process, so waiting for the arbiter would only run out (the loser of a
+ * race across processes learns the outcome that stands as soon as it is stored).
+ */
+export async function relay(
+  services: AskServices,
+  owner: Owner,
+  relayed: RelayedAnswer,
+  settled?: StoredOutcome,
+): Promise<boolean | Record<string, unknown>> {
   const token = randomUUID();
   let unsubscribe: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let done = false;
   try {
-    return await new Promise<boolean>((resolve) => {
+    return await new Promise<boolean | Record<string, unknown>>((resolve) => {
+      const finish = (outcome: boolean | Record<string, unknown>) => {
+        done = true;
+        resolve(outcome);
+      };
       unsubscribe = services.bus.subscribe(owner, (message) => {
-        if (message.frame.type === ACK_FRAME && message.frame.payload.token === token) resolve(true);
+        if (message.frame.type === ACK_FRAME && message.frame.payload.token === token) finish(true);
       });
-      timer = setTimeout(() => resolve(false), ACK_WAIT_MS);
+      timer = setTimeout(() => finish(false), ACK_WAIT_MS);
       void Promise.resolve(services.bus.ready?.(owner)).then(() =>
         services.bus.publish({ owner, frame: { type: RELAY_FRAME, payload: { ...relayed, token } } }),
       );
+      if (settled) void watchStored(settled, () => done, finish);
     });
   } finally {
+    done = true;
     clearTimeout(timer);
     unsubscribe?.();
+  }
+}
+
+/** Looks for the stored outcome until the relay is done; a failed look is tried again. */
+async function watchStored(
+  settled: StoredOutcome,
+  isDone: () => boolean,
+  finish: (outcome: Record<string, unknown>) => void,
+): Promise<void> {
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+  await pause(SETTLED_AFTER_MS);
+  while (!isDone()) {
+    const found = await settled().catch(() => undefined);
+    if (found && !isDone()) return finish(found);
+    await pause(SETTLED_POLL_MS);
   }
 }
 

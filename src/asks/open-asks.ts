@@ -9,7 +9,7 @@ import type { ResolvedOptions } from "../options/options.js";
 import type { TurnOptions, TurnServices } from "../turn/turn-services.js";
 import type { Respondent } from "../outbox/outbox.js";
 import type { Owner } from "../protocol/ids.js";
-import type { LaneTurn } from "../turn/lanes.js";
+import type { LaneTurn } from "../turn/lane-turn.js";
 import type { Ask, AskAnswer } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
 import {

@@ -11,7 +11,6 @@ import type { Connection, ConnectionHandle } from "../contracts/connection.js";
 import { CLOSE_CODES, GatewayError, isGatewayError, toWireError } from "../protocol/errors.js";
 import type { ClientFrame } from "../protocol/client-frames.js";
 import { FrameError, parseClientFrame } from "../protocol/parse-client-frame.js";
-import { addressKey } from "./address-key.js";
 import { AUTH_CLOSE, BUSY_CLOSE, shakeHands, type Attached, type CloseWith } from "./handshake.js";
 import type { HelloFrame, HelloOutcome, HelloReady } from "./handshake.js";
 import type { Subscriber } from "../outbox/fan-out.js";
@@ -26,10 +25,10 @@ import { createUploads, type Uploads } from "../media/media-transfer.js";
 import { shareState } from "../lanes/shared-state.js";
 import { countFrame } from "./traffic.js";
 import { peekId, tooBig } from "./wire.js";
-import { retryReason } from "./hello-gate.js";
-import { HelloPass } from "./hello-pass.js";
+import { retryReason } from "../admission/hello-gate.js";
+import type { ConnectionAdmission } from "../admission/connection-admission.js";
 import { BinaryBacklog } from "./binary-backlog.js";
-import { admitAddress, type BurstHolder, type FrameBurst, isSmallPing, leaveShares } from "./intake.js";
+import { type BurstHolder, type FrameBurst, isSmallPing, leaveShares } from "./intake.js";
 import { queueAfter, type Shares, spendFrame } from "./intake.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { SessionServices } from "./session-services.js";
@@ -58,12 +57,10 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   #attached: Owner | undefined;
   readonly #delivery: Delivery;
   #helloTimer: NodeJS.Timeout | undefined;
-  /** The client address counted against `maxConnectionsPerIp`, released on close. */
-  #address: string | undefined;
   /** Made at the first binary message: most connections never send one. */
   #backlog: BinaryBacklog | undefined;
-  /** Its way through the cap on hellos in progress (docs/PROTOCOL.md §18.5). */
-  readonly #pass: HelloPass;
+  /** Its way through admission: its address's caps, its hello's place (docs/PROTOCOL.md §18.5). */
+  readonly #pass: ConnectionAdmission;
   readonly #admission = new AdmissionWatch();
   /** Made at the first media frame: an idle connection holds no media state (bench/capacity.ts). */
   #uploads: Uploads | undefined;
@@ -73,7 +70,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#conn = conn;
     this.#bucket = new TokenBucket(services.options.rateLimit, services.options.now);
     this.#delivery = new Delivery(conn, outflowLimits(services.options), this, services.traffic.sent);
-    this.#pass = new HelloPass(services.helloGate);
+    this.#pass = services.admission.connection();
   }
 
   get uploads(): Uploads {
@@ -93,14 +90,10 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
 
   /** The gateway took the connection: it counts against its address, and the hello deadline starts. */
   open(): void {
-    this.#pass.opened();
-    const remote = this.#conn.context.remoteAddress;
-    if (remote !== undefined) {
-      const address = addressKey(remote);
-      const refusal = admitAddress(this.#services, address, this.#shares);
-      if (refusal !== undefined) return this.#refuseBusy(refusal);
-      this.#address = address;
-    }
+    const refusal = this.#pass.open(this.#conn.context.remoteAddress);
+    if (refusal !== undefined) return this.#refuseBusy(refusal);
+    const address = this.#pass.address;
+    if (address !== undefined) this.#shares.address = this.#services.budgets.framesPerAddress.join(address);
     const ms = this.#services.options.helloTimeoutMs;
     this.#helloTimer = setTimeout(() => {
       if (this.#state !== "hello") return;
@@ -183,10 +176,8 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     this.#state = "closed";
     clearTimeout(this.#helloTimer);
     this.#helloTimer = undefined;
-    this.#pass.firstFrame();
-    this.#pass.ended();
+    this.#pass.closed();
     this.#delivery.stop();
-    if (this.#address !== undefined) this.#services.addresses.release(this.#address);
     leaveShares(this.#shares);
     this.#admission.stop();
     this.#uploads?.dropAll();
@@ -239,7 +230,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
         return this.#refuseAuth(new GatewayError("auth", "the first frame must be hello"), frame.id);
       }
       await this.#hello(frame);
-      this.#pass.ended();
+      this.#pass.helloEnded();
       this.#conn.handshakeDone?.();
       // #ready() sets the device; a refused hello leaves it unset.
       if (this.#device !== undefined) this.#services.traffic.hellosOk++;
@@ -328,7 +319,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
 
   /** Too many hellos in progress: `rate_limited`, then 1013 with when to come back (docs/PROTOCOL.md §18.5). */
   #shed(text: string): void {
-    const ms = this.#services.helloGate.retryAfterMs();
+    const ms = this.#pass.retryAfterMs();
     this.#services.traffic.hellosRefused++;
     const close = { code: CLOSE_CODES.tryAgainLater, reason: retryReason(ms) };
     this.#refuse(new GatewayError("rate_limited", `the server is busy; try again in ${ms} ms`), close, peekId(text));

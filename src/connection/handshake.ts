@@ -21,7 +21,7 @@ import { writeDevice } from "../storage/device-writes.js";
 import type { OutboxBounds, Storage } from "../contracts/storage.js";
 import type { ResolvedOptions } from "../options/options.js";
 import type { EnsureDefaultChannel } from "../channels/channel-directory.js";
-import type { ConnectionCount } from "./connection-count.js";
+import type { ConnectionCount } from "../admission/connection-count.js";
 import type { PublicUrls } from "../push/public-url.js";
 
 export type HelloFrame = Extract<ClientFrame, { type: "hello" }>;

@@ -14,6 +14,13 @@ import type { OutgoingFrame } from "../contracts/bus.js";
  */
 const MAX_FOLLOWED = 64;
 
+/**
+ * The bytes of an append `message.update` besides its ids and characters: the keys, quotes and
+ * braces of `{"type":"message.update","payload":{"message_id":…,"chat_id":…,"thread_id":…,
+ * "offset":…,"append":…}}` with a four-digit offset.
+ */
+const APPEND_FRAME_FIXED_BYTES = 101;
+
 /** The text and reasoning of a full-text update, or of what a device holds. */
 interface Texts {
   text: string;
@@ -69,12 +76,32 @@ export class HeldTexts {
     return frame;
   }
 
+  /**
+   * True when `update` would reach this device as appends shorter than the frame around them
+   * (docs/PROTOCOL.md §12), so waiting for more text halves what it costs. False for the first
+   * update of a message, one the device holds nothing of, and a rewritten text.
+   */
+  thin(update: OutgoingFrame): boolean {
+    const origin = this.#held.get(update.payload.message_id as string);
+    if (origin === undefined || origin === STARTED || update.whole) return false;
+    const now = textsOf(update);
+    const was = textsOf(origin);
+    const growth = now.text.length - was.text.length + now.reasoning.length - was.reasoning.length;
+    return growth >= 0 && growth < envelopeBytes(update.payload);
+  }
+
   #remember(messageId: string, from: OutgoingFrame): void {
     // Re-inserted so that the map's order is least recently updated first.
     this.#held.delete(messageId);
     this.#held.set(messageId, from);
     if (this.#held.size > MAX_FOLLOWED) this.#held.delete(this.#held.keys().next().value!);
   }
+}
+
+/** About what an append update for this message costs besides its characters. */
+function envelopeBytes(payload: OutgoingFrame["payload"]): number {
+  const idBytes = (value: unknown) => (typeof value === "string" ? value.length + 2 : 4);
+  return APPEND_FRAME_FIXED_BYTES + idBytes(payload.message_id) + idBytes(payload.chat_id) + idBytes(payload.thread_id);
 }
 
 function textsOf(frame: OutgoingFrame): Texts {

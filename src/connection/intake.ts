@@ -1,21 +1,18 @@
 /**
- * What a connection's traffic passes on arrival: the caps on new connections per client address,
- * the frame budgets (docs/PROTOCOL.md §2.4), and the queue its frames wait in. Functions over the
+ * What a connection's traffic passes on arrival: the frame budgets (docs/PROTOCOL.md §2.4), and the
+ * queue its frames wait in (the caps on connections per client address are admission's). Functions over the
  * connection's own state rather than one more object per connection (bench/capacity.ts).
  * @module
  */
 import type { Logger } from "../contracts/logger.js";
 import { LoopShare } from "../support/loop-share.js";
-import type { ConnectionCount } from "./connection-count.js";
 import type { FairShare, SharedBudgets } from "./shared-budgets.js";
 import { frameCost, type RateLimit, type TokenBucket } from "./token-bucket.js";
 import { throttleReads, type Pausable } from "./read-pause.js";
 
 /** What the intake of a connection reads and counts through. */
 export interface IntakeServices {
-  readonly options: { readonly maxConnectionsPerIp: number; readonly rateLimit: RateLimit };
-  /** Open connections per client address in this process (`maxConnectionsPerIp`). */
-  readonly addresses: ConnectionCount;
+  readonly options: { readonly rateLimit: RateLimit };
   /** The frame budgets shared per address and per owner, and the rate of new connections per address. */
   readonly budgets: SharedBudgets;
   readonly log: Logger;
@@ -25,22 +22,6 @@ export interface IntakeServices {
 export interface Shares {
   address?: FairShare;
   owner?: FairShare;
-}
-
-/**
- * Counts a new connection against its client address: undefined when it may stay (then
- * `services.addresses` counts it until it is released, and it draws on the address's frame budget
- * through `shares`), else why it is refused.
- */
-export function admitAddress(services: IntakeServices, address: string, shares: Shares): string | undefined {
-  // Before the socket counts anywhere: a refused one costs nothing but this reply.
-  if (!services.budgets.connectsPerAddress.take(address)) {
-    return "too many new connections from this address; reconnect with backoff";
-  }
-  const most = services.options.maxConnectionsPerIp;
-  if (!services.addresses.tryAdd(address, most)) return `too many connections from this address (at most ${most})`;
-  shares.address = services.budgets.framesPerAddress.join(address);
-  return undefined;
 }
 
 /** The connection closed: the others of its address and owner share their budgets without it. */

@@ -16,6 +16,12 @@ import type { ResolvedOptions } from "../options/options.js";
 /** How often a held-back update or a waiting reply looks at the socket's buffer again (milliseconds). */
 const DRAIN_POLL_MS = 25;
 
+/**
+ * A delta device's update that would carry fewer characters than its envelope waits for more
+ * text, up to this many `deltaIntervalMs` after the update before it (docs/PROTOCOL.md §12).
+ */
+const THIN_HOLD_INTERVALS = 3;
+
 /** How a connection paces what it sends. */
 export interface OutflowLimits {
   softBytes: number;
@@ -53,8 +59,8 @@ export class Outflow {
   #stopped = false;
   /** Set for a device with `caps.delta`. */
   #held: HeldTexts | undefined;
-  /** For a delta device: when its next `message.update` may be written (`performance.now()` time). */
-  #nextDeltaAt = 0;
+  /** For a delta device: when its last `message.update` was written (`performance.now()` time). */
+  #lastDeltaAt = Number.NEGATIVE_INFINITY;
 
   /** Frames written, by type (docs/PROTOCOL.md §18.3). */
   readonly #sent: Map<string, number> | undefined;
@@ -88,12 +94,15 @@ export class Outflow {
     if (!this.#room()) return;
     if (frame.type === "message.update") {
       const messageId = frame.payload.message_id as string;
-      const paced = this.#deltaWait();
-      if (this.#conn.bufferedAmount > this.#limits.softBytes || (this.#pendingUpdates?.size ?? 0) > 0 || paced > 0) {
+      const paced = this.#deltaWait(frame);
+      const full = this.#conn.bufferedAmount > this.#limits.softBytes;
+      if (full || (this.#pendingUpdates?.size ?? 0) > 0 || paced > 0) {
         // Latest wins: the turn's update carries the whole text, so older pending ones are
         // worthless; a delta device's appends are taken from it when it is written.
         this.#pendingUpdates ??= new Map();
         this.#pendingUpdates.set(messageId, frame);
+        // Held for the delta pace only, and now worth writing: no need to wait for the timer.
+        if (!full && paced <= 0 && this.#held !== undefined) return this.#flush();
         this.#scheduleDrain(paced > 0 ? paced : DRAIN_POLL_MS);
         return;
       }
@@ -128,7 +137,7 @@ export class Outflow {
       const p = frame.payload;
       if (frame.type === "message.update") {
         frame = held.shape(frame);
-        this.#nextDeltaAt = performance.now() + this.#limits.deltaIntervalMs;
+        this.#lastDeltaAt = performance.now();
       } else if (frame.type === "message.start") held.started(p.message_id as string);
       else if (frame.type === "message.stop" || frame.type === "message") held.ended(p.message_id as string);
       else if (frame.type === "message.deleted" && Array.isArray(p.message_ids))
@@ -161,11 +170,27 @@ export class Outflow {
   }
 
   /**
-   * Milliseconds until a delta device may get its next update: at a model's pace an update's
-   * envelope outweighs 50 ms of text, so a delta device gets fewer, longer appends (0 otherwise).
+   * Milliseconds until a delta device may get `update`: at a model's pace an update's envelope
+   * outweighs 50 ms of text, so a delta device gets fewer, longer appends, one per interval at
+   * most and, while they would be thinner than their envelope, one per three intervals (0 for a
+   * full-text device).
    */
-  #deltaWait(): number {
-    return this.#held === undefined ? 0 : this.#nextDeltaAt - performance.now();
+  #deltaWait(update: OutgoingFrame): number {
+    if (this.#held === undefined) return 0;
+    const now = performance.now();
+    const interval = this.#limits.deltaIntervalMs;
+    const paced = this.#lastDeltaAt + interval - now;
+    if (paced > 0 || !this.#held.thin(update)) return paced;
+    return this.#lastDeltaAt + interval * THIN_HOLD_INTERVALS - now;
+  }
+
+  /** Write every held-back update now. */
+  #flush(): void {
+    if (this.#drainTimer) clearTimeout(this.#drainTimer);
+    this.#drainTimer = undefined;
+    const pending = [...(this.#pendingUpdates?.values() ?? [])];
+    this.#pendingUpdates = undefined;
+    for (const frame of pending) this.#write(frame);
   }
 
   #scheduleDrain(delayMs: number): void {
@@ -174,11 +199,10 @@ export class Outflow {
       this.#drainTimer = undefined;
       if (!this.#room()) return;
       if (this.#conn.bufferedAmount > this.#limits.softBytes) return this.#scheduleDrain(DRAIN_POLL_MS);
-      const paced = this.#deltaWait();
-      if (paced > 0) return this.#scheduleDrain(paced);
-      const pending = [...(this.#pendingUpdates?.values() ?? [])];
-      this.#pendingUpdates = undefined;
-      for (const frame of pending) this.#write(frame);
+      let paced = Number.POSITIVE_INFINITY;
+      for (const frame of this.#pendingUpdates?.values() ?? []) paced = Math.min(paced, this.#deltaWait(frame));
+      if (paced > 0 && paced !== Number.POSITIVE_INFINITY) return this.#scheduleDrain(paced);
+      this.#flush();
     }, delayMs);
   }
 }

@@ -10,8 +10,8 @@ import type { ResolvedOptions } from "../options/options.js";
 import type { Subscriber } from "../outbox/fan-out.js";
 import type { Owner } from "../protocol/ids.js";
 import type { RequestServices } from "../requests/dispatch.js";
+import type { Admission } from "../admission/admission.js";
 import type { HandshakeServices } from "./handshake.js";
-import type { HelloGate } from "./hello-gate.js";
 import type { IntakeServices } from "./intake.js";
 import type { TrafficCounts } from "./traffic.js";
 
@@ -22,8 +22,8 @@ export interface SessionServices extends IntakeServices, HandshakeServices, Requ
   readonly bus: Pick<Bus, "ready" | "publish" | "subscribe">;
   /** Frames and hellos counted for {@link Gateway.stats} (docs/PROTOCOL.md §18.3). */
   readonly traffic: TrafficCounts;
-  /** The process-wide cap on hellos in progress (docs/PROTOCOL.md §18.5). */
-  readonly helloGate: HelloGate;
+  /** Whether and when a connection may start: the caps per address and on hellos in progress (docs/PROTOCOL.md §18.5). */
+  readonly admission: Admission;
   /** Start and stop receiving the owner's frames. */
   attach(owner: Owner, subscriber: Subscriber): void;
   detach(owner: Owner, subscriber: Subscriber): void;

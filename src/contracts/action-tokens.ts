@@ -2,7 +2,9 @@
  * The `actionTokens` storage capability (docs/PROTOCOL.md §21): the action tokens of asks' push
  * buttons, kept only as hashes. Optional: a storage without it gets no action buttons on its
  * pushes (the push opens the app instead). The memory, sql.js and PostgreSQL storages have it;
- * `describeActionTokenConformance` from `chat-gateway/testing` checks one.
+ * `describeActionTokenConformance` from `chat-gateway/testing` checks one. The gateway also keeps
+ * here the receipts of answers' pushes (docs/PROTOCOL.md §21.4): records of the same shape whose
+ * `picker_id` starts with `read:`, whose `option_id` is a message id, and whose hash no token has.
  * @module
  */
 import type { DeviceId, Owner } from "../protocol/ids.js";

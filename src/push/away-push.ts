@@ -20,6 +20,7 @@ import { mintActions, type AskOffer } from "./action-tokens.js";
 import type { SentPushes } from "./retraction.js";
 import { duePushOf, duePushRecord, type DuePush } from "./due-payload.js";
 import type { DuePushRecord } from "../contracts/due-pushes.js";
+import { isReadable, settleUnsent, writeReceipt } from "./read-retraction.js";
 
 /** What away-push reads and sends through. */
 export interface AwayPushParts {
@@ -128,6 +129,7 @@ async function decide(
     await new Promise((resolve) => setTimeout(resolve, parts.pushAfterMs).unref());
     // Stored: only the process that takes it back sends it (another one may have, after a pause).
     if (stored && !(await takeBack(parts, stored))) return;
+    if (message.picker_id !== undefined && parts.sent?.wasResolved(owner, message.picker_id)) return;
     if (await wasRead(parts.storage, owner, message, before)) return;
   }
   await pushToDevices(parts, owner, message, offer);
@@ -258,10 +260,7 @@ async function withActions(
       target: target.key,
       base: parts.publicUrls.of(owner),
     };
-    if (parts.now() - parts.purged > PURGE_EVERY_MS) {
-      parts.purged = parts.now();
-      await store.deleteExpiredActionTokens(parts.now());
-    }
+    await purgeExpired(parts);
     return { ...message, actions: await mintActions(store, bound, offer) };
   } catch (error) {
     parts.log.warn(`push: minting the action tokens of device ${target.device.device_id} failed`, error);
@@ -277,6 +276,7 @@ async function pushWithRetry(
 ): Promise<void> {
   const { device, sender, key } = target;
   const { attempts, backoffMs } = parts.pushRetry;
+  const receipt = await receiptOf(parts, owner, message, { device_id: device.device_id, key });
   for (let attempt = 1; ; attempt++) {
     try {
       await sender.send(owner, device, message);
@@ -286,6 +286,10 @@ async function pushWithRetry(
     } catch (error) {
       const permanent = Boolean((error as { permanent?: boolean }).permanent);
       if (permanent || attempt > attempts) {
+        if (receipt !== undefined)
+          await settleUnsent(parts.storage.actionTokens!, receipt).catch((e) =>
+            parts.log.warn("push: settling the receipt of a push that failed", e),
+          );
         parts.log.warn(
           `push via ${sender.name} to device ${device.device_id} of ${owner} failed${permanent ? " permanently" : ` after ${attempt} attempts`}`,
           error,
@@ -303,6 +307,34 @@ async function pushWithRetry(
       await new Promise((resolve) => setTimeout(resolve, backoffMs * 2 ** (attempt - 1)));
     }
   }
+}
+
+/**
+ * Keeps that an answer's push goes to this target, so that a read in any process clears it there
+ * (docs/PROTOCOL.md §21.4); undefined without the `actionTokens` capability or when storing fails.
+ */
+async function receiptOf(
+  parts: PushParts,
+  owner: Owner,
+  message: PushMessage,
+  target: { device_id: string; key: string },
+): Promise<string | undefined> {
+  const store = parts.storage.actionTokens;
+  if (!store || !isReadable(message) || message.clear) return undefined;
+  try {
+    await purgeExpired(parts);
+    return await writeReceipt(store, owner, message, target, parts.now());
+  } catch (error) {
+    parts.log.warn(`push: storing the receipt of device ${target.device_id} failed; a read will not clear it`, error);
+    return undefined;
+  }
+}
+
+/** Forgets expired action tokens and receipts, at most once every {@link PURGE_EVERY_MS}. */
+async function purgeExpired(parts: PushParts): Promise<void> {
+  if (parts.now() - parts.purged <= PURGE_EVERY_MS) return;
+  parts.purged = parts.now();
+  await parts.storage.actionTokens?.deleteExpiredActionTokens(parts.now());
 }
 
 /** The target is gone or keeps failing: drop it from the stored device, unless a newer one replaced it. */

@@ -24,8 +24,13 @@ const MAX_PAYLOAD = 16_384;
 /** The key of an answer's (`m:`) or an ask's (`p:`) push; undefined for a plain notification. */
 export function duePushKey(message: PushMessage): string | undefined {
   if (message.message_id !== undefined) return `m:${message.message_id}`;
-  if (message.picker_id !== undefined) return `p:${message.picker_id}`;
+  if (message.picker_id !== undefined) return askPushKey(message.picker_id);
   return undefined;
+}
+
+/** The key of an ask's waiting push. */
+export function askPushKey(pickerId: string): string {
+  return `p:${pickerId}`;
 }
 
 /**

@@ -6,6 +6,7 @@
  * process's own sends.
  * @module
  */
+import { askPushKey } from "./due-payload.js";
 import type { PushMessage, PushSender } from "../contracts/push.js";
 import type { Storage } from "../contracts/storage.js";
 import type { Logger } from "../contracts/logger.js";
@@ -16,9 +17,10 @@ import { laneUrl, type PublicUrls } from "./public-url.js";
 /** Asks whose sent targets a process remembers. */
 const SENT_KEPT = 10_000;
 
-/** The targets this process sent each ask's push to, by owner and ask. */
+/** The targets this process sent each ask's push to, by owner and ask, and the asks resolved here. */
 export class SentPushes {
   readonly #sent = new Map<string, Map<string, string>>();
+  readonly #resolved = new Set<string>();
 
   /** The push of `message` reached the target `key` of device `deviceId`. */
   add(owner: Owner, message: PushMessage, deviceId: string, key: string): void {
@@ -31,6 +33,17 @@ export class SentPushes {
       if (this.#sent.size > SENT_KEPT) this.#sent.delete(this.#sent.keys().next().value as string);
     }
     targets.set(key, deviceId);
+  }
+
+  /** The ask resolved here: a push of it that still waits in this process is not sent (docs/PROTOCOL.md §21.6). */
+  resolved(owner: Owner, pickerId: string): void {
+    this.#resolved.add(JSON.stringify([owner, pickerId]));
+    if (this.#resolved.size > SENT_KEPT) this.#resolved.delete(this.#resolved.values().next().value as string);
+  }
+
+  /** Whether the ask resolved in this process. */
+  wasResolved(owner: Owner, pickerId: string): boolean {
+    return this.#resolved.has(JSON.stringify([owner, pickerId]));
   }
 
   /** The targets (key → device id) sent the ask's push here; forgotten as they are taken. */
@@ -74,6 +87,13 @@ export function pushRetraction(parts: RetractionParts): RetractPush {
 }
 
 async function retract(parts: RetractionParts, owner: Owner, title: string, resolved: ResolvedAsk): Promise<void> {
+  // A push still waiting for the ask is not sent once it resolved (docs/PROTOCOL.md §21.6): the
+  // stored one is taken, so neither the process waiting on it nor a later claim sends it; one
+  // waiting in memory only is this process's, as the ask was.
+  parts.sent.resolved(owner, resolved.picker_id);
+  await parts.storage.duePushes
+    ?.dropDuePush(owner, askPushKey(resolved.picker_id))
+    .catch((error) => parts.log.warn("push: dropping a resolved ask's waiting push failed", error));
   const sent = parts.sent.take(owner, resolved.picker_id);
   const tokens = await parts.storage.actionTokens?.actionTokensOf(owner, resolved.picker_id);
   for (const token of tokens ?? []) sent.set(token.target, token.device_id);

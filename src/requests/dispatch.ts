@@ -20,17 +20,18 @@ import {
   setDefault,
   updateChannel,
   type Requester,
-} from "./channel-requests.js";
+} from "../channels/channel-operations.js";
 import { history, search, type ReadServices } from "./lane-reads.js";
 import type { Uploads } from "../media/media-transfer.js";
 import { deleteMessages, sendMessage, type MessageServices } from "./message-requests.js";
 import { selectPicker } from "../asks/ask-answers.js";
 import { completeCommand } from "../asks/completions.js";
-import { shareState, stopTurn } from "../lanes/shared-state.js";
-import { markRead, unreadByChannel } from "./read-state.js";
+import { shareState } from "../lanes/shared-state.js";
+import { stopTurn } from "../lanes/stop.js";
+import { markRead, unreadByChannel, type ReadStateServices } from "./read-state.js";
 
 /** What the handlers read and write through, together. */
-export interface RequestServices extends MessageServices, ReadServices {
+export interface RequestServices extends MessageServices, ReadServices, ReadStateServices {
   readonly options: MessageServices["options"] & ReadServices["options"];
   readonly commands: CommandRegistry;
 }

@@ -3,8 +3,9 @@
  * `message.delete` (docs/PROTOCOL.md §4).
  * @module
  */
-import { deriveTitle, channelPayload, createdPayload } from "../channels/channel-rules.js";
-import { buildChannel, type ChannelServices, type Requester } from "./channel-requests.js";
+import { createdPayload } from "../channels/channel-rules.js";
+import type { ChannelServices, Requester } from "../channels/channel-operations.js";
+import { mintThread, retitleThread } from "../channels/auto-thread.js";
 import { parseCommand } from "../turn/commands.js";
 import { GatewayError } from "../protocol/errors.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
@@ -12,17 +13,17 @@ import type { ResolveLane } from "../channels/channel-directory.js";
 import { attachedMedia } from "../media/media-attachment.js";
 import { newId } from "../support/id-generator.js";
 import type { Owner } from "../protocol/ids.js";
-import type { LaneScheduler } from "../turn/lanes.js";
+import type { LaneScheduler } from "../lanes/scheduler.js";
 import type { Channel, StoredMessage } from "../contracts/records.js";
 import type { StoredFrame } from "../protocol/protocol.js";
 import type { Lane } from "../contracts/storage.js";
 import { messagePayload } from "../outbox/message-payloads.js";
 import { answerByCommand } from "../asks/ask-answers.js";
 import { isAskCommand } from "../asks/ask-commands.js";
-import { publishQueue } from "../lanes/turn-queue.js";
-import { answerWaiting, builtinOf, reply, type RunServices } from "../lanes/turn-run.js";
-import { stopTurn } from "../lanes/shared-state.js";
-import { checkWhenBusy, markForStart, startTurn } from "../lanes/turn-start.js";
+import { publishQueue } from "../lanes/queue.js";
+import { answerWaiting, builtinOf, type RunServices } from "../lanes/run.js";
+import { stopCommand } from "../lanes/stop.js";
+import { checkWhenBusy, markForStart, startTurn } from "../lanes/start.js";
 import { respondEcho } from "./stored-echo.js";
 
 /** What the message handlers read and write through: the lane's turns run as answers, and may ask. */
@@ -161,7 +162,7 @@ async function storeAndStart(
   );
   if (!stored.length) throw new GatewayError("not_found", `unknown chat_id "${payload.chat_id}"`);
 
-  if (minted) void retitle(services, owner, minted, text);
+  if (minted) void retitleThread(services, owner, minted, text);
   if (askCommand) {
     const deviceId = (requester?.session as { device?: { device_id: string } } | undefined)?.device?.device_id ?? "";
     answerByCommand(services, owner, lane, {
@@ -173,51 +174,11 @@ async function storeAndStart(
     return message;
   }
   if (isStop) {
-    void stopLane(services, owner, lane, message);
+    void stopCommand(services, owner, lane, message);
     return message;
   }
   await startTurn(services, owner, lane, message, start.steer, answerWaiting(services));
   return message;
-}
-
-/** Ask the runtime for a better auto-thread title; keep the derived one when it has none. */
-async function retitle(services: MessageServices, owner: Owner, thread: Channel, text: string): Promise<void> {
-  if (!services.runtime.generateTitle) return;
-  try {
-    const title = (await services.runtime.generateTitle(text, AbortSignal.timeout(30_000)))
-      .trim()
-      .replace(/\s+/g, " ")
-      .slice(0, 100);
-    if (!title) return;
-    const current = await services.storage.getChannel(owner, thread.chat_id);
-    if (!current) return;
-    const next: Channel = { ...current, name: title };
-    // Expecting the thread as read: a rename or deletion meanwhile wins over the generated title.
-    await services.store(
-      owner,
-      { channels: [next], expectChannels: [{ chat_id: current.chat_id, channel: current }] },
-      [{ type: "channel.renamed", payload: channelPayload(next) }],
-    );
-  } catch (error) {
-    services.log.warn("generating a thread title failed; the derived title stays", error);
-  }
-}
-
-/** A new thread for an auto-threaded send, titled from its text until the runtime offers better. */
-function mintThread(services: MessageServices, owner: Owner, lane: Lane, text: string): Promise<Channel> {
-  return buildChannel(services, owner, {
-    name: deriveTitle(text) || "Thread",
-    kind: "thread",
-    parent_chat_id: lane.chat_id,
-  });
-}
-
-/** `/stop`: the lane's running turn, in this process or (through the bus) another; else say so. */
-async function stopLane(services: MessageServices, owner: Owner, lane: Lane, message: StoredMessage): Promise<void> {
-  if ((await stopTurn(services, owner, lane)).stopped) return;
-  services.lanes.enqueue(owner, lane, (turn) =>
-    reply(services, owner, lane, message, turn, "Nothing is running here."),
-  );
 }
 
 /** Handle `message.delete`: every id must be in the lane, else nothing is deleted. */

@@ -10,6 +10,7 @@ import type { Owner } from "../protocol/ids.js";
 import type { StoreChange } from "../outbox/outbox.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
 import type { ResolveLane } from "../channels/channel-directory.js";
+import type { RetractRead } from "../push/read-retraction.js";
 
 /** The most `unread` a channel entry shows (docs/PROTOCOL.md §15). */
 export const UNREAD_CAP = 999;
@@ -19,12 +20,15 @@ export interface ReadStateServices {
   readonly storage: Storage;
   readonly store: StoreChange;
   readonly resolveLane: ResolveLane;
+  /** Clears the read messages' pushes on the owner's other targets (docs/PROTOCOL.md §21.4). */
+  readonly retractRead: RetractRead;
 }
 
 /**
  * `read`: the device has shown the lane up to `message_id`. A message of another lane, or an
  * unknown one, is `not_found` and stores nothing. A read not newer than the lane's watermark
- * stores and sends nothing: the watermark never moves back.
+ * stores and sends nothing: the watermark never moves back. A read that moves it clears the
+ * pushes of the answers it covers on the owner's other push targets (docs/PROTOCOL.md §21.4).
  */
 export async function markRead(
   services: ReadStateServices,
@@ -40,7 +44,10 @@ export async function markRead(
     throw new GatewayError("not_found", `read: message ${JSON.stringify(payload.message_id)} is not in this lane`);
   }
   const mark = { chat_id: lane.chat_id, thread_id: lane.thread_id, message_id: message.message_id, ts: message.ts };
-  await services.store(owner, { read: mark }, [{ type: "read", payload: { ...mark, device_id: device.device_id } }]);
+  const stored = await services.store(owner, { read: mark }, [
+    { type: "read", payload: { ...mark, device_id: device.device_id } },
+  ]);
+  if (stored.length > 0) services.retractRead(owner, device.device_id, mark);
 }
 
 /**

@@ -10,7 +10,7 @@ import type { StoredMessage } from "../contracts/records.js";
 import type { Storage } from "../contracts/storage.js";
 import type { Owner } from "../protocol/ids.js";
 import { messagePayload } from "../outbox/message-payloads.js";
-import type { Requester } from "./channel-requests.js";
+import type { Requester } from "../channels/channel-operations.js";
 
 /** Frames per page, and pages at most: other devices' sends may land between the note and the echo. */
 const PAGE = 64;

@@ -8,11 +8,11 @@ import { randomBytes } from "node:crypto";
 import { GatewayError } from "../protocol/errors.js";
 import type { ChatId, Owner } from "../protocol/ids.js";
 import type { Channel } from "../contracts/records.js";
-import { createChannel } from "../requests/channel-requests.js";
+import { createChannel } from "../channels/channel-operations.js";
 import type { ScheduleRecord, ScheduleRun } from "../contracts/schedules.js";
 import { scheduleRunKey } from "../contracts/schedules.js";
 import type { MessageServices } from "../requests/message-requests.js";
-import { MAX_PROMPT_CHARS } from "../requests/automation-prompt.js";
+import { MAX_PROMPT_CHARS } from "../lanes/posts.js";
 import { checkTimeZone, cronOf, nextSlot } from "./cron.js";
 import type { Scheduler } from "./scheduler.js";
 

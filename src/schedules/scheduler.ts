@@ -13,7 +13,7 @@ import type { Owner } from "../protocol/ids.js";
 import type { StoredMessage } from "../contracts/records.js";
 import { scheduleRunKey, type ScheduleRecord, type ScheduleRun } from "../contracts/schedules.js";
 import type { MessageServices } from "../requests/message-requests.js";
-import { answerPrompt, findAnswer, storePrompt } from "../requests/automation-prompt.js";
+import { answerPrompt, findAnswer, storePrompt } from "../lanes/posts.js";
 import { newestSlot } from "./cron.js";
 import { clip } from "../support/clip.js";
 

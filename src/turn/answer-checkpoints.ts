@@ -6,7 +6,7 @@
  */
 import type { TurnServices } from "./turn-services.js";
 import type { Owner } from "../protocol/ids.js";
-import { fenceOf, type LaneTurn } from "./lanes.js";
+import { fenceOf, type LaneTurn } from "./lane-turn.js";
 import type { StoredMessage } from "../contracts/records.js";
 
 /** The turn no longer holds its lane: it stops, and its end stores nothing (docs/PROTOCOL.md §4.2). */

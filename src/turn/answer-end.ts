@@ -6,7 +6,7 @@
  */
 import type { TurnServices } from "./turn-services.js";
 import type { Owner } from "../protocol/ids.js";
-import type { LaneTurn } from "./lanes.js";
+import type { LaneTurn } from "./lane-turn.js";
 import type { Change, LaneFence } from "../contracts/storage.js";
 import type { MediaRef, MessageStatus, StoredMessage } from "../contracts/records.js";
 import type { UsageEvent } from "../contracts/runtime.js";

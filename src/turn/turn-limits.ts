@@ -5,7 +5,7 @@
  * @module
  */
 import { LoopShare } from "../support/loop-share.js";
-import type { LaneTurn } from "./lanes.js";
+import type { LaneTurn } from "./lane-turn.js";
 import { TOOLS_BYTES } from "./tool-calls.js";
 
 /** `setTimeout` fires at once for a delay past 2^31 - 1 ms; longer limits wait that long (24.8 days). */

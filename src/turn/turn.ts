@@ -9,7 +9,7 @@
 import type { TurnServices } from "./turn-services.js";
 import { newId } from "../support/id-generator.js";
 import type { MessageId, Owner } from "../protocol/ids.js";
-import type { LaneTurn } from "./lanes.js";
+import type { LaneTurn } from "./lane-turn.js";
 import type { MessageStatus, StoredMessage } from "../contracts/records.js";
 import type { RuntimeEvent } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";

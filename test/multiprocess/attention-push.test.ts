@@ -1,7 +1,8 @@
 // Push follows attention across gateway processes (docs/PROTOCOL.md §15): two gateways on one
 // PostgreSQL schema and one Redis prefix, the ntfy and FCM senders posting to a recording server on
 // 127.0.0.1. The process running a turn decides its push; a read through the other one cancels it,
-// and nothing is pushed twice however the devices are spread.
+// and nothing is pushed twice however the devices are spread. A read through either process clears
+// the answer's push on the other targets once (docs/PROTOCOL.md §21.4).
 import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Redis } from "ioredis";
@@ -62,7 +63,7 @@ describe.skipIf(!available)("push that follows attention across gateway processe
         apiBaseUrl: server.url,
       }),
     ];
-    const authenticator = tokenAuthenticator({ "t-alice": "alice", "t-bob": "bob" });
+    const authenticator = tokenAuthenticator({ "t-alice": "alice", "t-bob": "bob", "t-carol": "carol" });
     for (const name of ["A", "B"]) {
       nodes.push(
         await startNode({
@@ -142,5 +143,60 @@ describe.skipIf(!available)("push that follows attention across gateway processe
       .map((r) => JSON.parse(r.body).message.data.message_id)
       .sort();
     expect(fcmIds).toEqual(answers.map((f) => f.payload.message_id).sort());
+  });
+
+  test("multi-process push - an answer process A pushed and the phone reads through B is cleared on the tablet once; two reads at once clear each target once", async () => {
+    const [a, b] = nodes;
+    const phoneHello = {
+      token: "t-carol",
+      device_id: "phone",
+      device_name: "Pixel",
+      caps: { push: "ntfy" },
+      ntfy_topic: "carol-phone",
+    };
+    await (await Client.connect(a.url, phoneHello)).close();
+    await (
+      await Client.connect(b.url, {
+        token: "t-carol",
+        device_id: "tablet",
+        caps: { push: "fcm" },
+        fcm_token: "fcm-carol",
+      })
+    ).close();
+    const laptop = await device(a, { token: "t-carol", device_id: "laptop", device_name: "Laptop" });
+    const desktop = await device(b, { token: "t-carol", device_id: "desktop", device_name: "Desktop" });
+    const ntfy = () => server.requests.filter((r) => r.url.split("/").slice(0, 3).join("/") === "/ntfy/carol-phone");
+    const fcm = () =>
+      posts(SEND_PATH)
+        .map((r) => JSON.parse(r.body).message)
+        .filter((m) => m.token === "fcm-carol");
+    const pushed = async (text: string, count: number) => {
+      const answer = await say(laptop, text);
+      for (let i = 0; i < 500 && (ntfy().length < count || fcm().length < count); i++) await sleep(10);
+      return answer.payload.message_id as string;
+    };
+
+    // Pushed by A (the turn ran there); read by the phone through B.
+    const first = await pushed("first", 1);
+    const phone = await device(b, phoneHello);
+    phone.send("read", { chat_id: "default", message_id: first });
+    for (let i = 0; i < 300 && fcm().length < 2; i++) await sleep(10);
+    expect(fcm()[1]).toEqual({ token: "fcm-carol", data: { dismiss: first }, android: { priority: "high" } });
+    await phone.close();
+
+    // Read at once through both processes: each target is cleared once, by one of them.
+    const second = await pushed("second", 2);
+    laptop.send("read", { chat_id: "default", message_id: second });
+    desktop.send("read", { chat_id: "default", message_id: second });
+    for (let i = 0; i < 300 && (fcm().length < 3 || ntfy().length < 3); i++) await sleep(10);
+    const third = await pushed("third", 4);
+    await sleep(PUSH_AFTER_MS);
+    expect(fcm().map((m) => m.data.dismiss ?? m.data.message_id)).toEqual([first, first, second, second, third]);
+    expect(ntfy().map((r) => `${r.method} ${r.url}`)).toEqual([
+      "POST /ntfy/carol-phone",
+      "POST /ntfy/carol-phone",
+      `PUT /ntfy/carol-phone/${second}/clear`,
+      "POST /ntfy/carol-phone",
+    ]);
   });
 });

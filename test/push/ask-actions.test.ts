@@ -132,7 +132,8 @@ it("ask actions - an ask answered in the app first, or expired, is 410 for its b
   await until(() => answers.length === 1);
   expect(answers).toEqual([{ outcome: "selected", option_id: "deny" }]);
 
-  const expiring = asking({ expiresInMs: 1 } as Partial<Ask>);
+  // Pushed while open (an ask that resolves while its push waits is not pushed, §21.6), then expired.
+  const expiring = asking({ expiresInMs: 2_000 } as Partial<Ask>);
   await t.close();
   t = await actionHarness({ runtime: expiring.runtime });
   const again = await askWithTargets(t);

@@ -2,13 +2,15 @@
 // the ntfy sender posting to a stand-in server. A push is stored before it is waited on; the
 // gateway that stored it takes it back when it falls due, and another gateway whose clock is past
 // the due time claims it at start and sends it unless a read covers it, each push once.
-import { afterEach, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ntfyPushSender } from "chat-gateway/push/ntfy";
 import { memoryStorage } from "chat-gateway/storage/memory";
+import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import type { DuePushRecord, Storage } from "chat-gateway";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { sleep } from "../gateway/runtimes.js";
 import { recordingServer, type RecordingServer } from "./recording-server.js";
+import { removeTempDirs, tempDir } from "../storage/sqljs-helpers.js";
 
 const harnesses: Harness[] = [];
 const clients: Client[] = [];
@@ -20,9 +22,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A memory storage that counts the pushes stored in it. */
-function countingStorage(): { storage: Storage; stored: DuePushRecord[] } {
-  const storage = memoryStorage();
+afterAll(removeTempDirs);
+
+/** A storage (memory unless given) that counts the pushes stored in it. */
+function countingStorage(storage: Storage = memoryStorage()): { storage: Storage; stored: DuePushRecord[] } {
   const stored: DuePushRecord[] = [];
   const store = storage.duePushes!;
   const add = store.addDuePush.bind(store);
@@ -116,4 +119,31 @@ it("durable push - an ask's waiting push sent by another gateway carries its act
     ["Approve", `https://chat.example/api/asks/${pickerId}/act`],
     ["Deny", `https://chat.example/api/asks/${pickerId}/act`],
   ]);
+});
+
+describe.each([
+  ["memory", async () => memoryStorage()],
+  ["sqljs", async () => sqlJsStorage({ dir: await tempDir(), inProcess: true })],
+])("on %s", (_name, makeStorage) => {
+  it("durable push - an ask answered in the app while its push waits is not pushed at all, and nothing of it stays stored", async () => {
+    const { storage, stored } = countingStorage(await makeStorage());
+    const h = await gatewayOn(storage, { pushAfterMs: 300 });
+    const phone = await Client.connect(h.url, {
+      device_id: "phone",
+      caps: { push: "ntfy", pickers: true },
+      ntfy_topic: "alice-phone",
+    });
+    clients.push(phone);
+    await phone.request("message.send", { chat_id: "default", text: "approve: deploy" });
+    const card = await phone.waitFor((f) => f.type === "picker.approval");
+    const pickerId = String(card.payload.picker_id);
+    await until("the ask's push is stored", () => stored.some((r) => r.key === `p:${pickerId}`));
+    await phone.request("picker.select", { picker_id: pickerId, option_id: "approve" });
+    const stop = await phone.waitFor((f) => f.type === "message.stop");
+    // The answer nobody reads falls due after the ask would have: once it is pushed, so was the ask.
+    await until("the answer's push arrives", () => posts().length > 0);
+    expect(posts().map((r) => r.headers["x-sequence-id"])).toEqual([stop.payload.message_id]);
+    expect(await storage.duePushes!.claimDuePushes(Number.MAX_SAFE_INTEGER, 10)).toEqual([]);
+    expect(await storage.actionTokens!.actionTokensOf("anonymous", pickerId)).toEqual([]);
+  });
 });

@@ -14,14 +14,14 @@ import { GatewayError } from "../protocol/errors.js";
 import type { ResolvedOptions } from "../options/options.js";
 import type { AskServices } from "../asks/ask-services.js";
 import type { Owner } from "../protocol/ids.js";
-import type { LaneTurn } from "../turn/lanes.js";
+import type { LaneTurn } from "../turn/lane-turn.js";
 import type { HistoryItem, StoredMessage } from "../contracts/records.js";
 import type { AgentRuntime, CommandInput, RuntimeEvent, TurnInput } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
 import { historyItem } from "../outbox/message-payloads.js";
 import { runAnswer } from "../turn/turn.js";
 import { laneModel } from "../asks/lane-model.js";
-import type { AnswerWaiting, QueueServices } from "./turn-queue.js";
+import type { AnswerWaiting, QueueServices } from "./queue.js";
 
 /** What running a message's turn reads: the runtime, the commands, the lane's history. */
 export interface RunServices extends QueueServices {

@@ -16,7 +16,7 @@ import { randomUUID as processToken } from "node:crypto";
 import type { OutgoingFrame } from "../contracts/bus.js";
 import { INTERNAL_PREFIX, RESPOND_FRAME } from "../outbox/fan-out.js";
 import { ownerSubscriptions } from "../outbox/owner-subscriptions.js";
-import type { LaneScheduler } from "./lanes.js";
+import type { LaneScheduler } from "./scheduler.js";
 
 /** Bus frames between gateway processes (`INTERNAL_PREFIX`); never delivered to a device. */
 const STOP_FRAME = `${INTERNAL_PREFIX}stop`;

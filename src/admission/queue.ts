@@ -8,10 +8,11 @@
  * or waiting too long) is refused with the gate's retry hint.
  * @module
  */
+import { realClock, type Clock, type ClockTimer } from "../support/clock.js";
 import { addressKey } from "./address-key.js";
 import { ConnectionCount } from "./connection-count.js";
 import type { HelloGate } from "./hello-gate.js";
-import type { SessionServices } from "./session-services.js";
+import { TUNING } from "./tuning.js";
 
 /** A new connection waiting for room ({@link Gateway.admitConnection}). */
 export interface AdmissionRequest {
@@ -44,7 +45,7 @@ export interface QueueLimits {
 
 interface Waiter {
   readonly request: AdmissionRequest;
-  /** When it is refused if it is still waiting (`performance.now()` time). */
+  /** When it is refused if it is still waiting (clock time). */
   readonly deadline: number;
   /** The key its address is counted under ({@link addressKey}), if it has one. */
   readonly address: string | undefined;
@@ -52,14 +53,9 @@ interface Waiter {
 }
 
 /** The queue is looked at this often while it holds anyone: the gate's pending count ages by the quarter second. */
-const TICK_MS = 250;
-
-/**
- * Waiters taken per turn of the event loop: each is upgraded at once, and a turn that upgraded a
- * whole gate's worth (256) held every connection already in for tens of milliseconds. The rest
- * are taken in the next turns, after the loop has read what the others sent.
- */
-const TAKEN_PER_TURN = 8;
+const TICK_MS = TUNING.queueTickMs.value;
+/** Waiters taken per turn of the event loop; the rest are taken in the next turns, after the loop has read what the others sent. */
+const TAKEN_PER_TURN = TUNING.takenPerTurn.value;
 
 /** Holds new connections until the hello gate has room, in arrival order. */
 export class AdmissionQueue {
@@ -69,7 +65,7 @@ export class AdmissionQueue {
   /** Waiters neither taken, refused nor withdrawn. */
   #live = 0;
   readonly #perAddress = new ConnectionCount();
-  #tick: NodeJS.Timeout | undefined;
+  #tick: ClockTimer | undefined;
   #wakeScheduled = false;
   /** The gateway closes: every connection is refused, the waiting ones and those that come later. */
   #closed = false;
@@ -80,6 +76,7 @@ export class AdmissionQueue {
     private readonly shed: () => void,
     /** A transport's `take` or `refuse` threw for a waiter (its own call to `admit` throws instead). */
     private readonly failed: (error: unknown) => void,
+    private readonly clock: Clock = realClock,
   ) {
     gate.onRoom(() => this.#scheduleWake());
   }
@@ -101,11 +98,11 @@ export class AdmissionQueue {
     if (this.waiting >= this.limits.maxWaiting) return this.#refuse(request);
     if (address !== undefined && !this.#perAddress.tryAdd(address, this.limits.maxPerAddress))
       return this.#refuse(request);
-    const deadline = performance.now() + (request.maxWaitMs ?? this.limits.maxWaitMs);
+    const deadline = this.clock.now() + (request.maxWaitMs ?? this.limits.maxWaitMs);
     const waiter: Waiter = { request, deadline, address, done: false };
     this.#waiting.push(waiter);
     this.#live++;
-    this.#tick ??= setInterval(() => this.#scheduleWake(), TICK_MS).unref();
+    this.#tick ??= this.clock.setInterval(() => this.#scheduleWake(), TICK_MS);
     return () => this.#finish(waiter);
   }
 
@@ -124,6 +121,7 @@ export class AdmissionQueue {
   #scheduleWake(): void {
     if (this.#wakeScheduled || this.waiting === 0) return;
     this.#wakeScheduled = true;
+    // The next turn of the loop, not a time: what the sockets sent in this one is read first.
     setImmediate(() => {
       this.#wakeScheduled = false;
       this.#wake();
@@ -140,7 +138,7 @@ export class AdmissionQueue {
       const [waiter] = this.#take(1);
       if (waiter) this.#settle(() => waiter.request.take());
     }
-    const now = performance.now();
+    const now = this.clock.now();
     for (let waiter = this.#first(); waiter !== undefined && waiter.deadline <= now; waiter = this.#first()) {
       this.#take(1);
       this.#settle(() => this.#refuse(waiter.request));
@@ -177,7 +175,7 @@ export class AdmissionQueue {
     if (this.#head === this.#waiting.length) {
       this.#waiting = [];
       this.#head = 0;
-      clearInterval(this.#tick);
+      this.clock.clearInterval(this.#tick);
       this.#tick = undefined;
     }
     return taken;
@@ -193,17 +191,3 @@ export class AdmissionQueue {
 }
 
 function noop(): void {}
-
-/** A gateway's queue, its limits from the gateway's options (docs/PROTOCOL.md §18.5). */
-export function gatewayAdmissions(services: SessionServices): AdmissionQueue {
-  const { options, traffic, log } = services;
-  const limits = {
-    maxWaiting: options.maxConnectionsWaiting,
-    maxPerAddress: options.maxConnectionsPerIp,
-    // Unless the transport says: as long as it would have for its hello once taken.
-    maxWaitMs: options.helloTimeoutMs,
-  };
-  const shed = () => void traffic.hellosShed++;
-  const failed = (error: unknown) => log.error("a transport's admission callback threw", error);
-  return new AdmissionQueue(services.helloGate, limits, shed, failed);
-}

@@ -9,9 +9,9 @@ import type { StoredMessage } from "../contracts/records.js";
 import type { AgentRuntime } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
 import type { Owner } from "../protocol/ids.js";
-import type { LaneTurn } from "../turn/lanes.js";
-import { stopTurn } from "./shared-state.js";
-import { enqueueWaiting, keepsQueue, publishQueue, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
+import type { LaneTurn } from "../turn/lane-turn.js";
+import { stopTurn } from "./stop.js";
+import { enqueueWaiting, keepsQueue, publishQueue, type AnswerWaiting, type QueueServices } from "./queue.js";
 
 /** How a message sent while the lane's turn runs is taken (docs/PROTOCOL.md §14.4). */
 export type WhenBusy = "queue" | "interrupt" | "steer";

@@ -3,82 +3,43 @@
  * new connection's first frame is refused at once with close 1013 and a retry hint, instead of
  * queueing behind the others until the hello deadline closes it, while every queued hello holds
  * the event loop from the connections that are already in. Before that, a transport's new
- * connections wait for room (`admission-queue.ts`, {@link HelloGate.hasRoom}): the sockets taken
+ * connections wait for room (`queue.ts`, {@link HelloGate.hasRoom}): the sockets taken
  * but not yet at their first frame count then too, so a storm's first wave waits before its
  * upgrade instead of being upgraded into a queue of hellos.
  * @module
  */
 import { performance, type EventLoopUtilization } from "node:perf_hooks";
+import { realClock, type Clock } from "../support/clock.js";
+import { TUNING } from "./tuning.js";
 
 /** The close reason of a shed hello: `retry_after_ms=` and the hint (docs/PROTOCOL.md §18.5). */
 export function retryReason(ms: number): string {
   return `retry_after_ms=${ms}`;
 }
 
-/** The hint never promises less than this: a device that came back sooner would be shed again. */
-const MIN_HINT_MS = 200;
-/** Nor more than this: a storm the process cannot measure well still ends. */
-const MAX_HINT_MS = 30_000;
-/**
- * Event-loop time a device is assumed to take before the process has measured one under load
- * (ms). A restarted process sheds its storm before it has learnt much, while its code is still
- * cold and a device really costs more: a guess of 0.25 ms was soon doubled by the first busy
- * windows and spread 10,500 devices over 25 s in a 15,000-device storm.
- */
-const FIRST_GUESS_MS = 1;
-/** What a hello is assumed to take from its first frame to its end before one has ended (ms). */
-const FIRST_DURATION_MS = 100;
-/** Weight of the newest hello in the running mean of their durations. */
-const DURATION_WEIGHT = 1 / 32;
-/** The cost is measured over windows this long (ms). */
-const WINDOW_MS = 250;
-/** A window with fewer hellos (shed ones weighted) than this tells too little to learn from. */
-const MIN_UNITS = 8;
-/**
- * Shares of a device's loop time, as a CPU profile of a reconnect storm split it (bench/NOTES.md
- * "h/cap"): its socket's accept, HTTP request and WebSocket upgrade about 0.3, the hello (and the
- * `sync` after it) the rest; a shed hello, beyond its upgrade, an error frame and a close. A
- * connection counts its part when it opens, so a window in which the loop upgraded a burst of
- * sockets whose hellos it had not read yet does not make a hello look dearer than it is.
- */
-const OPEN_WEIGHT = 0.3;
+const {
+  minHintMs: { value: MIN_HINT_MS },
+  maxHintMs: { value: MAX_HINT_MS },
+  firstGuessMs: { value: FIRST_GUESS_MS },
+  firstDurationMs: { value: FIRST_DURATION_MS },
+  durationWeight: { value: DURATION_WEIGHT },
+  windowMs: { value: WINDOW_MS },
+  minUnits: { value: MIN_UNITS },
+  openWeight: { value: OPEN_WEIGHT },
+  shedWeight: { value: SHED_WEIGHT },
+  arrivalWeight: { value: ARRIVAL_WEIGHT },
+  upgradeShedWeight: { value: UPGRADE_SHED_WEIGHT },
+  pendingMs: { value: PENDING_MS },
+  bucketMs: { value: BUCKET_MS },
+  waitingPerPlace: { value: WAITING_PER_PLACE },
+  waitingHelloMaxChars: { value: WAITING_HELLO_MAX_CHARS },
+  busy: { value: BUSY },
+  costWeight: { value: WEIGHT },
+} = TUNING;
+/** The hello's share of a device's loop time, beside its open's. */
 const HELLO_WEIGHT = 1 - OPEN_WEIGHT;
-const SHED_WEIGHT = 0.15;
-/**
- * A connection handed to {@link AdmissionQueue} before its upgrade: its socket accepted and its
- * HTTP request parsed, most of an upgrade's share. Counted when it arrives, whether it is then
- * taken, held or refused: in a storm's first seconds the loop parses thousands of requests that
- * are taken only later, and counting them only then made a device look several times dearer than
- * it is, and spread the refused ones' hints over tens of seconds. A connection taken later counts its open again, a fifth of a device too much, which
- * errs towards hints a little early: a device back early waits in the queue.
- */
-const ARRIVAL_WEIGHT = 0.2;
-/** A refusal before the upgrade, beyond its arrival: a short answer written and the socket closed. */
-const UPGRADE_SHED_WEIGHT = 0.05;
-/**
- * A connection counts as on its way to a hello, for {@link HelloGate.hasRoom}, for at most this
- * long after it was taken (ms): a socket that never sends its first frame must not keep the door
- * shut for others until its hello deadline, or a few idle sockets would hold off every new device.
- * At one second, devices whose own process was slow to send the hello after the upgrade (a storm's
- * device process holds 15,000 sockets) stopped counting too early, more were taken than places,
- * and 220 to 500 of a 15,000-device storm were shed at their hello; at two, none.
- */
-const PENDING_MS = 2_000;
-/** The pending connections are counted in buckets this long (ms), {@link PENDING_BUCKETS} of them. */
-const BUCKET_MS = 250;
+/** The pending connections are counted in this many buckets of {@link BUCKET_MS}. */
 const PENDING_BUCKETS = PENDING_MS / BUCKET_MS;
-/**
- * Hellos that may wait for a place, and connections taken but not yet at their first frame, per
- * place: a taken device's hello comes a network round trip after its upgrade, and counting those on
- * their way against the places themselves let a fleet 200 ms away in at 128 per 200 ms whatever the
- * process could take (bench/NOTES.md "Far devices"). Those that come while every place is taken
- * wait for one in arrival order, rather than being shed after their upgrade. At 4 a storm on
- * loopback upgraded more at once and another connection's ping p99 rose to 42 to 52 ms; at 2, 28 to
- * 32, and to 53 and 55 in single runs, so the room ahead follows the loop's idle share.
- */
-const WAITING_PER_PLACE = 2;
-/** A longer hello does not wait for a place (it is shed): those waiting hold little memory. */
-const WAITING_HELLO_MAX_CHARS = 16_384;
 
 /** A hello waiting for a place ({@link HelloGate.enter}). */
 export interface HelloPlace {
@@ -94,16 +55,6 @@ interface PlaceWaiter {
   cancelled: boolean;
 }
 /**
- * The cost is learnt only from windows in which the loop was busy at least this share of the
- * time: on a loop with time to spare, its fixed work (timers, pings, collections) divided by the
- * few devices of the window made a device look two to three times dearer than under load, and the
- * cost matters only under load.
- */
-const BUSY = 0.5;
-/** Weight of the newest window in the running mean of the cost. */
-const WEIGHT = 1 / 4;
-
-/**
  * Counts the hellos in progress and hands out retry hints as places in a virtual queue. The
  * places are one device's event-loop time apart (the loop's busy time over a window divided by
  * the connections it opened and the hellos it finished and shed in it, weighted, as a running
@@ -117,14 +68,14 @@ const WEIGHT = 1 / 4;
  */
 export class HelloGate {
   #inFlight = 0;
-  /** When the last refused device was told to come back (ms, `performance.now()` time). */
+  /** When the last refused device was told to come back (ms, clock time). */
   #nextSlot = 0;
   /** Running mean of the event-loop time of one device: its upgrade and its hello (ms). */
   #costMs = FIRST_GUESS_MS;
   /** Running means of a hello's duration, from its first frame to its end (ms), and of the loop's idle share. */
   #durationMs = FIRST_DURATION_MS;
   #idle = 1;
-  #windowStart = performance.now();
+  #windowStart: number;
   #loopAt: EventLoopUtilization = performance.eventLoopUtilization();
   /** Connections opened, hellos that ended and sheds (weighted) in the current window. */
   #opened = 0;
@@ -142,7 +93,16 @@ export class HelloGate {
   #waitersHead = 0;
   #waiting = 0;
 
-  constructor(private readonly max: number) {}
+  readonly #clock: Clock;
+
+  /** `max`: the places, `maxHellosInFlight`. The loop's busy share is measured, the time read on `clock`. */
+  constructor(
+    private readonly max: number,
+    clock: Clock = realClock,
+  ) {
+    this.#clock = clock;
+    this.#windowStart = clock.now();
+  }
 
   /** Hellos being handled now. */
   get inFlight(): number {
@@ -164,7 +124,7 @@ export class HelloGate {
     // Ahead of the places only as far as the loop has time to spare: a busy loop's hellos wait on
     // it, not on the network, and taking more then only queues upgrades before the connections in.
     const ahead = this.max * (1 + (WAITING_PER_PLACE - 1) * this.#idle);
-    return this.#waiting + this.#pendingSince(performance.now()) < ahead;
+    return this.#waiting + this.#pendingSince(this.#clock.now()) < ahead;
   }
 
   /**
@@ -172,7 +132,7 @@ export class HelloGate {
    * connections are waiting for room already, and its place is behind them.
    */
   upgradeHint(ahead = 0): number {
-    return this.#hint(performance.now(), UPGRADE_SHED_WEIGHT, ahead);
+    return this.#hint(this.#clock.now(), UPGRADE_SHED_WEIGHT, ahead);
   }
 
   /** A connection was handed over before its upgrade (it is taken, held or refused next). */
@@ -187,7 +147,7 @@ export class HelloGate {
 
   /** A connection was taken (its hello, or its shedding, comes later); returns its mark for {@link firstFrame}. */
   opened(): number {
-    const now = performance.now();
+    const now = this.#clock.now();
     this.#opened++;
     this.#measure(now);
     const bucket = Math.floor(now / BUCKET_MS);
@@ -216,7 +176,7 @@ export class HelloGate {
   enter(chars: number): number | HelloPlace | undefined {
     if (this.#inFlight < this.max && this.#waiting === 0) {
       this.#inFlight++;
-      return performance.now();
+      return this.#clock.now();
     }
     if (this.#waiting >= this.max * WAITING_PER_PLACE || chars > WAITING_HELLO_MAX_CHARS) return undefined;
     let grant!: (since: number) => void;
@@ -229,7 +189,7 @@ export class HelloGate {
 
   /** A hello counted by {@link enter} at `since` ended, whatever its outcome: its place goes to the first waiting. */
   leave(since: number): void {
-    const now = performance.now();
+    const now = this.#clock.now();
     this.#inFlight--;
     this.#ended++;
     this.#durationMs += (now - since - this.#durationMs) * DURATION_WEIGHT;
@@ -267,7 +227,7 @@ export class HelloGate {
 
   /** Milliseconds a refused device should wait before it tries again; counts it as shed. */
   retryAfterMs(): number {
-    return this.#hint(performance.now(), SHED_WEIGHT);
+    return this.#hint(this.#clock.now(), SHED_WEIGHT);
   }
 
   /** Connections taken since `now - PENDING_MS` that have not sent their first frame. */

@@ -5,11 +5,49 @@
  * @module
  */
 import type { LaneLease } from "../contracts/lane-lock.js";
+import type { ResolvedOptions } from "../options/options.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { Owner } from "../protocol/ids.js";
-import { laneKey, laneTaker } from "../turn/lanes.js";
+import { laneKey } from "../turn/lane-turn.js";
+import { laneTaker } from "./scheduler.js";
 import type { Lane, LaneFence } from "../contracts/storage.js";
-import { endInterrupted, recoverWaiting, type AnswerWaiting, type QueueServices } from "./turn-queue.js";
+import { endInterrupted, recoverWaiting, type AnswerWaiting, type QueueServices } from "./queue.js";
+import { answerWaiting, type RunServices } from "./run.js";
+
+/** A gateway's recovery: one pass at start, then (with a lane lock) one every `recoveryIntervalMs`. */
+export interface TurnRecovery {
+  /** One pass; a pass still running makes this one a no-op. */
+  once(): Promise<void>;
+  /** Start the repeated passes (with a lane lock only); returns what stops them. */
+  repeat(): () => void;
+}
+
+/** The recovery of a gateway's lanes, answering the waiting messages it finds as `message.send` would. */
+export function turnRecovery(
+  services: RunServices & { readonly options: Pick<ResolvedOptions, "recoveryIntervalMs"> },
+): TurnRecovery {
+  let running = false;
+  const once = async () => {
+    if (running) return;
+    running = true;
+    try {
+      await recoverTurns(services, answerWaiting(services));
+    } finally {
+      running = false;
+    }
+  };
+  const repeat = () => {
+    // With several processes, one that dies leaves turns that no job here will reach: look again
+    // now and then. (One process alone finds everything at start.)
+    if (!services.options.laneLock) return () => undefined;
+    const timer = setInterval(() => {
+      once().catch((error) => services.log.warn("recovering interrupted turns failed", error));
+    }, services.options.recoveryIntervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  };
+  return { once, repeat };
+}
 
 /** End every abandoned answer, then take up the waiting messages. */
 export async function recoverTurns(services: QueueServices, answer: AnswerWaiting): Promise<void> {

@@ -1,28 +1,100 @@
 /**
- * The prompt of a server-side turn (`gateway.post(owner, chat, {prompt})`, webhooks in mode
- * `turn`, scheduled runs; docs/PROTOCOL.md §17): a user message stored in the lane, automation
- * channels included, which only the gateway writes. On a storage that keeps the turn queue it is
- * stored `waiting` (docs/PROTOCOL.md §4.2), so a crash mid-run is answered after the restart
- * instead of lost.
+ * Server-side posts into a lane (`gateway.post`, webhooks, scheduled runs; docs/PROTOCOL.md §17):
+ * an assistant message streamed in the lane's turn, or a prompt. The prompt of a server-side turn
+ * is a user message stored in the lane, automation channels included, which only the gateway
+ * writes. On a storage that keeps the turn queue it is stored `waiting` (docs/PROTOCOL.md §4.2),
+ * so a crash mid-run is answered after the restart instead of lost.
  * @module
  */
 import { GatewayError } from "../protocol/errors.js";
 import { newId } from "../support/id-generator.js";
-import type { MessageId, Owner } from "../protocol/ids.js";
+import type { ChatId, MessageId, Owner } from "../protocol/ids.js";
 import type { StoredMessage } from "../contracts/records.js";
+import type { RuntimeEvent } from "../contracts/runtime.js";
 import type { Lane } from "../contracts/storage.js";
+import type { EnsureDefaultChannel, ResolveLane } from "../channels/channel-directory.js";
 import { messagePayload } from "../outbox/message-payloads.js";
-import type { AbortReason } from "../turn/lanes.js";
-import { answerWaiting, runTurn } from "../lanes/turn-run.js";
-import type { MessageServices } from "./message-requests.js";
-import { enqueueWaiting, keepsQueue, type AnswerWaiting } from "../lanes/turn-queue.js";
+import type { AbortReason, LaneTurn } from "../turn/lane-turn.js";
+import { runAnswer } from "../turn/turn.js";
+import { answerWaiting, runTurn, type RunServices } from "./run.js";
+import { enqueueWaiting, keepsQueue, type AnswerWaiting } from "./queue.js";
+
+/** What server-side code posts into a channel (`gateway.post`). */
+export type PostInput =
+  | { text: string; reasoning?: string }
+  | {
+      /**
+       * Runs an agent turn on this prompt (at most 16,000 characters): stored first as the user
+       * message the answer replies to (also in an automation channel), waiting on the durable turn
+       * queue so that a crash before its answer is answered after the restart, then answered like
+       * `message.send` (docs/PROTOCOL.md §17.2).
+       */
+      prompt: string;
+    }
+  | {
+      /** Streamed like an agent turn (start, updates, stop) when the gateway streams. */
+      events: AsyncIterable<RuntimeEvent>;
+    };
+
+/** What a post reads and writes through: the lane's turns, and the channels it posts into. */
+export interface PostServices extends RunServices {
+  readonly resolveLane: ResolveLane;
+  readonly ensureDefaultChannel: EnsureDefaultChannel;
+}
+
+/**
+ * `gateway.post`: the message waits its turn in the lane and resolves stored. `checkRunning`
+ * throws when the gateway is no longer running; it is asked again once the lane is resolved.
+ */
+export async function post(
+  services: PostServices,
+  owner: Owner,
+  chatId: ChatId,
+  input: PostInput,
+  threadId: ChatId | null | undefined,
+  checkRunning: () => void,
+): Promise<StoredMessage> {
+  checkRunning();
+  await services.ensureDefaultChannel(owner);
+  const resolved = await services.resolveLane(owner, chatId, threadId);
+  checkRunning();
+  const lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
+  // A prompt waits on the durable queue (docs/PROTOCOL.md §4.2): a crash mid-run is answered after the restart.
+  if ("prompt" in input)
+    return answerPrompt(services, owner, lane, await storePrompt(services, owner, lane, input.prompt));
+  const events =
+    "events" in input
+      ? () => input.events
+      : "text" in input
+        ? () => textOnly(input.text, input.reasoning)
+        : () => textOnly("");
+  return new Promise<StoredMessage>((resolve, reject) => {
+    const run = async (turn: LaneTurn) => {
+      try {
+        const message = await runAnswer(services, { owner, lane, turn, events });
+        // The lane went away under the answer: nothing was kept, so there is no message to give.
+        if (turn.reason === "deleted") reject(droppedError("deleted", lane));
+        else resolve(message);
+      } catch (error) {
+        reject(error);
+      }
+    };
+    services.lanes.enqueue(owner, lane, run, (reason) => reject(droppedError(reason, lane)));
+  });
+}
+
+/** A posted text as the events of an answer. */
+async function* textOnly(text: string, reasoning?: string): AsyncIterable<RuntimeEvent> {
+  if (reasoning) yield { type: "reasoning", delta: reasoning };
+  yield { type: "text", delta: text };
+}
 
 /** The longest prompt a server-side turn takes, characters. */
 export const MAX_PROMPT_CHARS = 16_000;
 
 /** Store `text` as a user message of the lane (waiting for its answer), broadcast like any message. */
 export async function storePrompt(
-  services: MessageServices,
+  services: RunServices,
   owner: Owner,
   lane: Lane,
   text: string,
@@ -58,7 +130,7 @@ export async function storePrompt(
  * prompt then waits, stored, for the next start).
  */
 export function answerPrompt(
-  services: MessageServices,
+  services: RunServices,
   owner: Owner,
   lane: Lane,
   prompt: StoredMessage,
@@ -92,7 +164,7 @@ export function answerPrompt(
 
 /** The stored answer to a prompt (an assistant message replying to it), if any. */
 export async function findAnswer(
-  services: Pick<MessageServices, "storage">,
+  services: Pick<RunServices, "storage">,
   owner: Owner,
   prompt: StoredMessage,
 ): Promise<StoredMessage | undefined> {

@@ -4,13 +4,12 @@
  * @module
  */
 import { compareChannels } from "../protocol/channel-order.js";
-import { channelPayload, checkColor, checkIcon, checkName, createdPayload } from "../channels/channel-rules.js";
+import { channelPayload, checkColor, checkIcon, checkName, createdPayload } from "./channel-rules.js";
 import { GatewayError } from "../protocol/errors.js";
 import type { ClientPayloads } from "../protocol/client-frames.js";
-import { DEFAULT_CHAT_ID, type EnsureDefaultChannel } from "../channels/channel-directory.js";
+import { DEFAULT_CHAT_ID, type EnsureDefaultChannel } from "./channel-directory.js";
 import type { Respondent, StoreChange } from "../outbox/outbox.js";
-import type { LaneScheduler } from "../turn/lanes.js";
-import type { Storage } from "../contracts/storage.js";
+import type { Lane, Storage } from "../contracts/storage.js";
 import { newId } from "../support/id-generator.js";
 import type { ChatId, Owner } from "../protocol/ids.js";
 import type { Channel } from "../contracts/records.js";
@@ -27,7 +26,7 @@ export interface ChannelServices {
   readonly store: StoreChange;
   readonly ensureDefaultChannel: EnsureDefaultChannel;
   /** Only to drop the queued turns of a deleted channel's lanes. */
-  readonly lanes: Pick<LaneScheduler, "clear">;
+  readonly lanes: { clear(owner: Owner, lane: Lane): void };
 }
 
 /** What server-side code may set when creating a channel. */

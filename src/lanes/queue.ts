@@ -16,7 +16,8 @@ import type { Lane, LaneFence } from "../contracts/storage.js";
 import type { MessageId, Owner } from "../protocol/ids.js";
 import { messagePayload, stopPayload } from "../outbox/message-payloads.js";
 import type { StoredFrame } from "../protocol/protocol.js";
-import { laneKey, type AbortReason, type LaneScheduler, type LaneTurn } from "../turn/lanes.js";
+import { laneKey, type AbortReason, type LaneTurn } from "../turn/lane-turn.js";
+import type { LaneScheduler } from "./scheduler.js";
 
 /** What the queue reads and writes through. */
 export interface QueueServices extends AskServices {
