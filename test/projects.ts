@@ -20,6 +20,7 @@ export const INTEGRATION = [
   "test/http/logger.test.ts",
   "test/push/action-race.test.ts",
   "test/push/attention-push.test.ts",
+  "test/push/read-retraction.test.ts",
   "test/storage/action-tokens.test.ts",
   "test/storage/due-pushes.test.ts",
   "test/storage/page-bytes.test.ts",
