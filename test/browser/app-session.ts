@@ -8,7 +8,7 @@ import { createUserStore } from "chat-gateway/login";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES } from "../http/helpers.js";
-import { buildWebUi, launchChromium, missingChromium, watchProblems } from "./browser.js";
+import { launchChromium, missingChromium, watchProblems } from "./browser.js";
 
 export type WireFrame = { type: string; payload: Record<string, any> };
 
@@ -60,7 +60,6 @@ export function appSession(): AppSession {
 
   beforeAll(async () => {
     if (missingChromium) return;
-    buildWebUi();
     const temp = await tempDir();
     dataDir = temp.dir;
     cleanup = temp.cleanup;

@@ -2,7 +2,6 @@
 // and its demo runtime (`approve: X`, `ask: Q`, `model:`): the approval, question and model cards,
 // a card closed by another device's answer or by /stop, the channel badge, and slash completions.
 // Two browser contexts are two devices of the same (anonymous) owner.
-import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
@@ -37,7 +36,6 @@ async function openDevice(width: number, height: number): Promise<Page> {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  execFileSync(process.execPath, [path.join(root, "examples/server/web/build.mjs")], { stdio: "ignore" });
   mkdirSync(resultsDir, { recursive: true });
   const temp = await tempDir();
   cleanup = temp.cleanup;

@@ -13,15 +13,7 @@ import { runHookCli } from "../../examples/server/hook-cli.js";
 import { runScheduleCli } from "../../examples/server/schedule-cli.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES, request } from "../http/helpers.js";
-import {
-  axeViolations,
-  buildWebUi,
-  launchChromium,
-  missingChromium,
-  poll,
-  resultsDir,
-  watchProblems,
-} from "./browser.js";
+import { axeViolations, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let dataDir: string;
@@ -36,7 +28,6 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   const temp = await tempDir();
   cleanup = temp.cleanup;
   dataDir = temp.dir;

@@ -1,6 +1,5 @@
 // Chromium for the browser tests: launched once per file, axe-core run inside a page, and a poll
 // with room for a loaded machine.
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -14,11 +13,6 @@ const root = path.resolve(import.meta.dirname, "../..");
 
 /** Where screenshots go (ignored by git). */
 export const resultsDir = path.join(root, "test-results");
-
-/** Build the example server's web UI into examples/server/web/dist. */
-export function buildWebUi(): void {
-  execFileSync(process.execPath, [path.join(root, "examples/server/web/build.mjs")], { stdio: "ignore" });
-}
 
 /** Why the browser tests cannot run here, or undefined when Chromium is installed. */
 export const missingChromium = existsSync(CHROMIUM)

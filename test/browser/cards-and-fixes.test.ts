@@ -10,7 +10,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
-import { buildWebUi, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
+import { launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let cleanup: () => Promise<void>;
@@ -35,7 +35,6 @@ async function openDevice(options: Parameters<Browser["newContext"]>[0]): Promis
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   mkdirSync(resultsDir, { recursive: true });
   const temp = await tempDir();
   cleanup = temp.cleanup;

@@ -8,15 +8,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
-import {
-  axeViolations,
-  buildWebUi,
-  launchChromium,
-  missingChromium,
-  poll,
-  resultsDir,
-  watchProblems,
-} from "./browser.js";
+import { axeViolations, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let dataDir: string;
@@ -57,7 +49,6 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   const temp = await tempDir();
   cleanup = temp.cleanup;
   dataDir = temp.dir;

@@ -2,7 +2,6 @@
 // more, so an open tab must not be left on a sign-in form. In Chromium against the example server:
 // a signed-in tab, and a tab that already shows the sign-in form, both go back to the app in local
 // mode, where a message gets its answer.
-import { execFileSync } from "node:child_process";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -11,8 +10,6 @@ import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES } from "../http/helpers.js";
 import { launchChromium, missingChromium, poll, watchProblems } from "./browser.js";
-
-const root = path.resolve(import.meta.dirname, "../..");
 
 let server: RunningServer;
 let usersFile: string;
@@ -26,7 +23,6 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  execFileSync(process.execPath, [path.join(root, "examples/server/web/build.mjs")], { stdio: "ignore" });
   const temp = await tempDir();
   cleanup = temp.cleanup;
   usersFile = path.join(temp.dir, "users.json");

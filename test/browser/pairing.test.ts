@@ -9,7 +9,7 @@ import { createUserStore } from "chat-gateway/login";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { bearer, HASHES, login, request } from "../http/helpers.js";
-import { axeViolations, buildWebUi, launchChromium, missingChromium, poll, watchProblems } from "./browser.js";
+import { axeViolations, launchChromium, missingChromium, poll, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let cleanup: () => Promise<void>;
@@ -22,7 +22,6 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   const temp = await tempDir();
   cleanup = temp.cleanup;
   const users = createUserStore(path.join(temp.dir, "users.json"));

@@ -11,7 +11,7 @@ import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { pausableLink, type PausableLink } from "../fixtures/pausable-link.js";
 import { HASHES } from "../http/helpers.js";
-import { buildWebUi, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
+import { launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let link: PausableLink;
@@ -33,7 +33,6 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   const temp = await tempDir();
   cleanup = temp.cleanup;
   await createUserStore(path.join(temp.dir, "users.json")).add("alice", HASHES["alice-password"]);

@@ -11,7 +11,7 @@ import type { Browser, BrowserContext, CDPSession, Page, Worker } from "playwrig
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
-import { buildWebUi, launchChromium, missingChromium, poll, watchProblems } from "./browser.js";
+import { launchChromium, missingChromium, poll, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let browser: Browser;
@@ -90,7 +90,6 @@ async function startFront(target: RunningServer): Promise<void> {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   const temp = await tempDir();
   cleanup = temp.cleanup;
   server = await startExample(temp.dir);

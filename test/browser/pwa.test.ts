@@ -15,15 +15,7 @@ import { startServer, type RunningServer } from "../../examples/server/server.js
 import { Client } from "../gateway/harness.js";
 import { HASHES } from "../http/helpers.js";
 import { fakePushService, subscriber, type FakePushService, type Subscriber } from "../push/fake-push-service.js";
-import {
-  buildWebUi,
-  launchChromium,
-  launchProfile,
-  missingChromium,
-  poll,
-  resultsDir,
-  watchProblems,
-} from "./browser.js";
+import { launchChromium, launchProfile, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let service: FakePushService;
@@ -40,7 +32,6 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   dir = await mkdtemp(path.join(tmpdir(), "cg-pwa-"));
   const usersFile = path.join(dir, "users.json");
   await createUserStore(usersFile).add("alice", HASHES["alice-password"]);

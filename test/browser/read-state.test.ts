@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { GatewayClient } from "chat-gateway/client";
 import type { RunningServer } from "../../examples/server/server.js";
 import { recordingClient, startExample, tempDir, wsUrl } from "../client/helpers.js";
-import { buildWebUi, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
+import { launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let cleanup: () => Promise<void>;
@@ -35,7 +35,6 @@ async function openDevice(width: number, height: number): Promise<Page> {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   mkdirSync(resultsDir, { recursive: true });
   const temp = await tempDir();
   cleanup = temp.cleanup;

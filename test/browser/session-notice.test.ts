@@ -9,7 +9,7 @@ import { createUserStore } from "chat-gateway/login";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { HASHES } from "../http/helpers.js";
-import { buildWebUi, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
+import { launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let usersFile: string;
@@ -23,7 +23,6 @@ beforeEach(() => {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   const temp = await tempDir();
   cleanup = temp.cleanup;
   usersFile = path.join(temp.dir, "users.json");

@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
-import { buildWebUi, launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
+import { launchChromium, missingChromium, poll, resultsDir, watchProblems } from "./browser.js";
 
 let server: RunningServer;
 let cleanup: () => Promise<void>;
@@ -45,7 +45,6 @@ async function visit(page: Page): Promise<Page> {
 
 beforeAll(async () => {
   if (missingChromium) return;
-  buildWebUi();
   mkdirSync(resultsDir, { recursive: true });
   const temp = await tempDir();
   cleanup = temp.cleanup;

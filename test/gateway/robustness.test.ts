@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Connection, RuntimeEvent } from "chat-gateway";
 import { Client, startGateway, type Harness } from "./harness.js";
-import { scriptedRuntime, sleep } from "./runtimes.js";
+import { gate, scriptedRuntime, sleep, until } from "./runtimes.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -185,6 +185,7 @@ describe("slow consumers", () => {
   });
 
   it("slow consumers - pending updates go out, latest only, once the socket drains", async () => {
+    const produced = gate();
     h = await startGateway({
       updateIntervalMs: 1,
       backpressure: { softBytes: 1000, hardBytes: 100_000 },
@@ -193,21 +194,25 @@ describe("slow consumers", () => {
           yield { type: "text", delta: `${i}` } as RuntimeEvent;
           await sleep(5);
         }
+        // The generator resumes here once the gateway has taken the last delta.
+        produced.release();
         await sleep(200);
       }),
     });
     const buffered = { value: 0 };
     const slow = fakeConnection(buffered);
+    const frames = () => slow.sent.map((t) => JSON.parse(t) as { type: string; payload: { text?: string } });
+    const updates = () => frames().filter((f) => f.type === "message.update");
     const handle = h.gateway.accept(slow.conn);
     handle.receiveText(JSON.stringify({ type: "hello", payload: { token: "", device_id: "slow" } }));
-    await sleep(20);
+    await until(() => frames().some((f) => f.type === "hello.ok"));
     buffered.value = 5000;
     handle.receiveText(JSON.stringify({ type: "message.send", payload: { chat_id: "default", text: "go" } }));
-    await sleep(100);
+    await produced.wait;
+    expect(updates()).toHaveLength(0);
     buffered.value = 0;
-    await sleep(60);
-    const updates = slow.sent.map((t) => JSON.parse(t)).filter((f) => f.type === "message.update");
-    expect(updates).toHaveLength(1);
-    expect(updates[0].payload.text).toBe("0123456789");
+    await until(() => updates().length > 0);
+    expect(updates()).toHaveLength(1);
+    expect(updates()[0]!.payload.text).toBe("0123456789");
   });
 });

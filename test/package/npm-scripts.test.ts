@@ -1,7 +1,7 @@
 // The repository's own npm scripts, as a new contributor meets them in a fresh clone: `npm test`
 // says what the browser tests need before running them, and `npm pack` builds what it packs.
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -37,6 +37,28 @@ it("npm test - without Chromium the pretest stops the run and says what to insta
   expect(failed?.stderr).toContain("CHROMIUM_PATH");
   // With a browser there, the pretest lets the suite run.
   await run(npm, ["run", "pretest"], { cwd: root, env: { ...process.env, CHROMIUM_PATH: process.execPath } });
+});
+
+it("npm test - the pretest installs nothing, even as root with apt-get at hand: it says what is missing", async () => {
+  // A PATH of stand-ins that note any call: apt-get, sudo and sh (which would run .ci/*-deps.sh);
+  // openssl is not on it, so the nginx test's packages count as missing.
+  const bin = await tempDir();
+  const calls = join(bin, "calls");
+  for (const name of ["apt-get", "sudo", "sh"]) {
+    await writeFile(join(bin, name), `#!/bin/sh\necho ${name} "$@" >> ${calls}\n`);
+    await chmod(join(bin, name), 0o755);
+  }
+  const failed = await run(process.execPath, [join(root, "scripts/require-test-packages.mjs")], {
+    cwd: root,
+    env: { ...process.env, PATH: bin, CHROMIUM_PATH: process.execPath },
+  }).then(
+    () => undefined,
+    (error: { code: number; stderr: string }) => error,
+  );
+  expect(failed?.code).toBe(1);
+  expect(failed?.stderr).toContain("npm test needs nginx at /usr/sbin/nginx, and openssl");
+  expect(failed?.stderr).toContain("sudo apt-get install -y nginx-light openssl");
+  await expect(readFile(calls, "utf8")).rejects.toThrow(/ENOENT/);
 });
 
 it("npm pack - builds before packing, so a fresh clone's tarball holds dist/", async () => {

@@ -4,7 +4,7 @@
 // the blue square, full-bleed with the bubble in the middle 60% for any launcher mask) make it an
 // installable app.
 // node examples/server/web/build.mjs [--watch]
-import { copyFile, mkdir } from "node:fs/promises";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
@@ -12,6 +12,17 @@ const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const out = here("./dist/");
 
 await mkdir(out, { recursive: true });
+
+// Each file is written aside and renamed into place: a server reading dist/ while another build
+// runs (the package build in a test, `npm run build:web` by hand) gets the old file or the new one,
+// never half of one.
+let written = 0;
+async function place(file, contents) {
+  const aside = `${file}.${process.pid}.${written++}.tmp`;
+  await writeFile(aside, contents);
+  await rename(aside, file);
+}
+const copy = async (from, to) => place(to, await readFile(from));
 const options = {
   entryPoints: [here("./src/main.ts")],
   bundle: true,
@@ -42,20 +53,23 @@ const themeOptions = {
 // The service worker: a classic script at the root, so its scope is the whole app.
 const workerOptions = { ...options, entryPoints: [here("./src/sw.ts")], format: "iife", outfile: `${out}sw.js` };
 await Promise.all([
-  copyFile(here("./icon-192.png"), `${out}icon-192.png`),
-  copyFile(here("./icon-512.png"), `${out}icon-512.png`),
-  copyFile(here("./manifest.webmanifest"), `${out}manifest.webmanifest`),
+  copy(here("./icon-192.png"), `${out}icon-192.png`),
+  copy(here("./icon-512.png"), `${out}icon-512.png`),
+  copy(here("./manifest.webmanifest"), `${out}manifest.webmanifest`),
 ]);
 await Promise.all([
-  copyFile(here("./index.html"), `${out}index.html`),
-  copyFile(here("./styles.css"), `${out}styles.css`),
-  copyFile(here("./code-blocks.css"), `${out}code-blocks.css`),
-  copyFile(here("./icon.svg"), `${out}icon.svg`),
+  copy(here("./index.html"), `${out}index.html`),
+  copy(here("./styles.css"), `${out}styles.css`),
+  copy(here("./code-blocks.css"), `${out}code-blocks.css`),
+  copy(here("./icon.svg"), `${out}icon.svg`),
 ]);
 if (process.argv.includes("--watch")) {
   for (const each of [options, themeOptions, workerOptions]) await (await esbuild.context(each)).watch();
   console.log("watching examples/server/web/src …");
 } else {
-  await Promise.all([esbuild.build(options), esbuild.build(themeOptions), esbuild.build(workerOptions)]);
+  const builds = await Promise.all(
+    [options, themeOptions, workerOptions].map((each) => esbuild.build({ ...each, write: false })),
+  );
+  await Promise.all(builds.flatMap((build) => build.outputFiles.map((file) => place(file.path, file.contents))));
   console.log("web UI built into examples/server/web/dist");
 }
