@@ -11,6 +11,7 @@ import { refuseMissingCapabilities } from "./storage/capabilities.js";
 import { publicUrlOf } from "./push/public-url.js";
 import type { Storage } from "./contracts/storage.js";
 import type { RateLimit } from "./connection/token-bucket.js";
+import { realClock, type Clock } from "./support/clock.js";
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -96,6 +97,15 @@ function resolveStorage(options: GatewayOptions): Storage {
   return storage;
 }
 
+/**
+ * What stored records are dated by: a given clock's time, so that a test on a manual clock sees
+ * the dates it moved to; else the system's epoch time as before (the real clock's is monotonic,
+ * and drifts from the wall over a long run).
+ */
+function nowOf(clock: Clock | undefined): () => number {
+  return clock ? () => clock.now() : Date.now;
+}
+
 /** `options` checked, with every default filled in. */
 export function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!options || typeof options !== "object")
@@ -172,6 +182,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
         }
       : undefined,
     logger,
-    now: options.now ?? Date.now,
+    clock: options.clock ?? realClock,
+    now: options.now ?? nowOf(options.clock),
   };
 }
