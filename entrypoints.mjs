@@ -3,13 +3,19 @@
 // A subpath "chat-gateway/X" is built from "adapters/X/index.ts", except the protocol module, which
 // is the core's own src/protocol (the gateway validates with it; clients import it alone), and the
 // storage author's kit, the core's own src/storage (defineStorage and the search helpers).
+// adapters/http has no entry of its own: it is the HTTP side that login, devices, hooks, media/http,
+// cli and the ask action of doors are cut from, each entry named for what a user does with it.
 export const entrypoints = [
   { subpath: ".", source: "src/index.ts" },
   { subpath: "./ws", source: "adapters/ws/index.ts" },
   { subpath: "./storage/memory", source: "adapters/storage/memory/index.ts" },
   { subpath: "./storage/sqljs", source: "adapters/storage/sqljs/index.ts" },
   { subpath: "./runtime/demo", source: "adapters/runtime/demo/index.ts" },
-  { subpath: "./http", source: "adapters/http/index.ts" },
+  { subpath: "./login", source: "adapters/login/index.ts" },
+  { subpath: "./devices", source: "adapters/devices/index.ts" },
+  { subpath: "./hooks", source: "adapters/hooks/index.ts" },
+  { subpath: "./media/http", source: "adapters/media/http/index.ts" },
+  { subpath: "./cli", source: "adapters/cli/index.ts" },
   { subpath: "./push/ntfy", source: "adapters/push/ntfy/index.ts" },
   { subpath: "./push/fcm", source: "adapters/push/fcm/index.ts" },
   { subpath: "./push/webpush", source: "adapters/push/webpush/index.ts" },

@@ -1,8 +1,8 @@
 // The optional peer packages and the esbuild plugin that guards their import. Without a guard a
 // missing peer fails deep in Node's resolver ("Cannot find package 'pg' imported from …/dist/…");
 // with it, importing the entry throws one error that names the package and the command to install
-// it, in the ESM and the CommonJS build alike. Everything else (ws, sql.js, bcryptjs, piscina) is a
-// dependency, so the default path needs one `npm install chat-gateway`.
+// it, in the ESM and the CommonJS build alike. Everything else (ws, sql.js, bcryptjs, @noble/hashes)
+// is a dependency, so the default path needs one `npm install chat-gateway`.
 
 /**
  * Each optional peer: who needs it (for the message) and the names our sources import from it.
@@ -11,6 +11,11 @@
 export const optionalPeers = {
   pg: { neededBy: "chat-gateway/storage/postgres", names: ["default"] },
   jose: { neededBy: "chat-gateway/push/fcm", names: ["SignJWT"] },
+  "web-push": { neededBy: "chat-gateway/push/webpush", names: ["default"] },
+  "prom-client": {
+    neededBy: "chat-gateway/metrics",
+    names: ["collectDefaultMetrics", "Counter", "Gauge", "Histogram", "Registry"],
+  },
   ai: {
     neededBy: "chat-gateway/runtime/ai-sdk",
     names: ["createUIMessageStream", "generateText", "pipeUIMessageStreamToResponse", "stepCountIs", "streamText"],

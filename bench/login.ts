@@ -1,4 +1,4 @@
-// Login benchmark of chat-gateway/http: `node --import tsx bench/login.ts`.
+// Login benchmark of chat-gateway/login: `node --import tsx bench/login.ts`.
 //
 // The server (this process) runs the login protection with its default bcrypt pool (2 workers)
 // and a plain ws server that streams a reply to 10 devices (one frame each per 15 ms, the demo
@@ -15,7 +15,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import bcrypt from "bcryptjs";
 import { WebSocket, WebSocketServer } from "ws";
-import { createLoginProtection, hashPassword, UserStore } from "chat-gateway/http";
+import { createLoginProtection, hashPassword, UserStore } from "chat-gateway/login";
 
 const DEVICES = 10;
 const AT_ONCE = 20;

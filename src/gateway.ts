@@ -119,7 +119,7 @@ export interface Gateway extends EventEmitter<GatewayEvents> {
   importMessages(owner: Owner, lane: Lane, messages: readonly ImportedMessage[]): Promise<StoredMessage[]>;
   /**
    * Redeem an action token of an ask's push (docs/PROTOCOL.md §21; `createAskActionHandler` of
-   * `chat-gateway/http` serves it as `POST /api/asks/{picker_id}/act`): 200 with the
+   * `chat-gateway/doors` serves it as `POST /api/asks/{picker_id}/act`): 200 with the
    * `picker.resolved` payload when its answer stands, 410 when the ask ended otherwise, 401 for
    * any token that is not good for this ask (or for `optionId`, when given). Never logs the token.
    */

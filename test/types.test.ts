@@ -17,7 +17,7 @@ import type {
 import type { ClientPayloads } from "chat-gateway/protocol";
 import { consoleLogger, createGateway, GatewayError as GatewayErrorClass } from "chat-gateway";
 import { defineStorage } from "chat-gateway/storage";
-import type { LoginProtectionOptions } from "chat-gateway/http";
+import type { LoginProtectionOptions } from "chat-gateway/login";
 import type { RedisBusOptions } from "chat-gateway/bus/redis";
 import type { RedisLaneLockOptions } from "chat-gateway/redis";
 import type { SqlJsStorageOptions } from "chat-gateway/storage/sqljs";

@@ -4,7 +4,8 @@
  * plain `(req, res)` handler built from a gateway: every request says hello as a device of its
  * bearer's owner, so limits, budgets, owner isolation and idempotency are the gateway's own.
  *
- * Start with {@link createDoors}.
+ * Start with {@link createDoors}. {@link createAskActionHandler} answers an ask from a push
+ * notification's button (docs/PROTOCOL.md §21).
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -18,6 +19,14 @@ import { resumeUiChat, uiChat } from "./ui-chat.js";
 import { DoorError, sendError } from "./openai-errors.js";
 
 export type { DoorOptions, DoorAuthorize } from "./door-context.js";
+// An ask answered from a push's button (docs/PROTOCOL.md §21) is one more way in from outside,
+// beside the asks over HTTP of docs/PROTOCOL.md §19.
+export {
+  ASK_ACTION_LIMITS,
+  createAskActionHandler,
+  type AskActionHandler,
+  type AskActionHandlerOptions,
+} from "../http/ask-action.js";
 export { openDoorDevice } from "./door-device-open.js";
 export type { OpenDoorDeviceOptions, OpenedDoorDevice } from "./door-device-open.js";
 export type { DoorDevice, DoorFrame } from "./door-device.js";

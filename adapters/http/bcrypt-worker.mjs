@@ -1,8 +1,13 @@
-// The bcrypt worker of chat-gateway/http, run by piscina off the main event loop. Plain JavaScript
-// so that the same file loads from the TypeScript sources (tests, tsx) and from the built package.
+// The bcrypt worker of the password verifier (bcrypt-pool.ts), off the main event loop: one check
+// at a time, answered in order. Plain JavaScript so that the same file loads from the TypeScript
+// sources (tests, tsx) and from the built package.
+import { parentPort } from "node:worker_threads";
 import bcrypt from "bcryptjs";
 
-/** @param {{password: string, hash: string}} task @returns {boolean} */
-export default function compare({ password, hash }) {
-  return bcrypt.compareSync(password, hash);
-}
+parentPort.on("message", ({ password, hash }) => {
+  try {
+    parentPort.postMessage({ matched: bcrypt.compareSync(password, hash) });
+  } catch (error) {
+    parentPort.postMessage({ error: String(error?.message ?? error) });
+  }
+});

@@ -88,7 +88,7 @@ export interface LoginProtectionOptions {
   maxBodyBytes?: number;
   /**
    * Receives a user store the server has to ignore (unreadable, malformed, bad entries) as warnings
-   * and unexpected failures as errors. Default: the console, prefixed `chat-gateway/http:`.
+   * and unexpected failures as errors. Default: the console, prefixed `chat-gateway/login:`.
    */
   logger?: Logger;
   /**
@@ -176,7 +176,7 @@ function checkedOptions(options: LoginProtectionOptions): {
   ) {
     throw new TypeError("createLoginProtection: lockoutStore must have check, fail and succeed methods");
   }
-  const logger = resolveLogger("createLoginProtection", "chat-gateway/http:", options.logger, {
+  const logger = resolveLogger("createLoginProtection", "chat-gateway/login:", options.logger, {
     name: "log",
     value: options.log,
   });
@@ -248,7 +248,7 @@ function pairingParts(options: LoginProtectionOptions, revoke: (revocation: Revo
  * ```ts
  * import http from "node:http";
  * import { createGateway } from "chat-gateway";
- * import { createLoginProtection } from "chat-gateway/http";
+ * import { createLoginProtection } from "chat-gateway/login";
  * import { attachWebSocket } from "chat-gateway/ws";
  *
  * const protection = createLoginProtection({ usersFile: "/var/lib/gateway/users.json" });

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import bcrypt from "bcryptjs";
-import { Piscina } from "piscina";
 import { GatewayError } from "chat-gateway";
+import { BcryptPool } from "./bcrypt-pool.js";
 import { LOGIN_LIMITS } from "./limits.js";
 
 /**
@@ -72,7 +72,7 @@ const WORKER_FILE = fileURLToPath(
 export class PasswordVerifier {
   readonly #workers: number;
   readonly #capacity: number;
-  #pool: Piscina | undefined;
+  #pool: BcryptPool | undefined;
   #pending = 0;
   #closed = false;
 
@@ -119,13 +119,8 @@ export class PasswordVerifier {
     const usable = hash !== undefined && isBcryptHash(hash);
     this.#pending++;
     try {
-      this.#pool ??= new Piscina({
-        filename: WORKER_FILE,
-        minThreads: this.#workers,
-        maxThreads: this.#workers,
-        idleTimeout: 60_000,
-      });
-      const matched: boolean = await this.#pool.run({
+      this.#pool ??= new BcryptPool(WORKER_FILE, this.#workers);
+      const matched = await this.#pool.run({
         password: truncatePassword(password),
         hash: usable ? hash : DUMMY_HASH,
       });

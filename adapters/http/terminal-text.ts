@@ -25,7 +25,7 @@ function escaped(char: string): string {
  *
  * @example
  * ```ts
- * import { terminalText } from "chat-gateway/http";
+ * import { terminalText } from "chat-gateway/cli";
  * process.stdout.write(`${terminalText(device.name)}\n`); // "\x1b]0;pwned\x07" prints as typed here
  * ```
  */

@@ -283,7 +283,7 @@ function failureText(error: unknown): string {
  *
  * @example A script that is the whole CLI
  * ```ts
- * import { runUserCli } from "chat-gateway/http";
+ * import { runUserCli } from "chat-gateway/cli";
  * process.exitCode = await runUserCli(process.argv.slice(2), {
  *   stdin: process.stdin, stdout: process.stdout, stderr: process.stderr,
  *   isTTY: Boolean(process.stdin.isTTY), env: process.env,

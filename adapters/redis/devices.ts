@@ -1,4 +1,4 @@
-import type { DeviceTokenStore, StoredDevice } from "chat-gateway/http";
+import type { DeviceTokenStore, StoredDevice } from "chat-gateway/devices";
 import { checkRedis, isCluster, type RedisClient } from "./options.js";
 import { revocationChannel } from "./revocation-channel.js";
 

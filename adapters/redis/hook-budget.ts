@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { HookPostBudget } from "chat-gateway/http";
+import type { HookPostBudget } from "chat-gateway/hooks";
 import { checkRedis, withTimeout, type RedisClient } from "./options.js";
 
 /** Options of {@link redisHookBudget}. The defaults are the webhook rule of docs/PROTOCOL.md §17. */
@@ -34,7 +34,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 }
 
 /**
- * A `HookPostBudget` (of `chat-gateway/http`) on Redis: each hook's posts are counted in one sliding
+ * A `HookPostBudget` (of `chat-gateway/hooks`) on Redis: each hook's posts are counted in one sliding
  * window across every gateway process, so the 60-a-minute rule holds however many processes take
  * posts. Each take is one Lua script, atomic in Redis; the window's set expires with it.
  *

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { LockoutStore, SharedLockoutCheck } from "chat-gateway/http";
+import type { LockoutStore, SharedLockoutCheck } from "chat-gateway/login";
 import { checkRedis, isCluster, type RedisClient } from "./options.js";
 
 /** Options of {@link redisLockoutStore}. The defaults are the lockout rule of docs/PROTOCOL.md §9.6. */
@@ -45,7 +45,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 }
 
 /**
- * A `LockoutStore` (of `chat-gateway/http`) on Redis: failed logins are counted per IP across every
+ * A `LockoutStore` (of `chat-gateway/login`) on Redis: failed logins are counted per IP across every
  * gateway process, so spreading attempts over processes does not escape the 10-per-IP rule. Each
  * operation is one Lua script, atomic in Redis. Failures are a sorted set by time that expires with
  * its window; a lockout is a key holding its end that expires with it.

@@ -1,7 +1,7 @@
 // The LockoutStore conformance suite (failed-login lockout), exported by "chat-gateway/testing".
 import { randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, test } from "vitest";
-import type { LockoutStore } from "chat-gateway/http";
+import type { LockoutStore } from "chat-gateway/login";
 import { eachTest } from "./under-test.js";
 
 /** A lockout store under test: the store, optionally a second one on the same data, and the clean-up. */
@@ -26,7 +26,7 @@ const S = 1000;
 
 /**
  * Declares, with vitest's `describe`/`test`, the conformance tests of the `LockoutStore` contract
- * of `chat-gateway/http` (docs/PROTOCOL.md §9.6) for one implementation, inside a
+ * of `chat-gateway/login` (docs/PROTOCOL.md §9.6) for one implementation, inside a
  * `describe("lockout store conformance: <name>")` block:
  *
  * ```ts

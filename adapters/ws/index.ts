@@ -72,7 +72,7 @@ export interface WebSocketOptions extends Pick<UpgradeGuardOptions, "allowedOrig
    * The client's address, counted against the gateway's `maxConnectionsPerIp` and passed to the
    * authenticator as `context.remoteAddress`. Default: the socket's peer address. Behind a reverse
    * proxy pass one that reads `X-Forwarded-For` from trusted proxies only, for example
-   * `(req) => clientIp(req, trustProxy)` from `chat-gateway/http`.
+   * `(req) => clientIp(req, trustProxy)` from `chat-gateway/login`.
    */
   clientAddress?: (request: IncomingMessage) => string | undefined;
   /**

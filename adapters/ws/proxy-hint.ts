@@ -22,7 +22,7 @@ export function proxyHint(maxPerAddress: number, warn: (message: string) => void
     warn(
       `${why}. Behind a reverse proxy every client shares the proxy's address, so the limit of ${maxPerAddress} connections per address ` +
         "(maxConnectionsPerIp) caps the whole service: pass attachWebSocket's clientAddress option, e.g. " +
-        "`(req) => clientIp(req, 1)` from chat-gateway/http (the example server: --trust-proxy 1) (docs/PROTOCOL.md §18.4)",
+        "`(req) => clientIp(req, 1)` from chat-gateway/login (the example server: --trust-proxy 1) (docs/PROTOCOL.md §18.4)",
     );
   };
   return {

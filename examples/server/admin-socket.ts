@@ -7,16 +7,9 @@ import { chmod, rm } from "node:fs/promises";
 import net from "node:net";
 import { join } from "node:path";
 import { ANONYMOUS_OWNER, isGatewayError, type Gateway, type HookMode } from "chat-gateway";
-import {
-  addHook,
-  checkUsername,
-  listHooks,
-  planAdoption,
-  removeHook,
-  rotateHook,
-  UserStoreError,
-  type LoginProtection,
-} from "chat-gateway/http";
+import { addHook, listHooks, removeHook, rotateHook } from "chat-gateway/hooks";
+import { checkUsername, UserStoreError, type LoginProtection } from "chat-gateway/login";
+import { planAdoption } from "chat-gateway/cli";
 import { readRequestLine } from "./admin-line.js";
 
 /**

@@ -4,7 +4,8 @@
 // like every /api/ route; hooks and schedules are managed with the CLI only.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ANONYMOUS_OWNER, type Gateway } from "chat-gateway";
-import { listHooks, type LoginProtection } from "chat-gateway/http";
+import { listHooks } from "chat-gateway/hooks";
+import { type LoginProtection } from "chat-gateway/login";
 
 /** Answers GET /api/automations; false for any other path. */
 export async function serveAutomations(

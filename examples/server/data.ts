@@ -3,7 +3,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { consoleLogger, type Logger, type MediaStore, type Storage } from "chat-gateway";
-import type { UserCliData } from "chat-gateway/http";
+import type { UserCliData } from "chat-gateway/cli";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { makePrivateDir } from "chat-gateway/storage";

@@ -1,7 +1,8 @@
 // `hook add|list|rotate|remove` (docs/PROTOCOL.md §17): asks the running server over its admin
 // socket, so it works while the server holds the data folder. Exit 0 done, 1 refused, 2 usage.
 import net from "node:net";
-import { terminalText, type HookInfo, type NewHook } from "chat-gateway/http";
+import { terminalText } from "chat-gateway/cli";
+import { type HookInfo, type NewHook } from "chat-gateway/hooks";
 import { adminSocketPath, type AdminRequest } from "./admin-socket.js";
 
 export const HOOK_USAGE = `usage: hook add NAME --channel CHANNEL [--mode post|turn] [--user NAME]

@@ -3,7 +3,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Gateway, PushSender, Storage } from "chat-gateway";
-import { gatewayMetrics, type GatewayMetrics } from "chat-gateway/metrics";
+import type { GatewayMetrics } from "chat-gateway/metrics";
 import { HTTP_TIMEOUTS, type ServerConfig } from "./config.js";
 
 /** The metrics of the example server, or pass-throughs without --metrics-port. */
@@ -16,7 +16,8 @@ export interface ServerMetrics {
   close(): Promise<void>;
 }
 
-export function serverMetrics(config: ServerConfig): ServerMetrics {
+/** Rejects, naming the package, when --metrics-port is set and `prom-client` is not installed. */
+export async function serverMetrics(config: ServerConfig): Promise<ServerMetrics> {
   if (config.metricsPort === undefined)
     return {
       storage: (storage) => storage,
@@ -24,6 +25,8 @@ export function serverMetrics(config: ServerConfig): ServerMetrics {
       start: async () => undefined,
       close: async () => undefined,
     };
+  // Imported only with --metrics-port, so its optional peer (prom-client) is needed only then.
+  const { gatewayMetrics } = await import("chat-gateway/metrics");
   const metrics: GatewayMetrics = gatewayMetrics();
   const server = http.createServer(HTTP_TIMEOUTS, metrics.handler());
   return {

@@ -3,7 +3,7 @@
 // allowed Host) gets it; it says only ok or not, never why.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Storage } from "chat-gateway";
-import { canonicalPath } from "chat-gateway/http";
+import { canonicalPath } from "chat-gateway/login";
 
 /** What readiness looks at. */
 export interface ReadyChecks {

@@ -3,7 +3,7 @@
 // the data folder to the one process that holds it.
 import net from "node:net";
 import type { AdoptedCounts } from "chat-gateway";
-import type { AdoptionServer } from "chat-gateway/http";
+import type { AdoptionServer } from "chat-gateway/cli";
 import { adminSocketPath, type AdminRequest } from "./admin-socket.js";
 import { askAdmin } from "./hook-cli.js";
 

@@ -1,6 +1,6 @@
 // `npm start`: the example server. `user ...`, `device ...` and `key ...` run the user CLI instead;
 // `hook ...` and `schedule ...` talk to the running server.
-import { runUserCli } from "chat-gateway/http";
+import { runUserCli } from "chat-gateway/cli";
 import { HELP, parseConfig, UsageError, type ServerConfig } from "./config.js";
 import { serverData } from "./data.js";
 import { runHookCli } from "./hook-cli.js";

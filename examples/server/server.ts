@@ -18,14 +18,14 @@ import { startAdminSocket } from "./admin-socket.js";
 import { serveAutomations } from "./automations.js";
 import {
   clientIp,
-  createAskActionHandler,
-  createHookHandler,
   createLoginProtection,
-  createMediaHandler,
   isLoopbackName,
   type LockoutStore,
   type LoginProtection,
-} from "chat-gateway/http";
+} from "chat-gateway/login";
+import { createAskActionHandler } from "chat-gateway/doors";
+import { createHookHandler } from "chat-gateway/hooks";
+import { createMediaHandler } from "chat-gateway/media/http";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
@@ -208,7 +208,7 @@ async function startGateway(
   shared: SharedState | undefined,
   fail: (error: Error) => void,
 ): Promise<GatewayParts> {
-  const metrics = serverMetrics(config);
+  const metrics = await serverMetrics(config);
   const picked = await pickStorage(config, logger, fail);
   const storage = metrics.storage(picked.storage);
   const protection = loginProtection(config, logger, shared);

@@ -1,7 +1,8 @@
 // The Redis side of the multi-process mode (REDIS_URL): what the processes of one deployment share,
 // so a login, a lockout, a lane's lock, a hook's post budget and every outbox frame count for all.
 import type { Bus, LaneLock, Logger, SessionStore, Storage } from "chat-gateway";
-import type { HookPostBudget, LockoutStore } from "chat-gateway/http";
+import type { HookPostBudget } from "chat-gateway/hooks";
+import type { LockoutStore } from "chat-gateway/login";
 import type { ServerConfig } from "./config.js";
 
 export interface SharedState {

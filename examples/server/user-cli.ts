@@ -1,5 +1,5 @@
 // The user CLI on its own: `node --import tsx examples/server/user-cli.ts user add alice`.
-import { runUserCli } from "chat-gateway/http";
+import { runUserCli } from "chat-gateway/cli";
 import { parseConfig } from "./config.js";
 import { serverData } from "./data.js";
 import { runningServer } from "./running-server.js";

@@ -18,7 +18,7 @@ export interface Session {
  *
  * A token is a bearer secret, so an implementation should not let the time a lookup takes depend
  * on how much of a guessed token is right: key sessions by a digest of the token (SHA-256), as the
- * memory store of `chat-gateway/http` does, rather than by the token itself. Every method may be
+ * memory store of `chat-gateway/login` does, rather than by the token itself. Every method may be
  * called concurrently; `now` is always Unix time in seconds.
  */
 export interface SessionStore {

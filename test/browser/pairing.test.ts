@@ -5,7 +5,7 @@
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createUserStore } from "chat-gateway/http";
+import { createUserStore } from "chat-gateway/login";
 import type { RunningServer } from "../../examples/server/server.js";
 import { startExample, tempDir } from "../client/helpers.js";
 import { bearer, HASHES, login, request } from "../http/helpers.js";

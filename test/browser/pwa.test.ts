@@ -10,7 +10,7 @@ import path from "node:path";
 import qrcode from "qrcode-generator";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createUserStore } from "chat-gateway/http";
+import { createUserStore } from "chat-gateway/login";
 import { startServer, type RunningServer } from "../../examples/server/server.js";
 import { Client } from "../gateway/harness.js";
 import { HASHES } from "../http/helpers.js";

@@ -5,7 +5,7 @@ import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { signHookBody } from "chat-gateway/http";
+import { signHookBody } from "chat-gateway/hooks";
 import { startServerProcess, type ServerProcess } from "../example-server-process.js";
 import { Client } from "../gateway/harness.js";
 import { HASHES, request, writeUsers } from "../http/helpers.js";

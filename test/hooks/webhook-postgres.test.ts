@@ -4,7 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { ANONYMOUS_OWNER, createGateway, type Gateway } from "chat-gateway";
-import { addHook, createHookHandler, signHookBody } from "chat-gateway/http";
+import { addHook, createHookHandler, signHookBody } from "chat-gateway/hooks";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";

@@ -4,7 +4,7 @@
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SessionStore } from "chat-gateway";
-import { memorySessionStore } from "chat-gateway/http";
+import { memorySessionStore } from "chat-gateway/login";
 import { Client } from "../gateway/harness.js";
 import { HASHES, login, request, startStack, tempDir, writeUsers, type Stack } from "./helpers.js";
 

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, expect } from "vitest";
 import OpenAI from "openai";
 import { createGateway, type Gateway } from "chat-gateway";
 import { createDoors } from "chat-gateway/doors";
-import { createLoginProtection, type LoginProtection } from "chat-gateway/http";
+import { createLoginProtection, type LoginProtection } from "chat-gateway/login";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { apiKeyDigest } from "chat-gateway/http";
+import { apiKeyDigest } from "../../adapters/http/api-key-store.js";
 import { Client } from "../gateway/harness.js";
 import { askWithKey, cliAdd as add, cliList as list, keyFixture } from "./api-key-server.js";
 import { bearer, HASHES, runUserCliProcess, writeUsers } from "./helpers.js";

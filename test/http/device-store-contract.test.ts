@@ -5,13 +5,8 @@
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  deviceTokenDigest,
-  fileDeviceStore,
-  memoryDeviceStore,
-  type DeviceTokenStore,
-  type StoredDevice,
-} from "chat-gateway/http";
+import { deviceTokenDigest } from "../../adapters/http/device-store.js";
+import { fileDeviceStore, memoryDeviceStore, type DeviceTokenStore, type StoredDevice } from "chat-gateway/devices";
 import { redisDeviceStore } from "chat-gateway/redis";
 import { dropKeys, REDIS_URL, redisAvailable, runId } from "../fixtures/services.js";
 import { tempDir } from "./helpers.js";

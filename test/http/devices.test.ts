@@ -3,7 +3,7 @@
 import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { deviceTokenDigest } from "chat-gateway/http";
+import { deviceTokenDigest } from "../../adapters/http/device-store.js";
 import { recordingLogger } from "../fixtures/recording-logger.js";
 import { Client } from "../gateway/harness.js";
 import {

@@ -6,13 +6,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createGateway, type Gateway } from "chat-gateway";
 import { PassThrough, Readable } from "node:stream";
-import {
-  createLoginProtection,
-  runUserCli,
-  type LoginProtection,
-  type LoginProtectionOptions,
-  type UserCliIO,
-} from "chat-gateway/http";
+import { createLoginProtection, type LoginProtection, type LoginProtectionOptions } from "chat-gateway/login";
+import { runUserCli, type UserCliIO } from "chat-gateway/cli";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createGateway } from "chat-gateway";
-import { createLoginProtection } from "chat-gateway/http";
+import { createLoginProtection } from "chat-gateway/login";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketOptions } from "chat-gateway/ws";

@@ -1,4 +1,4 @@
-import { memoryLockoutStore } from "chat-gateway/http";
+import { memoryLockoutStore } from "chat-gateway/login";
 import { describeLockoutStoreConformance } from "chat-gateway/testing";
 
 describeLockoutStoreConformance("memory", () => memoryLockoutStore());

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LoginLockout } from "chat-gateway/http";
+import { LoginLockout } from "../../adapters/http/lockout.js";
 
 const S = 1000;
 

@@ -4,7 +4,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLoginProtection } from "chat-gateway/http";
+import { createLoginProtection } from "chat-gateway/login";
 import { redisSessionStore } from "chat-gateway/redis";
 import { recordingLogger } from "../fixtures/recording-logger.js";
 import { HASHES, bearer, request, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";

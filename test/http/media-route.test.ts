@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ANONYMOUS_OWNER, type MediaStore, type Storage } from "chat-gateway";
 import { encodeChunk } from "chat-gateway/protocol";
-import { createMediaHandler } from "chat-gateway/http";
+import { createMediaHandler } from "chat-gateway/media/http";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { request } from "./helpers.js";
 

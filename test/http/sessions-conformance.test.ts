@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { memorySessionStore } from "chat-gateway/http";
+import { memorySessionStore } from "chat-gateway/login";
 import { describeSessionStoreConformance } from "chat-gateway/testing";
 
 describeSessionStoreConformance("memory", () => memorySessionStore());

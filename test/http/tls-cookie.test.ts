@@ -1,7 +1,7 @@
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { createLoginProtection, memorySessionStore } from "chat-gateway/http";
+import { createLoginProtection, memorySessionStore } from "chat-gateway/login";
 import { selfSignedCertificate } from "../fixtures/certificate.js";
 import { HASHES, login, usersFilePerTest, writeUsers } from "./helpers.js";
 

@@ -4,14 +4,13 @@ import type { Authenticator, SessionStore, UpgradeDecision } from "chat-gateway"
 import {
   createLoginProtection,
   memorySessionStore,
-  runUserCli,
   type UserStoreError,
   type LoginProtection,
   type LoginProtectionOptions,
-  type UserCliIO,
-} from "chat-gateway/http";
+} from "chat-gateway/login";
+import { runUserCli, type UserCliIO } from "chat-gateway/cli";
 
-describe("public types of chat-gateway/http", () => {
+describe("public types of chat-gateway/login and chat-gateway/cli", () => {
   it("createLoginProtection takes options and returns the protection", () => {
     expectTypeOf(createLoginProtection).parameter(0).toEqualTypeOf<LoginProtectionOptions>();
     expectTypeOf(createLoginProtection).returns.toEqualTypeOf<LoginProtection>();

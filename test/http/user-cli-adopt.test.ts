@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ANONYMOUS_OWNER, type MediaStore, type Storage } from "chat-gateway";
 import { defineStorage } from "chat-gateway/storage";
-import { planAdoption, type AdoptionServer, type UserCliData } from "chat-gateway/http";
+import { planAdoption, type AdoptionServer, type UserCliData } from "chat-gateway/cli";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { runUserCliHere, tempDir } from "./helpers.js";

@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { INVALID_USERNAME_MESSAGE, terminalText, USER_CLI_USAGE } from "chat-gateway/http";
+import { INVALID_USERNAME_MESSAGE } from "../../adapters/http/user-store.js";
+import { terminalText, USER_CLI_USAGE } from "chat-gateway/cli";
 import {
   HASHES,
   bearer,

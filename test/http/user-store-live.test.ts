@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { UserStore } from "chat-gateway/http";
+import { UserStore } from "chat-gateway/login";
 import { HASHES, bearer, login, request, usersFilePerTest, writeUsers } from "./helpers.js";
 
 const users = usersFilePerTest();

@@ -1,13 +1,8 @@
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  UserStore,
-  UserStoreError,
-  checkNewPassword,
-  checkUsername,
-  INVALID_USERNAME_MESSAGE,
-} from "chat-gateway/http";
+import { UserStore, UserStoreError, checkUsername } from "chat-gateway/login";
+import { checkNewPassword, INVALID_USERNAME_MESSAGE } from "../../adapters/http/user-store.js";
 import { HASHES, tempDir, writeUsers } from "./helpers.js";
 
 let dir: string;

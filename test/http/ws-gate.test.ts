@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import bcrypt from "bcryptjs";
 import { ANONYMOUS_OWNER, GatewayError, type ConnectionContext, type UpgradeDecision } from "chat-gateway";
-import { sessionId, UserStore } from "chat-gateway/http";
+import { sessionId, UserStore } from "chat-gateway/login";
 import { HASHES, login, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
 
 let dir: string;

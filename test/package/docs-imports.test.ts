@@ -15,7 +15,7 @@ const PAGES = [
   "examples/server/README.md",
 ];
 
-/** Each import path (`chat-gateway`, `chat-gateway/http`, …) and the names it exports. */
+/** Each import path (`chat-gateway`, `chat-gateway/login`, …) and the names it exports. */
 function surface(): Map<string, Set<string>> {
   const exports = new Map<string, Set<string>>();
   let names: Set<string> | undefined;

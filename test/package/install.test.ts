@@ -2,7 +2,7 @@
 // UI, the default entries load in ESM and CommonJS, and the shipped types check under a strict tsc
 // without skipLibCheck. An entry whose optional peer is missing throws one error naming it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { symlink } from "node:fs/promises";
+import { access, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import {
   freePort,
@@ -18,7 +18,11 @@ const DEFAULT_ENTRIES = [
   "chat-gateway",
   "chat-gateway/ws",
   "chat-gateway/storage/sqljs",
-  "chat-gateway/http",
+  "chat-gateway/login",
+  "chat-gateway/devices",
+  "chat-gateway/hooks",
+  "chat-gateway/media/http",
+  "chat-gateway/cli",
   "chat-gateway/client",
 ];
 const OPTIONAL = [
@@ -26,6 +30,8 @@ const OPTIONAL = [
   { entry: "chat-gateway/push/fcm", peer: "jose" },
   { entry: "chat-gateway/runtime/ai-sdk", peer: "ai" },
   { entry: "chat-gateway/testing", peer: "vitest" },
+  { entry: "chat-gateway/push/webpush", peer: "web-push" },
+  { entry: "chat-gateway/metrics", peer: "prom-client" },
 ];
 /** Entries whose types come from an optional peer that ships its own (the user installs it to use them). */
 const TYPED_BY_PEER = new Set([
@@ -33,6 +39,7 @@ const TYPED_BY_PEER = new Set([
   "chat-gateway/redis",
   "chat-gateway/bus/redis",
   "chat-gateway/testing",
+  "chat-gateway/metrics",
 ]);
 
 let project: string | undefined;
@@ -51,7 +58,17 @@ describe("package - one install", () => {
     expect(stdout).toContain("--port N");
   });
 
-  it("package - the bin starts on sql.js and serves the web UI at /", async () => {
+  it("package - installs none of the optional peers: web-push, prom-client, pg, nor a thread pool package", async () => {
+    for (const name of ["web-push", "prom-client", "piscina", "pg", "jose", "ai", "ioredis"]) {
+      const installed = await access(join(project!, "node_modules", name)).then(
+        () => true,
+        () => false,
+      );
+      expect(installed, name).toBe(false);
+    }
+  });
+
+  it("package - the bin starts on sql.js and serves the web UI at /, saying Web Push is off without web-push", async () => {
     const port = await freePort();
     const args = ["node_modules/.bin/chat-gateway", "--port", String(port), "--data-dir", join(project!, "data")];
     const server = await startUntil(process.execPath, args, project!, /listening on/);
@@ -59,6 +76,7 @@ describe("package - one install", () => {
       const page = await fetch(`http://127.0.0.1:${port}/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toMatch(/<html/i);
+      expect(server.output()).toContain("Web Push off: npm install web-push");
     } finally {
       server.child.kill();
     }
@@ -80,6 +98,16 @@ describe("package - one install", () => {
     );
     expect(failed?.code).toBe(1);
     expect(failed?.stderr.trim()).toBe("chat-gateway/storage/postgres needs the package `pg`: npm install pg");
+  });
+
+  it("package - the bin with --metrics-port but without prom-client exits 1 saying to install it", async () => {
+    const args = ["node_modules/.bin/chat-gateway", "--port", "0", "--metrics-port", "0"];
+    const failed = await node([...args, "--data-dir", join(project!, "metrics-data")]).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr.trim()).toBe("chat-gateway/metrics needs the package `prom-client`: npm install prom-client");
   });
 
   it("package - the default entries load in ESM and CommonJS", async () => {
@@ -112,7 +140,7 @@ describe("package - one install", () => {
     // `ai`'s own declarations import 'json-schema' without depending on @types/json-schema, so
     // without skipLibCheck they fail in any project: that entry is left to the peer's authors.
     const checked = names.filter((n) => n !== "chat-gateway/runtime/ai-sdk");
-    for (const peer of ["ioredis", "vitest"]) {
+    for (const peer of ["ioredis", "vitest", "prom-client"]) {
       await symlink(join(root, "node_modules", peer), join(project!, "node_modules", peer), "dir").catch(() => {});
     }
     expect(names.filter((n) => TYPED_BY_PEER.has(n))).toHaveLength(TYPED_BY_PEER.size);

@@ -7,7 +7,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Device, GatewayOptions, Owner, PushMessage, PushSender } from "chat-gateway";
-import { createAskActionHandler } from "chat-gateway/http";
+import { createAskActionHandler } from "chat-gateway/doors";
 import { startGateway, type Harness } from "../gateway/harness.js";
 
 /** One push as the stand-in sender received it. */

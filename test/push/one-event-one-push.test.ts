@@ -6,7 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { ANONYMOUS_OWNER, type Storage } from "chat-gateway";
-import { addHook, createHookHandler, signHookBody } from "chat-gateway/http";
+import { addHook, createHookHandler, signHookBody } from "chat-gateway/hooks";
 import { generateVapidKeys, webPushSender } from "chat-gateway/push/webpush";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { sleep } from "../gateway/runtimes.js";

@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { ANONYMOUS_OWNER } from "chat-gateway";
-import { addHook, createHookHandler, signHookBody } from "chat-gateway/http";
+import { addHook, createHookHandler, signHookBody } from "chat-gateway/hooks";
 import { redisHookBudget } from "chat-gateway/redis";
 import { startGateway, type Harness } from "../gateway/harness.js";
 import { request } from "../http/helpers.js";

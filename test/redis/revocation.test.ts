@@ -3,7 +3,7 @@
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { sessionId } from "chat-gateway/http";
+import { sessionId } from "chat-gateway/login";
 import { redisSessionStore } from "chat-gateway/redis";
 import { Client } from "../gateway/harness.js";
 import { HASHES, login, request, startStack, tempDir, writeUsers, type Stack } from "../http/helpers.js";

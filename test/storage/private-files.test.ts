@@ -3,7 +3,7 @@
 import { chmod, mkdir, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { UserStore } from "chat-gateway/http";
+import { UserStore } from "chat-gateway/login";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { makePrivateDir } from "chat-gateway/storage";
 import { openStorage, removeTempDirs, tempDir, write } from "./sqljs-helpers.js";

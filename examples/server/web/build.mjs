@@ -1,11 +1,12 @@
 // Builds the web UI into ./dist with esbuild: one ES module bundle (no inline script, no eval, so
 // it runs under the server's `default-src 'self'` CSP), the stylesheet and the page; the service
-// worker, the manifest and its PNG icons (drawn here, icons.mjs) make it an installable app.
+// worker, the manifest and its PNG icons (icon-192.png, icon-512.png: icon.svg's speech bubble on
+// the blue square, full-bleed with the bubble in the middle 60% for any launcher mask) make it an
+// installable app.
 // node examples/server/web/build.mjs [--watch]
-import { copyFile, mkdir, writeFile } from "node:fs/promises";
+import { copyFile, mkdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
-import { iconPng } from "./icons.mjs";
 
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const out = here("./dist/");
@@ -41,8 +42,8 @@ const themeOptions = {
 // The service worker: a classic script at the root, so its scope is the whole app.
 const workerOptions = { ...options, entryPoints: [here("./src/sw.ts")], format: "iife", outfile: `${out}sw.js` };
 await Promise.all([
-  writeFile(`${out}icon-192.png`, iconPng(192)),
-  writeFile(`${out}icon-512.png`, iconPng(512)),
+  copyFile(here("./icon-192.png"), `${out}icon-192.png`),
+  copyFile(here("./icon-512.png"), `${out}icon-512.png`),
   copyFile(here("./manifest.webmanifest"), `${out}manifest.webmanifest`),
 ]);
 await Promise.all([
