@@ -36,7 +36,7 @@ import { turnRecovery, type TurnRecovery } from "./lanes/recovery.js";
 import { post, type PostInput } from "./lanes/posts.js";
 import { redeemActionToken, type AskActionOutcome } from "./asks/ask-actions.js";
 import { Scheduler } from "./schedules/scheduler.js";
-import { scheduleApi, type ScheduleApi } from "./schedules/schedule-api.js";
+import { NO_SCHEDULES, scheduleApi, type ScheduleApi } from "./schedules/schedule-api.js";
 
 export type { PostInput } from "./lanes/posts.js";
 export type { NotifyInput } from "./outbox/notification.js";
@@ -203,8 +203,9 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
       setDefault: (owner, chatId) => setDefault(services, owner, chatId),
       delete: (owner, chatId) => deleteChannel(services, owner, chatId),
     };
-    this.#scheduler = new Scheduler(services, (owner, notification) => this.notify(owner, notification));
-    this.schedules = scheduleApi(services, this.#scheduler);
+    const scheduleStore = this.options.scheduleStore ?? NO_SCHEDULES;
+    this.#scheduler = new Scheduler(services, scheduleStore, (owner, notification) => this.notify(owner, notification));
+    this.schedules = scheduleApi(services, scheduleStore, this.#scheduler);
   }
 
   async start(): Promise<void> {

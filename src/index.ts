@@ -73,8 +73,14 @@ export type {
   RetentionPolicy,
   TurnScope,
 } from "./contracts/storage.js";
-export type { HookRecord, HookMode, OwnedHook, HookClaim } from "./contracts/hooks.js";
-export type { ScheduleRecord, ScheduleRun, ScheduleRunStatus, OwnedSchedule } from "./contracts/schedules.js";
+export type { HookStore, HookRecord, HookMode, OwnedHook, HookClaim } from "./contracts/hooks.js";
+export type {
+  ScheduleStore,
+  ScheduleRecord,
+  ScheduleRun,
+  ScheduleRunStatus,
+  OwnedSchedule,
+} from "./contracts/schedules.js";
 export type { ActionTokenRecord, ActionTokenStore } from "./contracts/action-tokens.js";
 export type { DuePushRecord, DuePushStore } from "./contracts/due-pushes.js";
 export type { ScheduleApi, ScheduleInfo, ScheduleInput } from "./schedules/schedule-api.js";

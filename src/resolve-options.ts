@@ -106,6 +106,43 @@ function nowOf(clock: Clock | undefined): () => number {
   return clock ? () => clock.now() : Date.now;
 }
 
+const HOOK_STORE_MEMBERS = ["putHook", "getHook", "listHooks", "deleteHook", "claimHookKey", "settleHookKey"];
+const SCHEDULE_STORE_MEMBERS = [
+  "putSchedule",
+  "listSchedules",
+  "allSchedules",
+  "deleteSchedule",
+  "claimScheduleSlot",
+  "recordScheduleRun",
+];
+
+/** A store option checked for every member of its contract: a missing one is named now, not at the first post. */
+function checkedStore<T>(name: string, contract: string, given: T | undefined, members: string[]): T | undefined {
+  if (given === undefined) return undefined;
+  const missing = members.filter((m) => typeof (given as Record<string, unknown> | null)?.[m] !== "function");
+  if (missing.length > 0)
+    throw new TypeError(`createGateway: options.${name} must implement ${contract}; missing ${missing.join(", ")}`);
+  return given;
+}
+
+/** The stores of webhooks and schedules, and the scheduler, which cannot run without the latter. */
+function resolveAutomation(
+  options: GatewayOptions,
+): Pick<ResolvedOptions, "hookStore" | "scheduleStore" | "scheduler"> {
+  const hookStore = checkedStore("hookStore", "HookStore", options.hookStore, HOOK_STORE_MEMBERS);
+  const scheduleStore = checkedStore("scheduleStore", "ScheduleStore", options.scheduleStore, SCHEDULE_STORE_MEMBERS);
+  if (options.scheduler && !scheduleStore)
+    throw new TypeError(
+      "createGateway: options.scheduler needs options.scheduleStore, where each slot is claimed so that it runs once across processes (the built-in storages are one: scheduleStore: storage)",
+    );
+  const tickMs = options.scheduler === true ? undefined : options.scheduler ? options.scheduler.tickMs : undefined;
+  return {
+    hookStore,
+    scheduleStore,
+    scheduler: options.scheduler ? { tickMs: positive("scheduler.tickMs", tickMs, 1_000) } : undefined,
+  };
+}
+
 /** `options` checked, with every default filled in. */
 export function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!options || typeof options !== "object")
@@ -172,15 +209,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     runtimeInfo: options.runtimeInfo ?? {},
     ...resolvePush(options),
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 5_000),
-    scheduler: options.scheduler
-      ? {
-          tickMs: positive(
-            "scheduler.tickMs",
-            options.scheduler === true ? undefined : options.scheduler.tickMs,
-            1_000,
-          ),
-        }
-      : undefined,
+    ...resolveAutomation(options),
     logger,
     clock: options.clock ?? realClock,
     now: options.now ?? nowOf(options.clock),

@@ -4,7 +4,7 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { GatewayError, type Gateway, type HookMode, type HookRecord, type Owner } from "chat-gateway";
+import { GatewayError, type Gateway, type HookMode, type HookRecord, type HookStore, type Owner } from "chat-gateway";
 
 /** A hook as listed: everything but its secret, which is shown once only. */
 export type HookInfo = Omit<HookRecord, "secret"> & { channel: string };
@@ -23,6 +23,17 @@ function newHookId(): string {
 /** 256 random bits. */
 function newSecret(): string {
   return `whsec_${randomBytes(32).toString("hex")}`;
+}
+
+/** The gateway's `hookStore`; without one no hook can be kept. */
+function hookStore(gateway: Gateway): HookStore {
+  const store = gateway.options.hookStore;
+  if (!store)
+    throw new GatewayError(
+      "unsupported",
+      "this gateway keeps no webhooks: give createGateway a hookStore (the built-in storages are one)",
+    );
+  return store;
 }
 
 function checkName(name: unknown): string {
@@ -53,13 +64,15 @@ async function automationChannel(
 /**
  * Adds a hook posting into the owner's automation channel `channel` (created when missing); a
  * hook of the same name is replaced. The secret is in the answer and nowhere else readable.
- * @throws {GatewayError} `unsupported` on a bad name or mode, or a storage without the hooks capability
+ * @throws {GatewayError} `unsupported` on a bad name or mode, or a gateway without a `hookStore`
  */
 export async function addHook(
   gateway: Gateway,
   owner: Owner,
   input: { name: string; channel: string; mode?: HookMode },
 ): Promise<NewHook> {
+  // Refused before the channel is made: without a store nothing may change.
+  const store = hookStore(gateway);
   const name = checkName(input.name);
   const mode = input.mode ?? "post";
   if (mode !== "post" && mode !== "turn") throw new GatewayError("unsupported", `mode must be "post" or "turn"`);
@@ -72,7 +85,7 @@ export async function addHook(
     secret: newSecret(),
     created_at: Date.now(),
   };
-  await gateway.options.storage.putHook(owner, hook);
+  await store.putHook(owner, hook);
   return { hook: info(hook, channel.name), secret: hook.secret };
 }
 
@@ -83,7 +96,7 @@ export async function addHook(
 export async function rotateHook(gateway: Gateway, owner: Owner, name: string): Promise<NewHook> {
   const old = await findHook(gateway, owner, name);
   const hook: HookRecord = { ...old, hook_id: newHookId(), secret: newSecret(), created_at: Date.now() };
-  await gateway.options.storage.putHook(owner, hook);
+  await hookStore(gateway).putHook(owner, hook);
   return { hook: info(hook, await channelName(gateway, owner, hook.chat_id)), secret: hook.secret };
 }
 
@@ -93,12 +106,12 @@ export async function rotateHook(gateway: Gateway, owner: Owner, name: string): 
  */
 export async function removeHook(gateway: Gateway, owner: Owner, name: string): Promise<void> {
   const hook = await findHook(gateway, owner, name);
-  await gateway.options.storage.deleteHook(owner, hook.hook_id);
+  await hookStore(gateway).deleteHook(owner, hook.hook_id);
 }
 
 /** The owner's hooks by name, without their secrets. */
 export async function listHooks(gateway: Gateway, owner: Owner): Promise<HookInfo[]> {
-  const hooks = await gateway.options.storage.listHooks(owner);
+  const hooks = await (gateway.options.hookStore?.listHooks(owner) ?? []);
   const names = new Map((await gateway.channels.list(owner)).map((c) => [c.chat_id, c.name]));
   return hooks
     .map((h) => info(h, names.get(h.chat_id) ?? "(deleted)"))
@@ -106,7 +119,7 @@ export async function listHooks(gateway: Gateway, owner: Owner): Promise<HookInf
 }
 
 async function findHook(gateway: Gateway, owner: Owner, name: string): Promise<HookRecord> {
-  const hook = (await gateway.options.storage.listHooks(owner)).find((h) => h.name === name);
+  const hook = (await (gateway.options.hookStore?.listHooks(owner) ?? [])).find((h) => h.name === name);
   if (!hook) throw new GatewayError("not_found", `no hook named "${name}"`);
   return hook;
 }

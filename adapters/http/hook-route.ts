@@ -4,7 +4,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { addressKey, isGatewayError, type Gateway, type HookRecord, type Owner } from "chat-gateway";
+import { addressKey, isGatewayError, type Gateway, type HookRecord, type HookStore, type Owner } from "chat-gateway";
 import { BodyError, readBody, sendJson } from "./auth-api.js";
 import { AddressRate } from "./address-rate.js";
 import { canonicalPath } from "./gate.js";
@@ -30,7 +30,7 @@ export const HOOK_LIMITS = {
 
 /** Options of {@link createHookHandler}. */
 export interface HookHandlerOptions {
-  /** The gateway the posts go into; its storage keeps the hooks (capability `hooks`). */
+  /** The gateway the posts go into; its `hookStore` (a `createGateway` option) keeps the hooks. */
   gateway: Gateway;
   /** The route's path prefix; the hook id is the one path segment after it. Default `"/api/hooks/"`. */
   prefix?: string;
@@ -73,6 +73,11 @@ const UNAUTHORIZED = { error: "missing, wrong or stale signature" };
  */
 export function createHookHandler(options: HookHandlerOptions): HookHandler {
   if (!options?.gateway) throw new TypeError("createHookHandler: options.gateway is required");
+  const hooks = options.gateway.options.hookStore;
+  if (!hooks)
+    throw new TypeError(
+      "createHookHandler: the gateway has no hookStore; give createGateway one (the built-in storages are one: hookStore: storage)",
+    );
   const prefix = options.prefix ?? "/api/hooks/";
   if (!prefix.startsWith("/") || !prefix.endsWith("/"))
     throw new TypeError(`createHookHandler: prefix must start and end with "/", got ${JSON.stringify(prefix)}`);
@@ -92,6 +97,7 @@ export function createHookHandler(options: HookHandlerOptions): HookHandler {
   const clientAddress = options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress);
   const ctx: RouteContext = {
     gateway: options.gateway,
+    hooks,
     now,
     budget,
     refusals: new AddressRate(HOOK_LIMITS.refusalsPerMinute, 60),
@@ -120,6 +126,7 @@ export function createHookHandler(options: HookHandlerOptions): HookHandler {
 
 interface RouteContext {
   gateway: Gateway;
+  hooks: HookStore;
   now: () => number;
   budget: HookPostBudget;
   /** Refused requests per client address: a flood of replays or guesses is answered 429 cheaply. */
@@ -159,9 +166,8 @@ async function serveCounted(
 }
 
 async function serve(ctx: RouteContext, hookId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const storage = ctx.gateway.options.storage;
   const found =
-    hookId.length > 0 && hookId.length <= 200 && !hookId.includes("/") ? await storage.getHook(hookId) : undefined;
+    hookId.length > 0 && hookId.length <= 200 && !hookId.includes("/") ? await ctx.hooks.getHook(hookId) : undefined;
   if (!found) {
     req.resume();
     return sendJson(res, 404, { error: "unknown hook" });
@@ -215,28 +221,27 @@ async function deliver(
   claims: Claims,
   res: ServerResponse,
 ): Promise<void> {
-  const { gateway } = ctx;
-  const storage = gateway.options.storage;
+  const { gateway, hooks } = ctx;
   const { hook, owner } = found;
   const idem = claims.idempotencyKey === undefined ? undefined : `idem:${claims.idempotencyKey}`;
   if (idem) {
-    const held = await storage.claimHookKey(hook.hook_id, idem, claims.at + HOOK_LIMITS.idempotencyMs, claims.at);
+    const held = await hooks.claimHookKey(hook.hook_id, idem, claims.at + HOOK_LIMITS.idempotencyMs, claims.at);
     if (!held.claimed)
       return held.message_id
         ? sendJson(res, 202, { message_id: held.message_id })
         : sendJson(res, 409, { error: "a post with this Idempotency-Key is still running" });
   }
   const sig = `sig:${claims.v1}`;
-  const fresh = await storage.claimHookKey(hook.hook_id, sig, claims.expiresAt, claims.at);
+  const fresh = await hooks.claimHookKey(hook.hook_id, sig, claims.expiresAt, claims.at);
   if (!fresh.claimed) {
-    if (idem) await storage.settleHookKey(hook.hook_id, idem, null);
+    if (idem) await hooks.settleHookKey(hook.hook_id, idem, null);
     return sendJson(res, 409, { error: "this signature was used already" });
   }
   const retryAfter = await ctx.budget.take(hook.hook_id, claims.at);
   if (retryAfter > 0) {
     // Nothing was posted: both keys are given up, so the same request may be sent again later.
-    await storage.settleHookKey(hook.hook_id, sig, null);
-    if (idem) await storage.settleHookKey(hook.hook_id, idem, null);
+    await hooks.settleHookKey(hook.hook_id, sig, null);
+    if (idem) await hooks.settleHookKey(hook.hook_id, idem, null);
     return sendJson(
       res,
       429,
@@ -254,15 +259,15 @@ async function deliver(
     messageId = message.message_id;
   } catch (error) {
     // Nothing landed: the idempotency key is given up so that a retry runs the post.
-    if (idem) await storage.settleHookKey(hook.hook_id, idem, null);
+    if (idem) await hooks.settleHookKey(hook.hook_id, idem, null);
     if (isGatewayError(error) && error.code === "not_found")
       return sendJson(res, 404, { error: "the hook's channel no longer exists" });
     if (isGatewayError(error) && error.code === "unsupported")
       return sendJson(res, 503, { error: "the gateway is not running" }, { "retry-after": "5" });
     throw error;
   }
-  if (idem) await storage.settleHookKey(hook.hook_id, idem, messageId);
-  await storage.settleHookKey(hook.hook_id, sig, messageId);
+  if (idem) await hooks.settleHookKey(hook.hook_id, idem, messageId);
+  await hooks.settleHookKey(hook.hook_id, sig, messageId);
   await gateway.notify(owner, {
     kind: "cron",
     title: post.title ?? hook.name,

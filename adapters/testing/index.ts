@@ -11,7 +11,8 @@
  * describeBusConformance("my bus", () => ({ bus: myBus(), peer: myBus() }));
  * ```
  *
- * One suite per contract: {@link Storage}, {@link MediaStore}, {@link Bus}, {@link SessionStore},
+ * One suite per contract: {@link Storage}, {@link HookStore}, {@link ScheduleStore}, {@link MediaStore},
+ * {@link Bus}, {@link SessionStore},
  * the login lockout store, {@link LaneLock}, {@link Connection} (a transport) and
  * {@link AgentRuntime}. An implementation that passes its suite can back a gateway: everything the
  * gateway relies on is checked there. The Connection and AgentRuntime suites start a real gateway
@@ -22,7 +23,17 @@
  * @module
  */
 // biome-ignore lint/correctness/noUnusedImports: imported for the links above; the contracts these suites check live in the core entry
-import type { AgentRuntime, Bus, Connection, LaneLock, MediaStore, SessionStore, Storage } from "chat-gateway";
+import type {
+  AgentRuntime,
+  Bus,
+  Connection,
+  HookStore,
+  LaneLock,
+  MediaStore,
+  ScheduleStore,
+  SessionStore,
+  Storage,
+} from "chat-gateway";
 export {
   describeStorageConformance,
   type StorageConformanceOptions,
@@ -31,6 +42,16 @@ export {
 } from "./storage.js";
 export { describeActionTokenConformance } from "./storage-action-tokens.js";
 export { describeDuePushConformance } from "./storage-due-pushes.js";
+export {
+  describeHookStoreConformance,
+  type HookStoreFactory,
+  type HookStoreUnderTest,
+} from "./hook-store.js";
+export {
+  describeScheduleStoreConformance,
+  type ScheduleStoreFactory,
+  type ScheduleStoreUnderTest,
+} from "./schedule-store.js";
 export { describeMediaStoreConformance, type MediaStoreFactory } from "./media-store.js";
 export { describeBusConformance, type BusFactory, type BusUnderTest } from "./bus.js";
 export {

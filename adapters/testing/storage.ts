@@ -13,8 +13,7 @@ import { describeCommitAtomicity, describeCommitWrites } from "./storage-commit.
 import { describeDeletionConformance, describeRecordDeletion } from "./storage-deletion.js";
 import { describeLanesConformance } from "./storage-lanes.js";
 import { describeFencingConformance } from "./storage-fencing.js";
-import { describeHooksConformance } from "./storage-hooks.js";
-import { describeSchedulesConformance } from "./storage-schedules.js";
+import { describeAutomationAdoption, isAutomationStorage, type AutomationStorage } from "./storage-automation.js";
 import { describeMediaConformance } from "./storage-media.js";
 import { describeReadStateConformance } from "./storage-read-state.js";
 import { A, B, channel, device, ids, mediaRef, msg, thread } from "./storage-records.js";
@@ -132,7 +131,7 @@ export function describeStorageConformance(
   options: StorageConformanceOptions = {},
 ): void {
   describe(`storage conformance: ${name}`, async () => {
-    const capabilities = await probeCapabilities(make);
+    const { capabilities, automation } = await probeCapabilities(make);
     let made: Unpacked;
 
     beforeEach(async () => {
@@ -160,9 +159,9 @@ export function describeStorageConformance(
     describeCapabilitiesConformance(use, capabilities);
     describeMediaConformance(use, capabilities.media);
     describeAdoptionConformance(use, capabilities.adoptOwner, capabilities.media);
-    describeHooksConformance(use, capabilities.hooks);
     describeReadStateConformance(use, capabilities.readState, capabilities.adoptOwner);
-    describeSchedulesConformance(use, capabilities);
+    if (automation && capabilities.adoptOwner)
+      describeAutomationAdoption(() => ({ storage: made.storage, stores: made.automation! }));
     describeDevices(use);
     describeConcurrencyConformance(use, () => made.peer, capabilities);
     describeFencingConformance(use, () => made.peer, capabilities);
@@ -293,6 +292,8 @@ function describeCopies(use: () => Storage): void {
 
 interface Unpacked {
   storage: Storage;
+  /** The storage as made, when it is also a hook store and a schedule store (the built-in ones are). */
+  automation: AutomationStorage | undefined;
   peer: Storage;
   cleanup: (() => Promise<void>) | undefined;
   reopen: (() => Storage) | undefined;
@@ -301,22 +302,29 @@ interface Unpacked {
 function unpack(made: Storage | StorageImplementation | StorageUnderTest): Unpacked {
   if (typeof (made as StorageImplementation).commit === "function") {
     const storage = defineStorage(made as StorageImplementation);
-    return { storage, peer: storage, cleanup: undefined, reopen: undefined };
+    const automation = isAutomationStorage(made) ? made : undefined;
+    return { storage, automation, peer: storage, cleanup: undefined, reopen: undefined };
   }
   const { storage, peer, cleanup, reopen } = made as StorageUnderTest;
   const defined = defineStorage(storage);
   return {
     storage: defined,
+    automation: isAutomationStorage(storage) ? storage : undefined,
     peer: peer ? defineStorage(peer) : defined,
     cleanup,
     reopen: reopen && (() => defineStorage(reopen())),
   };
 }
 
-/** The storage's capabilities, read from one more storage that is made, never opened, and cleaned up. */
-async function probeCapabilities(make: StorageFactory): Promise<StorageCapabilities> {
-  const { storage, cleanup } = unpack(await make());
+/**
+ * The storage's capabilities, and whether it is also the hook and schedule store, read from one
+ * more storage that is made, never opened, and cleaned up.
+ */
+async function probeCapabilities(
+  make: StorageFactory,
+): Promise<{ capabilities: StorageCapabilities; automation: boolean }> {
+  const { storage, automation, cleanup } = unpack(await make());
   // Best effort: the probe opened nothing, so a clean-up that finds nothing to clean may fail.
   await cleanup?.().catch(() => undefined);
-  return storage.capabilities;
+  return { capabilities: storage.capabilities, automation: automation !== undefined };
 }

@@ -2,7 +2,14 @@
 // that the server runs on, and that the first `user add` adopts the anonymous chats through.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { consoleLogger, type Logger, type MediaStore, type Storage } from "chat-gateway";
+import {
+  consoleLogger,
+  type HookStore,
+  type Logger,
+  type MediaStore,
+  type ScheduleStore,
+  type Storage,
+} from "chat-gateway";
 import type { UserCliData } from "chat-gateway/cli";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { memoryStorage } from "chat-gateway/storage/memory";
@@ -11,14 +18,15 @@ import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import type { ServerConfig } from "./config.js";
 
 /**
- * The configured storage, not opened, and how the start line names it. `onFatal` learns that the
+ * The configured storage, not opened, and how the start line names it. Each built-in storage is
+ * also the hook and schedule store of its database. `onFatal` learns that the
  * sql.js database process could not be brought back (without it, that ends the process).
  */
 export async function pickStorage(
   config: ServerConfig,
   logger: Logger,
   onFatal?: (error: Error) => void,
-): Promise<{ storage: Storage; label: string }> {
+): Promise<{ storage: Storage & HookStore & ScheduleStore; label: string }> {
   if (config.databaseUrl) {
     // Imported only in this mode, so the optional pg peer is not needed otherwise.
     const { postgresStorage } = await import("chat-gateway/storage/postgres");

@@ -8,7 +8,8 @@ import { HTTP_TIMEOUTS, type ServerConfig } from "./config.js";
 
 /** The metrics of the example server, or pass-throughs without --metrics-port. */
 export interface ServerMetrics {
-  storage(storage: Storage): Storage;
+  /** The storage with its calls timed (its hook and schedule members too, when it has them). */
+  storage<S extends Storage>(storage: S): S;
   /** The push senders, each send counted into `chat_gateway_push_total`. */
   push(senders: PushSender[]): PushSender[];
   /** Count the gateway and start listening; resolves with the metrics URL (undefined when off). */

@@ -222,11 +222,14 @@ async function startGateway(
   const push = await serverPush(config, (senders) => metrics.push(senders));
   const gateway = createGateway({
     storage,
+    // Webhooks and schedules (docs/PROTOCOL.md §17) in the same database, adopted with their channels.
+    hookStore: storage,
+    scheduleStore: storage,
     runtime: agent.runtime,
     logger,
     authenticator: protection.authenticator(),
     mediaStore: await pickMediaStore(config, logger),
-    scheduler: true, // schedules (docs/PROTOCOL.md §17): every process ticks, the storage lets one claim each slot
+    scheduler: true, // schedules (docs/PROTOCOL.md §17): every process ticks, the store lets one claim each slot
     ...push.options,
     ...(shared && bus ? { bus, laneLock: shared.laneLock } : {}),
     ...connectionCaps(config),

@@ -1,6 +1,9 @@
 /**
- * The records of schedules (docs/PROTOCOL.md §17): what a storage with the `schedules`
- * capability keeps, and how one slot of a schedule is claimed by exactly one process.
+ * The `ScheduleStore` contract: where schedules (docs/PROTOCOL.md §17.3) are kept, and how one
+ * slot of a schedule is claimed by exactly one process. Its own contract, apart from the chat data
+ * of `Storage`: pass one as `createGateway({ scheduleStore })`. The memory, sql.js and PostgreSQL
+ * storages are one too, on the same database (`scheduleStore: storage`);
+ * `describeScheduleStoreConformance` from `chat-gateway/testing` checks one of your own.
  * @module
  */
 import type { ChatId, MessageId, Owner } from "../protocol/ids.js";
@@ -37,9 +40,9 @@ export interface ScheduleRecord {
   prompt: string;
   /** Unix milliseconds; slots at or before it never run. */
   created_at: number;
-  /** The newest slot claimed by a process (unix ms), 0 when none was. Moved only by the storage's `claimScheduleSlot`. */
+  /** The newest slot claimed by a process (unix ms), 0 when none was. Moved only by {@link ScheduleStore.claimScheduleSlot}. */
   last_slot: number;
-  /** The latest run, if any. Moved only by the storage's `recordScheduleRun`. */
+  /** The latest run, if any. Moved only by {@link ScheduleStore.recordScheduleRun}. */
   last_run?: ScheduleRun;
 }
 
@@ -50,9 +53,60 @@ export interface OwnedSchedule {
 }
 
 /**
- * The compare key of the storage's `recordScheduleRun`: a run is replaced only by
+ * The compare key of {@link ScheduleStore.recordScheduleRun}: a run is replaced only by
  * a writer that read it as it is (same slot, same status); `""` for no run.
  */
 export function scheduleRunKey(run: ScheduleRun | undefined | null): string {
   return run ? `${run.slot}:${run.status}` : "";
+}
+
+/**
+ * Keeps the owners' schedules. `gateway.schedules` manages them here; the scheduler of every
+ * gateway started with the `scheduler` option reads them all once a tick and claims each slot
+ * that came due.
+ *
+ * Rules for every member:
+ * - **Owners.** Schedule ids are unique across owners; every member that takes an `owner` never
+ *   returns, changes or counts another owner's schedule.
+ * - **Copies.** What goes in and comes out is the caller's: mutating it later never changes what
+ *   is stored.
+ * - **Concurrency.** Every member may be called concurrently, also by several processes sharing
+ *   the store; each is atomic on its own. {@link ScheduleStore.claimScheduleSlot} and
+ *   {@link ScheduleStore.recordScheduleRun} are compare-and-set steps: of concurrent calls for
+ *   one slot or one run, in any processes, exactly one wins. They are what makes each slot run
+ *   once and each run end once.
+ * - **Durability.** A write is durable when it resolves.
+ * - **Adoption.** As for hooks: a store kept in the same database as the storage should move the
+ *   owner's schedules in the storage's `adoptOwner` step (docs/PROTOCOL.md §10.4), since they post
+ *   into the channels that move (the built-in storages do).
+ */
+export interface ScheduleStore {
+  /**
+   * Insert or replace a schedule by `schedule_id`, and by `name` within the owner (a new schedule
+   * of the same name replaces the old one), `last_slot` and `last_run` as given.
+   */
+  putSchedule(owner: Owner, schedule: ScheduleRecord): Promise<void>;
+  /** Every schedule of the owner, in any order. */
+  listSchedules(owner: Owner): Promise<ScheduleRecord[]>;
+  /**
+   * Every schedule of every owner, in any order. The scheduler of each process reads it once a
+   * tick (default every second), so keep it one indexed read.
+   */
+  allSchedules(): Promise<OwnedSchedule[]>;
+  /** Forget a schedule; false when the owner has no such schedule. */
+  deleteSchedule(owner: Owner, scheduleId: string): Promise<boolean>;
+  /**
+   * Claim a slot (unix ms) of a schedule for this process. Atomically across every process
+   * sharing the store, it sets `last_slot` to `slot` only when the stored `last_slot` is smaller,
+   * and then resolves the schedule as it now is; otherwise (the slot or a newer one was claimed
+   * already, or the schedule is gone) it changes nothing and resolves undefined.
+   */
+  claimScheduleSlot(scheduleId: string, slot: number): Promise<OwnedSchedule | undefined>;
+  /**
+   * Set `last_run` to `run`, atomically only when the stored `last_run` still has the key
+   * `expected` ({@link scheduleRunKey} of the run as the caller read it: the same slot and status;
+   * `""` for none). Resolves whether it wrote; false for an unknown schedule. Two processes that
+   * both see a run end settle it once: the one that wins raises the run's notification.
+   */
+  recordScheduleRun(scheduleId: string, run: ScheduleRun, expected: string): Promise<boolean>;
 }

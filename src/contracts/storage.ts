@@ -8,12 +8,13 @@
  * (`chat-gateway/storage/postgres`). `describeStorageConformance` from `chat-gateway/testing` checks
  * the core always and each capability you declare (its fallback otherwise); docs/CUSTOM-STORAGE.md
  * walks through writing one.
+ *
+ * Storage is the chat data. Webhooks and schedules are contracts of their own, `HookStore` and
+ * `ScheduleStore`, passed to `createGateway` beside it; the built-in storages implement them too.
  * @module
  */
 import type { ChatId, DeviceId, MediaId, MessageId, Owner, Seq } from "../protocol/ids.js";
 import type { Channel, Device, MediaRecord, SearchHit, StoredMessage } from "./records.js";
-import type { HookClaim, HookRecord, OwnedHook } from "./hooks.js";
-import type { OwnedSchedule, ScheduleRecord, ScheduleRun } from "./schedules.js";
 import type { ActionTokenStore } from "./action-tokens.js";
 import type { DuePushStore } from "./due-pushes.js";
 import type {
@@ -240,7 +241,9 @@ export interface StorageImplementation {
    * metadata (whose `owner` becomes `to`). Device records, with their push targets, are never
    * moved: they stay with `from`, so a device registered by anyone while login was off is not
    * pushed the new owner's answers and asks. Afterwards `from` has no history, and `to` reads
-   * exactly the history `from` read before. A crash leaves either all of it moved or none.
+   * exactly the history `from` read before. A crash leaves either all of it moved or none. A
+   * storage that is also the gateway's `HookStore` or `ScheduleStore` moves the owner's hooks and
+   * schedules in the same step, as they post into the channels that move.
    * Used to give the anonymous owner's data to the first user when login is turned on
    * (docs/PROTOCOL.md §10.4).
    *
@@ -268,68 +271,6 @@ export interface StorageImplementation {
    * `cap`. Cost to aim for: an indexed count per lane that stops at `cap`, never a scan of history.
    */
   unreadCounts?(owner: Owner, cap: number): Promise<LaneUnread[]>;
-  /**
-   * **Capability `hooks`: `putHook`, `getHook`, `listHooks`, `deleteHook`, `claimHookKey` and
-   * `settleHookKey`, all or none (docs/PROTOCOL.md §17).** Insert or replace a hook by `hook_id`
-   * (and by `name` within the owner: a new hook of the same name replaces the old one); durable
-   * when it resolves. Hook ids are unique across owners.
-   * Without it: no fallback; `putHook` rejects `unsupported` and no hook is ever found.
-   */
-  putHook?(owner: Owner, hook: HookRecord): Promise<void>;
-  /** Capability `hooks`: the hook with this id, whichever owner has it, or undefined. */
-  getHook?(hookId: string): Promise<OwnedHook | undefined>;
-  /** Capability `hooks`: every hook of the owner, in any order. */
-  listHooks?(owner: Owner): Promise<HookRecord[]>;
-  /** Capability `hooks`: forget a hook and its delivery keys; false when the owner has no such hook. */
-  deleteHook?(owner: Owner, hookId: string): Promise<boolean>;
-  /**
-   * Capability `hooks`: take a delivery key of a hook (a signature, against replays, or an
-   * `Idempotency-Key`) until `expiresAt` (unix ms), atomically across every process sharing the
-   * storage. A key held and not expired at `now` is not taken again: the answer names the
-   * `message_id` its delivery stored, if any. An expired key is taken afresh.
-   */
-  claimHookKey?(hookId: string, key: string, expiresAt: number, now: number): Promise<HookClaim>;
-  /**
-   * Capability `hooks`: record what a claimed key's delivery stored, or with `null` give the key
-   * up (the delivery failed, so a retry may run it).
-   */
-  settleHookKey?(hookId: string, key: string, messageId: string | null): Promise<void>;
-
-  /**
-   * **Capability `schedules`: `putSchedule`, `listSchedules`, `allSchedules`, `deleteSchedule`,
-   * `claimScheduleSlot` and `recordScheduleRun`, all or none (docs/PROTOCOL.md §17).** Insert or
-   * replace a schedule by `schedule_id` (and by `name` within the owner: a new schedule of the
-   * same name replaces the old one), `last_slot` and `last_run` as given; durable when it
-   * resolves. Schedule ids are unique across owners.
-   * Without it: no fallback; `putSchedule` rejects `unsupported`, nothing is found, and
-   * `createGateway` refuses the `scheduler` option.
-   */
-  putSchedule?(owner: Owner, schedule: ScheduleRecord): Promise<void>;
-  /** Capability `schedules`: every schedule of the owner, in any order. */
-  listSchedules?(owner: Owner): Promise<ScheduleRecord[]>;
-  /**
-   * Capability `schedules`: every schedule of every owner, in any order. The scheduler of each
-   * process reads it once a tick (default every second), so keep it one indexed read.
-   */
-  allSchedules?(): Promise<OwnedSchedule[]>;
-  /** Capability `schedules`: forget a schedule; false when the owner has no such schedule. */
-  deleteSchedule?(owner: Owner, scheduleId: string): Promise<boolean>;
-  /**
-   * Capability `schedules`: claim a slot (unix ms) of a schedule for this process. Atomically
-   * across every process sharing the storage, it sets `last_slot` to `slot` only when the stored
-   * `last_slot` is smaller, and then resolves the schedule as it now is; otherwise (the slot or a
-   * newer one was claimed already, or the schedule is gone) it changes nothing and resolves
-   * undefined. This is what makes each slot run exactly once across processes.
-   */
-  claimScheduleSlot?(scheduleId: string, slot: number): Promise<OwnedSchedule | undefined>;
-  /**
-   * Capability `schedules`: set `last_run` to `run`, atomically only when the stored `last_run`
-   * still has the key `expected` (`scheduleRunKey` of the run as the caller read it: the same
-   * slot and status; `""` for none). Resolves whether it wrote. Two processes that both see a run
-   * end settle it once: the one that wins raises the run's notification.
-   */
-  recordScheduleRun?(scheduleId: string, run: ScheduleRun, expected: string): Promise<boolean>;
-
   /**
    * Declares the capabilities that are guarantees rather than members:
    * - `uniqueClientMsgId: true`: `commit` rejects, applying nothing, a message whose
@@ -375,8 +316,8 @@ export interface AdoptionRefused {
 /**
  * Which capabilities a {@link Storage} has natively (`true`) and which the gateway's fallback
  * stands in for (`false`). Each key is documented on the {@link StorageImplementation} member
- * of the same name (`media` covers `getMedia`, `putMedia`, `deleteMedia`; `hooks` covers the six
- * hook members, `schedules` the six schedule members).
+ * of the same name (`media` covers `getMedia`, `putMedia`, `deleteMedia`; `readState` covers
+ * `readMarks` and `unreadCounts`).
  */
 export interface StorageCapabilities {
   getChannel: boolean;
@@ -391,8 +332,6 @@ export interface StorageCapabilities {
   readState: boolean;
   uniqueClientMsgId: boolean;
   fencing: boolean;
-  hooks: boolean;
-  schedules: boolean;
 }
 
 /**

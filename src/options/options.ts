@@ -11,6 +11,8 @@ import type { AgentRuntime } from "../contracts/runtime.js";
 import type { RetentionPolicy, Storage, StorageImplementation } from "../contracts/storage.js";
 import type { Logger } from "../contracts/logger.js";
 import type { Clock } from "../support/clock.js";
+import type { HookStore } from "../contracts/hooks.js";
+import type { ScheduleStore } from "../contracts/schedules.js";
 
 /** Price of a model, USD per million tokens. */
 export interface ModelPrice {
@@ -57,6 +59,18 @@ export interface GatewayOptions {
   bus?: Bus;
   /** Media bytes. Without it, media frames answer `unsupported`. */
   mediaStore?: MediaStore;
+  /**
+   * Where webhooks are kept (docs/PROTOCOL.md §17): `createHookHandler` and `addHook` of
+   * `chat-gateway/hooks` need it. The built-in storages are one, so `hookStore: storage` keeps them
+   * in the same database. Without it the hook route answers 404 and `addHook` refuses `unsupported`.
+   */
+  hookStore?: HookStore;
+  /**
+   * Where schedules are kept (docs/PROTOCOL.md §17.3): `gateway.schedules` manages them there, and
+   * the `scheduler` option needs it. The built-in storages are one (`scheduleStore: storage`).
+   * Without it `gateway.schedules` lists none and refuses `add` with `unsupported`.
+   */
+  scheduleStore?: ScheduleStore;
   /** One turn at a time per lane across processes (several gateways on one storage). Not needed for one process. */
   laneLock?: LaneLock;
   /** Push senders, tried in order for each device with a push target. */
@@ -198,8 +212,8 @@ export interface GatewayOptions {
   /**
    * Run the owners' schedules (docs/PROTOCOL.md §17): `true`, or `{ tickMs }`, how often the
    * scheduler reads every schedule and claims the slots that came due (milliseconds, default
-   * 1,000; a 6-field cron with seconds needs no coarser tick). Needs a storage with the
-   * `schedules` capability. Started by `start()`, stopped by `close()`. Default: off, and
+   * 1,000; a 6-field cron with seconds needs no coarser tick). Needs a `scheduleStore`, which
+   * claims each slot once across processes. Started by `start()`, stopped by `close()`. Default: off, and
    * `gateway.schedules` still manages schedules for a gateway elsewhere that runs them.
    */
   scheduler?: boolean | { tickMs?: number };
@@ -229,6 +243,8 @@ export type ResolvedOptions = Required<
     | "authenticator"
     | "bus"
     | "mediaStore"
+    | "hookStore"
+    | "scheduleStore"
     | "push"
     | "retention"
     | "backpressure"
@@ -247,6 +263,8 @@ export type ResolvedOptions = Required<
   laneLock: LaneLock | undefined;
   push: PushSender[];
   mediaStore: MediaStore | undefined;
+  hookStore: HookStore | undefined;
+  scheduleStore: ScheduleStore | undefined;
   retention: RetentionPolicy;
   backpressure: { softBytes: number; hardBytes: number };
   runtimeInfo: RuntimeInfoOptions;

@@ -1,7 +1,7 @@
 /**
  * Managing an owner's schedules (`gateway.schedules`, docs/PROTOCOL.md §17): what the example
  * server's `schedule` commands and an embedder's own admin call. The schedules are kept by the
- * storage's `schedules` capability; a gateway started with the `scheduler` option runs them.
+ * gateway's `scheduleStore`; a gateway started with the `scheduler` option runs them.
  * @module
  */
 import { randomBytes } from "node:crypto";
@@ -9,7 +9,7 @@ import { GatewayError } from "../protocol/errors.js";
 import type { ChatId, Owner } from "../protocol/ids.js";
 import type { Channel } from "../contracts/records.js";
 import { createChannel } from "../channels/channel-operations.js";
-import type { ScheduleRecord, ScheduleRun } from "../contracts/schedules.js";
+import type { ScheduleRecord, ScheduleRun, ScheduleStore } from "../contracts/schedules.js";
 import { scheduleRunKey } from "../contracts/schedules.js";
 import type { MessageServices } from "../requests/message-requests.js";
 import { MAX_PROMPT_CHARS } from "../lanes/posts.js";
@@ -43,7 +43,7 @@ export interface ScheduleApi {
   /**
    * Add (or replace, by name) a schedule. Its first slot is the first after now.
    * @throws {GatewayError} `unsupported` for a bad name, cron, time zone or prompt, a channel that is
-   * not an automation channel, or a storage without the schedules capability; `not_found` for an
+   * not an automation channel, or a gateway without a `scheduleStore`; `not_found` for an
    * unknown channel
    */
   add(owner: Owner, input: ScheduleInput): Promise<ScheduleInfo>;
@@ -61,6 +61,24 @@ export interface ScheduleApi {
    */
   run(owner: Owner, name: string): Promise<ScheduleRun>;
 }
+
+const noScheduleStore = () =>
+  new GatewayError(
+    "unsupported",
+    "this gateway keeps no schedules: give createGateway a scheduleStore (the built-in storages are one)",
+  );
+
+/** A gateway without a `scheduleStore`: it keeps no schedules, so none is found and `add` is refused. */
+export const NO_SCHEDULES: ScheduleStore = {
+  putSchedule: async () => {
+    throw noScheduleStore();
+  },
+  listSchedules: async () => [],
+  allSchedules: async () => [],
+  deleteSchedule: async () => false,
+  claimScheduleSlot: async () => undefined,
+  recordScheduleRun: async () => false,
+};
 
 function checkName(name: unknown): string {
   if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(name))
@@ -86,15 +104,17 @@ function info(schedule: ScheduleRecord, now: number): ScheduleInfo {
   return { ...schedule, next_run: nextSlot(schedule.cron, schedule.tz, now) };
 }
 
-/** The schedule API over a gateway's services and scheduler. */
-export function scheduleApi(services: MessageServices, scheduler: Scheduler): ScheduleApi {
+/** The schedule API over a gateway's services, its schedule store and its scheduler. */
+export function scheduleApi(services: MessageServices, store: ScheduleStore, scheduler: Scheduler): ScheduleApi {
   const find = async (owner: Owner, name: string): Promise<ScheduleRecord> => {
-    const found = (await services.storage.listSchedules(owner)).find((s) => s.name === name);
+    const found = (await store.listSchedules(owner)).find((s) => s.name === name);
     if (!found) throw new GatewayError("not_found", `no schedule named "${name}"`);
     return found;
   };
   return {
     async add(owner, input) {
+      // Refused before a channel is made for it: without a store nothing may change.
+      if (store === NO_SCHEDULES) throw noScheduleStore();
       const name = checkName(input?.name);
       const tz = checkTimeZone(input.tz ?? "UTC");
       cronOf(input.cron, tz);
@@ -118,17 +138,17 @@ export function scheduleApi(services: MessageServices, scheduler: Scheduler): Sc
         created_at: now,
         last_slot: 0,
       };
-      await services.storage.putSchedule(owner, schedule);
+      await store.putSchedule(owner, schedule);
       return info(schedule, now);
     },
     async list(owner) {
       const now = services.now();
-      return (await services.storage.listSchedules(owner))
+      return (await store.listSchedules(owner))
         .map((s) => info(s, now))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     },
     async remove(owner, name) {
-      await services.storage.deleteSchedule(owner, (await find(owner, name)).schedule_id);
+      await store.deleteSchedule(owner, (await find(owner, name)).schedule_id);
     },
     async run(owner, name) {
       const schedule = await find(owner, name);
@@ -137,7 +157,7 @@ export function scheduleApi(services: MessageServices, scheduler: Scheduler): Sc
       const current = (await find(owner, name)).last_run;
       if (current?.status === "running") throw busy();
       // Claimed like a slot: the cron's slots up to now are then taken too, so none runs twice.
-      const claimed = await services.storage.claimScheduleSlot(
+      const claimed = await store.claimScheduleSlot(
         schedule.schedule_id,
         Math.max(services.now(), schedule.last_slot + 1),
       );

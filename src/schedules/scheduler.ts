@@ -1,17 +1,17 @@
 /**
  * The scheduler (docs/PROTOCOL.md §17): every tick it reads the schedules of all owners, claims in
- * the storage the newest slot each one has due (so each slot runs once across processes, and a
+ * the schedule store the newest slot each one has due (so each slot runs once across processes, and a
  * restart runs only the newest slot it missed), and runs it as a turn on the durable queue whose
  * answer lands in the schedule's automation channel. A slot that comes while the previous run
  * still goes is claimed and skipped. Each run ends once, in whichever process sees it end first
- * (the storage's compare-and-set), which raises `notification {kind: "cron"}`.
+ * (the store's compare-and-set), which raises `notification {kind: "cron"}`.
  * @module
  */
 import { GatewayError, isGatewayError } from "../protocol/errors.js";
 import { newId } from "../support/id-generator.js";
 import type { Owner } from "../protocol/ids.js";
 import type { StoredMessage } from "../contracts/records.js";
-import { scheduleRunKey, type ScheduleRecord, type ScheduleRun } from "../contracts/schedules.js";
+import { scheduleRunKey, type ScheduleRecord, type ScheduleRun, type ScheduleStore } from "../contracts/schedules.js";
 import type { MessageServices } from "../requests/message-requests.js";
 import { answerPrompt, findAnswer, storePrompt } from "../lanes/posts.js";
 import { newestSlot } from "./cron.js";
@@ -30,12 +30,14 @@ const PROMPT_GRACE_MS = 60_000;
 /** Runs the owners' schedules; one per gateway. */
 export class Scheduler {
   readonly #services: MessageServices;
+  readonly #store: ScheduleStore;
   readonly #notify: CronNotify;
   #timer: ClockTimer | undefined;
   #ticking: Promise<void> | undefined;
 
-  constructor(services: MessageServices, notify: CronNotify) {
+  constructor(services: MessageServices, store: ScheduleStore, notify: CronNotify) {
     this.#services = services;
+    this.#store = store;
     this.#notify = notify;
   }
 
@@ -62,7 +64,7 @@ export class Scheduler {
   async #visitAll(): Promise<void> {
     try {
       const now = this.#services.now();
-      for (const { owner, schedule } of await this.#services.storage.allSchedules()) {
+      for (const { owner, schedule } of await this.#store.allSchedules()) {
         await this.#visit(owner, schedule, now).catch((error) =>
           this.#services.log.warn(`schedule "${schedule.name}" failed`, error),
         );
@@ -78,7 +80,7 @@ export class Scheduler {
     if (slot === undefined) return;
     // Its channel was deleted: nothing can land, so no run is made (`list` still shows the schedule).
     if (!(await this.#services.storage.getChannel(owner, schedule.chat_id))) return;
-    const claimed = await this.#services.storage.claimScheduleSlot(schedule.schedule_id, slot);
+    const claimed = await this.#store.claimScheduleSlot(schedule.schedule_id, slot);
     if (!claimed) return;
     const previous = claimed.schedule.last_run;
     if (previous?.status === "running") {
@@ -103,7 +105,7 @@ export class Scheduler {
   ): Promise<ScheduleRun | undefined> {
     const services = this.#services;
     const run: ScheduleRun = { slot, status: "running", prompt_id: newId("m"), at: services.now() };
-    if (!(await services.storage.recordScheduleRun(schedule.schedule_id, run, expected))) return undefined;
+    if (!(await this.#store.recordScheduleRun(schedule.schedule_id, run, expected))) return undefined;
     let prompt: StoredMessage;
     try {
       const resolved = await services.resolveLane(owner, schedule.chat_id, null);
@@ -175,10 +177,10 @@ export class Scheduler {
     text?: string,
   ): Promise<void> {
     const ended: ScheduleRun = { slot: run.slot, prompt_id: run.prompt_id, ...end, at: this.#services.now() };
-    const storage = this.#services.storage;
-    if (!(await storage.recordScheduleRun(schedule.schedule_id, ended, scheduleRunKey(run)))) {
+    const store = this.#store;
+    if (!(await store.recordScheduleRun(schedule.schedule_id, ended, scheduleRunKey(run)))) {
       // Another process ended it; or the schedule was removed meanwhile, when only this job knows the run.
-      if ((await storage.listSchedules(owner)).some((s) => s.schedule_id === schedule.schedule_id)) return;
+      if ((await store.listSchedules(owner)).some((s) => s.schedule_id === schedule.schedule_id)) return;
     }
     if (end.answer_id === undefined) {
       this.#services.log.warn(`schedule "${schedule.name}" failed: ${end.error}`);

@@ -25,21 +25,7 @@ export type OptionalMember =
   | "deleteMedia"
   | "adoptOwner"
   | "readMarks"
-  | "unreadCounts"
-  | HookMember
-  | ScheduleMember;
-
-/** The members of the `hooks` capability (docs/PROTOCOL.md §17). */
-type HookMember = "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey";
-
-/** The members of the `schedules` capability (docs/PROTOCOL.md §17). */
-type ScheduleMember =
-  | "putSchedule"
-  | "listSchedules"
-  | "allSchedules"
-  | "deleteSchedule"
-  | "claimScheduleSlot"
-  | "recordScheduleRun";
+  | "unreadCounts";
 
 /** The required core: a storage without one of these is refused by `defineStorage`. */
 export const REQUIRED_MEMBERS = [
@@ -137,45 +123,6 @@ export const STORAGE_CAPABILITIES: readonly CapabilitySpec[] = [
     name: "readState",
     members: ["readMarks", "unreadCounts"],
     fallback: () => ({ readMarks: async () => [], unreadCounts: async () => [] }),
-  },
-  {
-    name: "hooks",
-    members: ["putHook", "getHook", "listHooks", "deleteHook", "claimHookKey", "settleHookKey"],
-    fallback: () => ({
-      putHook: async () => {
-        throw new GatewayError("unsupported", "this storage keeps no webhooks (it lacks the hooks capability)");
-      },
-      getHook: async () => undefined,
-      listHooks: async () => [],
-      deleteHook: async () => false,
-      claimHookKey: async () => ({ claimed: true }),
-      settleHookKey: async () => undefined,
-    }),
-  },
-  {
-    name: "schedules",
-    members: [
-      "putSchedule",
-      "listSchedules",
-      "allSchedules",
-      "deleteSchedule",
-      "claimScheduleSlot",
-      "recordScheduleRun",
-    ],
-    fallback: () => ({
-      putSchedule: async () => {
-        throw new GatewayError("unsupported", "this storage keeps no schedules (it lacks the schedules capability)");
-      },
-      listSchedules: async () => [],
-      allSchedules: async () => [],
-      deleteSchedule: async () => false,
-      claimScheduleSlot: async () => undefined,
-      recordScheduleRun: async () => false,
-    }),
-    neededBy: (options) =>
-      options.scheduler
-        ? "options.scheduler needs a storage with the schedules capability (putSchedule, listSchedules, allSchedules, deleteSchedule, claimScheduleSlot, recordScheduleRun): each slot is claimed there so that it runs once across processes"
-        : undefined,
   },
   {
     name: "uniqueClientMsgId",

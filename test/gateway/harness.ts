@@ -28,8 +28,12 @@ export interface Harness {
 const quietLogger = { info() {}, warn() {}, error() {} };
 
 export async function startGateway(options: Partial<GatewayOptions> = {}, ws: WebSocketOptions = {}): Promise<Harness> {
+  const storage = options.storage ?? memoryStorage();
+  // The built-in storages are their own hook and schedule stores, as an embedder passes them.
+  const stores = "putHook" in storage && "putSchedule" in storage ? { hookStore: storage, scheduleStore: storage } : {};
   const gateway = createGateway({
-    storage: memoryStorage(),
+    storage,
+    ...stores,
     runtime: demoRuntime({ delayMs: 0 }),
     mediaStore: memoryMediaStore(),
     logger: quietLogger,

@@ -20,8 +20,10 @@ afterAll(async () => {
 
 /** One "process": its own pool, gateway and HTTP server. */
 async function node(): Promise<{ gateway: Gateway; base: string }> {
+  const storage = postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 });
   const gateway = createGateway({
-    storage: postgresStorage({ connectionString: DATABASE_URL, schema, poolSize: 4 }),
+    storage,
+    hookStore: storage,
     runtime: demoRuntime({ delayMs: 0 }),
     logger: { info() {}, warn() {}, error() {} },
   });

@@ -50,6 +50,8 @@ export async function startNode(options: {
   await bus.ready();
   const gateway = createGateway({
     storage,
+    hookStore: storage,
+    scheduleStore: storage,
     runtime: demoRuntime({ delayMs: 0 }),
     bus,
     logger: { info() {}, warn() {}, error() {} },

@@ -20,8 +20,10 @@ afterEach(async () => {
 
 let clock = 0;
 async function start(dir: string, runtime: AgentRuntime = demoRuntime({ delayMs: 0 })) {
+  const sqljs = sqlJsStorage({ dir, logger: quiet });
   const gateway = createGateway({
-    storage: sqlJsStorage({ dir, logger: quiet }),
+    storage: sqljs,
+    scheduleStore: sqljs,
     runtime,
     logger: quiet,
     now: () => clock,

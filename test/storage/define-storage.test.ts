@@ -47,6 +47,11 @@ describe("defineStorage", () => {
     expect(() => defineStorage({ ...core(), capabilities: { fastSearch: true } as never })).toThrow(
       /unknown capability "fastSearch"/,
     );
+    // Webhooks and schedules are contracts of their own (HookStore, ScheduleStore), no storage capability.
+    for (const name of ["hooks", "schedules"])
+      expect(() => defineStorage({ ...core(), capabilities: { [name]: true } as never })).toThrow(
+        new RegExp(`unknown capability "${name}"`),
+      );
   });
 
   it("defineStorage - fills in what is missing and reports what is native; defining again returns the same storage", () => {
@@ -63,8 +68,6 @@ describe("defineStorage", () => {
       adoptOwner: false,
       readState: false,
       uniqueClientMsgId: false,
-      hooks: false,
-      schedules: false,
       fencing: false,
     });
     for (const member of [
@@ -79,12 +82,6 @@ describe("defineStorage", () => {
       "putMedia",
       "deleteMedia",
       "adoptOwner",
-      "putHook",
-      "getHook",
-      "listHooks",
-      "deleteHook",
-      "claimHookKey",
-      "settleHookKey",
       "open",
       "close",
     ] as const) {

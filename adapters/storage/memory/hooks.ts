@@ -1,21 +1,17 @@
 /**
- * The `hooks` capability of the memory storage (docs/PROTOCOL.md §17): hooks by id, and the
+ * The {@link HookStore} of the memory storage (docs/PROTOCOL.md §17): hooks by id, and the
  * delivery keys (signatures against replays, idempotency keys) each hook has claimed.
  * @module
  */
-import type { HookClaim, HookRecord, Owner, OwnedHook, StorageImplementation } from "chat-gateway";
+import type { HookClaim, HookRecord, HookStore, Owner, OwnedHook } from "chat-gateway";
 
 interface HeldKey {
   expiresAt: number;
   messageId?: string;
 }
 
-type HookMembers = Required<
-  Pick<StorageImplementation, "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey">
->;
-
-/** The six hook members over maps of this process, and the move of adoption. */
-export function memoryHooks(): { members: HookMembers; moveOwner(from: Owner, to: Owner): void } {
+/** The hook store over maps of this process, and the move of adoption. */
+export function memoryHooks(): { members: HookStore; moveOwner(from: Owner, to: Owner): void } {
   const hooks = new Map<string, OwnedHook>();
   const keys = new Map<string, Map<string, HeldKey>>();
 
@@ -24,7 +20,7 @@ export function memoryHooks(): { members: HookMembers; moveOwner(from: Owner, to
     keys.delete(hookId);
   }
 
-  const members: HookMembers = {
+  const members: HookStore = {
     async putHook(owner: Owner, hook: HookRecord) {
       for (const [id, held] of hooks)
         if (held.owner === owner && held.hook.name === hook.name && id !== hook.hook_id) forget(id);

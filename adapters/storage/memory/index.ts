@@ -16,10 +16,12 @@ import type {
   CommitResult,
   HistoryPage,
   HistoryQuery,
+  HookStore,
   OutboxBounds,
   OutboxEntry,
   Owner,
   RetentionPolicy,
+  ScheduleStore,
   SearchHit,
   SearchQuery,
   Seq,
@@ -244,8 +246,10 @@ function recordMethods(
  * Creates a {@link Storage} that keeps everything in memory. Every value goes in and comes out as
  * a copy, so callers can never change stored state by mutating what they passed or received.
  * It has every capability (`fencing` too) but `uniqueClientMsgId`: nothing outside this process can share it.
+ * It is also a {@link HookStore} and a {@link ScheduleStore}, whose hooks and schedules `adoptOwner`
+ * moves with the channels: `createGateway({ storage, hookStore: storage, scheduleStore: storage })`.
  */
-export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
+export function memoryStorage(options: MemoryStorageOptions = {}): Storage & HookStore & ScheduleStore {
   if (options.now !== undefined && typeof options.now !== "function") {
     throw new TypeError("memoryStorage: options.now must be a function returning epoch milliseconds");
   }
@@ -268,12 +272,10 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
 
   const hooks = memoryHooks();
   const schedules = memorySchedules();
-  return defineStorage({
+  const storage = defineStorage({
     ...messageReads(peek),
     ...outboxMethods(peek),
     ...recordMethods(state, peek),
-    ...hooks.members,
-    ...schedules.members,
     actionTokens: memoryActionTokens(),
     duePushes: memoryDuePushes(),
 
@@ -283,7 +285,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
 
     async adoptOwner(from: Owner, to: Owner): Promise<AdoptedCounts | AdoptionRefused> {
       const moved = adopt(owners, from, to);
-      // Hooks and schedules go with the channels they post into.
+      // This storage is also the hook and schedule store: they go with the channels they post into.
       if (!("refused" in moved)) for (const part of [hooks, schedules]) part.moveOwner(from, to);
       return moved;
     },
@@ -310,4 +312,5 @@ export function memoryStorage(options: MemoryStorageOptions = {}): Storage {
       );
     },
   });
+  return Object.assign(storage, hooks.members, schedules.members);
 }

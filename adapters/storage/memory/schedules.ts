@@ -1,22 +1,15 @@
 /**
- * The `schedules` capability of the memory storage (docs/PROTOCOL.md §17): schedules by id, each
+ * The {@link ScheduleStore} of the memory storage (docs/PROTOCOL.md §17): schedules by id, each
  * slot claimed once (one process shares this map, so a claim is a compare on it).
  * @module
  */
 import { scheduleRunKey } from "chat-gateway/storage";
-import type { Owner, OwnedSchedule, ScheduleRecord, StorageImplementation } from "chat-gateway";
+import type { Owner, OwnedSchedule, ScheduleRecord, ScheduleStore } from "chat-gateway";
 
-type ScheduleMembers = Required<
-  Pick<
-    StorageImplementation,
-    "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun"
-  >
->;
-
-/** The six schedule members over a map of this process, and the move of adoption. */
-export function memorySchedules(): { members: ScheduleMembers; moveOwner(from: Owner, to: Owner): void } {
+/** The schedule store over a map of this process, and the move of adoption. */
+export function memorySchedules(): { members: ScheduleStore; moveOwner(from: Owner, to: Owner): void } {
   const schedules = new Map<string, OwnedSchedule>();
-  const members: ScheduleMembers = {
+  const members: ScheduleStore = {
     async putSchedule(owner: Owner, schedule: ScheduleRecord) {
       for (const [id, held] of schedules)
         if (held.owner === owner && held.schedule.name === schedule.name && id !== schedule.schedule_id)

@@ -1,17 +1,13 @@
 /**
- * The `hooks` capability of the PostgreSQL storage (docs/PROTOCOL.md §17): hooks by id, and their
+ * The {@link HookStore} of the PostgreSQL storage (docs/PROTOCOL.md §17): hooks by id, and their
  * delivery keys, claimed atomically across every process sharing the database.
  * @module
  */
-import type { HookClaim, HookRecord, OwnedHook, StorageImplementation } from "chat-gateway";
+import type { HookClaim, HookRecord, HookStore, OwnedHook } from "chat-gateway";
 import type { Database } from "./database.js";
 
-type HookMembers = Required<
-  Pick<StorageImplementation, "putHook" | "getHook" | "listHooks" | "deleteHook" | "claimHookKey" | "settleHookKey">
->;
-
-/** The six hook members on the `hooks` and `hook_keys` tables (migration 8). */
-export function postgresHooks(db: Database): HookMembers {
+/** The hook store on the `hooks` and `hook_keys` tables (migration 8). */
+export function postgresHooks(db: Database): HookStore {
   const { s, rows } = db;
   return {
     async putHook(owner, hook) {

@@ -14,7 +14,7 @@
  */
 import type { Pool } from "pg";
 import { defineStorage } from "chat-gateway/storage";
-import type { Storage } from "chat-gateway";
+import type { HookStore, ScheduleStore, Storage } from "chat-gateway";
 import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
 import { postgresActionTokens } from "./action-tokens.js";
@@ -60,7 +60,9 @@ export interface PostgresStorageOptions {
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /**
- * Creates a {@link Storage} on PostgreSQL.
+ * Creates a {@link Storage} on PostgreSQL. It is also the {@link HookStore} and
+ * {@link ScheduleStore} of the same database, whose hooks and schedules `adoptOwner` moves with the
+ * channels: `createGateway({ storage, hookStore: storage, scheduleStore: storage })`.
  *
  * Every `commit` is one transaction. The owner's counter row (`owners.last_seq`) is advanced with
  * `INSERT … ON CONFLICT DO UPDATE … RETURNING` inside it: the row lock it takes makes concurrent
@@ -71,7 +73,7 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
  *
  * @throws {TypeError} on a bad option
  */
-export function postgresStorage(options: PostgresStorageOptions): Storage {
+export function postgresStorage(options: PostgresStorageOptions): Storage & HookStore & ScheduleStore {
   if (typeof options !== "object" || options === null)
     throw new TypeError("postgresStorage: options are required ({ pool } or { connectionString })");
   if (!options.pool && typeof options.connectionString !== "string") {
@@ -99,7 +101,7 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
   });
   const writes = writer(db, options.now ?? Date.now);
   const search = postgresSearch(db.s, db.ready, options.preparedStatements ?? true);
-  return defineStorage(
+  const storage = defineStorage(
     refusingBadText({
       // The unique index messages_client_msg refuses a second (chat, client_msg_id) in any process.
       capabilities: { uniqueClientMsgId: true, fencing: true },
@@ -117,11 +119,10 @@ export function postgresStorage(options: PostgresStorageOptions): Storage {
       search: (owner, query) => search(owner, query),
       adoptOwner: adoptOwner(db),
       ...queries(db),
-      ...postgresHooks(db),
       ...postgresReadMarks(db),
-      ...postgresSchedules(db),
       actionTokens: postgresActionTokens(db),
       duePushes: postgresDuePushes(db),
     }),
   );
+  return Object.assign(storage, refusingBadText(postgresHooks(db)), refusingBadText(postgresSchedules(db)));
 }

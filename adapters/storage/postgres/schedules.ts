@@ -1,19 +1,12 @@
 /**
- * The `schedules` capability of the PostgreSQL storage (docs/PROTOCOL.md §17): each slot is
+ * The {@link ScheduleStore} of the PostgreSQL storage (docs/PROTOCOL.md §17): each slot is
  * claimed by one conditional `UPDATE`, so exactly one process of all that share the database
  * runs it; the latest run is replaced only by a writer that read it as it is (`run_key`).
  * @module
  */
 import { scheduleRunKey } from "chat-gateway/storage";
-import type { OwnedSchedule, ScheduleRecord, ScheduleRun, StorageImplementation } from "chat-gateway";
+import type { OwnedSchedule, ScheduleRecord, ScheduleRun, ScheduleStore } from "chat-gateway";
 import type { Database } from "./database.js";
-
-type ScheduleMembers = Required<
-  Pick<
-    StorageImplementation,
-    "putSchedule" | "listSchedules" | "allSchedules" | "deleteSchedule" | "claimScheduleSlot" | "recordScheduleRun"
-  >
->;
 
 interface Row {
   owner: string;
@@ -31,7 +24,7 @@ function owned(row: Row): OwnedSchedule {
 const COLUMNS = "owner, data, last_slot, run";
 
 /** The six schedule members on the `schedules` table (migration 12). */
-export function postgresSchedules(db: Database): ScheduleMembers {
+export function postgresSchedules(db: Database): ScheduleStore {
   const { s, rows } = db;
   return {
     async putSchedule(owner, schedule) {

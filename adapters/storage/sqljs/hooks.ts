@@ -1,10 +1,10 @@
 /**
- * The `hooks` capability of the sql.js storage (docs/PROTOCOL.md §17): its journaled writes and
+ * The {@link HookStore} of the sql.js storage (docs/PROTOCOL.md §17): its journaled writes and
  * its reads. The secret is kept as given in the database file (mode 0600): the gateway computes
  * each post's HMAC with it, so it cannot be hashed.
  * @module
  */
-import type { HookClaim, HookRecord, Owner, OwnedHook } from "chat-gateway";
+import type { HookClaim, HookRecord, HookStore, Owner, OwnedHook } from "chat-gateway";
 import type { Sql } from "./sql.js";
 
 /** The journaled hook writes; each clock value they depend on is in the op. */
@@ -88,3 +88,23 @@ export const hookQueries = {
       .map((r) => JSON.parse(r[0] as string) as HookRecord);
   },
 };
+
+/** The hook store as the storage offers it, over the storage's read and journaled write. */
+export function sqlJsHooks(
+  read: (name: keyof typeof hookQueries, ...args: unknown[]) => Promise<unknown>,
+  write: (op: HookOp) => Promise<unknown>,
+): HookStore {
+  return {
+    getHook: (hookId) => read("getHook", hookId) as Promise<OwnedHook | undefined>,
+    listHooks: (owner) => read("listHooks", owner) as Promise<HookRecord[]>,
+    async putHook(owner, hook) {
+      await write({ k: "hook", o: owner, h: hook });
+    },
+    deleteHook: (owner, hookId) => write({ k: "unhook", o: owner, id: hookId }) as Promise<boolean>,
+    claimHookKey: (hookId, key, expiresAt, now) =>
+      write({ k: "claim", id: hookId, key, e: expiresAt, t: now }) as Promise<HookClaim>,
+    async settleHookKey(hookId, key, messageId) {
+      await write({ k: "settle", id: hookId, key, m: messageId });
+    },
+  };
+}

@@ -61,14 +61,8 @@
  */
 import type {
   AdoptedCounts,
-  HookClaim,
-  HookRecord,
-  OwnedHook,
   LaneUnread,
   ReadMark,
-  OwnedSchedule,
-  ScheduleRecord,
-  ScheduleRun,
   AdoptionRefused,
   Change,
   ChatId,
@@ -77,6 +71,7 @@ import type {
   DeviceId,
   HistoryPage,
   HistoryQuery,
+  HookStore,
   MediaId,
   MediaRecord,
   MessageId,
@@ -87,6 +82,7 @@ import type {
   SearchHit,
   SearchQuery,
   Seq,
+  ScheduleStore,
   Storage,
   StorageImplementation,
   StoredMessage,
@@ -103,6 +99,8 @@ import type { EngineSettings } from "./engine.js";
 import { acquireLock } from "./lock.js";
 import { sqlJsActionTokens } from "./action-tokens.js";
 import { sqlJsDuePushes } from "./due-pushes.js";
+import { sqlJsHooks } from "./hooks.js";
+import { sqlJsSchedules } from "./schedules.js";
 import { BoundsCache } from "./bounds-cache.js";
 import { OwnerGate } from "./owner-gate.js";
 import { checkOptions, type SqlJsStorageOptions } from "./options.js";
@@ -117,8 +115,12 @@ export type { SqlJsStorageOptions, SqlJsModule } from "./options.js";
 /** Hits whose snippets one read builds: each reads its message's text (about 1 ms per MiB). */
 const SNIPPETS_PER_READ = 10;
 
-/** The sql.js storage: a {@link Storage} whose `open` and `close` always exist. */
-export interface SqlJsStorage extends Storage {
+/**
+ * The sql.js storage: a {@link Storage} whose `open` and `close` always exist, and the
+ * {@link HookStore} and {@link ScheduleStore} of the same database, whose hooks and schedules
+ * `adoptOwner` moves with the channels: `createGateway({ storage, hookStore: storage, scheduleStore: storage })`.
+ */
+export interface SqlJsStorage extends Storage, HookStore, ScheduleStore {
   /**
    * Takes the folder's lock, starts the database process, and loads the newest intact snapshot
    * and the journal in it; resolves once the storage answers.
@@ -134,7 +136,8 @@ export interface SqlJsStorage extends Storage {
  */
 export function sqlJsStorage(options: SqlJsStorageOptions): SqlJsStorage {
   // Every capability (fencing too) but uniqueClientMsgId: the folder's lock keeps other processes out.
-  return defineStorage(new SqlJsStore(options, checkOptions(options)));
+  const store = new SqlJsStore(options, checkOptions(options));
+  return Object.assign(defineStorage(store), store.hooks, store.schedules);
 }
 
 class SqlJsStore implements StorageImplementation {
@@ -159,6 +162,15 @@ class SqlJsStore implements StorageImplementation {
   );
   // The duePushes capability (docs/PROTOCOL.md §21.6): see due-pushes.ts.
   readonly duePushes = sqlJsDuePushes((op) => this.#write(op));
+  // Its hook and schedule stores (docs/PROTOCOL.md §17), in the same database: see hooks.ts, schedules.ts.
+  readonly hooks = sqlJsHooks(
+    (name, ...args) => this.#read(name, ...args),
+    (op) => this.#write(op),
+  );
+  readonly schedules = sqlJsSchedules(
+    (name, ...args) => this.#read(name, ...args),
+    (op) => this.#write(op),
+  );
 
   constructor(options: SqlJsStorageOptions, logger: Logger) {
     this.#options = options;
@@ -358,55 +370,5 @@ class SqlJsStore implements StorageImplementation {
 
   unreadCounts(owner: Owner, cap: number): Promise<LaneUnread[]> {
     return this.#gate.run(owner, () => this.#read("unreadCounts", owner, cap));
-  }
-
-  // The hooks capability (docs/PROTOCOL.md §17): see hooks.ts.
-  getHook(hookId: string): Promise<OwnedHook | undefined> {
-    return this.#read("getHook", hookId);
-  }
-
-  listHooks(owner: Owner): Promise<HookRecord[]> {
-    return this.#read("listHooks", owner);
-  }
-
-  async putHook(owner: Owner, hook: HookRecord): Promise<void> {
-    await this.#write({ k: "hook", o: owner, h: hook });
-  }
-
-  async deleteHook(owner: Owner, hookId: string): Promise<boolean> {
-    return (await this.#write({ k: "unhook", o: owner, id: hookId })) as boolean;
-  }
-
-  async claimHookKey(hookId: string, key: string, expiresAt: number, now: number): Promise<HookClaim> {
-    return (await this.#write({ k: "claim", id: hookId, key, e: expiresAt, t: now })) as HookClaim;
-  }
-
-  async settleHookKey(hookId: string, key: string, messageId: string | null): Promise<void> {
-    await this.#write({ k: "settle", id: hookId, key, m: messageId });
-  }
-
-  // The schedules capability (docs/PROTOCOL.md §17): see schedules.ts.
-  listSchedules(owner: Owner): Promise<ScheduleRecord[]> {
-    return this.#read("listSchedules", owner);
-  }
-
-  allSchedules(): Promise<OwnedSchedule[]> {
-    return this.#read("allSchedules");
-  }
-
-  async putSchedule(owner: Owner, schedule: ScheduleRecord): Promise<void> {
-    await this.#write({ k: "sched", o: owner, s: schedule });
-  }
-
-  async deleteSchedule(owner: Owner, scheduleId: string): Promise<boolean> {
-    return (await this.#write({ k: "unsched", o: owner, id: scheduleId })) as boolean;
-  }
-
-  async claimScheduleSlot(scheduleId: string, slot: number): Promise<OwnedSchedule | undefined> {
-    return (await this.#write({ k: "slot", id: scheduleId, slot })) as OwnedSchedule | undefined;
-  }
-
-  async recordScheduleRun(scheduleId: string, run: ScheduleRun, expected: string): Promise<boolean> {
-    return (await this.#write({ k: "run", id: scheduleId, r: run, x: expected })) as boolean;
   }
 }

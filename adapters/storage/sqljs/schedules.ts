@@ -1,11 +1,11 @@
 /**
- * The `schedules` capability of the sql.js storage (docs/PROTOCOL.md §17): its journaled writes
+ * The {@link ScheduleStore} of the sql.js storage (docs/PROTOCOL.md §17): its journaled writes
  * and its reads. One process holds the database, and each write is one transaction, so a claim is
  * a conditional update.
  * @module
  */
 import { scheduleRunKey } from "chat-gateway/storage";
-import type { Owner, OwnedSchedule, ScheduleRecord, ScheduleRun } from "chat-gateway";
+import type { Owner, OwnedSchedule, ScheduleRecord, ScheduleRun, ScheduleStore } from "chat-gateway";
 import type { Sql } from "./sql.js";
 
 /** The journaled schedule writes. */
@@ -82,3 +82,22 @@ export const scheduleQueries = {
     return sql.all(`SELECT ${COLUMNS} FROM schedules`, []).map(record);
   },
 };
+
+/** The schedule store as the storage offers it, over the storage's read and journaled write. */
+export function sqlJsSchedules(
+  read: (name: keyof typeof scheduleQueries, ...args: unknown[]) => Promise<unknown>,
+  write: (op: ScheduleOp) => Promise<unknown>,
+): ScheduleStore {
+  return {
+    listSchedules: (owner) => read("listSchedules", owner) as Promise<ScheduleRecord[]>,
+    allSchedules: () => read("allSchedules") as Promise<OwnedSchedule[]>,
+    async putSchedule(owner, schedule) {
+      await write({ k: "sched", o: owner, s: schedule });
+    },
+    deleteSchedule: (owner, scheduleId) => write({ k: "unsched", o: owner, id: scheduleId }) as Promise<boolean>,
+    claimScheduleSlot: (scheduleId, slot) =>
+      write({ k: "slot", id: scheduleId, slot }) as Promise<OwnedSchedule | undefined>,
+    recordScheduleRun: (scheduleId, run, expected) =>
+      write({ k: "run", id: scheduleId, r: run, x: expected }) as Promise<boolean>,
+  };
+}
