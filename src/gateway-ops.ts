@@ -7,6 +7,7 @@ import type { TrafficCounts } from "./connection/traffic.js";
 import type { Owner, Seq } from "./protocol/ids.js";
 import type { SessionServices } from "./connection/session-services.js";
 import { checkedNotification, type NotifyInput } from "./outbox/notification.js";
+import type { Clock, ClockTimer } from "./support/clock.js";
 
 /** How {@link Gateway.close} stops. */
 export interface CloseOptions {
@@ -56,13 +57,13 @@ export function statsOf(
 }
 
 /** Wait for `work`, at most `ms`; the timer never outlives the wait, so it holds no process open. */
-export async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+export async function settleWithin(clock: Clock, work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ClockTimer | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = clock.setTimeout(resolve, ms)));
   try {
     await Promise.race([work, timeout]);
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
   }
 }
 

@@ -47,6 +47,7 @@ export function wireServices(
     retention: options.retention,
     mediaStore: options.mediaStore,
     now,
+    clock: options.clock,
     log,
     connectedOwners: fanOut.owners,
   });
@@ -59,14 +60,11 @@ export function wireServices(
     (error) => log.warn("lane lock failed; the turn runs without it", error),
     laneTaker(storage, options.laneLock),
   );
+  // Its push senders and retries, its wait, the storage and the gateway's time, from the options.
   const away = awayPush({
-    push: options.push,
-    pushRetry: options.pushRetry,
-    pushAfterMs: options.pushAfterMs,
-    storage,
+    ...options,
     bus,
     log,
-    now,
     connectionCount: fanOut.connectionCount,
     publicUrls,
     sent,

@@ -241,11 +241,11 @@ class ChatGateway extends EventEmitter<GatewayEvents> implements Gateway {
     const services = this.#services;
     if (draining) {
       services.lanes.hold();
-      await settleWithin(services.lanes.idle(), Math.max(0, options.drainMs ?? 0));
+      await settleWithin(this.options.clock, services.lanes.idle(), Math.max(0, options.drainMs ?? 0));
     }
     services.lanes.abortAll("shutdown");
     // Every aborted turn stores its final frame before the sockets go.
-    await settleWithin(services.lanes.idle(), SHUTDOWN_WAIT_MS);
+    await settleWithin(this.options.clock, services.lanes.idle(), SHUTDOWN_WAIT_MS);
     await Promise.allSettled([...this.#background]);
     const reason = draining ? "server restarting" : "server shutting down";
     for (const session of [...this.#sessions.values()]) session.close(this.#closeCode, reason);

@@ -21,6 +21,7 @@ export { parseCommand } from "./turn/commands.js";
 export { bareModelId, homeRelative, buildRuntimeInfo } from "./turn/runtime-info.js";
 export type { RuntimeInfoOptions, ModelPrice } from "./turn/runtime-info.js";
 export type { RateLimit } from "./connection/token-bucket.js";
+export type { Clock, ClockTimer } from "./support/clock.js";
 export { ANONYMOUS_OWNER } from "./protocol/ids.js";
 export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq, ConnectionId, RequestId } from "./protocol/ids.js";
 export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./protocol/errors.js";

@@ -11,6 +11,7 @@ import { refuseMissingCapabilities } from "./storage/capabilities.js";
 import { publicUrlOf } from "./push/public-url.js";
 import type { Storage } from "./contracts/storage.js";
 import type { RateLimit } from "./connection/token-bucket.js";
+import { realClock, type Clock } from "./support/clock.js";
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -94,6 +95,15 @@ function resolveStorage(options: GatewayOptions): Storage {
   }
   refuseMissingCapabilities(storage, options);
   return storage;
+}
+
+/**
+ * What stored records are dated by: a given clock's time, so that a test on a manual clock sees
+ * the dates it moved to; else the system's epoch time as before (the real clock's is monotonic,
+ * and drifts from the wall over a long run).
+ */
+function nowOf(clock: Clock | undefined): () => number {
+  return clock ? () => clock.now() : Date.now;
 }
 
 const HOOK_STORE_MEMBERS = ["putHook", "getHook", "listHooks", "deleteHook", "claimHookKey", "settleHookKey"];
@@ -201,6 +211,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     recoveryIntervalMs: positive("recoveryIntervalMs", options.recoveryIntervalMs, 5_000),
     ...resolveAutomation(options),
     logger,
-    now: options.now ?? Date.now,
+    clock: options.clock ?? realClock,
+    now: options.now ?? nowOf(options.clock),
   };
 }

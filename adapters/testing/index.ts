@@ -17,6 +17,9 @@
  * {@link AgentRuntime}. An implementation that passes its suite can back a gateway: everything the
  * gateway relies on is checked there. The Connection and AgentRuntime suites start a real gateway
  * (and, for runtimes, a WebSocket server on 127.0.0.1) with `ws`, which comes with chat-gateway.
+ *
+ * For tests of a gateway's timing, {@link manualClock} is a clock moved by hand
+ * (`GatewayOptions.clock`): a test advances it and asserts order and counts instead of waiting.
  * @module
  */
 // biome-ignore lint/correctness/noUnusedImports: imported for the links above; the contracts these suites check live in the core entry
@@ -70,4 +73,5 @@ export {
   type RuntimeConformanceOptions,
 } from "./runtime.js";
 export { webSocketClient, type ClientSocket } from "./client-socket.js";
+export { manualClock, type ManualClock } from "./manual-clock.js";
 export { describeConnectionConformance, type TransportFactory, type TransportUnderTest } from "./connection.js";

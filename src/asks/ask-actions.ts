@@ -13,6 +13,7 @@ import type { OutgoingFrame } from "../contracts/bus.js";
 import { GatewayError } from "../protocol/errors.js";
 import { actionTokenHash, isActionTokenShape } from "../push/action-tokens.js";
 import type { AskServices } from "./ask-services.js";
+import { sleep } from "../support/clock.js";
 import { selectPicker } from "./ask-answers.js";
 import { findPicker } from "./picker-lookup.js";
 
@@ -90,7 +91,7 @@ async function storedOutcome(
   for (let waited = 0; waited <= STORED_WAIT_MS; waited += STORED_POLL_MS) {
     const found = await findPicker(services, record.owner, record.picker_id);
     if (found?.resolved) return found.resolved as Record<string, unknown>;
-    await new Promise((resolve) => setTimeout(resolve, STORED_POLL_MS).unref());
+    await sleep(services.options.clock, STORED_POLL_MS);
   }
   return undefined;
 }

@@ -16,6 +16,7 @@ import type { OpenAsk } from "./open-asks.js";
 import { INTERNAL_PREFIX, RESPOND_FRAME } from "../outbox/fan-out.js";
 import { ownerSubscriptions } from "../outbox/owner-subscriptions.js";
 import type { Selection } from "./ask-shapes.js";
+import { sleep, type Clock, type ClockTimer } from "../support/clock.js";
 
 /** Bus frames between gateway processes (`INTERNAL_PREFIX`); never delivered to a device. */
 const RELAY_FRAME = `${INTERNAL_PREFIX}ask`;
@@ -97,7 +98,8 @@ export async function relay(
 ): Promise<boolean | Record<string, unknown>> {
   const token = randomUUID();
   let unsubscribe: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  const { clock } = services.options;
+  let timer: ClockTimer | undefined;
   let done = false;
   try {
     return await new Promise<boolean | Record<string, unknown>>((resolve) => {
@@ -108,31 +110,31 @@ export async function relay(
       unsubscribe = services.bus.subscribe(owner, (message) => {
         if (message.frame.type === ACK_FRAME && message.frame.payload.token === token) finish(true);
       });
-      timer = setTimeout(() => finish(false), ACK_WAIT_MS);
+      timer = clock.setTimeout(() => finish(false), ACK_WAIT_MS);
       void Promise.resolve(services.bus.ready?.(owner)).then(() =>
         services.bus.publish({ owner, frame: { type: RELAY_FRAME, payload: { ...relayed, token } } }),
       );
-      if (settled) void watchStored(settled, () => done, finish);
+      if (settled) void watchStored(clock, settled, () => done, finish);
     });
   } finally {
     done = true;
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     unsubscribe?.();
   }
 }
 
 /** Looks for the stored outcome until the relay is done; a failed look is tried again. */
 async function watchStored(
+  clock: Clock,
   settled: StoredOutcome,
   isDone: () => boolean,
   finish: (outcome: Record<string, unknown>) => void,
 ): Promise<void> {
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
-  await pause(SETTLED_AFTER_MS);
+  await sleep(clock, SETTLED_AFTER_MS);
   while (!isDone()) {
     const found = await settled().catch(() => undefined);
     if (found && !isDone()) return finish(found);
-    await pause(SETTLED_POLL_MS);
+    await sleep(clock, SETTLED_POLL_MS);
   }
 }
 

@@ -26,6 +26,7 @@ import type { AnsweredAsk } from "../contracts/records.js";
 import { laneModelChange } from "./lane-model.js";
 import type { ResolvedAsk } from "../push/retraction.js";
 import { SUPERSEDED, untilApplied } from "../storage/read-decide-commit.js";
+import type { ClockTimer } from "../support/clock.js";
 
 /** `setTimeout` fires at once past 2^31 - 1 ms. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -44,7 +45,7 @@ export interface OpenAsk {
   readonly turn: LaneTurn;
   readonly opened: number;
   finish(answer: AskAnswer): void;
-  timer: NodeJS.Timeout | undefined;
+  timer: ClockTimer | undefined;
   stopListening(): void;
 }
 
@@ -185,7 +186,7 @@ export class OpenAsks {
     }
     services.pushIfAway(owner, askPush(spec), request.confirmInApp === true ? undefined : askOffer(spec));
     turn.onAsk?.(true);
-    entry.timer = setTimeout(
+    entry.timer = services.options.clock.setTimeout(
       () => void this.resolve(owner, spec.picker_id, { outcome: "expired" }),
       Math.min(lifetime, MAX_TIMER_MS),
     );
@@ -210,7 +211,7 @@ export class OpenAsks {
     if (!entry) return undefined;
     // Decided here, synchronously: whatever comes after finds the ask gone.
     this.#open.delete(key(owner, pickerId));
-    clearTimeout(entry.timer);
+    this.#services.options.clock.clearTimeout(entry.timer);
     entry.stopListening();
     const frame = resolvedFrame(entry.spec, answer, deviceId);
     // Kept on the answer in the order the asks ended (docs/PROTOCOL.md §14.5).

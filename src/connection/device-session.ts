@@ -32,6 +32,7 @@ import { type BurstHolder, type FrameBurst, isSmallPing, leaveShares } from "./i
 import { queueAfter, type Shares, spendFrame } from "./intake.js";
 import { TokenBucket } from "./token-bucket.js";
 import type { SessionServices } from "./session-services.js";
+import type { ClockTimer } from "../support/clock.js";
 
 let nextConnection = 0;
 /** Makes connection ids unique across processes that share a bus. */
@@ -56,7 +57,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   /** The owner whose frames this session receives, from the start of hello.ok's preparation. */
   #attached: Owner | undefined;
   readonly #delivery: Delivery;
-  #helloTimer: NodeJS.Timeout | undefined;
+  #helloTimer: ClockTimer | undefined;
   /** Made at the first binary message: most connections never send one. */
   #backlog: BinaryBacklog | undefined;
   /** Its way through admission: its address's caps, its hello's place (docs/PROTOCOL.md §18.5). */
@@ -95,12 +96,11 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     const address = this.#pass.address;
     if (address !== undefined) this.#shares.address = this.#services.budgets.framesPerAddress.join(address);
     const ms = this.#services.options.helloTimeoutMs;
-    this.#helloTimer = setTimeout(() => {
+    this.#helloTimer = this.#services.options.clock.setTimeout(() => {
       if (this.#state !== "hello") return;
       this.send({ type: "error", payload: { code: "auth", message: `hello not completed within ${ms} ms` } });
       this.close(CLOSE_CODES.helloTimeout, "hello timeout");
     }, ms);
-    this.#helloTimer.unref();
   }
 
   get owner(): Owner {
@@ -174,7 +174,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   closed(): void {
     if (this.#state === "closed") return;
     this.#state = "closed";
-    clearTimeout(this.#helloTimer);
+    this.#services.options.clock.clearTimeout(this.#helloTimer);
     this.#helloTimer = undefined;
     this.#pass.closed();
     this.#delivery.stop();
@@ -274,7 +274,7 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
   }
 
   #ready({ auth, device, attached, helloOk }: HelloReady, requestId: RequestId | undefined): void {
-    clearTimeout(this.#helloTimer);
+    this.#services.options.clock.clearTimeout(this.#helloTimer);
     this.#helloTimer = undefined;
     this.#owner = auth.owner;
     this.#shares.owner = this.#services.budgets.framesPerOwner.join(auth.owner);

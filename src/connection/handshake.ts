@@ -236,7 +236,11 @@ async function authenticate(
       conn.admission.abandon();
       return GONE;
     }
-    const verdict = conn.admission.admit(answer.auth, () => services.now(), conn.expired);
+    const verdict = conn.admission.admit(
+      answer.auth,
+      { now: () => services.now(), clock: services.options.clock },
+      conn.expired,
+    );
     // Too many revocations to remember came meanwhile: a new answer postdates them (fail closed at last).
     if (verdict === "recheck" && round < MAX_AUTH_ROUNDS) continue;
     if (verdict !== "admitted") {

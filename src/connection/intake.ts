@@ -9,10 +9,11 @@ import { LoopShare } from "../support/loop-share.js";
 import type { FairShare, SharedBudgets } from "./shared-budgets.js";
 import { frameCost, type RateLimit, type TokenBucket } from "./token-bucket.js";
 import { throttleReads, type Pausable } from "./read-pause.js";
+import type { Clock } from "../support/clock.js";
 
 /** What the intake of a connection reads and counts through. */
 export interface IntakeServices {
-  readonly options: { readonly rateLimit: RateLimit };
+  readonly options: { readonly rateLimit: RateLimit; readonly clock: Clock };
   /** The frame budgets shared per address and per owner, and the rate of new connections per address. */
   readonly budgets: SharedBudgets;
   readonly log: Logger;
@@ -48,7 +49,7 @@ export function spendFrame(services: IntakeServices, from: FrameSpender, size: n
   const cost = frameCost(size);
   const { address, owner } = from.shares;
   const spent = from.bucket.take(cost) && (address?.take(cost) ?? true) && (owner?.take(cost) ?? true);
-  if (!spent) throttleReads(from.conn, (cost * 1000) / services.options.rateLimit.perSecond);
+  if (!spent) throttleReads(services.options.clock, from.conn, (cost * 1000) / services.options.rateLimit.perSecond);
   return spent;
 }
 

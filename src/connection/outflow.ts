@@ -12,6 +12,7 @@ import { encodeWithin } from "./wire.js";
 import { HeldTexts } from "./held-texts.js";
 import { countFrame } from "./traffic.js";
 import type { ResolvedOptions } from "../options/options.js";
+import { sleep, type Clock, type ClockTimer } from "../support/clock.js";
 
 /** How often a held-back update or a waiting reply looks at the socket's buffer again (milliseconds). */
 const DRAIN_POLL_MS = 25;
@@ -30,6 +31,8 @@ export interface OutflowLimits {
   deltaIntervalMs: number;
   /** `max_frame_bytes`: a stored answer over it has its tool calls cut to fit (docs/PROTOCOL.md §5). */
   maxFrameBytes: number;
+  /** The gateway's clock: the delta pace and the waits for the socket's buffer run on it. */
+  clock: Clock;
 }
 
 /** The send limits of a gateway: one object for all its connections rather than one each. */
@@ -41,6 +44,7 @@ export function outflowLimits(options: ResolvedOptions): OutflowLimits {
       ...options.backpressure,
       deltaIntervalMs: options.deltaUpdateIntervalMs,
       maxFrameBytes: options.maxFrameBytes,
+      clock: options.clock,
     };
     limitsOf.set(options, limits);
   }
@@ -55,11 +59,11 @@ export class Outflow {
   readonly #overflow: { tooSlow(): void };
   /** Updates held back, by message id; made at the first one (an idle connection never needs it). */
   #pendingUpdates: Map<string, OutgoingFrame> | undefined;
-  #drainTimer: NodeJS.Timeout | undefined;
+  #drainTimer: ClockTimer | undefined;
   #stopped = false;
   /** Set for a device with `caps.delta`. */
   #held: HeldTexts | undefined;
-  /** For a delta device: when its last `message.update` was written (`performance.now()` time). */
+  /** For a delta device: when its last `message.update` was written (clock time). */
   #lastDeltaAt = Number.NEGATIVE_INFINITY;
 
   /** Frames written, by type (docs/PROTOCOL.md §18.3). */
@@ -137,7 +141,7 @@ export class Outflow {
       const p = frame.payload;
       if (frame.type === "message.update") {
         frame = held.shape(frame);
-        this.#lastDeltaAt = performance.now();
+        this.#lastDeltaAt = this.#limits.clock.now();
       } else if (frame.type === "message.start") held.started(p.message_id as string);
       else if (frame.type === "message.stop" || frame.type === "message") held.ended(p.message_id as string);
       else if (frame.type === "message.deleted" && Array.isArray(p.message_ids))
@@ -156,7 +160,7 @@ export class Outflow {
   async drained(): Promise<boolean> {
     while (this.#room()) {
       if (this.#conn.bufferedAmount <= this.#limits.softBytes) return true;
-      await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+      await sleep(this.#limits.clock, DRAIN_POLL_MS);
     }
     return false;
   }
@@ -165,7 +169,7 @@ export class Outflow {
   stop(): void {
     this.#stopped = true;
     this.#pendingUpdates = undefined;
-    if (this.#drainTimer) clearTimeout(this.#drainTimer);
+    if (this.#drainTimer) this.#limits.clock.clearTimeout(this.#drainTimer);
     this.#drainTimer = undefined;
   }
 
@@ -177,7 +181,7 @@ export class Outflow {
    */
   #deltaWait(update: OutgoingFrame): number {
     if (this.#held === undefined) return 0;
-    const now = performance.now();
+    const now = this.#limits.clock.now();
     const interval = this.#limits.deltaIntervalMs;
     const paced = this.#lastDeltaAt + interval - now;
     if (paced > 0 || !this.#held.thin(update)) return paced;
@@ -186,7 +190,7 @@ export class Outflow {
 
   /** Write every held-back update now. */
   #flush(): void {
-    if (this.#drainTimer) clearTimeout(this.#drainTimer);
+    if (this.#drainTimer) this.#limits.clock.clearTimeout(this.#drainTimer);
     this.#drainTimer = undefined;
     const pending = [...(this.#pendingUpdates?.values() ?? [])];
     this.#pendingUpdates = undefined;
@@ -195,7 +199,7 @@ export class Outflow {
 
   #scheduleDrain(delayMs: number): void {
     if (this.#drainTimer) return;
-    this.#drainTimer = setTimeout(() => {
+    this.#drainTimer = this.#limits.clock.setTimeout(() => {
       this.#drainTimer = undefined;
       if (!this.#room()) return;
       if (this.#conn.bufferedAmount > this.#limits.softBytes) return this.#scheduleDrain(DRAIN_POLL_MS);

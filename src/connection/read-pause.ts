@@ -8,6 +8,7 @@
  * @module
  */
 import type { Connection } from "../contracts/connection.js";
+import type { Clock } from "../support/clock.js";
 
 /** What can stop reading: a connection whose transport can pause (the ws adapter's can). */
 export type Pausable = Pick<Connection, "pause" | "resume">;
@@ -37,15 +38,15 @@ export function releaseReads(conn: Pausable): void {
  * A frame of `conn` was refused for the budget: reading pauses for `ms` (at most a second), the
  * time its own budget takes to earn the frame back. Frames already read are judged as they come.
  */
-export function throttleReads(conn: Pausable, ms: number): void {
+export function throttleReads(clock: Clock, conn: Pausable, ms: number): void {
   if (conn.pause === undefined || throttled.has(conn)) return;
   throttled.add(conn);
   holdReads(conn);
-  setTimeout(
+  clock.setTimeout(
     () => {
       throttled.delete(conn);
       releaseReads(conn);
     },
     Math.min(ms, MAX_THROTTLE_MS),
-  ).unref();
+  );
 }

@@ -5,6 +5,7 @@
  */
 
 import type { Revocation } from "../contracts/authenticator.js";
+import type { Clock, ClockTimer } from "../support/clock.js";
 export type { Revocation } from "../contracts/authenticator.js";
 
 /** True when `revocation` ends a connection admitted as `user` with `sessions`. */
@@ -34,20 +35,22 @@ export function checkRevocation(value: unknown): Revocation {
 /** setTimeout's longest delay (about 24.8 days); longer waits are re-armed. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
 
-/**
- * Calls `fire` once `now()` reaches `at` (milliseconds since the epoch). The timer does not keep
- * the process alive. Returns the canceller.
- */
-function fireAt(at: number, now: () => number, fire: () => void): () => void {
-  let timer: NodeJS.Timeout | undefined;
+/** The gateway's time: `now` the epoch milliseconds credentials expire in, `clock` the timers. */
+export interface ExpiryTime {
+  now(): number;
+  readonly clock: Clock;
+}
+
+/** Calls `fire` once `time.now()` reaches `at` (milliseconds since the epoch). Returns the canceller. */
+function fireAt(at: number, time: ExpiryTime, fire: () => void): () => void {
+  let timer: ClockTimer | undefined;
   const arm = () => {
-    const wait = at - now();
+    const wait = at - time.now();
     if (wait <= 0) return fire();
-    timer = setTimeout(arm, Math.min(wait, MAX_DELAY_MS));
-    timer.unref();
+    timer = time.clock.setTimeout(arm, Math.min(wait, MAX_DELAY_MS));
   };
   arm();
-  return () => clearTimeout(timer);
+  return () => time.clock.clearTimeout(timer);
 }
 
 /**
@@ -129,7 +132,7 @@ export class AdmissionWatch {
    */
   admit(
     auth: { user: string | null; sessions?: readonly string[]; expiresAt?: number },
-    now: () => number,
+    time: ExpiryTime,
     onExpiry: () => void,
   ): AdmitVerdict {
     const heard = this.#heard;
@@ -140,7 +143,7 @@ export class AdmissionWatch {
     if (heard?.revokes(auth.user, sessions)) return "revoked";
     this.#user = auth.user;
     this.#sessions = sessions;
-    if (auth.expiresAt !== undefined) this.#cancelExpiry = fireAt(auth.expiresAt, now, onExpiry);
+    if (auth.expiresAt !== undefined) this.#cancelExpiry = fireAt(auth.expiresAt, time, onExpiry);
     return "admitted";
   }
 

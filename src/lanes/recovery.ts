@@ -40,11 +40,11 @@ export function turnRecovery(
     // With several processes, one that dies leaves turns that no job here will reach: look again
     // now and then. (One process alone finds everything at start.)
     if (!services.options.laneLock) return () => undefined;
-    const timer = setInterval(() => {
+    const { clock } = services.options;
+    const timer = clock.setInterval(() => {
       once().catch((error) => services.log.warn("recovering interrupted turns failed", error));
     }, services.options.recoveryIntervalMs);
-    timer.unref();
-    return () => clearInterval(timer);
+    return () => clock.clearInterval(timer);
   };
   return { once, repeat };
 }

@@ -17,6 +17,7 @@ import type { OutgoingFrame } from "../contracts/bus.js";
 import { INTERNAL_PREFIX, RESPOND_FRAME } from "../outbox/fan-out.js";
 import { ownerSubscriptions } from "../outbox/owner-subscriptions.js";
 import type { LaneScheduler } from "./scheduler.js";
+import type { Clock, ClockTimer } from "../support/clock.js";
 
 /** Bus frames between gateway processes (`INTERNAL_PREFIX`); never delivered to a device. */
 const STOP_FRAME = `${INTERNAL_PREFIX}stop`;
@@ -64,13 +65,14 @@ export function relayJoin(bus: Pick<Bus, "publish">, owner: Owner, connectionId:
 
 /** Ask every other process to stop the lane's running turn; whether one did, and the id of the answer it stopped. */
 export async function relayStop(
+  clock: Clock,
   bus: Pick<Bus, "publish" | "subscribe" | "ready">,
   owner: Owner,
   lane: Lane,
 ): Promise<{ stopped: boolean; message_id: string | null }> {
   const token = randomUUID();
   let unsubscribe: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ClockTimer | undefined;
   try {
     return await new Promise((resolve) => {
       unsubscribe = bus.subscribe(owner, (message) => {
@@ -78,7 +80,7 @@ export async function relayStop(
         if (type === STOPPED_FRAME && payload.token === token)
           resolve({ stopped: true, message_id: (payload.message_id as string | null) ?? null });
       });
-      timer = setTimeout(() => resolve({ stopped: false, message_id: null }), ACK_WAIT_MS);
+      timer = clock.setTimeout(() => resolve({ stopped: false, message_id: null }), ACK_WAIT_MS);
       void Promise.resolve(bus.ready?.(owner)).then(() =>
         bus.publish({
           owner,
@@ -87,7 +89,7 @@ export async function relayStop(
       );
     });
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     unsubscribe?.();
   }
 }

@@ -30,7 +30,7 @@ export async function stopTurn(services: QueueServices, owner: Owner, lane: Lane
   const answer = services.lanes.running(owner, lane)?.answer ?? null;
   if (services.lanes.stop(owner, lane)) return { stopped: true, message_id: answer };
   if (!sharedBus(services)) return NOTHING_STOPPED;
-  const relayed = await relayStop(services.bus, owner, lane);
+  const relayed = await relayStop(services.options.clock, services.bus, owner, lane);
   return relayed.stopped ? relayed : stopUnconfirmed(services, owner, lane);
 }
 

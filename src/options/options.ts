@@ -10,6 +10,7 @@ import type { PushSender } from "../contracts/push.js";
 import type { AgentRuntime } from "../contracts/runtime.js";
 import type { RetentionPolicy, Storage, StorageImplementation } from "../contracts/storage.js";
 import type { Logger } from "../contracts/logger.js";
+import type { Clock } from "../support/clock.js";
 import type { HookStore } from "../contracts/hooks.js";
 import type { ScheduleStore } from "../contracts/schedules.js";
 
@@ -218,7 +219,19 @@ export interface GatewayOptions {
   scheduler?: boolean | { tickMs?: number };
   /** Where warnings and errors go. Default: the console, prefixed `[chat-gateway]` (info is dropped). */
   logger?: Logger;
-  /** The clock, epoch milliseconds (for tests). */
+  /**
+   * The time and the timers the gateway runs on: turn limits, idle timeouts, answer updates,
+   * outflow pacing, the hello timeout, recovery, schedules, pushes due, asks expiring, revocations,
+   * the outbox's pruning and admission. For tests and simulations: a manual clock
+   * (`manualClock()` from `chat-gateway/testing`) makes "later" a call, so a test asserts order and
+   * counts instead of waiting. Its `now()` also dates what is stored, unless `now` is given.
+   * Default: the real clock (the process's monotonic time and Node's timers, which hold no process open).
+   */
+  clock?: Clock;
+  /**
+   * The time stored records are dated by, epoch milliseconds (for tests). Default: the `clock`'s
+   * `now()` when a clock is given, else `Date.now`.
+   */
   now?: () => number;
 }
 

@@ -10,6 +10,7 @@ import type { Change, RetentionPolicy, Storage } from "../contracts/storage.js";
 import type { ConnectionId, Owner, RequestId } from "../protocol/ids.js";
 import type { Logger } from "../contracts/logger.js";
 import type { ServerFrame, StoredFrame } from "../protocol/protocol.js";
+import type { Clock, ClockTimer } from "../support/clock.js";
 
 /** Outbox appends between two prunes: pruning is an indexed range delete, kept off the per-write path. */
 const PRUNE_EVERY = 100;
@@ -55,6 +56,8 @@ export interface OutboxParts {
   retention: RetentionPolicy;
   mediaStore: MediaStore | undefined;
   now(): number;
+  /** The clock the pruning schedule runs on. */
+  clock: Clock;
   log: Logger;
   /** The owners with a connection in this process, pruned on the schedule too. */
   connectedOwners(): Iterable<Owner>;
@@ -67,7 +70,7 @@ export class Outbox {
   readonly #publishTail = new Map<Owner, Promise<void>>();
   /** Per owner: appends since the last prune. Its keys are the owners the schedule prunes. */
   readonly #appendsSincePrune = new Map<Owner, number>();
-  #schedule: NodeJS.Timeout | undefined;
+  #schedule: ClockTimer | undefined;
 
   constructor(parts: OutboxParts) {
     this.#parts = parts;
@@ -133,15 +136,14 @@ export class Outbox {
    */
   pruneOnSchedule(): void {
     if (this.#schedule) return;
-    this.#schedule = setInterval(() => {
+    this.#schedule = this.#parts.clock.setInterval(() => {
       for (const owner of new Set([...this.#appendsSincePrune.keys(), ...this.#parts.connectedOwners()]))
         this.#prune(owner);
     }, pruneScheduleMs(this.#parts.retention));
-    this.#schedule.unref();
   }
 
   stopPruning(): void {
-    clearInterval(this.#schedule);
+    this.#parts.clock.clearInterval(this.#schedule);
     this.#schedule = undefined;
   }
 

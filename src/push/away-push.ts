@@ -21,6 +21,7 @@ import type { SentPushes } from "./retraction.js";
 import { duePushOf, duePushRecord, type DuePush } from "./due-payload.js";
 import type { DuePushRecord } from "../contracts/due-pushes.js";
 import { isReadable, settleUnsent, writeReceipt } from "./read-retraction.js";
+import { sleep, type Clock } from "../support/clock.js";
 
 /** What away-push reads and sends through. */
 export interface AwayPushParts {
@@ -31,8 +32,10 @@ export interface AwayPushParts {
   storage: Storage;
   bus: Bus;
   log: Logger;
-  /** The gateway's clock, epoch ms: how long a failing target rests. */
+  /** The gateway's time, epoch ms: how long a failing target rests, when a stored push falls due. */
   now: () => number;
+  /** The gateway's clock, which the waits before a push and between retries run on. */
+  clock: Clock;
   /** Connections of the owner in this process. */
   connectionCount(owner: Owner): number;
   /** Where each owner's pushes lead (docs/PROTOCOL.md §21). */
@@ -126,7 +129,7 @@ async function decide(
     if (!followsAttention) return;
     const before = await laneMark(parts.storage, owner, message);
     const stored = await storeDue(parts, owner, { message, offer, before });
-    await new Promise((resolve) => setTimeout(resolve, parts.pushAfterMs).unref());
+    await sleep(parts.clock, parts.pushAfterMs);
     // Stored: only the process that takes it back sends it (another one may have, after a pause).
     if (stored && !(await takeBack(parts, stored))) return;
     if (message.picker_id !== undefined && parts.sent?.wasResolved(owner, message.picker_id)) return;
@@ -304,7 +307,7 @@ async function pushWithRetry(
         }
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, backoffMs * 2 ** (attempt - 1)));
+      await sleep(parts.clock, backoffMs * 2 ** (attempt - 1));
     }
   }
 }

@@ -11,14 +11,14 @@ import type { AwayPush } from "./away-push.js";
 export const OVERDUE_GRACE_MS = 2_000;
 
 /** What the passes read of the gateway's options: its clock, its logger, how often. */
-export type OverduePushOptions = Pick<ResolvedOptions, "now" | "logger" | "recoveryIntervalMs">;
+export type OverduePushOptions = Pick<ResolvedOptions, "now" | "clock" | "logger" | "recoveryIntervalMs">;
 
 /**
  * Starts the passes: one at once (everything past due: a restart sends what the crash left), then
- * one every `recoveryIntervalMs` on an unref'd timer, never two at a time. Returns what stops them.
+ * one every `recoveryIntervalMs` on the gateway's clock, never two at a time. Returns what stops them.
  */
 export function startOverduePushes(sendOverdue: AwayPush["sendOverdue"], options: OverduePushOptions): () => void {
-  const { now, logger: log } = options;
+  const { now, clock, logger: log } = options;
   let running = false;
   const pass = (dueBy: number) => {
     if (running) return;
@@ -30,7 +30,6 @@ export function startOverduePushes(sendOverdue: AwayPush["sendOverdue"], options
       });
   };
   pass(now());
-  const timer = setInterval(() => pass(now() - OVERDUE_GRACE_MS), options.recoveryIntervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  const timer = clock.setInterval(() => pass(now() - OVERDUE_GRACE_MS), options.recoveryIntervalMs);
+  return () => clock.clearInterval(timer);
 }

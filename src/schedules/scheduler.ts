@@ -16,6 +16,7 @@ import type { MessageServices } from "../requests/message-requests.js";
 import { answerPrompt, findAnswer, storePrompt } from "../lanes/posts.js";
 import { newestSlot } from "./cron.js";
 import { clip } from "../support/clip.js";
+import type { ClockTimer } from "../support/clock.js";
 
 /** What a finished run raises: the gateway's `notify`. */
 export type CronNotify = (
@@ -31,7 +32,7 @@ export class Scheduler {
   readonly #services: MessageServices;
   readonly #store: ScheduleStore;
   readonly #notify: CronNotify;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: ClockTimer | undefined;
   #ticking: Promise<void> | undefined;
 
   constructor(services: MessageServices, store: ScheduleStore, notify: CronNotify) {
@@ -42,15 +43,14 @@ export class Scheduler {
 
   /** Tick every `tickMs` until {@link Scheduler.stop}. */
   start(tickMs: number): void {
-    this.#timer = setInterval(() => void this.tick(), tickMs);
-    // A gateway that is not closed must not keep its process alive for schedules alone.
-    this.#timer.unref();
+    // On the gateway's clock, whose real timers hold no process open: schedules alone do not keep it.
+    this.#timer = this.#services.options.clock.setInterval(() => void this.tick(), tickMs);
     void this.tick();
   }
 
   /** No new tick; resolves once the one in flight is over (its runs are the lanes' to end). */
   async stop(): Promise<void> {
-    clearInterval(this.#timer);
+    this.#services.options.clock.clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#ticking;
   }

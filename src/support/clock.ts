@@ -1,7 +1,10 @@
 /**
  * The clock a part of the gateway reads the time and sets its timers by. Given rather than reached
  * for, so that a test can drive it (a manual clock advanced step by step) and assert order and
- * counts instead of waiting on the wall. Admission takes one today; the rest of `src/` follows.
+ * counts instead of waiting on the wall. The gateway is given one (`GatewayOptions.clock`) and hands
+ * it to every part; two readings stay on the process's own time on purpose: an id's time prefix
+ * (`id-generator.ts`, only an index order) and the loop share (`loop-share.ts`, which measures how
+ * long real work held the event loop, not the gateway's time).
  * @module
  */
 
@@ -34,3 +37,8 @@ export const realClock: Clock = {
   setInterval: (callback, ms) => setInterval(callback, ms).unref(),
   clearInterval: (timer) => clearInterval(timer as NodeJS.Timeout | undefined),
 };
+
+/** Resolves `ms` from now on `clock`: a pause between retries or polls. */
+export function sleep(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimeout(resolve, ms));
+}

@@ -14,6 +14,7 @@ import type { StoredFrame } from "../protocol/protocol.js";
 import { messagePayload, stopPayload } from "../outbox/message-payloads.js";
 import { buildRuntimeInfo } from "./runtime-info.js";
 import { noteUsage } from "./answer-recorder.js";
+import { sleep } from "../support/clock.js";
 
 const STATUS_NOTE: Partial<Record<MessageStatus, string>> = {
   stopped: "(stopped)",
@@ -96,7 +97,7 @@ async function storeFinal(services: TurnServices, owner: Owner, change: Change, 
     } catch (error) {
       if (attempt >= FINAL_RETRY_MS.length) throw error;
       services.log.warn("storing the final answer failed; retrying", error);
-      await new Promise((resolve) => setTimeout(resolve, FINAL_RETRY_MS[attempt]));
+      await sleep(services.options.clock, FINAL_RETRY_MS[attempt]);
     }
   }
 }

@@ -7,6 +7,7 @@ import type { TurnServices } from "./turn-services.js";
 import type { Owner } from "../protocol/ids.js";
 import type { StoredMessage } from "../contracts/records.js";
 import type { ServerPayloads } from "../protocol/server-frames.js";
+import type { ClockTimer } from "../support/clock.js";
 
 /** `model` and `tokens` of a live frame, each only when known. */
 export function usageFields(message: StoredMessage): { model?: string; tokens?: number } {
@@ -23,8 +24,8 @@ export class AnswerUpdates {
   readonly #message: StoredMessage;
   readonly #signal: AbortSignal;
   #dirty = false;
-  #lastUpdate = 0;
-  #timer: NodeJS.Timeout | undefined;
+  #lastUpdate = Number.NEGATIVE_INFINITY;
+  #timer: ClockTimer | undefined;
 
   constructor(services: TurnServices, owner: Owner, message: StoredMessage, signal: AbortSignal) {
     this.#services = services;
@@ -37,13 +38,14 @@ export class AnswerUpdates {
   schedule(): void {
     this.#dirty = true;
     if (!this.#services.options.streaming || this.#timer) return;
-    const wait = Math.max(0, this.#lastUpdate + this.#services.options.updateIntervalMs - this.#services.now());
-    this.#timer = setTimeout(() => this.#send(), wait);
+    const { clock, updateIntervalMs } = this.#services.options;
+    const wait = Math.max(0, this.#lastUpdate + updateIntervalMs - clock.now());
+    this.#timer = clock.setTimeout(() => this.#send(), wait);
   }
 
   /** No more updates (the final frame follows). */
   dispose(): void {
-    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#timer) this.#services.options.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
@@ -51,7 +53,7 @@ export class AnswerUpdates {
     this.#timer = undefined;
     if (!this.#dirty || this.#signal.aborted) return;
     this.#dirty = false;
-    this.#lastUpdate = this.#services.now();
+    this.#lastUpdate = this.#services.options.clock.now();
     const message = this.#message;
     const payload: ServerPayloads["message.update"] = {
       message_id: message.message_id,

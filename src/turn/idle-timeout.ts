@@ -3,16 +3,19 @@
  * while the turn waits for the person to answer an ask (docs/PROTOCOL.md §11).
  * @module
  */
+import type { Clock, ClockTimer } from "../support/clock.js";
 
 /** A resettable wait for the runtime's next event that can be paused. */
 export class IdleTimeout {
   readonly #ms: number;
   #paused = 0;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  #timer: ClockTimer | undefined;
   #fire: (() => void) | undefined;
 
-  constructor(ms: number) {
+  constructor(ms: number, clock: Clock) {
     this.#ms = ms;
+    this.#clock = clock;
   }
 
   /** Resolves "timeout" when the next event takes longer than the timeout, not counting pauses. */
@@ -31,7 +34,7 @@ export class IdleTimeout {
 
   /** The event came (or the turn ended): stop waiting. */
   clear(): void {
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#fire = undefined;
   }
@@ -39,7 +42,7 @@ export class IdleTimeout {
   /** An ask opened: the clock stops until every open ask is answered. */
   pause(): void {
     this.#paused++;
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
@@ -52,6 +55,6 @@ export class IdleTimeout {
   #arm(): void {
     if (this.#paused > 0 || !this.#fire || this.#timer) return;
     const fire = this.#fire;
-    this.#timer = setTimeout(fire, this.#ms);
+    this.#timer = this.#clock.setTimeout(fire, this.#ms);
   }
 }

@@ -7,6 +7,7 @@
 import { LoopShare } from "../support/loop-share.js";
 import type { LaneTurn } from "./lane-turn.js";
 import { TOOLS_BYTES } from "./tool-calls.js";
+import type { Clock, ClockTimer } from "../support/clock.js";
 
 /** `setTimeout` fires at once for a delay past 2^31 - 1 ms; longer limits wait that long (24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -15,6 +16,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 export interface AnswerLimitOptions {
   maxAnswerChars: number;
   maxTurnMs: number;
+  /** The gateway's clock, which the turn's time is read and its deadline set on. */
+  clock: Clock;
 }
 
 /**
@@ -27,7 +30,7 @@ export class AnswerLimits {
   note: string | undefined;
   readonly #options: AnswerLimitOptions;
   readonly #turn: LaneTurn;
-  #deadline: NodeJS.Timeout | undefined;
+  #deadline: ClockTimer | undefined;
   /** Wall-clock time left when paused; undefined while the clock runs. */
   #left: number | undefined;
   #endsAt: number;
@@ -39,15 +42,18 @@ export class AnswerLimits {
     this.#options = options;
     this.#turn = turn;
     this.#tooLong = `The agent was stopped: the turn ran past the gateway's limit of ${formatDuration(options.maxTurnMs)}.`;
-    this.#endsAt = performance.now() + options.maxTurnMs;
-    this.#deadline = setTimeout(() => this.#end(this.#tooLong), Math.min(options.maxTurnMs, MAX_TIMER_MS));
+    this.#endsAt = options.clock.now() + options.maxTurnMs;
+    this.#deadline = options.clock.setTimeout(
+      () => this.#end(this.#tooLong),
+      Math.min(options.maxTurnMs, MAX_TIMER_MS),
+    );
   }
 
   /** The person is being asked: waiting for them does not count against the turn (docs/PROTOCOL.md §11). */
   pause(): void {
     if (this.#left !== undefined) return;
-    clearTimeout(this.#deadline);
-    this.#left = Math.max(0, this.#endsAt - performance.now());
+    this.#options.clock.clearTimeout(this.#deadline);
+    this.#left = Math.max(0, this.#endsAt - this.#options.clock.now());
   }
 
   /** The turn goes on: the wall clock runs again with the time that was left. */
@@ -55,8 +61,8 @@ export class AnswerLimits {
     if (this.#left === undefined) return;
     const left = this.#left;
     this.#left = undefined;
-    this.#endsAt = performance.now() + left;
-    this.#deadline = setTimeout(() => this.#end(this.#tooLong), Math.min(left, MAX_TIMER_MS));
+    this.#endsAt = this.#options.clock.now() + left;
+    this.#deadline = this.#options.clock.setTimeout(() => this.#end(this.#tooLong), Math.min(left, MAX_TIMER_MS));
   }
 
   /**
@@ -93,7 +99,7 @@ export class AnswerLimits {
 
   /** Stops the wall clock (the answer has ended). */
   dispose(): void {
-    clearTimeout(this.#deadline);
+    this.#options.clock.clearTimeout(this.#deadline);
   }
 
   #end(note: string): void {

@@ -23,6 +23,7 @@ export type TurnOptions = Pick<
   | "updateIntervalMs"
   | "maxAnswerChars"
   | "maxTurnMs"
+  | "clock"
 >;
 
 /** What an answer reads and writes through. */

@@ -136,7 +136,7 @@ export async function runAnswer(services: TurnServices, params: AnswerParams): P
     });
   }
 
-  const idle = new IdleTimeout(services.options.turnTimeoutMs);
+  const idle = new IdleTimeout(services.options.turnTimeoutMs, services.options.clock);
   let asking = false;
   turn.snapshot = () => joinFrames(message, recorder.runningTools(), asking, services.options.streaming);
   // While the person is asked, typing is off and the idle clock stops (docs/PROTOCOL.md §11).

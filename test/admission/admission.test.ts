@@ -7,7 +7,7 @@ import { Admission, type AdmissionOptions } from "../../src/admission/admission.
 import type { ConnectionAdmission } from "../../src/admission/connection-admission.js";
 import { TUNING } from "../../src/admission/tuning.js";
 import { KeyedBuckets } from "../../src/connection/shared-budgets.js";
-import { manualClock, type ManualClock } from "./manual-clock.js";
+import { manualClock, type ManualClock } from "chat-gateway/testing";
 
 function admission(clock: ManualClock, options: Partial<AdmissionOptions> = {}) {
   const shed: number[] = [];

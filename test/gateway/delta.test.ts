@@ -11,6 +11,7 @@ import {
   type RuntimeEvent,
 } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
+import { manualClock } from "chat-gateway/testing";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
 import { gate, scriptedRuntime, sleep, until } from "./runtimes.js";
 
@@ -135,35 +136,66 @@ describe("delta updates", () => {
   });
 
   it("delta - a delta device gets at most one update per deltaUpdateIntervalMs, each joining every append since; full-text devices keep the turn's pace", async () => {
-    // 10 characters every 5 ms for about 600 ms: the turn publishes an update every 20 ms.
+    // 10 characters every 5 ms of the gateway's clock for 600 ms: the turn publishes an update every 20 ms.
     const text = "0123456789".repeat(120);
+    const clock = manualClock();
+    let step = gate();
+    let took = gate();
     h = await startGateway({
+      clock,
       updateIntervalMs: 20,
       deltaUpdateIntervalMs: 100,
       runtime: scriptedRuntime(async function* () {
         for (let i = 0; i < text.length; i += 10) {
           yield { type: "text", delta: text.slice(i, i + 10) } as RuntimeEvent;
-          await sleep(5);
+          took.release();
+          await step.wait;
         }
       }),
     });
-    const delta = await Client.connect(h.url, { caps: { delta: true } });
-    const full = await Client.connect(h.url);
-    const sentAt = performance.now();
-    await delta.request("message.send", { chat_id: "default", text: "go" });
-    const stop = await delta.waitFor((f) => f.type === "message.stop");
-    const span = performance.now() - sentAt;
-    await full.waitFor((f) => f.type === "message.stop");
-    const held = assemble(delta.frames, stop.payload.message_id);
+    // In-process connections: each frame is seen as it is written, at the clock's time.
+    const device = async (id: string, caps: Record<string, unknown>) => {
+      const written: Array<{ frame: Frame; at: number }> = [];
+      const conn: Connection = {
+        send: (t) => void written.push({ frame: JSON.parse(t) as Frame, at: clock.now() }),
+        sendBinary: () => undefined,
+        close: () => undefined,
+        bufferedAmount: 0,
+        context: {},
+      };
+      const handle = h!.gateway.accept(conn);
+      handle.receiveText(JSON.stringify({ type: "hello", payload: { token: "", device_id: id, caps } }));
+      while (!written.some((w) => w.frame.type === "hello.ok")) await sleep(1);
+      const updates = () => written.filter((w) => w.frame.type === "message.update");
+      return { handle, written, updates };
+    };
+    const delta = await device("delta", { delta: true });
+    const full = await device("full", {});
+    delta.handle.receiveText(JSON.stringify({ type: "message.send", payload: { chat_id: "default", text: "go" } }));
+    for (let i = 0; i < text.length / 10; i++) {
+      await took.wait;
+      took = gate();
+      clock.advance(5);
+      // What the timers started (a frame through the bus) is written before the runtime goes on.
+      await sleep(0);
+      const next = step;
+      step = gate();
+      next.release();
+    }
+    while (!delta.written.some((w) => w.frame.type === "message.stop")) await sleep(1);
+    const stop = delta.written.find((w) => w.frame.type === "message.stop")!.frame;
+    const held = assemble(
+      delta.written.map((w) => w.frame),
+      stop.payload.message_id as string,
+    );
     expect(stop.payload.final_text).toBe(text);
     expect(text.startsWith(held.text)).toBe(true);
     expect(held.appends).toBeGreaterThan(1);
-    // At most one update per interval (timers may fire a little early) over the turn, which the
-    // device saw whole between its send and the stop. Counted, not timed between arrivals: a busy
-    // machine may deliver two updates sent 100 ms apart close together, but never more of them.
-    expect(delta.of("message.update").length).toBeLessThanOrEqual(Math.floor(span / 90) + 1);
-    // The full-text device is not held to the delta pace.
-    expect(full.of("message.update").length).toBeGreaterThan(delta.of("message.update").length);
+    // 600 ms of the clock: the delta device's updates 100 ms apart, one at the start and 6 more;
+    // the full-text device's at the turn's pace of 20 ms, 31.
+    const gaps = (w: Array<{ at: number }>) => w.slice(1).map((u, i) => u.at - w[i]!.at);
+    expect(gaps(delta.updates())).toEqual(Array(6).fill(100));
+    expect(gaps(full.updates())).toEqual(Array(30).fill(20));
   });
 
   it("delta - deltaUpdateIntervalMs must be 0 or more", () => {

@@ -1,9 +1,11 @@
-// A runtime is not trusted to end: the answer size and the turn's wall clock are bounded by the
+// A runtime is not trusted to end: the answer size and the turn's time are bounded by the
 // gateway, and a runtime that floods events never takes the event loop from other connections.
+// The turn's time runs on a manual clock here: the test moves it and asserts order and counts.
 import { afterEach, describe, expect, it } from "vitest";
 import type { RuntimeEvent, TurnInput } from "chat-gateway";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
-import { scriptedRuntime, sleep } from "./runtimes.js";
+import { manualClock } from "chat-gateway/testing";
+import { gate, scriptedRuntime } from "./runtimes.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -89,30 +91,42 @@ describe("turn limits", () => {
     expect(final.payload.status).toBe("error");
   });
 
-  it("turn limits - a runtime that keeps yielding past maxTurnMs is stopped by the wall clock, though it is never silent", async () => {
+  it("turn limits - a runtime that keeps yielding past maxTurnMs is stopped by the turn's clock, though it is never silent", async () => {
     const { seen, watch } = ending();
+    const clock = manualClock();
+    let step = gate();
+    let took = gate();
     const runtime = scriptedRuntime(async function* (input): AsyncIterable<RuntimeEvent> {
       watch(input);
       try {
         for (;;) {
           yield { type: "text", delta: "." };
-          await sleep(20);
+          took.release();
+          await step.wait;
         }
       } finally {
         seen.returned = true;
       }
     });
-    h = await startGateway({ runtime, maxTurnMs: 600, turnTimeoutMs: 200 });
+    h = await startGateway({ runtime, clock, maxTurnMs: 600, turnTimeoutMs: 200 });
     const c = await Client.connect(h.url);
-    const began = Date.now();
-    const { final } = await c.say({ chat_id: "default", text: "drip" });
-    const took = Date.now() - began;
+    const said = c.say({ chat_id: "default", text: "drip" });
+    // A dot every 20 ms of the clock: never silent for the 200 ms idle timeout, past 600 ms in all.
+    for (let ms = 0; ms < 600; ms += 20) {
+      await took.wait;
+      took = gate();
+      expect(seen.aborted).toBe(false);
+      clock.advance(20);
+      const next = step;
+      step = gate();
+      next.release();
+    }
+    const { final } = await said;
 
-    expect(took).toBeGreaterThanOrEqual(550);
-    expect(took).toBeLessThan(3_000);
     expect(final.payload.status).toBe("error");
-    expect(final.payload.final_text).toMatch(
-      /^\.+\n\nThe agent was stopped: the turn ran past the gateway's limit of 600 ms\.$/,
+    // One dot at the start and one after each 20 ms step before the limit: 30.
+    expect(final.payload.final_text).toBe(
+      `${".".repeat(30)}\n\nThe agent was stopped: the turn ran past the gateway's limit of 600 ms.`,
     );
     expect(c.of("typing").at(-1)!.payload.on).toBe(false);
     await expect.poll(() => seen.returned).toBe(true);
@@ -121,35 +135,35 @@ describe("turn limits", () => {
     expect(copy.text).toBe(final.payload.final_text);
   });
 
-  it("turn limits - a runtime flooding events without awaiting leaves other connections responsive, and the wall clock still fires", async () => {
+  it("turn limits - a runtime flooding events without awaiting leaves other connections answered, and the turn's clock still fires", async () => {
     const { seen, watch } = ending();
+    const clock = manualClock();
     const runtime = scriptedRuntime(async function* (input): AsyncIterable<RuntimeEvent> {
       watch(input);
       // Bounded so that a gateway that never yields fails this test instead of hanging it.
       const until = Date.now() + 6_000;
       while (Date.now() < until) yield { type: "usage", promptTokens: 1 };
     });
-    h = await startGateway({ runtime, maxTurnMs: 1_500 });
+    h = await startGateway({ runtime, clock, maxTurnMs: 1_500 });
     const a = await Client.connect(h.url);
     const b = await Client.connect(h.url);
     await a.request("message.send", { chat_id: "default", text: "flood" });
-    await sleep(100);
 
-    const latencies: number[] = [];
+    // The clock stands still: the turn cannot end, so each pong comes while the flood goes on.
     for (let i = 0; i < 5; i++) {
-      const sent = performance.now();
       const pong = await b.request("ping", { ts: i });
-      latencies.push(performance.now() - sent);
       expect(pong).toMatchObject({ type: "pong", payload: { ts: i } });
-      await sleep(50);
+      expect(seen.aborted).toBe(false);
     }
-    expect(seen.aborted).toBe(false); // the pings happened during the flood
-    expect(Math.max(...latencies)).toBeLessThan(200);
+    // This line runs only because the flood yields the event loop: the limit fires when due.
+    clock.advance(1_499);
+    expect(seen.aborted).toBe(false);
+    clock.advance(1);
+    expect(seen).toMatchObject({ aborted: true, reason: "limit" });
 
     const stop = await a.waitFor((f) => f.type === "message.stop", 4_000);
     expect(stop.payload.status).toBe("error");
     expect(stop.payload.final_text).toContain("ran past the gateway's limit of 1.5 s");
-    expect(seen.aborted).toBe(true);
   });
 
   it("turn limits - limits must be positive numbers", async () => {

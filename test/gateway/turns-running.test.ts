@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RuntimeEvent } from "chat-gateway";
+import { manualClock } from "chat-gateway/testing";
 import { Client, gatewayPerTest } from "./harness.js";
 import { gate, scriptedRuntime, sleep } from "./runtimes.js";
 
@@ -24,16 +25,29 @@ describe("turns", () => {
     expect((await c.say({ chat_id: "default", text: "again" })).final.payload.status).toBe("complete");
   });
 
-  it("turns - a runtime that hangs past the timeout ends its turn as failed", async () => {
+  it("turns - a runtime that hangs past the timeout ends its turn as failed, when the timeout falls due", async () => {
+    const clock = manualClock();
+    const hangs = gate();
     const h = await startGateway({
+      clock,
       turnTimeoutMs: 200,
       runtime: scriptedRuntime(async function* () {
         yield { type: "text", delta: "a" } as RuntimeEvent;
+        hangs.release();
         await new Promise(() => undefined);
       }),
     });
+    let ended = 0;
+    h.gateway.on("turn:end", () => void ended++);
     const c = await Client.connect(h.url);
-    const { final } = await c.say({ chat_id: "default", text: "hang" });
+    const said = c.say({ chat_id: "default", text: "hang" });
+    await hangs.wait;
+    clock.advance(199);
+    await sleep(0);
+    expect(ended).toBe(0);
+    clock.advance(1);
+    const { final } = await said;
+    expect(ended).toBe(1);
     expect(final.payload.status).toBe("error");
     expect(final.payload.final_text).toMatch(/did not answer in time/);
     expect(c.of("typing").at(-1)!.payload.on).toBe(false);

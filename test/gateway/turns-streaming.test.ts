@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RuntimeEvent } from "chat-gateway";
+import { manualClock } from "chat-gateway/testing";
 import { Client, gatewayPerTest } from "./harness.js";
 import { gate, scriptedRuntime, sleep } from "./runtimes.js";
 
@@ -198,18 +199,37 @@ describe("turns", () => {
 
   it("turns - message.update is coalesced to at most one per 50 ms and the final text is complete", async () => {
     const text = "x".repeat(2000);
+    const clock = manualClock();
+    let step = gate();
+    let took = gate();
     const h = await startGateway({
+      clock,
       runtime: scriptedRuntime(async function* () {
         for (let i = 0; i < text.length; i += 10) {
           yield { type: "text", delta: text.slice(i, i + 10) } as RuntimeEvent;
-          if (i % 200 === 0) await sleep(5);
+          // 200 characters at once, then 25 ms of the clock.
+          if (i % 200 === 190) {
+            took.release();
+            await step.wait;
+          }
         }
       }),
     });
     const c = await Client.connect(h.url);
-    const { final } = await c.say({ chat_id: "default", text: "flood" });
+    const said = c.say({ chat_id: "default", text: "flood" });
+    for (let round = 0; round < 10; round++) {
+      await took.wait;
+      took = gate();
+      clock.advance(25);
+      const next = step;
+      step = gate();
+      next.release();
+    }
+    const { final } = await said;
+    // 250 ms of the clock, an update every 50 ms of it: the first at once, then each carrying all
+    // the text that came since (two rounds of 200 characters), however fast the runtime yields.
     const updates = c.of("message.update");
-    expect(updates.length).toBeLessThan(20);
+    expect(updates.map((u) => u.payload.text.length)).toEqual([200, 400, 800, 1200, 1600, 2000]);
     expect(final.payload.final_text).toBe(text);
   });
 });
