@@ -1,6 +1,6 @@
 import { LOGIN_LIMITS } from "./limits.js";
 
-/** The verdict of {@link LoginLockout.check}. */
+/** The verdict of a lockout check: whether the IP is locked, and for how long. */
 export type LockoutCheck = { locked: false } | { locked: true /** whole seconds until it lifts */; retryAfter: number };
 
 interface Entry {
@@ -130,11 +130,11 @@ export type SharedLockoutCheck = LockoutCheck & { failures: number };
 /**
  * Where failure counts and lockouts live when several processes must share them (an attacker must
  * not escape the 10-per-IP rule by spreading attempts over processes). The rule is the one of
- * {@link LoginLockout}: 10 failures within 300 s lock the IP for 900 s and clear its failures; a
+ * login protection: 10 failures within 300 s lock the IP for 900 s and clear its failures; a
  * success clears the failures; attempts during a lockout neither count nor extend it. Times are
  * the caller's, in milliseconds. Each method must be atomic against the others for one IP.
  *
- * Logins still in flight are counted per process by {@link LoginLockout}, which asks the store for
+ * Logins still in flight are counted per process by the login protection, which asks the store for
  * the failures so far. `chat-gateway/redis` has a Redis implementation.
  */
 export interface LockoutStore {

@@ -12,7 +12,7 @@ export interface MediaHandlerOptions {
   mediaStore: MediaStore;
   /**
    * The owner a request may read the media of, or null when nobody is signed in (the answer is
-   * then 404). With {@link createLoginProtection}: `(req) => protection.userOf(req)`.
+   * then 404). With `createLoginProtection` of `chat-gateway/login`: `(req) => protection.userOf(req)`.
    */
   ownerOf(req: IncomingMessage): Owner | null | undefined | Promise<Owner | null | undefined>;
   /** The route's path prefix; the media id is the one path segment after it. Default `"/api/media/"`. */

@@ -45,7 +45,7 @@ export function isValidUsername(name: string): boolean {
   return USERNAME.test(name);
 }
 
-/** @throws {UserStoreError} with {@link INVALID_USERNAME_MESSAGE} when `name` is not a valid username. */
+/** @throws {UserStoreError} with the invalid-username message when `name` is not a valid username. */
 export function checkUsername(name: string): void {
   if (!isValidUsername(name)) throw new UserStoreError(INVALID_USERNAME_MESSAGE);
 }
