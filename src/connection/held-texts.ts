@@ -86,8 +86,11 @@ export class HeldTexts {
     if (origin === undefined || origin === STARTED || update.whole) return false;
     const now = textsOf(update);
     const was = textsOf(origin);
+    const envelope = envelopeBytes(update.payload);
+    // An answer's opening streams at the interval's pace: the person sees it start to move.
+    if (was.text.length + was.reasoning.length < envelope) return false;
     const growth = now.text.length - was.text.length + now.reasoning.length - was.reasoning.length;
-    return growth >= 0 && growth < envelopeBytes(update.payload);
+    return growth >= 0 && growth < envelope;
   }
 
   #remember(messageId: string, from: OutgoingFrame): void {

@@ -15,6 +15,9 @@ afterEach(async () => {
 
 const updates = (device: Client): Frame[] => device.of("message.update");
 
+/** An opening longer than an update's envelope: before it, updates go at the interval's pace. */
+const OPENING = "o".repeat(300);
+
 describe("delta updates", () => {
   it("delta - an update thinner than its envelope waits and goes out joined with the text that follows", async () => {
     const firstSeen = gate();
@@ -25,7 +28,7 @@ describe("delta updates", () => {
       // Three intervals of hold (3 s) between two steps a few milliseconds apart: room for a busy machine.
       deltaUpdateIntervalMs: 1000,
       runtime: scriptedRuntime(async function* () {
-        yield { type: "text", delta: "a" } as RuntimeEvent;
+        yield { type: "text", delta: OPENING } as RuntimeEvent;
         await firstSeen.wait;
         yield { type: "text", delta: "bcdef" } as RuntimeEvent;
         await sleep(5);
@@ -37,15 +40,15 @@ describe("delta updates", () => {
     await device.request("message.send", { chat_id: "default", text: "go" });
     const first = await device.waitFor((f) => f.type === "message.update");
     // The first update of a message goes out at once, however short.
-    expect(first.payload).toMatchObject({ offset: 0, append: "a" });
+    expect(first.payload).toMatchObject({ offset: 0, append: OPENING });
     // Past the interval, so only the thin rule can hold the next one.
     await sleep(1100);
     firstSeen.release();
-    const second = await device.waitFor((f) => f.type === "message.update" && f.payload.offset === 1);
+    const second = await device.waitFor((f) => f.type === "message.update" && f.payload.offset === OPENING.length);
     expect(second.payload.append).toBe(`bcdef${long}`);
     done.release();
     await device.waitFor((f) => f.type === "message.stop");
-    expect(updates(device).map((f) => f.payload.offset)).toEqual([0, 1]);
+    expect(updates(device).map((f) => f.payload.offset)).toEqual([0, OPENING.length]);
   });
 
   it("delta - a thin update that nothing follows still goes out, three intervals after the one before", async () => {
@@ -55,7 +58,7 @@ describe("delta updates", () => {
       updateIntervalMs: 0,
       deltaUpdateIntervalMs: 100,
       runtime: scriptedRuntime(async function* () {
-        yield { type: "text", delta: "a" } as RuntimeEvent;
+        yield { type: "text", delta: OPENING } as RuntimeEvent;
         await firstSeen.wait;
         yield { type: "text", delta: "bc" } as RuntimeEvent;
         await done.wait;
@@ -66,11 +69,11 @@ describe("delta updates", () => {
     await device.waitFor((f) => f.type === "message.update");
     firstSeen.release();
     // The turn waits for this update before it ends, so only the hold running out can bring it.
-    const second = await device.waitFor((f) => f.type === "message.update" && f.payload.offset === 1);
+    const second = await device.waitFor((f) => f.type === "message.update" && f.payload.offset === OPENING.length);
     expect(second.payload.append).toBe("bc");
     done.release();
     const stop = await device.waitFor((f) => f.type === "message.stop");
-    expect(stop.payload.final_text).toBe("abc");
+    expect(stop.payload.final_text).toBe(`${OPENING}bc`);
   });
 
   it("delta - a full-text device is not held for thin updates", async () => {
