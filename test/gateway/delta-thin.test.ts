@@ -1,11 +1,12 @@
 // A delta device's thin updates (docs/PROTOCOL.md §12): an append shorter than the frame around
 // it waits for more text, joined into the next update, and is held three intervals at most. Real
-// ws devices; the runtime is stepped by what the device has received, so the asserts are about
-// which characters arrive in which update, not about how long anything took.
+// ws devices; the runtime is stepped by the test and the gateway's time is a manual clock, so the
+// asserts are about which characters arrive in which update, not about how long anything took.
 import { afterEach, describe, expect, it } from "vitest";
 import type { RuntimeEvent } from "chat-gateway";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
-import { gate, scriptedRuntime, sleep } from "./runtimes.js";
+import { manualClock, type ManualClock } from "chat-gateway/testing";
+import { gate, scriptedRuntime } from "./runtimes.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -15,63 +16,69 @@ afterEach(async () => {
 
 const updates = (device: Client): Frame[] => device.of("message.update");
 
+/**
+ * A runtime that yields each text when the test steps it; a step returns once the turn has taken
+ * the text and, on the test's clock, published the update for it (the turn's timer, due at once).
+ */
+function stepped(clock: ManualClock, texts: string[]) {
+  const go = texts.map(() => gate());
+  const taken = texts.map(() => gate());
+  const done = gate();
+  const runtime = scriptedRuntime(async function* () {
+    for (const [i, text] of texts.entries()) {
+      await go[i]!.wait;
+      yield { type: "text", delta: text } as RuntimeEvent;
+      taken[i]!.release();
+    }
+    await done.wait;
+  });
+  const step = async (i: number) => {
+    go[i]!.release();
+    await taken[i]!.wait;
+    clock.advance(0);
+  };
+  return { runtime, step, end: done.release };
+}
+
 /** An opening longer than an update's envelope: before it, updates go at the interval's pace. */
 const OPENING = "o".repeat(300);
 
 describe("delta updates", () => {
   it("delta - an update thinner than its envelope waits and goes out joined with the text that follows", async () => {
-    const firstSeen = gate();
-    const done = gate();
+    const clock = manualClock();
     const long = "x".repeat(200);
-    h = await startGateway({
-      updateIntervalMs: 0,
-      // Three intervals of hold (3 s) between two steps a few milliseconds apart: room for a busy machine.
-      deltaUpdateIntervalMs: 1000,
-      runtime: scriptedRuntime(async function* () {
-        yield { type: "text", delta: OPENING } as RuntimeEvent;
-        await firstSeen.wait;
-        yield { type: "text", delta: "bcdef" } as RuntimeEvent;
-        await sleep(5);
-        yield { type: "text", delta: long } as RuntimeEvent;
-        await done.wait;
-      }),
-    });
+    const run = stepped(clock, [OPENING, "bcdef", long]);
+    h = await startGateway({ clock, updateIntervalMs: 0, deltaUpdateIntervalMs: 1000, runtime: run.runtime });
     const device = await Client.connect(h.url, { caps: { delta: true } });
     await device.request("message.send", { chat_id: "default", text: "go" });
+    await run.step(0);
     const first = await device.waitFor((f) => f.type === "message.update");
-    // The first update of a message goes out at once, however short.
     expect(first.payload).toMatchObject({ offset: 0, append: OPENING });
     // Past the interval, so only the thin rule can hold the next one.
-    await sleep(1100);
-    firstSeen.release();
+    clock.advance(1_100);
+    await run.step(1);
+    await run.step(2);
     const second = await device.waitFor((f) => f.type === "message.update" && f.payload.offset === OPENING.length);
     expect(second.payload.append).toBe(`bcdef${long}`);
-    done.release();
+    run.end();
     await device.waitFor((f) => f.type === "message.stop");
     expect(updates(device).map((f) => f.payload.offset)).toEqual([0, OPENING.length]);
   });
 
   it("delta - a thin update that nothing follows still goes out, three intervals after the one before", async () => {
-    const firstSeen = gate();
-    const done = gate();
-    h = await startGateway({
-      updateIntervalMs: 0,
-      deltaUpdateIntervalMs: 100,
-      runtime: scriptedRuntime(async function* () {
-        yield { type: "text", delta: OPENING } as RuntimeEvent;
-        await firstSeen.wait;
-        yield { type: "text", delta: "bc" } as RuntimeEvent;
-        await done.wait;
-      }),
-    });
+    const clock = manualClock();
+    const run = stepped(clock, [OPENING, "bc"]);
+    h = await startGateway({ clock, updateIntervalMs: 0, deltaUpdateIntervalMs: 100, runtime: run.runtime });
     const device = await Client.connect(h.url, { caps: { delta: true } });
     await device.request("message.send", { chat_id: "default", text: "go" });
+    await run.step(0);
     await device.waitFor((f) => f.type === "message.update");
-    firstSeen.release();
-    // The turn waits for this update before it ends, so only the hold running out can bring it.
+    await run.step(1);
+    // Nothing follows the thin update: only the hold running out, three intervals on, brings it.
+    clock.advance(300);
     const second = await device.waitFor((f) => f.type === "message.update" && f.payload.offset === OPENING.length);
     expect(second.payload.append).toBe("bc");
-    done.release();
+    run.end();
     const stop = await device.waitFor((f) => f.type === "message.stop");
     expect(stop.payload.final_text).toBe(`${OPENING}bc`);
   });
