@@ -22,7 +22,6 @@ afterEach(async () => {
 });
 
 const PASSWORD = "correct horse battery";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An ntfy `http` action as published: where it posts and its `{token}` body. */
 interface NtfyAction {
@@ -68,8 +67,10 @@ it("example server act - an ask's button answers without a session through the g
     const publish = ntfy!.requests.find((r) => r.url === `/${topic}` && r.headers.actions);
     return publish ? (JSON.parse(String(publish.headers.actions)) as NtfyAction[]) : [];
   };
-  for (let i = 0; i < 500 && (buttons("alice-phone").length === 0 || buttons("alice-tablet").length === 0); i++)
-    await sleep(20);
+  await ntfy!.until(
+    () => buttons("alice-phone").length > 0 && buttons("alice-tablet").length > 0,
+    "both devices' pushes with their buttons",
+  );
   const tokenOf = (topic: string, label: string) =>
     (JSON.parse(buttons(topic).find((b) => b.label === label)!.body) as { token: string }).token;
   const approve = tokenOf("alice-phone", "Approve");
@@ -104,10 +105,9 @@ it("example server act - an ask's button answers without a session through the g
   expect((await act(JSON.stringify({ token: approve }))).status).toBe(200);
   expect((await act(JSON.stringify({ token: tabletDeny }))).status).toBe(410);
   // The tablet, which did not answer, is cleared once.
-  for (let i = 0; i < 500 && !ntfy.requests.some((r) => r.method === "PUT"); i++) await sleep(20);
-  expect(ntfy.requests.filter((r) => r.method === "PUT").map((r) => r.url)).toEqual([
-    `/alice-tablet/${pickerId}/clear`,
-  ]);
+  const clears = () => ntfy!.requests.filter((r) => r.method === "PUT");
+  await ntfy.until(() => clears().length > 0, "the tablet's clear");
+  expect(clears().map((r) => r.url)).toEqual([`/alice-tablet/${pickerId}/clear`]);
 
   await server.stop();
   expect(server.output()).toMatch(/listening on/);

@@ -11,7 +11,6 @@ import { createCluster, type Cluster, type GatewayProcess } from "./cluster.js";
 const available =
   (await postgresAvailable("multi-process ask push")) && (await redisAvailable("multi-process ask push"));
 const PASSWORD = "correct horse battery";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!available)("an ask's push across gateway processes", { timeout: 60_000 }, () => {
   let cluster: Cluster;
@@ -64,7 +63,7 @@ describe.skipIf(!available)("an ask's push across gateway processes", { timeout:
     );
     // The answer, which nobody reads, falls due after the ask would have: once it is pushed, so was the ask.
     const posts = () => ntfy.requests.filter((r) => r.url === "/alice-phone");
-    for (let i = 0; i < 1_000 && posts().length === 0; i++) await sleep(20);
+    await ntfy.until(() => posts().length > 0, "the answer's push");
     expect(posts().map((r) => r.headers["x-sequence-id"])).toEqual([stop.payload.message_id]);
     expect(await cluster.query("SELECT key FROM due_pushes")).toEqual([]);
   });

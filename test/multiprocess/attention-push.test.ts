@@ -172,7 +172,7 @@ describe.skipIf(!available)("push that follows attention across gateway processe
         .filter((m) => m.token === "fcm-carol");
     const pushed = async (text: string, count: number) => {
       const answer = await say(laptop, text);
-      for (let i = 0; i < 500 && (ntfy().length < count || fcm().length < count); i++) await sleep(10);
+      await server.until(() => ntfy().length >= count && fcm().length >= count, `push ${count} on both targets`);
       return answer.payload.message_id as string;
     };
 
@@ -180,7 +180,7 @@ describe.skipIf(!available)("push that follows attention across gateway processe
     const first = await pushed("first", 1);
     const phone = await device(b, phoneHello);
     phone.send("read", { chat_id: "default", message_id: first });
-    for (let i = 0; i < 300 && fcm().length < 2; i++) await sleep(10);
+    await server.until(() => fcm().length >= 2, "the FCM dismiss");
     expect(fcm()[1]).toEqual({ token: "fcm-carol", data: { dismiss: first }, android: { priority: "high" } });
     await phone.close();
 
@@ -188,9 +188,10 @@ describe.skipIf(!available)("push that follows attention across gateway processe
     const second = await pushed("second", 2);
     laptop.send("read", { chat_id: "default", message_id: second });
     desktop.send("read", { chat_id: "default", message_id: second });
-    for (let i = 0; i < 300 && (fcm().length < 3 || ntfy().length < 3); i++) await sleep(10);
+    await server.until(() => fcm().length >= 4 && ntfy().length >= 3, "the second answer's clears");
+    // A clear sent twice would come before the third answer's push, asked for after both reads.
     const third = await pushed("third", 4);
-    await sleep(PUSH_AFTER_MS);
+    await server.until(() => fcm().length >= 5, "the third answer's FCM push");
     expect(fcm().map((m) => m.data.dismiss ?? m.data.message_id)).toEqual([first, first, second, second, third]);
     expect(ntfy().map((r) => `${r.method} ${r.url}`)).toEqual([
       "POST /ntfy/carol-phone",

@@ -29,6 +29,11 @@ export interface RecordingServer {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
   readonly requests: RecordedRequest[];
+  /**
+   * Resolves once `check` holds, looked at as each request is recorded (at once if it holds
+   * already): a test waits for the request it expects, not for a time.
+   */
+  until(check: () => boolean, what: string, ms?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,6 +42,7 @@ export async function recordingServer(
   handler: (request: RecordedRequest) => ScriptedResponse | Promise<ScriptedResponse> = () => ({}),
 ): Promise<RecordingServer> {
   const requests: RecordedRequest[] = [];
+  const waiters = new Set<() => void>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -49,6 +55,7 @@ export async function recordingServer(
         body: Buffer.concat(chunks).toString("utf8"),
       };
       requests.push(recorded);
+      for (const look of [...waiters]) look();
       try {
         const answer = await handler(recorded);
         const status = answer.status ?? 200;
@@ -67,6 +74,21 @@ export async function recordingServer(
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    until: (check, what, ms = 20_000) =>
+      new Promise<void>((resolve, reject) => {
+        if (check()) return resolve();
+        const timer = setTimeout(() => {
+          waiters.delete(look);
+          reject(new Error(`timed out waiting for ${what}`));
+        }, ms);
+        const look = () => {
+          if (!check()) return;
+          clearTimeout(timer);
+          waiters.delete(look);
+          resolve();
+        };
+        waiters.add(look);
+      }),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
