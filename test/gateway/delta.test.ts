@@ -13,7 +13,8 @@ import {
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { manualClock } from "chat-gateway/testing";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";
-import { gate, scriptedRuntime, sleep, until } from "./runtimes.js";
+import { gate, scriptedRuntime, sleep } from "./runtimes.js";
+import { until } from "../storage/sqljs-helpers.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -165,7 +166,7 @@ describe("delta updates", () => {
       };
       const handle = h!.gateway.accept(conn);
       handle.receiveText(JSON.stringify({ type: "hello", payload: { token: "", device_id: id, caps } }));
-      while (!written.some((w) => w.frame.type === "hello.ok")) await sleep(1);
+      await until(() => written.some((w) => w.frame.type === "hello.ok"), "hello.ok");
       const updates = () => written.filter((w) => w.frame.type === "message.update");
       return { handle, written, updates };
     };
@@ -182,7 +183,7 @@ describe("delta updates", () => {
       step = gate();
       next.release();
     }
-    while (!delta.written.some((w) => w.frame.type === "message.stop")) await sleep(1);
+    await until(() => delta.written.some((w) => w.frame.type === "message.stop"), "message.stop");
     const stop = delta.written.find((w) => w.frame.type === "message.stop")!.frame;
     const held = assemble(
       delta.written.map((w) => w.frame),
@@ -246,11 +247,11 @@ describe("delta updates", () => {
     handle.receiveText(
       JSON.stringify({ type: "hello", payload: { token: "", device_id: "slow", caps: { delta: true } } }),
     );
-    await until(() => slow.frames().some((f) => f.type === "hello.ok"));
+    await until(() => slow.frames().some((f) => f.type === "hello.ok"), "hello.ok");
     handle.receiveText(JSON.stringify({ type: "message.send", payload: { chat_id: "default", text: "go" } }));
     // The first ten deltas reach the device before its socket stalls (on a loaded machine too).
     await atGate.wait;
-    await until(() => held() === tenth);
+    await until(() => held() === tenth, "the tenth delta held");
     const before = updates().length;
     buffered.value = 5000; // the socket stops draining
     release.release();
@@ -258,7 +259,7 @@ describe("delta updates", () => {
     expect(updates()).toHaveLength(before);
     buffered.value = 0;
     const expected = Array.from({ length: 40 }, (_, i) => `${i}🙂,`).join("");
-    await until(() => held() === expected);
+    await until(() => held() === expected, "every delta held");
     expect(updates()).toHaveLength(before + 1);
     // The joined append starts where the device stood before its socket stalled.
     expect(updates().at(-1)!.payload.offset).toBe(tenth.length);

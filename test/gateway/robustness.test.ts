@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Connection, RuntimeEvent } from "chat-gateway";
 import { Client, startGateway, type Harness } from "./harness.js";
-import { gate, scriptedRuntime, sleep, until } from "./runtimes.js";
+import { gate, scriptedRuntime, sleep } from "./runtimes.js";
+import { until } from "../storage/sqljs-helpers.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -205,13 +206,13 @@ describe("slow consumers", () => {
     const updates = () => frames().filter((f) => f.type === "message.update");
     const handle = h.gateway.accept(slow.conn);
     handle.receiveText(JSON.stringify({ type: "hello", payload: { token: "", device_id: "slow" } }));
-    await until(() => frames().some((f) => f.type === "hello.ok"));
+    await until(() => frames().some((f) => f.type === "hello.ok"), "hello.ok");
     buffered.value = 5000;
     handle.receiveText(JSON.stringify({ type: "message.send", payload: { chat_id: "default", text: "go" } }));
     await produced.wait;
     expect(updates()).toHaveLength(0);
     buffered.value = 0;
-    await until(() => updates().length > 0);
+    await until(() => updates().length > 0, "an update");
     expect(updates()).toHaveLength(1);
     expect(updates()[0]!.payload.text).toBe("0123456789");
   });

@@ -25,10 +25,3 @@ export function gate(): { wait: Promise<void>; release: () => void } {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Resolves once `check` holds, polling: for a state the test cannot await otherwise, instead of a fixed sleep. */
-export async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  for (const end = Date.now() + ms; !check(); await sleep(5)) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-  }
-}

@@ -12,7 +12,6 @@ import WebSocket from "ws";
 import { Client, startGateway, type Harness } from "./harness.js";
 import { until } from "../storage/sqljs-helpers.js";
 import { manualClock } from "chat-gateway/testing";
-import { sleep } from "./runtimes.js";
 
 let h: Harness | undefined;
 const sockets: WebSocket[] = [];
@@ -255,7 +254,8 @@ describe("waiting for room before the upgrade", () => {
     const fourth = device(h.url, "t4");
     await until(() => waiting() === 1, "the fourth waiting");
     clock.advance(1_000);
-    await sleep(50);
+    // The queue lets waiters in on the loop's next turn (setImmediate): two turns on, it has not.
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     expect(waiting()).toBe(1);
     clock.advance(1_500);
     await until(() => fourth.helloOk, "the fourth in beside the silent socket");
