@@ -91,7 +91,7 @@ async function storedOutcome(
   for (let waited = 0; waited <= STORED_WAIT_MS; waited += STORED_POLL_MS) {
     const found = await findPicker(services, record.owner, record.picker_id);
     if (found?.resolved) return found.resolved as Record<string, unknown>;
-    await sleep(services.options.clock, STORED_POLL_MS);
+    await sleep(services.options.clock, STORED_POLL_MS, true);
   }
   return undefined;
 }

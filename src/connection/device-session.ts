@@ -96,11 +96,15 @@ export class DeviceSession implements Subscriber, ConnectionHandle, RequestSessi
     const address = this.#pass.address;
     if (address !== undefined) this.#shares.address = this.#services.budgets.framesPerAddress.join(address);
     const ms = this.#services.options.helloTimeoutMs;
-    this.#helloTimer = this.#services.options.clock.setTimeout(() => {
-      if (this.#state !== "hello") return;
-      this.send({ type: "error", payload: { code: "auth", message: `hello not completed within ${ms} ms` } });
-      this.close(CLOSE_CODES.helloTimeout, "hello timeout");
-    }, ms);
+    this.#helloTimer = this.#services.options.clock.setTimeout(
+      () => {
+        if (this.#state !== "hello") return;
+        this.send({ type: "error", payload: { code: "auth", message: `hello not completed within ${ms} ms` } });
+        this.close(CLOSE_CODES.helloTimeout, "hello timeout");
+      },
+      ms,
+      true,
+    );
   }
 
   get owner(): Owner {

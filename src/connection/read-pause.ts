@@ -48,5 +48,6 @@ export function throttleReads(clock: Clock, conn: Pausable, ms: number): void {
       releaseReads(conn);
     },
     Math.min(ms, MAX_THROTTLE_MS),
+    true,
   );
 }

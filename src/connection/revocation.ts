@@ -47,7 +47,7 @@ function fireAt(at: number, time: ExpiryTime, fire: () => void): () => void {
   const arm = () => {
     const wait = at - time.now();
     if (wait <= 0) return fire();
-    timer = time.clock.setTimeout(arm, Math.min(wait, MAX_DELAY_MS));
+    timer = time.clock.setTimeout(arm, Math.min(wait, MAX_DELAY_MS), true);
   };
   arm();
   return () => time.clock.clearTimeout(timer);

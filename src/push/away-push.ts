@@ -129,7 +129,7 @@ async function decide(
     if (!followsAttention) return;
     const before = await laneMark(parts.storage, owner, message);
     const stored = await storeDue(parts, owner, { message, offer, before });
-    await sleep(parts.clock, parts.pushAfterMs);
+    await sleep(parts.clock, parts.pushAfterMs, true);
     // Stored: only the process that takes it back sends it (another one may have, after a pause).
     if (stored && !(await takeBack(parts, stored))) return;
     if (message.picker_id !== undefined && parts.sent?.wasResolved(owner, message.picker_id)) return;

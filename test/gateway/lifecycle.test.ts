@@ -155,4 +155,26 @@ describe("lifecycle - start and close", () => {
     // close() used to leave a 5 s timer behind that held the process.
     expect(Date.now() - closedAt).toBeLessThan(2000);
   }, 30_000);
+
+  it("close - a turn whose runtime hangs holds the process until its timeout ends it, however little else is running", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(root, "test/fixtures/hanging-turn.ts")], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (exitCode) => resolve(exitCode)));
+    // With the turn's timers let go, the process left mid-turn (exit 13, a top-level await unsettled).
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(
+      stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split(" ")[0]),
+    ).toEqual(["ended", "closed"]);
+    expect(stdout).toContain('"status":"error"');
+  }, 30_000);
 });
