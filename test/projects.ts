@@ -11,6 +11,8 @@ export const INTEGRATION = [
   "test/bus/redis*.test.ts",
   "test/redis/*.test.ts",
   "test/storage/postgres*.test.ts",
+  "test/storage/hook-store.test.ts",
+  "test/storage/schedule-store.test.ts",
   "test/multiprocess/*.test.ts",
   "test/gateway/concurrency.test.ts",
   "test/gateway/fuzz.test.ts",
