@@ -44,11 +44,16 @@ function adminClient(path: string): AdminClient {
   };
 }
 
-/** Writes 16 KiB pieces without a line feed until the server closes, at most `most` bytes; the bytes written. */
+/**
+ * Writes 16 KiB pieces without a line feed until the server answers or closes, at most `most`
+ * bytes; the bytes written.
+ */
 async function flood(client: AdminClient, most: number): Promise<number> {
   const piece = Buffer.alloc(16 * 1024, "a");
   let sent = 0;
-  while (!client.closed && sent < most) {
+  let answered = false;
+  client.socket.once("data", () => (answered = true));
+  while (!client.closed && !answered && sent < most) {
     sent += piece.length;
     if (!client.socket.write(piece))
       await Promise.race([new Promise((resolve) => client.socket.once("drain", resolve)), client.text]);

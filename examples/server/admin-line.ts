@@ -6,6 +6,19 @@ import type { Socket } from "node:net";
 /** At most this many bytes before the line feed, which must arrive within this many milliseconds. */
 export const ADMIN_LINE_LIMITS = { maxBytes: 64 * 1024, timeoutMs: 10_000 } as const;
 
+/** How long a refused client may go on sending (read and dropped) before it is let go. */
+const REFUSED_GRACE_MS = 1_000;
+
+/**
+ * Reads and drops what a refused client still sends, for a short while: closing on unread input
+ * fails the client's next write, and a client whose write fails may never read the error line.
+ */
+function discardUntilGone(socket: Socket): void {
+  const letGo = setTimeout(() => socket.destroy(), REFUSED_GRACE_MS);
+  socket.once("close", () => clearTimeout(letGo));
+  socket.on("data", () => undefined).resume();
+}
+
 /**
  * Resolves with the socket's first line (without its line feed) and stops reading; anything after
  * it is not kept. Past a bound it answers `{"ok": false, "error": …}` and closes the connection,
@@ -23,8 +36,8 @@ export function readRequestLine(socket: Socket, limits = ADMIN_LINE_LIMITS): Pro
     };
     const refuse = (error: string) => {
       stop(undefined);
-      // Let go once the line is written, however much more the client sends.
-      socket.end(`${JSON.stringify({ ok: false, error })}\n`, () => socket.destroy());
+      socket.end(`${JSON.stringify({ ok: false, error })}\n`);
+      discardUntilGone(socket);
     };
     const onData = (chunk: Buffer) => {
       const end = chunk.indexOf(0x0a);
