@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
-import { COMPILER, INTEGRATION, PROCESS } from "./test/projects.js";
+import { COMPILER, INTEGRATION, MOCKING, PROCESS } from "./test/projects.js";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 
@@ -12,7 +12,9 @@ const root = fileURLToPath(new URL(".", import.meta.url));
 // time; larger machines run one per core. VITEST_MAX_WORKERS (or --maxWorkers) overrides it, e.g.
 // `npm run test:unit -- --maxWorkers=4` for the quick loop.
 const cores = availableParallelism();
-const workers = cores <= 2 ? 1 : cores;
+// A project inherits this file's maxWorkers, which vitest's --maxWorkers flag does not reach (it
+// sets the root's only), so the override is read here.
+const workers = Number(process.env.VITEST_MAX_WORKERS) || (cores <= 2 ? 1 : cores);
 
 export default defineConfig({
   resolve: {
@@ -39,8 +41,20 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/browser/**", ...INTEGRATION, ...PROCESS, ...COMPILER],
+          exclude: ["test/browser/**", ...INTEGRATION, ...PROCESS, ...COMPILER, ...MOCKING],
           // A unit test that starts a process or reaches PostgreSQL or Redis fails, saying where it belongs.
+          setupFiles: ["test/setup/unit-guard.ts"],
+          // Files share a worker's loaded modules: loading the sources again for each of 120 files
+          // was half the unit run's CPU. What a file changes globally it undoes (vi.unstubAllGlobals,
+          // mockRestore); a file that replaces a module goes to MOCKING.
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "unit-mocking",
+          include: MOCKING,
           setupFiles: ["test/setup/unit-guard.ts"],
         },
       },

@@ -6,6 +6,12 @@
 /** Files that run the TypeScript compiler over the whole program: `npm run test:types`, with the type-level tests. */
 export const COMPILER = ["test/api-docs.test.ts"];
 
+/**
+ * Unit files that replace a module (vi.mock): they run isolated, in the project `unit-mocking`,
+ * since the `unit` project's files share their worker's modules. `npm run test:unit` runs both.
+ */
+export const MOCKING = ["test/runtime/ai-sdk-v5.test.ts"];
+
 /** Files that reach PostgreSQL or Redis (some also start processes): `npm run test:integration`. */
 export const INTEGRATION = [
   "test/bus/redis*.test.ts",

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isGatewayError } from "chat-gateway";
 import { PasswordVerifier, hashPassword } from "chat-gateway/login";
 import { isBcryptHash, truncatePassword } from "../../adapters/http/passwords.js";
-import { FOREIGN_HASHES, HASHES } from "./helpers.js";
+import { COST12_HASHES as HASHES, FOREIGN_HASHES } from "./helpers.js";
 
 const verifier = new PasswordVerifier({ workers: 2, maxQueue: 1 });
 afterAll(() => verifier.close());
