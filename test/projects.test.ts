@@ -21,10 +21,10 @@ function testFiles(dir: string): string[] {
 
 /** The lists hold paths and `*` within one name, nothing more. */
 function matches(list: readonly string[], file: string): boolean {
-  return list.some((glob) => new RegExp(`^${glob.split("*").map(escape).join("[^/]*")}$`).test(file));
+  return list.some((glob) => new RegExp(`^${glob.split("*").map(escapeRegExp).join("[^/]*")}$`).test(file));
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
 }
 
