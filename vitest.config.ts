@@ -4,6 +4,7 @@ import { defineConfig } from "vitest/config";
 import { COMPILER, INTEGRATION, MOCKING, PROCESS } from "./test/projects.js";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
+const EXAMPLE_SERVER = "test/setup/example-server.ts";
 
 // Most test time is spent waiting (sockets, child processes, timers), not computing, so more
 // workers than cores would pay; but on a 2-core machine 4 workers put the load at 8 to 9 and the
@@ -74,8 +75,12 @@ export default defineConfig({
           },
         },
       },
-      { extends: true, test: { name: "integration", include: INTEGRATION } },
-      { extends: true, test: { name: "process", include: PROCESS, exclude: INTEGRATION } },
+      // Both start the example server and its CLIs, from a build made once per run (test/setup/example-server.ts).
+      { extends: true, test: { name: "integration", include: INTEGRATION, globalSetup: [EXAMPLE_SERVER] } },
+      {
+        extends: true,
+        test: { name: "process", include: PROCESS, exclude: INTEGRATION, globalSetup: [EXAMPLE_SERVER] },
+      },
       {
         extends: true,
         test: {

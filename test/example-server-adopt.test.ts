@@ -13,6 +13,7 @@ import { Client } from "./gateway/harness.js";
 import { upload } from "./gateway/media-helpers.js";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "./fixtures/services.js";
 import { runServerCli, startServerProcess, type ServerProcess } from "./example-server-process.js";
+import { exampleServerCommand } from "./fixtures/example-server-bundle.js";
 
 const PASSWORD = "correct horse\n";
 let running: ServerProcess | undefined;
@@ -50,7 +51,8 @@ async function chatAnonymously(server: ServerProcess): Promise<Buffer> {
  */
 function addOnTerminal(env: Record<string, string>, answer: string): Promise<{ status: number | null; shown: string }> {
   const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`;
-  const line = [process.execPath, "--import", "tsx", "examples/server/main.ts", "user", "add", "alice"];
+  const [command, args] = exampleServerCommand(["user", "add", "alice"]);
+  const line = [command, ...args];
   const child = spawn("script", ["-qec", line.map(quote).join(" "), "/dev/null"], {
     cwd: join(import.meta.dirname, ".."),
     env: { ...process.env, ...env },

@@ -42,6 +42,8 @@ function fromTable(markdown: string, heading: string): Flags {
 }
 
 describe("example server flags", async () => {
+  // From the sources through tsx, as `npm start` and `npm run cli` run it: the one place the tests
+  // still pay for that path; the others start test/fixtures/example-server-bundle.ts's build.
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ["--import", "tsx", "examples/server/main.ts", "--help"],

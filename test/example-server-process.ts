@@ -1,6 +1,7 @@
 // The example server as a child process, and its CLI, for the tests that run it as a person does.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { exampleServerCommand } from "./fixtures/example-server-bundle.js";
 
 const root = join(import.meta.dirname, "..");
 
@@ -19,7 +20,8 @@ export const AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-
 
 /** The command line of `examples/server/main.ts args`, behind `prefix` (such as {@link AS_NOBODY}). */
 function commandLine(args: string[], prefix: string[]): [string, string[]] {
-  const line = [...prefix, process.execPath, "--import", "tsx", "examples/server/main.ts", ...args];
+  const [command, rest] = exampleServerCommand(args);
+  const line = [...prefix, command, ...rest];
   return [line[0]!, line.slice(1)];
 }
 

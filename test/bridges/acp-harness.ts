@@ -19,6 +19,7 @@ import { afterEach } from "vitest";
 import { createGateway, tokenAuthenticator, type AgentRuntime, type Gateway, type GatewayOptions } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { attachWebSocket } from "chat-gateway/ws";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const quietLogger = { info() {}, warn() {}, error() {} };
@@ -82,7 +83,7 @@ export interface Bridge {
 
 /** The command line of `examples/server/main.ts acp args`. */
 export function acpCommand(args: string[]): [string, string[]] {
-  return [process.execPath, ["--import", "tsx", "examples/server/main.ts", "acp", ...args]];
+  return exampleServerCommand(["acp", ...args]);
 }
 
 /** Starts the bridge for `wsUrl` with `token` and connects the SDK's client to its stdio. */

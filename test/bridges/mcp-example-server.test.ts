@@ -9,6 +9,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { runServerCli, startServerProcess } from "../example-server-process.js";
 import { dataOf, textOf } from "./mcp-tools.js";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 
 let child: ChildProcess | undefined;
 afterEach(() => {
@@ -53,7 +54,7 @@ describe("MCP on the example server", { timeout: 120_000 }, () => {
     await stdio.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: ["--import", "tsx", "examples/server/main.ts", "mcp", "--url", server.base, "--token", token],
+        args: exampleServerCommand(["mcp", "--url", server.base, "--token", token])[1],
         cwd: join(import.meta.dirname, "..", ".."),
         stderr: "pipe",
       }),

@@ -5,12 +5,13 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 import { mcpServerPerTest } from "./mcp-harness.js";
 import { checkAsk, checkBadLanes, checkSendReadList, checkToolList } from "./mcp-tools.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const start = mcpServerPerTest();
-const BIN = ["--import", "tsx", "examples/server/main.ts", "mcp"];
+const BIN = exampleServerCommand(["mcp"])[1];
 
 async function connectBridge(url: string, token: string): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({

@@ -9,6 +9,7 @@ import { signHookBody } from "chat-gateway/hooks";
 import { startServerProcess, type ServerProcess } from "../example-server-process.js";
 import { Client } from "../gateway/harness.js";
 import { HASHES, request, writeUsers } from "../http/helpers.js";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 
 let server: ServerProcess | undefined;
 afterEach(async () => {
@@ -21,7 +22,7 @@ function hookCli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts", "hook", ...args], {
+  const child = spawn(...exampleServerCommand(["hook", ...args]), {
     cwd: join(import.meta.dirname, "../.."),
     env: { ...process.env, ...env },
   });

@@ -11,6 +11,7 @@ import { apiKeyDigest } from "../../adapters/http/api-key-store.js";
 import { Client } from "../gateway/harness.js";
 import { askWithKey, cliAdd as add, cliList as list, keyFixture } from "./api-key-server.js";
 import { bearer, HASHES, runUserCliProcess, writeUsers } from "./helpers.js";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 
 const fx = keyFixture();
 
@@ -125,7 +126,7 @@ describe("API keys - the CLI", { timeout: 60_000 }, () => {
   it("the package's binary runs it: chat-gateway key add, then key list", async () => {
     const bin = (args: string[]) =>
       new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts", ...args], {
+        const child = spawn(...exampleServerCommand(args), {
           cwd: path.resolve(import.meta.dirname, "../.."),
           env: { ...process.env, GATEWAY_USERS_FILE: fx.file, GATEWAY_DATA_DIR: fx.dir },
           stdio: ["ignore", "pipe", "pipe"],

@@ -12,6 +12,7 @@ import { memoryStorage } from "chat-gateway/storage/memory";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { attachWebSocket, type WebSocketTransport } from "chat-gateway/ws";
 import { afterEach, beforeEach } from "vitest";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 
 /**
  * Real bcrypt hashes made once with bcryptjs, at cost 4 (the least bcrypt allows), so a login in a
@@ -260,7 +261,7 @@ export function runUserCliProcess(
 ): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
     const root = path.resolve(import.meta.dirname, "../..");
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/server/user-cli.ts", ...args], {
+    const child = spawn(...exampleServerCommand(args, "user-cli"), {
       cwd: root,
       env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file), ...env },
       stdio: ["pipe", "pipe", "pipe"],

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { INVALID_USERNAME_MESSAGE } from "../../adapters/http/user-store.js";
 import { terminalText, USER_CLI_USAGE } from "chat-gateway/cli";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 import {
   HASHES,
   bearer,
@@ -18,7 +19,6 @@ import {
 } from "./helpers.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const SCRIPT = "examples/server/user-cli.ts";
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -210,7 +210,8 @@ describe("user CLI - as a child process against a running server", () => {
 /** Runs the script on a real terminal (util-linux `script` makes a pty), typing each answer after its prompt. */
 function runOnTerminal(args: string[], answers: string[]): Promise<{ code: number | null; screen: string }> {
   return new Promise((resolve, reject) => {
-    const command = [process.execPath, "--import", "tsx", SCRIPT, ...args].map((a) => `'${a}'`).join(" ");
+    const [node, line] = exampleServerCommand(args, "user-cli");
+    const command = [node, ...line].map((a) => `'${a}'`).join(" ");
     const child = spawn("script", ["-qec", command, "/dev/null"], {
       cwd: ROOT,
       env: { ...process.env, GATEWAY_USERS_FILE: file, GATEWAY_DATA_DIR: path.dirname(file) },

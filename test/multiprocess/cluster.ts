@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { DATABASE_URL, REDIS_URL, dropKeys, dropSchema, runId } from "../fixtures/services.js";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -57,7 +58,7 @@ export function createCluster(): Cluster {
     dataDir,
     redis,
     start(name, extra = {}) {
-      const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts"], {
+      const child = spawn(...exampleServerCommand([]), {
         cwd: root,
         env: { ...process.env, PORT: "0", ...env, ...extra },
         stdio: ["ignore", "pipe", "pipe"],
@@ -100,7 +101,7 @@ export function createCluster(): Cluster {
       });
     },
     addUser(name, password) {
-      const r = spawnSync(process.execPath, ["--import", "tsx", "examples/server/main.ts", "user", "add", name], {
+      const r = spawnSync(...exampleServerCommand(["user", "add", name]), {
         cwd: root,
         env: { ...process.env, GATEWAY_DATA_DIR: dataDir },
         input: `${password}\n`,

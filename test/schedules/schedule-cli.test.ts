@@ -10,6 +10,7 @@ import { Client } from "../gateway/harness.js";
 import { startServerProcess, type ServerProcess } from "../example-server-process.js";
 import { HASHES, writeUsers } from "../http/helpers.js";
 import { until } from "../../adapters/testing/wait.js";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 
 let server: ServerProcess | undefined;
 afterEach(async () => {
@@ -22,7 +23,7 @@ function scheduleCli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/server/main.ts", "schedule", ...args], {
+  const child = spawn(...exampleServerCommand(["schedule", ...args]), {
     cwd: join(import.meta.dirname, "../.."),
     env: { ...process.env, ...env },
   });

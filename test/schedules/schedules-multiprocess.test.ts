@@ -7,6 +7,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { postgresAvailable, redisAvailable } from "../fixtures/services.js";
 import { createCluster, type Cluster } from "../multiprocess/cluster.js";
 import { until } from "../../adapters/testing/wait.js";
+import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 
 const available =
   (await postgresAvailable("schedules across processes")) && (await redisAvailable("schedules across processes"));
@@ -34,7 +35,7 @@ describe.runIf(available)("schedules across processes (PostgreSQL + Redis)", () 
       c.start("B", { GATEWAY_DEMO_DELAY_MS: "0" }),
     ]);
     const cli = (args: string[]) =>
-      spawnSync(process.execPath, ["--import", "tsx", "examples/server/main.ts", "schedule", ...args], {
+      spawnSync(...exampleServerCommand(["schedule", ...args]), {
         cwd: join(import.meta.dirname, "../.."),
         env: { ...process.env, GATEWAY_DATA_DIR: c.dataDir },
         encoding: "utf8",

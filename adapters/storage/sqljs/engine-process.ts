@@ -11,12 +11,12 @@ const HERE = typeof import.meta.url === "string" ? import.meta.url : pathToFileU
 
 /**
  * The database process's entry: from the build, the plain module beside this bundle; from the
- * TypeScript sources, a bundle of them made on first use (see `engine-source.ts`).
+ * TypeScript sources, a bundle of them made on first use (see `engine-source.mjs`).
  */
 async function entry(): Promise<string> {
   if (!HERE.endsWith(".ts")) return fileURLToPath(new URL("./sqljs-engine.js", HERE));
   // A specifier the bundler leaves alone: the build never includes the sources' bundler.
-  const source = new URL("./engine-source.ts", HERE).href;
+  const source = new URL("./engine-source.mjs", HERE).href;
   const { engineBundle } = (await import(source)) as { engineBundle: () => Promise<string> };
   return engineBundle();
 }

@@ -1,7 +1,9 @@
 // Only when chat-gateway runs from its TypeScript sources (its own tests and benchmarks): the
 // database process's entry bundled to one plain module with esbuild, so that each start costs a
 // plain `node` start rather than tsx's loader (about a second more per process on a busy machine).
-// The build never loads this file; it starts dist/storage/sqljs-engine.js instead.
+// The build never loads this file; it starts dist/storage/sqljs-engine.js instead. Plain
+// JavaScript, so that it loads without a TypeScript loader too: the test bundle of the example
+// server (test/fixtures/example-server-bundle.ts) runs the sources under plain `node`.
 import { createHash } from "node:crypto";
 import { copyFile, mkdir, readdir, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -10,8 +12,11 @@ import { build } from "esbuild";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 
-/** Every source file the bundle holds, by modification time and size: the bundle's cache key. */
-async function sourcesKey(): Promise<string> {
+/**
+ * Every source file the bundle holds, by modification time and size: the bundle's cache key.
+ * @returns {Promise<string>}
+ */
+async function sourcesKey() {
   const hash = createHash("sha256");
   for (const dir of ["src", "adapters/storage/sqljs"]) {
     const names = (await readdir(join(root, dir), { recursive: true })).filter((n) => /\.(ts|mjs)$/.test(n)).sort();
@@ -23,10 +28,14 @@ async function sourcesKey(): Promise<string> {
   return hash.digest("hex").slice(0, 16);
 }
 
-let bundled: Promise<string> | undefined;
+/** @type {Promise<string> | undefined} */
+let bundled;
 
-/** The path of the bundled entry, built once per set of sources and shared by every process. */
-export function engineBundle(): Promise<string> {
+/**
+ * The path of the bundled entry, built once per set of sources and shared by every process.
+ * @returns {Promise<string>}
+ */
+export function engineBundle() {
   bundled ??= (async () => {
     // Inside the project's node_modules, so that the bundle resolves sql.js as the sources do.
     const dir = join(root, "node_modules/.cache/chat-gateway");
