@@ -6,16 +6,17 @@ import { COMPILER, INTEGRATION, MOCKING, PROCESS } from "./test/projects.js";
 const root = fileURLToPath(new URL(".", import.meta.url));
 const EXAMPLE_SERVER = "test/setup/example-server.ts";
 
-// Most test time is spent waiting (sockets, child processes, timers), not computing, so more
-// workers than cores would pay; but on a 2-core machine 4 workers put the load at 8 to 9 and the
-// files that start servers and CLIs time out (example-server-adopt, user-cli: measured 2026-12-03).
-// Until those files are split and wait on events, a machine of 2 cores or fewer runs one file at a
-// time; larger machines run one per core. VITEST_MAX_WORKERS (or --maxWorkers) overrides it, e.g.
-// `npm run test:unit -- --maxWorkers=4` for the quick loop.
+// Workers per project group. A unit file computes little and waits on loopback sockets and timers,
+// so the unit projects run twice as many files as cores (4 on 2 cores: 51 s instead of 260 s at
+// one, measured 2026-12-03). The other projects start servers, CLIs, PostgreSQL clients and
+// Chromium, and are bound by CPU: a whole run is about 2,100 CPU-seconds, so on a 2-core machine
+// more workers only raise the load (4 workers: load 12, 1,850 s, and 11 files timed out), and
+// there they run one file at a time; larger machines run one per core. VITEST_MAX_WORKERS
+// overrides both (vitest's --maxWorkers flag does not reach a project's setting).
 const cores = availableParallelism();
-// A project inherits this file's maxWorkers, which vitest's --maxWorkers flag does not reach (it
-// sets the root's only), so the override is read here.
-const workers = Number(process.env.VITEST_MAX_WORKERS) || (cores <= 2 ? 1 : cores);
+const override = Number(process.env.VITEST_MAX_WORKERS) || undefined;
+const unitWorkers = override ?? Math.max(2, cores * 2);
+const workers = override ?? (cores <= 2 ? 1 : cores);
 
 export default defineConfig({
   resolve: {
@@ -31,6 +32,9 @@ export default defineConfig({
     hookTimeout: 20_000,
     pool: "forks",
     maxWorkers: workers,
+    // Projects with their own worker count run as their own group (vitest requires a groupOrder
+    // per count); the unit group goes first, so a broken unit test shows within a minute.
+    sequence: { groupOrder: 1 },
     // The JSON report lets .ci/run print a plain "N passed, N failed" line.
     reporters: ["default", "json"],
     outputFile: { json: "test-results/vitest.json" },
@@ -41,6 +45,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit",
+          maxWorkers: unitWorkers,
+          sequence: { groupOrder: 0 },
           include: ["test/**/*.test.ts"],
           exclude: ["test/browser/**", ...INTEGRATION, ...PROCESS, ...COMPILER, ...MOCKING],
           // A unit test that starts a process or reaches PostgreSQL or Redis fails, saying where it belongs.
@@ -55,6 +61,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "unit-mocking",
+          maxWorkers: unitWorkers,
+          sequence: { groupOrder: 0 },
           include: MOCKING,
           setupFiles: ["test/setup/unit-guard.ts"],
         },

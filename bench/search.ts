@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import type { SearchQuery, Storage } from "chat-gateway";
+import type { SearchQuery, Storage } from "chat-gateway/storage";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { foldedWords, tsvectorText } from "../adapters/storage/postgres/search.js";

@@ -11,7 +11,7 @@
  */
 import { loadavg } from "node:os";
 import { defineStorage } from "chat-gateway/storage";
-import type { Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { CHATS, COMMON, OWNER, RARE, message, timed } from "./corpus.js";
 

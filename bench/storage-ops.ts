@@ -4,7 +4,8 @@
  * pages, searches and readOutbox pages.
  * @module
  */
-import type { Storage, StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 
 export interface StorageResult {
   storage: string;

@@ -1,6 +1,12 @@
 /**
  * chat-gateway: reach an AI agent from phones, desktops and browsers over one typed frame
  * protocol. Start with {@link createGateway}.
+ *
+ * This entry holds what an embedder wires: the gateway, its options and the contracts it is given
+ * (runtime, authenticator, bus, push, media). Each type has one home: the storage contract and its
+ * records (`Storage`, `HookStore`, `ScheduleStore`…) are in `chat-gateway/storage`; the wire's
+ * vocabulary (`GatewayError`, `ERROR_CODES`, `LIMITS`, `PROTOCOL_VERSION`…) is in
+ * `chat-gateway/protocol`.
  * @module
  */
 export { createGateway } from "./gateway.js";
@@ -24,10 +30,7 @@ export type { RateLimit } from "./connection/token-bucket.js";
 export type { Clock, ClockTimer } from "./support/clock.js";
 export { ANONYMOUS_OWNER } from "./protocol/ids.js";
 export type { Owner, ChatId, MessageId, DeviceId, MediaId, Seq, ConnectionId, RequestId } from "./protocol/ids.js";
-export { GatewayError, ERROR_CODES, CLOSE_CODES, isGatewayError, toWireError } from "./protocol/errors.js";
-export type { ErrorCode } from "./protocol/errors.js";
-export { PROTOCOL_VERSION, LIMITS } from "./protocol/limits.js";
-export { FEATURES } from "./protocol/server-frames.js";
+export { toWireError } from "./protocol/errors.js";
 export { ASK_LIMITS } from "./asks/ask-shapes.js";
 export type {
   Channel,
@@ -51,38 +54,6 @@ export type {
   WebPushSubscription,
   MediaRecord,
 } from "./contracts/records.js";
-export type {
-  Storage,
-  StorageImplementation,
-  StorageCapabilities,
-  AdoptedCounts,
-  AdoptionRefused,
-  Change,
-  ChannelExpectation,
-  CommitResult,
-  OutboxFrame,
-  OutboxEntry,
-  OutboxBounds,
-  Lane,
-  LaneFence,
-  HistoryQuery,
-  LaneUnread,
-  ReadMark,
-  HistoryPage,
-  SearchQuery,
-  RetentionPolicy,
-  TurnScope,
-} from "./contracts/storage.js";
-export type { HookStore, HookRecord, HookMode, OwnedHook, HookClaim } from "./contracts/hooks.js";
-export type {
-  ScheduleStore,
-  ScheduleRecord,
-  ScheduleRun,
-  ScheduleRunStatus,
-  OwnedSchedule,
-} from "./contracts/schedules.js";
-export type { ActionTokenRecord, ActionTokenStore } from "./contracts/action-tokens.js";
-export type { DuePushRecord, DuePushStore } from "./contracts/due-pushes.js";
 export type { ScheduleApi, ScheduleInfo, ScheduleInput } from "./schedules/schedule-api.js";
 export { openAuthenticator, tokenAuthenticator } from "./contracts/authenticator.js";
 export type { Authenticator, AuthRequest, AuthResult, ConnectionContext } from "./contracts/authenticator.js";
@@ -107,6 +78,7 @@ export type {
   ModelAsk,
   Completion,
   CompleteInput,
+  ToolApproval,
   SteerInput,
   ModelChoice,
 } from "./contracts/runtime.js";

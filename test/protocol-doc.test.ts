@@ -12,9 +12,9 @@ import {
   SERVER_FRAME_TYPES,
   STORED_FRAME_TYPES,
   type ServerFrameType,
+  GatewayError,
 } from "chat-gateway/protocol";
-import { GatewayError } from "chat-gateway";
-import type { ServerFrameType as ClientSideServerFrameType } from "chat-gateway/client";
+import type { ServerFrameType as ClientSideServerFrameType } from "chat-gateway/protocol";
 import { serverFrameStructs } from "chat-gateway/protocol";
 
 const root = fileURLToPath(new URL("..", import.meta.url));

@@ -5,17 +5,15 @@ import type {
   Authenticator,
   Channel,
   Gateway,
-  GatewayError,
   HistoryItem,
   Logger,
   RuntimeEvent,
-  Storage,
-  StorageCapabilities,
-  StorageImplementation,
   TurnInput,
 } from "chat-gateway";
-import type { ClientPayloads } from "chat-gateway/protocol";
-import { consoleLogger, createGateway, GatewayError as GatewayErrorClass } from "chat-gateway";
+import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway/storage";
+import type { ClientPayloads, GatewayError } from "chat-gateway/protocol";
+import { consoleLogger, createGateway } from "chat-gateway";
+import { GatewayError as GatewayErrorClass } from "chat-gateway/protocol";
 import { defineStorage } from "chat-gateway/storage";
 import type { LoginProtectionOptions } from "chat-gateway/login";
 import type { RedisBusOptions } from "chat-gateway/bus/redis";

@@ -9,10 +9,10 @@ import type {
   MessagePayload,
   MessageStopPayload,
   MessageUpdatePayload,
-  ServerFrame,
   ToolEndPayload,
   ToolStartPayload,
 } from "chat-gateway/client";
+import type { ServerFrame } from "chat-gateway/protocol";
 import { inLane, type Lane } from "./lanes.js";
 import { hasOptions, permissionRequest, questionText, type Ask } from "./permissions.js";
 import type { PromptMessage } from "./prompt-input.js";

@@ -4,25 +4,14 @@
  * @module
  */
 import { EventEmitter } from "eventemitter3";
-import type { MediaRef } from "chat-gateway";
-import type { ClientPayloads } from "chat-gateway/protocol";
+import type { MediaRef, Completion } from "chat-gateway";
+import type { ClientPayloads, RequestPayload, RequestType, ResponsePayload, ServerFrame } from "chat-gateway/protocol";
 import { Connection } from "./connection.js";
 import type { WebSocketLike } from "./socket.js";
 import { defaultCursorStore, defaultDeviceId, defaultOpenAsksStore } from "./device.js";
 import { ClientError } from "./errors.js";
 import type { ConnectionState, GatewayClientEvents } from "./events.js";
-import type {
-  Completion,
-  HelloOkPayload,
-  LaneRef,
-  MessagePayload,
-  OpenAsk,
-  PickerResolvedPayload,
-  RequestPayload,
-  RequestType,
-  ResponsePayload,
-  ServerFrame,
-} from "./frames.js";
+import type { HelloOkPayload, LaneRef, MessagePayload, OpenAsk, PickerResolvedPayload } from "./frames.js";
 import { HistoryPager, type LaneQuery } from "./history-pager.js";
 import { randomId } from "./media.js";
 import { OpenAsks } from "./open-asks.js";

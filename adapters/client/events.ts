@@ -3,7 +3,8 @@
  * @module
  */
 import type { ClientError } from "./errors.js";
-import type { MessageUpdatePayload, OpenAsk, ServerFrame, ServerFrameType, ServerPayloads } from "./frames.js";
+import type { MessageUpdatePayload, OpenAsk } from "./frames.js";
+import type { ServerFrame, ServerFrameType, ServerPayloads } from "chat-gateway/protocol";
 import type { LaneQueue, RunningTurn } from "./live-turns.js";
 
 /**

@@ -1,20 +1,11 @@
 /**
- * The gateway → client payloads under the names the client has always exported. Each is the type
- * derived from its struct in `chat-gateway/protocol`, so the client and the gateway cannot drift.
+ * The gateway → client payloads under the client's names. Each is the type derived from its struct
+ * in `chat-gateway/protocol` (the home of the frame types themselves), so the client and the
+ * gateway cannot drift.
  * Types only: nothing here exists at run time.
  * @module
  */
 import type { ServerPayloads } from "chat-gateway/protocol";
-
-export type {
-  ServerPayloads,
-  ServerFrame,
-  ServerFrameType,
-  ResponseTypes,
-  RequestType,
-  RequestPayload,
-  ResponsePayload,
-} from "chat-gateway/protocol";
 
 /** Where a conversation frame belongs: a channel and, for a thread, the thread's own id (null in the channel's flat lane). */
 export type LaneRef = Pick<ServerPayloads["typing"], "chat_id" | "thread_id">;
@@ -75,8 +66,6 @@ export type PickerModelPayload = ServerPayloads["picker.model"];
 export type PickerResolvedPayload = ServerPayloads["picker.resolved"];
 /** `commands.complete`: completions of a typed slash command. */
 export type CommandsCompletePayload = ServerPayloads["commands.complete"];
-/** One completion: `value` is the whole completed line, e.g. `/model demo-fast`. */
-export type Completion = CommandsCompletePayload["completions"][number];
 /** An ask still waiting for an answer, as the client tracks it: its picker frame's payload and its kind. */
 export type OpenAsk =
   | ({ kind: "approval" } & PickerApprovalPayload)

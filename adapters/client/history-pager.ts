@@ -3,7 +3,7 @@
  * @module
  */
 import type { ChatId, HistoryItem, MessageId } from "chat-gateway";
-import type { RequestPayload, ResponsePayload } from "./frames.js";
+import type { RequestPayload, ResponsePayload } from "chat-gateway/protocol";
 import type { RequestOptions } from "./options.js";
 
 /** A lane to page through: a channel, and a thread of it or null for the flat lane. */

@@ -7,8 +7,10 @@
  * asks tracked across reconnects and reloads, answered with `select`, and slash completions.
  *
  * It uses `globalThis.WebSocket` when there is one (browsers) and the optional `ws` package
- * otherwise, and imports no Node module, so it bundles for the browser as it is. Its frame and
- * payload types, the media chunk codec and the close codes are those of `chat-gateway/protocol`.
+ * otherwise, and imports no Node module, so it bundles for the browser as it is. Its payload
+ * types are derived from `chat-gateway/protocol`, which is the one home of the frame types
+ * (`ServerFrame`, `ServerPayloads`, `RequestType`…), the media chunk codec and the close codes;
+ * `Completion`, what `complete()` resolves to, is the runtime's, from `chat-gateway`.
  *
  * Start with {@link createGatewayClient}.
  * @module
@@ -57,13 +59,5 @@ export type {
   PickerModelPayload,
   PickerResolvedPayload,
   CommandsCompletePayload,
-  Completion,
   OpenAsk,
-  ServerPayloads,
-  ServerFrame,
-  ServerFrameType,
-  ResponseTypes,
-  RequestType,
-  RequestPayload,
-  ResponsePayload,
 } from "./frames.js";

@@ -5,7 +5,8 @@
  * `hello.ok` and `sync.done` included, so a client that connects late holds what the others hold.
  * @module
  */
-import type { LaneRef, ServerFrame, ToolEndPayload, ToolStartPayload } from "./frames.js";
+import type { LaneRef, ToolEndPayload, ToolStartPayload } from "./frames.js";
+import type { ServerFrame } from "chat-gateway/protocol";
 
 /**
  * A tool of a running answer: still running until its `tool.end` (then `ok`, `output` and

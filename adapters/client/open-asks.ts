@@ -10,8 +10,8 @@ import type {
   PickerConfirmPayload,
   PickerModelPayload,
   PickerResolvedPayload,
-  ServerFrame,
 } from "./frames.js";
+import type { ServerFrame } from "chat-gateway/protocol";
 
 /**
  * Keeps the open asks between page loads, next to the sync cursor. `get` answers null or

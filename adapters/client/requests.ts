@@ -6,7 +6,7 @@
 import type { Connection } from "./connection.js";
 import { ClientError } from "./errors.js";
 import { DEFAULT_REQUEST_TIMEOUT_MS, type GatewayClientOptions } from "./options.js";
-import type { RequestPayload, RequestType, ResponsePayload, ServerFrame, ServerPayloads } from "./frames.js";
+import type { RequestPayload, RequestType, ResponsePayload, ServerFrame, ServerPayloads } from "chat-gateway/protocol";
 
 interface Pending {
   type: string;

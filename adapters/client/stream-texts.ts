@@ -4,7 +4,8 @@
  * `message.update` event still carries the whole text.
  * @module
  */
-import type { MessageUpdatePayload, ServerFrame, ServerPayloads } from "./frames.js";
+import type { MessageUpdatePayload } from "./frames.js";
+import type { ServerFrame, ServerPayloads } from "chat-gateway/protocol";
 
 /** Answers followed at once, as on the gateway; past it the least recently updated is forgotten. */
 const MAX_FOLLOWED = 64;

@@ -10,7 +10,7 @@ import { ClientError } from "./errors.js";
 import { CHUNK_BYTES, decodeMediaChunk, encodeMediaChunk, kindOf, randomId, sha256Hex, toBytes } from "./media.js";
 import { MIN_BULK_TIMEOUT_MS, type GatewayClientOptions, type RequestOptions } from "./options.js";
 import type { Requests } from "./requests.js";
-import type { ResponsePayload } from "./frames.js";
+import type { ResponsePayload } from "chat-gateway/protocol";
 
 /** What {@link GatewayClient.upload} needs besides the bytes. */
 export interface UploadOptions extends RequestOptions {

@@ -5,7 +5,7 @@
  * of an older answer, a deletion, a count at the cap) asks for a fresh `channel.list`.
  * @module
  */
-import type { ServerFrame } from "./frames.js";
+import type { ServerFrame } from "chat-gateway/protocol";
 
 /** The most `unread` the gateway reports (docs/PROTOCOL.md §15). */
 const CAP = 999;

@@ -5,7 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { PICKER_FRAME_TYPES } from "chat-gateway/protocol";
-import type { Owner, Storage } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import type { DoorContext } from "./door-context.js";
 import { openDoorSession } from "./door-session.js";
 import { readJsonBody } from "./json-body.js";

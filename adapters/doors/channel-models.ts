@@ -3,7 +3,8 @@
  * channel that takes user messages is listed by its name (by its `chat_id` where a name repeats).
  * @module
  */
-import type { Channel, Owner, Storage } from "chat-gateway";
+import type { Channel, Owner } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { compareChannels } from "chat-gateway/protocol";
 import { DoorError } from "./openai-errors.js";
 

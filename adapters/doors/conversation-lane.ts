@@ -3,7 +3,8 @@
  * are the request's earlier messages, or a new thread.
  * @module
  */
-import type { Owner, Storage, StoredMessage } from "chat-gateway";
+import type { Owner, StoredMessage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import type { ChatTurn } from "./chat-input.js";
 import { conversationKey, firstMessageKeys } from "./conversation-keys.js";
 import type { DoorDevice } from "./door-device.js";

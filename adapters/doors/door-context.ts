@@ -3,7 +3,8 @@
  * @module
  */
 import type { IncomingMessage } from "node:http";
-import type { Gateway, Storage, UpgradeDecision } from "chat-gateway";
+import type { Gateway, UpgradeDecision } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 
 /** Decides a door request before its hello, as an upgrade gate does (Host, Origin, login). */
 export type DoorAuthorize = (req: IncomingMessage) => Promise<UpgradeDecision> | UpgradeDecision;

@@ -3,13 +3,8 @@
  * request under every rule a WebSocket device meets (docs/PROTOCOL.md §19).
  * @module
  */
-import {
-  type ConnectionContext,
-  type ConnectionHandle,
-  type ErrorCode,
-  type Gateway,
-  GatewayError,
-} from "chat-gateway";
+import type { ConnectionContext, ConnectionHandle, Gateway } from "chat-gateway";
+import { type ErrorCode, GatewayError } from "chat-gateway/protocol";
 
 /** A frame the gateway sent to a door's device. */
 export interface DoorFrame {

@@ -4,7 +4,7 @@
  * @module
  */
 import type { ServerResponse } from "node:http";
-import { isGatewayError } from "chat-gateway";
+import { isGatewayError } from "chat-gateway/protocol";
 import { DoorUnavailable } from "./door-device.js";
 
 /** A refusal a door answers with before or instead of a stream. */

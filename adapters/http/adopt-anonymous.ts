@@ -3,16 +3,9 @@
  * made before the password is asked for, then the move itself, media files included.
  * @module
  */
-import {
-  ANONYMOUS_OWNER,
-  isGatewayError,
-  type AdoptedCounts,
-  type ChatId,
-  type MediaId,
-  type MediaStore,
-  type Owner,
-  type Storage,
-} from "chat-gateway";
+import { ANONYMOUS_OWNER, type ChatId, type MediaId, type MediaStore, type Owner } from "chat-gateway";
+import type { AdoptedCounts, Storage } from "chat-gateway/storage";
+import { isGatewayError } from "chat-gateway/protocol";
 import { UserStoreError } from "./user-store.js";
 
 /** The gateway's data, for the first `user add` to hand the anonymous owner's chats to the new user. */

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { addressKey, isGatewayError, type Revocation, type Session, type SessionStore } from "chat-gateway";
+import { addressKey, type Revocation, type Session, type SessionStore } from "chat-gateway";
+import { isGatewayError } from "chat-gateway/protocol";
 import { clearedSessionCookie, sessionCookie } from "./cookies.js";
 import type { AddressRate } from "./address-rate.js";
 import { clientIp, isTls, readCredential, type TrustProxy } from "./gate.js";

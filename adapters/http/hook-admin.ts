@@ -4,7 +4,9 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { GatewayError, type Gateway, type HookMode, type HookRecord, type HookStore, type Owner } from "chat-gateway";
+import type { Gateway, Owner } from "chat-gateway";
+import type { HookMode, HookRecord, HookStore } from "chat-gateway/storage";
+import { GatewayError } from "chat-gateway/protocol";
 
 /** A hook as listed: everything but its secret, which is shown once only. */
 export type HookInfo = Omit<HookRecord, "secret"> & { channel: string };

@@ -4,7 +4,9 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { addressKey, isGatewayError, type Gateway, type HookRecord, type HookStore, type Owner } from "chat-gateway";
+import { addressKey, type Gateway, type Owner } from "chat-gateway";
+import type { HookRecord, HookStore } from "chat-gateway/storage";
+import { isGatewayError } from "chat-gateway/protocol";
 import { BodyError, readBody, sendJson } from "./auth-api.js";
 import { AddressRate } from "./address-rate.js";
 import { canonicalPath } from "./gate.js";

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { ANONYMOUS_OWNER, isGatewayError, type MediaStore, type Owner, type Storage } from "chat-gateway";
-import { isInlineMediaType, mediaTypeEssence } from "chat-gateway/protocol";
+import { ANONYMOUS_OWNER, type MediaStore, type Owner } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
+import { isInlineMediaType, mediaTypeEssence, isGatewayError } from "chat-gateway/protocol";
 
 /** Options of {@link createMediaHandler}. */
 export interface MediaHandlerOptions {

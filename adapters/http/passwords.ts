@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import bcrypt from "bcryptjs";
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import { BcryptPool } from "./bcrypt-pool.js";
 import { LOGIN_LIMITS } from "./limits.js";
 

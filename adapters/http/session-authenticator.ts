@@ -1,11 +1,5 @@
-import {
-  ANONYMOUS_OWNER,
-  GatewayError,
-  type Authenticator,
-  type Owner,
-  type Revocation,
-  type Session,
-} from "chat-gateway";
+import { ANONYMOUS_OWNER, type Authenticator, type Owner, type Revocation, type Session } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import { sessionId } from "./sessions.js";
 
 /** What {@link sessionAuthenticator} needs from the login protection. */

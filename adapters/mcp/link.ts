@@ -4,7 +4,8 @@
  * device instead (see `http.ts`); both speak the same frames a device sends.
  * @module
  */
-import type { GatewayClient, RequestType, SendInput } from "chat-gateway/client";
+import type { GatewayClient, SendInput } from "chat-gateway/client";
+import type { RequestType } from "chat-gateway/protocol";
 
 /** A frame the gateway sent to the bridge's device. */
 export interface LinkFrame {

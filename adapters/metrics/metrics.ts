@@ -1,6 +1,7 @@
 import type { RequestListener } from "node:http";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Gateway, PushSender, Storage } from "chat-gateway";
+import type { Gateway, PushSender } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { sampleEventLoop } from "./event-loop.js";
 import { timedStorage } from "./timed-storage.js";
 

@@ -1,4 +1,4 @@
-import type { Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 
 /**
  * The storage with every method call timed: `observe(op, seconds)` once the call settles (a

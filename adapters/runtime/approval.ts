@@ -3,22 +3,8 @@
  * (docs/PROTOCOL.md §11, `picker.approval`) and what the model is told when the answer is not yes.
  * @module
  */
-import type { AskAnswer, TurnInput } from "chat-gateway";
+import type { AskAnswer, ToolApproval, TurnInput } from "chat-gateway";
 import { argsPreview } from "./text.js";
-
-/**
- * Which tool calls wait for the person's approval: the names of the tools, or a function of the
- * tool's name and the call's arguments that returns true for a call that must be approved.
- *
- * @example
- * ```ts
- * const byName: ToolApproval = ["delete_file", "send_email"];
- * const byArgs: ToolApproval = (name, args) => name === "shell" && !String(args.command).startsWith("ls");
- * ```
- */
-export type ToolApproval =
-  | readonly string[]
-  | ((toolName: string, args: Record<string, unknown>) => boolean | Promise<boolean>);
 
 /** Whether `rule` makes this call wait for approval. A rule that throws asks: failing closed is the safe side. */
 export async function callNeedsApproval(

@@ -3,13 +3,7 @@
  * shared by the OpenAI-compatible and the AI SDK bindings so both footers count alike.
  * @module
  */
-import type { UsageEvent } from "chat-gateway";
-
-/** USD per million tokens, as both bindings' `prices` option takes them. */
-export interface Prices {
-  input: number;
-  output: number;
-}
+import type { ModelPrice, UsageEvent } from "chat-gateway";
 
 /** What one model call used, as its server or provider reported it. */
 export interface CallUsage {
@@ -49,7 +43,7 @@ export function emptyTotals(): UsageTotals {
  * Adds one call to the totals. A reported cost wins over one computed from `prices`; with
  * neither, the cost stays unknown rather than zero.
  */
-export function addCallUsage(totals: UsageTotals, usage: CallUsage, prices: Prices | undefined): void {
+export function addCallUsage(totals: UsageTotals, usage: CallUsage, prices: ModelPrice | undefined): void {
   if (usage.prompt !== undefined) totals.prompt = usage.prompt;
   totals.completion += usage.completion ?? 0;
   totals.total += usage.total ?? (usage.prompt ?? 0) + (usage.completion ?? 0);

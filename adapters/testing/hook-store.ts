@@ -1,6 +1,6 @@
 // The HookStore conformance suite (docs/PROTOCOL.md §17), exported by "chat-gateway/testing".
 import { beforeEach, describe, expect, test } from "vitest";
-import type { HookRecord, HookStore } from "chat-gateway";
+import type { HookRecord, HookStore } from "chat-gateway/storage";
 import { eachTest } from "./under-test.js";
 
 /** A hook store under test: the store, optionally a second one on the same data, and the clean-up. */

@@ -23,17 +23,9 @@
  * @module
  */
 // biome-ignore lint/correctness/noUnusedImports: imported for the links above; the contracts these suites check live in the core entry
-import type {
-  AgentRuntime,
-  Bus,
-  Connection,
-  HookStore,
-  LaneLock,
-  MediaStore,
-  ScheduleStore,
-  SessionStore,
-  Storage,
-} from "chat-gateway";
+import type { AgentRuntime, Bus, Connection, LaneLock, MediaStore, SessionStore } from "chat-gateway";
+// biome-ignore lint/correctness/noUnusedImports: imported for the links above; the storage contracts live in the storage kit
+import type { HookStore, ScheduleStore, Storage } from "chat-gateway/storage";
 export {
   describeStorageConformance,
   type StorageConformanceOptions,

@@ -1,13 +1,7 @@
 // What a well-formed stream of runtime events is, and a turn driven directly (without a gateway).
 import { expect } from "vitest";
-import {
-  GatewayError,
-  type AgentRuntime,
-  type Ask,
-  type AskAnswer,
-  type RuntimeEvent,
-  type TurnInput,
-} from "chat-gateway";
+import type { AgentRuntime, Ask, AskAnswer, RuntimeEvent, TurnInput } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 
 const MEDIA_KINDS = new Set(["image", "audio", "video", "document", "voice"]);
 const USAGE_NUMBERS = ["promptTokens", "completionTokens", "totalTokens", "contextWindow", "cost"] as const;

@@ -1,7 +1,7 @@
 // The ScheduleStore conformance suite (docs/PROTOCOL.md §17.3), exported by "chat-gateway/testing".
 import { beforeEach, describe, expect, test } from "vitest";
 import { scheduleRunKey } from "chat-gateway/storage";
-import type { ScheduleRecord, ScheduleRun, ScheduleStore } from "chat-gateway";
+import type { ScheduleRecord, ScheduleRun, ScheduleStore } from "chat-gateway/storage";
 import { eachTest } from "./under-test.js";
 
 /** A schedule store under test: the store, optionally a second one on the same data, and the clean-up. */

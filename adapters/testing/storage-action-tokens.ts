@@ -6,7 +6,7 @@
  * @module
  */
 import { describe, expect, test } from "vitest";
-import type { ActionTokenRecord, ActionTokenStore, Storage, StorageImplementation } from "chat-gateway";
+import type { ActionTokenRecord, ActionTokenStore, Storage, StorageImplementation } from "chat-gateway/storage";
 import { defineStorage } from "chat-gateway/storage";
 import type { StorageFactory, StorageUnderTest } from "./storage.js";
 

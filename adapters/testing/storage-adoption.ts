@@ -5,7 +5,7 @@
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import type { Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { A, B, capabilityLabel, channel, device, ids, media, mediaRef, msg, thread } from "./storage-records.js";
 
 const NOTHING = { channels: 0, messages: 0, outbox: 0, media: 0 };

@@ -6,7 +6,7 @@
  * @module
  */
 import { describe, expect, test } from "vitest";
-import type { HookStore, ScheduleRecord, ScheduleStore, Storage } from "chat-gateway";
+import type { HookStore, ScheduleRecord, ScheduleStore, Storage } from "chat-gateway/storage";
 import { A, B, channel } from "./storage-records.js";
 
 /** A storage implementation that is also a hook store and a schedule store. */

@@ -5,7 +5,7 @@
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import type { Storage, StorageCapabilities } from "chat-gateway";
+import type { Storage, StorageCapabilities } from "chat-gateway/storage";
 import { createGateway, memoryBus } from "chat-gateway";
 import { A, B, capabilityLabel, channel, msg, sleep, thread } from "./storage-records.js";
 import { describeTurnsConformance } from "./storage-turns.js";

@@ -6,7 +6,7 @@
  * @module
  */
 import { describe, expect, test } from "vitest";
-import type { Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { A, channel, ids, mediaRef, msg } from "./storage-records.js";
 
 /** Messages round-trip, are replaced by message_id, and a change applies in a fixed order. */

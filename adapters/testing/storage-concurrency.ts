@@ -6,7 +6,8 @@
  * @module
  */
 import { describe, expect, test } from "vitest";
-import type { Change, Channel, ChannelExpectation, CommitResult, Storage, StorageCapabilities } from "chat-gateway";
+import type { Channel } from "chat-gateway";
+import type { Change, ChannelExpectation, CommitResult, Storage, StorageCapabilities } from "chat-gateway/storage";
 import { A, B, capabilityLabel, channel, device, msg, thread } from "./storage-records.js";
 import { answer, markOf, readChange } from "./storage-read-state.js";
 

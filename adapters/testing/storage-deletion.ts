@@ -6,7 +6,7 @@
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import type { Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { A, B, channel, ids, msg, thread } from "./storage-records.js";
 
 /** Declares the deletion tests; `current` gives the storage of the running test. */

@@ -1,6 +1,6 @@
 // Device records: stored, replaced and listed per owner (their concurrency: storage-concurrency.ts).
 import { describe, expect, test } from "vitest";
-import type { Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { A, device } from "./storage-records.js";
 
 /** Devices are stored, replaced and listed per owner. */

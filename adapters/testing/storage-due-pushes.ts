@@ -6,7 +6,7 @@
  * @module
  */
 import { describe, expect, test } from "vitest";
-import type { DuePushRecord, DuePushStore, Storage, StorageImplementation } from "chat-gateway";
+import type { DuePushRecord, DuePushStore, Storage, StorageImplementation } from "chat-gateway/storage";
 import { defineStorage } from "chat-gateway/storage";
 import type { StorageFactory } from "./storage.js";
 import { unpack, withStorage } from "./storage-action-tokens.js";

@@ -4,7 +4,7 @@
  * @module
  */
 import { expect, test } from "vitest";
-import type { Storage, StorageCapabilities } from "chat-gateway";
+import type { Storage, StorageCapabilities } from "chat-gateway/storage";
 import { A, channel, device, media, mediaRef, msg, thread } from "./storage-records.js";
 
 /**

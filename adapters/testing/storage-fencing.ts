@@ -6,7 +6,8 @@
  * @module
  */
 import { describe, expect, test } from "vitest";
-import type { Change, Storage, StorageCapabilities, StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { Change, Storage, StorageCapabilities } from "chat-gateway/storage";
 import { createGateway, memoryLaneLock } from "chat-gateway";
 import { A, B, capabilityLabel, channel, msg, thread } from "./storage-records.js";
 

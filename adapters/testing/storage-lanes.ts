@@ -5,7 +5,8 @@
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import type { Storage, StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { A, B, ids, msg } from "./storage-records.js";
 
 /** Declares the outbox and history tests; `current` gives the storage of the running test. */

@@ -5,7 +5,8 @@
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import type { MediaStore, Storage } from "chat-gateway";
+import type { MediaStore } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { createGateway } from "chat-gateway";
 import { A, B, capabilityLabel, channel, ids, media, mediaRef, msg, thread } from "./storage-records.js";
 

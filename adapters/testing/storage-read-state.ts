@@ -6,7 +6,8 @@
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import type { LaneUnread, ReadMark, Storage, StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { LaneUnread, ReadMark, Storage } from "chat-gateway/storage";
 import { A, B, capabilityLabel, channel, msg, thread } from "./storage-records.js";
 
 /** An assistant answer in a lane (`thread`: a thread of c1). */

@@ -5,8 +5,8 @@
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import type { Storage } from "chat-gateway";
-import { LIMITS } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
+import { LIMITS } from "chat-gateway/protocol";
 import { A, capabilityLabel, channel, ids, msg, thread } from "./storage-records.js";
 
 type Search = (query: string, extra?: Partial<Parameters<Storage["search"]>[1]>) => ReturnType<Storage["search"]>;

@@ -5,7 +5,7 @@
  * @module
  */
 import { beforeEach, describe, expect, test } from "vitest";
-import type { Storage, StorageCapabilities } from "chat-gateway";
+import type { Storage, StorageCapabilities } from "chat-gateway/storage";
 import { A, B, capabilityLabel, channel, msg, thread } from "./storage-records.js";
 
 function ids(list: Array<{ owner: string; message: { message_id: string } }>): string[] {

@@ -2,7 +2,7 @@
 // guarantees of the required core; commit, lanes (outbox, history), deletion, search, media and the
 // other capabilities each have a file of their own.
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway";
+import type { Storage, StorageCapabilities, StorageImplementation } from "chat-gateway/storage";
 import { defineStorage } from "chat-gateway/storage";
 import { describeAdoptionConformance } from "./storage-adoption.js";
 import { describeCapabilitiesConformance } from "./storage-capabilities.js";

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type PerMessageDeflateOptions } from "ws";
 import type { ConnectionContext, Gateway, UpgradeDecision } from "chat-gateway";
-import { LIMITS } from "chat-gateway";
+import { LIMITS } from "chat-gateway/protocol";
 import { startHeartbeat } from "./heartbeat.js";
 import { serve } from "./serve.js";
 import type { UpgradeGuardOptions } from "./upgrade-guard.js";

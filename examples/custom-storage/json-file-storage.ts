@@ -7,22 +7,16 @@
 import { mkdir, open, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { defineStorage, expectedChannelsHeld } from "chat-gateway/storage";
+import type { Channel, ChatId, Device, DeviceId, MessageId, Owner, StoredMessage } from "chat-gateway";
 import type {
   Change,
-  Channel,
-  ChatId,
   CommitResult,
-  Device,
-  DeviceId,
   HistoryPage,
   HistoryQuery,
-  MessageId,
   OutboxEntry,
   OutboxFrame,
-  Owner,
   Storage,
-  StoredMessage,
-} from "chat-gateway";
+} from "chat-gateway/storage";
 
 /** Everything one owner has: what its file holds. */
 interface OwnerData {

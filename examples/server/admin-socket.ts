@@ -6,7 +6,9 @@
 import { chmod, rm } from "node:fs/promises";
 import net from "node:net";
 import { join } from "node:path";
-import { ANONYMOUS_OWNER, isGatewayError, type Gateway, type HookMode } from "chat-gateway";
+import { ANONYMOUS_OWNER, type Gateway } from "chat-gateway";
+import type { HookMode } from "chat-gateway/storage";
+import { isGatewayError } from "chat-gateway/protocol";
 import { addHook, listHooks, removeHook, rotateHook } from "chat-gateway/hooks";
 import { checkUsername, UserStoreError, type LoginProtection } from "chat-gateway/login";
 import { planAdoption } from "chat-gateway/cli";

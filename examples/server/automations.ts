@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ANONYMOUS_OWNER, type Gateway } from "chat-gateway";
 import { listHooks } from "chat-gateway/hooks";
-import { type LoginProtection } from "chat-gateway/login";
+import type { LoginProtection } from "chat-gateway/login";
 
 /** Answers GET /api/automations; false for any other path. */
 export async function serveAutomations(

@@ -2,14 +2,8 @@
 // that the server runs on, and that the first `user add` adopts the anonymous chats through.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import {
-  consoleLogger,
-  type HookStore,
-  type Logger,
-  type MediaStore,
-  type ScheduleStore,
-  type Storage,
-} from "chat-gateway";
+import { consoleLogger, type Logger, type MediaStore } from "chat-gateway";
+import type { HookStore, ScheduleStore, Storage } from "chat-gateway/storage";
 import type { UserCliData } from "chat-gateway/cli";
 import { fsMediaStore } from "chat-gateway/media/fs";
 import { memoryStorage } from "chat-gateway/storage/memory";

@@ -2,7 +2,7 @@
 // socket, so it works while the server holds the data folder. Exit 0 done, 1 refused, 2 usage.
 import net from "node:net";
 import { terminalText } from "chat-gateway/cli";
-import { type HookInfo, type NewHook } from "chat-gateway/hooks";
+import type { HookInfo, NewHook } from "chat-gateway/hooks";
 import { adminSocketPath, type AdminRequest } from "./admin-socket.js";
 
 export const HOOK_USAGE = `usage: hook add NAME --channel CHANNEL [--mode post|turn] [--user NAME]

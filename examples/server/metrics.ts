@@ -2,7 +2,8 @@
 // listener of its own, on the server's host, so the port can stay closed to the public.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Gateway, PushSender, Storage } from "chat-gateway";
+import type { Gateway, PushSender } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import type { GatewayMetrics } from "chat-gateway/metrics";
 import { HTTP_TIMEOUTS, type ServerConfig } from "./config.js";
 

@@ -2,7 +2,7 @@
 // /api/ping, and answered before the login gate so that a load balancer probing by address (no
 // allowed Host) gets it; it says only ok or not, never why.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { canonicalPath } from "chat-gateway/login";
 
 /** What readiness looks at. */

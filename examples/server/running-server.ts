@@ -2,7 +2,7 @@
 // anonymous chats through its own open storage, asked over its admin socket, since sql.js keeps
 // the data folder to the one process that holds it.
 import net from "node:net";
-import type { AdoptedCounts } from "chat-gateway";
+import type { AdoptedCounts } from "chat-gateway/storage";
 import type { AdoptionServer } from "chat-gateway/cli";
 import { adminSocketPath, type AdminRequest } from "./admin-socket.js";
 import { askAdmin } from "./hook-cli.js";

@@ -1,6 +1,7 @@
 // `schedule add|list|remove|run` (docs/PROTOCOL.md §17): asks the running server over its admin
 // socket, like `hook ...`. Exit 0 done, 1 refused, 2 usage.
-import type { ScheduleInfo, ScheduleRun } from "chat-gateway";
+import type { ScheduleInfo } from "chat-gateway";
+import type { ScheduleRun } from "chat-gateway/storage";
 import { terminalText } from "chat-gateway/cli";
 import type { AdminRequest } from "./admin-socket.js";
 import { askServer, splitArgs, type Io } from "./hook-cli.js";

@@ -12,8 +12,8 @@ import {
   type Gateway,
   type Logger,
   type SessionStore,
-  type Storage,
 } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { startAdminSocket } from "./admin-socket.js";
 import { serveAutomations } from "./automations.js";
 import {

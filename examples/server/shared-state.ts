@@ -1,6 +1,7 @@
 // The Redis side of the multi-process mode (REDIS_URL): what the processes of one deployment share,
 // so a login, a lockout, a lane's lock, a hook's post budget and every outbox frame count for all.
-import type { Bus, LaneLock, Logger, SessionStore, Storage } from "chat-gateway";
+import type { Bus, LaneLock, Logger, SessionStore } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import type { HookPostBudget } from "chat-gateway/hooks";
 import type { LockoutStore } from "chat-gateway/login";
 import type { ServerConfig } from "./config.js";

@@ -167,7 +167,7 @@ export interface StoredMessage extends HistoryItem {
    * Storage only, never on the wire: a user message whose turn has not ended yet (the durable turn
    * queue, docs/PROTOCOL.md §4.2). Set by the gateway when it stores the message on a storage with
    * the `waitingTurns` capability; cleared by the commit that stores its answer's end
-   * ({@link Change.answered}).
+   * (`Change.answered` of `chat-gateway/storage`).
    */
   waiting?: true;
   /**

@@ -127,6 +127,23 @@ export interface ApprovalAsk extends AskBase {
   options?: AskOption[];
 }
 
+/**
+ * Which tool calls wait for the person's approval (an {@link ApprovalAsk}) before they run: the
+ * names of the tools, or a function of the tool's name and the call's arguments that returns true
+ * for a call that must be approved. The `needsApproval` option of both runtime bindings
+ * (`chat-gateway/runtime/openai-compatible`, `chat-gateway/runtime/ai-sdk`) takes it, and a runtime
+ * of your own may take the same.
+ *
+ * @example
+ * ```ts
+ * const byName: ToolApproval = ["delete_file", "send_email"];
+ * const byArgs: ToolApproval = (name, args) => name === "shell" && !String(args.command).startsWith("ls");
+ * ```
+ */
+export type ToolApproval =
+  | readonly string[]
+  | ((toolName: string, args: Record<string, unknown>) => boolean | Promise<boolean>);
+
 /** A question, a clarification when `allowText` is true (docs/PROTOCOL.md §11, `picker.confirm`). */
 export interface ConfirmAsk extends AskBase {
   kind: "confirm";

@@ -14,7 +14,15 @@ import type { Clock } from "../support/clock.js";
 import type { HookStore } from "../contracts/hooks.js";
 import type { ScheduleStore } from "../contracts/schedules.js";
 
-/** Price of a model, USD per million tokens. */
+/**
+ * Price of a model, USD per million tokens: what the gateway's `runtimeInfo.prices` holds per
+ * model, and what the `prices` option of both runtime bindings takes.
+ *
+ * @example
+ * ```ts
+ * const prices: ModelPrice = { input: 0.15, output: 0.6 }; // gpt-4o-mini
+ * ```
+ */
 export interface ModelPrice {
   input: number;
   output: number;

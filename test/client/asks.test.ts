@@ -11,8 +11,8 @@ import {
   type GatewayClient,
   type GatewayClientOptions,
   type OpenAsk,
-  type ServerFrame,
 } from "chat-gateway/client";
+import type { ServerFrame } from "chat-gateway/protocol";
 import type { RunningServer } from "../../examples/server/server.js";
 import { cleanupAfterEach, exampleServer, testClient, until, wsUrl } from "./helpers.js";
 

@@ -3,7 +3,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { ANONYMOUS_OWNER } from "chat-gateway";
-import { isClientError, memoryCursorStore, type GatewayClientOptions, type ServerFrame } from "chat-gateway/client";
+import { isClientError, memoryCursorStore, type GatewayClientOptions } from "chat-gateway/client";
+import type { ServerFrame } from "chat-gateway/protocol";
 import { startGateway, type Harness } from "../gateway/harness.js";
 import { cleanupAfterEach, exampleServer, startExample, tempDir, testClient, until, wsUrl } from "./helpers.js";
 

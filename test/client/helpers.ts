@@ -3,12 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach } from "vitest";
-import {
-  createGatewayClient,
-  type GatewayClient,
-  type GatewayClientOptions,
-  type ServerFrame,
-} from "chat-gateway/client";
+import { createGatewayClient, type GatewayClient, type GatewayClientOptions } from "chat-gateway/client";
+import type { ServerFrame } from "chat-gateway/protocol";
 import { startServer, type RunningServer } from "../../examples/server/server.js";
 import { checkingWebSocket } from "../fixtures/frame-check.js";
 

@@ -2,7 +2,7 @@
 // the same port and data dir, syncs, ends with the interrupted message.stop, and sees no stored
 // frame twice.
 import { afterEach, expect, it } from "vitest";
-import type { ServerFrame } from "chat-gateway/client";
+import type { ServerFrame } from "chat-gateway/protocol";
 import type { RunningServer } from "../../examples/server/server.js";
 import { recordingClient, startExample, tempDir, until, wsUrl } from "./helpers.js";
 

@@ -1,13 +1,8 @@
 // The client's public types: events carry their frame's payload; requests resolve to their response's payload.
 import { describe, expectTypeOf, it } from "vitest";
 import type { Channel, HistoryItem } from "chat-gateway";
-import type {
-  GatewayClient,
-  HistoryPayload,
-  MessageStopPayload,
-  ServerFrame,
-  ToolEndPayload,
-} from "chat-gateway/client";
+import type { GatewayClient, HistoryPayload, MessageStopPayload, ToolEndPayload } from "chat-gateway/client";
+import type { ServerFrame } from "chat-gateway/protocol";
 
 describe("client types", () => {
   it("maps events and requests to their payloads", () => {

@@ -3,7 +3,8 @@
 // follow new answers and reads of any device live.
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { createGatewayClient, type GatewayClient, type ServerFrame } from "chat-gateway/client";
+import { createGatewayClient, type GatewayClient } from "chat-gateway/client";
+import type { ServerFrame } from "chat-gateway/protocol";
 import { startGateway, type Harness } from "../gateway/harness.js";
 import { until } from "./helpers.js";
 

@@ -1,7 +1,8 @@
 // Asking the person (docs/PROTOCOL.md §11), through the wire: a real gateway, real ws devices, the
 // demo runtime asking as §11 says.
 import { afterEach, describe, expect, it } from "vitest";
-import { type Storage, tokenAuthenticator } from "chat-gateway";
+import { tokenAuthenticator } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { serverFrameProblem } from "chat-gateway/protocol";
 import { Client, startGateway, type Frame, type Harness } from "./harness.js";

@@ -4,7 +4,8 @@
 // between two gateways with a storage each on one schema, as two processes would be (the device
 // test stays on one: its writes are ordered per process).
 import { afterAll, afterEach, describe, expect, test } from "vitest";
-import { ANONYMOUS_OWNER, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { defineStorage } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";

@@ -2,7 +2,8 @@
 // looks for the owner's default channel, and makes it, once for all of them, and a look that fails
 // fails the hellos waiting on it without keeping the next hello from trying again.
 import { afterEach, expect, test } from "vitest";
-import type { Authenticator, Storage } from "chat-gateway";
+import type { Authenticator } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Harness } from "./harness.js";
 

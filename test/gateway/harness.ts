@@ -163,11 +163,9 @@ export class Client {
       const found = this.frames.slice(from).find(match);
       if (found) return found;
       if (this.closeCode !== undefined)
-        throw new Error(
-          `socket closed (${this.closeCode}) while waiting; frames: ${JSON.stringify(this.frames.slice(-5))}`,
-        );
+        throw new Error(`socket closed (${this.closeCode}) while waiting; frames: ${lastFrames(this.frames)}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting; last frames: ${JSON.stringify(this.frames.slice(-5))}`);
+      if (left <= 0) throw new Error(`timed out waiting; last frames: ${lastFrames(this.frames)}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
         this.#waiters.push(() => {
@@ -223,4 +221,15 @@ export function heldAuthenticator(): { authenticator: Authenticator; release(): 
     },
     held: () => waiting.length,
   };
+}
+
+/** The last five frames for a failure message, each cut to 300 characters (a streamed answer can be megabytes). */
+function lastFrames(frames: readonly unknown[]): string {
+  return frames
+    .slice(-5)
+    .map((frame) => {
+      const json = JSON.stringify(frame);
+      return json.length > 300 ? `${json.slice(0, 300)}… (${json.length} characters)` : json;
+    })
+    .join(", ");
 }

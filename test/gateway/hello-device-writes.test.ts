@@ -2,7 +2,8 @@
 // `last_seen`, within an hour of the stored one, is not written again: a reconnecting fleet costs
 // no write per hello. Through real sockets, against a memory storage whose writes are counted.
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, type Device, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, type Device } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Harness } from "./harness.js";
 

@@ -1,6 +1,7 @@
 // Two gateways on one storage and one bus stand in for two processes: what must hold across them.
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, memoryBus, type LaneLock, type RuntimeEvent, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, memoryBus, type LaneLock, type RuntimeEvent } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Harness } from "./harness.js";
 import { scriptedRuntime, sleep } from "./runtimes.js";

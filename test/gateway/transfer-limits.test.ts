@@ -139,7 +139,10 @@ describe("transfer limits", () => {
     expect(next.payload.has_more).toBe(false);
   });
 
-  it("history - a message whose tool calls pass the byte cap comes cut to fit: outputs first, then arguments, the calls in order", async () => {
+  it("history - a message whose tool calls pass the byte cap comes cut to fit: outputs first, then arguments, the calls in order", {
+    // 46 MB of stored tool calls cut twice: about 3 s alone, several times that beside other files.
+    timeout: 60_000,
+  }, async () => {
     // As stored before an answer's tool calls were bounded: 1,152 calls with 20 KB of arguments and output.
     const tools = unboundedTools(1_152, 20_000, 20_000);
     const answer = answerWithTools("m-tools", "answer", tools);

@@ -4,7 +4,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, type AgentRuntime, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, type AgentRuntime } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { addHook, createHookHandler, listHooks, removeHook, rotateHook, signHookBody } from "chat-gateway/hooks";
 import { startGateway, type Harness } from "../gateway/harness.js";
 import { request } from "../http/helpers.js";

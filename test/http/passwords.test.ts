@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { isGatewayError } from "chat-gateway";
+import { isGatewayError } from "chat-gateway/protocol";
 import { PasswordVerifier, hashPassword } from "chat-gateway/login";
 import { isBcryptHash, truncatePassword } from "../../adapters/http/passwords.js";
 import { COST12_HASHES as HASHES, FOREIGN_HASHES } from "./helpers.js";

@@ -2,7 +2,8 @@
 // process: what it refuses before asking for a password, and what moves, media files included.
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, type MediaStore, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, type MediaStore } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { defineStorage } from "chat-gateway/storage";
 import { planAdoption, type AdoptionServer, type UserCliData } from "chat-gateway/cli";
 import { memoryMediaStore } from "chat-gateway/media/memory";

@@ -4,7 +4,8 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import bcrypt from "bcryptjs";
-import { ANONYMOUS_OWNER, GatewayError, type ConnectionContext, type UpgradeDecision } from "chat-gateway";
+import { ANONYMOUS_OWNER, type ConnectionContext, type UpgradeDecision } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import { sessionId, UserStore } from "chat-gateway/login";
 import { COST12_HASHES, HASHES, login, startServer, tempDir, writeUsers, type TestServer } from "./helpers.js";
 

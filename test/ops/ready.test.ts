@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path, { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import type { Storage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { serveReady, type ReadyChecks } from "../../examples/server/ready.js";
 import type { RunningServer } from "../../examples/server/server.js";

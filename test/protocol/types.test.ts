@@ -1,7 +1,14 @@
 // The types chat-gateway/protocol derives from its structs: what a client's code is checked against.
 import { describe, expectTypeOf, it } from "vitest";
-import type { Channel, ErrorCode as RootErrorCode, HistoryItem } from "chat-gateway";
-import type { ClientPayloads, ErrorCode, ResponsePayload, ServerFrame, ServerPayloads } from "chat-gateway/protocol";
+import type { Channel, HistoryItem } from "chat-gateway";
+import type {
+  ClientPayloads,
+  ErrorCode,
+  ResponsePayload,
+  ServerFrame,
+  ServerPayloads,
+  ErrorCode as RootErrorCode,
+} from "chat-gateway/protocol";
 import { parseServerFrame } from "chat-gateway/protocol";
 
 describe("protocol types", () => {

@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ntfyPushSender } from "chat-gateway/push/ntfy";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
-import type { DuePushRecord, Storage } from "chat-gateway";
+import type { DuePushRecord, Storage } from "chat-gateway/storage";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";
 import { sleep } from "../gateway/runtimes.js";
 import { recordingServer, type RecordingServer } from "./recording-server.js";

@@ -5,7 +5,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { addHook, createHookHandler, signHookBody } from "chat-gateway/hooks";
 import { generateVapidKeys, webPushSender } from "chat-gateway/push/webpush";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";

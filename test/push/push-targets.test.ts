@@ -3,7 +3,8 @@
 // with the operator's token (docs/PROTOCOL.md "Push, notifications"); and however many device
 // records an owner has, one message makes at most 16 pushes, one per target (§6).
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, CLOSE_CODES, type Device } from "chat-gateway";
+import { ANONYMOUS_OWNER, type Device } from "chat-gateway";
+import { CLOSE_CODES } from "chat-gateway/protocol";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { ntfyPushSender } from "chat-gateway/push/ntfy";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";

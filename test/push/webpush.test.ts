@@ -4,7 +4,8 @@
 // the VAPID signature (RFC 8292). Bad subscriptions are refused where they enter.
 import type { LookupFunction } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, CLOSE_CODES } from "chat-gateway";
+import { ANONYMOUS_OWNER } from "chat-gateway";
+import { CLOSE_CODES } from "chat-gateway/protocol";
 import { generateVapidKeys, isPublicEndpoint, webPushSender } from "chat-gateway/push/webpush";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";

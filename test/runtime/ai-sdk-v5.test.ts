@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { APICallError, tool } from "ai5";
 import { MockLanguageModelV2, simulateReadableStream } from "ai5/test";
 import { z } from "zod";
-import { isGatewayError } from "chat-gateway";
+import { isGatewayError } from "chat-gateway/protocol";
 import type { AiSdkRuntimeOptions } from "chat-gateway/runtime/ai-sdk";
 import { collect, input } from "./turn-helpers.js";
 import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk";

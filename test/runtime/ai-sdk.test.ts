@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { APICallError, tool } from "ai";
 import { MockLanguageModelV3, simulateReadableStream } from "ai/test";
 import { z } from "zod";
-import { isGatewayError } from "chat-gateway";
+import { isGatewayError } from "chat-gateway/protocol";
 import { collect, input } from "./turn-helpers.js";
 import { aiSdkRuntime } from "chat-gateway/runtime/ai-sdk";
 

@@ -2,7 +2,7 @@
 // can act on, keeping the text that arrived; its timeouts count the server's silence only, and its
 // request options never turn streaming off.
 import { describe, expect, it } from "vitest";
-import { isGatewayError } from "chat-gateway";
+import { isGatewayError } from "chat-gateway/protocol";
 import { openAICompatibleRuntime } from "chat-gateway/runtime/openai-compatible";
 import { chunk, json, sse, startFakeLlmServer, stream } from "./fake-llm-server.js";
 import { openAICompatibleHarness } from "./openai-compatible-harness.js";

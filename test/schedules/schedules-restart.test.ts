@@ -3,7 +3,8 @@
 // run whose process crashed mid-answer is answered after the restart (its prompt waited on the
 // durable turn queue) and ends once, with its notification.
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, createGateway, type AgentRuntime, type Gateway, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, createGateway, type AgentRuntime, type Gateway } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { until } from "../../adapters/testing/wait.js";

@@ -3,7 +3,8 @@
 // bad cron, time zone and channel are refused clearly; a failing run stores an error answer; a
 // run that still goes skips the next one.
 import { afterEach, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, type AgentRuntime, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER, type AgentRuntime } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { demoRuntime } from "chat-gateway/runtime/demo";
 import { startGateway, type Harness } from "../gateway/harness.js";
 import { until } from "../../adapters/testing/wait.js";

@@ -2,7 +2,8 @@
 // createGateway beside the storage: what it refuses at construction, and what a gateway without
 // them answers.
 import { describe, expect, it } from "vitest";
-import { createGateway, type HookStore, type StorageImplementation } from "chat-gateway";
+import { createGateway } from "chat-gateway";
+import type { HookStore, StorageImplementation } from "chat-gateway/storage";
 import { addHook, createHookHandler, listHooks } from "chat-gateway/hooks";
 import { memoryStorage } from "chat-gateway/storage/memory";
 

@@ -1,15 +1,10 @@
 // defineStorage(): what a storage implementation gets checked for, and what createGateway refuses.
 import { describe, expect, it } from "vitest";
 import * as root from "chat-gateway";
-import {
-  createGateway,
-  memoryBus,
-  type Bus,
-  type Change,
-  type Storage,
-  type StorageImplementation,
-} from "chat-gateway";
+import { createGateway, memoryBus, type Bus } from "chat-gateway";
+import type { Change, Storage, StorageImplementation } from "chat-gateway/storage";
 import { defineStorage } from "chat-gateway/storage";
+import { isGatewayError } from "chat-gateway/protocol";
 import { memoryMediaStore } from "chat-gateway/media/memory";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { postgresStorage } from "chat-gateway/storage/postgres";
@@ -154,7 +149,7 @@ describe("defineStorage - the core's part of the data contract", () => {
     const refused = await storage
       .commit("a", { outbox: [{ type: "message", payload: { message_id: "m1" } }] })
       .catch((error: unknown) => error);
-    expect(root.isGatewayError(refused)).toBe(true);
+    expect(isGatewayError(refused)).toBe(true);
     expect(refused).toMatchObject({
       code: "unsupported",
       message:

@@ -2,7 +2,9 @@
 // messages ends once it holds LIMITS.storagePageBytes, the newest kept for history, and paging on
 // reads everything once; `readOutbox`'s `types` reads only frames of those types.
 import { afterAll, describe, expect, test } from "vitest";
-import { LIMITS, type Storage, type StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
+import { LIMITS } from "chat-gateway/protocol";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";

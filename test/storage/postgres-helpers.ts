@@ -2,7 +2,8 @@
 // messages to store, schemas as an older version left them, and the planner's plans.
 import pg from "pg";
 import { afterAll } from "vitest";
-import type { SearchQuery, Storage, StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { SearchQuery, Storage } from "chat-gateway/storage";
 import { postgresStorage, type PostgresStorageOptions } from "chat-gateway/storage/postgres";
 import { FOLLOW_UPS, MIGRATIONS } from "../../adapters/storage/postgres/schema.js";
 import { DATABASE_URL, dropSchema, runId } from "../fixtures/services.js";

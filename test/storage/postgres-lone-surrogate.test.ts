@@ -3,7 +3,9 @@
 // never `internal`, nothing is stored, and the connection goes on (docs/PROTOCOL.md §1). Code
 // calling the storage directly gets `unsupported` too, before anything reaches the database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ANONYMOUS_OWNER, isGatewayError, type Storage } from "chat-gateway";
+import { ANONYMOUS_OWNER } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
+import { isGatewayError } from "chat-gateway/protocol";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
 import { Client, startGateway, type Harness } from "../gateway/harness.js";

@@ -3,7 +3,8 @@
 // and afterwards no write, from any process, can store a second one.
 import pg from "pg";
 import { afterAll, describe, expect, test } from "vitest";
-import type { Channel, Storage } from "chat-gateway";
+import type { Channel } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { postgresStorage } from "chat-gateway/storage/postgres";
 import { SCHEMA_VERSION } from "../../adapters/storage/postgres/schema.js";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";

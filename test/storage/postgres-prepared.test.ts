@@ -1,6 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { SearchQuery, Storage, StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { SearchQuery, Storage } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { postgresStorage, type PostgresStorageOptions } from "chat-gateway/storage/postgres";
 import { DATABASE_URL, dropSchema, postgresAvailable, runId } from "../fixtures/services.js";

@@ -2,7 +2,8 @@
 // as in the memory storage, and edits, deletes and adoption keep the table in step.
 import type pg from "pg";
 import { describe, expect, test } from "vitest";
-import type { SearchQuery, StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { SearchQuery } from "chat-gateway/storage";
 import { foldText } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { MIGRATIONS } from "../../adapters/storage/postgres/schema.js";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import type { SearchQuery } from "chat-gateway";
+import type { SearchQuery } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { candidatesQuery } from "../../adapters/storage/postgres/search.js";
 import { postgresAvailable } from "../fixtures/services.js";

@@ -2,7 +2,7 @@
 // messages_chat_recent, across all chats through messages_recent, finding what GIN and the memory
 // storage find.
 import { describe, expect, test } from "vitest";
-import type { SearchQuery } from "chat-gateway";
+import type { SearchQuery } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import {
   candidatesQuery,

@@ -5,7 +5,7 @@
 // was killed with writes and reads in flight.
 import initSqlJs, { type SqlJsStatic } from "sql.js";
 import { afterEach, describe, expect, test } from "vitest";
-import type { OutboxBounds } from "chat-gateway";
+import type { OutboxBounds } from "chat-gateway/storage";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { databaseOf, openStorage, removeTempDirs, tempDir, until, write } from "./sqljs-helpers.js";
 

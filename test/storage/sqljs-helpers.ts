@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import type { Change, StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { Change } from "chat-gateway/storage";
 import { sqlJsStorage, type SqlJsStorageOptions } from "chat-gateway/storage/sqljs";
 import { recordingLogger } from "../fixtures/recording-logger.js";
 

@@ -8,7 +8,9 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
-import { GatewayError, type Change, type StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { Change } from "chat-gateway/storage";
+import { GatewayError } from "chat-gateway/protocol";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import {
   alive,

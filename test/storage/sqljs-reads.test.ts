@@ -3,7 +3,9 @@
 // ends the database process nor the gateway, costs another owner at most a read's wait, and a
 // device that reads fast gets its whole sync (issue 27, items 1 and 4).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { LIMITS, tokenAuthenticator, type Storage, type StoredMessage } from "chat-gateway";
+import { tokenAuthenticator, type StoredMessage } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
+import { LIMITS } from "chat-gateway/protocol";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { Client, startGateway, type Frame, type Harness } from "../gateway/harness.js";
 import { removeTempDirs, tempDir } from "./sqljs-helpers.js";

@@ -3,7 +3,8 @@
 // retried at once with its client_msg_id. Every acknowledged message is stored once and answered
 // exactly once, each device's messages in the order it sent them, on every storage.
 import { afterEach, describe, expect, test } from "vitest";
-import { memoryBus, memoryLaneLock, type Storage } from "chat-gateway";
+import { memoryBus, memoryLaneLock } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { postgresStorage } from "chat-gateway/storage/postgres";

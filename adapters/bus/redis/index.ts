@@ -24,8 +24,8 @@ import {
   type Logger,
   type OutboxCatchUp,
   type Owner,
-  type Storage,
 } from "chat-gateway";
+import type { Storage } from "chat-gateway/storage";
 import { presence } from "./presence.js";
 import { encode, publisher, receiver } from "./publisher.js";
 import type { RedisBusStats } from "./stats.js";

@@ -12,7 +12,8 @@
 import { createHash, randomUUID } from "node:crypto";
 import { open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { GatewayError, resolveLogger } from "chat-gateway";
+import { resolveLogger } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import type { Logger, MediaId, MediaStore, MediaWriter, Owner } from "chat-gateway";
 import { makePrivateDir } from "chat-gateway/storage";
 

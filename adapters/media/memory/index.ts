@@ -8,7 +8,7 @@
  * ```
  * @module
  */
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import type { MediaId, MediaStore, MediaWriter, Owner } from "chat-gateway";
 
 /**

@@ -10,9 +10,8 @@
  * @module
  */
 import type { ToolSet } from "ai";
-import type { TurnInput } from "chat-gateway";
+import type { ToolApproval, TurnInput } from "chat-gateway";
 import { askApproval, callNeedsApproval } from "../approval.js";
-import type { ToolApproval } from "../approval.js";
 
 /** What ai passes to `execute` besides the input (the fields read here exist in ai 5 and 6). */
 interface ExecuteOptions {

@@ -2,7 +2,7 @@
  * The errors the AI SDK reports, turned into {@link GatewayError}s whose message a user can act on.
  * @module
  */
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import { abridge } from "../text.js";
 
 /** The message of whatever was thrown or reported. */

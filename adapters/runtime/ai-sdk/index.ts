@@ -43,7 +43,7 @@
  */
 import { generateText, stepCountIs, streamText } from "ai";
 import type { LanguageModel, ModelMessage } from "ai";
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import type { AgentRuntime, RuntimeEvent, TurnInput } from "chat-gateway";
 import { checkToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
@@ -58,8 +58,7 @@ import { messageOf, toGatewayError } from "./errors.js";
 import { buildMessages } from "./messages.js";
 import type { AiSdkRuntimeOptions, StreamTextParams } from "./options.js";
 
-export type { AiSdkRuntimeOptions, ModelPrices } from "./options.js";
-export type { ToolApproval } from "../approval.js";
+export type { AiSdkRuntimeOptions } from "./options.js";
 
 /**
  * Creates a runtime that runs each turn through the AI SDK's `streamText`, with

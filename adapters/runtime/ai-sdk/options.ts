@@ -3,23 +3,10 @@
  * @module
  */
 import type { streamText, LanguageModel, ToolSet } from "ai";
-import type { ToolApproval } from "../approval.js";
+import type { ModelPrice, ToolApproval } from "chat-gateway";
 
 /** `streamText`'s parameters, for the options passed through. */
 export type StreamTextParams = Parameters<typeof streamText>[0];
-
-/**
- * Prices of a model, USD per million tokens, used to report a turn's cost when the provider does not.
- *
- * @example
- * ```ts
- * const prices: ModelPrices = { input: 3, output: 15 }; // claude-sonnet-4-5
- * ```
- */
-export interface ModelPrices {
-  input: number;
-  output: number;
-}
 
 /**
  * Options of {@link aiSdkRuntime}.
@@ -66,7 +53,7 @@ export interface AiSdkRuntimeOptions {
   /** Context window of the model, tokens; reported with the usage so the footer shows `context_pct`. */
   contextWindow?: number;
   /** Prices for the cost in the footer. Ignored when the provider reports a cost (OpenRouter). */
-  prices?: ModelPrices;
+  prices?: ModelPrice;
   /** One-line summary of a tool call for the progress line. Default: the arguments, abridged. */
   preview?: (toolName: string, args: Record<string, unknown>) => string | undefined;
   /**

@@ -5,7 +5,7 @@
  * @module
  */
 import { createParser } from "eventsource-parser";
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import type { RuntimeEvent } from "chat-gateway";
 import { abridge } from "../text.js";
 import { applyChunk, finishToolCalls, parseChunk } from "./chunks.js";

@@ -4,7 +4,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import type { RuntimeEvent } from "chat-gateway";
 import { abridge } from "../text.js";
 import { reportedUsage } from "../usage.js";

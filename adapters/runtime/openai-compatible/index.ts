@@ -34,10 +34,10 @@
  * ```
  * @module
  */
+import type { AgentRuntime, ModelPrice, ToolApproval } from "chat-gateway";
 // biome-ignore lint/correctness/noUnusedImports: imported for the {@link} in the module comment above
-import type { AgentRuntime, GatewayError } from "chat-gateway";
+import type { GatewayError } from "chat-gateway/protocol";
 import { checkToolApproval } from "../approval.js";
-import type { ToolApproval } from "../approval.js";
 import { bindingCommands, runBindingCommand } from "../commands.js";
 import { checkModelChoices, modelList } from "../models.js";
 import type { OfferedModel } from "../models.js";
@@ -48,21 +48,7 @@ import { SteerInboxes } from "../steer.js";
 import type { OpenAICompatibleTool, TurnConfig } from "./tool-loop.js";
 
 export type { OpenAICompatibleTool } from "./tool-loop.js";
-export type { ToolApproval } from "../approval.js";
 export type { OfferedModel } from "../models.js";
-
-/**
- * Prices of a model, USD per million tokens, used to report a turn's cost when the server does not.
- *
- * @example
- * ```ts
- * const prices: ModelPrices = { input: 0.15, output: 0.6 }; // gpt-4o-mini
- * ```
- */
-export interface ModelPrices {
-  input: number;
-  output: number;
-}
 
 /**
  * Options of {@link openAICompatibleRuntime}.
@@ -139,7 +125,7 @@ export interface OpenAICompatibleRuntimeOptions {
   /** Context window of the model, tokens; reported with the usage so the footer shows `context_pct`. */
   contextWindow?: number;
   /** Prices for the cost in the footer. Ignored when the server reports a cost itself (OpenRouter). */
-  prices?: ModelPrices;
+  prices?: ModelPrice;
   /**
    * Send image attachments to the model as `image_url` parts (the model must accept images).
    * Default false: attachments are described to the model by a line of text.

@@ -4,7 +4,7 @@
  * the type that was asked for: an answer of another type is refused before it is read.
  * @module
  */
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import { abridge } from "../text.js";
 
 /** Default largest server-sent event, bytes. An OpenAI chunk is a few hundred bytes. */

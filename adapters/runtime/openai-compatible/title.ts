@@ -2,7 +2,7 @@
  * Titles for auto-threads: one short, non-streamed model call.
  * @module
  */
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import { abridge, cleanTitle } from "../text.js";
 import { guardedRequest, httpError } from "./chat-completions.js";
 import type { ClientConfig } from "./chat-completions.js";

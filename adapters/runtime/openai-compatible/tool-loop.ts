@@ -4,14 +4,12 @@
  * steered in meanwhile joins before the next call, and gets one of its own when none would follow.
  * @module
  */
-import type { RuntimeEvent, TurnInput } from "chat-gateway";
+import type { ModelPrice, RuntimeEvent, ToolApproval, TurnInput } from "chat-gateway";
 import { askApproval, callNeedsApproval } from "../approval.js";
-import type { ToolApproval } from "../approval.js";
 import { turnModel } from "../models.js";
 import type { OfferedModel } from "../models.js";
 import { abridge, argsPreview } from "../text.js";
 import { addCallUsage, emptyTotals, usageEvent } from "../usage.js";
-import type { Prices } from "../usage.js";
 import { streamStep } from "./chat-completions.js";
 import type { ClientConfig } from "./chat-completions.js";
 import type { StepResult, ToolCallWire } from "./chunks.js";
@@ -54,7 +52,7 @@ export interface TurnConfig extends ClientConfig {
   maxSteps: number;
   body: Record<string, unknown>;
   contextWindow?: number;
-  prices?: Prices;
+  prices?: ModelPrice;
   vision: boolean;
   needsApproval?: ToolApproval;
   /** Models a lane may choose besides `model`. */

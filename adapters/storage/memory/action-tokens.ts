@@ -3,7 +3,8 @@
  * One process, no awaits inside a call: each call is atomic.
  * @module
  */
-import type { ActionTokenRecord, ActionTokenStore, Owner } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { ActionTokenRecord, ActionTokenStore } from "chat-gateway/storage";
 
 /** A fresh, empty token store. */
 export function memoryActionTokens(): ActionTokenStore {

@@ -3,7 +3,8 @@
  * with the media each message holds and the outbox frames that deleted content redacts.
  * @module
  */
-import type { Change, CommitResult, MediaId, MediaRecord, MessageId, Seq, StoredMessage } from "chat-gateway";
+import type { MediaId, MediaRecord, MessageId, Seq, StoredMessage } from "chat-gateway";
+import type { Change, CommitResult } from "chat-gateway/storage";
 import { expectedChannelsHeld } from "chat-gateway/storage";
 import type { OwnerState } from "./owner-state.js";
 import { forgetMarks, laneKey, movesForward } from "./read-marks.js";

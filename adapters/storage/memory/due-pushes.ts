@@ -3,7 +3,7 @@
  * key. One process, no awaits inside a call: each call is atomic.
  * @module
  */
-import type { DuePushRecord, DuePushStore } from "chat-gateway";
+import type { DuePushRecord, DuePushStore } from "chat-gateway/storage";
 
 /** A fresh, empty store of waiting pushes. */
 export function memoryDuePushes(): DuePushStore {

@@ -3,7 +3,8 @@
  * delivery keys (signatures against replays, idempotency keys) each hook has claimed.
  * @module
  */
-import type { HookClaim, HookRecord, HookStore, Owner, OwnedHook } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { HookClaim, HookRecord, HookStore, OwnedHook } from "chat-gateway/storage";
 
 interface HeldKey {
   expiresAt: number;

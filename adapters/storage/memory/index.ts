@@ -8,29 +8,25 @@
  * ```
  * @module
  */
+import type { ChatId, Owner, SearchHit, Seq, StoredMessage } from "chat-gateway";
 import type {
   AdoptedCounts,
   AdoptionRefused,
   Change,
-  ChatId,
   CommitResult,
   HistoryPage,
   HistoryQuery,
   HookStore,
   OutboxBounds,
   OutboxEntry,
-  Owner,
   RetentionPolicy,
   ScheduleStore,
-  SearchHit,
   SearchQuery,
-  Seq,
   Storage,
-  StoredMessage,
   TurnScope,
-} from "chat-gateway";
+} from "chat-gateway/storage";
 import { defineStorage, searchMessages } from "chat-gateway/storage";
-import { LIMITS } from "chat-gateway";
+import { LIMITS } from "chat-gateway/protocol";
 import { applyChange } from "./commit.js";
 import { emptyState, type OwnerState } from "./owner-state.js";
 import { countUnread } from "./read-marks.js";

@@ -11,11 +11,10 @@ import type {
   MediaId,
   MediaRecord,
   MessageId,
-  OutboxEntry,
-  ReadMark,
   Seq,
   StoredMessage,
 } from "chat-gateway";
+import type { OutboxEntry, ReadMark } from "chat-gateway/storage";
 
 /** One owner's records. */
 export interface OwnerState {

@@ -3,7 +3,8 @@
  * one mark per lane, moved only forward by `(ts, message_id)`.
  * @module
  */
-import type { LaneUnread, ReadMark, StoredMessage } from "chat-gateway";
+import type { StoredMessage } from "chat-gateway";
+import type { LaneUnread, ReadMark } from "chat-gateway/storage";
 
 /** A lane's key in the map of marks. */
 export function laneKey(lane: { chat_id: string; thread_id: string | null }): string {

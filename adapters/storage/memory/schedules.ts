@@ -4,7 +4,8 @@
  * @module
  */
 import { scheduleRunKey } from "chat-gateway/storage";
-import type { Owner, OwnedSchedule, ScheduleRecord, ScheduleStore } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { OwnedSchedule, ScheduleRecord, ScheduleStore } from "chat-gateway/storage";
 
 /** The schedule store over a map of this process, and the move of adoption. */
 export function memorySchedules(): { members: ScheduleStore; moveOwner(from: Owner, to: Owner): void } {

@@ -4,7 +4,8 @@
  * database.
  * @module
  */
-import type { ActionTokenRecord, ActionTokenStore, Owner } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { ActionTokenRecord, ActionTokenStore } from "chat-gateway/storage";
 import type { Database } from "./database.js";
 
 interface Row {

@@ -3,7 +3,8 @@
  * with another, so the move is all or nothing however it ends.
  * @module
  */
-import type { AdoptedCounts, AdoptionRefused, Owner } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { AdoptedCounts, AdoptionRefused } from "chat-gateway/storage";
 import type { Database } from "./database.js";
 
 /**

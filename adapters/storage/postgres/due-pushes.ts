@@ -4,7 +4,8 @@
  * sharing the database.
  * @module
  */
-import type { DuePushRecord, DuePushStore, Owner } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { DuePushRecord, DuePushStore } from "chat-gateway/storage";
 import type { Database } from "./database.js";
 
 interface Row {

@@ -7,7 +7,8 @@
  * @module
  */
 import type { PoolClient } from "pg";
-import type { Lane, LaneFence, MessageId, Owner } from "chat-gateway";
+import type { MessageId, Owner } from "chat-gateway";
+import type { Lane, LaneFence } from "chat-gateway/storage";
 
 /** Migration 13: the lane tokens. */
 export const FENCES_MIGRATION = (s: string): string => `

@@ -3,7 +3,7 @@
  * delivery keys, claimed atomically across every process sharing the database.
  * @module
  */
-import type { HookClaim, HookRecord, HookStore, OwnedHook } from "chat-gateway";
+import type { HookClaim, HookRecord, HookStore, OwnedHook } from "chat-gateway/storage";
 import type { Database } from "./database.js";
 
 /** The hook store on the `hooks` and `hook_keys` tables (migration 8). */

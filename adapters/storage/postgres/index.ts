@@ -14,7 +14,7 @@
  */
 import type { Pool } from "pg";
 import { defineStorage } from "chat-gateway/storage";
-import type { HookStore, ScheduleStore, Storage } from "chat-gateway";
+import type { HookStore, ScheduleStore, Storage } from "chat-gateway/storage";
 import { adoptOwner } from "./adopt.js";
 import { postgresHooks } from "./hooks.js";
 import { postgresActionTokens } from "./action-tokens.js";

@@ -6,16 +6,8 @@
  */
 import type { PoolClient } from "pg";
 import { expectedChannelsHeld } from "chat-gateway/storage";
-import type {
-  Channel,
-  ChannelExpectation,
-  ChatId,
-  MediaId,
-  MediaRecord,
-  MessageId,
-  Owner,
-  StoredMessage,
-} from "chat-gateway";
+import type { Channel, ChatId, MediaId, MediaRecord, MessageId, Owner, StoredMessage } from "chat-gateway";
+import type { ChannelExpectation } from "chat-gateway/storage";
 
 /** Whether a message other than `messageId` holds the media (see `Change` in chat-gateway). */
 function heldByAnother(record: MediaRecord | undefined, messageId: MessageId): boolean {

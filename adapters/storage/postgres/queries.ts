@@ -3,21 +3,17 @@
  * devices and media records with their single-row writes. Search is in `search-plan.ts`.
  * @module
  */
+import type { Channel, Device, MediaRecord, Owner, StoredMessage } from "chat-gateway";
 import type {
-  Channel,
-  Device,
   HistoryPage,
   HistoryQuery,
-  MediaRecord,
   OutboxBounds,
   OutboxEntry,
-  Owner,
   RetentionPolicy,
   Storage,
-  StoredMessage,
   TurnScope,
-} from "chat-gateway";
-import { LIMITS } from "chat-gateway";
+} from "chat-gateway/storage";
+import { LIMITS } from "chat-gateway/protocol";
 import type { Database } from "./database.js";
 import { laneKey } from "./rows.js";
 

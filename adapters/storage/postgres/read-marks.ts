@@ -6,7 +6,8 @@
  * @module
  */
 import type { PoolClient } from "pg";
-import type { ChatId, Owner, ReadMark, StorageImplementation } from "chat-gateway";
+import type { ChatId, Owner } from "chat-gateway";
+import type { ReadMark, StorageImplementation } from "chat-gateway/storage";
 import type { Database } from "./database.js";
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 import { scheduleRunKey } from "chat-gateway/storage";
-import type { OwnedSchedule, ScheduleRecord, ScheduleRun, ScheduleStore } from "chat-gateway";
+import type { OwnedSchedule, ScheduleRecord, ScheduleRun, ScheduleStore } from "chat-gateway/storage";
 import type { Database } from "./database.js";
 
 interface Row {

@@ -1,5 +1,7 @@
 import type pg from "pg";
-import { LIMITS, type Owner, type SearchHit, type SearchQuery, type StoredMessage } from "chat-gateway";
+import type { Owner, SearchHit, StoredMessage } from "chat-gateway";
+import type { SearchQuery } from "chat-gateway/storage";
+import { LIMITS } from "chat-gateway/protocol";
 import {
   byRank,
   candidatesQuery,

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import type { ChatId, Owner, SearchHit, SearchQuery, StoredMessage } from "chat-gateway";
+import type { ChatId, Owner, SearchHit, StoredMessage } from "chat-gateway";
+import type { SearchQuery } from "chat-gateway/storage";
 import { compareMatches, foldText, matchText, snippetAround, WORD_PATTERN, type TextMatch } from "chat-gateway/storage";
 
 /** More query words than this add cost and no meaning. */

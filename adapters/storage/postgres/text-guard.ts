@@ -5,7 +5,7 @@
  * for code that calls the storage directly.
  * @module
  */
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 
 /** A lone surrogate: with the `u` flag a well-formed pair is one code point and does not match. */
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -4,7 +4,8 @@
  * @module
  */
 import type { PoolClient } from "pg";
-import type { Change, CommitResult, Owner, Seq, StoredMessage } from "chat-gateway";
+import type { Owner, Seq, StoredMessage } from "chat-gateway";
+import type { Change, CommitResult } from "chat-gateway/storage";
 import type { Database } from "./database.js";
 import {
   attachMedia,

@@ -4,7 +4,8 @@
  * atomic.
  * @module
  */
-import type { ActionTokenRecord, ActionTokenStore, Owner } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { ActionTokenRecord, ActionTokenStore } from "chat-gateway/storage";
 import type { Sql } from "./sql.js";
 
 /** The journaled token writes; the clock a purge depends on is in the op. */

@@ -1,4 +1,5 @@
-import type { AdoptedCounts, AdoptionRefused, MediaRecord, Owner } from "chat-gateway";
+import type { MediaRecord, Owner } from "chat-gateway";
+import type { AdoptedCounts, AdoptionRefused } from "chat-gateway/storage";
 import { lastSeq } from "./seq.js";
 import { indexMessage, unindexMessage } from "./fts-shards.js";
 import { laneColumn } from "./search.js";

@@ -1,22 +1,15 @@
+import type { Channel, Device, MediaId, MediaRecord, MessageId, Owner, Seq, StoredMessage } from "chat-gateway";
 import type {
   AdoptedCounts,
   AdoptionRefused,
   Change,
-  Channel,
   ChannelExpectation,
   CommitResult,
-  Device,
   DuePushRecord,
   HookClaim,
-  MediaId,
   OwnedSchedule,
-  MediaRecord,
-  MessageId,
-  Owner,
   RetentionPolicy,
-  Seq,
-  StoredMessage,
-} from "chat-gateway";
+} from "chat-gateway/storage";
 import { expectedChannelsHeld } from "chat-gateway/storage";
 import { adopt } from "./adopt.js";
 import { applyHookOp, type HookOp } from "./hooks.js";

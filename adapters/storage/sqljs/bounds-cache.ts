@@ -5,7 +5,8 @@
  * device of a fleet does both at once: a third of the requests of a reconnecting device.
  * @module
  */
-import type { OutboxBounds, Owner } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { OutboxBounds } from "chat-gateway/storage";
 import type { JournalOp } from "./apply.js";
 
 /**

@@ -1,4 +1,4 @@
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 
 /** After a journal write failed, further writes are refused this long, ms, before one is tried again. */
 export const RETRY_AFTER_FAILURE_MS = 1000;

@@ -5,7 +5,8 @@
  * rows.
  * @module
  */
-import type { DuePushRecord, DuePushStore, Owner } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { DuePushRecord, DuePushStore } from "chat-gateway/storage";
 import type { Sql } from "./sql.js";
 
 /** The journaled writes of waiting pushes. */

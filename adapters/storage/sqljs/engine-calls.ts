@@ -1,4 +1,4 @@
-import { GatewayError, type ErrorCode } from "chat-gateway";
+import { GatewayError, type ErrorCode } from "chat-gateway/protocol";
 import type { JournalOp } from "./apply.js";
 import initSqlJs, { type SqlJsStatic } from "sql.js";
 import { Engine, type EngineSettings } from "./engine.js";

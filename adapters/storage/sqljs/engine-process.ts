@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import { ChannelBatch } from "./channel-batch.js";
 import { fromWire, type EngineCall, type EngineLink, type FromEngine, type ToEngine } from "./engine-calls.js";
 import type { EngineSettings } from "./engine.js";

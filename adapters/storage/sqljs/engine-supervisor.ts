@@ -1,4 +1,4 @@
-import { GatewayError } from "chat-gateway";
+import { GatewayError } from "chat-gateway/protocol";
 import type { EngineCall, EngineLink } from "./engine-calls.js";
 
 /** How many restarts of the database process are allowed within how long before the storage gives up. */

@@ -5,7 +5,8 @@
  * applies one op at a time, so nothing commits between these checks and the writes after them.
  * @module
  */
-import type { Change, CommitResult, Lane, Owner } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { Change, CommitResult, Lane } from "chat-gateway/storage";
 import type { Sql } from "./sql.js";
 
 /** Migration 9: the lane tokens. */

@@ -4,7 +4,8 @@
  * each post's HMAC with it, so it cannot be hashed.
  * @module
  */
-import type { HookClaim, HookRecord, HookStore, Owner, OwnedHook } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { HookClaim, HookRecord, HookStore, OwnedHook } from "chat-gateway/storage";
 import type { Sql } from "./sql.js";
 
 /** The journaled hook writes; each clock value they depend on is in the op. */

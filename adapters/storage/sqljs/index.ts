@@ -60,36 +60,38 @@
  * @module
  */
 import type {
+  ChatId,
+  Device,
+  DeviceId,
+  MediaId,
+  MediaRecord,
+  MessageId,
+  Owner,
+  SearchHit,
+  Seq,
+  StoredMessage,
+  Channel,
+  Logger,
+} from "chat-gateway";
+import type {
   AdoptedCounts,
   LaneUnread,
   ReadMark,
   AdoptionRefused,
   Change,
-  ChatId,
   CommitResult,
-  Device,
-  DeviceId,
   HistoryPage,
   HistoryQuery,
   HookStore,
-  MediaId,
-  MediaRecord,
-  MessageId,
   OutboxBounds,
   OutboxEntry,
-  Owner,
   RetentionPolicy,
-  SearchHit,
   SearchQuery,
-  Seq,
   ScheduleStore,
   Storage,
   StorageImplementation,
-  StoredMessage,
   TurnScope,
-  Channel,
-  Logger,
-} from "chat-gateway";
+} from "chat-gateway/storage";
 import { defineStorage, makePrivateDir } from "chat-gateway/storage";
 import type { JournalOp } from "./apply.js";
 import { startEngineHere, type EngineCall, type EngineLink } from "./engine-calls.js";

@@ -1,18 +1,6 @@
-import type {
-  Channel,
-  ChatId,
-  Device,
-  HistoryPage,
-  HistoryQuery,
-  MediaRecord,
-  OutboxBounds,
-  OutboxEntry,
-  Owner,
-  Seq,
-  StoredMessage,
-  TurnScope,
-} from "chat-gateway";
-import { LIMITS } from "chat-gateway";
+import type { Channel, ChatId, Device, MediaRecord, Owner, Seq, StoredMessage } from "chat-gateway";
+import type { HistoryPage, HistoryQuery, OutboxBounds, OutboxEntry, TurnScope } from "chat-gateway/storage";
+import { LIMITS } from "chat-gateway/protocol";
 import { lastSeq } from "./seq.js";
 import type { Sql } from "./sql.js";
 

@@ -4,7 +4,8 @@
  * `read` frame; unread counts per lane, each an indexed range that stops at the cap.
  * @module
  */
-import type { ChatId, LaneUnread, Owner, ReadMark } from "chat-gateway";
+import type { ChatId, Owner } from "chat-gateway";
+import type { LaneUnread, ReadMark } from "chat-gateway/storage";
 import type { Sql } from "./sql.js";
 
 /**

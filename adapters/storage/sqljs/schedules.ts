@@ -5,7 +5,8 @@
  * @module
  */
 import { scheduleRunKey } from "chat-gateway/storage";
-import type { Owner, OwnedSchedule, ScheduleRecord, ScheduleRun, ScheduleStore } from "chat-gateway";
+import type { Owner } from "chat-gateway";
+import type { OwnedSchedule, ScheduleRecord, ScheduleRun, ScheduleStore } from "chat-gateway/storage";
 import type { Sql } from "./sql.js";
 
 /** The journaled schedule writes. */

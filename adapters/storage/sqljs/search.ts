@@ -1,4 +1,5 @@
-import type { Owner, SearchHit, SearchQuery } from "chat-gateway";
+import type { Owner, SearchHit } from "chat-gateway";
+import type { SearchQuery } from "chat-gateway/storage";
 import {
   compareMatches,
   firstMatch,
@@ -8,7 +9,7 @@ import {
   snippetAround,
   WORD_PATTERN,
 } from "chat-gateway/storage";
-import { LIMITS } from "chat-gateway";
+import { LIMITS } from "chat-gateway/protocol";
 import { shardsNewestFirst } from "./fts-shards.js";
 import type { Sql } from "./sql.js";
 

@@ -2,8 +2,7 @@
 // command and a space are typed, lists the gateway's completions of its argument
 // (`commands.complete`: open picker ids, model ids…). Arrow keys move, Tab or Enter completes,
 // Escape closes. An ARIA listbox owned by the textarea.
-import type { CommandEntry } from "chat-gateway";
-import type { Completion } from "chat-gateway/client";
+import type { CommandEntry, Completion } from "chat-gateway";
 import { clear, h } from "../dom.js";
 
 /** One row of the list: what it shows and what choosing it puts in the composer. */
