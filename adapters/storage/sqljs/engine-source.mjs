@@ -61,7 +61,9 @@ export function engineBundle() {
       platform: "node",
       target: "node20",
       external: ["sql.js"],
-      alias: { "chat-gateway": join(root, "src/index.ts"), "chat-gateway/storage": join(root, "src/storage/index.ts") },
+      // chat-gateway and its subpaths resolve to the sources through tsconfig.json's paths, as for
+      // tsx and the type checker: a list of aliases here missed each subpath added later.
+      tsconfig: join(root, "tsconfig.json"),
       logLevel: "silent",
     });
     // Whole or not at all, should several processes build it at once.
