@@ -61,10 +61,30 @@ describe.skipIf(!available)("redisLaneLock", () => {
   test("lane lock - a crashed holder's lease expires and the lane is taken within ttlMs", async () => {
     // A process that died holding the lane: its key stays, nobody renews it.
     await a.set(`${prefix}lane:crashed`, "dead-process", "PX", 400);
+    // The waiter's attempts, as Redis answered them ("OK" taken, null refused).
+    const answers: unknown[] = [];
+    const watched = new Proxy(b, {
+      get: (target, key, receiver) =>
+        key === "set"
+          ? (...args: unknown[]) =>
+              (Reflect.apply(target.set, target, args) as Promise<unknown>).then((answer) => {
+                answers.push(answer);
+                return answer;
+              })
+          : Reflect.get(target, key, receiver),
+    });
     const started = Date.now();
-    const lease = await redisLaneLock(b, { prefix, ttlMs: 400, pollMs: 20 }).acquire("crashed", never());
+    // maxWaitMs outlasts the test: the lane coming free (the dead lease expiring) is the only way out.
+    const lease = await redisLaneLock(watched, { prefix, ttlMs: 400, pollMs: 20, maxWaitMs: 60_000 }).acquire(
+      "crashed",
+      never(),
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
-    expect(Date.now() - started).toBeLessThan(1500);
+    // Refused while the dead lease lived, polling on, then taken once it expired.
+    expect(answers.length).toBeGreaterThanOrEqual(2);
+    expect(answers.slice(0, -1).every((answer) => answer === null)).toBe(true);
+    expect(answers.at(-1)).toBe("OK");
+    expect(await a.get(`${prefix}lane:crashed`)).not.toBe("dead-process");
     await lease.release();
   });
 
