@@ -222,7 +222,7 @@ describe("sql.js lock", () => {
     const openMs = Date.now() - baseline;
     await free.exited;
     // It waited for the heartbeat to go quiet (HEARTBEAT_STALE_MS, 10 s), not longer: past the
-    // open's own cost, less than half a second wait more (a timer never fires early).
+    // open's own cost it waited less than half another such wait more.
     expect(openedAt - lastBeat).toBeGreaterThanOrEqual(10_000);
     expect(openedAt - lastBeat - openMs).toBeLessThan(15_000);
   });
