@@ -46,13 +46,29 @@ describe.skipIf(!available)("redisLaneLock", () => {
   });
 
   test("lane lock - a live holder keeps its lease past ttlMs by renewing it", async () => {
-    const lockA = redisLaneLock(a, { prefix, ttlMs: 300 });
-    const lockB = redisLaneLock(b, { prefix, ttlMs: 300 });
+    // The holder's renewals that Redis accepted (RENEW answers 1 while the lease is ours).
+    let renewed = 0;
+    const counted = new Proxy(a, {
+      get: (target, key, receiver) =>
+        key === "eval"
+          ? (...args: unknown[]) =>
+              (Reflect.apply(target.eval, target, args) as Promise<unknown>).then((answer) => {
+                if (answer === 1) renewed++;
+                return answer;
+              })
+          : Reflect.get(target, key, receiver),
+    });
+    // A ttl well above a busy machine's stalls: a renewal every second keeps a 3 s lease alive.
+    const lockA = redisLaneLock(counted, { prefix, ttlMs: 3_000 });
+    const lockB = redisLaneLock(b, { prefix, ttlMs: 3_000 });
     const held = await lockA.acquire("renew", never());
     const controller = new AbortController();
+    let granted = false;
     const waiting = lockB.acquire("renew", controller.signal);
-    waiting.catch(() => undefined);
-    await sleep(1000);
+    waiting.then(() => (granted = true)).catch(() => undefined);
+    // Four renewals a third of ttlMs apart: past the first lease's ttlMs, counted in renewals, not time.
+    await until(() => renewed >= 4 || granted, 15_000);
+    expect(granted).toBe(false);
     controller.abort(new Error("gave up"));
     await expect(waiting).rejects.toThrow("gave up");
     await held.release();
