@@ -52,7 +52,11 @@ export function engineBundle(): Promise<string> {
       platform: "node",
       target: "node20",
       external: ["sql.js"],
-      alias: { "chat-gateway": join(root, "src/index.ts"), "chat-gateway/storage": join(root, "src/storage/index.ts") },
+      alias: {
+        "chat-gateway": join(root, "src/index.ts"),
+        "chat-gateway/protocol": join(root, "src/protocol/index.ts"),
+        "chat-gateway/storage": join(root, "src/storage/index.ts"),
+      },
       logLevel: "silent",
     });
     // Whole or not at all, should several processes build it at once.
