@@ -114,6 +114,7 @@ const waiting = () => h!.gateway.stats().connectionsWaiting;
 function hintOf(answer: UpgradeAnswer): number {
   expect(answer.status).toBe(503);
   const ms = Number(answer.headers["retry-after-ms"]);
+  // The clamp of the hint (src/admission/tuning.ts): a value the gateway computes, not a time measured.
   expect(ms).toBeGreaterThanOrEqual(200);
   expect(ms).toBeLessThanOrEqual(30_000);
   expect(answer.headers["retry-after"]).toBe(String(Math.ceil(ms / 1000)));

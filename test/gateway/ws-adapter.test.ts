@@ -72,9 +72,9 @@ describe("ws adapter", () => {
   it("ws - an upgrade to a path nobody serves is answered 404 and its socket closed by the server", async () => {
     h = await startGateway();
     const port = (h.server.address() as AddressInfo).port;
-    const { text, endedByServer } = await rawHttp(port, upgradeRequest("/ws/other"));
+    // rawHttp returns once the server closed the socket.
+    const { text } = await rawHttp(port, upgradeRequest("/ws/other"));
     expect(text).toMatch(/^HTTP\/1\.1 404 /);
-    expect(endedByServer).toBe(true);
     // The gateway's own path still upgrades.
     expect((await (await Client.connect(h.url)).request("ping", {})).type).toBe("pong");
   });
@@ -82,28 +82,28 @@ describe("ws adapter", () => {
   it("ws - the upgrade gate comes before the 404 of an unknown path", async () => {
     h = await startGateway({}, { authorizeUpgrade: () => ({ ok: false, status: 401, message: "sign in first" }) });
     const port = (h.server.address() as AddressInfo).port;
-    const { text, endedByServer } = await rawHttp(port, upgradeRequest("/ws/other"));
+    const { text } = await rawHttp(port, upgradeRequest("/ws/other"));
     expect(text).toMatch(/^HTTP\/1\.1 401 /);
-    expect(endedByServer).toBe(true);
   });
 
   it("ws - an upgrade whose gate does not decide in time is answered 503 and closed", async () => {
     h = await startGateway({}, { handshakeTimeoutMs: 200, authorizeUpgrade: () => new Promise(() => undefined) });
     const port = (h.server.address() as AddressInfo).port;
-    const { text, endedByServer } = await rawHttp(port, upgradeRequest("/ws/gateway"));
+    const { text } = await rawHttp(port, upgradeRequest("/ws/gateway"));
     expect(text).toMatch(/^HTTP\/1\.1 503 /);
-    expect(endedByServer).toBe(true);
   });
 
   it("ws - with a port of its own, a socket that sends nothing or only part of an upgrade is closed after the handshake timeout", async () => {
     gateway = createGateway({ storage: memoryStorage(), runtime: demoRuntime({ delayMs: 0 }) });
     await gateway.start();
     own = await listenWebSocket(gateway, { port: 0, handshakeTimeoutMs: 300 });
-    const silent = await rawHttp(own.port, "", 5_000);
-    const partial = await rawHttp(own.port, "GET /ws/gateway HTTP/1.1\r\nHost: x\r\n", 5_000);
+    const silent = await rawHttp(own.port, "");
+    const partial = await rawHttp(own.port, "GET /ws/gateway HTTP/1.1\r\nHost: x\r\n");
     for (const r of [silent, partial]) {
-      expect(r.endedByServer).toBe(true);
-      expect(r.ms).toBeLessThan(3_000);
+      // Closed by the server's request timeout (408), and not before it: Node's own default (60 s)
+      // outlasts the test's timeout, so only handshakeTimeoutMs can have closed it.
+      expect(r.text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(r.ms).toBeGreaterThanOrEqual(250);
     }
     expect((await (await Client.connect(own.url)).request("ping", {})).type).toBe("pong");
   });
@@ -168,22 +168,17 @@ function upgradeRequest(path: string): string {
   return `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`;
 }
 
-/** Write raw bytes to the server and read until it closes the connection (or `waitMs` passes). */
-async function rawHttp(
-  port: number,
-  request: string,
-  waitMs = 2_000,
-): Promise<{ text: string; endedByServer: boolean; ms: number }> {
+/**
+ * Write raw bytes to the server and read until it closes the connection. No client-side limit: a
+ * socket the server leaves open fails the test by its timeout, however slow the machine is.
+ */
+async function rawHttp(port: number, request: string): Promise<{ text: string; ms: number }> {
   const started = Date.now();
   const socket = net.connect(port, "127.0.0.1");
   let text = "";
   socket.on("data", (d) => (text += d.toString()));
   socket.on("error", () => undefined);
   if (request) socket.write(request);
-  const endedByServer = await Promise.race([
-    new Promise<boolean>((resolve) => socket.once("close", () => resolve(true))),
-    sleep(waitMs).then(() => false),
-  ]);
-  socket.destroy();
-  return { text, endedByServer, ms: Date.now() - started };
+  await new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  return { text, ms: Date.now() - started };
 }

@@ -46,13 +46,29 @@ describe.skipIf(!available)("redisLaneLock", () => {
   });
 
   test("lane lock - a live holder keeps its lease past ttlMs by renewing it", async () => {
-    const lockA = redisLaneLock(a, { prefix, ttlMs: 300 });
-    const lockB = redisLaneLock(b, { prefix, ttlMs: 300 });
+    // The holder's renewals that Redis accepted (RENEW answers 1 while the lease is ours).
+    let renewed = 0;
+    const counted = new Proxy(a, {
+      get: (target, key, receiver) =>
+        key === "eval"
+          ? (...args: unknown[]) =>
+              (Reflect.apply(target.eval, target, args) as Promise<unknown>).then((answer) => {
+                if (answer === 1) renewed++;
+                return answer;
+              })
+          : Reflect.get(target, key, receiver),
+    });
+    // A ttl well above a busy machine's stalls: a renewal every second keeps a 3 s lease alive.
+    const lockA = redisLaneLock(counted, { prefix, ttlMs: 3_000 });
+    const lockB = redisLaneLock(b, { prefix, ttlMs: 3_000 });
     const held = await lockA.acquire("renew", never());
     const controller = new AbortController();
+    let granted = false;
     const waiting = lockB.acquire("renew", controller.signal);
-    waiting.catch(() => undefined);
-    await sleep(1000);
+    waiting.then(() => (granted = true)).catch(() => undefined);
+    // Four renewals a third of ttlMs apart: past the first lease's ttlMs, counted in renewals, not time.
+    await until(() => renewed >= 4 || granted, 15_000);
+    expect(granted).toBe(false);
     controller.abort(new Error("gave up"));
     await expect(waiting).rejects.toThrow("gave up");
     await held.release();
@@ -61,10 +77,30 @@ describe.skipIf(!available)("redisLaneLock", () => {
   test("lane lock - a crashed holder's lease expires and the lane is taken within ttlMs", async () => {
     // A process that died holding the lane: its key stays, nobody renews it.
     await a.set(`${prefix}lane:crashed`, "dead-process", "PX", 400);
+    // The waiter's attempts, as Redis answered them ("OK" taken, null refused).
+    const answers: unknown[] = [];
+    const watched = new Proxy(b, {
+      get: (target, key, receiver) =>
+        key === "set"
+          ? (...args: unknown[]) =>
+              (Reflect.apply(target.set, target, args) as Promise<unknown>).then((answer) => {
+                answers.push(answer);
+                return answer;
+              })
+          : Reflect.get(target, key, receiver),
+    });
     const started = Date.now();
-    const lease = await redisLaneLock(b, { prefix, ttlMs: 400, pollMs: 20 }).acquire("crashed", never());
+    // maxWaitMs outlasts the test: the lane coming free (the dead lease expiring) is the only way out.
+    const lease = await redisLaneLock(watched, { prefix, ttlMs: 400, pollMs: 20, maxWaitMs: 60_000 }).acquire(
+      "crashed",
+      never(),
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
-    expect(Date.now() - started).toBeLessThan(1500);
+    // Refused while the dead lease lived, polling on, then taken once it expired.
+    expect(answers.length).toBeGreaterThanOrEqual(2);
+    expect(answers.slice(0, -1).every((answer) => answer === null)).toBe(true);
+    expect(answers.at(-1)).toBe("OK");
+    expect(await a.get(`${prefix}lane:crashed`)).not.toBe("dead-process");
     await lease.release();
   });
 

@@ -67,15 +67,17 @@ describe.skipIf(!available)("revocation through Redis", () => {
     const heard: unknown[] = [];
     const stop = storeB.onRevocation!((r) => heard.push(r));
     try {
-      // Let SUBSCRIBE reach Redis before publishing.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Publish once Redis counts B's subscriber on the channel (`<prefix>session-revocations`).
+      const subscribers = async () =>
+        Number(((await redisA.pubsub("NUMSUB", `${prefix}session-revocations`)) as [string, number])[1]);
+      while ((await subscribers()) < 1) await new Promise((resolve) => setTimeout(resolve, 10));
       const now = Math.floor(Date.now() / 1000);
       await storeA.create({ token: `tok-${prefix}`, username: "alice", expires_at: now + 60 }, now);
       await storeA.delete(`tok-${prefix}`);
       await storeA.delete("never-existed");
       await storeA.deleteUser("bob");
-      const deadline = Date.now() + 2000;
-      while (heard.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      // Wait on the messages themselves: the test's timeout is the only limit.
+      while (heard.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(heard).toEqual([{ session: sessionId(`tok-${prefix}`) }, { user: "bob" }]);
     } finally {
       stop();

@@ -234,14 +234,14 @@ describe("ai-sdk - streaming", () => {
         };
       },
     });
-    const started = Date.now();
     const result = await collect(aiSdkRuntime({ model }).turn(input("x", { signal: controller.signal })), (e) => {
       if (e.type === "text") controller.abort();
     });
+    // The model's stream never ends and the binding has no timer of its own: the turn returning at
+    // all proves the abort ended it (were the abort lost, the test would time out).
     expect(result.error).toBeUndefined();
     expect(result.text).toBe("first");
     expect(modelSignal?.aborted).toBe(true);
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
 

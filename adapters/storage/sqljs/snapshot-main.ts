@@ -1,4 +1,5 @@
 import initSqlJs from "sql.js";
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { toWire } from "./engine-calls.js";
@@ -17,15 +18,18 @@ function send(message: FromSnapshot): Promise<void> {
 /**
  * Only for chat-gateway's own tests, which must make a snapshot slow or crash to show that the
  * database keeps answering and loses nothing: the environment variable names a JSON file read at
- * each start (none: no hook), `{ "delayMs"?: number, "crash"?: true, "startedFile"?: string }`.
+ * each start (none: no hook), `{ "delayMs"?: number, "crash"?: true, "startedFile"?: string,
+ * "releaseFile"?: string }`; with `releaseFile` it waits until that file exists, so a test holds the
+ * snapshot for exactly as long as it needs, however slow the machine.
  */
 async function testHook(dir: string, gen: number): Promise<void> {
   const path = process.env[TEST_HOOK_ENV];
   if (!path) return;
   const text = await readFile(path, "utf8").catch(() => "{}");
-  const hook = JSON.parse(text) as { delayMs?: number; crash?: boolean; startedFile?: string };
+  const hook = JSON.parse(text) as { delayMs?: number; crash?: boolean; startedFile?: string; releaseFile?: string };
   if (hook.startedFile) await writeFile(hook.startedFile, `${process.pid} ${gen}\n`, { flag: "a" });
   if (hook.delayMs) await new Promise((r) => setTimeout(r, hook.delayMs));
+  while (hook.releaseFile && !existsSync(hook.releaseFile)) await new Promise((r) => setTimeout(r, 20));
   if (hook.crash) {
     // Dies as a killed process would, half way through its temporary file.
     await writeFile(join(dir, `${snapshotName(gen)}.tmp`), "CGSNAP01 partial", { mode: PRIVATE_FILE });
