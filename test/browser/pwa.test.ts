@@ -194,18 +194,24 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
         for (const r of e.registrations) if (!r.isDeleted) resolve(r.registrationId);
       }),
     );
+    // Delivered once the page's worker is active: a push sent to a registration still activating
+    // after the reload was once lost on a busy machine.
+    await page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
     await cdp.send("ServiceWorker.enable");
     await cdp.send("ServiceWorker.deliverPushMessage", {
       origin: server.url,
       registrationId: await registrationId,
       data: JSON.stringify(payload),
     });
-    const worker = alice.serviceWorkers()[0];
+    // Read through the page's registration: the context may still list the first page's stopped
+    // worker beside the one that took the push.
     const shown = () =>
-      worker.evaluate(async () =>
-        (await (self as unknown as { registration: ServiceWorkerRegistration }).registration.getNotifications()).map(
-          (n) => ({ title: n.title, body: n.body, data: n.data }),
-        ),
+      page.evaluate(async () =>
+        (await (await navigator.serviceWorker.ready).getNotifications()).map((n) => ({
+          title: n.title,
+          body: n.body,
+          data: n.data,
+        })),
       );
     await poll(async () => (await shown()).length).toBe(1);
     expect((await shown())[0]).toEqual({
@@ -213,7 +219,8 @@ describe.sequential("the installable web UI", { timeout: 60_000 }, () => {
       body: payload.body,
       data: { lane: { chat_id: chatId, thread_id: null } },
     });
-    // What a click on it does (a headless browser has no notification to click).
+    // What a click on it does (a headless browser has no notification to click), in the newest worker.
+    const worker = alice.serviceWorkers().at(-1)!;
     await worker.evaluate(async () => {
       const scope = self as unknown as {
         registration: ServiceWorkerRegistration;
