@@ -9,14 +9,15 @@ const EXAMPLE_SERVER = "test/setup/example-server.ts";
 // Workers per project group. A unit file computes little and waits on loopback sockets and timers,
 // so the unit projects run twice as many files as cores (4 on 2 cores: 51 s instead of 260 s at
 // one, measured 2026-12-03). The other projects start servers, CLIs, PostgreSQL clients and
-// Chromium, and are bound by CPU: a whole run is about 2,100 CPU-seconds, so on a 2-core machine
-// more workers only raise the load (4 workers: load 12, 1,850 s, and 11 files timed out), and
-// there they run one file at a time; larger machines run one per core. VITEST_MAX_WORKERS
-// overrides both (vitest's --maxWorkers flag does not reach a project's setting).
+// Chromium and are bound by CPU (about 1,100 CPU-seconds a run since the example server starts
+// from a build): on 2 cores, 2 workers ran the whole suite in 844 s with every test passing and
+// the load at about 4, while 4 workers put the load at 12 and timed files out; larger machines
+// run one per core. VITEST_MAX_WORKERS overrides both (vitest's --maxWorkers flag does not reach
+// a project's setting).
 const cores = availableParallelism();
 const override = Number(process.env.VITEST_MAX_WORKERS) || undefined;
 const unitWorkers = override ?? Math.max(2, cores * 2);
-const workers = override ?? (cores <= 2 ? 1 : cores);
+const workers = override ?? Math.max(2, cores);
 
 export default defineConfig({
   resolve: {
