@@ -147,7 +147,8 @@ describe("connection limits", () => {
       expect(c.closeCode).toBeUndefined();
       clock.advance(200);
       advanced += 200;
-      await sleep(10);
+      // A few loop turns for the loopback socket to carry what the gateway wrote; no wall-clock wait.
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
     }
     expect(c.frames.find((f) => f.id === "after-flood")?.type).toBe("pong");
     expect(c.closeCode).toBeUndefined();
