@@ -84,7 +84,8 @@ export default defineConfig({
           },
         },
       },
-      // Both start the example server and its CLIs, from a build made once per run (test/setup/example-server.ts).
+      // Both start the example server, its CLIs and the process fixtures from a build made once per run
+      // (test/setup/example-server.ts).
       { extends: true, test: { name: "integration", include: INTEGRATION, globalSetup: [EXAMPLE_SERVER] } },
       {
         extends: true,

@@ -33,7 +33,8 @@ it("README - the signed-in device block pairs with a code and connects as the us
   // An ES module, as the README's Quick start sets the project up (`npm pkg set type=module`).
   const file = path.join(dir, "device.mts");
   await writeFile(file, device!.replaceAll("8787", String(server.port)));
-  // From the repository, so `chat-gateway/client` resolves to its source (tsconfig paths).
+  // From the repository, so `chat-gateway/client` resolves to its source (tsconfig paths). Through
+  // tsx, as a user runs the README's script, not from the tests' build: the script is under test.
   const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", file, paired.body.code], {
     cwd: root,
     timeout: 60_000,

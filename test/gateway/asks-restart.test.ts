@@ -7,11 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, expect, it } from "vitest";
+import { fixtureCommand } from "../fixtures/example-server-bundle.js";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { Client, startGateway, type Harness } from "./harness.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const fixture = join(root, "test/fixtures/ask-gateway-process.ts");
 const PICKERS = { caps: { pickers: true } };
 
 let h: Harness | undefined;
@@ -26,7 +26,7 @@ afterEach(async () => {
 
 /** Start the gateway process; resolves with its WebSocket URL. */
 async function startProcess(folder: string): Promise<string> {
-  child = spawn(process.execPath, ["--import", "tsx", fixture, folder], {
+  child = spawn(...fixtureCommand("ask-gateway-process", [folder]), {
     cwd: root,
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { fixtureCommand } from "../fixtures/example-server-bundle.js";
 import { ANONYMOUS_OWNER, createGateway, type RuntimeEvent } from "chat-gateway";
 import type { Storage } from "chat-gateway/storage";
 import { GatewayError } from "chat-gateway/protocol";
@@ -138,7 +138,7 @@ describe("lifecycle - start and close", () => {
   });
 
   it("close - a process that creates, starts and closes a gateway exits on its own at once", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(root, "test/fixtures/gateway-close.ts")], {
+    const child = spawn(...fixtureCommand("gateway-close", []), {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -152,13 +152,16 @@ describe("lifecycle - start and close", () => {
     const [closed, holding] = stdout.trim().split("\n");
     expect(closed).toBe("closed");
     // close() used to leave a 5 s timer behind that held the process: once close() resolved,
-    // nothing but the child's own stdout may hold its event loop, so it exits at once.
+    // nothing but the child's own stdout may hold its event loop, so it exits at once. A
+    // "CloseReq" holds nothing: Node's ESM loader closed a module file it read, the close's callback
+    // has run, and Node 20 lists the request until it is garbage-collected, 100 to 300 ms later; the
+    // fixture, started from the build as plain JavaScript, gets here first about half the time.
     const held = JSON.parse(holding.replace(/^holding /, "")) as string[];
-    expect(held.filter((kind) => kind !== "PipeWrap")).toEqual([]);
+    expect(held.filter((kind) => kind !== "PipeWrap" && kind !== "CloseReq")).toEqual([]);
   }, 30_000);
 
   it("close - a turn whose runtime hangs holds the process until its timeout ends it, however little else is running", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(root, "test/fixtures/hanging-turn.ts")], {
+    const child = spawn(...fixtureCommand("hanging-turn", []), {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
     });

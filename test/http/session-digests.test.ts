@@ -27,6 +27,8 @@ process.stdout.write(id);
 function run(snapshot: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const root = path.resolve(import.meta.dirname, "../..");
+    // Through tsx, on purpose: an `-e` script is no file the tests' build
+    // (test/fixtures/example-server-bundle.ts) could hold, and it imports a TypeScript source.
     const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", SCRIPT, snapshot], {
       cwd: root,
       stdio: ["ignore", "pipe", "inherit"],

@@ -62,6 +62,8 @@ describe.skipIf(!available)("docs/MULTIPROCESS.md", () => {
     await writeFile(join(dir, "server.mts"), snippet!);
     const port = await freePort();
     const env = { REDIS_URL: redisUrl, DATABASE_URL, DATABASE_SCHEMA: schema, PORT: String(port) };
+    // Through tsx, as the doc tells a user to run it, not from the tests' build
+    // (test/fixtures/example-server-bundle.ts): the snippet is the thing under test.
     started = await startUntil(process.execPath, ["--import", "tsx", "server.mts"], dir, /listening on ws:/, env);
 
     const { token } = (await login(`http://127.0.0.1:${port}`, "alice", "alice-password")).body as { token: string };

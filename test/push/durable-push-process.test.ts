@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
+import { fixtureCommand } from "../fixtures/example-server-bundle.js";
 import { Client } from "../gateway/harness.js";
 import { dropSchema, postgresAvailable, runId } from "../fixtures/services.js";
 import { recordingServer, type RecordingServer } from "./recording-server.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const fixture = join(root, "test/fixtures/due-push-gateway-process.ts");
 const PUSH_AFTER_MS = 1_500;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,7 +34,7 @@ afterEach(async () => {
 });
 
 async function startProcess(kind: "sqljs" | "postgres", where: string, ntfy: string): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", fixture, kind, where, ntfy, String(PUSH_AFTER_MS)], {
+  const child = spawn(...fixtureCommand("due-push-gateway-process", [kind, where, ntfy, String(PUSH_AFTER_MS)]), {
     cwd: root,
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -1,7 +1,8 @@
-// The process and integration projects' globalSetup (vitest.config.ts): builds the example server
-// once per run into test-results/example-server/, which their files start through
-// exampleServerCommand (test/fixtures/example-server-bundle.ts) instead of tsx. Skipped when no
-// source it holds changed since the last build (checking takes about 30 ms; a build about a second).
+// The process and integration projects' globalSetup (vitest.config.ts): builds the example server,
+// its CLIs and the test fixtures that run as processes once per run into test-results/example-server/,
+// which their files start through exampleServerCommand and fixtureCommand
+// (test/fixtures/example-server-bundle.ts) instead of tsx. Skipped when no source it holds changed
+// since the last build (checking takes about 30 ms; a build about a second).
 //
 // The build must behave as the sources do. Each module of ours keeps its own `import.meta.url` (the
 // source file's URL), so every file found beside a module (the bcrypt and snapshot workers, the web
@@ -62,7 +63,7 @@ const sourceUrls: Plugin = {
   },
 };
 
-/** Builds the example server into BUNDLE_DIR unless the last build is up to date. */
+/** Builds the example server and the fixtures into BUNDLE_DIR unless the last build is up to date. */
 async function buildExampleServer(): Promise<void> {
   if (await upToDate()) return;
   const aside = `${BUNDLE_DIR}.${process.pid}.tmp`;

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, test } from "vitest";
+import { fixtureCommand } from "../fixtures/example-server-bundle.js";
 import { sqlJsStorage } from "chat-gateway/storage/sqljs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const writer = join(root, "test/fixtures/sqljs-crash-writer.ts");
 const ROUNDS = 20;
 
 let dir: string;
@@ -17,7 +17,7 @@ afterAll(async () => {
 
 /** Runs the writer until a random moment, kills it with SIGKILL, and returns what it acknowledged. */
 async function runAndKill(round: number): Promise<{ acks: Map<string, number>; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", writer, dir, String(round)], {
+  const child = spawn(...fixtureCommand("sqljs-crash-writer", [dir, String(round)]), {
     cwd: root,
     stdio: ["ignore", "pipe", "pipe"],
   });

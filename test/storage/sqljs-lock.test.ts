@@ -4,17 +4,17 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
+import { fixtureCommand } from "../fixtures/example-server-bundle.js";
 import { DataDirLockedError, sqlJsStorage } from "chat-gateway/storage/sqljs";
 import { files, openStorage, removeTempDirs, tempDir, until, write } from "./sqljs-helpers.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const fixture = join(root, "test/fixtures/sqljs-lock-holder.ts");
 
 afterEach(removeTempDirs);
 
 /** Starts the fixture; resolves with the child once it printed its first line. */
 function start(dir: string, mode: "hold" | "try", prefix: string[] = []) {
-  const command = [...prefix, process.execPath, "--import", "tsx", fixture, dir, mode];
+  const command = [...prefix, ...fixtureCommand("sqljs-lock-holder", [dir, mode]).flat()];
   const child = spawn(command[0], command.slice(1), { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
@@ -93,11 +93,14 @@ describe("sql.js lock", () => {
   }, async () => {
     const dir = await tempDir();
     // `exec sleep` becomes the holder's parent and never waits for it: once killed, it stays a zombie.
-    const parent = spawn(
-      "sh",
-      ["-c", `"${process.execPath}" --import tsx "${fixture}" "${dir}" hold & exec sleep 600`],
-      { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
-    );
+    const holderCommand = fixtureCommand("sqljs-lock-holder", [dir, "hold"])
+      .flat()
+      .map((arg) => `"${arg}"`)
+      .join(" ");
+    const parent = spawn("sh", ["-c", `${holderCommand} & exec sleep 600`], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     await new Promise<void>((resolve) =>
       parent.stdout.on("data", (chunk) => String(chunk).includes("ready") && resolve()),
     );

@@ -8,6 +8,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
+import { fixtureCommand } from "../fixtures/example-server-bundle.js";
 import type { StoredMessage } from "chat-gateway";
 import type { Change } from "chat-gateway/storage";
 import { GatewayError } from "chat-gateway/protocol";
@@ -42,7 +43,7 @@ describe("sql.js database process", () => {
     timeout: 60_000,
   }, async () => {
     const dir = await tempDir();
-    const writer = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-crash-writer.ts", dir, "0"], {
+    const writer = spawn(...fixtureCommand("sqljs-crash-writer", [dir, "0"]), {
       cwd: root,
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -163,7 +164,7 @@ describe("sql.js database process", () => {
     timeout: 120_000,
   }, async () => {
     const dir = await tempDir();
-    const holder = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-lock-holder.ts", dir, "hold"], {
+    const holder = spawn(...fixtureCommand("sqljs-lock-holder", [dir, "hold"]), {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { fixtureCommand } from "../fixtures/example-server-bundle.js";
 import type { SqlJsStorage } from "chat-gateway/storage/sqljs";
 import { alive, crashImage, files, openStorage, removeTempDirs, tempDir, until, write } from "./sqljs-helpers.js";
 
@@ -172,7 +173,7 @@ describe("sql.js snapshots from a snapshot process", () => {
   }, async () => {
     const dir = await tempDir();
     const startedFile = await hook({ delayMs: 60_000 });
-    const writer = spawn(process.execPath, ["--import", "tsx", "test/fixtures/sqljs-crash-writer.ts", dir, "0"], {
+    const writer = spawn(...fixtureCommand("sqljs-crash-writer", [dir, "0"]), {
       cwd: root,
       stdio: ["ignore", "ignore", "inherit"],
     });
