@@ -78,19 +78,20 @@ describe("transfer limits", () => {
     const puller = setInterval(() => {
       for (let i = 0; i < 50; i++) slow.send("media.pull", { media_id: "m" }, `pull${++pulls}`);
     }, 5);
-    await Promise.race([serverClosed, sleep(5_000)]);
+    // No window of time: the close comes, or the test's own timeout fails it.
+    await serverClosed;
     clearInterval(puller);
     await sleep(50);
     clearInterval(sampler);
     resumeReading(slow);
-    expect(await Promise.race([slow.closedPromise, sleep(5_000).then(() => -1)])).toBe(1013);
+    expect(await slow.closedPromise).toBe(1013);
     // The cap is checked before each send: at most the cap plus one frame (a chunk) is ever queued.
     expect(most).toBeGreaterThan(softBytes);
     expect(most).toBeLessThanOrEqual(hardBytes + CHUNK + 1024);
     expect((await other.request("ping", {})).type).toBe("pong");
     expect((await other.request("media.pull", { media_id: "m" }, 10_000)).payload.ok).toBe(true);
     expect(pulledBytes(other, "m").equals(bytes)).toBe(true);
-  }, 20_000);
+  }, 60_000);
 
   it("history - a page is capped in bytes: fewer messages, has_more stays true, and paging reaches every message once", async () => {
     const cap = 10_000;
