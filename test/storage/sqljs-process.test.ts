@@ -245,7 +245,9 @@ describe("sql.js database process", () => {
     timeout: 60_000,
   }, async () => {
     const flagsOf = (pid: number) =>
-      readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((arg) => arg.startsWith("--"));
+      readFileSync(`/proc/${pid}/cmdline`, "utf8")
+        .split("\0")
+        .filter((arg) => arg.startsWith("--"));
     const saved = process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV;
     try {
       process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV = " --liftoff-only  --max-old-space-size=300 ";
