@@ -64,6 +64,7 @@ import { WebSocket } from "ws";
 import { serveCapacity, type Side } from "./capacity-server.js";
 import { runDevices, type DeviceCommand, type DeviceReport } from "./capacity-devices.js";
 import { treeCpu } from "./process-cpu.js";
+import { printTable, type Memory, type RunResult } from "./capacity-report.js";
 
 const self = fileURLToPath(import.meta.url);
 const here = dirname(self);
@@ -113,13 +114,6 @@ class Child {
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) return Promise.resolve();
     return new Promise((resolve) => this.proc.once("exit", () => resolve()));
   }
-}
-
-interface Memory {
-  rss: number;
-  heap: number;
-  /** The young generation's size when loaded (bytes; in the RSS, not in the heap's used bytes). */
-  newSpace?: number;
 }
 
 /**
@@ -244,27 +238,6 @@ class Probe {
 const pct = (xs: number[], p: number) =>
   xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN;
 
-interface RunResult {
-  side: Side;
-  load: string;
-  memory: Memory;
-  hellosPerSecond: number;
-  helloRetries: number;
-  /** CPU µs per hello of the server and its children (the gateway's database process), and of the devices' process. */
-  serverCpuPerHello: number;
-  devicesCpuPerHello: number;
-  /** Of serverCpuPerHello, the part of the server's children. */
-  childrenCpuPerHello: number;
-  stormMs: number;
-  stormRetries: number;
-  /** CPU µs per device of the restarted server and its children over the storm. */
-  stormCpuPerDevice: number;
-  pingP50: number;
-  pingP99: number;
-  pingMax: number;
-  pings: number;
-}
-
 async function oneRun(side: Side, devices: Child): Promise<RunResult> {
   const dir = mkdtempSync(join(tmpdir(), "capacity-"));
   const load = loadavg()
@@ -332,41 +305,6 @@ async function oneRun(side: Side, devices: Child): Promise<RunResult> {
   }
 }
 
-function printTable(results: RunResult[]): void {
-  const kb = (b: number) => (b / 1024).toFixed(1);
-  console.log(`\n${DEVICES} devices; Node ${process.version}\n`);
-  console.log(
-    "| side | load average (1/5/15) | RSS per connection | heap per connection | hellos/s (shed, retried) | CPU per hello: server (its children) / devices | storm: all back (server CPU per device) | reconnect retries | probe ping p50 / p99 / max (pings) |",
-  );
-  console.log("|---|---|---|---|---|---|---|---|---|");
-  for (const r of results) {
-    console.log(
-      `| ${r.side} | ${r.load} | ${kb(r.memory.rss)} kB | ${kb(r.memory.heap)} kB | ${Math.round(r.hellosPerSecond)} (${r.helloRetries}) | ${Math.round(r.serverCpuPerHello)} (${Math.round(r.childrenCpuPerHello)}) / ${Math.round(r.devicesCpuPerHello)} µs | ${(r.stormMs / 1000).toFixed(2)} s (${Math.round(r.stormCpuPerDevice)} µs) | ${r.stormRetries} | ${r.pingP50.toFixed(1)} / ${r.pingP99.toFixed(1)} / ${r.pingMax.toFixed(1)} ms (${r.pings}) |`,
-    );
-  }
-  if (SIDES.length === 2) printRatios(results);
-  console.log(`\n\`\`\`json\n${JSON.stringify(results)}\n\`\`\``);
-}
-
-/** The targets' ratios, gateway against bare, from the medians of the runs (both sides needed). */
-function printRatios(results: RunResult[]): void {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const of = (side: Side, f: (r: RunResult) => number) => median(results.filter((r) => r.side === side).map(f));
-  console.log("\nRatios, gateway against bare (medians of the runs):\n");
-  console.log(
-    `- RSS per connection: ${(of("gateway", (r) => r.memory.rss) / of("bare", (r) => r.memory.rss)).toFixed(2)}x (target at most 1.5x)`,
-  );
-  console.log(
-    `- hello rate: ${(of("gateway", (r) => r.hellosPerSecond) / of("bare", (r) => r.hellosPerSecond)).toFixed(2)}x (target at least 0.6x)`,
-  );
-  console.log(
-    `- server CPU per hello (the gateway with its database process): ${(of("gateway", (r) => r.serverCpuPerHello) / of("bare", (r) => r.serverCpuPerHello)).toFixed(2)}x; the devices' own: ${of("bare", (r) => r.devicesCpuPerHello).toFixed(0)} µs (bare), ${of("gateway", (r) => r.devicesCpuPerHello).toFixed(0)} µs (gateway)`,
-  );
-  console.log(
-    `- storm time: ${(of("gateway", (r) => r.stormMs) / of("bare", (r) => r.stormMs)).toFixed(2)}x (target at most 2x), probe ping p99 ${of("gateway", (r) => r.pingP99).toFixed(1)} ms (target under 50 ms)`,
-  );
-}
-
 function checkFileLimit(): void {
   const soft = Number(execSync("ulimit -n", { shell: "/bin/bash" }).toString().trim());
   if (soft < DEVICES + 500) {
@@ -395,7 +333,7 @@ async function main(): Promise<void> {
       await devices.exited();
     }
   }
-  printTable(results);
+  printTable(results, DEVICES, SIDES);
 }
 
 const role = process.argv[2];

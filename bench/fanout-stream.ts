@@ -30,10 +30,10 @@ import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { WebSocket } from "ws";
 import { createGateway, tokenAuthenticator, type AgentRuntime } from "chat-gateway";
 import { memoryStorage } from "chat-gateway/storage/memory";
 import { attachWebSocket } from "chat-gateway/ws";
+import { connect, laneOf, type Device } from "./fanout-stream-devices.js";
 
 const DEVICES = 100;
 const ANSWER_CHARS = 4000;
@@ -41,7 +41,7 @@ const CHUNK_CHARS = 10;
 const PACE_MS = 10;
 const self = fileURLToPath(import.meta.url);
 
-type Side = "full" | "delta" | "delta-thread" | "delta-50ms" | "deflate" | "deflate-ws-default";
+export type Side = "full" | "delta" | "delta-thread" | "delta-50ms" | "deflate" | "deflate-ws-default";
 const SIDES: Side[] = ["full", "delta", "delta-thread", "delta-50ms", "deflate", "deflate-ws-default"];
 /**
  * The server children: `bounded` offers the adapter's bounded deflate, `wsDefault` ws's defaults,
@@ -193,64 +193,6 @@ class ServerChild {
   }
 }
 
-interface Device {
-  ws: WebSocket;
-  bytes: number;
-  updateBytes: number;
-  updates: number;
-  text: string;
-  stopped: boolean;
-  /** The joined appends matched final_text (delta devices; full-text devices: the last text was a prefix of it). */
-  consistent: boolean;
-}
-
-type Frame = { type: string; payload: Record<string, any> };
-
-function onFrame(device: Device, data: Buffer): void {
-  device.bytes += data.byteLength;
-  const frame = JSON.parse(data.toString("utf8")) as Frame;
-  const p = frame.payload;
-  if (frame.type === "message.start") device.text = "";
-  else if (frame.type === "message.update") {
-    device.updateBytes += data.byteLength;
-    device.updates++;
-    if (typeof p.text === "string") device.text = p.text;
-    else if (p.offset === device.text.length) device.text += p.append;
-    else device.consistent = false;
-  } else if (frame.type === "message.stop") {
-    device.consistent &&= (p.final_text as string).startsWith(device.text);
-    device.stopped = true;
-  }
-}
-
-async function connect(side: Side, port: number): Promise<Device[]> {
-  const deflate = side.startsWith("deflate");
-  return Promise.all(
-    Array.from({ length: DEVICES }, async (_, i) => {
-      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws/gateway?side=${side}`, { perMessageDeflate: deflate });
-      const device: Device = { ws, bytes: 0, updateBytes: 0, updates: 0, text: "", stopped: false, consistent: true };
-      await new Promise((resolve, reject) => {
-        ws.once("open", resolve);
-        ws.once("error", reject);
-      });
-      const ok = new Promise<void>((resolve, reject) =>
-        ws.once("message", (data) =>
-          (JSON.parse(String(data)) as Frame).type === "hello.ok" ? resolve() : reject(new Error(String(data))),
-        ),
-      );
-      ws.send(
-        JSON.stringify({
-          type: "hello",
-          payload: { token: side, device_id: `${side}-${i}`, caps: { delta: side.startsWith("delta") } },
-        }),
-      );
-      await ok;
-      ws.on("message", (data: Buffer, isBinary) => isBinary || onFrame(device, data));
-      return device;
-    }),
-  );
-}
-
 interface RunResult {
   side: Side;
   textBytesPerDevice: number;
@@ -262,37 +204,10 @@ interface RunResult {
   ms: number;
 }
 
-let turn = 0;
-
 /** Where each side's answers stream: the default channel's flat lane, or (`delta-thread`) a thread of a created channel, whose real ids every frame carries. */
 const lanes = new Map<Side, { chat_id: string; thread_id: string | null }>();
 
-/** Send a request on a device's socket and wait for the frame answering it. */
-function ask(ws: WebSocket, type: string, payload: object): Promise<Record<string, any>> {
-  const id = `r${++turn}`;
-  return new Promise((resolve, reject) => {
-    const onMessage = (data: Buffer) => {
-      const frame = JSON.parse(String(data)) as Frame & { id?: string };
-      if (frame.id !== id) return;
-      ws.off("message", onMessage);
-      if (frame.type === "error") reject(new Error(JSON.stringify(frame.payload)));
-      else resolve(frame.payload);
-    };
-    ws.on("message", onMessage);
-    ws.send(JSON.stringify({ type, id, payload }));
-  });
-}
-
-async function laneOf(side: Side, devices: Device[]): Promise<{ chat_id: string; thread_id: string | null }> {
-  if (side !== "delta-thread") return { chat_id: "default", thread_id: null };
-  const channel = await ask(devices[0]!.ws, "channel.create", { name: "Fan-out bench", kind: "channel" });
-  const thread = await ask(devices[0]!.ws, "channel.create", {
-    name: "A thread",
-    kind: "thread",
-    parent_chat_id: channel.chat_id,
-  });
-  return { chat_id: channel.chat_id, thread_id: thread.chat_id };
-}
+let sent = 0;
 
 async function runOnce(side: Side, server: ServerChild, devices: Device[]): Promise<RunResult> {
   for (const d of devices) Object.assign(d, { bytes: 0, updateBytes: 0, updates: 0, stopped: false, consistent: true });
@@ -302,8 +217,8 @@ async function runOnce(side: Side, server: ServerChild, devices: Device[]): Prom
   devices[0]!.ws.send(
     JSON.stringify({
       type: "message.send",
-      id: `s${++turn}`,
-      payload: { ...lanes.get(side), text: `question ${turn}` },
+      id: `s${++sent}`,
+      payload: { ...lanes.get(side), text: `question ${sent}` },
     }),
   );
   const deadline = t0 + 60_000;
@@ -353,7 +268,7 @@ async function main(): Promise<void> {
   const firstRss = new Map<Side, number>();
   try {
     for (const side of SIDES) {
-      devices.set(side, await connect(side, await servers[SERVER_OF[side]].ready));
+      devices.set(side, await connect(side, await servers[SERVER_OF[side]].ready, DEVICES));
       lanes.set(side, await laneOf(side, devices.get(side)!));
     }
     for (const side of SIDES)

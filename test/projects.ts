@@ -8,7 +8,7 @@ export const COMPILER = ["test/api-docs.test.ts"];
 
 /**
  * Unit files that replace a module (vi.mock): they run isolated, in the project `unit-mocking`,
- * since the `unit` project's files share their worker's modules. `npm run test:unit` runs both.
+ * since the files of every other project share their worker's modules. `npm run test:unit` runs both.
  */
 export const MOCKING = ["test/runtime/ai-sdk-v5.test.ts"];
 

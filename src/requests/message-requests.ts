@@ -18,12 +18,9 @@ import type { Channel, StoredMessage } from "../contracts/records.js";
 import type { StoredFrame } from "../protocol/protocol.js";
 import type { Lane } from "../contracts/storage.js";
 import { messagePayload } from "../outbox/message-payloads.js";
-import { answerByCommand } from "../asks/ask-answers.js";
-import { isAskCommand } from "../asks/ask-commands.js";
 import { publishQueue } from "../lanes/queue.js";
-import { answerWaiting, builtinOf, type RunServices } from "../lanes/run.js";
-import { stopCommand } from "../lanes/stop.js";
-import { checkWhenBusy, markForStart, startTurn } from "../lanes/start.js";
+import type { RunServices } from "../lanes/run.js";
+import { actOnIntake, intakeOf, markIntake } from "../lanes/intake.js";
 import { respondEcho } from "./stored-echo.js";
 
 /** What the message handlers read and write through: the lane's turns run as answers, and may ask. */
@@ -111,14 +108,7 @@ async function storeAndStart(
 ): Promise<StoredMessage> {
   const media = await attachedMedia(services.storage, owner, refs);
   const command = parseCommand(text);
-  const builtin = command && (await builtinOf(services, command.name));
-  const isStop = builtin === "/stop";
-  // An answer to an ask acts beside the waiting turn (docs/PROTOCOL.md §11), like /stop.
-  const askCommand = builtin && isAskCommand(builtin) ? builtin : undefined;
-  if (!isStop && !askCommand) {
-    services.lanes.checkCapacity(owner);
-    checkWhenBusy(services, payload.when_busy);
-  }
+  const intake = await intakeOf(services, owner, command, payload.when_busy);
 
   let lane: Lane = { chat_id: resolved.chat_id, thread_id: resolved.thread_id };
   const frames: StoredFrame[] = [];
@@ -149,8 +139,7 @@ async function storeAndStart(
     // Where its echo will be found again for a retry (docs/PROTOCOL.md §4.1).
     message.echo_after = (await services.storage.outboxBounds(owner)).last;
   }
-  const start =
-    isStop || askCommand ? { steer: undefined } : markForStart(services, owner, lane, message, payload.when_busy);
+  const steer = markIntake(services, owner, lane, message, intake);
   frames.push({ type: "message", payload: messagePayload(message) });
   // Refused, with nothing stored, when a concurrent channel.delete took the chat or thread first.
   const requireChannels = resolved.thread_id === null ? [resolved.chat_id] : [resolved.chat_id, resolved.thread_id];
@@ -163,21 +152,8 @@ async function storeAndStart(
   if (!stored.length) throw new GatewayError("not_found", `unknown chat_id "${payload.chat_id}"`);
 
   if (minted) void retitleThread(services, owner, minted, text);
-  if (askCommand) {
-    const deviceId = (requester?.session as { device?: { device_id: string } } | undefined)?.device?.device_id ?? "";
-    answerByCommand(services, owner, lane, {
-      name: askCommand,
-      args: command!.args,
-      replyTo: message.message_id,
-      deviceId,
-    }).catch((error) => services.log.warn(`${askCommand} failed`, error));
-    return message;
-  }
-  if (isStop) {
-    void stopCommand(services, owner, lane, message);
-    return message;
-  }
-  await startTurn(services, owner, lane, message, start.steer, answerWaiting(services));
+  const deviceId = (requester?.session as { device?: { device_id: string } } | undefined)?.device?.device_id ?? "";
+  await actOnIntake(services, owner, lane, message, intake, steer, deviceId);
   return message;
 }
 

@@ -91,7 +91,8 @@ describe("lifecycle - gateway.post settles", () => {
     expect(error).toBeInstanceOf(GatewayError);
     expect((error as GatewayError).code).toBe("unsupported");
     expect((error as Error).message).toMatch(/shut down/);
-    expect(await Promise.race([closing.then(() => "closed"), sleep(3000).then(() => "hung")])).toBe("closed");
+    // close() resolves: one that hung would fail the test at its timeout, with no window of time here.
+    await closing;
     // After close, a post is refused at once.
     expect(
       ((await rejectionOf(h.gateway.post(ANONYMOUS_OWNER, "default", { text: "late" }))) as GatewayError).code,
@@ -105,7 +106,7 @@ describe("lifecycle - gateway.post settles", () => {
       throw broken;
     });
     expect(await rejectionOf(h.gateway.post(ANONYMOUS_OWNER, "default", { text: "hello" }))).toBe(broken);
-    expect(await Promise.race([h.gateway.close().then(() => "closed"), sleep(3000).then(() => "hung")])).toBe("closed");
+    await h.gateway.close();
   });
 
   it("post - refused with unsupported before start()", async () => {

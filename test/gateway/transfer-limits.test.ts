@@ -78,19 +78,20 @@ describe("transfer limits", () => {
     const puller = setInterval(() => {
       for (let i = 0; i < 50; i++) slow.send("media.pull", { media_id: "m" }, `pull${++pulls}`);
     }, 5);
-    await Promise.race([serverClosed, sleep(5_000)]);
+    // No window of time: the close comes, or the test's own timeout fails it.
+    await serverClosed;
     clearInterval(puller);
     await sleep(50);
     clearInterval(sampler);
     resumeReading(slow);
-    expect(await Promise.race([slow.closedPromise, sleep(5_000).then(() => -1)])).toBe(1013);
+    expect(await slow.closedPromise).toBe(1013);
     // The cap is checked before each send: at most the cap plus one frame (a chunk) is ever queued.
     expect(most).toBeGreaterThan(softBytes);
     expect(most).toBeLessThanOrEqual(hardBytes + CHUNK + 1024);
     expect((await other.request("ping", {})).type).toBe("pong");
     expect((await other.request("media.pull", { media_id: "m" }, 10_000)).payload.ok).toBe(true);
     expect(pulledBytes(other, "m").equals(bytes)).toBe(true);
-  }, 20_000);
+  }, 60_000);
 
   it("history - a page is capped in bytes: fewer messages, has_more stays true, and paging reaches every message once", async () => {
     const cap = 10_000;
@@ -151,7 +152,8 @@ describe("transfer limits", () => {
       await storage.commit(ANONYMOUS_OWNER, { messages: [answer] });
       h = await startGateway({ storage, historyMaxBytes: cap });
       const c = await Client.connect(h.url);
-      const page = await c.request("history", { chat_id: "default" });
+      // The request waits as long as the test may: cutting 46 MB is the work under test, not a delay.
+      const page = await c.request("history", { chat_id: "default" }, 50_000);
       expect(frameBytes(page)).toBeLessThanOrEqual(cap + 500);
       const [item] = page.payload.messages;
       expect(item).toMatchObject({ message_id: "m-tools", text: "answer", truncated: true });

@@ -62,8 +62,8 @@ describe("ws adapter", () => {
     // A peer that no longer answers pings: stop the client's automatic pong.
     (c.ws as any)._receiver.removeAllListeners("ping");
     (c.ws as any).pong = () => undefined;
-    const code = await Promise.race([c.closedPromise, sleep(2000).then(() => -1)]);
-    expect(code).not.toBe(-1);
+    // Closed, whatever the code: a socket left open would fail the test at its timeout.
+    await c.closedPromise;
     const alive = await Client.connect(h.url);
     await sleep(350);
     expect(alive.closeCode).toBeUndefined();
@@ -114,7 +114,7 @@ describe("ws adapter", () => {
     (c.ws as any)._receiver.removeAllListeners("ping");
     (c.ws as any).pong = () => undefined;
     const unsolicited = setInterval(() => WebSocket.prototype.pong.call(c.ws, Buffer.from("alive")), 10);
-    const code = await Promise.race([c.closedPromise, sleep(2_000).then(() => -1)]);
+    const code = await c.closedPromise;
     clearInterval(unsolicited);
     expect(code).toBe(1006);
     const answering = await Client.connect(h.url);

@@ -4,6 +4,7 @@
 // the same one the in-process mode reads.
 import initSqlJs from "sql.js";
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -237,6 +238,32 @@ describe("sql.js database process", () => {
     }
     expect((await storage.readOutbox("alice", 0, 10)).map((e) => e.payload.id)).toEqual(["m0", "m1", "m2", "m3", "m4"]);
     await storage.close();
+  });
+
+  test("process - the database process takes its Node flags from CHAT_GATEWAY_SQLJS_EXEC_ARGV, never the opener's", {
+    timeout: 60_000,
+  }, async () => {
+    const flagsOf = (pid: number) =>
+      readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter((arg) => arg.startsWith("--"));
+    const saved = process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV;
+    try {
+      process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV = " --liftoff-only  --max-old-space-size=300 ";
+      const flagged = await openStorage(await tempDir());
+      const [database] = databasesOf(process.pid).filter(alive);
+      expect(flagsOf(database!)).toEqual(["--liftoff-only", "--max-old-space-size=300"]);
+      await flagged.storage.close();
+
+      delete process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV;
+      const plain = await openStorage(await tempDir());
+      const [other] = databasesOf(process.pid).filter(alive);
+      // This process runs with flags of its own (vitest's): none of them reaches the database process.
+      expect(process.execArgv.length).toBeGreaterThan(0);
+      expect(flagsOf(other!)).toEqual([]);
+      await plain.storage.close();
+    } finally {
+      if (saved === undefined) delete process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV;
+      else process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV = saved;
+    }
   });
 
   test("process - inProcess, or a given sqlJs module, runs on the calling thread, over the same folder format", {

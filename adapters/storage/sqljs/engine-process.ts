@@ -5,6 +5,7 @@ import { ChannelBatch } from "./channel-batch.js";
 import { fromWire, type EngineCall, type EngineLink, type FromEngine, type ToEngine } from "./engine-calls.js";
 import type { EngineSettings } from "./engine.js";
 import { PendingCall, PendingCalls } from "./pending-calls.js";
+import { sqlJsExecArgv } from "./exec-argv.js";
 
 /** The CommonJS build has an empty `import.meta`; its `__filename` (the bundle) is in the same folder. */
 const HERE = typeof import.meta.url === "string" ? import.meta.url : pathToFileURL(__filename).href;
@@ -58,9 +59,8 @@ class ProcessLink implements EngineLink {
   #closing = false;
 
   constructor(file: string, warn: (message: string) => void, onStop: (gone: Promise<string>) => void) {
-    // No inherited execArgv: the parent's flags (a loader, an inspector port) are not this process's.
     this.#child = fork(file, [], {
-      execArgv: [],
+      execArgv: sqlJsExecArgv(),
       serialization: "advanced",
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });

@@ -27,7 +27,10 @@ export interface SqlJsStorageOptions {
    * Runs the database on the calling thread instead of in a process of its own. It saves a process
    * (about 50 MB and a start-up of 100 ms or so), but every export and every growth of the database
    * then stalls this thread (1 to 2 s at a million messages) and the process holds the database up
-   * to twice. For tests and small stores. Default false.
+   * to twice. For tests and small stores. Default false. (The processes take Node flags from the
+   * environment variable `CHAT_GATEWAY_SQLJS_EXEC_ARGV`: `--liftoff-only` starts one in about a
+   * third of the CPU time, for short-lived storages such as a test suite's, at the price of slower
+   * queries.)
    */
   inProcess?: boolean;
   /**

@@ -3,6 +3,7 @@ import { rm } from "node:fs/promises";
 import { setPriority } from "node:os";
 import { join } from "node:path";
 import { fromWire, type WireError } from "./engine-calls.js";
+import { sqlJsExecArgv } from "./exec-argv.js";
 import type { Snapshotter } from "./engine.js";
 import { snapshotName } from "./snapshot.js";
 
@@ -37,9 +38,8 @@ export type FromSnapshot =
  */
 export function snapshotProcess(entry: string, warn: (message: string) => void): Snapshotter {
   return (dir, gen) => {
-    // No inherited execArgv, as for the database process: the parent's flags are not this one's.
     const child = fork(entry, [SNAPSHOT_MODE, dir, String(gen)], {
-      execArgv: [],
+      execArgv: sqlJsExecArgv(),
       serialization: "advanced",
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
