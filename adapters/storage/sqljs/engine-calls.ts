@@ -4,7 +4,7 @@ import initSqlJs, { type SqlJsStatic } from "sql.js";
 import { Engine, type EngineSettings } from "./engine.js";
 import type { SqlJsModule } from "./options.js";
 import type { ReadName } from "./reads.js";
-import { SchemaTooNewError } from "./schema.js";
+import { SchemaTooNewError } from "./schema-error.js";
 
 /** One request to the engine: a journaled write or a named read. */
 export type EngineCall = { kind: "write"; op: JournalOp } | { kind: "read"; name: ReadName; args: unknown[] };

@@ -108,11 +108,17 @@ import { OwnerGate } from "./owner-gate.js";
 import { checkOptions, type SqlJsStorageOptions } from "./options.js";
 import type { ReadName } from "./reads.js";
 import { TurnOwners } from "./turn-owners.js";
+import { SCHEMA_VERSION as MIGRATED_TO } from "./schema.js";
 
 export { DataDirLockedError } from "./lock.js";
 export type { Holder } from "./lock.js";
-export { SchemaTooNewError, SCHEMA_VERSION } from "./schema.js";
+export { SchemaTooNewError } from "./schema-error.js";
 export type { SqlJsStorageOptions, SqlJsModule } from "./options.js";
+
+// Declared here rather than re-exported, so this entry's declarations never import schema.ts's,
+// which name sql.js's types: a user's tsc would need @types/sql.js and the DOM library for them.
+/** The schema version this code writes; stored in `PRAGMA user_version`. */
+export const SCHEMA_VERSION: number = MIGRATED_TO;
 
 /** Hits whose snippets one read builds: each reads its message's text (about 1 ms per MiB). */
 const SNIPPETS_PER_READ = 10;

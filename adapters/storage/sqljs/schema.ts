@@ -7,6 +7,7 @@ import { SCHEDULES_MIGRATION } from "./schedules.js";
 import { legacyRedactKey } from "./legacy-keys.js";
 import { READ_MARKS_MIGRATION } from "./read-marks.js";
 import type { Sql } from "./sql.js";
+import { SchemaTooNewError } from "./schema-error.js";
 
 /** SQL to run, or a step that needs code (a loop over rows, say). */
 export type Migration = string | ((sql: Sql) => void);
@@ -120,20 +121,6 @@ export const MIGRATIONS: Migration[] = [
 
 /** The schema version this code writes; stored in `PRAGMA user_version`. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
-
-/** Thrown when a data folder was written by a newer chat-gateway than the running one. */
-export class SchemaTooNewError extends Error {
-  constructor(
-    readonly found: number,
-    readonly supported: number,
-  ) {
-    super(
-      `sql.js storage: the database has schema version ${found}, but this chat-gateway supports up to ${supported}. ` +
-        `Upgrade chat-gateway, or point it at another data folder.`,
-    );
-    this.name = "SchemaTooNewError";
-  }
-}
 
 /**
  * Brings a database to {@link SCHEMA_VERSION}, refusing one from a newer version; returns how
