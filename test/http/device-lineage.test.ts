@@ -185,7 +185,7 @@ describe("paired devices end for real", () => {
     expect(await storedIds()).not.toContain(phone.device_id);
     expect(await storedIds()).toHaveLength(pairings);
     expect((await devicesOf(stack, phone.token)).status).toBe(401);
-    // A child process of tsx takes seconds on a loaded machine.
+    // The CLI runs as a child process, which takes seconds on a loaded machine.
   }, 90_000);
 
   it("two servers on one users folder pairing at once lose no device", async () => {
