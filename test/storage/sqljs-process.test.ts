@@ -250,7 +250,7 @@ describe("sql.js database process", () => {
         .filter((arg) => arg.startsWith("--"));
     const saved = process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV;
     try {
-      process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV = " --liftoff-only  --max-old-space-size=300 ";
+      process.env.CHAT_GATEWAY_SQLJS_EXEC_ARGV = " --liftoff-only \t --max-old-space-size=300\n";
       const flagged = await openStorage(await tempDir());
       const [database] = databasesOf(process.pid).filter(alive);
       expect(flagsOf(database!)).toEqual(["--liftoff-only", "--max-old-space-size=300"]);
