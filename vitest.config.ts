@@ -9,10 +9,10 @@ const EXAMPLE_SERVER = "test/setup/example-server.ts";
 // Workers per project group. A unit file computes little and waits on loopback sockets and timers,
 // so the unit projects run twice as many files as cores (4 on 2 cores: 51 s instead of 260 s at
 // one, measured 2026-12-03). The other projects start servers, CLIs, PostgreSQL clients and
-// Chromium and are bound by CPU (about 1,100 CPU-seconds a run since the example server starts
-// from a build): on 2 cores, 2 workers ran the whole suite in 844 s with every test passing and
-// the load at about 4, while 4 workers put the load at 12 and timed files out; larger machines
-// run one per core. VITEST_MAX_WORKERS overrides both (vitest's --maxWorkers flag does not reach
+// Chromium, and wait on leases, restarts and PostgreSQL (about 1,040 CPU-seconds a run): on 2
+// cores, 2 workers ran the whole suite in 844 s with every test passing and the load at about 4;
+// 3 workers took 747 s but put the load at 12 and failed two tests, 4 timed files out. Larger
+// machines run one per core. VITEST_MAX_WORKERS overrides both (vitest's --maxWorkers flag does not reach
 // a project's setting).
 const cores = availableParallelism();
 const override = Number(process.env.VITEST_MAX_WORKERS) || undefined;
@@ -30,11 +30,11 @@ export default defineConfig({
   },
   test: {
     testTimeout: 20_000,
+    hookTimeout: 20_000,
     // sql.js's database and snapshot processes without WebAssembly's optimizing tier: a storage
     // opened and closed costs 0.36 CPU-seconds instead of 0.91 (measured 2026-12-03), and the
     // suite opens hundreds; these databases are small and short-lived (docs: SqlJsStorageOptions).
     env: { CHAT_GATEWAY_SQLJS_EXEC_ARGV: "--liftoff-only" },
-    hookTimeout: 20_000,
     pool: "forks",
     maxWorkers: workers,
     // Projects with their own worker count run as their own group (vitest requires a groupOrder
