@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { COMPILER, INTEGRATION, MOCKING, PROCESS } from "./test/projects.js";
+import { SlowFirstSequencer } from "./test/setup/slow-first.js";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 const EXAMPLE_SERVER = "test/setup/example-server.ts";
@@ -39,7 +40,7 @@ export default defineConfig({
     maxWorkers: workers,
     // Projects with their own worker count run as their own group (vitest requires a groupOrder
     // per count); the unit group goes first, so a broken unit test shows within a minute.
-    sequence: { groupOrder: 1 },
+    sequence: { groupOrder: 1, sequencer: SlowFirstSequencer },
     // The JSON report lets .ci/run print a plain "N passed, N failed" line.
     reporters: ["default", "json"],
     outputFile: { json: "test-results/vitest.json" },

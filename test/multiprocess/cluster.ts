@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
+import type { TestContext } from "vitest";
 import { DATABASE_URL, REDIS_URL, dropKeys, dropSchema, runId } from "../fixtures/services.js";
 import { exampleServerCommand } from "../fixtures/example-server-bundle.js";
 
@@ -34,6 +35,17 @@ export interface Cluster {
   query(text: string, values?: unknown[]): Promise<unknown[]>;
   /** Stop every process still running, drop the schema, the keys and the data dir. */
   destroy(): Promise<void>;
+}
+
+/**
+ * A cluster for the test of `context`, destroyed when that test ends. Tests that each start their
+ * own cluster can then run at once (describe.concurrent): each has its schema, prefix and data
+ * folder, and the context's hook knows which test it belongs to, where a global afterEach would not.
+ */
+export function clusterFor(context: Pick<TestContext, "onTestFinished">): Cluster {
+  const cluster = createCluster();
+  context.onTestFinished(() => cluster.destroy());
+  return cluster;
 }
 
 export function createCluster(): Cluster {

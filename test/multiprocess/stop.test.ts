@@ -2,25 +2,19 @@
 // processes sharing PostgreSQL and Redis: a turn running on A longer than a recovery tick is stopped
 // by a device on B. The other processes' recovery must not take the running answer for an orphan:
 // `turn.stopped` names the answer, and it ends once, `stopped`.
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { Client } from "../gateway/harness.js";
 import { postgresAvailable, redisAvailable } from "../fixtures/services.js";
-import { createCluster, type Cluster } from "./cluster.js";
+import { clusterFor } from "./cluster.js";
 import { expectDeviceWhole, expectStoredOnce, settled, watchStreaming } from "./invariants.js";
 
 const available = (await postgresAvailable("stop")) && (await redisAvailable("stop"));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
 
-let cluster: Cluster | undefined;
-afterEach(async () => {
-  await cluster?.destroy();
-  cluster = undefined;
-});
-
-describe.skipIf(!available)("stop - across processes", { timeout: 300_000 }, () => {
-  test("stop - a turn on A running past a recovery tick, stopped through B, ends once `stopped` and turn.stopped names it", async () => {
-    cluster = createCluster();
+describe.skipIf(!available)("stop - across processes", { concurrent: true, timeout: 300_000 }, () => {
+  test("stop - a turn on A running past a recovery tick, stopped through B, ends once `stopped` and turn.stopped names it", async (context) => {
+    const cluster = clusterFor(context);
     // About 40 pieces 200 ms apart: an answer of some 8 s, longer than the 5 s recovery tick.
     const a = await cluster.start("A", { GATEWAY_DEMO_DELAY_MS: "200" });
     const b = await cluster.start("B", { GATEWAY_DEMO_DELAY_MS: "0" });
@@ -54,8 +48,8 @@ describe.skipIf(!available)("stop - across processes", { timeout: 300_000 }, () 
     }
   });
 
-  test("stop - a holder alive but too slow to confirm a stop: the stop fails closed, the answer ends once `stopped` and its holder writes nothing more", async () => {
-    cluster = createCluster();
+  test("stop - a holder alive but too slow to confirm a stop: the stop fails closed, the answer ends once `stopped` and its holder writes nothing more", async (context) => {
+    const cluster = clusterFor(context);
     // A lease long enough that the pause below does not cost A its lane: A is slow, not gone.
     const lease = { GATEWAY_LANE_TTL_MS: "20000" };
     const a = await cluster.start("A", { ...lease, GATEWAY_DEMO_DELAY_MS: "200" });

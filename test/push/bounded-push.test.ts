@@ -4,7 +4,7 @@
 // target and in all, without a queue, so that one target cannot hold up the others. The services
 // are real sockets on 127.0.0.1 (test/push/hostile-push-service.ts).
 import { generateKeyPairSync } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, type TestContext } from "vitest";
 import { ANONYMOUS_OWNER, type Device, type PushSender } from "chat-gateway";
 import { fcmPushSender } from "chat-gateway/push/fcm";
 import { ntfyPushSender } from "chat-gateway/push/ntfy";
@@ -26,8 +26,8 @@ type Limits = { maxInFlight?: number; maxInFlightPerTarget?: number };
 
 interface Kind {
   protocol: "http" | "https";
-  /** A sender posting to `service`. */
-  sender(service: HostilePushService, limits?: Limits): PushSender;
+  /** A sender posting to `service`; `mode` is how the service answers where the mode is not the target's. */
+  sender(service: HostilePushService, mode: string, limits?: Limits): PushSender;
   /** A device whose target `mode` answers as that mode; `n` tells targets of one mode apart. */
   device(service: HostilePushService, mode: string, n?: number): Device;
   /** True when the mode is a property of the target, not of the sender. */
@@ -41,11 +41,10 @@ const base = (id: string, push: string): Device => ({
   last_seen: 0,
 });
 
-let fcmMode = "ok";
 const KINDS: Record<string, Kind> = {
   webpush: {
     protocol: "https",
-    sender: (service, limits) =>
+    sender: (service, _mode, limits) =>
       webPushSender({
         vapid: VAPID,
         subject: "mailto:ops@example.com",
@@ -62,13 +61,13 @@ const KINDS: Record<string, Kind> = {
   },
   ntfy: {
     protocol: "http",
-    sender: (service, limits) => ntfyPushSender({ baseUrl: service.url, timeoutMs: TIMEOUT_MS, ...limits }),
+    sender: (service, _mode, limits) => ntfyPushSender({ baseUrl: service.url, timeoutMs: TIMEOUT_MS, ...limits }),
     device: (_service, mode, n = 1) => ({ ...base(`phone-${n}`, "ntfy"), ntfy_topic: n === 1 ? mode : `${mode}${n}` }),
     modeByTarget: true,
   },
   fcm: {
     protocol: "http",
-    sender: (service, limits) =>
+    sender: (service, mode, limits) =>
       fcmPushSender({
         serviceAccount: {
           project_id: "demo",
@@ -76,7 +75,7 @@ const KINDS: Record<string, Kind> = {
           private_key: PRIVATE_PEM,
           token_uri: `${service.url}/token`,
         },
-        apiBaseUrl: `${service.url}/${fcmMode}`,
+        apiBaseUrl: `${service.url}/${mode}`,
         timeoutMs: TIMEOUT_MS,
         ...limits,
       }),
@@ -85,12 +84,13 @@ const KINDS: Record<string, Kind> = {
   },
 };
 
-let service: HostilePushService | undefined;
-afterEach(async () => {
-  await service?.close();
-  service = undefined;
-  fcmMode = "ok";
-});
+/** A service of `kind`'s protocol for the test of `context`, closed when that test ends. */
+async function serviceFor(kind: Kind, context: TestContext): Promise<HostilePushService> {
+  const service = await hostilePushService(kind.protocol);
+  // The context's hook: tests here run at once, and the global one would not know whose test it is.
+  context.onTestFinished(() => service.close());
+  return service;
+}
 
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !check(); i++) await sleep(10);
@@ -106,36 +106,34 @@ function track(push: Promise<void>): { push: Promise<void>; settled: () => boole
   return { push, settled: () => settled };
 }
 
-describe.each(Object.entries(KINDS))("%s", (name, kind) => {
-  it(`bounded push - ${name}: an answer whose body never ends is cut off after a few KiB and the push fails with its status`, async () => {
-    service = await hostilePushService(kind.protocol);
-    fcmMode = "endless";
-    const sender = kind.sender(service);
+// Each test has its own service and sender, and mostly waits for a deadline: they run at once.
+describe.concurrent.each(Object.entries(KINDS))("%s", (name, kind) => {
+  it(`bounded push - ${name}: an answer whose body never ends is cut off after a few KiB and the push fails with its status`, async (context) => {
+    const service = await serviceFor(kind, context);
+    const sender = kind.sender(service, "endless");
     await expect(sender.send(ANONYMOUS_OWNER, kind.device(service, "endless"), MESSAGE)).rejects.toMatchObject({
       permanent: false,
       message: expect.stringMatching(/answered 503: x+$/),
     });
     // The connection is closed by the sender, not left pouring into memory.
-    await until(() => service!.cutOff.length === 1);
+    await until(() => service.cutOff.length === 1);
     expect(service.cutOff).toHaveLength(1);
   }, 60_000);
 
-  it(`bounded push - ${name}: an answer that drips a byte a second fails at the request's deadline`, async () => {
-    service = await hostilePushService(kind.protocol);
-    fcmMode = "drip";
-    const sender = kind.sender(service);
+  it(`bounded push - ${name}: an answer that drips a byte a second fails at the request's deadline`, async (context) => {
+    const service = await serviceFor(kind, context);
+    const sender = kind.sender(service, "drip");
     await expect(sender.send(ANONYMOUS_OWNER, kind.device(service, "drip"), MESSAGE)).rejects.toMatchObject({
       permanent: false,
       message: expect.stringContaining(`no complete answer within ${TIMEOUT_MS} ms`),
     });
-    await until(() => service!.cutOff.length === 1);
+    await until(() => service.cutOff.length === 1);
     expect(service.cutOff).toHaveLength(1);
   }, 60_000);
 
-  it(`bounded push - ${name}: pushes in flight are bounded per target and in all, failing at once over the bound`, async () => {
-    service = await hostilePushService(kind.protocol);
-    fcmMode = "drip";
-    const sender = kind.sender(service, { maxInFlightPerTarget: 1, maxInFlight: 2 });
+  it(`bounded push - ${name}: pushes in flight are bounded per target and in all, failing at once over the bound`, async (context) => {
+    const service = await serviceFor(kind, context);
+    const sender = kind.sender(service, "drip", { maxInFlightPerTarget: 1, maxInFlight: 2 });
     const first = track(sender.send(ANONYMOUS_OWNER, kind.device(service, "drip", 1), MESSAGE));
     await expect(sender.send(ANONYMOUS_OWNER, kind.device(service, "drip", 1), MESSAGE)).rejects.toMatchObject({
       permanent: false,
@@ -157,11 +155,11 @@ describe.each(Object.entries(KINDS))("%s", (name, kind) => {
 
   // FCM sends every target through one service address, so it has no "other target" to reach.
   if (kind.modeByTarget)
-    it(`bounded push - ${name}: a push to another target completes while one to a dripping target waits`, async () => {
-      service = await hostilePushService(kind.protocol);
-      const sender = kind.sender(service);
+    it(`bounded push - ${name}: a push to another target completes while one to a dripping target waits`, async (context) => {
+      const service = await serviceFor(kind, context);
+      const sender = kind.sender(service, "ok");
       const stuck = track(sender.send(ANONYMOUS_OWNER, kind.device(service, "drip"), MESSAGE));
-      await until(() => service!.paths.length === 1);
+      await until(() => service.paths.length === 1);
       await sender.send(ANONYMOUS_OWNER, kind.device(service, "ok", 2), MESSAGE);
       expect(stuck.settled()).toBe(false);
       await expect(stuck.push).rejects.toThrow(/no complete answer/);
