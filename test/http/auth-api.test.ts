@@ -1,15 +1,7 @@
+import { manualClock } from "chat-gateway/testing";
 import { writeFile } from "node:fs/promises";
 import { beforeEach, describe, expect, it } from "vitest";
-import {
-  HASHES,
-  bearer,
-  login,
-  manualClock,
-  request,
-  usersFilePerTest,
-  writeUsers,
-  type TestServer,
-} from "./helpers.js";
+import { HASHES, bearer, login, request, usersFilePerTest, writeUsers, type TestServer } from "./helpers.js";
 
 const users = usersFilePerTest();
 
@@ -44,7 +36,7 @@ describe("http - protection off (no users)", () => {
 });
 
 describe("http - protection on", () => {
-  const clock = manualClock();
+  const clock = manualClock(Date.UTC(2026, 0, 1));
   let srv: TestServer;
   beforeEach(async () => {
     await writeUsers(users.file, { alice: HASHES["alice-password"], bob: HASHES["bob-password"], long: HASHES.x72 });

@@ -1,5 +1,6 @@
 // Paired devices (docs/PROTOCOL.md §16) over real HTTP on 127.0.0.1 and real ws: pairing codes,
 // device tokens in hello, the device list, revocation closing sockets with 4401, restarts.
+import { manualClock } from "chat-gateway/testing";
 import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -10,7 +11,6 @@ import {
   bearer,
   HASHES,
   login,
-  manualClock,
   request,
   runUserCliProcess,
   startStack,

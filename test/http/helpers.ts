@@ -65,17 +65,6 @@ export async function writeUsers(file: string, users: Record<string, unknown>): 
   await writeFile(file, JSON.stringify({ users }), { mode: 0o600 });
 }
 
-/** A clock the test moves by hand (milliseconds). */
-export function manualClock(start = Date.UTC(2026, 0, 1)): { now: () => number; advance: (ms: number) => void } {
-  let t = start;
-  return {
-    now: () => t,
-    advance: (ms) => {
-      t += ms;
-    },
-  };
-}
-
 export interface TestServer {
   url: string;
   port: number;

@@ -1,12 +1,13 @@
+import { manualClock } from "chat-gateway/testing";
 import { describe, expect, it } from "vitest";
-import { HASHES, bearer, login, manualClock, request, usersFilePerTest, writeUsers } from "./helpers.js";
+import { HASHES, bearer, login, request, usersFilePerTest, writeUsers } from "./helpers.js";
 
 const users = usersFilePerTest();
 
 describe("http - lockout over HTTP", () => {
   it("10 failures lock the IP (the 10th still 401), 429 with Retry-After, no extension, no session ended, lifts after 900 s", async () => {
     await writeUsers(users.file, { alice: HASHES["alice-password"] });
-    const clock = manualClock();
+    const clock = manualClock(Date.UTC(2026, 0, 1));
     const srv = await users.start({ usersFile: users.file, clock: clock.now });
     const token = (await login(srv.url, "alice", "alice-password")).body.token;
     // Twelve at once: judged as if one after another, so the 11th and 12th meet the lockout.
